@@ -1,0 +1,130 @@
+//! Where workers run. A `Launch` is a plain value (the worker's argv, environment, cwd); a
+//! `Backend` turns it into a running worker and later checks or ends it. Every kill goes
+//! through a tag check, so teamctl never ends a pane or process that is not its own.
+
+pub mod proc;
+pub mod process;
+pub mod tmux;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::domain::{BackendType, LiveState, Member, Name};
+use crate::error::{Error, Result};
+
+/// Everything needed to start one worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub team: Name,
+    pub member: Name,
+    /// `NAME@TEAM`: the tag put on the pane or process.
+    pub agent_id: String,
+    /// The `teamctl` binary.
+    pub program: PathBuf,
+    /// Arguments after the program: `worker --home H --id NAME@TEAM`.
+    pub args: Vec<String>,
+    /// Extra environment for the worker.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Where the worker's own output goes when it has no pane.
+    pub log: PathBuf,
+    pub color: String,
+}
+
+impl Launch {
+    pub fn new(
+        home: &std::path::Path,
+        team: &Name,
+        member: &Member,
+        log: PathBuf,
+    ) -> Result<Launch> {
+        let program = std::env::current_exe()
+            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        Ok(Launch {
+            team: team.clone(),
+            member: member.name.clone(),
+            agent_id: member.agent_id.clone(),
+            program,
+            args: worker_args(home, &member.agent_id),
+            env: Vec::new(),
+            cwd: PathBuf::from(&member.cwd),
+            log,
+            color: member.color.clone(),
+        })
+    }
+
+    /// The full argv: program then arguments.
+    pub fn argv(&self) -> Vec<String> {
+        let mut v = vec![self.program.display().to_string()];
+        v.extend(self.args.iter().cloned());
+        v
+    }
+}
+
+/// `worker --home H --id NAME@TEAM`: the worker's arguments, which are also its process tag.
+pub fn worker_args(home: &std::path::Path, agent_id: &str) -> Vec<String> {
+    vec![
+        "worker".into(),
+        "--home".into(),
+        home.display().to_string(),
+        "--id".into(),
+        agent_id.into(),
+    ]
+}
+
+/// Where a new worker ended up.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Placement {
+    pub pane_id: Option<String>,
+    pub pid: Option<u32>,
+    pub tmux_socket: Option<String>,
+    pub tmux_session: Option<String>,
+}
+
+/// Whether a member's worker is still there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    /// Pane or process gone, or no longer carrying this member's tag.
+    Gone,
+}
+
+/// A place where workers run.
+pub trait Backend {
+    fn kind(&self) -> BackendType;
+    /// Start the worker described by `launch`.
+    fn spawn(&self, launch: &Launch) -> Result<Placement>;
+    /// Is this member's worker running (tag checked)?
+    fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness;
+    /// End the worker, its turn and its pane now: polite signal, `grace`, then kill. Only what
+    /// carries the member's tag is touched.
+    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()>;
+}
+
+/// The backend a member was spawned on.
+pub fn for_member(member: &Member) -> Box<dyn Backend> {
+    match member.backend_type {
+        Some(BackendType::Tmux) => Box::new(tmux::TmuxBackend::for_member(member)),
+        _ => Box::new(process::ProcessBackend),
+    }
+}
+
+/// `--backend auto|tmux|process`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Choice {
+    Auto,
+    Tmux,
+    Process,
+}
+
+/// The backend to spawn a new member on.
+pub fn select(choice: Choice) -> Result<Box<dyn Backend>> {
+    match choice {
+        Choice::Process => Ok(Box::new(process::ProcessBackend)),
+        Choice::Tmux => Ok(Box::new(tmux::TmuxBackend::from_env()?)),
+        Choice::Auto => match tmux::TmuxBackend::from_env() {
+            Ok(t) => Ok(Box::new(t)),
+            Err(_) => Ok(Box::new(process::ProcessBackend)),
+        },
+    }
+}

@@ -1,0 +1,158 @@
+//! Looking at and signalling processes by pid, always after checking that the process carries
+//! this member's tag: a worker's argv ends in `--id NAME@TEAM`, an agent process has
+//! `TEAMCTL_AGENT_ID=NAME@TEAM` in its environment.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// Is `pid` a live (not zombie) teamctl worker for `agent_id`?
+pub fn is_worker(pid: u32, agent_id: &str) -> bool {
+    if !running(pid) {
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    args.iter().any(|a| *a == b"worker")
+        && args
+            .windows(2)
+            .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
+}
+
+/// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process)?
+pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
+    if !running(pid) {
+        return false;
+    }
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let want = format!("TEAMCTL_AGENT_ID={agent_id}");
+    env.split(|b| *b == 0).any(|v| v == want.as_bytes())
+}
+
+/// Every live process whose environment carries `agent_id` or whose argv is its worker.
+pub fn tagged_processes(agent_id: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id()
+            && (is_worker(pid, agent_id) || is_agent_process(pid, agent_id))
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The process exists and is not a zombie.
+pub fn running(pid: u32) -> bool {
+    if pid == 0 || kill(Pid::from_raw(pid as i32), None).is_err() {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+            .unwrap_or(true),
+        Err(_) => false,
+    }
+}
+
+pub fn signal(pid: u32, sig: Signal) -> bool {
+    kill(Pid::from_raw(pid as i32), sig).is_ok()
+}
+
+pub fn signal_group(pgid: i32, sig: Signal) -> bool {
+    pgid > 1 && killpg(Pid::from_raw(pgid), sig).is_ok()
+}
+
+/// Wait until `pred` holds or `timeout` passes; true when it held.
+pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if pred() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL. `leader_tagged` says
+/// whether the group's leader was checked; with nothing tagged, nothing is signalled.
+pub fn end_group(pgid: i32, grace: Duration, still_there: impl Fn() -> bool) {
+    if !still_there() {
+        return;
+    }
+    signal_group(pgid, Signal::SIGTERM);
+    if !wait_for(grace, || !still_there()) {
+        signal_group(pgid, Signal::SIGKILL);
+        wait_for(Duration::from_secs(2), || !still_there());
+    }
+}
+
+/// End every process carrying `agent_id` (workers and agent processes), politely first.
+pub fn end_tagged(agent_id: &str, grace: Duration) {
+    let pids = tagged_processes(agent_id);
+    if pids.is_empty() {
+        return;
+    }
+    for &pid in &pids {
+        signal(pid, Signal::SIGTERM);
+    }
+    let left = || {
+        pids.iter()
+            .any(|&p| is_worker(p, agent_id) || is_agent_process(p, agent_id))
+    };
+    if !wait_for(grace, || !left()) {
+        for &pid in &pids {
+            if is_worker(pid, agent_id) || is_agent_process(pid, agent_id) {
+                signal(pid, Signal::SIGKILL);
+            }
+        }
+        wait_for(Duration::from_secs(2), || !left());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_process_is_running_and_untagged() {
+        let me = std::process::id();
+        assert!(running(me));
+        assert!(!is_worker(me, "x@y"));
+        assert!(!is_agent_process(me, "x@y"));
+        assert!(!running(0));
+    }
+
+    #[test]
+    fn agent_tag_is_read_from_the_environment() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("TEAMCTL_AGENT_ID", "bob@t")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(is_agent_process(pid, "bob@t"));
+        assert!(!is_agent_process(pid, "alice@t"));
+        assert_eq!(tagged_processes("bob@t"), vec![pid]);
+        end_tagged("bob@t", Duration::from_secs(2));
+        let _ = child.wait();
+        assert!(!running(pid));
+    }
+}

@@ -1,0 +1,98 @@
+//! The `process` backend: a worker as a detached process (its own session and process group),
+//! its output in the teammate's log. For machines without tmux.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{Backend, Launch, Liveness, Placement, proc};
+use crate::domain::{BackendType, LiveState, Member};
+use crate::error::{Error, Result};
+use crate::store::fsutil::open_append;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessBackend;
+
+impl ProcessBackend {
+    /// The command that starts the worker, as a plain value (testable without spawning).
+    pub fn command(launch: &Launch) -> Result<Command> {
+        let log = open_append(&launch.log)?;
+        let err = log
+            .try_clone()
+            .map_err(|e| Error::failed(format!("{}: {e}", launch.log.display())))?;
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&launch.cwd)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err);
+        // SAFETY: setsid is async-signal-safe; it detaches the worker from our terminal and
+        // makes it the leader of its own process group, so the group can be ended as one.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()
+                    .map(|_| ())
+                    .map_err(std::io::Error::from)
+            });
+        }
+        Ok(cmd)
+    }
+}
+
+impl Backend for ProcessBackend {
+    fn kind(&self) -> BackendType {
+        BackendType::Process
+    }
+
+    fn spawn(&self, launch: &Launch) -> Result<Placement> {
+        if !launch.cwd.is_dir() {
+            return Err(Error::bad(format!(
+                "working directory {} does not exist",
+                launch.cwd.display()
+            )));
+        }
+        let child = Self::command(launch)?
+            .spawn()
+            .map_err(|e| Error::failed(format!("cannot start the worker: {e}")))?;
+        Ok(Placement {
+            pid: Some(child.id()),
+            ..Placement::default()
+        })
+    }
+
+    fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
+        let pids = [member.pid, live.map(|l| l.pid)];
+        if pids
+            .into_iter()
+            .flatten()
+            .any(|pid| proc::is_worker(pid, &member.agent_id))
+        {
+            Liveness::Alive
+        } else {
+            Liveness::Gone
+        }
+    }
+
+    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
+        let id = member.agent_id.clone();
+        for pid in [member.pid, live.map(|l| l.pid)].into_iter().flatten() {
+            if proc::is_worker(pid, &id) {
+                proc::end_group(pid as i32, grace, || proc::is_worker(pid, &id));
+            }
+        }
+        end_turn(member, live, grace);
+        Ok(())
+    }
+}
+
+/// End the member's turn process group and any agent process still carrying its tag.
+pub fn end_turn(member: &Member, live: Option<&LiveState>, grace: Duration) {
+    let id = &member.agent_id;
+    if let Some(pgid) = live.and_then(|l| l.turn_pgid)
+        && proc::is_agent_process(pgid as u32, id)
+    {
+        proc::end_group(pgid, grace, || proc::is_agent_process(pgid as u32, id));
+    }
+    proc::end_tagged(id, grace);
+}

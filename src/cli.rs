@@ -1,0 +1,391 @@
+//! The command line, as clap sees it. Arguments are converted once into a `Ctx` (the global
+//! options) and a `Command` whose `execute` dispatches to one file per command.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::backend::Choice;
+use crate::commands;
+use crate::context::Ctx;
+use crate::error::Result;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "teamctl",
+    version,
+    about = "Run teams of command-line agents in tmux panes; they talk through a file-based message bus",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// The team (default: the one created last)
+    #[arg(long, global = true, env = "TEAMCTL_TEAM", value_name = "TEAM")]
+    pub team: Option<String>,
+    /// State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)
+    #[arg(long, global = true, env = "TEAMCTL_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Act as this member (the sender)
+    #[arg(
+        long = "as",
+        global = true,
+        env = "TEAMCTL_AGENT_NAME",
+        default_value = "team-lead",
+        value_name = "NAME"
+    )]
+    pub as_name: String,
+    /// Machine-readable output on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is
+    /// the new teammate's colour instead.
+    #[arg(
+        long,
+        global = true,
+        default_value = "auto",
+        value_name = "WHEN|COLOUR"
+    )]
+    pub color: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Make a team and lead it
+    Create(CreateArgs),
+    /// Stop every teammate and remove the team
+    Delete(DeleteArgs),
+    /// Start a teammate
+    Spawn(Box<SpawnArgs>),
+    /// Send a message (TEXT from stdin when absent)
+    Send(SendArgs),
+    /// Send a message and print the reply
+    Ask(AskArgs),
+    /// Show unread messages and mark them read
+    Inbox(InboxArgs),
+    /// Every member's state
+    Status(StatusArgs),
+    /// Block until teammates are idle or stopped
+    Wait(WaitArgs),
+    /// Ask teammates to stop (request, response, then the pane is closed)
+    Shutdown(ShutdownArgs),
+    /// Cancel a teammate's current turn; the teammate stays
+    Interrupt(NameArg),
+    /// End a teammate and its pane now, without a handshake
+    Kill(NameArg),
+    /// Bring back stopped or dead teammates with their identity and unread mail
+    Resume(ResumeArgs),
+    /// Answer plan approval requests
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// The shared task list
+    #[command(subcommand)]
+    Task(TaskCommand),
+    /// Attach to the team's tmux session, focused on a teammate's pane
+    Attach(AttachArgs),
+    /// Every message of the team in time order
+    Log(LogArgs),
+    /// Check tmux, inotify limits, stale teams, orphaned panes and processes
+    Doctor(DoctorArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+    /// Run a demo team in real tmux panes
+    Demo(DemoArgs),
+    /// The leader console: live inbox, status line, @NAME messages
+    Lead,
+    /// The teammate loop (internal)
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    pub name: String,
+    #[arg(short, long, default_value = "")]
+    pub description: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// Kill teammates instead of asking them to stop
+    #[arg(long)]
+    pub force: bool,
+    /// Seconds to wait for shutdown responses
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    pub name: String,
+    /// The agent command, run through `sh -c` for each message (message on stdin)
+    #[arg(long, value_name = "CMD")]
+    pub exec: Option<String>,
+    #[arg(long)]
+    pub prompt: Option<String>,
+    #[arg(long, value_enum, default_value_t = Choice::Auto)]
+    pub backend: Choice,
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long, default_value = "general-purpose")]
+    pub agent_type: String,
+    /// Run --plan before each turn and wait for the leader's approval
+    #[arg(long, requires = "plan")]
+    pub plan_mode_required: bool,
+    #[arg(long, value_name = "CMD")]
+    pub plan: Option<String>,
+    /// Claim the next task whenever idle
+    #[arg(long)]
+    pub auto_claim: bool,
+    /// Interrupt a turn that runs longer than S seconds
+    #[arg(long, value_name = "S")]
+    pub turn_timeout: Option<u64>,
+    /// Stop after N turns
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u64>,
+    /// Run on a shutdown request; a non-zero exit refuses, its output the reason
+    #[arg(long, value_name = "CMD")]
+    pub on_shutdown: Option<String>,
+    /// Give the teammate its own git worktree (on BRANCH)
+    #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// A member name, or * for everyone but you
+    pub to: String,
+    pub text: Option<String>,
+    #[arg(long, conflicts_with = "structured")]
+    pub summary: Option<String>,
+    /// A structured message as JSON (`{"type":"shutdown_request",...}`)
+    #[arg(long, value_name = "JSON", conflicts_with = "text")]
+    pub structured: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    pub name: String,
+    pub text: String,
+    /// Seconds to wait for the reply
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    /// Whose inbox (default: yours)
+    pub name: Option<String>,
+    /// Show without marking read
+    #[arg(long)]
+    pub peek: bool,
+    /// Show every message, read or not
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// A live board, redrawn on file events
+    #[arg(long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    #[arg(long, default_value_t = 600)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ShutdownArgs {
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Seconds to wait for each response
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+    /// Kill without the handshake
+    #[arg(long)]
+    pub force: bool,
+    /// Send the request and return; the next leader command acts on the response
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Also remove the teammate's git worktree
+    #[arg(long)]
+    pub remove_worktree: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NameArg {
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Pending plan approval requests
+    List,
+    /// Approve NAME's pending plan
+    Approve(NameArg),
+    /// Reject NAME's pending plan with feedback
+    Reject(RejectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    pub name: String,
+    #[arg(long)]
+    pub feedback: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
+    /// Add a task
+    Add(TaskAddArgs),
+    /// Every task, grouped by status
+    List,
+    /// One task
+    Show(TaskIdArg),
+    /// Claim a task (the first claimable one without ID)
+    Claim(TaskClaimArgs),
+    /// Change a task's status or owner
+    Update(TaskUpdateArgs),
+    /// Mark a task completed
+    Done(TaskDoneArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TaskAddArgs {
+    pub subject: String,
+    #[arg(short, long)]
+    pub description: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
+    pub blocked_by: Vec<String>,
+    #[arg(long)]
+    pub owner: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskIdArg {
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskClaimArgs {
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskUpdateArgs {
+    pub id: String,
+    #[arg(long)]
+    pub status: Option<String>,
+    #[arg(long)]
+    pub owner: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskDoneArgs {
+    pub id: String,
+    #[arg(long)]
+    pub result: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Keep printing messages as they arrive
+    #[arg(short, long)]
+    pub follow: bool,
+    #[arg(long)]
+    pub from: Option<String>,
+    #[arg(long)]
+    pub to: Option<String>,
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Clean up what was found
+    #[arg(long)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Stop the demo team and remove it
+    #[arg(long)]
+    pub stop: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    pub id: String,
+}
+
+impl Cli {
+    /// Run the parsed command line.
+    pub fn execute(self) -> Result<()> {
+        let spawning = matches!(self.command, Command::Spawn(_));
+        let ctx = Ctx::new(self.global, spawning)?;
+        self.command.execute(&ctx)
+    }
+}
+
+impl Command {
+    pub fn execute(self, ctx: &Ctx) -> Result<()> {
+        match self {
+            Command::Create(a) => commands::create::run(ctx, a),
+            Command::Delete(a) => commands::delete::run(ctx, a),
+            Command::Spawn(a) => commands::spawn::run(ctx, *a),
+            Command::Send(a) => commands::send::run(ctx, a),
+            Command::Ask(a) => commands::ask::run(ctx, a),
+            Command::Inbox(a) => commands::inbox::run(ctx, a),
+            Command::Status(a) => commands::status::run(ctx, a),
+            Command::Wait(a) => commands::wait::run(ctx, a),
+            Command::Shutdown(a) => commands::shutdown::run(ctx, a),
+            Command::Interrupt(a) => commands::interrupt::run(ctx, a),
+            Command::Kill(a) => commands::kill::run(ctx, a),
+            Command::Resume(a) => commands::resume::run(ctx, a),
+            Command::Plan(c) => commands::plan::run(ctx, c),
+            Command::Task(c) => commands::task::run(ctx, c),
+            Command::Attach(a) => commands::attach::run(ctx, a),
+            Command::Log(a) => commands::log::run(ctx, a),
+            Command::Doctor(a) => commands::doctor::run(ctx, a),
+            Command::Completions(a) => commands::completions::run(a),
+            Command::Demo(a) => commands::demo::run(ctx, a),
+            Command::Lead => commands::lead::run(ctx),
+            Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! `teamctl ask NAME TEXT`: send, then wait (woken by inbox events) for the reply to that
+//! message id and print it.
+
+use std::time::{Duration, Instant};
+
+use crate::bus;
+use crate::cli::AskArgs;
+use crate::context::Ctx;
+use crate::domain::{Body, Envelope, Name};
+use crate::error::{Error, Result};
+use crate::store::{Item, Store, SyncBell, Topic};
+
+pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
+    let me = ctx.me()?;
+    let target = Name::parse_as(&args.name, "member")?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    config.require(target.as_str())?;
+    let env = Envelope::new(me.as_str(), target.as_str(), Body::message(args.text, None));
+    bus::recipients(&config, &env)?;
+    let bell = SyncBell::default();
+    // Watch our inbox before sending: the reply cannot slip past.
+    let _sub = store.subscribe(&[Topic::Inbox(me.clone())], bell.bell())?;
+    let mut pos = store.inbox_end(&me);
+    bus::deliver(&store, &config, &env)?;
+    ctx.reconcile(&store)?;
+    super::send::resume_stopped(ctx, &store, std::slice::from_ref(&target))?;
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    loop {
+        for e in store.read(&me, pos, 256)? {
+            pos = e.end;
+            if let Item::Message(reply) = e.item
+                && let Body::Message {
+                    text,
+                    in_reply_to: Some(id),
+                    ..
+                } = &reply.body
+                && *id == env.id
+            {
+                if ctx.json {
+                    ctx.print_json(&serde_json::to_value(&*reply).unwrap_or_default());
+                } else {
+                    print!("{text}");
+                    if !text.ends_with('\n') {
+                        println!();
+                    }
+                }
+                return Ok(());
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::failed(format!(
+                "no reply from {target} within {} s; the message ({}) stays in its inbox: check `teamctl status`",
+                args.timeout, env.id
+            )));
+        }
+        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+    }
+}

@@ -1,0 +1,36 @@
+//! `teamctl create TEAM`: make a team and lead it. One team at a time per leader (per home).
+
+use crate::cli::CreateArgs;
+use crate::context::Ctx;
+use crate::domain::Name;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
+    ctx.require_leader("create a team")?;
+    let base = Name::parse_as(&args.name, "team")?;
+    if let Some(current) = ctx.home.current() {
+        return Err(Error::bad(format!(
+            "you already lead team {current:?}; a leader leads one team at a time: delete it first with `teamctl delete --team {current}`, or use another --home"
+        )));
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
+    let store = ctx.home.create(&base, &args.description, &cwd)?;
+    ctx.home.set_current(Some(store.team()))?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "team": store.team().as_str(),
+            "dir": store.dir().display().to_string(),
+        }));
+    } else {
+        println!("{}", store.team());
+        if store.team() != &base {
+            eprintln!(
+                "teamctl: team {base:?} exists; created {:?} instead",
+                store.team().as_str()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `teamctl inbox [NAME]`: unread messages (the caller's by default), then marked read.
+//! `inbox` keeps its own cursor, separate from the worker's.
+
+use crate::cli::InboxArgs;
+use crate::context::Ctx;
+use crate::domain::Name;
+use crate::error::Result;
+use crate::store::{Item, Store};
+
+pub const READER: &str = "inbox";
+
+pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
+    let who = match &args.name {
+        Some(n) => Name::parse_as(n, "member")?,
+        None => ctx.me()?,
+    };
+    let store = ctx.store()?;
+    let config = store.load()?;
+    config.require(who.as_str())?;
+    ctx.reconcile(&store)?;
+    let mut pos = if args.all {
+        0
+    } else {
+        store.cursor(&who, READER)
+    };
+    let mut shown = Vec::new();
+    loop {
+        let entries = store.read(&who, pos, 1024)?;
+        let Some(last) = entries.last() else { break };
+        pos = last.end;
+        for e in entries {
+            match e.item {
+                Item::Message(env) => shown.push(*env),
+                Item::Garbage(w) => eprintln!("teamctl: warning: {w}"),
+                Item::Blank => {}
+            }
+        }
+    }
+    if ctx.json {
+        ctx.print_json(&serde_json::to_value(&shown).unwrap_or_default());
+    } else if shown.is_empty() {
+        eprintln!("no unread messages for {who}");
+    } else {
+        for env in &shown {
+            println!("{}", ctx.paint.message(&config, env));
+        }
+    }
+    if !args.peek && pos > store.cursor(&who, READER) {
+        store.set_cursor(&who, READER, pos)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! `teamctl interrupt NAME`: cancel the current turn only. The worker (tag checked) gets
+//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use crate::backend::proc;
+use crate::cli::NameArg;
+use crate::context::Ctx;
+use crate::domain::Name;
+use crate::error::{Error, Result};
+use crate::store::{Store, SyncBell, Topic};
+
+pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
+    let name = Name::teammate(&args.name)?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let member = config.require(name.as_str())?.clone();
+    ctx.reconcile(&store)?;
+    let live = store.live(&name);
+    let Some(turn) = live.as_ref().and_then(|l| l.current_turn.clone()) else {
+        return Err(Error::failed(format!(
+            "{name} has no turn running; nothing to interrupt"
+        )));
+    };
+    let pid = live.as_ref().map(|l| l.pid).unwrap_or(0);
+    if !proc::is_worker(pid, &member.agent_id) {
+        return Err(Error::failed(format!(
+            "{name}'s worker is not running (see `teamctl status`)"
+        )));
+    }
+    let bell = SyncBell::default();
+    let _sub = store.subscribe(&[Topic::Live], bell.bell())?;
+    proc::signal(pid, Signal::SIGUSR1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now_turn = store.live(&name).and_then(|l| l.current_turn);
+        if now_turn
+            .as_ref()
+            .is_none_or(|t| t.message_id != turn.message_id)
+        {
+            println!("interrupted {name}'s turn: {}", turn.summary);
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::failed(format!(
+                "{name} did not end its turn within 10 s"
+            )));
+        }
+        bell.wait_until(deadline);
+    }
+}

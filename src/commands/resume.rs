@@ -1,0 +1,42 @@
+//! `teamctl resume [NAME]`: respawn stopped or dead teammates with the same identity, backend,
+//! command and cursor; their unread mail is then handled.
+
+use crate::cli::ResumeArgs;
+use crate::context::Ctx;
+use crate::domain::Name;
+use crate::error::Result;
+use crate::leader;
+use crate::store::Store;
+
+pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
+    ctx.require_leader("resume teammates")?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let names: Vec<Name> = match &args.name {
+        Some(n) => {
+            let name = Name::teammate(n)?;
+            config.require(name.as_str())?;
+            vec![name]
+        }
+        None => config.teammates().map(|m| m.name.clone()).collect(),
+    };
+    ctx.reconcile(&store)?;
+    for name in names {
+        let member = store.load()?.require(name.as_str())?.clone();
+        let status = leader::effective_status(&member, store.live(&name).as_ref());
+        if status.is_running() {
+            if args.name.is_some() {
+                println!("{name} is already running ({status})");
+            }
+            continue;
+        }
+        let m = leader::resume(&ctx.home, &store, &name)?;
+        let place = m
+            .pane_id
+            .clone()
+            .or(m.pid.map(|p| format!("pid {p}")))
+            .unwrap_or_default();
+        println!("{name} resumed ({place})");
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! `teamctl shutdown NAME|--all`: the handoff of SPEC section 7. The request id is recorded
+//! with the member before the request is sent; the response is acted on by `leader::reconcile`
+//! (here, while waiting, or by the next leader command with `--no-wait`).
+
+use std::time::{Duration, Instant};
+
+use crate::cli::ShutdownArgs;
+use crate::context::Ctx;
+use crate::domain::message::new_id;
+use crate::domain::{Body, Envelope, LEADER, Name, Status};
+use crate::error::{Error, Result};
+use crate::leader::{self, Handoff, SHUTDOWN_REQUEST_FIELD};
+use crate::store::{FsStore, Store, SyncBell, Topic};
+
+pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
+    ctx.require_leader("shut teammates down")?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let targets: Vec<Name> = match &args.name {
+        Some(n) => {
+            let name = Name::teammate(n)?;
+            config.require(name.as_str())?;
+            vec![name]
+        }
+        None => config.teammates().map(|m| m.name.clone()).collect(),
+    };
+    ctx.reconcile(&store)?;
+    if args.force {
+        for name in &targets {
+            let member = store.load()?.require(name.as_str())?.clone();
+            leader::end_member(&store, &member, "killed by shutdown --force")?;
+            println!("{name} stopped (forced)");
+        }
+        return Ok(());
+    }
+    let outcome = handoff(
+        &store,
+        &targets,
+        args.reason.clone(),
+        Duration::from_secs(args.timeout),
+        !args.no_wait,
+    )?;
+    for n in &outcome.stopped {
+        println!("{n} stopped");
+    }
+    for n in &outcome.requested {
+        println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+    }
+    outcome.into_result(args.timeout)
+}
+
+/// What a handoff came to.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stopped: Vec<Name>,
+    pub refused: Vec<(Name, String)>,
+    pub silent: Vec<Name>,
+    /// Asked, not waited for (`--no-wait`).
+    pub requested: Vec<Name>,
+}
+
+impl Outcome {
+    pub fn into_result(self, timeout: u64) -> Result<()> {
+        let mut problems = Vec::new();
+        for (n, why) in &self.refused {
+            problems.push(format!("{n} refused to shut down: {why}"));
+        }
+        if !self.silent.is_empty() {
+            let names: Vec<&str> = self.silent.iter().map(|n| n.as_str()).collect();
+            problems.push(format!(
+                "no shutdown response from {} within {timeout} s (still in a turn?); `teamctl shutdown --force NAME` ends it now",
+                names.join(", ")
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::failed(problems.join("; ")))
+        }
+    }
+}
+
+/// Ask each target to stop and, with `wait`, act on the answers until `timeout`.
+pub fn handoff(
+    store: &FsStore,
+    targets: &[Name],
+    reason: Option<String>,
+    timeout: Duration,
+    wait: bool,
+) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    let bell = SyncBell::default();
+    let _sub = if wait {
+        Some(store.subscribe(&[Topic::Inbox(Name::leader()), Topic::Live], bell.bell())?)
+    } else {
+        None
+    };
+    let mut waiting = Vec::new();
+    for name in targets {
+        let config = store.load()?;
+        let member = config.require(name.as_str())?.clone();
+        match leader::effective_status(&member, store.live(name).as_ref()) {
+            Status::Stopped => out.stopped.push(name.clone()),
+            Status::Dead => {
+                leader::end_member(store, &member, "it had died")?;
+                out.stopped.push(name.clone());
+            }
+            _ => {
+                let request_id = new_id();
+                // Recorded first: a response can only be acted on once the leader expects it.
+                store.update(&mut |cfg| {
+                    if let Some(m) = cfg.member_mut(name.as_str()) {
+                        m.extra
+                            .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.clone().into());
+                    }
+                    Ok(())
+                })?;
+                let env = Envelope::new(
+                    LEADER,
+                    name.as_str(),
+                    Body::ShutdownRequest {
+                        request_id,
+                        reason: reason.clone(),
+                    },
+                );
+                store.append(name, &env)?;
+                waiting.push(name.clone());
+            }
+        }
+    }
+    if !wait {
+        out.requested = waiting;
+        return Ok(out);
+    }
+    let deadline = Instant::now() + timeout;
+    while !waiting.is_empty() {
+        for h in leader::reconcile(store)? {
+            match h {
+                Handoff::Stopped(n) => {
+                    if waiting.contains(&n) {
+                        out.stopped.push(n.clone());
+                    }
+                    waiting.retain(|w| *w != n);
+                }
+                Handoff::Refused(n, why) => {
+                    if waiting.contains(&n) {
+                        out.refused.push((n.clone(), why));
+                    }
+                    waiting.retain(|w| *w != n);
+                }
+            }
+        }
+        // A worker that died instead of answering is cleaned up like a dead one.
+        let config = store.load()?;
+        for name in waiting.clone() {
+            let member = config.require(name.as_str())?;
+            if leader::effective_status(member, store.live(&name).as_ref()) == Status::Dead {
+                leader::end_member(store, member, "it died before answering")?;
+                out.stopped.push(name.clone());
+                waiting.retain(|w| *w != name);
+            }
+        }
+        if waiting.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+    }
+    out.silent = waiting;
+    Ok(out)
+}

@@ -1,0 +1,106 @@
+//! `teamctl spawn NAME`: add a teammate to the team file, then start its worker on the chosen
+//! backend. A worker that cannot be started leaves no member entry behind.
+
+use std::path::PathBuf;
+
+use crate::backend;
+use crate::cli::SpawnArgs;
+use crate::context::Ctx;
+use crate::domain::time::now_ms;
+use crate::domain::{Member, Name, Status};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::Store;
+
+pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
+    ctx.require_leader("spawn teammates")?;
+    let name = Name::teammate(&args.name)?;
+    let store = ctx.store()?;
+    let cwd = resolve_cwd(args.cwd.as_ref())?;
+    if args.turn_timeout == Some(0) || args.max_turns == Some(0) {
+        return Err(Error::bad(
+            "--turn-timeout and --max-turns must be at least 1",
+        ));
+    }
+    if args.worktree.is_some() {
+        return Err(Error::bad("--worktree is not available in this build yet"));
+    }
+    let backend = backend::select(args.backend)?;
+    ctx.reconcile(&store)?;
+    let team = store.team().clone();
+    let mut member = Member::leader(&team, cwd.display().to_string(), now_ms());
+    member.agent_id = name.agent_id(&team);
+    member.name = name.clone();
+    member.agent_type = args.agent_type.clone();
+    member.model = args.model.clone();
+    member.prompt = args.prompt.clone();
+    member.command = args.exec.clone();
+    member.status = Status::Starting;
+    member.plan_mode_required = args.plan_mode_required;
+    member.plan_command = args.plan.clone();
+    member.auto_claim = args.auto_claim;
+    member.turn_timeout_secs = args.turn_timeout;
+    member.max_turns = args.max_turns;
+    member.on_shutdown = args.on_shutdown.clone();
+    member.backend_type = Some(backend.kind());
+    store.update(&mut |cfg| {
+        if let Some(existing) = cfg.member(name.as_str()) {
+            return Err(Error::bad(format!(
+                "{name} is already a member of team {} ({}); use `teamctl resume {name}` or `teamctl kill {name}`",
+                cfg.name,
+                existing.status
+            )));
+        }
+        let mut m = member.clone();
+        m.color = ctx.member_color.clone().unwrap_or_else(|| cfg.next_color().to_string());
+        cfg.members.push(m);
+        Ok(())
+    })?;
+    let started = match leader::start_worker(&ctx.home, &store, &name, backend.as_ref()) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = store.update(&mut |cfg| {
+                cfg.members.retain(|m| m.name != name);
+                Ok(())
+            });
+            return Err(e);
+        }
+    };
+    if ctx.json {
+        ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
+    } else {
+        let config = store.load()?;
+        let place = match (&started.pane_id, started.pid) {
+            (Some(p), _) => format!("pane {p}"),
+            (None, Some(pid)) => format!("pid {pid}"),
+            _ => String::new(),
+        };
+        println!(
+            "{} {} {}",
+            ctx.paint
+                .member(&config, &started.agent_id.replace(&format!("@{team}"), "")),
+            ctx.paint.dim(&started.agent_id),
+            ctx.paint.dim(&format!("({}, {place})", backend.kind()))
+        );
+    }
+    Ok(())
+}
+
+fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {
+    let dir = match cwd {
+        Some(d) => d.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?
+        }
+    };
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| Error::bad(format!("--cwd {}: {e}", dir.display())))?;
+    if !dir.is_dir() {
+        return Err(Error::bad(format!(
+            "--cwd {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}

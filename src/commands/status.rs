@@ -1,0 +1,111 @@
+//! `teamctl status`: every member's state (checked against the pane or process), backend,
+//! pane, pid, unread mail, current turn and last seen.
+
+use crate::cli::StatusArgs;
+use crate::context::Ctx;
+use crate::domain::time::{age, now_ms};
+use crate::domain::{Status, TeamConfig};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::{FsStore, Store};
+
+/// One member's row.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    pub name: String,
+    pub agent_id: String,
+    pub status: Status,
+    pub backend: Option<String>,
+    pub pane_id: Option<String>,
+    pub pid: Option<u32>,
+    pub unread: usize,
+    pub current_turn: Option<String>,
+    pub turn_started_at: Option<u64>,
+    pub current_task: Option<u64>,
+    pub last_seen: Option<u64>,
+    pub color: String,
+}
+
+pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
+    config
+        .members
+        .iter()
+        .map(|m| {
+            let live = store.live(&m.name);
+            let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
+            Row {
+                name: m.name.to_string(),
+                agent_id: m.agent_id.clone(),
+                status: leader::effective_status(m, live.as_ref()),
+                backend: m.backend_type.map(|b| b.to_string()),
+                pane_id: m.pane_id.clone(),
+                pid: fresh.map(|l| l.pid).or(m.pid),
+                unread: leader::unread(store, &m.name, leader::reader_for(&m.name)),
+                current_turn: fresh
+                    .and_then(|l| l.current_turn.as_ref())
+                    .map(|t| t.summary.clone()),
+                turn_started_at: fresh
+                    .and_then(|l| l.current_turn.as_ref())
+                    .map(|t| t.started_at),
+                current_task: fresh.and_then(|l| l.current_task),
+                last_seen: live.as_ref().map(|l| l.last_seen),
+                color: m.color.clone(),
+            }
+        })
+        .collect()
+}
+
+pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
+    let store = ctx.store()?;
+    ctx.reconcile(&store)?;
+    if args.watch {
+        return Err(Error::failed("status --watch is not built yet"));
+    }
+    let config = store.load()?;
+    let rows = rows(&store, &config);
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "team": config.name.as_str(), "members": rows }));
+        return Ok(());
+    }
+    print!("{}", render(ctx, &config, &rows));
+    Ok(())
+}
+
+/// The status table as text.
+pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
+    let now = now_ms();
+    let mut out = format!("team {}\n", ctx.paint.bold(config.name.as_str()));
+    out.push_str(&format!(
+        "{:<16} {:<22} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
+        "NAME", "STATUS", "BACKEND", "PANE", "PID", "UNREAD", "LAST SEEN", "TURN"
+    ));
+    for r in rows {
+        let name = format!("{:<16}", r.name);
+        let status = format!("{:<22}", r.status.as_str());
+        let status = match r.status {
+            Status::Dead => ctx.paint.color(&status, "red"),
+            Status::Working => ctx.paint.color(&status, "yellow"),
+            Status::Idle => ctx.paint.color(&status, "green"),
+            _ => status,
+        };
+        let turn = match (&r.current_turn, r.turn_started_at) {
+            (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{} {} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
+            ctx.paint.color(&name, &r.color),
+            status,
+            r.backend.as_deref().unwrap_or("-"),
+            r.pane_id.as_deref().unwrap_or("-"),
+            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            r.unread,
+            r.last_seen
+                .map(|s| age(s, now))
+                .unwrap_or_else(|| "-".into()),
+            turn
+        ));
+    }
+    out
+}

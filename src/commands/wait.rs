@@ -1,0 +1,67 @@
+//! `teamctl wait NAME...`: block until each is idle with no unread mail, or stopped. Woken by
+//! file events (live state, team file, inboxes); a dead worker writes no event, so liveness is
+//! re-checked once a second as well.
+
+use std::time::{Duration, Instant};
+
+use crate::cli::WaitArgs;
+use crate::context::Ctx;
+use crate::domain::{Name, Status};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::{Store, SyncBell, Topic};
+
+pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let mut names = Vec::new();
+    for n in &args.names {
+        let name = Name::teammate(n)?;
+        config.require(name.as_str())?;
+        names.push(name);
+    }
+    ctx.reconcile(&store)?;
+    let bell = SyncBell::default();
+    let mut topics = vec![Topic::Live, Topic::Team];
+    topics.extend(names.iter().cloned().map(Topic::Inbox));
+    let _sub = store.subscribe(&topics, bell.bell())?;
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    loop {
+        let config = store.load()?;
+        let mut pending = Vec::new();
+        let mut dead = Vec::new();
+        for name in &names {
+            let member = config.require(name.as_str())?;
+            let status = leader::effective_status(member, store.live(name).as_ref());
+            let settled = match status {
+                Status::Idle => leader::unread(&store, name, crate::worker::READER) == 0,
+                Status::Stopped => true,
+                Status::Dead => {
+                    dead.push(name.to_string());
+                    true
+                }
+                _ => false,
+            };
+            if !settled {
+                pending.push(format!("{name} ({status})"));
+            }
+        }
+        if pending.is_empty() {
+            if !dead.is_empty() {
+                return Err(Error::failed(format!(
+                    "{} died; `teamctl resume` brings them back",
+                    dead.join(", ")
+                )));
+            }
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::failed(format!(
+                "timed out after {} s waiting for {}",
+                args.timeout,
+                pending.join(", ")
+            )));
+        }
+        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+    }
+}

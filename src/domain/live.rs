@@ -1,0 +1,48 @@
+//! A running worker's live state: what it is doing right now. Written only by the worker
+//! itself (one writer, atomic replace), read by `status`, `wait` and the leader console.
+
+use serde::{Deserialize, Serialize};
+
+use super::member::Status;
+use super::message::IdleReason;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveState {
+    pub status: Status,
+    /// The worker's own pid.
+    pub pid: u32,
+    /// The process group of the running turn, when a turn runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_pgid: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_turn: Option<TurnInfo>,
+    /// The task being worked on, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_task: Option<u64>,
+    /// When the status last changed (ms).
+    pub since: u64,
+    /// When the worker last wrote this file (ms).
+    pub last_seen: u64,
+    /// Turns run since the worker started.
+    #[serde(default)]
+    pub turns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_idle_reason: Option<IdleReason>,
+    /// The tmux pane the worker runs in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_id: Option<String>,
+    /// Control messages (shutdown requests) already answered out of order, so a restart
+    /// does not answer them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handled_control: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnInfo {
+    pub message_id: String,
+    pub from: String,
+    pub summary: String,
+    pub started_at: u64,
+}

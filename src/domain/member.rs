@@ -1,0 +1,253 @@
+//! The team file's shape (SPEC section 3): the team, its members and their lifecycle states.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::name::{LEADER, Name};
+use crate::error::{Error, Result};
+
+/// `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamConfig {
+    pub name: Name,
+    #[serde(default)]
+    pub description: String,
+    pub created_at: u64,
+    pub lead_agent_id: String,
+    #[serde(default)]
+    pub lead_session_id: String,
+    #[serde(default)]
+    pub members: Vec<Member>,
+    /// The tmux session created for this team outside tmux, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_session: Option<String>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TeamConfig {
+    pub fn member(&self, name: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.name.as_str() == name)
+    }
+
+    pub fn member_mut(&mut self, name: &str) -> Option<&mut Member> {
+        self.members.iter_mut().find(|m| m.name.as_str() == name)
+    }
+
+    /// A member by name, or a bad-input error that lists who is there.
+    pub fn require(&self, name: &str) -> Result<&Member> {
+        self.member(name).ok_or_else(|| self.unknown(name))
+    }
+
+    pub fn unknown(&self, name: &str) -> Error {
+        let names: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();
+        Error::bad(format!(
+            "no member {name:?} in team {}; members: {}",
+            self.name,
+            names.join(", ")
+        ))
+    }
+
+    /// Every teammate (every member but the leader).
+    pub fn teammates(&self) -> impl Iterator<Item = &Member> {
+        self.members.iter().filter(|m| !m.name.is_leader())
+    }
+
+    /// The colour for the next member: the palette in order, skipping used colours.
+    pub fn next_color(&self) -> &'static str {
+        let used: Vec<&str> = self.members.iter().map(|m| m.color.as_str()).collect();
+        COLORS
+            .iter()
+            .copied()
+            .find(|c| !used.contains(c))
+            .unwrap_or(COLORS[self.members.len() % COLORS.len()])
+    }
+}
+
+/// Member colours, usable as `--color` and understood by tmux and the terminal.
+pub const COLORS: &[&str] = &["blue", "green", "yellow", "magenta", "cyan", "red", "white"];
+
+/// One member of the team: the leader or a teammate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    pub agent_id: String,
+    pub name: Name,
+    #[serde(default)]
+    pub agent_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub color: String,
+    #[serde(default)]
+    pub joined_at: u64,
+    #[serde(default)]
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The agent command run through `sh -c` for each message; none means a person answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_type: Option<BackendType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    pub status: Status,
+    #[serde(default)]
+    pub plan_mode_required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_command: Option<String>,
+    #[serde(default)]
+    pub auto_claim: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_timeout_secs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u64>,
+    /// The command run on a shutdown request; a non-zero exit refuses, its output the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_shutdown: Option<String>,
+    /// The tmux server (`-L` socket name or `-S` path) the pane lives on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_socket: Option<String>,
+    /// The git worktree made for this teammate, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Member {
+    /// The leader's entry in `members`.
+    pub fn leader(team: &Name, cwd: String, now: u64) -> Member {
+        let name = Name::leader();
+        Member {
+            agent_id: name.agent_id(team),
+            name,
+            agent_type: LEADER.into(),
+            model: None,
+            color: "white".into(),
+            joined_at: now,
+            cwd,
+            prompt: None,
+            command: None,
+            backend_type: None,
+            pane_id: None,
+            pid: None,
+            status: Status::Active,
+            plan_mode_required: false,
+            plan_command: None,
+            auto_claim: false,
+            turn_timeout_secs: None,
+            max_turns: None,
+            on_shutdown: None,
+            tmux_socket: None,
+            worktree: None,
+            extra: Default::default(),
+        }
+    }
+}
+
+/// Where a worker runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendType {
+    Tmux,
+    Process,
+}
+
+impl fmt::Display for BackendType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendType::Tmux => "tmux",
+            BackendType::Process => "process",
+        })
+    }
+}
+
+/// A member's lifecycle state (SPEC section 6). `active` is the leader's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Starting,
+    Working,
+    Idle,
+    AwaitingPlanApproval,
+    ShutdownPending,
+    Stopped,
+    Dead,
+    Active,
+}
+
+impl Status {
+    /// A status in which the worker process should be running.
+    pub fn is_running(self) -> bool {
+        matches!(
+            self,
+            Status::Starting
+                | Status::Working
+                | Status::Idle
+                | Status::AwaitingPlanApproval
+                | Status::ShutdownPending
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Starting => "starting",
+            Status::Working => "working",
+            Status::Idle => "idle",
+            Status::AwaitingPlanApproval => "awaiting_plan_approval",
+            Status::ShutdownPending => "shutdown_pending",
+            Status::Stopped => "stopped",
+            Status::Dead => "dead",
+            Status::Active => "active",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Status {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Status> {
+        serde_json::from_value(serde_json::Value::String(s.to_string()))
+            .map_err(|_| Error::bad(format!("unknown status {s:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_round_trips_and_keeps_unknown_fields() {
+        let json = r#"{"name":"t","description":"d","createdAt":1,"leadAgentId":"team-lead@t","leadSessionId":"s","members":[{"agentId":"bob@t","name":"bob","agentType":"worker","color":"blue","joinedAt":2,"cwd":"/","command":"cat","backendType":"tmux","paneId":"%1","pid":9,"status":"idle","planModeRequired":false,"future":true}],"later":[1]}"#;
+        let cfg: TeamConfig = serde_json::from_str(json).unwrap();
+        assert_eq!(cfg.members[0].backend_type, Some(BackendType::Tmux));
+        assert_eq!(cfg.members[0].status, Status::Idle);
+        let back = serde_json::to_value(&cfg).unwrap();
+        assert_eq!(back["later"], serde_json::json!([1]));
+        assert_eq!(back["members"][0]["future"], serde_json::json!(true));
+        assert_eq!(back["members"][0]["paneId"], "%1");
+    }
+
+    #[test]
+    fn statuses_parse() {
+        assert_eq!(
+            "awaiting_plan_approval".parse::<Status>().unwrap(),
+            Status::AwaitingPlanApproval
+        );
+        assert!("sleepy".parse::<Status>().is_err());
+    }
+}

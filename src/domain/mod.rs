@@ -1,0 +1,14 @@
+//! Pure domain types: names and ids, messages and their rules, the team file's shape,
+//! the task list's rules. No I/O lives here.
+
+pub mod live;
+pub mod member;
+pub mod message;
+pub mod name;
+pub mod task;
+pub mod time;
+
+pub use live::{LiveState, TurnInfo};
+pub use member::{BackendType, Member, Status, TeamConfig};
+pub use message::{Body, Envelope, IdleReason, Recipient};
+pub use name::{LEADER, Name};

@@ -1,0 +1,177 @@
+//! Team and member names (SPEC section 2): validated once, then carried as `Name`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The reserved name of the leader.
+pub const LEADER: &str = "team-lead";
+
+/// The longest name accepted.
+pub const MAX_LEN: usize = 64;
+
+/// A validated team or member name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with
+/// `.` or `-`. Such a name can never escape a directory or reach a shell unquoted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Name(String);
+
+impl Name {
+    /// Check a name; `what` ("team", "member") makes the error message precise.
+    pub fn parse_as(s: &str, what: &str) -> Result<Name> {
+        match problem(s) {
+            None => Ok(Name(s.to_string())),
+            Some(why) => Err(Error::bad(format!(
+                "invalid {what} name {s:?}: {why} (use 1 to {MAX_LEN} of A-Z a-z 0-9 . _ -, not starting with . or -)"
+            ))),
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Name> {
+        Name::parse_as(s, "")
+    }
+
+    /// A teammate name: a valid name that is not the leader's.
+    pub fn teammate(s: &str) -> Result<Name> {
+        let name = Name::parse_as(s, "member")?;
+        if name.is_leader() {
+            return Err(Error::bad(format!(
+                "{LEADER:?} is reserved for the leader; choose another teammate name"
+            )));
+        }
+        Ok(name)
+    }
+
+    pub fn leader() -> Name {
+        Name(LEADER.to_string())
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.0 == LEADER
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The deterministic agent id `NAME@TEAM`.
+    pub fn agent_id(&self, team: &Name) -> String {
+        format!("{}@{}", self.0, team.0)
+    }
+}
+
+fn problem(s: &str) -> Option<&'static str> {
+    if s.is_empty() {
+        return Some("it is empty");
+    }
+    if s.len() > MAX_LEN {
+        return Some("it is longer than 64 characters");
+    }
+    if s.starts_with('.') || s.starts_with('-') {
+        return Some("it starts with . or -");
+    }
+    if s == "*" {
+        return Some("* means everyone and cannot be a name");
+    }
+    if s.chars()
+        .any(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Some("it contains a character outside A-Z a-z 0-9 . _ -");
+    }
+    None
+}
+
+impl TryFrom<String> for Name {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Name> {
+        Name::parse(&s)
+    }
+}
+
+impl From<Name> for String {
+    fn from(n: Name) -> String {
+        n.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_table() {
+        let good = [
+            "a",
+            "researcher",
+            "A.b_c-d",
+            "x1",
+            "team-lead",
+            "_x",
+            &"a".repeat(64),
+        ];
+        for s in good {
+            assert!(Name::parse(s).is_ok(), "{s:?} should be accepted");
+        }
+        let long = "a".repeat(65);
+        let bad = [
+            "",
+            ".hidden",
+            "-flag",
+            "a/b",
+            "../x",
+            "..",
+            "a@b",
+            "a:b",
+            "*",
+            "a b",
+            "tab\t",
+            "nl\n",
+            "nul\0",
+            "é",
+            "a*",
+            "$(x)",
+            ";rm",
+            long.as_str(),
+        ];
+        for s in bad {
+            let err = Name::parse(s).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn leader_is_reserved_for_teammates() {
+        assert!(Name::teammate("team-lead").is_err());
+        assert!(Name::teammate("bob").is_ok());
+        assert!(Name::leader().is_leader());
+    }
+
+    #[test]
+    fn agent_id_is_deterministic() {
+        let team = Name::parse("alpha").unwrap();
+        assert_eq!(Name::parse("bob").unwrap().agent_id(&team), "bob@alpha");
+    }
+
+    #[test]
+    fn serde_rejects_bad_names() {
+        assert!(serde_json::from_str::<Name>("\"a/b\"").is_err());
+        assert_eq!(
+            serde_json::from_str::<Name>("\"ok\"").unwrap().as_str(),
+            "ok"
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Leader-side operations shared by several commands: starting a worker (spawn, resume, send to
+//! a stopped teammate), telling idle from dead, ending a teammate, and acting on shutdown
+//! responses (SPEC section 7) whichever leader command runs next.
+
+use std::time::Duration;
+
+use crate::backend::{self, Backend, Launch, Liveness};
+use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status};
+use crate::error::{Error, Result};
+use crate::store::fsutil::LockGuard;
+use crate::store::{FsStore, Home, Item, Store};
+
+/// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
+pub const PROTOCOL_READER: &str = "protocol";
+
+/// The member field that records the shutdown request the leader is waiting on.
+pub const SHUTDOWN_REQUEST_FIELD: &str = "shutdownRequestId";
+
+/// How long a teammate gets between the polite signal and the kill.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// A member's state as a person should see it: the worker's own word, checked against the
+/// pane or process, so idle and dead are never confused.
+pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
+    if member.name.is_leader() {
+        return Status::Active;
+    }
+    let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    match backend::for_member(member).liveness(member, live) {
+        Liveness::Alive => match fresh {
+            Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
+            Some(l) => l.status,
+            None => Status::Starting,
+        },
+        Liveness::Gone => {
+            if member.status == Status::Stopped
+                || fresh.is_some_and(|l| l.status == Status::Stopped)
+            {
+                Status::Stopped
+            } else {
+                Status::Dead
+            }
+        }
+    }
+}
+
+/// Start `name`'s worker on `backend` and record where it went.
+pub fn start_worker(
+    home: &Home,
+    store: &FsStore,
+    name: &Name,
+    backend: &dyn Backend,
+) -> Result<Member> {
+    let config = store.load()?;
+    let member = config.require(name.as_str())?.clone();
+    let launch = Launch::new(home.root(), store.team(), &member, store.log_path(name))?;
+    let placement = backend.spawn(&launch)?;
+    let kind = backend.kind();
+    let updated = store.update(&mut |cfg| {
+        if placement.tmux_session.is_some() && cfg.tmux_session.is_none() {
+            cfg.tmux_session = placement.tmux_session.clone();
+        }
+        let m = cfg
+            .member_mut(name.as_str())
+            .ok_or_else(|| Error::failed(format!("{name} left the team while starting")))?;
+        m.backend_type = Some(kind);
+        m.pane_id = placement.pane_id.clone();
+        m.pid = placement.pid;
+        m.tmux_socket = placement.tmux_socket.clone();
+        m.status = Status::Starting;
+        m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+        Ok(())
+    })?;
+    Ok(updated.require(name.as_str())?.clone())
+}
+
+/// Bring back a stopped or dead teammate with the same identity, backend and cursor.
+pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
+    let config = store.load()?;
+    let member = config.require(name.as_str())?;
+    let live = store.live(name);
+    let status = effective_status(member, live.as_ref());
+    if status.is_running() {
+        return Ok(member.clone());
+    }
+    // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
+    let old = backend::for_member(member);
+    old.terminate(member, live.as_ref(), GRACE)?;
+    let backend: Box<dyn Backend> = match member.backend_type {
+        Some(crate::domain::BackendType::Tmux) => backend::select(backend::Choice::Tmux)?,
+        _ => backend::select(backend::Choice::Process)?,
+    };
+    start_worker(home, store, name, backend.as_ref())
+}
+
+/// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
+/// unfinished tasks back and tell the leader's inbox.
+pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
+    let live = store.live(&member.name);
+    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
+    mark_stopped(store, &member.name)?;
+    release_tasks(store, &member.name)?;
+    let notice = Envelope::new(
+        member.name.as_str(),
+        LEADER,
+        Body::message(format!("{} stopped ({why})", member.name), None),
+    );
+    store.append(&Name::leader(), &notice)
+}
+
+pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
+    store.update(&mut |cfg| {
+        if let Some(m) = cfg.member_mut(name.as_str()) {
+            m.status = Status::Stopped;
+            m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Return a stopped teammate's unfinished tasks to the list (the task list fills this in).
+pub fn release_tasks(_store: &FsStore, _name: &Name) -> Result<()> {
+    Ok(())
+}
+
+/// What acting on the leader's protocol mail did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handoff {
+    Stopped(Name),
+    Refused(Name, String),
+}
+
+/// Act on shutdown responses that reached the leader since the last look: approved ones end
+/// exactly the pane or process group they name (tag checked) and mark the member stopped.
+pub fn reconcile(store: &FsStore) -> Result<Vec<Handoff>> {
+    let leader = Name::leader();
+    if store.inbox_end(&leader) <= store.cursor(&leader, PROTOCOL_READER) {
+        return Ok(Vec::new());
+    }
+    let _lock = LockGuard::acquire(&store.local_dir().join("protocol.lock"))?;
+    let mut pos = store.cursor(&leader, PROTOCOL_READER);
+    let mut out = Vec::new();
+    loop {
+        let entries = store.read(&leader, pos, 256)?;
+        let Some(last) = entries.last() else { break };
+        pos = last.end;
+        for e in entries {
+            let Item::Message(env) = e.item else { continue };
+            if let Some(h) = act_on(store, &env)? {
+                out.push(h);
+            }
+        }
+        store.set_cursor(&leader, PROTOCOL_READER, pos)?;
+    }
+    Ok(out)
+}
+
+fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
+    let Body::ShutdownResponse {
+        request_id,
+        approve,
+        reason,
+        pane_id,
+        ..
+    } = &env.body
+    else {
+        return Ok(None);
+    };
+    let config = store.load()?;
+    let Some(member) = config.member(&env.from) else {
+        return Ok(None);
+    };
+    let waiting = member
+        .extra
+        .get(SHUTDOWN_REQUEST_FIELD)
+        .and_then(|v| v.as_str());
+    if waiting != Some(request_id.as_str()) {
+        return Ok(None);
+    }
+    if !approve.0 {
+        store.update(&mut |cfg| {
+            if let Some(m) = cfg.member_mut(&env.from) {
+                m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+            }
+            Ok(())
+        })?;
+        return Ok(Some(Handoff::Refused(
+            member.name.clone(),
+            reason.clone().unwrap_or_default(),
+        )));
+    }
+    let mut target = member.clone();
+    if pane_id.is_some() {
+        target.pane_id = pane_id.clone();
+    }
+    end_member(store, &target, "shutdown approved")?;
+    Ok(Some(Handoff::Stopped(member.name.clone())))
+}
+
+/// Unread messages in `name`'s inbox for `reader`.
+pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
+    let mut pos = store.cursor(name, reader);
+    let mut n = 0;
+    while let Ok(entries) = store.read(name, pos, 1024) {
+        let Some(last) = entries.last() else { break };
+        pos = last.end;
+        n += entries
+            .iter()
+            .filter(|e| matches!(e.item, Item::Message(_)))
+            .count();
+    }
+    n
+}
+
+/// The cursor a member's own messages are read with: the worker's, or `inbox` for the leader.
+pub fn reader_for(name: &Name) -> &'static str {
+    if name.is_leader() {
+        "inbox"
+    } else {
+        crate::worker::READER
+    }
+}

@@ -1,0 +1,16 @@
+//! teamctl: run teams of command-line agents in tmux panes, talking through a file-based
+//! message bus. See `docs/ARCHITECTURE.md` for the map of modules.
+
+pub mod backend;
+pub mod bus;
+pub mod cli;
+pub mod commands;
+pub mod context;
+pub mod domain;
+pub mod error;
+pub mod leader;
+pub mod output;
+pub mod store;
+pub mod worker;
+
+pub use error::{Error, Result};

@@ -1,0 +1,84 @@
+//! Terminal output: member colours (when colour is on) and message lines.
+
+use owo_colors::{AnsiColors, OwoColorize};
+
+use crate::domain::{Body, Envelope, TeamConfig};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Painter {
+    enabled: bool,
+}
+
+impl Painter {
+    pub fn new(enabled: bool) -> Painter {
+        Painter { enabled }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// `text` in the named colour.
+    pub fn color(&self, text: &str, color: &str) -> String {
+        if !self.enabled {
+            return text.to_string();
+        }
+        text.color(ansi(color)).to_string()
+    }
+
+    /// A member's name in its colour (looked up in the team file).
+    pub fn member(&self, config: &TeamConfig, name: &str) -> String {
+        let color = config
+            .member(name)
+            .map(|m| m.color.as_str())
+            .unwrap_or("white");
+        self.color(name, color)
+    }
+
+    pub fn dim(&self, text: &str) -> String {
+        if self.enabled {
+            text.dimmed().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn bold(&self, text: &str) -> String {
+        if self.enabled {
+            text.bold().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// One message as a line or block: `time from -> to [type]: text`.
+    pub fn message(&self, config: &TeamConfig, env: &Envelope) -> String {
+        let time = env.timestamp.get(11..19).unwrap_or(&env.timestamp);
+        let head = format!(
+            "{} {} -> {}",
+            self.dim(time),
+            self.member(config, &env.from),
+            self.member(config, &env.to)
+        );
+        match &env.body {
+            Body::Message { text, .. } => format!("{head}: {}", text.trim_end()),
+            other => format!(
+                "{head} {}",
+                self.dim(&format!("[{}] {}", other.kind(), other.preview()))
+            ),
+        }
+    }
+}
+
+fn ansi(color: &str) -> AnsiColors {
+    match color {
+        "blue" => AnsiColors::Blue,
+        "green" => AnsiColors::Green,
+        "yellow" => AnsiColors::Yellow,
+        "magenta" => AnsiColors::Magenta,
+        "cyan" => AnsiColors::Cyan,
+        "red" => AnsiColors::Red,
+        "black" => AnsiColors::Black,
+        _ => AnsiColors::White,
+    }
+}

@@ -1,0 +1,134 @@
+//! Private files and directories (0700/0600), exclusive lock files, and atomic replacement
+//! (temp file, fsync, rename) so readers never see half a file.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{IoContext, Result};
+
+/// Create a directory and its parents, each new one `0700`.
+pub fn ensure_dir(path: &Path) -> Result<()> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .at(path)
+}
+
+/// Open (creating `0600`) a file for appending; it can be read too (to check its tail).
+pub fn open_append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .at(path)
+}
+
+/// Replace `path` with `bytes` atomically: a reader sees the old file or the new, never half.
+/// With `durable`, the data is fsynced before the rename.
+pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = temp_path(path);
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .mode(0o600)
+            .open(&tmp)
+            .at(&tmp)?;
+        f.write_all(bytes).at(&tmp)?;
+        if durable {
+            f.sync_all().at(&tmp)?;
+        }
+        fs::rename(&tmp, path).at(path)?;
+        if durable && let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let unique = uuid::Uuid::now_v7().simple().to_string();
+    path.with_file_name(format!(".{name}.{}.{unique}.tmp", std::process::id()))
+}
+
+/// An exclusive advisory lock held on a lock file; released on drop. Writers of a shared file
+/// must hold one: functions that write take `&LockGuard` so that rule is checked by the types.
+#[derive(Debug)]
+pub struct LockGuard {
+    file: File,
+    path: PathBuf,
+}
+
+impl LockGuard {
+    /// Block until the lock at `path` (created `0600` if missing) is ours.
+    pub fn acquire(path: &Path) -> Result<LockGuard> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(path)
+            .at(path)?;
+        file.lock().at(path)?;
+        Ok(LockGuard {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn private_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("a/b");
+        ensure_dir(&d).unwrap();
+        assert_eq!(
+            fs::metadata(&d).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        let f = d.join("x.json");
+        write_atomic(&f, b"{}", true).unwrap();
+        assert_eq!(
+            fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(fs::read(&f).unwrap(), b"{}");
+        let l = LockGuard::acquire(&d.join("x.lock")).unwrap();
+        assert_eq!(
+            fs::metadata(l.path()).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // No temp files left behind.
+        let names: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+}

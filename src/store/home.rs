@@ -1,0 +1,150 @@
+//! The home directory: where teams live, which team the leader leads now, and creating or
+//! finding a team. Nothing is written until a command has passed validation.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use super::fsutil::{ensure_dir, write_atomic};
+use super::team::FsStore;
+use crate::domain::time::now_ms;
+use crate::domain::{LEADER, Member, Name, TeamConfig};
+use crate::error::{Error, IoContext, Result};
+
+/// `$TEAMCTL_HOME`.
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    pub fn new(root: PathBuf) -> Home {
+        Home { root }
+    }
+
+    /// `${XDG_STATE_HOME:-$HOME/.local/state}/teamctl`.
+    pub fn default_root() -> PathBuf {
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+                PathBuf::from(home).join(".local/state")
+            });
+        state.join("teamctl")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn teams_dir(&self) -> PathBuf {
+        self.root.join("teams")
+    }
+
+    pub fn team_dir(&self, team: &Name) -> PathBuf {
+        self.teams_dir().join(team.as_str())
+    }
+
+    fn current_file(&self) -> PathBuf {
+        self.root.join("current")
+    }
+
+    /// The team the leader created last, if it still exists.
+    pub fn current(&self) -> Option<Name> {
+        let name = fs::read_to_string(self.current_file()).ok()?;
+        let name = Name::parse(name.trim()).ok()?;
+        self.exists(&name).then_some(name)
+    }
+
+    pub fn set_current(&self, team: Option<&Name>) -> Result<()> {
+        match team {
+            Some(t) => write_atomic(&self.current_file(), t.as_str().as_bytes(), false),
+            None => match fs::remove_file(self.current_file()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(e).at(&self.current_file())
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
+    pub fn exists(&self, team: &Name) -> bool {
+        self.team_dir(team).join("config.json").is_file()
+    }
+
+    /// Every team in this home, by name.
+    pub fn teams(&self) -> Vec<Name> {
+        let mut out: Vec<Name> = fs::read_dir(self.teams_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Name::parse(e.file_name().to_str()?).ok())
+            .filter(|n| self.exists(n))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Open an existing team, or a bad-input error that says how to make one.
+    pub fn open(&self, team: &Name) -> Result<FsStore> {
+        if !self.exists(team) {
+            return Err(Error::bad(format!(
+                "no team {team:?} in {}; create it with `teamctl create {team}` or pick one with --team",
+                self.root.display()
+            )));
+        }
+        Ok(FsStore::new(team.clone(), self.team_dir(team)))
+    }
+
+    /// The team named by `--team`, else the current one.
+    pub fn resolve(&self, team: Option<&str>) -> Result<FsStore> {
+        match team {
+            Some(t) => self.open(&Name::parse_as(t, "team")?),
+            None => match self.current() {
+                Some(t) => self.open(&t),
+                None => Err(Error::bad(
+                    "no team selected: create one with `teamctl create NAME`, or pass --team NAME (or set TEAMCTL_TEAM)",
+                )),
+            },
+        }
+    }
+
+    /// Make a new team named `base`, or `base-2`, `base-3`... when the name is taken.
+    pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<FsStore> {
+        let teams = self.teams_dir();
+        ensure_dir(&teams)?;
+        for n in 1..10_000u32 {
+            let candidate = if n == 1 {
+                base.clone()
+            } else {
+                let suffix = format!("-{n}");
+                let keep = base.as_str().len().min(64 - suffix.len());
+                Name::parse(&format!("{}{suffix}", &base.as_str()[..keep]))?
+            };
+            let dir = self.team_dir(&candidate);
+            match fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).at(&dir),
+            }
+            let now = now_ms();
+            let config = TeamConfig {
+                name: candidate.clone(),
+                description: description.to_string(),
+                created_at: now,
+                lead_agent_id: format!("{LEADER}@{candidate}"),
+                lead_session_id: crate::domain::message::new_id(),
+                members: vec![Member::leader(&candidate, cwd.display().to_string(), now)],
+                tmux_session: None,
+                extra: Default::default(),
+            };
+            let store = FsStore::new(candidate, dir);
+            store.init(&config)?;
+            return Ok(store);
+        }
+        Err(Error::failed(format!(
+            "could not find a free name for team {base}"
+        )))
+    }
+}

@@ -1,0 +1,282 @@
+//! The inbox log: an append-only JSONL file per member, appended under a lock with one
+//! `write()` per record, read from a byte-offset cursor that each reader keeps in its own file.
+//! Reading never rewrites the inbox; reading one new message costs the same however long the
+//! log is.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::fsutil::{LockGuard, ensure_dir, open_append, write_atomic};
+use crate::domain::Envelope;
+use crate::error::{IoContext, Result};
+
+/// The files of one member's inbox.
+#[derive(Debug, Clone)]
+pub struct InboxPaths {
+    pub dir: PathBuf,
+}
+
+impl InboxPaths {
+    pub fn new(dir: PathBuf) -> Self {
+        InboxPaths { dir }
+    }
+
+    pub fn log(&self) -> PathBuf {
+        self.dir.join(INBOX_FILE)
+    }
+
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join("cursors").join(".inbox.lock")
+    }
+
+    pub fn cursor(&self, reader: &str) -> PathBuf {
+        self.dir.join("cursors").join(reader)
+    }
+}
+
+/// The log's file name; watchers look for events on this name.
+pub const INBOX_FILE: &str = "inbox.jsonl";
+
+/// Append one record. The whole line goes out in one `write()` under the inbox lock. A torn
+/// tail left by a crashed writer is closed with a newline first (in the same write), so it
+/// becomes one garbage line that readers skip, and the log stays append-only.
+pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
+    let line = env.to_line()?;
+    append_line(paths, &line)
+}
+
+/// Append an already-encoded line (which must end with a newline).
+pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
+    debug_assert!(line.ends_with(b"\n"));
+    ensure_dir(&paths.dir.join("cursors"))?;
+    let _guard = LockGuard::acquire(&paths.lock())?;
+    let log = paths.log();
+    let file = open_append(&log)?;
+    let len = file.metadata().at(&log)?.len();
+    let torn = len > 0 && {
+        let mut last = [0u8; 1];
+        file.read_exact_at(&mut last, len - 1).at(&log)?;
+        last[0] != b'\n'
+    };
+    let mut buf;
+    let bytes: &[u8] = if torn {
+        buf = Vec::with_capacity(line.len() + 1);
+        buf.push(b'\n');
+        buf.extend_from_slice(line);
+        &buf
+    } else {
+        line
+    };
+    write_once(&file, bytes).at(&log)
+}
+
+/// One `write()` for the whole buffer; a short write (never seen for regular files with
+/// O_APPEND) is finished rather than left torn.
+fn write_once(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
+    let n = file.write(bytes)?;
+    if n < bytes.len() {
+        file.write_all(&bytes[n..])?;
+    }
+    Ok(())
+}
+
+/// One item read from the log.
+#[derive(Debug)]
+pub struct Entry {
+    /// Byte offset where the line starts.
+    pub start: u64,
+    /// Byte offset just past the line's newline: the cursor value once this entry is handled.
+    pub end: u64,
+    pub item: Item,
+}
+
+/// What a line held.
+#[derive(Debug)]
+pub enum Item {
+    Message(Box<Envelope>),
+    /// A line that is not a valid record, with a warning that says where it is.
+    Garbage(String),
+    /// An empty line: skipped without a warning.
+    Blank,
+}
+
+/// Read up to `max` complete lines starting at byte `from`. A partial last line (no newline
+/// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
+/// can warn and move past them.
+pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
+    let mut file = match File::open(log) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).at(log),
+    };
+    let len = file.metadata().at(log)?.len();
+    if from >= len {
+        return Ok(Vec::new());
+    }
+    file.seek(SeekFrom::Start(from)).at(log)?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file.take(len - from));
+    let mut out = Vec::new();
+    let mut pos = from;
+    let mut line = Vec::new();
+    while out.len() < max {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).at(log)?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        let start = pos;
+        pos += n as u64;
+        let body = &line[..line.len() - 1];
+        let item = if body.iter().all(|b| b.is_ascii_whitespace()) {
+            Item::Blank
+        } else {
+            match Envelope::from_line(body) {
+                Ok(env) => Item::Message(Box::new(env)),
+                Err(e) => Item::Garbage(format!(
+                    "skipped an unreadable line at byte {start} of {}: {e}",
+                    log.display()
+                )),
+            }
+        };
+        out.push(Entry {
+            start,
+            end: pos,
+            item,
+        });
+    }
+    Ok(out)
+}
+
+/// The size of the log in bytes (0 when it does not exist yet).
+pub fn log_len(log: &Path) -> u64 {
+    fs::metadata(log).map(|m| m.len()).unwrap_or(0)
+}
+
+/// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was
+/// replaced) starts again from 0; message ids let the reader drop repeats.
+pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
+    let pos = fs::read_to_string(paths.cursor(reader))
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    if pos > log_len(&paths.log()) { 0 } else { pos }
+}
+
+/// Store a reader's cursor (atomically; not fsynced: losing it on a crash means a redelivery,
+/// which is what at-least-once allows).
+pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
+    let path = paths.cursor(reader);
+    ensure_dir(path.parent().expect("cursor has a parent"))?;
+    write_atomic(&path, pos.to_string().as_bytes(), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Body, Envelope};
+
+    fn setup() -> (tempfile::TempDir, InboxPaths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = InboxPaths::new(dir.path().join("bob"));
+        (dir, paths)
+    }
+
+    fn msg(text: &str) -> Envelope {
+        Envelope::new("alice", "bob", Body::message(text, None))
+    }
+
+    fn texts(entries: &[Entry]) -> Vec<String> {
+        entries
+            .iter()
+            .filter_map(|e| match &e.item {
+                Item::Message(env) => match &env.body {
+                    Body::Message { text, .. } => Some(text.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn append_then_read_with_cursor() {
+        let (_d, p) = setup();
+        for t in ["one", "two", "three"] {
+            append(&p, &msg(t)).unwrap();
+        }
+        let all = read_from(&p.log(), cursor(&p, "w"), 100).unwrap();
+        assert_eq!(texts(&all), ["one", "two", "three"]);
+        set_cursor(&p, "w", all[1].end).unwrap();
+        let rest = read_from(&p.log(), cursor(&p, "w"), 100).unwrap();
+        assert_eq!(texts(&rest), ["three"]);
+        // A second reader has its own cursor.
+        assert_eq!(cursor(&p, "other"), 0);
+        // max bounds the batch.
+        assert_eq!(read_from(&p.log(), 0, 2).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn partial_last_line_is_not_consumed_until_complete() {
+        let (_d, p) = setup();
+        append(&p, &msg("whole")).unwrap();
+        let line = msg("later").to_line().unwrap();
+        let (head, tail) = line.split_at(20);
+        let mut f = open_append(&p.log()).unwrap();
+        f.write_all(head).unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(texts(&got), ["whole"]);
+        let end = got[0].end;
+        assert!(read_from(&p.log(), end, 100).unwrap().is_empty());
+        f.write_all(tail).unwrap();
+        assert_eq!(texts(&read_from(&p.log(), end, 100).unwrap()), ["later"]);
+    }
+
+    #[test]
+    fn garbage_line_is_skipped_and_never_blocks_later_lines() {
+        let (_d, p) = setup();
+        append(&p, &msg("before")).unwrap();
+        open_append(&p.log())
+            .unwrap()
+            .write_all(b"{not json\n\n")
+            .unwrap();
+        append(&p, &msg("after")).unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(texts(&got), ["before", "after"]);
+        assert_eq!(
+            got.iter()
+                .filter(|e| matches!(e.item, Item::Garbage(_)))
+                .count(),
+            1
+        );
+        assert_eq!(
+            got.iter().filter(|e| matches!(e.item, Item::Blank)).count(),
+            1
+        );
+        assert_eq!(got.last().unwrap().end, log_len(&p.log()));
+    }
+
+    #[test]
+    fn torn_tail_is_closed_before_the_next_append() {
+        let (_d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let line = msg("torn").to_line().unwrap();
+        open_append(&p.log())
+            .unwrap()
+            .write_all(&line[..30])
+            .unwrap();
+        append(&p, &msg("two")).unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(texts(&got), ["one", "two"]);
+        assert_eq!(got.len(), 3, "the torn fragment is one skipped line");
+    }
+
+    #[test]
+    fn cursor_past_end_restarts() {
+        let (_d, p) = setup();
+        append(&p, &msg("x")).unwrap();
+        set_cursor(&p, "w", 10_000).unwrap();
+        assert_eq!(cursor(&p, "w"), 0);
+    }
+}

@@ -1,0 +1,215 @@
+//! `FsStore`: one team's state as files. Layout under `teams/TEAM/`:
+//!
+//! ```text
+//! config.json, config.lock          the team file and its writers' lock
+//! inboxes/NAME/inbox.jsonl          the append-only log
+//! inboxes/NAME/cursors/READER       a reader's byte offset; .inbox.lock, the append lock
+//! state/NAME.json                   the worker's live state (written by the worker only)
+//! logs/NAME.log                     turn output
+//! ```
+
+use std::path::PathBuf;
+
+use super::fsutil::{LockGuard, ensure_dir, write_atomic};
+use super::inbox::{self, InboxPaths};
+use super::wake::{self, Bell, Subscription, Target};
+use super::{Entry, Store, Topic};
+use crate::domain::{Envelope, LiveState, Name, TeamConfig};
+use crate::error::{Error, IoContext, Result};
+
+#[derive(Debug, Clone)]
+pub struct FsStore {
+    team: Name,
+    dir: PathBuf,
+}
+
+impl FsStore {
+    pub fn new(team: Name, dir: PathBuf) -> FsStore {
+        FsStore { team, dir }
+    }
+
+    pub fn dir(&self) -> &PathBuf {
+        &self.dir
+    }
+
+    fn config_path(&self) -> PathBuf {
+        self.dir.join("config.json")
+    }
+
+    fn inbox(&self, member: &Name) -> InboxPaths {
+        InboxPaths::new(self.dir.join("inboxes").join(member.as_str()))
+    }
+
+    fn state_path(&self, member: &Name) -> PathBuf {
+        self.dir.join("state").join(format!("{member}.json"))
+    }
+
+    /// Write the first team file and the team's directories.
+    pub fn init(&self, config: &TeamConfig) -> Result<()> {
+        for sub in ["inboxes", "state", "logs"] {
+            ensure_dir(&self.dir.join(sub))?;
+        }
+        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        self.write_config(config)
+    }
+
+    fn write_config(&self, config: &TeamConfig) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(config)
+            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
+        write_atomic(&self.config_path(), &bytes, true)
+    }
+}
+
+impl Store for FsStore {
+    fn team(&self) -> &Name {
+        &self.team
+    }
+
+    fn load(&self) -> Result<TeamConfig> {
+        let path = self.config_path();
+        let bytes = std::fs::read(&path).at(&path)?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::failed(format!(
+                "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",
+                path.display(),
+                self.team
+            ))
+        })
+    }
+
+    fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
+        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        let mut config = self.load()?;
+        f(&mut config)?;
+        self.write_config(&config)?;
+        Ok(config)
+    }
+
+    fn append(&self, to: &Name, env: &Envelope) -> Result<()> {
+        inbox::append(&self.inbox(to), env)
+    }
+
+    fn read(&self, member: &Name, from: u64, max: usize) -> Result<Vec<Entry>> {
+        inbox::read_from(&self.inbox(member).log(), from, max)
+    }
+
+    fn inbox_end(&self, member: &Name) -> u64 {
+        inbox::log_len(&self.inbox(member).log())
+    }
+
+    fn cursor(&self, member: &Name, reader: &str) -> u64 {
+        inbox::cursor(&self.inbox(member), reader)
+    }
+
+    fn set_cursor(&self, member: &Name, reader: &str, pos: u64) -> Result<()> {
+        inbox::set_cursor(&self.inbox(member), reader, pos)
+    }
+
+    fn live(&self, member: &Name) -> Option<LiveState> {
+        let bytes = std::fs::read(self.state_path(member)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
+        let bytes = serde_json::to_vec(state)
+            .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
+        let path = self.state_path(member);
+        ensure_dir(path.parent().expect("state dir"))?;
+        write_atomic(&path, &bytes, false)
+    }
+
+    fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+        let mut targets = Vec::new();
+        for topic in topics {
+            let target = match topic {
+                Topic::Inbox(m) => {
+                    let dir = self.inbox(m).dir;
+                    ensure_dir(&dir)?;
+                    Target::new(dir, &[inbox::INBOX_FILE])
+                }
+                Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
+                Topic::Live => {
+                    let dir = self.dir.join("state");
+                    ensure_dir(&dir)?;
+                    Target::new(dir, &[])
+                }
+                Topic::Tasks => Target::new(self.dir.clone(), &["tasks.json"]),
+            };
+            targets.push(target);
+        }
+        wake::subscribe(targets, bell)
+    }
+
+    fn log_path(&self, member: &Name) -> PathBuf {
+        self.dir.join("logs").join(format!("{member}.log"))
+    }
+
+    fn local_dir(&self) -> PathBuf {
+        self.dir.clone()
+    }
+
+    fn destroy(&self) -> Result<()> {
+        std::fs::remove_dir_all(&self.dir).at(&self.dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Home;
+
+    #[test]
+    fn concurrent_updates_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let team = Name::parse("t").unwrap();
+        let store = home.create(&team, "", dir.path()).unwrap();
+        let threads: Vec<_> = (0..20)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    store
+                        .update(&mut |cfg| {
+                            let mut m = cfg.members[0].clone();
+                            m.name = Name::parse(&format!("m{i}")).unwrap();
+                            cfg.members.push(m);
+                            Ok(())
+                        })
+                        .unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(store.load().unwrap().members.len(), 21);
+    }
+
+    #[test]
+    fn taken_names_get_a_suffix() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let team = Name::parse("alpha").unwrap();
+        assert_eq!(
+            home.create(&team, "", dir.path()).unwrap().team().as_str(),
+            "alpha"
+        );
+        assert_eq!(
+            home.create(&team, "", dir.path()).unwrap().team().as_str(),
+            "alpha-2"
+        );
+        assert_eq!(home.teams().len(), 2);
+    }
+
+    #[test]
+    fn a_damaged_team_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        std::fs::write(store.dir().join("config.json"), b"\x00\xffgarbage").unwrap();
+        let err = store.load().unwrap_err();
+        assert!(err.to_string().contains("damaged"), "{err}");
+    }
+}

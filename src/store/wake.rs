@@ -1,0 +1,249 @@
+//! Wake-ups: file events turned into a doorbell. inotify (through `notify`) is the normal way;
+//! the callback only filters the event and rings, it never blocks. When inotify cannot be had
+//! (the per-user instance limit, 128 by default, is spent), or `TEAMCTL_POLL_MS` asks for it, a
+//! small thread compares file sizes and times at that interval instead, and says so once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+use crate::error::{Error, Result};
+
+/// Set to a number of milliseconds to force polling at that interval (the benchmarks' baseline).
+pub const POLL_ENV: &str = "TEAMCTL_POLL_MS";
+
+/// The polling interval used when inotify is not available.
+pub const FALLBACK_POLL: Duration = Duration::from_millis(100);
+
+/// Called on every relevant change. Must not block.
+pub type Bell = Arc<dyn Fn() + Send + Sync>;
+
+/// One directory to watch, and the file names in it that matter (empty: any).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub dir: PathBuf,
+    pub files: Vec<String>,
+}
+
+impl Target {
+    pub fn new(dir: PathBuf, files: &[&str]) -> Self {
+        Target {
+            dir,
+            files: files.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn matches(&self, path: &Path) -> bool {
+        self.files.is_empty()
+            || path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| self.files.iter().any(|f| f == n))
+    }
+}
+
+/// How a subscription is woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeMode {
+    Inotify,
+    Poll(Duration),
+}
+
+/// A live subscription; dropping it stops the wake-ups.
+pub struct Subscription {
+    pub mode: WakeMode,
+    _watcher: Option<RecommendedWatcher>,
+    poller: Option<Arc<AtomicBool>>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(stop) = &self.poller {
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Watch `targets` and ring `bell` on each relevant change. The watch is armed when this
+/// returns, so a read made afterwards cannot miss a write made after the read.
+pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
+    if let Some(ms) = std::env::var(POLL_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        return Ok(poll(targets, bell, Duration::from_millis(ms.max(1))));
+    }
+    match watch(&targets, bell.clone()) {
+        Ok(w) => Ok(Subscription {
+            mode: WakeMode::Inotify,
+            _watcher: Some(w),
+            poller: None,
+        }),
+        Err(e) => {
+            warn_once(&format!(
+                "teamctl: inotify unavailable ({e}); polling every {} ms instead. Raise the limit with: sudo sysctl fs.inotify.max_user_instances=1024",
+                FALLBACK_POLL.as_millis()
+            ));
+            Ok(poll(targets, bell, FALLBACK_POLL))
+        }
+    }
+}
+
+fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
+    let filters = targets.to_vec();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let ring = match res {
+            Ok(ev) => {
+                ev.need_rescan()
+                    || (relevant(&ev.kind)
+                        && (ev.paths.is_empty()
+                            || ev
+                                .paths
+                                .iter()
+                                .any(|p| filters.iter().any(|t| t.matches(p)))))
+            }
+            // An error (an overflow among them) means "read to the end".
+            Err(_) => true,
+        };
+        if ring {
+            bell();
+        }
+    })
+    .map_err(|e| Error::failed(e.to_string()))?;
+    for t in targets {
+        watcher
+            .watch(&t.dir, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::failed(format!("{}: {e}", t.dir.display())))?;
+    }
+    Ok(watcher)
+}
+
+fn relevant(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
+fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    std::thread::Builder::new()
+        .name("teamctl-poll".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut last = snapshot(&targets);
+            while !stopped.load(Ordering::Relaxed) {
+                std::thread::sleep(every);
+                let now = snapshot(&targets);
+                if now != last {
+                    last = now;
+                    bell();
+                }
+            }
+        })
+        .expect("spawn poll thread");
+    Subscription {
+        mode: WakeMode::Poll(every),
+        _watcher: None,
+        poller: Some(stop),
+    }
+}
+
+type Stamp = Vec<(u64, Option<SystemTime>, u64)>;
+
+fn snapshot(targets: &[Target]) -> Stamp {
+    let mut out = Vec::new();
+    for t in targets {
+        if t.files.is_empty() {
+            let m = std::fs::metadata(&t.dir).ok();
+            out.push((
+                m.as_ref().map_or(0, |m| m.len()),
+                m.as_ref().and_then(|m| m.modified().ok()),
+                0,
+            ));
+        }
+        for f in &t.files {
+            let m = std::fs::metadata(t.dir.join(f)).ok();
+            out.push((
+                m.as_ref().map_or(0, |m| m.len()),
+                m.as_ref().and_then(|m| m.modified().ok()),
+                m.as_ref().map_or(0, std::os::unix::fs::MetadataExt::ino),
+            ));
+        }
+    }
+    out
+}
+
+fn warn_once(msg: &str) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!("{msg}");
+    }
+}
+
+/// A doorbell for synchronous code: `ring` from any thread, `wait` with a deadline.
+#[derive(Clone)]
+pub struct SyncBell {
+    tx: std::sync::mpsc::SyncSender<()>,
+    rx: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl Default for SyncBell {
+    fn default() -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        SyncBell {
+            tx,
+            rx: Arc::new(std::sync::Mutex::new(rx)),
+        }
+    }
+}
+
+impl SyncBell {
+    /// A `Bell` that rings this doorbell without blocking (a pending ring is enough).
+    pub fn bell(&self) -> Bell {
+        let tx = self.tx.clone();
+        Arc::new(move || {
+            let _ = tx.try_send(());
+        })
+    }
+
+    /// Wait for a ring or until `deadline`; true when rung.
+    pub fn wait_until(&self, deadline: std::time::Instant) -> bool {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let rx = self.rx.lock().expect("bell lock");
+        rx.recv_timeout(left).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn inotify_rings_on_a_write_to_a_watched_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let bell = SyncBell::default();
+        let sub = subscribe(
+            vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
+            bell.bell(),
+        )
+        .unwrap();
+        assert_eq!(sub.mode, WakeMode::Inotify);
+        std::fs::write(dir.path().join("other"), b"x").unwrap();
+        // Drain anything the unrelated write produced (it must not ring; give it a moment).
+        let rang_for_other = bell.wait_until(Instant::now() + Duration::from_millis(200));
+        assert!(
+            !rang_for_other,
+            "a write to an unwatched name rang the bell"
+        );
+        std::fs::write(dir.path().join("inbox.jsonl"), b"x\n").unwrap();
+        assert!(bell.wait_until(Instant::now() + Duration::from_secs(5)));
+    }
+}

@@ -1,0 +1,569 @@
+//! `teamctl worker`: the teammate loop that runs in a pane or as a detached process.
+//!
+//! It arms an inotify watch on its inbox before the first read, then reads from its cursor,
+//! handles each message in order and moves the cursor only after the message is handled
+//! (at-least-once; a bounded set of recent ids drops repeats). Plain messages and task
+//! assignments become turns; a shutdown request is answered as soon as the current turn is
+//! done, even when other mail is queued ahead of it (that mail stays on disk for `resume`).
+//! One idle notification goes to the leader per busy-to-idle edge.
+
+mod sink;
+pub mod turn;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::Notify;
+
+use crate::bus;
+use crate::domain::message::Approve;
+use crate::domain::time::now_ms;
+use crate::domain::{
+    BackendType, Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
+};
+use crate::error::{Error, Result};
+use crate::store::{FsStore, Home, Item, Store, Topic};
+use sink::Sink;
+use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
+
+/// The worker's cursor name in its own inbox.
+pub const READER: &str = "worker";
+
+/// Messages read per batch: memory stays flat however long the backlog.
+const BATCH: usize = 8;
+
+/// Recent message ids kept to drop repeats.
+const SEEN: usize = 50;
+
+/// Start the worker for `NAME@TEAM` and run it until it stops.
+pub fn run(home: PathBuf, id: &str) -> Result<()> {
+    let (name, team) = id
+        .split_once('@')
+        .ok_or_else(|| Error::bad(format!("worker id {id:?} is not NAME@TEAM")))?;
+    let team = Name::parse_as(team, "team")?;
+    let name = Name::teammate(name)?;
+    let store = Home::new(home.clone()).open(&team)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::failed(format!("cannot start the worker runtime: {e}")))?;
+    runtime.block_on(async move {
+        let mut worker = Worker::new(store, home, name)?;
+        worker.run().await
+    })
+}
+
+/// What handling one message leads to.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    Continue,
+    Exit,
+}
+
+struct Worker {
+    store: FsStore,
+    home: PathBuf,
+    name: Name,
+    member: Member,
+    live: LiveState,
+    sink: Sink,
+    seen: VecDeque<String>,
+    /// Set after a turn; taken when the worker next goes idle.
+    since_idle: Option<(IdleReason, String)>,
+    /// Control messages found ahead of the cursor.
+    scanned_to: u64,
+    pending_shutdown: Option<Envelope>,
+    bell: Arc<Notify>,
+}
+
+impl Worker {
+    fn new(store: FsStore, home: PathBuf, name: Name) -> Result<Worker> {
+        let config = store.load()?;
+        let member = config.require(name.as_str())?.clone();
+        let now = now_ms();
+        let previous = store.live(&name);
+        let live = LiveState {
+            status: Status::Starting,
+            pid: std::process::id(),
+            turn_pgid: None,
+            current_turn: None,
+            current_task: None,
+            since: now,
+            last_seen: now,
+            turns: 0,
+            last_idle_reason: None,
+            pane_id: std::env::var("TMUX_PANE").ok(),
+            handled_control: previous.map(|p| p.handled_control).unwrap_or_default(),
+        };
+        let sink = Sink::open(&store.log_path(&name));
+        Ok(Worker {
+            store,
+            home,
+            name,
+            member,
+            live,
+            sink,
+            seen: VecDeque::with_capacity(SEEN),
+            since_idle: None,
+            scanned_to: 0,
+            pending_shutdown: None,
+            bell: Arc::new(Notify::new()),
+        })
+    }
+
+    async fn run(&mut self) -> Result<()> {
+        let bell = self.bell.clone();
+        let mut topics = vec![Topic::Inbox(self.name.clone())];
+        if self.member.auto_claim {
+            topics.push(Topic::Tasks);
+        }
+        // Armed before the first read: nothing written after this point can be missed.
+        let _subscription = self
+            .store
+            .subscribe(&topics, Arc::new(move || bell.notify_one()))?;
+        let mut stop = Stoppers {
+            interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
+            terminate: signal(SignalKind::terminate()).map_err(sig_err)?,
+            hangup: signal(SignalKind::hangup()).map_err(sig_err)?,
+        };
+        let mut int = signal(SignalKind::interrupt()).map_err(sig_err)?;
+        self.sink.note(&format!(
+            "{} ready (pid {}); waiting for mail",
+            self.member.agent_id,
+            std::process::id()
+        ));
+        self.set_status(Status::Idle);
+        loop {
+            self.scan_control()?;
+            if let Some(req) = self.pending_shutdown.take()
+                && self.answer_shutdown(&req).await? == Next::Exit
+            {
+                return Ok(());
+            }
+            let cursor = self.store.cursor(&self.name, READER);
+            let entries = self.store.read(&self.name, cursor, BATCH)?;
+            if entries.is_empty() {
+                if self.member.auto_claim && self.try_auto_claim(&mut stop).await? == Next::Exit {
+                    return Ok(());
+                }
+                self.go_idle()?;
+                tokio::select! {
+                    _ = self.bell.notified() => {}
+                    _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
+                    _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
+                    _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                    // An interrupt with no turn running has nothing to cancel.
+                    _ = stop.interrupt.recv() => {}
+                }
+                continue;
+            }
+            for entry in entries {
+                let next = match entry.item {
+                    Item::Message(env) => self.handle(*env, &mut stop).await?,
+                    Item::Garbage(warning) => {
+                        self.sink.note(&format!("warning: {warning}"));
+                        Next::Continue
+                    }
+                    Item::Blank => Next::Continue,
+                };
+                // The cursor moves only once the message is handled.
+                self.store.set_cursor(&self.name, READER, entry.end)?;
+                if next == Next::Exit {
+                    return Ok(());
+                }
+                self.scan_control()?;
+                if self.pending_shutdown.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Look ahead of the cursor for shutdown requests, each byte once.
+    fn scan_control(&mut self) -> Result<()> {
+        let mut pos = self.scanned_to.max(self.store.cursor(&self.name, READER));
+        loop {
+            let entries = self.store.read(&self.name, pos, 256)?;
+            let Some(last) = entries.last() else { break };
+            pos = last.end;
+            for e in entries {
+                if let Item::Message(env) = e.item
+                    && matches!(env.body, Body::ShutdownRequest { .. })
+                    && !self.live.handled_control.contains(&env.id)
+                    && self.pending_shutdown.is_none()
+                {
+                    self.pending_shutdown = Some(*env);
+                }
+            }
+        }
+        self.scanned_to = pos;
+        Ok(())
+    }
+
+    async fn handle(&mut self, env: Envelope, stop: &mut Stoppers) -> Result<Next> {
+        if self.seen.contains(&env.id) || self.live.handled_control.contains(&env.id) {
+            return Ok(Next::Continue);
+        }
+        if self.seen.len() == SEEN {
+            self.seen.pop_front();
+        }
+        self.seen.push_back(env.id.clone());
+        match &env.body {
+            Body::Message { text, .. } => {
+                let text = text.clone();
+                self.turn(&env, &text, &[], stop).await
+            }
+            Body::TaskAssignment { task_id, subject } => {
+                let text = format!("Task #{task_id}: {subject}");
+                let extra = [("TEAMCTL_TASK_ID".to_string(), task_id.to_string())];
+                self.turn(&env, &text, &extra, stop).await
+            }
+            Body::ShutdownRequest { .. } => self.answer_shutdown(&env).await,
+            other => {
+                self.sink.note(&format!(
+                    "ignored a {} from {} (not for teammates)",
+                    other.kind(),
+                    env.from
+                ));
+                Ok(Next::Continue)
+            }
+        }
+    }
+
+    /// Run one turn for `env` and answer its sender.
+    async fn turn(
+        &mut self,
+        env: &Envelope,
+        text: &str,
+        extra_env: &[(String, String)],
+        stop: &mut Stoppers,
+    ) -> Result<Next> {
+        let summary = env.body.preview();
+        self.live.current_turn = Some(TurnInfo {
+            message_id: env.id.clone(),
+            from: env.from.clone(),
+            summary: summary.clone(),
+            started_at: now_ms(),
+        });
+        self.set_status(Status::Working);
+        self.sink.note(&format!("<- {}: {summary}", env.from));
+        let Some(command) = self.member.command.clone() else {
+            // No agent command: show the message for a person to answer.
+            self.sink.output(format!("{text}\n").as_bytes());
+            self.finish_turn(IdleReason::Available, summary);
+            return self.after_turn();
+        };
+        let spec = TurnSpec {
+            command,
+            cwd: PathBuf::from(&self.member.cwd),
+            env: self.turn_env(env, text, extra_env),
+            stdin: text.to_string(),
+            timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
+        };
+        let store = self.store.clone();
+        let name = self.name.clone();
+        let mut live = self.live.clone();
+        let result = turn::run(&spec, &mut self.sink, stop, move |pgid| {
+            live.turn_pgid = Some(pgid);
+            let _ = store.set_live(&name, &live);
+        })
+        .await;
+        self.live.turn_pgid = None;
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => TurnResult {
+                end: TurnEnd::Exited(127),
+                stdout: String::new(),
+                stderr_tail: e.to_string(),
+            },
+        };
+        self.answer(env, &result)?;
+        let reason = match result.end {
+            TurnEnd::Exited(0) => IdleReason::Available,
+            TurnEnd::Interrupted => IdleReason::Interrupted,
+            _ => IdleReason::Failed,
+        };
+        let what = if result.succeeded() {
+            summary
+        } else {
+            result.failure()
+        };
+        self.finish_turn(reason, what);
+        if result.end == TurnEnd::Stopped {
+            self.exit_on_signal("a stop signal")?;
+            return Ok(Next::Exit);
+        }
+        self.after_turn()
+    }
+
+    fn turn_env(
+        &self,
+        env: &Envelope,
+        text: &str,
+        extra: &[(String, String)],
+    ) -> Vec<(String, String)> {
+        let team = self.store.team().to_string();
+        let mut path = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.display().to_string()))
+            .unwrap_or_default();
+        if let Ok(old) = std::env::var("PATH") {
+            path = format!("{path}:{old}");
+        }
+        let summary = match &env.body {
+            Body::Message { summary, .. } => summary.clone(),
+            other => other.preview(),
+        };
+        let mut vars = vec![
+            ("TEAMCTL_HOME".to_string(), self.home.display().to_string()),
+            ("TEAMCTL_TEAM".into(), team),
+            ("TEAMCTL_AGENT_NAME".into(), self.name.to_string()),
+            ("TEAMCTL_AGENT_ID".into(), self.member.agent_id.clone()),
+            (
+                "TEAMCTL_PROMPT".into(),
+                self.member.prompt.clone().unwrap_or_default(),
+            ),
+            ("TEAMCTL_FROM".into(), env.from.clone()),
+            ("TEAMCTL_MESSAGE".into(), turn::env_value(text)),
+            ("TEAMCTL_MESSAGE_ID".into(), env.id.clone()),
+            ("TEAMCTL_SUMMARY".into(), turn::env_value(&summary)),
+            ("PATH".into(), path),
+        ];
+        vars.extend(extra.iter().cloned());
+        vars
+    }
+
+    /// Send the turn's stdout (or a failure notice) back to the sender. A teammate's reply is
+    /// never answered automatically, so two agents cannot ping-pong forever.
+    fn answer(&mut self, env: &Envelope, result: &TurnResult) -> Result<()> {
+        let is_teammate_reply = env.from != LEADER
+            && matches!(
+                &env.body,
+                Body::Message {
+                    in_reply_to: Some(_),
+                    ..
+                }
+            );
+        if is_teammate_reply || env.from == self.name.as_str() {
+            return Ok(());
+        }
+        let text = if result.succeeded() {
+            if result.stdout.trim().is_empty() {
+                return Ok(());
+            }
+            result.stdout.clone()
+        } else if result.end == TurnEnd::Stopped {
+            return Ok(());
+        } else {
+            format!(
+                "teamctl: {}'s turn failed ({})",
+                self.name,
+                result.failure()
+            )
+        };
+        let mut body = Body::message(text, None);
+        if let Body::Message { in_reply_to, .. } = &mut body {
+            *in_reply_to = Some(env.id.clone());
+        }
+        self.send(&env.from, body)
+    }
+
+    fn send(&mut self, to: &str, body: Body) -> Result<()> {
+        let env = Envelope::new(self.name.as_str(), to, body);
+        let config = self.store.load()?;
+        match bus::deliver(&self.store, &config, &env) {
+            Ok(_) => Ok(()),
+            // The sender may have left the team; say so in the log, keep working.
+            Err(Error::BadInput(why)) => {
+                self.sink.note(&format!("could not answer {to}: {why}"));
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn finish_turn(&mut self, reason: IdleReason, what: String) {
+        self.live.turns += 1;
+        self.live.current_turn = None;
+        self.live.last_idle_reason = Some(reason);
+        let worst = match (&self.since_idle, reason) {
+            (Some((IdleReason::Failed, w)), IdleReason::Available) => {
+                (IdleReason::Failed, w.clone())
+            }
+            _ => (reason, what),
+        };
+        self.since_idle = Some(worst);
+    }
+
+    /// After a turn: stop when `--max-turns` is reached.
+    fn after_turn(&mut self) -> Result<Next> {
+        match self.member.max_turns {
+            Some(max) if self.live.turns >= max => {
+                self.go_idle()?;
+                let text = format!(
+                    "{} stopped after {max} turns (--max-turns {max}); unread mail stays on disk, `teamctl resume {}` brings it back",
+                    self.name, self.name
+                );
+                self.send(LEADER, Body::message(text, None))?;
+                self.stop_cleanly()?;
+                Ok(Next::Exit)
+            }
+            _ => Ok(Next::Continue),
+        }
+    }
+
+    /// The busy-to-idle edge: one notification to the leader, then the idle state.
+    fn go_idle(&mut self) -> Result<()> {
+        if let Some((reason, summary)) = self.since_idle.take() {
+            self.send(
+                LEADER,
+                Body::IdleNotification {
+                    idle_reason: reason,
+                    summary: Some(summary),
+                },
+            )?;
+        }
+        if self.live.status != Status::Idle {
+            self.set_status(Status::Idle);
+        }
+        Ok(())
+    }
+
+    async fn answer_shutdown(&mut self, req: &Envelope) -> Result<Next> {
+        let Body::ShutdownRequest { request_id, reason } = &req.body else {
+            return Ok(Next::Continue);
+        };
+        self.remember_control(&req.id);
+        if req.from != LEADER {
+            self.sink.note(&format!(
+                "ignored a shutdown request from {} (only {LEADER} may ask)",
+                req.from
+            ));
+            return Ok(Next::Continue);
+        }
+        self.sink.note(&format!(
+            "shutdown requested{}",
+            reason
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ));
+        if let Some(refusal) = self.shutdown_refusal().await {
+            self.sink.note(&format!("refusing shutdown: {refusal}"));
+            let body = Body::ShutdownResponse {
+                request_id: request_id.clone(),
+                approve: Approve(false),
+                reason: Some(refusal),
+                pane_id: self.live.pane_id.clone(),
+                backend_type: self.member.backend_type,
+            };
+            self.send(LEADER, body)?;
+            self.set_status(Status::Idle);
+            return Ok(Next::Continue);
+        }
+        self.go_idle()?;
+        self.set_status(Status::ShutdownPending);
+        // Stopped is written before the answer: the leader may end the pane right after it.
+        self.live.status = Status::Stopped;
+        self.live.since = now_ms();
+        self.save_live();
+        let body = Body::ShutdownResponse {
+            request_id: request_id.clone(),
+            approve: Approve(true),
+            reason: None,
+            pane_id: self.live.pane_id.clone(),
+            backend_type: Some(self.member.backend_type.unwrap_or(BackendType::Process)),
+        };
+        self.send(LEADER, body)?;
+        self.sink.note("shutdown approved; exiting");
+        Ok(Next::Exit)
+    }
+
+    /// Run `--on-shutdown`; a non-zero exit refuses with its output as the reason.
+    async fn shutdown_refusal(&mut self) -> Option<String> {
+        let cmd = self.member.on_shutdown.clone()?;
+        let out = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(&cmd)
+            .current_dir(&self.member.cwd)
+            .env("TEAMCTL_AGENT_NAME", self.name.as_str())
+            .env("TEAMCTL_TEAM", self.store.team().as_str())
+            .env("TEAMCTL_AGENT_ID", &self.member.agent_id)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await;
+        match out {
+            Ok(o) if o.status.success() => None,
+            Ok(o) => {
+                let mut why = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                if why.is_empty() {
+                    why = String::from_utf8_lossy(&o.stderr).trim().to_string();
+                }
+                if why.is_empty() {
+                    why = format!("--on-shutdown exited with {}", o.status);
+                }
+                Some(why)
+            }
+            Err(e) => Some(format!("--on-shutdown could not run: {e}")),
+        }
+    }
+
+    fn remember_control(&mut self, id: &str) {
+        let list = &mut self.live.handled_control;
+        if !list.iter().any(|x| x == id) {
+            list.push(id.to_string());
+            if list.len() > 16 {
+                list.remove(0);
+            }
+        }
+    }
+
+    /// Auto-claim: filled in by the task list (it claims a task and runs it as a turn).
+    async fn try_auto_claim(&mut self, _stop: &mut Stoppers) -> Result<Next> {
+        Ok(Next::Continue)
+    }
+
+    /// A clean exit not asked for by the leader (max turns): record it as stopped.
+    fn stop_cleanly(&mut self) -> Result<()> {
+        self.set_status(Status::Stopped);
+        let name = self.name.clone();
+        self.store.update(&mut |cfg| {
+            if let Some(m) = cfg.member_mut(name.as_str()) {
+                m.status = Status::Stopped;
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Exit on a signal. Not a clean stop: the live state is left as it was, so `status`
+    /// shows the member as dead (or stopped, when the leader recorded a kill).
+    fn exit_on_signal(&mut self, what: &str) -> Result<()> {
+        self.sink.note(&format!("{what} received; exiting"));
+        Ok(())
+    }
+
+    fn set_status(&mut self, status: Status) {
+        let now = now_ms();
+        if self.live.status != status {
+            self.live.since = now;
+        }
+        self.live.status = status;
+        self.save_live();
+    }
+
+    fn save_live(&mut self) {
+        self.live.last_seen = now_ms();
+        if let Err(e) = self.store.set_live(&self.name, &self.live) {
+            self.sink
+                .note(&format!("warning: cannot write live state: {e}"));
+        }
+    }
+}
+
+fn sig_err(e: std::io::Error) -> Error {
+    Error::failed(format!("cannot install signal handlers: {e}"))
+}

@@ -1,0 +1,219 @@
+//! One turn: the agent command run through `sh -c` in its own process group, the message on
+//! stdin and in the environment, output streamed live to the pane and the log, stdout kept
+//! for the reply. A turn ends when the command exits, or is interrupted, timed out or the
+//! worker is told to stop; whatever is left of its process group ends with it.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::signal::unix::Signal as SignalStream;
+use tokio::time::Instant;
+
+use super::sink::Sink;
+use crate::backend::proc::signal_group;
+use crate::error::{Error, Result};
+
+/// The largest reply kept from a turn's stdout.
+pub const MAX_REPLY: usize = 1024 * 1024 - 16 * 1024;
+
+/// Environment values longer than this are cut (the kernel refuses single strings over
+/// 128 KiB); the full text is always on stdin.
+const MAX_ENV_VALUE: usize = 100 * 1024;
+
+/// How long a stopped turn gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// A turn to run, as a plain value.
+#[derive(Debug, Clone)]
+pub struct TurnSpec {
+    pub command: String,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub stdin: String,
+    pub timeout: Option<Duration>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    Exited(i32),
+    Signalled(i32),
+    Interrupted,
+    TimedOut,
+    /// The worker itself was told to stop.
+    Stopped,
+}
+
+#[derive(Debug)]
+pub struct TurnResult {
+    pub end: TurnEnd,
+    pub stdout: String,
+    pub stderr_tail: String,
+}
+
+impl TurnResult {
+    pub fn succeeded(&self) -> bool {
+        self.end == TurnEnd::Exited(0)
+    }
+
+    /// A short line saying why the turn failed.
+    pub fn failure(&self) -> String {
+        let why = match &self.end {
+            TurnEnd::Exited(c) => format!("exit status {c}"),
+            TurnEnd::Signalled(s) => format!("killed by signal {s}"),
+            TurnEnd::Interrupted => "interrupted".into(),
+            TurnEnd::TimedOut => "timed out".into(),
+            TurnEnd::Stopped => "stopped".into(),
+        };
+        let tail = self.stderr_tail.trim();
+        if tail.is_empty() {
+            why
+        } else {
+            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            format!("{why}: {}", last.join(" | "))
+        }
+    }
+}
+
+/// Signals that end a turn early.
+pub struct Stoppers {
+    pub interrupt: SignalStream,
+    pub terminate: SignalStream,
+    pub hangup: SignalStream,
+}
+
+/// Cut a value for the environment.
+pub fn env_value(s: &str) -> String {
+    if s.len() <= MAX_ENV_VALUE {
+        return s.to_string();
+    }
+    let mut end = MAX_ENV_VALUE;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// Run one turn. `on_start` gets the turn's process group id as soon as it exists.
+pub async fn run(
+    spec: &TurnSpec,
+    sink: &mut Sink,
+    stop: &mut Stoppers,
+    on_start: impl FnOnce(i32),
+) -> Result<TurnResult> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: prctl is async-signal-safe. If the worker dies without cleaning up (SIGKILL),
+    // the kernel ends the turn's shell too.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::failed(format!(
+            "cannot run the agent command in {}: {e}",
+            spec.cwd.display()
+        ))
+    })?;
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    on_start(pgid);
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = spec.stdin.clone();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    let mut out = child.stdout.take().expect("stdout piped");
+    let mut err = child.stderr.take().expect("stderr piped");
+    let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 4096]);
+    let (mut out_open, mut err_open) = (true, true);
+    let mut stdout = Vec::new();
+    let mut tail: Vec<u8> = Vec::new();
+    let mut status = None;
+    let mut end: Option<TurnEnd> = None;
+    let far = Instant::now() + Duration::from_secs(10 * 365 * 86_400);
+    let timeout_at = spec.timeout.map(|t| Instant::now() + t).unwrap_or(far);
+    let mut kill_at = far;
+    let mut pipes_until = far;
+
+    let stop_with = |end: &mut Option<TurnEnd>, kill_at: &mut Instant, why: TurnEnd| {
+        if end.is_none() {
+            *end = Some(why);
+            signal_group(pgid, Signal::SIGTERM);
+            *kill_at = Instant::now() + KILL_GRACE;
+        }
+    };
+
+    while out_open || err_open || status.is_none() {
+        tokio::select! {
+            n = out.read(&mut obuf), if out_open => match n {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => {
+                    sink.output(&obuf[..n]);
+                    let room = MAX_REPLY.saturating_sub(stdout.len());
+                    stdout.extend_from_slice(&obuf[..n.min(room)]);
+                }
+            },
+            n = err.read(&mut ebuf), if err_open => match n {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => {
+                    sink.output(&ebuf[..n]);
+                    tail.extend_from_slice(&ebuf[..n]);
+                    if tail.len() > 4096 {
+                        tail.drain(..tail.len() - 2048);
+                    }
+                }
+            },
+            st = child.wait(), if status.is_none() => {
+                status = Some(st);
+                // Whatever the turn left running in its group ends with it.
+                signal_group(pgid, Signal::SIGKILL);
+                pipes_until = Instant::now() + Duration::from_secs(2);
+            }
+            _ = tokio::time::sleep_until(timeout_at), if end.is_none() && status.is_none() => {
+                stop_with(&mut end, &mut kill_at, TurnEnd::TimedOut);
+            }
+            _ = stop.interrupt.recv(), if status.is_none() => {
+                stop_with(&mut end, &mut kill_at, TurnEnd::Interrupted);
+            }
+            _ = stop.terminate.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
+            _ = stop.hangup.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
+            _ = tokio::time::sleep_until(kill_at), if status.is_none() => {
+                signal_group(pgid, Signal::SIGKILL);
+                kill_at = far;
+            }
+            // A process that escaped the group may hold the pipes open: stop reading.
+            _ = tokio::time::sleep_until(pipes_until) => {
+                out_open = false;
+                err_open = false;
+            }
+        }
+    }
+    let status = status
+        .expect("loop ends after wait")
+        .map_err(|e| Error::failed(format!("waiting for the agent command: {e}")))?;
+    let end = end.unwrap_or_else(|| match status.code() {
+        Some(c) => TurnEnd::Exited(c),
+        None => TurnEnd::Signalled(status.signal().unwrap_or(0)),
+    });
+    Ok(TurnResult {
+        end,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr_tail: String::from_utf8_lossy(&tail).into_owned(),
+    })
+}

@@ -1,0 +1,254 @@
+//! End-to-end test harness: runs the real `teamctl` binary against a temporary home (and, for
+//! tmux tests, a private tmux server that is killed at the end). Waits are conditions with a
+//! deadline, never sleeps. Dropping a `TestEnv` ends every process started under its home.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_teamctl");
+
+pub struct TestEnv {
+    pub home: TempDir,
+    pub work: TempDir,
+    /// The private tmux server (`tmux -L`), when the test uses tmux.
+    pub socket: Option<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl TestEnv {
+    /// A temporary home; teammates on the process backend.
+    pub fn new() -> TestEnv {
+        TestEnv {
+            home: tempfile::Builder::new().prefix("teamctl-home").tempdir().unwrap(),
+            work: tempfile::Builder::new().prefix("teamctl-work").tempdir().unwrap(),
+            socket: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// A temporary home and a private tmux server. Fails loudly when tmux is missing: a tmux
+    /// test must never pass without tmux.
+    pub fn with_tmux() -> TestEnv {
+        let found = Command::new("tmux").arg("-V").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "tmux is required for this test and was not found on PATH (install it: apt-get install -y tmux)"
+        );
+        let mut t = TestEnv::new();
+        let unique = format!(
+            "teamctl-test-{}-{}",
+            std::process::id(),
+            uuid_like(t.home.path())
+        );
+        t.socket = Some(unique);
+        t
+    }
+
+    pub fn home_path(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A `teamctl` command with this environment: the temp home, the private tmux server,
+    /// no inherited team, identity, tmux client or colour.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.work.path())
+            .env("TEAMCTL_HOME", self.home.path())
+            .env("NO_COLOR", "1")
+            .env_remove("TEAMCTL_TEAM")
+            .env_remove("TEAMCTL_AGENT_NAME")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TEAMCTL_POLL_MS")
+            .stdin(Stdio::null());
+        match &self.socket {
+            Some(s) => c.env("TEAMCTL_TMUX_SOCKET", s),
+            None => c.env_remove("TEAMCTL_TMUX_SOCKET"),
+        };
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run teamctl")
+    }
+
+    /// Run and require exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "teamctl {args:?} failed ({:?})\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Run and require the exit `code`; returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "teamctl {args:?}: expected exit {code}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// Run with `input` on stdin.
+    pub fn ok_stdin(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `status --json` members by name.
+    pub fn status(&self) -> serde_json::Value {
+        let out = self.ok(&["--json", "status"]);
+        serde_json::from_str(&out).unwrap()
+    }
+
+    pub fn member(&self, name: &str) -> serde_json::Value {
+        self.status()["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no member {name}"))
+    }
+
+    pub fn member_status(&self, name: &str) -> String {
+        self.member(name)["status"].as_str().unwrap().to_string()
+    }
+
+    /// The team directory of `team`.
+    pub fn team_dir(&self, team: &str) -> PathBuf {
+        self.home.path().join("teams").join(team)
+    }
+
+    /// Every message line of `member`'s inbox in `team`, parsed.
+    pub fn inbox(&self, team: &str, member: &str) -> Vec<serde_json::Value> {
+        let path = self.team_dir(team).join("inboxes").join(member).join("inbox.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+            .collect()
+    }
+
+    /// A tmux command against the private server.
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        let socket = self.socket.as_ref().expect("this test has no tmux server");
+        Command::new("tmux")
+            .arg("-L")
+            .arg(socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux")
+    }
+
+    pub fn tmux_ok(&self, args: &[&str]) -> String {
+        let out = self.tmux(args);
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Pids of live processes started under this home (workers have it in argv, agents in
+    /// their environment).
+    pub fn processes(&self) -> Vec<u32> {
+        let home = self.home.path().display().to_string();
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid == std::process::id() {
+                continue;
+            }
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')) {
+                continue;
+            }
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let needle = home.as_bytes();
+            let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+            if has(&cmdline) || has(&environ) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        for pid in self.processes() {
+            unsafe_kill(pid);
+        }
+        if self.socket.is_some() {
+            let _ = self.tmux(&["kill-server"]);
+        }
+    }
+}
+
+fn unsafe_kill(pid: u32) {
+    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).output();
+}
+
+fn uuid_like(p: &Path) -> String {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("x").replace(['.', '/'], "")
+}
+
+/// Wait until `cond` holds, checking every 20 ms, or panic after `timeout` saying `what`.
+pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A snapshot of every file under `dir` (path and bytes), to show nothing changed.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    fn walk(d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        let mut entries: Vec<_> = rd.flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                out.push((p.clone(), Vec::new()));
+                walk(&p, out);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    walk(dir, &mut out);
+    out
+}
