@@ -86,6 +86,8 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
     old.terminate(member, live.as_ref(), GRACE)?;
+    // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
+    crate::worktree::restore(member)?;
     let backend: Box<dyn Backend> = match member.backend_type {
         Some(crate::domain::BackendType::Tmux) => backend::select(backend::Choice::Tmux)?,
         _ => backend::select(backend::Choice::Process)?,

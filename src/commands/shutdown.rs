@@ -31,6 +31,9 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             leader::end_member(&store, &member, "killed by shutdown --force")?;
             println!("{name} stopped (forced)");
         }
+        if args.remove_worktree {
+            remove_worktrees(&store, &targets)?;
+        }
         return Ok(());
     }
     let outcome = handoff(
@@ -46,7 +49,27 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     for n in &outcome.requested {
         println!("{n}: shutdown requested; the next teamctl command acts on the answer");
     }
+    if args.remove_worktree {
+        remove_worktrees(&store, &outcome.stopped)?;
+        if !outcome.requested.is_empty() {
+            eprintln!(
+                "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
+            );
+        }
+    }
     outcome.into_result(args.timeout)
+}
+
+/// `--remove-worktree`: remove the worktrees of teammates that stopped.
+fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
+    let config = store.load()?;
+    for name in names {
+        let member = config.require(name.as_str())?;
+        if let Some(path) = crate::worktree::remove_for(member)? {
+            println!("removed {name}'s worktree {}", path.display());
+        }
+    }
+    Ok(())
 }
 
 /// What a handoff came to.
