@@ -200,8 +200,17 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     Ok(Some(Handoff::Stopped(member.name.clone())))
 }
 
-/// Unread messages in `name`'s inbox for `reader`.
+/// Unread messages in `name`'s inbox for `reader`. Control messages the worker already
+/// answered ahead of its cursor (a shutdown request, a plan response) are not unread.
 pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
+    let handled = if reader == crate::worker::READER {
+        store
+            .live(name)
+            .map(|l| l.handled_control)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let mut pos = store.cursor(name, reader);
     let mut n = 0;
     while let Ok(entries) = store.read(name, pos, 1024) {
@@ -209,7 +218,7 @@ pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
         pos = last.end;
         n += entries
             .iter()
-            .filter(|e| matches!(e.item, Item::Message(_)))
+            .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
             .count();
     }
     n

@@ -84,11 +84,18 @@ fn pids() -> impl Iterator<Item = u32> {
         .filter(|&p| p != std::process::id())
 }
 
-pub fn processes() -> Vec<Finding> {
+/// Processes of this home, or of a home that no longer exists; another existing home is
+/// that home's `doctor`'s business.
+fn ours(home: &Home, theirs: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    !theirs.exists() || theirs == home.root() || canon(theirs) == canon(home.root())
+}
+
+pub fn processes(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut workers = 0;
     for pid in pids() {
-        if let Some((home, id)) = worker_of(pid) {
+        if let Some((home, id)) = worker_of(pid).filter(|(h, _)| ours(home, h)) {
             workers += 1;
             if let Some(why) = why_orphaned(&home, &id, true) {
                 out.push(
@@ -105,7 +112,8 @@ pub fn processes() -> Vec<Finding> {
                     }),
                 );
             }
-        } else if let Some((home, id)) = agent_of(pid)
+        } else if worker_of(pid).is_none()
+            && let Some((home, id)) = agent_of(pid).filter(|(h, _)| ours(home, h))
             && let Some(why) = why_orphaned(&home, &id, false)
         {
             out.push(
