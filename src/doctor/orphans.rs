@@ -8,7 +8,7 @@ use std::process::Command;
 
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
-use crate::domain::Name;
+use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Home, Store};
@@ -162,7 +162,7 @@ fn env_server() -> Vec<String> {
 
 /// A recorded server: a path is a `-S` socket, a bare name an `-L` one.
 fn server_args(socket: &str) -> Vec<String> {
-    if socket.starts_with('/') {
+    if socket.contains('/') {
         vec!["-S".into(), socket.into()]
     } else {
         vec!["-L".into(), socket.into()]
@@ -258,7 +258,8 @@ pub fn panes(home: &Home) -> Vec<Finding> {
     out
 }
 
-/// A pane of an existing member that is not the member's pane (left from an earlier run).
+/// A pane of an existing member that is not the member's pane (left from an earlier run), or
+/// the pane of a member that has stopped.
 fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
     let (name, team) = agent_id.split_once('@')?;
     let store = Home::new(home.to_path_buf())
@@ -266,8 +267,15 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
         .ok()?;
     let cfg = store.load().ok()?;
     let member = cfg.member(name)?;
-    let current = member.pane_id.as_deref()?;
-    (current != pane).then(|| format!("{name}'s pane is {current}, not this one"))
+    match member.pane_id.as_deref() {
+        Some(current) if current != pane => {
+            Some(format!("{name}'s pane is {current}, not this one"))
+        }
+        _ => {
+            let status = leader::effective_status(member, store.live(&member.name).as_ref());
+            (status == Status::Stopped).then(|| format!("{name} is stopped"))
+        }
+    }
 }
 
 /// Kill `pane` if it still carries the tag `agent_id`.
