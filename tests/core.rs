@@ -242,7 +242,7 @@ fn one_idle_notification_per_busy_to_idle_edge() {
         .count();
     assert_eq!(replies, 5);
     assert!(
-        idles >= 1 && idles < 5,
+        (1..5).contains(&idles),
         "{idles} idle notifications for 5 queued messages"
     );
 }
