@@ -795,11 +795,7 @@ fn doctor_works_without_tmux() {
     let env = TestEnv::new();
     let empty = env.work.path().join("empty-path");
     std::fs::create_dir(&empty).unwrap();
-    let out = env
-        .cmd(&["doctor"])
-        .env("PATH", &empty)
-        .output()
-        .unwrap();
+    let out = env.cmd(&["doctor"]).env("PATH", &empty).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("tmux not found"), "{stdout}");

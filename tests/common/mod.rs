@@ -113,7 +113,7 @@ impl TestEnv {
     }
 
     /// Run with `input` on stdin.
-    pub fn ok_stdin(&self, args: &[&str], input: &str) -> String {
+    pub fn run_stdin(&self, args: &[&str], input: &str) -> Output {
         use std::io::Write;
         let mut child = self
             .cmd(args)
@@ -122,13 +122,19 @@ impl TestEnv {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_string();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
         let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        out
+    }
+
+    /// Run with `input` on stdin and require exit 0; returns stdout.
+    pub fn ok_stdin(&self, args: &[&str], input: &str) -> String {
+        let out = self.run_stdin(args, input);
         assert!(
             out.status.success(),
             "{}",
