@@ -217,9 +217,10 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             f = if worktree::is_dirty(&path) {
                 f.hint("it has uncommitted changes, so --fix keeps it")
             } else {
-                f.hint(
-                    "`teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
-                )
+                f.hint(format!(
+                    "`teamctl shutdown --team {} {} --remove-worktree` or `teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
+                    cfg.name, m.name
+                ))
                 .fix(Fix::RemoveWorktree { path })
             };
             out.push(f);
