@@ -177,7 +177,10 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
         .extra
         .get(SHUTDOWN_REQUEST_FIELD)
         .and_then(|v| v.as_str());
-    if waiting != Some(request_id.as_str()) {
+    // An approval answers any outstanding request (the leader may have asked twice); a
+    // refusal counts only for the request it answers.
+    let current = waiting == Some(request_id.as_str());
+    if !(current || (approve.0 && waiting.is_some())) {
         return Ok(None);
     }
     if !approve.0 {

@@ -274,6 +274,27 @@ fn shutdown_no_wait_is_completed_by_the_next_leader_command() {
 }
 
 #[test]
+fn asking_twice_then_waiting_still_stops_the_teammate() {
+    let env = TestEnv::new();
+    create(&env, "lc-twice");
+    spawn(&env, "bob", &["--exec", "sleep 1; echo ok"]);
+    env.ok(&["send", "bob", "busy for a second"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    env.ok(&["shutdown", "bob", "--no-wait"]);
+    env.ok(&["shutdown", "bob", "--no-wait"]);
+    env.ok(&["shutdown", "bob", "--timeout", "20"]);
+    assert_eq!(env.member_status("bob"), "stopped");
+    assert_eq!(env.processes(), Vec::<u32>::new());
+    let notices = texts(&leader_mail(&env, "lc-twice", "bob", "message"))
+        .into_iter()
+        .filter(|t| t.contains("bob stopped"))
+        .count();
+    assert_eq!(notices, 1);
+}
+
+#[test]
 fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
     let env = TestEnv::new();
     create(&env, "lc-crash");
@@ -690,6 +711,8 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
     switch_to(&env, "lc-gone");
     spawn(&env, "ghost", &["--exec", "cat"]);
     let ghost = worker_pid(&env, "ghost");
+    // Once it is idle it writes nothing more, so the directory can go.
+    wait_until("ghost idle", LONG, || env.member_status("ghost") == "idle");
     std::fs::remove_dir_all(env.team_dir("lc-gone")).unwrap();
     assert!(alive(ghost));
 

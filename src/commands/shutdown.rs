@@ -123,7 +123,13 @@ pub fn handoff(
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
         match leader::effective_status(&member, store.live(name).as_ref()) {
-            Status::Stopped => out.stopped.push(name.clone()),
+            Status::Stopped => {
+                // Stopped on its own (or its answer was missed): make sure nothing is left.
+                if member.status != Status::Stopped {
+                    leader::end_member(store, &member, "it had stopped")?;
+                }
+                out.stopped.push(name.clone());
+            }
             Status::Dead => {
                 leader::end_member(store, &member, "it had died")?;
                 out.stopped.push(name.clone());
@@ -173,15 +179,19 @@ pub fn handoff(
                 }
             }
         }
-        // A worker that died instead of answering is cleaned up like a dead one.
+        // A worker that died instead of answering is cleaned up like a dead one; one that
+        // stopped without an answer the leader could match is cleaned up as stopped.
         let config = store.load()?;
         for name in waiting.clone() {
             let member = config.require(name.as_str())?;
-            if leader::effective_status(member, store.live(&name).as_ref()) == Status::Dead {
-                leader::end_member(store, member, "it died before answering")?;
-                out.stopped.push(name.clone());
-                waiting.retain(|w| *w != name);
-            }
+            let why = match leader::effective_status(member, store.live(&name).as_ref()) {
+                Status::Dead => "it died before answering",
+                Status::Stopped => "it stopped",
+                _ => continue,
+            };
+            leader::end_member(store, member, why)?;
+            out.stopped.push(name.clone());
+            waiting.retain(|w| *w != name);
         }
         if waiting.is_empty() || Instant::now() >= deadline {
             break;
