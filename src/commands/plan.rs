@@ -141,7 +141,8 @@ pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
     Ok(latest)
 }
 
-/// Is a response to `request_id` already in `name`'s inbox, at or after its worker's cursor?
+/// Is team-lead's response to `request_id` already in `name`'s inbox, at or after its
+/// worker's cursor?
 fn answered(store: &FsStore, name: &Name, request_id: &str) -> bool {
     let mut pos = store.cursor(name, crate::worker::READER);
     while let Ok(entries) = store.read(name, pos, 1024) {
@@ -149,7 +150,8 @@ fn answered(store: &FsStore, name: &Name, request_id: &str) -> bool {
         pos = last.end;
         if entries.iter().any(|e| {
             matches!(&e.item, Item::Message(env)
-                if matches!(&env.body, Body::PlanApprovalResponse { request_id: r, .. } if r == request_id))
+                if env.from == LEADER
+                    && matches!(&env.body, Body::PlanApprovalResponse { request_id: r, .. } if r == request_id))
         }) {
             return true;
         }
