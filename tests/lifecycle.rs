@@ -770,6 +770,21 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
         ],
     );
 
+    // A team directory without a team file (a crash mid-delete), and a foreign directory
+    // that is not named like a team (left alone).
+    let half = env.team_dir("lc-half");
+    std::fs::create_dir_all(half.join("inboxes/bob")).unwrap();
+    let foreign = env.home_path().join("teams/.not-a-team");
+    std::fs::create_dir_all(&foreign).unwrap();
+    for d in [&half, &foreign] {
+        let ok = Command::new("touch")
+            .args(["-d", "2 hours ago"])
+            .arg(d)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
     // An orphaned pane on the private tmux server.
     env.tmux_ok(&["new-session", "-d", "-s", "planted", "sleep 600"]);
     let pane = env.tmux_ok(&["display-message", "-p", "-t", "planted", "#{pane_id}"]);
@@ -799,7 +814,11 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
         found.contains("worktrees/nobody belongs to no member"),
         "{found}"
     );
-    assert_eq!(problems(&report).len(), 4, "{found}");
+    assert!(
+        found.contains("lc-half is a team directory without a team file"),
+        "{found}"
+    );
+    assert_eq!(problems(&report).len(), 5, "{found}");
     // The kept worktree of a stopped teammate is listed, as a warning.
     let warned = report["findings"].as_array().unwrap().iter().any(|f| {
         f["level"] == "warn"
@@ -819,6 +838,8 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
     assert!(fixed >= 5, "{report:#}");
     assert!(!alive(ghost));
     assert!(!env.team_dir("lc-stale").exists());
+    assert!(!half.exists());
+    assert!(foreign.is_dir());
     assert!(!stray.exists());
     assert!(!git(&repo, &["worktree", "list"]).contains("nobody"));
     assert_eq!(tagged_panes(&env), 0);

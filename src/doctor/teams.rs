@@ -87,7 +87,11 @@ pub fn stale_teams(home: &Home) -> Vec<Finding> {
             home: home.root().to_path_buf(),
             dir: dir.clone(),
         };
-        let Some(team) = Name::parse(&label).ok().filter(|t| home.exists(t)) else {
+        // Only directories named like a team are teamctl's; anything else is left alone.
+        let Ok(team) = Name::parse(&label) else {
+            continue;
+        };
+        if !home.exists(&team) {
             let old = mtime(&dir)
                 .and_then(|t| SystemTime::now().duration_since(t).ok())
                 .is_some_and(|a| a > HALF_MADE_GRACE);
@@ -103,7 +107,7 @@ pub fn stale_teams(home: &Home) -> Vec<Finding> {
                 );
             }
             continue;
-        };
+        }
         let store = FsStore::new(team.clone(), dir.clone());
         let cfg = match store.load() {
             Ok(c) => c,
