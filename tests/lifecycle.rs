@@ -319,6 +319,15 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
             .success()
     );
     wait_until("bob dead", LONG, || env.member_status("bob") == "dead");
+    // The turn's own child outlived the worker: doctor sees it as an orphaned agent process.
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        problems(&report)
+            .iter()
+            .any(|p| p.contains("orphaned agent process of bob@lc-crash") && p.contains("dead")),
+        "{report:#}"
+    );
     env.ok(&["resume", "bob"]);
     let sent = message_ids(&env, "lc-crash", "bob");
     assert_eq!(sent.len(), 3);

@@ -72,6 +72,19 @@ fn ago(t: SystemTime) -> String {
 }
 
 pub fn stale_teams(home: &Home) -> Vec<Finding> {
+    let mut out = stale_team_findings(home);
+    if out.is_empty() {
+        let n = home.teams().len();
+        out.push(Finding::new(
+            "teams",
+            Level::Ok,
+            format!("{n} team{}, none stale", if n == 1 { "" } else { "s" }),
+        ));
+    }
+    out
+}
+
+fn stale_team_findings(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(home.teams_dir())
         .into_iter()
