@@ -901,3 +901,38 @@ fn interrupt_while_awaiting_approval_cancels_only_that_turn() {
     assert_eq!(p["plan"], "plan for next job round 1 feedback []");
     env.ok(&["shutdown", "bob"]);
 }
+
+#[test]
+#[ignore = "needs the tmux backend"]
+fn doctor_kills_the_pane_of_a_member_that_is_gone() {
+    let env = TestEnv::with_tmux();
+    create(&env, "lc-doc-tmux");
+    env.ok(&["spawn", "keep", "--backend", "tmux", "--exec", "cat"]);
+    env.ok(&["spawn", "lost", "--backend", "tmux", "--exec", "cat"]);
+    assert_eq!(tagged_panes(&env), 2);
+    wait_until("lost idle", LONG, || env.member_status("lost") == "idle");
+    // The member disappears from the team file behind teamctl's back.
+    let path = env.team_dir("lc-doc-tmux").join("config.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["members"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|m| m["name"] != "lost");
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = problems(&report).join("\n");
+    assert!(
+        found.contains("orphaned tmux pane") && found.contains("lost@lc-doc-tmux"),
+        "{found}"
+    );
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(tagged_panes(&env), 1);
+    assert_eq!(env.member_status("keep"), "idle");
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    env.ok(&["delete"]);
+    assert_eq!(tagged_panes(&env), 0);
+}
