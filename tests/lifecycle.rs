@@ -610,6 +610,19 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     ]);
     let tree = env.team_dir("lc-tree").join("worktrees/bob");
     assert!(tree.join("README").is_file());
+    let err = env.fails(
+        &[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--cwd",
+            &r,
+            "--worktree",
+        ],
+        2,
+    );
+    assert!(err.contains("already a member"), "{err}");
     env.ok(&["send", "bob", "where are you?"]);
     wait_until("bob's reply", LONG, || {
         !leader_mail(&env, "lc-tree", "bob", "message").is_empty()

@@ -23,9 +23,12 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--turn-timeout and --max-turns must be at least 1",
         ));
     }
+    // (An existing member is refused below, with the way out, before any worktree check.)
     let tree = match &args.worktree {
-        Some(branch) => Some(worktree::plan(&cwd, store.dir(), &name, branch)?),
-        None => None,
+        Some(branch) if store.load()?.member(name.as_str()).is_none() => {
+            Some(worktree::plan(&cwd, store.dir(), &name, branch)?)
+        }
+        _ => None,
     };
     let backend = backend::select(args.backend)?;
     ctx.reconcile(&store)?;
