@@ -486,6 +486,12 @@ fn an_approved_plan_runs_with_teamctl_plan() {
     // Approving with nothing pending is bad input.
     env.fails(&["plan", "approve", "bob"], 2);
     env.fails(&["plan", "approve", "nobody"], 2);
+    // --plan alone would never run: bad input.
+    let err = env.fails(
+        &["spawn", "amy", "--backend", "process", "--plan", "echo x"],
+        2,
+    );
+    assert!(err.contains("--plan-mode-required"), "{err}");
     // Each message ran exactly once.
     assert_eq!(leader_mail(&env, "lc-plan", "bob", "message").len(), 2);
     env.ok(&["shutdown", "bob"]);

@@ -23,6 +23,11 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--turn-timeout and --max-turns must be at least 1",
         ));
     }
+    if args.plan.is_some() && !args.plan_mode_required {
+        return Err(Error::bad(
+            "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
+        ));
+    }
     // (An existing member is refused below, with the way out, before any worktree check.)
     let tree = match &args.worktree {
         Some(branch) if store.load()?.member(name.as_str()).is_none() => {
