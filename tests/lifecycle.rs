@@ -955,3 +955,43 @@ fn doctor_kills_the_pane_of_a_member_that_is_gone() {
     env.ok(&["delete"]);
     assert_eq!(tagged_panes(&env), 0);
 }
+
+#[test]
+fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
+    let env = TestEnv::new();
+    create(&env, "lc-badplan");
+    spawn(
+        &env,
+        "quiet",
+        &["--plan-mode-required", "--plan", "true", "--exec", DO],
+    );
+    spawn(
+        &env,
+        "broken",
+        &[
+            "--plan-mode-required",
+            "--plan",
+            "echo oops >&2; exit 3",
+            "--exec",
+            DO,
+        ],
+    );
+    env.ok(&["send", "quiet", "job"]);
+    env.ok(&["send", "broken", "job"]);
+    wait_until("both notices", LONG, || {
+        let q = texts(&leader_mail(&env, "lc-badplan", "quiet", "message"));
+        let b = texts(&leader_mail(&env, "lc-badplan", "broken", "message"));
+        q.iter().any(|t| t.contains("printed no plan"))
+            && b.iter()
+                .any(|t| t.contains("plan command failed") && t.contains("oops"))
+    });
+    assert!(
+        env.inbox("lc-badplan", "team-lead")
+            .iter()
+            .all(|m| m["type"] != "plan_approval_request")
+    );
+    for n in ["quiet", "broken"] {
+        wait_until("idle", LONG, || env.member_status(n) == "idle");
+    }
+    env.ok(&["shutdown", "--all"]);
+}

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use super::turn::{Stoppers, TurnEnd, TurnSpec, env_value};
 use super::{Next, Worker};
+use crate::bus;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Status};
 use crate::error::Result;
+use crate::store::Store;
 
 /// Rounds of plan, request, rejection before the turn fails.
 pub const MAX_ROUNDS: u32 = 3;
@@ -100,14 +102,34 @@ impl Worker {
                 }
             }
             let plan = result.stdout.trim_end().to_string();
+            if plan.trim().is_empty() {
+                return self.end_turn(
+                    env,
+                    IdleReason::Failed,
+                    format!(
+                        "teamctl: {}'s plan command printed no plan (its stdout is the plan)",
+                        self.name
+                    ),
+                );
+            }
             let request_id = new_id();
-            self.send(
+            let request = Envelope::new(
+                self.name.as_str(),
                 LEADER,
                 Body::PlanApprovalRequest {
                     request_id: request_id.clone(),
                     plan: plan.clone(),
                 },
-            )?;
+            );
+            // Waiting for an answer to a request that was never delivered would never end.
+            let config = self.store.load()?;
+            if let Err(e) = bus::deliver(&self.store, &config, &request) {
+                return self.end_turn(
+                    env,
+                    IdleReason::Failed,
+                    format!("teamctl: {}'s plan could not be sent ({e})", self.name),
+                );
+            }
             self.sink.note(&format!(
                 "plan sent to {LEADER} for approval ({request_id})"
             ));
