@@ -16,8 +16,12 @@ pub const COLOR_OPTION: &str = "@teamctl-color";
 
 /// What `-P -F` prints for a new pane.
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id}";
-/// What a liveness probe prints: dead flag, pid, then the tag (possibly empty).
-pub const STATE_FORMAT: &str = "#{pane_dead} #{pane_pid} #{@teamctl-agent}";
+/// What a liveness probe prints: pane id, dead flag, pid, then the tag (possibly empty).
+/// `display-message -t` does not fail on a missing pane (it prints the format without one),
+/// so the pane id is printed back and checked.
+pub const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";
+/// Where a pane is: pane id (checked, as above), session id, window id.
+pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 /// The border label on windows teamctl created: the name in the member's colour.
 pub const BORDER_FORMAT: &str =
     " #[fg=#{@teamctl-color},bold]#{pane_title}#[default]#{?pane_dead, (exited),} ";
@@ -168,8 +172,14 @@ fn words(ws: &[&str]) -> Cmd {
     ws.iter().map(|w| w.to_string()).collect()
 }
 
-/// The first pane of a new detached team session, large enough for a full window.
-pub fn new_session(session: &str, window_name: &str, start: &Start) -> Cmd {
+/// What a new session or window first runs, until `respawn` puts the worker in its place.
+/// The tmux server keeps the argv of the client that started it, so a worker's argv there
+/// would make the server look like that worker to the process tag check.
+pub const PLACEHOLDER: &str = "cat";
+
+/// A new detached team session, large enough for a full window, its first pane holding
+/// `PLACEHOLDER`.
+pub fn new_session(session: &str, window_name: &str) -> Cmd {
     let (x, y) = SESSION_SIZE;
     let mut c = words(&[
         "new-session",
@@ -182,8 +192,18 @@ pub fn new_session(session: &str, window_name: &str, start: &Start) -> Cmd {
     ]);
     c.extend(["-n".into(), window_name.into()]);
     c.extend(["-x".into(), x.to_string(), "-y".into(), y.to_string()]);
-    c.extend(start.words());
+    c.extend(["--".into(), PLACEHOLDER.into()]);
     c
+}
+
+/// Replace a placeholder pane's program with the worker, then print the pane again.
+pub fn respawn(pane: &str, start: &Start) -> Vec<Cmd> {
+    let mut c = words(&["respawn-pane", "-k", "-t", pane]);
+    c.extend(start.words());
+    vec![
+        c,
+        words(&["display-message", "-p", "-t", pane, NEW_PANE_FORMAT]),
+    ]
 }
 
 /// A new pane split off `target` without changing focus: side by side when `beside`.
@@ -203,8 +223,8 @@ pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
     c
 }
 
-/// A new sibling window (not selected) in a session.
-pub fn new_window(session_target: &str, window_name: &str, start: &Start) -> Cmd {
+/// A new sibling window (not selected) in a session, holding `PLACEHOLDER`.
+pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
     let mut c = words(&[
         "new-window",
         "-d",
@@ -215,7 +235,7 @@ pub fn new_window(session_target: &str, window_name: &str, start: &Start) -> Cmd
         window_name,
     ]);
     c.extend(["-t".into(), in_session(session_target)]);
-    c.extend(start.words());
+    c.extend(["--".into(), PLACEHOLDER.into()]);
     c
 }
 
@@ -283,15 +303,9 @@ pub fn pane_state(pane: &str) -> Cmd {
     words(&["display-message", "-p", "-t", pane, STATE_FORMAT])
 }
 
-/// Where a pane is: its session id and window id.
+/// Where a pane is (`HOME_FORMAT`).
 pub fn pane_home(pane: &str) -> Cmd {
-    words(&[
-        "display-message",
-        "-p",
-        "-t",
-        pane,
-        "#{session_id} #{window_id}",
-    ])
+    words(&["display-message", "-p", "-t", pane, HOME_FORMAT])
 }
 
 /// The panes of the window holding `target`, with their team tag.
@@ -365,9 +379,13 @@ pub struct PaneState {
     pub tag: String,
 }
 
-pub fn parse_state(out: &str) -> Option<PaneState> {
+/// `None` unless the output is about `pane` (it does not exist otherwise).
+pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
     let line = out.lines().next()?;
-    let mut it = line.splitn(3, ' ');
+    let mut it = line.splitn(4, ' ');
+    if it.next()? != pane {
+        return None;
+    }
     let dead = match it.next()? {
         "1" => true,
         "0" => false,
@@ -376,6 +394,17 @@ pub fn parse_state(out: &str) -> Option<PaneState> {
     let pid = it.next()?.parse().ok();
     let tag = it.next().unwrap_or("").trim().to_string();
     Some(PaneState { dead, pid, tag })
+}
+
+/// (session id, window id) of `pane`, `None` when the output is not about it.
+pub fn parse_home(out: &str, pane: &str) -> Option<(String, String)> {
+    let mut it = out.trim().split(' ');
+    if it.next()? != pane {
+        return None;
+    }
+    let session = it.next().filter(|s| s.starts_with('$'))?;
+    let window = it.next().filter(|w| w.starts_with('@'))?;
+    Some((session.to_string(), window.to_string()))
 }
 
 /// Lines of `ID REST...` split at the first space.
@@ -531,14 +560,14 @@ mod tests {
     }
 
     #[test]
-    fn new_session_and_window_are_detached_and_sized() {
+    fn new_sessions_and_windows_start_a_placeholder_then_respawn_the_worker() {
         let (argv, cwd, env) = start_fixture();
         let st = Start {
             argv: &argv,
             cwd: &cwd,
             env: &env,
         };
-        let c = new_session("teamctl-t", "t", &st);
+        let c = new_session("teamctl-t", "t");
         assert_eq!(
             &c[..7],
             &s(&[
@@ -553,12 +582,23 @@ mod tests {
         );
         let pos = c.iter().position(|w| w == "-x").unwrap();
         assert_eq!(&c[pos..pos + 4], &s(&["-x", "250", "-y", "80"]));
-        assert_eq!(c[c.len() - 6..], argv[..]);
-        let w = new_window("=teamctl-t", "t", &st);
+        assert_eq!(&c[c.len() - 2..], &s(&["--", PLACEHOLDER]));
+        assert!(
+            !c.iter().any(|w| w == "worker"),
+            "the server must not carry a worker argv"
+        );
+        let w = new_window("=teamctl-t", "t");
         assert_eq!(&w[..2], &s(&["new-window", "-d"]));
         let pos = w.iter().position(|x| x == "-t").unwrap();
         assert_eq!(w[pos + 1], "=teamctl-t:");
-        assert_eq!(w[w.len() - 7], "--");
+        assert_eq!(&w[w.len() - 2..], &s(&["--", PLACEHOLDER]));
+        let r = respawn("%4", &st);
+        assert_eq!(&r[0][..4], &s(&["respawn-pane", "-k", "-t", "%4"]));
+        assert_eq!(r[0][r[0].len() - 6..], argv[..]);
+        assert_eq!(
+            r[1],
+            s(&["display-message", "-p", "-t", "%4", NEW_PANE_FORMAT])
+        );
     }
 
     #[test]
@@ -642,7 +682,7 @@ mod tests {
         );
         assert_eq!(parse_new_pane("garbage"), None);
         assert_eq!(
-            parse_state("0 42 bob@t\n"),
+            parse_state("%3 0 42 bob@t\n", "%3"),
             Some(PaneState {
                 dead: false,
                 pid: Some(42),
@@ -650,14 +690,22 @@ mod tests {
             })
         );
         assert_eq!(
-            parse_state("1 42 \n"),
+            parse_state("%3 1 42 \n", "%3"),
             Some(PaneState {
                 dead: true,
                 pid: Some(42),
                 tag: String::new()
             })
         );
-        assert_eq!(parse_state(""), None);
+        // A missing pane: tmux prints the format with empty fields and succeeds.
+        assert_eq!(parse_state("   \n", "%3"), None);
+        assert_eq!(parse_state("%4 0 42 bob@t", "%3"), None);
+        assert_eq!(parse_state("", "%3"), None);
+        assert_eq!(
+            parse_home("%1 $2 @3\n", "%1"),
+            Some(("$2".into(), "@3".into()))
+        );
+        assert_eq!(parse_home("  \n", "%1"), None);
         let rows = parse_rows("@1 3 t\n@2 8 \n");
         assert_eq!(parse_window(&rows[0]), Some(("@1".into(), 3, "t".into())));
         assert_eq!(

@@ -94,7 +94,7 @@ impl TmuxBackend {
         self.tmux
             .run(&[argv::pane_state(pane)])
             .ok()
-            .and_then(|out| argv::parse_state(&out))
+            .and_then(|out| argv::parse_state(&out, pane))
     }
 
     /// Does `pane` exist and carry `agent_id`'s tag?

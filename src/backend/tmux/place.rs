@@ -28,7 +28,7 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
         Err(Fail::Gone(_)) => return Ok(None),
         Err(e) => return Err(e.into_error("find the leader's pane")),
     };
-    let Some((session, _window)) = home.trim().split_once(' ') else {
+    let Some((session, _window)) = argv::parse_home(&home, leader) else {
         return Ok(None);
     };
     let panes = t
@@ -61,7 +61,7 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
             Err(e) => return Err(e.into_error("split the leader's window")),
         }
     }
-    fill(t, session, team, start).map(|pane| {
+    fill(t, &session, team, start).map(|pane| {
         Some(Placed {
             pane,
             session: None,
@@ -94,13 +94,12 @@ pub fn detached(t: &Tmux, team: &str, start: &Start) -> Result<Placed> {
         }
         // Created and tagged in one tmux invocation, so no one sees it untagged.
         let cmds = [
-            argv::new_session(&name, team, start),
+            argv::new_session(&name, team),
             argv::tag_session(&target, team),
         ];
         match t.run(&cmds) {
             Ok(out) => {
-                let pane = new_pane(&out)?;
-                own_window(t, &pane.window, team);
+                let pane = start_in(t, &new_pane(&out)?, team, start)?;
                 return Ok(Placed {
                     pane,
                     session: Some(name),
@@ -150,15 +149,18 @@ fn fill(t: &Tmux, session: &str, team: &str, start: &Start) -> Result<NewPane> {
         }
     }
     let out = t
-        .run(&[argv::new_window(session, team, start)])
+        .run(&[argv::new_window(session, team)])
         .map_err(|e| e.into_error("open a new team window"))?;
-    let pane = new_pane(&out)?;
-    own_window(t, &pane.window, team);
-    Ok(pane)
+    start_in(t, &new_pane(&out)?, team, start)
 }
 
-/// Options on a window teamctl just created. Best effort: a window that already closed (its
-/// worker failed at once) needs none.
-fn own_window(t: &Tmux, window: &str, team: &str) {
-    let _ = t.run(&argv::own_window(window, team));
+/// Set up a window teamctl just created (its options) and put the worker in its placeholder
+/// pane, in one invocation: the window keeps dead panes from the worker's first moment.
+fn start_in(t: &Tmux, placeholder: &NewPane, team: &str, start: &Start) -> Result<NewPane> {
+    let mut cmds = argv::own_window(&placeholder.window, team);
+    cmds.extend(argv::respawn(&placeholder.pane, start));
+    let out = t
+        .run(&cmds)
+        .map_err(|e| e.into_error("start the worker in its pane"))?;
+    new_pane(&out)
 }

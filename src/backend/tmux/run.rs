@@ -8,6 +8,18 @@ use std::process::{Command, Stdio};
 use super::argv::{self, Cmd, Server};
 use crate::error::Error;
 
+/// Variables naming an agent, never passed to tmux (the server would hand them to panes).
+const IDENTITY_VARS: &[&str] = &[
+    "TEAMCTL_AGENT_ID",
+    "TEAMCTL_AGENT_NAME",
+    "TEAMCTL_TEAM",
+    "TEAMCTL_FROM",
+    "TEAMCTL_MESSAGE",
+    "TEAMCTL_MESSAGE_ID",
+    "TEAMCTL_SUMMARY",
+    "TEAMCTL_PROMPT",
+];
+
 /// A tmux program and the server it talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tmux {
@@ -71,6 +83,11 @@ impl Tmux {
     fn command(&self, cmds: &[Cmd]) -> Command {
         let mut c = Command::new(&self.program);
         c.args(argv::line(&self.server, cmds)).env_remove("TMUX");
+        // A server started here inherits this environment and passes it to every pane: it
+        // must not carry an agent's identity (the process tag) or its team.
+        for var in IDENTITY_VARS {
+            c.env_remove(var);
+        }
         c
     }
 
