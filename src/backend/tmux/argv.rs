@@ -26,8 +26,12 @@ pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 pub const BORDER_FORMAT: &str =
     " #[fg=#{@teamctl-color},bold]#{pane_title}#[default]#{?pane_dead, (exited),} ";
 
-/// A window holds at most this many teammates before a sibling window is opened.
+/// A window holds at most this many panes before a sibling window is opened.
 pub const MAX_PANES: usize = 8;
+/// The smallest pane worth splitting off in the user's window: columns beside the leader,
+/// rows in the teammates' column.
+pub const MIN_COLS: u32 = 20;
+pub const MIN_ROWS: u32 = 5;
 /// The size of a detached team session: room for a full window of panes.
 pub const SESSION_SIZE: (u16, u16) = (250, 80);
 
@@ -308,14 +312,14 @@ pub fn pane_home(pane: &str) -> Cmd {
     words(&["display-message", "-p", "-t", pane, HOME_FORMAT])
 }
 
-/// The panes of the window holding `target`, with their team tag.
+/// The panes of the window holding `target`: id, size and team tag (`parse_pane_rows`).
 pub fn list_panes(target: &str) -> Cmd {
     words(&[
         "list-panes",
         "-t",
         target,
         "-F",
-        "#{pane_id} #{@teamctl-team}",
+        "#{pane_id} #{pane_width} #{pane_height} #{@teamctl-team}",
     ])
 }
 
@@ -405,6 +409,56 @@ pub fn parse_home(out: &str, pane: &str) -> Option<(String, String)> {
     let session = it.next().filter(|s| s.starts_with('$'))?;
     let window = it.next().filter(|w| w.starts_with('@'))?;
     Some((session.to_string(), window.to_string()))
+}
+
+/// A pane row of `list_panes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneRow {
+    pub id: String,
+    pub width: u32,
+    pub height: u32,
+    pub tag: String,
+}
+
+pub fn parse_pane_rows(out: &str) -> Vec<PaneRow> {
+    out.lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(4, ' ');
+            let id = it.next().filter(|p| p.starts_with('%'))?.to_string();
+            let width = it.next()?.parse().ok()?;
+            let height = it.next()?.parse().ok()?;
+            let tag = it.next().unwrap_or("").trim().to_string();
+            Some(PaneRow {
+                id,
+                width,
+                height,
+                tag,
+            })
+        })
+        .collect()
+}
+
+/// Where the next teammate goes in the leader's window: the pane to split and whether side by
+/// side (`-h`), or `None` when the window has no room left (then a sibling window). The first
+/// teammate goes beside the leader; later ones stack in the teammates' column, each keeping
+/// at least `MIN_ROWS` rows.
+pub fn next_split(panes: &[PaneRow], leader: &str, team: &str) -> Option<(String, bool)> {
+    if panes.len() >= MAX_PANES {
+        return None;
+    }
+    let mates: Vec<&PaneRow> = panes.iter().filter(|p| p.tag == team).collect();
+    match mates.last() {
+        None => {
+            let lead = panes.iter().find(|p| p.id == leader)?;
+            (lead.width > 2 * MIN_COLS).then(|| (lead.id.clone(), true))
+        }
+        Some(last) => {
+            let n = mates.len() as u32;
+            let column: u32 = mates.iter().map(|p| p.height).sum::<u32>() + (n - 1);
+            let each = column.saturating_sub(n) / (n + 1);
+            (each >= MIN_ROWS).then(|| (last.id.clone(), false))
+        }
+    }
 }
 
 /// Lines of `ID REST...` split at the first space.
@@ -668,6 +722,44 @@ mod tests {
             select_layout("@2", "tiled"),
             s(&["select-layout", "-t", "@2", "tiled"])
         );
+    }
+
+    fn row(id: &str, w: u32, h: u32, tag: &str) -> PaneRow {
+        PaneRow {
+            id: id.into(),
+            width: w,
+            height: h,
+            tag: tag.into(),
+        }
+    }
+
+    #[test]
+    fn the_leaders_window_takes_teammates_while_they_fit() {
+        let rows = parse_pane_rows("%0 80 24 \n%9 40 24 other\n");
+        assert_eq!(
+            rows,
+            vec![row("%0", 80, 24, ""), row("%9", 40, 24, "other")]
+        );
+        // First teammate: beside the leader (never beside another pane).
+        assert_eq!(next_split(&rows, "%0", "t"), Some(("%0".into(), true)));
+        assert_eq!(next_split(&[row("%0", 30, 24, "")], "%0", "t"), None);
+        // Later ones: under the last teammate, while each keeps MIN_ROWS.
+        let mut panes = vec![row("%0", 40, 24, ""), row("%1", 39, 24, "t")];
+        assert_eq!(next_split(&panes, "%0", "t"), Some(("%1".into(), false)));
+        panes = vec![
+            row("%0", 40, 24, ""),
+            row("%1", 39, 5, "t"),
+            row("%2", 39, 5, "t"),
+            row("%3", 39, 5, "t"),
+            row("%4", 39, 6, "t"),
+        ];
+        assert_eq!(next_split(&panes, "%0", "t"), None);
+        let full: Vec<PaneRow> = (0..MAX_PANES)
+            .map(|i| row(&format!("%{i}"), 250, 80, if i == 0 { "" } else { "t" }))
+            .collect();
+        assert_eq!(next_split(&full, "%0", "t"), None);
+        // A leader pane that is not in the list: no split.
+        assert_eq!(next_split(&[], "%0", "t"), None);
     }
 
     #[test]

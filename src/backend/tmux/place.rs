@@ -34,24 +34,17 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
     let panes = t
         .run(&[argv::list_panes(leader)])
         .map_err(|e| e.into_error("list the leader's window"))?;
-    let rows = argv::parse_rows(&panes);
-    let mates: Vec<&str> = rows
-        .iter()
-        .filter(|(_, tag)| tag == team)
-        .map(|(id, _)| id.as_str())
-        .collect();
-    if rows.len() < MAX_PANES {
-        let (target, beside) = match mates.last() {
-            None => (leader, true),
-            Some(last) => (*last, false),
-        };
-        match t.run(&[argv::split_window(target, beside, start)]) {
+    let rows = argv::parse_pane_rows(&panes);
+    if let Some((target, beside)) = argv::next_split(&rows, leader, team) {
+        let mut cmds = vec![argv::split_window(&target, beside, start)];
+        if !beside {
+            // Even out the teammates' column (tmux spreads the innermost uneven cell, here
+            // the column holding `target` and the new pane).
+            cmds.push(argv::spread(&target));
+        }
+        match t.run(&cmds) {
             Ok(out) => {
                 let pane = new_pane(&out)?;
-                if !beside {
-                    // Even out the teammates' column only; the user's panes keep their sizes.
-                    let _ = t.run(&[argv::spread(&pane.pane)]);
-                }
                 return Ok(Some(Placed {
                     pane,
                     session: None,
@@ -138,12 +131,12 @@ fn fill(t: &Tmux, session: &str, team: &str, start: &Start) -> Result<NewPane> {
         .map(|(id, _, _)| id)
         .collect();
     for window in ours.iter().rev() {
-        match t.run(&[argv::split_window(window, false, start)]) {
-            Ok(out) => {
-                let pane = new_pane(&out)?;
-                let _ = t.run(&[argv::select_layout(window, "tiled")]);
-                return Ok(pane);
-            }
+        let cmds = [
+            argv::split_window(window, false, start),
+            argv::select_layout(window, "tiled"),
+        ];
+        match t.run(&cmds) {
+            Ok(out) => return new_pane(&out),
             Err(Fail::NoSpace(_) | Fail::Gone(_)) => continue,
             Err(e) => return Err(e.into_error("split a team window")),
         }
