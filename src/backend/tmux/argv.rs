@@ -13,6 +13,9 @@ pub const AGENT_OPTION: &str = "@teamctl-agent";
 pub const TEAM_OPTION: &str = "@teamctl-team";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
+/// The pane user option holding the member's name (the border label: an agent may change
+/// the pane title with an escape sequence, not this).
+pub const NAME_OPTION: &str = "@teamctl-name";
 
 /// What `-P -F` prints for a new pane.
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id}";
@@ -24,7 +27,7 @@ pub const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-a
 pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 /// The border label on windows teamctl created: the name in the member's colour.
 pub const BORDER_FORMAT: &str =
-    " #[fg=#{@teamctl-color},bold]#{pane_title}#[default]#{?pane_dead, (exited),} ";
+    " #[fg=#{@teamctl-color},bold]#{@teamctl-name}#[default]#{?pane_dead, (exited),} ";
 
 /// A window holds at most this many panes before a sibling window is opened.
 pub const MAX_PANES: usize = 8;
@@ -287,6 +290,7 @@ pub fn tag_pane(pane: &str, agent_id: &str, team: &str, color: &str, title: &str
         set(AGENT_OPTION, agent_id),
         set(TEAM_OPTION, team),
         set(COLOR_OPTION, color),
+        set(NAME_OPTION, title),
         set("remain-on-exit", "on"),
         words(&["select-pane", "-t", pane, "-T", &literal(title)]),
     ]
