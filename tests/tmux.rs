@@ -485,3 +485,71 @@ fn without_tmux_the_tmux_backend_is_a_clear_error_and_auto_uses_processes() {
     let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(m["backendType"], "process");
 }
+
+/// A tmux client attached to `session` on the private server, in a pseudo-terminal made by
+/// `script`; it lives until the returned child is killed.
+fn attached_client(env: &TestEnv, session: &str) -> std::process::Child {
+    let socket = env.socket.as_ref().unwrap();
+    let child = std::process::Command::new("script")
+        .args([
+            "-qfc",
+            &format!("tmux -L {socket} attach -t {session}"),
+            "/dev/null",
+        ])
+        .env_remove("TMUX")
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("`script` (util-linux) is needed to give tmux a client terminal");
+    wait_until("a client attached", WAIT, || {
+        !env.tmux_ok(&["list-clients", "-F", "#{client_name}"])
+            .trim()
+            .is_empty()
+    });
+    child
+}
+
+#[test]
+fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let t = team(&env, "tm-switch");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let b = pane_of(&env, &t, "b");
+    let mut client = attached_client(&env, "user");
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let sid = env.tmux_ok(&["display-message", "-p", "-t", "=user:", "#{session_id}"]);
+    let out = env
+        .cmd(&["attach", "b"])
+        .env(
+            "TMUX",
+            format!("{},1,{}", socket.trim(), sid.trim().trim_start_matches('$')),
+        )
+        .env("TMUX_PANE", &leader)
+        .output()
+        .unwrap();
+    let clients = env.tmux_ok(&["list-clients", "-F", "#{session_name}"]);
+    let _ = client.kill();
+    let _ = client.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        clients.trim(),
+        format!("teamctl-{t}"),
+        "the client did not switch"
+    );
+    let now = env.tmux_ok(&[
+        "display-message",
+        "-p",
+        "-t",
+        &b,
+        "#{session_name} #{pane_active} #{window_active}",
+    ]);
+    assert_eq!(now.trim(), format!("teamctl-{t} 1 1"));
+}

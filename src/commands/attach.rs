@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, args: AttachArgs) -> Result<()> {
         cmds.extend(argv::focus(&target));
     }
     cmds.push(argv::show(&target, inside));
-    backend.runner().run_in_terminal(&cmds)
+    backend.runner().run_in_terminal(&cmds, inside)
 }
 
 fn pane_of(member: &Member) -> Option<(TmuxBackend, String)> {

@@ -105,10 +105,14 @@ impl Tmux {
         }
     }
 
-    /// Run commands with the caller's terminal (for `attach`).
-    pub fn run_in_terminal(&self, cmds: &[Cmd]) -> Result<(), Error> {
-        let status = self
-            .command(cmds)
+    /// Run commands with the caller's terminal (for `attach`). `as_client`: the caller is a
+    /// client of this server (inside tmux), so `$TMUX` stays and names the client to switch.
+    pub fn run_in_terminal(&self, cmds: &[Cmd], as_client: bool) -> Result<(), Error> {
+        let mut c = self.command(cmds);
+        if as_client && let Some(tmux) = std::env::var_os("TMUX") {
+            c.env("TMUX", tmux);
+        }
+        let status = c
             .status()
             .map_err(|e| Error::failed(format!("cannot run {}: {e}", self.program.display())))?;
         if status.success() {
