@@ -152,8 +152,12 @@ fn fill(t: &Tmux, session: &str, team: &str, start: &Start) -> Result<NewPane> {
 fn start_in(t: &Tmux, placeholder: &NewPane, team: &str, start: &Start) -> Result<NewPane> {
     let mut cmds = argv::own_window(&placeholder.window, team);
     cmds.extend(argv::respawn(&placeholder.pane, start));
-    let out = t
-        .run(&cmds)
-        .map_err(|e| e.into_error("start the worker in its pane"))?;
-    new_pane(&out)
+    match t.run(&cmds) {
+        Ok(out) => new_pane(&out),
+        Err(e) => {
+            // Leave no placeholder behind.
+            let _ = t.run(&[argv::kill_pane(&placeholder.pane)]);
+            Err(e.into_error("start the worker in its pane"))
+        }
+    }
 }
