@@ -248,7 +248,7 @@ fn a_killed_teammates_task_goes_back_and_another_completes_it() {
     wait_until("status to show the current task", LONG, || {
         env.member("slow")["currentTask"] == 1
     });
-    assert!(env.ok(&["status"]).contains("[task #1]"));
+    assert!(env.ok(&["status"]).contains("task #1"));
     env.ok(&["kill", "slow"]);
     let t = task(&env, 1);
     assert_eq!(t["status"], "pending", "{t}");
@@ -397,4 +397,60 @@ fn an_owner_gets_a_task_assignment_and_runs_it() {
         task(&env, 4)["status"] == "completed"
     });
     assert_eq!(task(&env, 4)["result"], "carol did it");
+}
+
+#[test]
+fn shutdown_hands_back_assigned_tasks_and_a_crashed_worker_takes_its_task_up_again() {
+    let env = TestEnv::new();
+    env.ok(&["create", "back"]);
+    spawn(&env, "bob", "true", false);
+    env.ok(&["task", "add", "gate"]);
+    env.ok(&[
+        "task",
+        "add",
+        "later",
+        "--owner",
+        "bob",
+        "--blocked-by",
+        "1",
+    ]);
+    env.ok(&["wait", "bob", "--timeout", "60"]);
+    assert_eq!(task(&env, 2)["owner"], "bob");
+    env.ok(&["shutdown", "bob", "--timeout", "60"]);
+    let t = task(&env, 2);
+    assert_eq!(t["status"], "pending", "{t}");
+    assert!(t["owner"].is_null(), "{t}");
+
+    env.ok(&["task", "done", "1"]);
+    env.ok(&["task", "done", "2"]);
+
+    // A worker that dies mid-task (not killed by the leader) runs the task again on resume.
+    let runs = env.work.path().join("runs");
+    let agent = format!(
+        r#"echo run >> "{}"; if [ "$(wc -l < "{}")" -lt 2 ]; then exec sleep 120; fi; echo second time"#,
+        runs.display(),
+        runs.display()
+    );
+    spawn(&env, "carol", &agent, true);
+    env.ok(&["task", "add", "flaky"]);
+    wait_until("carol to start task 3", LONG, || runs.exists());
+    let pid = env.member("carol")["pid"].as_u64().unwrap();
+    // SIGKILL: no clean exit, no hand-back by the leader.
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    wait_until("carol to be dead", LONG, || {
+        env.member_status("carol") == "dead"
+    });
+    assert_eq!(task(&env, 3)["status"], "in_progress");
+    env.ok(&["resume", "carol"]);
+    wait_until("carol to complete task 3", LONG, || {
+        task(&env, 3)["status"] == "completed"
+    });
+    let t = task(&env, 3);
+    assert_eq!(
+        (t["owner"].as_str(), t["result"].as_str()),
+        (Some("carol"), Some("second time"))
+    );
 }

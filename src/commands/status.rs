@@ -93,8 +93,10 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
             _ => String::new(),
         };
-        if let Some(task) = r.current_task {
-            turn = format!("[task #{task}] {turn}");
+        if let Some(task) = r.current_task
+            && !turn.starts_with(&format!("task #{task} "))
+        {
+            turn = format!("task #{task}: {turn}");
         }
         out.push_str(&format!(
             "{} {} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",

@@ -429,6 +429,20 @@ impl TaskList {
         released
     }
 
+    /// `name`'s tasks in progress become pending again, still `name`'s, so that a teammate
+    /// that comes back after a crash claims them again. Returns their ids.
+    pub fn requeue_owner(&mut self, name: &Name, now: u64) -> Vec<u64> {
+        let mut requeued = Vec::new();
+        for t in &mut self.tasks {
+            if t.owner.as_ref() == Some(name) && t.status == TaskStatus::InProgress {
+                t.status = TaskStatus::Pending;
+                t.updated_at = now;
+                requeued.push(t.id);
+            }
+        }
+        requeued
+    }
+
     /// Owned pending tasks that `id` was the last open blocker of (now that `id` is
     /// completed): their owners should hear that they can start.
     pub fn ready_after(&self, id: u64) -> Vec<Task> {
@@ -716,6 +730,24 @@ mod tests {
         assert_eq!(l.get(2).unwrap().owner, Some(a.clone()));
         assert_eq!(l.get(4).unwrap().owner, Some(n("bob")));
         assert!(l.release_owner(&a, 8).is_empty());
+    }
+
+    #[test]
+    fn requeue_owner_keeps_the_owner_so_the_same_teammate_claims_again() {
+        let mut l = list(3);
+        let a = n("alice");
+        l.claim(&a, Some(2), 0).unwrap();
+        l.claim(&a, Some(3), 0).unwrap();
+        l.done(3, None, 0).unwrap();
+        assert_eq!(l.requeue_owner(&a, 5), vec![2]);
+        let t = l.get(2).unwrap();
+        assert_eq!(
+            (t.status, t.owner.as_ref()),
+            (TaskStatus::Pending, Some(&a))
+        );
+        assert_eq!(l.claim(&n("bob"), None, 0).unwrap().unwrap().id, 1);
+        assert_eq!(l.claim(&n("bob"), None, 0).unwrap(), None);
+        assert_eq!(l.claim(&a, None, 0).unwrap().unwrap().id, 2);
     }
 
     #[test]

@@ -135,6 +135,29 @@ impl Worker {
         }
     }
 
+    /// On start: tasks this teammate had in progress when its last worker died become
+    /// pending again, still its own, so they are run again (by auto-claim, or by the
+    /// assignment that is read again from the inbox) instead of staying stuck.
+    pub(super) fn take_up_own_tasks(&mut self) {
+        let me = self.name.clone();
+        let now = now_ms();
+        let mut requeued = Vec::new();
+        let res = self.store.update_tasks(&mut |l| {
+            requeued = l.requeue_owner(&me, now);
+            Ok(())
+        });
+        match res {
+            Err(e) => self
+                .sink
+                .note(&format!("warning: cannot read the task list: {e}")),
+            Ok(_) if !requeued.is_empty() => self.sink.note(&format!(
+                "taking up again the tasks left in progress: {}",
+                crate::domain::task::ids(&requeued)
+            )),
+            Ok(_) => {}
+        }
+    }
+
     /// A `task_assignment`: claim that task and run it. A task that cannot be started now
     /// (blocked, finished, someone else's) is left as it is, with a note in the log; its owner
     /// hears again when its last blocker is completed. A task that is not on the list (an

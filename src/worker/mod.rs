@@ -141,6 +141,7 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
+        self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
             self.scan_control()?;
