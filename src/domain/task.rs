@@ -815,4 +815,98 @@ mod tests {
             }
         );
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Add(Vec<u64>),
+            Claim(usize, Option<u64>),
+            Block(u64, u64),
+            Finish(u64, bool),
+            Release(usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                prop::collection::vec(1..12u64, 0..3).prop_map(Op::Add),
+                (0..3usize, prop::option::of(1..12u64)).prop_map(|(w, id)| Op::Claim(w, id)),
+                (1..12u64, 1..12u64).prop_map(|(a, b)| Op::Block(a, b)),
+                (1..12u64, any::<bool>()).prop_map(|(id, ok)| Op::Finish(id, ok)),
+                (0..3usize).prop_map(Op::Release),
+            ]
+        }
+
+        /// `blocks` mirrors `blockedBy`, and no task waits on itself.
+        fn check(l: &TaskList) {
+            for t in &l.tasks {
+                for b in &t.blocked_by {
+                    assert!(l.get(*b).unwrap().blocks.contains(&t.id), "{l:?}");
+                    assert!(!l.waits_on(*b, t.id), "cycle through #{}: {l:?}", t.id);
+                }
+                for b in &t.blocks {
+                    assert!(l.get(*b).unwrap().blocked_by.contains(&t.id), "{l:?}");
+                }
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn any_sequence_keeps_the_rules(ops in prop::collection::vec(op(), 1..60)) {
+                let who = [n("a"), n("b"), n("c")];
+                let mut l = TaskList::default();
+                for op in ops {
+                    let before = l.clone();
+                    let res = match op {
+                        Op::Add(blockers) => l
+                            .add(
+                                NewTask {
+                                    subject: "t".into(),
+                                    blocked_by: blockers,
+                                    ..Default::default()
+                                },
+                                0,
+                            )
+                            .map(|_| ()),
+                        Op::Claim(w, id) => l.claim(&who[w], id, 0).map(|got| {
+                            if let Some(t) = got {
+                                let was = before.get(t.id).unwrap();
+                                assert!(!before.is_blocked(was));
+                                assert!(was.owner.as_ref().is_none_or(|o| *o == who[w]));
+                                assert!(
+                                    was.status == TaskStatus::Pending
+                                        || (was.status == TaskStatus::InProgress
+                                            && was.owner.as_ref() == Some(&who[w]))
+                                );
+                            }
+                        }),
+                        Op::Block(a, b) => l
+                            .update(
+                                a,
+                                &Change {
+                                    blocked_by: vec![b],
+                                    ..Default::default()
+                                },
+                                0,
+                            )
+                            .map(|_| ()),
+                        Op::Finish(id, ok) => {
+                            let st = if ok { TaskStatus::Completed } else { TaskStatus::Failed };
+                            l.finish(id, st, None, 0).map(|_| ())
+                        }
+                        Op::Release(w) => {
+                            l.release_owner(&who[w], 0);
+                            Ok(())
+                        }
+                    };
+                    if res.is_err() {
+                        prop_assert_eq!(&l, &before, "a refused operation changed the list");
+                    }
+                    check(&l);
+                }
+            }
+        }
+    }
 }
