@@ -94,6 +94,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             _ => String::new(),
         };
         if let Some(task) = r.current_task
+            && !turn.starts_with(&format!("task #{task}:"))
             && !turn.starts_with(&format!("task #{task} "))
         {
             turn = format!("task #{task}: {turn}");

@@ -6,9 +6,9 @@
 
 use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
-use crate::domain::Envelope;
 use crate::domain::task::{Task, TaskError, TaskStatus};
 use crate::domain::time::now_ms;
+use crate::domain::{Body, Envelope};
 use crate::error::Result;
 use crate::store::Store;
 
@@ -128,7 +128,10 @@ impl Worker {
         };
         self.sink
             .note(&format!("claimed task #{}: {}", task.id, task.subject));
-        let env = Envelope::new(self.name.as_str(), self.name.as_str(), task.assignment());
+        // A turn from the teammate to itself: nobody gets a reply; the summary names the task.
+        let summary = format!("task #{}: {}", task.id, task.subject);
+        let body = Body::message(task.turn_text(), Some(summary));
+        let env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
         match self.run_task(&env, &task, stop).await? {
             Next::Exit => Ok(Next::Exit),
             _ => Ok(Next::Again),
