@@ -7,8 +7,9 @@
 
 pub mod events;
 pub mod input;
+pub mod screen;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::bus;
@@ -21,6 +22,7 @@ use crate::leader::{self, Handoff};
 use crate::store::{FsStore, Item, Store};
 use events::{Lines, TeamWatch};
 use input::{HELP, Input};
+use screen::Screen;
 
 /// Run the console until `/quit`, the end of input, or Ctrl-C.
 pub fn run(ctx: &Ctx) -> Result<()> {
@@ -29,12 +31,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let mut watch = TeamWatch::new(&store)?;
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let lines = Lines::spawn(watch.bell());
+    let prompt = ctx.paint.bold("lead>");
     let mut console = Console {
         ctx,
         store: store.clone(),
-        tty,
-        status_key: String::new(),
-        out: std::io::stdout(),
+        screen: Screen::new(tty, &prompt),
     };
     let config = store.load()?;
     console.say(&format!(
@@ -45,6 +46,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             .dim("(@NAME text to send, /help for commands, /quit to leave)")
     ));
     loop {
+        console.screen.refresh();
         let config = store.load()?;
         watch.follow_members(&config)?;
         console.handoffs();
@@ -55,17 +57,20 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             let Some(line) = line else {
                 return Ok(()); // end of input
             };
-            if console.typed(line) == Flow::Quit {
+            if console.screen.is_terminal() {
+                console.say(&format!("{prompt} {line}"));
+            }
+            let flow = console.typed(line);
+            console.screen.prompt();
+            if flow == Flow::Quit {
                 return Ok(());
             }
         }
         if !typed.is_empty() {
             continue; // show what the lines did before sleeping
         }
-        console.prompt();
         watch.wait(None);
         if watch.stopped() {
-            console.say("");
             return Ok(());
         }
     }
@@ -80,25 +85,13 @@ enum Flow {
 struct Console<'a> {
     ctx: &'a Ctx,
     store: FsStore,
-    tty: bool,
-    /// What the last status line showed, to print it only when it changes.
-    status_key: String,
-    out: std::io::Stdout,
+    screen: Screen,
 }
 
 impl Console<'_> {
-    /// Print a line (over the prompt, on a terminal).
+    /// Print a line of output.
     fn say(&mut self, text: &str) {
-        let clear = if self.tty { "\r\x1b[K" } else { "" };
-        let _ = writeln!(self.out, "{clear}{text}");
-        let _ = self.out.flush();
-    }
-
-    fn prompt(&mut self) {
-        if self.tty {
-            let _ = write!(self.out, "\r\x1b[K{} ", self.ctx.paint.bold("lead>"));
-            let _ = self.out.flush();
-        }
+        self.screen.line(text);
     }
 
     /// Act on shutdown responses (approved: the pane or process is ended).
@@ -188,19 +181,10 @@ impl Console<'_> {
         }
     }
 
-    /// Print the teammates' states when they changed.
+    /// The teammates' states (printed again only when they changed).
     fn status_line(&mut self, config: &TeamConfig) {
         let rows = status::rows(&self.store, config);
         let mates: Vec<_> = rows.iter().filter(|r| r.name != LEADER).collect();
-        let key: Vec<String> = mates
-            .iter()
-            .map(|r| format!("{} {} {:?}", r.name, r.status, r.current_turn))
-            .collect();
-        let key = key.join("|");
-        if key == self.status_key {
-            return;
-        }
-        self.status_key = key;
         let p = &self.ctx.paint;
         let parts: Vec<String> = mates
             .iter()
@@ -218,7 +202,8 @@ impl Console<'_> {
         } else {
             parts.join(" · ")
         };
-        self.say(&p.dim(&format!("── {line}")));
+        let line = p.dim(&format!("── {line}"));
+        self.screen.status(&line);
     }
 
     /// Act on one typed line.
