@@ -12,7 +12,7 @@ use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
 use crate::error::Result;
-use crate::store::{FsStore, Store};
+use crate::store::FsStore;
 
 /// How often ages are refreshed (and dead workers, which write no event, noticed).
 const TICK: Duration = Duration::from_secs(1);
@@ -48,7 +48,9 @@ pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
     }
     let result = (|| -> Result<()> {
         loop {
-            let config = store.load()?;
+            let Some(config) = watch.load()? else {
+                return Ok(());
+            };
             watch.follow_members(&config)?;
             let _ = ctx.reconcile(store);
             let rows = rows(store, &config);

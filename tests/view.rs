@@ -50,6 +50,19 @@ impl Follow {
     fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
         wait_until(what, WAIT, || self.has(&pred));
     }
+
+    /// Ctrl-C (SIGINT) ends the view with exit 0.
+    fn interrupt_exits_zero(&mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(sent.success());
+        let mut code = None;
+        wait_until("the view to exit on Ctrl-C", WAIT, || {
+            code = self.child.try_wait().unwrap().map(|s| s.code());
+            code.is_some()
+        });
+        assert_eq!(code, Some(Some(0)), "Ctrl-C must exit 0");
+    }
 }
 
 impl Drop for Follow {
@@ -314,6 +327,8 @@ fn log_follow_prints_messages_sent_after_it_started() {
         .filter(|l| l.contains("everyone"))
         .count();
     assert_eq!(copies, 1, "{:?}", plain.lines());
+    let mut plain = plain;
+    plain.interrupt_exits_zero();
     env.fails(&["log", "--type", "gossip"], 2);
 }
 
@@ -332,7 +347,7 @@ fn status_watch_prints_a_new_board_when_a_teammate_changes_state() {
         "while [ ! -e release ]; do sleep 0.05; done; rm release",
     ]);
     wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
-    let watch = Follow::start(&env, &["status", "--watch"]);
+    let mut watch = Follow::start(&env, &["status", "--watch"]);
     let row = |state: &'static str| {
         move |l: &str| l.starts_with("bob ") && l.split_whitespace().nth(1) == Some(state)
     };
@@ -374,6 +389,7 @@ fn status_watch_prints_a_new_board_when_a_teammate_changes_state() {
         assert_ne!(pair[0], pair[1], "the same board twice: {lines:#?}");
     }
     assert!(!lines.iter().any(|l| l.contains('\x1b')), "{lines:?}");
+    watch.interrupt_exits_zero();
 }
 
 // ---- shell files ----

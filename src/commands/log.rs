@@ -125,7 +125,9 @@ fn follow(ctx: &Ctx, store: &FsStore, args: &LogArgs) -> Result<()> {
     let mut first = true;
     let mut out = std::io::stdout();
     loop {
-        let config = store.load()?;
+        let Some(config) = watch.load()? else {
+            return Ok(());
+        };
         watch.follow_members(&config)?;
         let batch = follower.poll(store, &config)?;
         if first {

@@ -40,6 +40,18 @@ impl TeamWatch {
         })
     }
 
+    /// The team file, or `None` once the team has been deleted (the view then ends).
+    pub fn load(&self) -> Result<Option<TeamConfig>> {
+        match self.store.load() {
+            Ok(c) => Ok(Some(c)),
+            Err(_) if !self.store.dir().join("config.json").exists() => {
+                eprintln!("teamctl: team {} was deleted", self.store.team());
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// A bell other sources (the stdin reader) can ring.
     pub fn bell(&self) -> Bell {
         self.bell.bell()

@@ -47,11 +47,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     ));
     loop {
         console.screen.refresh();
-        let config = store.load()?;
+        let Some(config) = watch.load()? else {
+            return Ok(());
+        };
         watch.follow_members(&config)?;
         console.handoffs();
         console.inbox(&config)?;
-        console.status_line(&store.load()?);
+        if let Ok(config) = store.load() {
+            console.status_line(&config);
+        }
         let typed = lines.drain();
         for line in &typed {
             let Some(line) = line else {
