@@ -64,7 +64,10 @@ pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
             } else if !ctx.json && (tty || last_key.as_ref() != Some(&k)) {
                 let board = render(ctx, &config, &rows, now_ms());
                 let text = if tty {
-                    format!("\x1b[H\x1b[2J{board}{}", footer(ctx))
+                    // Home, each line cleared to its end, then the rest of the screen: no
+                    // flicker from clearing the whole screen first.
+                    let body = format!("{board}{}", footer(ctx)).replace('\n', "\x1b[K\n");
+                    format!("\x1b[H{body}\x1b[J")
                 } else {
                     format!("{board}\n")
                 };
