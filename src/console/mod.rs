@@ -13,11 +13,10 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::bus;
-use crate::cli::TaskCommand;
 use crate::commands::{inbox::READER, send::resume_stopped, shutdown::handoff, status};
 use crate::context::Ctx;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
 use crate::store::{FsStore, Item, Store};
 use events::{Lines, TeamWatch};
@@ -233,12 +232,7 @@ impl Console<'_> {
                 self.say(table.trim_end());
             }),
             Input::Shutdown(name) => self.shutdown(&name),
-            Input::Tasks => {
-                if let Err(e) = crate::commands::task::run(self.ctx, TaskCommand::List) {
-                    self.say(&format!("the task list is not available: {e}"));
-                }
-                Ok(())
-            }
+            Input::Tasks => self.tasks(),
         };
         if let Err(e) = done {
             self.say(&format!("teamctl: {e}"));
@@ -257,6 +251,38 @@ impl Console<'_> {
         self.say(&self.ctx.paint.dim(&format!("-> {}", names.join(", "))));
         for n in resume_stopped(self.ctx, &self.store, &got)? {
             self.say(&format!("{n} was not running; resumed it"));
+        }
+        Ok(())
+    }
+
+    /// `teamctl task list`, run as its own process so its output lands in the console's
+    /// scrolling area (argv only, no shell).
+    fn tasks(&mut self) -> Result<()> {
+        let exe = std::env::current_exe()
+            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        let color = if self.ctx.paint.enabled() {
+            "always"
+        } else {
+            "never"
+        };
+        let out = std::process::Command::new(exe)
+            .arg("--home")
+            .arg(self.ctx.home.root())
+            .args(["--team", self.store.team().as_str(), "--as", LEADER])
+            .args(["--color", color, "task", "list"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| Error::failed(format!("cannot run `teamctl task list`: {e}")))?;
+        let text = String::from_utf8_lossy(if out.status.success() {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
+        let text = text.trim_end();
+        if out.status.success() {
+            self.say(if text.is_empty() { "no tasks" } else { text });
+        } else {
+            self.say(&format!("the task list is not available: {text}"));
         }
         Ok(())
     }
