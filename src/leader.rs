@@ -86,11 +86,9 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
     old.terminate(member, live.as_ref(), GRACE)?;
-    let backend: Box<dyn Backend> = match member.backend_type {
-        Some(crate::domain::BackendType::Tmux) => backend::select(backend::Choice::Tmux)?,
-        _ => backend::select(backend::Choice::Process)?,
-    };
-    start_worker(home, store, name, backend.as_ref())
+    // The same backend and, for tmux, the same server the member was recorded on (a new
+    // session there if the old one is gone).
+    start_worker(home, store, name, old.as_ref())
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
