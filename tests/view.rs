@@ -86,7 +86,6 @@ fn messages_to(env: &TestEnv, team: &str, member: &str) -> Vec<serde_json::Value
 // ---- demo ----
 
 #[test]
-#[ignore = "needs the tmux backend"]
 fn demo_runs_without_a_terminal_and_stop_leaves_no_pane_or_process() {
     let env = TestEnv::with_tmux();
     let out = env.ok(&["demo"]);
