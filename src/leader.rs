@@ -117,8 +117,14 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
     Ok(())
 }
 
-/// Return a stopped teammate's unfinished tasks to the list (the task list fills this in).
-pub fn release_tasks(_store: &FsStore, _name: &Name) -> Result<()> {
+/// Return a stopped teammate's unfinished tasks (pending or in progress) to the list:
+/// pending again, without an owner, so another teammate can claim them.
+pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
+    let now = crate::domain::time::now_ms();
+    store.update_tasks(&mut |list| {
+        list.release_owner(name, now);
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -89,10 +89,16 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             Status::Idle => ctx.paint.color(&status, "green"),
             _ => status,
         };
-        let turn = match (&r.current_turn, r.turn_started_at) {
+        let mut turn = match (&r.current_turn, r.turn_started_at) {
             (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
             _ => String::new(),
         };
+        if let Some(task) = r.current_task
+            && !turn.starts_with(&format!("task #{task}:"))
+            && !turn.starts_with(&format!("task #{task} "))
+        {
+            turn = format!("task #{task}: {turn}");
+        }
         out.push_str(&format!(
             "{} {} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
             ctx.paint.color(&name, &r.color),
