@@ -1830,7 +1830,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__update)
-            opts="-h -V --status --owner --team --home --as --json --color --help --version"
+            opts="-h -V --status --owner --blocked-by --team --home --as --json --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1841,6 +1841,10 @@ _teamctl() {
                     return 0
                     ;;
                 --owner)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --blocked-by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -220,8 +220,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender)' -r
@@ -250,8 +250,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender)' -r
@@ -259,7 +260,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender)' -r

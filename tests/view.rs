@@ -108,6 +108,17 @@ fn demo_runs_without_a_terminal_and_stop_leaves_no_pane_or_process() {
             .any(|m| m["from"] == "coder"),
         "the coder never answered the planner"
     );
+    // They used the task list: the planner added a task, the coder claimed and finished it.
+    let tasks: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "task", "list"])).unwrap();
+    assert!(
+        tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["owner"] == "coder" && t["status"] == "completed"),
+        "{tasks}"
+    );
     // In real tmux panes on the private server.
     let panes = env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
     for mate in ["planner", "coder", "reviewer"] {
@@ -217,9 +228,14 @@ fn console_works_on_a_pipe() {
         "cat >/dev/null",
     ]);
     env.ok(&["send", "--as", "bob", "team-lead", "waiting for work"]);
+    env.ok(&["task", "add", "ship the release"]);
     let out = env.ok_stdin(
         &["lead"],
-        "@bob first job\n@* all hands\n/status\n/nope\n@zed hi\n/help\n/quit\n",
+        "@bob first job\n@* all hands\n/status\n/tasks\n/nope\n@zed hi\n/help\n/quit\n",
+    );
+    assert!(
+        out.contains("ship the release"),
+        "/tasks lists the tasks: {out}"
     );
     assert!(out.contains("bob: waiting for work"), "{out}");
     assert!(out.contains("NAME"), "/status prints the table: {out}");
