@@ -5,7 +5,7 @@ use crate::cli::StatusArgs;
 use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::leader;
 use crate::store::{FsStore, Store};
 
@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let store = ctx.store()?;
     ctx.reconcile(&store)?;
     if args.watch {
-        return Err(Error::failed("status --watch is not built yet"));
+        return crate::board::watch(ctx, &store);
     }
     let config = store.load()?;
     let rows = rows(&store, &config);
