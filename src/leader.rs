@@ -88,11 +88,9 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     old.terminate(member, live.as_ref(), GRACE)?;
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member)?;
-    let backend: Box<dyn Backend> = match member.backend_type {
-        Some(crate::domain::BackendType::Tmux) => backend::select(backend::Choice::Tmux)?,
-        _ => backend::select(backend::Choice::Process)?,
-    };
-    start_worker(home, store, name, backend.as_ref())
+    // The same backend and, for tmux, the same server the member was recorded on (a new
+    // session there if the old one is gone).
+    start_worker(home, store, name, old.as_ref())
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
@@ -121,8 +119,14 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
     Ok(())
 }
 
-/// Return a stopped teammate's unfinished tasks to the list (the task list fills this in).
-pub fn release_tasks(_store: &FsStore, _name: &Name) -> Result<()> {
+/// Return a stopped teammate's unfinished tasks (pending or in progress) to the list:
+/// pending again, without an owner, so another teammate can claim them.
+pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
+    let now = crate::domain::time::now_ms();
+    store.update_tasks(&mut |list| {
+        list.release_owner(name, now);
+        Ok(())
+    })?;
     Ok(())
 }
 

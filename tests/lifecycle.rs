@@ -1,6 +1,6 @@
 //! Lifecycle end to end: the shutdown handoff (cycles, long turns, refusals, --no-wait),
-//! resume after a crash, plan approval, worktrees and `doctor`. Process backend throughout;
-//! the tmux variants need the tmux backend and are marked so.
+//! resume after a crash, plan approval, worktrees and `doctor`. Mostly on the process backend;
+//! the tmux variants run on a private tmux server.
 
 mod common;
 
@@ -116,7 +116,6 @@ fn fifty_spawn_shutdown_cycles_leave_no_process() {
 }
 
 #[test]
-#[ignore = "needs the tmux backend"]
 fn fifty_spawn_shutdown_cycles_leave_no_pane() {
     let env = TestEnv::with_tmux();
     cycles(&env, "lc-cycles-tmux", "tmux");
@@ -351,7 +350,6 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
 }
 
 #[test]
-#[ignore = "needs the tmux backend"]
 fn tmux_kill_server_then_resume_brings_the_team_back() {
     let env = TestEnv::with_tmux();
     create(&env, "lc-tmux");
@@ -922,7 +920,6 @@ fn interrupt_while_awaiting_approval_cancels_only_that_turn() {
 }
 
 #[test]
-#[ignore = "needs the tmux backend"]
 fn doctor_kills_the_pane_of_a_member_that_is_gone() {
     let env = TestEnv::with_tmux();
     create(&env, "lc-doc-tmux");

@@ -23,9 +23,11 @@ pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let i = args.iter().position(|a| a == "worker")?;
-    match &args[i..] {
-        [_, home_flag, home, id_flag, id, ..] if home_flag == "--home" && id_flag == "--id" => {
+    // `teamctl worker --home H --id NAME@TEAM` (`backend::worker_args`).
+    match args.as_slice() {
+        [_, worker, home_flag, home, id_flag, id, ..]
+            if worker == "worker" && home_flag == "--home" && id_flag == "--id" =>
+        {
             Some((PathBuf::from(home), id.clone()))
         }
         _ => None,

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::turn::{Stoppers, TurnEnd, TurnSpec, env_value};
+use super::turn::{Stoppers, TurnEnd, TurnResult, TurnSpec, env_value};
 use super::{Next, Worker};
 use crate::bus;
 use crate::domain::message::new_id;
@@ -178,7 +178,17 @@ impl Worker {
             }
             self.send(&env.from, body)?;
         }
-        self.finish_turn(reason, notice);
+        self.finish_turn(reason, notice.clone());
+        // A task turn fails (or is interrupted) with it.
+        let end = match reason {
+            IdleReason::Interrupted => TurnEnd::Interrupted,
+            _ => TurnEnd::Exited(1),
+        };
+        self.task_turn_done(&TurnResult {
+            end,
+            stdout: String::new(),
+            stderr_tail: notice,
+        });
         Ok(Gate::Done(self.after_turn()?))
     }
 
