@@ -26,6 +26,10 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
         return Status::Active;
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    // Recorded by `spawn` but not yet placed: the worker is being started.
+    if member.status == Status::Starting && member.pid.is_none() && member.pane_id.is_none() {
+        return Status::Starting;
+    }
     match backend::for_member(member).liveness(member, live) {
         Liveness::Alive => match fresh {
             Some(l) if l.status == Status::Stopped => Status::ShutdownPending,

@@ -152,7 +152,7 @@ fn interrupt_cancels_only_the_turn() {
             })
             .count()
     };
-    assert_eq!(turn_pids(&env), 1);
+    wait_until("the agent's sleep to start", T, || turn_pids(&env) == 1);
     env.ok(&["interrupt", "sleeper"]);
     wait_until("idle after the interrupt", T, || {
         env.member_status("sleeper") == "idle"
