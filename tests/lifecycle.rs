@@ -752,9 +752,22 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
     let (code, report) = doctor(&env, &[]);
     assert_eq!(code, 0, "{report:#}");
 
-    // A stale team: its only teammate stopped, nothing happened for two hours.
+    let repo = repo(&env);
+    let r = repo.display().to_string();
+    // A stale team: its only teammate stopped (its worktree kept), nothing happened for two
+    // hours.
     create(&env, "lc-stale");
-    spawn(&env, "old", &["--exec", "cat"]);
+    env.ok(&[
+        "spawn",
+        "old",
+        "--backend",
+        "process",
+        "--cwd",
+        &r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
     env.ok(&["shutdown", "old"]);
     backdate(&env.team_dir("lc-stale"));
 
@@ -769,8 +782,6 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
 
     // A stale worktree (no member) and a stopped teammate's kept worktree.
     switch_to(&env, "lc-main");
-    let repo = repo(&env);
-    let r = repo.display().to_string();
     env.ok(&[
         "spawn",
         "carol",
@@ -864,6 +875,7 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
     assert!(fixed >= 5, "{report:#}");
     assert!(!alive(ghost));
     assert!(!env.team_dir("lc-stale").exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("lc-stale"));
     assert!(!half.exists());
     assert!(foreign.is_dir());
     assert!(!stray.exists());

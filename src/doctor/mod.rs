@@ -127,6 +127,10 @@ impl Fix {
                 orphans::kill_pane(server, pane, agent_id)?;
                 Ok(format!("killed orphaned tmux pane {pane} ({agent_id})"))
             }
+            // An earlier fix may have removed it already (a stale team's worktrees).
+            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir } if !dir.exists() => {
+                Ok(format!("{} is already gone", dir.display()))
+            }
             Fix::RemoveTeam { home, dir } => {
                 teams::remove_team(&Home::new(home.clone()), dir)?;
                 Ok(format!("removed stale team {}", dir.display()))
