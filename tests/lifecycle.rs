@@ -699,6 +699,13 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
         2,
     );
     assert_eq!(before, common::snapshot(env.home_path()));
+    // delete refuses while a worktree has uncommitted changes, and changes nothing.
+    let scratch = env.team_dir("lc-tree").join("worktrees/amy/notes.txt");
+    std::fs::write(&scratch, "draft\n").unwrap();
+    let err = env.fails(&["delete"], 1);
+    assert!(err.contains("uncommitted"), "{err}");
+    assert!(scratch.is_file());
+    std::fs::remove_file(&scratch).unwrap();
     // delete removes the remaining worktree through git.
     env.ok(&["delete"]);
     assert!(!git(&repo, &["worktree", "list"]).contains("lc-tree"));

@@ -65,8 +65,16 @@ fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
     let config = store.load()?;
     for name in names {
         let member = config.require(name.as_str())?;
+        let dirty = member.worktree.as_deref().is_some_and(|w| {
+            std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref())
+        });
         if let Some(path) = crate::worktree::remove_for(member)? {
             println!("removed {name}'s worktree {}", path.display());
+            if dirty {
+                eprintln!(
+                    "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"
+                );
+            }
         }
     }
     Ok(())
