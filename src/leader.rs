@@ -26,8 +26,13 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
         return Status::Active;
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
-    // Recorded by `spawn` but not yet placed: the worker is being started.
-    if member.status == Status::Starting && member.pid.is_none() && member.pane_id.is_none() {
+    // Recorded by `spawn` but not yet placed: the worker is being started (a spawn that died
+    // there is dead after a minute).
+    if member.status == Status::Starting
+        && member.pid.is_none()
+        && member.pane_id.is_none()
+        && crate::domain::time::now_ms().saturating_sub(member.joined_at) < 60_000
+    {
         return Status::Starting;
     }
     match backend::for_member(member).liveness(member, live) {

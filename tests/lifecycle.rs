@@ -354,9 +354,12 @@ fn tmux_kill_server_then_resume_brings_the_team_back() {
     let env = TestEnv::with_tmux();
     create(&env, "lc-tmux");
     let log = env.work.path().join("handled");
+    // `block` sleeps the first time only: a turn cut short by the server's death is not
+    // handled, so it runs again after `resume` (at-least-once), and must then finish.
     let exec = format!(
-        "case \"$TEAMCTL_MESSAGE\" in block) sleep 60;; *) echo \"$TEAMCTL_MESSAGE\" >> {};; esac",
-        log.display()
+        "case \"$TEAMCTL_MESSAGE\" in block) if [ -e \"{dir}/blocked-$TEAMCTL_AGENT_NAME\" ]; then :; else touch \"{dir}/blocked-$TEAMCTL_AGENT_NAME\"; sleep 60; fi;; *) echo \"$TEAMCTL_MESSAGE\" >> {log};; esac",
+        dir = env.work.path().display(),
+        log = log.display()
     );
     for n in ["a", "b", "c"] {
         env.ok(&["spawn", n, "--backend", "tmux", "--exec", &exec]);
@@ -374,7 +377,8 @@ fn tmux_kill_server_then_resume_brings_the_team_back() {
             let s = env.member_status(n);
             s == "dead" || s == "stopped"
         });
-        assert_eq!(env.member(n)["unread"], 1);
+        // The interrupted `block` and the queued hello.
+        assert_eq!(env.member(n)["unread"], 2);
     }
     env.ok(&["resume"]);
     assert_eq!(tagged_panes(&env), 3);

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::backend::tmux::argv::Server;
+
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
 use crate::domain::{Name, Status};
@@ -143,32 +145,18 @@ pub fn processes(home: &Home) -> Vec<Finding> {
     out
 }
 
-/// The tmux server to look at: `TEAMCTL_TMUX_SOCKET` (`-L`), else the server of `$TMUX`,
-/// else the default one (SPEC section 8).
+/// The server teamctl would use here: `TEAMCTL_TMUX_SOCKET`, else `$TMUX`'s, else the default.
 fn env_server() -> Vec<String> {
-    if let Some(s) = std::env::var("TEAMCTL_TMUX_SOCKET")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        return server_args(&s);
-    }
-    if let Some(path) = std::env::var("TMUX")
-        .ok()
-        .and_then(|t| t.split(',').next().map(str::to_string))
-        .filter(|p| !p.is_empty())
-    {
-        return vec!["-S".into(), path];
-    }
-    Vec::new()
+    Server::from_env_values(
+        std::env::var("TEAMCTL_TMUX_SOCKET").ok().as_deref(),
+        std::env::var("TMUX").ok().as_deref(),
+    )
+    .flags()
 }
 
 /// A recorded server: a path is a `-S` socket, a bare name an `-L` one.
 fn server_args(socket: &str) -> Vec<String> {
-    if socket.contains('/') {
-        vec!["-S".into(), socket.into()]
-    } else {
-        vec!["-L".into(), socket.into()]
-    }
+    Server::from_record(Some(socket)).flags()
 }
 
 fn tmux(server: &[String], args: &[&str]) -> Option<String> {

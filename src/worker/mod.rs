@@ -312,8 +312,9 @@ impl Worker {
         self.finish_turn(reason, what);
         self.task_turn_done(&result);
         if result.end == TurnEnd::Stopped {
+            // Not handled: the cursor stays, so `resume` runs this message again.
             self.exit_on_signal("a stop signal")?;
-            return Ok(Next::Exit);
+            return Ok(Next::Abandon);
         }
         self.after_turn()
     }
