@@ -128,6 +128,27 @@ pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
     Ok(())
 }
 
+/// Record that the leader waits for `name`'s answer to shutdown request `request_id`, unless
+/// an earlier request is still unanswered. Returns the id awaited and whether it is new. A
+/// worker answers the first request it finds, so a second id would never be matched: the
+/// teammate would exit without ever being marked stopped or its tasks returned.
+pub fn expect_shutdown(store: &FsStore, name: &Name, request_id: &str) -> Result<(String, bool)> {
+    let mut awaited = (request_id.to_string(), true);
+    store.update(&mut |cfg| {
+        if let Some(m) = cfg.member_mut(name.as_str()) {
+            match m.extra.get(SHUTDOWN_REQUEST_FIELD).and_then(|v| v.as_str()) {
+                Some(old) => awaited = (old.to_string(), false),
+                None => {
+                    m.extra
+                        .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.into());
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(awaited)
+}
+
 /// What acting on the leader's protocol mail did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handoff {

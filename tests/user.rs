@@ -4,7 +4,15 @@
 
 mod common;
 
-use common::TestEnv;
+use std::time::Duration;
+
+use common::{TestEnv, wait_until};
+
+const T: Duration = Duration::from_secs(20);
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
 
 /// Error lines name teams and members as `"alpha"`, never as a Rust value `Name("alpha")`.
 #[test]
@@ -19,4 +27,92 @@ fn errors_quote_names_plainly() {
         assert!(!e.contains("Name("), "{e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     }
+}
+
+fn team_with(env: &TestEnv, members: &[(&str, &str)]) {
+    env.ok(&["create", "alpha"]);
+    for (name, exec) in members {
+        env.ok(&["spawn", name, "--backend", "process", "--exec", exec]);
+    }
+}
+
+fn config(env: &TestEnv) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(env.team_dir("alpha").join("config.json")).unwrap())
+        .unwrap()
+}
+
+fn config_member(env: &TestEnv, name: &str) -> serde_json::Value {
+    config(env)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .cloned()
+        .unwrap()
+}
+
+/// A turn that runs until the file `go` appears in the test's work directory.
+const UNTIL_GO: &str = "while [ ! -e go ]; do sleep 0.02; done; echo went";
+
+/// Asking again while the first shutdown request is unanswered (a timeout, then `--no-wait`)
+/// awaits the same request: the worker's answer then marks it stopped and returns its tasks,
+/// and no stale request is left to stop it again after `resume`.
+#[test]
+fn a_repeated_shutdown_request_is_still_acted_on() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO)]);
+    env.ok(&["task", "add", "job"]);
+    env.ok(&["--as", "w", "task", "claim", "1"]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let err = env.fails(&["shutdown", "w", "--timeout", "1"], 1);
+    assert!(err.contains("no shutdown response"), "{err}");
+    env.ok(&["shutdown", "w", "--no-wait"]);
+    let requests = || {
+        env.inbox("alpha", "w")
+            .iter()
+            .filter(|m| m["type"] == "shutdown_request")
+            .count()
+    };
+    assert_eq!(requests(), 1, "the unanswered request is not repeated");
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    wait_until("w stopped and recorded so", T, || {
+        env.member_status("w") == "stopped" && config_member(&env, "w")["status"] == "stopped"
+    });
+    assert!(config_member(&env, "w").get("shutdownRequestId").is_none());
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["status"], "pending", "{task}");
+    // Back again, it stays: no leftover request stops it.
+    env.ok(&["resume", "w"]);
+    assert_eq!(
+        env.ok(&["ask", "w", "again", "--timeout", "20"]).trim(),
+        "went"
+    );
+    assert_eq!(env.member_status("w"), "idle");
+}
+
+/// A shutdown request the leader sends by hand (`send --structured`) is awaited like one from
+/// `teamctl shutdown`; a second one while it is unanswered is refused, nothing written.
+#[test]
+fn a_structured_shutdown_request_is_awaited_once() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO)]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let req = |id: &str| format!(r#"{{"type":"shutdown_request","requestId":"{id}"}}"#);
+    env.ok(&["send", "w", "--structured", &req("r1")]);
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let err = env.fails(&["send", "w", "--structured", &req("r2")], 2);
+    assert!(
+        err.contains("has not answered shutdown request r1"),
+        "{err}"
+    );
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    wait_until("w stopped and recorded so", T, || {
+        env.member_status("w") == "stopped" && config_member(&env, "w")["status"] == "stopped"
+    });
 }

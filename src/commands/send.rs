@@ -31,6 +31,8 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         }
     };
     let config = store.load()?;
+    bus::recipients(&config, &env)?;
+    expect_answer(&store, &env)?;
     let to = bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
     let resumed = resume_stopped(ctx, &store, &to)?;
@@ -45,6 +47,26 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         for n in resumed {
             eprintln!("teamctl: {n} was not running; resumed it");
         }
+    }
+    Ok(())
+}
+
+/// A leader's shutdown request sent by hand is recorded like `teamctl shutdown` records it, so
+/// the answer marks the teammate stopped and returns its tasks. Only one request is awaited
+/// at a time: a second one would be answered never, or by the worker's next life.
+fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
+    let Body::ShutdownRequest { request_id, .. } = &env.body else {
+        return Ok(());
+    };
+    if env.from != crate::domain::LEADER {
+        return Ok(());
+    }
+    let name = Name::teammate(&env.to)?;
+    let (awaited, fresh) = leader::expect_shutdown(store, &name, request_id)?;
+    if !fresh {
+        return Err(Error::bad(format!(
+            "{name} has not answered shutdown request {awaited} yet; wait for it (`teamctl shutdown {name}`) or end it with `teamctl kill {name}`"
+        )));
     }
     Ok(())
 }

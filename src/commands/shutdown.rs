@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, LEADER, Name, Status};
 use crate::error::{Error, Result};
-use crate::leader::{self, Handoff, SHUTDOWN_REQUEST_FIELD};
+use crate::leader::{self, Handoff};
 use crate::store::{FsStore, Store, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
@@ -106,24 +106,20 @@ pub fn handoff(
                 out.stopped.push(name.clone());
             }
             _ => {
-                let request_id = new_id();
                 // Recorded first: a response can only be acted on once the leader expects it.
-                store.update(&mut |cfg| {
-                    if let Some(m) = cfg.member_mut(name.as_str()) {
-                        m.extra
-                            .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.clone().into());
-                    }
-                    Ok(())
-                })?;
-                let env = Envelope::new(
-                    LEADER,
-                    name.as_str(),
-                    Body::ShutdownRequest {
-                        request_id,
-                        reason: reason.clone(),
-                    },
-                );
-                store.append(name, &env)?;
+                // A request still unanswered is awaited again, not repeated.
+                let (request_id, fresh) = leader::expect_shutdown(store, name, &new_id())?;
+                if fresh {
+                    let env = Envelope::new(
+                        LEADER,
+                        name.as_str(),
+                        Body::ShutdownRequest {
+                            request_id,
+                            reason: reason.clone(),
+                        },
+                    );
+                    store.append(name, &env)?;
+                }
                 waiting.push(name.clone());
             }
         }
