@@ -116,3 +116,60 @@ fn a_structured_shutdown_request_is_awaited_once() {
         env.member_status("w") == "stopped" && config_member(&env, "w")["status"] == "stopped"
     });
 }
+
+/// A stopped teammate whose working directory was deleted cannot be resumed: `resume` says so
+/// and what to do (exit 1), and a broadcast still reaches and resumes everyone else; since the
+/// message was written, that is a failure (exit 1), never "bad input".
+#[test]
+fn a_deleted_cwd_fails_clearly_and_does_not_block_a_broadcast() {
+    let env = TestEnv::new();
+    let dir = env.work.path().join("gone-dir");
+    std::fs::create_dir(&dir).unwrap();
+    env.ok(&["create", "alpha"]);
+    let dir_s = dir.to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "lost",
+        "--backend",
+        "process",
+        "--cwd",
+        dir_s,
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&[
+        "spawn",
+        "fine",
+        "--backend",
+        "process",
+        "--exec",
+        "echo fine-got-it",
+    ]);
+    env.ok(&["kill", "lost"]);
+    env.ok(&["kill", "fine"]);
+    std::fs::remove_dir(&dir).unwrap();
+    let err = env.fails(&["resume", "lost"], 1);
+    assert!(
+        err.contains("no longer exists") && err.contains(dir_s),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["send", "*", "hello all"], 1);
+    assert!(
+        err.contains("delivered") && err.contains("no longer exists"),
+        "{err}"
+    );
+    for who in ["lost", "fine"] {
+        assert!(
+            env.inbox("alpha", who)
+                .iter()
+                .any(|m| m["text"] == "hello all"),
+            "{who} got the broadcast"
+        );
+    }
+    wait_until("fine resumed and answered", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "fine" && m["text"] == "fine-got-it\n")
+    });
+}

@@ -75,6 +75,7 @@ fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
 pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Name>> {
     let config = store.load()?;
     let mut resumed = Vec::new();
+    let mut failed = Vec::new();
     for name in to {
         let Some(member) = config.member(name.as_str()) else {
             continue;
@@ -84,9 +85,22 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
         }
         let status = leader::effective_status(member, store.live(name).as_ref());
         if !status.is_running() {
-            leader::resume(&ctx.home, store, name)?;
-            resumed.push(name.clone());
+            // One that cannot start must not keep the others of a broadcast from starting.
+            match leader::resume(&ctx.home, store, name) {
+                Ok(_) => resumed.push(name.clone()),
+                Err(e) => failed.push(e.to_string()),
+            }
         }
+    }
+    if !failed.is_empty() {
+        for n in &resumed {
+            eprintln!("teamctl: {n} was not running; resumed it");
+        }
+        // The message is on disk already: this is a failure to act (exit 1), not bad input.
+        return Err(Error::failed(format!(
+            "the message was delivered and waits in the inbox, but {}",
+            failed.join("; ")
+        )));
     }
     Ok(resumed)
 }

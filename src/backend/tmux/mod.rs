@@ -136,12 +136,6 @@ impl Backend for TmuxBackend {
     }
 
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
-        if !launch.cwd.is_dir() {
-            return Err(Error::bad(format!(
-                "working directory {} does not exist",
-                launch.cwd.display()
-            )));
-        }
         let argv = launch.argv();
         let start = Start {
             argv: &argv,
