@@ -95,15 +95,26 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
 /// unfinished tasks back and tell the leader's inbox.
 pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
     let live = store.live(&member.name);
+    let ended_before = already_ended(member, live.as_ref());
     backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
     mark_stopped(store, &member.name)?;
     release_tasks(store, &member.name)?;
+    if ended_before {
+        // Ended already (a second kill, a forced shutdown of a stopped teammate): the
+        // leader was told then, once.
+        return Ok(());
+    }
     let notice = Envelope::new(
         member.name.as_str(),
         LEADER,
         Body::message(format!("{} stopped ({why})", member.name), None),
     );
     store.append(&Name::leader(), &notice)
+}
+
+/// The leader already recorded `member` as stopped and nothing of it runs.
+pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
+    member.status == Status::Stopped && !effective_status(member, live).is_running()
 }
 
 pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {

@@ -173,3 +173,30 @@ fn a_deleted_cwd_fails_clearly_and_does_not_block_a_broadcast() {
             .any(|m| m["from"] == "fine" && m["text"] == "fine-got-it\n")
     });
 }
+
+fn stop_notices(env: &TestEnv, from: &str) -> usize {
+    env.inbox("alpha", "team-lead")
+        .iter()
+        .filter(|m| {
+            m["from"] == from
+                && m["type"] == "message"
+                && m["text"].as_str().is_some_and(|t| t.contains(" stopped ("))
+        })
+        .count()
+}
+
+/// Killing twice, or shutting down (even `--force`) a teammate that is already stopped, is
+/// harmless, says so, and tells the leader's inbox once, not once per command.
+#[test]
+fn ending_a_stopped_teammate_again_is_a_no_op() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    assert_eq!(env.ok(&["kill", "w"]).trim(), "w killed");
+    let again = env.ok(&["kill", "w"]);
+    assert!(again.contains("not running"), "{again}");
+    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w stopped");
+    let forced = env.ok(&["shutdown", "w", "--force"]);
+    assert!(forced.contains("already stopped"), "{forced}");
+    assert_eq!(stop_notices(&env, "w"), 1);
+    assert_eq!(env.member_status("w"), "stopped");
+}

@@ -26,10 +26,27 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     };
     ctx.reconcile(&store)?;
     if args.force {
+        let mut forced = Vec::new();
         for name in &targets {
             let member = store.load()?.require(name.as_str())?.clone();
+            let was_running = !leader::already_ended(&member, store.live(name).as_ref());
             leader::end_member(&store, &member, "killed by shutdown --force")?;
-            println!("{name} stopped (forced)");
+            if !ctx.json {
+                match was_running {
+                    true => println!("{name} stopped (forced)"),
+                    false => println!("{name} was already stopped"),
+                }
+            }
+            forced.push(name.clone());
+        }
+        if ctx.json {
+            ctx.print_json(
+                &Outcome {
+                    stopped: forced,
+                    ..Outcome::default()
+                }
+                .to_json(),
+            );
         }
         return Ok(());
     }
@@ -40,11 +57,15 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         !args.no_wait,
     )?;
-    for n in &outcome.stopped {
-        println!("{n} stopped");
-    }
-    for n in &outcome.requested {
-        println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+    if ctx.json {
+        ctx.print_json(&outcome.to_json());
+    } else {
+        for n in &outcome.stopped {
+            println!("{n} stopped");
+        }
+        for n in &outcome.requested {
+            println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+        }
     }
     outcome.into_result(args.timeout)
 }
@@ -60,6 +81,21 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome for `--json`: who stopped, who was only asked, who refused and why, who
+    /// did not answer in time.
+    pub fn to_json(&self) -> serde_json::Value {
+        let names = |v: &[Name]| v.iter().map(|n| n.as_str().to_string()).collect::<Vec<_>>();
+        serde_json::json!({
+            "stopped": names(&self.stopped),
+            "requested": names(&self.requested),
+            "refused": self.refused.iter().map(|(n, why)| serde_json::json!({
+                "name": n.as_str(),
+                "reason": why,
+            })).collect::<Vec<_>>(),
+            "noResponse": names(&self.silent),
+        })
+    }
+
     pub fn into_result(self, timeout: u64) -> Result<()> {
         let mut problems = Vec::new();
         for (n, why) in &self.refused {
