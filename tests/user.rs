@@ -200,3 +200,39 @@ fn ending_a_stopped_teammate_again_is_a_no_op() {
     assert_eq!(stop_notices(&env, "w"), 1);
     assert_eq!(env.member_status("w"), "stopped");
 }
+
+/// With `--json`, every command that reports something prints one JSON document on stdout
+/// and nothing else.
+#[test]
+fn json_output_of_every_acting_command() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO), ("v", "cat")]);
+    let j = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        json(&env.ok(&all))
+    };
+    let waited = j(&["wait", "w", "v", "--timeout", "20"]);
+    assert_eq!(waited["members"].as_array().unwrap().len(), 2, "{waited}");
+    j(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let int = j(&["interrupt", "w"]);
+    assert_eq!(int["name"], "w", "{int}");
+    assert_eq!(j(&["kill", "w"])["killed"], true);
+    assert_eq!(j(&["kill", "w"])["killed"], false);
+    let res = j(&["resume"]);
+    assert_eq!(res["resumed"][0]["name"], "w", "{res}");
+    assert_eq!(j(&["resume", "w"])["running"][0], "w");
+    let asked = j(&["shutdown", "v", "--no-wait"]);
+    assert_eq!(asked["requested"][0], "v", "{asked}");
+    let down = j(&["shutdown", "--all", "--timeout", "20"]);
+    assert_eq!(down["stopped"].as_array().unwrap().len(), 2, "{down}");
+    assert_eq!(
+        j(&["shutdown", "--all", "--force"])["stopped"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(j(&["delete"])["deleted"], "alpha");
+}

@@ -38,6 +38,10 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
     }
-    println!("deleted team {}", config.name);
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
+    } else {
+        println!("deleted team {}", config.name);
+    }
     Ok(())
 }
