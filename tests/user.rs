@@ -236,3 +236,27 @@ fn json_output_of_every_acting_command() {
     );
     assert_eq!(j(&["delete"])["deleted"], "alpha");
 }
+
+/// An empty or blank message is refused the same way from an argument, stdin or
+/// `--structured`, in plain words, and nothing is written.
+#[test]
+fn empty_and_blank_messages_are_refused_alike() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    for text in ["", "   ", "\n\t\n"] {
+        let err = env.fails(&["send", "w", text], 2);
+        assert!(
+            err.contains("empty") && !err.contains("message message"),
+            "{err}"
+        );
+        let out = env.run_stdin(&["send", "w"], text);
+        assert_eq!(out.status.code(), Some(2), "stdin {text:?}");
+        let structured = serde_json::json!({"type": "message", "text": text}).to_string();
+        env.fails(&["send", "w", "--structured", &structured], 2);
+    }
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+}

@@ -294,10 +294,11 @@ impl Envelope {
     /// Check every rule of SPEC section 4. Errors are bad input (exit 2).
     pub fn validate(&self) -> Result<()> {
         let bad = |why: String| {
-            Err(Error::bad(format!(
-                "invalid {} message: {why}",
-                self.body.kind()
-            )))
+            let what = match self.body.kind() {
+                "message" => "invalid message".to_string(),
+                kind => format!("invalid {kind} message"),
+            };
+            Err(Error::bad(format!("{what}: {why}")))
         };
         if self.v != VERSION {
             return bad(format!(
@@ -318,8 +319,8 @@ impl Envelope {
         }
         match &self.body {
             Body::Message { text, .. } => {
-                if text.is_empty() {
-                    return bad("the text is empty".into());
+                if text.trim().is_empty() {
+                    return bad("the text is empty; give TEXT, or pipe it on stdin".into());
                 }
             }
             Body::IdleNotification { .. } => {
