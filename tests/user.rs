@@ -260,3 +260,54 @@ fn empty_and_blank_messages_are_refused_alike() {
         common::snapshot(&env.team_dir("alpha").join("inboxes"))
     );
 }
+
+/// `--help` of every command describes every argument and flag in a line, and the internal
+/// `worker` command stays hidden.
+#[test]
+fn help_describes_every_flag_and_hides_worker() {
+    let env = TestEnv::new();
+    let top = env.ok(&["--help"]);
+    assert!(!top.contains("worker"), "{top}");
+    let mut commands: Vec<Vec<&str>> = Vec::new();
+    let section = |help: &str| -> Vec<String> {
+        help.split("Commands:")
+            .nth(1)
+            .map(|rest| rest.split("\n\n").next().unwrap_or(""))
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .filter(|c| c != "help")
+            .collect()
+    };
+    let top_level = section(&top);
+    assert!(top_level.len() > 15, "{top}");
+    let task = section(&env.ok(&["task", "--help"]));
+    let plan = section(&env.ok(&["plan", "--help"]));
+    for c in &top_level {
+        commands.push(vec![c.as_str()]);
+    }
+    for c in &task {
+        commands.push(vec!["task", c.as_str()]);
+    }
+    for c in &plan {
+        commands.push(vec!["plan", c.as_str()]);
+    }
+    for cmd in commands {
+        let mut args = cmd.clone();
+        args.push("--help");
+        let help = env.ok(&args);
+        for line in help.lines() {
+            let t = line.trim_start();
+            if !(t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) {
+                continue;
+            }
+            let parts: Vec<&str> = t.split("  ").filter(|p| !p.trim().is_empty()).collect();
+            assert!(
+                parts.len() >= 2,
+                "`teamctl {}`: no description for {t:?}",
+                cmd.join(" ")
+            );
+        }
+    }
+    assert!(env.ok(&["worker", "--help"]).contains("--id"));
+}
