@@ -311,3 +311,32 @@ fn help_describes_every_flag_and_hides_worker() {
     }
     assert!(env.ok(&["worker", "--help"]).contains("--id"));
 }
+
+/// A member name at the 64-character limit works end to end, and the status table stays
+/// aligned around it.
+#[test]
+fn a_64_character_name_works_and_status_stays_aligned() {
+    let env = TestEnv::new();
+    let long = "n".repeat(64);
+    team_with(&env, &[(long.as_str(), "echo ok"), ("b", "cat")]);
+    let too_long = format!("{long}x");
+    env.fails(&["spawn", &too_long, "--backend", "process"], 2);
+    assert_eq!(
+        env.ok(&["ask", &long, "hi", "--timeout", "20"]).trim(),
+        "ok"
+    );
+    let table = env.ok(&["status"]);
+    // Where the second column (STATUS) starts on each line.
+    let columns: Vec<usize> = table
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let first_end = l.find(' ').unwrap_or(l.len());
+            first_end + l[first_end..].len() - l[first_end..].trim_start().len()
+        })
+        .collect();
+    assert!(
+        columns.iter().all(|c| *c == columns[0] && *c >= 64),
+        "{table}"
+    );
+}
