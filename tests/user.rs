@@ -340,3 +340,19 @@ fn a_64_character_name_works_and_status_stays_aligned() {
         "{table}"
     );
 }
+
+/// Asking yourself could only time out (nobody answers the leader's inbox, and a teammate's
+/// reply to itself is never sent): refused up front, nothing written.
+#[test]
+fn asking_yourself_is_refused() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let err = env.fails(&["ask", "team-lead", "hi", "--timeout", "1"], 2);
+    assert!(err.contains("cannot ask itself"), "{err}");
+    env.fails(&["--as", "w", "ask", "w", "hi", "--timeout", "1"], 2);
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+}

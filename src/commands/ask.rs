@@ -13,6 +13,11 @@ use crate::store::{Item, Store, SyncBell, Topic};
 pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let me = ctx.me()?;
     let target = Name::parse_as(&args.name, "member")?;
+    if target == me {
+        return Err(Error::bad(format!(
+            "{me} cannot ask itself: no worker of yours would answer; ask a teammate"
+        )));
+    }
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(target.as_str())?;
