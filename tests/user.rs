@@ -356,3 +356,27 @@ fn asking_yourself_is_refused() {
         common::snapshot(&env.team_dir("alpha").join("inboxes"))
     );
 }
+
+/// Piping output into `head` closes stdout early: teamctl ends quietly (SIGPIPE), with no
+/// panic message on stderr.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    // More than a pipe holds, so the write surely meets the closed end.
+    let big = "x".repeat(300 * 1024);
+    env.ok_stdin(&["send", "team-lead"], &big);
+    let mut child = env
+        .cmd(&["inbox", "--all"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+}
