@@ -380,3 +380,21 @@ fn a_closed_stdout_ends_quietly() {
         "{err}"
     );
 }
+
+/// A task subject is shown one per line: one with a line break is refused (the detail goes
+/// in -d), while unicode, quotes, `$(...)` and a leading dash are kept as they are.
+#[test]
+fn task_subjects_are_one_line_and_kept_verbatim() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let err = env.fails(&["task", "add", "two\nlines"], 2);
+    assert!(err.contains("one line"), "{err}");
+    let list = json(&env.ok(&["--json", "task", "list"]));
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 0, "{list}");
+    let odd = r#"-dash ünïcode 🎉 "q" 'q' $(touch pwned) `id`"#;
+    env.ok(&["task", "add", "-d", "line one\nline two", "--", odd]);
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["subject"], odd);
+    assert_eq!(task["description"], "line one\nline two");
+    assert!(!env.work.path().join("pwned").exists());
+}
