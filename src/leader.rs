@@ -74,21 +74,39 @@ pub fn start_worker(
     Ok(updated.require(name.as_str())?.clone())
 }
 
+/// Held while a teammate's worker is being started (spawn, resume). Until the worker is
+/// recorded, a teammate just added looks dead; a second start (a `send` racing a `spawn`, two
+/// resumes) waits here and then finds the first one's worker running, so there is never a
+/// second worker on one inbox.
+pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
+    LockGuard::acquire(&store.local_dir().join(format!("{name}.start.lock")))
+}
+
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor.
 pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
+    match resume_if_down(home, store, name)? {
+        Some(m) => Ok(m),
+        None => Ok(store.load()?.require(name.as_str())?.clone()),
+    }
+}
+
+/// `resume`, saying whether a worker was started (`None`: it was running already, perhaps
+/// started by a concurrent spawn or resume this call waited for).
+pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
+    let _starting = start_lock(store, name)?;
     let config = store.load()?;
     let member = config.require(name.as_str())?;
     let live = store.live(name);
     let status = effective_status(member, live.as_ref());
     if status.is_running() {
-        return Ok(member.clone());
+        return Ok(None);
     }
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
     old.terminate(member, live.as_ref(), GRACE)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
     // session there if the old one is gone).
-    start_worker(home, store, name, old.as_ref())
+    start_worker(home, store, name, old.as_ref()).map(Some)
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its

@@ -398,3 +398,63 @@ fn task_subjects_are_one_line_and_kept_verbatim() {
     assert_eq!(task["description"], "line one\nline two");
     assert!(!env.work.path().join("pwned").exists());
 }
+
+/// Workers of `name` running under this home (argv `worker --home H --id NAME@alpha`).
+fn workers_of(env: &TestEnv, name: &str) -> usize {
+    let id = format!("{name}@alpha");
+    env.processes()
+        .into_iter()
+        .filter(|p| {
+            let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let argv: Vec<&[u8]> = argv.split(|b| *b == 0).collect();
+            argv.get(1) == Some(&&b"worker"[..]) && argv.contains(&id.as_bytes())
+        })
+        .count()
+}
+
+/// Sending to a teammate while `spawn` is still starting it must not start a second worker
+/// on the same inbox (it looked dead until its worker was recorded, so `send` resumed it).
+fn send_while_starting(env: &TestEnv, backend: &str) {
+    env.ok(&["create", "alpha"]);
+    let names: Vec<String> = (0..4).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        let mut spawn = env
+            .cmd(&["spawn", name, "--backend", backend, "--exec", "cat"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // As soon as the team file names it, before its worker is recorded.
+        wait_until("the member entry", T, || {
+            std::fs::read_to_string(env.team_dir("alpha").join("config.json"))
+                .unwrap_or_default()
+                .contains(&format!("\"{name}@alpha\""))
+        });
+        let out = env.run(&["send", name, "hello"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("resumed"), "{name}: {err}");
+        assert!(spawn.wait().unwrap().success());
+    }
+    for name in &names {
+        wait_until("the message answered", T, || {
+            env.inbox("alpha", "team-lead")
+                .iter()
+                .any(|m| m["from"] == name.as_str() && m["text"] == "hello")
+        });
+        assert_eq!(workers_of(env, name), 1, "{name}: one worker");
+    }
+}
+
+#[test]
+fn send_while_spawn_is_starting_makes_no_second_worker() {
+    send_while_starting(&TestEnv::new(), "process");
+}
+
+#[test]
+fn send_while_spawn_is_starting_makes_no_second_worker_tmux() {
+    send_while_starting(&TestEnv::with_tmux(), "tmux");
+}

@@ -33,7 +33,11 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
             running.push(name.to_string());
             continue;
         }
-        let m = leader::resume(&ctx.home, &store, &name)?;
+        // Another command may have started it meanwhile: then it is running, not resumed.
+        let Some(m) = leader::resume_if_down(&ctx.home, &store, &name)? else {
+            running.push(name.to_string());
+            continue;
+        };
         if !ctx.json {
             let place = m
                 .pane_id

@@ -86,8 +86,9 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
         let status = leader::effective_status(member, store.live(name).as_ref());
         if !status.is_running() {
             // One that cannot start must not keep the others of a broadcast from starting.
-            match leader::resume(&ctx.home, store, name) {
-                Ok(_) => resumed.push(name.clone()),
+            match leader::resume_if_down(&ctx.home, store, name) {
+                Ok(Some(_)) => resumed.push(name.clone()),
+                Ok(None) => {}
                 Err(e) => failed.push(e.to_string()),
             }
         }

@@ -43,16 +43,28 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
-    store.update(&mut |cfg| {
-        if let Some(existing) = cfg.member(name.as_str()) {
-            return Err(Error::bad(format!(
+    let taken = |cfg: &crate::domain::TeamConfig| {
+        cfg.member(name.as_str()).map(|existing| {
+            Error::bad(format!(
                 "{name} is already a member of team {} ({}); use `teamctl resume {name}` or `teamctl kill {name}`",
-                cfg.name,
-                existing.status
-            )));
+                cfg.name, existing.status
+            ))
+        })
+    };
+    if let Some(e) = taken(&store.load()?) {
+        return Err(e);
+    }
+    // Held until the worker is recorded: see `leader::start_lock`.
+    let _starting = leader::start_lock(&store, &name)?;
+    store.update(&mut |cfg| {
+        if let Some(e) = taken(cfg) {
+            return Err(e);
         }
         let mut m = member.clone();
-        m.color = ctx.member_color.clone().unwrap_or_else(|| cfg.next_color().to_string());
+        m.color = ctx
+            .member_color
+            .clone()
+            .unwrap_or_else(|| cfg.next_color().to_string());
         cfg.members.push(m);
         Ok(())
     })?;
