@@ -458,3 +458,24 @@ fn send_while_spawn_is_starting_makes_no_second_worker() {
 fn send_while_spawn_is_starting_makes_no_second_worker_tmux() {
     send_while_starting(&TestEnv::with_tmux(), "tmux");
 }
+
+/// Text from agents is shown, not obeyed: escape sequences, bells and carriage returns in a
+/// message cannot retitle or clear the reader's terminal; `--json` keeps the text exact.
+#[test]
+fn control_characters_in_messages_are_shown_not_obeyed() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let nasty = "hi \u{1b}]0;PWNED\u{7} \u{1b}[2J cr\rX\nsecond line\ttab";
+    env.ok(&["send", "team-lead", nasty]);
+    env.ok(&["task", "add", "t", "-d", nasty]);
+    for args in [&["inbox", "--all"][..], &["task", "show", "1"]] {
+        let shown = env.ok(args);
+        assert!(
+            !shown.contains(['\u{1b}', '\u{7}', '\r']),
+            "{args:?}: {shown:?}"
+        );
+        assert!(shown.contains("second line\ttab"), "{args:?}: {shown:?}");
+    }
+    let exact = json(&env.ok(&["--json", "inbox", "--all"]));
+    assert_eq!(exact[0]["text"], nasty);
+}

@@ -92,7 +92,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             _ => status,
         };
         let mut turn = match (&r.current_turn, r.turn_started_at) {
-            (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
+            (Some(t), Some(at)) => format!("{} ({})", crate::output::printable(t), age(at, now)),
             _ => String::new(),
         };
         if let Some(task) = r.current_task
