@@ -479,3 +479,20 @@ fn control_characters_in_messages_are_shown_not_obeyed() {
     let exact = json(&env.ok(&["--json", "inbox", "--all"]));
     assert_eq!(exact[0]["text"], nasty);
 }
+
+/// When the teammate's turn fails, `ask` fails too (exit 1, the reason on stderr): a script
+/// capturing the answer must not take the failure notice for one.
+#[test]
+fn ask_fails_when_the_turn_fails() {
+    let env = TestEnv::new();
+    team_with(&env, &[("f", "echo partial; echo oops >&2; exit 3")]);
+    let out = env.run(&["ask", "f", "go", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("turn failed") && err.contains("oops"), "{err}");
+}

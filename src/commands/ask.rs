@@ -42,6 +42,15 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 } = &reply.body
                 && *id == env.id
             {
+                if crate::worker::is_failure_notice(target.as_str(), text) {
+                    // No answer, a failure: a script must not take the notice for the reply.
+                    if ctx.json {
+                        ctx.print_json(&serde_json::to_value(&*reply).unwrap_or_default());
+                    }
+                    return Err(Error::failed(
+                        text.trim_end().trim_start_matches("teamctl: "),
+                    ));
+                }
                 if ctx.json {
                     ctx.print_json(&serde_json::to_value(&*reply).unwrap_or_default());
                 } else {
