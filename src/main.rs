@@ -2,7 +2,18 @@
 
 use clap::Parser;
 
+/// The variables that stand in for global options.
+const OPTION_VARS: [&str; 3] = ["TEAMCTL_TEAM", "TEAMCTL_HOME", "TEAMCTL_AGENT_NAME"];
+
 fn main() {
+    // An empty variable counts as unset (as `TEAMCTL_TEAM=` already did): `TEAMCTL_HOME=` meant
+    // "--home requires a value" and `TEAMCTL_AGENT_NAME=` an invalid empty name.
+    for var in OPTION_VARS {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            // SAFETY: the first thing main does, before any thread exists.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let cli = teamctl::cli::Cli::parse();
     if !matches!(cli.command, teamctl::cli::Command::Worker(_)) {
         // `teamctl status | head` ends quietly, as Unix tools do, instead of panicking on a

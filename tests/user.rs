@@ -496,3 +496,32 @@ fn ask_fails_when_the_turn_fails() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("turn failed") && err.contains("oops"), "{err}");
 }
+
+/// An exported but empty TEAMCTL_TEAM, TEAMCTL_HOME or TEAMCTL_AGENT_NAME counts as unset,
+/// as XDG_STATE_HOME and NO_COLOR do.
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let mut c = env.cmd(&["task", "add", "by the leader"]);
+    c.env("TEAMCTL_TEAM", "").env("TEAMCTL_AGENT_NAME", "");
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["subject"], "by the leader");
+    // An empty home falls back to the default one (here under a temporary XDG_STATE_HOME).
+    let state = env.work.path().join("state");
+    let mut c = env.cmd(&["create", "beta"]);
+    c.env("TEAMCTL_HOME", "").env("XDG_STATE_HOME", &state);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(state.join("teamctl/teams/beta/config.json").is_file());
+}
