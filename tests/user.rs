@@ -525,3 +525,19 @@ fn empty_environment_variables_count_as_unset() {
     );
     assert!(state.join("teamctl/teams/beta/config.json").is_file());
 }
+
+/// The damaged-team-file error says `delete --force` removes the team: it must then work,
+/// ending the team's workers by their tags, instead of failing on the same file.
+#[test]
+fn delete_force_removes_a_team_with_a_damaged_team_file() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    wait_until("w's worker", T, || workers_of(&env, "w") == 1);
+    std::fs::write(env.team_dir("alpha").join("config.json"), "{broken").unwrap();
+    let err = env.fails(&["status"], 1);
+    assert!(err.contains("delete --force"), "{err}");
+    env.ok(&["delete", "--force"]);
+    assert!(!env.team_dir("alpha").exists());
+    wait_until("no worker left", T, || env.processes().is_empty());
+    env.ok(&["create", "alpha"]);
+}
