@@ -541,3 +541,35 @@ fn delete_force_removes_a_team_with_a_damaged_team_file() {
     wait_until("no worker left", T, || env.processes().is_empty());
     env.ok(&["create", "alpha"]);
 }
+
+/// The refusal to spawn an existing name says `kill` it first; after that, spawn must work:
+/// the teammate starts anew with the new options, same identity, same inbox. A running one is
+/// still refused, nothing written.
+#[test]
+fn spawn_again_after_kill_starts_it_anew() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo old")]);
+    wait_until("w idle", T, || env.member_status("w") == "idle");
+    let team_file = || std::fs::read(env.team_dir("alpha").join("config.json")).unwrap();
+    let before = team_file();
+    let err = env.fails(
+        &["spawn", "w", "--backend", "process", "--exec", "echo new"],
+        2,
+    );
+    assert!(err.contains("kill w"), "{err}");
+    assert_eq!(before, team_file());
+    env.ok(&["kill", "w"]);
+    env.ok(&["send", "w", "queued while stopped"]);
+    // `send` resumed it; kill it again, then spawn it anew.
+    wait_until("the queued message handled", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "w" && m["text"] == "old\n")
+    });
+    env.ok(&["kill", "w"]);
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", "echo new"]);
+    assert_eq!(env.ok(&["ask", "w", "hi", "--timeout", "20"]).trim(), "new");
+    assert_eq!(workers_of(&env, "w"), 1);
+    let members = config(&env)["members"].as_array().unwrap().len();
+    assert_eq!(members, 2, "replaced, not added");
+}

@@ -43,36 +43,52 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
-    let taken = |cfg: &crate::domain::TeamConfig| {
-        cfg.member(name.as_str()).map(|existing| {
+    // A teammate that is not running (killed, stopped, dead) is spawned anew in its place: the
+    // same identity and inbox, the new options. A running one is refused.
+    let running = |cfg: &crate::domain::TeamConfig| {
+        let existing = cfg.member(name.as_str())?;
+        let status = leader::effective_status(existing, store.live(&name).as_ref());
+        status.is_running().then(|| {
             Error::bad(format!(
-                "{name} is already a member of team {} ({}); use `teamctl resume {name}` or `teamctl kill {name}`",
-                cfg.name, existing.status
+                "{name} is already running in team {} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew",
+                cfg.name
             ))
         })
     };
-    if let Some(e) = taken(&store.load()?) {
+    if let Some(e) = running(&store.load()?) {
         return Err(e);
     }
     // Held until the worker is recorded: see `leader::start_lock`.
     let _starting = leader::start_lock(&store, &name)?;
+    let config = store.load()?;
+    if let Some(e) = running(&config) {
+        return Err(e);
+    }
+    let previous = config.member(name.as_str()).cloned();
+    if let Some(old) = &previous {
+        // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
+        backend::for_member(old).terminate(old, store.live(&name).as_ref(), leader::GRACE)?;
+    }
     store.update(&mut |cfg| {
-        if let Some(e) = taken(cfg) {
-            return Err(e);
-        }
         let mut m = member.clone();
-        m.color = ctx
-            .member_color
-            .clone()
-            .unwrap_or_else(|| cfg.next_color().to_string());
-        cfg.members.push(m);
+        let color = match cfg.member(name.as_str()) {
+            Some(old) => old.color.clone(),
+            None => cfg.next_color().to_string(),
+        };
+        m.color = ctx.member_color.clone().unwrap_or(color);
+        match cfg.members.iter_mut().find(|x| x.name == name) {
+            Some(slot) => *slot = m,
+            None => cfg.members.push(m),
+        }
         Ok(())
     })?;
     let started = match leader::start_worker(&ctx.home, &store, &name, backend.as_ref()) {
         Ok(m) => m,
         Err(e) => {
+            // Leave the team file as it was: the old entry back, or none.
             let _ = store.update(&mut |cfg| {
                 cfg.members.retain(|m| m.name != name);
+                cfg.members.extend(previous.clone());
                 Ok(())
             });
             return Err(e);
