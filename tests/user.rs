@@ -573,3 +573,17 @@ fn spawn_again_after_kill_starts_it_anew() {
     let members = config(&env)["members"].as_array().unwrap().len();
     assert_eq!(members, 2, "replaced, not added");
 }
+
+/// A text under 1 MiB can still be refused when JSON escaping makes its record bigger: the
+/// error must say so, or the size it reports contradicts the file the user sent.
+#[test]
+fn the_size_limit_error_explains_escaping() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let quotes = "\"".repeat(600 * 1024);
+    let out = env.run_stdin(&["send", "team-lead"], &quotes);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("escaping") && err.contains("1 MiB"), "{err}");
+    assert!(env.inbox("alpha", "team-lead").is_empty());
+}

@@ -273,7 +273,7 @@ impl Envelope {
         line.push(b'\n');
         if line.len() > MAX_MESSAGE_BYTES {
             return Err(Error::bad(format!(
-                "message is {} bytes; the limit is 1 MiB (1048576 bytes): shorten it or send a file path instead",
+                "message is {} bytes as an inbox record (JSON escaping of quotes, backslashes and control characters included); the limit is 1 MiB (1048576 bytes): shorten it or send a file path instead",
                 line.len()
             )));
         }
