@@ -185,7 +185,8 @@ fn kill_shows_stopped_never_idle_and_send_resumes() {
         env.ok(&["ask", "bob", "two", "--timeout", "20"]).trim(),
         "bob:two"
     );
-    assert_eq!(env.member_status("bob"), "idle");
+    // The reply is sent before the worker records itself idle: wait for it.
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
 }
 
 #[test]
