@@ -88,7 +88,9 @@ fn a_repeated_shutdown_request_is_still_acted_on() {
         env.ok(&["ask", "w", "again", "--timeout", "20"]).trim(),
         "went"
     );
-    assert_eq!(env.member_status("w"), "idle");
+    wait_until("w idle, not stopped again", T, || {
+        env.member_status("w") == "idle"
+    });
 }
 
 /// A shutdown request the leader sends by hand (`send --structured`) is awaited like one from
