@@ -245,6 +245,9 @@ fn json_output_of_every_acting_command() {
 fn empty_and_blank_messages_are_refused_alike() {
     let env = TestEnv::new();
     team_with(&env, &[("w", "cat")]);
+    wait_until("w idle (its worker has made its inbox)", T, || {
+        env.member_status("w") == "idle"
+    });
     let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
     for text in ["", "   ", "\n\t\n"] {
         let err = env.fails(&["send", "w", text], 2);
@@ -349,6 +352,9 @@ fn a_64_character_name_works_and_status_stays_aligned() {
 fn asking_yourself_is_refused() {
     let env = TestEnv::new();
     team_with(&env, &[("w", "cat")]);
+    wait_until("w idle (its worker has made its inbox)", T, || {
+        env.member_status("w") == "idle"
+    });
     let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
     let err = env.fails(&["ask", "team-lead", "hi", "--timeout", "1"], 2);
     assert!(err.contains("cannot ask itself"), "{err}");
