@@ -595,3 +595,21 @@ fn the_size_limit_error_explains_escaping() {
     assert!(err.contains("escaping") && err.contains("1 MiB"), "{err}");
     assert!(env.inbox("alpha", "team-lead").is_empty());
 }
+
+/// Completion scripts offer every command but the hidden `worker`.
+#[test]
+fn completions_do_not_offer_the_hidden_worker() {
+    let env = TestEnv::new();
+    for (shell, hidden) in [
+        ("bash", "subcmd__worker"),
+        ("zsh", "(worker)"),
+        ("fish", "-a \"worker\""),
+    ] {
+        let script = env.ok(&["completions", shell]);
+        assert!(
+            script.contains("shutdown") && script.contains("task"),
+            "{shell}"
+        );
+        assert!(!script.contains(hidden), "{shell} offers worker");
+    }
+}
