@@ -613,3 +613,19 @@ fn completions_do_not_offer_the_hidden_worker() {
         assert!(!script.contains(hidden), "{shell} offers worker");
     }
 }
+
+/// `--exec ""` (an unset variable, say) is refused rather than giving a teammate whose every
+/// turn silently does nothing; nothing is written.
+#[test]
+fn a_blank_agent_command_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = common::snapshot(env.home_path());
+    for flag in ["--exec", "--on-shutdown"] {
+        for blank in ["", "  "] {
+            let err = env.fails(&["spawn", "e", "--backend", "process", flag, blank], 2);
+            assert!(err.contains(&format!("{flag} is empty")), "{err}");
+        }
+    }
+    assert_eq!(before, common::snapshot(env.home_path()));
+}

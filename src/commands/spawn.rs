@@ -22,6 +22,18 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--turn-timeout and --max-turns must be at least 1",
         ));
     }
+    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
+    for (flag, cmd) in [
+        ("--exec", &args.exec),
+        ("--plan", &args.plan),
+        ("--on-shutdown", &args.on_shutdown),
+    ] {
+        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::bad(format!(
+                "{flag} is empty; give the command (leave --exec out to answer messages by hand in the pane)"
+            )));
+        }
+    }
     if args.worktree.is_some() {
         return Err(Error::bad("--worktree is not available in this build yet"));
     }
