@@ -629,3 +629,26 @@ fn a_blank_agent_command_is_refused() {
     }
     assert_eq!(before, common::snapshot(env.home_path()));
 }
+
+/// A huge timeout means "no limit": it must neither panic the command nor kill the worker.
+#[test]
+fn huge_timeouts_mean_no_limit() {
+    let env = TestEnv::new();
+    let max = u64::MAX.to_string();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        "echo ok",
+        "--turn-timeout",
+        &max,
+    ]);
+    assert_eq!(env.ok(&["ask", "w", "hi", "--timeout", &max]).trim(), "ok");
+    env.ok(&["wait", "w", "--timeout", &max]);
+    assert_eq!(env.member_status("w"), "idle");
+    env.ok(&["shutdown", "w", "--timeout", &max]);
+    env.ok(&["delete", "--timeout", &max]);
+}

@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
     super::send::resume_stopped(ctx, &store, std::slice::from_ref(&target))?;
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     loop {
         for e in store.read(&me, pos, 256)? {
             pos = e.end;

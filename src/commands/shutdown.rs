@@ -164,7 +164,7 @@ pub fn handoff(
         out.requested = waiting;
         return Ok(out);
     }
-    let deadline = Instant::now() + timeout;
+    let deadline = crate::domain::time::deadline_after(timeout);
     while !waiting.is_empty() {
         for h in leader::reconcile(store)? {
             match h {
