@@ -23,14 +23,18 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         ));
     }
     // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
-    for (flag, cmd) in [
-        ("--exec", &args.exec),
-        ("--plan", &args.plan),
-        ("--on-shutdown", &args.on_shutdown),
+    for (flag, cmd, or_else) in [
+        (
+            "--exec",
+            &args.exec,
+            ", or leave --exec out to answer messages by hand in the pane",
+        ),
+        ("--plan", &args.plan, ""),
+        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
     ] {
         if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
             return Err(Error::bad(format!(
-                "{flag} is empty; give the command (leave --exec out to answer messages by hand in the pane)"
+                "{flag} is empty; give the command{or_else}"
             )));
         }
     }
