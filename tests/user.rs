@@ -359,6 +359,9 @@ fn asking_yourself_is_refused() {
     let err = env.fails(&["ask", "team-lead", "hi", "--timeout", "1"], 2);
     assert!(err.contains("cannot ask itself"), "{err}");
     env.fails(&["--as", "w", "ask", "w", "hi", "--timeout", "1"], 2);
+    // A zero timeout could only send and fail: refused too.
+    let err = env.fails(&["ask", "w", "hi", "--timeout", "0"], 2);
+    assert!(err.contains("teamctl send"), "{err}");
     assert_eq!(
         before,
         common::snapshot(&env.team_dir("alpha").join("inboxes"))
