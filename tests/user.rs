@@ -655,3 +655,21 @@ fn huge_timeouts_mean_no_limit() {
     env.ok(&["shutdown", "w", "--timeout", &max]);
     env.ok(&["delete", "--timeout", &max]);
 }
+
+/// A summary is a one-line preview: one given with line breaks is folded onto one line.
+#[test]
+fn a_given_summary_is_folded_onto_one_line() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "send",
+        "team-lead",
+        "body",
+        "--summary",
+        "two\nlines\t here",
+    ]);
+    assert_eq!(
+        env.inbox("alpha", "team-lead")[0]["summary"],
+        "two lines here"
+    );
+}

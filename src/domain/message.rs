@@ -100,8 +100,11 @@ impl Body {
     /// A plain message body with a summary derived from the text when none is given.
     pub fn message(text: impl Into<String>, summary: Option<String>) -> Body {
         let text = text.into();
+        // A preview is one line: a given summary's line breaks and runs of blanks become one
+        // space, as in a derived one.
         let summary = summary
-            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|s| !s.is_empty())
             .unwrap_or_else(|| derive_summary(&text));
         Body::Message {
             text,
