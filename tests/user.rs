@@ -673,3 +673,38 @@ fn a_given_summary_is_folded_onto_one_line() {
         "two lines here"
     );
 }
+
+/// `--home DIR/`, `DIR//` and `DIR/.` are the same home as `DIR`: the workers carry the home
+/// in their tag, and a different spelling left them unrecognised (dead in `status`, never
+/// killed by `delete --force`).
+#[test]
+fn home_spellings_are_one_home() {
+    let env = TestEnv::new();
+    let home = env.home_path().display().to_string();
+    let with = |spelling: &str, args: &[&str]| {
+        let mut c = env.cmd(args);
+        c.env("TEAMCTL_HOME", spelling);
+        c.output().unwrap()
+    };
+    let out = with(&format!("{home}/"), &["create", "alpha"]);
+    assert!(out.status.success());
+    let out = with(
+        &format!("{home}//"),
+        &["spawn", "w", "--backend", "process", "--exec", "cat"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("w idle, seen from the plain spelling", T, || {
+        env.member_status("w") == "idle"
+    });
+    let out = with(&format!("{home}/."), &["delete", "--force"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("no worker left", T, || env.processes().is_empty());
+}
