@@ -708,3 +708,23 @@ fn home_spellings_are_one_home() {
     );
     wait_until("no worker left", T, || env.processes().is_empty());
 }
+
+/// `ask` gives up as soon as the teammate stops without answering (killed meanwhile), instead
+/// of blocking until its timeout.
+#[test]
+fn ask_gives_up_when_the_teammate_stops() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "sleep 1000")]);
+    let asking = env
+        .cmd(&["ask", "w", "q", "--timeout", "30"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("w working", T, || env.member_status("w") == "working");
+    env.ok(&["kill", "w"]);
+    let out = asking.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped without answering"), "{err}");
+}
