@@ -114,8 +114,10 @@ pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Optio
 pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
     let live = store.live(&member.name);
     let ended_before = already_ended(member, live.as_ref());
-    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
+    // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
+    // is gone, never "dead" in between.
     mark_stopped(store, &member.name)?;
+    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
     release_tasks(store, &member.name)?;
     if ended_before {
         // Ended already (a second kill, a forced shutdown of a stopped teammate): the

@@ -728,3 +728,21 @@ fn ask_gives_up_when_the_teammate_stops() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stopped without answering"), "{err}");
 }
+
+/// A teammate killed by the leader while someone waits for it is stopped, not "died".
+#[test]
+fn wait_sees_a_killed_teammate_as_stopped() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "sleep 1000")]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let waiting = env
+        .cmd(&["wait", "w", "--timeout", "30"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    env.ok(&["kill", "w"]);
+    let out = waiting.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+}
