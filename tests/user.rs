@@ -746,3 +746,39 @@ fn wait_sees_a_killed_teammate_as_stopped() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
 }
+
+/// Run from a PATH without tmux (cron, an agent's minimal environment), a live tmux teammate
+/// is still alive: status must not call it dead, and send must not "resume" it over its
+/// running worker.
+#[test]
+fn a_tmux_teammate_stays_alive_to_a_path_without_tmux() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "a", "--backend", "tmux", "--exec", "echo got-it"]);
+    wait_until("a idle", T, || env.member_status("a") == "idle");
+    let pid = env.member("a")["pid"].clone();
+    let bin = env.work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(common::BIN, bin.join("teamctl")).unwrap();
+    let no_tmux = |args: &[&str]| {
+        let out = env.cmd(args).env("PATH", &bin).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let status = json(&String::from_utf8_lossy(
+        &no_tmux(&["--json", "status"]).stdout,
+    ));
+    assert_eq!(status["members"][1]["status"], "idle", "{status}");
+    let sent = no_tmux(&["send", "a", "hello"]);
+    assert!(!String::from_utf8_lossy(&sent.stderr).contains("resumed"));
+    wait_until("the reply", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "a" && m["text"] == "got-it\n")
+    });
+    assert_eq!(env.member("a")["pid"], pid, "the same worker");
+}
