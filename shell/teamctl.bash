@@ -79,9 +79,6 @@ _teamctl() {
             teamctl,wait)
                 cmd="teamctl__subcmd__wait"
                 ;;
-            teamctl,worker)
-                cmd="teamctl__subcmd__worker"
-                ;;
             teamctl__subcmd__help,ask)
                 cmd="teamctl__subcmd__help__subcmd__ask"
                 ;;
@@ -144,9 +141,6 @@ _teamctl() {
                 ;;
             teamctl__subcmd__help,wait)
                 cmd="teamctl__subcmd__help__subcmd__wait"
-                ;;
-            teamctl__subcmd__help,worker)
-                cmd="teamctl__subcmd__help__subcmd__worker"
                 ;;
             teamctl__subcmd__help__subcmd__plan,approve)
                 cmd="teamctl__subcmd__help__subcmd__plan__subcmd__approve"
@@ -248,7 +242,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --team --home --as --json --color --help --version create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead worker help"
+            opts="-h --team --home --as --json --color --help create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -278,7 +272,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h -V --timeout --team --home --as --json --color --help --version"
+            opts="-h --timeout --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -312,7 +306,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__attach)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -342,7 +336,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__completions)
-            opts="-h -V --team --home --as --json --color --help --version bash elvish fish powershell zsh"
+            opts="-h --team --home --as --json --color --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -372,7 +366,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__create)
-            opts="-d -h -V --description --team --home --as --json --color --help --version"
+            opts="-d -h --description --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -410,7 +404,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__delete)
-            opts="-h -V --force --timeout --team --home --as --json --color --help --version"
+            opts="-h --force --timeout --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -444,7 +438,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__demo)
-            opts="-h -V --stop --team --home --as --json --color --help --version"
+            opts="-h --stop --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -474,7 +468,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__doctor)
-            opts="-h -V --fix --team --home --as --json --color --help --version"
+            opts="-h --fix --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -504,7 +498,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__help)
-            opts="create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead worker help"
+            opts="create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -937,22 +931,8 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        teamctl__subcmd__help__subcmd__worker)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         teamctl__subcmd__inbox)
-            opts="-h -V --peek --all --team --home --as --json --color --help --version"
+            opts="-h --peek --all --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -982,7 +962,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__interrupt)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1012,7 +992,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__kill)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1042,7 +1022,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__lead)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1072,7 +1052,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__log)
-            opts="-f -h -V --follow --from --to --type --team --home --as --json --color --help --version"
+            opts="-f -h --follow --from --to --type --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1114,7 +1094,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__plan)
-            opts="-h -V --team --home --as --json --color --help --version list approve reject help"
+            opts="-h --team --home --as --json --color --help list approve reject help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1144,7 +1124,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__approve)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1244,7 +1224,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__list)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1274,7 +1254,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__reject)
-            opts="-h -V --feedback --team --home --as --json --color --help --version"
+            opts="-h --feedback --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1308,7 +1288,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__resume)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1338,7 +1318,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__send)
-            opts="-h -V --summary --structured --team --home --as --json --color --help --version"
+            opts="-h --summary --structured --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1376,7 +1356,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__shutdown)
-            opts="-h -V --all --reason --timeout --force --no-wait --remove-worktree --team --home --as --json --color --help --version"
+            opts="-h --all --reason --timeout --force --no-wait --remove-worktree --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1414,7 +1394,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__spawn)
-            opts="-h -V --exec --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --team --home --as --json --color --help --version"
+            opts="-h --exec --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1488,7 +1468,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__status)
-            opts="-h -V --watch --team --home --as --json --color --help --version"
+            opts="-h --watch --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1518,7 +1498,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task)
-            opts="-h -V --team --home --as --json --color --help --version add list show claim update done help"
+            opts="-h --team --home --as --json --color --help add list show claim update done help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1548,7 +1528,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__add)
-            opts="-d -h -V --description --blocked-by --owner --team --home --as --json --color --help --version"
+            opts="-d -h --description --blocked-by --owner --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1594,7 +1574,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__claim)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1624,7 +1604,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__done)
-            opts="-h -V --result --team --home --as --json --color --help --version"
+            opts="-h --result --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1770,7 +1750,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__list)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1800,7 +1780,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__show)
-            opts="-h -V --team --home --as --json --color --help --version"
+            opts="-h --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1830,7 +1810,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__update)
-            opts="-h -V --status --owner --blocked-by --team --home --as --json --color --help --version"
+            opts="-h --status --owner --blocked-by --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1872,47 +1852,13 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --timeout --team --home --as --json --color --help --version"
+            opts="-h --timeout --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --team)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --as)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        teamctl__subcmd__worker)
-            opts="-h -V --id --team --home --as --json --color --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -24,31 +24,36 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The heading global options are listed under in every command's help, apart from its own.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Args, Clone)]
 pub struct Global {
     /// The team (default: the one created last)
-    #[arg(long, global = true, env = "TEAMCTL_TEAM", value_name = "TEAM")]
+    #[arg(long, global = true, help_heading = GLOBAL, env = "TEAMCTL_TEAM", value_name = "TEAM")]
     pub team: Option<String>,
     /// State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)
-    #[arg(long, global = true, env = "TEAMCTL_HOME", value_name = "DIR")]
+    #[arg(long, global = true, help_heading = GLOBAL, env = "TEAMCTL_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Act as this member (the sender)
     #[arg(
         long = "as",
         global = true,
+        help_heading = GLOBAL,
         env = "TEAMCTL_AGENT_NAME",
         default_value = "team-lead",
         value_name = "NAME"
     )]
     pub as_name: String,
     /// Machine-readable output on stdout
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
     /// Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is
     /// the new teammate's colour instead.
     #[arg(
         long,
         global = true,
+        help_heading = GLOBAL,
         default_value = "auto",
         value_name = "WHEN|COLOUR"
     )]
@@ -106,7 +111,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The team's name (a suffix is added when it is taken)
     pub name: String,
+    /// What the team is for
     #[arg(short, long, default_value = "")]
     pub description: String,
 }
@@ -123,23 +130,30 @@ pub struct DeleteArgs {
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
+    /// The teammate's name (its id is NAME@TEAM)
     pub name: String,
     /// The agent command, run through `sh -c` for each message (message on stdin)
     #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
+    /// The teammate's standing instructions (given to each turn as $TEAMCTL_PROMPT)
     #[arg(long)]
     pub prompt: Option<String>,
+    /// Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)
     #[arg(long, value_enum, default_value_t = Choice::Auto)]
     pub backend: Choice,
+    /// The directory the agent command runs in (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// The model name, recorded in the team file for the agent to use
     #[arg(long)]
     pub model: Option<String>,
+    /// The kind of agent, recorded in the team file
     #[arg(long, default_value = "general-purpose")]
     pub agent_type: String,
     /// Run --plan before each turn and wait for the leader's approval
     #[arg(long, requires = "plan")]
     pub plan_mode_required: bool,
+    /// The command that writes the plan (with --plan-mode-required)
     #[arg(long, value_name = "CMD")]
     pub plan: Option<String>,
     /// Claim the next task whenever idle
@@ -163,7 +177,9 @@ pub struct SpawnArgs {
 pub struct SendArgs {
     /// A member name, or * for everyone but you
     pub to: String,
+    /// The message (use -- before a text that starts with -)
     pub text: Option<String>,
+    /// A 5 to 10 word preview (default: taken from the text)
     #[arg(long, conflicts_with = "structured")]
     pub summary: Option<String>,
     /// A structured message as JSON (`{"type":"shutdown_request",...}`)
@@ -173,7 +189,9 @@ pub struct SendArgs {
 
 #[derive(Debug, Args)]
 pub struct AskArgs {
+    /// The teammate to ask
     pub name: String,
+    /// The question
     pub text: String,
     /// Seconds to wait for the reply
     #[arg(long, default_value_t = 300)]
@@ -201,21 +219,26 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct WaitArgs {
+    /// The teammates to wait for
     #[arg(required = true)]
     pub names: Vec<String>,
+    /// Seconds to wait before giving up (exit 1)
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
 }
 
 #[derive(Debug, Args)]
 pub struct ShutdownArgs {
+    /// The teammate to stop
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub name: Option<String>,
+    /// Stop every teammate
     #[arg(long)]
     pub all: bool,
+    /// Why, passed on in the request
     #[arg(long)]
     pub reason: Option<String>,
-    /// Seconds to wait for each response
+    /// Seconds to wait for the answers before giving up (exit 1)
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
     /// Kill without the handshake
@@ -231,11 +254,13 @@ pub struct ShutdownArgs {
 
 #[derive(Debug, Args)]
 pub struct NameArg {
+    /// The teammate
     pub name: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
+    /// The teammate (default: every stopped or dead one)
     pub name: Option<String>,
 }
 
@@ -251,7 +276,9 @@ pub enum PlanCommand {
 
 #[derive(Debug, Args)]
 pub struct RejectArgs {
+    /// The teammate whose plan is rejected
     pub name: String,
+    /// What to change, sent back to the teammate
     #[arg(long)]
     pub feedback: String,
 }
@@ -274,7 +301,9 @@ pub enum TaskCommand {
 
 #[derive(Debug, Args)]
 pub struct TaskAddArgs {
+    /// What is to be done, in a line
     pub subject: String,
+    /// More detail
     #[arg(short, long)]
     pub description: Option<String>,
     /// Tasks that must be completed before this one can be claimed
@@ -287,16 +316,19 @@ pub struct TaskAddArgs {
 
 #[derive(Debug, Args)]
 pub struct TaskIdArg {
+    /// The task's number
     pub id: String,
 }
 
 #[derive(Debug, Args)]
 pub struct TaskClaimArgs {
+    /// The task's number (default: the first pending task that is not blocked)
     pub id: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TaskUpdateArgs {
+    /// The task's number
     pub id: String,
     /// pending, in_progress, completed or failed
     #[arg(long)]
@@ -311,6 +343,7 @@ pub struct TaskUpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct TaskDoneArgs {
+    /// The task's number
     pub id: String,
     /// What came of it
     #[arg(long)]
@@ -319,6 +352,7 @@ pub struct TaskDoneArgs {
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
+    /// The teammate whose pane gets the focus (default: the first one)
     pub name: Option<String>,
 }
 
@@ -327,10 +361,13 @@ pub struct LogArgs {
     /// Keep printing messages as they arrive
     #[arg(short, long)]
     pub follow: bool,
+    /// Only messages from this member
     #[arg(long)]
     pub from: Option<String>,
+    /// Only messages to this member
     #[arg(long)]
     pub to: Option<String>,
+    /// Only messages of this type (message, idle_notification, shutdown_request...)
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
 }
@@ -344,6 +381,7 @@ pub struct DoctorArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
+    /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }

@@ -24,8 +24,13 @@ impl Ctx {
     /// `--color` both meanings); elsewhere only auto, always and never are accepted.
     pub fn new(global: Global, spawning: bool) -> Result<Ctx> {
         let root = global.home.unwrap_or_else(Home::default_root);
-        // Absolute, so workers started elsewhere find the same home and tags compare equal.
-        let root = std::path::absolute(&root).unwrap_or(root);
+        // Absolute and in one spelling (no trailing `/`, `//` or `.`), so workers started
+        // elsewhere find the same home and tags compare equal: `--home DIR/` once left workers
+        // that no command of `--home DIR` could recognise, stop or kill.
+        let root: std::path::PathBuf = std::path::absolute(&root)
+            .unwrap_or(root)
+            .components()
+            .collect();
         crate::backend::proc::scope_to_home(&root);
         let home = Home::new(root);
         let auto = || {

@@ -83,14 +83,32 @@ pub fn start_worker(
     Ok(updated.require(name.as_str())?.clone())
 }
 
+/// Held while a teammate's worker is being started (spawn, resume). Until the worker is
+/// recorded, a teammate just added looks dead; a second start (a `send` racing a `spawn`, two
+/// resumes) waits here and then finds the first one's worker running, so there is never a
+/// second worker on one inbox.
+pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
+    LockGuard::acquire(&store.local_dir().join(format!("{name}.start.lock")))
+}
+
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor.
 pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
+    match resume_if_down(home, store, name)? {
+        Some(m) => Ok(m),
+        None => Ok(store.load()?.require(name.as_str())?.clone()),
+    }
+}
+
+/// `resume`, saying whether a worker was started (`None`: it was running already, perhaps
+/// started by a concurrent spawn or resume this call waited for).
+pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
+    let _starting = start_lock(store, name)?;
     let config = store.load()?;
     let member = config.require(name.as_str())?;
     let live = store.live(name);
     let status = effective_status(member, live.as_ref());
     if status.is_running() {
-        return Ok(member.clone());
+        return Ok(None);
     }
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
@@ -99,22 +117,35 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     crate::worktree::restore(member)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
     // session there if the old one is gone).
-    start_worker(home, store, name, old.as_ref())
+    start_worker(home, store, name, old.as_ref()).map(Some)
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
 /// unfinished tasks back and tell the leader's inbox.
 pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
     let live = store.live(&member.name);
-    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
+    let ended_before = already_ended(member, live.as_ref());
+    // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
+    // is gone, never "dead" in between.
     mark_stopped(store, &member.name)?;
+    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
     release_tasks(store, &member.name)?;
+    if ended_before {
+        // Ended already (a second kill, a forced shutdown of a stopped teammate): the
+        // leader was told then, once.
+        return Ok(());
+    }
     let notice = Envelope::new(
         member.name.as_str(),
         LEADER,
         Body::message(format!("{} stopped ({why})", member.name), None),
     );
     store.append(&Name::leader(), &notice)
+}
+
+/// The leader already recorded `member` as stopped and nothing of it runs.
+pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
+    member.status == Status::Stopped && !effective_status(member, live).is_running()
 }
 
 pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
@@ -137,6 +168,27 @@ pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
         Ok(())
     })?;
     Ok(())
+}
+
+/// Record that the leader waits for `name`'s answer to shutdown request `request_id`, unless
+/// an earlier request is still unanswered. Returns the id awaited and whether it is new. A
+/// worker answers the first request it finds, so a second id would never be matched: the
+/// teammate would exit without ever being marked stopped or its tasks returned.
+pub fn expect_shutdown(store: &FsStore, name: &Name, request_id: &str) -> Result<(String, bool)> {
+    let mut awaited = (request_id.to_string(), true);
+    store.update(&mut |cfg| {
+        if let Some(m) = cfg.member_mut(name.as_str()) {
+            match m.extra.get(SHUTDOWN_REQUEST_FIELD).and_then(|v| v.as_str()) {
+                Some(old) => awaited = (old.to_string(), false),
+                None => {
+                    m.extra
+                        .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.into());
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(awaited)
 }
 
 /// What acting on the leader's protocol mail did.

@@ -2,8 +2,30 @@
 
 use clap::Parser;
 
+/// The variables that stand in for global options.
+const OPTION_VARS: [&str; 3] = ["TEAMCTL_TEAM", "TEAMCTL_HOME", "TEAMCTL_AGENT_NAME"];
+
 fn main() {
+    // An empty variable counts as unset (as `TEAMCTL_TEAM=` already did): `TEAMCTL_HOME=` meant
+    // "--home requires a value" and `TEAMCTL_AGENT_NAME=` an invalid empty name.
+    for var in OPTION_VARS {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            // SAFETY: the first thing main does, before any thread exists.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let cli = teamctl::cli::Cli::parse();
+    if !matches!(cli.command, teamctl::cli::Command::Worker(_)) {
+        // `teamctl status | head` ends quietly, as Unix tools do, instead of panicking on a
+        // closed stdout. Not in the worker: it must survive an agent that closes its stdin.
+        // SAFETY: set once, before any thread exists.
+        unsafe {
+            let _ = nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigDfl,
+            );
+        }
+    }
     if let Err(err) = cli.execute() {
         eprintln!("teamctl: {err}");
         std::process::exit(err.exit_code());

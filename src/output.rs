@@ -1,4 +1,5 @@
-//! Terminal output: member colours (when colour is on) and message lines.
+//! Terminal output: member colours (when colour is on) and message lines. Text that came from
+//! agents or other members is shown through `printable`, so it cannot drive the terminal.
 
 use owo_colors::{AnsiColors, OwoColorize};
 
@@ -61,13 +62,36 @@ impl Painter {
             self.member(config, &env.to)
         );
         match &env.body {
-            Body::Message { text, .. } => format!("{head}: {}", text.trim_end()),
+            Body::Message { text, .. } => format!("{head}: {}", printable(text.trim_end())),
             other => format!(
                 "{head} {}",
-                self.dim(&format!("[{}] {}", other.kind(), other.preview()))
+                self.dim(&format!(
+                    "[{}] {}",
+                    other.kind(),
+                    printable(&other.preview())
+                ))
             ),
         }
     }
+}
+
+/// `text` safe to print on a terminal: control characters other than newline and tab (escape
+/// sequences that retitle the window, move the cursor, clear the screen, ring the bell...)
+/// are shown as `\u{1b}` instead of being obeyed. Machine output (`--json`) keeps the text.
+pub fn printable(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 fn ansi(color: &str) -> AnsiColors {

@@ -185,7 +185,8 @@ fn kill_shows_stopped_never_idle_and_send_resumes() {
         env.ok(&["ask", "bob", "two", "--timeout", "20"]).trim(),
         "bob:two"
     );
-    assert_eq!(env.member_status("bob"), "idle");
+    // The reply is sent before the worker records itself idle: wait for it.
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
 }
 
 #[test]
@@ -214,7 +215,8 @@ fn zombie(pid: u64) -> bool {
 fn failing_command_sends_a_notice_and_a_failed_idle() {
     let env = TestEnv::new();
     team_with(&env, &[("bad", "echo oops >&2; exit 3")]);
-    let out = env.ok(&["ask", "bad", "try", "--timeout", "20"]);
+    // The notice is the reply; `ask` prints it on stderr and exits 1 (see tests/user.rs).
+    let out = env.fails(&["ask", "bad", "try", "--timeout", "20"], 1);
     assert!(
         out.contains("failed") && out.contains("exit status 3") && out.contains("oops"),
         "{out}"
@@ -287,7 +289,7 @@ fn turn_timeout_interrupts_a_long_turn() {
         "--turn-timeout",
         "1",
     ]);
-    let out = env.ok(&["ask", "bob", "go", "--timeout", "20"]);
+    let out = env.fails(&["ask", "bob", "go", "--timeout", "20"], 1);
     assert!(out.contains("timed out"), "{out}");
 }
 

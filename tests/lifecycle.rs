@@ -631,7 +631,7 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
         ],
         2,
     );
-    assert!(err.contains("already a member"), "{err}");
+    assert!(err.contains("already running"), "{err}");
     env.ok(&["send", "bob", "where are you?"]);
     wait_until("bob's reply", LONG, || {
         !leader_mail(&env, "lc-tree", "bob", "message").is_empty()

@@ -6,7 +6,7 @@ pub mod proc;
 pub mod process;
 pub mod tmux;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::domain::{BackendType, LiveState, Member, Name};
@@ -41,6 +41,12 @@ impl Launch {
         member: &Member,
         log: PathBuf,
     ) -> Result<Launch> {
+        if !Path::new(&member.cwd).is_dir() {
+            return Err(Error::failed(format!(
+                "{}'s working directory {} no longer exists; create it again, or `teamctl kill {}` and spawn it anew with another --cwd",
+                member.name, member.cwd, member.name
+            )));
+        }
         let program = std::env::current_exe()
             .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
         let console = vec![

@@ -48,12 +48,6 @@ impl Backend for ProcessBackend {
     }
 
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
-        if !launch.cwd.is_dir() {
-            return Err(Error::bad(format!(
-                "working directory {} does not exist",
-                launch.cwd.display()
-            )));
-        }
         let child = Self::command(launch)?
             .spawn()
             .map_err(|e| Error::failed(format!("cannot start the worker: {e}")))?;

@@ -8,11 +8,23 @@ use crate::cli::AskArgs;
 use crate::context::Ctx;
 use crate::domain::{Body, Envelope, Name};
 use crate::error::{Error, Result};
+use crate::leader;
 use crate::store::{Item, Store, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let me = ctx.me()?;
     let target = Name::parse_as(&args.name, "member")?;
+    if args.timeout == 0 {
+        // It would send, then fail at once: the answer could never be waited for.
+        return Err(Error::bad(
+            "ask --timeout must be at least 1 second; to send without waiting, use `teamctl send`",
+        ));
+    }
+    if target == me {
+        return Err(Error::bad(format!(
+            "{me} cannot ask itself: no worker of yours would answer; ask a teammate"
+        )));
+    }
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(target.as_str())?;
@@ -25,7 +37,9 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
     super::send::resume_stopped(ctx, &store, std::slice::from_ref(&target))?;
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
+    // Set once the teammate is seen stopped: one more look for a reply written just before.
+    let mut last_look = false;
     loop {
         for e in store.read(&me, pos, 256)? {
             pos = e.end;
@@ -37,16 +51,14 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 } = &reply.body
                 && *id == env.id
             {
-                if ctx.json {
-                    ctx.print_json(&serde_json::to_value(&*reply).unwrap_or_default());
-                } else {
-                    print!("{text}");
-                    if !text.ends_with('\n') {
-                        println!();
-                    }
-                }
-                return Ok(());
+                return print_reply(ctx, &target, &reply, text);
             }
+        }
+        if last_look {
+            return Err(Error::failed(format!(
+                "{target} stopped without answering; the message ({}) stays in its inbox: `teamctl resume {target}` handles it",
+                env.id
+            )));
         }
         if Instant::now() >= deadline {
             return Err(Error::failed(format!(
@@ -54,6 +66,41 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 args.timeout, env.id
             )));
         }
+        // Nobody will answer a teammate that stopped or died, or a team that was deleted:
+        // say so now rather than at the timeout.
+        if !store.dir().join("config.json").is_file() {
+            return Err(Error::failed(format!(
+                "team {} was deleted while waiting for {target}'s reply",
+                store.team()
+            )));
+        }
+        if let Ok(config) = store.load()
+            && let Some(m) = config.member(target.as_str())
+            && !leader::effective_status(m, store.live(&target).as_ref()).is_running()
+        {
+            last_look = true;
+            continue;
+        }
         bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
     }
+}
+
+/// The reply on stdout, or the worker's failure notice as an error (exit 1).
+fn print_reply(ctx: &Ctx, target: &Name, reply: &Envelope, text: &str) -> Result<()> {
+    if ctx.json {
+        ctx.print_json(&serde_json::to_value(reply).unwrap_or_default());
+    }
+    if crate::worker::is_failure_notice(target.as_str(), text) {
+        // No answer, a failure: a script must not take the notice for the reply.
+        return Err(Error::failed(
+            text.trim_end().trim_start_matches("teamctl: "),
+        ));
+    }
+    if !ctx.json {
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+    }
+    Ok(())
 }

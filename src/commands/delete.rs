@@ -7,12 +7,17 @@ use crate::cli::DeleteArgs;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::leader;
-use crate::store::Store;
+use crate::store::{FsStore, Store};
 
 pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     ctx.require_leader("delete the team")?;
     let store = ctx.store()?;
-    let config = store.load()?;
+    let config = match store.load() {
+        Ok(c) => c,
+        // The damaged-file error points here: `--force` must then work without the file.
+        Err(e) if args.force => return delete_damaged(ctx, &store, e),
+        Err(e) => return Err(e),
+    };
     ctx.reconcile(&store)?;
     let names: Vec<_> = config.teammates().map(|m| m.name.clone()).collect();
     if !args.force {
@@ -57,6 +62,42 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
     }
-    println!("deleted team {}", config.name);
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
+    } else {
+        println!("deleted team {}", config.name);
+    }
+    Ok(())
+}
+
+/// `delete --force` of a team whose team file cannot be read: its process workers are found by
+/// their tags (one inbox per member names them) and ended, then the team is removed.
+fn delete_damaged(ctx: &Ctx, store: &FsStore, why: crate::Error) -> Result<()> {
+    let team = store.team().clone();
+    let inboxes = std::fs::read_dir(store.dir().join("inboxes"));
+    for entry in inboxes.into_iter().flatten().flatten() {
+        let Some(name) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| crate::domain::Name::parse(n).ok())
+        else {
+            continue;
+        };
+        if !name.is_leader() {
+            crate::backend::proc::end_tagged(&name.agent_id(&team), leader::GRACE);
+        }
+    }
+    store.destroy()?;
+    if ctx.home.current().is_none() {
+        ctx.home.set_current(None)?;
+    }
+    eprintln!(
+        "teamctl: {why}\nteamctl: removed it anyway (--force); tmux panes it may have left are found by `teamctl doctor`"
+    );
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "deleted": team.as_str() }));
+    } else {
+        println!("deleted team {team}");
+    }
     Ok(())
 }

@@ -40,7 +40,15 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
             .as_ref()
             .is_none_or(|t| t.message_id != turn.message_id)
         {
-            println!("interrupted {name}'s turn: {}", turn.summary);
+            if ctx.json {
+                ctx.print_json(&serde_json::json!({
+                    "name": name.as_str(),
+                    "interrupted": turn.message_id,
+                    "summary": turn.summary,
+                }));
+            } else {
+                println!("interrupted {name}'s turn: {}", turn.summary);
+            }
             return Ok(());
         }
         if Instant::now() >= deadline {

@@ -1,20 +1,33 @@
-//! `teamctl kill NAME`: end the teammate and its pane now, without the handshake.
+//! `teamctl kill NAME`: end the teammate and its pane now, without the handshake. Killing a
+//! teammate that is already stopped changes nothing and says so.
 
 use crate::cli::NameArg;
 use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
+use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     ctx.require_leader("kill teammates")?;
     let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;
-    let member = crate::store::Store::load(&store)?
-        .require(name.as_str())?
-        .clone();
+    store.load()?.require(name.as_str())?;
     ctx.reconcile(&store)?;
+    // Loaded again: acting on a shutdown answer may just have stopped it.
+    let member = store.load()?.require(name.as_str())?.clone();
+    let was_running = !leader::already_ended(&member, store.live(&name).as_ref());
     leader::end_member(&store, &member, "killed")?;
-    println!("{name} killed");
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "name": name.as_str(),
+            "killed": was_running,
+            "status": "stopped",
+        }));
+    } else if was_running {
+        println!("{name} killed");
+    } else {
+        println!("{name} was not running (stopped); nothing to kill");
+    }
     Ok(())
 }

@@ -21,22 +21,37 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
         None => config.teammates().map(|m| m.name.clone()).collect(),
     };
     ctx.reconcile(&store)?;
+    let mut resumed = Vec::new();
+    let mut running = Vec::new();
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
         let status = leader::effective_status(&member, store.live(&name).as_ref());
         if status.is_running() {
-            if args.name.is_some() {
+            if args.name.is_some() && !ctx.json {
                 println!("{name} is already running ({status})");
             }
+            running.push(name.to_string());
             continue;
         }
-        let m = leader::resume(&ctx.home, &store, &name)?;
-        let place = m
-            .pane_id
-            .clone()
-            .or(m.pid.map(|p| format!("pid {p}")))
-            .unwrap_or_default();
-        println!("{name} resumed ({place})");
+        // Another command may have started it meanwhile: then it is running, not resumed.
+        let Some(m) = leader::resume_if_down(&ctx.home, &store, &name)? else {
+            running.push(name.to_string());
+            continue;
+        };
+        if !ctx.json {
+            let place = m
+                .pane_id
+                .clone()
+                .or(m.pid.map(|p| format!("pid {p}")))
+                .unwrap_or_default();
+            println!("{name} resumed ({place})");
+        }
+        resumed.push(m);
+    }
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "resumed": resumed, "running": running }));
+    } else if args.name.is_none() && resumed.is_empty() {
+        eprintln!("teamctl: nothing to resume: no teammate is stopped or dead");
     }
     Ok(())
 }

@@ -31,6 +31,8 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         }
     };
     let config = store.load()?;
+    bus::recipients(&config, &env)?;
+    expect_answer(&store, &env)?;
     let to = bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
     let resumed = resume_stopped(ctx, &store, &to)?;
@@ -49,10 +51,31 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     Ok(())
 }
 
+/// A leader's shutdown request sent by hand is recorded like `teamctl shutdown` records it, so
+/// the answer marks the teammate stopped and returns its tasks. Only one request is awaited
+/// at a time: a second one would be answered never, or by the worker's next life.
+fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
+    let Body::ShutdownRequest { request_id, .. } = &env.body else {
+        return Ok(());
+    };
+    if env.from != crate::domain::LEADER {
+        return Ok(());
+    }
+    let name = Name::teammate(&env.to)?;
+    let (awaited, fresh) = leader::expect_shutdown(store, &name, request_id)?;
+    if !fresh {
+        return Err(Error::bad(format!(
+            "{name} has not answered shutdown request {awaited} yet; wait for it (`teamctl shutdown {name}`) or end it with `teamctl kill {name}`"
+        )));
+    }
+    Ok(())
+}
+
 /// Start the recipients that are stopped or dead, so the message gets handled.
 pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Name>> {
     let config = store.load()?;
     let mut resumed = Vec::new();
+    let mut failed = Vec::new();
     for name in to {
         let Some(member) = config.member(name.as_str()) else {
             continue;
@@ -62,9 +85,23 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
         }
         let status = leader::effective_status(member, store.live(name).as_ref());
         if !status.is_running() {
-            leader::resume(&ctx.home, store, name)?;
-            resumed.push(name.clone());
+            // One that cannot start must not keep the others of a broadcast from starting.
+            match leader::resume_if_down(&ctx.home, store, name) {
+                Ok(Some(_)) => resumed.push(name.clone()),
+                Ok(None) => {}
+                Err(e) => failed.push(e.to_string()),
+            }
         }
+    }
+    if !failed.is_empty() {
+        for n in &resumed {
+            eprintln!("teamctl: {n} was not running; resumed it");
+        }
+        // The message is on disk already: this is a failure to act (exit 1), not bad input.
+        return Err(Error::failed(format!(
+            "the message was delivered and waits in the inbox, but {}",
+            failed.join("; ")
+        )));
     }
     Ok(resumed)
 }

@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, LEADER, Name, Status};
 use crate::error::{Error, Result};
-use crate::leader::{self, Handoff, SHUTDOWN_REQUEST_FIELD};
+use crate::leader::{self, Handoff};
 use crate::store::{FsStore, Store, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
@@ -26,10 +26,27 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     };
     ctx.reconcile(&store)?;
     if args.force {
+        let mut forced = Vec::new();
         for name in &targets {
             let member = store.load()?.require(name.as_str())?.clone();
+            let was_running = !leader::already_ended(&member, store.live(name).as_ref());
             leader::end_member(&store, &member, "killed by shutdown --force")?;
-            println!("{name} stopped (forced)");
+            if !ctx.json {
+                match was_running {
+                    true => println!("{name} stopped (forced)"),
+                    false => println!("{name} was already stopped"),
+                }
+            }
+            forced.push(name.clone());
+        }
+        if ctx.json {
+            ctx.print_json(
+                &Outcome {
+                    stopped: forced,
+                    ..Outcome::default()
+                }
+                .to_json(),
+            );
         }
         if args.remove_worktree {
             remove_worktrees(&store, &targets)?;
@@ -43,11 +60,15 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         !args.no_wait,
     )?;
-    for n in &outcome.stopped {
-        println!("{n} stopped");
-    }
-    for n in &outcome.requested {
-        println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+    if ctx.json {
+        ctx.print_json(&outcome.to_json());
+    } else {
+        for n in &outcome.stopped {
+            println!("{n} stopped");
+        }
+        for n in &outcome.requested {
+            println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+        }
     }
     if args.remove_worktree {
         remove_worktrees(&store, &outcome.stopped)?;
@@ -91,6 +112,21 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome for `--json`: who stopped, who was only asked, who refused and why, who
+    /// did not answer in time.
+    pub fn to_json(&self) -> serde_json::Value {
+        let names = |v: &[Name]| v.iter().map(|n| n.as_str().to_string()).collect::<Vec<_>>();
+        serde_json::json!({
+            "stopped": names(&self.stopped),
+            "requested": names(&self.requested),
+            "refused": self.refused.iter().map(|(n, why)| serde_json::json!({
+                "name": n.as_str(),
+                "reason": why,
+            })).collect::<Vec<_>>(),
+            "noResponse": names(&self.silent),
+        })
+    }
+
     pub fn into_result(self, timeout: u64) -> Result<()> {
         let mut problems = Vec::new();
         for (n, why) in &self.refused {
@@ -143,24 +179,20 @@ pub fn handoff(
                 out.stopped.push(name.clone());
             }
             _ => {
-                let request_id = new_id();
                 // Recorded first: a response can only be acted on once the leader expects it.
-                store.update(&mut |cfg| {
-                    if let Some(m) = cfg.member_mut(name.as_str()) {
-                        m.extra
-                            .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.clone().into());
-                    }
-                    Ok(())
-                })?;
-                let env = Envelope::new(
-                    LEADER,
-                    name.as_str(),
-                    Body::ShutdownRequest {
-                        request_id,
-                        reason: reason.clone(),
-                    },
-                );
-                store.append(name, &env)?;
+                // A request still unanswered is awaited again, not repeated.
+                let (request_id, fresh) = leader::expect_shutdown(store, name, &new_id())?;
+                if fresh {
+                    let env = Envelope::new(
+                        LEADER,
+                        name.as_str(),
+                        Body::ShutdownRequest {
+                            request_id,
+                            reason: reason.clone(),
+                        },
+                    );
+                    store.append(name, &env)?;
+                }
                 waiting.push(name.clone());
             }
         }
@@ -169,7 +201,7 @@ pub fn handoff(
         out.requested = waiting;
         return Ok(out);
     }
-    let deadline = Instant::now() + timeout;
+    let deadline = crate::domain::time::deadline_after(timeout);
     while !waiting.is_empty() {
         for h in leader::reconcile(store)? {
             match h {

@@ -28,7 +28,23 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
         ));
     }
-    // (An existing member is refused below, with the way out, before any worktree check.)
+    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
+    for (flag, cmd, or_else) in [
+        (
+            "--exec",
+            &args.exec,
+            ", or leave --exec out to answer messages by hand in the pane",
+        ),
+        ("--plan", &args.plan, ""),
+        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
+    ] {
+        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::bad(format!(
+                "{flag} is empty; give the command{or_else}"
+            )));
+        }
+    }
+    // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
         Some(branch) if store.load()?.member(name.as_str()).is_none() => {
             Some(worktree::plan(&cwd, store.dir(), &name, branch)?)
@@ -56,22 +72,60 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     if let Some(t) = &tree {
         worktree::record(&mut member, t);
     }
-    store.update(&mut |cfg| {
-        if let Some(existing) = cfg.member(name.as_str()) {
-            return Err(Error::bad(format!(
-                "{name} is already a member of team {} ({}); use `teamctl resume {name}` or `teamctl kill {name}`",
-                cfg.name,
-                existing.status
-            )));
+    // A teammate that is not running (killed, stopped, dead) is spawned anew in its place: the
+    // same identity and inbox, the new options. A running one is refused.
+    let running = |cfg: &crate::domain::TeamConfig| {
+        let existing = cfg.member(name.as_str())?;
+        let status = leader::effective_status(existing, store.live(&name).as_ref());
+        status.is_running().then(|| {
+            Error::bad(format!(
+                "{name} is already running in team {} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew",
+                cfg.name
+            ))
+        })
+    };
+    if let Some(e) = running(&store.load()?) {
+        return Err(e);
+    }
+    // Held until the worker is recorded: see `leader::start_lock`.
+    let _starting = leader::start_lock(&store, &name)?;
+    let config = store.load()?;
+    if let Some(e) = running(&config) {
+        return Err(e);
+    }
+    let previous = config.member(name.as_str()).cloned();
+    if let Some(old) = &previous {
+        // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
+        backend::for_member(old).terminate(old, store.live(&name).as_ref(), leader::GRACE)?;
+        if tree.is_none() && old.worktree.is_some() {
+            member.worktree = old.worktree.clone();
+            member.cwd = old.cwd.clone();
+            for field in [worktree::REPO_FIELD, worktree::BRANCH_FIELD] {
+                if let Some(v) = old.extra.get(field) {
+                    member.extra.insert(field.into(), v.clone());
+                }
+            }
+            worktree::restore(&member)?;
         }
+    }
+    store.update(&mut |cfg| {
         let mut m = member.clone();
-        m.color = ctx.member_color.clone().unwrap_or_else(|| cfg.next_color().to_string());
-        cfg.members.push(m);
+        let color = match cfg.member(name.as_str()) {
+            Some(old) => old.color.clone(),
+            None => cfg.next_color().to_string(),
+        };
+        m.color = ctx.member_color.clone().unwrap_or(color);
+        match cfg.members.iter_mut().find(|x| x.name == name) {
+            Some(slot) => *slot = m,
+            None => cfg.members.push(m),
+        }
         Ok(())
     })?;
+    // On failure the team file is left as it was: the old entry back, or none.
     let forget = || {
         let _ = store.update(&mut |cfg| {
             cfg.members.retain(|m| m.name != name);
+            cfg.members.extend(previous.clone());
             Ok(())
         });
     };

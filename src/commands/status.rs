@@ -76,12 +76,14 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
 pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
     let now = now_ms();
     let mut out = format!("team {}\n", ctx.paint.bold(config.name.as_str()));
+    // Names may be up to 64 characters: the column grows so every row stays aligned.
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(16);
     out.push_str(&format!(
-        "{:<16} {:<22} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
+        "{:<width$} {:<22} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
         "NAME", "STATUS", "BACKEND", "PANE", "PID", "UNREAD", "LAST SEEN", "TURN"
     ));
     for r in rows {
-        let name = format!("{:<16}", r.name);
+        let name = format!("{:<width$}", r.name);
         let status = format!("{:<22}", r.status.as_str());
         let status = match r.status {
             Status::Dead => ctx.paint.color(&status, "red"),
@@ -90,7 +92,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             _ => status,
         };
         let mut turn = match (&r.current_turn, r.turn_started_at) {
-            (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
+            (Some(t), Some(at)) => format!("{} ({})", crate::output::printable(t), age(at, now)),
             _ => String::new(),
         };
         if let Some(task) = r.current_task

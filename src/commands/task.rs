@@ -146,6 +146,7 @@ fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
         let first = r.trim().lines().next_back().unwrap_or("");
         let short: String = first.chars().take(60).collect();
         if !short.is_empty() {
+            let short = crate::output::printable(&short);
             out.push_str(&format!("  {}", ctx.paint.dim(&format!("- {short}"))));
         }
     }
@@ -200,7 +201,7 @@ fn show(ctx: &Ctx, args: TaskIdArg) -> Result<()> {
 }
 
 fn indent(text: &str) -> String {
-    text.trim_end()
+    crate::output::printable(text.trim_end())
         .lines()
         .map(|l| format!("  {l}"))
         .collect::<Vec<_>>()

@@ -25,11 +25,12 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let mut topics = vec![Topic::Live, Topic::Team];
     topics.extend(names.iter().cloned().map(Topic::Inbox));
     let _sub = store.subscribe(&topics, bell.bell())?;
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     loop {
         let config = store.load()?;
         let mut pending = Vec::new();
         let mut dead = Vec::new();
+        let mut settled_as = Vec::new();
         for name in &names {
             let member = config.require(name.as_str())?;
             let status = leader::effective_status(member, store.live(name).as_ref());
@@ -45,6 +46,7 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             if !settled {
                 pending.push(format!("{name} ({status})"));
             }
+            settled_as.push(serde_json::json!({ "name": name.as_str(), "status": status }));
         }
         if pending.is_empty() {
             if !dead.is_empty() {
@@ -52,6 +54,9 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
                     "{} died; `teamctl resume` brings them back",
                     dead.join(", ")
                 )));
+            }
+            if ctx.json {
+                ctx.print_json(&serde_json::json!({ "members": settled_as }));
             }
             return Ok(());
         }

@@ -100,8 +100,11 @@ impl Body {
     /// A plain message body with a summary derived from the text when none is given.
     pub fn message(text: impl Into<String>, summary: Option<String>) -> Body {
         let text = text.into();
+        // A preview is one line: a given summary's line breaks and runs of blanks become one
+        // space, as in a derived one.
         let summary = summary
-            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|s| !s.is_empty())
             .unwrap_or_else(|| derive_summary(&text));
         Body::Message {
             text,
@@ -273,7 +276,7 @@ impl Envelope {
         line.push(b'\n');
         if line.len() > MAX_MESSAGE_BYTES {
             return Err(Error::bad(format!(
-                "message is {} bytes; the limit is 1 MiB (1048576 bytes): shorten it or send a file path instead",
+                "message is {} bytes as an inbox record (JSON escaping of quotes, backslashes and control characters included); the limit is 1 MiB (1048576 bytes): shorten it or send a file path instead",
                 line.len()
             )));
         }
@@ -294,10 +297,11 @@ impl Envelope {
     /// Check every rule of SPEC section 4. Errors are bad input (exit 2).
     pub fn validate(&self) -> Result<()> {
         let bad = |why: String| {
-            Err(Error::bad(format!(
-                "invalid {} message: {why}",
-                self.body.kind()
-            )))
+            let what = match self.body.kind() {
+                "message" => "invalid message".to_string(),
+                kind => format!("invalid {kind} message"),
+            };
+            Err(Error::bad(format!("{what}: {why}")))
         };
         if self.v != VERSION {
             return bad(format!(
@@ -318,8 +322,8 @@ impl Envelope {
         }
         match &self.body {
             Body::Message { text, .. } => {
-                if text.is_empty() {
-                    return bad("the text is empty".into());
+                if text.trim().is_empty() {
+                    return bad("the text is empty; give TEXT, or pipe it on stdin".into());
                 }
             }
             Body::IdleNotification { .. } => {

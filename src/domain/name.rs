@@ -14,9 +14,17 @@ pub const MAX_LEN: usize = 64;
 
 /// A validated team or member name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with
 /// `.` or `-`. Such a name can never escape a directory or reach a shell unquoted.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Name(String);
+
+/// Debug shows the quoted name (`"alpha"`), as `{:?}` in user-facing messages expects; a
+/// derived `Name("alpha")` leaked into error lines.
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
 
 impl Name {
     /// Check a name; `what` ("team", "member") makes the error message precise.

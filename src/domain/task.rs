@@ -145,6 +145,10 @@ pub enum TaskError {
     NotPending { id: u64, status: TaskStatus },
     #[error("a task needs a subject")]
     EmptySubject,
+    #[error(
+        "a task subject is one line without control characters; put the rest in -d DESCRIPTION"
+    )]
+    SubjectNotOneLine,
     #[error("the {what} is {len} bytes; the limit is {max}")]
     TooLong {
         what: &'static str,
@@ -242,6 +246,10 @@ impl TaskList {
         let subject = new.subject.trim().to_string();
         if subject.is_empty() {
             return Err(TaskError::EmptySubject);
+        }
+        // Subjects are shown one per line (task list, status, summaries).
+        if subject.chars().any(char::is_control) {
+            return Err(TaskError::SubjectNotOneLine);
         }
         check_len("subject", &subject, MAX_SUBJECT)?;
         check_len("description", &new.description, MAX_TEXT)?;
@@ -544,6 +552,10 @@ mod tests {
         );
         assert_eq!(l.add(new("x", &[2]), 0), Err(TaskError::SelfBlock(2)));
         assert_eq!(l.add(new("  ", &[]), 0), Err(TaskError::EmptySubject));
+        assert_eq!(
+            l.add(new("two\nlines", &[]), 0),
+            Err(TaskError::SubjectNotOneLine)
+        );
         let long = "x".repeat(MAX_SUBJECT + 1);
         assert!(matches!(
             l.add(new(&long, &[]), 0),

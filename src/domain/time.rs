@@ -1,6 +1,16 @@
 //! Wall-clock helpers: milliseconds since the epoch and RFC 3339 timestamps.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Far enough ahead to mean "no limit".
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+/// `now + timeout`, or "no limit" when that does not fit in an `Instant`: a script passing
+/// `--timeout 18446744073709551615` means forever, and must not get a panic.
+pub fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
+}
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {

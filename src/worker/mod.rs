@@ -34,6 +34,16 @@ use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
 /// The worker's cursor name in its own inbox.
 pub const READER: &str = "worker";
 
+/// The reply a sender gets when `name`'s turn for its message failed.
+pub fn failure_notice(name: &str, why: &str) -> String {
+    format!("teamctl: {name}'s turn failed ({why})")
+}
+
+/// Whether `text`, a reply from `name`, is its worker's failure notice (so `ask` can fail).
+pub fn is_failure_notice(name: &str, text: &str) -> bool {
+    text.starts_with(&format!("teamctl: {name}'s turn failed ("))
+}
+
 /// Messages read per batch: memory stays flat however long the backlog.
 const BATCH: usize = 8;
 
@@ -399,11 +409,7 @@ impl Worker {
         } else if result.end == TurnEnd::Stopped {
             return Ok(());
         } else {
-            format!(
-                "teamctl: {}'s turn failed ({})",
-                self.name,
-                result.failure()
-            )
+            failure_notice(self.name.as_str(), &result.failure())
         };
         let mut body = Body::message(text, None);
         if let Body::Message { in_reply_to, .. } = &mut body {

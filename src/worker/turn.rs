@@ -147,7 +147,10 @@ pub async fn run(
     let mut status = None;
     let mut end: Option<TurnEnd> = None;
     let far = Instant::now() + Duration::from_secs(10 * 365 * 86_400);
-    let timeout_at = spec.timeout.map(|t| Instant::now() + t).unwrap_or(far);
+    let timeout_at = spec
+        .timeout
+        .and_then(|t| Instant::now().checked_add(t))
+        .map_or(far, |at| at.min(far));
     let mut kill_at = far;
     let mut pipes_until = far;
 

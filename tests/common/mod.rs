@@ -16,17 +16,27 @@ pub struct TestEnv {
     pub work: TempDir,
     /// The private tmux server (`tmux -L`), when the test uses tmux.
     pub socket: Option<String>,
+    /// The private tmux server every other test gets too (`TEAMCTL_TMUX_SOCKET`), so that no
+    /// test, whatever backend it picks, can ever reach the user's default server.
+    guard_socket: String,
     pub env: Vec<(String, String)>,
 }
 
 impl TestEnv {
     /// A temporary home; teammates on the process backend.
     pub fn new() -> TestEnv {
+        let home = tempfile::Builder::new()
+            .prefix("teamctl-home")
+            .tempdir()
+            .unwrap();
+        let guard_socket = format!(
+            "teamctl-test-{}-{}",
+            std::process::id(),
+            uuid_like(home.path())
+        );
         TestEnv {
-            home: tempfile::Builder::new()
-                .prefix("teamctl-home")
-                .tempdir()
-                .unwrap(),
+            home,
+            guard_socket,
             work: tempfile::Builder::new()
                 .prefix("teamctl-work")
                 .tempdir()
@@ -45,12 +55,7 @@ impl TestEnv {
             "tmux is required for this test and was not found on PATH (install it: apt-get install -y tmux)"
         );
         let mut t = TestEnv::new();
-        let unique = format!(
-            "teamctl-test-{}-{}",
-            std::process::id(),
-            uuid_like(t.home.path())
-        );
-        t.socket = Some(unique);
+        t.socket = Some(t.guard_socket.clone());
         t
     }
 
@@ -72,10 +77,7 @@ impl TestEnv {
             .env_remove("TMUX_PANE")
             .env_remove("TEAMCTL_POLL_MS")
             .stdin(Stdio::null());
-        match &self.socket {
-            Some(s) => c.env("TEAMCTL_TMUX_SOCKET", s),
-            None => c.env_remove("TEAMCTL_TMUX_SOCKET"),
-        };
+        c.env("TEAMCTL_TMUX_SOCKET", &self.guard_socket);
         for (k, v) in &self.env {
             c.env(k, v);
         }
@@ -212,7 +214,8 @@ impl TestEnv {
     pub fn processes(&self) -> Vec<u32> {
         self.under_home()
             .into_iter()
-            .filter(|pid| !is_console(*pid) && !is_tmux(*pid))
+            .filter(|(_, argv)| !is_console(argv) && !is_tmux(argv))
+            .map(|(pid, _)| pid)
             .collect()
     }
 
@@ -220,11 +223,14 @@ impl TestEnv {
     pub fn consoles(&self) -> Vec<u32> {
         self.under_home()
             .into_iter()
-            .filter(|pid| is_console(*pid))
+            .filter(|(_, argv)| is_console(argv))
+            .map(|(pid, _)| pid)
             .collect()
     }
 
-    fn under_home(&self) -> Vec<u32> {
+    /// Live processes whose argv or environment names this home, with their argv (read once,
+    /// so a process that exits meanwhile is judged by what it was).
+    fn under_home(&self) -> Vec<(u32, Vec<u8>)> {
         let home = self.home.path().display().to_string();
         let mut out = Vec::new();
         for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -247,7 +253,7 @@ impl TestEnv {
             let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
             // An empty argv: the process is exiting (or a zombie already).
             if !cmdline.is_empty() && (has(&cmdline) || has(&environ)) {
-                out.push(pid);
+                out.push((pid, cmdline));
             }
         }
         out
@@ -265,25 +271,27 @@ pub fn describe(pids: &[u32]) -> String {
         .join("; ")
 }
 
-fn is_tmux(pid: u32) -> bool {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+fn is_tmux(argv: &[u8]) -> bool {
+    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
     argv0 == b"tmux" || argv0.ends_with(b"/tmux")
 }
 
-fn is_console(pid: u32) -> bool {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    cmdline.split(|b| *b == 0).nth(1) == Some(&b"lead"[..])
+fn is_console(argv: &[u8]) -> bool {
+    argv.split(|b| *b == 0).nth(1) == Some(&b"lead"[..])
 }
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
-        for pid in self.under_home() {
+        for (pid, _) in self.under_home() {
             unsafe_kill(pid);
         }
-        if self.socket.is_some() {
-            let _ = self.tmux(&["kill-server"]);
-        }
+        // Whether or not the test meant to use tmux, its private server goes.
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.guard_socket)
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .output();
     }
 }
 

@@ -141,12 +141,6 @@ impl Backend for TmuxBackend {
     }
 
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
-        if !launch.cwd.is_dir() {
-            return Err(Error::bad(format!(
-                "working directory {} does not exist",
-                launch.cwd.display()
-            )));
-        }
         let argv = launch.argv();
         let start = Start {
             argv: &argv,
@@ -178,11 +172,25 @@ impl Backend for TmuxBackend {
     }
 
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
-        let _ = live;
         let Some(pane) = &member.pane_id else {
             return Liveness::Gone;
         };
         match self.probe(pane) {
+            // No word about the pane: it is gone, or tmux cannot be run from here (a minimal
+            // PATH, an agent's environment). The worker process itself decides, tag checked,
+            // so a live teammate is never taken for dead and "resumed" over.
+            None => {
+                let pids = [member.pid, live.map(|l| l.pid)];
+                if pids
+                    .into_iter()
+                    .flatten()
+                    .any(|p| proc::is_worker(p, &member.agent_id))
+                {
+                    Liveness::Alive
+                } else {
+                    Liveness::Gone
+                }
+            }
             Some(s) if !s.dead && s.tag == member.agent_id => {
                 // The pane runs the worker itself; a pid we can see must be that worker.
                 let foreign = s

@@ -1,0 +1,784 @@
+//! End-to-end tests from a new user's point of view: odd inputs and odd orders of commands
+//! that no issue lists (QA). The real binary in a temporary home, process backend unless the
+//! case is about tmux.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestEnv, wait_until};
+
+const T: Duration = Duration::from_secs(20);
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
+
+/// Error lines name teams and members as `"alpha"`, never as a Rust value `Name("alpha")`.
+#[test]
+fn errors_quote_names_plainly() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let taken = env.fails(&["create", "beta"], 2);
+    assert!(taken.contains("team \"alpha\""), "{taken}");
+    let gone = env.fails(&["--team", "gone", "status"], 2);
+    assert!(gone.contains("no team \"gone\""), "{gone}");
+    for e in [&taken, &gone] {
+        assert!(!e.contains("Name("), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
+}
+
+fn team_with(env: &TestEnv, members: &[(&str, &str)]) {
+    env.ok(&["create", "alpha"]);
+    for (name, exec) in members {
+        env.ok(&["spawn", name, "--backend", "process", "--exec", exec]);
+    }
+}
+
+fn config(env: &TestEnv) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(env.team_dir("alpha").join("config.json")).unwrap())
+        .unwrap()
+}
+
+fn config_member(env: &TestEnv, name: &str) -> serde_json::Value {
+    config(env)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .cloned()
+        .unwrap()
+}
+
+/// A turn that runs until the file `go` appears in the test's work directory.
+const UNTIL_GO: &str = "while [ ! -e go ]; do sleep 0.02; done; echo went";
+
+/// Asking again while the first shutdown request is unanswered (a timeout, then `--no-wait`)
+/// awaits the same request: the worker's answer then marks it stopped and returns its tasks,
+/// and no stale request is left to stop it again after `resume`.
+#[test]
+fn a_repeated_shutdown_request_is_still_acted_on() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO)]);
+    env.ok(&["task", "add", "job"]);
+    env.ok(&["--as", "w", "task", "claim", "1"]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let err = env.fails(&["shutdown", "w", "--timeout", "1"], 1);
+    assert!(err.contains("no shutdown response"), "{err}");
+    env.ok(&["shutdown", "w", "--no-wait"]);
+    let requests = || {
+        env.inbox("alpha", "w")
+            .iter()
+            .filter(|m| m["type"] == "shutdown_request")
+            .count()
+    };
+    assert_eq!(requests(), 1, "the unanswered request is not repeated");
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    wait_until("w stopped and recorded so", T, || {
+        env.member_status("w") == "stopped" && config_member(&env, "w")["status"] == "stopped"
+    });
+    assert!(config_member(&env, "w").get("shutdownRequestId").is_none());
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["status"], "pending", "{task}");
+    // Back again, it stays: no leftover request stops it.
+    env.ok(&["resume", "w"]);
+    assert_eq!(
+        env.ok(&["ask", "w", "again", "--timeout", "20"]).trim(),
+        "went"
+    );
+    wait_until("w idle, not stopped again", T, || {
+        env.member_status("w") == "idle"
+    });
+}
+
+/// A shutdown request the leader sends by hand (`send --structured`) is awaited like one from
+/// `teamctl shutdown`; a second one while it is unanswered is refused, nothing written.
+#[test]
+fn a_structured_shutdown_request_is_awaited_once() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO)]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let req = |id: &str| format!(r#"{{"type":"shutdown_request","requestId":"{id}"}}"#);
+    env.ok(&["send", "w", "--structured", &req("r1")]);
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let err = env.fails(&["send", "w", "--structured", &req("r2")], 2);
+    assert!(
+        err.contains("has not answered shutdown request r1"),
+        "{err}"
+    );
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    wait_until("w stopped and recorded so", T, || {
+        env.member_status("w") == "stopped" && config_member(&env, "w")["status"] == "stopped"
+    });
+}
+
+/// A stopped teammate whose working directory was deleted cannot be resumed: `resume` says so
+/// and what to do (exit 1), and a broadcast still reaches and resumes everyone else; since the
+/// message was written, that is a failure (exit 1), never "bad input".
+#[test]
+fn a_deleted_cwd_fails_clearly_and_does_not_block_a_broadcast() {
+    let env = TestEnv::new();
+    let dir = env.work.path().join("gone-dir");
+    std::fs::create_dir(&dir).unwrap();
+    env.ok(&["create", "alpha"]);
+    let dir_s = dir.to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "lost",
+        "--backend",
+        "process",
+        "--cwd",
+        dir_s,
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&[
+        "spawn",
+        "fine",
+        "--backend",
+        "process",
+        "--exec",
+        "echo fine-got-it",
+    ]);
+    env.ok(&["kill", "lost"]);
+    env.ok(&["kill", "fine"]);
+    std::fs::remove_dir(&dir).unwrap();
+    let err = env.fails(&["resume", "lost"], 1);
+    assert!(
+        err.contains("no longer exists") && err.contains(dir_s),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["send", "*", "hello all"], 1);
+    assert!(
+        err.contains("delivered") && err.contains("no longer exists"),
+        "{err}"
+    );
+    for who in ["lost", "fine"] {
+        assert!(
+            env.inbox("alpha", who)
+                .iter()
+                .any(|m| m["text"] == "hello all"),
+            "{who} got the broadcast"
+        );
+    }
+    wait_until("fine resumed and answered", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "fine" && m["text"] == "fine-got-it\n")
+    });
+}
+
+fn stop_notices(env: &TestEnv, from: &str) -> usize {
+    env.inbox("alpha", "team-lead")
+        .iter()
+        .filter(|m| {
+            m["from"] == from
+                && m["type"] == "message"
+                && m["text"].as_str().is_some_and(|t| t.contains(" stopped ("))
+        })
+        .count()
+}
+
+/// Killing twice, or shutting down (even `--force`) a teammate that is already stopped, is
+/// harmless, says so, and tells the leader's inbox once, not once per command.
+#[test]
+fn ending_a_stopped_teammate_again_is_a_no_op() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    assert_eq!(env.ok(&["kill", "w"]).trim(), "w killed");
+    let again = env.ok(&["kill", "w"]);
+    assert!(again.contains("not running"), "{again}");
+    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w stopped");
+    let forced = env.ok(&["shutdown", "w", "--force"]);
+    assert!(forced.contains("already stopped"), "{forced}");
+    assert_eq!(stop_notices(&env, "w"), 1);
+    assert_eq!(env.member_status("w"), "stopped");
+}
+
+/// With `--json`, every command that reports something prints one JSON document on stdout
+/// and nothing else.
+#[test]
+fn json_output_of_every_acting_command() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO), ("v", "cat")]);
+    let j = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        json(&env.ok(&all))
+    };
+    let waited = j(&["wait", "w", "v", "--timeout", "20"]);
+    assert_eq!(waited["members"].as_array().unwrap().len(), 2, "{waited}");
+    j(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let int = j(&["interrupt", "w"]);
+    assert_eq!(int["name"], "w", "{int}");
+    assert_eq!(j(&["kill", "w"])["killed"], true);
+    assert_eq!(j(&["kill", "w"])["killed"], false);
+    let res = j(&["resume"]);
+    assert_eq!(res["resumed"][0]["name"], "w", "{res}");
+    assert_eq!(j(&["resume", "w"])["running"][0], "w");
+    let asked = j(&["shutdown", "v", "--no-wait"]);
+    assert_eq!(asked["requested"][0], "v", "{asked}");
+    let down = j(&["shutdown", "--all", "--timeout", "20"]);
+    assert_eq!(down["stopped"].as_array().unwrap().len(), 2, "{down}");
+    assert_eq!(
+        j(&["shutdown", "--all", "--force"])["stopped"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(j(&["delete"])["deleted"], "alpha");
+}
+
+/// An empty or blank message is refused the same way from an argument, stdin or
+/// `--structured`, in plain words, and nothing is written.
+#[test]
+fn empty_and_blank_messages_are_refused_alike() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    wait_until("w idle (its worker has made its inbox)", T, || {
+        env.member_status("w") == "idle"
+    });
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    for text in ["", "   ", "\n\t\n"] {
+        let err = env.fails(&["send", "w", text], 2);
+        assert!(
+            err.contains("empty") && !err.contains("message message"),
+            "{err}"
+        );
+        let out = env.run_stdin(&["send", "w"], text);
+        assert_eq!(out.status.code(), Some(2), "stdin {text:?}");
+        let structured = serde_json::json!({"type": "message", "text": text}).to_string();
+        env.fails(&["send", "w", "--structured", &structured], 2);
+    }
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+}
+
+/// `--help` of every command describes every argument and flag in a line, and the internal
+/// `worker` command stays hidden.
+#[test]
+fn help_describes_every_flag_and_hides_worker() {
+    let env = TestEnv::new();
+    let top = env.ok(&["--help"]);
+    assert!(!top.contains("worker"), "{top}");
+    let mut commands: Vec<Vec<&str>> = Vec::new();
+    let section = |help: &str| -> Vec<String> {
+        help.split("Commands:")
+            .nth(1)
+            .map(|rest| rest.split("\n\n").next().unwrap_or(""))
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .filter(|c| c != "help")
+            .collect()
+    };
+    let top_level = section(&top);
+    assert!(top_level.len() > 15, "{top}");
+    let task = section(&env.ok(&["task", "--help"]));
+    let plan = section(&env.ok(&["plan", "--help"]));
+    for c in &top_level {
+        commands.push(vec![c.as_str()]);
+    }
+    for c in &task {
+        commands.push(vec!["task", c.as_str()]);
+    }
+    for c in &plan {
+        commands.push(vec!["plan", c.as_str()]);
+    }
+    for cmd in commands {
+        let mut args = cmd.clone();
+        args.push("--help");
+        let help = env.ok(&args);
+        for line in help.lines() {
+            let t = line.trim_start();
+            if !(t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) {
+                continue;
+            }
+            let parts: Vec<&str> = t.split("  ").filter(|p| !p.trim().is_empty()).collect();
+            assert!(
+                parts.len() >= 2,
+                "`teamctl {}`: no description for {t:?}",
+                cmd.join(" ")
+            );
+        }
+    }
+    assert!(env.ok(&["worker", "--help"]).contains("--id"));
+}
+
+/// A member name at the 64-character limit works end to end, and the status table stays
+/// aligned around it.
+#[test]
+fn a_64_character_name_works_and_status_stays_aligned() {
+    let env = TestEnv::new();
+    let long = "n".repeat(64);
+    team_with(&env, &[(long.as_str(), "echo ok"), ("b", "cat")]);
+    let too_long = format!("{long}x");
+    env.fails(&["spawn", &too_long, "--backend", "process"], 2);
+    assert_eq!(
+        env.ok(&["ask", &long, "hi", "--timeout", "20"]).trim(),
+        "ok"
+    );
+    let table = env.ok(&["status"]);
+    // Where the second column (STATUS) starts on each line.
+    let columns: Vec<usize> = table
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let first_end = l.find(' ').unwrap_or(l.len());
+            first_end + l[first_end..].len() - l[first_end..].trim_start().len()
+        })
+        .collect();
+    assert!(
+        columns.iter().all(|c| *c == columns[0] && *c >= 64),
+        "{table}"
+    );
+}
+
+/// Asking yourself could only time out (nobody answers the leader's inbox, and a teammate's
+/// reply to itself is never sent): refused up front, nothing written.
+#[test]
+fn asking_yourself_is_refused() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    wait_until("w idle (its worker has made its inbox)", T, || {
+        env.member_status("w") == "idle"
+    });
+    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let err = env.fails(&["ask", "team-lead", "hi", "--timeout", "1"], 2);
+    assert!(err.contains("cannot ask itself"), "{err}");
+    env.fails(&["--as", "w", "ask", "w", "hi", "--timeout", "1"], 2);
+    // A zero timeout could only send and fail: refused too.
+    let err = env.fails(&["ask", "w", "hi", "--timeout", "0"], 2);
+    assert!(err.contains("teamctl send"), "{err}");
+    assert_eq!(
+        before,
+        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+    );
+}
+
+/// Piping output into `head` closes stdout early: teamctl ends quietly (SIGPIPE), with no
+/// panic message on stderr.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    // More than a pipe holds, so the write surely meets the closed end.
+    let big = "x".repeat(300 * 1024);
+    env.ok_stdin(&["send", "team-lead"], &big);
+    let mut child = env
+        .cmd(&["inbox", "--all"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+}
+
+/// A task subject is shown one per line: one with a line break is refused (the detail goes
+/// in -d), while unicode, quotes, `$(...)` and a leading dash are kept as they are.
+#[test]
+fn task_subjects_are_one_line_and_kept_verbatim() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let err = env.fails(&["task", "add", "two\nlines"], 2);
+    assert!(err.contains("one line"), "{err}");
+    let list = json(&env.ok(&["--json", "task", "list"]));
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 0, "{list}");
+    let odd = r#"-dash ünïcode 🎉 "q" 'q' $(touch pwned) `id`"#;
+    env.ok(&["task", "add", "-d", "line one\nline two", "--", odd]);
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["subject"], odd);
+    assert_eq!(task["description"], "line one\nline two");
+    assert!(!env.work.path().join("pwned").exists());
+}
+
+/// Workers of `name` running under this home (argv `worker --home H --id NAME@alpha`).
+fn workers_of(env: &TestEnv, name: &str) -> usize {
+    let id = format!("{name}@alpha");
+    env.processes()
+        .into_iter()
+        .filter(|p| {
+            let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let argv: Vec<&[u8]> = argv.split(|b| *b == 0).collect();
+            argv.get(1) == Some(&&b"worker"[..]) && argv.contains(&id.as_bytes())
+        })
+        .count()
+}
+
+/// Sending to a teammate while `spawn` is still starting it must not start a second worker
+/// on the same inbox (it looked dead until its worker was recorded, so `send` resumed it).
+fn send_while_starting(env: &TestEnv, backend: &str) {
+    env.ok(&["create", "alpha"]);
+    let names: Vec<String> = (0..4).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        let mut spawn = env
+            .cmd(&["spawn", name, "--backend", backend, "--exec", "cat"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // As soon as the team file names it, before its worker is recorded.
+        wait_until("the member entry", T, || {
+            std::fs::read_to_string(env.team_dir("alpha").join("config.json"))
+                .unwrap_or_default()
+                .contains(&format!("\"{name}@alpha\""))
+        });
+        let out = env.run(&["send", name, "hello"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("resumed"), "{name}: {err}");
+        assert!(spawn.wait().unwrap().success());
+    }
+    for name in &names {
+        wait_until("the message answered", T, || {
+            env.inbox("alpha", "team-lead")
+                .iter()
+                .any(|m| m["from"] == name.as_str() && m["text"] == "hello")
+        });
+        assert_eq!(workers_of(env, name), 1, "{name}: one worker");
+    }
+}
+
+#[test]
+fn send_while_spawn_is_starting_makes_no_second_worker() {
+    send_while_starting(&TestEnv::new(), "process");
+}
+
+#[test]
+fn send_while_spawn_is_starting_makes_no_second_worker_tmux() {
+    send_while_starting(&TestEnv::with_tmux(), "tmux");
+}
+
+/// Text from agents is shown, not obeyed: escape sequences, bells and carriage returns in a
+/// message cannot retitle or clear the reader's terminal; `--json` keeps the text exact.
+#[test]
+fn control_characters_in_messages_are_shown_not_obeyed() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let nasty = "hi \u{1b}]0;PWNED\u{7} \u{1b}[2J cr\rX\nsecond line\ttab";
+    env.ok(&["send", "team-lead", nasty]);
+    env.ok(&["task", "add", "t", "-d", nasty]);
+    for args in [&["inbox", "--all"][..], &["task", "show", "1"]] {
+        let shown = env.ok(args);
+        assert!(
+            !shown.contains(['\u{1b}', '\u{7}', '\r']),
+            "{args:?}: {shown:?}"
+        );
+        assert!(shown.contains("second line\ttab"), "{args:?}: {shown:?}");
+    }
+    let exact = json(&env.ok(&["--json", "inbox", "--all"]));
+    assert_eq!(exact[0]["text"], nasty);
+}
+
+/// When the teammate's turn fails, `ask` fails too (exit 1, the reason on stderr): a script
+/// capturing the answer must not take the failure notice for one.
+#[test]
+fn ask_fails_when_the_turn_fails() {
+    let env = TestEnv::new();
+    team_with(&env, &[("f", "echo partial; echo oops >&2; exit 3")]);
+    let out = env.run(&["ask", "f", "go", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("turn failed") && err.contains("oops"), "{err}");
+}
+
+/// An exported but empty TEAMCTL_TEAM, TEAMCTL_HOME or TEAMCTL_AGENT_NAME counts as unset,
+/// as XDG_STATE_HOME and NO_COLOR do.
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let mut c = env.cmd(&["task", "add", "by the leader"]);
+    c.env("TEAMCTL_TEAM", "").env("TEAMCTL_AGENT_NAME", "");
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let task = json(&env.ok(&["--json", "task", "show", "1"]));
+    assert_eq!(task["subject"], "by the leader");
+    // An empty home falls back to the default one (here under a temporary XDG_STATE_HOME).
+    let state = env.work.path().join("state");
+    let mut c = env.cmd(&["create", "beta"]);
+    c.env("TEAMCTL_HOME", "").env("XDG_STATE_HOME", &state);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(state.join("teamctl/teams/beta/config.json").is_file());
+}
+
+/// The damaged-team-file error says `delete --force` removes the team: it must then work,
+/// ending the team's workers by their tags, instead of failing on the same file.
+#[test]
+fn delete_force_removes_a_team_with_a_damaged_team_file() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    wait_until("w's worker", T, || workers_of(&env, "w") == 1);
+    std::fs::write(env.team_dir("alpha").join("config.json"), "{broken").unwrap();
+    let err = env.fails(&["status"], 1);
+    assert!(err.contains("delete --force"), "{err}");
+    env.ok(&["delete", "--force"]);
+    assert!(!env.team_dir("alpha").exists());
+    wait_until("no worker left", T, || env.processes().is_empty());
+    env.ok(&["create", "alpha"]);
+}
+
+/// The refusal to spawn an existing name says `kill` it first; after that, spawn must work:
+/// the teammate starts anew with the new options, same identity, same inbox. A running one is
+/// still refused, nothing written.
+#[test]
+fn spawn_again_after_kill_starts_it_anew() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo old")]);
+    wait_until("w idle", T, || env.member_status("w") == "idle");
+    let team_file = || std::fs::read(env.team_dir("alpha").join("config.json")).unwrap();
+    let before = team_file();
+    let err = env.fails(
+        &["spawn", "w", "--backend", "process", "--exec", "echo new"],
+        2,
+    );
+    assert!(err.contains("kill w"), "{err}");
+    assert_eq!(before, team_file());
+    env.ok(&["kill", "w"]);
+    env.ok(&["send", "w", "queued while stopped"]);
+    // `send` resumed it; kill it again, then spawn it anew.
+    wait_until("the queued message handled", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "w" && m["text"] == "old\n")
+    });
+    env.ok(&["kill", "w"]);
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", "echo new"]);
+    assert_eq!(env.ok(&["ask", "w", "hi", "--timeout", "20"]).trim(), "new");
+    assert_eq!(workers_of(&env, "w"), 1);
+    let members = config(&env)["members"].as_array().unwrap().len();
+    assert_eq!(members, 2, "replaced, not added");
+}
+
+/// A text under 1 MiB can still be refused when JSON escaping makes its record bigger: the
+/// error must say so, or the size it reports contradicts the file the user sent.
+#[test]
+fn the_size_limit_error_explains_escaping() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let quotes = "\"".repeat(600 * 1024);
+    let out = env.run_stdin(&["send", "team-lead"], &quotes);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("escaping") && err.contains("1 MiB"), "{err}");
+    assert!(env.inbox("alpha", "team-lead").is_empty());
+}
+
+/// Completion scripts offer every command but the hidden `worker`.
+#[test]
+fn completions_do_not_offer_the_hidden_worker() {
+    let env = TestEnv::new();
+    for (shell, hidden) in [
+        ("bash", "subcmd__worker"),
+        ("zsh", "(worker)"),
+        ("fish", "-a \"worker\""),
+    ] {
+        let script = env.ok(&["completions", shell]);
+        assert!(
+            script.contains("shutdown") && script.contains("task"),
+            "{shell}"
+        );
+        assert!(!script.contains(hidden), "{shell} offers worker");
+    }
+}
+
+/// `--exec ""` (an unset variable, say) is refused rather than giving a teammate whose every
+/// turn silently does nothing; nothing is written.
+#[test]
+fn a_blank_agent_command_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = common::snapshot(env.home_path());
+    for flag in ["--exec", "--on-shutdown"] {
+        for blank in ["", "  "] {
+            let err = env.fails(&["spawn", "e", "--backend", "process", flag, blank], 2);
+            assert!(err.contains(&format!("{flag} is empty")), "{err}");
+        }
+    }
+    assert_eq!(before, common::snapshot(env.home_path()));
+}
+
+/// A huge timeout means "no limit": it must neither panic the command nor kill the worker.
+#[test]
+fn huge_timeouts_mean_no_limit() {
+    let env = TestEnv::new();
+    let max = u64::MAX.to_string();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        "echo ok",
+        "--turn-timeout",
+        &max,
+    ]);
+    assert_eq!(env.ok(&["ask", "w", "hi", "--timeout", &max]).trim(), "ok");
+    env.ok(&["wait", "w", "--timeout", &max]);
+    assert_eq!(env.member_status("w"), "idle");
+    env.ok(&["shutdown", "w", "--timeout", &max]);
+    env.ok(&["delete", "--timeout", &max]);
+}
+
+/// A summary is a one-line preview: one given with line breaks is folded onto one line.
+#[test]
+fn a_given_summary_is_folded_onto_one_line() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "send",
+        "team-lead",
+        "body",
+        "--summary",
+        "two\nlines\t here",
+    ]);
+    assert_eq!(
+        env.inbox("alpha", "team-lead")[0]["summary"],
+        "two lines here"
+    );
+}
+
+/// `--home DIR/`, `DIR//` and `DIR/.` are the same home as `DIR`: the workers carry the home
+/// in their tag, and a different spelling left them unrecognised (dead in `status`, never
+/// killed by `delete --force`).
+#[test]
+fn home_spellings_are_one_home() {
+    let env = TestEnv::new();
+    let home = env.home_path().display().to_string();
+    let with = |spelling: &str, args: &[&str]| {
+        let mut c = env.cmd(args);
+        c.env("TEAMCTL_HOME", spelling);
+        c.output().unwrap()
+    };
+    let out = with(&format!("{home}/"), &["create", "alpha"]);
+    assert!(out.status.success());
+    let out = with(
+        &format!("{home}//"),
+        &["spawn", "w", "--backend", "process", "--exec", "cat"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("w idle, seen from the plain spelling", T, || {
+        env.member_status("w") == "idle"
+    });
+    let out = with(&format!("{home}/."), &["delete", "--force"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("no worker left", T, || env.processes().is_empty());
+}
+
+/// `ask` gives up as soon as the teammate stops without answering (killed meanwhile), instead
+/// of blocking until its timeout.
+#[test]
+fn ask_gives_up_when_the_teammate_stops() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "sleep 1000")]);
+    let asking = env
+        .cmd(&["ask", "w", "q", "--timeout", "30"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("w working", T, || env.member_status("w") == "working");
+    env.ok(&["kill", "w"]);
+    let out = asking.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped without answering"), "{err}");
+}
+
+/// A teammate killed by the leader while someone waits for it is stopped, not "died".
+#[test]
+fn wait_sees_a_killed_teammate_as_stopped() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "sleep 1000")]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    let waiting = env
+        .cmd(&["wait", "w", "--timeout", "30"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    env.ok(&["kill", "w"]);
+    let out = waiting.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+}
+
+/// Run from a PATH without tmux (cron, an agent's minimal environment), a live tmux teammate
+/// is still alive: status must not call it dead, and send must not "resume" it over its
+/// running worker.
+#[test]
+fn a_tmux_teammate_stays_alive_to_a_path_without_tmux() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "a", "--backend", "tmux", "--exec", "echo got-it"]);
+    wait_until("a idle", T, || env.member_status("a") == "idle");
+    let pid = env.member("a")["pid"].clone();
+    let bin = env.work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(common::BIN, bin.join("teamctl")).unwrap();
+    let no_tmux = |args: &[&str]| {
+        let out = env.cmd(args).env("PATH", &bin).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let status = json(&String::from_utf8_lossy(
+        &no_tmux(&["--json", "status"]).stdout,
+    ));
+    assert_eq!(status["members"][1]["status"], "idle", "{status}");
+    let sent = no_tmux(&["send", "a", "hello"]);
+    assert!(!String::from_utf8_lossy(&sent.stderr).contains("resumed"));
+    wait_until("the reply", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "a" && m["text"] == "got-it\n")
+    });
+    assert_eq!(env.member("a")["pid"], pid, "the same worker");
+}
