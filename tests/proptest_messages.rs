@@ -155,7 +155,7 @@ fn model_valid(e: &Envelope) -> bool {
         && !blank(&e.id)
         && valid_name(&e.from)
         && (broadcast || valid_name(&e.to))
-        && !(broadcast && !matches!(e.body, Body::Message { .. }));
+        && (!broadcast || matches!(e.body, Body::Message { .. }));
     let body = match &e.body {
         Body::Message { text, .. } => !text.is_empty(),
         Body::IdleNotification { .. } => e.to == lead,
