@@ -277,8 +277,10 @@ pub struct TaskAddArgs {
     pub subject: String,
     #[arg(short, long)]
     pub description: Option<String>,
+    /// Tasks that must be completed before this one can be claimed
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub blocked_by: Vec<String>,
+    /// Give the task to this member (it is sent a task_assignment)
     #[arg(long)]
     pub owner: Option<String>,
 }
@@ -296,15 +298,21 @@ pub struct TaskClaimArgs {
 #[derive(Debug, Args)]
 pub struct TaskUpdateArgs {
     pub id: String,
+    /// pending, in_progress, completed or failed
     #[arg(long)]
     pub status: Option<String>,
+    /// Give the task to this member (it is sent a task_assignment); "" removes the owner
     #[arg(long)]
     pub owner: Option<String>,
+    /// Add blockers: tasks that must be completed first (a cycle is refused)
+    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
+    pub blocked_by: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TaskDoneArgs {
     pub id: String,
+    /// What came of it
     #[arg(long)]
     pub result: Option<String>,
 }

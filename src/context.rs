@@ -23,7 +23,11 @@ impl Ctx {
     /// `spawning`: a colour name in `--color` is the new teammate's colour (SPEC gives
     /// `--color` both meanings); elsewhere only auto, always and never are accepted.
     pub fn new(global: Global, spawning: bool) -> Result<Ctx> {
-        let home = Home::new(global.home.unwrap_or_else(Home::default_root));
+        let root = global.home.unwrap_or_else(Home::default_root);
+        // Absolute, so workers started elsewhere find the same home and tags compare equal.
+        let root = std::path::absolute(&root).unwrap_or(root);
+        crate::backend::proc::scope_to_home(&root);
+        let home = Home::new(root);
         let auto = || {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal()

@@ -26,6 +26,10 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
         return Status::Active;
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    // Recorded by `spawn` but not yet placed: the worker is being started.
+    if member.status == Status::Starting && member.pid.is_none() && member.pane_id.is_none() {
+        return Status::Starting;
+    }
     match backend::for_member(member).liveness(member, live) {
         Liveness::Alive => match fresh {
             Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
@@ -86,11 +90,9 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
     old.terminate(member, live.as_ref(), GRACE)?;
-    let backend: Box<dyn Backend> = match member.backend_type {
-        Some(crate::domain::BackendType::Tmux) => backend::select(backend::Choice::Tmux)?,
-        _ => backend::select(backend::Choice::Process)?,
-    };
-    start_worker(home, store, name, backend.as_ref())
+    // The same backend and, for tmux, the same server the member was recorded on (a new
+    // session there if the old one is gone).
+    start_worker(home, store, name, old.as_ref())
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
@@ -119,8 +121,14 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
     Ok(())
 }
 
-/// Return a stopped teammate's unfinished tasks to the list (the task list fills this in).
-pub fn release_tasks(_store: &FsStore, _name: &Name) -> Result<()> {
+/// Return a stopped teammate's unfinished tasks (pending or in progress) to the list:
+/// pending again, without an owner, so another teammate can claim them.
+pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
+    let now = crate::domain::time::now_ms();
+    store.update_tasks(&mut |list| {
+        list.release_owner(name, now);
+        Ok(())
+    })?;
     Ok(())
 }
 

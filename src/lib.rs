@@ -2,9 +2,11 @@
 //! message bus. See `docs/ARCHITECTURE.md` for the map of modules.
 
 pub mod backend;
+pub mod board;
 pub mod bus;
 pub mod cli;
 pub mod commands;
+pub mod console;
 pub mod context;
 pub mod domain;
 pub mod error;

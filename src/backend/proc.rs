@@ -1,13 +1,24 @@
 //! Looking at and signalling processes by pid, always after checking that the process carries
-//! this member's tag: a worker's argv ends in `--id NAME@TEAM`, an agent process has
-//! `TEAMCTL_AGENT_ID=NAME@TEAM` in its environment.
+//! this member's tag: a worker's argv is `teamctl worker --home HOME --id NAME@TEAM`, an agent
+//! process has `TEAMCTL_AGENT_ID=NAME@TEAM` and `TEAMCTL_HOME=HOME` in its environment. The
+//! home is part of the tag (set once per process with `scope_to_home`), so two homes with a
+//! `bob@t` each never touch each other's processes.
 
+use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// Is `pid` a live (not zombie) teamctl worker for `agent_id`?
+static HOME: OnceLock<String> = OnceLock::new();
+
+/// Make every tag check of this process require `home` too. Called once, at start-up.
+pub fn scope_to_home(home: &Path) {
+    let _ = HOME.set(home.display().to_string());
+}
+
+/// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home)?
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
     if !running(pid) {
         return false;
@@ -16,10 +27,10 @@ pub fn is_worker(pid: u32, agent_id: &str) -> bool {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-    args.iter().any(|a| *a == b"worker")
-        && args
-            .windows(2)
-            .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
+    let flag = |name: &[u8], value: &[u8]| args.windows(2).any(|w| w[0] == name && w[1] == value);
+    args.get(1) == Some(&&b"worker"[..])
+        && flag(b"--id", agent_id.as_bytes())
+        && HOME.get().is_none_or(|h| flag(b"--home", h.as_bytes()))
 }
 
 /// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process)?
@@ -31,7 +42,12 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
         return false;
     };
     let want = format!("TEAMCTL_AGENT_ID={agent_id}");
-    env.split(|b| *b == 0).any(|v| v == want.as_bytes())
+    let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+    let home_ok = HOME.get().is_none_or(|h| {
+        let want_home = format!("TEAMCTL_HOME={h}");
+        vars.contains(&want_home.as_bytes())
+    });
+    home_ok && vars.contains(&want.as_bytes())
 }
 
 /// Every live process whose environment carries `agent_id` or whose argv is its worker.
@@ -142,16 +158,22 @@ mod tests {
 
     #[test]
     fn agent_tag_is_read_from_the_environment() {
+        // A tag no other test or process uses.
+        let id = format!("bob@proc-test-{}", std::process::id());
         let mut child = std::process::Command::new("sleep")
             .arg("30")
-            .env("TEAMCTL_AGENT_ID", "bob@t")
+            .env("TEAMCTL_AGENT_ID", &id)
             .spawn()
             .unwrap();
         let pid = child.id();
-        assert!(is_agent_process(pid, "bob@t"));
+        // Until exec, /proc shows the parent's environment: wait for the child to be `sleep`.
+        assert!(wait_for(Duration::from_secs(5), || {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep"))
+        }));
+        assert!(is_agent_process(pid, &id));
         assert!(!is_agent_process(pid, "alice@t"));
-        assert_eq!(tagged_processes("bob@t"), vec![pid]);
-        end_tagged("bob@t", Duration::from_secs(2));
+        assert_eq!(tagged_processes(&id), vec![pid]);
+        end_tagged(&id, Duration::from_secs(2));
         let _ = child.wait();
         assert!(!running(pid));
     }

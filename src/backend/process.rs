@@ -23,6 +23,8 @@ impl ProcessBackend {
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            // A detached worker has no pane, even when spawned from inside one.
+            .env_remove("TMUX_PANE")
             .current_dir(&launch.cwd)
             .stdin(Stdio::null())
             .stdout(log)

@@ -1,11 +1,75 @@
-//! `teamctl attach [NAME]`: filled in by the tmux backend.
+//! `teamctl attach [NAME]`: show the team's tmux panes in this terminal, focused on NAME's
+//! pane: `attach-session` from outside tmux, `switch-client` from a pane of the same server.
 
+use crate::backend::tmux::{self, TmuxBackend, argv};
 use crate::cli::AttachArgs;
 use crate::context::Ctx;
+use crate::domain::{BackendType, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
+use crate::store::Store;
 
-pub fn run(_ctx: &Ctx, _args: AttachArgs) -> Result<()> {
-    Err(Error::failed(
-        "attach needs the tmux backend, which this build does not have yet",
-    ))
+pub fn run(ctx: &Ctx, args: AttachArgs) -> Result<()> {
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let wanted = args.name.as_deref().map(Name::teammate).transpose()?;
+    if let Some(name) = &wanted {
+        config.require(name.as_str())?;
+    }
+    tmux::find_tmux()?;
+    let (backend, target) = target(&config, wanted.as_ref())?;
+    let inside = tmux::inside(backend.server());
+    let mut cmds = Vec::new();
+    if target.starts_with('%') {
+        cmds.extend(argv::focus(&target));
+    }
+    cmds.push(argv::show(&target, inside));
+    backend.runner().run_in_terminal(&cmds, inside)
+}
+
+fn pane_of(member: &Member) -> Option<(TmuxBackend, String)> {
+    if member.backend_type != Some(BackendType::Tmux) {
+        return None;
+    }
+    let pane = member.pane_id.clone()?;
+    let backend = TmuxBackend::for_member(member);
+    backend
+        .is_tagged(&pane, &member.agent_id)
+        .then_some((backend, pane))
+}
+
+/// The server and the `-t` target: NAME's pane, else the first teammate pane still there,
+/// else the team's session.
+fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, String)> {
+    if let Some(name) = wanted {
+        let member = config.require(name.as_str())?;
+        if member.backend_type != Some(BackendType::Tmux) {
+            return Err(Error::bad(format!(
+                "{name} runs on the process backend and has no pane; follow it with `teamctl log -f`"
+            )));
+        }
+        return pane_of(member).ok_or_else(|| {
+            Error::failed(format!(
+                "{name}'s pane is gone; bring it back with `teamctl resume {name}`"
+            ))
+        });
+    }
+    if let Some(found) = config.teammates().find_map(pane_of) {
+        return Ok(found);
+    }
+    if let Some(session) = &config.tmux_session {
+        let target = argv::exact_session(session);
+        for m in config.teammates() {
+            if m.backend_type == Some(BackendType::Tmux) {
+                let backend = TmuxBackend::for_member(m);
+                let tag = tmux::place::session_owner(backend.runner(), &target);
+                if tag.is_ok_and(|t| t.as_deref() == Some(config.name.as_str())) {
+                    return Ok((backend, target));
+                }
+            }
+        }
+    }
+    Err(Error::failed(format!(
+        "team {} has no tmux panes to attach to; start one with `teamctl spawn NAME`",
+        config.name
+    )))
 }

@@ -1,9 +1,396 @@
-//! `teamctl demo [--stop]`: filled in by the leader's-view work.
+//! `teamctl demo [--stop]`: the README's one command. It makes a team `demo` in the current
+//! home with three teammates whose agents are small shell scripts (written into the team
+//! directory): they print progress in their panes, talk to each other with `teamctl send`,
+//! use the task list when this build has one, and answer. The demo sends them work, waits
+//! (woken by inbox events, with a deadline) until every one has answered, prints the status
+//! table and how to attach. `--stop` shuts the team down and deletes it.
 
-use crate::cli::DemoArgs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::backend::Choice;
+use crate::cli::{DeleteArgs, DemoArgs, SpawnArgs};
+use crate::commands::{delete, spawn, status};
 use crate::context::Ctx;
-use crate::error::{Error, Result};
+use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfig};
+use crate::error::{Error, IoContext, Result};
+use crate::leader;
+use crate::store::fsutil::ensure_dir;
+use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::{bus, output::Painter};
 
-pub fn run(_ctx: &Ctx, _args: DemoArgs) -> Result<()> {
-    Err(Error::failed("demo is not built yet"))
+/// The demo team's name.
+pub const TEAM: &str = "demo";
+
+/// The description that marks a team as the demo's own (so it may be restarted or removed).
+const MARK: &str = "teamctl demo: three scripted teammates";
+
+/// How long the demo waits for every answer.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+/// Each teammate: name, script, the leader's message to it.
+const MATES: &[(&str, &str, &str)] = &[
+    ("planner", PLANNER, "plan a greeting service"),
+    ("coder", CODER, "warm up the build"),
+    ("reviewer", REVIEWER, "review the last change"),
+];
+
+const COMMON: &str = r#"#!/bin/sh
+# A teamctl demo agent. Each message runs this script once: the text is in $TEAMCTL_MESSAGE
+# (and on stdin), the sender in $TEAMCTL_FROM. Lines on stderr are progress (shown in the
+# pane); what goes to stdout is the reply.
+say() { printf '%s\n' "$*" >&2; }
+work() { for i in 1 2 3; do say "  $1 ($i/3)"; sleep 0.2; done; }
+has_tasks() { teamctl task list >/dev/null 2>&1; }
+"#;
+
+const PLANNER: &str = r#"
+case "$TEAMCTL_FROM" in
+team-lead) ;;
+*) say "[planner] $TEAMCTL_FROM says: $TEAMCTL_MESSAGE"; exit 0 ;;
+esac
+say "[planner] got a job: $TEAMCTL_MESSAGE"
+work "splitting it into steps"
+if has_tasks && teamctl task add "write the greeting" >/dev/null 2>&1; then
+  say "  added task: write the greeting"
+fi
+teamctl send coder "please write the greeting for: $TEAMCTL_MESSAGE" >/dev/null
+say "  asked the coder to write the greeting"
+echo "plan ready: 3 steps, the coder is on the greeting"
+"#;
+
+const CODER: &str = r#"
+case "$TEAMCTL_FROM" in
+team-lead|planner) ;;
+*) say "[coder] $TEAMCTL_FROM says: $TEAMCTL_MESSAGE"; exit 0 ;;
+esac
+say "[coder] $TEAMCTL_FROM asks: $TEAMCTL_MESSAGE"
+if [ "$TEAMCTL_FROM" = planner ] && has_tasks && teamctl task claim >/dev/null 2>&1; then
+  say "  claimed the greeting task"
+  claimed=1
+fi
+work "compiling"
+if [ -n "${claimed:-}" ]; then
+  teamctl task done 1 >/dev/null 2>&1 && say "  task 1 done"
+fi
+echo "done: printf 'hello, world' (for $TEAMCTL_FROM)"
+"#;
+
+const REVIEWER: &str = r#"
+case "$TEAMCTL_FROM" in
+team-lead) ;;
+*) say "[reviewer] $TEAMCTL_FROM says: $TEAMCTL_MESSAGE"; exit 0 ;;
+esac
+say "[reviewer] reviewing: $TEAMCTL_MESSAGE"
+work "reading the diff"
+teamctl send planner "review: the last change looks good" >/dev/null
+say "  told the planner"
+echo "review done: 2 files, no problems found"
+"#;
+
+pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<()> {
+    ctx.require_leader("run the demo")?;
+    let demo = Ctx {
+        home: ctx.home.clone(),
+        team: Some(TEAM.into()),
+        as_name: LEADER.into(),
+        json: false,
+        paint: ctx.paint,
+        member_color: None,
+    };
+    let team = Name::parse(TEAM)?;
+    let ours = is_ours(ctx, &team)?;
+    if args.stop {
+        return match ours {
+            Some(true) => stop(&demo),
+            Some(false) => Err(not_ours(ctx)),
+            None => {
+                println!(
+                    "no demo team in {}; nothing to stop",
+                    ctx.home.root().display()
+                );
+                Ok(())
+            }
+        };
+    }
+    if let Some(current) = ctx.home.current()
+        && current != team
+    {
+        return Err(Error::bad(format!(
+            "you lead team {current:?} in {home}; the demo makes its own team `demo`. Delete yours first (`teamctl delete --team {current}`), or run the demo in another home: TEAMCTL_HOME=$(mktemp -d) teamctl demo",
+            home = ctx.home.root().display()
+        )));
+    }
+    match ours {
+        Some(false) => return Err(not_ours(ctx)),
+        Some(true) => {
+            println!("restarting the demo team");
+            stop(&demo)?;
+        }
+        None => {}
+    }
+    start(&demo)
+}
+
+/// Whether a team `demo` exists, and whether the demo made it.
+fn is_ours(ctx: &Ctx, team: &Name) -> Result<Option<bool>> {
+    if !ctx.home.exists(team) {
+        return Ok(None);
+    }
+    let config = ctx.home.open(team)?.load()?;
+    Ok(Some(config.description == MARK))
+}
+
+fn not_ours(ctx: &Ctx) -> Error {
+    Error::bad(format!(
+        "a team named `demo` exists in {} and the demo did not make it; delete it (`teamctl delete --team demo`) or run the demo in another home: TEAMCTL_HOME=$(mktemp -d) teamctl demo",
+        ctx.home.root().display()
+    ))
+}
+
+/// The shutdown handoff for every teammate (killed if they do not answer), then the team
+/// is removed: no pane and no process is left.
+fn stop(demo: &Ctx) -> Result<()> {
+    let polite = delete::run(
+        demo,
+        DeleteArgs {
+            force: false,
+            timeout: 15,
+        },
+    );
+    if let Err(e) = polite {
+        eprintln!("teamctl: {e}; ending the demo teammates now");
+        delete::run(
+            demo,
+            DeleteArgs {
+                force: true,
+                timeout: 15,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn start(demo: &Ctx) -> Result<()> {
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
+    let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
+    if store.team().as_str() != TEAM {
+        // Another process made `demo` in between: leave both alone.
+        let _ = store.destroy();
+        return Err(Error::failed(
+            "a team `demo` appeared while the demo started; run `teamctl demo` again",
+        ));
+    }
+    demo.home.set_current(Some(store.team()))?;
+    let agents = write_agents(&store)?;
+    println!(
+        "{} team demo with three scripted teammates (their scripts: {})",
+        demo.paint.bold("teamctl demo:"),
+        agents.display()
+    );
+    for (name, _, _) in MATES {
+        spawn::run(demo, spawn_args(name, &agents))?;
+    }
+    let result = exchange(demo, &store);
+    if result.is_ok() {
+        settle(&store)?;
+    }
+    let config = store.load()?;
+    println!();
+    print!(
+        "{}",
+        status::render(demo, &config, &status::rows(&store, &config))
+    );
+    println!();
+    print!("{}", how_to_attach(&demo.paint, &store, &config));
+    result
+}
+
+fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
+    SpawnArgs {
+        name: name.into(),
+        exec: Some(format!("./{name}.sh")),
+        prompt: Some(format!("the demo's {name}")),
+        backend: Choice::Auto,
+        cwd: Some(agents.to_path_buf()),
+        model: None,
+        agent_type: "demo-script".into(),
+        plan_mode_required: false,
+        plan: None,
+        auto_claim: false,
+        turn_timeout: Some(60),
+        max_turns: None,
+        on_shutdown: None,
+        worktree: None,
+    }
+}
+
+/// Write the agent scripts into `teams/demo/demo-agents/` (0700).
+fn write_agents(store: &FsStore) -> Result<PathBuf> {
+    let dir = store.dir().join("demo-agents");
+    ensure_dir(&dir)?;
+    for (name, body, _) in MATES {
+        let path = dir.join(format!("{name}.sh"));
+        std::fs::write(&path, format!("{COMMON}{body}")).at(&path)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).at(&path)?;
+    }
+    Ok(dir)
+}
+
+/// Send each teammate its job and wait until every one answered (and the coder answered the
+/// planner, which shows they talk to each other).
+fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
+    let lead = Name::leader();
+    let planner = Name::parse("planner")?;
+    let bell = SyncBell::default();
+    let _sub = store.subscribe(
+        &[
+            Topic::Inbox(lead.clone()),
+            Topic::Inbox(planner.clone()),
+            Topic::Live,
+        ],
+        bell.bell(),
+    )?;
+    let mut lead_pos = store.inbox_end(&lead);
+    let mut planner_pos = store.inbox_end(&planner);
+    let config = store.load()?;
+    let mut waiting: Vec<(String, String)> = Vec::new();
+    for (name, _, job) in MATES {
+        let env = Envelope::new(LEADER, name, Body::message(*job, None));
+        bus::deliver(store, &config, &env)?;
+        println!(
+            "{} {}: {job}",
+            demo.paint.dim("team-lead ->"),
+            demo.paint.member(&config, name)
+        );
+        waiting.push((name.to_string(), env.id));
+    }
+    let mut crosstalk = false;
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        for e in store.read(&lead, lead_pos, 256)? {
+            lead_pos = e.end;
+            let Item::Message(env) = e.item else { continue };
+            if let Body::Message {
+                text,
+                in_reply_to: Some(id),
+                ..
+            } = &env.body
+                && waiting.iter().any(|(_, w)| w == id)
+            {
+                waiting.retain(|(_, w)| w != id);
+                println!(
+                    "{} {}",
+                    demo.paint.member(&config, &env.from),
+                    demo.paint.dim(&format!("answered: {}", text.trim_end()))
+                );
+            }
+        }
+        for e in store.read(&planner, planner_pos, 256)? {
+            planner_pos = e.end;
+            if let Item::Message(env) = e.item
+                && env.from == "coder"
+                && !crosstalk
+            {
+                crosstalk = true;
+                println!(
+                    "{} {}",
+                    demo.paint.member(&config, "coder"),
+                    demo.paint
+                        .dim("answered the planner (teammates talk to each other)")
+                );
+            }
+        }
+        if waiting.is_empty() && crosstalk {
+            println!("every teammate answered");
+            return Ok(());
+        }
+        let current = store.load()?;
+        for m in current.teammates() {
+            let s = leader::effective_status(m, store.live(&m.name).as_ref());
+            if s == Status::Dead {
+                return Err(Error::failed(format!(
+                    "demo teammate {} died; its output is in {} (`teamctl demo --stop` cleans up)",
+                    m.name,
+                    store.log_path(&m.name).display()
+                )));
+            }
+        }
+        if Instant::now() >= deadline {
+            let mut missing: Vec<String> = waiting.iter().map(|(n, _)| n.clone()).collect();
+            if !crosstalk {
+                missing.push("coder (to the planner)".into());
+            }
+            return Err(Error::failed(format!(
+                "no answer from {} within {} s; look at `teamctl log` and `teamctl status`, then `teamctl demo --stop`",
+                missing.join(", "),
+                DEADLINE.as_secs()
+            )));
+        }
+        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+    }
+}
+
+/// Give the teammates a moment (woken by events, at most a few seconds) to finish the turns
+/// their chat started, so the status table shows them at rest.
+fn settle(store: &FsStore) -> Result<()> {
+    let bell = SyncBell::default();
+    let _sub = store.subscribe(&[Topic::Live], bell.bell())?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let config = store.load()?;
+        let busy = config.teammates().any(|m| {
+            leader::effective_status(m, store.live(&m.name).as_ref()) != Status::Idle
+                || leader::unread(store, &m.name, crate::worker::READER) > 0
+        });
+        if !busy || !bell.wait_until(deadline) {
+            return Ok(());
+        }
+    }
+}
+
+/// Where the teammates are and how to look at them.
+fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
+    let tmux: Vec<_> = config
+        .teammates()
+        .filter(|m| m.backend_type == Some(BackendType::Tmux))
+        .collect();
+    let mut out = String::new();
+    if let Some(m) = tmux.first() {
+        let session = config
+            .tmux_session
+            .clone()
+            .unwrap_or_else(|| format!("teamctl-{}", config.name));
+        let server = match &m.tmux_socket {
+            Some(s) if s.starts_with('/') => format!("tmux -S {s}"),
+            Some(s) => format!("tmux -L {s}"),
+            None => "tmux".into(),
+        };
+        if std::env::var_os("TMUX").is_some() && config.tmux_session.is_none() {
+            out.push_str("The teammates' panes are next to this one.\n");
+        } else {
+            out.push_str(&format!(
+                "Watch them work: {}   (or: {server} attach -t {session})\n",
+                p.bold("teamctl attach")
+            ));
+        }
+    } else {
+        out.push_str(&format!(
+            "No tmux here: the teammates run as processes; their output is in {}\n",
+            store.dir().join("logs").display()
+        ));
+    }
+    out.push_str(&format!(
+        "Talk to them: {}   (then: @planner hello)\n",
+        p.bold("teamctl lead")
+    ));
+    out.push_str(&format!(
+        "Live board:   {}\nMessages:     {}\nStop it:      {}\n",
+        p.bold("teamctl status --watch"),
+        p.bold("teamctl log -f"),
+        p.bold("teamctl demo --stop")
+    ));
+    out
 }

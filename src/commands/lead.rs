@@ -1,8 +1,8 @@
-//! `teamctl lead`: the leader console, filled in by the leader's-view work.
+//! `teamctl lead`: the leader console (see `crate::console`).
 
 use crate::context::Ctx;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-pub fn run(_ctx: &Ctx) -> Result<()> {
-    Err(Error::failed("the leader console is not built yet"))
+pub fn run(ctx: &Ctx) -> Result<()> {
+    crate::console::run(ctx)
 }

@@ -1,35 +1,73 @@
-//! `teamctl log`: every message of the team in time order (broadcast copies shown once).
+//! `teamctl log [-f]`: every message of the team in time order (broadcast copies shown once),
+//! coloured by sender, filtered by `--from`, `--to`, `--type`; `--json` prints one object per
+//! line. With `-f` it then follows every inbox (members who join later too), woken by file
+//! events, keeping a byte position per inbox and a bounded set of recent ids.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
 
 use crate::cli::LogArgs;
+use crate::console::events::TeamWatch;
 use crate::context::Ctx;
-use crate::domain::Envelope;
+use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Item, Store};
+
+/// Ids remembered while following, to show a broadcast's copies once.
+const RECENT_IDS: usize = 4096;
+
+/// Reads every inbox of a team from where it last stopped, each message once.
+#[derive(Default)]
+pub struct Follower {
+    pos: HashMap<Name, u64>,
+    seen: HashSet<String>,
+    order: VecDeque<String>,
+    /// Ids kept at most (None: every id, for a one-off full read).
+    limit: Option<usize>,
+}
+
+impl Follower {
+    /// Messages that appeared in any member's inbox since the last call (every message on the
+    /// first), deduplicated by id, in time order.
+    pub fn poll(&mut self, store: &dyn Store, config: &TeamConfig) -> Result<Vec<Envelope>> {
+        let mut out = Vec::new();
+        for m in &config.members {
+            let pos = self.pos.entry(m.name.clone()).or_insert(0);
+            loop {
+                let entries = store.read(&m.name, *pos, 4096)?;
+                let Some(last) = entries.last() else { break };
+                *pos = last.end;
+                for e in entries {
+                    if let Item::Message(env) = e.item
+                        && self.seen.insert(env.id.clone())
+                    {
+                        self.order.push_back(env.id.clone());
+                        out.push(*env);
+                    }
+                }
+            }
+        }
+        if let Some(limit) = self.limit {
+            while self.order.len() > limit {
+                if let Some(old) = self.order.pop_front() {
+                    self.seen.remove(&old);
+                }
+            }
+        }
+        out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then(a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    /// From now on keep at most `n` ids.
+    pub fn bound(&mut self, n: usize) {
+        self.limit = Some(n);
+    }
+}
 
 /// Every message in every inbox, deduplicated by id, in time order.
 pub fn all_messages(store: &FsStore) -> Result<Vec<Envelope>> {
     let config = store.load()?;
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for m in &config.members {
-        let mut pos = 0;
-        loop {
-            let entries = store.read(&m.name, pos, 4096)?;
-            let Some(last) = entries.last() else { break };
-            pos = last.end;
-            for e in entries {
-                if let Item::Message(env) = e.item
-                    && seen.insert(env.id.clone())
-                {
-                    out.push(*env);
-                }
-            }
-        }
-    }
-    out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then(a.id.cmp(&b.id)));
-    Ok(out)
+    Follower::default().poll(store, &config)
 }
 
 pub fn matches(args: &LogArgs, env: &Envelope) -> bool {
@@ -38,18 +76,120 @@ pub fn matches(args: &LogArgs, env: &Envelope) -> bool {
         && args.kind.as_ref().is_none_or(|k| k == env.body.kind())
 }
 
+const KINDS: &[&str] = &[
+    "message",
+    "idle_notification",
+    "shutdown_request",
+    "shutdown_response",
+    "plan_approval_request",
+    "plan_approval_response",
+    "task_assignment",
+];
+
 pub fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
-    let store = ctx.store()?;
-    let config = store.load()?;
-    if args.follow {
-        return Err(Error::failed("log -f is not built yet"));
+    if let Some(k) = &args.kind
+        && !KINDS.contains(&k.as_str())
+    {
+        return Err(Error::bad(format!(
+            "unknown message type {k:?}; use one of {}",
+            KINDS.join(", ")
+        )));
     }
-    for env in all_messages(&store)?.iter().filter(|e| matches(&args, e)) {
-        if ctx.json {
-            println!("{}", serde_json::to_string(env).unwrap_or_default());
-        } else {
-            println!("{}", ctx.paint.message(&config, env));
+    let store = ctx.store()?;
+    if !args.follow {
+        let config = store.load()?;
+        let mut out = std::io::stdout().lock();
+        for env in all_messages(&store)?.iter().filter(|e| matches(&args, e)) {
+            if writeln!(out, "{}", line(ctx, &config, env)).is_err() {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    follow(ctx, &store, &args)
+}
+
+fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
+    if ctx.json {
+        serde_json::to_string(env).unwrap_or_default()
+    } else {
+        ctx.paint.message(config, env)
+    }
+}
+
+/// Print what is there, then every new message as it arrives, until Ctrl-C.
+fn follow(ctx: &Ctx, store: &FsStore, args: &LogArgs) -> Result<()> {
+    // Armed before the first read: nothing written afterwards is missed.
+    let mut watch = TeamWatch::new(store)?;
+    let mut follower = Follower::default();
+    let mut first = true;
+    let mut out = std::io::stdout();
+    loop {
+        let Some(config) = watch.load()? else {
+            return Ok(());
+        };
+        watch.follow_members(&config)?;
+        let batch = follower.poll(store, &config)?;
+        if first {
+            follower.bound(RECENT_IDS);
+            first = false;
+        }
+        let mut text = String::new();
+        for env in batch.iter().filter(|e| matches(args, e)) {
+            text.push_str(&line(ctx, &config, env));
+            text.push('\n');
+        }
+        if !text.is_empty()
+            && out
+                .write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+        {
+            return Ok(()); // the reader went away
+        }
+        watch.wait(None);
+        if watch.stopped() {
+            return Ok(());
         }
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Body;
+    use crate::store::Home;
+
+    #[test]
+    fn follower_reads_each_message_once_and_only_new_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        store
+            .update(&mut |cfg| {
+                let mut m = cfg.members[0].clone();
+                m.name = Name::parse("bob").unwrap();
+                cfg.members.push(m);
+                Ok(())
+            })
+            .unwrap();
+        let config = store.load().unwrap();
+        let bob = Name::parse("bob").unwrap();
+        let lead = Name::leader();
+        // A broadcast: the same envelope in two inboxes.
+        let b = Envelope::new("team-lead", "*", Body::message("all", None));
+        store.append(&bob, &b).unwrap();
+        store.append(&lead, &b).unwrap();
+        let mut f = Follower::default();
+        assert_eq!(f.poll(&store, &config).unwrap().len(), 1);
+        f.bound(2);
+        assert!(f.poll(&store, &config).unwrap().is_empty());
+        let m = Envelope::new("bob", "team-lead", Body::message("hi", None));
+        store.append(&lead, &m).unwrap();
+        let got = f.poll(&store, &config).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id, m.id);
+    }
 }

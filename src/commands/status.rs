@@ -5,7 +5,7 @@ use crate::cli::StatusArgs;
 use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::leader;
 use crate::store::{FsStore, Store};
 
@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let store = ctx.store()?;
     ctx.reconcile(&store)?;
     if args.watch {
-        return Err(Error::failed("status --watch is not built yet"));
+        return crate::board::watch(ctx, &store);
     }
     let config = store.load()?;
     let rows = rows(&store, &config);
@@ -89,10 +89,16 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             Status::Idle => ctx.paint.color(&status, "green"),
             _ => status,
         };
-        let turn = match (&r.current_turn, r.turn_started_at) {
+        let mut turn = match (&r.current_turn, r.turn_started_at) {
             (Some(t), Some(at)) => format!("{t} ({})", age(at, now)),
             _ => String::new(),
         };
+        if let Some(task) = r.current_task
+            && !turn.starts_with(&format!("task #{task}:"))
+            && !turn.starts_with(&format!("task #{task} "))
+        {
+            turn = format!("task #{task}: {turn}");
+        }
         out.push_str(&format!(
             "{} {} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
             ctx.paint.color(&name, &r.color),

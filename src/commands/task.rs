@@ -1,9 +1,376 @@
-//! `teamctl task ...`: filled in by the task-list work.
+//! `teamctl task add|list|show|claim|update|done`: the shared task list (SPEC section 9).
+//! Every input (ids, statuses, owners, blockers, cycles) is checked before the list is
+//! written, and a refused change leaves `tasks.json` byte for byte as it was. Giving a task
+//! an owner sends that teammate a `task_assignment`; so does completing the last blocker of a
+//! task that already has an owner.
 
-use crate::cli::TaskCommand;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::bus;
+use crate::cli::{
+    TaskAddArgs, TaskClaimArgs, TaskCommand, TaskDoneArgs, TaskIdArg, TaskUpdateArgs,
+};
+use crate::commands::send::resume_stopped;
 use crate::context::Ctx;
+use crate::domain::task::{Change, NewTask, Task, TaskList, TaskStatus, ids};
+use crate::domain::time::{age, now_ms};
+use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
+use crate::store::{FsStore, Store};
 
-pub fn run(_ctx: &Ctx, _cmd: TaskCommand) -> Result<()> {
-    Err(Error::failed("the task list is not built yet"))
+pub fn run(ctx: &Ctx, cmd: TaskCommand) -> Result<()> {
+    match cmd {
+        TaskCommand::Add(a) => add(ctx, a),
+        TaskCommand::List => list(ctx),
+        TaskCommand::Show(a) => show(ctx, a),
+        TaskCommand::Claim(a) => claim(ctx, a),
+        TaskCommand::Update(a) => update(ctx, a),
+        TaskCommand::Done(a) => done(ctx, a),
+    }
+}
+
+/// The team, its file and the caller (who must be a member).
+fn open(ctx: &Ctx) -> Result<(FsStore, TeamConfig, Name)> {
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let me = ctx.me()?;
+    if config.member(me.as_str()).is_none() {
+        return Err(Error::bad(format!(
+            "{me:?} is not a member of team {}; act as a member with --as NAME or TEAMCTL_AGENT_NAME",
+            config.name
+        )));
+    }
+    Ok((store, config, me))
+}
+
+/// A task id: `3` or `#3`.
+pub fn parse_id(s: &str) -> Result<u64> {
+    s.trim()
+        .trim_start_matches('#')
+        .parse::<u64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            Error::bad(format!(
+                "task id must be a positive number such as 3, not {s:?}"
+            ))
+        })
+}
+
+fn parse_ids(list: &[String]) -> Result<Vec<u64>> {
+    list.iter().map(|s| parse_id(s)).collect()
+}
+
+/// An owner: a member of the team.
+fn owner_name(config: &TeamConfig, s: &str) -> Result<Name> {
+    let name = Name::parse_as(s, "owner")?;
+    Ok(config.require(name.as_str())?.name.clone())
+}
+
+fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
+    let (store, config, me) = open(ctx)?;
+    let new = NewTask {
+        subject: args.subject,
+        description: args.description.unwrap_or_default(),
+        blocked_by: parse_ids(&args.blocked_by)?,
+        owner: args
+            .owner
+            .as_deref()
+            .map(|o| owner_name(&config, o))
+            .transpose()?,
+    };
+    let now = now_ms();
+    let mut added = None;
+    let list = store.update_tasks(&mut |l| {
+        added = Some(l.add(new.clone(), now)?);
+        Ok(())
+    })?;
+    let task = added.ok_or_else(|| Error::failed("the task was not added"))?;
+    ctx.reconcile(&store)?;
+    tell_owner(ctx, &store, &me, &task)?;
+    if ctx.json {
+        ctx.print_json(&task_json(&list, &task));
+    } else {
+        println!("task #{} added: {}", task.id, task.subject);
+    }
+    Ok(())
+}
+
+fn list(ctx: &Ctx) -> Result<()> {
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let list = store.load_tasks()?;
+    if ctx.json {
+        let tasks: Vec<_> = list.tasks.iter().map(|t| task_json(&list, t)).collect();
+        ctx.print_json(&serde_json::json!({ "team": config.name.as_str(), "tasks": tasks }));
+        return Ok(());
+    }
+    if list.tasks.is_empty() {
+        println!("no tasks yet; add one with `teamctl task add SUBJECT`");
+        return Ok(());
+    }
+    let order = [
+        TaskStatus::InProgress,
+        TaskStatus::Pending,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+    ];
+    for status in order {
+        let group: Vec<&Task> = list.tasks.iter().filter(|t| t.status == status).collect();
+        if group.is_empty() {
+            continue;
+        }
+        println!("{} ({})", ctx.paint.bold(status.as_str()), group.len());
+        for t in group {
+            println!("{}", line(ctx, &config, &list, t));
+        }
+    }
+    Ok(())
+}
+
+/// One task in `task list`: id, subject, owner in its colour, blockers, outcome.
+fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
+    let mut out = format!("  #{:<4} {}", t.id, t.subject);
+    if let Some(owner) = &t.owner {
+        out.push_str(&format!("  @{}", ctx.paint.member(config, owner.as_str())));
+    }
+    let open = list.open_blockers(t);
+    if !open.is_empty() && !t.status.is_finished() {
+        out.push_str(&format!(
+            "  {}",
+            ctx.paint
+                .color(&format!("[blocked by {}]", ids(&open)), "red")
+        ));
+    }
+    if let Some(r) = &t.result {
+        let first = r.trim().lines().next_back().unwrap_or("");
+        let short: String = first.chars().take(60).collect();
+        if !short.is_empty() {
+            out.push_str(&format!("  {}", ctx.paint.dim(&format!("- {short}"))));
+        }
+    }
+    out
+}
+
+fn show(ctx: &Ctx, args: TaskIdArg) -> Result<()> {
+    let id = parse_id(&args.id)?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let list = store.load_tasks()?;
+    let t = list.get(id)?;
+    if ctx.json {
+        ctx.print_json(&task_json(&list, t));
+        return Ok(());
+    }
+    let now = now_ms();
+    let when = |ms: u64| {
+        let at = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms));
+        format!("{at} ({} ago)", age(ms, now))
+    };
+    println!("#{} {}", t.id, ctx.paint.bold(&t.subject));
+    let open = list.open_blockers(t);
+    let blocked = if !open.is_empty() && !t.status.is_finished() {
+        ctx.paint
+            .color(&format!(" (blocked by {})", ids(&open)), "red")
+    } else {
+        String::new()
+    };
+    println!("status:      {}{blocked}", t.status);
+    let owner = t
+        .owner
+        .as_ref()
+        .map(|o| ctx.paint.member(&config, o.as_str()))
+        .unwrap_or_else(|| "-".into());
+    println!("owner:       {owner}");
+    if !t.blocked_by.is_empty() {
+        println!("blocked by:  {}", ids(&t.blocked_by));
+    }
+    if !t.blocks.is_empty() {
+        println!("blocks:      {}", ids(&t.blocks));
+    }
+    println!("created:     {}", when(t.created_at));
+    println!("updated:     {}", when(t.updated_at));
+    if !t.description.trim().is_empty() {
+        println!("description:\n{}", indent(&t.description));
+    }
+    if let Some(r) = &t.result {
+        println!("result:\n{}", indent(r));
+    }
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.trim_end()
+        .lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn claim(ctx: &Ctx, args: TaskClaimArgs) -> Result<()> {
+    let id = args.id.as_deref().map(parse_id).transpose()?;
+    let (store, _config, me) = open(ctx)?;
+    let now = now_ms();
+    let mut claimed = None;
+    let list = store.update_tasks(&mut |l| {
+        claimed = l.claim(&me, id, now)?;
+        Ok(())
+    })?;
+    let Some(task) = claimed else {
+        return Err(Error::failed(nothing_to_claim(&list, &me)));
+    };
+    ctx.reconcile(&store)?;
+    if ctx.json {
+        ctx.print_json(&task_json(&list, &task));
+    } else {
+        println!("{me} claimed task #{}: {}", task.id, task.subject);
+    }
+    Ok(())
+}
+
+/// Why `claim` found nothing: what the pending tasks are waiting on.
+fn nothing_to_claim(list: &TaskList, me: &Name) -> String {
+    let pending: Vec<&Task> = list
+        .tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Pending)
+        .collect();
+    if pending.is_empty() {
+        return "nothing to claim: no pending tasks".into();
+    }
+    let blocked = pending.iter().filter(|t| list.is_blocked(t)).count();
+    let others = pending
+        .iter()
+        .filter(|t| t.owner.as_ref().is_some_and(|o| o != me))
+        .count();
+    format!(
+        "nothing to claim for {me}: of {} pending tasks, {blocked} wait on unfinished blockers and {others} belong to others",
+        pending.len()
+    )
+}
+
+fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
+    let id = parse_id(&args.id)?;
+    let (store, config, me) = open(ctx)?;
+    let change = Change {
+        status: args
+            .status
+            .as_deref()
+            .map(str::parse::<TaskStatus>)
+            .transpose()?,
+        owner: match args.owner.as_deref() {
+            None => None,
+            Some("") => Some(None),
+            Some(o) => Some(Some(owner_name(&config, o)?)),
+        },
+        blocked_by: parse_ids(&args.blocked_by)?,
+    };
+    if change == Change::default() {
+        return Err(Error::bad(
+            "nothing to change: give --status, --owner or --blocked-by",
+        ));
+    }
+    let now = now_ms();
+    let mut before = None;
+    let mut after = None;
+    let list = store.update_tasks(&mut |l| {
+        before = Some(l.get(id)?.clone());
+        after = Some(l.update(id, &change, now)?);
+        Ok(())
+    })?;
+    let (Some(before), Some(task)) = (before, after) else {
+        return Err(Error::failed("the task was not updated"));
+    };
+    ctx.reconcile(&store)?;
+    if task.owner.is_some() && task.owner != before.owner {
+        tell_owner(ctx, &store, &me, &task)?;
+    }
+    if task.status == TaskStatus::Completed && before.status != TaskStatus::Completed {
+        tell_ready(ctx, &store, &me, &list, id)?;
+    }
+    if ctx.json {
+        ctx.print_json(&task_json(&list, &task));
+    } else {
+        let owner = task.owner.as_ref().map(|o| o.as_str()).unwrap_or("nobody");
+        println!("task #{} updated: {}, owner {owner}", task.id, task.status);
+    }
+    Ok(())
+}
+
+fn done(ctx: &Ctx, args: TaskDoneArgs) -> Result<()> {
+    let id = parse_id(&args.id)?;
+    let (store, _config, me) = open(ctx)?;
+    let now = now_ms();
+    let mut before = None;
+    let mut after = None;
+    let list = store.update_tasks(&mut |l| {
+        before = Some(l.get(id)?.status);
+        after = Some(l.done(id, args.result.clone(), now)?);
+        Ok(())
+    })?;
+    let (Some(before), Some(task)) = (before, after) else {
+        return Err(Error::failed("the task was not updated"));
+    };
+    ctx.reconcile(&store)?;
+    if before != TaskStatus::Completed {
+        tell_ready(ctx, &store, &me, &list, id)?;
+    }
+    if ctx.json {
+        ctx.print_json(&task_json(&list, &task));
+    } else {
+        println!("task #{} completed: {}", task.id, task.subject);
+    }
+    Ok(())
+}
+
+/// Send `task`'s owner a `task_assignment` (not to oneself, not to the leader, who runs no
+/// worker), and start the owner again if it is stopped, so the task gets done.
+pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<()> {
+    let Some(owner) = &task.owner else {
+        return Ok(());
+    };
+    if owner == me || owner.is_leader() {
+        return Ok(());
+    }
+    let config = store.load()?;
+    let env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
+    bus::deliver(store, &config, &env)?;
+    for n in resume_stopped(ctx, store, std::slice::from_ref(owner))? {
+        eprintln!("teamctl: {n} was not running; resumed it");
+    }
+    Ok(())
+}
+
+/// After `id` is completed: tell the owners of the tasks it was the last blocker of.
+fn tell_ready(ctx: &Ctx, store: &FsStore, me: &Name, list: &TaskList, id: u64) -> Result<()> {
+    for t in list.ready_after(id) {
+        tell_owner(ctx, store, me, &t)?;
+    }
+    Ok(())
+}
+
+/// A task as JSON, with `blocked` (its blockers are not all completed) added.
+fn task_json(list: &TaskList, t: &Task) -> serde_json::Value {
+    let mut v = serde_json::to_value(t).unwrap_or_default();
+    if let serde_json::Value::Object(m) = &mut v {
+        m.insert(
+            "blocked".into(),
+            (!t.status.is_finished() && list.is_blocked(t)).into(),
+        );
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse() {
+        assert_eq!(parse_id("3").unwrap(), 3);
+        assert_eq!(parse_id("#12").unwrap(), 12);
+        for bad in ["", "x", "0", "-1", "1.5", "99999999999999999999999"] {
+            assert_eq!(parse_id(bad).unwrap_err().exit_code(), 2, "{bad:?}");
+        }
+    }
 }

@@ -6,6 +6,7 @@
 pub mod fsutil;
 pub mod home;
 pub mod inbox;
+pub mod tasks;
 pub mod team;
 pub mod wake;
 
@@ -16,6 +17,7 @@ pub use inbox::{Entry, Item};
 pub use team::FsStore;
 pub use wake::{Bell, Subscription, SyncBell, WakeMode};
 
+use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::Result;
 
@@ -53,6 +55,12 @@ pub trait Store: Send + Sync {
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Option<LiveState>;
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
+
+    /// The task list (empty when there is none yet).
+    fn load_tasks(&self) -> Result<TaskList>;
+    /// Change the task list under its lock; `f` returning an error leaves it untouched.
+    /// Returns the list as written.
+    fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList>;
 
     /// Ring `bell` whenever one of `topics` changes.
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription>;

@@ -6,14 +6,17 @@
 //! inboxes/NAME/cursors/READER       a reader's byte offset; .inbox.lock, the append lock
 //! state/NAME.json                   the worker's live state (written by the worker only)
 //! logs/NAME.log                     turn output
+//! tasks.json, tasks.lock            the task list and its writers' lock (see tasks.rs)
 //! ```
 
 use std::path::PathBuf;
 
 use super::fsutil::{LockGuard, ensure_dir, write_atomic};
 use super::inbox::{self, InboxPaths};
+use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
 use super::{Entry, Store, Topic};
+use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
@@ -118,6 +121,14 @@ impl Store for FsStore {
         write_atomic(&path, &bytes, false)
     }
 
+    fn load_tasks(&self) -> Result<TaskList> {
+        TaskFile::new(&self.dir).load()
+    }
+
+    fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
+        TaskFile::new(&self.dir).update(f)
+    }
+
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
         let mut targets = Vec::new();
         for topic in topics {
@@ -133,7 +144,7 @@ impl Store for FsStore {
                     ensure_dir(&dir)?;
                     Target::new(dir, &[])
                 }
-                Topic::Tasks => Target::new(self.dir.clone(), &["tasks.json"]),
+                Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),
             };
             targets.push(target);
         }

@@ -7,6 +7,7 @@
 //! done, even when other mail is queued ahead of it (that mail stays on disk for `resume`).
 //! One idle notification goes to the leader per busy-to-idle edge.
 
+mod autoclaim;
 mod sink;
 pub mod turn;
 
@@ -60,6 +61,8 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
 #[derive(Debug, PartialEq, Eq)]
 enum Next {
     Continue,
+    /// Work was done without reading mail (an auto-claimed task): look again before idling.
+    Again,
     Exit,
 }
 
@@ -77,6 +80,8 @@ struct Worker {
     scanned_to: u64,
     pending_shutdown: Option<Envelope>,
     bell: Arc<Notify>,
+    /// Tasks finished since the worker was last idle.
+    task_tally: autoclaim::Tally,
 }
 
 impl Worker {
@@ -111,6 +116,7 @@ impl Worker {
             scanned_to: 0,
             pending_shutdown: None,
             bell: Arc::new(Notify::new()),
+            task_tally: Default::default(),
         })
     }
 
@@ -135,6 +141,7 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
+        self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
             self.scan_control()?;
@@ -146,8 +153,12 @@ impl Worker {
             let cursor = self.store.cursor(&self.name, READER);
             let entries = self.store.read(&self.name, cursor, BATCH)?;
             if entries.is_empty() {
-                if self.member.auto_claim && self.try_auto_claim(&mut stop).await? == Next::Exit {
-                    return Ok(());
+                if self.member.auto_claim {
+                    match self.try_auto_claim(&mut stop).await? {
+                        Next::Exit => return Ok(()),
+                        Next::Again => continue,
+                        Next::Continue => {}
+                    }
                 }
                 self.go_idle()?;
                 tokio::select! {
@@ -217,9 +228,8 @@ impl Worker {
                 self.turn(&env, &text, &[], stop).await
             }
             Body::TaskAssignment { task_id, subject } => {
-                let text = format!("Task #{task_id}: {subject}");
-                let extra = [("TEAMCTL_TASK_ID".to_string(), task_id.to_string())];
-                self.turn(&env, &text, &extra, stop).await
+                let (task_id, subject) = (*task_id, subject.clone());
+                self.assigned_task(&env, task_id, &subject, stop).await
             }
             Body::ShutdownRequest { .. } => self.answer_shutdown(&env).await,
             other => {
@@ -292,6 +302,7 @@ impl Worker {
             result.failure()
         };
         self.finish_turn(reason, what);
+        self.task_turn_done(&result);
         if result.end == TurnEnd::Stopped {
             self.exit_on_signal("a stop signal")?;
             return Ok(Next::Exit);
@@ -418,6 +429,7 @@ impl Worker {
     /// The busy-to-idle edge: one notification to the leader, then the idle state.
     fn go_idle(&mut self) -> Result<()> {
         if let Some((reason, summary)) = self.since_idle.take() {
+            self.task_tally.clear();
             self.send(
                 LEADER,
                 Body::IdleNotification {
@@ -519,11 +531,6 @@ impl Worker {
                 list.remove(0);
             }
         }
-    }
-
-    /// Auto-claim: filled in by the task list (it claims a task and runs it as a turn).
-    async fn try_auto_claim(&mut self, _stop: &mut Stoppers) -> Result<Next> {
-        Ok(Next::Continue)
     }
 
     /// A clean exit not asked for by the leader (max turns): record it as stopped.

@@ -23,8 +23,14 @@ impl TestEnv {
     /// A temporary home; teammates on the process backend.
     pub fn new() -> TestEnv {
         TestEnv {
-            home: tempfile::Builder::new().prefix("teamctl-home").tempdir().unwrap(),
-            work: tempfile::Builder::new().prefix("teamctl-work").tempdir().unwrap(),
+            home: tempfile::Builder::new()
+                .prefix("teamctl-home")
+                .tempdir()
+                .unwrap(),
+            work: tempfile::Builder::new()
+                .prefix("teamctl-work")
+                .tempdir()
+                .unwrap(),
             socket: None,
             env: Vec::new(),
         }
@@ -107,7 +113,7 @@ impl TestEnv {
     }
 
     /// Run with `input` on stdin.
-    pub fn ok_stdin(&self, args: &[&str], input: &str) -> String {
+    pub fn run_stdin(&self, args: &[&str], input: &str) -> Output {
         use std::io::Write;
         let mut child = self
             .cmd(args)
@@ -116,9 +122,24 @@ impl TestEnv {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_string();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        writer.join().unwrap();
+        out
+    }
+
+    /// Run with `input` on stdin and require exit 0; returns stdout.
+    pub fn ok_stdin(&self, args: &[&str], input: &str) -> String {
+        let out = self.run_stdin(args, input);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -149,7 +170,11 @@ impl TestEnv {
 
     /// Every message line of `member`'s inbox in `team`, parsed.
     pub fn inbox(&self, team: &str, member: &str) -> Vec<serde_json::Value> {
-        let path = self.team_dir(team).join("inboxes").join(member).join("inbox.jsonl");
+        let path = self
+            .team_dir(team)
+            .join("inboxes")
+            .join(member)
+            .join("inbox.jsonl");
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
@@ -172,7 +197,11 @@ impl TestEnv {
 
     pub fn tmux_ok(&self, args: &[&str]) -> String {
         let out = self.tmux(args);
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -189,7 +218,10 @@ impl TestEnv {
                 continue;
             }
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')) {
+            if stat
+                .rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            {
                 continue;
             }
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -220,14 +252,20 @@ fn unsafe_kill(pid: u32) {
 }
 
 fn uuid_like(p: &Path) -> String {
-    p.file_name().and_then(|n| n.to_str()).unwrap_or("x").replace(['.', '/'], "")
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("x")
+        .replace(['.', '/'], "")
 }
 
 /// Wait until `cond` holds, checking every 20 ms, or panic after `timeout` saying `what`.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !cond() {
-        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

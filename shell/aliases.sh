@@ -1,0 +1,27 @@
+# teamctl: short aliases for the everyday commands. Works in bash and zsh.
+# Install: add to ~/.bashrc or ~/.zshrc
+#     source /path/to/teamctl/shell/aliases.sh
+# Note: `tc` shadows iproute2's traffic-control `tc` in interactive shells; reach that one
+# with `command tc` (scripts are not affected: they do not expand aliases).
+
+alias tc='teamctl'
+alias tcs='teamctl status'
+alias tcw='teamctl status --watch'
+alias tca='teamctl ask'
+alias tcm='teamctl send'
+alias tci='teamctl inbox'
+alias tcl='teamctl log'
+alias tcf='teamctl log -f'
+alias tcL='teamctl lead'
+alias tcn='teamctl spawn'
+alias tct='teamctl task'
+alias tctl='teamctl task list'
+alias tcj='teamctl attach'
+alias tcx='teamctl shutdown'
+alias tcr='teamctl resume'
+
+# bash: complete `tc` like `teamctl` when the teamctl completion is loaded (zsh completes
+# aliases through their expansion already).
+if [ -n "${BASH_VERSION:-}" ] && complete -p teamctl >/dev/null 2>&1; then
+    complete -F _teamctl -o bashdefault -o default tc
+fi

@@ -1,0 +1,820 @@
+//! Every tmux command teamctl issues, built as an argument vector by pure functions (no tmux
+//! needed to test them), and the parsers for what tmux prints back. Nothing here runs tmux and
+//! nothing passes through a shell: the worker's argv goes after `--`, one word per argument.
+
+use std::path::{Path, PathBuf};
+
+/// One tmux command: its words, command name first.
+pub type Cmd = Vec<String>;
+
+/// The pane user option holding the agent id (`NAME@TEAM`): teamctl's tag.
+pub const AGENT_OPTION: &str = "@teamctl-agent";
+/// The pane, window and session user option holding the team name.
+pub const TEAM_OPTION: &str = "@teamctl-team";
+/// The pane user option holding the member's colour (used by the border format).
+pub const COLOR_OPTION: &str = "@teamctl-color";
+/// The pane user option holding the member's name (the border label: an agent may change
+/// the pane title with an escape sequence, not this).
+pub const NAME_OPTION: &str = "@teamctl-name";
+
+/// What `-P -F` prints for a new pane.
+pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id}";
+/// What a liveness probe prints: pane id, dead flag, pid, then the tag (possibly empty).
+/// `display-message -t` does not fail on a missing pane (it prints the format without one),
+/// so the pane id is printed back and checked.
+pub const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";
+/// Where a pane is: pane id (checked, as above), session id, window id.
+pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
+/// The border label on windows teamctl created: the name in the member's colour.
+pub const BORDER_FORMAT: &str =
+    " #[fg=#{@teamctl-color},bold]#{@teamctl-name}#[default]#{?pane_dead, (exited),} ";
+
+/// A window holds at most this many panes before a sibling window is opened.
+pub const MAX_PANES: usize = 8;
+/// The smallest pane worth splitting off in the user's window: columns beside the leader,
+/// rows in the teammates' column.
+pub const MIN_COLS: u32 = 20;
+pub const MIN_ROWS: u32 = 5;
+/// The size of a detached team session: room for a full window of panes.
+pub const SESSION_SIZE: (u16, u16) = (250, 80);
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// The user's default server (no flag).
+    Default,
+    /// `-L NAME`: a named socket in tmux's socket directory.
+    Named(String),
+    /// `-S PATH`: a socket path (the server of `$TMUX`).
+    Path(PathBuf),
+}
+
+impl Server {
+    /// The server recorded with a member (`tmuxSocket`): a path when it has a `/`, else a
+    /// `-L` name; none is the default server.
+    pub fn from_record(record: Option<&str>) -> Server {
+        match record.filter(|s| !s.is_empty()) {
+            None => Server::Default,
+            Some(s) if s.contains('/') => Server::Path(PathBuf::from(s)),
+            Some(s) => Server::Named(s.to_string()),
+        }
+    }
+
+    /// What to record with a member so that later commands reach the same server.
+    pub fn record(&self) -> Option<String> {
+        match self {
+            Server::Default => None,
+            Server::Named(n) => Some(n.clone()),
+            Server::Path(p) => Some(p.display().to_string()),
+        }
+    }
+
+    /// The server chosen from the environment: `TEAMCTL_TMUX_SOCKET`, else the server of
+    /// `$TMUX` (its first comma field is the socket path), else the default.
+    pub fn from_env_values(teamctl_socket: Option<&str>, tmux: Option<&str>) -> Server {
+        if let Some(s) = teamctl_socket.filter(|s| !s.is_empty()) {
+            return Server::from_record(Some(s));
+        }
+        match tmux.and_then(socket_of_tmux_env) {
+            Some(p) => Server::Path(p),
+            None => Server::Default,
+        }
+    }
+
+    /// The socket file this server listens on, given `$TMUX_TMPDIR` and the user id (the
+    /// same rule tmux uses), to tell whether `$TMUX` names this server.
+    pub fn socket_path(&self, tmux_tmpdir: Option<&str>, uid: u32) -> PathBuf {
+        let dir = || {
+            let base = tmux_tmpdir.filter(|d| !d.is_empty()).unwrap_or("/tmp");
+            Path::new(base).join(format!("tmux-{uid}"))
+        };
+        match self {
+            Server::Default => dir().join("default"),
+            Server::Named(n) => dir().join(n),
+            Server::Path(p) => p.clone(),
+        }
+    }
+
+    /// The flags that select this server.
+    pub fn flags(&self) -> Vec<String> {
+        match self {
+            Server::Default => Vec::new(),
+            Server::Named(n) => vec!["-L".into(), n.clone()],
+            Server::Path(p) => vec!["-S".into(), p.display().to_string()],
+        }
+    }
+}
+
+/// The socket path in `$TMUX` (`PATH,PID,SESSION`).
+pub fn socket_of_tmux_env(tmux: &str) -> Option<PathBuf> {
+    let first = tmux.split(',').next()?;
+    (!first.is_empty()).then(|| PathBuf::from(first))
+}
+
+/// The whole argument vector after the `tmux` program: server flags, then the commands
+/// separated by `;` words. Every word is protected from tmux's own splitting on a trailing
+/// `;` (tmux turns a trailing `\;` back into `;`).
+pub fn line(server: &Server, cmds: &[Cmd]) -> Vec<String> {
+    let mut out = server.flags();
+    for (i, cmd) in cmds.iter().enumerate() {
+        if i > 0 {
+            out.push(";".into());
+        }
+        out.extend(cmd.iter().map(|w| protect(w)));
+    }
+    out
+}
+
+/// A word as tmux must receive it so that it arrives unchanged.
+pub fn protect(word: &str) -> String {
+    match word.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => word.to_string(),
+    }
+}
+
+/// A `#` in a value that tmux expands as a format (`-c`, `-T`) must be doubled.
+pub fn literal(text: &str) -> String {
+    text.replace('#', "##")
+}
+
+/// The detached session of a team outside tmux (tmux itself turns `.` and `:` into `_`).
+pub fn session_name(team: &str) -> String {
+    format!("teamctl-{}", team.replace(['.', ':'], "_"))
+}
+
+/// `-t` value naming exactly this session (no prefix matching).
+pub fn exact_session(name: &str) -> String {
+    format!("={name}")
+}
+
+/// `-t` value for "a new window in this session" (`=NAME:` or `$ID:`).
+pub fn in_session(session_target: &str) -> String {
+    format!("{session_target}:")
+}
+
+/// How to start the worker in a new pane: its argv, working directory and environment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Start<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+}
+
+impl Start<'_> {
+    /// `-c CWD -e VAR=VALUE ... -- PROGRAM ARGS...`
+    fn words(&self) -> Vec<String> {
+        let mut v = vec!["-c".into(), literal(&self.cwd.display().to_string())];
+        for (k, val) in self.env {
+            v.push("-e".into());
+            v.push(format!("{k}={val}"));
+        }
+        v.push("--".into());
+        v.extend(self.argv.iter().cloned());
+        v
+    }
+}
+
+fn words(ws: &[&str]) -> Cmd {
+    ws.iter().map(|w| w.to_string()).collect()
+}
+
+/// What a new session or window first runs, until `respawn` puts the worker in its place.
+/// The tmux server keeps the argv of the client that started it, so a worker's argv there
+/// would make the server look like that worker to the process tag check.
+pub const PLACEHOLDER: &str = "cat";
+
+/// A new detached team session, large enough for a full window, its first pane holding
+/// `PLACEHOLDER`.
+pub fn new_session(session: &str, window_name: &str) -> Cmd {
+    let (x, y) = SESSION_SIZE;
+    let mut c = words(&[
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        NEW_PANE_FORMAT,
+        "-s",
+        session,
+    ]);
+    c.extend(["-n".into(), window_name.into()]);
+    c.extend(["-x".into(), x.to_string(), "-y".into(), y.to_string()]);
+    c.extend(["--".into(), PLACEHOLDER.into()]);
+    c
+}
+
+/// Replace a placeholder pane's program with the worker, then print the pane again.
+pub fn respawn(pane: &str, start: &Start) -> Vec<Cmd> {
+    let mut c = words(&["respawn-pane", "-k", "-t", pane]);
+    c.extend(start.words());
+    vec![
+        c,
+        words(&["display-message", "-p", "-t", pane, NEW_PANE_FORMAT]),
+    ]
+}
+
+/// A new pane split off `target` without changing focus: side by side when `beside`.
+pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
+    let dir = if beside { "-h" } else { "-v" };
+    let mut c = words(&[
+        "split-window",
+        "-d",
+        dir,
+        "-P",
+        "-F",
+        NEW_PANE_FORMAT,
+        "-t",
+        target,
+    ]);
+    c.extend(start.words());
+    c
+}
+
+/// A new sibling window (not selected) in a session, holding `PLACEHOLDER`.
+pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
+    let mut c = words(&[
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        NEW_PANE_FORMAT,
+        "-n",
+        window_name,
+    ]);
+    c.extend(["-t".into(), in_session(session_target)]);
+    c.extend(["--".into(), PLACEHOLDER.into()]);
+    c
+}
+
+/// Mark a session as the team's (so `delete` only ever closes its own session). Option
+/// commands take a pane-style target, hence `=NAME:`.
+pub fn tag_session(session_target: &str, team: &str) -> Cmd {
+    words(&[
+        "set-option",
+        "-t",
+        &in_session(session_target),
+        TEAM_OPTION,
+        team,
+    ])
+}
+
+/// The team tag of a session: fails with "invalid option" when untagged and "no such
+/// session" when there is none (`-q` would hide the difference).
+pub fn session_tag(session_target: &str) -> Cmd {
+    words(&[
+        "show-options",
+        "-v",
+        "-t",
+        &in_session(session_target),
+        TEAM_OPTION,
+    ])
+}
+
+/// Window options for a window teamctl created (never the user's, never global): keep dead
+/// panes readable, show each pane's name in its colour on the border.
+pub fn own_window(window: &str, team: &str) -> Vec<Cmd> {
+    let set = |opt: &str, val: &str| words(&["set-option", "-w", "-t", window, opt, val]);
+    vec![
+        set(TEAM_OPTION, team),
+        set("remain-on-exit", "on"),
+        set("pane-border-status", "top"),
+        set("pane-border-format", BORDER_FORMAT),
+    ]
+}
+
+/// Pane-level options on the teammate's own pane: the tag, team, colour, remain-on-exit and
+/// its title. Only `-p` options that exist at pane level, so the window is not touched.
+pub fn tag_pane(pane: &str, agent_id: &str, team: &str, color: &str, title: &str) -> Vec<Cmd> {
+    let set = |opt: &str, val: &str| words(&["set-option", "-p", "-t", pane, opt, val]);
+    vec![
+        set(AGENT_OPTION, agent_id),
+        set(TEAM_OPTION, team),
+        set(COLOR_OPTION, color),
+        set(NAME_OPTION, title),
+        set("remain-on-exit", "on"),
+        words(&["select-pane", "-t", pane, "-T", &literal(title)]),
+    ]
+}
+
+/// Re-arrange one window (`tiled` on teamctl's windows).
+pub fn select_layout(window: &str, layout: &str) -> Cmd {
+    words(&["select-layout", "-t", window, layout])
+}
+
+/// Spread a pane and its neighbours evenly, leaving the rest of the window alone.
+pub fn spread(pane: &str) -> Cmd {
+    words(&["select-layout", "-E", "-t", pane])
+}
+
+/// Read a pane's state (`STATE_FORMAT`).
+pub fn pane_state(pane: &str) -> Cmd {
+    words(&["display-message", "-p", "-t", pane, STATE_FORMAT])
+}
+
+/// Where a pane is (`HOME_FORMAT`).
+pub fn pane_home(pane: &str) -> Cmd {
+    words(&["display-message", "-p", "-t", pane, HOME_FORMAT])
+}
+
+/// The panes of the window holding `target`: id, size and team tag (`parse_pane_rows`).
+pub fn list_panes(target: &str) -> Cmd {
+    words(&[
+        "list-panes",
+        "-t",
+        target,
+        "-F",
+        "#{pane_id} #{pane_width} #{pane_height} #{@teamctl-team}",
+    ])
+}
+
+/// The windows of a session, with pane count and team tag.
+pub fn list_windows(session_target: &str) -> Cmd {
+    words(&[
+        "list-windows",
+        "-t",
+        session_target,
+        "-F",
+        "#{window_id} #{window_panes} #{@teamctl-team}",
+    ])
+}
+
+pub fn kill_pane(pane: &str) -> Cmd {
+    words(&["kill-pane", "-t", pane])
+}
+
+pub fn kill_session(session_target: &str) -> Cmd {
+    words(&["kill-session", "-t", session_target])
+}
+
+/// Make `pane` the current pane of its window and its window the current one.
+pub fn focus(pane: &str) -> Vec<Cmd> {
+    vec![
+        words(&["select-window", "-t", pane]),
+        words(&["select-pane", "-t", pane]),
+    ]
+}
+
+/// Show `target` in a terminal: attach from outside tmux, switch the client from inside.
+pub fn show(target: &str, inside: bool) -> Cmd {
+    if inside {
+        words(&["switch-client", "-t", target])
+    } else {
+        words(&["attach-session", "-t", target])
+    }
+}
+
+/// A new pane as printed by `NEW_PANE_FORMAT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPane {
+    pub pane: String,
+    pub pid: u32,
+    pub window: String,
+}
+
+pub fn parse_new_pane(out: &str) -> Option<NewPane> {
+    let mut it = out.trim().split(' ');
+    let pane = it.next().filter(|p| p.starts_with('%'))?.to_string();
+    let pid = it.next()?.parse().ok()?;
+    let window = it.next().filter(|w| w.starts_with('@'))?.to_string();
+    Some(NewPane { pane, pid, window })
+}
+
+/// A pane as read by `STATE_FORMAT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneState {
+    pub dead: bool,
+    pub pid: Option<u32>,
+    pub tag: String,
+}
+
+/// `None` unless the output is about `pane` (it does not exist otherwise).
+pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
+    let line = out.lines().next()?;
+    let mut it = line.splitn(4, ' ');
+    if it.next()? != pane {
+        return None;
+    }
+    let dead = match it.next()? {
+        "1" => true,
+        "0" => false,
+        _ => return None,
+    };
+    let pid = it.next()?.parse().ok();
+    let tag = it.next().unwrap_or("").trim().to_string();
+    Some(PaneState { dead, pid, tag })
+}
+
+/// (session id, window id) of `pane`, `None` when the output is not about it.
+pub fn parse_home(out: &str, pane: &str) -> Option<(String, String)> {
+    let mut it = out.trim().split(' ');
+    if it.next()? != pane {
+        return None;
+    }
+    let session = it.next().filter(|s| s.starts_with('$'))?;
+    let window = it.next().filter(|w| w.starts_with('@'))?;
+    Some((session.to_string(), window.to_string()))
+}
+
+/// A pane row of `list_panes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneRow {
+    pub id: String,
+    pub width: u32,
+    pub height: u32,
+    pub tag: String,
+}
+
+pub fn parse_pane_rows(out: &str) -> Vec<PaneRow> {
+    out.lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(4, ' ');
+            let id = it.next().filter(|p| p.starts_with('%'))?.to_string();
+            let width = it.next()?.parse().ok()?;
+            let height = it.next()?.parse().ok()?;
+            let tag = it.next().unwrap_or("").trim().to_string();
+            Some(PaneRow {
+                id,
+                width,
+                height,
+                tag,
+            })
+        })
+        .collect()
+}
+
+/// Where the next teammate goes in the leader's window: the pane to split and whether side by
+/// side (`-h`), or `None` when the window has no room left (then a sibling window). The first
+/// teammate goes beside the leader; later ones stack in the teammates' column, each keeping
+/// at least `MIN_ROWS` rows.
+pub fn next_split(panes: &[PaneRow], leader: &str, team: &str) -> Option<(String, bool)> {
+    if panes.len() >= MAX_PANES {
+        return None;
+    }
+    let mates: Vec<&PaneRow> = panes.iter().filter(|p| p.tag == team).collect();
+    match mates.last() {
+        None => {
+            let lead = panes.iter().find(|p| p.id == leader)?;
+            (lead.width > 2 * MIN_COLS).then(|| (lead.id.clone(), true))
+        }
+        Some(last) => {
+            let n = mates.len() as u32;
+            let column: u32 = mates.iter().map(|p| p.height).sum::<u32>() + (n - 1);
+            let each = column.saturating_sub(n) / (n + 1);
+            (each >= MIN_ROWS).then(|| (last.id.clone(), false))
+        }
+    }
+}
+
+/// Lines of `ID REST...` split at the first space.
+pub fn parse_rows(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| match l.split_once(' ') {
+            Some((a, b)) => (a.to_string(), b.to_string()),
+            None => (l.to_string(), String::new()),
+        })
+        .collect()
+}
+
+/// A window row of `list_windows`: id, pane count, team tag.
+pub fn parse_window(row: &(String, String)) -> Option<(String, usize, String)> {
+    let (id, rest) = row;
+    let (n, tag) = rest.split_once(' ').unwrap_or((rest, ""));
+    Some((id.clone(), n.parse().ok()?, tag.to_string()))
+}
+
+/// `tmux -V` output as (major, minor); `None` for builds without a number (`tmux master`).
+pub fn parse_version(out: &str) -> Option<(u32, u32)> {
+    let word = out.split_whitespace().nth(1)?;
+    let digits = word.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let mut it = digits.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn servers_come_from_the_environment_in_order() {
+        assert_eq!(
+            Server::from_env_values(Some("mine"), Some("/tmp/tmux-1/default,9,0")),
+            Server::Named("mine".into())
+        );
+        assert_eq!(
+            Server::from_env_values(None, Some("/tmp/tmux-1/work,9,0")),
+            Server::Path("/tmp/tmux-1/work".into())
+        );
+        assert_eq!(Server::from_env_values(Some(""), Some("")), Server::Default);
+        assert_eq!(
+            Server::from_env_values(Some("/run/s"), None),
+            Server::Path("/run/s".into())
+        );
+    }
+
+    #[test]
+    fn servers_round_trip_through_the_member_record() {
+        for s in [
+            Server::Default,
+            Server::Named("x".into()),
+            Server::Path("/tmp/a b/s".into()),
+        ] {
+            assert_eq!(Server::from_record(s.record().as_deref()), s);
+        }
+        assert_eq!(Server::Named("x".into()).flags(), s(&["-L", "x"]));
+        assert_eq!(Server::Path("/p".into()).flags(), s(&["-S", "/p"]));
+        assert!(Server::Default.flags().is_empty());
+    }
+
+    #[test]
+    fn socket_paths_follow_tmux_rules() {
+        let n = Server::Named("t1".into());
+        assert_eq!(
+            n.socket_path(None, 1000),
+            PathBuf::from("/tmp/tmux-1000/t1")
+        );
+        assert_eq!(
+            Server::Default.socket_path(Some("/run/x"), 5),
+            PathBuf::from("/run/x/tmux-5/default")
+        );
+        assert_eq!(
+            Server::Path("/s".into()).socket_path(None, 0),
+            PathBuf::from("/s")
+        );
+    }
+
+    #[test]
+    fn trailing_semicolons_are_protected_and_commands_joined() {
+        assert_eq!(protect("a;"), "a\\;");
+        assert_eq!(protect("a\\;"), "a\\\\;");
+        assert_eq!(protect(";x"), ";x");
+        let l = line(
+            &Server::Named("S".into()),
+            &[s(&["kill-pane", "-t", "%1"]), s(&["echo", "x;"])],
+        );
+        assert_eq!(
+            l,
+            s(&["-L", "S", "kill-pane", "-t", "%1", ";", "echo", "x\\;"])
+        );
+    }
+
+    #[test]
+    fn session_names_are_exact_and_sanitised() {
+        assert_eq!(session_name("a.b"), "teamctl-a_b");
+        assert_eq!(exact_session("teamctl-x"), "=teamctl-x");
+        assert_eq!(in_session("=teamctl-x"), "=teamctl-x:");
+        assert_eq!(in_session("$3"), "$3:");
+    }
+
+    fn start_fixture() -> (Vec<String>, PathBuf, Vec<(String, String)>) {
+        (
+            s(&["/bin/teamctl", "worker", "--home", "/h", "--id", "bob@t"]),
+            PathBuf::from("/w/#dir"),
+            vec![("K".into(), "v w".into())],
+        )
+    }
+
+    #[test]
+    fn split_gives_the_worker_argv_directly_without_focus_change() {
+        let (argv, cwd, env) = start_fixture();
+        let st = Start {
+            argv: &argv,
+            cwd: &cwd,
+            env: &env,
+        };
+        let c = split_window("%3", true, &st);
+        assert_eq!(
+            c,
+            s(&[
+                "split-window",
+                "-d",
+                "-h",
+                "-P",
+                "-F",
+                NEW_PANE_FORMAT,
+                "-t",
+                "%3",
+                "-c",
+                "/w/##dir",
+                "-e",
+                "K=v w",
+                "--",
+                "/bin/teamctl",
+                "worker",
+                "--home",
+                "/h",
+                "--id",
+                "bob@t"
+            ])
+        );
+        assert!(!c.iter().any(|w| w == "send-keys"));
+        assert_eq!(split_window("%3", false, &st)[2], "-v");
+    }
+
+    #[test]
+    fn new_sessions_and_windows_start_a_placeholder_then_respawn_the_worker() {
+        let (argv, cwd, env) = start_fixture();
+        let st = Start {
+            argv: &argv,
+            cwd: &cwd,
+            env: &env,
+        };
+        let c = new_session("teamctl-t", "t");
+        assert_eq!(
+            &c[..7],
+            &s(&[
+                "new-session",
+                "-d",
+                "-P",
+                "-F",
+                NEW_PANE_FORMAT,
+                "-s",
+                "teamctl-t"
+            ])
+        );
+        let pos = c.iter().position(|w| w == "-x").unwrap();
+        assert_eq!(&c[pos..pos + 4], &s(&["-x", "250", "-y", "80"]));
+        assert_eq!(&c[c.len() - 2..], &s(&["--", PLACEHOLDER]));
+        assert!(
+            !c.iter().any(|w| w == "worker"),
+            "the server must not carry a worker argv"
+        );
+        let w = new_window("=teamctl-t", "t");
+        assert_eq!(&w[..2], &s(&["new-window", "-d"]));
+        let pos = w.iter().position(|x| x == "-t").unwrap();
+        assert_eq!(w[pos + 1], "=teamctl-t:");
+        assert_eq!(&w[w.len() - 2..], &s(&["--", PLACEHOLDER]));
+        let r = respawn("%4", &st);
+        assert_eq!(&r[0][..4], &s(&["respawn-pane", "-k", "-t", "%4"]));
+        assert_eq!(r[0][r[0].len() - 6..], argv[..]);
+        assert_eq!(
+            r[1],
+            s(&["display-message", "-p", "-t", "%4", NEW_PANE_FORMAT])
+        );
+    }
+
+    #[test]
+    fn options_are_never_global_and_always_targeted() {
+        let mut all = own_window("@4", "t");
+        all.extend(tag_pane("%5", "bob@t", "t", "blue", "bob"));
+        all.push(tag_session("=teamctl-t", "t"));
+        for c in &all {
+            assert!(!c.iter().any(|w| w == "-g" || w == "-gw"), "{c:?}");
+            if c[0] == "set-option" {
+                let t = c.iter().position(|w| w == "-t").expect("explicit target");
+                assert!(["@4", "%5", "=teamctl-t:"].contains(&c[t + 1].as_str()));
+            }
+        }
+        for c in tag_pane("%5", "bob@t", "t", "blue", "bob") {
+            if c[0] == "set-option" {
+                assert_eq!(
+                    c[1], "-p",
+                    "only pane-level options on a teammate pane: {c:?}"
+                );
+            }
+        }
+        assert!(tag_pane("%5", "bob@t", "t", "blue", "bob").contains(&s(&[
+            "set-option",
+            "-p",
+            "-t",
+            "%5",
+            AGENT_OPTION,
+            "bob@t"
+        ])));
+        assert!(own_window("@4", "t").contains(&s(&[
+            "set-option",
+            "-w",
+            "-t",
+            "@4",
+            "remain-on-exit",
+            "on"
+        ])));
+    }
+
+    #[test]
+    fn probes_kills_and_attach_target_exactly() {
+        assert_eq!(
+            pane_state("%7"),
+            s(&["display-message", "-p", "-t", "%7", STATE_FORMAT])
+        );
+        assert_eq!(kill_pane("%7"), s(&["kill-pane", "-t", "%7"]));
+        assert_eq!(
+            kill_session("=teamctl-t"),
+            s(&["kill-session", "-t", "=teamctl-t"])
+        );
+        assert_eq!(
+            session_tag("=teamctl-t"),
+            s(&["show-options", "-v", "-t", "=teamctl-t:", TEAM_OPTION])
+        );
+        assert_eq!(
+            focus("%7"),
+            vec![
+                s(&["select-window", "-t", "%7"]),
+                s(&["select-pane", "-t", "%7"])
+            ]
+        );
+        assert_eq!(show("%7", true), s(&["switch-client", "-t", "%7"]));
+        assert_eq!(show("%7", false), s(&["attach-session", "-t", "%7"]));
+        assert_eq!(spread("%7"), s(&["select-layout", "-E", "-t", "%7"]));
+        assert_eq!(
+            select_layout("@2", "tiled"),
+            s(&["select-layout", "-t", "@2", "tiled"])
+        );
+    }
+
+    fn row(id: &str, w: u32, h: u32, tag: &str) -> PaneRow {
+        PaneRow {
+            id: id.into(),
+            width: w,
+            height: h,
+            tag: tag.into(),
+        }
+    }
+
+    #[test]
+    fn the_leaders_window_takes_teammates_while_they_fit() {
+        let rows = parse_pane_rows("%0 80 24 \n%9 40 24 other\n");
+        assert_eq!(
+            rows,
+            vec![row("%0", 80, 24, ""), row("%9", 40, 24, "other")]
+        );
+        // First teammate: beside the leader (never beside another pane).
+        assert_eq!(next_split(&rows, "%0", "t"), Some(("%0".into(), true)));
+        assert_eq!(next_split(&[row("%0", 30, 24, "")], "%0", "t"), None);
+        // Later ones: under the last teammate, while each keeps MIN_ROWS.
+        let mut panes = vec![row("%0", 40, 24, ""), row("%1", 39, 24, "t")];
+        assert_eq!(next_split(&panes, "%0", "t"), Some(("%1".into(), false)));
+        panes = vec![
+            row("%0", 40, 24, ""),
+            row("%1", 39, 5, "t"),
+            row("%2", 39, 5, "t"),
+            row("%3", 39, 5, "t"),
+            row("%4", 39, 6, "t"),
+        ];
+        assert_eq!(next_split(&panes, "%0", "t"), None);
+        let full: Vec<PaneRow> = (0..MAX_PANES)
+            .map(|i| row(&format!("%{i}"), 250, 80, if i == 0 { "" } else { "t" }))
+            .collect();
+        assert_eq!(next_split(&full, "%0", "t"), None);
+        // A leader pane that is not in the list: no split.
+        assert_eq!(next_split(&[], "%0", "t"), None);
+    }
+
+    #[test]
+    fn tmux_output_is_parsed() {
+        assert_eq!(
+            parse_new_pane("%12 4567 @3\n"),
+            Some(NewPane {
+                pane: "%12".into(),
+                pid: 4567,
+                window: "@3".into()
+            })
+        );
+        assert_eq!(parse_new_pane("garbage"), None);
+        assert_eq!(
+            parse_state("%3 0 42 bob@t\n", "%3"),
+            Some(PaneState {
+                dead: false,
+                pid: Some(42),
+                tag: "bob@t".into()
+            })
+        );
+        assert_eq!(
+            parse_state("%3 1 42 \n", "%3"),
+            Some(PaneState {
+                dead: true,
+                pid: Some(42),
+                tag: String::new()
+            })
+        );
+        // A missing pane: tmux prints the format with empty fields and succeeds.
+        assert_eq!(parse_state("   \n", "%3"), None);
+        assert_eq!(parse_state("%4 0 42 bob@t", "%3"), None);
+        assert_eq!(parse_state("", "%3"), None);
+        assert_eq!(
+            parse_home("%1 $2 @3\n", "%1"),
+            Some(("$2".into(), "@3".into()))
+        );
+        assert_eq!(parse_home("  \n", "%1"), None);
+        let rows = parse_rows("@1 3 t\n@2 8 \n");
+        assert_eq!(parse_window(&rows[0]), Some(("@1".into(), 3, "t".into())));
+        assert_eq!(
+            parse_window(&rows[1]),
+            Some(("@2".into(), 8, String::new()))
+        );
+        assert_eq!(parse_version("tmux 3.3a"), Some((3, 3)));
+        assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
+        assert_eq!(parse_version("tmux 2.9"), Some((2, 9)));
+        assert_eq!(parse_version("tmux master"), None);
+        assert_eq!(
+            socket_of_tmux_env("/tmp/tmux-0/default,123,0"),
+            Some(PathBuf::from("/tmp/tmux-0/default"))
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! The `tmux` backend (SPEC section 8): each teammate's worker runs directly in its own pane
+//! (argv after `--`, no `send-keys`, no shell, no focus change). Panes carry teamctl's tag (a
+//! pane user option holding the agent id); every look at or kill of a recorded pane checks it
+//! first, because pane ids are reused after a server restart.
+
+pub mod argv;
+pub mod place;
+pub mod run;
+
+use std::time::Duration;
+
+use argv::{PaneState, Server, Start};
+use run::{Fail, Tmux};
+
+use super::{Backend, Launch, Liveness, Placement, proc};
+use crate::domain::{BackendType, LiveState, Member, TeamConfig};
+use crate::error::{Error, Result};
+
+/// The oldest tmux with pane options, `-e` on new panes and `select-layout -E`.
+const MIN_VERSION: (u32, u32) = (3, 1);
+
+#[derive(Debug, Clone)]
+pub struct TmuxBackend {
+    tmux: Tmux,
+    /// The leader's own pane (`$TMUX_PANE`) when the leader runs inside this server.
+    leader_pane: Option<String>,
+}
+
+/// The tmux program, or the error that names the way out.
+pub fn find_tmux() -> Result<std::path::PathBuf> {
+    which::which("tmux").map_err(|_| {
+        Error::failed("tmux was not found on PATH; install tmux or use --backend process")
+    })
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether `$TMUX` names `server`: then the caller is a client of it.
+pub fn inside(server: &Server) -> bool {
+    let Some(ours) = env("TMUX").as_deref().and_then(argv::socket_of_tmux_env) else {
+        return false;
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    let theirs = server.socket_path(env("TMUX_TMPDIR").as_deref(), uid);
+    let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    canon(&ours) == canon(&theirs)
+}
+
+/// The leader's pane when the caller runs in a pane of `server`.
+fn leader_pane_on(server: &Server) -> Option<String> {
+    env("TMUX_PANE")
+        .filter(|p| p.starts_with('%'))
+        .filter(|_| inside(server))
+}
+
+impl TmuxBackend {
+    /// The backend for new teammates: `TEAMCTL_TMUX_SOCKET`, else the server of `$TMUX`,
+    /// else the default server.
+    pub fn from_env() -> Result<TmuxBackend> {
+        let program = find_tmux()?;
+        let server = Server::from_env_values(
+            env("TEAMCTL_TMUX_SOCKET").as_deref(),
+            env("TMUX").as_deref(),
+        );
+        check_version(&program)?;
+        Ok(TmuxBackend {
+            leader_pane: leader_pane_on(&server),
+            tmux: Tmux::new(program, server),
+        })
+    }
+
+    /// The backend a member was spawned on: the server recorded with it.
+    pub fn for_member(member: &Member) -> TmuxBackend {
+        let server = Server::from_record(member.tmux_socket.as_deref());
+        TmuxBackend {
+            leader_pane: leader_pane_on(&server),
+            tmux: Tmux::new(find_tmux().unwrap_or_else(|_| "tmux".into()), server),
+        }
+    }
+
+    /// The server this backend talks to.
+    pub fn server(&self) -> &Server {
+        &self.tmux.server
+    }
+
+    pub fn runner(&self) -> &Tmux {
+        &self.tmux
+    }
+
+    /// A pane's state, or `None` when it (or its server) is gone.
+    pub fn probe(&self, pane: &str) -> Option<PaneState> {
+        self.tmux
+            .run(&[argv::pane_state(pane)])
+            .ok()
+            .and_then(|out| argv::parse_state(&out, pane))
+    }
+
+    /// Does `pane` exist and carry `agent_id`'s tag?
+    pub fn is_tagged(&self, pane: &str, agent_id: &str) -> bool {
+        self.probe(pane).is_some_and(|s| s.tag == agent_id)
+    }
+
+    fn place(&self, launch: &Launch, start: &Start) -> Result<place::Placed> {
+        let team = launch.team.as_str();
+        if let Some(leader) = &self.leader_pane
+            && let Some(p) = place::beside_leader(&self.tmux, leader, team, start)?
+        {
+            return Ok(p);
+        }
+        place::detached(&self.tmux, team, start)
+    }
+}
+
+fn check_version(program: &std::path::Path) -> Result<()> {
+    let out = std::process::Command::new(program)
+        .arg("-V")
+        .output()
+        .map_err(|e| Error::failed(format!("cannot run {}: {e}", program.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match argv::parse_version(&text) {
+        Some(v) if v < MIN_VERSION => Err(Error::failed(format!(
+            "{} is too old: teamctl needs tmux {}.{} or newer; upgrade tmux or use --backend process",
+            text.trim(),
+            MIN_VERSION.0,
+            MIN_VERSION.1
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Backend for TmuxBackend {
+    fn kind(&self) -> BackendType {
+        BackendType::Tmux
+    }
+
+    fn spawn(&self, launch: &Launch) -> Result<Placement> {
+        if !launch.cwd.is_dir() {
+            return Err(Error::bad(format!(
+                "working directory {} does not exist",
+                launch.cwd.display()
+            )));
+        }
+        let argv = launch.argv();
+        let start = Start {
+            argv: &argv,
+            cwd: &launch.cwd,
+            env: &launch.env,
+        };
+        let placed = self.place(launch, &start)?;
+        let pane = &placed.pane.pane;
+        let tags = argv::tag_pane(
+            pane,
+            &launch.agent_id,
+            launch.team.as_str(),
+            &launch.color,
+            launch.member.as_str(),
+        );
+        self.tmux.run(&tags).map_err(|e| match e {
+            Fail::Gone(_) => Error::failed(format!(
+                "the worker of {} exited as soon as it started (pane {pane} closed); see `teamctl log`",
+                launch.member
+            )),
+            e => e.into_error("tag the teammate's pane"),
+        })?;
+        Ok(Placement {
+            pane_id: Some(pane.clone()),
+            pid: Some(placed.pane.pid),
+            tmux_socket: self.tmux.server.record(),
+            tmux_session: placed.session,
+        })
+    }
+
+    fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
+        let _ = live;
+        let Some(pane) = &member.pane_id else {
+            return Liveness::Gone;
+        };
+        match self.probe(pane) {
+            Some(s) if !s.dead && s.tag == member.agent_id => {
+                // The pane runs the worker itself; a pid we can see must be that worker.
+                let foreign = s
+                    .pid
+                    .is_some_and(|p| proc::running(p) && !proc::is_worker(p, &member.agent_id));
+                if foreign {
+                    Liveness::Gone
+                } else {
+                    Liveness::Alive
+                }
+            }
+            _ => Liveness::Gone,
+        }
+    }
+
+    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
+        // The turn group, then every process carrying the tag (the worker included).
+        super::process::end_turn(member, live, grace);
+        let panes = [
+            member.pane_id.as_deref(),
+            live.and_then(|l| l.pane_id.as_deref()),
+        ];
+        for (i, pane) in panes.iter().enumerate() {
+            let Some(pane) = pane else { continue };
+            if panes[..i].contains(&Some(pane)) {
+                continue;
+            }
+            // A pane id that no longer carries this member's tag is someone else's now.
+            if self.is_tagged(pane, &member.agent_id) {
+                match self.tmux.run(&[argv::kill_pane(pane)]) {
+                    Ok(_) | Err(Fail::Gone(_)) => {}
+                    Err(e) => return Err(e.into_error(&format!("close pane {pane}"))),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Remove what teamctl made in tmux for a team being deleted: its detached session, only
+/// when that session carries the team's tag, on every server the team's members used.
+pub fn forget_team(config: &TeamConfig) {
+    let name = config
+        .tmux_session
+        .clone()
+        .unwrap_or_else(|| argv::session_name(config.name.as_str()));
+    let target = argv::exact_session(&name);
+    let mut servers: Vec<Server> = Vec::new();
+    for m in config.teammates() {
+        if m.backend_type == Some(BackendType::Tmux) {
+            let s = Server::from_record(m.tmux_socket.as_deref());
+            if !servers.contains(&s) {
+                servers.push(s);
+            }
+        }
+    }
+    let Ok(program) = find_tmux() else { return };
+    for server in servers {
+        let t = Tmux::new(program.clone(), server);
+        if place::session_owner(&t, &target)
+            .is_ok_and(|tag| tag.as_deref() == Some(config.name.as_str()))
+        {
+            let _ = t.run(&[argv::kill_session(&target)]);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! `teamctl status --watch`: a live board of the team, redrawn on file events (live state,
+//! team file, task list, inboxes). On a terminal the screen is cleared and redrawn, and a
+//! 1 s timer refreshes the ages; otherwise a new board is printed only when what it shows
+//! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle notifications appear as state, never as lines. Ctrl-C exits 0.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use crate::commands::status::{Row, rows};
+use crate::console::events::TeamWatch;
+use crate::context::Ctx;
+use crate::domain::time::{age, now_ms};
+use crate::domain::{Status, TeamConfig};
+use crate::error::Result;
+use crate::store::FsStore;
+
+/// How often ages are refreshed (and dead workers, which write no event, noticed).
+const TICK: Duration = Duration::from_secs(1);
+
+/// What the board shows, without ages: a new board is printed only when this changes.
+fn key(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            format!(
+                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
+                r.name,
+                r.status,
+                r.current_turn,
+                r.turn_started_at,
+                r.unread,
+                r.current_task,
+                r.pane_id,
+                r.pid
+            )
+        })
+        .collect()
+}
+
+/// Run the board until Ctrl-C.
+pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
+    let tty = std::io::stdout().is_terminal() && !ctx.json;
+    let mut watch = TeamWatch::new(store)?;
+    let mut last_key: Option<Vec<String>> = None;
+    let mut out = std::io::stdout();
+    if tty {
+        // Hide the cursor while drawing; shown again on the way out.
+        let _ = write!(out, "\x1b[?25l");
+    }
+    let result = (|| -> Result<()> {
+        loop {
+            let Some(config) = watch.load()? else {
+                return Ok(());
+            };
+            watch.follow_members(&config)?;
+            let _ = ctx.reconcile(store);
+            let rows = rows(store, &config);
+            let k = key(&rows);
+            if ctx.json && last_key.as_ref() != Some(&k) {
+                let value = serde_json::json!({ "team": config.name.as_str(), "members": rows });
+                if writeln!(out, "{value}").and_then(|_| out.flush()).is_err() {
+                    return Ok(());
+                }
+                last_key = Some(k);
+            } else if !ctx.json && (tty || last_key.as_ref() != Some(&k)) {
+                let board = render(ctx, &config, &rows, now_ms());
+                let text = if tty {
+                    // Home, each line cleared to its end, then the rest of the screen: no
+                    // flicker from clearing the whole screen first.
+                    let body = format!("{board}{}", footer(ctx)).replace('\n', "\x1b[K\n");
+                    format!("\x1b[H{body}\x1b[J")
+                } else {
+                    format!("{board}\n")
+                };
+                if out
+                    .write_all(text.as_bytes())
+                    .and_then(|_| out.flush())
+                    .is_err()
+                {
+                    return Ok(()); // the reader went away
+                }
+                last_key = Some(k);
+            }
+            watch.wait(Some(Instant::now() + TICK));
+            if watch.stopped() {
+                return Ok(());
+            }
+        }
+    })();
+    if tty {
+        let _ = writeln!(out, "\x1b[?25h");
+        let _ = out.flush();
+    }
+    result
+}
+
+fn footer(ctx: &Ctx) -> String {
+    ctx.paint
+        .dim("\nlive: redrawn on file events · Ctrl-C to quit\n")
+}
+
+/// The board as text: one line per member with state, current turn and its age, unread
+/// mail, current task, pane (or pid) and last seen.
+pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String {
+    let mut out = format!(
+        "team {}  {}\n",
+        ctx.paint.bold(config.name.as_str()),
+        ctx.paint.dim(&summary(rows))
+    );
+    out.push_str(&format!(
+        "{:<16} {:<22} {:>6}  {:<6} {:<10} {:<9} {}\n",
+        "NAME", "STATE", "UNREAD", "TASK", "PANE/PID", "LAST SEEN", "TURN"
+    ));
+    for r in rows {
+        let name = ctx.paint.color(&format!("{:<16}", r.name), &r.color);
+        let state = format!("{:<22}", r.status.as_str());
+        let state = match r.status {
+            Status::Dead => ctx.paint.color(&state, "red"),
+            Status::Working => ctx.paint.color(&state, "yellow"),
+            Status::Idle => ctx.paint.color(&state, "green"),
+            _ => state,
+        };
+        let place = match (&r.pane_id, r.pid) {
+            (Some(p), _) => p.clone(),
+            (None, Some(pid)) => pid.to_string(),
+            _ => "-".into(),
+        };
+        let turn = match (&r.current_turn, r.turn_started_at) {
+            (Some(t), Some(at)) => format!("{} ({})", one_line(t), age(at, now)),
+            (Some(t), None) => one_line(t),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{name} {state} {:>6}  {:<6} {:<10} {:<9} {turn}\n",
+            r.unread,
+            r.current_task
+                .map(|t| format!("#{t}"))
+                .unwrap_or_else(|| "-".into()),
+            place,
+            r.last_seen
+                .map(|s| age(s, now))
+                .unwrap_or_else(|| "-".into()),
+        ));
+    }
+    out
+}
+
+/// `3 teammates: 1 working, 2 idle`.
+fn summary(rows: &[Row]) -> String {
+    let mates: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Active).collect();
+    let mut counts: Vec<(Status, usize)> = Vec::new();
+    for r in &mates {
+        match counts.iter_mut().find(|(s, _)| *s == r.status) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((r.status, 1)),
+        }
+    }
+    let parts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let noun = if mates.len() == 1 {
+        "teammate"
+    } else {
+        "teammates"
+    };
+    if parts.is_empty() {
+        format!("no {noun}")
+    } else {
+        format!("{} {noun}: {}", mates.len(), parts.join(", "))
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, status: Status) -> Row {
+        Row {
+            name: name.into(),
+            agent_id: format!("{name}@t"),
+            status,
+            backend: Some("process".into()),
+            pane_id: None,
+            pid: Some(42),
+            unread: 0,
+            current_turn: None,
+            turn_started_at: None,
+            current_task: None,
+            last_seen: Some(1_000),
+            color: "blue".into(),
+        }
+    }
+
+    #[test]
+    fn ages_do_not_change_the_key_but_states_do() {
+        let a = vec![row("bob", Status::Idle)];
+        let mut b = a.clone();
+        b[0].last_seen = Some(9_000);
+        assert_eq!(key(&a), key(&b));
+        b[0].status = Status::Working;
+        assert_ne!(key(&a), key(&b));
+    }
+
+    #[test]
+    fn summary_counts_teammates_by_state() {
+        let rows = vec![
+            row("team-lead", Status::Active),
+            row("a", Status::Idle),
+            row("b", Status::Working),
+            row("c", Status::Idle),
+        ];
+        assert_eq!(summary(&rows), "3 teammates: 2 idle, 1 working");
+        assert_eq!(summary(&rows[..1]), "no teammates");
+    }
+}

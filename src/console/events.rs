@@ -1,0 +1,176 @@
+//! What the live views wait on: file events of one team (live state, team file, task list and
+//! every member's inbox, re-subscribed when members join), typed lines from stdin, and Ctrl-C
+//! (which ends a view with exit 0). One doorbell gathers them all, so a view sleeps until
+//! something it shows may have changed.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::domain::{Name, TeamConfig};
+use crate::error::{Error, Result};
+use crate::store::{Bell, FsStore, Store, Subscription, SyncBell, Topic};
+
+/// The team's file events plus Ctrl-C, behind one doorbell.
+pub struct TeamWatch {
+    store: FsStore,
+    bell: SyncBell,
+    sub: Subscription,
+    members: Vec<Name>,
+    stop: Arc<AtomicBool>,
+}
+
+impl TeamWatch {
+    /// Subscribe to every topic of the team as it is now, and catch Ctrl-C and SIGTERM.
+    /// The watch is armed when this returns: a read made afterwards misses nothing.
+    pub fn new(store: &FsStore) -> Result<TeamWatch> {
+        let bell = SyncBell::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        catch_stop_signals(stop.clone(), bell.bell())?;
+        let members = member_names(&store.load()?);
+        let sub = subscribe(store, &members, bell.bell())?;
+        Ok(TeamWatch {
+            store: store.clone(),
+            bell,
+            sub,
+            members,
+            stop,
+        })
+    }
+
+    /// The team file, or `None` once the team has been deleted (the view then ends).
+    pub fn load(&self) -> Result<Option<TeamConfig>> {
+        match self.store.load() {
+            Ok(c) => Ok(Some(c)),
+            Err(_) if !self.store.dir().join("config.json").exists() => {
+                eprintln!("teamctl: team {} was deleted", self.store.team());
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A bell other sources (the stdin reader) can ring.
+    pub fn bell(&self) -> Bell {
+        self.bell.bell()
+    }
+
+    /// Has Ctrl-C (or SIGTERM) asked the view to end?
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Sleep until an event, a stop signal, or `deadline`; true when something rang.
+    pub fn wait(&self, deadline: Option<Instant>) -> bool {
+        if self.stopped() {
+            return true;
+        }
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        self.bell.wait_until(deadline.unwrap_or(far))
+    }
+
+    /// Follow the inboxes of members who joined since the last look. Returns the newcomers.
+    /// The new subscription is armed before the old one is dropped, so nothing slips past.
+    pub fn follow_members(&mut self, config: &TeamConfig) -> Result<Vec<Name>> {
+        let now = member_names(config);
+        let new: Vec<Name> = now
+            .iter()
+            .filter(|n| !self.members.contains(n))
+            .cloned()
+            .collect();
+        if !new.is_empty() {
+            let mut all = self.members.clone();
+            all.extend(new.iter().cloned());
+            self.sub = subscribe(&self.store, &all, self.bell.bell())?;
+            self.members = all;
+        }
+        Ok(new)
+    }
+}
+
+fn member_names(config: &TeamConfig) -> Vec<Name> {
+    config.members.iter().map(|m| m.name.clone()).collect()
+}
+
+fn subscribe(store: &FsStore, members: &[Name], bell: Bell) -> Result<Subscription> {
+    let mut topics = vec![Topic::Live, Topic::Team, Topic::Tasks];
+    topics.extend(members.iter().cloned().map(Topic::Inbox));
+    store.subscribe(&topics, bell)
+}
+
+/// Ctrl-C and SIGTERM set `stop` and ring `bell` (a handler thread; no signal mask is
+/// changed, so programs started from here get the default dispositions).
+fn catch_stop_signals(stop: Arc<AtomicBool>, bell: Bell) -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| Error::failed(format!("cannot start the signal handler: {e}")))?;
+    let (mut int, mut term) = {
+        let _guard = rt.enter();
+        let err = |e: std::io::Error| Error::failed(format!("cannot catch Ctrl-C: {e}"));
+        (
+            signal(SignalKind::interrupt()).map_err(err)?,
+            signal(SignalKind::terminate()).map_err(err)?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("teamctl-signals".into())
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            rt.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            });
+            stop.store(true, Ordering::Relaxed);
+            bell();
+        })
+        .map_err(|e| Error::failed(format!("cannot start the signal handler: {e}")))?;
+    Ok(())
+}
+
+/// Lines typed on stdin, read by a thread; `None` once stdin is closed.
+#[derive(Clone, Default)]
+pub struct Lines {
+    queue: Arc<Mutex<VecDeque<Option<String>>>>,
+}
+
+impl Lines {
+    /// Start reading stdin; each line (and the end of input) rings `bell`.
+    pub fn spawn(bell: Bell) -> Lines {
+        let lines = Lines::default();
+        let queue = lines.queue.clone();
+        let started = std::thread::Builder::new()
+            .name("teamctl-stdin".into())
+            .spawn(move || {
+                let stdin = std::io::stdin();
+                let mut lock = stdin.lock();
+                loop {
+                    let mut line = String::new();
+                    let item = match lock.read_line(&mut line) {
+                        Ok(0) | Err(_) => None,
+                        Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+                    };
+                    let end = item.is_none();
+                    queue.lock().expect("stdin queue").push_back(item);
+                    bell();
+                    if end {
+                        break;
+                    }
+                }
+            });
+        if started.is_err() {
+            lines.queue.lock().expect("stdin queue").push_back(None);
+        }
+        lines
+    }
+
+    /// Everything typed since the last call, in order (`None` marks the end of input).
+    pub fn drain(&self) -> Vec<Option<String>> {
+        self.queue.lock().expect("stdin queue").drain(..).collect()
+    }
+}

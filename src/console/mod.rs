@@ -1,0 +1,309 @@
+//! `teamctl lead`: the leader console. The leader's inbox live (read with the `inbox` cursor,
+//! so what is shown is marked read), each sender in its colour; a status line with each
+//! teammate's state, printed when it changes; typed lines (`@NAME text`, `@* text`,
+//! `/status`, `/shutdown NAME`, `/tasks`, `/help`, `/quit`) read by a thread. Everything is
+//! redrawn on file events, never on a timer, and shutdown responses are acted on
+//! (`leader::reconcile`) as soon as they arrive. Without a terminal it is plain line mode.
+
+pub mod events;
+pub mod input;
+pub mod screen;
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use crate::bus;
+use crate::commands::{inbox::READER, send::resume_stopped, shutdown::handoff, status};
+use crate::context::Ctx;
+use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
+use crate::error::{Error, Result};
+use crate::leader::{self, Handoff};
+use crate::store::{FsStore, Item, Store};
+use events::{Lines, TeamWatch};
+use input::{HELP, Input};
+use screen::Screen;
+
+/// Run the console until `/quit`, the end of input, or Ctrl-C.
+pub fn run(ctx: &Ctx) -> Result<()> {
+    ctx.require_leader("run the leader console")?;
+    let store = ctx.store()?;
+    let mut watch = TeamWatch::new(&store)?;
+    let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let lines = Lines::spawn(watch.bell());
+    let prompt = ctx.paint.bold("lead>");
+    let mut console = Console {
+        ctx,
+        store: store.clone(),
+        screen: Screen::new(tty, &prompt),
+    };
+    let config = store.load()?;
+    console.say(&format!(
+        "{} {} {}",
+        ctx.paint.bold("teamctl lead:"),
+        ctx.paint.bold(config.name.as_str()),
+        ctx.paint
+            .dim("(@NAME text to send, /help for commands, /quit to leave)")
+    ));
+    loop {
+        console.screen.refresh();
+        let Some(config) = watch.load()? else {
+            return Ok(());
+        };
+        watch.follow_members(&config)?;
+        console.handoffs();
+        console.inbox(&config)?;
+        if let Ok(config) = store.load() {
+            console.status_line(&config);
+        }
+        let typed = lines.drain();
+        for line in &typed {
+            let Some(line) = line else {
+                return Ok(()); // end of input
+            };
+            if console.screen.is_terminal() {
+                console.say(&format!("{prompt} {line}"));
+            }
+            let flow = console.typed(line);
+            console.screen.prompt();
+            if flow == Flow::Quit {
+                return Ok(());
+            }
+        }
+        if !typed.is_empty() {
+            continue; // show what the lines did before sleeping
+        }
+        watch.wait(None);
+        if watch.stopped() {
+            return Ok(());
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Quit,
+}
+
+struct Console<'a> {
+    ctx: &'a Ctx,
+    store: FsStore,
+    screen: Screen,
+}
+
+impl Console<'_> {
+    /// Print a line of output.
+    fn say(&mut self, text: &str) {
+        self.screen.line(text);
+    }
+
+    /// Act on shutdown responses (approved: the pane or process is ended).
+    fn handoffs(&mut self) {
+        match leader::reconcile(&self.store) {
+            Ok(done) => {
+                for h in done {
+                    // A stop leaves a notice in the inbox, shown with the other mail.
+                    if let Handoff::Refused(n, why) = h {
+                        self.say(&format!("{n} refused to shut down: {why}"));
+                    }
+                }
+            }
+            Err(e) => self.say(&format!("teamctl: {e}")),
+        }
+    }
+
+    /// Show the leader's unread mail and mark it read.
+    fn inbox(&mut self, config: &TeamConfig) -> Result<()> {
+        let me = Name::leader();
+        let mut pos = self.store.cursor(&me, READER);
+        let start = pos;
+        loop {
+            let entries = self.store.read(&me, pos, 256)?;
+            let Some(last) = entries.last() else { break };
+            pos = last.end;
+            for e in entries {
+                match e.item {
+                    Item::Message(env) => {
+                        if let Some(text) = self.show(config, &env) {
+                            self.say(&text);
+                        }
+                    }
+                    Item::Garbage(w) => self.say(&format!("teamctl: warning: {w}")),
+                    Item::Blank => {}
+                }
+            }
+        }
+        if pos > start {
+            self.store.set_cursor(&me, READER, pos)?;
+        }
+        Ok(())
+    }
+
+    /// One message as the console shows it; idle notifications are state (the status line),
+    /// not lines, unless a turn failed or was interrupted.
+    fn show(&self, config: &TeamConfig, env: &Envelope) -> Option<String> {
+        let p = &self.ctx.paint;
+        let time = p.dim(env.timestamp.get(11..19).unwrap_or(&env.timestamp));
+        let from = p.member(config, &env.from);
+        match &env.body {
+            Body::Message { text, .. } => {
+                let to = if env.to == "*" { p.dim(" (to all)") } else { String::new() };
+                let text = text.trim_end().replace('\n', "\n    ");
+                Some(format!("{time} {from}{to}: {text}"))
+            }
+            Body::IdleNotification {
+                idle_reason: IdleReason::Available,
+                ..
+            } => None,
+            Body::IdleNotification {
+                idle_reason,
+                summary,
+            } => Some(format!(
+                "{time} {from} {}",
+                p.color(
+                    &format!(
+                        "is idle ({idle_reason}){}",
+                        summary
+                            .as_ref()
+                            .map(|s| format!(": {s}"))
+                            .unwrap_or_default()
+                    ),
+                    "red"
+                )
+            )),
+            Body::ShutdownResponse { .. } => None,
+            Body::PlanApprovalRequest { plan, .. } => Some(format!(
+                "{time} {from} asks to approve a plan:\n    {}\n    {}",
+                plan.trim_end().replace('\n', "\n    "),
+                p.dim(&format!(
+                    "answer with `teamctl plan approve {0}` or `teamctl plan reject {0} --feedback TEXT`",
+                    env.from
+                ))
+            )),
+            _ => Some(p.message(config, env)),
+        }
+    }
+
+    /// The teammates' states (printed again only when they changed).
+    fn status_line(&mut self, config: &TeamConfig) {
+        let rows = status::rows(&self.store, config);
+        let mates: Vec<_> = rows.iter().filter(|r| r.name != LEADER).collect();
+        let p = &self.ctx.paint;
+        let parts: Vec<String> = mates
+            .iter()
+            .map(|r| {
+                let turn = r
+                    .current_turn
+                    .as_ref()
+                    .map(|t| format!(" ({})", t.lines().next().unwrap_or("")))
+                    .unwrap_or_default();
+                format!("{} {}{turn}", p.color(&r.name, &r.color), r.status)
+            })
+            .collect();
+        let line = if parts.is_empty() {
+            "no teammates yet: `teamctl spawn NAME --exec CMD`".to_string()
+        } else {
+            parts.join(" · ")
+        };
+        let line = p.dim(&format!("── {line}"));
+        self.screen.status(&line);
+    }
+
+    /// Act on one typed line.
+    fn typed(&mut self, line: &str) -> Flow {
+        let input = match input::parse(line) {
+            Ok(i) => i,
+            Err(why) => {
+                self.say(&why);
+                return Flow::Go;
+            }
+        };
+        let done = match input {
+            Input::Nothing => Ok(()),
+            Input::Quit => return Flow::Quit,
+            Input::Help => {
+                self.say(HELP);
+                Ok(())
+            }
+            Input::Send { to, text } => self.send(&to, text),
+            Input::Status => self.store.load().map(|config| {
+                let rows = status::rows(&self.store, &config);
+                let table = status::render(self.ctx, &config, &rows);
+                self.say(table.trim_end());
+            }),
+            Input::Shutdown(name) => self.shutdown(&name),
+            Input::Tasks => self.tasks(),
+        };
+        if let Err(e) = done {
+            self.say(&format!("teamctl: {e}"));
+        }
+        Flow::Go
+    }
+
+    fn send(&mut self, to: &str, text: String) -> Result<()> {
+        let config = self.store.load()?;
+        let env = Envelope::new(LEADER, to, Body::message(text, None));
+        let got = bus::deliver(&self.store, &config, &env)?;
+        let names: Vec<String> = got
+            .iter()
+            .map(|n| self.ctx.paint.member(&config, n.as_str()))
+            .collect();
+        self.say(&self.ctx.paint.dim(&format!("-> {}", names.join(", "))));
+        for n in resume_stopped(self.ctx, &self.store, &got)? {
+            self.say(&format!("{n} was not running; resumed it"));
+        }
+        Ok(())
+    }
+
+    /// `teamctl task list`, run as its own process so its output lands in the console's
+    /// scrolling area (argv only, no shell).
+    fn tasks(&mut self) -> Result<()> {
+        let exe = std::env::current_exe()
+            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        let color = if self.ctx.paint.enabled() {
+            "always"
+        } else {
+            "never"
+        };
+        let out = std::process::Command::new(exe)
+            .arg("--home")
+            .arg(self.ctx.home.root())
+            .args(["--team", self.store.team().as_str(), "--as", LEADER])
+            .args(["--color", color, "task", "list"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| Error::failed(format!("cannot run `teamctl task list`: {e}")))?;
+        let text = String::from_utf8_lossy(if out.status.success() {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
+        let text = text.trim_end();
+        if out.status.success() {
+            self.say(if text.is_empty() { "no tasks" } else { text });
+        } else {
+            self.say(&format!("the task list is not available: {text}"));
+        }
+        Ok(())
+    }
+
+    fn shutdown(&mut self, name: &str) -> Result<()> {
+        let name = Name::teammate(name)?;
+        self.store.load()?.require(name.as_str())?;
+        let out = handoff(
+            &self.store,
+            std::slice::from_ref(&name),
+            Some("asked from the leader console".into()),
+            Duration::ZERO,
+            false,
+        )?;
+        if out.stopped.contains(&name) {
+            self.say(&format!("{name} is already stopped"));
+        } else {
+            self.say(&format!(
+                "asked {name} to shut down; it stops once its current turn is done"
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,170 @@
+//! How the console draws. On a terminal: a scrolling region for messages, a fixed status line
+//! and a fixed input line at the bottom; output is written with the cursor saved and restored,
+//! so a line being typed is never overwritten. Elsewhere (a pipe, a file, an unknown size):
+//! plain lines, and the status line printed only when it changes.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Where console output goes.
+pub struct Screen {
+    out: std::io::Stdout,
+    /// Terminal rows and columns, when drawing on a terminal.
+    size: Option<(u16, u16)>,
+    status: String,
+    prompt: String,
+}
+
+impl Screen {
+    /// `tty`: stdin and stdout are a terminal.
+    pub fn new(tty: bool, prompt: &str) -> Screen {
+        let size = if tty {
+            term_size().filter(|(r, _)| *r >= 6)
+        } else {
+            None
+        };
+        let mut s = Screen {
+            out: std::io::stdout(),
+            size,
+            status: String::new(),
+            prompt: prompt.to_string(),
+        };
+        s.layout();
+        s
+    }
+
+    /// Redo the layout when the terminal changed size (cheap to call on every wake).
+    pub fn refresh(&mut self) {
+        if self.size.is_some() {
+            let now = term_size().filter(|(r, _)| *r >= 6);
+            if now.is_some() && now != self.size {
+                self.size = now;
+                self.layout();
+            }
+        }
+    }
+
+    fn layout(&mut self) {
+        if let Some((rows, _)) = self.size {
+            let _ = write!(self.out, "\x1b[1;{}r\x1b[2J", rows - 2);
+            let status = std::mem::take(&mut self.status);
+            self.status(&status);
+            self.prompt();
+        }
+    }
+
+    /// Print lines of output above the status line.
+    pub fn line(&mut self, text: &str) {
+        match self.size {
+            Some((rows, _)) => {
+                let mut buf = String::from("\x1b7");
+                for l in text.split('\n') {
+                    buf.push_str(&format!("\x1b[{};1H\n{l}", rows - 2));
+                }
+                buf.push_str("\x1b8");
+                let _ = self.out.write_all(buf.as_bytes());
+            }
+            None => {
+                let _ = writeln!(self.out, "{text}");
+            }
+        }
+        let _ = self.out.flush();
+    }
+
+    /// Show the status line: fixed on a terminal, else printed when it changes.
+    pub fn status(&mut self, text: &str) {
+        match self.size {
+            Some((rows, cols)) => {
+                let _ = write!(
+                    self.out,
+                    "\x1b7\x1b[{};1H\x1b[2K{}\x1b8",
+                    rows - 1,
+                    clip(text, cols as usize)
+                );
+                let _ = self.out.flush();
+            }
+            None if text != self.status => {
+                let _ = writeln!(self.out, "{text}");
+                let _ = self.out.flush();
+            }
+            None => {}
+        }
+        self.status = text.to_string();
+    }
+
+    /// Draw a fresh input line (only after a line was read: it clears what is typed).
+    pub fn prompt(&mut self) {
+        if let Some((rows, _)) = self.size {
+            let _ = write!(self.out, "\x1b[{rows};1H\x1b[2K{} ", self.prompt);
+            let _ = self.out.flush();
+        }
+    }
+
+    /// Drawing on a terminal (not plain lines)?
+    pub fn is_terminal(&self) -> bool {
+        self.size.is_some()
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        if let Some((rows, _)) = self.size {
+            // Give the terminal its whole screen back, cursor on the last line.
+            let _ = write!(self.out, "\x1b[r\x1b[{rows};1H\x1b[2K");
+            let _ = self.out.flush();
+        }
+    }
+}
+
+/// Keep at most `cols` visible characters (escape sequences do not count), so the status
+/// line never wraps into the input line.
+fn clip(text: &str, cols: usize) -> String {
+    let mut out = String::new();
+    let mut visible = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        if visible + 1 >= cols {
+            out.push('…');
+            out.push_str("\x1b[0m");
+            break;
+        }
+        out.push(c);
+        visible += 1;
+    }
+    out
+}
+
+/// Rows and columns of the terminal on stdin (`stty size`).
+fn term_size() -> Option<(u16, u16)> {
+    let out = Command::new("stty")
+        .arg("size")
+        .stdin(Stdio::inherit())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut it = text.split_whitespace().map(|n| n.parse::<u16>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clip_counts_visible_characters_only() {
+        assert_eq!(super::clip("abc", 10), "abc");
+        assert_eq!(
+            super::clip("\x1b[34mabcdef\x1b[0m", 4),
+            "\x1b[34mabc…\x1b[0m"
+        );
+    }
+}

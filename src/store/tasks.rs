@@ -1,0 +1,163 @@
+//! The task list as a file: `teams/TEAM/tasks.json`, changed only under `tasks.lock` and
+//! replaced atomically (temp file, fsync, rename), so two claimers never get the same task and
+//! readers never see half a list. A missing file is an empty list; a damaged one is an error
+//! that says how to recover, never a panic. A change that leaves the list as it was writes
+//! nothing, so idle auto-claim teammates watching the file are not woken for nothing.
+
+use std::path::{Path, PathBuf};
+
+use super::fsutil::{LockGuard, write_atomic};
+use crate::domain::task::TaskList;
+use crate::error::{Error, Result};
+
+pub const TASKS_FILE: &str = "tasks.json";
+pub const TASKS_LOCK: &str = "tasks.lock";
+
+/// The task list's files in a team directory.
+#[derive(Debug, Clone)]
+pub struct TaskFile {
+    dir: PathBuf,
+}
+
+impl TaskFile {
+    pub fn new(team_dir: &Path) -> TaskFile {
+        TaskFile {
+            dir: team_dir.to_path_buf(),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(TASKS_FILE)
+    }
+
+    /// The list as it is now.
+    pub fn load(&self) -> Result<TaskList> {
+        let path = self.path();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(TaskList::default());
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let list: TaskList = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::failed(format!(
+                "the task list {} is damaged ({e}); fix it by hand or move it away to start a new list",
+                path.display()
+            ))
+        })?;
+        Ok(list)
+    }
+
+    /// Change the list under its lock. `f` returning an error leaves the file untouched;
+    /// so does a change that changes nothing.
+    pub fn update(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
+        let _lock = LockGuard::acquire(&self.dir.join(TASKS_LOCK))?;
+        let before = self.load()?;
+        let mut list = before.clone();
+        f(&mut list)?;
+        if list != before {
+            let bytes = serde_json::to_vec_pretty(&list)
+                .map_err(|e| Error::failed(format!("cannot encode the task list: {e}")))?;
+            write_atomic(&self.path(), &bytes, true)?;
+        }
+        Ok(list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Name;
+    use crate::domain::task::NewTask;
+
+    fn add(file: &TaskFile, subject: &str) {
+        file.update(&mut |l| {
+            l.add(
+                NewTask {
+                    subject: subject.into(),
+                    ..Default::default()
+                },
+                0,
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn missing_is_empty_and_changes_persist() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TaskFile::new(dir.path());
+        assert_eq!(file.load().unwrap(), TaskList::default());
+        add(&file, "a");
+        assert_eq!(file.load().unwrap().tasks[0].subject, "a");
+    }
+
+    #[test]
+    fn refused_or_empty_changes_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TaskFile::new(dir.path());
+        add(&file, "a");
+        let before = std::fs::metadata(file.path()).unwrap();
+        let bytes = std::fs::read(file.path()).unwrap();
+        let err = file
+            .update(&mut |l| {
+                l.tasks.clear();
+                Err(Error::bad("no"))
+            })
+            .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        file.update(&mut |_| Ok(())).unwrap();
+        let after = std::fs::metadata(file.path()).unwrap();
+        assert_eq!(std::fs::read(file.path()).unwrap(), bytes);
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(before.ino(), after.ino(), "the file was replaced");
+    }
+
+    #[test]
+    fn a_damaged_list_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TaskFile::new(dir.path());
+        std::fs::write(file.path(), b"{\"nextId\": \x00garbage").unwrap();
+        let err = file.load().unwrap_err();
+        assert!(err.to_string().contains("damaged"), "{err}");
+        assert!(file.update(&mut |_| Ok(())).is_err());
+    }
+
+    #[test]
+    fn concurrent_claims_never_share_a_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TaskFile::new(dir.path());
+        for i in 0..60 {
+            add(&file, &format!("t{i}"));
+        }
+        let threads: Vec<_> = (0..6)
+            .map(|i| {
+                let file = file.clone();
+                std::thread::spawn(move || {
+                    let me = Name::parse(&format!("w{i}")).unwrap();
+                    let mut got = Vec::new();
+                    loop {
+                        let mut claimed = None;
+                        file.update(&mut |l| {
+                            claimed = l.claim(&me, None, 0)?.map(|t| t.id);
+                            Ok(())
+                        })
+                        .unwrap();
+                        match claimed {
+                            Some(id) => got.push(id),
+                            None => return got,
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut all: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        all.sort();
+        assert_eq!(all, (1..=60).collect::<Vec<_>>());
+    }
+}

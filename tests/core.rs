@@ -1,0 +1,457 @@
+//! End-to-end tests of the core (issue 2), on the process backend: the real binary in a
+//! temporary home.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestEnv, snapshot, wait_until};
+
+const T: Duration = Duration::from_secs(20);
+
+fn team_with(env: &TestEnv, members: &[(&str, &str)]) {
+    env.ok(&["create", "alpha"]);
+    for (name, exec) in members {
+        env.ok(&["spawn", name, "--backend", "process", "--exec", exec]);
+    }
+}
+
+fn replies_to_lead(env: &TestEnv, from: &str) -> Vec<String> {
+    env.inbox("alpha", "team-lead")
+        .into_iter()
+        .filter(|m| m["type"] == "message" && m["from"] == from && m.get("inReplyTo").is_some())
+        .map(|m| m["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn create_spawn_send_ask_broadcast() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[
+            ("bob", r#"echo "bob:$(cat)""#),
+            ("carol", "tr a-z A-Z"),
+            ("dave", r#"printf 'dave:%s' "$TEAMCTL_MESSAGE""#),
+        ],
+    );
+    let cfg: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.team_dir("alpha").join("config.json")).unwrap())
+            .unwrap();
+    let members = cfg["members"].as_array().unwrap();
+    assert_eq!(members.len(), 4);
+    for m in &members[1..] {
+        assert_eq!(m["backendType"], "process");
+        assert!(m["pid"].as_u64().unwrap() > 0);
+        assert_eq!(
+            m["agentId"],
+            format!("{}@alpha", m["name"].as_str().unwrap())
+        );
+    }
+
+    // ask: the reply to that message is printed.
+    assert_eq!(
+        env.ok(&["ask", "bob", "hello", "--timeout", "20"]).trim(),
+        "bob:hello"
+    );
+    assert_eq!(
+        env.ok(&["ask", "carol", "shout", "--timeout", "20"]).trim(),
+        "SHOUT"
+    );
+    assert_eq!(
+        env.ok(&["ask", "dave", "via env", "--timeout", "20"])
+            .trim(),
+        "dave:via env"
+    );
+
+    // send from stdin.
+    env.ok_stdin(&["send", "bob"], "from stdin\n");
+    wait_until("bob's reply to stdin text", T, || {
+        replies_to_lead(&env, "bob")
+            .iter()
+            .any(|t| t.contains("bob:from stdin"))
+    });
+
+    // Broadcast reaches everyone but the sender.
+    env.ok(&["send", "*", "all hands"]);
+    wait_until("three replies to the broadcast", T, || {
+        ["bob", "carol", "dave"].iter().all(|n| {
+            replies_to_lead(&env, n)
+                .iter()
+                .any(|t| t.to_lowercase().contains("all hands"))
+        })
+    });
+    assert!(
+        !env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["text"] == "all hands"),
+        "the sender got its own broadcast"
+    );
+    env.ok(&["wait", "bob", "carol", "dave", "--timeout", "20"]);
+    for n in ["bob", "carol", "dave"] {
+        assert_eq!(env.member_status(n), "idle");
+    }
+}
+
+#[test]
+fn a_teammates_agent_messages_another_teammate() {
+    let env = TestEnv::new();
+    // alice forwards each message to bob with `teamctl send` (as herself, via TEAMCTL_AGENT_NAME).
+    team_with(
+        &env,
+        &[
+            (
+                "alice",
+                r#"if [ "$TEAMCTL_FROM" = team-lead ]; then teamctl send bob "relay: $TEAMCTL_MESSAGE" >/dev/null; else echo "alice read: $TEAMCTL_MESSAGE"; fi"#,
+            ),
+            ("bob", r#"echo "bob saw $TEAMCTL_FROM: $(cat)""#),
+        ],
+    );
+    env.ok(&["send", "alice", "ping"]);
+    wait_until("bob's reply reaching alice", T, || {
+        env.inbox("alpha", "alice").iter().any(|m| {
+            m["from"] == "bob"
+                && m["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("bob saw alice: relay: ping")
+        })
+    });
+    // The message to bob came from alice, not from the leader.
+    assert!(
+        env.inbox("alpha", "bob")
+            .iter()
+            .any(|m| m["from"] == "alice")
+    );
+    // alice's turn on bob's reply prints output, which must not bounce back to bob as an
+    // automatic reply (no ping-pong between agents).
+    env.ok(&["wait", "alice", "bob", "--timeout", "20"]);
+    assert_eq!(
+        env.inbox("alpha", "bob").len(),
+        1,
+        "{:?}",
+        env.inbox("alpha", "bob")
+    );
+}
+
+#[test]
+fn interrupt_cancels_only_the_turn() {
+    let env = TestEnv::new();
+    team_with(&env, &[("sleeper", "sleep 1000")]);
+    env.ok(&["send", "sleeper", "sleep please"]);
+    wait_until("the turn to start", T, || {
+        env.member_status("sleeper") == "working"
+    });
+    let turn_pids = |env: &TestEnv| {
+        env.processes()
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .unwrap_or_default()
+                    .starts_with("sleep\0")
+            })
+            .count()
+    };
+    wait_until("the agent's sleep to start", T, || turn_pids(&env) == 1);
+    env.ok(&["interrupt", "sleeper"]);
+    wait_until("idle after the interrupt", T, || {
+        env.member_status("sleeper") == "idle"
+    });
+    wait_until("the sleep to be gone", T, || turn_pids(&env) == 0);
+    wait_until("an interrupted idle notification", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "idle_notification" && m["idleReason"] == "interrupted")
+    });
+    // The teammate stays; with no turn running there is nothing to interrupt (exit 1).
+    assert_eq!(env.member_status("sleeper"), "idle");
+    let err = env.fails(&["interrupt", "sleeper"], 1);
+    assert!(err.contains("no turn running"), "{err}");
+}
+
+#[test]
+fn kill_shows_stopped_never_idle_and_send_resumes() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", r#"echo "bob:$(cat)""#)]);
+    env.ok(&["ask", "bob", "one", "--timeout", "20"]);
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    env.ok(&["kill", "bob"]);
+    let st = env.member_status("bob");
+    assert!(st == "stopped" || st == "dead", "{st}");
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || zombie(pid));
+    assert!(env.processes().is_empty(), "{:?}", env.processes());
+    // Sending resumes it, and the message is handled.
+    assert_eq!(
+        env.ok(&["ask", "bob", "two", "--timeout", "20"]).trim(),
+        "bob:two"
+    );
+    assert_eq!(env.member_status("bob"), "idle");
+}
+
+#[test]
+fn a_worker_killed_behind_our_back_is_dead_not_idle() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    wait_until("bob dead", T, || env.member_status("bob") == "dead");
+}
+
+fn zombie(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+#[test]
+fn failing_command_sends_a_notice_and_a_failed_idle() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bad", "echo oops >&2; exit 3")]);
+    let out = env.ok(&["ask", "bad", "try", "--timeout", "20"]);
+    assert!(
+        out.contains("failed") && out.contains("exit status 3") && out.contains("oops"),
+        "{out}"
+    );
+    wait_until("a failed idle notification", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "idle_notification" && m["idleReason"] == "failed")
+    });
+}
+
+#[test]
+fn one_idle_notification_per_busy_to_idle_edge() {
+    let env = TestEnv::new();
+    team_with(&env, &[("slow", "sleep 0.3; cat")]);
+    for i in 0..5 {
+        env.ok(&["send", "slow", &format!("m{i}")]);
+    }
+    env.ok(&["wait", "slow", "--timeout", "30"]);
+    let lead = env.inbox("alpha", "team-lead");
+    let replies = lead.iter().filter(|m| m["type"] == "message").count();
+    let idles = lead
+        .iter()
+        .filter(|m| m["type"] == "idle_notification")
+        .count();
+    assert_eq!(replies, 5);
+    assert!(
+        (1..5).contains(&idles),
+        "{idles} idle notifications for 5 queued messages"
+    );
+}
+
+#[test]
+fn max_turns_stops_and_tells_the_leader() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--max-turns",
+        "2",
+    ]);
+    // Two messages: a third sent after the stop would (rightly) resume bob.
+    for i in 0..2 {
+        env.ok(&["send", "bob", &format!("m{i}")]);
+    }
+    wait_until("bob stopped", T, || env.member_status("bob") == "stopped");
+    assert!(
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| { m["text"].as_str().unwrap_or("").contains("--max-turns 2") })
+    );
+}
+
+#[test]
+fn turn_timeout_interrupts_a_long_turn() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "sleep 1000",
+        "--turn-timeout",
+        "1",
+    ]);
+    let out = env.ok(&["ask", "bob", "go", "--timeout", "20"]);
+    assert!(out.contains("timed out"), "{out}");
+}
+
+#[test]
+fn inbox_shows_unread_then_marks_read() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    env.ok(&["send", "--as", "bob", "team-lead", "note one"]);
+    assert!(env.ok(&["inbox", "--peek"]).contains("note one"));
+    assert!(env.ok(&["inbox"]).contains("note one"));
+    assert!(!env.ok(&["inbox"]).contains("note one"));
+    assert!(env.ok(&["inbox", "--all"]).contains("note one"));
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "inbox", "--all"])).unwrap();
+    assert_eq!(json[0]["text"], "note one");
+}
+
+#[test]
+fn structured_messages_are_checked() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    env.ok(&[
+        "send",
+        "--as",
+        "bob",
+        "team-lead",
+        "--structured",
+        r#"{"type":"plan_approval_request","requestId":"p1","plan":"do it"}"#,
+    ]);
+    let lead = env.inbox("alpha", "team-lead");
+    assert!(
+        lead.iter()
+            .any(|m| m["type"] == "plan_approval_request" && m["from"] == "bob")
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_and_writes_nothing() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let big = "x".repeat(1024 * 1024 + 1);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["create", "../escape"],
+        vec!["create", "--", "-bad"],
+        vec!["spawn", "a/b", "--exec", "cat"],
+        vec!["spawn", "team-lead", "--exec", "cat"],
+        vec!["spawn", "x:y", "--exec", "cat"],
+        vec!["spawn", ".hidden", "--exec", "cat"],
+        vec!["spawn", "bob", "--exec", "cat"],
+        vec!["spawn", "new", "--cwd", "/no/such/dir"],
+        vec!["--team", "nosuch", "send", "bob", "hi"],
+        vec!["--team", "../x", "status"],
+        vec!["send", "nobody", "hi"],
+        vec!["send", "a@b", "hi"],
+        vec!["send", "bob", ""],
+        vec!["--as", "ghost", "send", "bob", "hi"],
+        vec!["send", "bob", "--structured", "{not json"],
+        vec!["send", "bob", "--structured", r#"{"type":"nope"}"#],
+        vec![
+            "send",
+            "*",
+            "--structured",
+            r#"{"type":"shutdown_request","requestId":"r"}"#,
+        ],
+        vec![
+            "send",
+            "bob",
+            "--structured",
+            r#"{"type":"shutdown_response","requestId":"r","approve":true}"#,
+        ],
+        vec![
+            "send",
+            "--as",
+            "bob",
+            "team-lead",
+            "--structured",
+            r#"{"type":"shutdown_response","requestId":"r","approve":"no"}"#,
+        ],
+        vec![
+            "send",
+            "--as",
+            "bob",
+            "team-lead",
+            "--structured",
+            r#"{"type":"shutdown_response","requestId":"r","approve":"maybe","reason":"x"}"#,
+        ],
+        vec![
+            "send",
+            "--as",
+            "bob",
+            "team-lead",
+            "--structured",
+            r#"{"type":"plan_approval_response","requestId":"r","approve":true}"#,
+        ],
+        vec!["ask", "nobody", "hi"],
+        vec!["inbox", "nobody"],
+        vec!["wait", "nobody"],
+        vec!["kill", "nobody"],
+        vec!["interrupt", "nobody"],
+        vec!["shutdown", "nobody"],
+        vec!["resume", "nobody"],
+        vec!["--as", "bob", "spawn", "x", "--exec", "cat"],
+        vec!["--color", "purple", "status"],
+    ];
+    let before = snapshot(env.home_path());
+    for args in &cases {
+        let err = env.fails(args, 2);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(!lines.is_empty(), "{args:?}: no error message");
+        if args[0] != "--color" && !args.contains(&"--cwd") {
+            assert_eq!(lines.len(), 1, "{args:?}: more than one line: {err}");
+        }
+        assert!(
+            lines[0].starts_with("teamctl: ") || lines[0].starts_with("error:"),
+            "{args:?}: {err}"
+        );
+        let after = snapshot(env.home_path());
+        assert!(before == after, "{args:?} changed the home directory");
+    }
+    // An oversized message (on stdin: too big for argv) and an empty one.
+    for input in [big.as_str(), ""] {
+        let out = env.run_stdin(&["send", "bob"], input);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(before == snapshot(env.home_path()));
+    }
+    assert!(
+        String::from_utf8_lossy(&env.run_stdin(&["send", "bob"], &big).stderr).contains("1 MiB")
+    );
+}
+
+#[test]
+fn state_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    env.ok(&["ask", "bob", "hi", "--timeout", "20"]);
+    for (path, _) in snapshot(env.home_path()) {
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        if path.is_dir() {
+            assert_eq!(mode, 0o700, "{}", path.display());
+        } else {
+            assert_eq!(mode, 0o600, "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn one_team_at_a_time_and_taken_names_get_a_suffix() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let err = env.fails(&["create", "beta"], 2);
+    assert!(err.contains("alpha") && err.contains("delete"), "{err}");
+    env.ok(&["delete"]);
+    // A second leader (another home pointer) sees the name taken.
+    std::fs::create_dir_all(env.team_dir("gamma")).unwrap();
+    std::fs::write(env.team_dir("gamma").join("config.json"), "{}").unwrap();
+    let name = env.ok(&["create", "gamma"]);
+    assert_eq!(name.trim(), "gamma-2");
+}

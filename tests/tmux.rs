@@ -1,0 +1,555 @@
+//! End-to-end tests of the tmux backend (SPEC section 8) against a private tmux server per
+//! test (`TestEnv::with_tmux`, killed on drop): placement inside and outside tmux, tags,
+//! liveness, tag-checked kills, the user's options left alone, resume after a server restart
+//! and attach. They fail, never pass, when tmux is missing.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Replies with the agent's name and the message text.
+const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
+
+/// A team named after the test: agent ids (`NAME@TEAM`) are process tags on the whole
+/// machine, so tests running side by side must not share them.
+fn team(env: &TestEnv, name: &str) -> String {
+    env.ok(&["create", name]).trim().to_string()
+}
+
+fn spawn(env: &TestEnv, name: &str) {
+    env.ok(&["spawn", name, "--exec", ECHO]);
+}
+
+fn config(env: &TestEnv, team: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn recorded<'a>(cfg: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in config"))
+}
+
+fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
+    recorded(&config(env, team), name)["paneId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} has no paneId"))
+        .to_string()
+}
+
+/// `#{FORMAT}` of a pane, or `None` when the pane does not exist.
+fn pane_format(env: &TestEnv, pane: &str, format: &str) -> Option<String> {
+    // display-message does not fail on a missing pane: print the id back and check it.
+    let out = env.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        pane,
+        &format!("#{{pane_id}}|{format}"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match text.split_once('|') {
+        Some((id, rest)) if out.status.success() && id == pane => Some(rest.to_string()),
+        _ => None,
+    }
+}
+
+/// The agent tags of every pane on the private server (empty for untagged panes).
+fn tags(env: &TestEnv) -> Vec<String> {
+    let out = env.tmux(&["list-panes", "-a", "-F", "#{@teamctl-agent}"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A session on the private server standing for the user's own work; its first pane.
+fn user_session(env: &TestEnv) -> String {
+    env.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "user",
+        "-x",
+        "200",
+        "-y",
+        "60",
+        "-P",
+        "-F",
+        "#{pane_id}",
+    ])
+    .trim()
+    .to_string()
+}
+
+fn ask(env: &TestEnv, name: &str, text: &str) -> String {
+    env.ok(&["ask", name, text, "--timeout", "20"])
+}
+
+fn is_worker_pid(pid: u32, agent_id: &str) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
+}
+
+/// Worker processes of this test's home still running.
+fn workers(env: &TestEnv) -> Vec<u32> {
+    env.processes()
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).any(|a| a == b"worker")
+        })
+        .collect()
+}
+
+#[test]
+fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-outside");
+    for n in ["a", "b", "c"] {
+        spawn(&env, n);
+    }
+    let session = format!("teamctl-{t}");
+    env.tmux_ok(&["has-session", "-t", &format!("={session}")]);
+    let cfg = config(&env, &t);
+    assert_eq!(cfg["tmuxSession"], session.as_str());
+    for n in ["a", "b", "c"] {
+        let m = recorded(&cfg, n);
+        assert_eq!(m["backendType"], "tmux");
+        let pane = m["paneId"].as_str().unwrap();
+        assert!(pane.starts_with('%'), "{pane}");
+        let id = format!("{n}@{t}");
+        assert_eq!(
+            pane_format(&env, pane, "#{@teamctl-agent}").as_deref(),
+            Some(id.as_str())
+        );
+        assert_eq!(
+            pane_format(&env, pane, "#{session_name} #{pane_title}").unwrap(),
+            format!("{session} {n}")
+        );
+        let start = pane_format(&env, pane, "#{pane_start_command}").unwrap();
+        assert!(start.contains("worker") && start.contains(&id), "{start}");
+        let pid: u32 = pane_format(&env, pane, "#{pane_pid}")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(m["pid"], pid);
+        assert!(
+            is_worker_pid(pid, &id),
+            "pane {pane} does not run {id}'s worker"
+        );
+    }
+    for n in ["a", "b", "c"] {
+        assert_eq!(ask(&env, n, "hello").trim(), format!("{n} got: hello"));
+        assert_eq!(env.member_status(n), "idle");
+    }
+}
+
+#[test]
+fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    // The user works in another pane of the same window: it is the active one.
+    let busy = env
+        .tmux_ok(&["split-window", "-t", &leader, "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let active = || env.tmux_ok(&["display-message", "-p", "-t", "=user:", "#{pane_id}"]);
+    assert_eq!(active().trim(), busy);
+    let window = pane_format(&env, &leader, "#{window_id}").unwrap();
+    let window_options = env.tmux_ok(&["show-options", "-w", "-t", &window]);
+    let socket = env
+        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let tmux_env = format!("{socket},1,0");
+    let t = team(&env, "tm-inside");
+    // Once with only $TMUX naming the server, once with TEAMCTL_TMUX_SOCKET consistent.
+    let out = env
+        .cmd(&["spawn", "a", "--exec", ECHO])
+        .env_remove("TEAMCTL_TMUX_SOCKET")
+        .env("TMUX", &tmux_env)
+        .env("TMUX_PANE", &leader)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = env
+        .cmd(&["spawn", "b", "--exec", ECHO])
+        .env("TMUX", &tmux_env)
+        .env("TMUX_PANE", &leader)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for n in ["a", "b"] {
+        let pane = pane_of(&env, &t, n);
+        assert_eq!(pane_format(&env, &pane, "#{window_id}").unwrap(), window);
+    }
+    assert_eq!(active().trim(), busy, "spawning moved the focus");
+    let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
+    assert_eq!(
+        sessions.trim(),
+        "user",
+        "no team session is made inside tmux"
+    );
+    assert!(config(&env, &t).get("tmuxSession").is_none());
+    assert_eq!(
+        env.tmux_ok(&["show-options", "-w", "-t", &window]),
+        window_options,
+        "the user's window options changed"
+    );
+    assert_eq!(ask(&env, "b", "hi").trim(), "b got: hi");
+}
+
+#[test]
+fn a_custom_prefix_and_a_slow_shell_change_nothing() {
+    let env = TestEnv::with_tmux();
+    user_session(&env);
+    let slow = env.work.path().join("slow-shell");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 2\nexec /bin/sh \"$@\"\n").unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&slow).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.tmux_ok(&["set-option", "-g", "prefix", "C-a"]);
+    env.tmux_ok(&["set-option", "-g", "default-shell", slow.to_str().unwrap()]);
+    team(&env, "tm-prefix");
+    spawn(&env, "a");
+    assert_eq!(ask(&env, "a", "first try").trim(), "a got: first try");
+}
+
+#[test]
+fn twelve_teammates_all_start_and_answer_a_broadcast() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-twelve");
+    let names: Vec<String> = (1..=12).map(|i| format!("m{i}")).collect();
+    for n in &names {
+        spawn(&env, n);
+    }
+    let mut panes: Vec<String> = names.iter().map(|n| pane_of(&env, &t, n)).collect();
+    for (n, p) in names.iter().zip(&panes) {
+        assert_eq!(
+            pane_format(&env, p, "#{@teamctl-agent}"),
+            Some(format!("{n}@{t}"))
+        );
+    }
+    panes.sort();
+    panes.dedup();
+    assert_eq!(panes.len(), 12, "every teammate has its own pane");
+    let windows = env.tmux_ok(&[
+        "list-windows",
+        "-t",
+        &format!("=teamctl-{t}"),
+        "-F",
+        "#{window_panes}",
+    ]);
+    assert!(
+        windows.lines().count() >= 2,
+        "a full window overflows: {windows}"
+    );
+    assert!(
+        windows.lines().all(|n| n.parse::<usize>().unwrap() <= 8),
+        "{windows}"
+    );
+
+    env.ok(&["send", "*", "ping"]);
+    wait_until("a reply from every teammate", WAIT, || {
+        let inbox = env.inbox(&t, "team-lead");
+        names.iter().all(|n| {
+            inbox
+                .iter()
+                .any(|m| m["from"] == n.as_str() && m["text"] == format!("{n} got: ping"))
+        })
+    });
+
+    // attach focuses the last teammate's pane and window (no terminal here, so the attach
+    // itself fails after selecting).
+    let last = pane_of(&env, &t, "m12");
+    let out = env.run(&["attach", "m12"]);
+    assert_eq!(out.status.code(), Some(1));
+    let current = env.tmux_ok(&[
+        "display-message",
+        "-p",
+        "-t",
+        &format!("=teamctl-{t}:"),
+        "#{pane_id}",
+    ]);
+    assert_eq!(current.trim(), last);
+}
+
+#[test]
+fn dead_panes_show_as_dead_and_stale_pane_ids_are_never_touched() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-dead");
+    for n in ["a", "b", "c"] {
+        spawn(&env, n);
+    }
+    // A pane killed behind teamctl's back.
+    let a = pane_of(&env, &t, "a");
+    env.tmux_ok(&["kill-pane", "-t", &a]);
+    wait_until("a shows as dead", WAIT, || env.member_status("a") == "dead");
+
+    // A worker that crashes leaves its pane readable, and is dead.
+    let c = pane_of(&env, &t, "c");
+    wait_until("c is idle", WAIT, || env.member_status("c") == "idle");
+    let pid = recorded(&config(&env, &t), "c")["pid"].as_u64().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    wait_until("c's pane is dead", WAIT, || {
+        pane_format(&env, &c, "#{pane_dead}").as_deref() == Some("1")
+    });
+    assert_eq!(env.member_status("c"), "dead");
+    let screen = env.tmux_ok(&["capture-pane", "-p", "-S", "-", "-t", &c]);
+    assert!(
+        screen.contains("ready"),
+        "c's pane is not readable: {screen:?}"
+    );
+    env.ok(&["kill", "c"]);
+    assert_eq!(
+        pane_format(&env, &c, "#{pane_id}"),
+        None,
+        "kill removes the pane"
+    );
+
+    // A stale id: b's record now names a user pane without the tag.
+    let user = user_session(&env);
+    let path = env.team_dir(&t).join("config.json");
+    let mut cfg = config(&env, &t);
+    for m in cfg["members"].as_array_mut().unwrap() {
+        if m["name"] == "b" {
+            m["paneId"] = user.clone().into();
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    assert_eq!(
+        env.member_status("b"),
+        "dead",
+        "an untagged pane is not b's"
+    );
+    env.ok(&["kill", "b"]);
+    assert_eq!(pane_format(&env, &user, "#{pane_id}"), Some(user.clone()));
+    assert_eq!(
+        env.tmux_ok(&["list-sessions", "-F", "#{session_name}"])
+            .lines()
+            .filter(|s| *s == "user")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_users_global_options_are_unchanged_after_spawning() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let globals = |env: &TestEnv| {
+        (
+            env.tmux_ok(&["show-options", "-g"]),
+            env.tmux_ok(&["show-options", "-gw"]),
+        )
+    };
+    let before = globals(&env);
+    for o in ["pane-border-status", "pane-border-style", "remain-on-exit"] {
+        assert!(
+            before.0.contains(o) || before.1.contains(o),
+            "{o} not listed"
+        );
+    }
+    let t = team(&env, "tm-globals");
+    spawn(&env, "outside");
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let out = env
+        .cmd(&["spawn", "inside", "--exec", ECHO])
+        .env("TMUX", format!("{},1,0", socket.trim()))
+        .env("TMUX_PANE", &leader)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(globals(&env), before);
+    // teamctl's own window has its options set at window level.
+    let own = pane_of(&env, &t, "outside");
+    let opts = env.tmux_ok(&["show-options", "-w", "-t", &own]);
+    assert!(opts.contains("remain-on-exit on"), "{opts}");
+    assert!(opts.contains("pane-border-status top"), "{opts}");
+}
+
+#[test]
+fn kill_removes_the_pane_and_shutdown_leaves_no_pane_and_no_worker() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-kill");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let a = pane_of(&env, &t, "a");
+    env.ok(&["kill", "a"]);
+    assert_eq!(pane_format(&env, &a, "#{pane_id}"), None);
+    assert_eq!(tags(&env), vec![format!("b@{t}")]);
+    env.ok(&["shutdown", "b", "--timeout", "20"]);
+    assert!(tags(&env).is_empty(), "panes left: {:?}", tags(&env));
+    assert!(
+        workers(&env).is_empty(),
+        "workers left: {:?}",
+        workers(&env)
+    );
+    assert_eq!(env.member_status("b"), "stopped");
+}
+
+#[test]
+fn resume_after_the_tmux_server_died_starts_new_panes() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-resume");
+    spawn(&env, "a");
+    let old_pid = recorded(&config(&env, &t), "a")["pid"].as_u64().unwrap() as u32;
+    env.tmux_ok(&["kill-server"]);
+    wait_until("a's worker ends with its server", WAIT, || {
+        !is_worker_pid(old_pid, &format!("a@{t}"))
+    });
+    assert_eq!(env.member_status("a"), "dead");
+    env.ok(&["resume", "a"]);
+    let pane = pane_of(&env, &t, "a");
+    assert_eq!(
+        pane_format(&env, &pane, "#{session_name} #{@teamctl-agent}").unwrap(),
+        format!("teamctl-{t} a@{t}")
+    );
+    assert_eq!(ask(&env, "a", "back?").trim(), "a got: back?");
+}
+
+#[test]
+fn delete_closes_the_team_session_it_made() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-delete");
+    spawn(&env, "a");
+    // A window the user opened in the team session goes with it.
+    env.tmux_ok(&["new-window", "-d", "-t", &format!("=teamctl-{t}:")]);
+    user_session(&env);
+    env.ok(&["delete", "--force"]);
+    let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
+    assert_eq!(sessions.trim(), "user");
+}
+
+#[test]
+fn attach_needs_a_known_teammate_with_a_pane() {
+    let env = TestEnv::with_tmux();
+    team(&env, "tm-attach");
+    env.fails(&["attach"], 1);
+    env.fails(&["attach", "nobody"], 2);
+    env.ok(&["spawn", "p", "--backend", "process", "--exec", ECHO]);
+    let err = env.fails(&["attach", "p"], 2);
+    assert!(err.contains("process backend"), "{err}");
+}
+
+#[test]
+fn without_tmux_the_tmux_backend_is_a_clear_error_and_auto_uses_processes() {
+    let env = TestEnv::new();
+    let empty = tempfile::tempdir().unwrap();
+    team(&env, "tm-notmux");
+    let out = env
+        .cmd(&["spawn", "a", "--backend", "tmux", "--exec", ECHO])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--backend process"), "{err}");
+    let out = env
+        .cmd(&["--json", "spawn", "b", "--exec", ECHO])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["backendType"], "process");
+}
+
+/// A tmux client attached to `session` on the private server, in a pseudo-terminal made by
+/// `script`; it lives until the returned child is killed.
+fn attached_client(env: &TestEnv, session: &str) -> std::process::Child {
+    let socket = env.socket.as_ref().unwrap();
+    let child = std::process::Command::new("script")
+        .args([
+            "-qfc",
+            &format!("tmux -L {socket} attach -t {session}"),
+            "/dev/null",
+        ])
+        .env_remove("TMUX")
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("`script` (util-linux) is needed to give tmux a client terminal");
+    wait_until("a client attached", WAIT, || {
+        !env.tmux_ok(&["list-clients", "-F", "#{client_name}"])
+            .trim()
+            .is_empty()
+    });
+    child
+}
+
+#[test]
+fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let t = team(&env, "tm-switch");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let b = pane_of(&env, &t, "b");
+    let mut client = attached_client(&env, "user");
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let sid = env.tmux_ok(&["display-message", "-p", "-t", "=user:", "#{session_id}"]);
+    let out = env
+        .cmd(&["attach", "b"])
+        .env(
+            "TMUX",
+            format!("{},1,{}", socket.trim(), sid.trim().trim_start_matches('$')),
+        )
+        .env("TMUX_PANE", &leader)
+        .output()
+        .unwrap();
+    let clients = env.tmux_ok(&["list-clients", "-F", "#{session_name}"]);
+    let _ = client.kill();
+    let _ = client.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        clients.trim(),
+        format!("teamctl-{t}"),
+        "the client did not switch"
+    );
+    let now = env.tmux_ok(&[
+        "display-message",
+        "-p",
+        "-t",
+        &b,
+        "#{session_name} #{pane_active} #{window_active}",
+    ]);
+    assert_eq!(now.trim(), format!("teamctl-{t} 1 1"));
+}

@@ -1,0 +1,506 @@
+//! The leader's view end to end: the demo, the console in a tmux pane and on a pipe,
+//! `log -f`, `status --watch`, and the shell files (completions, aliases, tmux bindings).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{BIN, TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A long-running teamctl child whose stdout lines are collected by a thread.
+struct Follow {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Follow {
+    fn start(env: &TestEnv, args: &[&str]) -> Follow {
+        let mut child = env
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start teamctl");
+        let out = child.stdout.take().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Follow { child, lines }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    fn has(&self, pred: impl Fn(&str) -> bool) -> bool {
+        self.lines().iter().any(|l| pred(l))
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
+        wait_until(what, WAIT, || self.has(&pred));
+    }
+
+    /// Ctrl-C (SIGINT) ends the view with exit 0.
+    fn interrupt_exits_zero(&mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(sent.success());
+        let mut code = None;
+        wait_until("the view to exit on Ctrl-C", WAIT, || {
+            code = self.child.try_wait().unwrap().map(|s| s.code());
+            code.is_some()
+        });
+        assert_eq!(code, Some(Some(0)), "Ctrl-C must exit 0");
+    }
+}
+
+impl Drop for Follow {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn messages_to(env: &TestEnv, team: &str, member: &str) -> Vec<serde_json::Value> {
+    env.inbox(team, member)
+        .into_iter()
+        .filter(|m| m["type"] == "message")
+        .collect()
+}
+
+// ---- demo ----
+
+#[test]
+fn demo_runs_without_a_terminal_and_stop_leaves_no_pane_or_process() {
+    let env = TestEnv::with_tmux();
+    let out = env.ok(&["demo"]);
+    assert!(out.contains("every teammate answered"), "{out}");
+    assert!(out.contains("attach"), "the demo says how to attach: {out}");
+    // Every teammate answered the leader (a reply to the leader's message).
+    let replies = messages_to(&env, "demo", "team-lead");
+    for mate in ["planner", "coder", "reviewer"] {
+        assert!(
+            replies
+                .iter()
+                .any(|m| m["from"] == mate && m["inReplyTo"].is_string()),
+            "no reply from {mate}: {replies:?}"
+        );
+    }
+    // They talked to each other: the coder answered the planner.
+    assert!(
+        messages_to(&env, "demo", "planner")
+            .iter()
+            .any(|m| m["from"] == "coder"),
+        "the coder never answered the planner"
+    );
+    // They used the task list: the planner added a task, the coder claimed and finished it.
+    let tasks: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "task", "list"])).unwrap();
+    assert!(
+        tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["owner"] == "coder" && t["status"] == "completed"),
+        "{tasks}"
+    );
+    // In real tmux panes on the private server.
+    let panes = env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+    for mate in ["planner", "coder", "reviewer"] {
+        assert!(
+            panes.contains(&format!("{mate}@demo")),
+            "no pane for {mate}: {panes}"
+        );
+    }
+    assert!(!env.processes().is_empty());
+
+    env.ok(&["demo", "--stop"]);
+    assert!(!env.team_dir("demo").exists(), "the demo team is deleted");
+    wait_until("no process left", WAIT, || env.processes().is_empty());
+    let left = env.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+    let left = String::from_utf8_lossy(&left.stdout);
+    assert!(
+        !left.contains("@demo"),
+        "demo panes are left after --stop: {left}"
+    );
+}
+
+#[test]
+fn demo_refuses_when_another_team_is_current_and_writes_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["create", "mine"]);
+    let before = common::snapshot(env.home_path());
+    let err = env.fails(&["demo"], 2);
+    assert!(err.contains("\"mine\""), "names the current team: {err}");
+    assert!(err.contains("TEAMCTL_HOME"), "says the way out: {err}");
+    assert_eq!(before, common::snapshot(env.home_path()));
+    // --stop with no demo team is a no-op, not an error.
+    let out = env.ok(&["demo", "--stop"]);
+    assert!(out.contains("nothing to stop"), "{out}");
+}
+
+// ---- the leader console ----
+
+#[test]
+fn console_in_a_tmux_pane_shows_mail_and_sends_typed_lines() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    let home = format!("TEAMCTL_HOME={}", env.home_path().display());
+    env.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "console",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "env",
+        "-u",
+        "TEAMCTL_TEAM",
+        "-u",
+        "TEAMCTL_AGENT_NAME",
+        &home,
+        "NO_COLOR=1",
+        BIN,
+        "lead",
+    ]);
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-t", "console"]);
+    wait_until("the console to start", WAIT, || {
+        screen().contains("teamctl lead: t")
+    });
+    env.ok(&["send", "--as", "bob", "team-lead", "hello from bob"]);
+    wait_until("bob's message on the console", WAIT, || {
+        screen().contains("bob: hello from bob")
+    });
+    // Shown means read: the leader's inbox has nothing unread.
+    let unread: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "inbox", "--peek"])).unwrap();
+    assert_eq!(unread, serde_json::json!([]), "{}", screen());
+
+    env.tmux_ok(&["send-keys", "-t", "console", "-l", "@bob hi there"]);
+    env.tmux_ok(&["send-keys", "-t", "console", "Enter"]);
+    wait_until("the typed line in bob's inbox", WAIT, || {
+        messages_to(&env, "t", "bob")
+            .iter()
+            .any(|m| m["from"] == "team-lead" && m["text"] == "hi there")
+    });
+    env.tmux_ok(&["send-keys", "-t", "console", "-l", "/quit"]);
+    env.tmux_ok(&["send-keys", "-t", "console", "Enter"]);
+    wait_until("the console to quit", WAIT, || {
+        !env.tmux(&["has-session", "-t", "console"]).status.success()
+    });
+}
+
+#[test]
+fn console_works_on_a_pipe() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    env.ok(&["send", "--as", "bob", "team-lead", "waiting for work"]);
+    env.ok(&["task", "add", "ship the release"]);
+    let out = env.ok_stdin(
+        &["lead"],
+        "@bob first job\n@* all hands\n/status\n/tasks\n/nope\n@zed hi\n/help\n/quit\n",
+    );
+    assert!(
+        out.contains("ship the release"),
+        "/tasks lists the tasks: {out}"
+    );
+    assert!(out.contains("bob: waiting for work"), "{out}");
+    assert!(out.contains("NAME"), "/status prints the table: {out}");
+    assert!(out.contains("unknown command /nope"), "{out}");
+    assert!(out.contains("no member \"zed\""), "{out}");
+    assert!(out.contains("/shutdown NAME"), "/help: {out}");
+    assert!(!out.contains('\x1b'), "no escape codes on a pipe: {out:?}");
+    let texts: Vec<_> = messages_to(&env, "t", "bob")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["first job", "all hands"]);
+    // Only the leader runs the console.
+    let err = env.fails(&["lead", "--as", "bob"], 2);
+    assert!(err.contains("only the leader"), "{err}");
+}
+
+#[test]
+fn console_shutdown_closes_the_teammate_when_it_answers() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
+    let mut console = env
+        .cmd(&["lead"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = console.stdin.take().unwrap();
+    use std::io::Write;
+    writeln!(stdin, "/shutdown bob").unwrap();
+    // The console acts on the response itself (no other leader command runs).
+    let cfg = env.team_dir("t").join("config.json");
+    wait_until("bob marked stopped by the console", WAIT, || {
+        let c: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+        c["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "bob" && m["status"] == "stopped")
+    });
+    drop(stdin);
+    let out = console.wait_with_output().unwrap();
+    assert!(out.status.success());
+    wait_until("no process left", WAIT, || env.processes().is_empty());
+}
+
+// ---- log -f ----
+
+#[test]
+fn log_follow_prints_messages_sent_after_it_started() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    env.ok(&["send", "bob", "before"]);
+    let plain = Follow::start(&env, &["log", "-f"]);
+    let json = Follow::start(
+        &env,
+        &["--json", "log", "-f", "--to", "bob", "--type", "message"],
+    );
+    plain.wait_for("the old message", |l| {
+        l.contains("team-lead -> bob: before")
+    });
+    json.wait_for("the old message as JSON", |l| l.contains("\"before\""));
+    env.ok(&["send", "bob", "after"]);
+    plain.wait_for("the new message", |l| l.contains("team-lead -> bob: after"));
+    json.wait_for("the new message as JSON", |l| l.contains("\"after\""));
+    // A member who joins later is followed too.
+    env.ok(&[
+        "spawn",
+        "carol",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    env.ok(&["send", "--as", "carol", "bob", "from the new one"]);
+    plain.wait_for("the newcomer's message", |l| {
+        l.contains("carol -> bob: from the new one")
+    });
+    json.wait_for("the newcomer's message as JSON", |l| {
+        l.contains("from the new one")
+    });
+    // Broadcast copies are shown once; every JSON line is one object that passed the filters.
+    env.ok(&["send", "*", "everyone"]);
+    plain.wait_for("the broadcast", |l| l.contains("everyone"));
+    for line in json.lines() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["to"], "bob", "{line}");
+        assert_eq!(v["type"], "message", "{line}");
+    }
+    let copies = plain
+        .lines()
+        .iter()
+        .filter(|l| l.contains("everyone"))
+        .count();
+    assert_eq!(copies, 1, "{:?}", plain.lines());
+    let mut plain = plain;
+    plain.interrupt_exits_zero();
+    env.fails(&["log", "--type", "gossip"], 2);
+}
+
+// ---- status --watch ----
+
+#[test]
+fn status_watch_prints_a_new_board_when_a_teammate_changes_state() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "while [ ! -e release ]; do sleep 0.05; done; rm release",
+    ]);
+    wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
+    let mut watch = Follow::start(&env, &["status", "--watch"]);
+    let row = |state: &'static str| {
+        move |l: &str| l.starts_with("bob ") && l.split_whitespace().nth(1) == Some(state)
+    };
+    watch.wait_for("a board with bob idle", row("idle"));
+    let boards = |w: &Follow| w.lines().iter().filter(|l| l.starts_with("team t")).count();
+    let first = boards(&watch);
+    env.ok(&["send", "bob", "hold on"]);
+    watch.wait_for("a board with bob working", row("working"));
+    assert!(
+        watch.lines().iter().any(|l| l.contains("hold on")),
+        "the current turn is shown: {:?}",
+        watch.lines()
+    );
+    std::fs::write(env.work.path().join("release"), b"").unwrap();
+    wait_until("a board with bob idle again", WAIT, || {
+        let lines = watch.lines();
+        let working = lines.iter().rposition(|l| row("working")(l)).unwrap();
+        lines[working..].iter().any(|l| row("idle")(l))
+    });
+    assert!(boards(&watch) > first);
+    // Piped: a board is printed only when something changed (ages aside), never twice the
+    // same.
+    let lines = watch.lines();
+    let mut boards_seen: Vec<Vec<String>> = Vec::new();
+    for l in &lines {
+        if l.starts_with("team t") {
+            boards_seen.push(Vec::new());
+        } else if let Some(b) = boards_seen.last_mut()
+            && !l.is_empty()
+            && !l.starts_with("NAME")
+        {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let turn = cols.get(6..).unwrap_or_default().join(" ");
+            let turn = turn.rsplit_once(" (").map_or(turn.as_str(), |(t, _)| t);
+            b.push(format!("{} {turn}", cols[..5].join(" ")));
+        }
+    }
+    for pair in boards_seen.windows(2) {
+        assert_ne!(pair[0], pair[1], "the same board twice: {lines:#?}");
+    }
+    assert!(!lines.iter().any(|l| l.contains('\x1b')), "{lines:?}");
+    watch.interrupt_exits_zero();
+}
+
+// ---- shell files ----
+
+fn generated(shell: &str) -> String {
+    let out = Command::new(BIN)
+        .args(["completions", shell])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn committed_completion_scripts_match_the_binary() {
+    for (shell, file) in [
+        ("bash", "shell/teamctl.bash"),
+        ("zsh", "shell/_teamctl"),
+        ("fish", "shell/teamctl.fish"),
+    ] {
+        let committed = std::fs::read_to_string(repo().join(file)).unwrap();
+        assert!(
+            committed == generated(shell),
+            "{file} is stale: regenerate it with `teamctl completions {shell} > {file}` (see docs/SHELL.md)"
+        );
+    }
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(repo().join("shell/teamctl.bash"))
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+fn sources_cleanly(shell: &str, script: &str) {
+    let out = Command::new(shell)
+        .arg("-c")
+        .arg(script)
+        .current_dir(repo())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shell}: {e}"));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{shell}: {script}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("teamctl status --watch"),
+        "{shell}: {stdout}"
+    );
+}
+
+#[test]
+fn aliases_source_cleanly_in_bash_and_zsh() {
+    sources_cleanly("bash", "set -eu; source shell/aliases.sh; alias tcw");
+    // With the bash completion loaded, `tc` completes like teamctl.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("source shell/teamctl.bash && source shell/aliases.sh && complete -p tc")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("_teamctl"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let zsh = Command::new("zsh").arg("--version").output();
+    assert!(
+        zsh.is_ok_and(|o| o.status.success()),
+        "zsh is required for this test and was not found on PATH (install it: apt-get install -y zsh; .ci/run does)"
+    );
+    sources_cleanly("zsh", "set -eu; source shell/aliases.sh; alias tcw");
+    let check = Command::new("zsh")
+        .arg("-n")
+        .arg(repo().join("shell/_teamctl"))
+        .output()
+        .unwrap();
+    assert!(check.status.success());
+}
+
+#[test]
+fn tmux_bindings_load_on_a_private_server() {
+    let env = TestEnv::with_tmux();
+    env.tmux_ok(&["-f", "/dev/null", "new-session", "-d", "-s", "keys"]);
+    let conf = repo().join("shell/teamctl.tmux.conf");
+    env.tmux_ok(&["source-file", conf.to_str().unwrap()]);
+    let keys = env.tmux_ok(&["list-keys", "-T", "prefix"]);
+    assert!(
+        keys.contains("teamctl status --watch") && keys.contains("@teamctl-agent"),
+        "{keys}"
+    );
+}
