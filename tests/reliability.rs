@@ -446,13 +446,14 @@ fn random_bytes_as_a_team_file_are_a_clear_error_and_other_teams_are_unaffected(
     }
 }
 
+/// Random bytes as `tasks.json`: every task command fails with one line (exit 1) and leaves
+/// the file as it was; the team's other commands and the other team's task list still work.
 #[test]
-#[ignore = "needs the task list (built in parallel); enable once `teamctl task` exists"]
 fn random_bytes_as_a_task_file_are_a_clear_error_and_other_teams_are_unaffected() {
     let t = TestEnv::new();
-    t.ok(&["create", "other"]);
+    make_team(&t, "other");
     t.ok(&["--team", "other", "task", "add", "a task that stays"]);
-    t.ok(&["create", "alpha"]);
+    make_team(&t, "alpha");
     t.ok(&["--team", "alpha", "task", "add", "first"]);
     let tasks = t.team_dir("alpha").join("tasks.json");
     assert!(
@@ -473,15 +474,24 @@ fn random_bytes_as_a_task_file_are_a_clear_error_and_other_teams_are_unaffected(
             &["--team", "alpha", "task", "show", "1"],
             &["--team", "alpha", "task", "claim"],
             &["--team", "alpha", "task", "add", "second"],
-            &["--team", "alpha", "status"],
+            &["--team", "alpha", "task", "done", "1"],
         ] {
             let out = t.run(args);
             assert_no_panic(args, &out);
-            if !out.status.success() {
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                assert!(stderr.starts_with("teamctl: "), "{args:?}: {stderr:?}");
-            }
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+            assert!(
+                stderr.starts_with("teamctl: ")
+                    && stderr.contains("damaged")
+                    && stderr.trim().lines().count() == 1,
+                "{args:?}: one clear line expected, got {stderr:?}"
+            );
         }
+        // A damaged list is never overwritten, and the rest of the team still works.
+        assert_eq!(std::fs::read(&tasks).unwrap(), bytes);
+        let out = t.run(&["--team", "alpha", "status"]);
+        assert_no_panic(&["status"], &out);
+        assert!(out.status.success());
         let list = t.ok(&["--team", "other", "task", "list"]);
         assert!(list.contains("a task that stays"), "{list}");
     }
