@@ -659,6 +659,53 @@ fn assert_in_order<'a>(texts: impl Iterator<Item = &'a str>, where_: &str) {
     }
 }
 
+// ---------- the polling fallback ----------
+
+/// A worker without inotify (the per-user instance limit spent, here forced with
+/// `TEAMCTL_POLL_MS`) still gets every message, in order, exactly once.
+#[test]
+fn a_worker_that_must_poll_still_gets_every_message_once() {
+    let t = TestEnv::new();
+    t.ok(&["create", "alpha"]);
+    let file = handled_file(&t, "alpha", "bob");
+    let out = t
+        .cmd(&[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--exec",
+            &recorder(&file),
+        ])
+        .env("TEAMCTL_POLL_MS", "50")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("bob idle", Duration::from_secs(20), || {
+        t.member_status("bob") == "idle"
+    });
+    let ids: Vec<String> = (0..10)
+        .map(|i| send(&t, "alpha", "bob", &format!("s0-{i}")))
+        .collect();
+    wait_until("bob to handle all ten", Duration::from_secs(30), || {
+        lines(&file).len() >= ids.len()
+    });
+    let handled: Vec<String> = lines(&file)
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(handled, ids);
+    let log = std::fs::read_to_string(t.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(
+        !log.contains("inotify unavailable"),
+        "forced polling is not an error"
+    );
+}
+
 // ---------- concurrent spawns ----------
 
 #[test]
