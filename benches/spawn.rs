@@ -296,7 +296,7 @@ fn bare_panes(n: usize) -> Result<()> {
         let sleep_rss = pids.first().and_then(|&p| memory_kib(p)).map_or(0, |m| m.0);
         Ok((took, windows, sleep_rss))
     })();
-    let _ = tmux(&["kill-server"]);
+    support::kill_tmux_server(&socket);
     for pid in processes_mentioning(&socket) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid as i32),

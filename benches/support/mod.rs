@@ -117,8 +117,8 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
-        if self.socket.is_some() {
-            let _ = self.tmux(&["kill-server"]);
+        if let Some(socket) = &self.socket {
+            kill_tmux_server(socket);
         }
         for _ in 0..3 {
             let pids = self.processes();
@@ -133,6 +133,26 @@ impl Drop for Env {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// Kill a private tmux server and remove its socket file (tmux leaves it behind).
+pub fn kill_tmux_server(socket: &str) {
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+    };
+    let path = tmux(&["display-message", "-p", "#{socket_path}"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let _ = tmux(&["kill-server"]);
+    if let Some(p) = path.filter(|p| p.file_name().is_some_and(|n| n == socket)) {
+        let _ = std::fs::remove_file(p);
     }
 }
 
