@@ -26,8 +26,13 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
         return Status::Active;
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
-    // Recorded by `spawn` but not yet placed: the worker is being started.
-    if member.status == Status::Starting && member.pid.is_none() && member.pane_id.is_none() {
+    // Recorded by `spawn` but not yet placed: the worker is being started (a spawn that died
+    // there is dead after a minute).
+    if member.status == Status::Starting
+        && member.pid.is_none()
+        && member.pane_id.is_none()
+        && crate::domain::time::now_ms().saturating_sub(member.joined_at) < 60_000
+    {
         return Status::Starting;
     }
     match backend::for_member(member).liveness(member, live) {
@@ -90,6 +95,8 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
     old.terminate(member, live.as_ref(), GRACE)?;
+    // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
+    crate::worktree::restore(member)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
     // session there if the old one is gone).
     start_worker(home, store, name, old.as_ref())
@@ -183,7 +190,10 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
         .extra
         .get(SHUTDOWN_REQUEST_FIELD)
         .and_then(|v| v.as_str());
-    if waiting != Some(request_id.as_str()) {
+    // An approval answers any outstanding request (the leader may have asked twice); a
+    // refusal counts only for the request it answers.
+    let current = waiting == Some(request_id.as_str());
+    if !(current || (approve.0 && waiting.is_some())) {
         return Ok(None);
     }
     if !approve.0 {
@@ -206,8 +216,17 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     Ok(Some(Handoff::Stopped(member.name.clone())))
 }
 
-/// Unread messages in `name`'s inbox for `reader`.
+/// Unread messages in `name`'s inbox for `reader`. Control messages the worker already
+/// answered ahead of its cursor (a shutdown request, a plan response) are not unread.
 pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
+    let handled = if reader == crate::worker::READER {
+        store
+            .live(name)
+            .map(|l| l.handled_control)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let mut pos = store.cursor(name, reader);
     let mut n = 0;
     while let Ok(entries) = store.read(name, pos, 1024) {
@@ -215,7 +234,7 @@ pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
         pos = last.end;
         n += entries
             .iter()
-            .filter(|e| matches!(e.item, Item::Message(_)))
+            .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
             .count();
     }
     n

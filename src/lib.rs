@@ -8,11 +8,13 @@ pub mod cli;
 pub mod commands;
 pub mod console;
 pub mod context;
+pub mod doctor;
 pub mod domain;
 pub mod error;
 pub mod leader;
 pub mod output;
 pub mod store;
 pub mod worker;
+pub mod worktree;
 
 pub use error::{Error, Result};

@@ -446,6 +446,46 @@ fn delete_closes_the_team_session_it_made() {
     env.ok(&["delete", "--force"]);
     let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
     assert_eq!(sessions.trim(), "user");
+    wait_until(
+        "the console to end with its session",
+        Duration::from_secs(10),
+        || env.consoles().is_empty(),
+    );
+}
+
+#[test]
+fn the_team_session_opens_on_the_leader_console() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-console");
+    spawn(&env, "a");
+    let session = format!("=teamctl-{t}:");
+    // The first pane runs `teamctl lead`, is active (attach lands on it) and has no agent tag.
+    let first = env.tmux_ok(&[
+        "list-panes",
+        "-t",
+        &session,
+        "-F",
+        "#{pane_index} #{pane_active} #{pane_current_command} #{@teamctl-agent}",
+    ]);
+    let rows: Vec<&str> = first.lines().collect();
+    assert_eq!(rows.len(), 2, "{first}");
+    assert!(rows[0].starts_with("0 1 teamctl"), "{first}");
+    assert!(
+        rows[0].trim_end().ends_with("teamctl"),
+        "console carries no agent tag: {first}"
+    );
+    assert!(rows[1].ends_with(&format!("a@{t}")), "{first}");
+    assert_eq!(env.consoles().len(), 1);
+    // The console shows the teammate's reply.
+    env.ok(&["send", "a", "hello console"]);
+    wait_until(
+        "the reply in the console pane",
+        Duration::from_secs(20),
+        || {
+            let screen = env.tmux_ok(&["capture-pane", "-p", "-t", &format!("{session}.0")]);
+            screen.contains("hello console")
+        },
+    );
 }
 
 #[test]

@@ -29,6 +29,9 @@ pub struct Launch {
     /// Where the worker's own output goes when it has no pane.
     pub log: PathBuf,
     pub color: String,
+    /// The leader console's argv (program first): the first pane of a team session that
+    /// teamctl creates outside tmux.
+    pub console: Vec<String>,
 }
 
 impl Launch {
@@ -40,12 +43,23 @@ impl Launch {
     ) -> Result<Launch> {
         let program = std::env::current_exe()
             .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        let console = vec![
+            program.display().to_string(),
+            "lead".into(),
+            "--home".into(),
+            home.display().to_string(),
+            "--team".into(),
+            team.to_string(),
+            "--as".into(),
+            crate::domain::LEADER.into(),
+        ];
         Ok(Launch {
             team: team.clone(),
             member: member.name.clone(),
             agent_id: member.agent_id.clone(),
             program,
             args: worker_args(home, &member.agent_id),
+            console,
             env: Vec::new(),
             cwd: PathBuf::from(&member.cwd),
             log,

@@ -16,6 +16,18 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     ctx.reconcile(&store)?;
     let names: Vec<_> = config.teammates().map(|m| m.name.clone()).collect();
     if !args.force {
+        let dirty: Vec<String> = config
+            .teammates()
+            .filter_map(|m| m.worktree.as_deref())
+            .filter(|w| std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref()))
+            .map(str::to_string)
+            .collect();
+        if !dirty.is_empty() {
+            return Err(crate::Error::failed(format!(
+                "uncommitted changes in {}; commit them (the branches are kept) or use `teamctl delete --force`",
+                dirty.join(", ")
+            )));
+        }
         let outcome = super::shutdown::handoff(
             &store,
             &names,
@@ -32,6 +44,13 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     // Whatever is left (forced, or leftovers of stopped members) ends now, tag checked.
     for m in store.load()?.teammates() {
         leader::end_member(&store, m, "team deleted")?;
+    }
+    // Worktrees live in the team directory: remove them through git so the repository does
+    // not keep stale entries. Their branches are kept.
+    for m in store.load()?.teammates() {
+        if let Err(e) = crate::worktree::remove_for(m) {
+            eprintln!("teamctl: {e}");
+        }
     }
     crate::backend::tmux::forget_team(&store.load()?);
     store.destroy()?;

@@ -1,9 +1,87 @@
-//! `teamctl doctor [--fix]`: filled in by the lifecycle work.
+//! `teamctl doctor [--fix]`: check tmux, the inotify limits, stale teams and worktrees, and
+//! orphaned processes and panes (see `crate::doctor`). With `--fix`, clean up what was found
+//! and say what was done. Exit 1 when something is wrong and was not fixed.
 
 use crate::cli::DoctorArgs;
 use crate::context::Ctx;
+use crate::doctor::{self, Finding, Level};
 use crate::error::{Error, Result};
 
-pub fn run(_ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
-    Err(Error::failed("doctor is not built yet"))
+/// Rounds of fixing: ending a worker can leave its agent processes to end in the next round.
+const FIX_ROUNDS: usize = 3;
+
+pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
+    let mut findings = doctor::check(&ctx.home);
+    let mut fixed: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    if args.fix {
+        for _ in 0..FIX_ROUNDS {
+            let fixes: Vec<_> = findings.iter().filter_map(|f| f.fix.clone()).collect();
+            if fixes.is_empty() {
+                break;
+            }
+            for fix in fixes {
+                match fix.apply() {
+                    Ok(done) => fixed.push(done),
+                    Err(e) => failed.push(e.to_string()),
+                }
+            }
+            findings = doctor::check(&ctx.home);
+            if !failed.is_empty() {
+                break;
+            }
+        }
+    }
+    let problems = findings
+        .iter()
+        .filter(|f| f.level == Level::Problem)
+        .count();
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "ok": problems == 0 && failed.is_empty(),
+            "findings": findings,
+            "fixed": fixed,
+            "fixFailed": failed,
+        }));
+    } else {
+        for line in &fixed {
+            println!("{} {line}", ctx.paint.color("fixed", "green"));
+        }
+        for line in &failed {
+            println!("{} {line}", ctx.paint.color("not fixed", "red"));
+        }
+        for f in &findings {
+            print!("{}", render(ctx, f));
+        }
+    }
+    if problems > 0 || !failed.is_empty() {
+        let how = if args.fix {
+            "the rest needs a person (see the hints above)"
+        } else {
+            "`teamctl doctor --fix` cleans up what it can"
+        };
+        return Err(Error::failed(format!(
+            "doctor found {} problem{}; {how}",
+            problems + failed.len(),
+            if problems + failed.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        )));
+    }
+    Ok(())
+}
+
+fn render(ctx: &Ctx, f: &Finding) -> String {
+    let tag = match f.level {
+        Level::Ok => ctx.paint.color("ok     ", "green"),
+        Level::Warn => ctx.paint.color("warn   ", "yellow"),
+        Level::Problem => ctx.paint.color("PROBLEM", "red"),
+    };
+    let mut out = format!("{tag} {:<9} {}\n", f.check, f.message);
+    if let Some(h) = &f.hint {
+        out.push_str(&format!("        {:<9} {}\n", "", ctx.paint.dim(h)));
+    }
+    out
 }

@@ -31,6 +31,9 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             leader::end_member(&store, &member, "killed by shutdown --force")?;
             println!("{name} stopped (forced)");
         }
+        if args.remove_worktree {
+            remove_worktrees(&store, &targets)?;
+        }
         return Ok(());
     }
     let outcome = handoff(
@@ -46,7 +49,35 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     for n in &outcome.requested {
         println!("{n}: shutdown requested; the next teamctl command acts on the answer");
     }
+    if args.remove_worktree {
+        remove_worktrees(&store, &outcome.stopped)?;
+        if !outcome.requested.is_empty() {
+            eprintln!(
+                "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
+            );
+        }
+    }
     outcome.into_result(args.timeout)
+}
+
+/// `--remove-worktree`: remove the worktrees of teammates that stopped.
+fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
+    let config = store.load()?;
+    for name in names {
+        let member = config.require(name.as_str())?;
+        let dirty = member.worktree.as_deref().is_some_and(|w| {
+            std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref())
+        });
+        if let Some(path) = crate::worktree::remove_for(member)? {
+            println!("removed {name}'s worktree {}", path.display());
+            if dirty {
+                eprintln!(
+                    "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a handoff came to.
@@ -100,7 +131,13 @@ pub fn handoff(
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
         match leader::effective_status(&member, store.live(name).as_ref()) {
-            Status::Stopped => out.stopped.push(name.clone()),
+            Status::Stopped => {
+                // Stopped on its own (or its answer was missed): make sure nothing is left.
+                if member.status != Status::Stopped {
+                    leader::end_member(store, &member, "it had stopped")?;
+                }
+                out.stopped.push(name.clone());
+            }
             Status::Dead => {
                 leader::end_member(store, &member, "it had died")?;
                 out.stopped.push(name.clone());
@@ -150,15 +187,19 @@ pub fn handoff(
                 }
             }
         }
-        // A worker that died instead of answering is cleaned up like a dead one.
+        // A worker that died instead of answering is cleaned up like a dead one; one that
+        // stopped without an answer the leader could match is cleaned up as stopped.
         let config = store.load()?;
         for name in waiting.clone() {
             let member = config.require(name.as_str())?;
-            if leader::effective_status(member, store.live(&name).as_ref()) == Status::Dead {
-                leader::end_member(store, member, "it died before answering")?;
-                out.stopped.push(name.clone());
-                waiting.retain(|w| *w != name);
-            }
+            let why = match leader::effective_status(member, store.live(&name).as_ref()) {
+                Status::Dead => "it died before answering",
+                Status::Stopped => "it stopped",
+                _ => continue,
+            };
+            leader::end_member(store, member, why)?;
+            out.stopped.push(name.clone());
+            waiting.retain(|w| *w != name);
         }
         if waiting.is_empty() || Instant::now() >= deadline {
             break;

@@ -11,6 +11,7 @@ use crate::domain::{Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
+use crate::worktree;
 
 pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
@@ -22,9 +23,18 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--turn-timeout and --max-turns must be at least 1",
         ));
     }
-    if args.worktree.is_some() {
-        return Err(Error::bad("--worktree is not available in this build yet"));
+    if args.plan.is_some() && !args.plan_mode_required {
+        return Err(Error::bad(
+            "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
+        ));
     }
+    // (An existing member is refused below, with the way out, before any worktree check.)
+    let tree = match &args.worktree {
+        Some(branch) if store.load()?.member(name.as_str()).is_none() => {
+            Some(worktree::plan(&cwd, store.dir(), &name, branch)?)
+        }
+        _ => None,
+    };
     let backend = backend::select(args.backend)?;
     ctx.reconcile(&store)?;
     let team = store.team().clone();
@@ -43,6 +53,9 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
+    if let Some(t) = &tree {
+        worktree::record(&mut member, t);
+    }
     store.update(&mut |cfg| {
         if let Some(existing) = cfg.member(name.as_str()) {
             return Err(Error::bad(format!(
@@ -56,13 +69,25 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         cfg.members.push(m);
         Ok(())
     })?;
+    let forget = || {
+        let _ = store.update(&mut |cfg| {
+            cfg.members.retain(|m| m.name != name);
+            Ok(())
+        });
+    };
+    if let Some(t) = &tree
+        && let Err(e) = worktree::add(&t.repo, &t.path, &t.branch)
+    {
+        forget();
+        return Err(e);
+    }
     let started = match leader::start_worker(&ctx.home, &store, &name, backend.as_ref()) {
         Ok(m) => m,
         Err(e) => {
-            let _ = store.update(&mut |cfg| {
-                cfg.members.retain(|m| m.name != name);
-                Ok(())
-            });
+            forget();
+            if let Some(t) = &tree {
+                let _ = worktree::remove(&t.repo, &t.path);
+            }
             return Err(e);
         }
     };

@@ -133,7 +133,7 @@ impl Worker {
         let body = Body::message(task.turn_text(), Some(summary));
         let env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
         match self.run_task(&env, &task, stop).await? {
-            Next::Exit => Ok(Next::Exit),
+            Next::Exit | Next::Abandon => Ok(Next::Exit),
             _ => Ok(Next::Again),
         }
     }

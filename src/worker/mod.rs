@@ -8,6 +8,7 @@
 //! One idle notification goes to the leader per busy-to-idle edge.
 
 mod autoclaim;
+mod plan;
 mod sink;
 pub mod turn;
 
@@ -64,6 +65,8 @@ enum Next {
     /// Work was done without reading mail (an auto-claimed task): look again before idling.
     Again,
     Exit,
+    /// Exit without handling the current message: it stays unread for `resume`.
+    Abandon,
 }
 
 struct Worker {
@@ -79,6 +82,8 @@ struct Worker {
     /// Control messages found ahead of the cursor.
     scanned_to: u64,
     pending_shutdown: Option<Envelope>,
+    /// Plan approval responses found ahead of the cursor (see `plan.rs`).
+    plan_replies: Vec<Envelope>,
     bell: Arc<Notify>,
     /// Tasks finished since the worker was last idle.
     task_tally: autoclaim::Tally,
@@ -115,6 +120,7 @@ impl Worker {
             since_idle: None,
             scanned_to: 0,
             pending_shutdown: None,
+            plan_replies: Vec::new(),
             bell: Arc::new(Notify::new()),
             task_tally: Default::default(),
         })
@@ -155,7 +161,7 @@ impl Worker {
             if entries.is_empty() {
                 if self.member.auto_claim {
                     match self.try_auto_claim(&mut stop).await? {
-                        Next::Exit => return Ok(()),
+                        Next::Exit | Next::Abandon => return Ok(()),
                         Next::Again => continue,
                         Next::Continue => {}
                     }
@@ -180,6 +186,9 @@ impl Worker {
                     }
                     Item::Blank => Next::Continue,
                 };
+                if next == Next::Abandon {
+                    return Ok(());
+                }
                 // The cursor moves only once the message is handled.
                 self.store.set_cursor(&self.name, READER, entry.end)?;
                 if next == Next::Exit {
@@ -193,7 +202,8 @@ impl Worker {
         }
     }
 
-    /// Look ahead of the cursor for shutdown requests, each byte once.
+    /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
+    /// once.
     fn scan_control(&mut self) -> Result<()> {
         let mut pos = self.scanned_to.max(self.store.cursor(&self.name, READER));
         loop {
@@ -201,12 +211,16 @@ impl Worker {
             let Some(last) = entries.last() else { break };
             pos = last.end;
             for e in entries {
-                if let Item::Message(env) = e.item
-                    && matches!(env.body, Body::ShutdownRequest { .. })
-                    && !self.live.handled_control.contains(&env.id)
-                    && self.pending_shutdown.is_none()
-                {
-                    self.pending_shutdown = Some(*env);
+                let Item::Message(env) = e.item else { continue };
+                if self.live.handled_control.contains(&env.id) {
+                    continue;
+                }
+                match env.body {
+                    Body::ShutdownRequest { .. } if self.pending_shutdown.is_none() => {
+                        self.pending_shutdown = Some(*env);
+                    }
+                    Body::PlanApprovalResponse { .. } => self.keep_plan_reply(*env),
+                    _ => {}
                 }
             }
         }
@@ -260,6 +274,16 @@ impl Worker {
         });
         self.set_status(Status::Working);
         self.sink.note(&format!("<- {}: {summary}", env.from));
+        let mut extra_env = extra_env.to_vec();
+        if self.member.plan_mode_required {
+            match self.plan_gate(env, text, &extra_env, stop).await? {
+                plan::Gate::Approved(plan) => {
+                    extra_env.push(("TEAMCTL_PLAN".into(), turn::env_value(&plan)));
+                    self.set_status(Status::Working);
+                }
+                plan::Gate::Done(next) => return Ok(next),
+            }
+        }
         let Some(command) = self.member.command.clone() else {
             // No agent command: show the message for a person to answer.
             self.sink.output(format!("{text}\n").as_bytes());
@@ -269,27 +293,11 @@ impl Worker {
         let spec = TurnSpec {
             command,
             cwd: PathBuf::from(&self.member.cwd),
-            env: self.turn_env(env, text, extra_env),
+            env: self.turn_env(env, text, &extra_env),
             stdin: text.to_string(),
             timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
         };
-        let store = self.store.clone();
-        let name = self.name.clone();
-        let mut live = self.live.clone();
-        let result = turn::run(&spec, &mut self.sink, stop, move |pgid| {
-            live.turn_pgid = Some(pgid);
-            let _ = store.set_live(&name, &live);
-        })
-        .await;
-        self.live.turn_pgid = None;
-        let result = match result {
-            Ok(r) => r,
-            Err(e) => TurnResult {
-                end: TurnEnd::Exited(127),
-                stdout: String::new(),
-                stderr_tail: e.to_string(),
-            },
-        };
+        let result = self.run_spec(&spec, stop).await;
         self.answer(env, &result)?;
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
@@ -304,10 +312,32 @@ impl Worker {
         self.finish_turn(reason, what);
         self.task_turn_done(&result);
         if result.end == TurnEnd::Stopped {
+            // Not handled: the cursor stays, so `resume` runs this message again.
             self.exit_on_signal("a stop signal")?;
-            return Ok(Next::Exit);
+            return Ok(Next::Abandon);
         }
         self.after_turn()
+    }
+
+    /// Run a command as a turn does (own process group, recorded for `interrupt`).
+    async fn run_spec(&mut self, spec: &TurnSpec, stop: &mut Stoppers) -> TurnResult {
+        let store = self.store.clone();
+        let name = self.name.clone();
+        let mut live = self.live.clone();
+        let result = turn::run(spec, &mut self.sink, stop, move |pgid| {
+            live.turn_pgid = Some(pgid);
+            let _ = store.set_live(&name, &live);
+        })
+        .await;
+        self.live.turn_pgid = None;
+        match result {
+            Ok(r) => r,
+            Err(e) => TurnResult {
+                end: TurnEnd::Exited(127),
+                stdout: String::new(),
+                stderr_tail: e.to_string(),
+            },
+        }
     }
 
     fn turn_env(
@@ -527,7 +557,7 @@ impl Worker {
         let list = &mut self.live.handled_control;
         if !list.iter().any(|x| x == id) {
             list.push(id.to_string());
-            if list.len() > 16 {
+            if list.len() > 64 {
                 list.remove(0);
             }
         }

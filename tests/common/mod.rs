@@ -205,9 +205,26 @@ impl TestEnv {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Pids of live processes started under this home (workers have it in argv, agents in
-    /// their environment).
+    /// Pids of live worker and agent processes started under this home (workers have it in
+    /// argv, agents in their environment). Not counted: the leader console (`teamctl lead`,
+    /// the first pane of a team session: the leader's, see `consoles`) and the private tmux
+    /// server (which inherits the environment of the command that started it).
     pub fn processes(&self) -> Vec<u32> {
+        self.under_home()
+            .into_iter()
+            .filter(|pid| !is_console(*pid) && !is_tmux(*pid))
+            .collect()
+    }
+
+    /// Pids of leader consoles started under this home.
+    pub fn consoles(&self) -> Vec<u32> {
+        self.under_home()
+            .into_iter()
+            .filter(|pid| is_console(*pid))
+            .collect()
+    }
+
+    fn under_home(&self) -> Vec<u32> {
         let home = self.home.path().display().to_string();
         let mut out = Vec::new();
         for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -228,7 +245,8 @@ impl TestEnv {
             let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let needle = home.as_bytes();
             let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-            if has(&cmdline) || has(&environ) {
+            // An empty argv: the process is exiting (or a zombie already).
+            if !cmdline.is_empty() && (has(&cmdline) || has(&environ)) {
                 out.push(pid);
             }
         }
@@ -236,9 +254,31 @@ impl TestEnv {
     }
 }
 
+/// `pid: argv` for each pid, for assertion messages.
+pub fn describe(pids: &[u32]) -> String {
+    pids.iter()
+        .map(|p| {
+            let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p}: {}", String::from_utf8_lossy(&argv).replace('\0', " "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn is_tmux(pid: u32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    argv0 == b"tmux" || argv0.ends_with(b"/tmux")
+}
+
+fn is_console(pid: u32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    cmdline.split(|b| *b == 0).nth(1) == Some(&b"lead"[..])
+}
+
 impl Drop for TestEnv {
     fn drop(&mut self) {
-        for pid in self.processes() {
+        for pid in self.under_home() {
             unsafe_kill(pid);
         }
         if self.socket.is_some() {

@@ -109,7 +109,12 @@ impl TmuxBackend {
         {
             return Ok(p);
         }
-        place::detached(&self.tmux, team, start)
+        let console = Start {
+            argv: &launch.console,
+            cwd: start.cwd,
+            env: start.env,
+        };
+        place::detached(&self.tmux, team, start, &console)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Where a new teammate's pane goes. Inside tmux: split off the leader's own pane (never the
 //! active one), later teammates beside the first, evened out; a full window overflows into a
 //! sibling window. Outside tmux: the detached session `teamctl-TEAM` (created on first use,
-//! tagged as the team's), tiled windows of at most `MAX_PANES` panes. Nothing takes focus.
+//! tagged as the team's, its first pane the leader console), tiled windows of at most
+//! `MAX_PANES` panes. Nothing takes focus.
 
 use super::argv::{self, MAX_PANES, NewPane, Start};
 use super::run::{Fail, Tmux};
@@ -62,8 +63,9 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
     })
 }
 
-/// A pane in the team's detached session, creating the session on first use.
-pub fn detached(t: &Tmux, team: &str, start: &Start) -> Result<Placed> {
+/// A pane in the team's detached session, creating the session on first use with the leader
+/// console (`console`) in its first pane, so `attach` lands on it.
+pub fn detached(t: &Tmux, team: &str, start: &Start, console: &Start) -> Result<Placed> {
     let name = argv::session_name(team);
     let target = argv::exact_session(&name);
     // Two spawns may race to create the session: the loser finds it on the next round.
@@ -92,7 +94,8 @@ pub fn detached(t: &Tmux, team: &str, start: &Start) -> Result<Placed> {
         ];
         match t.run(&cmds) {
             Ok(out) => {
-                let pane = start_in(t, &new_pane(&out)?, team, start)?;
+                start_in(t, &new_pane(&out)?, team, console)?;
+                let pane = fill(t, &target, team, start)?;
                 return Ok(Placed {
                     pane,
                     session: Some(name),
@@ -147,8 +150,8 @@ fn fill(t: &Tmux, session: &str, team: &str, start: &Start) -> Result<NewPane> {
     start_in(t, &new_pane(&out)?, team, start)
 }
 
-/// Set up a window teamctl just created (its options) and put the worker in its placeholder
-/// pane, in one invocation: the window keeps dead panes from the worker's first moment.
+/// Set up a window teamctl just created (its options) and put the worker (or the console) in
+/// its placeholder pane, in one invocation: the window keeps dead panes from the first moment.
 fn start_in(t: &Tmux, placeholder: &NewPane, team: &str, start: &Start) -> Result<NewPane> {
     let mut cmds = argv::own_window(&placeholder.window, team);
     cmds.extend(argv::respawn(&placeholder.pane, start));

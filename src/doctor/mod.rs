@@ -1,0 +1,169 @@
+//! `teamctl doctor`: checks of the machine and of every team in the home, each one a
+//! `Finding` with a level and, when teamctl can clean it up itself, a `Fix`. The checks only
+//! look; `Fix::apply` acts, and every kill is tag checked again right before it happens.
+
+mod orphans;
+mod system;
+mod teams;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::backend::proc;
+use crate::error::Result;
+use crate::store::Home;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Ok,
+    /// Worth knowing; does not make `doctor` fail.
+    Warn,
+    /// Something is wrong: `doctor` exits 1 unless it was fixed.
+    Problem,
+}
+
+/// One thing `doctor` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub level: Level,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// What `--fix` would do, when it can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+}
+
+impl Finding {
+    pub fn new(check: &'static str, level: Level, message: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            level,
+            message: message.into(),
+            hint: None,
+            fix: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Finding {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn fix(mut self, fix: Fix) -> Finding {
+        self.fix = Some(fix);
+        self
+    }
+}
+
+/// A clean-up `--fix` can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Fix {
+    /// End a worker process (its argv must still name `agent_id` and `home`).
+    KillWorker {
+        pid: u32,
+        agent_id: String,
+        home: PathBuf,
+    },
+    /// End an agent process (its environment must still carry `agent_id` and `home`).
+    KillAgent {
+        pid: u32,
+        agent_id: String,
+        home: PathBuf,
+    },
+    /// Kill a tmux pane (it must still carry the `@teamctl-agent` tag `agent_id`).
+    KillPane {
+        server: Vec<String>,
+        pane: String,
+        agent_id: String,
+    },
+    /// Remove a team directory (worktrees first, through git).
+    RemoveTeam { home: PathBuf, dir: PathBuf },
+    /// Remove a git worktree.
+    RemoveWorktree { path: PathBuf },
+}
+
+/// How long polite signals get before the kill.
+const GRACE: Duration = Duration::from_secs(3);
+
+impl Fix {
+    /// Do it; returns what was done, in one line.
+    pub fn apply(&self) -> Result<String> {
+        match self {
+            Fix::KillWorker {
+                pid,
+                agent_id,
+                home,
+            } => {
+                let still = || {
+                    orphans::worker_of(*pid).is_some_and(|(h, id)| h == *home && id == *agent_id)
+                };
+                end(*pid, still);
+                Ok(format!("ended orphaned worker {agent_id} (pid {pid})"))
+            }
+            Fix::KillAgent {
+                pid,
+                agent_id,
+                home,
+            } => {
+                let still =
+                    || orphans::agent_of(*pid).is_some_and(|(h, id)| h == *home && id == *agent_id);
+                end(*pid, still);
+                Ok(format!(
+                    "ended orphaned agent process of {agent_id} (pid {pid})"
+                ))
+            }
+            Fix::KillPane {
+                server,
+                pane,
+                agent_id,
+            } => {
+                orphans::kill_pane(server, pane, agent_id)?;
+                Ok(format!("killed orphaned tmux pane {pane} ({agent_id})"))
+            }
+            // An earlier fix may have removed it already (a stale team's worktrees).
+            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir } if !dir.exists() => {
+                Ok(format!("{} is already gone", dir.display()))
+            }
+            Fix::RemoveTeam { home, dir } => {
+                teams::remove_team(&Home::new(home.clone()), dir)?;
+                Ok(format!("removed stale team {}", dir.display()))
+            }
+            Fix::RemoveWorktree { path } => {
+                crate::worktree::remove_at(path)?;
+                Ok(format!("removed worktree {}", path.display()))
+            }
+        }
+    }
+}
+
+/// SIGTERM, up to `GRACE`, then SIGKILL, as long as `still` says it is the same process.
+fn end(pid: u32, still: impl Fn() -> bool) {
+    use nix::sys::signal::Signal;
+    if !still() {
+        return;
+    }
+    proc::signal(pid, Signal::SIGTERM);
+    if !proc::wait_for(GRACE, || !still()) && still() {
+        proc::signal(pid, Signal::SIGKILL);
+        proc::wait_for(Duration::from_secs(2), || !still());
+    }
+}
+
+/// Every check, in order.
+pub fn check(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(system::tmux(home));
+    out.extend(system::inotify(home));
+    out.extend(teams::stale_teams(home));
+    out.extend(teams::worktrees(home));
+    out.extend(orphans::processes(home));
+    out.extend(orphans::panes(home));
+    out
+}

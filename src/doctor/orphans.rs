@@ -1,0 +1,284 @@
+//! Orphans: processes and tmux panes tagged by teamctl whose team or member no longer exists.
+//! A worker is known by its argv (`worker --home H --id NAME@TEAM`), an agent process by
+//! `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment (and left behind when its
+//! teammate is no longer running), a pane by its `@teamctl-agent` user option.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::backend::tmux::argv::Server;
+
+use super::{Finding, Fix, Level};
+use crate::backend::proc;
+use crate::domain::{Name, Status};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::{Home, Store};
+
+/// `(home, agent id)` when `pid` is a live teamctl worker.
+pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
+    if !proc::running(pid) {
+        return None;
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    // `teamctl worker --home H --id NAME@TEAM` (`backend::worker_args`).
+    match args.as_slice() {
+        [_, worker, home_flag, home, id_flag, id, ..]
+            if worker == "worker" && home_flag == "--home" && id_flag == "--id" =>
+        {
+            Some((PathBuf::from(home), id.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// `(home, agent id)` when `pid` is a live process started for a teammate's turn.
+pub fn agent_of(pid: u32) -> Option<(PathBuf, String)> {
+    if !proc::running(pid) {
+        return None;
+    }
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let (mut home, mut id) = (None, None);
+    for var in env.split(|b| *b == 0) {
+        let var = String::from_utf8_lossy(var);
+        if let Some(v) = var.strip_prefix("TEAMCTL_HOME=") {
+            home = Some(PathBuf::from(v));
+        } else if let Some(v) = var.strip_prefix("TEAMCTL_AGENT_ID=") {
+            id = Some(v.to_string());
+        }
+    }
+    Some((home?, id?))
+}
+
+/// Why `agent_id` in `home` has no business running, if it has none. `worker`: the process
+/// is the worker itself (else an agent process, which also needs a running teammate).
+fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
+    let (name, team) = agent_id.split_once('@')?;
+    let (Ok(name), Ok(team)) = (Name::parse(name), Name::parse(team)) else {
+        return Some(format!("{agent_id:?} is not a valid agent id"));
+    };
+    let home = Home::new(home.to_path_buf());
+    let Ok(store) = home.open(&team) else {
+        return Some(format!(
+            "team {team} no longer exists in {}",
+            home.root().display()
+        ));
+    };
+    let cfg = store.load().ok()?;
+    let Some(member) = cfg.member(name.as_str()) else {
+        return Some(format!("team {team} has no member {name} any more"));
+    };
+    if worker || name.is_leader() {
+        return None;
+    }
+    let status = leader::effective_status(member, store.live(&name).as_ref());
+    (!status.is_running()).then(|| format!("{name} is {status}, so this turn has no worker"))
+}
+
+fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| p != std::process::id())
+}
+
+/// Processes of this home, or of a home that no longer exists; another existing home is
+/// that home's `doctor`'s business.
+fn ours(home: &Home, theirs: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    !theirs.exists() || theirs == home.root() || canon(theirs) == canon(home.root())
+}
+
+pub fn processes(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut workers = 0;
+    for pid in pids() {
+        if let Some((home, id)) = worker_of(pid).filter(|(h, _)| ours(home, h)) {
+            workers += 1;
+            if let Some(why) = why_orphaned(&home, &id, true) {
+                out.push(
+                    Finding::new(
+                        "processes",
+                        Level::Problem,
+                        format!("orphaned worker {id} (pid {pid}): {why}"),
+                    )
+                    .hint("`teamctl doctor --fix` ends it")
+                    .fix(Fix::KillWorker {
+                        pid,
+                        agent_id: id,
+                        home,
+                    }),
+                );
+            }
+        } else if worker_of(pid).is_none()
+            && let Some((home, id)) = agent_of(pid).filter(|(h, _)| ours(home, h))
+            && let Some(why) = why_orphaned(&home, &id, false)
+        {
+            out.push(
+                Finding::new(
+                    "processes",
+                    Level::Problem,
+                    format!("orphaned agent process of {id} (pid {pid}): {why}"),
+                )
+                .hint("`teamctl doctor --fix` ends it")
+                .fix(Fix::KillAgent {
+                    pid,
+                    agent_id: id,
+                    home,
+                }),
+            );
+        }
+    }
+    if out.is_empty() {
+        out.push(Finding::new(
+            "processes",
+            Level::Ok,
+            format!("{workers} worker processes, none orphaned"),
+        ));
+    }
+    out
+}
+
+/// The server teamctl would use here: `TEAMCTL_TMUX_SOCKET`, else `$TMUX`'s, else the default.
+fn env_server() -> Vec<String> {
+    Server::from_env_values(
+        std::env::var("TEAMCTL_TMUX_SOCKET").ok().as_deref(),
+        std::env::var("TMUX").ok().as_deref(),
+    )
+    .flags()
+}
+
+/// A recorded server: a path is a `-S` socket, a bare name an `-L` one.
+fn server_args(socket: &str) -> Vec<String> {
+    Server::from_record(Some(socket)).flags()
+}
+
+fn tmux(server: &[String], args: &[&str]) -> Option<String> {
+    let out = Command::new("tmux")
+        .args(server)
+        .args(args)
+        .env_remove("TMUX")
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn panes(home: &Home) -> Vec<Finding> {
+    if which::which("tmux").is_err() {
+        return Vec::new();
+    }
+    let mut servers = vec![env_server()];
+    for (_, cfg) in super::teams::all(home) {
+        for m in cfg.teammates() {
+            if let Some(s) = &m.tmux_socket {
+                let args = server_args(s);
+                if !servers.contains(&args) {
+                    servers.push(args);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = 0;
+    for server in servers {
+        // No server running: nothing to look at.
+        let Some(list) = tmux(
+            &server,
+            &[
+                "list-panes",
+                "-a",
+                "-F",
+                "#{pane_id}\t#{pane_pid}\t#{@teamctl-agent}",
+            ],
+        ) else {
+            continue;
+        };
+        for line in list.lines() {
+            let mut parts = line.splitn(3, '\t');
+            let (Some(pane), Some(pid), Some(id)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if id.is_empty() {
+                continue;
+            }
+            seen += 1;
+            // The pane's worker names its home; a dead pane is judged against this home.
+            let pane_home = pid
+                .parse::<u32>()
+                .ok()
+                .and_then(worker_of)
+                .filter(|(_, wid)| wid == id)
+                .map(|(h, _)| h)
+                .unwrap_or_else(|| home.root().to_path_buf());
+            let why =
+                why_orphaned(&pane_home, id, true).or_else(|| stale_pane(&pane_home, id, pane));
+            if let Some(why) = why {
+                out.push(
+                    Finding::new(
+                        "panes",
+                        Level::Problem,
+                        format!("orphaned tmux pane {pane} tagged {id}: {why}"),
+                    )
+                    .hint("`teamctl doctor --fix` kills it")
+                    .fix(Fix::KillPane {
+                        server: server.clone(),
+                        pane: pane.to_string(),
+                        agent_id: id.to_string(),
+                    }),
+                );
+            }
+        }
+    }
+    if out.is_empty() && seen > 0 {
+        out.push(Finding::new(
+            "panes",
+            Level::Ok,
+            format!("{seen} teamctl panes, none orphaned"),
+        ));
+    }
+    out
+}
+
+/// A pane of an existing member that is not the member's pane (left from an earlier run), or
+/// the pane of a member that has stopped.
+fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
+    let (name, team) = agent_id.split_once('@')?;
+    let store = Home::new(home.to_path_buf())
+        .open(&Name::parse(team).ok()?)
+        .ok()?;
+    let cfg = store.load().ok()?;
+    let member = cfg.member(name)?;
+    match member.pane_id.as_deref() {
+        Some(current) if current != pane => {
+            Some(format!("{name}'s pane is {current}, not this one"))
+        }
+        _ => {
+            let status = leader::effective_status(member, store.live(&member.name).as_ref());
+            (status == Status::Stopped).then(|| format!("{name} is stopped"))
+        }
+    }
+}
+
+/// Kill `pane` if it still carries the tag `agent_id`.
+pub fn kill_pane(server: &[String], pane: &str, agent_id: &str) -> Result<()> {
+    let tag = tmux(
+        server,
+        &["display-message", "-p", "-t", pane, "#{@teamctl-agent}"],
+    );
+    if tag.as_deref().map(str::trim) != Some(agent_id) {
+        // Gone already, or no longer ours.
+        return Ok(());
+    }
+    tmux(server, &["kill-pane", "-t", pane])
+        .map(|_| ())
+        .ok_or_else(|| Error::failed(format!("tmux could not kill pane {pane}")))
+}

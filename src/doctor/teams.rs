@@ -1,0 +1,273 @@
+//! Team checks: stale teams (no teammate running and nothing happened for an hour, or a team
+//! directory without a team file) and stale worktrees (of stopped teammates, of members that
+//! are gone, or unknown to every member).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{Finding, Fix, Level};
+use crate::domain::{Name, Status, TeamConfig};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::{FsStore, Home, Store};
+use crate::worktree;
+
+/// A team with no running teammate and no activity for this long is stale.
+pub const STALE_AFTER: Duration = Duration::from_secs(3600);
+
+/// A team directory without a team file is left alone for this long (it may be being made).
+const HALF_MADE_GRACE: Duration = Duration::from_secs(60);
+
+/// Every team of the home whose team file can be read.
+pub fn all(home: &Home) -> Vec<(FsStore, TeamConfig)> {
+    home.teams()
+        .into_iter()
+        .filter_map(|t| {
+            let store = home.open(&t).ok()?;
+            let cfg = store.load().ok()?;
+            Some((store, cfg))
+        })
+        .collect()
+}
+
+fn mtime(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// The newest change to the team file, an inbox or a live state.
+fn last_activity(dir: &Path) -> Option<SystemTime> {
+    let mut newest = mtime(&dir.join("config.json"));
+    let mut consider = |p: PathBuf| {
+        if let Some(t) = mtime(&p) {
+            newest = Some(newest.map_or(t, |n| n.max(t)));
+        }
+    };
+    for e in std::fs::read_dir(dir.join("inboxes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        consider(e.path().join("inbox.jsonl"));
+    }
+    for e in std::fs::read_dir(dir.join("state"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        consider(e.path());
+    }
+    newest
+}
+
+fn ago(t: SystemTime) -> String {
+    let secs = SystemTime::now()
+        .duration_since(t)
+        .unwrap_or_default()
+        .as_secs();
+    match secs {
+        s if s >= 86_400 => format!("{} d", s / 86_400),
+        s if s >= 3600 => format!("{} h", s / 3600),
+        s => format!("{} min", s / 60),
+    }
+}
+
+pub fn stale_teams(home: &Home) -> Vec<Finding> {
+    let mut out = stale_team_findings(home);
+    if out.is_empty() {
+        let n = home.teams().len();
+        out.push(Finding::new(
+            "teams",
+            Level::Ok,
+            format!("{n} team{}, none stale", if n == 1 { "" } else { "s" }),
+        ));
+    }
+    out
+}
+
+fn stale_team_findings(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(home.teams_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let label = entry.file_name().to_string_lossy().into_owned();
+        let fix = Fix::RemoveTeam {
+            home: home.root().to_path_buf(),
+            dir: dir.clone(),
+        };
+        // Only directories named like a team are teamctl's; anything else is left alone.
+        let Ok(team) = Name::parse(&label) else {
+            continue;
+        };
+        if !home.exists(&team) {
+            let old = mtime(&dir)
+                .and_then(|t| SystemTime::now().duration_since(t).ok())
+                .is_some_and(|a| a > HALF_MADE_GRACE);
+            if old {
+                out.push(
+                    Finding::new(
+                        "teams",
+                        Level::Problem,
+                        format!("{} is a team directory without a team file", dir.display()),
+                    )
+                    .hint("left over from a crash or a half-finished delete; `teamctl doctor --fix` removes it")
+                    .fix(fix),
+                );
+            }
+            continue;
+        }
+        let store = FsStore::new(team.clone(), dir.clone());
+        let cfg = match store.load() {
+            Ok(c) => c,
+            Err(e) => {
+                out.push(Finding::new("teams", Level::Problem, e.to_string()));
+                continue;
+            }
+        };
+        let running: Vec<&str> = cfg
+            .teammates()
+            .filter(|m| leader::effective_status(m, store.live(&m.name).as_ref()).is_running())
+            .map(|m| m.name.as_str())
+            .collect();
+        if !running.is_empty() {
+            continue;
+        }
+        let Some(last) = last_activity(&dir) else {
+            continue;
+        };
+        let idle = SystemTime::now().duration_since(last).unwrap_or_default();
+        if idle < STALE_AFTER {
+            continue;
+        }
+        let who = if cfg.teammates().next().is_none() {
+            "it has no teammates".to_string()
+        } else {
+            "none of its teammates is running".to_string()
+        };
+        let current = home.current().is_some_and(|c| c == team);
+        out.push(
+            Finding::new(
+                "teams",
+                Level::Problem,
+                format!(
+                    "team {team} is stale: {who} and nothing happened for {}{}",
+                    ago(last),
+                    if current { " (it is the team you lead, so `create` is blocked)" } else { "" }
+                ),
+            )
+            .hint(format!(
+                "`teamctl doctor --fix` removes it (as `teamctl delete --team {team}` would); `teamctl resume --team {team}` brings it back instead"
+            ))
+            .fix(fix),
+        );
+    }
+    out
+}
+
+/// Remove a stale team: its worktrees through git (refused when one has uncommitted
+/// changes), then the directory; forget it as the current team.
+pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
+    let trees = dir.join("worktrees");
+    for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
+        if worktree::is_dirty(&e.path()) {
+            return Err(Error::failed(format!(
+                "{} has uncommitted changes; commit them or remove the worktree by hand",
+                e.path().display()
+            )));
+        }
+    }
+    for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
+        worktree::remove_at(&e.path())?;
+    }
+    let team = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| Name::parse(n).ok());
+    if let Some(t) = &team
+        && let Ok(cfg) = FsStore::new(t.clone(), dir.to_path_buf()).load()
+    {
+        crate::backend::tmux::forget_team(&cfg);
+    }
+    let was_current = std::fs::read_to_string(home.root().join("current"))
+        .is_ok_and(|c| team.as_ref().is_some_and(|t| c.trim() == t.as_str()));
+    std::fs::remove_dir_all(dir)
+        .map_err(|e| Error::failed(format!("cannot remove {}: {e}", dir.display())))?;
+    if was_current {
+        home.set_current(None)?;
+    }
+    Ok(())
+}
+
+pub fn worktrees(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (store, cfg) in all(home) {
+        let recorded: Vec<PathBuf> = cfg
+            .teammates()
+            .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
+            .collect();
+        for m in cfg.teammates() {
+            let Some(path) = m.worktree.as_deref().map(PathBuf::from) else {
+                continue;
+            };
+            if !path.exists() {
+                continue;
+            }
+            let status = leader::effective_status(m, store.live(&m.name).as_ref());
+            if status != Status::Stopped {
+                continue;
+            }
+            let mut f = Finding::new(
+                "worktrees",
+                Level::Warn,
+                format!(
+                    "{}@{} is stopped; its worktree {} is kept for `teamctl resume`",
+                    m.name,
+                    cfg.name,
+                    path.display()
+                ),
+            );
+            f = if worktree::is_dirty(&path) {
+                f.hint("it has uncommitted changes, so --fix keeps it")
+            } else {
+                f.hint(format!(
+                    "`teamctl shutdown --team {} {} --remove-worktree` or `teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
+                    cfg.name, m.name
+                ))
+                .fix(Fix::RemoveWorktree { path })
+            };
+            out.push(f);
+        }
+        let dir = store.dir().join("worktrees");
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if recorded.contains(&path) {
+                continue;
+            }
+            let mut f = Finding::new(
+                "worktrees",
+                Level::Problem,
+                format!(
+                    "{} belongs to no member of team {}",
+                    path.display(),
+                    cfg.name
+                ),
+            );
+            f = if worktree::is_dirty(&path) {
+                f.hint(format!(
+                    "it has uncommitted changes: commit them, then `git worktree remove --force {}`",
+                    path.display()
+                ))
+            } else {
+                f.hint("`teamctl doctor --fix` removes it")
+                    .fix(Fix::RemoveWorktree { path })
+            };
+            out.push(f);
+        }
+    }
+    out
+}

@@ -1,0 +1,260 @@
+//! Plan approval (`spawn --plan-mode-required --plan CMD`). Before each turn the worker runs the
+//! plan command (like a turn: `sh -c`, message on stdin, the turn's environment, plus
+//! `TEAMCTL_FEEDBACK` after a rejection), sends `plan_approval_request` to team-lead and waits
+//! in `awaiting_plan_approval` for the `plan_approval_response` with that request id from
+//! team-lead. The response is found even behind other queued mail (the look-ahead scanner
+//! keeps it) and remembered as handled, so it is skipped when the cursor reaches it. A shutdown
+//! request is answered while waiting. Three rejections end the turn as failed.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::turn::{Stoppers, TurnEnd, TurnResult, TurnSpec, env_value};
+use super::{Next, Worker};
+use crate::bus;
+use crate::domain::message::new_id;
+use crate::domain::{Body, Envelope, IdleReason, LEADER, Status};
+use crate::error::Result;
+use crate::store::Store;
+
+/// Rounds of plan, request, rejection before the turn fails.
+pub const MAX_ROUNDS: u32 = 3;
+
+/// Plan responses kept from the look-ahead at most (older ones are stale).
+const MAX_KEPT: usize = 16;
+
+/// What the gate decided for the turn.
+pub enum Gate {
+    /// Run the turn with this plan.
+    Approved(String),
+    /// The turn is over (failed, interrupted, or the worker stops).
+    Done(Next),
+}
+
+/// What waiting for a response came to.
+enum Answer {
+    Approved,
+    Rejected(String),
+    Interrupted,
+    Stop,
+}
+
+impl Worker {
+    /// Keep a plan response seen ahead of the cursor until the waiter looks at it.
+    pub(super) fn keep_plan_reply(&mut self, env: Envelope) {
+        if self.plan_replies.len() == MAX_KEPT {
+            self.plan_replies.remove(0);
+        }
+        self.plan_replies.push(env);
+    }
+
+    /// Plan, ask, wait; up to three rounds.
+    pub(super) async fn plan_gate(
+        &mut self,
+        env: &Envelope,
+        text: &str,
+        extra: &[(String, String)],
+        stop: &mut Stoppers,
+    ) -> Result<Gate> {
+        let Some(command) = self.member.plan_command.clone() else {
+            return Ok(Gate::Approved(String::new()));
+        };
+        let mut feedback: Option<String> = None;
+        for round in 1..=MAX_ROUNDS {
+            self.sink
+                .note(&format!("planning (round {round} of {MAX_ROUNDS})"));
+            let mut vars = self.turn_env(env, text, extra);
+            vars.push(("TEAMCTL_PLAN_ROUND".into(), round.to_string()));
+            if let Some(f) = &feedback {
+                vars.push(("TEAMCTL_FEEDBACK".into(), env_value(f)));
+            }
+            let spec = TurnSpec {
+                command: command.clone(),
+                cwd: PathBuf::from(&self.member.cwd),
+                env: vars,
+                stdin: text.to_string(),
+                timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
+            };
+            let result = self.run_spec(&spec, stop).await;
+            match result.end {
+                TurnEnd::Exited(0) => {}
+                TurnEnd::Stopped => {
+                    self.exit_on_signal("a stop signal")?;
+                    return Ok(Gate::Done(Next::Abandon));
+                }
+                TurnEnd::Interrupted => {
+                    return self.end_turn(
+                        env,
+                        IdleReason::Interrupted,
+                        format!(
+                            "teamctl: {}'s turn was interrupted while planning",
+                            self.name
+                        ),
+                    );
+                }
+                _ => {
+                    let why = result.failure();
+                    return self.end_turn(
+                        env,
+                        IdleReason::Failed,
+                        format!("teamctl: {}'s plan command failed ({why})", self.name),
+                    );
+                }
+            }
+            let plan = result.stdout.trim_end().to_string();
+            if plan.trim().is_empty() {
+                return self.end_turn(
+                    env,
+                    IdleReason::Failed,
+                    format!(
+                        "teamctl: {}'s plan command printed no plan (its stdout is the plan)",
+                        self.name
+                    ),
+                );
+            }
+            let request_id = new_id();
+            let request = Envelope::new(
+                self.name.as_str(),
+                LEADER,
+                Body::PlanApprovalRequest {
+                    request_id: request_id.clone(),
+                    plan: plan.clone(),
+                },
+            );
+            // Waiting for an answer to a request that was never delivered would never end.
+            let config = self.store.load()?;
+            if let Err(e) = bus::deliver(&self.store, &config, &request) {
+                return self.end_turn(
+                    env,
+                    IdleReason::Failed,
+                    format!("teamctl: {}'s plan could not be sent ({e})", self.name),
+                );
+            }
+            self.sink.note(&format!(
+                "plan sent to {LEADER} for approval ({request_id})"
+            ));
+            self.set_status(Status::AwaitingPlanApproval);
+            match self.await_response(&request_id, stop).await? {
+                Answer::Approved => {
+                    self.sink.note("plan approved");
+                    return Ok(Gate::Approved(plan));
+                }
+                Answer::Rejected(f) => {
+                    self.sink.note(&format!("plan rejected: {f}"));
+                    feedback = Some(f);
+                    self.set_status(Status::Working);
+                }
+                Answer::Interrupted => {
+                    return self.end_turn(
+                        env,
+                        IdleReason::Interrupted,
+                        format!(
+                            "teamctl: {}'s turn was interrupted while waiting for plan approval",
+                            self.name
+                        ),
+                    );
+                }
+                Answer::Stop => return Ok(Gate::Done(Next::Abandon)),
+            }
+        }
+        let last = feedback.unwrap_or_default();
+        self.end_turn(
+            env,
+            IdleReason::Failed,
+            format!(
+                "teamctl: {}'s plan was rejected {MAX_ROUNDS} times, so the message was not handled (last feedback: {last})",
+                self.name
+            ),
+        )
+    }
+
+    /// End the turn without running it: tell the sender why, idle with `reason`.
+    fn end_turn(&mut self, env: &Envelope, reason: IdleReason, notice: String) -> Result<Gate> {
+        self.sink.note(&notice);
+        if env.from != self.name.as_str() {
+            let mut body = Body::message(notice.clone(), None);
+            if let Body::Message { in_reply_to, .. } = &mut body {
+                *in_reply_to = Some(env.id.clone());
+            }
+            self.send(&env.from, body)?;
+        }
+        self.finish_turn(reason, notice.clone());
+        // A task turn fails (or is interrupted) with it.
+        let end = match reason {
+            IdleReason::Interrupted => TurnEnd::Interrupted,
+            _ => TurnEnd::Exited(1),
+        };
+        self.task_turn_done(&TurnResult {
+            end,
+            stdout: String::new(),
+            stderr_tail: notice,
+        });
+        Ok(Gate::Done(self.after_turn()?))
+    }
+
+    /// Wait for team-lead's answer to `request_id`, answering shutdown requests meanwhile.
+    async fn await_response(&mut self, request_id: &str, stop: &mut Stoppers) -> Result<Answer> {
+        let bell = self.bell.clone();
+        loop {
+            self.scan_control()?;
+            if let Some(req) = self.pending_shutdown.take() {
+                if self.answer_shutdown(&req).await? == Next::Exit {
+                    return Ok(Answer::Stop);
+                }
+                self.set_status(Status::AwaitingPlanApproval);
+            }
+            if let Some(answer) = self.take_response(request_id) {
+                return Ok(answer);
+            }
+            tokio::select! {
+                _ = bell.notified() => {}
+                _ = stop.terminate.recv() => {
+                    self.exit_on_signal("SIGTERM")?;
+                    return Ok(Answer::Stop);
+                }
+                _ = stop.hangup.recv() => {
+                    self.exit_on_signal("SIGHUP")?;
+                    return Ok(Answer::Stop);
+                }
+                _ = stop.interrupt.recv() => return Ok(Answer::Interrupted),
+            }
+        }
+    }
+
+    /// The kept response to `request_id` from team-lead, if it has come; the others are
+    /// dropped with a note (they answer nothing that is pending).
+    fn take_response(&mut self, request_id: &str) -> Option<Answer> {
+        let mut found = None;
+        for env in std::mem::take(&mut self.plan_replies) {
+            let Body::PlanApprovalResponse {
+                request_id: rid,
+                approve,
+                feedback,
+            } = &env.body
+            else {
+                continue;
+            };
+            if env.from != LEADER {
+                self.sink.note(&format!(
+                    "ignored a plan_approval_response from {} (only {LEADER} may answer)",
+                    env.from
+                ));
+            } else if rid != request_id || found.is_some() {
+                self.sink.note(&format!(
+                    "ignored a plan_approval_response for request {rid} (not the pending one)"
+                ));
+            } else {
+                self.remember_control(&env.id);
+                found = Some(if approve.0 {
+                    Answer::Approved
+                } else {
+                    Answer::Rejected(feedback.clone().unwrap_or_default())
+                });
+            }
+        }
+        if found.is_some() {
+            self.save_live();
+        }
+        found
+    }
+}

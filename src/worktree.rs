@@ -1,0 +1,202 @@
+//! Git worktrees for teammates (`spawn --worktree [BRANCH]`): each one under the team
+//! directory (`teams/TEAM/worktrees/NAME`), on its own branch (`teamctl/NAME` by default). git
+//! runs with argument vectors only, never through a shell.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::domain::{Member, Name};
+use crate::error::{Error, Result};
+
+/// Member fields (in `extra`) that record where a worktree came from, so it can be made
+/// again for `resume` after it was removed.
+pub const REPO_FIELD: &str = "worktreeRepo";
+pub const BRANCH_FIELD: &str = "worktreeBranch";
+
+/// A worktree to make for a new teammate, decided before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The main repository's top level.
+    pub repo: PathBuf,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The teammate's cwd inside the worktree (the same subdirectory as the given cwd).
+    pub cwd: PathBuf,
+}
+
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir);
+    c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
+    c
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<String> {
+    let out = cmd
+        .output()
+        .map_err(|e| Error::failed(format!("cannot run git to {what}: {e}")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(Error::failed(format!(
+            "git could not {what}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// The top level of the git repository that contains `dir`, if any.
+pub fn repo_root(dir: &Path) -> Option<PathBuf> {
+    let mut c = git(dir);
+    c.args(["rev-parse", "--show-toplevel"]);
+    run(c, "find the repository").ok().map(PathBuf::from)
+}
+
+/// The main repository of the worktree at `dir` (through its common git dir).
+pub fn main_repo(dir: &Path) -> Option<PathBuf> {
+    let mut c = git(dir);
+    c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    let common = PathBuf::from(run(c, "find the repository").ok()?);
+    common.parent().map(Path::to_path_buf)
+}
+
+/// Check everything for `spawn --worktree`; writes nothing. Errors are bad input.
+pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Plan> {
+    let repo = repo_root(cwd).ok_or_else(|| {
+        Error::bad(format!(
+            "--worktree needs a git repository, and {} is not in one; pass --cwd DIR inside a repository, or drop --worktree",
+            cwd.display()
+        ))
+    })?;
+    let branch = if branch.is_empty() {
+        format!("teamctl/{name}")
+    } else {
+        branch.to_string()
+    };
+    let mut c = git(&repo);
+    c.args(["check-ref-format", "--branch", &branch]);
+    if run(c, "check the branch name").is_err() || branch.starts_with('-') {
+        return Err(Error::bad(format!(
+            "--worktree {branch:?} is not a valid branch name"
+        )));
+    }
+    let path = team_dir.join("worktrees").join(name.as_str());
+    if path.exists() {
+        return Err(Error::bad(format!(
+            "{} already exists (left over from an earlier {name}?); `teamctl doctor --fix` removes stale worktrees",
+            path.display()
+        )));
+    }
+    let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
+    let cwd = path.join(rel);
+    Ok(Plan {
+        repo,
+        path,
+        branch,
+        cwd,
+    })
+}
+
+fn branch_exists(repo: &Path, branch: &str) -> bool {
+    let mut c = git(repo);
+    c.args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("refs/heads/{branch}"));
+    run(c, "look up the branch").is_ok()
+}
+
+/// `git worktree add` on the branch, creating it from HEAD when it does not exist.
+pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        crate::store::fsutil::ensure_dir(parent)?;
+    }
+    let mut c = git(repo);
+    c.args(["worktree", "add", "--quiet"]);
+    if branch_exists(repo, branch) {
+        c.arg(path).arg(branch);
+    } else {
+        c.arg("-b").arg(branch).arg(path);
+    }
+    run(c, &format!("add a worktree at {}", path.display())).map(|_| ())
+}
+
+/// `git worktree remove --force`.
+pub fn remove(repo: &Path, path: &Path) -> Result<()> {
+    let mut c = git(repo);
+    c.args(["worktree", "remove", "--force"]).arg(path);
+    run(c, &format!("remove the worktree {}", path.display())).map(|_| ())
+}
+
+/// Remove the worktree at `path`, finding its repository from the worktree itself; a
+/// directory git no longer knows is removed as a plain directory.
+pub fn remove_at(path: &Path) -> Result<()> {
+    match main_repo(path) {
+        Some(repo) if repo != path => remove(&repo, path),
+        _ => std::fs::remove_dir_all(path)
+            .map_err(|e| Error::failed(format!("cannot remove {}: {e}", path.display()))),
+    }
+}
+
+/// Uncommitted changes (or untracked files) in the worktree.
+pub fn is_dirty(path: &Path) -> bool {
+    let mut c = git(path);
+    c.args(["status", "--porcelain"]);
+    run(c, "check the worktree").is_ok_and(|s| !s.is_empty())
+}
+
+/// Record a made worktree with the member.
+pub fn record(member: &mut Member, plan: &Plan) {
+    member.worktree = Some(plan.path.display().to_string());
+    member.cwd = plan.cwd.display().to_string();
+    member
+        .extra
+        .insert(REPO_FIELD.into(), plan.repo.display().to_string().into());
+    member
+        .extra
+        .insert(BRANCH_FIELD.into(), plan.branch.clone().into());
+}
+
+/// Make the member's recorded worktree again when it was removed (for `resume`).
+pub fn restore(member: &Member) -> Result<()> {
+    let Some(path) = member.worktree.as_deref().map(PathBuf::from) else {
+        return Ok(());
+    };
+    if path.exists() {
+        return Ok(());
+    }
+    let field = |k: &str| {
+        member
+            .extra
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let (Some(repo), Some(branch)) = (field(REPO_FIELD), field(BRANCH_FIELD)) else {
+        return Err(Error::failed(format!(
+            "{}'s worktree {} is gone and its repository is not recorded",
+            member.name,
+            path.display()
+        )));
+    };
+    let repo = PathBuf::from(repo);
+    // A removed directory may still be registered; forget it first.
+    let mut c = git(&repo);
+    c.args(["worktree", "prune"]);
+    let _ = run(c, "prune worktrees");
+    add(&repo, &path, &branch)
+}
+
+/// Remove a member's recorded worktree, if it still exists; returns its path when removed.
+/// The record stays, so `resume` can make it again from the branch.
+pub fn remove_for(member: &Member) -> Result<Option<PathBuf>> {
+    let Some(path) = member.worktree.as_deref().map(PathBuf::from) else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    match member.extra.get(REPO_FIELD).and_then(|v| v.as_str()) {
+        Some(repo) => remove(Path::new(repo), &path)?,
+        None => remove_at(&path)?,
+    }
+    Ok(Some(path))
+}
