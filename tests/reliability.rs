@@ -216,6 +216,7 @@ fn a_torn_record_from_a_killed_writer_is_skipped_and_later_messages_arrive() {
         .to_line()
         .unwrap();
     let half = String::from_utf8_lossy(&line[..line.len() / 2]).into_owned();
+    let len_before = std::fs::metadata(paths.log()).unwrap().len();
     let mut writer = Command::new("sh")
         .arg("-c")
         .arg("printf '%s' \"$PART\" >> \"$LOG\"; exec sleep 60")
@@ -223,7 +224,6 @@ fn a_torn_record_from_a_killed_writer_is_skipped_and_later_messages_arrive() {
         .env("LOG", paths.log())
         .spawn()
         .unwrap();
-    let len_before = std::fs::metadata(paths.log()).unwrap().len();
     wait_until("the partial write", Duration::from_secs(10), || {
         std::fs::metadata(paths.log()).unwrap().len() == len_before + half.len() as u64
     });
@@ -442,7 +442,9 @@ fn random_bytes_as_a_team_file_are_a_clear_error_and_other_teams_are_unaffected(
         // The other team works as before.
         let id = send(&t, "other", "carol", "still fine?");
         wait_handled(&t, "other", "carol", &id);
-        assert_eq!(member_status(&t, "other", "carol"), "idle");
+        wait_until("carol idle again", Duration::from_secs(20), || {
+            member_status(&t, "other", "carol") == "idle"
+        });
     }
 }
 
