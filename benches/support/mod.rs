@@ -1,0 +1,405 @@
+//! Shared helpers for the benchmarks: a temporary teamctl home driving the real release binary
+//! (every process started under it is killed on drop, and its private tmux server too), the
+//! machine description printed at the top of each run, percentiles, and a small seeded PRNG.
+//! Benchmarks print figures; they never assert on time.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use tempfile::TempDir;
+
+/// The release `teamctl` binary cargo built for this bench.
+pub const BIN: &str = env!("CARGO_BIN_EXE_teamctl");
+
+/// A temporary home (and optionally a private tmux server) for one measurement.
+pub struct Env {
+    pub home: TempDir,
+    pub work: TempDir,
+    pub socket: Option<String>,
+    pub vars: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Result<Env> {
+        Ok(Env {
+            home: tempfile::Builder::new()
+                .prefix("teamctl-bench-home")
+                .tempdir()?,
+            work: tempfile::Builder::new()
+                .prefix("teamctl-bench-work")
+                .tempdir()?,
+            socket: None,
+            vars: Vec::new(),
+        })
+    }
+
+    /// With a private tmux server (`TEAMCTL_TMUX_SOCKET`), killed on drop.
+    pub fn with_tmux() -> Result<Env> {
+        let mut env = Env::new()?;
+        let tag = env
+            .home
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("x")
+            .replace('.', "");
+        env.socket = Some(format!("teamctl-bench-{}-{tag}", std::process::id()));
+        Ok(env)
+    }
+
+    pub fn home_path(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn team_dir(&self, team: &str) -> PathBuf {
+        self.home.path().join("teams").join(team)
+    }
+
+    /// A `teamctl` command against this home: no inherited team, identity, tmux or poll.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.work.path())
+            .env("TEAMCTL_HOME", self.home.path())
+            .env("NO_COLOR", "1")
+            .env("LC_ALL", "C")
+            .env_remove("TEAMCTL_TEAM")
+            .env_remove("TEAMCTL_AGENT_NAME")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TEAMCTL_POLL_MS")
+            .stdin(Stdio::null());
+        match &self.socket {
+            Some(s) => c.env("TEAMCTL_TMUX_SOCKET", s),
+            None => c.env_remove("TEAMCTL_TMUX_SOCKET"),
+        };
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Run and require exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> Result<String> {
+        let out = self.cmd(args).output().context("run teamctl")?;
+        check(args, &out)?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// A tmux command against the private server.
+    pub fn tmux(&self, args: &[&str]) -> Result<Output> {
+        let socket = self.socket.as_ref().context("no tmux server in this env")?;
+        Ok(Command::new("tmux")
+            .arg("-L")
+            .arg(socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()?)
+    }
+
+    /// The worker's live state of `member` in `team`, if written.
+    pub fn live(&self, team: &str, member: &str) -> Option<serde_json::Value> {
+        let p = self
+            .team_dir(team)
+            .join("state")
+            .join(format!("{member}.json"));
+        serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+    }
+
+    /// Live processes started under this home (workers carry it in argv, agents in env).
+    pub fn processes(&self) -> Vec<u32> {
+        processes_mentioning(&self.home.path().display().to_string())
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(socket) = &self.socket {
+            kill_tmux_server(socket);
+        }
+        for _ in 0..3 {
+            let pids = self.processes();
+            if pids.is_empty() {
+                break;
+            }
+            for pid in pids {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Kill a private tmux server and remove its socket file (tmux leaves it behind).
+pub fn kill_tmux_server(socket: &str) {
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+    };
+    let path = tmux(&["display-message", "-p", "#{socket_path}"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let _ = tmux(&["kill-server"]);
+    if let Some(p) = path.filter(|p| p.file_name().is_some_and(|n| n == socket)) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Require a successful exit, with both streams in the error.
+pub fn check(args: &[&str], out: &Output) -> Result<()> {
+    if !out.status.success() {
+        bail!(
+            "teamctl {args:?} failed ({:?})\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Pids (not ours, not zombies) whose argv or environment contains `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let needle = needle.as_bytes();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if has(&cmdline) || has(&environ) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Wait until `cond` holds, checking every `every`; an error after `timeout`.
+pub fn wait_for(
+    what: &str,
+    timeout: Duration,
+    every: Duration,
+    mut cond: impl FnMut() -> bool,
+) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    while !cond() {
+        if Instant::now() > deadline {
+            bail!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(every);
+    }
+    Ok(())
+}
+
+/// Print the machine this runs on: cores, memory, kernel, inotify limit, tmux.
+pub fn print_machine(bench: &str) {
+    let nproc = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
+        })
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map(|kb| format!("{:.1} GiB", kb as f64 / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("== teamctl bench: {bench}");
+    println!(
+        "load average at start: {} (other work on this machine shares the cores)",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "machine: {nproc} cores ({cpu}), {mem} RAM, Linux {}, inotify max_user_instances {}",
+        kernel.trim(),
+        inotify_limit().map_or("?".into(), |n| n.to_string())
+    );
+}
+
+pub fn inotify_limit() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Sorted samples with percentiles.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    sorted: Vec<Duration>,
+}
+
+impl Stats {
+    pub fn new(mut samples: Vec<Duration>) -> Stats {
+        samples.sort();
+        Stats { sorted: samples }
+    }
+
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// The `p`-th percentile (nearest rank), `p` in 0..=100.
+    pub fn pct(&self, p: f64) -> Duration {
+        if self.sorted.is_empty() {
+            return Duration::ZERO;
+        }
+        let rank = ((p / 100.0) * self.sorted.len() as f64).ceil() as usize;
+        self.sorted[rank.clamp(1, self.sorted.len()) - 1]
+    }
+
+    pub fn median(&self) -> Duration {
+        self.pct(50.0)
+    }
+
+    pub fn min(&self) -> Duration {
+        self.sorted.first().copied().unwrap_or_default()
+    }
+
+    pub fn max(&self) -> Duration {
+        self.sorted.last().copied().unwrap_or_default()
+    }
+
+    /// `p50 X  p90 Y  p99 Z  (min .. max, n)`.
+    pub fn line(&self) -> String {
+        format!(
+            "p50 {}  p90 {}  p99 {}  (min {}, max {}, n={})",
+            fmt(self.median()),
+            fmt(self.pct(90.0)),
+            fmt(self.pct(99.0)),
+            fmt(self.min()),
+            fmt(self.max()),
+            self.len()
+        )
+    }
+}
+
+/// A duration in the unit that reads best.
+pub fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1_000.0 {
+        format!("{us:.1} us")
+    } else if us < 1_000_000.0 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+/// Wall-clock microseconds since the epoch (comparable across processes).
+pub fn epoch_us() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0)
+}
+
+/// xorshift64*: a small seeded generator for random phases and delays (no extra crate).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn from_time() -> Rng {
+        Rng::seeded(epoch_us() as u64 ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}
+
+/// A count from the environment, else `default` (lets a reader shorten a run).
+pub fn env_count(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// VmRSS and Pss (KiB) of a process.
+pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = field(&status, "VmRSS:")?;
+    let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|s| field(&s, "Pss:"))
+        .unwrap_or(0);
+    Some((rss, pss))
+}
+
+/// How many inotify instances a process holds.
+pub fn inotify_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_link(e.path())
+                .map(|l| l.to_string_lossy().contains("inotify"))
+                .unwrap_or(false)
+        })
+        .count()
+}
