@@ -157,7 +157,7 @@ fn model_valid(e: &Envelope) -> bool {
         && (broadcast || valid_name(&e.to))
         && (!broadcast || matches!(e.body, Body::Message { .. }));
     let body = match &e.body {
-        Body::Message { text, .. } => !text.is_empty(),
+        Body::Message { text, .. } => !blank(text),
         Body::IdleNotification { .. } => e.to == lead,
         Body::ShutdownRequest { request_id, .. } | Body::PlanApprovalRequest { request_id, .. } => {
             !blank(request_id)

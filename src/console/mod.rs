@@ -1,11 +1,15 @@
-//! `teamctl lead`: the leader console. The leader's inbox live (read with the `inbox` cursor,
-//! so what is shown is marked read), each sender in its colour; a status line with each
+//! `teamctl lead`: the leader console. The leader's inbox live (read with the console's own
+//! `console` cursor: it may run unwatched as the first pane of a team session, so it never
+//! marks mail read for `teamctl inbox`), each sender in its colour; a status line with each
 //! teammate's state, printed when it changes; typed lines (`@NAME text`, `@* text`,
 //! `/status`, `/shutdown NAME`, `/tasks`, `/help`, `/quit`) read by a thread. Everything is
 //! redrawn on file events, never on a timer, and shutdown responses are acted on
 //! (`leader::reconcile`) as soon as they arrive. Without a terminal it is plain line mode.
 
 pub mod events;
+
+/// The console's cursor in the leader's inbox.
+pub const READER: &str = "console";
 pub mod input;
 pub mod screen;
 
@@ -13,7 +17,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::bus;
-use crate::commands::{inbox::READER, send::resume_stopped, shutdown::handoff, status};
+use crate::commands::{send::resume_stopped, shutdown::handoff, status};
 use crate::context::Ctx;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
@@ -112,7 +116,8 @@ impl Console<'_> {
         }
     }
 
-    /// Show the leader's unread mail and mark it read.
+    /// Show the leader's mail not yet shown here. The console keeps its own cursor: it may run
+    /// unwatched in a detached session, so it never marks mail read for `teamctl inbox`.
     fn inbox(&mut self, config: &TeamConfig) -> Result<()> {
         let me = Name::leader();
         let mut pos = self.store.cursor(&me, READER);
