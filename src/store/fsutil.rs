@@ -17,6 +17,19 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
         .at(path)
 }
 
+/// Run `op`; if it fails while `dir` is missing, create `dir` and run it once more.
+/// Directories are thus made when first needed, not checked before every write (a `mkdir`
+/// per write was a measurable share of a busy team's time).
+pub fn with_dir<T>(dir: &Path, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+    match op() {
+        Err(_) if !dir.is_dir() => {
+            ensure_dir(dir)?;
+            op()
+        }
+        done => done,
+    }
+}
+
 /// Open (creating `0600`) a file for appending; it can be read too (to check its tail).
 pub fn open_append(path: &Path) -> Result<File> {
     OpenOptions::new()

@@ -8,7 +8,8 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::fsutil::{LockGuard, ensure_dir, open_append, write_atomic};
+use super::cursor as cursor_file;
+use super::fsutil::{LockGuard, open_append, with_dir};
 use crate::domain::Envelope;
 use crate::error::{IoContext, Result};
 
@@ -50,8 +51,10 @@ pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
 /// Append an already-encoded line (which must end with a newline).
 pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     debug_assert!(line.ends_with(b"\n"));
-    ensure_dir(&paths.dir.join("cursors"))?;
-    let _guard = LockGuard::acquire(&paths.lock())?;
+    let lock = paths.lock();
+    let _guard = with_dir(lock.parent().expect("lock has a parent"), || {
+        LockGuard::acquire(&lock)
+    })?;
     let log = paths.log();
     let file = open_append(&log)?;
     let len = file.metadata().at(&log)?.len();
@@ -156,20 +159,16 @@ pub fn log_len(log: &Path) -> u64 {
 
 /// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was
 /// replaced) starts again from 0; message ids let the reader drop repeats.
+/// A cursor file with no valid record (see `cursor.rs`) reads as 0.
 pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
-    let pos = fs::read_to_string(paths.cursor(reader))
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0);
+    let pos = cursor_file::load(&paths.cursor(reader)).unwrap_or(0);
     if pos > log_len(&paths.log()) { 0 } else { pos }
 }
 
-/// Store a reader's cursor (atomically; not fsynced: losing it on a crash means a redelivery,
-/// which is what at-least-once allows).
+/// Store a reader's cursor, in place (see `cursor.rs`: a torn write reads as the value before
+/// it; not fsynced: losing it on a crash means a redelivery, which at-least-once allows).
 pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
-    let path = paths.cursor(reader);
-    ensure_dir(path.parent().expect("cursor has a parent"))?;
-    write_atomic(&path, pos.to_string().as_bytes(), false)
+    cursor_file::store(&paths.cursor(reader), pos)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use super::fsutil::{LockGuard, ensure_dir, write_atomic};
+use super::fsutil::{LockGuard, ensure_dir, with_dir, write_atomic};
 use super::inbox::{self, InboxPaths};
 use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
@@ -19,6 +19,10 @@ use super::{Entry, Store, Topic};
 use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
+
+/// See `FsStore::config_stamp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigStamp(u64, u64, i64, i64);
 
 #[derive(Debug, Clone)]
 pub struct FsStore {
@@ -54,6 +58,31 @@ impl FsStore {
         }
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
         self.write_config(config)
+    }
+
+    /// A fingerprint of the team file (inode, size, change time): every writer replaces the
+    /// file (temp file and rename), so it changes with every change. `None` when unreadable.
+    pub fn config_stamp(&self) -> Option<ConfigStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(self.config_path()).ok()?;
+        Some(ConfigStamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
+    }
+
+    /// The team file, read again only when its stamp changed since `cache` was filled.
+    pub fn load_cached<'a>(
+        &self,
+        cache: &'a mut Option<(ConfigStamp, TeamConfig)>,
+    ) -> Result<&'a TeamConfig> {
+        let stamp = self.config_stamp();
+        let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
+        if !fresh {
+            // Stamp first, then read: a change made in between leaves a stale stamp, so the
+            // next call reads again.
+            // No stamp (inode 0 is never real) matches nothing: read again next time.
+            let config = self.load()?;
+            *cache = Some((stamp.unwrap_or(ConfigStamp(0, 0, 0, 0)), config));
+        }
+        Ok(&cache.as_ref().expect("filled above").1)
     }
 
     fn write_config(&self, config: &TeamConfig) -> Result<()> {
@@ -117,8 +146,9 @@ impl Store for FsStore {
         let bytes = serde_json::to_vec(state)
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
         let path = self.state_path(member);
-        ensure_dir(path.parent().expect("state dir"))?;
-        write_atomic(&path, &bytes, false)
+        with_dir(path.parent().expect("state dir"), || {
+            write_atomic(&path, &bytes, false)
+        })
     }
 
     fn load_tasks(&self) -> Result<TaskList> {
@@ -194,6 +224,55 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(store.load().unwrap().members.len(), 21);
+    }
+
+    #[test]
+    fn the_cached_team_file_is_read_again_after_every_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let mut cache = None;
+        assert_eq!(store.load_cached(&mut cache).unwrap().description, "");
+        for i in 0..20 {
+            let text = format!("change {i}");
+            store
+                .update(&mut |cfg| {
+                    cfg.description = text.clone();
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(store.load_cached(&mut cache).unwrap().description, text);
+        }
+    }
+
+    #[test]
+    fn live_state_and_cursors_make_missing_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let bob = Name::parse("bob").unwrap();
+        std::fs::remove_dir_all(store.dir().join("state")).unwrap();
+        let live = crate::domain::LiveState {
+            status: crate::domain::Status::Idle,
+            pid: 1,
+            turn_pgid: None,
+            current_turn: None,
+            current_task: None,
+            since: 0,
+            last_seen: 0,
+            turns: 0,
+            last_idle_reason: None,
+            pane_id: None,
+            handled_control: Vec::new(),
+        };
+        store.set_live(&bob, &live).unwrap();
+        assert_eq!(store.live(&bob).unwrap().pid, 1);
+        store.set_cursor(&bob, "worker", 0).unwrap();
+        assert_eq!(store.cursor(&bob, "worker"), 0);
     }
 
     #[test]

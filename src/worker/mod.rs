@@ -24,9 +24,11 @@ use crate::bus;
 use crate::domain::message::Approve;
 use crate::domain::time::now_ms;
 use crate::domain::{
-    BackendType, Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
+    BackendType, Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TeamConfig,
+    TurnInfo,
 };
 use crate::error::{Error, Result};
+use crate::store::team::ConfigStamp;
 use crate::store::{FsStore, Home, Item, Store, Topic};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
@@ -97,6 +99,8 @@ struct Worker {
     bell: Arc<Notify>,
     /// Tasks finished since the worker was last idle.
     task_tally: autoclaim::Tally,
+    /// The team file as last read, with its stamp: re-read only when it changed.
+    config: Option<(ConfigStamp, TeamConfig)>,
 }
 
 impl Worker {
@@ -133,6 +137,7 @@ impl Worker {
             plan_replies: Vec::new(),
             bell: Arc::new(Notify::new()),
             task_tally: Default::default(),
+            config: None,
         })
     }
 
@@ -282,7 +287,13 @@ impl Worker {
             summary: summary.clone(),
             started_at: now_ms(),
         });
-        self.set_status(Status::Working);
+        if self.member.command.is_some() && !self.member.plan_mode_required {
+            // Written once the agent's process group exists (with it, for `interrupt`): one
+            // live-state write per turn start instead of two.
+            self.mark_status(Status::Working);
+        } else {
+            self.set_status(Status::Working);
+        }
         self.sink.note(&format!("<- {}: {summary}", env.from));
         let mut extra_env = extra_env.to_vec();
         if self.member.plan_mode_required {
@@ -336,6 +347,7 @@ impl Worker {
         let mut live = self.live.clone();
         let result = turn::run(spec, &mut self.sink, stop, move |pgid| {
             live.turn_pgid = Some(pgid);
+            live.last_seen = now_ms();
             let _ = store.set_live(&name, &live);
         })
         .await;
@@ -420,8 +432,7 @@ impl Worker {
 
     fn send(&mut self, to: &str, body: Body) -> Result<()> {
         let env = Envelope::new(self.name.as_str(), to, body);
-        let config = self.store.load()?;
-        match bus::deliver(&self.store, &config, &env) {
+        match self.deliver(&env) {
             Ok(_) => Ok(()),
             // The sender may have left the team; say so in the log, keep working.
             Err(Error::BadInput(why)) => {
@@ -430,6 +441,13 @@ impl Worker {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Validate and append `env`, against the team file as it is now (read again only when
+    /// it changed: with 300 members it is about 200 KB of JSON, and every turn sends twice).
+    fn deliver(&mut self, env: &Envelope) -> Result<Vec<Name>> {
+        let config = self.store.load_cached(&mut self.config)?;
+        bus::deliver(&self.store, config, env)
     }
 
     fn finish_turn(&mut self, reason: IdleReason, what: String) {
@@ -590,12 +608,16 @@ impl Worker {
     }
 
     fn set_status(&mut self, status: Status) {
-        let now = now_ms();
+        self.mark_status(status);
+        self.save_live();
+    }
+
+    /// Change the status in memory only; the next live-state write carries it.
+    fn mark_status(&mut self, status: Status) {
         if self.live.status != status {
-            self.live.since = now;
+            self.live.since = now_ms();
         }
         self.live.status = status;
-        self.save_live();
     }
 
     fn save_live(&mut self) {

@@ -11,11 +11,9 @@ use std::time::Duration;
 
 use super::turn::{Stoppers, TurnEnd, TurnResult, TurnSpec, env_value};
 use super::{Next, Worker};
-use crate::bus;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Status};
 use crate::error::Result;
-use crate::store::Store;
 
 /// Rounds of plan, request, rejection before the turn fails.
 pub const MAX_ROUNDS: u32 = 3;
@@ -122,8 +120,7 @@ impl Worker {
                 },
             );
             // Waiting for an answer to a request that was never delivered would never end.
-            let config = self.store.load()?;
-            if let Err(e) = bus::deliver(&self.store, &config, &request) {
+            if let Err(e) = self.deliver(&request) {
                 return self.end_turn(
                     env,
                     IdleReason::Failed,
