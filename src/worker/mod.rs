@@ -551,7 +551,7 @@ impl Worker {
     /// Run `--on-shutdown`; a non-zero exit refuses with its output as the reason.
     async fn shutdown_refusal(&mut self) -> Option<String> {
         let cmd = self.member.on_shutdown.clone()?;
-        let out = tokio::process::Command::new("sh")
+        let out = tokio::process::Command::new(turn::SHELL)
             .arg("-c")
             .arg(&cmd)
             .current_dir(&self.member.cwd)

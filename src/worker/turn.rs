@@ -24,6 +24,10 @@ pub const MAX_REPLY: usize = 1024 * 1024 - 16 * 1024;
 /// 128 KiB); the full text is always on stdin.
 const MAX_ENV_VALUE: usize = 100 * 1024;
 
+/// The shell that runs agent commands, by path: looked up through the `PATH` a turn gets
+/// (teamctl's own directory first), `sh` cost about ten failed `execve` calls per turn.
+pub const SHELL: &str = "/bin/sh";
+
 /// How long a stopped turn gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
@@ -106,7 +110,7 @@ pub async fn run(
     stop: &mut Stoppers,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
-    let mut cmd = tokio::process::Command::new("sh");
+    let mut cmd = tokio::process::Command::new(SHELL);
     cmd.arg("-c")
         .arg(&spec.command)
         .current_dir(&spec.cwd)
