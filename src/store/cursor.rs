@@ -130,20 +130,9 @@ fn legacy(bytes: &[u8]) -> Option<u64> {
     s.parse().ok()
 }
 
-/// CRC-32 (IEEE 802.3, reflected, as zlib's `crc32`), bitwise: records are 41 bytes.
+/// CRC-32 (IEEE 802.3, as zlib's `crc32`).
 pub fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    crc32fast::hash(bytes)
 }
 
 #[cfg(test)]
