@@ -150,7 +150,10 @@ fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
     }
     for n in ["a", "b", "c"] {
         assert_eq!(ask(&env, n, "hello").trim(), format!("{n} got: hello"));
-        assert_eq!(env.member_status(n), "idle");
+        // The worker replies first, then records itself idle.
+        wait_until("idle after the reply", Duration::from_secs(20), || {
+            env.member_status(n) == "idle"
+        });
     }
 }
 
