@@ -76,7 +76,19 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         if !typed.is_empty() {
             continue; // show what the lines did before sleeping
         }
-        watch.wait(None);
+        // Content changes come from file events. On a terminal the console also looks at its
+        // size once a second (a resize writes no file), redrawing only when it changed.
+        loop {
+            let resize_check = console
+                .screen
+                .is_terminal()
+                .then(|| std::time::Instant::now() + std::time::Duration::from_secs(1));
+            let rung = watch.wait(resize_check);
+            if rung || resize_check.is_none() || watch.stopped() {
+                break;
+            }
+            console.screen.refresh();
+        }
         if watch.stopped() {
             return Ok(());
         }

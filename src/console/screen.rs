@@ -3,8 +3,11 @@
 //! so a line being typed is never overwritten. Elsewhere (a pipe, a file, an unknown size):
 //! plain lines, and the status line printed only when it changes.
 
+use std::collections::VecDeque;
 use std::io::Write;
-use std::process::{Command, Stdio};
+
+/// Lines kept to redraw the message area after a resize.
+const KEPT: usize = 500;
 
 /// Where console output goes.
 pub struct Screen {
@@ -13,6 +16,9 @@ pub struct Screen {
     size: Option<(u16, u16)>,
     status: String,
     prompt: String,
+    /// The last lines shown, to redraw after a resize (tmux delivers a pane's new size late,
+    /// so lines drawn just before may have gone to the wrong rows).
+    shown: VecDeque<String>,
 }
 
 impl Screen {
@@ -28,6 +34,7 @@ impl Screen {
             size,
             status: String::new(),
             prompt: prompt.to_string(),
+            shown: VecDeque::new(),
         };
         s.layout();
         s
@@ -44,9 +51,16 @@ impl Screen {
         }
     }
 
+    /// Set the scrolling region above the two fixed lines, then redraw the whole screen from
+    /// what it keeps: the last lines shown, the status line and the prompt.
     fn layout(&mut self) {
         if let Some((rows, _)) = self.size {
-            let _ = write!(self.out, "\x1b[1;{}r\x1b[2J", rows - 2);
+            let area = usize::from(rows - 2);
+            let mut buf = format!("\x1b[1;{}r\x1b[2J\x1b[H", rows - 2);
+            let skip = self.shown.len().saturating_sub(area);
+            let lines: Vec<&str> = self.shown.iter().skip(skip).map(String::as_str).collect();
+            buf.push_str(&lines.join("\r\n"));
+            let _ = self.out.write_all(buf.as_bytes());
             let status = std::mem::take(&mut self.status);
             self.status(&status);
             self.prompt();
@@ -55,6 +69,15 @@ impl Screen {
 
     /// Print lines of output above the status line.
     pub fn line(&mut self, text: &str) {
+        self.refresh();
+        if self.size.is_some() {
+            for l in text.split('\n') {
+                if self.shown.len() == KEPT {
+                    self.shown.pop_front();
+                }
+                self.shown.push_back(l.to_string());
+            }
+        }
         match self.size {
             Some((rows, _)) => {
                 let mut buf = String::from("\x1b7");
@@ -73,6 +96,7 @@ impl Screen {
 
     /// Show the status line: fixed on a terminal, else printed when it changes.
     pub fn status(&mut self, text: &str) {
+        self.refresh();
         match self.size {
             Some((rows, cols)) => {
                 let _ = write!(
@@ -145,16 +169,17 @@ fn clip(text: &str, cols: usize) -> String {
 }
 
 /// Rows and columns of the terminal on stdin (`stty size`).
+/// The terminal's rows and columns (of stdout), straight from the kernel.
 fn term_size() -> Option<(u16, u16)> {
-    let out = Command::new("stty")
-        .arg("size")
-        .stdin(Stdio::inherit())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let mut it = text.split_whitespace().map(|n| n.parse::<u16>().ok());
-    Some((it.next()??, it.next()??))
+    let mut ws = nix::libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ only writes a `winsize` into the struct we pass.
+    let rc = unsafe { nix::libc::ioctl(1, nix::libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_row > 0 && ws.ws_col > 0).then_some((ws.ws_row, ws.ws_col))
 }
 
 #[cfg(test)]
