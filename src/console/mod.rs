@@ -191,7 +191,7 @@ impl Console<'_> {
 
     /// The teammates' states (printed again only when they changed).
     fn status_line(&mut self, config: &TeamConfig) {
-        let rows = status::rows(&self.store, config);
+        let rows = status::rows_by(&self.store, config, crate::leader::seen_status);
         let mates: Vec<_> = rows.iter().filter(|r| r.name != LEADER).collect();
         let p = &self.ctx.paint;
         let parts: Vec<String> = mates
