@@ -77,8 +77,27 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             continue; // show what the lines did before sleeping
         }
         watch.wait(None);
+        settle(&watch);
         if watch.stopped() {
             return Ok(());
+        }
+    }
+}
+
+/// How long a burst of events may go quiet before the console redraws, and how long it may
+/// last in all. A spawn alone changes the team file twice, then the worker its live state and
+/// the leader's inbox; redrawing (every member's state, inbox subscriptions) on each of them
+/// made the console the busiest process while 300 teammates were spawned.
+const SETTLE: Duration = Duration::from_millis(20);
+const SETTLE_MAX: Duration = Duration::from_millis(100);
+
+/// Let a burst of events pass, so it is drawn once.
+fn settle(watch: &TeamWatch) {
+    let end = std::time::Instant::now() + SETTLE_MAX;
+    while !watch.stopped() {
+        let quiet = (std::time::Instant::now() + SETTLE).min(end);
+        if !watch.wait(Some(quiet)) || quiet >= end {
+            return;
         }
     }
 }
