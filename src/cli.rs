@@ -399,6 +399,24 @@ pub struct WorkerArgs {
     pub id: String,
 }
 
+/// The worker's own command line, exactly as teamctl starts it (`backend::worker_args`:
+/// `worker --home H --id ID`): its home and id, so `main` can start the worker without
+/// building clap's command tree (less of the binary touched in each of hundreds of idle
+/// workers). Any other spelling goes through clap as usual.
+pub fn worker_argv(args: &[std::ffi::OsString]) -> Option<(PathBuf, String)> {
+    match args {
+        [_, cmd, home_flag, home, id_flag, id]
+            if cmd == "worker"
+                && home_flag == "--home"
+                && id_flag == "--id"
+                && !home.is_empty() =>
+        {
+            Some((PathBuf::from(home), id.to_str()?.to_string()))
+        }
+        _ => None,
+    }
+}
+
 impl Cli {
     /// Run the parsed command line.
     pub fn execute(self) -> Result<()> {
@@ -432,6 +450,41 @@ impl Command {
             Command::Demo(a) => commands::demo::run(ctx, a),
             Command::Lead => commands::lead::run(ctx),
             Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(words: &[&str]) -> Vec<std::ffi::OsString> {
+        words.iter().map(|w| w.into()).collect()
+    }
+
+    #[test]
+    fn only_the_workers_own_argv_skips_clap() {
+        let mut argv = vec!["teamctl".to_string()];
+        argv.extend(crate::backend::worker_args(
+            std::path::Path::new("/h"),
+            "ann@t",
+        ));
+        let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+        assert_eq!(
+            worker_argv(&os(&words)),
+            Some((PathBuf::from("/h"), "ann@t".to_string()))
+        );
+        for other in [
+            &["teamctl", "worker", "--id", "ann@t", "--home", "/h"][..],
+            &[
+                "teamctl", "worker", "--home", "/h", "--id", "ann@t", "--json",
+            ],
+            &["teamctl", "worker", "--home", "", "--id", "ann@t"],
+            &["teamctl", "send", "--home", "/h", "--id", "ann@t"],
+            &["teamctl", "worker", "--home=/h", "--id", "ann@t"],
+            &["teamctl"],
+        ] {
+            assert_eq!(worker_argv(&os(other)), None, "{other:?}");
         }
     }
 }

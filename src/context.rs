@@ -9,6 +9,19 @@ use crate::error::{Error, Result};
 use crate::output::Painter;
 use crate::store::{FsStore, Home};
 
+/// The home directory as every command and worker spells it, with process tag checks scoped
+/// to it: absolute and in one spelling (no trailing `/`, `//` or `.`), so workers started
+/// elsewhere find the same home and tags compare equal: `--home DIR/` once left workers that
+/// no command of `--home DIR` could recognise, stop or kill.
+pub fn home_root(root: std::path::PathBuf) -> std::path::PathBuf {
+    let root: std::path::PathBuf = std::path::absolute(&root)
+        .unwrap_or(root)
+        .components()
+        .collect();
+    crate::backend::proc::scope_to_home(&root);
+    root
+}
+
 pub struct Ctx {
     pub home: Home,
     pub team: Option<String>,
@@ -23,16 +36,7 @@ impl Ctx {
     /// `spawning`: a colour name in `--color` is the new teammate's colour (SPEC gives
     /// `--color` both meanings); elsewhere only auto, always and never are accepted.
     pub fn new(global: Global, spawning: bool) -> Result<Ctx> {
-        let root = global.home.unwrap_or_else(Home::default_root);
-        // Absolute and in one spelling (no trailing `/`, `//` or `.`), so workers started
-        // elsewhere find the same home and tags compare equal: `--home DIR/` once left workers
-        // that no command of `--home DIR` could recognise, stop or kill.
-        let root: std::path::PathBuf = std::path::absolute(&root)
-            .unwrap_or(root)
-            .components()
-            .collect();
-        crate::backend::proc::scope_to_home(&root);
-        let home = Home::new(root);
+        let home = Home::new(home_root(global.home.unwrap_or_else(Home::default_root)));
         let auto = || {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal()

@@ -53,6 +53,24 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
     }
 }
 
+/// `effective_status` for views refreshed on every change (the console's status line): a
+/// worker process that runs and carries the member's tag (`/proc` only) is taken at its own
+/// word, without asking its backend. On tmux that question is one `tmux` process per member,
+/// and the console asked it for every member on every change: spawning 300 teammates made
+/// tens of thousands of them. Anything less certain takes the full check.
+pub fn seen_status(member: &Member, live: Option<&LiveState>) -> Status {
+    let running = live.filter(|l| {
+        !member.name.is_leader()
+            && member.pid.is_none_or(|p| p == l.pid)
+            && backend::proc::is_worker(l.pid, &member.agent_id)
+    });
+    match running {
+        Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
+        Some(l) => l.status,
+        None => effective_status(member, live),
+    }
+}
+
 /// Start `name`'s worker on `backend` and record where it went.
 pub fn start_worker(
     home: &Home,

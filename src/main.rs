@@ -14,7 +14,14 @@ fn main() {
             unsafe { std::env::remove_var(var) };
         }
     }
-    let cli = teamctl::cli::Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some((home, id)) = teamctl::cli::worker_argv(&args) {
+        // Each idle worker is a resident process: skip clap (see `worker_argv`).
+        let root = teamctl::context::home_root(home);
+        exit_on(teamctl::worker::run(root, &id));
+        return;
+    }
+    let cli = teamctl::cli::Cli::parse_from(args);
     if !matches!(cli.command, teamctl::cli::Command::Worker(_)) {
         // `teamctl status | head` ends quietly, as Unix tools do, instead of panicking on a
         // closed stdout. Not in the worker: it must survive an agent that closes its stdin.
@@ -26,7 +33,12 @@ fn main() {
             );
         }
     }
-    if let Err(err) = cli.execute() {
+    exit_on(cli.execute());
+}
+
+/// One line and the error's exit code, or nothing.
+fn exit_on(result: teamctl::error::Result<()>) {
+    if let Err(err) = result {
         eprintln!("teamctl: {err}");
         std::process::exit(err.exit_code());
     }

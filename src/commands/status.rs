@@ -4,7 +4,7 @@
 use crate::cli::StatusArgs;
 use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
-use crate::domain::{Status, TeamConfig};
+use crate::domain::{LiveState, Member, Status, TeamConfig};
 use crate::error::Result;
 use crate::leader;
 use crate::store::{FsStore, Store};
@@ -28,6 +28,16 @@ pub struct Row {
 }
 
 pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
+    rows_by(store, config, leader::effective_status)
+}
+
+/// `rows`, each member's state told by `status` (`leader::effective_status` or the cheaper
+/// `leader::seen_status`).
+pub fn rows_by(
+    store: &FsStore,
+    config: &TeamConfig,
+    status: fn(&Member, Option<&LiveState>) -> Status,
+) -> Vec<Row> {
     config
         .members
         .iter()
@@ -37,7 +47,7 @@ pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
-                status: leader::effective_status(m, live.as_ref()),
+                status: status(m, live.as_ref()),
                 backend: m.backend_type.map(|b| b.to_string()),
                 pane_id: m.pane_id.clone(),
                 pid: fresh.map(|l| l.pid).or(m.pid),

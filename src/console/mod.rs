@@ -89,8 +89,27 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             }
             console.screen.refresh();
         }
+        settle(&watch);
         if watch.stopped() {
             return Ok(());
+        }
+    }
+}
+
+/// How long a burst of events may go quiet before the console redraws, and how long it may
+/// last in all. A spawn alone changes the team file twice, then the worker its live state and
+/// the leader's inbox; redrawing (every member's state, inbox subscriptions) on each of them
+/// made the console the busiest process while 300 teammates were spawned.
+const SETTLE: Duration = Duration::from_millis(20);
+const SETTLE_MAX: Duration = Duration::from_millis(100);
+
+/// Let a burst of events pass, so it is drawn once.
+fn settle(watch: &TeamWatch) {
+    let end = std::time::Instant::now() + SETTLE_MAX;
+    while !watch.stopped() {
+        let quiet = (std::time::Instant::now() + SETTLE).min(end);
+        if !watch.wait(Some(quiet)) || quiet >= end {
+            return;
         }
     }
 }
@@ -203,7 +222,7 @@ impl Console<'_> {
 
     /// The teammates' states (printed again only when they changed).
     fn status_line(&mut self, config: &TeamConfig) {
-        let rows = status::rows(&self.store, config);
+        let rows = status::rows_by(&self.store, config, crate::leader::seen_status);
         let mates: Vec<_> = rows.iter().filter(|r| r.name != LEADER).collect();
         let p = &self.ctx.paint;
         let parts: Vec<String> = mates

@@ -4,6 +4,7 @@
 //! first, because pane ids are reused after a server restart.
 
 pub mod argv;
+pub mod hook;
 pub mod place;
 pub mod run;
 
@@ -64,7 +65,9 @@ impl TmuxBackend {
             env("TEAMCTL_TMUX_SOCKET").as_deref(),
             env("TMUX").as_deref(),
         );
-        check_version(&program)?;
+        // The version is checked when the team session is first made on a server and when
+        // a tmux command fails (`check_version`), not on every spawn: `tmux -V` was one of
+        // five tmux processes per spawn.
         Ok(TmuxBackend {
             leader_pane: leader_pane_on(&server),
             tmux: Tmux::new(program, server),
@@ -102,6 +105,12 @@ impl TmuxBackend {
         self.probe(pane).is_some_and(|s| s.tag == agent_id)
     }
 
+    /// A failed tmux command explained by a too old tmux becomes that error, which names the
+    /// way out; any other failure stays as it was.
+    fn too_old_or(&self, failure: Error) -> Error {
+        check_version(&self.tmux.program).err().unwrap_or(failure)
+    }
+
     fn place(&self, launch: &Launch, start: &Start) -> Result<place::Placed> {
         let team = launch.team.as_str();
         if let Some(leader) = &self.leader_pane
@@ -114,11 +123,22 @@ impl TmuxBackend {
             cwd: start.cwd,
             env: start.env,
         };
-        place::detached(&self.tmux, team, start, &console)
+        let script = hook::tag_script(
+            &launch.agent_id,
+            team,
+            &launch.color,
+            launch.member.as_str(),
+        );
+        let tag = script.as_deref().map(|script| place::Tagging {
+            script,
+            agent_id: &launch.agent_id,
+        });
+        place::detached(&self.tmux, team, start, &console, tag)
     }
 }
 
-fn check_version(program: &std::path::Path) -> Result<()> {
+/// Fail with the way out when `program` is older than teamctl needs.
+pub(crate) fn check_version(program: &std::path::Path) -> Result<()> {
     let out = std::process::Command::new(program)
         .arg("-V")
         .output()
@@ -147,22 +167,24 @@ impl Backend for TmuxBackend {
             cwd: &launch.cwd,
             env: &launch.env,
         };
-        let placed = self.place(launch, &start)?;
+        let placed = self.place(launch, &start).map_err(|e| self.too_old_or(e))?;
         let pane = &placed.pane.pane;
-        let tags = argv::tag_pane(
-            pane,
-            &launch.agent_id,
-            launch.team.as_str(),
-            &launch.color,
-            launch.member.as_str(),
-        );
-        self.tmux.run(&tags).map_err(|e| match e {
-            Fail::Gone(_) => Error::failed(format!(
-                "the worker of {} exited as soon as it started (pane {pane} closed); see `teamctl log`",
-                launch.member
-            )),
-            e => e.into_error("tag the teammate's pane"),
-        })?;
+        if !placed.tagged {
+            let tags = argv::tag_pane(
+                pane,
+                &launch.agent_id,
+                launch.team.as_str(),
+                &launch.color,
+                launch.member.as_str(),
+            );
+            self.tmux.run(&tags).map_err(|e| match e {
+                Fail::Gone(_) => Error::failed(format!(
+                    "the worker of {} exited as soon as it started (pane {pane} closed); see `teamctl log`",
+                    launch.member
+                )),
+                e => self.too_old_or(e.into_error("tag the teammate's pane")),
+            })?;
+        }
         Ok(Placement {
             pane_id: Some(pane.clone()),
             pid: Some(placed.pane.pid),

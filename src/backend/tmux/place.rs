@@ -5,6 +5,7 @@
 //! `MAX_PANES` panes. Nothing takes focus.
 
 use super::argv::{self, MAX_PANES, NewPane, Start};
+use super::hook;
 use super::run::{Fail, Tmux};
 use crate::error::{Error, Result};
 
@@ -14,6 +15,15 @@ pub struct Placed {
     pub pane: NewPane,
     /// The detached team session the pane is in (outside tmux).
     pub session: Option<String>,
+    /// The pane was tagged as it was made (`hook`); otherwise the caller tags it.
+    pub tagged: bool,
+}
+
+/// How to tag a new pane as it is split (`hook`): the hook script and the agent id it sets.
+#[derive(Debug, Clone, Copy)]
+pub struct Tagging<'a> {
+    pub script: &'a str,
+    pub agent_id: &'a str,
 }
 
 fn new_pane(out: &str) -> Result<NewPane> {
@@ -49,35 +59,46 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
                 return Ok(Some(Placed {
                     pane,
                     session: None,
+                    tagged: false,
                 }));
             }
             Err(Fail::NoSpace(_)) => {}
             Err(e) => return Err(e.into_error("split the leader's window")),
         }
     }
-    fill(t, &session, team, start).map(|pane| {
+    // The leader's own session is the user's: no hook there.
+    fill(t, &session, team, start, None).map(|(pane, _)| {
         Some(Placed {
             pane,
             session: None,
+            tagged: false,
         })
     })
 }
 
 /// A pane in the team's detached session, creating the session on first use with the leader
 /// console (`console`) in its first pane, so `attach` lands on it.
-pub fn detached(t: &Tmux, team: &str, start: &Start, console: &Start) -> Result<Placed> {
+/// `tag`: tag the pane as it is split off (see `hook`).
+pub fn detached(
+    t: &Tmux,
+    team: &str,
+    start: &Start,
+    console: &Start,
+    tag: Option<Tagging>,
+) -> Result<Placed> {
     let name = argv::session_name(team);
     let target = argv::exact_session(&name);
     // Two spawns may race to create the session: the loser finds it on the next round.
     for _ in 0..3 {
-        match session_owner(t, &target) {
+        match session_windows(t, &target) {
             Ok(None) => {}
             Err(e) => return Err(e.into_error("look up the team session")),
-            Ok(Some(tag)) if tag == team => {
-                let pane = fill(t, &target, team, start)?;
+            Ok(Some((owner, windows))) if owner == team => {
+                let (pane, tagged) = fill_from(t, &target, team, start, &windows, tag)?;
                 return Ok(Placed {
                     pane,
                     session: Some(name),
+                    tagged,
                 });
             }
             Ok(Some(_)) => {
@@ -87,6 +108,9 @@ pub fn detached(t: &Tmux, team: &str, start: &Start, console: &Start) -> Result<
                 )));
             }
         }
+        // First use of this server for the team: the one place the tmux version is checked
+        // before anything is made (elsewhere only when a tmux command fails).
+        super::check_version(&t.program)?;
         // Created and tagged in one tmux invocation, so no one sees it untagged.
         let cmds = [
             argv::new_session(&name, team),
@@ -95,10 +119,11 @@ pub fn detached(t: &Tmux, team: &str, start: &Start, console: &Start) -> Result<
         match t.run(&cmds) {
             Ok(out) => {
                 start_in(t, &new_pane(&out)?, team, console)?;
-                let pane = fill(t, &target, team, start)?;
+                let (pane, tagged) = fill(t, &target, team, start, tag)?;
                 return Ok(Placed {
                     pane,
                     session: Some(name),
+                    tagged,
                 });
             }
             Err(Fail::Other(m)) if m.contains("duplicate session") => continue,
@@ -121,33 +146,85 @@ pub fn session_owner(t: &Tmux, session: &str) -> Result<Option<String>, Fail> {
     }
 }
 
+/// A session's team tag and its windows (`list_windows` rows), in one tmux invocation: `None`
+/// when there is no such session (or no server), an empty tag (and no windows) when the
+/// session is not teamctl's.
+pub fn session_windows(t: &Tmux, session: &str) -> Result<Option<(String, String)>, Fail> {
+    match t.run(&[argv::session_tag(session), argv::list_windows(session)]) {
+        Ok(out) => {
+            let (tag, windows) = out.split_once('\n').unwrap_or((&out, ""));
+            Ok(Some((tag.trim().to_string(), windows.to_string())))
+        }
+        Err(Fail::Gone(_)) => Ok(None),
+        Err(e) if e.is_unset_option() => Ok(Some((String::new(), String::new()))),
+        Err(e) => Err(e),
+    }
+}
+
 /// A pane in one of the team's windows of `session` (an exact session target), or in a new
 /// sibling window when they are full.
-fn fill(t: &Tmux, session: &str, team: &str, start: &Start) -> Result<NewPane> {
+fn fill(
+    t: &Tmux,
+    session: &str,
+    team: &str,
+    start: &Start,
+    tag: Option<Tagging>,
+) -> Result<(NewPane, bool)> {
     let windows = t
         .run(&[argv::list_windows(session)])
         .map_err(|e| e.into_error("list the team's windows"))?;
-    let ours: Vec<String> = argv::parse_rows(&windows)
+    fill_from(t, session, team, start, &windows, tag)
+}
+
+/// `fill`, given the session's windows as `list_windows` printed them. Says whether the new
+/// pane was tagged (`tag` given and the hook tagged exactly that pane).
+fn fill_from(
+    t: &Tmux,
+    session: &str,
+    team: &str,
+    start: &Start,
+    windows: &str,
+    tag: Option<Tagging>,
+) -> Result<(NewPane, bool)> {
+    let ours: Vec<String> = argv::parse_rows(windows)
         .iter()
         .filter_map(argv::parse_window)
         .filter(|(_, n, tag)| tag == team && *n < MAX_PANES)
         .map(|(id, _, _)| id)
         .collect();
     for window in ours.iter().rev() {
-        let cmds = [
-            argv::split_window(window, false, start),
-            argv::select_layout(window, "tiled"),
-        ];
+        let cmds = match tag {
+            Some(tag) => hook::split_tagged(session, window, start, tag.script),
+            None => vec![
+                argv::split_window(window, false, start),
+                argv::select_layout(window, "tiled"),
+            ],
+        };
         match t.run(&cmds) {
-            Ok(out) => return new_pane(&out),
-            Err(Fail::NoSpace(_) | Fail::Gone(_)) => continue,
-            Err(e) => return Err(e.into_error("split a team window")),
+            Ok(out) => {
+                return match tag {
+                    Some(tag) => hook::parse_split(&out, tag.agent_id).ok_or_else(|| {
+                        Error::failed(format!("tmux printed an unexpected pane: {out:?}"))
+                    }),
+                    None => new_pane(&out).map(|p| (p, false)),
+                };
+            }
+            Err(e) => {
+                if tag.is_some() {
+                    // The split failed, so the rest of the invocation did not run.
+                    let _ = t.run(&[hook::unhook(session)]);
+                }
+                match e {
+                    Fail::NoSpace(_) | Fail::Gone(_) => continue,
+                    e => return Err(e.into_error("split a team window")),
+                }
+            }
         }
     }
     let out = t
         .run(&[argv::new_window(session, team)])
         .map_err(|e| e.into_error("open a new team window"))?;
-    start_in(t, &new_pane(&out)?, team, start)
+    start_in(t, &new_pane(&out)?, team, start).map(|p| (p, false))
 }
 
 /// Set up a window teamctl just created (its options) and put the worker (or the console) in
