@@ -224,20 +224,17 @@ pub fn reconcile(store: &FsStore) -> Result<Vec<Handoff>> {
         return Ok(Vec::new());
     }
     let _lock = LockGuard::acquire(&store.local_dir().join("protocol.lock"))?;
-    let mut pos = store.cursor(&leader, PROTOCOL_READER);
     let mut out = Vec::new();
-    loop {
-        let entries = store.read(&leader, pos, 256)?;
-        let Some(last) = entries.last() else { break };
-        pos = last.end;
-        for e in entries {
-            let Item::Message(env) = e.item else { continue };
-            if let Some(h) = act_on(store, &env)? {
-                out.push(h);
-            }
+    let mut all = crate::store::entries(store, &leader, store.cursor(&leader, PROTOCOL_READER));
+    for e in all.by_ref() {
+        let Item::Message(env) = e?.item else {
+            continue;
+        };
+        if let Some(h) = act_on(store, &env)? {
+            out.push(h);
         }
-        store.set_cursor(&leader, PROTOCOL_READER, pos)?;
     }
+    store.set_cursor(&leader, PROTOCOL_READER, all.pos())?;
     Ok(out)
 }
 
@@ -297,17 +294,10 @@ pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
     } else {
         Vec::new()
     };
-    let mut pos = store.cursor(name, reader);
-    let mut n = 0;
-    while let Ok(entries) = store.read(name, pos, 1024) {
-        let Some(last) = entries.last() else { break };
-        pos = last.end;
-        n += entries
-            .iter()
-            .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
-            .count();
-    }
-    n
+    crate::store::entries(store, name, store.cursor(name, reader))
+        .map_while(|e| e.ok())
+        .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
+        .count()
 }
 
 /// The cursor a member's own messages are read with: the worker's, or `inbox` for the leader.

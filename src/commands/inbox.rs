@@ -24,18 +24,15 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         store.cursor(&who, READER)
     };
     let mut shown = Vec::new();
-    loop {
-        let entries = store.read(&who, pos, 1024)?;
-        let Some(last) = entries.last() else { break };
-        pos = last.end;
-        for e in entries {
-            match e.item {
-                Item::Message(env) => shown.push(*env),
-                Item::Garbage(w) => eprintln!("teamctl: warning: {w}"),
-                Item::Blank => {}
-            }
+    let mut all = crate::store::entries(&store, &who, pos);
+    for e in all.by_ref() {
+        match e?.item {
+            Item::Message(env) => shown.push(*env),
+            Item::Garbage(w) => eprintln!("teamctl: warning: {w}"),
+            Item::Blank => {}
         }
     }
+    pos = all.pos();
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&shown).unwrap_or_default());
     } else if shown.is_empty() {

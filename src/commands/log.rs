@@ -33,19 +33,16 @@ impl Follower {
         let mut out = Vec::new();
         for m in &config.members {
             let pos = self.pos.entry(m.name.clone()).or_insert(0);
-            loop {
-                let entries = store.read(&m.name, *pos, 4096)?;
-                let Some(last) = entries.last() else { break };
-                *pos = last.end;
-                for e in entries {
-                    if let Item::Message(env) = e.item
-                        && self.seen.insert(env.id.clone())
-                    {
-                        self.order.push_back(env.id.clone());
-                        out.push(*env);
-                    }
+            let mut all = crate::store::entries(store, &m.name, *pos);
+            for e in all.by_ref() {
+                if let Item::Message(env) = e?.item
+                    && self.seen.insert(env.id.clone())
+                {
+                    self.order.push_back(env.id.clone());
+                    out.push(*env);
                 }
             }
+            *pos = all.pos();
         }
         if let Some(limit) = self.limit {
             while self.order.len() > limit {

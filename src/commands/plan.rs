@@ -110,24 +110,20 @@ pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
     let config = store.load()?;
     let leader = Name::leader();
     let mut latest: BTreeMap<String, Pending> = BTreeMap::new();
-    let mut pos = 0;
-    loop {
-        let entries = store.read(&leader, pos, 1024)?;
-        let Some(last) = entries.last() else { break };
-        pos = last.end;
-        for e in entries {
-            let Item::Message(env) = e.item else { continue };
-            if let Body::PlanApprovalRequest { request_id, plan } = env.body {
-                latest.insert(
-                    env.from.clone(),
-                    Pending {
-                        name: env.from,
-                        request_id,
-                        plan,
-                        timestamp: env.timestamp,
-                    },
-                );
-            }
+    for e in crate::store::entries(store, &leader, 0) {
+        let Item::Message(env) = e?.item else {
+            continue;
+        };
+        if let Body::PlanApprovalRequest { request_id, plan } = env.body {
+            latest.insert(
+                env.from.clone(),
+                Pending {
+                    name: env.from,
+                    request_id,
+                    plan,
+                    timestamp: env.timestamp,
+                },
+            );
         }
     }
     latest.retain(|name, p| {
@@ -144,17 +140,11 @@ pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
 /// Is team-lead's response to `request_id` already in `name`'s inbox, at or after its
 /// worker's cursor?
 fn answered(store: &FsStore, name: &Name, request_id: &str) -> bool {
-    let mut pos = store.cursor(name, crate::worker::READER);
-    while let Ok(entries) = store.read(name, pos, 1024) {
-        let Some(last) = entries.last() else { break };
-        pos = last.end;
-        if entries.iter().any(|e| {
+    crate::store::entries(store, name, store.cursor(name, crate::worker::READER))
+        .map_while(|e| e.ok())
+        .any(|e| {
             matches!(&e.item, Item::Message(env)
                 if env.from == LEADER
                     && matches!(&env.body, Body::PlanApprovalResponse { request_id: r, .. } if r == request_id))
-        }) {
-            return true;
-        }
-    }
-    false
+        })
 }

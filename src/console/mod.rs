@@ -151,24 +151,21 @@ impl Console<'_> {
     /// unwatched in a detached session, so it never marks mail read for `teamctl inbox`.
     fn inbox(&mut self, config: &TeamConfig) -> Result<()> {
         let me = Name::leader();
-        let mut pos = self.store.cursor(&me, READER);
-        let start = pos;
-        loop {
-            let entries = self.store.read(&me, pos, 256)?;
-            let Some(last) = entries.last() else { break };
-            pos = last.end;
-            for e in entries {
-                match e.item {
-                    Item::Message(env) => {
-                        if let Some(text) = self.show(config, &env) {
-                            self.say(&text);
-                        }
+        let start = self.store.cursor(&me, READER);
+        let store = self.store.clone();
+        let mut all = crate::store::entries(&store, &me, start);
+        for e in all.by_ref() {
+            match e?.item {
+                Item::Message(env) => {
+                    if let Some(text) = self.show(config, &env) {
+                        self.say(&text);
                     }
-                    Item::Garbage(w) => self.say(&format!("teamctl: warning: {w}")),
-                    Item::Blank => {}
                 }
+                Item::Garbage(w) => self.say(&format!("teamctl: warning: {w}")),
+                Item::Blank => {}
             }
         }
+        let pos = all.pos();
         if pos > start {
             self.store.set_cursor(&me, READER, pos)?;
         }

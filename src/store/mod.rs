@@ -73,3 +73,97 @@ pub trait Store: Send + Sync {
     /// Remove the team and everything in it.
     fn destroy(&self) -> Result<()>;
 }
+
+/// Every entry of `inbox` from byte `from` to its end, read in batches (memory stays bounded
+/// however long the inbox). `pos()` is the byte just past the last entry yielded: the cursor
+/// value once those entries are handled.
+pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: u64) -> Entries<'a> {
+    Entries {
+        store,
+        inbox: inbox.clone(),
+        pos: from,
+        next: from,
+        batch: std::collections::VecDeque::new(),
+        done: false,
+    }
+}
+
+/// See [`entries`].
+pub struct Entries<'a> {
+    store: &'a dyn Store,
+    inbox: Name,
+    /// Just past the last entry yielded.
+    pos: u64,
+    /// Where the next batch starts.
+    next: u64,
+    batch: std::collections::VecDeque<Entry>,
+    done: bool,
+}
+
+impl Entries<'_> {
+    /// Just past the last entry yielded so far.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+}
+
+impl Iterator for Entries<'_> {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        if self.batch.is_empty() && !self.done {
+            match self.store.read(&self.inbox, self.next, 512) {
+                Ok(batch) => {
+                    match batch.last() {
+                        Some(last) => self.next = last.end,
+                        None => self.done = true,
+                    }
+                    self.batch = batch.into();
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let entry = self.batch.pop_front()?;
+        self.pos = entry.end;
+        Some(Ok(entry))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Body;
+
+    #[test]
+    fn entries_walk_batches_and_report_where_they_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let bob = Name::parse("bob").unwrap();
+        for i in 0..1100 {
+            let env = Envelope::new("team-lead", "bob", Body::message(format!("m{i}"), None));
+            store.append(&bob, &env).unwrap();
+        }
+        let mut all = entries(&store, &bob, 0);
+        let got: Vec<Entry> = all.by_ref().map(|e| e.unwrap()).collect();
+        assert_eq!(got.len(), 1100, "more than two batches, all read");
+        assert_eq!(all.pos(), store.inbox_end(&bob));
+        // From the middle: only what follows, and pos moves entry by entry.
+        let mid = got[999].end;
+        let mut rest = entries(&store, &bob, mid);
+        assert_eq!(rest.pos(), mid);
+        let first = rest.next().unwrap().unwrap();
+        assert_eq!(rest.pos(), first.end);
+        assert_eq!(rest.count(), 99);
+        // An empty inbox yields nothing and stays where it started.
+        let nobody = Name::parse("nobody").unwrap();
+        let mut none = entries(&store, &nobody, 0);
+        assert!(none.next().is_none());
+        assert_eq!(none.pos(), 0);
+    }
+}

@@ -220,26 +220,25 @@ impl Worker {
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
     /// once.
     fn scan_control(&mut self) -> Result<()> {
-        let mut pos = self.scanned_to.max(self.store.cursor(&self.name, READER));
-        loop {
-            let entries = self.store.read(&self.name, pos, 256)?;
-            let Some(last) = entries.last() else { break };
-            pos = last.end;
-            for e in entries {
-                let Item::Message(env) = e.item else { continue };
-                if self.live.handled_control.contains(&env.id) {
-                    continue;
+        let from = self.scanned_to.max(self.store.cursor(&self.name, READER));
+        let store = self.store.clone();
+        let mut all = crate::store::entries(&store, &self.name, from);
+        for e in all.by_ref() {
+            let Item::Message(env) = e?.item else {
+                continue;
+            };
+            if self.live.handled_control.contains(&env.id) {
+                continue;
+            }
+            match env.body {
+                Body::ShutdownRequest { .. } if self.pending_shutdown.is_none() => {
+                    self.pending_shutdown = Some(*env);
                 }
-                match env.body {
-                    Body::ShutdownRequest { .. } if self.pending_shutdown.is_none() => {
-                        self.pending_shutdown = Some(*env);
-                    }
-                    Body::PlanApprovalResponse { .. } => self.keep_plan_reply(*env),
-                    _ => {}
-                }
+                Body::PlanApprovalResponse { .. } => self.keep_plan_reply(*env),
+                _ => {}
             }
         }
-        self.scanned_to = pos;
+        self.scanned_to = all.pos();
         Ok(())
     }
 
