@@ -282,16 +282,31 @@ fn is_console(argv: &[u8]) -> bool {
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
+        // Whether or not the test meant to use tmux, its private server goes first (killed
+        // any other way it would leave its socket file behind), then whatever else is left.
+        let socket = Command::new("tmux")
+            .args([
+                "-L",
+                &self.guard_socket,
+                "display-message",
+                "-p",
+                "#{socket_path}",
+            ])
+            .env_remove("TMUX")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        let _ = Command::new("tmux")
+            .args(["-L", &self.guard_socket, "kill-server"])
+            .env_remove("TMUX")
+            .output();
         for (pid, _) in self.under_home() {
             unsafe_kill(pid);
         }
-        // Whether or not the test meant to use tmux, its private server goes.
-        let _ = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.guard_socket)
-            .arg("kill-server")
-            .env_remove("TMUX")
-            .output();
+        if let Some(path) = socket.filter(|p| !p.is_empty()) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
