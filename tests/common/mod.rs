@@ -301,8 +301,12 @@ impl Drop for TestEnv {
             .args(["-L", &self.guard_socket, "kill-server"])
             .env_remove("TMUX")
             .output();
-        for (pid, _) in self.under_home() {
-            unsafe_kill(pid);
+        // (`kill-server` returns before the server has exited: it is left to finish, since a
+        // SIGKILL would leave its socket file.)
+        for (pid, argv) in self.under_home() {
+            if !is_tmux(&argv) {
+                unsafe_kill(pid);
+            }
         }
         if let Some(path) = socket.filter(|p| !p.is_empty()) {
             let _ = std::fs::remove_file(path);
