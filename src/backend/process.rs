@@ -58,16 +58,7 @@ impl Backend for ProcessBackend {
     }
 
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
-        let pids = [member.pid, live.map(|l| l.pid)];
-        if pids
-            .into_iter()
-            .flatten()
-            .any(|pid| proc::is_worker(pid, &member.agent_id))
-        {
-            Liveness::Alive
-        } else {
-            Liveness::Gone
-        }
+        worker_liveness(member, live)
     }
 
     fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
@@ -79,6 +70,20 @@ impl Backend for ProcessBackend {
         }
         end_turn(member, live, grace);
         Ok(())
+    }
+}
+
+/// Alive when the recorded worker pid (team file or live state) is this member's tagged worker.
+pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
+    let pids = [member.pid, live.map(|l| l.pid)];
+    if pids
+        .into_iter()
+        .flatten()
+        .any(|pid| proc::is_worker(pid, &member.agent_id))
+    {
+        Liveness::Alive
+    } else {
+        Liveness::Gone
     }
 }
 

@@ -83,16 +83,10 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
         if name.is_leader() {
             continue;
         }
-        let live = store.live(name);
         // A running worker process carrying this member's tag is enough to know the message
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
-        if live.as_ref().is_some_and(|l| {
-            l.status.is_running() && crate::backend::proc::is_worker(l.pid, &member.agent_id)
-        }) {
-            continue;
-        }
-        let status = leader::effective_status(member, live.as_ref());
+        let status = leader::seen_status(member, store.live(name).as_ref());
         if !status.is_running() {
             // One that cannot start must not keep the others of a broadcast from starting.
             match leader::resume_if_down(&ctx.home, store, name) {

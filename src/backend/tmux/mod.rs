@@ -201,18 +201,7 @@ impl Backend for TmuxBackend {
             // No word about the pane: it is gone, or tmux cannot be run from here (a minimal
             // PATH, an agent's environment). The worker process itself decides, tag checked,
             // so a live teammate is never taken for dead and "resumed" over.
-            None => {
-                let pids = [member.pid, live.map(|l| l.pid)];
-                if pids
-                    .into_iter()
-                    .flatten()
-                    .any(|p| proc::is_worker(p, &member.agent_id))
-                {
-                    Liveness::Alive
-                } else {
-                    Liveness::Gone
-                }
-            }
+            None => super::process::worker_liveness(member, live),
             Some(s) if !s.dead && s.tag == member.agent_id => {
                 // The pane runs the worker itself; a pid we can see must be that worker.
                 let foreign = s
