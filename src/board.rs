@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::commands::status::{Row, rows};
-use crate::console::events::TeamWatch;
+use crate::console::events::{Inboxes, TeamWatch};
 use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
@@ -39,7 +39,7 @@ fn key(rows: &[Row]) -> Vec<String> {
 /// Run the board until Ctrl-C.
 pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
     let tty = std::io::stdout().is_terminal() && !ctx.json;
-    let mut watch = TeamWatch::new(store)?;
+    let mut watch = TeamWatch::new(store, Inboxes::Every)?;
     let mut last_key: Option<Vec<String>> = None;
     let mut out = std::io::stdout();
     if tty {

@@ -254,6 +254,29 @@ fn console_works_on_a_pipe() {
     assert!(err.contains("only the leader"), "{err}");
 }
 
+/// With many teammates the status line counts states instead of naming a few and cutting
+/// off the rest (it has one terminal line).
+#[test]
+fn console_counts_states_when_the_team_is_large() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    let names: Vec<String> = (0..13).map(|i| format!("w{i}")).collect();
+    for n in &names {
+        env.ok(&["spawn", n, "--backend", "process"]);
+    }
+    wait_until("every teammate idle", Duration::from_secs(30), || {
+        names.iter().all(|n| env.member_status(n) == "idle")
+    });
+    let out = env.ok_stdin(&["lead"], "/quit\n");
+    assert!(out.contains("13 teammates: 13 idle"), "{out}");
+    assert!(!out.contains("w12 idle"), "not named one by one: {out}");
+
+    // Each state counted.
+    env.ok(&["kill", "w12"]);
+    let out = env.ok_stdin(&["lead"], "/quit\n");
+    assert!(out.contains("13 teammates: 12 idle · 1 stopped"), "{out}");
+}
+
 #[test]
 fn console_shutdown_closes_the_teammate_when_it_answers() {
     let env = TestEnv::new();

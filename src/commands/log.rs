@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 
 use crate::cli::LogArgs;
-use crate::console::events::TeamWatch;
+use crate::console::events::{Inboxes, TeamWatch};
 use crate::context::Ctx;
 use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
@@ -117,7 +117,7 @@ fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
 /// Print what is there, then every new message as it arrives, until Ctrl-C.
 fn follow(ctx: &Ctx, store: &FsStore, args: &LogArgs) -> Result<()> {
     // Armed before the first read: nothing written afterwards is missed.
-    let mut watch = TeamWatch::new(store)?;
+    let mut watch = TeamWatch::new(store, Inboxes::Every)?;
     let mut follower = Follower::default();
     let mut first = true;
     let mut out = std::io::stdout();

@@ -1,7 +1,7 @@
 //! What the live views wait on: file events of one team (live state, team file, task list and
-//! every member's inbox, re-subscribed when members join), typed lines from stdin, and Ctrl-C
-//! (which ends a view with exit 0). One doorbell gathers them all, so a view sleeps until
-//! something it shows may have changed.
+//! every member's inbox, re-subscribed when members join, or the leader's inbox only), typed
+//! lines from stdin, and Ctrl-C (which ends a view with exit 0). One doorbell gathers them all,
+//! so a view sleeps until something it shows may have changed.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -11,39 +11,58 @@ use std::time::Instant;
 
 use crate::domain::{Name, TeamConfig};
 use crate::error::{Error, Result};
+use crate::store::team::FileStamp;
 use crate::store::{Bell, FsStore, Store, Subscription, SyncBell, Topic};
+
+/// Whose inboxes a view follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inboxes {
+    /// Every member's, joined by newcomers (a board of unread counts, a log of all mail).
+    Every,
+    /// The leader's only (the console shows the leader's mail; teammates' mail would only
+    /// wake it for nothing, and re-subscribing hundreds of inboxes on every join costs).
+    Leader,
+}
 
 /// The team's file events plus Ctrl-C, behind one doorbell.
 pub struct TeamWatch {
     store: FsStore,
     bell: SyncBell,
     sub: Subscription,
+    inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
+    config: Option<(FileStamp, TeamConfig)>,
 }
 
 impl TeamWatch {
     /// Subscribe to every topic of the team as it is now, and catch Ctrl-C and SIGTERM.
     /// The watch is armed when this returns: a read made afterwards misses nothing.
-    pub fn new(store: &FsStore) -> Result<TeamWatch> {
+    pub fn new(store: &FsStore, inboxes: Inboxes) -> Result<TeamWatch> {
         let bell = SyncBell::default();
         let stop = Arc::new(AtomicBool::new(false));
         catch_stop_signals(stop.clone(), bell.bell())?;
-        let members = member_names(&store.load()?);
+        let members = match inboxes {
+            Inboxes::Every => member_names(&store.load()?),
+            Inboxes::Leader => vec![Name::leader()],
+        };
         let sub = subscribe(store, &members, bell.bell())?;
         Ok(TeamWatch {
             store: store.clone(),
             bell,
             sub,
+            inboxes,
             members,
             stop,
+            config: None,
         })
     }
 
-    /// The team file, or `None` once the team has been deleted (the view then ends).
-    pub fn load(&self) -> Result<Option<TeamConfig>> {
-        match self.store.load() {
-            Ok(c) => Ok(Some(c)),
+    /// The team file (parsed again only when it changed), or `None` once the team has been
+    /// deleted (the view then ends).
+    pub fn load(&mut self) -> Result<Option<TeamConfig>> {
+        match self.store.load_cached(&mut self.config) {
+            Ok(c) => Ok(Some(c.clone())),
             Err(_) if !self.store.dir().join("config.json").exists() => {
                 eprintln!("teamctl: team {} was deleted", self.store.team());
                 Ok(None)
@@ -74,6 +93,9 @@ impl TeamWatch {
     /// Follow the inboxes of members who joined since the last look. Returns the newcomers.
     /// The new subscription is armed before the old one is dropped, so nothing slips past.
     pub fn follow_members(&mut self, config: &TeamConfig) -> Result<Vec<Name>> {
+        if self.inboxes == Inboxes::Leader {
+            return Ok(Vec::new());
+        }
         let now = member_names(config);
         let new: Vec<Name> = now
             .iter()

@@ -12,6 +12,7 @@ pub mod events;
 pub const READER: &str = "console";
 pub mod input;
 pub mod screen;
+pub mod states;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -23,15 +24,16 @@ use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
 use crate::store::{FsStore, Item, Store};
-use events::{Lines, TeamWatch};
+use events::{Inboxes, Lines, TeamWatch};
 use input::{HELP, Input};
 use screen::Screen;
+use states::States;
 
 /// Run the console until `/quit`, the end of input, or Ctrl-C.
 pub fn run(ctx: &Ctx) -> Result<()> {
     ctx.require_leader("run the leader console")?;
     let store = ctx.store()?;
-    let mut watch = TeamWatch::new(&store)?;
+    let mut watch = TeamWatch::new(&store, Inboxes::Leader)?;
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let lines = Lines::spawn(watch.bell());
     let prompt = ctx.paint.bold("lead>");
@@ -39,6 +41,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ctx,
         store: store.clone(),
         screen: Screen::new(tty, &prompt),
+        states: States::default(),
     };
     let config = store.load()?;
     console.say(&format!(
@@ -56,9 +59,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         watch.follow_members(&config)?;
         console.handoffs();
         console.inbox(&config)?;
-        if let Ok(config) = store.load() {
-            console.status_line(&config);
-        }
+        // Again: the handoffs may have changed it (read again only if so).
+        let Some(config) = watch.load()? else {
+            return Ok(());
+        };
+        console.status_line(&config);
         let typed = lines.drain();
         for line in &typed {
             let Some(line) = line else {
@@ -124,6 +129,7 @@ struct Console<'a> {
     ctx: &'a Ctx,
     store: FsStore,
     screen: Screen,
+    states: States,
 }
 
 impl Console<'_> {
@@ -217,26 +223,32 @@ impl Console<'_> {
         }
     }
 
-    /// The teammates' states (printed again only when they changed).
+    /// The teammates' states (printed again only when they changed): each by name while there
+    /// are few, counted by state when there are many.
     fn status_line(&mut self, config: &TeamConfig) {
-        let rows = status::rows_by(&self.store, config, crate::leader::seen_status);
-        let mates: Vec<_> = rows.iter().filter(|r| r.name != LEADER).collect();
+        let mates = self.states.look(&self.store, config);
         let p = &self.ctx.paint;
-        let parts: Vec<String> = mates
-            .iter()
-            .map(|r| {
-                let turn = r
-                    .current_turn
-                    .as_ref()
-                    .map(|t| format!(" ({})", t.lines().next().unwrap_or("")))
-                    .unwrap_or_default();
-                format!("{} {}{turn}", p.color(&r.name, &r.color), r.status)
-            })
-            .collect();
-        let line = if parts.is_empty() {
+        let line = if mates.is_empty() {
             "no teammates yet: `teamctl spawn NAME --exec CMD`".to_string()
-        } else {
+        } else if mates.len() <= states::NAMED {
+            let parts: Vec<String> = mates
+                .iter()
+                .map(|m| {
+                    let turn = m
+                        .turn
+                        .as_ref()
+                        .map(|t| format!(" ({t})"))
+                        .unwrap_or_default();
+                    format!("{} {}{turn}", p.color(m.name.as_str(), &m.color), m.status)
+                })
+                .collect();
             parts.join(" · ")
+        } else {
+            let counts: Vec<String> = states::counts(&mates)
+                .iter()
+                .map(|(status, n)| format!("{n} {status}"))
+                .collect();
+            format!("{} teammates: {}", mates.len(), counts.join(" · "))
         };
         let line = p.dim(&format!("── {line}"));
         self.screen.status(&line);

@@ -20,9 +20,19 @@ use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
-/// See `FsStore::config_stamp`.
+/// A fingerprint of a file that writers replace (temp file and rename) or rewrite: inode,
+/// size and change time. Two equal stamps mean nothing was written in between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConfigStamp(u64, u64, i64, i64);
+pub struct FileStamp(u64, u64, i64, i64);
+
+impl FileStamp {
+    /// `None` when the file cannot be looked at (missing, among others).
+    pub fn of(path: &std::path::Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileStamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct FsStore {
@@ -60,18 +70,20 @@ impl FsStore {
         self.write_config(config)
     }
 
-    /// A fingerprint of the team file (inode, size, change time): every writer replaces the
-    /// file (temp file and rename), so it changes with every change. `None` when unreadable.
-    pub fn config_stamp(&self) -> Option<ConfigStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(self.config_path()).ok()?;
-        Some(ConfigStamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
+    /// The team file's stamp: every writer replaces the file, so it changes with every change.
+    pub fn config_stamp(&self) -> Option<FileStamp> {
+        FileStamp::of(&self.config_path())
+    }
+
+    /// The stamp of `member`'s live state (replaced by each write of its worker).
+    pub fn live_stamp(&self, member: &Name) -> Option<FileStamp> {
+        FileStamp::of(&self.state_path(member))
     }
 
     /// The team file, read again only when its stamp changed since `cache` was filled.
     pub fn load_cached<'a>(
         &self,
-        cache: &'a mut Option<(ConfigStamp, TeamConfig)>,
+        cache: &'a mut Option<(FileStamp, TeamConfig)>,
     ) -> Result<&'a TeamConfig> {
         let stamp = self.config_stamp();
         let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
@@ -80,7 +92,7 @@ impl FsStore {
             // next call reads again.
             // No stamp (inode 0 is never real) matches nothing: read again next time.
             let config = self.load()?;
-            *cache = Some((stamp.unwrap_or(ConfigStamp(0, 0, 0, 0)), config));
+            *cache = Some((stamp.unwrap_or(FileStamp(0, 0, 0, 0)), config));
         }
         Ok(&cache.as_ref().expect("filled above").1)
     }

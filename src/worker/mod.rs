@@ -28,7 +28,7 @@ use crate::domain::{
     TurnInfo,
 };
 use crate::error::{Error, Result};
-use crate::store::team::ConfigStamp;
+use crate::store::team::FileStamp;
 use crate::store::{FsStore, Home, Item, Store, Topic};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
@@ -100,7 +100,7 @@ struct Worker {
     /// Tasks finished since the worker was last idle.
     task_tally: autoclaim::Tally,
     /// The team file as last read, with its stamp: re-read only when it changed.
-    config: Option<(ConfigStamp, TeamConfig)>,
+    config: Option<(FileStamp, TeamConfig)>,
 }
 
 impl Worker {

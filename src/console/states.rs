@@ -1,0 +1,135 @@
+//! The console's status line: each teammate's state, worked out again only for members whose
+//! team entry or live state changed since the last look, and for everyone at most once every
+//! `RECHECK` (a worker that dies writes nothing, so only a fresh look at its process tells).
+//! Working out every member's state on every burst of events (live state, process checks)
+//! made the console the busiest process while hundreds of teammates were spawned.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::domain::{Member, Name, Status, TeamConfig};
+use crate::leader;
+use crate::store::team::FileStamp;
+use crate::store::{FsStore, Store};
+
+/// How long a state seen from a worker's own word is taken as current without looking again.
+pub const RECHECK: Duration = Duration::from_secs(2);
+
+/// Above this many teammates the line counts states instead of naming everyone.
+pub const NAMED: usize = 12;
+
+/// One teammate as the status line shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mate {
+    pub name: Name,
+    pub color: String,
+    pub status: Status,
+    /// The first line of the current turn's summary.
+    pub turn: Option<String>,
+}
+
+struct Seen {
+    member: Member,
+    stamp: Option<FileStamp>,
+    mate: Mate,
+}
+
+/// The states last worked out, per teammate.
+#[derive(Default)]
+pub struct States {
+    seen: HashMap<Name, Seen>,
+    checked: Option<Instant>,
+}
+
+impl States {
+    /// Every teammate in team order, each looked at again only when needed (see the module).
+    pub fn look(&mut self, store: &FsStore, config: &TeamConfig) -> Vec<Mate> {
+        if self.checked.is_none_or(|t| t.elapsed() >= RECHECK) {
+            self.seen.clear();
+            self.checked = Some(Instant::now());
+        }
+        let mates: Vec<&Member> = config.teammates().collect();
+        self.seen.retain(|n, _| mates.iter().any(|m| &m.name == n));
+        mates
+            .into_iter()
+            .map(|m| {
+                let stamp = store.live_stamp(&m.name);
+                match self.seen.get(&m.name) {
+                    Some(s) if s.stamp == stamp && s.member == *m && stamp.is_some() => {
+                        s.mate.clone()
+                    }
+                    _ => {
+                        let mate = look_at(store, m);
+                        self.seen.insert(
+                            m.name.clone(),
+                            Seen {
+                                member: m.clone(),
+                                stamp,
+                                mate: mate.clone(),
+                            },
+                        );
+                        mate
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+fn look_at(store: &FsStore, m: &Member) -> Mate {
+    let live = store.live(&m.name);
+    let status = leader::seen_status(m, live.as_ref());
+    let turn = live
+        .as_ref()
+        .filter(|l| m.pid.is_none_or(|p| p == l.pid))
+        .and_then(|l| l.current_turn.as_ref())
+        .map(|t| t.summary.lines().next().unwrap_or("").to_string());
+    Mate {
+        name: m.name.clone(),
+        color: m.color.clone(),
+        status,
+        turn,
+    }
+}
+
+/// How many teammates are in each state, in the order the states first appear:
+/// `[(idle, 298), (working, 2)]`.
+pub fn counts(mates: &[Mate]) -> Vec<(Status, usize)> {
+    let mut out: Vec<(Status, usize)> = Vec::new();
+    for m in mates {
+        match out.iter_mut().find(|(s, _)| *s == m.status) {
+            Some((_, n)) => *n += 1,
+            None => out.push((m.status, 1)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mate(name: &str, status: Status) -> Mate {
+        Mate {
+            name: Name::teammate(name).unwrap(),
+            color: "blue".into(),
+            status,
+            turn: None,
+        }
+    }
+
+    #[test]
+    fn counts_keep_first_seen_order() {
+        let mates = [
+            mate("a", Status::Idle),
+            mate("b", Status::Working),
+            mate("c", Status::Idle),
+            mate("d", Status::Dead),
+        ];
+        assert_eq!(
+            counts(&mates),
+            vec![(Status::Idle, 2), (Status::Working, 1), (Status::Dead, 1)]
+        );
+        assert!(counts(&[]).is_empty());
+    }
+}
