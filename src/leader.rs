@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::backend::{self, Backend, Launch, Liveness};
-use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status};
+use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::fsutil::LockGuard;
 use crate::store::{FsStore, Home, Item, Store};
@@ -78,14 +78,28 @@ pub fn start_worker(
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    let config = store.load()?;
-    let member = config.require(name.as_str())?.clone();
-    let launch = Launch::new(home.root(), store.team(), &member, store.log_path(name))?;
+    start_worker_in(home, store, &store.load()?, name, backend)
+}
+
+/// `start_worker`, given the team file as the caller just wrote it (it holds the member).
+pub fn start_worker_in(
+    home: &Home,
+    store: &FsStore,
+    config: &TeamConfig,
+    name: &Name,
+    backend: &dyn Backend,
+) -> Result<Member> {
+    let member = config.require(name.as_str())?;
+    let mut launch = Launch::new(home.root(), store.team(), member, store.log_path(name))?;
+    launch.fill = config.tmux_fill.clone();
     let placement = backend.spawn(&launch)?;
     let kind = backend.kind();
     let updated = store.update(&mut |cfg| {
         if placement.tmux_session.is_some() && cfg.tmux_session.is_none() {
             cfg.tmux_session = placement.tmux_session.clone();
+        }
+        if placement.fill.is_some() {
+            cfg.tmux_fill = placement.fill.clone();
         }
         let m = cfg
             .member_mut(name.as_str())

@@ -596,3 +596,110 @@ fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
     ]);
     assert_eq!(now.trim(), format!("teamctl-{t} 1 1"));
 }
+
+/// After the first teammate, a spawn into the team session is one tmux invocation: it splits
+/// the window the last teammate went to (recorded as `tmuxFill`), behind a guard that stops
+/// tmux unless that window is one teamctl made for this team. A hint that is stale or
+/// points at someone else's window (even one carrying the team's name as a value) makes
+/// nothing there: the spawn looks the session up instead.
+#[test]
+fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-hint");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let fill = config(&env, &t)["tmuxFill"].clone();
+    let b_window = pane_format(&env, &pane_of(&env, &t, "b"), "#{window_id}").unwrap();
+    assert_eq!(fill["window"], b_window.as_str(), "{fill}");
+    assert_eq!(fill["panes"], 3, "the console, a and b: {fill}");
+
+    // Count the tmux processes one spawn starts, through a logging wrapper first on PATH.
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrap = tempfile::tempdir().unwrap();
+    let log = wrap.path().join("calls");
+    let script = wrap.path().join("tmux");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        wrap.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = env
+        .cmd(&["spawn", "c", "--exec", ECHO])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 1, "one tmux call: {calls}");
+    assert_eq!(
+        pane_format(&env, &pane_of(&env, &t, "c"), "#{@teamctl-agent}"),
+        Some(format!("c@{t}")),
+        "tagged in that call"
+    );
+
+    // A hint naming someone else's window, which even carries the team's name as a value.
+    env.tmux_ok(&["new-session", "-d", "-s", "theirs"]);
+    let theirs = env
+        .tmux_ok(&["display-message", "-p", "-t", "=theirs:", "#{window_id}"])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["set-option", "-w", "-t", &theirs, "@teamctl-team", &t]);
+    let set_hint = |window: &str| {
+        let path = env.team_dir(&t).join("config.json");
+        let mut cfg: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        cfg["tmuxFill"]["window"] = window.into();
+        std::fs::write(&path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    };
+    set_hint(&theirs);
+    spawn(&env, "d");
+    let panes = |target: &str| {
+        env.tmux_ok(&["list-panes", "-t", target, "-F", "#{pane_id}"])
+            .lines()
+            .count()
+    };
+    assert_eq!(panes(&theirs), 1, "nothing was made in their window");
+    assert_eq!(
+        pane_format(&env, &pane_of(&env, &t, "d"), "#{session_name}"),
+        Some(format!("teamctl-{t}"))
+    );
+    let hooks = env.tmux_ok(&["show-hooks", "-t", &format!("=teamctl-{t}:")]);
+    assert!(
+        !hooks.contains("after-split-window["),
+        "no hook left: {hooks}"
+    );
+
+    // A window that no longer exists.
+    set_hint("@999");
+    spawn(&env, "e");
+    let fill = config(&env, &t)["tmuxFill"].clone();
+    let e_window = pane_format(&env, &pane_of(&env, &t, "e"), "#{window_id}").unwrap();
+    assert_eq!(
+        fill["window"],
+        e_window.as_str(),
+        "the hint follows: {fill}"
+    );
+    for n in ["a", "b", "c", "d", "e"] {
+        wait_until("every teammate idle", WAIT, || {
+            env.member_status(n) == "idle"
+        });
+    }
+}

@@ -9,7 +9,7 @@ pub mod tmux;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::domain::{BackendType, LiveState, Member, Name};
+use crate::domain::{BackendType, LiveState, Member, Name, TmuxFill};
 use crate::error::{Error, Result};
 
 /// Everything needed to start one worker.
@@ -32,6 +32,8 @@ pub struct Launch {
     /// The leader console's argv (program first): the first pane of a team session that
     /// teamctl creates outside tmux.
     pub console: Vec<String>,
+    /// Where the last teammate went in the team's tmux session (`TeamConfig::tmux_fill`).
+    pub fill: Option<TmuxFill>,
 }
 
 impl Launch {
@@ -70,6 +72,7 @@ impl Launch {
             cwd: PathBuf::from(&member.cwd),
             log,
             color: member.color.clone(),
+            fill: None,
         })
     }
 
@@ -99,6 +102,8 @@ pub struct Placement {
     pub pid: Option<u32>,
     pub tmux_socket: Option<String>,
     pub tmux_session: Option<String>,
+    /// Where this teammate went in the team's tmux session, for the next spawn.
+    pub fill: Option<TmuxFill>,
 }
 
 /// Whether a member's worker is still there.

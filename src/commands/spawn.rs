@@ -84,9 +84,6 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             ))
         })
     };
-    if let Some(e) = running(&store.load()?) {
-        return Err(e);
-    }
     // Held until the worker is recorded: see `leader::start_lock`.
     let _starting = leader::start_lock(&store, &name)?;
     let config = store.load()?;
@@ -108,7 +105,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             worktree::restore(&member)?;
         }
     }
-    store.update(&mut |cfg| {
+    let written = store.update(&mut |cfg| {
         let mut m = member.clone();
         let color = match cfg.member(name.as_str()) {
             Some(old) => old.color.clone(),
@@ -135,20 +132,20 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         forget();
         return Err(e);
     }
-    let started = match leader::start_worker(&ctx.home, &store, &name, backend.as_ref()) {
-        Ok(m) => m,
-        Err(e) => {
-            forget();
-            if let Some(t) = &tree {
-                let _ = worktree::remove(&t.repo, &t.path);
+    let started =
+        match leader::start_worker_in(&ctx.home, &store, &written, &name, backend.as_ref()) {
+            Ok(m) => m,
+            Err(e) => {
+                forget();
+                if let Some(t) = &tree {
+                    let _ = worktree::remove(&t.repo, &t.path);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-    };
+        };
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {
-        let config = store.load()?;
         let place = match (&started.pane_id, started.pid) {
             (Some(p), _) => format!("pane {p}"),
             (None, Some(pid)) => format!("pid {pid}"),
@@ -156,8 +153,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         };
         println!(
             "{} {} {}",
-            ctx.paint
-                .member(&config, &started.agent_id.replace(&format!("@{team}"), "")),
+            ctx.paint.color(started.name.as_str(), &started.color),
             ctx.paint.dim(&started.agent_id),
             ctx.paint.dim(&format!("({}, {place})", backend.kind()))
         );

@@ -24,9 +24,26 @@ pub struct TeamConfig {
     /// The tmux session created for this team outside tmux, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux_session: Option<String>,
+    /// Where the last teammate went in that session: a hint that spares the next spawn a
+    /// look-up, checked by tmux itself before it is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_fill: Option<TmuxFill>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The window of the team's detached tmux session that the last teammate was split into,
+/// on which server, and how many panes it had then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TmuxFill {
+    /// The server as members record it (`tmuxSocket`); `None` for the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The window id (`@N`).
+    pub window: String,
+    pub panes: usize,
 }
 
 impl TeamConfig {

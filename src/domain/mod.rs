@@ -9,6 +9,6 @@ pub mod task;
 pub mod time;
 
 pub use live::{LiveState, TurnInfo};
-pub use member::{BackendType, Member, Status, TeamConfig};
+pub use member::{BackendType, Member, Status, TeamConfig, TmuxFill};
 pub use message::{Body, Envelope, IdleReason, Recipient};
 pub use name::{LEADER, Name};

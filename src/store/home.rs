@@ -137,6 +137,7 @@ impl Home {
                 lead_session_id: crate::domain::message::new_id(),
                 members: vec![Member::leader(&candidate, cwd.display().to_string(), now)],
                 tmux_session: None,
+                tmux_fill: None,
                 extra: Default::default(),
             };
             let store = FsStore::new(candidate, dir);

@@ -17,8 +17,8 @@ pub const COLOR_OPTION: &str = "@teamctl-color";
 /// the pane title with an escape sequence, not this).
 pub const NAME_OPTION: &str = "@teamctl-name";
 
-/// What `-P -F` prints for a new pane.
-pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id}";
+/// What `-P -F` prints for a new pane (and how many panes its window has now).
+pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_panes}";
 /// What a liveness probe prints: pane id, dead flag, pid, then the tag (possibly empty).
 /// `display-message -t` does not fail on a missing pane (it prints the format without one),
 /// so the pane id is printed back and checked.
@@ -246,6 +246,20 @@ pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
     c
 }
 
+/// A window option named after the team (`@teamctl-team-NAME`), set only on windows teamctl
+/// made for that team. Asking for it fails ("invalid option") on any other window, which stops
+/// the rest of a tmux command list: see `window_guard`.
+pub fn team_key(team: &str) -> String {
+    format!("{TEAM_OPTION}-{team}")
+}
+
+/// A command that fails unless `window` exists and is one teamctl made for `team`; placed
+/// first in an invocation, nothing after it runs otherwise (tmux stops a command list at its
+/// first error).
+pub fn window_guard(window: &str, team: &str) -> Cmd {
+    words(&["show-options", "-w", "-v", "-t", window, &team_key(team)])
+}
+
 /// Mark a session as the team's (so `delete` only ever closes its own session). Option
 /// commands take a pane-style target, hence `=NAME:`.
 pub fn tag_session(session_target: &str, team: &str) -> Cmd {
@@ -276,6 +290,7 @@ pub fn own_window(window: &str, team: &str) -> Vec<Cmd> {
     let set = |opt: &str, val: &str| words(&["set-option", "-w", "-t", window, opt, val]);
     vec![
         set(TEAM_OPTION, team),
+        set(&team_key(team), "1"),
         set("remain-on-exit", "on"),
         set("pane-border-status", "top"),
         set("pane-border-format", BORDER_FORMAT),
@@ -369,6 +384,8 @@ pub struct NewPane {
     pub pane: String,
     pub pid: u32,
     pub window: String,
+    /// Panes in the window, the new one included (when printed).
+    pub panes: Option<usize>,
 }
 
 pub fn parse_new_pane(out: &str) -> Option<NewPane> {
@@ -376,7 +393,13 @@ pub fn parse_new_pane(out: &str) -> Option<NewPane> {
     let pane = it.next().filter(|p| p.starts_with('%'))?.to_string();
     let pid = it.next()?.parse().ok()?;
     let window = it.next().filter(|w| w.starts_with('@'))?.to_string();
-    Some(NewPane { pane, pid, window })
+    let panes = it.next().and_then(|n| n.parse().ok());
+    Some(NewPane {
+        pane,
+        pid,
+        window,
+        panes,
+    })
 }
 
 /// A pane as read by `STATE_FORMAT`.
@@ -695,6 +718,26 @@ mod tests {
             "remain-on-exit",
             "on"
         ])));
+        // The team key the guard asks for is set on every window teamctl makes.
+        assert!(own_window("@4", "my.team").contains(&s(&[
+            "set-option",
+            "-w",
+            "-t",
+            "@4",
+            "@teamctl-team-my.team",
+            "1"
+        ])));
+        assert_eq!(
+            window_guard("@4", "my.team"),
+            s(&[
+                "show-options",
+                "-w",
+                "-v",
+                "-t",
+                "@4",
+                "@teamctl-team-my.team"
+            ])
+        );
     }
 
     #[test]
@@ -769,12 +812,18 @@ mod tests {
     #[test]
     fn tmux_output_is_parsed() {
         assert_eq!(
-            parse_new_pane("%12 4567 @3\n"),
+            parse_new_pane("%12 4567 @3 5\n"),
             Some(NewPane {
                 pane: "%12".into(),
                 pid: 4567,
-                window: "@3".into()
+                window: "@3".into(),
+                panes: Some(5),
             })
+        );
+        assert_eq!(
+            parse_new_pane("%12 4567 @3").and_then(|p| p.panes),
+            None,
+            "an older format without the count"
         );
         assert_eq!(parse_new_pane("garbage"), None);
         assert_eq!(

@@ -14,7 +14,7 @@ use argv::{PaneState, Server, Start};
 use run::{Fail, Tmux};
 
 use super::{Backend, Launch, Liveness, Placement, proc};
-use crate::domain::{BackendType, LiveState, Member, TeamConfig};
+use crate::domain::{BackendType, LiveState, Member, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
 
 /// The oldest tmux with pane options, `-e` on new panes and `select-layout -E`.
@@ -133,7 +133,14 @@ impl TmuxBackend {
             script,
             agent_id: &launch.agent_id,
         });
-        place::detached(&self.tmux, team, start, &console, tag)
+        // The last spawn's window, if it was on this server and had room then.
+        let server = self.tmux.server.record();
+        let hint = launch
+            .fill
+            .as_ref()
+            .filter(|f| f.server == server && f.panes < argv::MAX_PANES)
+            .map(|f| f.window.as_str());
+        place::detached(&self.tmux, team, start, &console, tag, hint)
     }
 }
 
@@ -185,11 +192,20 @@ impl Backend for TmuxBackend {
                 e => self.too_old_or(e.into_error("tag the teammate's pane")),
             })?;
         }
+        let fill = match (&placed.session, placed.pane.panes) {
+            (Some(_), Some(panes)) => Some(TmuxFill {
+                server: self.tmux.server.record(),
+                window: placed.pane.window.clone(),
+                panes,
+            }),
+            _ => None,
+        };
         Ok(Placement {
             pane_id: Some(pane.clone()),
             pid: Some(placed.pane.pid),
             tmux_socket: self.tmux.server.record(),
             tmux_session: placed.session,
+            fill,
         })
     }
 

@@ -78,16 +78,27 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
 
 /// A pane in the team's detached session, creating the session on first use with the leader
 /// console (`console`) in its first pane, so `attach` lands on it.
-/// `tag`: tag the pane as it is split off (see `hook`).
+/// `tag`: tag the pane as it is split off (see `hook`). `hint`: the window the last teammate
+/// went to, when it had room left (see `split_hinted`).
 pub fn detached(
     t: &Tmux,
     team: &str,
     start: &Start,
     console: &Start,
     tag: Option<Tagging>,
+    hint: Option<&str>,
 ) -> Result<Placed> {
     let name = argv::session_name(team);
     let target = argv::exact_session(&name);
+    if let (Some(tag), Some(window)) = (tag, hint)
+        && let Some((pane, tagged)) = split_hinted(t, &target, team, window, start, tag)?
+    {
+        return Ok(Placed {
+            pane,
+            session: Some(name),
+            tagged,
+        });
+    }
     // Two spawns may race to create the session: the loser finds it on the next round.
     for _ in 0..3 {
         match session_windows(t, &target) {
@@ -133,6 +144,48 @@ pub fn detached(
     Err(Error::failed(format!(
         "tmux session {name} keeps appearing and disappearing; try again"
     )))
+}
+
+/// Split the window the last teammate went to, in one tmux invocation: the window guard first
+/// (tmux runs nothing after it unless `window` is one teamctl made for `team`), then the
+/// tagged split. `None` when the hint is stale (no such window, not the team's, no room):
+/// nothing was made, and the caller looks the session up. Saves the look-up invocation on
+/// every spawn but the first of each window.
+fn split_hinted(
+    t: &Tmux,
+    session: &str,
+    team: &str,
+    window: &str,
+    start: &Start,
+    tag: Tagging,
+) -> Result<Option<(NewPane, bool)>> {
+    let mut cmds = vec![argv::window_guard(window, team)];
+    cmds.extend(hook::split_tagged(session, window, start, tag.script));
+    match t.run(&cmds) {
+        Ok(out) => {
+            // The guard's own line ("1") comes first.
+            let split = out.split_once('\n').map_or("", |(_, rest)| rest);
+            hook::parse_split(split, tag.agent_id)
+                .map(Some)
+                .ok_or_else(|| Error::failed(format!("tmux printed an unexpected pane: {out:?}")))
+        }
+        // The guard failed: nothing after it ran.
+        Err(e) if e.is_unset_option() => Ok(None),
+        Err(Fail::Gone(_)) => {
+            // The window went away (guard or split): a hook may be left set.
+            let _ = t.run(&[hook::unhook(session)]);
+            Ok(None)
+        }
+        Err(Fail::NoSpace(_)) => {
+            // The split failed, so the rest of the invocation did not run.
+            let _ = t.run(&[hook::unhook(session)]);
+            Ok(None)
+        }
+        Err(e) => {
+            let _ = t.run(&[hook::unhook(session)]);
+            Err(e.into_error("split a team window"))
+        }
+    }
 }
 
 /// The team tag of a session (exact target): `None` when there is no such session (or no

@@ -47,6 +47,7 @@ impl Fail {
             Fail::NoSpace(msg)
         } else if lower.contains("can't find")
             || lower.contains("no such session")
+            || lower.contains("no such window")
             || lower.contains("no server running")
             || lower.contains("error connecting to")
             || lower.contains("no such file or directory")
@@ -145,6 +146,10 @@ mod tests {
         ));
         assert!(matches!(
             Fail::classify("no such session: =teamctl-x:"),
+            Fail::Gone(_)
+        ));
+        assert!(matches!(
+            Fail::classify("no such window: @7"),
             Fail::Gone(_)
         ));
         assert!(Fail::classify("invalid option: @teamctl-team").is_unset_option());
