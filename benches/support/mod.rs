@@ -106,7 +106,7 @@ impl Env {
             .team_dir(team)
             .join("state")
             .join(format!("{member}.json"));
-        serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+        serde_json::from_slice(&teamctl::store::slots::load(&p)?).ok()
     }
 
     /// Live processes started under this home (workers carry it in argv, agents in env).

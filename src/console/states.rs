@@ -1,5 +1,5 @@
 //! The console's status line: each teammate's state, worked out again only for members whose
-//! team entry or live state changed since the last look, and for everyone at most once every
+//! team entry or live state (compared as stored, before parsing) changed since the last look, and for everyone at most once every
 //! `RECHECK` (a worker that dies writes nothing, so only a fresh look at its process tells).
 //! Working out every member's state on every burst of events (live state, process checks)
 //! made the console the busiest process while hundreds of teammates were spawned.
@@ -7,10 +7,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::domain::{Member, Name, Status, TeamConfig};
+use crate::domain::{LiveState, Member, Name, Status, TeamConfig};
 use crate::leader;
-use crate::store::team::FileStamp;
-use crate::store::{FsStore, Store};
+use crate::store::FsStore;
 
 /// How long a state seen from a worker's own word is taken as current without looking again.
 pub const RECHECK: Duration = Duration::from_secs(2);
@@ -30,7 +29,8 @@ pub struct Mate {
 
 struct Seen {
     member: Member,
-    stamp: Option<FileStamp>,
+    /// The live state as stored.
+    live: Option<Vec<u8>>,
     mate: Mate,
 }
 
@@ -53,18 +53,16 @@ impl States {
         mates
             .into_iter()
             .map(|m| {
-                let stamp = store.live_stamp(&m.name);
+                let live = store.live_bytes(&m.name);
                 match self.seen.get(&m.name) {
-                    Some(s) if s.stamp == stamp && s.member == *m && stamp.is_some() => {
-                        s.mate.clone()
-                    }
+                    Some(s) if s.live == live && s.member == *m && live.is_some() => s.mate.clone(),
                     _ => {
-                        let mate = look_at(store, m);
+                        let mate = look_at(m, live.as_deref());
                         self.seen.insert(
                             m.name.clone(),
                             Seen {
                                 member: m.clone(),
-                                stamp,
+                                live,
                                 mate: mate.clone(),
                             },
                         );
@@ -76,8 +74,8 @@ impl States {
     }
 }
 
-fn look_at(store: &FsStore, m: &Member) -> Mate {
-    let live = store.live(&m.name);
+fn look_at(m: &Member, live: Option<&[u8]>) -> Mate {
+    let live: Option<LiveState> = live.and_then(|b| serde_json::from_slice(b).ok());
     let status = leader::seen_status(m, live.as_ref());
     let turn = live
         .as_ref()

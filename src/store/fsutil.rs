@@ -17,12 +17,14 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
         .at(path)
 }
 
-/// Run `op`; if it fails while `dir` is missing, create `dir` and run it once more.
-/// Directories are thus made when first needed, not checked before every write (a `mkdir`
-/// per write was a measurable share of a busy team's time).
+/// Run `op`; if it fails, make sure `dir` exists and run it once more. Directories are thus
+/// made when first needed, not checked before every write (a `mkdir` per write was a
+/// measurable share of a busy team's time). Whether `dir` was missing is not asked: another
+/// process may have made it between the failure and the question, and the failure then
+/// stood although a second try would succeed.
 pub fn with_dir<T>(dir: &Path, mut op: impl FnMut() -> Result<T>) -> Result<T> {
     match op() {
-        Err(_) if !dir.is_dir() => {
+        Err(_) => {
             ensure_dir(dir)?;
             op()
         }
@@ -32,13 +34,19 @@ pub fn with_dir<T>(dir: &Path, mut op: impl FnMut() -> Result<T>) -> Result<T> {
 
 /// Open (creating `0600`) a file for appending; it can be read too (to check its tail).
 pub fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .at(path)
+    open_or_create(path, OpenOptions::new().read(true).append(true)).at(path)
+}
+
+/// Open an existing file with `options`, creating it (`0600`) only when it is missing. An
+/// open that may create takes the directory's lock for writing even when the file exists, so
+/// hundreds of workers appending to one inbox, or locking beside it, queued on the directory.
+pub fn open_or_create(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
+    match options.open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            options.create(true).mode(0o600).open(path)
+        }
+        done => done,
+    }
 }
 
 /// Replace `path` with `bytes` atomically: a reader sees the old file or the new, never half.
@@ -86,13 +94,7 @@ pub struct LockGuard {
 impl LockGuard {
     /// Block until the lock at `path` (created `0600` if missing) is ours.
     pub fn acquire(path: &Path) -> Result<LockGuard> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(path)
-            .at(path)?;
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
         file.lock().at(path)?;
         Ok(LockGuard {
             file,
@@ -137,6 +139,16 @@ mod tests {
             fs::metadata(l.path()).unwrap().permissions().mode() & 0o777,
             0o600
         );
+        // Appending creates the file private, then opens it as it is.
+        let log = d.join("log");
+        open_append(&log).unwrap().write_all(b"a").unwrap();
+        open_append(&log).unwrap().write_all(b"b").unwrap();
+        assert_eq!(fs::read(&log).unwrap(), b"ab");
+        assert_eq!(
+            fs::metadata(&log).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        fs::remove_file(&log).unwrap();
         // No temp files left behind.
         let names: Vec<_> = fs::read_dir(&d)
             .unwrap()

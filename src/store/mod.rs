@@ -7,6 +7,7 @@ pub mod cursor;
 pub mod fsutil;
 pub mod home;
 pub mod inbox;
+pub mod slots;
 pub mod tasks;
 pub mod team;
 pub mod wake;

@@ -4,7 +4,7 @@
 //! config.json, config.lock          the team file and its writers' lock
 //! inboxes/NAME/inbox.jsonl          the append-only log
 //! inboxes/NAME/cursors/READER       a reader's byte offset; .inbox.lock, the append lock
-//! state/NAME.json                   the worker's live state (written by the worker only)
+//! state/NAME.json                   the worker's live state (written by the worker only, in place: slots.rs)
 //! logs/NAME.log                     turn output
 //! tasks.json, tasks.lock            the task list and its writers' lock (see tasks.rs)
 //! ```
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::fsutil::{LockGuard, ensure_dir, with_dir, write_atomic};
 use super::inbox::{self, InboxPaths};
+use super::slots;
 use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
 use super::{Entry, Store, Topic};
@@ -75,9 +76,10 @@ impl FsStore {
         FileStamp::of(&self.config_path())
     }
 
-    /// The stamp of `member`'s live state (replaced by each write of its worker).
-    pub fn live_stamp(&self, member: &Name) -> Option<FileStamp> {
-        FileStamp::of(&self.state_path(member))
+    /// `member`'s live state as stored (JSON), unparsed: a view can tell whether it changed
+    /// without parsing it.
+    pub fn live_bytes(&self, member: &Name) -> Option<Vec<u8>> {
+        slots::load(&self.state_path(member))
     }
 
     /// The team file, read again only when its stamp changed since `cache` was filled.
@@ -150,8 +152,7 @@ impl Store for FsStore {
     }
 
     fn live(&self, member: &Name) -> Option<LiveState> {
-        let bytes = std::fs::read(self.state_path(member)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        serde_json::from_slice(&self.live_bytes(member)?).ok()
     }
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
@@ -159,7 +160,7 @@ impl Store for FsStore {
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
         let path = self.state_path(member);
         with_dir(path.parent().expect("state dir"), || {
-            write_atomic(&path, &bytes, false)
+            slots::store(&path, &bytes)
         })
     }
 
