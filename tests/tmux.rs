@@ -804,6 +804,30 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
         vec![format!("-L {socket} list-panes -a -F {}", STATE_FORMAT)],
         "status must read every pane with one tmux process"
     );
+
+    // No word from tmux (not on PATH): each worker process decides, tag checked. b's worker
+    // still runs, so b is idle again; a's is gone.
+    let empty = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd(&["--json", "status"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let blind: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let blind: Vec<(String, String)> = blind["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let s = |k: &str| m[k].as_str().unwrap().to_string();
+            (s("name"), s("status"))
+        })
+        .filter(|(n, _)| n != "team-lead")
+        .collect();
+    let mut want = vec![("a".to_string(), "dead".to_string())];
+    want.extend(["b", "c", "d", "e", "f"].map(|n| (n.to_string(), "idle".to_string())));
+    assert_eq!(blind, want);
 }
 
 /// `argv::STATE_FORMAT`, as the logging tmux prints it.
