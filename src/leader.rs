@@ -22,6 +22,27 @@ pub const GRACE: Duration = Duration::from_secs(3);
 /// A member's state as a person should see it: the worker's own word, checked against the
 /// pane or process, so idle and dead are never confused.
 pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
+    status_given(member, live, || {
+        backend::for_member(member).liveness(member, live)
+    })
+}
+
+/// `effective_status` judged from `seen`, one reading of the whole team's panes and
+/// processes: for views of every member (one tmux process per server, not per member).
+pub fn effective_status_with(
+    member: &Member,
+    live: Option<&LiveState>,
+    seen: &backend::Snapshot,
+) -> Status {
+    status_given(member, live, || seen.liveness(member, live))
+}
+
+/// `effective_status`, the worker's liveness asked of `liveness` only when needed.
+fn status_given(
+    member: &Member,
+    live: Option<&LiveState>,
+    liveness: impl FnOnce() -> Liveness,
+) -> Status {
     if member.name.is_leader() {
         return Status::Active;
     }
@@ -35,7 +56,7 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
     {
         return Status::Starting;
     }
-    match backend::for_member(member).liveness(member, live) {
+    match liveness() {
         Liveness::Alive => match fresh {
             Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
             Some(l) => l.status,

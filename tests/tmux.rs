@@ -703,3 +703,132 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
         });
     }
 }
+
+/// The real tmux program on PATH.
+fn real_tmux() -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("tmux"))
+        .find(|p| p.is_file())
+        .expect("tmux on PATH")
+}
+
+/// A directory holding a `tmux` that appends its arguments to `log` and runs the real one.
+fn logging_tmux(dir: &std::path::Path, log: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("tmux");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real_tmux().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-batch");
+    let names = ["a", "b", "c", "d", "e", "f"];
+    for n in names {
+        spawn(&env, n);
+    }
+    for n in names {
+        wait_until(&format!("{n} is idle"), WAIT, || {
+            env.member_status(n) == "idle"
+        });
+    }
+    // a's pane killed behind teamctl's back (its worker goes with it); b's pane now carries
+    // c's tag, so it is not b's any more.
+    let a = pane_of(&env, &t, "a");
+    env.tmux_ok(&["kill-pane", "-t", &a]);
+    let a_id = format!("a@{t}");
+    wait_until("a's worker has exited", WAIT, || {
+        !workers(&env).iter().any(|p| is_worker_pid(*p, &a_id))
+    });
+    let b = pane_of(&env, &t, "b");
+    env.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &b,
+        "@teamctl-agent",
+        &format!("c@{t}"),
+    ]);
+
+    // teamctl finds tmux on PATH (`which tmux`), so a logging `tmux` first on PATH sees
+    // every tmux process `status` starts.
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls.log");
+    logging_tmux(bin.path(), &log);
+    let mut path = std::ffi::OsString::from(bin.path());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let out = env
+        .cmd(&["--json", "status"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let of = |name: &str| {
+        status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no member {name}"))["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(of("a"), "dead", "a's pane was killed");
+    assert_eq!(of("b"), "dead", "b's pane carries c's tag");
+    for n in ["c", "d", "e", "f"] {
+        assert_eq!(of(n), "idle", "{n}");
+    }
+    // Exactly one tmux process for six teammates on one server: `list-panes -a` there.
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    let calls: Vec<&str> = calls.lines().collect();
+    let socket = env.socket.as_ref().unwrap();
+    assert_eq!(
+        calls,
+        vec![format!("-L {socket} list-panes -a -F {}", STATE_FORMAT)],
+        "status must read every pane with one tmux process"
+    );
+
+    // No word from tmux (not on PATH): each worker process decides, tag checked. b's worker
+    // still runs, so b is idle again; a's is gone.
+    let empty = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd(&["--json", "status"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let blind: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let blind: Vec<(String, String)> = blind["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let s = |k: &str| m[k].as_str().unwrap().to_string();
+            (s("name"), s("status"))
+        })
+        .filter(|(n, _)| n != "team-lead")
+        .collect();
+    let mut want = vec![("a".to_string(), "dead".to_string())];
+    want.extend(["b", "c", "d", "e", "f"].map(|n| (n.to_string(), "idle".to_string())));
+    assert_eq!(blind, want);
+}
+
+/// `argv::STATE_FORMAT`, as the logging tmux prints it.
+const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";

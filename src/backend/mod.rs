@@ -4,7 +4,10 @@
 
 pub mod proc;
 pub mod process;
+pub mod snapshot;
 pub mod tmux;
+
+pub use snapshot::Snapshot;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

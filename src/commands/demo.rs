@@ -308,8 +308,9 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
             return Ok(());
         }
         let current = store.load()?;
+        let seen = crate::backend::Snapshot::of(current.teammates());
         for m in current.teammates() {
-            let s = leader::effective_status(m, store.live(&m.name).as_ref());
+            let s = leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen);
             if s == Status::Dead {
                 return Err(Error::failed(format!(
                     "demo teammate {} died; its output is in {} (`teamctl demo --stop` cleans up)",
@@ -341,8 +342,9 @@ fn settle(store: &FsStore) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let config = store.load()?;
+        let seen = crate::backend::Snapshot::of(config.teammates());
         let busy = config.teammates().any(|m| {
-            leader::effective_status(m, store.live(&m.name).as_ref()) != Status::Idle
+            leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen) != Status::Idle
                 || leader::unread(store, &m.name, crate::worker::READER) > 0
         });
         if !busy || !bell.wait_until(deadline) {

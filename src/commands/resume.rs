@@ -23,9 +23,15 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     ctx.reconcile(&store)?;
     let mut resumed = Vec::new();
     let mut running = Vec::new();
+    // One look at every teammate's pane or process (one tmux process per server); the one
+    // found down is checked again under its start lock by `resume_if_down`.
+    let seen = {
+        let config = store.load()?;
+        crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())))
+    };
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
-        let status = leader::effective_status(&member, store.live(&name).as_ref());
+        let status = leader::effective_status_with(&member, store.live(&name).as_ref(), &seen);
         if status.is_running() {
             if args.name.is_some() && !ctx.json {
                 println!("{name} is already running ({status})");

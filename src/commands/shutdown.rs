@@ -163,10 +163,15 @@ pub fn handoff(
         None
     };
     let mut waiting = Vec::new();
+    // One look at every target's pane or process (one tmux process per server).
+    let seen = {
+        let config = store.load()?;
+        crate::backend::Snapshot::of(targets.iter().filter_map(|n| config.member(n.as_str())))
+    };
     for name in targets {
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
-        match leader::effective_status(&member, store.live(name).as_ref()) {
+        match leader::effective_status_with(&member, store.live(name).as_ref(), &seen) {
             Status::Stopped => {
                 // Stopped on its own (or its answer was missed): make sure nothing is left.
                 if member.status != Status::Stopped {
@@ -222,9 +227,12 @@ pub fn handoff(
         // A worker that died instead of answering is cleaned up like a dead one; one that
         // stopped without an answer the leader could match is cleaned up as stopped.
         let config = store.load()?;
+        let seen =
+            crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
         for name in waiting.clone() {
             let member = config.require(name.as_str())?;
-            let why = match leader::effective_status(member, store.live(&name).as_ref()) {
+            let why = match leader::effective_status_with(member, store.live(&name).as_ref(), &seen)
+            {
                 Status::Dead => "it died before answering",
                 Status::Stopped => "it stopped",
                 _ => continue,

@@ -28,7 +28,11 @@ pub struct Row {
 }
 
 pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
-    rows_by(store, config, leader::effective_status)
+    // One reading of every pane for the whole table (one tmux process per server).
+    let seen = crate::backend::Snapshot::of(&config.members);
+    rows_by(store, config, |m, live| {
+        leader::effective_status_with(m, live, &seen)
+    })
 }
 
 /// `rows`, each member's state told by `status` (`leader::effective_status` or the cheaper
@@ -36,7 +40,7 @@ pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
 pub fn rows_by(
     store: &FsStore,
     config: &TeamConfig,
-    status: fn(&Member, Option<&LiveState>) -> Status,
+    status: impl Fn(&Member, Option<&LiveState>) -> Status,
 ) -> Vec<Row> {
     config
         .members

@@ -31,9 +31,11 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         let mut pending = Vec::new();
         let mut dead = Vec::new();
         let mut settled_as = Vec::new();
+        let seen =
+            crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
         for name in &names {
             let member = config.require(name.as_str())?;
-            let status = leader::effective_status(member, store.live(name).as_ref());
+            let status = leader::effective_status_with(member, store.live(name).as_ref(), &seen);
             let settled = match status {
                 Status::Idle => leader::unread(&store, name, crate::worker::READER) == 0,
                 Status::Stopped => true,

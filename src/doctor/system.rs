@@ -97,10 +97,11 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
     let mut running = 0u64;
     let mut size = 0u64;
     for (store, cfg) in teams::all(home) {
+        let seen = crate::backend::Snapshot::of(cfg.teammates());
         for m in cfg.teammates() {
             size += 1;
             let live = crate::store::Store::live(&store, &m.name);
-            if crate::leader::effective_status(m, live.as_ref()).is_running() {
+            if crate::leader::effective_status_with(m, live.as_ref(), &seen).is_running() {
                 running += 1;
             }
         }

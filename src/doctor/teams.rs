@@ -129,9 +129,12 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
                 continue;
             }
         };
+        let seen = crate::backend::Snapshot::of(cfg.teammates());
         let running: Vec<&str> = cfg
             .teammates()
-            .filter(|m| leader::effective_status(m, store.live(&m.name).as_ref()).is_running())
+            .filter(|m| {
+                leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen).is_running()
+            })
             .map(|m| m.name.as_str())
             .collect();
         if !running.is_empty() {
@@ -210,14 +213,15 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             .teammates()
             .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
             .collect();
-        for m in cfg.teammates() {
+        let kept = |m: &&crate::domain::Member| {
+            m.worktree.as_deref().is_some_and(|p| Path::new(p).exists())
+        };
+        let seen = crate::backend::Snapshot::of(cfg.teammates().filter(kept));
+        for m in cfg.teammates().filter(kept) {
             let Some(path) = m.worktree.as_deref().map(PathBuf::from) else {
                 continue;
             };
-            if !path.exists() {
-                continue;
-            }
-            let status = leader::effective_status(m, store.live(&m.name).as_ref());
+            let status = leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen);
             if status != Status::Stopped {
                 continue;
             }

@@ -326,6 +326,11 @@ pub fn pane_state(pane: &str) -> Cmd {
     words(&["display-message", "-p", "-t", pane, STATE_FORMAT])
 }
 
+/// Every pane of the server at once, one `STATE_FORMAT` line each (the whole-team views).
+pub fn all_pane_states() -> Cmd {
+    words(&["list-panes", "-a", "-F", STATE_FORMAT])
+}
+
 /// Where a pane is (`HOME_FORMAT`).
 pub fn pane_home(pane: &str) -> Cmd {
     words(&["display-message", "-p", "-t", pane, HOME_FORMAT])
@@ -425,6 +430,17 @@ pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
     let pid = it.next()?.parse().ok();
     let tag = it.next().unwrap_or("").trim().to_string();
     Some(PaneState { dead, pid, tag })
+}
+
+/// Each pane of `all_pane_states` output with its state, read line by line as `parse_state`
+/// reads one; lines that are not a pane's are skipped.
+pub fn parse_pane_states(out: &str) -> Vec<(String, PaneState)> {
+    out.lines()
+        .filter_map(|line| {
+            let pane = line.split(' ').next().filter(|p| p.starts_with('%'))?;
+            Some((pane.to_string(), parse_state(line, pane)?))
+        })
+        .collect()
 }
 
 /// (session id, window id) of `pane`, `None` when the output is not about it.
@@ -865,5 +881,43 @@ mod tests {
             socket_of_tmux_env("/tmp/tmux-0/default,123,0"),
             Some(PathBuf::from("/tmp/tmux-0/default"))
         );
+    }
+    #[test]
+    fn every_pane_is_read_in_one_command() {
+        assert_eq!(
+            all_pane_states(),
+            s(&["list-panes", "-a", "-F", STATE_FORMAT])
+        );
+    }
+
+    #[test]
+    fn all_pane_states_are_parsed_and_garbage_skipped() {
+        let out = "%1 0 100 bob@t\n\
+                   %2 1 101 \n\
+                   %3 0 102 \n\
+                   garbage line\n\
+                   \n\
+                   %4 x 103 a@t\n\
+                   %5 0 nopid carol@t\n\
+                   %6\n\
+                   %7 0 104 dan@t\n";
+        let state = |dead, pid, tag: &str| PaneState {
+            dead,
+            pid,
+            tag: tag.into(),
+        };
+        assert_eq!(
+            parse_pane_states(out),
+            vec![
+                ("%1".into(), state(false, Some(100), "bob@t")),
+                ("%2".into(), state(true, Some(101), "")),
+                ("%3".into(), state(false, Some(102), "")),
+                ("%5".into(), state(false, None, "carol@t")),
+                ("%7".into(), state(false, Some(104), "dan@t")),
+            ]
+        );
+        assert!(parse_pane_states("").is_empty());
+        // What a server without panes of ours may print: nothing that looks like a pane.
+        assert!(parse_pane_states("no server running\n").is_empty());
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod argv;
 pub mod hook;
+pub mod panes;
 pub mod place;
 pub mod run;
 
@@ -13,7 +14,7 @@ use std::time::Duration;
 use argv::{PaneState, Server, Start};
 use run::{Fail, Tmux};
 
-use super::{Backend, Launch, Liveness, Placement, proc};
+use super::{Backend, Launch, Liveness, Placement};
 use crate::domain::{BackendType, LiveState, Member, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
 
@@ -210,27 +211,8 @@ impl Backend for TmuxBackend {
     }
 
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
-        let Some(pane) = &member.pane_id else {
-            return Liveness::Gone;
-        };
-        match self.probe(pane) {
-            // No word about the pane: it is gone, or tmux cannot be run from here (a minimal
-            // PATH, an agent's environment). The worker process itself decides, tag checked,
-            // so a live teammate is never taken for dead and "resumed" over.
-            None => super::process::worker_liveness(member, live),
-            Some(s) if !s.dead && s.tag == member.agent_id => {
-                // The pane runs the worker itself; a pid we can see must be that worker.
-                let foreign = s
-                    .pid
-                    .is_some_and(|p| proc::running(p) && !proc::is_worker(p, &member.agent_id));
-                if foreign {
-                    Liveness::Gone
-                } else {
-                    Liveness::Alive
-                }
-            }
-            _ => Liveness::Gone,
-        }
+        let state = member.pane_id.as_deref().and_then(|p| self.probe(p));
+        panes::liveness(member, live, state.as_ref())
     }
 
     fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {

@@ -1,0 +1,265 @@
+//! Telling whether a tmux teammate's worker is there, from what tmux says about its pane: the
+//! one rule (`verdict`, pure) shared by the single-member probe and the whole-team views, and
+//! `Panes`, every pane of each server read with one `list-panes -a` per server, so a view of
+//! 300 teammates costs one tmux process instead of 300.
+
+use std::collections::HashMap;
+
+use super::argv::{self, PaneState, Server};
+use super::run::Tmux;
+use crate::backend::{Liveness, proc, process};
+use crate::domain::{LiveState, Member};
+
+/// What tmux's word about a member's pane means, before any look at processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No pane recorded, a dead pane, or a pane carrying someone else's tag (or none).
+    Gone,
+    /// The pane is alive and carries the member's tag: the worker runs there, unless the
+    /// pane's pid is a running process that is not this member's worker.
+    TaggedPane { pid: Option<u32> },
+    /// No word about the pane (it is gone, or tmux cannot be run from here: a minimal PATH,
+    /// an agent's environment): the worker process itself decides, tag checked, so a live
+    /// teammate is never taken for dead and "resumed" over.
+    AskWorker,
+}
+
+/// The rule, given the pane's state as tmux printed it (`None`: no word about it).
+pub fn verdict(member: &Member, pane: Option<&PaneState>) -> Verdict {
+    if member.pane_id.is_none() {
+        return Verdict::Gone;
+    }
+    match pane {
+        None => Verdict::AskWorker,
+        Some(s) if !s.dead && s.tag == member.agent_id => Verdict::TaggedPane { pid: s.pid },
+        Some(_) => Verdict::Gone,
+    }
+}
+
+/// The member's liveness from the pane's state (`None`: no word), processes checked by tag.
+pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneState>) -> Liveness {
+    match verdict(member, pane) {
+        Verdict::Gone => Liveness::Gone,
+        Verdict::AskWorker => process::worker_liveness(member, live),
+        Verdict::TaggedPane { pid } => {
+            // The pane runs the worker itself; a pid we can see must be that worker.
+            let foreign =
+                pid.is_some_and(|p| proc::running(p) && !proc::is_worker(p, &member.agent_id));
+            if foreign {
+                Liveness::Gone
+            } else {
+                Liveness::Alive
+            }
+        }
+    }
+}
+
+/// The panes of one server, or `None` when `list-panes -a` failed (no server, no tmux).
+type Table = Option<HashMap<String, PaneState>>;
+
+/// Every pane of some tmux servers, each read once.
+#[derive(Debug, Clone, Default)]
+pub struct Panes {
+    servers: Vec<(Server, Table)>,
+}
+
+impl Panes {
+    /// Read the servers of the tmux members among `members` that have a pane: one
+    /// `list-panes -a` per distinct server.
+    pub fn read<'a>(
+        program: &std::path::Path,
+        members: impl IntoIterator<Item = &'a Member>,
+    ) -> Panes {
+        let mut panes = Panes::default();
+        for m in members {
+            if m.name.is_leader()
+                || m.pane_id.is_none()
+                || m.backend_type != Some(crate::domain::BackendType::Tmux)
+            {
+                continue;
+            }
+            let server = Server::from_record(m.tmux_socket.as_deref());
+            if panes.table(&server).is_none() {
+                let table = Tmux::new(program.to_path_buf(), server.clone())
+                    .run(&[argv::all_pane_states()])
+                    .ok()
+                    .map(|out| argv::parse_pane_states(&out).into_iter().collect());
+                panes.servers.push((server, table));
+            }
+        }
+        panes
+    }
+
+    /// The table of `server`, `None` when it was not read.
+    fn table(&self, server: &Server) -> Option<&Table> {
+        self.servers
+            .iter()
+            .find(|(s, _)| s == server)
+            .map(|(_, t)| t)
+    }
+
+    /// A tmux member's liveness from this reading, `None` when its server was not read.
+    pub fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Option<Liveness> {
+        let table = self.table(&Server::from_record(member.tmux_socket.as_deref()))?;
+        let pane = member
+            .pane_id
+            .as_deref()
+            .zip(table.as_ref())
+            .and_then(|(p, t)| t.get(p));
+        Some(liveness(member, live, pane))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(pane: Option<&str>) -> Member {
+        serde_json::from_value(serde_json::json!({
+            "agentId": "bob@t",
+            "name": "bob",
+            "status": "idle",
+            "backendType": "tmux",
+            "paneId": pane,
+            "tmuxSocket": "teamctl-unit-no-such-server",
+        }))
+        .unwrap()
+    }
+
+    fn state(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
+        PaneState {
+            dead,
+            pid,
+            tag: tag.into(),
+        }
+    }
+
+    #[test]
+    fn the_verdict_covers_every_word_tmux_can_give() {
+        let m = member(Some("%3"));
+        // Alive and tagged: the pane's pid is checked next.
+        assert_eq!(
+            verdict(&m, Some(&state(false, Some(7), "bob@t"))),
+            Verdict::TaggedPane { pid: Some(7) }
+        );
+        assert_eq!(
+            verdict(&m, Some(&state(false, None, "bob@t"))),
+            Verdict::TaggedPane { pid: None }
+        );
+        // A dead pane, even tagged.
+        assert_eq!(
+            verdict(&m, Some(&state(true, Some(7), "bob@t"))),
+            Verdict::Gone
+        );
+        // Someone else's tag, or none (a pane id reused after a server restart).
+        assert_eq!(
+            verdict(&m, Some(&state(false, Some(7), "carol@t"))),
+            Verdict::Gone
+        );
+        assert_eq!(verdict(&m, Some(&state(false, Some(7), ""))), Verdict::Gone);
+        assert_eq!(
+            verdict(&m, Some(&state(false, Some(7), "bob@t2"))),
+            Verdict::Gone
+        );
+        // No word: the worker process decides.
+        assert_eq!(verdict(&m, None), Verdict::AskWorker);
+        // No pane recorded: gone whatever tmux says.
+        let no_pane = member(None);
+        assert_eq!(verdict(&no_pane, None), Verdict::Gone);
+        assert_eq!(
+            verdict(&no_pane, Some(&state(false, Some(7), "bob@t"))),
+            Verdict::Gone
+        );
+    }
+
+    #[test]
+    fn a_tagged_pane_is_alive_unless_its_pid_is_a_foreign_process() {
+        let m = member(Some("%3"));
+        // Our own pid runs and is not bob's worker: foreign.
+        let me = std::process::id();
+        assert_eq!(
+            liveness(&m, None, Some(&state(false, Some(me), "bob@t"))),
+            Liveness::Gone
+        );
+        // A pid that does not run (or none shown): the pane's word stands.
+        assert_eq!(
+            liveness(&m, None, Some(&state(false, Some(999_999_999), "bob@t"))),
+            Liveness::Alive
+        );
+        assert_eq!(
+            liveness(&m, None, Some(&state(false, None, "bob@t"))),
+            Liveness::Alive
+        );
+        assert_eq!(
+            liveness(&m, None, Some(&state(true, None, "bob@t"))),
+            Liveness::Gone
+        );
+    }
+
+    #[test]
+    fn no_word_falls_back_to_the_worker_process() {
+        // No recorded worker pid runs as bob's worker: gone.
+        let mut m = member(Some("%3"));
+        m.pid = Some(std::process::id());
+        assert_eq!(liveness(&m, None, None), Liveness::Gone);
+        // A process with bob's worker tag (`sh worker --home H --id ID`, waiting on stdin).
+        // Unit tests leave tag checks unscoped to a home (`proc::scope_to_home` is never
+        // called), so any home passes.
+        let home = "/teamctl-panes-unit-home";
+        m.agent_id = format!("bob@panes-unit-{}", std::process::id());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("worker"), "read x\n").unwrap();
+        let mut fake = std::process::Command::new("sh")
+            .args(["worker", "--home", home, "--id", &m.agent_id])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        m.pid = Some(fake.id());
+        let alive = liveness(&m, None, None);
+        // A tagged pane showing that worker's pid: alive too.
+        let shown = liveness(&m, None, Some(&state(false, Some(fake.id()), &m.agent_id)));
+        let _ = fake.kill();
+        let _ = fake.wait();
+        assert_eq!(alive, Liveness::Alive);
+        assert_eq!(shown, Liveness::Alive);
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_read_gives_no_word_and_unread_servers_none() {
+        let m = member(Some("%3"));
+        let panes = Panes::read(std::path::Path::new("/nonexistent/tmux"), [&m]);
+        assert_eq!(panes.servers.len(), 1);
+        assert_eq!(panes.servers[0].1, None);
+        // No word and no worker: gone, as a failing single probe says.
+        assert_eq!(panes.liveness(&m, None), Some(Liveness::Gone));
+        let mut elsewhere = m.clone();
+        elsewhere.tmux_socket = Some("another".into());
+        assert_eq!(panes.liveness(&elsewhere, None), None);
+    }
+
+    #[test]
+    fn one_reading_per_server_and_only_for_tmux_panes() {
+        let a = member(Some("%1"));
+        let b = member(Some("%2"));
+        let mut c = member(Some("%3"));
+        c.tmux_socket = Some("/tmp/other/socket".into());
+        let mut unplaced = member(None);
+        unplaced.tmux_socket = Some("unplaced".into());
+        let mut process = member(Some("%4"));
+        process.backend_type = Some(crate::domain::BackendType::Process);
+        process.tmux_socket = Some("process".into());
+        let panes = Panes::read(
+            std::path::Path::new("/nonexistent/tmux"),
+            [&a, &b, &c, &unplaced, &process],
+        );
+        let servers: Vec<&Server> = panes.servers.iter().map(|(s, _)| s).collect();
+        assert_eq!(
+            servers,
+            vec![
+                &Server::Named("teamctl-unit-no-such-server".into()),
+                &Server::Path("/tmp/other/socket".into())
+            ]
+        );
+    }
+}
