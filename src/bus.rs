@@ -1,9 +1,9 @@
 //! Sending: check a message against the rules and the team's members, then append it to each
 //! recipient's inbox (`*` fans out to every member but the sender).
 
-use crate::domain::{Envelope, Name, TeamConfig};
+use crate::domain::{Envelope, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{FsStore, Store};
 
 /// Validate `env` and append it to its recipients' inboxes; returns who got it.
 pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {
@@ -12,6 +12,24 @@ pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result
         store.append(r, env)?;
     }
     Ok(recipients)
+}
+
+/// Deliver a teammate's own mail to the leader without reading the member list: the leader
+/// is a member of every team, and the sender is the worker itself, checked when it started.
+/// Its workers' replies and idle notifications made every worker read the whole team file
+/// again after each change to it (200 KB with 300 members, each spawn changes it twice).
+/// Only that the team still exists is checked, so a deleted team is not made again.
+/// `None` when `env` is not such mail (the caller takes `deliver`).
+pub fn to_leader(store: &FsStore, me: &Name, env: &Envelope) -> Option<Result<Vec<Name>>> {
+    if env.to != LEADER || env.from != me.as_str() || me.is_leader() {
+        return None;
+    }
+    store.config_stamp()?;
+    Some(
+        env.validate()
+            .and_then(|_| store.append(&Name::leader(), env))
+            .map(|_| vec![Name::leader()]),
+    )
 }
 
 /// Who `env` goes to, after every check; nothing is written.
@@ -39,5 +57,39 @@ pub fn recipients(config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {
         Ok(all)
     } else {
         Ok(vec![config.require(&env.to)?.name.clone()])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Body;
+    use crate::store::Home;
+
+    #[test]
+    fn a_workers_own_mail_to_the_leader_skips_the_member_list_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().join("home"));
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let bob = Name::teammate("bob").unwrap();
+        let mail = |from: &str, to: &str| Envelope::new(from, to, Body::message("done", None));
+        // Not a member (the list is not read), yet it is the worker's own mail: delivered.
+        let done = to_leader(&store, &bob, &mail("bob", LEADER)).expect("taken");
+        assert_eq!(done.unwrap(), vec![Name::leader()]);
+        assert_eq!(store.read(&Name::leader(), 0, 10).unwrap().len(), 1);
+        // Anything else takes the full path.
+        assert!(to_leader(&store, &bob, &mail("carol", LEADER)).is_none());
+        assert!(to_leader(&store, &bob, &mail("bob", "carol")).is_none());
+        assert!(to_leader(&store, &Name::leader(), &mail(LEADER, LEADER)).is_none());
+        // An invalid message is refused, not written.
+        let mut bad = mail("bob", LEADER);
+        bad.id.clear();
+        assert!(to_leader(&store, &bob, &bad).unwrap().is_err());
+        // A deleted team is not made again.
+        std::fs::remove_dir_all(store.dir()).unwrap();
+        assert!(to_leader(&store, &bob, &mail("bob", LEADER)).is_none());
+        assert!(!store.dir().exists());
     }
 }

@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::cursor as cursor_file;
-use super::fsutil::{LockGuard, open_append, with_dir};
+use super::fsutil::{LockGuard, ensure_dir, open_append, open_or_create, with_dir};
 use crate::domain::Envelope;
 use crate::error::{IoContext, Result};
 
@@ -39,6 +39,18 @@ impl InboxPaths {
 
 /// The log's file name; watchers look for events on this name.
 pub const INBOX_FILE: &str = "inbox.jsonl";
+
+/// Make the inbox's directories, log and lock file where they are missing, so the first
+/// message to a new member costs its sender no more than any other (a broadcast to 300 fresh
+/// teammates made 900 files and directories, each a new inode, in the `send` process).
+pub fn prepare(paths: &InboxPaths) -> Result<()> {
+    let lock = paths.lock();
+    ensure_dir(lock.parent().expect("lock has a parent"))?;
+    open_append(&paths.log())?;
+    open_or_create(&lock, fs::OpenOptions::new().write(true))
+        .at(&lock)
+        .map(drop)
+}
 
 /// Append one record. The whole line goes out in one `write()` under the inbox lock. A torn
 /// tail left by a crashed writer is closed with a newline first (in the same write), so it

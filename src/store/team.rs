@@ -177,9 +177,9 @@ impl Store for FsStore {
         for topic in topics {
             let target = match topic {
                 Topic::Inbox(m) => {
-                    let dir = self.inbox(m).dir;
-                    ensure_dir(&dir)?;
-                    Target::new(dir, &[inbox::INBOX_FILE])
+                    let paths = self.inbox(m);
+                    inbox::prepare(&paths)?;
+                    Target::new(paths.dir, &[inbox::INBOX_FILE])
                 }
                 Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
                 Topic::Live => {

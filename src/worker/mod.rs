@@ -445,6 +445,9 @@ impl Worker {
     /// Validate and append `env`, against the team file as it is now (read again only when
     /// it changed: with 300 members it is about 200 KB of JSON, and every turn sends twice).
     fn deliver(&mut self, env: &Envelope) -> Result<Vec<Name>> {
+        if let Some(done) = bus::to_leader(&self.store, &self.name, env) {
+            return done;
+        }
         let config = self.store.load_cached(&mut self.config)?;
         bus::deliver(&self.store, config, env)
     }

@@ -216,6 +216,13 @@ mod tests {
             .spawn()
             .unwrap();
         m.pid = Some(fake.id());
+        // Until the child has exec'd, its command line is this test's.
+        let cmdline = format!("/proc/{}/cmdline", fake.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sh\0worker")) {
+            assert!(std::time::Instant::now() < deadline, "the fake worker never started");
+            std::thread::yield_now();
+        }
         let alive = liveness(&m, None, None);
         // A tagged pane showing that worker's pid: alive too.
         let shown = liveness(&m, None, Some(&state(false, Some(fake.id()), &m.agent_id)));
