@@ -613,42 +613,10 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     assert_eq!(fill["window"], b_window.as_str(), "{fill}");
     assert_eq!(fill["panes"], 3, "the console, a and b: {fill}");
 
-    // Count the tmux processes one spawn starts, through a logging wrapper first on PATH.
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v tmux"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let wrap = tempfile::tempdir().unwrap();
-    let log = wrap.path().join("calls");
-    let script = wrap.path().join("tmux");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            real.trim()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        wrap.path().display(),
-        std::env::var("PATH").unwrap()
-    );
-    let out = env
-        .cmd(&["spawn", "c", "--exec", ECHO])
-        .env("PATH", &path)
-        .output()
-        .unwrap();
+    // Count the tmux processes one spawn starts.
+    let (out, calls) = logged_tmux_calls(&env, &["spawn", "c", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
-    let calls = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(calls.lines().count(), 1, "one tmux call: {calls}");
+    assert_eq!(calls.len(), 1, "one tmux call: {calls:?}");
     assert_eq!(
         pane_format(&env, &pane_of(&env, &t, "c"), "#{@teamctl-agent}"),
         Some(format!("c@{t}")),
@@ -704,6 +672,70 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     }
 }
 
+/// When the window the last teammate went to is full, the next one opens a new window of the
+/// team session straight away (two tmux calls, behind the session's guard), tagged and kept
+/// like every other. A session without the guard's key (as an older teamctl made them) is
+/// looked up instead, and still gets its teammate.
+#[test]
+fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-full");
+    // The console and seven teammates fill the first window.
+    for i in 1..=7 {
+        spawn(&env, &format!("m{i}"));
+    }
+    assert_eq!(config(&env, &t)["tmuxFill"]["panes"], 8);
+    let (out, calls) = logged_tmux_calls(&env, &["spawn", "m8", "--exec", ECHO]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[0].contains("new-window"), "{calls:?}");
+    let pane = pane_of(&env, &t, "m8");
+    assert_eq!(
+        pane_format(
+            &env,
+            &pane,
+            "#{session_name} #{window_panes} #{@teamctl-agent} #{remain-on-exit}"
+        ),
+        Some(format!("teamctl-{t} 1 m8@{t} on"))
+    );
+    let windows = env.tmux_ok(&["list-windows", "-t", &format!("=teamctl-{t}")]);
+    assert_eq!(windows.lines().count(), 2, "{windows}");
+
+    // An older session: no key. The hint says full, the guard stops tmux, the look-up follows.
+    for i in 9..=15 {
+        spawn(&env, &format!("m{i}"));
+    }
+    assert_eq!(config(&env, &t)["tmuxFill"]["panes"], 8);
+    env.tmux_ok(&[
+        "set-option",
+        "-u",
+        "-t",
+        &format!("=teamctl-{t}:"),
+        &format!("@teamctl-team-{t}"),
+    ]);
+    let (out, calls) = logged_tmux_calls(&env, &["spawn", "m16", "--exec", ECHO]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(calls.len() > 2, "looked up: {calls:?}");
+    assert_eq!(
+        pane_format(
+            &env,
+            &pane_of(&env, &t, "m16"),
+            "#{session_name} #{@teamctl-agent}"
+        ),
+        Some(format!("teamctl-{t} m16@{t}"))
+    );
+    let windows = env.tmux_ok(&["list-windows", "-t", &format!("=teamctl-{t}")]);
+    assert_eq!(windows.lines().count(), 3, "{windows}");
+    env.ok(&["send", "m8", "ping"]);
+    env.ok(&["send", "m16", "ping"]);
+    wait_until("m8 and m16 answer", WAIT, || {
+        let inbox = env.inbox(&t, "team-lead");
+        ["m8", "m16"]
+            .iter()
+            .all(|n| inbox.iter().any(|m| m["text"] == format!("{n} got: ping")))
+    });
+}
+
 /// The real tmux program on PATH.
 fn real_tmux() -> std::path::PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -711,6 +743,24 @@ fn real_tmux() -> std::path::PathBuf {
         .map(|d| d.join("tmux"))
         .find(|p| p.is_file())
         .expect("tmux on PATH")
+}
+
+/// Run teamctl with a `tmux` first on PATH that logs its arguments and runs the real one
+/// (teamctl finds tmux on PATH, `which tmux`): the output and every tmux call it made.
+fn logged_tmux_calls(env: &TestEnv, args: &[&str]) -> (std::process::Output, Vec<String>) {
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls.log");
+    logging_tmux(bin.path(), &log);
+    let mut path = std::ffi::OsString::from(bin.path());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let out = env.cmd(args).env("PATH", &path).output().unwrap();
+    let calls = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect();
+    (out, calls)
 }
 
 /// A directory holding a `tmux` that appends its arguments to `log` and runs the real one.
@@ -760,19 +810,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
         &format!("c@{t}"),
     ]);
 
-    // teamctl finds tmux on PATH (`which tmux`), so a logging `tmux` first on PATH sees
-    // every tmux process `status` starts.
-    let bin = tempfile::tempdir().unwrap();
-    let log = bin.path().join("calls.log");
-    logging_tmux(bin.path(), &log);
-    let mut path = std::ffi::OsString::from(bin.path());
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    let out = env
-        .cmd(&["--json", "status"])
-        .env("PATH", &path)
-        .output()
-        .unwrap();
+    let (out, calls) = logged_tmux_calls(&env, &["--json", "status"]);
     assert!(
         out.status.success(),
         "{}",
@@ -796,8 +834,6 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
         assert_eq!(of(n), "idle", "{n}");
     }
     // Exactly one tmux process for six teammates on one server: `list-panes -a` there.
-    let calls = std::fs::read_to_string(&log).unwrap_or_default();
-    let calls: Vec<&str> = calls.lines().collect();
     let socket = env.socket.as_ref().unwrap();
     assert_eq!(
         calls,

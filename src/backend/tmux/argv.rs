@@ -260,6 +260,30 @@ pub fn window_guard(window: &str, team: &str) -> Cmd {
     words(&["show-options", "-w", "-v", "-t", window, &team_key(team)])
 }
 
+/// Mark a session as the team's with the option named after it (`team_key`), which
+/// `session_guard` asks for.
+pub fn key_session(session_target: &str, team: &str) -> Cmd {
+    words(&[
+        "set-option",
+        "-t",
+        &in_session(session_target),
+        &team_key(team),
+        "1",
+    ])
+}
+
+/// A command that fails unless the session is one teamctl made for `team` (see
+/// `window_guard`).
+pub fn session_guard(session_target: &str, team: &str) -> Cmd {
+    words(&[
+        "show-options",
+        "-v",
+        "-t",
+        &in_session(session_target),
+        &team_key(team),
+    ])
+}
+
 /// Mark a session as the team's (so `delete` only ever closes its own session). Option
 /// commands take a pane-style target, hence `=NAME:`.
 pub fn tag_session(session_target: &str, team: &str) -> Cmd {
@@ -743,6 +767,14 @@ mod tests {
             "@teamctl-team-my.team",
             "1"
         ])));
+        assert_eq!(
+            session_guard("=teamctl-t", "t"),
+            s(&["show-options", "-v", "-t", "=teamctl-t:", "@teamctl-team-t"])
+        );
+        assert_eq!(
+            key_session("=teamctl-t", "t"),
+            s(&["set-option", "-t", "=teamctl-t:", "@teamctl-team-t", "1"])
+        );
         assert_eq!(
             window_guard("@4", "my.team"),
             s(&[

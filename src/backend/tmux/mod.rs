@@ -133,14 +133,19 @@ impl TmuxBackend {
         let tag = script.as_deref().map(|script| place::Tagging {
             script,
             agent_id: &launch.agent_id,
+            color: &launch.color,
+            title: launch.member.as_str(),
         });
-        // The last spawn's window, if it was on this server and had room then.
+        // The last spawn's window, if it was on this server.
         let server = self.tmux.server.record();
         let hint = launch
             .fill
             .as_ref()
-            .filter(|f| f.server == server && f.panes < argv::MAX_PANES)
-            .map(|f| f.window.as_str());
+            .filter(|f| f.server == server)
+            .map(|f| place::Hint {
+                window: &f.window,
+                panes: f.panes,
+            });
         place::detached(&self.tmux, team, start, &console, tag, hint)
     }
 }

@@ -220,7 +220,10 @@ mod tests {
         let cmdline = format!("/proc/{}/cmdline", fake.id());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while !std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sh\0worker")) {
-            assert!(std::time::Instant::now() < deadline, "the fake worker never started");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the fake worker never started"
+            );
             std::thread::yield_now();
         }
         let alive = liveness(&m, None, None);

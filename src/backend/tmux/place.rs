@@ -4,7 +4,7 @@
 //! tagged as the team's, its first pane the leader console), tiled windows of at most
 //! `MAX_PANES` panes. Nothing takes focus.
 
-use super::argv::{self, MAX_PANES, NewPane, Start};
+use super::argv::{self, Cmd, MAX_PANES, NewPane, Start};
 use super::hook;
 use super::run::{Fail, Tmux};
 use crate::error::{Error, Result};
@@ -19,11 +19,22 @@ pub struct Placed {
     pub tagged: bool,
 }
 
-/// How to tag a new pane as it is split (`hook`): the hook script and the agent id it sets.
+/// How to tag a new pane as it is split (`hook`): the hook script and the agent id it sets,
+/// and the values it sets (for a pane tagged by `argv::tag_pane` instead).
 #[derive(Debug, Clone, Copy)]
 pub struct Tagging<'a> {
     pub script: &'a str,
     pub agent_id: &'a str,
+    pub color: &'a str,
+    pub title: &'a str,
+}
+
+/// Where the last teammate went in the team session (`TeamConfig::tmux_fill`): its window
+/// and how many panes that window had then.
+#[derive(Debug, Clone, Copy)]
+pub struct Hint<'a> {
+    pub window: &'a str,
+    pub panes: usize,
 }
 
 fn new_pane(out: &str) -> Result<NewPane> {
@@ -86,13 +97,18 @@ pub fn detached(
     start: &Start,
     console: &Start,
     tag: Option<Tagging>,
-    hint: Option<&str>,
+    hint: Option<Hint>,
 ) -> Result<Placed> {
     let name = argv::session_name(team);
     let target = argv::exact_session(&name);
-    if let (Some(tag), Some(window)) = (tag, hint)
-        && let Some((pane, tagged)) = split_hinted(t, &target, team, window, start, tag)?
-    {
+    let hinted = match (tag, hint) {
+        (Some(tag), Some(h)) if h.panes < MAX_PANES => {
+            split_hinted(t, &target, team, h.window, start, tag)?
+        }
+        (Some(tag), Some(_)) => window_hinted(t, &target, team, start, tag)?,
+        _ => None,
+    };
+    if let Some((pane, tagged)) = hinted {
         return Ok(Placed {
             pane,
             session: Some(name),
@@ -126,10 +142,11 @@ pub fn detached(
         let cmds = [
             argv::new_session(&name, team),
             argv::tag_session(&target, team),
+            argv::key_session(&target, team),
         ];
         match t.run(&cmds) {
             Ok(out) => {
-                start_in(t, &new_pane(&out)?, team, console)?;
+                start_in(t, &new_pane(&out)?, team, console, Vec::new())?;
                 let (pane, tagged) = fill(t, &target, team, start, tag)?;
                 return Ok(Placed {
                     pane,
@@ -186,6 +203,34 @@ fn split_hinted(
             Err(e.into_error("split a team window"))
         }
     }
+}
+
+/// The window the last teammate went to was full: open the next one straight away, behind
+/// the session's guard (`argv::session_guard`), in two tmux invocations instead of four (the
+/// look-up, the window, the worker, the tags). Windows that have room again (teammates shut
+/// down) are filled only when the session is looked up. `None`: the session is not there or
+/// not the team's (made by an older teamctl, whose sessions carry no key): nothing was made.
+fn window_hinted(
+    t: &Tmux,
+    session: &str,
+    team: &str,
+    start: &Start,
+    tag: Tagging,
+) -> Result<Option<(NewPane, bool)>> {
+    let cmds = [
+        argv::session_guard(session, team),
+        argv::new_window(session, team),
+    ];
+    let out = match t.run(&cmds) {
+        Ok(out) => out,
+        Err(e) if e.is_unset_option() => return Ok(None),
+        Err(Fail::Gone(_)) => return Ok(None),
+        Err(e) => return Err(e.into_error("open a new team window")),
+    };
+    // The guard's own line ("1") comes first.
+    let placeholder = new_pane(out.split_once('\n').map_or("", |(_, rest)| rest))?;
+    let tags = argv::tag_pane(&placeholder.pane, tag.agent_id, team, tag.color, tag.title);
+    start_in(t, &placeholder, team, start, tags).map(|p| Some((p, true)))
 }
 
 /// The team tag of a session (exact target): `None` when there is no such session (or no
@@ -277,14 +322,21 @@ fn fill_from(
     let out = t
         .run(&[argv::new_window(session, team)])
         .map_err(|e| e.into_error("open a new team window"))?;
-    start_in(t, &new_pane(&out)?, team, start).map(|p| (p, false))
+    start_in(t, &new_pane(&out)?, team, start, Vec::new()).map(|p| (p, false))
 }
 
 /// Set up a window teamctl just created (its options) and put the worker (or the console) in
 /// its placeholder pane, in one invocation: the window keeps dead panes from the first moment.
-fn start_in(t: &Tmux, placeholder: &NewPane, team: &str, start: &Start) -> Result<NewPane> {
+fn start_in(
+    t: &Tmux,
+    placeholder: &NewPane,
+    team: &str,
+    start: &Start,
+    then: Vec<Cmd>,
+) -> Result<NewPane> {
     let mut cmds = argv::own_window(&placeholder.window, team);
     cmds.extend(argv::respawn(&placeholder.pane, start));
+    cmds.extend(then);
     match t.run(&cmds) {
         Ok(out) => new_pane(&out),
         Err(e) => {
