@@ -103,7 +103,7 @@ fn main() -> Result<()> {
         let s = Stats::new(samples);
         println!("teamctl cursor read, {n:>9} old: {}", s.line());
         println!(
-            "  of which storing the cursor (temp file + rename): p50 {}",
+            "  of which storing the cursor (one pwrite in place): p50 {}",
             fmt(Stats::new(stores_only).median())
         );
         ours.push((n, s));

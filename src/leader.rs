@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::fsutil::LockGuard;
+use crate::store::fsutil::{LockGuard, with_dir};
 use crate::store::{FsStore, Home, Item, Store};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -141,7 +141,9 @@ pub fn start_worker_in(
 /// resumes) waits here and then finds the first one's worker running, so there is never a
 /// second worker on one inbox.
 pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
-    LockGuard::acquire(&store.local_dir().join(format!("{name}.start.lock")))
+    let locks = store.local_dir().join("locks");
+    let path = locks.join(format!("{name}.start"));
+    with_dir(&locks, || LockGuard::acquire(&path))
 }
 
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor.
