@@ -393,6 +393,7 @@ fn bad_input_exits_2_with_one_line_and_writes_nothing() {
         vec!["shutdown", "nobody"],
         vec!["resume", "nobody"],
         vec!["--as", "bob", "spawn", "x", "--exec", "cat"],
+        vec!["--as", "bob", "interrupt", "bob"],
         vec!["--color", "purple", "status"],
     ];
     let before = snapshot(env.home_path());

@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 use crate::store::{Store, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
+    // Like `kill`: a teammate's agent cutting another's turn short is not its call.
+    ctx.require_leader("interrupt a teammate's turn")?;
     let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;
     let config = store.load()?;
