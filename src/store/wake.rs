@@ -155,29 +155,53 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
     }
 }
 
-type Stamp = Vec<(u64, Option<SystemTime>, u64)>;
+/// What a poll compares: per file, its name, size, modification time, inode, and for small
+/// files a CRC of the content (files rewritten in place, live states and cursors, keep their
+/// size and inode, and two writes within one clock tick keep their time).
+type Stamp = Vec<(std::ffi::OsString, u64, Option<SystemTime>, u64, u32)>;
+
+/// Files up to this size are compared by content too.
+const CONTENT_LIMIT: u64 = 16 * 1024;
 
 fn snapshot(targets: &[Target]) -> Stamp {
     let mut out = Vec::new();
     for t in targets {
         if t.files.is_empty() {
-            let m = std::fs::metadata(&t.dir).ok();
-            out.push((
-                m.as_ref().map_or(0, |m| m.len()),
-                m.as_ref().and_then(|m| m.modified().ok()),
-                0,
-            ));
+            // Every file in the directory: a write in place changes no directory entry.
+            let mut names: Vec<_> = std::fs::read_dir(&t.dir)
+                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            names.sort();
+            out.extend(names.into_iter().map(|n| stamp(&t.dir, n)));
         }
         for f in &t.files {
-            let m = std::fs::metadata(t.dir.join(f)).ok();
-            out.push((
-                m.as_ref().map_or(0, |m| m.len()),
-                m.as_ref().and_then(|m| m.modified().ok()),
-                m.as_ref().map_or(0, std::os::unix::fs::MetadataExt::ino),
-            ));
+            out.push(stamp(&t.dir, f.into()));
         }
     }
     out
+}
+
+fn stamp(
+    dir: &Path,
+    name: std::ffi::OsString,
+) -> (std::ffi::OsString, u64, Option<SystemTime>, u64, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.join(&name);
+    let m = std::fs::metadata(&path).ok();
+    let len = m.as_ref().map_or(0, |m| m.len());
+    let crc = match &m {
+        Some(m) if m.is_file() && len <= CONTENT_LIMIT => {
+            std::fs::read(&path).map_or(0, |b| crc32fast::hash(&b))
+        }
+        _ => 0,
+    };
+    (
+        name,
+        len,
+        m.as_ref().and_then(|m| m.modified().ok()),
+        m.as_ref().map_or(0, MetadataExt::ino),
+        crc,
+    )
 }
 
 fn warn_once(msg: &str) {
@@ -225,6 +249,37 @@ impl SyncBell {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    /// Polling (inotify spent) sees a file of a watched directory rewritten in place: same
+    /// size, same inode, no directory entry changed (live states are written so).
+    #[test]
+    fn polling_sees_a_file_rewritten_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bob.json");
+        // Two writes fill both slots: the file has its final size.
+        for _ in 0..2 {
+            super::super::slots::store(&file, b"{\"status\":\"working\"}").unwrap();
+        }
+        let bell = SyncBell::default();
+        let _sub = poll(
+            vec![Target::new(dir.path().into(), &[])],
+            bell.bell(),
+            Duration::from_millis(10),
+        );
+        for status in ["idle", "gone", "idle"] {
+            // A wait that rang before this write cannot count: drain it first.
+            while bell.wait_until(Instant::now() + Duration::from_millis(50)) {}
+            let before = std::fs::metadata(&file).unwrap();
+            super::super::slots::store(&file, format!("{{\"status\":\"{status}\"}}").as_bytes())
+                .unwrap();
+            let after = std::fs::metadata(&file).unwrap();
+            assert_eq!(before.len(), after.len());
+            assert!(
+                bell.wait_until(Instant::now() + Duration::from_secs(5)),
+                "no ring for {status}"
+            );
+        }
+    }
 
     #[test]
     fn inotify_rings_on_a_write_to_a_watched_file_only() {
