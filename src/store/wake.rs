@@ -155,10 +155,11 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
     }
 }
 
-/// What a poll compares: per file, its name, size, modification time, inode, and for small
-/// files a CRC of the content (files rewritten in place, live states and cursors, keep their
-/// size and inode, and two writes within one clock tick keep their time).
-type Stamp = Vec<(std::ffi::OsString, u64, Option<SystemTime>, u64, u32)>;
+/// What a poll compares: per file, its name, size, modification time, inode, and for the small
+/// files of a watched directory a CRC of the content (live states are rewritten in place: they
+/// keep their size and inode, and two writes within one clock tick keep their time).
+type Stamp = Vec<Seen>;
+type Seen = (std::ffi::OsString, u64, Option<SystemTime>, u64, u32);
 
 /// Files up to this size are compared by content too.
 const CONTENT_LIMIT: u64 = 16 * 1024;
@@ -172,25 +173,24 @@ fn snapshot(targets: &[Target]) -> Stamp {
                 .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
                 .unwrap_or_default();
             names.sort();
-            out.extend(names.into_iter().map(|n| stamp(&t.dir, n)));
+            out.extend(names.into_iter().map(|n| stamp(&t.dir, n, true)));
         }
+        // Named files (an inbox log, the team file, the task list) grow or are replaced:
+        // their size or inode tells, without reading them.
         for f in &t.files {
-            out.push(stamp(&t.dir, f.into()));
+            out.push(stamp(&t.dir, f.into(), false));
         }
     }
     out
 }
 
-fn stamp(
-    dir: &Path,
-    name: std::ffi::OsString,
-) -> (std::ffi::OsString, u64, Option<SystemTime>, u64, u32) {
+fn stamp(dir: &Path, name: std::ffi::OsString, content: bool) -> Seen {
     use std::os::unix::fs::MetadataExt;
     let path = dir.join(&name);
     let m = std::fs::metadata(&path).ok();
     let len = m.as_ref().map_or(0, |m| m.len());
     let crc = match &m {
-        Some(m) if m.is_file() && len <= CONTENT_LIMIT => {
+        Some(m) if content && m.is_file() && len <= CONTENT_LIMIT => {
             std::fs::read(&path).map_or(0, |b| crc32fast::hash(&b))
         }
         _ => 0,
