@@ -323,7 +323,13 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
 /// Unread messages in `name`'s inbox for `reader`. Control messages the worker already
 /// answered ahead of its cursor (a shutdown request, a plan response) are not unread.
 pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
-    let handled = if reader == crate::worker::READER {
+    unread_but(store, name, reader, None)
+}
+
+/// `unread`, not counting `handling`: the message a running turn is handling (the cursor
+/// moves past it only when the turn is done; if the worker dies first it is unread again).
+pub fn unread_but(store: &dyn Store, name: &Name, reader: &str, handling: Option<&str>) -> usize {
+    let mut handled = if reader == crate::worker::READER {
         store
             .live(name)
             .map(|l| l.handled_control)
@@ -331,6 +337,7 @@ pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
     } else {
         Vec::new()
     };
+    handled.extend(handling.map(String::from));
     crate::store::entries(store, name, store.cursor(name, reader))
         .map_while(|e| e.ok())
         .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))

@@ -169,6 +169,22 @@ fn interrupt_cancels_only_the_turn() {
     assert!(err.contains("no turn running"), "{err}");
 }
 
+/// `status` UNREAD: the message a turn is handling is not unread (its cursor moves past it
+/// when the turn is done); one that arrives meanwhile is.
+#[test]
+fn unread_leaves_out_the_message_being_handled() {
+    let env = TestEnv::new();
+    team_with(&env, &[("sleeper", "sleep 1000")]);
+    env.ok(&["send", "sleeper", "sleep please"]);
+    wait_until("the turn to start", T, || {
+        env.member_status("sleeper") == "working"
+    });
+    assert_eq!(env.member("sleeper")["unread"], 0);
+    env.ok(&["send", "sleeper", "and then this"]);
+    assert_eq!(env.member("sleeper")["unread"], 1);
+    env.ok(&["kill", "sleeper"]);
+}
+
 #[test]
 fn kill_shows_stopped_never_idle_and_send_resumes() {
     let env = TestEnv::new();

@@ -48,14 +48,20 @@ pub fn rows_by(
         .map(|m| {
             let live = store.live(&m.name);
             let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
+            let status = status(m, live.as_ref());
+            // The message a running turn handles is not unread (a dead worker's is).
+            let handling = fresh
+                .and_then(|l| l.current_turn.as_ref())
+                .filter(|_| status == Status::Working)
+                .map(|t| t.message_id.as_str());
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
-                status: status(m, live.as_ref()),
+                status,
                 backend: m.backend_type.map(|b| b.to_string()),
                 pane_id: m.pane_id.clone(),
                 pid: fresh.map(|l| l.pid).or(m.pid),
-                unread: leader::unread(store, &m.name, leader::reader_for(&m.name)),
+                unread: leader::unread_but(store, &m.name, leader::reader_for(&m.name), handling),
                 current_turn: fresh
                     .and_then(|l| l.current_turn.as_ref())
                     .map(|t| t.summary.clone()),
