@@ -308,9 +308,14 @@ impl Drop for TestEnv {
                 unsafe_kill(pid);
             }
         }
-        if let Some(path) = socket.filter(|p| !p.is_empty()) {
-            let _ = std::fs::remove_file(path);
-        }
+        // A server that already exited (its last session closed, as `delete` does) cannot say
+        // where its socket is, and tmux leaves the file: tmux's own default place then.
+        let path = socket.filter(|p| !p.is_empty()).unwrap_or_else(|| {
+            let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+            let uid = nix::unistd::getuid();
+            format!("{dir}/tmux-{uid}/{}", self.guard_socket)
+        });
+        let _ = std::fs::remove_file(path);
     }
 }
 
