@@ -173,20 +173,7 @@ pub fn check(args: &[&str], out: &Output) -> Result<()> {
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let needle = needle.as_bytes();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        {
-            continue;
-        }
+    for pid in teamctl::backend::proc::pids().filter(|&p| teamctl::backend::proc::running(p)) {
         let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();

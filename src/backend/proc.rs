@@ -50,24 +50,21 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
     home_ok && vars.contains(&want.as_bytes())
 }
 
+/// Every process this user can see in `/proc` but this one (zombies included: see `running`).
+pub fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| p != std::process::id())
+}
+
 /// Every live process whose environment carries `agent_id` or whose argv is its worker.
 pub fn tagged_processes(agent_id: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id()
-            && (is_worker(pid, agent_id) || is_agent_process(pid, agent_id))
-        {
-            out.push(pid);
-        }
-    }
-    out
+    pids()
+        .filter(|&pid| is_worker(pid, agent_id) || is_agent_process(pid, agent_id))
+        .collect()
 }
 
 /// The process exists and is not a zombie.

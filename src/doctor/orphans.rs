@@ -79,15 +79,6 @@ fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
     (!status.is_running()).then(|| format!("{name} is {status}, so this turn has no worker"))
 }
 
-fn pids() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&p| p != std::process::id())
-}
-
 /// Processes of this home, or of a home that no longer exists; another existing home is
 /// that home's `doctor`'s business.
 fn ours(home: &Home, theirs: &Path) -> bool {
@@ -98,7 +89,7 @@ fn ours(home: &Home, theirs: &Path) -> bool {
 pub fn processes(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut workers = 0;
-    for pid in pids() {
+    for pid in proc::pids() {
         if let Some((home, id)) = worker_of(pid).filter(|(h, _)| ours(home, h)) {
             workers += 1;
             if let Some(why) = why_orphaned(&home, &id, true) {

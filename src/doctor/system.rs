@@ -61,13 +61,7 @@ fn read_limit(name: &str) -> Option<u64> {
 /// inotify instances held by processes this user can see.
 fn instances_in_use() -> u64 {
     let mut n = 0;
-    for proc_entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = proc_entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
+    for pid in crate::backend::proc::pids() {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };

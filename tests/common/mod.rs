@@ -233,20 +233,7 @@ impl TestEnv {
     fn under_home(&self) -> Vec<(u32, Vec<u8>)> {
         let home = self.home.path().display().to_string();
         let mut out = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid == std::process::id() {
-                continue;
-            }
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat
-                .rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-            {
-                continue;
-            }
+        for pid in teamctl::backend::proc::pids().filter(|&p| teamctl::backend::proc::running(p)) {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let needle = home.as_bytes();
