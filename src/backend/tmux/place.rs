@@ -90,7 +90,7 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
 /// A pane in the team's detached session, creating the session on first use with the leader
 /// console (`console`) in its first pane, so `attach` lands on it.
 /// `tag`: tag the pane as it is split off (see `hook`). `hint`: the window the last teammate
-/// went to, when it had room left (see `split_hinted`).
+/// went to (see `split_hinted`, and `window_hinted` when it is full).
 pub fn detached(
     t: &Tmux,
     team: &str,
@@ -188,13 +188,9 @@ fn split_hinted(
         }
         // The guard failed: nothing after it ran.
         Err(e) if e.is_unset_option() => Ok(None),
-        Err(Fail::Gone(_)) => {
-            // The window went away (guard or split): a hook may be left set.
-            let _ = t.run(&[hook::unhook(session)]);
-            Ok(None)
-        }
-        Err(Fail::NoSpace(_)) => {
-            // The split failed, so the rest of the invocation did not run.
+        // The window went away or has no room: the split failed, so nothing after it ran,
+        // but the hook set before it may be left.
+        Err(Fail::Gone(_) | Fail::NoSpace(_)) => {
             let _ = t.run(&[hook::unhook(session)]);
             Ok(None)
         }
