@@ -21,8 +21,9 @@ use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
-/// A fingerprint of a file that writers replace (temp file and rename) or rewrite: inode,
-/// size and change time. Two equal stamps mean nothing was written in between.
+/// A fingerprint of a file that writers replace (temp file and rename): inode, size and
+/// change time. Two equal stamps mean it was not replaced in between. (Not for files written
+/// in place: two writes within one clock tick can leave all three as they were.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp(u64, u64, i64, i64);
 
