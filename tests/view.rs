@@ -21,8 +21,12 @@ struct Follow {
 
 impl Follow {
     fn start(env: &TestEnv, args: &[&str]) -> Follow {
-        let mut child = env
-            .cmd(args)
+        Follow::start_with(env.cmd(args))
+    }
+
+    /// Started with `cmd` as given (its stdin, for one).
+    fn start_with(mut cmd: Command) -> Follow {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -252,6 +256,30 @@ fn console_works_on_a_pipe() {
     // Only the leader runs the console.
     let err = env.fails(&["lead", "--as", "bob"], 2);
     assert!(err.contains("only the leader"), "{err}");
+}
+
+/// A worker killed behind teamctl's back writes nothing, yet the console's status line says
+/// dead, not idle, a few seconds later: it looks at the teammates' processes again on a timer.
+#[test]
+fn console_shows_a_teammate_killed_behind_its_back_as_dead() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
+    let mut cmd = env.cmd(&["lead"]);
+    cmd.stdin(Stdio::piped());
+    let mut console = Follow::start_with(cmd);
+    console.wait_for("bob idle on the status line", |l| l.contains("bob idle"));
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    console.wait_for("bob dead on the status line", |l| l.contains("bob dead"));
+    drop(console.child.stdin.take());
+    let status = console.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
 }
 
 /// With many teammates the status line counts states instead of naming a few and cutting

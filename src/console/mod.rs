@@ -3,8 +3,10 @@
 //! marks mail read for `teamctl inbox`), each sender in its colour; a status line with each
 //! teammate's state, printed when it changes; typed lines (`@NAME text`, `@* text`,
 //! `/status`, `/shutdown NAME`, `/tasks`, `/help`, `/quit`) read by a thread. Everything is
-//! redrawn on file events, never on a timer, and shutdown responses are acted on
-//! (`leader::reconcile`) as soon as they arrive. Without a terminal it is plain line mode.
+//! redrawn on file events, and shutdown responses are acted on (`leader::reconcile`) as soon
+//! as they arrive; the only timed look is at the teammates' processes, every
+//! `states::RECHECK` (a worker that dies writes no file). Without a terminal it is plain line
+//! mode.
 
 pub mod events;
 
@@ -82,14 +84,18 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             continue; // show what the lines did before sleeping
         }
         // Content changes come from file events. On a terminal the console also looks at its
-        // size once a second (a resize writes no file), redrawing only when it changed.
+        // size once a second (a resize writes no file), redrawing only when it changed; and
+        // it looks at the teammates again every `states::RECHECK`, since a worker that dies
+        // writes nothing either (the status line then says dead, not idle).
+        let look_again = std::time::Instant::now() + states::RECHECK;
         loop {
             let resize_check = console
                 .screen
                 .is_terminal()
                 .then(|| std::time::Instant::now() + std::time::Duration::from_secs(1));
-            let rung = watch.wait(resize_check);
-            if rung || resize_check.is_none() || watch.stopped() {
+            let deadline = resize_check.map_or(look_again, |r| r.min(look_again));
+            let rung = watch.wait(Some(deadline));
+            if rung || watch.stopped() || std::time::Instant::now() >= look_again {
                 break;
             }
             console.screen.refresh();
