@@ -134,14 +134,19 @@ fn a_teammates_agent_messages_another_teammate() {
     );
 }
 
-#[test]
-fn interrupt_cancels_only_the_turn() {
-    let env = TestEnv::new();
-    team_with(&env, &[("sleeper", "sleep 1000")]);
+/// Team `alpha` with `sleeper`, whose turns sleep, in the middle of a turn.
+fn working_sleeper(env: &TestEnv) {
+    team_with(env, &[("sleeper", "sleep 1000")]);
     env.ok(&["send", "sleeper", "sleep please"]);
     wait_until("the turn to start", T, || {
         env.member_status("sleeper") == "working"
     });
+}
+
+#[test]
+fn interrupt_cancels_only_the_turn() {
+    let env = TestEnv::new();
+    working_sleeper(&env);
     let turn_pids = |env: &TestEnv| {
         env.processes()
             .into_iter()
@@ -174,11 +179,7 @@ fn interrupt_cancels_only_the_turn() {
 #[test]
 fn unread_leaves_out_the_message_being_handled() {
     let env = TestEnv::new();
-    team_with(&env, &[("sleeper", "sleep 1000")]);
-    env.ok(&["send", "sleeper", "sleep please"]);
-    wait_until("the turn to start", T, || {
-        env.member_status("sleeper") == "working"
-    });
+    working_sleeper(&env);
     assert_eq!(env.member("sleeper")["unread"], 0);
     env.ok(&["send", "sleeper", "and then this"]);
     assert_eq!(env.member("sleeper")["unread"], 1);
