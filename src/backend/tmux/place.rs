@@ -179,13 +179,9 @@ fn split_hinted(
     let mut cmds = vec![argv::window_guard(window, team)];
     cmds.extend(hook::split_tagged(session, window, start, tag.script));
     match t.run(&cmds) {
-        Ok(out) => {
-            // The guard's own line ("1") comes first.
-            let split = out.split_once('\n').map_or("", |(_, rest)| rest);
-            hook::parse_split(split, tag.agent_id)
-                .map(Some)
-                .ok_or_else(|| Error::failed(format!("tmux printed an unexpected pane: {out:?}")))
-        }
+        Ok(out) => hook::parse_split(after_guard(&out), tag.agent_id)
+            .map(Some)
+            .ok_or_else(|| Error::failed(format!("tmux printed an unexpected pane: {out:?}"))),
         // The guard failed: nothing after it ran.
         Err(e) if e.is_unset_option() => Ok(None),
         // The window went away or has no room: the split failed, so nothing after it ran,
@@ -199,6 +195,11 @@ fn split_hinted(
             Err(e.into_error("split a team window"))
         }
     }
+}
+
+/// What an invocation printed after its guard's own line ("1").
+fn after_guard(out: &str) -> &str {
+    out.split_once('\n').map_or("", |(_, rest)| rest)
 }
 
 /// The window the last teammate went to was full: open the next one straight away, behind
@@ -223,8 +224,7 @@ fn window_hinted(
         Err(Fail::Gone(_)) => return Ok(None),
         Err(e) => return Err(e.into_error("open a new team window")),
     };
-    // The guard's own line ("1") comes first.
-    let placeholder = new_pane(out.split_once('\n').map_or("", |(_, rest)| rest))?;
+    let placeholder = new_pane(after_guard(&out))?;
     let tags = argv::tag_pane(&placeholder.pane, tag.agent_id, team, tag.color, tag.title);
     start_in(t, &placeholder, team, start, tags).map(|p| Some((p, true)))
 }
