@@ -1,7 +1,7 @@
 //! The leader's view end to end: the demo, the console in a tmux pane and on a pipe,
 //! `log -f`, `status --watch`, and the shell files (completions, aliases, tmux bindings).
 
-mod common;
+
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{BIN, TestEnv, wait_until};
+use crate::common::{BIN, TestEnv, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -148,11 +148,11 @@ fn demo_runs_without_a_terminal_and_stop_leaves_no_pane_or_process() {
 fn demo_refuses_when_another_team_is_current_and_writes_nothing() {
     let env = TestEnv::new();
     env.ok(&["create", "mine"]);
-    let before = common::snapshot(env.home_path());
+    let before = crate::common::snapshot(env.home_path());
     let err = env.fails(&["demo"], 2);
     assert!(err.contains("\"mine\""), "names the current team: {err}");
     assert!(err.contains("TEAMCTL_HOME"), "says the way out: {err}");
-    assert_eq!(before, common::snapshot(env.home_path()));
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
     // --stop with no demo team is a no-op, not an error.
     let out = env.ok(&["demo", "--stop"]);
     assert!(out.contains("nothing to stop"), "{out}");

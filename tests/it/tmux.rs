@@ -3,11 +3,11 @@
 //! liveness, tag-checked kills, the user's options left alone, resume after a server restart
 //! and attach. They fail, never pass, when tmux is missing.
 
-mod common;
+
 
 use std::time::Duration;
 
-use common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// Replies with the agent's name and the message text.

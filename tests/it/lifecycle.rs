@@ -2,13 +2,13 @@
 //! resume after a crash, plan approval, worktrees and `doctor`. Mostly on the process backend;
 //! the tmux variants run on a private tmux server.
 
-mod common;
+
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until};
 use serde_json::Value;
 
 const LONG: Duration = Duration::from_secs(20);
@@ -102,7 +102,7 @@ fn cycles(env: &TestEnv, team: &str, backend: &str) {
         );
         // SPEC 7: after shutdown returns 0, nothing of that teammate is left.
         let left = env.processes();
-        assert!(left.is_empty(), "cycle {i}: {}", common::describe(&left));
+        assert!(left.is_empty(), "cycle {i}: {}", crate::common::describe(&left));
         if backend == "tmux" {
             assert_eq!(tagged_panes(env), 0, "cycle {i}");
         }
@@ -676,7 +676,7 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     // Not a git repository: exit 2, nothing written.
     let plain = env.work.path().join("plain");
     std::fs::create_dir(&plain).unwrap();
-    let before = common::snapshot(env.home_path());
+    let before = crate::common::snapshot(env.home_path());
     let err = env.fails(
         &[
             "spawn",
@@ -703,7 +703,7 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
         ],
         2,
     );
-    assert_eq!(before, common::snapshot(env.home_path()));
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
     // delete refuses while a worktree has uncommitted changes, and changes nothing.
     let scratch = env.team_dir("lc-tree").join("worktrees/amy/notes.txt");
     std::fs::write(&scratch, "draft\n").unwrap();
@@ -740,7 +740,7 @@ fn problems(report: &Value) -> Vec<String> {
 /// Move every file of `dir` two hours into the past.
 fn backdate(dir: &Path) {
     let then = SystemTime::now() - Duration::from_secs(2 * 3600);
-    for (path, _) in common::snapshot(dir) {
+    for (path, _) in crate::common::snapshot(dir) {
         if path.is_file() {
             let f = std::fs::OpenOptions::new()
                 .append(true)

@@ -3,14 +3,14 @@
 //! drives the real binary or the library through the same paths the product uses, and checks
 //! by message id, never by time.
 
-mod common;
+
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until};
 use teamctl::domain::{Body, Envelope, Name};
 use teamctl::store::inbox::{self, InboxPaths};
 use teamctl::store::{Home, Item, Store};

@@ -1,11 +1,11 @@
 //! End-to-end tests of the core (issue 2), on the process backend: the real binary in a
 //! temporary home.
 
-mod common;
+
 
 use std::time::Duration;
 
-use common::{TestEnv, snapshot, wait_until};
+use crate::common::{TestEnv, snapshot, wait_until};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -232,7 +232,7 @@ fn zombie(pid: u64) -> bool {
 fn failing_command_sends_a_notice_and_a_failed_idle() {
     let env = TestEnv::new();
     team_with(&env, &[("bad", "echo oops >&2; exit 3")]);
-    // The notice is the reply; `ask` prints it on stderr and exits 1 (see tests/user.rs).
+    // The notice is the reply; `ask` prints it on stderr and exits 1 (see tests/it/user.rs).
     let out = env.fails(&["ask", "bad", "try", "--timeout", "20"], 1);
     assert!(
         out.contains("failed") && out.contains("exit status 3") && out.contains("oops"),

@@ -2,11 +2,11 @@
 //! that no issue lists (QA). The real binary in a temporary home, process backend unless the
 //! case is about tmux.
 
-mod common;
+
 
 use std::time::Duration;
 
-use common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -103,7 +103,7 @@ fn a_structured_shutdown_request_is_awaited_once() {
     wait_until("w working", T, || env.member_status("w") == "working");
     let req = |id: &str| format!(r#"{{"type":"shutdown_request","requestId":"{id}"}}"#);
     env.ok(&["send", "w", "--structured", &req("r1")]);
-    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let before = crate::common::snapshot(&env.team_dir("alpha").join("inboxes"));
     let err = env.fails(&["send", "w", "--structured", &req("r2")], 2);
     assert!(
         err.contains("has not answered shutdown request r1"),
@@ -111,7 +111,7 @@ fn a_structured_shutdown_request_is_awaited_once() {
     );
     assert_eq!(
         before,
-        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+        crate::common::snapshot(&env.team_dir("alpha").join("inboxes"))
     );
     std::fs::write(env.work.path().join("go"), "").unwrap();
     wait_until("w stopped and recorded so", T, || {
@@ -248,7 +248,7 @@ fn empty_and_blank_messages_are_refused_alike() {
     wait_until("w idle (its worker has made its inbox)", T, || {
         env.member_status("w") == "idle"
     });
-    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let before = crate::common::snapshot(&env.team_dir("alpha").join("inboxes"));
     for text in ["", "   ", "\n\t\n"] {
         let err = env.fails(&["send", "w", text], 2);
         assert!(
@@ -262,7 +262,7 @@ fn empty_and_blank_messages_are_refused_alike() {
     }
     assert_eq!(
         before,
-        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+        crate::common::snapshot(&env.team_dir("alpha").join("inboxes"))
     );
 }
 
@@ -355,7 +355,7 @@ fn asking_yourself_is_refused() {
     wait_until("w idle (its worker has made its inbox)", T, || {
         env.member_status("w") == "idle"
     });
-    let before = common::snapshot(&env.team_dir("alpha").join("inboxes"));
+    let before = crate::common::snapshot(&env.team_dir("alpha").join("inboxes"));
     let err = env.fails(&["ask", "team-lead", "hi", "--timeout", "1"], 2);
     assert!(err.contains("cannot ask itself"), "{err}");
     env.fails(&["--as", "w", "ask", "w", "hi", "--timeout", "1"], 2);
@@ -364,7 +364,7 @@ fn asking_yourself_is_refused() {
     assert!(err.contains("teamctl send"), "{err}");
     assert_eq!(
         before,
-        common::snapshot(&env.team_dir("alpha").join("inboxes"))
+        crate::common::snapshot(&env.team_dir("alpha").join("inboxes"))
     );
 }
 
@@ -623,14 +623,14 @@ fn completions_do_not_offer_the_hidden_worker() {
 fn a_blank_agent_command_is_refused() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
-    let before = common::snapshot(env.home_path());
+    let before = crate::common::snapshot(env.home_path());
     for flag in ["--exec", "--on-shutdown"] {
         for blank in ["", "  "] {
             let err = env.fails(&["spawn", "e", "--backend", "process", flag, blank], 2);
             assert!(err.contains(&format!("{flag} is empty")), "{err}");
         }
     }
-    assert_eq!(before, common::snapshot(env.home_path()));
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
 }
 
 /// A huge timeout means "no limit": it must neither panic the command nor kill the worker.
@@ -759,7 +759,7 @@ fn a_tmux_teammate_stays_alive_to_a_path_without_tmux() {
     let pid = env.member("a")["pid"].clone();
     let bin = env.work.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink(common::BIN, bin.join("teamctl")).unwrap();
+    std::os::unix::fs::symlink(crate::common::BIN, bin.join("teamctl")).unwrap();
     let no_tmux = |args: &[&str]| {
         let out = env.cmd(args).env("PATH", &bin).output().unwrap();
         assert!(

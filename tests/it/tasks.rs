@@ -2,12 +2,12 @@
 //! claimers, blockers, auto-claim teammates draining a queue, a killed teammate's task handed
 //! back, assignment, and the bad-input table (exit 2, `tasks.json` unchanged byte for byte).
 
-mod common;
+
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until};
 use serde_json::Value;
 
 const LONG: Duration = Duration::from_secs(60);

@@ -1,0 +1,13 @@
+//! The one integration-test binary: every suite is a module, so the release build links one
+//! test executable instead of one per suite. Run one suite with `cargo test --test it core::`.
+
+mod common;
+
+mod core;
+mod lifecycle;
+mod proptest_messages;
+mod reliability;
+mod tasks;
+mod tmux;
+mod user;
+mod view;
