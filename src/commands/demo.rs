@@ -361,10 +361,12 @@ fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
         .collect();
     let mut out = String::new();
     if let Some(m) = tmux.first() {
-        let session = config
-            .tmux_session
-            .clone()
-            .unwrap_or_else(|| format!("teamctl-{}", config.name));
+        let session = config.tmux_session.clone().unwrap_or_else(|| {
+            crate::backend::tmux::argv::session_name(&crate::backend::tmux::argv::scoped(
+                config.name.as_str(),
+                &crate::backend::proc::home_key(),
+            ))
+        });
         let server = match &m.tmux_socket {
             Some(s) if s.starts_with('/') => format!("tmux -S {s}"),
             Some(s) => format!("tmux -L {s}"),
