@@ -196,6 +196,10 @@ pub struct AskArgs {
     /// Seconds to wait for the reply
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// Print the reply's bytes unchanged, control characters and escape sequences included
+    /// (by default they are shown escaped, so a reply cannot drive the terminal)
+    #[arg(long)]
+    pub raw: bool,
 }
 
 #[derive(Debug, Args)]

@@ -91,7 +91,7 @@ fn list(ctx: &Ctx, store: &FsStore) -> Result<()> {
             ctx.paint
                 .dim(&format!("(request {}, {})", p.request_id, p.timestamp))
         );
-        for line in p.plan.lines() {
+        for line in crate::output::printable(&p.plan).lines() {
             println!("  {line}");
         }
         println!(

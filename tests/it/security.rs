@@ -201,3 +201,114 @@ fn a_pane_id_reused_by_another_home_after_kill_server_is_never_touched() {
     b_is_whole(&b, t, &["x"], &b_panes, "delete in home A");
     b.ok(&["delete", "--force"]);
 }
+
+/// What a hostile agent prints: a clipboard write (OSC 52), a retitle (OSC 2), a screen
+/// clear (CSI 2J), a one-byte CSI (U+009B, as UTF-8) and a bare CR, then a marker.
+const ATTACK: &str =
+    r"printf 'A\033]52;c;aGk=\007B\033]2;pwned\007C\033[2JD\302\2332JE\rF end-of-attack'";
+
+/// No byte that could drive a terminal: no C0 control but newline and tab, no DEL, no C1.
+fn assert_inert(what: &str, out: &[u8]) {
+    let text = String::from_utf8_lossy(out);
+    assert!(
+        text.contains("end-of-attack"),
+        "{what} does not show the reply: {text:?}"
+    );
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+        .collect();
+    assert!(bad.is_empty(), "{what} printed {bad:?}: {text:?}");
+}
+
+fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
+    let out = env.run(args);
+    assert!(
+        out.status.success(),
+        "teamctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// An agent's reply full of terminal escapes reaches the leader through `ask`, `inbox`, `log`,
+/// `plan list` and the leader console as visible text, never as control bytes; `ask --raw`
+/// gives the bytes unchanged.
+#[test]
+fn an_agents_terminal_escapes_are_shown_never_obeyed() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    env.ok(&["create", "sec-esc"]);
+    env.ok(&["spawn", "evil", "--backend", "process", "--exec", ATTACK]);
+    env.ok(&[
+        "spawn",
+        "planner",
+        "--backend",
+        "process",
+        "--exec",
+        ECHO,
+        "--plan-mode-required",
+        "--plan",
+        ATTACK,
+    ]);
+    // The console, running before any of it arrives.
+    let console_out = env.work.path().join("console.out");
+    let mut console = env
+        .cmd(&["lead"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&console_out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let shown = || std::fs::read(&console_out).unwrap_or_default();
+    wait_until("the console to start", WAIT, || !shown().is_empty());
+
+    let asked = output(&env, &["ask", "evil", "hi", "--timeout", "20"]);
+    assert_inert("ask", &asked);
+    let raw = output(&env, &["ask", "--raw", "evil", "hi", "--timeout", "20"]);
+    let raw_text = String::from_utf8_lossy(&raw);
+    for seq in [
+        "\x1b]52;c;aGk=\x07",
+        "\x1b]2;pwned\x07",
+        "\x1b[2J",
+        "\u{9b}2J",
+        "E\rF",
+    ] {
+        assert!(
+            raw_text.contains(seq),
+            "ask --raw lost {seq:?}: {raw_text:?}"
+        );
+    }
+
+    env.ok(&["send", "evil", "once more"]);
+    wait_until("evil's third reply", WAIT, || {
+        env.inbox("sec-esc", "team-lead")
+            .iter()
+            .filter(|m| {
+                m["from"] == "evil"
+                    && m["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("end-of-attack"))
+            })
+            .count()
+            >= 3
+    });
+    assert_inert("inbox", &output(&env, &["inbox"]));
+    assert_inert("log", &output(&env, &["log"]));
+
+    env.ok(&["send", "planner", "make a plan"]);
+    wait_until("the planner's plan waits for approval", WAIT, || {
+        env.ok(&["--json", "plan", "list"])
+            .contains("end-of-attack")
+    });
+    assert_inert("plan list", &output(&env, &["plan", "list"]));
+
+    wait_until("the plan on the console", WAIT, || {
+        String::from_utf8_lossy(&shown()).contains("asks to approve a plan")
+    });
+    let mut stdin = console.stdin.take().unwrap();
+    let _ = stdin.write_all(b"/quit\n");
+    drop(stdin);
+    assert!(console.wait().unwrap().success());
+    assert_inert("the leader console", &shown());
+}
