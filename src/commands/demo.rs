@@ -233,7 +233,7 @@ fn write_agents(store: &FsStore) -> Result<PathBuf> {
     ensure_dir(&dir)?;
     for (name, body, _) in MATES {
         let path = dir.join(format!("{name}.sh"));
-        std::fs::write(&path, format!("{COMMON}{body}")).at(&path)?;
+        crate::store::fsutil::write_atomic(&path, format!("{COMMON}{body}").as_bytes(), false)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).at(&path)?;
     }
     Ok(dir)

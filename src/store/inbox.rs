@@ -121,7 +121,7 @@ pub enum Item {
 /// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
 /// can warn and move past them.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
-    let mut file = match File::open(log) {
+    let mut file = match super::fsutil::open_read(log) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).at(log),
@@ -166,7 +166,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
 
 /// The size of the log in bytes (0 when it does not exist yet).
 pub fn log_len(log: &Path) -> u64 {
-    fs::metadata(log).map(|m| m.len()).unwrap_or(0)
+    fs::symlink_metadata(log).map(|m| m.len()).unwrap_or(0)
 }
 
 /// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was

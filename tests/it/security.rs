@@ -2,6 +2,7 @@
 //! tmux server with the same team name, symlinks planted where teamctl writes, homes owned by
 //! someone else or open to everyone, and agents whose output carries terminal escapes.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{TestEnv, wait_until};
@@ -311,4 +312,245 @@ fn an_agents_terminal_escapes_are_shown_never_obeyed() {
     drop(stdin);
     assert!(console.wait().unwrap().success());
     assert_inert("the leader console", &shown());
+}
+
+/// A file outside the home that a planted link points at, and its bytes.
+struct Victim {
+    path: std::path::PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl Victim {
+    fn new(env: &TestEnv, name: &str, bytes: &[u8]) -> Victim {
+        let path = env.work.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        Victim {
+            path,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    /// Plant a link to the victim at `at` (its directory made as teamctl would).
+    fn plant(&self, at: &std::path::Path) {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(at);
+        std::os::unix::fs::symlink(&self.path, at).unwrap();
+    }
+
+    fn assert_untouched(&self, what: &str) {
+        assert_eq!(
+            std::fs::read(&self.path).unwrap(),
+            self.bytes,
+            "{what}: teamctl wrote through the link into {}",
+            self.path.display()
+        );
+    }
+}
+
+/// A team with a stopped teammate `bob` (process backend) and one message for the leader.
+fn team_with_bob(env: &TestEnv) -> std::path::PathBuf {
+    env.ok(&["create", "sec-link"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["kill", "bob"]);
+    env.team_dir("sec-link")
+}
+
+/// `teamctl ARGS` fails with exit 1 and says a link was refused, naming it.
+fn refuses_link(env: &TestEnv, args: &[&str], link: &std::path::Path) {
+    let err = env.fails(args, 1);
+    assert!(
+        err.contains("symbolic link") && err.contains(&link.display().to_string()),
+        "teamctl {args:?}: {err}"
+    );
+}
+
+/// Links planted at the files a command writes: inbox log, inbox lock, cursor, team file,
+/// team lock, task list. Each write fails clearly and the file the link points at keeps its
+/// bytes (a dangling link's target is never created).
+#[test]
+fn links_planted_at_state_files_are_never_written_through() {
+    let env = TestEnv::new();
+    let dir = team_with_bob(&env);
+    let lead = dir.join("inboxes/team-lead");
+
+    // The leader's inbox log: a send appends to it.
+    let victim = Victim::new(&env, "victim-inbox", b"precious\n");
+    let log = lead.join("inbox.jsonl");
+    let saved = std::fs::read(&log).unwrap();
+    victim.plant(&log);
+    refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &log);
+    victim.assert_untouched("send (inbox)");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&log, &saved).unwrap();
+
+    // The inbox lock, dangling: the send would create the target.
+    let lock = lead.join("cursors/.inbox.lock");
+    let target = env.work.path().join("created-by-lock");
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &lock);
+    assert!(!target.exists(), "the lock link's target was created");
+    std::fs::remove_file(&lock).unwrap();
+
+    // The leader's `inbox` cursor: reading marks the mail read.
+    env.ok(&["send", "--as", "bob", "team-lead", "hello"]);
+    let victim = Victim::new(&env, "victim-cursor", b"precious cursor\n");
+    let cursor = lead.join("cursors/inbox");
+    victim.plant(&cursor);
+    refuses_link(&env, &["inbox"], &cursor);
+    victim.assert_untouched("inbox (cursor)");
+    std::fs::remove_file(&cursor).unwrap();
+
+    // The task list and its lock.
+    env.ok(&["task", "add", "first"]);
+    let tasks = dir.join("tasks.json");
+    let victim = Victim::new(&env, "victim-tasks", &std::fs::read(&tasks).unwrap());
+    victim.plant(&tasks);
+    refuses_link(&env, &["task", "add", "second"], &tasks);
+    victim.assert_untouched("task add (tasks.json)");
+    std::fs::remove_file(&tasks).unwrap();
+    std::fs::write(&tasks, &victim.bytes).unwrap();
+    let tasks_lock = dir.join("tasks.lock");
+    let target = env.work.path().join("created-by-tasks-lock");
+    let _ = std::fs::remove_file(&tasks_lock);
+    std::os::unix::fs::symlink(&target, &tasks_lock).unwrap();
+    refuses_link(&env, &["task", "add", "second"], &tasks_lock);
+    assert!(!target.exists(), "the tasks lock link's target was created");
+    std::fs::remove_file(&tasks_lock).unwrap();
+
+    // The team file and its lock.
+    let config = dir.join("config.json");
+    let victim = Victim::new(&env, "victim-config", &std::fs::read(&config).unwrap());
+    victim.plant(&config);
+    refuses_link(
+        &env,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        &config,
+    );
+    victim.assert_untouched("spawn (config.json)");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, &victim.bytes).unwrap();
+    let config_lock = dir.join("config.lock");
+    let target = env.work.path().join("created-by-config-lock");
+    let _ = std::fs::remove_file(&config_lock);
+    std::os::unix::fs::symlink(&target, &config_lock).unwrap();
+    refuses_link(
+        &env,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        &config_lock,
+    );
+    assert!(!target.exists(), "the team lock link's target was created");
+    std::fs::remove_file(&config_lock).unwrap();
+
+    // A state directory that is a link: refused before anything is read or written.
+    let victim_dir = env.work.path().join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let state = dir.join("state");
+    std::fs::rename(&state, env.work.path().join("state-saved")).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, &state).unwrap();
+    refuses_link(&env, &["status"], &state);
+    assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+}
+
+/// Links planted where a worker writes: its log (process backend) and its live state.
+#[test]
+fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
+    let env = TestEnv::new();
+    let dir = team_with_bob(&env);
+
+    let log = dir.join("logs/bob.log");
+    let victim = Victim::new(&env, "victim-log", b"precious log\n");
+    victim.plant(&log);
+    refuses_link(&env, &["resume", "bob"], &log);
+    victim.assert_untouched("resume (worker log)");
+    std::fs::remove_file(&log).unwrap();
+
+    let live = dir.join("state/bob.json");
+    let victim = Victim::new(&env, "victim-live", b"precious state\n");
+    victim.plant(&live);
+    env.ok(&["resume", "bob"]);
+    wait_until(
+        "bob's worker to say it cannot write its state",
+        WAIT,
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cannot write live state")),
+    );
+    env.ok(&["send", "bob", "work"]);
+    wait_until("bob's reply", WAIT, || {
+        env.inbox("sec-link", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "work")
+    });
+    victim.assert_untouched("a worker's live state");
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains(&format!("{} is a symbolic link", live.display())),
+        "the worker names the link"
+    );
+}
+
+fn assert_empty_dir(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(left.is_empty(), "something was written: {left:?}");
+}
+
+/// A home others can write to is refused before anything is written, naming it; so is a team
+/// directory others can write to.
+#[test]
+fn a_home_or_team_others_can_write_to_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let home = env.home_path();
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let err = env.fails(&["create", "sec-open"], 1);
+    assert!(
+        err.contains(&home.display().to_string()) && err.contains("others can write"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_empty_dir(home);
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    env.ok(&["create", "sec-open"]);
+    let team = env.team_dir("sec-open");
+    std::fs::set_permissions(&team, std::fs::Permissions::from_mode(0o757)).unwrap();
+    let before = crate::common::snapshot(home);
+    let err = env.fails(&["send", "team-lead", "hi"], 1);
+    assert!(
+        err.contains(&team.display().to_string()) && err.contains("others can write"),
+        "{err}"
+    );
+    assert_eq!(crate::common::snapshot(home), before, "nothing written");
+}
+
+/// As root, a home owned by another user is refused: teamctl would otherwise write as root
+/// into files that user chose. (Run as another user, the test makes a home it cannot give
+/// away, so it checks a foreign home that way: owned by root.)
+#[test]
+fn a_home_owned_by_another_user_is_refused() {
+    let env = TestEnv::new();
+    let uid = nix::unistd::geteuid();
+    let (home, other) = if uid.is_root() {
+        let home = env.home_path().to_path_buf();
+        nix::unistd::chown(&home, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        (home, 65534)
+    } else {
+        // Someone else's directory: `/` belongs to root.
+        (std::path::PathBuf::from("/"), 0)
+    };
+    let out = env
+        .cmd(&["create", "sec-foreign"])
+        .env("TEAMCTL_HOME", &home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&home.display().to_string()) && err.contains(&format!("owned by uid {other}")),
+        "{err}"
+    );
+    if uid.is_root() {
+        assert_empty_dir(&home);
+        nix::unistd::chown(&home, Some(uid), None).unwrap();
+    }
 }
