@@ -27,13 +27,14 @@ impl Painter {
         text.color(ansi(color)).to_string()
     }
 
-    /// A member's name in its colour (looked up in the team file).
+    /// A member's name in its colour (looked up in the team file). The name may come from a
+    /// record written by hand (not validated), so it is shown through `printable`.
     pub fn member(&self, config: &TeamConfig, name: &str) -> String {
         let color = config
             .member(name)
             .map(|m| m.color.as_str())
             .unwrap_or("white");
-        self.color(name, color)
+        self.color(&printable(name), color)
     }
 
     pub fn dim(&self, text: &str) -> String {
@@ -57,7 +58,7 @@ impl Painter {
         let time = env.timestamp.get(11..19).unwrap_or(&env.timestamp);
         let head = format!(
             "{} {} -> {}",
-            self.dim(time),
+            self.dim(&printable(time)),
             self.member(config, &env.from),
             self.member(config, &env.to)
         );

@@ -284,7 +284,10 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
                 println!(
                     "{} {}",
                     demo.paint.member(&config, &env.from),
-                    demo.paint.dim(&format!("answered: {}", text.trim_end()))
+                    demo.paint.dim(&format!(
+                        "answered: {}",
+                        crate::output::printable(text.trim_end())
+                    ))
                 );
             }
         }

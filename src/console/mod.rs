@@ -189,7 +189,9 @@ impl Console<'_> {
     /// not lines, unless a turn failed or was interrupted.
     fn show(&self, config: &TeamConfig, env: &Envelope) -> Option<String> {
         let p = &self.ctx.paint;
-        let time = p.dim(env.timestamp.get(11..19).unwrap_or(&env.timestamp));
+        let time = p.dim(&printable(
+            env.timestamp.get(11..19).unwrap_or(&env.timestamp),
+        ));
         let from = p.member(config, &env.from);
         match &env.body {
             Body::Message { text, .. } => {
