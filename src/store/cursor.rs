@@ -43,6 +43,11 @@ pub fn parse(bytes: &[u8]) -> Option<u64> {
 /// back, which at-least-once allows.
 pub fn store(path: &Path, pos: u64) -> Result<()> {
     let dir = path.parent().expect("a cursor file has a parent");
+    // Real directories only (see `fsutil::check_dir`): the inbox's and its `cursors`.
+    if let Some(inbox) = dir.parent() {
+        super::fsutil::check_dir(inbox)?;
+    }
+    super::fsutil::check_dir(dir)?;
     let file = with_dir(dir, || {
         super::fsutil::open_or_create(path, OpenOptions::new().read(true).write(true)).at(path)
     })?;

@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::cursor as cursor_file;
-use super::fsutil::{LockGuard, ensure_dir, open_append, open_or_create, with_dir};
+use super::fsutil::{LockGuard, check_dir, ensure_dir, open_append, open_or_create, with_dir};
 use crate::domain::Envelope;
 use crate::error::{IoContext, Result};
 
@@ -64,6 +64,10 @@ pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
 pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     debug_assert!(line.ends_with(b"\n"));
     let lock = paths.lock();
+    // The member's inbox directory and its `cursors` must be real directories: a link there
+    // would take the record (and the lock) wherever it points. Two `lstat`s per append.
+    check_dir(&paths.dir)?;
+    check_dir(lock.parent().expect("lock has a parent"))?;
     let _guard = with_dir(lock.parent().expect("lock has a parent"), || {
         LockGuard::acquire(&lock)
     })?;

@@ -442,6 +442,28 @@ fn links_planted_at_state_files_are_never_written_through() {
     assert!(!target.exists(), "the team lock link's target was created");
     std::fs::remove_file(&config_lock).unwrap();
 
+    // The leader's inbox directory, or its `cursors`, replaced by a link to a directory
+    // outside the home: a send would write the record and the lock there.
+    for sub in ["", "cursors"] {
+        let victim_dir = env
+            .work
+            .path()
+            .join(format!("victim-inbox-dir{}", sub.len()));
+        std::fs::create_dir(&victim_dir).unwrap();
+        let real = if sub.is_empty() {
+            lead.clone()
+        } else {
+            lead.join(sub)
+        };
+        let saved = env.work.path().join(format!("saved-{}", sub.len()));
+        std::fs::rename(&real, &saved).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, &real).unwrap();
+        refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &real);
+        assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0, "{sub}");
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&saved, &real).unwrap();
+    }
+
     // A state directory that is a link: refused before anything is read or written.
     let victim_dir = env.work.path().join("victim-dir");
     std::fs::create_dir(&victim_dir).unwrap();
