@@ -574,5 +574,16 @@ fn a_home_owned_by_another_user_is_refused() {
     if uid.is_root() {
         assert_empty_dir(&home);
         nix::unistd::chown(&home, Some(uid), None).unwrap();
+        // A team directory given to another user: refused the same way, nothing written.
+        env.ok(&["create", "sec-foreign"]);
+        let team = env.team_dir("sec-foreign");
+        nix::unistd::chown(&team, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        let before = crate::common::snapshot(&home);
+        let err = env.fails(&["send", "team-lead", "hi"], 1);
+        assert!(
+            err.contains(&team.display().to_string()) && err.contains("owned by uid 65534"),
+            "{err}"
+        );
+        assert_eq!(crate::common::snapshot(&home), before, "nothing written");
     }
 }
