@@ -426,6 +426,11 @@ impl Cli {
     pub fn execute(self) -> Result<()> {
         let spawning = matches!(self.command, Command::Spawn(_));
         let ctx = Ctx::new(self.global, spawning)?;
+        // Before anything is read or written: a home that is not the caller's alone is refused
+        // (`completions` touches no home).
+        if !matches!(self.command, Command::Completions(_)) {
+            ctx.home.verify()?;
+        }
         self.command.execute(&ctx)
     }
 }
