@@ -104,6 +104,19 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     b_is_whole(&b, t, &names, &b_panes, "spawning");
     let a_panes: Vec<String> = names.iter().map(|n| pane_of(&a, t, n)).collect();
 
+    // Home B's teammate z dies; its pane stays, dead, for B to read (and B's doctor to judge).
+    b.ok(&["spawn", "z", "--exec", ECHO, "--backend", "tmux"]);
+    let z_pane = pane_of(&b, t, "z");
+    let z_pid = recorded(&b, t, "z")["pid"].as_u64().unwrap() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(z_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("z's pane to show dead", WAIT, || {
+        pane_format(&b, &z_pane, "#{pane_dead}").as_deref() == Some("1")
+    });
+
     // A pane an older teamctl tagged, without a home: nobody's to close.
     a.tmux_ok(&["new-session", "-d", "-s", "older", "sleep 600"]);
     let older = a
@@ -125,6 +138,10 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     b_is_whole(&b, t, &names, &b_panes, "resume in home A");
     let report = a.run(&["doctor", "--fix"]);
     b_is_whole(&b, t, &names, &b_panes, "doctor --fix in home A");
+    assert!(
+        pane_format(&b, &z_pane, "#{pane_id}").is_some(),
+        "home A's doctor closed home B's dead pane"
+    );
     a.ok(&["delete", "--force"]);
     b_is_whole(&b, t, &names, &b_panes, "delete in home A");
     // The names and tags that keep them apart.
