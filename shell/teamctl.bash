@@ -272,7 +272,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h --timeout --team --home --as --json --color --help"
+            opts="-h --timeout --raw --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -100,6 +100,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The tea
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last)' -r

@@ -168,7 +168,7 @@ fn summary(rows: &[Row]) -> String {
 }
 
 fn one_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
+    let line = crate::output::printable(s.lines().next().unwrap_or(""));
     if line.chars().count() > 60 {
         format!("{}…", line.chars().take(59).collect::<String>())
     } else {

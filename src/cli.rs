@@ -196,6 +196,10 @@ pub struct AskArgs {
     /// Seconds to wait for the reply
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// Print the reply's bytes unchanged, control characters and escape sequences included
+    /// (by default they are shown escaped, so a reply cannot drive the terminal)
+    #[arg(long)]
+    pub raw: bool,
 }
 
 #[derive(Debug, Args)]
@@ -422,6 +426,11 @@ impl Cli {
     pub fn execute(self) -> Result<()> {
         let spawning = matches!(self.command, Command::Spawn(_));
         let ctx = Ctx::new(self.global, spawning)?;
+        // Before anything is read or written: a home that is not the caller's alone is refused
+        // (`completions` touches no home).
+        if !matches!(self.command, Command::Completions(_)) {
+            ctx.home.verify()?;
+        }
         self.command.execute(&ctx)
     }
 }

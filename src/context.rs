@@ -113,7 +113,10 @@ impl Ctx {
                 match h {
                     crate::leader::Handoff::Stopped(n) => eprintln!("teamctl: {n} has shut down"),
                     crate::leader::Handoff::Refused(n, why) => {
-                        eprintln!("teamctl: {n} refused to shut down: {why}")
+                        eprintln!(
+                            "teamctl: {n} refused to shut down: {}",
+                            crate::output::printable(&why)
+                        )
                     }
                 }
             }

@@ -27,6 +27,13 @@ impl Error {
 
     /// An I/O error with the path it concerns.
     pub fn io(path: &Path, err: io::Error) -> Self {
+        // `O_NOFOLLOW` (store::fsutil) refused a symbolic link at `path`.
+        if err.raw_os_error() == Some(nix::libc::ELOOP) {
+            return Error::Failed(format!(
+                "{} is a symbolic link; teamctl never reads or writes through links in its home: remove it",
+                path.display()
+            ));
+        }
         Error::Failed(format!("{}: {err}", path.display()))
     }
 

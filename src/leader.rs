@@ -116,7 +116,8 @@ pub fn start_worker_in(
     let placement = backend.spawn(&launch)?;
     let kind = backend.kind();
     let updated = store.update(&mut |cfg| {
-        if placement.tmux_session.is_some() && cfg.tmux_session.is_none() {
+        // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
+        if placement.tmux_session.is_some() && cfg.tmux_session != placement.tmux_session {
             cfg.tmux_session = placement.tmux_session.clone();
         }
         if placement.fill.is_some() {

@@ -39,7 +39,8 @@ fn main() {
 /// One line and the error's exit code, or nothing.
 fn exit_on(result: teamctl::error::Result<()>) {
     if let Err(err) = result {
-        eprintln!("teamctl: {err}");
+        // An error may quote a teammate's words (a failure notice, a refusal).
+        eprintln!("{}", teamctl::output::printable(&format!("teamctl: {err}")));
         std::process::exit(err.exit_code());
     }
 }

@@ -27,13 +27,14 @@ impl Painter {
         text.color(ansi(color)).to_string()
     }
 
-    /// A member's name in its colour (looked up in the team file).
+    /// A member's name in its colour (looked up in the team file). The name may come from a
+    /// record written by hand (not validated), so it is shown through `printable`.
     pub fn member(&self, config: &TeamConfig, name: &str) -> String {
         let color = config
             .member(name)
             .map(|m| m.color.as_str())
             .unwrap_or("white");
-        self.color(name, color)
+        self.color(&printable(name), color)
     }
 
     pub fn dim(&self, text: &str) -> String {
@@ -57,7 +58,7 @@ impl Painter {
         let time = env.timestamp.get(11..19).unwrap_or(&env.timestamp);
         let head = format!(
             "{} {} -> {}",
-            self.dim(time),
+            self.dim(&printable(time)),
             self.member(config, &env.from),
             self.member(config, &env.to)
         );
@@ -75,9 +76,12 @@ impl Painter {
     }
 }
 
-/// `text` safe to print on a terminal: control characters other than newline and tab (escape
-/// sequences that retitle the window, move the cursor, clear the screen, ring the bell...)
-/// are shown as `\u{1b}` instead of being obeyed. Machine output (`--json`) keeps the text.
+/// `text` safe to print on a terminal: the one function every place that shows agent or
+/// message text goes through. Control characters other than newline and tab are shown as
+/// `\u{1b}` instead of being obeyed: C0 (ESC starts OSC 0/2 retitles, OSC 52 clipboard
+/// writes, CSI 2J clears; a bare CR overwrites the line), DEL, and C1 (U+0080..U+009F, among
+/// them U+009B, a one-character CSI, and U+009D, OSC). Machine output (`--json`) keeps the
+/// text, as does `ask --raw`.
 pub fn printable(text: &str) -> String {
     if !text
         .chars()
@@ -104,5 +108,38 @@ fn ansi(color: &str) -> AnsiColors {
         "red" => AnsiColors::Red,
         "black" => AnsiColors::Black,
         _ => AnsiColors::White,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_control_character_but_newline_and_tab_is_escaped() {
+        let attack =
+            "a\x1b]52;c;aGk=\x07b\x1b]2;title\x07c\x1b[2Jd\u{9b}2Je\rf\u{9d}0;t\u{9c}\x7f\0";
+        let shown = printable(attack);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{shown:?}"
+        );
+        assert_eq!(
+            shown,
+            "a\\u{1b}]52;c;aGk=\\u{7}b\\u{1b}]2;title\\u{7}c\\u{1b}[2Jd\\u{9b}2Je\\u{d}f\\u{9d}0;t\\u{9c}\\u{7f}\\u{0}"
+        );
+        // Every C0, DEL and C1 code point, one by one.
+        for c in (0u32..0x20).chain(0x7f..0xa0).filter_map(char::from_u32) {
+            let s = printable(&c.to_string());
+            if c == '\n' || c == '\t' {
+                assert_eq!(s, c.to_string());
+            } else {
+                assert_eq!(s, c.escape_unicode().to_string(), "{:#x}", c as u32);
+            }
+        }
+        // Plain text, newlines, tabs and non-ASCII letters pass unchanged.
+        assert_eq!(printable("é ü 字\n\tok"), "é ü 字\n\tok");
     }
 }

@@ -2,7 +2,8 @@
 //! this member's tag: a worker's argv is `teamctl worker --home HOME --id NAME@TEAM`, an agent
 //! process has `TEAMCTL_AGENT_ID=NAME@TEAM` and `TEAMCTL_HOME=HOME` in its environment. The
 //! home is part of the tag (set once per process with `scope_to_home`), so two homes with a
-//! `bob@t` each never touch each other's processes.
+//! `bob@t` each never touch each other's processes. The same call fixes the home's short key
+//! (`home_key`), which scopes tmux session names and pane tags the same way.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -12,10 +13,42 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 static HOME: OnceLock<String> = OnceLock::new();
+static HOME_KEY: OnceLock<String> = OnceLock::new();
 
 /// Make every tag check of this process require `home` too. Called once, at start-up.
 pub fn scope_to_home(home: &Path) {
     let _ = HOME.set(home.display().to_string());
+    let _ = HOME_KEY.set(home_key_of(home));
+}
+
+/// The short key of a home in tmux names and tags: the CRC-32 (IEEE, `crc32fast`: the same
+/// on every Rust version, machine and run) of its canonical path, as 8 hex digits. A home that
+/// does not exist yet is keyed by its deepest existing ancestor, canonical, plus the rest, so
+/// the key does not change when the home is made.
+pub fn home_key_of(home: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut canon = None;
+    for base in home.ancestors() {
+        if let Ok(c) = base.canonicalize() {
+            let rest = home.strip_prefix(base).unwrap_or(Path::new(""));
+            canon = Some(if rest.as_os_str().is_empty() {
+                c
+            } else {
+                c.join(rest)
+            });
+            break;
+        }
+    }
+    let canon = canon.unwrap_or_else(|| home.to_path_buf());
+    format!("{:08x}", crc32fast::hash(canon.as_os_str().as_bytes()))
+}
+
+/// This process's home key (`scope_to_home`); unscoped (unit tests), the key of no home.
+pub fn home_key() -> String {
+    HOME_KEY
+        .get()
+        .cloned()
+        .unwrap_or_else(|| format!("{:08x}", crc32fast::hash(b"")))
 }
 
 /// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home)?
@@ -143,6 +176,28 @@ pub fn end_tagged(agent_id: &str, grace: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_keys_are_stable_and_differ_per_home() {
+        // The CRC-32 of the path: fixed for ever, whatever the Rust version.
+        assert_eq!(
+            home_key_of(Path::new("/nonexistent-teamctl/h")),
+            format!("{:08x}", crc32fast::hash(b"/nonexistent-teamctl/h"))
+        );
+        assert_eq!(home_key_of(Path::new("/nonexistent-teamctl/h")).len(), 8);
+        assert_ne!(
+            home_key_of(Path::new("/nonexistent-teamctl/a")),
+            home_key_of(Path::new("/nonexistent-teamctl/b"))
+        );
+        // A home reached through a symlink has the key of the real path, made or not.
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(home_key_of(&link), home_key_of(&real));
+        assert_eq!(home_key_of(&link.join("h")), home_key_of(&real.join("h")));
+    }
 
     #[test]
     fn our_own_process_is_running_and_untagged() {

@@ -51,7 +51,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 } = &reply.body
                 && *id == env.id
             {
-                return print_reply(ctx, &target, &reply, text);
+                return print_reply(ctx, &target, &reply, text, args.raw);
             }
         }
         if last_look {
@@ -86,7 +86,8 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
 }
 
 /// The reply on stdout, or the worker's failure notice as an error (exit 1).
-fn print_reply(ctx: &Ctx, target: &Name, reply: &Envelope, text: &str) -> Result<()> {
+/// `raw`: the text as the teammate wrote it; else through `output::printable`.
+fn print_reply(ctx: &Ctx, target: &Name, reply: &Envelope, text: &str, raw: bool) -> Result<()> {
     if ctx.json {
         ctx.print_json(&serde_json::to_value(reply).unwrap_or_default());
     }
@@ -97,7 +98,12 @@ fn print_reply(ctx: &Ctx, target: &Name, reply: &Envelope, text: &str) -> Result
         ));
     }
     if !ctx.json {
-        print!("{text}");
+        let shown = if raw {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            std::borrow::Cow::Owned(crate::output::printable(text))
+        };
+        print!("{shown}");
         if !text.ends_with('\n') {
             println!();
         }

@@ -62,7 +62,8 @@ fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, St
             if m.backend_type == Some(BackendType::Tmux) {
                 let backend = TmuxBackend::for_member(m);
                 let tag = tmux::place::session_owner(backend.runner(), &target);
-                if tag.is_ok_and(|t| t.as_deref() == Some(config.name.as_str())) {
+                let ours = backend.tag(config.name.as_str());
+                if tag.is_ok_and(|t| t.as_deref() == Some(ours.as_str())) {
                     return Ok((backend, target));
                 }
             }

@@ -233,7 +233,7 @@ fn write_agents(store: &FsStore) -> Result<PathBuf> {
     ensure_dir(&dir)?;
     for (name, body, _) in MATES {
         let path = dir.join(format!("{name}.sh"));
-        std::fs::write(&path, format!("{COMMON}{body}")).at(&path)?;
+        crate::store::fsutil::write_atomic(&path, format!("{COMMON}{body}").as_bytes(), false)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).at(&path)?;
     }
     Ok(dir)
@@ -284,7 +284,10 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
                 println!(
                     "{} {}",
                     demo.paint.member(&config, &env.from),
-                    demo.paint.dim(&format!("answered: {}", text.trim_end()))
+                    demo.paint.dim(&format!(
+                        "answered: {}",
+                        crate::output::printable(text.trim_end())
+                    ))
                 );
             }
         }
@@ -361,10 +364,12 @@ fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
         .collect();
     let mut out = String::new();
     if let Some(m) = tmux.first() {
-        let session = config
-            .tmux_session
-            .clone()
-            .unwrap_or_else(|| format!("teamctl-{}", config.name));
+        let session = config.tmux_session.clone().unwrap_or_else(|| {
+            crate::backend::tmux::argv::session_name(&crate::backend::tmux::argv::scoped(
+                config.name.as_str(),
+                &crate::backend::proc::home_key(),
+            ))
+        });
         let server = match &m.tmux_socket {
             Some(s) if s.starts_with('/') => format!("tmux -S {s}"),
             Some(s) => format!("tmux -L {s}"),

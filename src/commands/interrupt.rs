@@ -49,7 +49,10 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
                     "summary": turn.summary,
                 }));
             } else {
-                println!("interrupted {name}'s turn: {}", turn.summary);
+                println!(
+                    "interrupted {name}'s turn: {}",
+                    crate::output::printable(&turn.summary)
+                );
             }
             return Ok(());
         }

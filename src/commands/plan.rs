@@ -69,7 +69,10 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
         }));
     } else {
         let verb = if approve { "approved" } else { "rejected" };
-        println!("{verb} {name}'s plan ({})", req.request_id);
+        println!(
+            "{verb} {name}'s plan ({})",
+            crate::output::printable(&req.request_id)
+        );
     }
     Ok(())
 }
@@ -88,10 +91,12 @@ fn list(ctx: &Ctx, store: &FsStore) -> Result<()> {
         println!(
             "{} {}",
             ctx.paint.bold(&p.name),
-            ctx.paint
-                .dim(&format!("(request {}, {})", p.request_id, p.timestamp))
+            ctx.paint.dim(&crate::output::printable(&format!(
+                "(request {}, {})",
+                p.request_id, p.timestamp
+            )))
         );
-        for line in p.plan.lines() {
+        for line in crate::output::printable(&p.plan).lines() {
             println!("  {line}");
         }
         println!(

@@ -25,6 +25,7 @@ use crate::context::Ctx;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
+use crate::output::printable;
 use crate::store::{FsStore, Item, Store};
 use events::{Inboxes, Lines, TeamWatch};
 use input::{HELP, Input};
@@ -151,11 +152,11 @@ impl Console<'_> {
                 for h in done {
                     // A stop leaves a notice in the inbox, shown with the other mail.
                     if let Handoff::Refused(n, why) = h {
-                        self.say(&format!("{n} refused to shut down: {why}"));
+                        self.say(&format!("{n} refused to shut down: {}", printable(&why)));
                     }
                 }
             }
-            Err(e) => self.say(&format!("teamctl: {e}")),
+            Err(e) => self.say(&printable(&format!("teamctl: {e}"))),
         }
     }
 
@@ -173,7 +174,7 @@ impl Console<'_> {
                         self.say(&text);
                     }
                 }
-                Item::Garbage(w) => self.say(&format!("teamctl: warning: {w}")),
+                Item::Garbage(w) => self.say(&format!("teamctl: warning: {}", printable(&w))),
                 Item::Blank => {}
             }
         }
@@ -188,12 +189,14 @@ impl Console<'_> {
     /// not lines, unless a turn failed or was interrupted.
     fn show(&self, config: &TeamConfig, env: &Envelope) -> Option<String> {
         let p = &self.ctx.paint;
-        let time = p.dim(env.timestamp.get(11..19).unwrap_or(&env.timestamp));
+        let time = p.dim(&printable(
+            env.timestamp.get(11..19).unwrap_or(&env.timestamp),
+        ));
         let from = p.member(config, &env.from);
         match &env.body {
             Body::Message { text, .. } => {
                 let to = if env.to == "*" { p.dim(" (to all)") } else { String::new() };
-                let text = text.trim_end().replace('\n', "\n    ");
+                let text = printable(text.trim_end()).replace('\n', "\n    ");
                 Some(format!("{time} {from}{to}: {text}"))
             }
             Body::IdleNotification {
@@ -210,7 +213,7 @@ impl Console<'_> {
                         "is idle ({idle_reason}){}",
                         summary
                             .as_ref()
-                            .map(|s| format!(": {s}"))
+                            .map(|s| format!(": {}", printable(s)))
                             .unwrap_or_default()
                     ),
                     "red"
@@ -219,7 +222,7 @@ impl Console<'_> {
             Body::ShutdownResponse { .. } => None,
             Body::PlanApprovalRequest { plan, .. } => Some(format!(
                 "{time} {from} asks to approve a plan:\n    {}\n    {}",
-                plan.trim_end().replace('\n', "\n    "),
+                printable(plan.trim_end()).replace('\n', "\n    "),
                 p.dim(&format!(
                     "answer with `teamctl plan approve {0}` or `teamctl plan reject {0} --feedback TEXT`",
                     env.from
@@ -243,7 +246,7 @@ impl Console<'_> {
                     let turn = m
                         .turn
                         .as_ref()
-                        .map(|t| format!(" ({t})"))
+                        .map(|t| format!(" ({})", printable(t)))
                         .unwrap_or_default();
                     format!("{} {}{turn}", p.color(m.name.as_str(), &m.color), m.status)
                 })
@@ -286,7 +289,7 @@ impl Console<'_> {
             Input::Tasks => self.tasks(),
         };
         if let Err(e) = done {
-            self.say(&format!("teamctl: {e}"));
+            self.say(&printable(&format!("teamctl: {e}")));
         }
         Flow::Go
     }

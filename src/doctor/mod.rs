@@ -77,7 +77,8 @@ pub enum Fix {
         agent_id: String,
         home: PathBuf,
     },
-    /// Kill a tmux pane (it must still carry the `@teamctl-agent` tag `agent_id`).
+    /// Kill a tmux pane (it must still carry the `@teamctl-agent` tag `agent_id`, the whole
+    /// `NAME@TEAM/HOMEKEY`).
     KillPane {
         server: Vec<String>,
         pane: String,
@@ -125,7 +126,8 @@ impl Fix {
                 agent_id,
             } => {
                 orphans::kill_pane(server, pane, agent_id)?;
-                Ok(format!("killed orphaned tmux pane {pane} ({agent_id})"))
+                let id = crate::backend::tmux::argv::unscoped(agent_id);
+                Ok(format!("killed orphaned tmux pane {pane} ({id})"))
             }
             // An earlier fix may have removed it already (a stale team's worktrees).
             Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir } if !dir.exists() => {

@@ -1,7 +1,9 @@
 //! Orphans: processes and tmux panes tagged by teamctl whose team or member no longer exists.
 //! A worker is known by its argv (`worker --home H --id NAME@TEAM`), an agent process by
 //! `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment (and left behind when its
-//! teammate is no longer running), a pane by its `@teamctl-agent` user option.
+//! teammate is no longer running), a pane by its `@teamctl-agent` user option
+//! (`NAME@TEAM/HOMEKEY`): panes of another home (another key) are that home's business, and
+//! panes an older teamctl tagged without a home are reported, never closed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -179,6 +181,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     let mut seen = 0;
+    let our_key = proc::home_key();
     for server in servers {
         // No server running: nothing to look at.
         let Some(list) = tmux(
@@ -194,24 +197,36 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         };
         for line in list.lines() {
             let mut parts = line.splitn(3, '\t');
-            let (Some(pane), Some(pid), Some(id)) = (parts.next(), parts.next(), parts.next())
+            let (Some(pane), Some(_pid), Some(tag)) = (parts.next(), parts.next(), parts.next())
             else {
                 continue;
             };
-            if id.is_empty() {
+            if tag.is_empty() {
+                continue;
+            }
+            let Some((id, key)) = tag.rsplit_once('/') else {
+                // An older teamctl's tag: which home it belongs to cannot be told.
+                out.push(
+                    Finding::new(
+                        "panes",
+                        Level::Warn,
+                        format!(
+                            "tmux pane {pane} is tagged {tag} by an older teamctl, without its home; \
+                             teamctl never closes it"
+                        ),
+                    )
+                    .hint(format!(
+                        "if it is yours and no longer needed: tmux kill-pane -t {pane}"
+                    )),
+                );
+                continue;
+            };
+            if key != our_key {
                 continue;
             }
             seen += 1;
-            // The pane's worker names its home; a dead pane is judged against this home.
-            let pane_home = pid
-                .parse::<u32>()
-                .ok()
-                .and_then(worker_of)
-                .filter(|(_, wid)| wid == id)
-                .map(|(h, _)| h)
-                .unwrap_or_else(|| home.root().to_path_buf());
             let why =
-                why_orphaned(&pane_home, id, true).or_else(|| stale_pane(&pane_home, id, pane));
+                why_orphaned(home.root(), id, true).or_else(|| stale_pane(home.root(), id, pane));
             if let Some(why) = why {
                 out.push(
                     Finding::new(
@@ -223,7 +238,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
                     .fix(Fix::KillPane {
                         server: server.clone(),
                         pane: pane.to_string(),
-                        agent_id: id.to_string(),
+                        agent_id: tag.to_string(),
                     }),
                 );
             }
@@ -259,7 +274,7 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
     }
 }
 
-/// Kill `pane` if it still carries the tag `agent_id`.
+/// Kill `pane` if it still carries the tag `agent_id` (scoped to its home: the whole tag).
 pub fn kill_pane(server: &[String], pane: &str, agent_id: &str) -> Result<()> {
     let tag = tmux(
         server,

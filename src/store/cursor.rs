@@ -12,9 +12,9 @@
 //! A file in the older format (one decimal offset) is still read, and replaced on the next
 //! write; a file with no valid record reads as 0.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{ErrorKind, Read};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::fsutil::{with_dir, write_atomic};
@@ -29,7 +29,7 @@ const FILE_LEN: usize = 2 * SLOT;
 /// The stored offset, if the file holds a valid record (or the older plain decimal format).
 pub fn load(path: &Path) -> Option<u64> {
     let mut buf = [0u8; FILE_LEN + 1];
-    let n = read_head(&mut File::open(path).ok()?, &mut buf).ok()?;
+    let n = read_head(&mut super::fsutil::open_read(path).ok()?, &mut buf).ok()?;
     parse(&buf[..n])
 }
 
@@ -43,15 +43,13 @@ pub fn parse(bytes: &[u8]) -> Option<u64> {
 /// back, which at-least-once allows.
 pub fn store(path: &Path, pos: u64) -> Result<()> {
     let dir = path.parent().expect("a cursor file has a parent");
+    // Real directories only (see `fsutil::check_dir`): the inbox's and its `cursors`.
+    if let Some(inbox) = dir.parent() {
+        super::fsutil::check_dir(inbox)?;
+    }
+    super::fsutil::check_dir(dir)?;
     let file = with_dir(dir, || {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .at(path)
+        super::fsutil::open_or_create(path, OpenOptions::new().read(true).write(true)).at(path)
     })?;
     file.lock().at(path)?;
     let mut buf = [0u8; FILE_LEN + 1];

@@ -1,20 +1,122 @@
 //! Private files and directories (0700/0600), exclusive lock files, and atomic replacement
-//! (temp file, fsync, rename) so readers never see half a file.
+//! (temp file, fsync, rename) so readers never see half a file. The one way state files are
+//! opened: every open here carries `O_NOFOLLOW`, so a symbolic link planted at an inbox, lock,
+//! cursor, live-state, log, team or task file makes the open fail (`ELOOP`, reported as "is a
+//! symbolic link") instead of reading or writing where it points; directories teamctl makes
+//! or uses are checked to be real directories (`check_dir`), and a home or team directory
+//! must belong to the caller alone (`check_private_dir`).
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 
-/// Create a directory and its parents, each new one `0700`.
+/// `O_NOFOLLOW` on `options` (and close-on-exec, so agents never inherit state files).
+fn nofollow(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+}
+
+/// Open an existing file for reading, never through a symbolic link.
+pub fn open_read(path: &Path) -> std::io::Result<File> {
+    nofollow(OpenOptions::new().read(true)).open(path)
+}
+
+/// A whole file's bytes, never through a symbolic link.
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_read(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A whole file as text, never through a symbolic link.
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    open_read(path)?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Create a directory and its parents, each new one `0700`; the directory must then be a real
+/// directory, not a symbolic link to one.
 pub fn ensure_dir(path: &Path) -> Result<()> {
     DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(path)
-        .at(path)
+        .at(path)?;
+    check_dir(path)
+}
+
+/// `path`, when it exists, is a real directory (`lstat`): a symbolic link there is refused,
+/// whatever it points at.
+pub fn check_dir(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).at(path),
+        Ok(m) if m.file_type().is_symlink() => Err(Error::failed(format!(
+            "{} is a symbolic link; teamctl never follows links inside its home: remove it",
+            path.display()
+        ))),
+        Ok(m) if !m.is_dir() => Err(Error::failed(format!(
+            "{} is not a directory; move it away",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// A home or team directory (`what`), when it exists, belongs to the caller alone: owned by
+/// the caller's (effective) uid and writable by no group or other. Otherwise someone else
+/// could plant links or files that teamctl would act on. `link_ok`: the path may be a symbolic
+/// link the caller owns (a home moved elsewhere), checked as the directory it points at.
+pub fn check_private_dir(path: &Path, what: &str, link_ok: bool) -> Result<()> {
+    let meta = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).at(path),
+        Ok(m) => m,
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    let meta = if meta.file_type().is_symlink() {
+        if !link_ok {
+            return Err(Error::failed(format!(
+                "refusing {what} {}: it is a symbolic link; teamctl never follows links inside its home",
+                path.display()
+            )));
+        }
+        if meta.uid() != me {
+            return Err(Error::failed(format!(
+                "refusing {what} {}: it is a symbolic link owned by uid {}, not by you (uid {me})",
+                path.display(),
+                meta.uid()
+            )));
+        }
+        fs::metadata(path).at(path)?
+    } else {
+        meta
+    };
+    if !meta.is_dir() {
+        return Err(Error::failed(format!(
+            "refusing {what} {}: it is not a directory",
+            path.display()
+        )));
+    }
+    if meta.uid() != me {
+        return Err(Error::failed(format!(
+            "refusing {what} {}: it is owned by uid {}, not by you (uid {me}); teamctl only uses a directory that is yours alone (use another --home / TEAMCTL_HOME)",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    let mode = meta.mode() & 0o777;
+    if mode & 0o022 != 0 {
+        return Err(Error::failed(format!(
+            "refusing {what} {}: others can write to it (mode {mode:o}); make it private with `chmod 700 {}`",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Run `op`; if it fails, make sure `dir` exists and run it once more. Directories are thus
@@ -41,6 +143,7 @@ pub fn open_append(path: &Path) -> Result<File> {
 /// open that may create takes the directory's lock for writing even when the file exists, so
 /// hundreds of workers appending to one inbox, or locking beside it, queued on the directory.
 pub fn open_or_create(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
+    let options = nofollow(options);
     match options.open(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             options.create(true).mode(0o600).open(path)
@@ -55,10 +158,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path);
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .mode(0o600)
+        let mut f = nofollow(OpenOptions::new().create_new(true).write(true).mode(0o600))
             .open(&tmp)
             .at(&tmp)?;
         f.write_all(bytes).at(&tmp)?;
@@ -117,6 +217,117 @@ impl Drop for LockGuard {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// A victim file outside `dir` and a link to it at `dir/name`.
+    fn planted(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+        let victim = dir.join(format!("victim-{name}"));
+        fs::write(&victim, b"precious").unwrap();
+        let link = dir.join(name);
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        (victim, link)
+    }
+
+    fn is_link_error(e: &crate::Error, link: &Path) {
+        let msg = e.to_string();
+        assert!(
+            msg.contains("symbolic link") && msg.contains(&link.display().to_string()),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn no_open_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (victim, link) = planted(d, "append");
+        is_link_error(&open_append(&link).unwrap_err(), &link);
+        let (_, lock) = planted(d, "lock");
+        is_link_error(&LockGuard::acquire(&lock).unwrap_err(), &lock);
+        let (_, other) = planted(d, "rw");
+        let e = open_or_create(&other, OpenOptions::new().read(true).write(true)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(nix::libc::ELOOP));
+        assert!(read(&link).is_err() && read_to_string(&link).is_err());
+        assert!(open_read(&link).is_err());
+        for v in ["append", "lock", "rw"] {
+            assert_eq!(
+                fs::read(d.join(format!("victim-{v}"))).unwrap(),
+                b"precious"
+            );
+        }
+        // A dangling link: its target is never created.
+        let missing = d.join("created");
+        let dangling = d.join("dangling");
+        std::os::unix::fs::symlink(&missing, &dangling).unwrap();
+        assert!(LockGuard::acquire(&dangling).is_err());
+        assert!(open_append(&dangling).is_err());
+        assert!(!missing.exists());
+        // Atomic replacement replaces the link itself, never the file it points at.
+        write_atomic(&link, b"new", true).unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert!(
+            !fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // Its temp file is made with O_EXCL|O_NOFOLLOW: a link planted at that name fails.
+        let tmp = temp_path(&d.join("x.json"));
+        std::os::unix::fs::symlink(&missing, &tmp).unwrap();
+        let e = nofollow(OpenOptions::new().create_new(true).write(true))
+            .open(&tmp)
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert!(!missing.exists());
+    }
+
+    #[test]
+    fn directories_are_never_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        is_link_error(&ensure_dir(&link).unwrap_err(), &link);
+        is_link_error(&check_dir(&link).unwrap_err(), &link);
+        check_dir(&real).unwrap();
+        check_dir(&dir.path().join("missing")).unwrap();
+        assert!(check_private_dir(&link, "team directory", false).is_err());
+        // A home may be a link the caller owns, checked as what it points at.
+        check_private_dir(&link, "home", true).unwrap();
+    }
+
+    #[test]
+    fn a_directory_others_can_write_or_own_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("h");
+        ensure_dir(&d).unwrap();
+        check_private_dir(&d, "home", true).unwrap();
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
+        check_private_dir(&d, "home", true).unwrap();
+        for mode in [0o777, 0o770, 0o702] {
+            fs::set_permissions(&d, fs::Permissions::from_mode(mode)).unwrap();
+            let msg = check_private_dir(&d, "home", true).unwrap_err().to_string();
+            assert!(
+                msg.contains(&d.display().to_string()) && msg.contains("others can write"),
+                "{msg}"
+            );
+        }
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o700)).unwrap();
+        // Owned by someone else: `/` (root's) for a user, a chown'ed directory for root.
+        let me = nix::unistd::geteuid();
+        let foreign = if me.is_root() {
+            nix::unistd::chown(&d, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            d.clone()
+        } else {
+            PathBuf::from("/")
+        };
+        let msg = check_private_dir(&foreign, "home", true)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("owned by uid"), "{msg}");
+        let e = crate::Error::io(&d, std::io::Error::from_raw_os_error(nix::libc::ELOOP));
+        assert!(e.to_string().contains("is a symbolic link"));
+    }
 
     #[test]
     fn private_modes() {

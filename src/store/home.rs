@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::fsutil::{ensure_dir, write_atomic};
+use super::fsutil::{check_dir, check_private_dir, ensure_dir, write_atomic};
 use super::team::FsStore;
 use crate::domain::time::now_ms;
 use crate::domain::{LEADER, Member, Name, TeamConfig};
@@ -38,6 +38,26 @@ impl Home {
         &self.root
     }
 
+    /// Refuse a home (or its `teams` directory) that is not the caller's alone: owned by
+    /// another uid, or writable by group or others (`fsutil::check_private_dir`). A home that
+    /// does not exist yet passes: teamctl makes it `0700`.
+    pub fn verify(&self) -> Result<()> {
+        check_private_dir(&self.root, "home", true)?;
+        check_private_dir(&self.teams_dir(), "teams directory", false)
+    }
+
+    /// Refuse a team directory that is not the caller's alone or a real directory, or whose
+    /// state directories are symbolic links.
+    fn verify_team(&self, team: &Name) -> Result<()> {
+        self.verify()?;
+        let dir = self.team_dir(team);
+        check_private_dir(&dir, "team directory", false)?;
+        for sub in ["inboxes", "state", "logs"] {
+            check_dir(&dir.join(sub))?;
+        }
+        Ok(())
+    }
+
     pub fn teams_dir(&self) -> PathBuf {
         self.root.join("teams")
     }
@@ -52,7 +72,7 @@ impl Home {
 
     /// The team the leader created last, if it still exists.
     pub fn current(&self) -> Option<Name> {
-        let name = fs::read_to_string(self.current_file()).ok()?;
+        let name = super::fsutil::read_to_string(&self.current_file()).ok()?;
         let name = Name::parse(name.trim()).ok()?;
         self.exists(&name).then_some(name)
     }
@@ -94,6 +114,7 @@ impl Home {
                 self.root.display()
             )));
         }
+        self.verify_team(team)?;
         Ok(FsStore::new(team.clone(), self.team_dir(team)))
     }
 
@@ -112,8 +133,10 @@ impl Home {
 
     /// Make a new team named `base`, or `base-2`, `base-3`... when the name is taken.
     pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<FsStore> {
+        self.verify()?;
         let teams = self.teams_dir();
         ensure_dir(&teams)?;
+        self.verify()?;
         for n in 1..10_000u32 {
             let candidate = if n == 1 {
                 base.clone()

@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::cursor as cursor_file;
-use super::fsutil::{LockGuard, ensure_dir, open_append, open_or_create, with_dir};
+use super::fsutil::{LockGuard, check_dir, ensure_dir, open_append, open_or_create, with_dir};
 use crate::domain::Envelope;
 use crate::error::{IoContext, Result};
 
@@ -64,6 +64,10 @@ pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
 pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     debug_assert!(line.ends_with(b"\n"));
     let lock = paths.lock();
+    // The member's inbox directory and its `cursors` must be real directories: a link there
+    // would take the record (and the lock) wherever it points. Two `lstat`s per append.
+    check_dir(&paths.dir)?;
+    check_dir(lock.parent().expect("lock has a parent"))?;
     let _guard = with_dir(lock.parent().expect("lock has a parent"), || {
         LockGuard::acquire(&lock)
     })?;
@@ -121,7 +125,7 @@ pub enum Item {
 /// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
 /// can warn and move past them.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
-    let mut file = match File::open(log) {
+    let mut file = match super::fsutil::open_read(log) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).at(log),
@@ -166,7 +170,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
 
 /// The size of the log in bytes (0 when it does not exist yet).
 pub fn log_len(log: &Path) -> u64 {
-    fs::metadata(log).map(|m| m.len()).unwrap_or(0)
+    fs::symlink_metadata(log).map(|m| m.len()).unwrap_or(0)
 }
 
 /// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was

@@ -32,7 +32,10 @@ pub const CAPACITY: usize = SLOT - HEAD;
 /// The newest value in the file (see the module comment), `None` when there is none.
 pub fn load(path: &Path) -> Option<Vec<u8>> {
     let mut bytes = Vec::with_capacity(2 * SLOT);
-    File::open(path).ok()?.read_to_end(&mut bytes).ok()?;
+    super::fsutil::open_read(path)
+        .ok()?
+        .read_to_end(&mut bytes)
+        .ok()?;
     parse(bytes)
 }
 

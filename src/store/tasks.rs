@@ -33,7 +33,7 @@ impl TaskFile {
     /// The list as it is now.
     pub fn load(&self) -> Result<TaskList> {
         let path = self.path();
-        let bytes = match std::fs::read(&path) {
+        let bytes = match super::fsutil::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(TaskList::default());

@@ -114,7 +114,7 @@ impl Store for FsStore {
 
     fn load(&self) -> Result<TeamConfig> {
         let path = self.config_path();
-        let bytes = std::fs::read(&path).at(&path)?;
+        let bytes = super::fsutil::read(&path).at(&path)?;
         serde_json::from_slice(&bytes).map_err(|e| {
             Error::failed(format!(
                 "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",

@@ -191,7 +191,7 @@ fn stamp(dir: &Path, name: std::ffi::OsString, content: bool) -> Seen {
     let len = m.as_ref().map_or(0, |m| m.len());
     let crc = match &m {
         Some(m) if content && m.is_file() && len <= CONTENT_LIMIT => {
-            std::fs::read(&path).map_or(0, |b| crc32fast::hash(&b))
+            super::fsutil::read(&path).map_or(0, |b| crc32fast::hash(&b))
         }
         _ => 0,
     };

@@ -846,7 +846,7 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
         "-t",
         pane,
         "@teamctl-agent",
-        "ghost@nosuchteam",
+        &env.tag("ghost@nosuchteam"),
     ]);
 
     let (code, report) = doctor(&env, &[]);

@@ -7,6 +7,7 @@ mod core;
 mod lifecycle;
 mod proptest_messages;
 mod reliability;
+mod security;
 mod tasks;
 mod tmux;
 mod user;

@@ -116,7 +116,7 @@ fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
     for n in ["a", "b", "c"] {
         spawn(&env, n);
     }
-    let session = format!("teamctl-{t}");
+    let session = env.session(&t);
     env.tmux_ok(&["has-session", "-t", &format!("={session}")]);
     let cfg = config(&env, &t);
     assert_eq!(cfg["tmuxSession"], session.as_str());
@@ -126,9 +126,10 @@ fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
         let pane = m["paneId"].as_str().unwrap();
         assert!(pane.starts_with('%'), "{pane}");
         let id = format!("{n}@{t}");
+        let tag = env.tag(&id);
         assert_eq!(
             pane_format(&env, pane, "#{@teamctl-agent}").as_deref(),
-            Some(id.as_str())
+            Some(tag.as_str())
         );
         assert_eq!(
             pane_format(&env, pane, "#{session_name} #{pane_title}").unwrap(),
@@ -248,7 +249,7 @@ fn twelve_teammates_all_start_and_answer_a_broadcast() {
     for (n, p) in names.iter().zip(&panes) {
         assert_eq!(
             pane_format(&env, p, "#{@teamctl-agent}"),
-            Some(format!("{n}@{t}"))
+            Some(env.tag(&format!("{n}@{t}")))
         );
     }
     panes.sort();
@@ -257,7 +258,7 @@ fn twelve_teammates_all_start_and_answer_a_broadcast() {
     let windows = env.tmux_ok(&[
         "list-windows",
         "-t",
-        &format!("=teamctl-{t}"),
+        &format!("={}", env.session(&t)),
         "-F",
         "#{window_panes}",
     ]);
@@ -289,7 +290,7 @@ fn twelve_teammates_all_start_and_answer_a_broadcast() {
         "display-message",
         "-p",
         "-t",
-        &format!("=teamctl-{t}:"),
+        &format!("={}:", env.session(&t)),
         "#{pane_id}",
     ]);
     assert_eq!(current.trim(), last);
@@ -405,7 +406,7 @@ fn kill_removes_the_pane_and_shutdown_leaves_no_pane_and_no_worker() {
     let a = pane_of(&env, &t, "a");
     env.ok(&["kill", "a"]);
     assert_eq!(pane_format(&env, &a, "#{pane_id}"), None);
-    assert_eq!(tags(&env), vec![format!("b@{t}")]);
+    assert_eq!(tags(&env), vec![env.tag(&format!("b@{t}"))]);
     env.ok(&["shutdown", "b", "--timeout", "20"]);
     assert!(tags(&env).is_empty(), "panes left: {:?}", tags(&env));
     assert!(
@@ -431,7 +432,7 @@ fn resume_after_the_tmux_server_died_starts_new_panes() {
     let pane = pane_of(&env, &t, "a");
     assert_eq!(
         pane_format(&env, &pane, "#{session_name} #{@teamctl-agent}").unwrap(),
-        format!("teamctl-{t} a@{t}")
+        format!("{} {}", env.session(&t), env.tag(&format!("a@{t}")))
     );
     assert_eq!(ask(&env, "a", "back?").trim(), "a got: back?");
 }
@@ -442,7 +443,7 @@ fn delete_closes_the_team_session_it_made() {
     let t = team(&env, "tm-delete");
     spawn(&env, "a");
     // A window the user opened in the team session goes with it.
-    env.tmux_ok(&["new-window", "-d", "-t", &format!("=teamctl-{t}:")]);
+    env.tmux_ok(&["new-window", "-d", "-t", &format!("={}:", env.session(&t))]);
     user_session(&env);
     env.ok(&["delete", "--force"]);
     let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
@@ -459,7 +460,7 @@ fn the_team_session_opens_on_the_leader_console() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "tm-console");
     spawn(&env, "a");
-    let session = format!("=teamctl-{t}:");
+    let session = format!("={}:", env.session(&t));
     // The first pane runs `teamctl lead`, is active (attach lands on it) and has no agent tag.
     let first = env.tmux_ok(&[
         "list-panes",
@@ -475,7 +476,7 @@ fn the_team_session_opens_on_the_leader_console() {
         rows[0].trim_end().ends_with("teamctl"),
         "console carries no agent tag: {first}"
     );
-    assert!(rows[1].ends_with(&format!("a@{t}")), "{first}");
+    assert!(rows[1].ends_with(&env.tag(&format!("a@{t}"))), "{first}");
     assert_eq!(env.consoles().len(), 1);
     // The console shows the teammate's reply.
     env.ok(&["send", "a", "hello console"]);
@@ -580,11 +581,7 @@ fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        clients.trim(),
-        format!("teamctl-{t}"),
-        "the client did not switch"
-    );
+    assert_eq!(clients.trim(), env.session(&t), "the client did not switch");
     let now = env.tmux_ok(&[
         "display-message",
         "-p",
@@ -592,7 +589,7 @@ fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
         &b,
         "#{session_name} #{pane_active} #{window_active}",
     ]);
-    assert_eq!(now.trim(), format!("teamctl-{t} 1 1"));
+    assert_eq!(now.trim(), format!("{} 1 1", env.session(&t)));
 }
 
 /// After the first teammate, a spawn into the team session is one tmux invocation: it splits
@@ -617,7 +614,7 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     assert_eq!(calls.len(), 1, "one tmux call: {calls:?}");
     assert_eq!(
         pane_format(&env, &pane_of(&env, &t, "c"), "#{@teamctl-agent}"),
-        Some(format!("c@{t}")),
+        Some(env.tag(&format!("c@{t}"))),
         "tagged in that call"
     );
 
@@ -627,7 +624,14 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
         .tmux_ok(&["display-message", "-p", "-t", "=theirs:", "#{window_id}"])
         .trim()
         .to_string();
-    env.tmux_ok(&["set-option", "-w", "-t", &theirs, "@teamctl-team", &t]);
+    env.tmux_ok(&[
+        "set-option",
+        "-w",
+        "-t",
+        &theirs,
+        "@teamctl-team",
+        &env.tag(&t),
+    ]);
     let set_hint = |window: &str| {
         let path = env.team_dir(&t).join("config.json");
         let mut cfg: serde_json::Value =
@@ -645,9 +649,9 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     assert_eq!(panes(&theirs), 1, "nothing was made in their window");
     assert_eq!(
         pane_format(&env, &pane_of(&env, &t, "d"), "#{session_name}"),
-        Some(format!("teamctl-{t}"))
+        Some(env.session(&t))
     );
-    let hooks = env.tmux_ok(&["show-hooks", "-t", &format!("=teamctl-{t}:")]);
+    let hooks = env.tmux_ok(&["show-hooks", "-t", &format!("={}:", env.session(&t))]);
     assert!(
         !hooks.contains("after-split-window["),
         "no hook left: {hooks}"
@@ -694,9 +698,13 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
             &pane,
             "#{session_name} #{window_panes} #{@teamctl-agent} #{remain-on-exit}"
         ),
-        Some(format!("teamctl-{t} 1 m8@{t} on"))
+        Some(format!(
+            "{} 1 {} on",
+            env.session(&t),
+            env.tag(&format!("m8@{t}"))
+        ))
     );
-    let windows = env.tmux_ok(&["list-windows", "-t", &format!("=teamctl-{t}")]);
+    let windows = env.tmux_ok(&["list-windows", "-t", &format!("={}", env.session(&t))]);
     assert_eq!(windows.lines().count(), 2, "{windows}");
 
     // An older session: no key. The hint says full, the guard stops tmux, the look-up follows.
@@ -708,8 +716,8 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
         "set-option",
         "-u",
         "-t",
-        &format!("=teamctl-{t}:"),
-        &format!("@teamctl-team-{t}"),
+        &format!("={}:", env.session(&t)),
+        &format!("@teamctl-team-{t}-{}", env.tag("").trim_start_matches('/')),
     ]);
     let (out, calls) = logged_tmux_calls(&env, &["spawn", "m16", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
@@ -720,9 +728,13 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
             &pane_of(&env, &t, "m16"),
             "#{session_name} #{@teamctl-agent}"
         ),
-        Some(format!("teamctl-{t} m16@{t}"))
+        Some(format!(
+            "{} {}",
+            env.session(&t),
+            env.tag(&format!("m16@{t}"))
+        ))
     );
-    let windows = env.tmux_ok(&["list-windows", "-t", &format!("=teamctl-{t}")]);
+    let windows = env.tmux_ok(&["list-windows", "-t", &format!("={}", env.session(&t))]);
     assert_eq!(windows.lines().count(), 3, "{windows}");
     env.ok(&["send", "m8", "ping"]);
     env.ok(&["send", "m16", "ping"]);
@@ -805,7 +817,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
         "-t",
         &b,
         "@teamctl-agent",
-        &format!("c@{t}"),
+        &env.tag(&format!("c@{t}")),
     ]);
 
     let (out, calls) = logged_tmux_calls(&env, &["--json", "status"]);

@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 /// One tmux command: its words, command name first.
 pub type Cmd = Vec<String>;
 
-/// The pane user option holding the agent id (`NAME@TEAM`): teamctl's tag.
+/// The pane user option holding teamctl's tag, the agent id scoped to its home
+/// (`NAME@TEAM/HOMEKEY`, see `scoped`).
 pub const AGENT_OPTION: &str = "@teamctl-agent";
-/// The pane, window and session user option holding the team name.
+/// The pane, window and session user option holding the team name scoped to its home
+/// (`TEAM/HOMEKEY`).
 pub const TEAM_OPTION: &str = "@teamctl-team";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
@@ -138,9 +140,25 @@ pub fn literal(text: &str) -> String {
     text.replace('#', "##")
 }
 
-/// The detached session of a team outside tmux (tmux itself turns `.` and `:` into `_`).
-pub fn session_name(team: &str) -> String {
-    format!("teamctl-{}", team.replace(['.', ':'], "_"))
+/// A name (agent id or team) as teamctl tags it in tmux: `NAME/HOMEKEY`, where the key is the
+/// home's (`proc::home_key`), so two homes using one tmux server never take each other's
+/// sessions, windows or panes for their own. Names never hold a `/`.
+pub fn scoped(name: &str, home_key: &str) -> String {
+    format!("{name}/{home_key}")
+}
+
+/// The name part of a scoped tag (`scoped`), for showing it.
+pub fn unscoped(tag: &str) -> &str {
+    tag.rsplit_once('/').map_or(tag, |(name, _)| name)
+}
+
+/// The detached session of a team outside tmux, from its scoped tag (`scoped`):
+/// `teamctl-TEAM-HOMEKEY` (tmux itself turns `.` and `:` into `_`).
+pub fn session_name(team_tag: &str) -> String {
+    format!(
+        "teamctl-{}",
+        team_tag.replace(['.', ':'], "_").replace('/', "-")
+    )
 }
 
 /// `-t` value naming exactly this session (no prefix matching).
@@ -246,11 +264,11 @@ pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
     c
 }
 
-/// A window option named after the team (`@teamctl-team-NAME`), set only on windows teamctl
-/// made for that team. Asking for it fails ("invalid option") on any other window, which stops
+/// A window option named after the team's scoped tag (`@teamctl-team-NAME-HOMEKEY`), set only
+/// on windows teamctl made for that team of that home. Asking for it fails ("invalid option") on any other window, which stops
 /// the rest of a tmux command list: see `window_guard`.
 pub fn team_key(team: &str) -> String {
-    format!("{TEAM_OPTION}-{team}")
+    format!("{TEAM_OPTION}-{}", team.replace('/', "-"))
 }
 
 /// A command that fails unless `window` exists and is one teamctl made for `team`; placed
@@ -630,6 +648,16 @@ mod tests {
     #[test]
     fn session_names_are_exact_and_sanitised() {
         assert_eq!(session_name("a.b"), "teamctl-a_b");
+        assert_eq!(
+            session_name(&scoped("a.b", "0badc0de")),
+            "teamctl-a_b-0badc0de"
+        );
+        assert_eq!(
+            team_key(&scoped("t", "0badc0de")),
+            "@teamctl-team-t-0badc0de"
+        );
+        assert_eq!(unscoped(&scoped("bob@t", "0badc0de")), "bob@t");
+        assert_eq!(unscoped("bob@t"), "bob@t");
         assert_eq!(exact_session("teamctl-x"), "=teamctl-x");
         assert_eq!(in_session("=teamctl-x"), "=teamctl-x:");
         assert_eq!(in_session("$3"), "$3:");

@@ -24,6 +24,8 @@ const MIN_VERSION: (u32, u32) = (3, 1);
 #[derive(Debug, Clone)]
 pub struct TmuxBackend {
     tmux: Tmux,
+    /// The caller's home key (`proc::home_key`): part of every tag set and checked.
+    home_key: String,
     /// The leader's own pane (`$TMUX_PANE`) when the leader runs inside this server.
     leader_pane: Option<String>,
 }
@@ -70,6 +72,7 @@ impl TmuxBackend {
         // a tmux command fails (`check_version`), not on every spawn: `tmux -V` was one of
         // five tmux processes per spawn.
         Ok(TmuxBackend {
+            home_key: crate::backend::proc::home_key(),
             leader_pane: leader_pane_on(&server),
             tmux: Tmux::new(program, server),
         })
@@ -79,6 +82,7 @@ impl TmuxBackend {
     pub fn for_member(member: &Member) -> TmuxBackend {
         let server = Server::from_record(member.tmux_socket.as_deref());
         TmuxBackend {
+            home_key: crate::backend::proc::home_key(),
             leader_pane: leader_pane_on(&server),
             tmux: Tmux::new(find_tmux().unwrap_or_else(|_| "tmux".into()), server),
         }
@@ -101,9 +105,16 @@ impl TmuxBackend {
             .and_then(|out| argv::parse_state(&out, pane))
     }
 
-    /// Does `pane` exist and carry `agent_id`'s tag?
+    /// `agent_id` (or a team name) as this home tags it in tmux.
+    pub fn tag(&self, name: &str) -> String {
+        argv::scoped(name, &self.home_key)
+    }
+
+    /// Does `pane` exist and carry `agent_id`'s tag of this home? (A pane tagged by an older
+    /// teamctl, without a home, never does.)
     pub fn is_tagged(&self, pane: &str, agent_id: &str) -> bool {
-        self.probe(pane).is_some_and(|s| s.tag == agent_id)
+        let tag = self.tag(agent_id);
+        self.probe(pane).is_some_and(|s| s.tag == tag)
     }
 
     /// A failed tmux command explained by a too old tmux becomes that error, which names the
@@ -113,7 +124,9 @@ impl TmuxBackend {
     }
 
     fn place(&self, launch: &Launch, start: &Start) -> Result<place::Placed> {
-        let team = launch.team.as_str();
+        let team_tag = self.tag(launch.team.as_str());
+        let team = team_tag.as_str();
+        let agent_tag = self.tag(&launch.agent_id);
         if let Some(leader) = &self.leader_pane
             && let Some(p) = place::beside_leader(&self.tmux, leader, team, start)?
         {
@@ -124,15 +137,10 @@ impl TmuxBackend {
             cwd: start.cwd,
             env: start.env,
         };
-        let script = hook::tag_script(
-            &launch.agent_id,
-            team,
-            &launch.color,
-            launch.member.as_str(),
-        );
+        let script = hook::tag_script(&agent_tag, team, &launch.color, launch.member.as_str());
         let tag = script.as_deref().map(|script| place::Tagging {
             script,
-            agent_id: &launch.agent_id,
+            agent_id: &agent_tag,
             color: &launch.color,
             title: launch.member.as_str(),
         });
@@ -185,8 +193,8 @@ impl Backend for TmuxBackend {
         if !placed.tagged {
             let tags = argv::tag_pane(
                 pane,
-                &launch.agent_id,
-                launch.team.as_str(),
+                &self.tag(&launch.agent_id),
+                &self.tag(launch.team.as_str()),
                 &launch.color,
                 launch.member.as_str(),
             );
@@ -245,13 +253,16 @@ impl Backend for TmuxBackend {
 }
 
 /// Remove what teamctl made in tmux for a team being deleted: its detached session, only
-/// when that session carries the team's tag, on every server the team's members used.
+/// when that session carries the team's tag of this home, on every server the team's members
+/// used. (The session recorded by an older teamctl carries no home in its tag: left alone.)
 pub fn forget_team(config: &TeamConfig) {
-    let name = config
-        .tmux_session
-        .clone()
-        .unwrap_or_else(|| argv::session_name(config.name.as_str()));
-    let target = argv::exact_session(&name);
+    let tag = argv::scoped(config.name.as_str(), &crate::backend::proc::home_key());
+    let mut names = vec![argv::session_name(&tag)];
+    if let Some(recorded) = &config.tmux_session
+        && !names.contains(recorded)
+    {
+        names.push(recorded.clone());
+    }
     let mut servers: Vec<Server> = Vec::new();
     for m in config.teammates() {
         if m.backend_type == Some(BackendType::Tmux) {
@@ -264,10 +275,11 @@ pub fn forget_team(config: &TeamConfig) {
     let Ok(program) = find_tmux() else { return };
     for server in servers {
         let t = Tmux::new(program.clone(), server);
-        if place::session_owner(&t, &target)
-            .is_ok_and(|tag| tag.as_deref() == Some(config.name.as_str()))
-        {
-            let _ = t.run(&[argv::kill_session(&target)]);
+        for name in &names {
+            let target = argv::exact_session(name);
+            if place::session_owner(&t, &target).is_ok_and(|owner| owner.as_deref() == Some(&tag)) {
+                let _ = t.run(&[argv::kill_session(&target)]);
+            }
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::domain::{LiveState, Member};
 /// What tmux's word about a member's pane means, before any look at processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// No pane recorded, a dead pane, or a pane carrying someone else's tag (or none).
+    /// No pane recorded, a dead pane, or a pane carrying someone else's tag (or none; or this
+    /// member's name in another home).
     Gone,
     /// The pane is alive and carries the member's tag: the worker runs there, unless the
     /// pane's pid is a running process that is not this member's worker.
@@ -24,14 +25,20 @@ pub enum Verdict {
     AskWorker,
 }
 
-/// The rule, given the pane's state as tmux printed it (`None`: no word about it).
+/// The rule, given the pane's state as tmux printed it (`None`: no word about it). The tag
+/// must be the member's agent id scoped to this home (`argv::scoped`). A pane carrying the
+/// bare agent id was tagged by an older teamctl, which did not say which home: it may be
+/// another home's, so it proves nothing and is never closed; the worker process (whose tag
+/// names its home) decides.
 pub fn verdict(member: &Member, pane: Option<&PaneState>) -> Verdict {
     if member.pane_id.is_none() {
         return Verdict::Gone;
     }
+    let ours = argv::scoped(&member.agent_id, &proc::home_key());
     match pane {
         None => Verdict::AskWorker,
-        Some(s) if !s.dead && s.tag == member.agent_id => Verdict::TaggedPane { pid: s.pid },
+        Some(s) if !s.dead && s.tag == ours => Verdict::TaggedPane { pid: s.pid },
+        Some(s) if !s.dead && s.tag == member.agent_id => Verdict::AskWorker,
         Some(_) => Verdict::Gone,
     }
 }
@@ -126,7 +133,13 @@ mod tests {
         .unwrap()
     }
 
+    /// A pane tagged `tag` in this home.
     fn state(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
+        raw(dead, pid, &argv::scoped(tag, &proc::home_key()))
+    }
+
+    /// A pane whose tag is exactly `tag`.
+    fn raw(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
         PaneState {
             dead,
             pid,
@@ -156,7 +169,22 @@ mod tests {
             verdict(&m, Some(&state(false, Some(7), "carol@t"))),
             Verdict::Gone
         );
-        assert_eq!(verdict(&m, Some(&state(false, Some(7), ""))), Verdict::Gone);
+        assert_eq!(verdict(&m, Some(&raw(false, Some(7), ""))), Verdict::Gone);
+        // Bob of team t in another home (the same server, or a pane id reused after a
+        // server restart): not ours.
+        assert_eq!(
+            verdict(&m, Some(&raw(false, Some(7), "bob@t/0badc0de"))),
+            Verdict::Gone
+        );
+        // An older teamctl's tag names no home: it proves nothing, the worker decides.
+        assert_eq!(
+            verdict(&m, Some(&raw(false, Some(7), "bob@t"))),
+            Verdict::AskWorker
+        );
+        assert_eq!(
+            verdict(&m, Some(&raw(true, Some(7), "bob@t"))),
+            Verdict::Gone
+        );
         assert_eq!(
             verdict(&m, Some(&state(false, Some(7), "bob@t2"))),
             Verdict::Gone

@@ -1,8 +1,9 @@
 //! Where a new teammate's pane goes. Inside tmux: split off the leader's own pane (never the
 //! active one), later teammates beside the first, evened out; a full window overflows into a
-//! sibling window. Outside tmux: the detached session `teamctl-TEAM` (created on first use,
-//! tagged as the team's, its first pane the leader console), tiled windows of at most
-//! `MAX_PANES` panes. Nothing takes focus.
+//! sibling window. Outside tmux: the detached session `teamctl-TEAM-HOMEKEY` (created on first
+//! use, tagged as the team's of this home, its first pane the leader console), tiled windows of at most
+//! `MAX_PANES` panes. Nothing takes focus. Every `team` here is the team's scoped tag
+//! (`argv::scoped`), never the bare name.
 
 use super::argv::{self, Cmd, MAX_PANES, NewPane, Start};
 use super::hook;
@@ -130,8 +131,9 @@ pub fn detached(
             }
             Ok(Some(_)) => {
                 return Err(Error::failed(format!(
-                    "a tmux session named {name} exists that teamctl did not make for team {team}; \
-                     rename it (tmux rename-session -t {name} OTHER) or use --backend process"
+                    "a tmux session named {name} exists that teamctl did not make for team {} of this home; \
+                     rename it (tmux rename-session -t {name} OTHER) or use --backend process",
+                    argv::unscoped(team)
                 )));
             }
         }
@@ -140,7 +142,7 @@ pub fn detached(
         super::check_version(&t.program)?;
         // Created and tagged in one tmux invocation, so no one sees it untagged.
         let cmds = [
-            argv::new_session(&name, team),
+            argv::new_session(&name, argv::unscoped(team)),
             argv::tag_session(&target, team),
             argv::key_session(&target, team),
         ];
@@ -216,7 +218,7 @@ fn window_hinted(
 ) -> Result<Option<(NewPane, bool)>> {
     let cmds = [
         argv::session_guard(session, team),
-        argv::new_window(session, team),
+        argv::new_window(session, argv::unscoped(team)),
     ];
     let out = match t.run(&cmds) {
         Ok(out) => out,
@@ -316,7 +318,7 @@ fn fill_from(
         }
     }
     let out = t
-        .run(&[argv::new_window(session, team)])
+        .run(&[argv::new_window(session, argv::unscoped(team))])
         .map_err(|e| e.into_error("open a new team window"))?;
     start_in(t, &new_pane(&out)?, team, start, Vec::new()).map(|p| (p, false))
 }

@@ -63,6 +63,17 @@ impl TestEnv {
         self.home.path()
     }
 
+    /// `name` (an agent id or a team) as this home tags it in tmux: `NAME/HOMEKEY`.
+    pub fn tag(&self, name: &str) -> String {
+        let key = teamctl::backend::proc::home_key_of(self.home_path());
+        teamctl::backend::tmux::argv::scoped(name, &key)
+    }
+
+    /// The detached tmux session of team `team` of this home: `teamctl-TEAM-HOMEKEY`.
+    pub fn session(&self, team: &str) -> String {
+        teamctl::backend::tmux::argv::session_name(&self.tag(team))
+    }
+
     /// A `teamctl` command with this environment: the temp home, the private tmux server,
     /// no inherited team, identity, tmux client or colour.
     pub fn cmd(&self, args: &[&str]) -> Command {

@@ -1,0 +1,606 @@
+//! Attacks on isolation (issue 11, items 1-3), each played for real: two homes sharing one
+//! tmux server with the same team name, symlinks planted where teamctl writes, homes owned by
+//! someone else or open to everyone, and agents whose output carries terminal escapes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::{TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Replies with the agent's name and the message text.
+const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
+
+fn config(env: &TestEnv, team: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn recorded(env: &TestEnv, team: &str, name: &str) -> serde_json::Value {
+    config(env, team)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in config"))
+        .clone()
+}
+
+fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
+    recorded(env, team, name)["paneId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} has no paneId"))
+        .to_string()
+}
+
+/// `#{FORMAT}` of a pane, or `None` when the pane does not exist.
+fn pane_format(env: &TestEnv, pane: &str, format: &str) -> Option<String> {
+    let out = env.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        pane,
+        &format!("#{{pane_id}}|{format}"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match text.split_once('|') {
+        Some((id, rest)) if out.status.success() && id == pane => Some(rest.to_string()),
+        _ => None,
+    }
+}
+
+/// A second home on `a`'s private tmux server.
+fn second_home(a: &TestEnv) -> TestEnv {
+    let mut b = TestEnv::new();
+    let socket = a.socket.clone().expect("a tmux env");
+    b.env.push(("TEAMCTL_TMUX_SOCKET".into(), socket.clone()));
+    b.socket = Some(socket);
+    b
+}
+
+fn ask(env: &TestEnv, name: &str, text: &str) -> String {
+    env.ok(&["ask", name, text, "--timeout", "20"])
+}
+
+/// Home B's team is whole: every recorded pane alive with B's tag, every worker running,
+/// and `x` still answers.
+fn b_is_whole(b: &TestEnv, team: &str, names: &[&str], panes: &[String], after: &str) {
+    for (n, pane) in names.iter().zip(panes) {
+        let state = pane_format(b, pane, "#{pane_dead} #{@teamctl-agent}");
+        assert!(
+            state
+                .as_deref()
+                .is_some_and(|s| s.starts_with(&format!("0 {n}@{team}"))),
+            "after {after}: home B's pane {pane} of {n} was touched: {state:?}"
+        );
+        let pid = recorded(b, team, n)["pid"].as_u64().unwrap() as u32;
+        assert!(
+            teamctl::backend::proc::running(pid),
+            "after {after}: home B's worker {n} (pid {pid}) was ended"
+        );
+    }
+    assert_eq!(
+        ask(b, names[0], &format!("still there after {after}?")).trim(),
+        format!("{} got: still there after {after}?", names[0]),
+        "after {after}"
+    );
+}
+
+/// Two homes, the same team name, one tmux server: everything home A does to its own team
+/// (kill, resume, doctor --fix, delete) leaves home B's panes and workers alive and working.
+#[test]
+fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
+    let a = TestEnv::with_tmux();
+    let b = second_home(&a);
+    let t = "sec-twin";
+    for env in [&a, &b] {
+        assert_eq!(env.ok(&["create", t]).trim(), t);
+        for n in ["x", "y"] {
+            env.ok(&["spawn", n, "--exec", ECHO, "--backend", "tmux"]);
+        }
+    }
+    let names = ["x", "y"];
+    let b_panes: Vec<String> = names.iter().map(|n| pane_of(&b, t, n)).collect();
+    b_is_whole(&b, t, &names, &b_panes, "spawning");
+    let a_panes: Vec<String> = names.iter().map(|n| pane_of(&a, t, n)).collect();
+
+    // Home B's teammate z dies; its pane stays, dead, for B to read (and B's doctor to judge).
+    b.ok(&["spawn", "z", "--exec", ECHO, "--backend", "tmux"]);
+    let z_pane = pane_of(&b, t, "z");
+    let z_pid = recorded(&b, t, "z")["pid"].as_u64().unwrap() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(z_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("z's pane to show dead", WAIT, || {
+        pane_format(&b, &z_pane, "#{pane_dead}").as_deref() == Some("1")
+    });
+
+    // A pane an older teamctl tagged, without a home: nobody's to close.
+    a.tmux_ok(&["new-session", "-d", "-s", "older", "sleep 600"]);
+    let older = a
+        .tmux_ok(&["display-message", "-p", "-t", "=older:", "#{pane_id}"])
+        .trim()
+        .to_string();
+    a.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &older,
+        "@teamctl-agent",
+        "ghost@sec-twin",
+    ]);
+
+    a.ok(&["kill", "x"]);
+    b_is_whole(&b, t, &names, &b_panes, "kill in home A");
+    a.ok(&["resume", "x"]);
+    b_is_whole(&b, t, &names, &b_panes, "resume in home A");
+    let report = a.run(&["doctor", "--fix"]);
+    b_is_whole(&b, t, &names, &b_panes, "doctor --fix in home A");
+    assert!(
+        pane_format(&b, &z_pane, "#{pane_id}").is_some(),
+        "home A's doctor closed home B's dead pane"
+    );
+    a.ok(&["delete", "--force"]);
+    b_is_whole(&b, t, &names, &b_panes, "delete in home A");
+    // The names and tags that keep them apart.
+    assert_ne!(a.session(t), b.session(t), "one session per home");
+    for (n, pane) in names.iter().zip(&b_panes) {
+        assert_eq!(
+            pane_format(&b, pane, "#{session_name} #{@teamctl-agent}"),
+            Some(format!("{} {}", b.session(t), b.tag(&format!("{n}@{t}"))))
+        );
+    }
+    assert!(a_panes.iter().all(|p| !b_panes.contains(p)));
+    assert!(
+        String::from_utf8_lossy(&report.stdout).contains(&format!(
+            "{older} is tagged ghost@sec-twin by an older teamctl"
+        )),
+        "{}",
+        String::from_utf8_lossy(&report.stdout)
+    );
+    assert!(
+        pane_format(&a, &older, "#{pane_id}").is_some(),
+        "an older tag is never closed"
+    );
+    a.tmux_ok(&["has-session", "-t", &format!("={}", b.session(t))]);
+    assert!(
+        !a.tmux(&["has-session", "-t", &format!("={}", a.session(t))])
+            .status
+            .success(),
+        "home A's own session is gone"
+    );
+    b.ok(&["delete", "--force"]);
+}
+
+/// After a tmux server restart pane ids start again: home B's new pane gets the id home A
+/// recorded for its teammate of the same name. Home A's resume, kill, doctor --fix and delete
+/// see a pane that is not theirs and leave it.
+#[test]
+fn a_pane_id_reused_by_another_home_after_kill_server_is_never_touched() {
+    let a = TestEnv::with_tmux();
+    let b = second_home(&a);
+    let t = "sec-reuse";
+    a.ok(&["create", t]);
+    a.ok(&["spawn", "x", "--exec", ECHO, "--backend", "tmux"]);
+    let a_pane = pane_of(&a, t, "x");
+    let a_pid = recorded(&a, t, "x")["pid"].as_u64().unwrap() as u32;
+    a.tmux_ok(&["kill-server"]);
+    wait_until("home A's worker ends with its server", WAIT, || {
+        !teamctl::backend::proc::running(a_pid)
+    });
+    b.ok(&["create", t]);
+    b.ok(&["spawn", "x", "--exec", ECHO, "--backend", "tmux"]);
+    let b_panes = vec![pane_of(&b, t, "x")];
+    assert_eq!(
+        b_panes[0], a_pane,
+        "the pane id was reused (the attack's premise)"
+    );
+    assert_eq!(
+        a.member_status("x"),
+        "dead",
+        "home A sees its teammate dead"
+    );
+    b_is_whole(&b, t, &["x"], &b_panes, "kill-server");
+
+    a.ok(&["kill", "x"]);
+    b_is_whole(&b, t, &["x"], &b_panes, "kill in home A");
+    a.ok(&["resume", "x"]);
+    assert_ne!(
+        pane_of(&a, t, "x"),
+        a_pane,
+        "home A's teammate got a pane of its own"
+    );
+    b_is_whole(&b, t, &["x"], &b_panes, "resume in home A");
+    let _ = a.run(&["doctor", "--fix"]);
+    b_is_whole(&b, t, &["x"], &b_panes, "doctor --fix in home A");
+    a.ok(&["delete", "--force"]);
+    b_is_whole(&b, t, &["x"], &b_panes, "delete in home A");
+    b.ok(&["delete", "--force"]);
+}
+
+/// What a hostile agent prints: a clipboard write (OSC 52), a retitle (OSC 2), a screen
+/// clear (CSI 2J), a one-byte CSI (U+009B, as UTF-8) and a bare CR, then a marker.
+const ATTACK: &str =
+    r"printf 'A\033]52;c;aGk=\007B\033]2;pwned\007C\033[2JD\302\2332JE\rF end-of-attack'";
+
+/// No byte that could drive a terminal: no C0 control but newline and tab, no DEL, no C1.
+fn assert_inert(what: &str, out: &[u8]) {
+    let text = String::from_utf8_lossy(out);
+    assert!(
+        text.contains("end-of-attack"),
+        "{what} does not show the reply: {text:?}"
+    );
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+        .collect();
+    assert!(bad.is_empty(), "{what} printed {bad:?}: {text:?}");
+}
+
+fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
+    let out = env.run(args);
+    assert!(
+        out.status.success(),
+        "teamctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// An agent's reply full of terminal escapes reaches the leader through `ask`, `inbox`, `log`,
+/// `plan list` and the leader console as visible text, never as control bytes; `ask --raw`
+/// gives the bytes unchanged.
+#[test]
+fn an_agents_terminal_escapes_are_shown_never_obeyed() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    env.ok(&["create", "sec-esc"]);
+    env.ok(&["spawn", "evil", "--backend", "process", "--exec", ATTACK]);
+    env.ok(&[
+        "spawn",
+        "planner",
+        "--backend",
+        "process",
+        "--exec",
+        ECHO,
+        "--plan-mode-required",
+        "--plan",
+        ATTACK,
+    ]);
+    // The console, running before any of it arrives.
+    let console_out = env.work.path().join("console.out");
+    let mut console = env
+        .cmd(&["lead"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&console_out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let shown = || std::fs::read(&console_out).unwrap_or_default();
+    wait_until("the console to start", WAIT, || !shown().is_empty());
+
+    let asked = output(&env, &["ask", "evil", "hi", "--timeout", "20"]);
+    assert_inert("ask", &asked);
+    let raw = output(&env, &["ask", "--raw", "evil", "hi", "--timeout", "20"]);
+    let raw_text = String::from_utf8_lossy(&raw);
+    for seq in [
+        "\x1b]52;c;aGk=\x07",
+        "\x1b]2;pwned\x07",
+        "\x1b[2J",
+        "\u{9b}2J",
+        "E\rF",
+    ] {
+        assert!(
+            raw_text.contains(seq),
+            "ask --raw lost {seq:?}: {raw_text:?}"
+        );
+    }
+
+    env.ok(&["send", "evil", "once more"]);
+    wait_until("evil's third reply", WAIT, || {
+        env.inbox("sec-esc", "team-lead")
+            .iter()
+            .filter(|m| {
+                m["from"] == "evil"
+                    && m["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("end-of-attack"))
+            })
+            .count()
+            >= 3
+    });
+    assert_inert("inbox", &output(&env, &["inbox"]));
+    assert_inert("log", &output(&env, &["log"]));
+
+    env.ok(&["send", "planner", "make a plan"]);
+    wait_until("the planner's plan waits for approval", WAIT, || {
+        env.ok(&["--json", "plan", "list"])
+            .contains("end-of-attack")
+    });
+    assert_inert("plan list", &output(&env, &["plan", "list"]));
+
+    wait_until("the plan on the console", WAIT, || {
+        String::from_utf8_lossy(&shown()).contains("asks to approve a plan")
+    });
+    let mut stdin = console.stdin.take().unwrap();
+    let _ = stdin.write_all(b"/quit\n");
+    drop(stdin);
+    assert!(console.wait().unwrap().success());
+    assert_inert("the leader console", &shown());
+}
+
+/// A file outside the home that a planted link points at, and its bytes.
+struct Victim {
+    path: std::path::PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl Victim {
+    fn new(env: &TestEnv, name: &str, bytes: &[u8]) -> Victim {
+        let path = env.work.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        Victim {
+            path,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    /// Plant a link to the victim at `at` (its directory made as teamctl would).
+    fn plant(&self, at: &std::path::Path) {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(at);
+        std::os::unix::fs::symlink(&self.path, at).unwrap();
+    }
+
+    fn assert_untouched(&self, what: &str) {
+        assert_eq!(
+            std::fs::read(&self.path).unwrap(),
+            self.bytes,
+            "{what}: teamctl wrote through the link into {}",
+            self.path.display()
+        );
+    }
+}
+
+/// A team with a stopped teammate `bob` (process backend) and one message for the leader.
+fn team_with_bob(env: &TestEnv) -> std::path::PathBuf {
+    env.ok(&["create", "sec-link"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["kill", "bob"]);
+    env.team_dir("sec-link")
+}
+
+/// `teamctl ARGS` fails with exit 1 and says a link was refused, naming it.
+fn refuses_link(env: &TestEnv, args: &[&str], link: &std::path::Path) {
+    let err = env.fails(args, 1);
+    assert!(
+        err.contains("symbolic link") && err.contains(&link.display().to_string()),
+        "teamctl {args:?}: {err}"
+    );
+}
+
+/// Links planted at the files a command writes: inbox log, inbox lock, cursor, team file,
+/// team lock, task list. Each write fails clearly and the file the link points at keeps its
+/// bytes (a dangling link's target is never created).
+#[test]
+fn links_planted_at_state_files_are_never_written_through() {
+    let env = TestEnv::new();
+    let dir = team_with_bob(&env);
+    let lead = dir.join("inboxes/team-lead");
+
+    // The leader's inbox log: a send appends to it.
+    let victim = Victim::new(&env, "victim-inbox", b"precious\n");
+    let log = lead.join("inbox.jsonl");
+    let saved = std::fs::read(&log).unwrap();
+    victim.plant(&log);
+    refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &log);
+    victim.assert_untouched("send (inbox)");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&log, &saved).unwrap();
+
+    // The inbox lock, dangling: the send would create the target.
+    let lock = lead.join("cursors/.inbox.lock");
+    let target = env.work.path().join("created-by-lock");
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &lock);
+    assert!(!target.exists(), "the lock link's target was created");
+    std::fs::remove_file(&lock).unwrap();
+
+    // The leader's `inbox` cursor: reading marks the mail read.
+    env.ok(&["send", "--as", "bob", "team-lead", "hello"]);
+    let victim = Victim::new(&env, "victim-cursor", b"precious cursor\n");
+    let cursor = lead.join("cursors/inbox");
+    victim.plant(&cursor);
+    refuses_link(&env, &["inbox"], &cursor);
+    victim.assert_untouched("inbox (cursor)");
+    std::fs::remove_file(&cursor).unwrap();
+
+    // The task list and its lock.
+    env.ok(&["task", "add", "first"]);
+    let tasks = dir.join("tasks.json");
+    let victim = Victim::new(&env, "victim-tasks", &std::fs::read(&tasks).unwrap());
+    victim.plant(&tasks);
+    refuses_link(&env, &["task", "add", "second"], &tasks);
+    victim.assert_untouched("task add (tasks.json)");
+    std::fs::remove_file(&tasks).unwrap();
+    std::fs::write(&tasks, &victim.bytes).unwrap();
+    let tasks_lock = dir.join("tasks.lock");
+    let target = env.work.path().join("created-by-tasks-lock");
+    let _ = std::fs::remove_file(&tasks_lock);
+    std::os::unix::fs::symlink(&target, &tasks_lock).unwrap();
+    refuses_link(&env, &["task", "add", "second"], &tasks_lock);
+    assert!(!target.exists(), "the tasks lock link's target was created");
+    std::fs::remove_file(&tasks_lock).unwrap();
+
+    // The team file and its lock.
+    let config = dir.join("config.json");
+    let victim = Victim::new(&env, "victim-config", &std::fs::read(&config).unwrap());
+    victim.plant(&config);
+    refuses_link(
+        &env,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        &config,
+    );
+    victim.assert_untouched("spawn (config.json)");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, &victim.bytes).unwrap();
+    let config_lock = dir.join("config.lock");
+    let target = env.work.path().join("created-by-config-lock");
+    let _ = std::fs::remove_file(&config_lock);
+    std::os::unix::fs::symlink(&target, &config_lock).unwrap();
+    refuses_link(
+        &env,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        &config_lock,
+    );
+    assert!(!target.exists(), "the team lock link's target was created");
+    std::fs::remove_file(&config_lock).unwrap();
+
+    // The leader's inbox directory, or its `cursors`, replaced by a link to a directory
+    // outside the home: a send would write the record and the lock there.
+    for sub in ["", "cursors"] {
+        let victim_dir = env
+            .work
+            .path()
+            .join(format!("victim-inbox-dir{}", sub.len()));
+        std::fs::create_dir(&victim_dir).unwrap();
+        let real = if sub.is_empty() {
+            lead.clone()
+        } else {
+            lead.join(sub)
+        };
+        let saved = env.work.path().join(format!("saved-{}", sub.len()));
+        std::fs::rename(&real, &saved).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, &real).unwrap();
+        refuses_link(&env, &["send", "--as", "bob", "team-lead", "hi"], &real);
+        assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0, "{sub}");
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&saved, &real).unwrap();
+    }
+
+    // A state directory that is a link: refused before anything is read or written.
+    let victim_dir = env.work.path().join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let state = dir.join("state");
+    std::fs::rename(&state, env.work.path().join("state-saved")).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, &state).unwrap();
+    refuses_link(&env, &["status"], &state);
+    assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+}
+
+/// Links planted where a worker writes: its log (process backend) and its live state.
+#[test]
+fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
+    let env = TestEnv::new();
+    let dir = team_with_bob(&env);
+
+    let log = dir.join("logs/bob.log");
+    let victim = Victim::new(&env, "victim-log", b"precious log\n");
+    victim.plant(&log);
+    refuses_link(&env, &["resume", "bob"], &log);
+    victim.assert_untouched("resume (worker log)");
+    std::fs::remove_file(&log).unwrap();
+
+    let live = dir.join("state/bob.json");
+    let victim = Victim::new(&env, "victim-live", b"precious state\n");
+    victim.plant(&live);
+    env.ok(&["resume", "bob"]);
+    wait_until(
+        "bob's worker to say it cannot write its state",
+        WAIT,
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cannot write live state")),
+    );
+    env.ok(&["send", "bob", "work"]);
+    wait_until("bob's reply", WAIT, || {
+        env.inbox("sec-link", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "work")
+    });
+    victim.assert_untouched("a worker's live state");
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains(&format!("{} is a symbolic link", live.display())),
+        "the worker names the link"
+    );
+}
+
+fn assert_empty_dir(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(left.is_empty(), "something was written: {left:?}");
+}
+
+/// A home others can write to is refused before anything is written, naming it; so is a team
+/// directory others can write to.
+#[test]
+fn a_home_or_team_others_can_write_to_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let home = env.home_path();
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let err = env.fails(&["create", "sec-open"], 1);
+    assert!(
+        err.contains(&home.display().to_string()) && err.contains("others can write"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_empty_dir(home);
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    env.ok(&["create", "sec-open"]);
+    let team = env.team_dir("sec-open");
+    std::fs::set_permissions(&team, std::fs::Permissions::from_mode(0o757)).unwrap();
+    let before = crate::common::snapshot(home);
+    let err = env.fails(&["send", "team-lead", "hi"], 1);
+    assert!(
+        err.contains(&team.display().to_string()) && err.contains("others can write"),
+        "{err}"
+    );
+    assert_eq!(crate::common::snapshot(home), before, "nothing written");
+}
+
+/// As root, a home owned by another user is refused: teamctl would otherwise write as root
+/// into files that user chose. (Run as another user, the test makes a home it cannot give
+/// away, so it checks a foreign home that way: owned by root.)
+#[test]
+fn a_home_owned_by_another_user_is_refused() {
+    let env = TestEnv::new();
+    let uid = nix::unistd::geteuid();
+    let (home, other) = if uid.is_root() {
+        let home = env.home_path().to_path_buf();
+        nix::unistd::chown(&home, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        (home, 65534)
+    } else {
+        // Someone else's directory: `/` belongs to root.
+        (std::path::PathBuf::from("/"), 0)
+    };
+    let out = env
+        .cmd(&["create", "sec-foreign"])
+        .env("TEAMCTL_HOME", &home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&home.display().to_string()) && err.contains(&format!("owned by uid {other}")),
+        "{err}"
+    );
+    if uid.is_root() {
+        assert_empty_dir(&home);
+        nix::unistd::chown(&home, Some(uid), None).unwrap();
+        // A team directory given to another user: refused the same way, nothing written.
+        env.ok(&["create", "sec-foreign"]);
+        let team = env.team_dir("sec-foreign");
+        nix::unistd::chown(&team, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        let before = crate::common::snapshot(&home);
+        let err = env.fails(&["send", "team-lead", "hi"], 1);
+        assert!(
+            err.contains(&team.display().to_string()) && err.contains("owned by uid 65534"),
+            "{err}"
+        );
+        assert_eq!(crate::common::snapshot(&home), before, "nothing written");
+    }
+}
