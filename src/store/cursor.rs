@@ -17,7 +17,7 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::fsutil::{with_dir, write_atomic};
+use super::fsutil::{with_subdir, write_atomic};
 use crate::error::{IoContext, Result};
 
 /// The size of one record.
@@ -43,7 +43,8 @@ pub fn parse(bytes: &[u8]) -> Option<u64> {
 /// back, which at-least-once allows.
 pub fn store(path: &Path, pos: u64) -> Result<()> {
     let dir = path.parent().expect("a cursor file has a parent");
-    let file = with_dir(dir, || {
+    // inboxes/NAME/cursors, never the team directory above them.
+    let file = with_subdir(dir, 3, || {
         OpenOptions::new()
             .read(true)
             .write(true)
