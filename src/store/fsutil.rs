@@ -136,10 +136,10 @@ impl LockGuard {
         })
     }
 
-    /// A shared lock at `path` (the file must exist): many holders at once, none while an
-    /// exclusive one is held.
+    /// A shared lock at `path` (created `0600` if missing; its directory must exist): many
+    /// holders at once, none while an exclusive one is held.
     pub fn shared(path: &Path) -> Result<LockGuard> {
-        let file = OpenOptions::new().read(true).open(path).at(path)?;
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
         file.lock_shared().at(path)?;
         Ok(LockGuard {
             file,

@@ -104,8 +104,13 @@ impl FsStore {
     /// deleted and appends, so `delete`'s mark (taken exclusively) falls before or after the
     /// whole send, never in between.
     pub fn hold_shared(&self) -> Result<LockGuard> {
-        LockGuard::shared(&self.dir.join("config.lock"))
-            .map_err(|_| Error::failed(format!("team {} no longer exists (deleted)", self.team)))
+        LockGuard::shared(&self.dir.join("config.lock")).map_err(|e| {
+            if self.dir.exists() {
+                e
+            } else {
+                Error::failed(format!("team {} no longer exists (deleted)", self.team))
+            }
+        })
     }
 
     /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a

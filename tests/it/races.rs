@@ -125,9 +125,17 @@ fn delete_racing_senders_leaves_nothing_and_senders_fail_clearly() {
             if forced { " --force" } else { "" },
             String::from_utf8_lossy(&deleted.stderr)
         );
-        for out in outs.lock().unwrap().iter() {
+        let outs = outs.into_inner().unwrap();
+        for out in &outs {
             assert_clear_send(out);
         }
+        let codes = |c: i32| outs.iter().filter(|o| o.status.code() == Some(c)).count();
+        eprintln!(
+            "round {round}: sends exited 0: {}, 1: {}, 2: {}",
+            codes(0),
+            codes(1),
+            codes(2)
+        );
         assert!(
             !t.team_dir("r7").exists(),
             "round {round}: the team directory is left: {:?}",
@@ -209,6 +217,7 @@ fn shutdown_all_racing_senders_ends_with_everyone_stopped() {
         std::fs::write(&gate, "").unwrap();
         let out = shut.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("round {round}: shutdown --all: {stderr}");
         match out.status.code() {
             Some(0) => {
                 let status = t.status();
