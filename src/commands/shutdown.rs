@@ -243,6 +243,10 @@ pub fn handoff(
         crate::backend::Snapshot::of(targets.iter().filter_map(|n| config.member(n.as_str())))
     };
     for name in targets {
+        // A start in progress (a send resuming it) finishes first: it clears the awaited
+        // request when it records the new worker, which would then answer a request the
+        // leader no longer expects.
+        let _starting = leader::start_lock(store, name)?;
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
         match leader::effective_status_with(&member, store.live(name).as_ref(), &seen) {

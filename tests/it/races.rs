@@ -85,25 +85,50 @@ fn senders<'s>(
 }
 
 /// Item 7: `delete` (and `delete --force`) while other processes send to the team and resume
-/// its stopped teammates. `delete` exits 0 and leaves nothing (no directory, no worker); every
-/// send either went in before the mark or fails clearly; nothing comes back afterwards.
+/// its stopped teammates, and another spawns new ones. `delete` exits 0 and leaves nothing (no
+/// directory, no worker); every send either went in before the mark or fails clearly; nothing
+/// comes back afterwards.
 #[test]
 fn delete_racing_senders_leaves_nothing_and_senders_fail_clearly() {
     let t = TestEnv::new();
-    let deadline = Instant::now() + Duration::from_secs(12);
+    delete_race(&t, "process", Duration::from_secs(12));
+}
+
+/// Item 7 on tmux: no pane of the deleted team is left either.
+#[test]
+fn delete_racing_senders_on_tmux_leaves_no_pane() {
+    let t = TestEnv::with_tmux();
+    delete_race(&t, "tmux", Duration::from_secs(12));
+}
+
+/// Rounds of create, two teammates (one stopped), four senders and a spawner, then `delete`
+/// (`--force` every other round), until `budget` is spent (two rounds at least).
+fn delete_race(t: &TestEnv, backend: &str, budget: Duration) {
+    let deadline = Instant::now() + budget;
     let mut round = 0;
     while round < 2 || (round < 6 && Instant::now() < deadline) {
         t.ok(&["create", "r7"]);
-        spawn(&t, "bob", "true");
-        spawn(&t, "amy", "true");
+        for n in ["bob", "amy"] {
+            t.ok(&["spawn", n, "--backend", backend, "--exec", "true"]);
+        }
         // Stopped: each send to bob resumes it, racing the delete.
         t.ok(&["kill", "bob"]);
         let stop = AtomicBool::new(false);
         let sent = AtomicUsize::new(0);
         let outs = Mutex::new(Vec::new());
+        let spawns = Mutex::new(Vec::new());
         let forced = round % 2 == 0;
         let deleted = std::thread::scope(|s| {
-            senders(s, &t, &["bob", "amy", "bob", "*"], &stop, &sent, &outs);
+            senders(s, t, &["bob", "amy", "bob", "*"], &stop, &sent, &outs);
+            s.spawn(|| {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let name = format!("c{n}");
+                    let out = t.run(&["spawn", &name, "--backend", backend, "--exec", "true"]);
+                    spawns.lock().unwrap().push(out);
+                    n += 1;
+                }
+            });
             wait_until("a few sends", LONG, || sent.load(Ordering::Relaxed) >= 4);
             let args: &[&str] = if forced {
                 &["delete", "--force"]
@@ -129,9 +154,17 @@ fn delete_racing_senders_leaves_nothing_and_senders_fail_clearly() {
         for out in &outs {
             assert_clear_send(out);
         }
+        for out in spawns.into_inner().unwrap() {
+            let code = out.status.code();
+            assert!(
+                matches!(code, Some(0..=2)),
+                "a spawn racing delete exited {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let codes = |c: i32| outs.iter().filter(|o| o.status.code() == Some(c)).count();
         eprintln!(
-            "round {round}: sends exited 0: {}, 1: {}, 2: {}",
+            "round {round} ({backend}): sends exited 0: {}, 1: {}, 2: {}",
             codes(0),
             codes(1),
             codes(2)
@@ -150,6 +183,15 @@ fn delete_racing_senders_leaves_nothing_and_senders_fail_clearly() {
             "round {round}: processes of the deleted team run: {}",
             describe(&left)
         );
+        if t.socket.is_some() {
+            let panes = t.tmux(&["list-panes", "-a", "-F", "#{@teamctl-agent}"]);
+            let tagged: Vec<String> = String::from_utf8_lossy(&panes.stdout)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect();
+            assert!(tagged.is_empty(), "round {round}: panes left: {tagged:?}");
+        }
         round += 1;
     }
 }
