@@ -183,7 +183,26 @@ pub const STUCK_AFTER: Duration = Duration::from_secs(3);
 pub fn teammates(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     for (store, cfg) in all(home) {
-        if cfg.deleting.is_some() {
+        if let Some(since) = cfg.deleting {
+            // A `delete` runs now, or was interrupted (it keeps sends and starts out).
+            let age = crate::domain::time::now_ms().saturating_sub(since);
+            if age >= HALF_MADE_GRACE.as_millis() as u64 {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "team {} is marked as being deleted since {} s ago: sends and starts are refused",
+                            cfg.name,
+                            age / 1000
+                        ),
+                    )
+                    .hint(format!(
+                        "an interrupted `teamctl delete`; finish it with `teamctl delete --force --team {}`",
+                        cfg.name
+                    )),
+                );
+            }
             continue;
         }
         let seen = crate::backend::Snapshot::of(cfg.teammates());

@@ -573,3 +573,54 @@ fn two_leader_consoles_each_show_every_message() {
     c.quit();
     t.ok(&["delete", "--force"]);
 }
+
+/// Item 7, an interrupted `delete`: the mark stays, sends and starts are refused clearly
+/// (exit 1, nothing appended, nobody resumed), `doctor` reports it, and `delete --force`
+/// finishes it.
+#[test]
+fn an_interrupted_delete_refuses_sends_and_is_finished_by_delete_force() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r7i"]);
+    spawn(&t, "bob", "true");
+    t.ok(&["kill", "bob"]);
+    let path = t.team_dir("r7i").join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let then = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        - 120_000;
+    config["deleting"] = then.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    let before = t.inbox("r7i", "bob").len();
+    let err = t.fails(&["send", "bob", "hello?"], 1);
+    assert!(err.contains("team r7i is being deleted"), "{err}");
+    assert!(err.contains("delete --force"), "{err}");
+    assert_eq!(t.inbox("r7i", "bob").len(), before, "nothing appended");
+    let err = t.fails(&["resume", "bob"], 1);
+    assert!(err.contains("being deleted"), "{err}");
+    let err = t.fails(
+        &["spawn", "amy", "--backend", "process", "--exec", "true"],
+        1,
+    );
+    assert!(err.contains("being deleted"), "{err}");
+    assert_eq!(t.member_status("bob"), "stopped");
+    assert!(t.processes().is_empty(), "{}", describe(&t.processes()));
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 1, "{report:#}");
+    let f = &findings(&report, "teammates")[0];
+    assert!(
+        f["message"].as_str().unwrap().contains("being deleted"),
+        "{report:#}"
+    );
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains("delete --force --team r7i"),
+        "{report:#}"
+    );
+    t.ok(&["delete", "--force"]);
+    assert!(!t.team_dir("r7i").exists());
+}
