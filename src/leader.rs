@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::fsutil::{LockGuard, with_dir};
+use crate::store::fsutil::{LockGuard, with_subdir};
 use crate::store::{FsStore, Home, Item, Store};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -144,7 +144,7 @@ pub fn start_worker_in(
 pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
     let locks = store.local_dir().join("locks");
     let path = locks.join(format!("{name}.start"));
-    with_dir(&locks, || LockGuard::acquire(&path))
+    with_subdir(&locks, 1, || LockGuard::acquire(&path))
 }
 
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor.
@@ -160,6 +160,9 @@ pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
 pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
+    // Checked under the start lock, which `delete` takes after its mark: a start either sees
+    // the mark or is over (and recorded) before `delete` ends this teammate.
+    config.refuse_if_deleting()?;
     let member = config.require(name.as_str())?;
     let live = store.live(name);
     let status = effective_status(member, live.as_ref());

@@ -9,11 +9,11 @@ use crate::store::Store;
 pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     ctx.require_leader("create a team")?;
     let base = Name::parse_as(&args.name, "team")?;
-    if let Some(current) = ctx.home.current() {
-        return Err(Error::bad(format!(
-            "you already lead team {current:?}; a leader leads one team at a time: delete it first with `teamctl delete --team {current}`, or use another --home"
-        )));
-    }
+    refuse_if_leading(ctx)?;
+    // One `create` at a time per home: the check again and the team it makes are one step,
+    // so concurrent runs make exactly one team and the others see it as the one led.
+    let _creating = ctx.home.lock_create()?;
+    refuse_if_leading(ctx)?;
     let cwd =
         std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
     let store = ctx.home.create(&base, &args.description, &cwd)?;
@@ -33,4 +33,13 @@ pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn refuse_if_leading(ctx: &Ctx) -> Result<()> {
+    match ctx.home.current() {
+        Some(current) => Err(Error::bad(format!(
+            "you already lead team {current:?}; a leader leads one team at a time: delete it first with `teamctl delete --team {current}`, or use another --home"
+        ))),
+        None => Ok(()),
+    }
 }

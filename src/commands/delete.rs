@@ -1,5 +1,6 @@
 //! `teamctl delete [--force]`: the shutdown handoff for every teammate, then the team is
-//! removed. Refuses while a teammate refuses, unless `--force`.
+//! removed. Refuses while a teammate refuses, unless `--force`. Racing senders and starts are
+//! kept out by a mark in the team file taken first (docs/PROTOCOL.md, "Deleting a team").
 
 use std::time::Duration;
 
@@ -33,32 +34,40 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
                 dirty.join(", ")
             )));
         }
-        let outcome = super::shutdown::handoff(
+    }
+    // The mark first, under the team file's lock: from here on no send appends, and no spawn
+    // or resume starts a worker (each checks it under the same lock or the start lock).
+    set_mark(&store, true)?;
+    if !args.force {
+        let handed = super::shutdown::handoff(
             &store,
             &names,
             Some("team deleted".into()),
             Duration::from_secs(args.timeout),
             true,
-        )?;
-        outcome.into_result(args.timeout).map_err(|e| {
-            crate::Error::failed(format!(
+        )
+        .and_then(|outcome| outcome.into_result(args.timeout));
+        if let Err(e) = handed {
+            // Kept: sends and resumes work again.
+            set_mark(&store, false)?;
+            return Err(crate::Error::failed(format!(
                 "{e}; the team is kept (use `teamctl delete --force` to kill)"
-            ))
-        })?;
+            )));
+        }
     }
-    // Whatever is left (forced, or leftovers of stopped members) ends now, tag checked.
-    for m in store.load()?.teammates() {
-        leader::end_member(&store, m, "team deleted")?;
-    }
+    // Whatever is left (forced, leftovers of stopped members, or one a start that began before
+    // the mark brought up) ends now, tag checked.
+    let last = stop_everyone(&store)?;
     // Worktrees live in the team directory: remove them through git so the repository does
     // not keep stale entries. Their branches are kept.
-    for m in store.load()?.teammates() {
+    for m in last.teammates() {
         if let Err(e) = crate::worktree::remove_for(m) {
             eprintln!("teamctl: {e}");
         }
     }
-    crate::backend::tmux::forget_team(&store.load()?);
-    store.destroy()?;
+    crate::backend::tmux::forget_team(&last);
+    remove_dir(store.dir())?;
+    verify_gone(&last)?;
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
     }
@@ -68,6 +77,86 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         println!("deleted team {}", config.name);
     }
     Ok(())
+}
+
+/// Set (or, when a handoff refused, clear) the team's deleting mark.
+fn set_mark(store: &FsStore, on: bool) -> Result<()> {
+    store.update(&mut |cfg| {
+        cfg.deleting = on.then(|| cfg.deleting.unwrap_or_else(crate::domain::time::now_ms));
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// End every teammate, each under its start lock (so a start that began before the mark is
+/// finished and recorded first), until a look at the team file finds no one new (a spawn that
+/// added itself before the mark). Returns the team file as it was last read.
+fn stop_everyone(store: &FsStore) -> Result<crate::domain::TeamConfig> {
+    let mut done: Vec<crate::domain::Name> = Vec::new();
+    loop {
+        let config = store.load()?;
+        let todo: Vec<_> = config
+            .teammates()
+            .map(|m| m.name.clone())
+            .filter(|n| !done.contains(n))
+            .collect();
+        if todo.is_empty() {
+            return Ok(config);
+        }
+        for name in todo {
+            let _starting = leader::start_lock(store, &name)?;
+            if let Some(m) = store.load()?.member(name.as_str()) {
+                leader::end_member(store, m, "team deleted")?;
+            }
+            done.push(name);
+        }
+    }
+}
+
+/// Remove the team directory, again while files appear in it (a worker writing its last
+/// state, a sender's append that passed before the mark): nothing makes the directory itself
+/// again, so this ends. Gone already (another `delete`) is done.
+fn remove_dir(dir: &std::path::Path) -> Result<()> {
+    let mut last = None;
+    for _ in 0..200 {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => last = Some(e),
+        }
+        if std::fs::symlink_metadata(dir).is_err() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err(crate::Error::failed(format!(
+        "cannot remove {}: {}; run `teamctl delete --force` again",
+        dir.display(),
+        last.map_or_else(|| "it keeps coming back".into(), |e| e.to_string())
+    )))
+}
+
+/// Exit 0 only when nothing of the team runs: every teammate's pane or worker is gone.
+fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
+    let running: Vec<&str> = config
+        .teammates()
+        .filter(|m| {
+            let backend = crate::backend::for_member(m);
+            if backend.liveness(m, None) == crate::backend::Liveness::Gone {
+                return false;
+            }
+            let _ = backend.terminate(m, None, leader::GRACE);
+            backend.liveness(m, None) == crate::backend::Liveness::Alive
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    if running.is_empty() {
+        return Ok(());
+    }
+    Err(crate::Error::failed(format!(
+        "the team directory is removed but {} still runs; `teamctl doctor --fix` ends it",
+        running.join(", ")
+    )))
 }
 
 /// `delete --force` of a team whose team file cannot be read: its process workers are found by
@@ -87,7 +176,7 @@ fn delete_damaged(ctx: &Ctx, store: &FsStore, why: crate::Error) -> Result<()> {
             crate::backend::proc::end_tagged(&name.agent_id(&team), leader::GRACE);
         }
     }
-    store.destroy()?;
+    remove_dir(store.dir())?;
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
     }

@@ -30,10 +30,22 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             )
         }
     };
-    let config = store.load()?;
-    bus::recipients(&config, &env)?;
+    let mut cache = None;
+    {
+        let config = store.load_cached(&mut cache)?;
+        config.refuse_if_deleting()?;
+        bus::recipients(config, &env)?;
+    }
     expect_answer(&store, &env)?;
-    let to = bus::deliver(&store, &config, &env)?;
+    // Under the team file's shared lock: a `delete` marks the team either before this check
+    // (the send fails, nothing appended) or after the append (its members are stopped after).
+    // The team file is read again only if it changed meanwhile.
+    let to = {
+        let _shared = store.hold_shared()?;
+        let config = store.load_cached(&mut cache)?;
+        config.refuse_if_deleting()?;
+        bus::deliver(&store, config, &env)?
+    };
     ctx.reconcile(&store)?;
     let resumed = resume_stopped(ctx, &store, &to)?;
     if ctx.json {

@@ -39,6 +39,14 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             }
             forced.push(name.clone());
         }
+        if args.name.is_none() {
+            // A send may have resumed one meanwhile: end those too, then look once more.
+            for name in still_running(&store)? {
+                let member = store.load()?.require(name.as_str())?.clone();
+                leader::end_member(&store, &member, "killed by shutdown --force")?;
+            }
+            refuse_running(&store)?;
+        }
         if ctx.json {
             ctx.print_json(
                 &Outcome {
@@ -53,13 +61,41 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let outcome = handoff(
+    let timeout = Duration::from_secs(args.timeout);
+    let deadline = crate::domain::time::deadline_after(timeout);
+    let mut outcome = handoff(
         &store,
         &targets,
         args.reason.clone(),
-        Duration::from_secs(args.timeout),
+        timeout,
         !args.no_wait,
     )?;
+    // `--all` ends with every teammate stopped or says who is not: a message sent meanwhile
+    // resumes its recipient (sends are not held back), so those are asked again until the
+    // timeout.
+    while args.name.is_none() && !args.no_wait && outcome.refused.is_empty() {
+        let again = still_running(&store)?;
+        if again.is_empty() {
+            break;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || !outcome.silent.is_empty() {
+            outcome.running = again;
+            break;
+        }
+        eprintln!(
+            "teamctl: {} started again during the shutdown (a message resumed it); asking again",
+            names(&again)
+        );
+        let more = handoff(&store, &again, args.reason.clone(), left, true)?;
+        for n in more.stopped {
+            if !outcome.stopped.contains(&n) {
+                outcome.stopped.push(n);
+            }
+        }
+        outcome.refused.extend(more.refused);
+        outcome.silent.extend(more.silent);
+    }
     if ctx.json {
         ctx.print_json(&outcome.to_json());
     } else {
@@ -79,6 +115,35 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         }
     }
     outcome.into_result(args.timeout)
+}
+
+/// Teammates whose worker runs now (a send resumed them during a shutdown).
+fn still_running(store: &FsStore) -> Result<Vec<Name>> {
+    let config = store.load()?;
+    let seen = crate::backend::Snapshot::of(config.teammates());
+    Ok(config
+        .teammates()
+        .filter(|m| {
+            leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen).is_running()
+        })
+        .map(|m| m.name.clone())
+        .collect())
+}
+
+/// The error for teammates still running at the end of `shutdown --all`.
+fn refuse_running(store: &FsStore) -> Result<()> {
+    let running = still_running(store)?;
+    if running.is_empty() {
+        return Ok(());
+    }
+    Err(Error::failed(format!(
+        "{} still running at the end (a message resumed it during the shutdown); run `teamctl shutdown --all` again",
+        names(&running)
+    )))
+}
+
+fn names(v: &[Name]) -> String {
+    v.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// `--remove-worktree`: remove the worktrees of teammates that stopped.
@@ -109,6 +174,8 @@ pub struct Outcome {
     pub silent: Vec<Name>,
     /// Asked, not waited for (`--no-wait`).
     pub requested: Vec<Name>,
+    /// Running again at the end of `--all` (resumed by a message meanwhile).
+    pub running: Vec<Name>,
 }
 
 impl Outcome {
@@ -124,6 +191,7 @@ impl Outcome {
                 "reason": why,
             })).collect::<Vec<_>>(),
             "noResponse": names(&self.silent),
+            "running": names(&self.running),
         })
     }
 
@@ -137,6 +205,12 @@ impl Outcome {
             problems.push(format!(
                 "no shutdown response from {} within {timeout} s (still in a turn?); `teamctl shutdown --force NAME` ends it now",
                 names.join(", ")
+            ));
+        }
+        if !self.running.is_empty() {
+            problems.push(format!(
+                "{} still running at the end (a message resumed it during the shutdown); run `teamctl shutdown --all` again",
+                names(&self.running)
             ));
         }
         if problems.is_empty() {
@@ -169,6 +243,10 @@ pub fn handoff(
         crate::backend::Snapshot::of(targets.iter().filter_map(|n| config.member(n.as_str())))
     };
     for name in targets {
+        // A start in progress (a send resuming it) finishes first: it clears the awaited
+        // request when it records the new worker, which would then answer a request the
+        // leader no longer expects.
+        let _starting = leader::start_lock(store, name)?;
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
         match leader::effective_status_with(&member, store.live(name).as_ref(), &seen) {

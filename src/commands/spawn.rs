@@ -106,6 +106,8 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         }
     }
     let written = store.update(&mut |cfg| {
+        // Under the team file's lock: `delete` sees this member when it looks after its mark.
+        cfg.refuse_if_deleting()?;
         let mut m = member.clone();
         let color = match cfg.member(name.as_str()) {
             Some(old) => old.color.clone(),
@@ -113,7 +115,16 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         };
         m.color = ctx.member_color.clone().unwrap_or(color);
         match cfg.members.iter_mut().find(|x| x.name == name) {
-            Some(slot) => *slot = m,
+            Some(slot) => {
+                // Fields this version does not know (written by another version or tool)
+                // stay, as docs/PROTOCOL.md promises; a pending shutdown request does not.
+                for (k, v) in &slot.extra {
+                    if k != leader::SHUTDOWN_REQUEST_FIELD {
+                        m.extra.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                *slot = m
+            }
             None => cfg.members.push(m),
         }
         Ok(())

@@ -1,6 +1,7 @@
-//! `teamctl lead`: the leader console. The leader's inbox live (read with the console's own
-//! `console` cursor: it may run unwatched as the first pane of a team session, so it never
-//! marks mail read for `teamctl inbox`), each sender in its colour; a status line with each
+//! `teamctl lead`: the leader console. The leader's inbox live, from the first message unread
+//! when the console starts (its place in the inbox is kept in memory, one number: two
+//! consoles, the team session's own and one in the user's pane, each show every message, and
+//! neither marks mail read for `teamctl inbox`), each sender in its colour; a status line with each
 //! teammate's state, printed when it changes; typed lines (`@NAME text`, `@* text`,
 //! `/status`, `/shutdown NAME`, `/tasks`, `/help`, `/quit`) read by a thread. Everything is
 //! redrawn on file events, and shutdown responses are acted on (`leader::reconcile`) as soon
@@ -10,8 +11,6 @@
 
 pub mod events;
 
-/// The console's cursor in the leader's inbox.
-pub const READER: &str = "console";
 pub mod input;
 pub mod screen;
 pub mod states;
@@ -45,6 +44,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         store: store.clone(),
         screen: Screen::new(tty, &prompt),
         states: States::default(),
+        // From what the leader has not read yet (`teamctl inbox`'s cursor, only read here).
+        shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader())),
     };
     let config = store.load()?;
     console.say(&format!(
@@ -137,6 +138,8 @@ struct Console<'a> {
     store: FsStore,
     screen: Screen,
     states: States,
+    /// Where in the leader's inbox this console has shown up to.
+    shown: u64,
 }
 
 impl Console<'_> {
@@ -160,11 +163,17 @@ impl Console<'_> {
         }
     }
 
-    /// Show the leader's mail not yet shown here. The console keeps its own cursor: it may run
-    /// unwatched in a detached session, so it never marks mail read for `teamctl inbox`.
+    /// Show the leader's mail not yet shown here. The console's place is its own, in memory:
+    /// it may run unwatched in a detached session, so it never marks mail read for `teamctl
+    /// inbox`, and another console does not move it.
     fn inbox(&mut self, config: &TeamConfig) -> Result<()> {
         let me = Name::leader();
-        let start = self.store.cursor(&me, READER);
+        // An inbox shorter than what was shown was made anew (its directory removed): from
+        // its start.
+        if self.store.inbox_end(&me) < self.shown {
+            self.shown = 0;
+        }
+        let start = self.shown;
         let store = self.store.clone();
         let mut all = crate::store::entries(&store, &me, start);
         for e in all.by_ref() {
@@ -178,10 +187,7 @@ impl Console<'_> {
                 Item::Blank => {}
             }
         }
-        let pos = all.pos();
-        if pos > start {
-            self.store.set_cursor(&me, READER, pos)?;
-        }
+        self.shown = all.pos();
         Ok(())
     }
 

@@ -164,6 +164,7 @@ pub fn check(home: &Home) -> Vec<Finding> {
     out.extend(system::tmux(home));
     out.extend(system::inotify(home));
     out.extend(teams::stale_teams(home));
+    out.extend(teams::teammates(home));
     out.extend(teams::worktrees(home));
     out.extend(orphans::processes(home));
     out.extend(orphans::panes(home));

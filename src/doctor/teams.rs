@@ -1,6 +1,7 @@
 //! Team checks: stale teams (no teammate running and nothing happened for an hour, or a team
-//! directory without a team file) and stale worktrees (of stopped teammates, of members that
-//! are gone, or unknown to every member).
+//! directory without a team file), teammates that are dead or do not take their mail, and
+//! stale worktrees (of stopped teammates, of members that are gone, or unknown to every
+//! member).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -170,6 +171,112 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// Mail that has waited this long in the inbox of an idle worker is stuck: a worker wakes on a
+/// new message within milliseconds.
+pub const STUCK_AFTER: Duration = Duration::from_secs(3);
+
+/// Teammates that died (their worker is gone without being stopped) and teammates whose worker
+/// is idle while mail waits unread (its wake-ups are lost: a removed inbox directory, a
+/// stopped process). Each names the teammate and the way out.
+pub fn teammates(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (store, cfg) in all(home) {
+        if let Some(since) = cfg.deleting {
+            // A `delete` runs now, or was interrupted (it keeps sends and starts out).
+            let age = crate::domain::time::now_ms().saturating_sub(since);
+            if age >= HALF_MADE_GRACE.as_millis() as u64 {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "team {} is marked as being deleted since {} s ago: sends and starts are refused",
+                            cfg.name,
+                            age / 1000
+                        ),
+                    )
+                    .hint(format!(
+                        "an interrupted `teamctl delete`; finish it with `teamctl delete --force --team {}`",
+                        cfg.name
+                    )),
+                );
+            }
+            continue;
+        }
+        let seen = crate::backend::Snapshot::of(cfg.teammates());
+        for m in cfg.teammates() {
+            let live = store.live(&m.name);
+            let status = leader::effective_status_with(m, live.as_ref(), &seen);
+            let unread = || leader::unread(&store, &m.name, crate::worker::READER);
+            let resume = format!("`teamctl resume --team {} {}`", cfg.name, m.name);
+            match status {
+                Status::Dead => {
+                    let n = unread();
+                    out.push(
+                        Finding::new(
+                            "teammates",
+                            Level::Problem,
+                            format!(
+                                "{}@{} is dead: its worker is gone and it was not stopped{}",
+                                m.name,
+                                cfg.name,
+                                waiting(n)
+                            ),
+                        )
+                        .hint(format!("{resume} starts it again where it left off")),
+                    );
+                }
+                Status::Idle => {
+                    let inbox = store
+                        .dir()
+                        .join("inboxes")
+                        .join(m.name.as_str())
+                        .join(crate::store::inbox::INBOX_FILE);
+                    let quiet = mtime(&inbox)
+                        .and_then(|t| SystemTime::now().duration_since(t).ok())
+                        .is_some_and(|a| a >= STUCK_AFTER);
+                    let n = if quiet { unread() } else { 0 };
+                    if n > 0 {
+                        out.push(
+                            Finding::new(
+                                "teammates",
+                                Level::Problem,
+                                format!(
+                                    "{}@{} is idle but does not take its mail{}",
+                                    m.name,
+                                    cfg.name,
+                                    waiting(n)
+                                ),
+                            )
+                            .hint(format!(
+                                "`teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
+                                cfg.name, m.name
+                            )),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Finding::new(
+            "teammates",
+            Level::Ok,
+            "no teammate is dead or stuck with unread mail",
+        ));
+    }
+    out
+}
+
+fn waiting(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (1 unread message waits)".into(),
+        n => format!(" ({n} unread messages wait)"),
+    }
 }
 
 /// Remove a stale team: its worktrees through git (refused when one has uncommitted

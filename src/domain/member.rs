@@ -28,6 +28,10 @@ pub struct TeamConfig {
     /// look-up, checked by tmux itself before it is used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux_fill: Option<TmuxFill>,
+    /// Set (to the time, ms) by `delete` under the team file's lock before it stops anyone:
+    /// from then on `send`, `spawn` and `resume` refuse the team (docs/PROTOCOL.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleting: Option<u64>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -67,6 +71,17 @@ impl TeamConfig {
             self.name,
             names.join(", ")
         ))
+    }
+
+    /// The error for a command that would touch a team being deleted, if it is.
+    pub fn refuse_if_deleting(&self) -> Result<()> {
+        match self.deleting {
+            Some(_) => Err(Error::failed(format!(
+                "team {} is being deleted; nothing is sent to it or started in it (a `teamctl delete` that was interrupted is finished by `teamctl delete --force --team {}`)",
+                self.name, self.name
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Every teammate (every member but the leader).

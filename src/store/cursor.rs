@@ -17,7 +17,7 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::fsutil::{with_dir, write_atomic};
+use super::fsutil::{with_subdir, write_atomic};
 use crate::error::{IoContext, Result};
 
 /// The size of one record.
@@ -48,7 +48,8 @@ pub fn store(path: &Path, pos: u64) -> Result<()> {
         super::fsutil::check_dir(inbox)?;
     }
     super::fsutil::check_dir(dir)?;
-    let file = with_dir(dir, || {
+    // inboxes/NAME/cursors, never the team directory above them.
+    let file = with_subdir(dir, 3, || {
         super::fsutil::open_or_create(path, OpenOptions::new().read(true).write(true)).at(path)
     })?;
     file.lock().at(path)?;

@@ -134,6 +134,41 @@ pub fn with_dir<T>(dir: &Path, mut op: impl FnMut() -> Result<T>) -> Result<T> {
     }
 }
 
+/// `with_dir`, making at most the last `levels` components of `dir` (each `0700`): the
+/// directories of a team (`inboxes/NAME/cursors`, `state`, `locks`) are made again when
+/// missing, but never the team directory itself, so a write racing `delete` cannot bring a
+/// deleted team back (docs/PROTOCOL.md, "Deleting a team").
+pub fn with_subdir<T>(dir: &Path, levels: usize, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+    match op() {
+        Err(_) => {
+            ensure_dir_levels(dir, levels)?;
+            op()
+        }
+        done => done,
+    }
+}
+
+/// Make `dir`, creating at most its last `levels` components (each `0700`); a missing
+/// directory above them is an error (`NotFound`), not made.
+pub fn ensure_dir_levels(dir: &Path, levels: usize) -> Result<()> {
+    // `lstat`, never through a link: a link planted here is refused (`check_dir`).
+    if fs::symlink_metadata(dir).is_ok() {
+        return check_dir(dir);
+    }
+    let parent = dir.parent().filter(|_| levels > 0).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the team directory is gone (deleted?)",
+        )
+    });
+    let parent = parent.at(dir)?;
+    ensure_dir_levels(parent, levels - 1)?;
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e).at(dir),
+        _ => check_dir(dir),
+    }
+}
+
 /// Open (creating `0600`) a file for appending; it can be read too (to check its tail).
 pub fn open_append(path: &Path) -> Result<File> {
     open_or_create(path, OpenOptions::new().read(true).append(true)).at(path)
@@ -196,6 +231,17 @@ impl LockGuard {
     pub fn acquire(path: &Path) -> Result<LockGuard> {
         let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
         file.lock().at(path)?;
+        Ok(LockGuard {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A shared lock at `path` (created `0600` if missing; its directory must exist): many
+    /// holders at once, none while an exclusive one is held.
+    pub fn shared(path: &Path) -> Result<LockGuard> {
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
+        file.lock_shared().at(path)?;
         Ok(LockGuard {
             file,
             path: path.to_path_buf(),

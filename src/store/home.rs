@@ -89,6 +89,13 @@ impl Home {
         }
     }
 
+    /// Held by `create` from its "do you lead a team already?" check until the new team is
+    /// the current one (`$TEAMCTL_HOME/create.lock`).
+    pub fn lock_create(&self) -> Result<super::fsutil::LockGuard> {
+        ensure_dir(&self.root)?;
+        super::fsutil::LockGuard::acquire(&self.root.join("create.lock"))
+    }
+
     pub fn exists(&self, team: &Name) -> bool {
         self.team_dir(team).join("config.json").is_file()
     }
@@ -161,6 +168,7 @@ impl Home {
                 members: vec![Member::leader(&candidate, cwd.display().to_string(), now)],
                 tmux_session: None,
                 tmux_fill: None,
+                deleting: None,
                 extra: Default::default(),
             };
             let store = FsStore::new(candidate, dir);

@@ -9,7 +9,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::cursor as cursor_file;
-use super::fsutil::{LockGuard, check_dir, ensure_dir, open_append, open_or_create, with_dir};
+use super::fsutil::{
+    LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, with_subdir,
+};
 use crate::domain::Envelope;
 use crate::error::{IoContext, Result};
 
@@ -45,7 +47,8 @@ pub const INBOX_FILE: &str = "inbox.jsonl";
 /// teammates made 900 files and directories, each a new inode, in the `send` process).
 pub fn prepare(paths: &InboxPaths) -> Result<()> {
     let lock = paths.lock();
-    ensure_dir(lock.parent().expect("lock has a parent"))?;
+    // inboxes/NAME/cursors, never the team directory above them.
+    ensure_dir_levels(lock.parent().expect("lock has a parent"), 3)?;
     open_append(&paths.log())?;
     open_or_create(&lock, fs::OpenOptions::new().write(true))
         .at(&lock)
@@ -68,7 +71,7 @@ pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     // would take the record (and the lock) wherever it points. Two `lstat`s per append.
     check_dir(&paths.dir)?;
     check_dir(lock.parent().expect("lock has a parent"))?;
-    let _guard = with_dir(lock.parent().expect("lock has a parent"), || {
+    let _guard = with_subdir(lock.parent().expect("lock has a parent"), 3, || {
         LockGuard::acquire(&lock)
     })?;
     let log = paths.log();

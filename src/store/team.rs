@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use super::fsutil::{LockGuard, ensure_dir, with_dir, write_atomic};
+use super::fsutil::{LockGuard, ensure_dir, ensure_dir_levels, with_subdir, write_atomic};
 use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
@@ -100,6 +100,29 @@ impl FsStore {
         Ok(&cache.as_ref().expect("filled above").1)
     }
 
+    /// The team file's lock, shared: held by `send` while it checks that the team is not being
+    /// deleted and appends, so `delete`'s mark (taken exclusively) falls before or after the
+    /// whole send, never in between.
+    pub fn hold_shared(&self) -> Result<LockGuard> {
+        LockGuard::shared(&self.dir.join("config.lock")).map_err(|e| {
+            if self.dir.exists() {
+                e
+            } else {
+                Error::failed(format!("team {} no longer exists (deleted)", self.team))
+            }
+        })
+    }
+
+    /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a
+    /// watcher whose directory was removed (and perhaps made again) must arm a new watch.
+    pub fn inbox_dir_id(&self, member: &Name) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(self.inbox(member).dir)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|m| m.ino())
+    }
+
     fn write_config(&self, config: &TeamConfig) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(config)
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
@@ -114,7 +137,16 @@ impl Store for FsStore {
 
     fn load(&self) -> Result<TeamConfig> {
         let path = self.config_path();
-        let bytes = super::fsutil::read(&path).at(&path)?;
+        let bytes = match super::fsutil::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::failed(format!(
+                    "team {} no longer exists (deleted; its team file {} is gone)",
+                    self.team,
+                    path.display()
+                )));
+            }
+            read => read.at(&path)?,
+        };
         serde_json::from_slice(&bytes).map_err(|e| {
             Error::failed(format!(
                 "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",
@@ -160,7 +192,7 @@ impl Store for FsStore {
         let bytes = serde_json::to_vec(state)
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
         let path = self.state_path(member);
-        with_dir(path.parent().expect("state dir"), || {
+        with_subdir(path.parent().expect("state dir"), 1, || {
             slots::store(&path, &bytes)
         })
     }
@@ -180,12 +212,16 @@ impl Store for FsStore {
                 Topic::Inbox(m) => {
                     let paths = self.inbox(m);
                     inbox::prepare(&paths)?;
+                    // The directory above too: a watch on a removed inbox directory is gone
+                    // with it, and its removal or making again must still wake (the worker
+                    // then arms anew; see `inbox_dir_id`).
+                    targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
                     Target::new(paths.dir, &[inbox::INBOX_FILE])
                 }
                 Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
                 Topic::Live => {
                     let dir = self.dir.join("state");
-                    ensure_dir(&dir)?;
+                    ensure_dir_levels(&dir, 1)?;
                     Target::new(dir, &[])
                 }
                 Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),

@@ -114,10 +114,13 @@ fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
         }
     })
     .map_err(|e| Error::failed(e.to_string()))?;
-    for t in targets {
+    let mut dirs: Vec<&Path> = targets.iter().map(|t| t.dir.as_path()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
         watcher
-            .watch(&t.dir, RecursiveMode::NonRecursive)
-            .map_err(|e| Error::failed(format!("{}: {e}", t.dir.display())))?;
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
     }
     Ok(watcher)
 }

@@ -49,6 +49,10 @@ pub fn is_failure_notice(name: &str, text: &str) -> bool {
 /// Messages read per batch: memory stays flat however long the backlog.
 const BATCH: usize = 8;
 
+/// How long a worker whose inbox directory was removed waits before it makes it again: long
+/// enough for a removal of the whole team directory to finish (then nothing is made again).
+const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
+
 /// Recent message ids kept to drop repeats.
 const SEEN: usize = 50;
 
@@ -148,9 +152,9 @@ impl Worker {
             topics.push(Topic::Tasks);
         }
         // Armed before the first read: nothing written after this point can be missed.
-        let _subscription = self
-            .store
-            .subscribe(&topics, Arc::new(move || bell.notify_one()))?;
+        let ring: crate::store::Bell = Arc::new(move || bell.notify_one());
+        let mut _subscription = self.store.subscribe(&topics, ring.clone())?;
+        let mut armed = self.store.inbox_dir_id(&self.name);
         let mut stop = Stoppers {
             interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
             terminate: signal(SignalKind::terminate()).map_err(sig_err)?,
@@ -165,6 +169,36 @@ impl Worker {
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
+            // The inbox directory removed (and perhaps made again by a sender): the watch went
+            // with it. Make it again, arm anew, and read the new log from its start.
+            let now = self.store.inbox_dir_id(&self.name);
+            if now.is_none() || now != armed {
+                if now.is_none() {
+                    // Removed: a removal of the whole team (by hand) is let finish first; a
+                    // team that is gone is not made again, and nothing is written for it.
+                    tokio::select! {
+                        _ = tokio::time::sleep(REMOVAL_SETTLE) => {}
+                        _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
+                        _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
+                        _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                    }
+                    if self.store.config_stamp().is_none() {
+                        self.sink
+                            .note("warning: the team directory is gone; waiting to be ended");
+                        tokio::select! {
+                            _ = self.bell.notified() => continue,
+                            _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
+                            _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
+                            _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                        }
+                    }
+                }
+                _subscription = self.store.subscribe(&topics, ring.clone())?;
+                armed = self.store.inbox_dir_id(&self.name);
+                self.scanned_to = 0;
+                self.sink
+                    .note("warning: the inbox directory was removed; made it again, watching anew");
+            }
             self.scan_control()?;
             if let Some(req) = self.pending_shutdown.take()
                 && self.answer_shutdown(&req).await? == Next::Exit

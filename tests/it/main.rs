@@ -6,6 +6,7 @@ mod common;
 mod core;
 mod lifecycle;
 mod proptest_messages;
+mod races;
 mod reliability;
 mod security;
 mod tasks;

@@ -1,0 +1,626 @@
+//! Races and damaged state (issue 11, items 7-12 and 17): `delete` and `shutdown --all` while
+//! other processes send, concurrent `create`, a removed inbox directory, unknown member fields
+//! across a spawn anew, two leader consoles, and `doctor` on dead or stuck teammates. Races run
+//! real concurrent `teamctl` processes for a few rounds, each round bounded by a deadline.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestEnv, describe, wait_until};
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// An agent command that records each message id it handles into `file`.
+fn recorder(file: &Path) -> String {
+    format!("echo \"$TEAMCTL_MESSAGE_ID\" >> '{}'", file.display())
+}
+
+fn spawn(t: &TestEnv, name: &str, exec: &str) {
+    t.ok(&["spawn", name, "--backend", "process", "--exec", exec]);
+}
+
+fn worker_pid(t: &TestEnv, name: &str) -> u32 {
+    t.member(name)["pid"].as_u64().expect("a pid") as u32
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill {sig} {pid}");
+}
+
+/// A sender's exit: 0 (delivered before the team was marked), or a clear one-line failure
+/// that says the team is (being) deleted. Never a panic, never anything else.
+fn assert_clear_send(out: &Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) | Some(2) => assert!(
+            err.contains("being deleted")
+                || err.contains("no longer exists")
+                || err.contains("no team"),
+            "a send racing delete failed unclearly ({:?}): {err}",
+            out.status.code()
+        ),
+        other => panic!("a send racing delete exited {other:?}: {err}"),
+    }
+}
+
+/// Run `senders` threads that send to `targets` in a loop until `stop`; each send's output is
+/// kept. `sent` counts the sends done.
+fn senders<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    t: &'s TestEnv,
+    targets: &'s [&'s str],
+    stop: &'s AtomicBool,
+    sent: &'s AtomicUsize,
+    outs: &'s Mutex<Vec<Output>>,
+) {
+    for (i, to) in targets.iter().enumerate() {
+        scope.spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let text = format!("s{i} m{n}");
+                let out = t.run(&["send", to, &text]);
+                sent.fetch_add(1, Ordering::Relaxed);
+                outs.lock().unwrap().push(out);
+                n += 1;
+            }
+        });
+    }
+}
+
+/// Item 7: `delete` (and `delete --force`) while other processes send to the team and resume
+/// its stopped teammates, and another spawns new ones. `delete` exits 0 and leaves nothing (no
+/// directory, no worker); every send either went in before the mark or fails clearly; nothing
+/// comes back afterwards.
+#[test]
+fn delete_racing_senders_leaves_nothing_and_senders_fail_clearly() {
+    let t = TestEnv::new();
+    delete_race(&t, "process", Duration::from_secs(12));
+}
+
+/// Item 7 on tmux: no pane of the deleted team is left either.
+#[test]
+fn delete_racing_senders_on_tmux_leaves_no_pane() {
+    let t = TestEnv::with_tmux();
+    delete_race(&t, "tmux", Duration::from_secs(12));
+}
+
+/// Rounds of create, two teammates (one stopped), four senders and a spawner, then `delete`
+/// (`--force` every other round), until `budget` is spent (two rounds at least).
+fn delete_race(t: &TestEnv, backend: &str, budget: Duration) {
+    let deadline = Instant::now() + budget;
+    let mut round = 0;
+    while round < 2 || (round < 6 && Instant::now() < deadline) {
+        t.ok(&["create", "r7"]);
+        for n in ["bob", "amy"] {
+            t.ok(&["spawn", n, "--backend", backend, "--exec", "true"]);
+        }
+        // Stopped: each send to bob resumes it, racing the delete.
+        t.ok(&["kill", "bob"]);
+        let stop = AtomicBool::new(false);
+        let sent = AtomicUsize::new(0);
+        let outs = Mutex::new(Vec::new());
+        let spawns = Mutex::new(Vec::new());
+        let forced = round % 2 == 0;
+        let deleted = std::thread::scope(|s| {
+            senders(s, t, &["bob", "amy", "bob", "*"], &stop, &sent, &outs);
+            s.spawn(|| {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let name = format!("c{n}");
+                    let out = t.run(&["spawn", &name, "--backend", backend, "--exec", "true"]);
+                    spawns.lock().unwrap().push(out);
+                    n += 1;
+                }
+            });
+            wait_until("a few sends", LONG, || sent.load(Ordering::Relaxed) >= 4);
+            let args: &[&str] = if forced {
+                &["delete", "--force"]
+            } else {
+                &["delete", "--timeout", "15"]
+            };
+            let out = t.run(args);
+            // A few more sends after it, to a team that is gone.
+            let after = sent.load(Ordering::Relaxed);
+            wait_until("sends after the delete", LONG, || {
+                sent.load(Ordering::Relaxed) >= after + 4
+            });
+            stop.store(true, Ordering::Relaxed);
+            out
+        });
+        assert!(
+            deleted.status.success(),
+            "round {round}: delete{} failed: {}",
+            if forced { " --force" } else { "" },
+            String::from_utf8_lossy(&deleted.stderr)
+        );
+        let outs = outs.into_inner().unwrap();
+        for out in &outs {
+            assert_clear_send(out);
+        }
+        for out in spawns.into_inner().unwrap() {
+            let code = out.status.code();
+            assert!(
+                matches!(code, Some(0..=2)),
+                "a spawn racing delete exited {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let codes = |c: i32| outs.iter().filter(|o| o.status.code() == Some(c)).count();
+        eprintln!(
+            "round {round} ({backend}): sends exited 0: {}, 1: {}, 2: {}",
+            codes(0),
+            codes(1),
+            codes(2)
+        );
+        assert!(
+            !t.team_dir("r7").exists(),
+            "round {round}: the team directory is left: {:?}",
+            crate::common::snapshot(&t.team_dir("r7"))
+                .iter()
+                .map(|(p, _)| p.clone())
+                .collect::<Vec<_>>()
+        );
+        let left = t.processes();
+        assert!(
+            left.is_empty(),
+            "round {round}: processes of the deleted team run: {}",
+            describe(&left)
+        );
+        if t.socket.is_some() {
+            let panes = t.tmux(&["list-panes", "-a", "-F", "#{@teamctl-agent}"]);
+            let tagged: Vec<String> = String::from_utf8_lossy(&panes.stdout)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect();
+            assert!(tagged.is_empty(), "round {round}: panes left: {tagged:?}");
+        }
+        round += 1;
+    }
+}
+
+/// Item 8: `shutdown --all` while other processes send to its teammates (resuming them once
+/// stopped). The senders stop before the shutdown can end (one teammate's shutdown hook waits
+/// for a file made only then), so an exit 0 must mean every teammate is stopped.
+#[test]
+fn shutdown_all_racing_senders_ends_with_everyone_stopped() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r8"]);
+    for round in 0..2 {
+        let gate = t.work.path().join(format!("gate{round}"));
+        let hook = format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display());
+        if round == 0 {
+            spawn(&t, "bob", "true");
+            spawn(&t, "amy", "true");
+        } else {
+            t.ok(&["resume", "bob"]);
+            t.ok(&["resume", "amy"]);
+        }
+        t.ok(&[
+            "spawn",
+            "slow",
+            "--backend",
+            "process",
+            "--exec",
+            "true",
+            "--on-shutdown",
+            &hook,
+        ]);
+        for n in ["bob", "amy", "slow"] {
+            wait_until(&format!("{n} idle"), LONG, || t.member_status(n) == "idle");
+        }
+        let stop = AtomicBool::new(false);
+        let sent = AtomicUsize::new(0);
+        let outs = Mutex::new(Vec::new());
+        let shut = std::thread::scope(|s| {
+            let child = t
+                .cmd(&["shutdown", "--all", "--timeout", "30"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // bob and amy stop quickly; then the senders resume them while slow's hook runs.
+            wait_until("bob and amy stopped once", LONG, || {
+                t.member_status("bob") == "stopped" && t.member_status("amy") == "stopped"
+            });
+            senders(s, &t, &["bob", "amy"], &stop, &sent, &outs);
+            wait_until("sends resuming them", LONG, || {
+                sent.load(Ordering::Relaxed) >= 6
+                    && (t.member_status("bob") != "stopped" || t.member_status("amy") != "stopped")
+            });
+            stop.store(true, Ordering::Relaxed);
+            child
+        });
+        // Every send has ended: from here nothing resumes anyone.
+        for out in outs.lock().unwrap().iter() {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::fs::write(&gate, "").unwrap();
+        let out = shut.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("round {round}: shutdown --all: {stderr}");
+        match out.status.code() {
+            Some(0) => {
+                let status = t.status();
+                let running: Vec<_> = status["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|m| m["name"] != "team-lead" && m["status"] != "stopped")
+                    .map(|m| format!("{} {}", m["name"], m["status"]))
+                    .collect();
+                assert!(
+                    running.is_empty(),
+                    "round {round}: shutdown --all exited 0 while {running:?} run; stderr: {stderr}"
+                );
+            }
+            Some(1) => assert!(stderr.contains("still running"), "{stderr}"),
+            other => panic!("shutdown --all exited {other:?}: {stderr}"),
+        }
+        t.ok(&["shutdown", "--all", "--force"]);
+    }
+    t.ok(&["delete", "--force"]);
+}
+
+/// Item 9: eight `create x` at once in one home make exactly one team; the others are told
+/// the leader leads it already (exit 2), as the one-team-per-home rule says.
+#[test]
+fn concurrent_creates_make_exactly_one_team() {
+    for round in 0..4 {
+        let t = TestEnv::new();
+        let children: Vec<Child> = (0..8)
+            .map(|_| {
+                t.cmd(&["create", "x"])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let outs: Vec<Output> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
+        let made: Vec<String> = outs
+            .iter()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .collect();
+        assert_eq!(made, ["x"], "round {round}: {outs:?}");
+        for o in outs.iter().filter(|o| !o.status.success()) {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains("you already lead team \"x\""), "{err}");
+        }
+        let teams: Vec<_> = std::fs::read_dir(t.home_path().join("teams"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(teams, ["x"], "round {round}");
+    }
+}
+
+/// Item 10: an inbox directory removed under a running worker is made again (0700) by the
+/// worker, and by a send into it; either way the worker wakes and handles the mail.
+#[test]
+fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestEnv::new();
+    t.ok(&["create", "r10"]);
+    let handled = t.work.path().join("bob.handled");
+    spawn(&t, "bob", &recorder(&handled));
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let dir = t.team_dir("r10").join("inboxes/bob");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+
+    // Removed: the worker notices and makes it again, then takes mail as before.
+    std::fs::remove_dir_all(&dir).unwrap();
+    wait_until("the worker to make its inbox again", LONG, || {
+        dir.join("inbox.jsonl").is_file()
+    });
+    assert_eq!(mode(&dir), 0o700);
+    let id = t.ok(&["send", "bob", "one"]).trim().to_string();
+    wait_until("bob to handle the first message", LONG, || {
+        lines(&handled).contains(&id)
+    });
+
+    // Removed again, and a send comes first: it makes the directory, the worker wakes.
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let id = t.ok(&["send", "bob", "two"]).trim().to_string();
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("cursors")), 0o700);
+    wait_until("bob to handle the second message", LONG, || {
+        lines(&handled).contains(&id)
+    });
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 0, "{report:#}");
+    t.ok(&["delete", "--force"]);
+}
+
+fn doctor(t: &TestEnv) -> (i32, serde_json::Value) {
+    let out = t.run(&["--json", "doctor"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().unwrap(), v)
+}
+
+fn findings(report: &serde_json::Value, check: &str) -> Vec<serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == check && f["level"] != "ok")
+        .cloned()
+        .collect()
+}
+
+/// Items 10 and 17: `doctor` reports a teammate whose worker does not take its mail (here a
+/// stopped process) and a dead one, each naming it and what to do.
+#[test]
+fn doctor_reports_stuck_and_dead_teammates() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r17"]);
+    spawn(&t, "bob", "true");
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(findings(&report, "teammates").is_empty(), "{report:#}");
+
+    // Frozen: idle by its own word, alive, and mail waits that it never takes.
+    let pid = worker_pid(&t, "bob");
+    signal(pid, "-STOP");
+    t.ok(&["send", "bob", "are you there?"]);
+    let mut report = serde_json::Value::Null;
+    wait_until("doctor to report bob's unread mail", LONG, || {
+        let (code, r) = doctor(&t);
+        report = r;
+        code == 1 && !findings(&report, "teammates").is_empty()
+    });
+    let f = &findings(&report, "teammates")[0];
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("bob@r17")
+            && msg.contains("does not take its mail")
+            && msg.contains("1 unread"),
+        "{report:#}"
+    );
+    assert!(
+        f["hint"].as_str().unwrap().contains("teamctl resume"),
+        "{f:#}"
+    );
+    signal(pid, "-CONT");
+    wait_until("bob to take its mail", LONG, || {
+        t.member_status("bob") == "idle" && {
+            let (code, r) = doctor(&t);
+            code == 0 && findings(&r, "teammates").is_empty()
+        }
+    });
+
+    // Dead: its worker killed behind teamctl's back.
+    signal(pid, "-KILL");
+    wait_until("bob dead", LONG, || t.member_status("bob") == "dead");
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 1, "{report:#}");
+    let f = &findings(&report, "teammates")[0];
+    assert!(
+        f["message"].as_str().unwrap().contains("bob@r17 is dead"),
+        "{report:#}"
+    );
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains("teamctl resume --team r17 bob"),
+        "{f:#}"
+    );
+    t.ok(&["resume", "bob"]);
+    wait_until("bob idle again", LONG, || t.member_status("bob") == "idle");
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 0, "{report:#}");
+    t.ok(&["delete", "--force"]);
+}
+
+/// Item 11: fields of a member this version does not know survive a spawn anew of that member.
+#[test]
+fn unknown_member_fields_survive_a_spawn_anew() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r11"]);
+    spawn(&t, "bob", "true");
+    t.ok(&["kill", "bob"]);
+    let path = t.team_dir("r11").join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let bob = config["members"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["name"] == "bob")
+        .unwrap();
+    bob["futureField"] = serde_json::json!({"kept": [1, 2]});
+    bob["x-tool-note"] = "from another tool".into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+
+    spawn(&t, "bob", "cat >/dev/null");
+    let config: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let bob = config["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bob")
+        .unwrap();
+    assert_eq!(
+        bob["futureField"],
+        serde_json::json!({"kept": [1, 2]}),
+        "{bob:#}"
+    );
+    assert_eq!(bob["x-tool-note"], "from another tool", "{bob:#}");
+    assert_eq!(
+        bob["command"], "cat >/dev/null",
+        "the new options apply: {bob:#}"
+    );
+    t.ok(&["delete", "--force"]);
+}
+
+/// A leader console on a pipe, its output lines collected.
+struct Console {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Console {
+    fn start(t: &TestEnv) -> Console {
+        let mut child = t
+            .cmd(&["lead"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let c = Console { child, lines };
+        c.wait_for("the console to start", "teamctl lead:");
+        c
+    }
+
+    fn has(&self, text: &str) -> bool {
+        self.lines.lock().unwrap().iter().any(|l| l.contains(text))
+    }
+
+    fn wait_for(&self, what: &str, text: &str) {
+        let lines = self.lines.clone();
+        wait_until(what, LONG, || {
+            lines.lock().unwrap().iter().any(|l| l.contains(text))
+        });
+    }
+
+    fn quit(mut self) {
+        drop(self.child.stdin.take());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+}
+
+/// Item 12: two leader consoles each show every message, whichever of them reads first, and
+/// neither marks anything read (no shared cursor file).
+#[test]
+fn two_leader_consoles_each_show_every_message() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r12"]);
+    spawn(&t, "bob", "cat >/dev/null");
+    let a = Console::start(&t);
+    let b = Console::start(&t);
+    // b cannot read while a shows the first message: it must still show it afterwards.
+    signal(b.child.id(), "-STOP");
+    t.ok(&["send", "--as", "bob", "team-lead", "first from bob"]);
+    a.wait_for("the first message in console a", "bob: first from bob");
+    signal(b.child.id(), "-CONT");
+    b.wait_for("the first message in console b", "bob: first from bob");
+    for i in 0..5 {
+        let text = format!("more {i}");
+        t.ok(&["send", "--as", "bob", "team-lead", &text]);
+        a.wait_for("a message in console a", &text);
+        b.wait_for("a message in console b", &text);
+    }
+    assert!(a.has("first from bob") && b.has("more 4"));
+    // Nothing marked read, and no cursor of the consoles' on disk.
+    let unread: serde_json::Value =
+        serde_json::from_str(&t.ok(&["--json", "inbox", "--peek"])).unwrap();
+    let texts: Vec<_> = unread
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .filter(|x| x.contains("from bob") || x.starts_with("more"))
+        .collect();
+    assert_eq!(texts.len(), 6, "{unread:#}");
+    let cursors = t.team_dir("r12").join("inboxes/team-lead/cursors");
+    assert!(!cursors.join("console").exists());
+    // A console started now shows what is unread, from its own start.
+    let c = Console::start(&t);
+    c.wait_for("the unread mail in a console started later", "more 4");
+    a.quit();
+    b.quit();
+    c.quit();
+    t.ok(&["delete", "--force"]);
+}
+
+/// Item 7, an interrupted `delete`: the mark stays, sends and starts are refused clearly
+/// (exit 1, nothing appended, nobody resumed), `doctor` reports it, and `delete --force`
+/// finishes it.
+#[test]
+fn an_interrupted_delete_refuses_sends_and_is_finished_by_delete_force() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r7i"]);
+    spawn(&t, "bob", "true");
+    t.ok(&["kill", "bob"]);
+    let path = t.team_dir("r7i").join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let then = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        - 120_000;
+    config["deleting"] = then.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    let before = t.inbox("r7i", "bob").len();
+    let err = t.fails(&["send", "bob", "hello?"], 1);
+    assert!(err.contains("team r7i is being deleted"), "{err}");
+    assert!(err.contains("delete --force"), "{err}");
+    assert_eq!(t.inbox("r7i", "bob").len(), before, "nothing appended");
+    let err = t.fails(&["resume", "bob"], 1);
+    assert!(err.contains("being deleted"), "{err}");
+    let err = t.fails(
+        &["spawn", "amy", "--backend", "process", "--exec", "true"],
+        1,
+    );
+    assert!(err.contains("being deleted"), "{err}");
+    assert_eq!(t.member_status("bob"), "stopped");
+    assert!(t.processes().is_empty(), "{}", describe(&t.processes()));
+    let (code, report) = doctor(&t);
+    assert_eq!(code, 1, "{report:#}");
+    let f = &findings(&report, "teammates")[0];
+    assert!(
+        f["message"].as_str().unwrap().contains("being deleted"),
+        "{report:#}"
+    );
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains("delete --force --team r7i"),
+        "{report:#}"
+    );
+    t.ok(&["delete", "--force"]);
+    assert!(!t.team_dir("r7i").exists());
+}
