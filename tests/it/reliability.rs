@@ -3,8 +3,6 @@
 //! drives the real binary or the library through the same paths the product uses, and checks
 //! by message id, never by time.
 
-
-
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -112,9 +110,9 @@ fn handled_file(t: &TestEnv, team: &str, name: &str) -> PathBuf {
 
 /// Send `text` to `name` in `team`; the message id.
 fn send(t: &TestEnv, team: &str, name: &str, text: &str) -> String {
-    t.ok(&["--team", team, "send", name, text])
-        .trim()
-        .to_string()
+    let out: serde_json::Value =
+        serde_json::from_str(&t.ok(&["--json", "--team", team, "send", name, text])).unwrap();
+    out["id"].as_str().unwrap().to_string()
 }
 
 fn wait_handled(t: &TestEnv, team: &str, name: &str, id: &str) {
@@ -144,7 +142,7 @@ fn assert_no_panic(args: &[&str], out: &Output) {
 fn helper(role: &str, vars: &[(&str, String)]) -> Child {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
-        "helper_process",
+        "reliability::helper_process",
         "--exact",
         "--ignored",
         "--nocapture",
