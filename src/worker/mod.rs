@@ -622,7 +622,8 @@ impl Worker {
                 if why.is_empty() {
                     why = format!("--on-shutdown exited with {}", o.status);
                 }
-                Some(why)
+                // A NUL byte would make the refusal itself undeliverable.
+                Some(why.replace('\0', "\u{fffd}"))
             }
             Err(e) => Some(format!("--on-shutdown could not run: {e}")),
         }

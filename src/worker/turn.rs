@@ -238,8 +238,18 @@ pub async fn run(
     Ok(TurnResult {
         end,
         stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
-        stderr_tail: String::from_utf8_lossy(&tail).into_owned(),
+        stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
     })
+}
+
+/// Output as message text: a NUL byte, which no message may hold (the next turn could not be
+/// given it), becomes U+FFFD, so a reply with one is still delivered.
+fn no_nul(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\u{fffd}")
+    } else {
+        text
+    }
 }
 
 /// The file that receives the whole of a stdout too long for a reply.
@@ -310,10 +320,10 @@ fn escaped_len(c: char) -> usize {
 /// `MAX_REPLY` as JSON, else cut with a marker saying how much was cut and where the whole
 /// text is (written to `path` now if the stream did not spill there already).
 fn fit_reply(kept: &[u8], total: usize, spill: Option<Spill>, path: Option<&Path>) -> String {
-    let text = String::from_utf8_lossy(kept);
+    let text = no_nul(String::from_utf8_lossy(kept).into_owned());
     let escaped: usize = text.chars().map(escaped_len).sum();
     if total <= kept.len() && escaped <= MAX_REPLY {
-        return text.into_owned();
+        return text;
     }
     // The whole text was in memory (it is short in bytes, long only once escaped).
     let spill = spill.unwrap_or_else(|| Spill::open(path, kept));

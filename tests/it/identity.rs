@@ -284,7 +284,9 @@ fn the_newest_leader_shutdown_request_is_answered_after_the_turn() {
 fn forged_protocol_fields_are_refused_at_send() {
     let env = TestEnv::new();
     team_with(&env, &[("bob", "cat"), ("alice", "cat")]);
-    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    wait_until("both idle", T, || {
+        env.member_status("bob") == "idle" && env.member_status("alice") == "idle"
+    });
     let before = home(&env);
     for (as_name, json) in [
         (
@@ -439,6 +441,7 @@ fn send_says_who_got_it() {
 fn look_alike_names_are_refused_at_spawn() {
     let env = TestEnv::new();
     team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
     let before = home(&env);
     for name in ["Bob", "BOB", "Team-Lead", "TEAM-LEAD"] {
         let err = env.fails(&["spawn", name, "--backend", "process", "--exec", "cat"], 2);
@@ -501,4 +504,24 @@ fn the_seeds_literal_shutdown_request_is_accepted() {
     wait_until("both stopped", T, || {
         env.member_status("w") == "stopped" && env.member_status("v") == "stopped"
     });
+}
+
+/// Item 6, the other side: a NUL byte in an agent's output does not make its reply
+/// undeliverable (it is refused in messages now); it arrives as U+FFFD.
+#[test]
+fn a_nul_byte_in_an_agents_output_still_reaches_the_sender() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[
+            ("bin", r"printf 'a\000b'"),
+            ("bad", r"printf 'x\000y' >&2; exit 3"),
+        ],
+    );
+    assert_eq!(
+        env.ok(&["ask", "bin", "go", "--timeout", "30"]),
+        "a\u{fffd}b\n"
+    );
+    let err = env.fails(&["ask", "bad", "go", "--timeout", "30"], 1);
+    assert!(err.contains("x\u{fffd}y"), "{err}");
 }
