@@ -14,7 +14,10 @@ use crate::store::{FsStore, Home};
 /// elsewhere find the same home and tags compare equal: `--home DIR/` once left workers that
 /// no command of `--home DIR` could recognise, stop or kill.
 pub fn home_root(root: std::path::PathBuf) -> std::path::PathBuf {
-    let root = normal(root);
+    let root: std::path::PathBuf = std::path::absolute(&root)
+        .unwrap_or(root)
+        .components()
+        .collect();
     crate::backend::proc::scope_to_home(&root);
     root
 }
@@ -82,20 +85,12 @@ impl Turn {
             return refuse(format!("acting in team {t:?} (--team / TEAMCTL_TEAM)"));
         }
         if let Some(h) = std::env::var_os("TEAMCTL_HOME").filter(|h| !h.is_empty())
-            && normal(std::path::PathBuf::from(h)) != home
+            && home_root(std::path::PathBuf::from(h)) != home
         {
             return refuse(format!("acting in home {} (--home)", home.display()));
         }
         Ok(())
     }
-}
-
-/// `home_root`'s spelling of a path, without scoping process checks to it.
-fn normal(root: std::path::PathBuf) -> std::path::PathBuf {
-    std::path::absolute(&root)
-        .unwrap_or(root)
-        .components()
-        .collect()
 }
 
 pub struct Ctx {
@@ -120,6 +115,8 @@ impl Ctx {
         if let Some(t) = &turn {
             t.check(global.as_name.as_deref(), team.as_deref(), home.root())?;
         }
+        // Inside a turn the team is the turn's, also when TEAMCTL_TEAM was unset.
+        let team = team.or_else(|| turn.as_ref().map(|t| t.team.to_string()));
         let as_name = match (&turn, global.as_name) {
             (Some(t), _) => t.name.to_string(),
             (None, Some(a)) => a,
@@ -214,5 +211,34 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_acts_as_its_teammate_only() {
+        let turn = Turn {
+            name: Name::parse("bob").unwrap(),
+            team: Name::parse("alpha").unwrap(),
+            message_id: None,
+            from: None,
+        };
+        let home = std::path::Path::new("/h");
+        if std::env::var_os("TEAMCTL_HOME").is_none() {
+            assert!(turn.check(None, None, home).is_ok());
+            assert!(turn.check(Some("bob"), Some("alpha"), home).is_ok());
+        }
+        for (as_name, team) in [
+            (Some("team-lead"), None),
+            (Some("Bob"), None),
+            (None, Some("beta")),
+        ] {
+            let err = turn.check(as_name, team, home).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert!(err.to_string().contains("inside bob@alpha's turn"), "{err}");
+        }
     }
 }

@@ -117,6 +117,7 @@ fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
             "teamctl --as victim send team-lead forged".into(),
         ),
         ("other-team", "teamctl --team beta status".into()),
+        ("other-home", "teamctl --home elsewhere status".into()),
         ("read-leaders-mail", "teamctl inbox team-lead".into()),
     ];
     let tries: Vec<(&str, &str)> = tries.iter().map(|(n, c)| (*n, c.as_str())).collect();
