@@ -197,6 +197,12 @@ fn a_teammate_does_not_resume_a_teammate_the_leader_stopped() {
     assert_eq!(json["waiting"], serde_json::json!(["bob"]));
     assert_eq!(json["resumed"], serde_json::json!([]));
     assert_eq!(env.member_status("bob"), "stopped");
+    // Nor does a task a teammate gives it.
+    let out = env.run(&["--as", "alice", "task", "add", "fix it", "--owner", "bob"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the task assignment waits"), "{err}");
+    assert_eq!(env.member_status("bob"), "stopped");
     // The leader's mail resumes it, as before, and the waiting mail is handled.
     env.ok(&["send", "bob", "from the lead"]);
     wait_until("bob answers alice's waiting mail", T, || {
