@@ -43,7 +43,9 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     loop {
         for e in store.read(&me, pos, 256)? {
             pos = e.end;
+            // Only the teammate asked can answer: anyone may write `inReplyTo` in a message.
             if let Item::Message(reply) = e.item
+                && reply.from == target.as_str()
                 && let Body::Message {
                     text,
                     in_reply_to: Some(id),
