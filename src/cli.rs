@@ -36,15 +36,16 @@ pub struct Global {
     #[arg(long, global = true, help_heading = GLOBAL, env = "TEAMCTL_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Act as this member (the sender)
+    // Default: team-lead; inside a teammate's turn (TEAMCTL_AGENT_ID set), that teammate and
+    // no one else (see `context::Turn`).
     #[arg(
         long = "as",
         global = true,
         help_heading = GLOBAL,
         env = "TEAMCTL_AGENT_NAME",
-        default_value = "team-lead",
         value_name = "NAME"
     )]
-    pub as_name: String,
+    pub as_name: Option<String>,
     /// Machine-readable output on stdout
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,

@@ -3,8 +3,8 @@
 use std::io::IsTerminal;
 
 use crate::cli::Global;
-use crate::domain::Name;
 use crate::domain::member::COLORS;
+use crate::domain::{LEADER, Name};
 use crate::error::{Error, Result};
 use crate::output::Painter;
 use crate::store::{FsStore, Home};
@@ -22,10 +22,83 @@ pub fn home_root(root: std::path::PathBuf) -> std::path::PathBuf {
     root
 }
 
+/// The teammate whose turn this command runs in: the worker names it in the turn's
+/// environment (`TEAMCTL_AGENT_ID=NAME@TEAM`, with the message being handled in
+/// `TEAMCTL_MESSAGE_ID` and its sender in `TEAMCTL_FROM`). Inside a turn a command acts as that
+/// teammate and no one else. A guard rail against an agent's mistakes, not a boundary: the
+/// agent runs as the same user and can unset the variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    pub name: Name,
+    pub team: Name,
+    /// The id of the message the turn handles, when the worker gave one.
+    pub message_id: Option<String>,
+    /// Who sent it.
+    pub from: Option<String>,
+}
+
+impl Turn {
+    /// The turn named by the environment, if any: `TEAMCTL_AGENT_ID` set and not empty.
+    pub fn from_env() -> Result<Option<Turn>> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let Some(id) = var("TEAMCTL_AGENT_ID") else {
+            return Ok(None);
+        };
+        let bad = || {
+            Error::bad(format!(
+                "TEAMCTL_AGENT_ID={id:?} is not NAME@TEAM; it names the teammate whose turn this is (unset it outside a turn)"
+            ))
+        };
+        let (name, team) = id.split_once('@').ok_or_else(bad)?;
+        let name = Name::parse(name).map_err(|_| bad())?;
+        let team = Name::parse(team).map_err(|_| bad())?;
+        Ok(Some(Turn {
+            name,
+            team,
+            message_id: var("TEAMCTL_MESSAGE_ID"),
+            from: var("TEAMCTL_FROM"),
+        }))
+    }
+
+    /// Refuse acting as anyone else (another `--as`, another team or home) inside this turn.
+    fn check(
+        &self,
+        as_name: Option<&str>,
+        team: Option<&str>,
+        home: &std::path::Path,
+    ) -> Result<()> {
+        let who = self.name.agent_id(&self.team);
+        let refuse = |what: String| {
+            Err(Error::bad(format!(
+                "this runs inside {who}'s turn (TEAMCTL_AGENT_ID), so it acts as {} only; {what} is refused",
+                self.name
+            )))
+        };
+        if let Some(a) = as_name
+            && a != self.name.as_str()
+        {
+            return refuse(format!("acting as {a:?} (--as / TEAMCTL_AGENT_NAME)"));
+        }
+        if let Some(t) = team
+            && t != self.team.as_str()
+        {
+            return refuse(format!("acting in team {t:?} (--team / TEAMCTL_TEAM)"));
+        }
+        if let Some(h) = std::env::var_os("TEAMCTL_HOME").filter(|h| !h.is_empty())
+            && home_root(std::path::PathBuf::from(h)) != home
+        {
+            return refuse(format!("acting in home {} (--home)", home.display()));
+        }
+        Ok(())
+    }
+}
+
 pub struct Ctx {
     pub home: Home,
     pub team: Option<String>,
     pub as_name: String,
+    /// Set when this command runs inside a teammate's turn.
+    pub turn: Option<Turn>,
     pub json: bool,
     pub paint: Painter,
     /// `spawn --color C`: the new teammate's colour.
@@ -37,6 +110,18 @@ impl Ctx {
     /// `--color` both meanings); elsewhere only auto, always and never are accepted.
     pub fn new(global: Global, spawning: bool) -> Result<Ctx> {
         let home = Home::new(home_root(global.home.unwrap_or_else(Home::default_root)));
+        let team = global.team.filter(|t| !t.is_empty());
+        let turn = Turn::from_env()?;
+        if let Some(t) = &turn {
+            t.check(global.as_name.as_deref(), team.as_deref(), home.root())?;
+        }
+        // Inside a turn the team is the turn's, also when TEAMCTL_TEAM was unset.
+        let team = team.or_else(|| turn.as_ref().map(|t| t.team.to_string()));
+        let as_name = match (&turn, global.as_name) {
+            (Some(t), _) => t.name.to_string(),
+            (None, Some(a)) => a,
+            (None, None) => LEADER.to_string(),
+        };
         let auto = || {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal()
@@ -64,8 +149,9 @@ impl Ctx {
         };
         Ok(Ctx {
             home,
-            team: global.team.filter(|t| !t.is_empty()),
-            as_name: global.as_name,
+            team,
+            as_name,
+            turn,
             json: global.json,
             paint: Painter::new(color),
             member_color,
@@ -86,6 +172,12 @@ impl Ctx {
     pub fn require_leader(&self, what: &str) -> Result<()> {
         if self.me()?.is_leader() {
             Ok(())
+        } else if let Some(t) = &self.turn {
+            Err(Error::bad(format!(
+                "only the leader can {what}; this runs inside {}'s turn (TEAMCTL_AGENT_ID), so it acts as {}",
+                t.name.agent_id(&t.team),
+                t.name
+            )))
         } else {
             Err(Error::bad(format!(
                 "only the leader can {what}; you are acting as {:?} (--as / TEAMCTL_AGENT_NAME)",
@@ -122,5 +214,34 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_acts_as_its_teammate_only() {
+        let turn = Turn {
+            name: Name::parse("bob").unwrap(),
+            team: Name::parse("alpha").unwrap(),
+            message_id: None,
+            from: None,
+        };
+        let home = std::path::Path::new("/h");
+        if std::env::var_os("TEAMCTL_HOME").is_none() {
+            assert!(turn.check(None, None, home).is_ok());
+            assert!(turn.check(Some("bob"), Some("alpha"), home).is_ok());
+        }
+        for (as_name, team) in [
+            (Some("team-lead"), None),
+            (Some("Bob"), None),
+            (None, Some("beta")),
+        ] {
+            let err = turn.check(as_name, team, home).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert!(err.to_string().contains("inside bob@alpha's turn"), "{err}");
+        }
     }
 }

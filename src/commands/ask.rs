@@ -36,14 +36,16 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut pos = store.inbox_end(&me);
     bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
-    super::send::resume_stopped(ctx, &store, std::slice::from_ref(&target))?;
+    super::send::wake(ctx, &store, std::slice::from_ref(&target))?;
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;
     loop {
         for e in store.read(&me, pos, 256)? {
             pos = e.end;
+            // Only the teammate asked can answer: anyone may write `inReplyTo` in a message.
             if let Item::Message(reply) = e.item
+                && reply.from == target.as_str()
                 && let Body::Message {
                     text,
                     in_reply_to: Some(id),

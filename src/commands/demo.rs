@@ -95,6 +95,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<()> {
         home: ctx.home.clone(),
         team: Some(TEAM.into()),
         as_name: LEADER.into(),
+        turn: None,
         json: false,
         paint: ctx.paint,
         member_color: None,

@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 const FIX_ROUNDS: usize = 3;
 
 pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
+    if args.fix {
+        // `--fix` ends processes and panes and removes teams' leftovers: the leader's call.
+        ctx.require_leader("clean up with doctor --fix")?;
+    }
     let mut findings = doctor::check(&ctx.home);
     let mut fixed: Vec<String> = Vec::new();
     let mut failed: Vec<String> = Vec::new();

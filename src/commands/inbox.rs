@@ -4,16 +4,23 @@
 use crate::cli::InboxArgs;
 use crate::context::Ctx;
 use crate::domain::Name;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Item, Store};
 
 pub const READER: &str = "inbox";
 
 pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
+    let me = ctx.me()?;
     let who = match &args.name {
         Some(n) => Name::parse_as(n, "member")?,
-        None => ctx.me()?,
+        None => me.clone(),
     };
+    // Marking another member's mail read is acting as that member: a teammate may only look.
+    if who != me && !me.is_leader() && !args.peek {
+        return Err(Error::bad(format!(
+            "{me} cannot mark {who}'s mail read; look without marking with `teamctl inbox {who} --peek`"
+        )));
+    }
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(who.as_str())?;

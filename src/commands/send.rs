@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Read};
 use crate::bus;
 use crate::cli::SendArgs;
 use crate::context::Ctx;
-use crate::domain::message::VERSION;
-use crate::domain::{Body, Envelope, Name, Recipient};
+use crate::domain::message::{VERSION, new_id};
+use crate::domain::{Body, Envelope, Name, Recipient, Status};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{FsStore, Store};
@@ -23,11 +23,13 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
                 Some(t) => t,
                 None => read_stdin()?,
             };
-            Envelope::new(
-                me.as_str(),
-                recipient.as_str(),
-                Body::message(text, args.summary),
-            )
+            let mut body = Body::message(text, args.summary);
+            if let (Body::Message { in_reply_to, .. }, Some(id)) =
+                (&mut body, report_of(ctx, &recipient))
+            {
+                *in_reply_to = Some(id);
+            }
+            Envelope::new(me.as_str(), recipient.as_str(), body)
         }
     };
     let mut cache = None;
@@ -47,20 +49,99 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         bus::deliver(&store, config, &env)?
     };
     ctx.reconcile(&store)?;
-    let resumed = resume_stopped(ctx, &store, &to)?;
+    // A shutdown request is not work: answering it stops the worker, and resuming one that
+    // answered already would bring it straight back.
+    let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {
+        (Vec::new(), Vec::new())
+    } else {
+        wake(ctx, &store, &to)?
+    };
     if ctx.json {
-        ctx.print_json(&serde_json::json!({
+        let mut out = serde_json::json!({
             "id": env.id,
             "to": to.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
             "resumed": resumed.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
-        }));
+            "waiting": waiting.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
+        });
+        if let Body::Message {
+            in_reply_to: Some(r),
+            ..
+        } = &env.body
+        {
+            out["inReplyTo"] = r.as_str().into();
+        }
+        if let Some(r) = request_id(&env.body) {
+            out["requestId"] = r.into();
+        }
+        ctx.print_json(&out);
     } else {
-        println!("{}", env.id);
+        // Who got it, not a bare id: an agent's turn prints this into its own reply.
+        match recipient {
+            Recipient::All => {
+                let names: Vec<&str> = to.iter().map(|n| n.as_str()).collect();
+                println!("sent to {} members: {}", names.len(), names.join(", "));
+            }
+            Recipient::One(_) => {
+                for n in &to {
+                    println!("sent to {n}");
+                }
+            }
+        }
         for n in resumed {
             eprintln!("teamctl: {n} was not running; resumed it");
         }
+        for n in waiting {
+            eprintln!(
+                "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
+            );
+        }
     }
     Ok(())
+}
+
+/// Inside a turn, a plain message to the sender of the message being handled is a report on
+/// it: it carries that message's id in `inReplyTo`, so `ask` takes it for the answer.
+fn report_of(ctx: &Ctx, to: &Recipient) -> Option<String> {
+    let turn = ctx.turn.as_ref()?;
+    match to {
+        Recipient::One(n) if turn.from.as_deref() == Some(n.as_str()) => turn.message_id.clone(),
+        _ => None,
+    }
+}
+
+/// The request id of a request or response body.
+fn request_id(body: &Body) -> Option<&str> {
+    match body {
+        Body::ShutdownRequest { request_id, .. }
+        | Body::ShutdownResponse { request_id, .. }
+        | Body::PlanApprovalRequest { request_id, .. }
+        | Body::PlanApprovalResponse { request_id, .. } => Some(request_id),
+        _ => None,
+    }
+}
+
+/// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
+/// teammate's mail never brings back one the team file records as stopped (shut down, killed,
+/// or at its `--max-turns`): that was the leader's decision, and the mail waits for
+/// `teamctl resume`. Returns who was resumed and who was left waiting.
+pub fn wake(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<(Vec<Name>, Vec<Name>)> {
+    if ctx.me()?.is_leader() {
+        return Ok((resume_stopped(ctx, store, to)?, Vec::new()));
+    }
+    let config = store.load()?;
+    let (mut wake, mut waiting) = (Vec::new(), Vec::new());
+    for name in to {
+        match config.member(name.as_str()) {
+            Some(m)
+                if !name.is_leader()
+                    && leader::seen_status(m, store.live(name).as_ref()) == Status::Stopped =>
+            {
+                waiting.push(name.clone())
+            }
+            _ => wake.push(name.clone()),
+        }
+    }
+    Ok((resume_stopped(ctx, store, &wake)?, waiting))
 }
 
 /// A leader's shutdown request sent by hand is recorded like `teamctl shutdown` records it, so
@@ -74,6 +155,15 @@ fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
         return Ok(());
     }
     let name = Name::teammate(&env.to)?;
+    let config = store.load()?;
+    if let Some(m) = config.member(name.as_str()) {
+        let status = leader::seen_status(m, store.live(&name).as_ref());
+        if !status.is_running() {
+            return Err(Error::bad(format!(
+                "{name} is not running ({status}); there is nothing to shut down"
+            )));
+        }
+    }
     let (awaited, fresh) = leader::expect_shutdown(store, &name, request_id)?;
     if !fresh {
         return Err(Error::bad(format!(
@@ -136,8 +226,11 @@ fn read_stdin() -> Result<String> {
     Ok(text)
 }
 
-/// Build a structured message from JSON: the body's fields and `type`; `from`, `to`, `v`,
-/// `id` and `timestamp` are filled in (and must agree when given).
+/// Build a structured message from JSON: the body's fields and `type`; `from`, `to`, `id` and
+/// `timestamp` are filled in (`from` and `to` must agree when given). An `id` is refused: ids
+/// are teamctl's, and a chosen one could shadow another message. A `v` other than the
+/// supported version is refused, not rewritten. `request_id` is taken for `requestId`, and a
+/// request without one gets a fresh id.
 pub fn structured(me: &Name, to: &Recipient, json: &str) -> Result<Envelope> {
     let value: serde_json::Value = serde_json::from_str(json)
         .map_err(|e| Error::bad(format!("--structured is not valid JSON: {e}")))?;
@@ -156,9 +249,38 @@ pub fn structured(me: &Name, to: &Recipient, json: &str) -> Result<Envelope> {
             _ => {}
         }
     }
+    if obj.contains_key("id") {
+        return Err(Error::bad(
+            "--structured must not give an \"id\": message ids are teamctl's (a request's own id goes in \"requestId\")",
+        ));
+    }
+    match obj.get("v") {
+        None => {}
+        Some(v) if v.as_u64() == Some(u64::from(VERSION)) => {}
+        Some(v) => {
+            return Err(Error::bad(format!(
+                "--structured says v {v}; this teamctl writes version {VERSION} only (leave \"v\" out)"
+            )));
+        }
+    }
+    if let Some(alias) = obj.remove("request_id") {
+        if obj.get("requestId").is_some_and(|r| *r != alias) {
+            return Err(Error::bad(
+                "--structured gives both requestId and request_id, and they differ; give one",
+            ));
+        }
+        obj.insert("requestId".into(), alias);
+    }
+    let is_request = matches!(
+        obj.get("type").and_then(|t| t.as_str()),
+        Some("shutdown_request" | "plan_approval_request")
+    );
+    if is_request && !obj.contains_key("requestId") {
+        obj.insert("requestId".into(), new_id().into());
+    }
     let fresh = Envelope::new(me.as_str(), to.as_str(), Body::message("x", None));
     obj.insert("v".into(), VERSION.into());
-    obj.entry("id").or_insert(fresh.id.into());
+    obj.insert("id".into(), fresh.id.into());
     obj.insert("from".into(), me.as_str().into());
     obj.insert("to".into(), to.as_str().into());
     obj.insert("timestamp".into(), fresh.timestamp.into());
@@ -166,4 +288,57 @@ pub fn structured(me: &Name, to: &Recipient, json: &str) -> Result<Envelope> {
         .map_err(|e| Error::bad(format!("invalid structured message: {e}")))?;
     env.validate()?;
     Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(from: &str, json: &str) -> Result<Envelope> {
+        let to = Recipient::parse("bob").unwrap();
+        structured(&Name::parse(from).unwrap(), &to, json)
+    }
+
+    #[test]
+    fn the_seeds_literal_shutdown_request_gets_a_request_id() {
+        let env = build("team-lead", r#"{"type":"shutdown_request"}"#).unwrap();
+        assert!(
+            matches!(&env.body, Body::ShutdownRequest { request_id, .. } if !request_id.is_empty())
+        );
+        let env = build(
+            "team-lead",
+            r#"{"type":"shutdown_request","request_id":"r7","reason":"done"}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(&env.body, Body::ShutdownRequest { request_id, .. } if request_id == "r7")
+        );
+        let both = r#"{"type":"shutdown_request","request_id":"a","requestId":"b"}"#;
+        assert_eq!(build("team-lead", both).unwrap_err().exit_code(), 2);
+        let same = r#"{"type":"shutdown_request","request_id":"a","requestId":"a"}"#;
+        assert!(build("team-lead", same).is_ok());
+        // A response must name the request it answers: nothing is made up for it.
+        let resp = r#"{"type":"plan_approval_response","approve":true}"#;
+        assert!(build("team-lead", resp).is_err());
+        let resp = r#"{"type":"plan_approval_response","request_id":"p","approve":true}"#;
+        assert!(build("team-lead", resp).is_ok());
+    }
+
+    #[test]
+    fn ids_are_teamctls_and_other_versions_are_refused() {
+        let with_id = r#"{"type":"shutdown_request","requestId":"r","id":"mine"}"#;
+        assert_eq!(build("team-lead", with_id).unwrap_err().exit_code(), 2);
+        let v2 = r#"{"type":"shutdown_request","requestId":"r","v":2}"#;
+        assert_eq!(build("team-lead", v2).unwrap_err().exit_code(), 2);
+        let v1 = r#"{"type":"shutdown_request","requestId":"r","v":1}"#;
+        assert_eq!(build("team-lead", v1).unwrap().v, VERSION);
+    }
+
+    #[test]
+    fn only_the_leader_asks_for_a_shutdown_or_answers_a_plan() {
+        let req = r#"{"type":"shutdown_request","requestId":"r"}"#;
+        assert_eq!(build("alice", req).unwrap_err().exit_code(), 2);
+        let ok = r#"{"type":"plan_approval_response","requestId":"r","approve":true}"#;
+        assert_eq!(build("alice", ok).unwrap_err().exit_code(), 2);
+    }
 }

@@ -13,10 +13,34 @@ use crate::leader;
 use crate::store::Store;
 use crate::worktree;
 
+/// Refuse a new name that differs from a member's (the leader's included) only in case:
+/// `Bob` beside `bob`, or `Team-Lead`, would be told apart by nobody reading the board.
+/// Members that already look alike (teams made before this check) keep working.
+fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
+    if config.member(name.as_str()).is_some() {
+        // Spawned anew in its own place: not a new name.
+        return Ok(());
+    }
+    match config
+        .members
+        .iter()
+        .find(|m| m.name != *name && m.name.as_str().eq_ignore_ascii_case(name.as_str()))
+    {
+        Some(m) => Err(Error::bad(format!(
+            "{name:?} differs from {:?}, already in team {}, only in case; choose a name that differs in more than case",
+            m.name.as_str(),
+            config.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
     let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;
+    // Checked before anything is written, and again in the update (a racing spawn).
+    look_alike(&store.load()?, &name)?;
     let cwd = resolve_cwd(args.cwd.as_ref())?;
     if args.turn_timeout == Some(0) || args.max_turns == Some(0) {
         return Err(Error::bad(
@@ -108,6 +132,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     let written = store.update(&mut |cfg| {
         // Under the team file's lock: `delete` sees this member when it looks after its mark.
         cfg.refuse_if_deleting()?;
+        look_alike(cfg, &name)?;
         let mut m = member.clone();
         let color = match cfg.member(name.as_str()) {
             Some(old) => old.color.clone(),

@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::{
     TaskAddArgs, TaskClaimArgs, TaskCommand, TaskDoneArgs, TaskIdArg, TaskUpdateArgs,
 };
-use crate::commands::send::resume_stopped;
+use crate::commands::send::wake;
 use crate::context::Ctx;
 use crate::domain::task::{Change, NewTask, Task, TaskList, TaskStatus, ids};
 use crate::domain::time::{age, now_ms};
@@ -325,7 +325,8 @@ fn done(ctx: &Ctx, args: TaskDoneArgs) -> Result<()> {
 }
 
 /// Send `task`'s owner a `task_assignment` (not to oneself, not to the leader, who runs no
-/// worker), and start the owner again if it is stopped, so the task gets done.
+/// worker), and start the owner again if it is down, so the task gets done (a teammate's
+/// assignment waits for one the leader stopped).
 pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<()> {
     let Some(owner) = &task.owner else {
         return Ok(());
@@ -336,8 +337,15 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
     let config = store.load()?;
     let env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
     bus::deliver(store, &config, &env)?;
-    for n in resume_stopped(ctx, store, std::slice::from_ref(owner))? {
+    // A teammate's assignment does not bring back one the leader stopped (see `send::wake`).
+    let (resumed, waiting) = wake(ctx, store, std::slice::from_ref(owner))?;
+    for n in resumed {
         eprintln!("teamctl: {n} was not running; resumed it");
+    }
+    for n in waiting {
+        eprintln!(
+            "teamctl: {n} is stopped; the task assignment waits in its inbox until the leader resumes it"
+        );
     }
     Ok(())
 }

@@ -49,11 +49,13 @@ pub enum Body {
         summary: Option<String>,
     },
     ShutdownRequest {
+        #[serde(alias = "request_id")]
         request_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
     ShutdownResponse {
+        #[serde(alias = "request_id")]
         request_id: String,
         approve: Approve,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,10 +66,12 @@ pub enum Body {
         backend_type: Option<BackendType>,
     },
     PlanApprovalRequest {
+        #[serde(alias = "request_id")]
         request_id: String,
         plan: String,
     },
     PlanApprovalResponse {
+        #[serde(alias = "request_id")]
         request_id: String,
         approve: Approve,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +95,40 @@ impl Body {
             Body::PlanApprovalResponse { .. } => "plan_approval_response",
             Body::TaskAssignment { .. } => "task_assignment",
         }
+    }
+
+    /// Whether any text of the body holds a NUL byte: a turn gets the text in its
+    /// environment, where NUL cannot be, so such a message could never be handled.
+    pub fn has_nul(&self) -> bool {
+        let texts: Vec<&str> = match self {
+            Body::Message {
+                text,
+                summary,
+                in_reply_to,
+            } => vec![text, summary, in_reply_to.as_deref().unwrap_or("")],
+            Body::IdleNotification { summary, .. } => vec![summary.as_deref().unwrap_or("")],
+            Body::ShutdownRequest { request_id, reason } => {
+                vec![request_id, reason.as_deref().unwrap_or("")]
+            }
+            Body::ShutdownResponse {
+                request_id,
+                reason,
+                pane_id,
+                ..
+            } => vec![
+                request_id,
+                reason.as_deref().unwrap_or(""),
+                pane_id.as_deref().unwrap_or(""),
+            ],
+            Body::PlanApprovalRequest { request_id, plan } => vec![request_id, plan],
+            Body::PlanApprovalResponse {
+                request_id,
+                feedback,
+                ..
+            } => vec![request_id, feedback.as_deref().unwrap_or("")],
+            Body::TaskAssignment { subject, .. } => vec![subject],
+        };
+        texts.iter().any(|t| t.contains('\0'))
     }
 
     pub fn is_structured(&self) -> bool {
@@ -317,6 +355,12 @@ impl Envelope {
         if !broadcast {
             Name::parse_as(&self.to, "recipient")?;
         }
+        if self.body.has_nul() {
+            return bad(
+                "it contains a NUL byte (\\0), which no agent command can be given; remove it"
+                    .into(),
+            );
+        }
         if broadcast && self.body.is_structured() {
             return bad("structured messages cannot be broadcast to *; name one recipient".into());
         }
@@ -334,8 +378,15 @@ impl Envelope {
                     ));
                 }
             }
-            Body::ShutdownRequest { request_id, .. }
-            | Body::PlanApprovalRequest { request_id, .. } => {
+            Body::ShutdownRequest { request_id, .. } => {
+                if request_id.trim().is_empty() {
+                    return bad("requestId is empty".into());
+                }
+                if self.from != LEADER {
+                    return bad(format!("only {LEADER} may ask a teammate to shut down"));
+                }
+            }
+            Body::PlanApprovalRequest { request_id, .. } => {
                 if request_id.trim().is_empty() {
                     return bad("requestId is empty".into());
                 }
@@ -492,6 +543,58 @@ mod tests {
         };
         assert!(r("team-lead").validate().is_ok());
         assert!(r("alice").validate().is_err());
+    }
+
+    #[test]
+    fn shutdown_requests_only_from_the_leader() {
+        let r = |from: &str| {
+            msg(
+                from,
+                "bob",
+                Body::ShutdownRequest {
+                    request_id: "r".into(),
+                    reason: None,
+                },
+            )
+        };
+        assert!(r("team-lead").validate().is_ok());
+        assert_eq!(r("alice").validate().unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn a_nul_byte_anywhere_in_a_body_is_refused() {
+        let err = msg("bob", "a", Body::message("a\0b", None))
+            .validate()
+            .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("NUL"), "{err}");
+        let plan = Body::PlanApprovalRequest {
+            request_id: "r".into(),
+            plan: "1.\0".into(),
+        };
+        assert!(msg("bob", "team-lead", plan).validate().is_err());
+        // An escaped backslash-zero is text, not a NUL.
+        assert!(
+            msg("bob", "a", Body::message(r"a\0b", None))
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn request_id_is_read_in_snake_case_too() {
+        let e = env(
+            r#"{"v":1,"id":"x","type":"shutdown_request","from":"team-lead","to":"a","request_id":"r1","timestamp":"t"}"#,
+        );
+        assert!(
+            matches!(e.body, Body::ShutdownRequest { ref request_id, .. } if request_id == "r1")
+        );
+        // Written back in the SPEC's spelling.
+        assert!(
+            String::from_utf8(e.to_line().unwrap())
+                .unwrap()
+                .contains(r#""requestId":"r1""#)
+        );
     }
 
     #[test]

@@ -265,8 +265,13 @@ impl Worker {
                 continue;
             }
             match env.body {
-                Body::ShutdownRequest { .. } if self.pending_shutdown.is_none() => {
-                    self.pending_shutdown = Some(*env);
+                // The leader's newest request is the one answered (it is the one the leader
+                // waits for); older ones still queued are settled by that answer. Anyone
+                // else's request is left to `handle`, which ignores it.
+                Body::ShutdownRequest { .. } if env.from == LEADER => {
+                    if let Some(old) = self.pending_shutdown.replace(*env) {
+                        self.remember_control(&old.id);
+                    }
                 }
                 Body::PlanApprovalResponse { .. } => self.keep_plan_reply(*env),
                 _ => {}
@@ -350,9 +355,26 @@ impl Worker {
             env: self.turn_env(env, text, &extra_env),
             stdin: text.to_string(),
             timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
+            spill: Some(self.reply_file(env)),
         };
+        // Where the sender's inbox ends now: a report the turn sends itself lands after it.
+        let sender_end = Name::parse(&env.from)
+            .ok()
+            .map(|n| (self.store.inbox_end(&n), n));
         let result = self.run_spec(&spec, stop).await;
-        self.answer(env, &result)?;
+        if result.succeeded()
+            && let Some((from, sender)) = &sender_end
+            && self.reported(sender, *from, &env.id)
+        {
+            // The agent answered with `teamctl send` (which carried `inReplyTo`): that was
+            // the answer, `ask` took it; its stdout stays in the pane and the log only.
+            self.sink.note(&format!(
+                "{} already has this turn's report (teamctl send); its output is not sent again",
+                env.from
+            ));
+        } else {
+            self.answer(env, &result)?;
+        }
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
             TurnEnd::Interrupted => IdleReason::Interrupted,
@@ -430,6 +452,33 @@ impl Worker {
         ];
         vars.extend(extra.iter().cloned());
         vars
+    }
+
+    /// The file that gets the whole of a reply too long to send: `replies/ID.txt` in the team
+    /// directory, by the message's id (any other id spelling gets a fresh one).
+    fn reply_file(&self, env: &Envelope) -> PathBuf {
+        let id = if !env.id.is_empty()
+            && env.id.len() <= 64
+            && env
+                .id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            env.id.clone()
+        } else {
+            crate::domain::message::new_id()
+        };
+        self.store.dir().join("replies").join(format!("{id}.txt"))
+    }
+
+    /// Whether `sender`'s inbox, from byte `from` on, holds a message of ours in reply to `id`.
+    fn reported(&self, sender: &Name, from: u64, id: &str) -> bool {
+        crate::store::entries(&self.store, sender, from)
+            .map_while(|e| e.ok())
+            .any(|e| {
+                matches!(&e.item, Item::Message(m) if m.from == self.name.as_str()
+                    && matches!(&m.body, Body::Message { in_reply_to: Some(r), .. } if r == id))
+            })
     }
 
     /// Send the turn's stdout (or a failure notice) back to the sender. A teammate's reply is
@@ -607,7 +656,8 @@ impl Worker {
                 if why.is_empty() {
                     why = format!("--on-shutdown exited with {}", o.status);
                 }
-                Some(why)
+                // A NUL byte would make the refusal itself undeliverable.
+                Some(why.replace('\0', "\u{fffd}"))
             }
             Err(e) => Some(format!("--on-shutdown could not run: {e}")),
         }

@@ -72,6 +72,7 @@ impl Worker {
                 env: vars,
                 stdin: text.to_string(),
                 timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
+                spill: None,
             };
             let result = self.run_spec(&spec, stop).await;
             match result.end {

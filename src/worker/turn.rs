@@ -1,10 +1,13 @@
 //! One turn: the agent command run through `sh -c` in its own process group, the message on
 //! stdin and in the environment, output streamed live to the pane and the log, stdout kept
 //! for the reply. A turn ends when the command exits, or is interrupted, timed out or the
-//! worker is told to stop; whatever is left of its process group ends with it.
+//! worker is told to stop; whatever is left of its process group ends with it. A stdout too
+//! long for a reply is written whole to a private file and the reply is cut with a marker.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -17,7 +20,9 @@ use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
 
-/// The largest reply kept from a turn's stdout.
+/// The largest reply kept from a turn's stdout, measured as it is written in the inbox record
+/// (JSON escaping included, so it always fits the 1 MiB record limit). A longer one is cut
+/// with a marker naming the file that holds the whole of it (`TurnSpec::spill`).
 pub const MAX_REPLY: usize = 1024 * 1024 - 16 * 1024;
 
 /// Environment values longer than this are cut (the kernel refuses single strings over
@@ -39,6 +44,8 @@ pub struct TurnSpec {
     pub env: Vec<(String, String)>,
     pub stdin: String,
     pub timeout: Option<Duration>,
+    /// Where the whole stdout is written (0600) when it is too long for a reply.
+    pub spill: Option<PathBuf>,
 }
 
 /// How a turn ended.
@@ -147,6 +154,8 @@ pub async fn run(
     let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 4096]);
     let (mut out_open, mut err_open) = (true, true);
     let mut stdout = Vec::new();
+    let mut total = 0usize;
+    let mut spill: Option<Spill> = None;
     let mut tail: Vec<u8> = Vec::new();
     let mut status = None;
     let mut end: Option<TurnEnd> = None;
@@ -172,6 +181,14 @@ pub async fn run(
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
                     sink.output(&obuf[..n]);
+                    total += n;
+                    if total > MAX_REPLY && spill.is_none() {
+                        // From here on the whole text goes to the file too.
+                        spill = Some(Spill::open(spec.spill.as_deref(), &stdout));
+                    }
+                    if let Some(f) = &mut spill {
+                        f.write(&obuf[..n]);
+                    }
                     let room = MAX_REPLY.saturating_sub(stdout.len());
                     stdout.extend_from_slice(&obuf[..n.min(room)]);
                 }
@@ -220,7 +237,111 @@ pub async fn run(
     });
     Ok(TurnResult {
         end,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr_tail: String::from_utf8_lossy(&tail).into_owned(),
+        stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
+        stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
     })
+}
+
+/// Output as message text: a NUL byte, which no message may hold (the next turn could not be
+/// given it), becomes U+FFFD, so a reply with one is still delivered.
+fn no_nul(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\u{fffd}")
+    } else {
+        text
+    }
+}
+
+/// The file that receives the whole of a stdout too long for a reply.
+struct Spill {
+    path: Option<PathBuf>,
+    file: std::result::Result<std::fs::File, String>,
+}
+
+impl Spill {
+    /// Open `path` (private, never through a symlink) and write `start`, what came so far.
+    fn open(path: Option<&Path>, start: &[u8]) -> Spill {
+        let Some(path) = path else {
+            return Spill {
+                path: None,
+                file: Err("no file was given for it".into()),
+            };
+        };
+        let file = (|| {
+            if let Some(dir) = path.parent() {
+                crate::store::fsutil::ensure_dir(dir).map_err(|e| e.to_string())?;
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            f.write_all(start)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(f)
+        })();
+        Spill {
+            path: Some(path.to_path_buf()),
+            file,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if let Ok(f) = &mut self.file
+            && let Err(e) = f.write_all(bytes)
+        {
+            self.file = Err(e.to_string());
+        }
+    }
+
+    /// Where the whole text is, for the marker.
+    fn whereabouts(&self) -> String {
+        match (&self.file, &self.path) {
+            (Ok(_), Some(p)) => format!("the whole reply is in {}", p.display()),
+            (Err(e), _) => format!("the whole reply could not be kept ({e})"),
+            (Ok(_), None) => "the whole reply was not kept".into(),
+        }
+    }
+}
+
+/// How many bytes `c` takes in a JSON string.
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// The reply made of `kept`, the first bytes of a stdout of `total` bytes: whole when it fits
+/// `MAX_REPLY` as JSON, else cut with a marker saying how much was cut and where the whole
+/// text is (written to `path` now if the stream did not spill there already).
+fn fit_reply(kept: &[u8], total: usize, spill: Option<Spill>, path: Option<&Path>) -> String {
+    let text = no_nul(String::from_utf8_lossy(kept).into_owned());
+    let escaped: usize = text.chars().map(escaped_len).sum();
+    if total <= kept.len() && escaped <= MAX_REPLY {
+        return text;
+    }
+    // The whole text was in memory (it is short in bytes, long only once escaped).
+    let spill = spill.unwrap_or_else(|| Spill::open(path, kept));
+    // Room for the marker and the record's other fields.
+    let budget = MAX_REPLY - 1024;
+    let mut used = 0;
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        used += escaped_len(c);
+        if used > budget {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let shown = &text[..end];
+    format!(
+        "{shown}\n[teamctl: reply cut: {} of {total} bytes not shown; {}]\n",
+        total.saturating_sub(shown.len()),
+        spill.whereabouts()
+    )
 }

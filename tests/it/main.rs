@@ -4,6 +4,7 @@
 mod common;
 
 mod core;
+mod identity;
 mod lifecycle;
 mod proptest_messages;
 mod races;

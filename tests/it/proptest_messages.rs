@@ -159,9 +159,8 @@ fn model_valid(e: &Envelope) -> bool {
     let body = match &e.body {
         Body::Message { text, .. } => !blank(text),
         Body::IdleNotification { .. } => e.to == lead,
-        Body::ShutdownRequest { request_id, .. } | Body::PlanApprovalRequest { request_id, .. } => {
-            !blank(request_id)
-        }
+        Body::ShutdownRequest { request_id, .. } => !blank(request_id) && e.from == lead,
+        Body::PlanApprovalRequest { request_id, .. } => !blank(request_id),
         Body::ShutdownResponse {
             request_id,
             approve,
@@ -179,7 +178,21 @@ fn model_valid(e: &Envelope) -> bool {
         .map(|v| v.len() + 1)
         .unwrap_or(usize::MAX)
         <= MAX_MESSAGE_BYTES;
-    base && body && size_ok
+    // No agent could be given a NUL byte (a turn's environment cannot hold one).
+    let no_nul = !strings(&serde_json::to_value(&e.body).unwrap())
+        .iter()
+        .any(|s| s.contains('\0'));
+    base && body && size_ok && no_nul
+}
+
+/// Every string in a JSON value.
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    match v {
+        serde_json::Value::String(s) => vec![s.clone()],
+        serde_json::Value::Object(o) => o.values().flat_map(strings).collect(),
+        serde_json::Value::Array(a) => a.iter().flat_map(strings).collect(),
+        _ => Vec::new(),
+    }
 }
 
 // ---------- message properties ----------

@@ -110,9 +110,9 @@ fn handled_file(t: &TestEnv, team: &str, name: &str) -> PathBuf {
 
 /// Send `text` to `name` in `team`; the message id.
 fn send(t: &TestEnv, team: &str, name: &str, text: &str) -> String {
-    t.ok(&["--team", team, "send", name, text])
-        .trim()
-        .to_string()
+    let out: serde_json::Value =
+        serde_json::from_str(&t.ok(&["--json", "--team", team, "send", name, text])).unwrap();
+    out["id"].as_str().unwrap().to_string()
 }
 
 fn wait_handled(t: &TestEnv, team: &str, name: &str, id: &str) {
