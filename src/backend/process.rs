@@ -21,6 +21,11 @@ impl ProcessBackend {
             .try_clone()
             .map_err(|e| Error::failed(format!("{}: {e}", launch.log.display())))?;
         let mut cmd = Command::new(&launch.program);
+        // A worker started from inside a teammate's turn (a send that resumes someone) must
+        // not inherit that turn's identity; the launch sets the worker's own.
+        for var in super::tmux::run::IDENTITY_VARS {
+            cmd.env_remove(var);
+        }
         cmd.args(&launch.args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             // A detached worker has no pane, even when spawned from inside one.
@@ -96,4 +101,40 @@ pub fn end_turn(member: &Member, live: Option<&LiveState>, grace: Duration) {
         proc::end_group(pgid, grace, || proc::is_agent_process(pgid as u32, id));
     }
     proc::end_tagged(id, grace);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Name;
+
+    #[test]
+    fn a_worker_never_inherits_the_identity_of_the_turn_that_started_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let launch = Launch {
+            team: Name::parse("alpha").unwrap(),
+            member: Name::parse("bob").unwrap(),
+            agent_id: "bob@alpha".into(),
+            program: "/bin/true".into(),
+            args: vec![],
+            env: vec![("TEAMCTL_AGENT_ID".into(), "bob@alpha".into())],
+            cwd: dir.path().to_path_buf(),
+            log: dir.path().join("bob.log"),
+            color: "blue".into(),
+            console: vec![],
+            fill: None,
+        };
+        let cmd = ProcessBackend::command(&launch).unwrap();
+        let envs: Vec<(String, Option<String>)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                let v = v.map(|v| v.to_string_lossy().into_owned());
+                (k.to_string_lossy().into_owned(), v)
+            })
+            .collect();
+        for var in ["TEAMCTL_FROM", "TEAMCTL_MESSAGE_ID", "TEAMCTL_AGENT_NAME"] {
+            assert!(envs.contains(&(var.into(), None)), "{var} not removed: {envs:?}");
+        }
+        assert!(envs.contains(&("TEAMCTL_AGENT_ID".into(), Some("bob@alpha".into()))));
+    }
 }

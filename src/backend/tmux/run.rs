@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 use super::argv::{self, Cmd, Server};
 use crate::error::Error;
 
-/// Variables naming an agent, never passed to tmux (the server would hand them to panes).
-const IDENTITY_VARS: &[&str] = &[
+/// Variables naming an agent or its turn, never passed to tmux (the server would hand them to
+/// panes) nor to a detached worker started from inside a turn (`backend::process`).
+pub const IDENTITY_VARS: &[&str] = &[
     "TEAMCTL_AGENT_ID",
     "TEAMCTL_AGENT_NAME",
     "TEAMCTL_TEAM",
