@@ -1,4 +1,4 @@
-_teamctl() {
+_teamctl_static() {
     local i cur prev opts cmd
     COMPREPLY=()
     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -253,7 +253,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -261,7 +264,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -287,7 +290,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -295,7 +301,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -317,7 +323,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -325,7 +334,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -347,7 +356,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -355,7 +367,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -385,7 +397,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -393,7 +408,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -419,7 +434,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -427,7 +445,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -449,7 +467,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -457,7 +478,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -479,7 +500,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -487,7 +511,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -932,18 +956,25 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__inbox)
-            opts="-h --peek --all --team --home --as --json --color --help"
+            opts="-h --peek --all --type --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -951,7 +982,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -973,7 +1004,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -981,7 +1015,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1003,7 +1037,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1011,7 +1048,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1033,7 +1070,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1041,7 +1081,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1075,7 +1115,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1083,7 +1126,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1105,7 +1148,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1113,7 +1159,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1135,7 +1181,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1143,7 +1192,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1235,7 +1284,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1243,7 +1295,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1269,7 +1321,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1277,7 +1332,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1299,7 +1354,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1307,7 +1365,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1337,7 +1395,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1345,7 +1406,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1375,7 +1436,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1383,7 +1447,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1449,7 +1513,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1457,7 +1524,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1479,7 +1546,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1487,7 +1557,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1509,7 +1579,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1517,7 +1590,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1555,7 +1628,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1563,7 +1639,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1585,7 +1661,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1593,7 +1672,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1619,7 +1698,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1627,7 +1709,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1761,7 +1843,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1769,7 +1854,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1791,7 +1876,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1799,7 +1887,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1833,7 +1921,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1841,7 +1932,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1867,7 +1958,10 @@ _teamctl() {
                     return 0
                     ;;
                 --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --as)
@@ -1875,7 +1969,7 @@ _teamctl() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1893,3 +1987,16 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _teamctl -o bashdefault -o default teamctl
 fi
+
+
+# Teammate names, task ids, teams and option values from the current team (`teamctl
+# __complete` prints them), else the generated completion above.
+_teamctl() {
+    local -a found
+    mapfile -t found < <(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+    if [ ${#found[@]} -gt 0 ]; then
+        COMPREPLY=("${found[@]}")
+        return 0
+    fi
+    _teamctl_static "$@"
+}

@@ -24,10 +24,19 @@ function __fish_teamctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_needs_command" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_needs_command" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_needs_command" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_needs_command" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Make a team and lead it'
@@ -35,7 +44,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Stop ev
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "spawn" -d 'Start a teammate'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message (TEXT from stdin when absent)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "ask" -d 'Send a message and print the reply'
-complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Show unread messages and mark them read'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Show unread messages (idle notifications only with --type or --all) and mark them read'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Every member\'s state'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Block until teammates are idle or stopped'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to stop (request, response, then the pane is closed)'
@@ -52,17 +61,35 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a dem
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds to wait for shutdown responses' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
@@ -79,119 +106,255 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-required -d 'Run --plan before each turn and wait for the leader\'s approval'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 'Claim the next task whenever idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds to wait for the reply' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l peek -d 'Show without marking read'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Show every message, read or not'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Show every message, read or not, idle notifications included'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l watch -d 'A live board, redrawn on file events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds to wait before giving up (exit 1)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds to wait for the answers before giving up (exit 1)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l all -d 'Stop every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Kill without the handshake'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l no-wait -d 'Send the request and return; the next leader command acts on the response'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l remove-worktree -d 'Also remove the teammate\'s git worktree'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "list" -d 'Pending plan approval requests'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "approve" -d 'Approve NAME\'s pending plan'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "list" -d 'Pending plan approval requests'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "approve" -d 'Approve NAME\'s pending plan'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "add" -d 'Add a task'
@@ -204,44 +367,98 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a task'
@@ -251,46 +468,100 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'Clean up what was found'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l stop -d 'Stop the demo team and remove it'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l as -d 'Act as this member (the sender)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "create" -d 'Make a team and lead it'
@@ -298,7 +569,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "spawn" -d 'Start a teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "send" -d 'Send a message (TEXT from stdin when absent)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "ask" -d 'Send a message and print the reply'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "inbox" -d 'Show unread messages and mark them read'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "inbox" -d 'Show unread messages (idle notifications only with --type or --all) and mark them read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "status" -d 'Every member\'s state'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "wait" -d 'Block until teammates are idle or stopped'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "shutdown" -d 'Ask teammates to stop (request, response, then the pane is closed)'
@@ -323,3 +594,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "claim" -d 'Claim a task (the first claimable one without ID)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "done" -d 'Mark a task completed'
+
+# Teammate names, task ids, teams and option values from the current team (`teamctl
+# __complete` prints them); elsewhere the completions above.
+function __teamctl_dynamic
+    set -l words (commandline -opc)
+    command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
+end
+complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'

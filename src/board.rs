@@ -107,7 +107,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
         ctx.paint.dim(&summary(rows))
     );
     out.push_str(&format!(
-        "{:<16} {:<22} {:>6}  {:<6} {:<10} {:<9} {}\n",
+        "{:<16} {:<22}  {:>6}  {:<6} {:<10} {:<9}  {}\n",
         "NAME", "STATE", "UNREAD", "TASK", "PANE/PID", "LAST SEEN", "TURN"
     ));
     for r in rows {
@@ -130,7 +130,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{name} {state} {:>6}  {:<6} {:<10} {:<9} {turn}\n",
+            "{name} {state}  {:>6}  {:<6} {:<10} {:<9}  {turn}\n",
             r.unread,
             r.current_task
                 .map(|t| format!("#{t}"))
@@ -194,6 +194,7 @@ mod tests {
             current_task: None,
             last_seen: Some(1_000),
             color: "blue".into(),
+            shutdown_requested: false,
         }
     }
 

@@ -19,32 +19,30 @@ use crate::error::Result;
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub global: GlobalArgs,
+    /// None: bare `teamctl`, which prints the help (clap's own error for a missing
+    /// subcommand lists the hidden ones too).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// The heading global options are listed under in every command's help, apart from its own.
 const GLOBAL: &str = "Global options";
 
+/// The global options as the command line gives them. The variables that stand in for them
+/// are read by `resolve`, not by clap: clap counts a value from the environment as given on
+/// the command line, and then showed `--home <DIR>` as required in every usage line.
 #[derive(Debug, Args, Clone)]
-pub struct Global {
-    /// The team (default: the one created last)
-    #[arg(long, global = true, help_heading = GLOBAL, env = "TEAMCTL_TEAM", value_name = "TEAM")]
+pub struct GlobalArgs {
+    /// The team (default: the one created last) [env: TEAMCTL_TEAM]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "TEAM")]
     pub team: Option<String>,
-    /// State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl)
-    #[arg(long, global = true, help_heading = GLOBAL, env = "TEAMCTL_HOME", value_name = "DIR")]
+    /// State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub home: Option<PathBuf>,
-    /// Act as this member (the sender)
-    // Default: team-lead; inside a teammate's turn (TEAMCTL_AGENT_ID set), that teammate and
-    // no one else (see `context::Turn`).
-    #[arg(
-        long = "as",
-        global = true,
-        help_heading = GLOBAL,
-        env = "TEAMCTL_AGENT_NAME",
-        value_name = "NAME"
-    )]
+    /// Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a
+    /// teammate's turn (TEAMCTL_AGENT_ID set), that teammate and no one else]
+    #[arg(long = "as", global = true, help_heading = GLOBAL, value_name = "NAME")]
     pub as_name: Option<String>,
     /// Machine-readable output on stdout
     #[arg(long, global = true, help_heading = GLOBAL)]
@@ -56,9 +54,68 @@ pub struct Global {
         global = true,
         help_heading = GLOBAL,
         default_value = "auto",
-        value_name = "WHEN|COLOUR"
+        value_name = "WHEN|COLOUR",
+        hide_possible_values = true,
+        value_parser = ColorValues
     )]
     pub color: String,
+}
+
+/// `--color`'s values for completion: auto, always, never and the teammate colours. Any text
+/// is accepted here; `Ctx::new` says which ones the command takes.
+#[derive(Clone)]
+struct ColorValues;
+
+impl clap::builder::TypedValueParser for ColorValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let when = ["auto", "always", "never"].into_iter();
+        Some(Box::new(
+            when.chain(crate::domain::member::COLORS.iter().copied())
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// The global options, the environment filled in (an empty variable counts as unset).
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub team: Option<String>,
+    pub home: Option<PathBuf>,
+    /// `None`: the leader, or inside a turn, its teammate (`Ctx::new`).
+    pub as_name: Option<String>,
+    pub json: bool,
+    pub color: String,
+}
+
+impl GlobalArgs {
+    /// The options, each one not given taken from its variable.
+    pub fn resolve(self) -> Global {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Global {
+            team: self
+                .team
+                .or_else(|| var("TEAMCTL_TEAM").map(|v| v.to_string_lossy().into_owned())),
+            home: self.home.or_else(|| var("TEAMCTL_HOME").map(PathBuf::from)),
+            as_name: self
+                .as_name
+                .or_else(|| var("TEAMCTL_AGENT_NAME").map(|v| v.to_string_lossy().into_owned())),
+            json: self.json,
+            color: self.color,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +130,7 @@ pub enum Command {
     Send(SendArgs),
     /// Send a message and print the reply
     Ask(AskArgs),
-    /// Show unread messages and mark them read
+    /// Show unread messages (idle notifications only with --type or --all) and mark them read
     Inbox(InboxArgs),
     /// Every member's state
     Status(StatusArgs),
@@ -108,6 +165,9 @@ pub enum Command {
     /// The teammate loop (internal)
     #[command(hide = true)]
     Worker(WorkerArgs),
+    /// Completion candidates from the current team (internal, for the shell scripts)
+    #[command(name = "__complete", hide = true)]
+    Complete(CompleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -210,9 +270,12 @@ pub struct InboxArgs {
     /// Show without marking read
     #[arg(long)]
     pub peek: bool,
-    /// Show every message, read or not
+    /// Show every message, read or not, idle notifications included
     #[arg(long)]
     pub all: bool,
+    /// Only unread messages of this type (idle_notification, message...); marks nothing read
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -399,6 +462,13 @@ pub struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words after `teamctl`, the one being completed last (after `--`)
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub words: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct WorkerArgs {
     #[arg(long)]
     pub id: String,
@@ -425,14 +495,23 @@ pub fn worker_argv(args: &[std::ffi::OsString]) -> Option<(PathBuf, String)> {
 impl Cli {
     /// Run the parsed command line.
     pub fn execute(self) -> Result<()> {
-        let spawning = matches!(self.command, Command::Spawn(_));
-        let ctx = Ctx::new(self.global, spawning)?;
+        let Some(command) = self.command else {
+            // Bare `teamctl`: the help, on stderr, exit 2 (as clap does without variables).
+            use clap::CommandFactory;
+            let help = Cli::command().render_help();
+            eprint!("{help}");
+            return Err(crate::error::Error::bad(
+                "a command is required (see the list above)",
+            ));
+        };
+        let spawning = matches!(command, Command::Spawn(_));
+        let ctx = Ctx::new(self.global.resolve(), spawning)?;
         // Before anything is read or written: a home that is not the caller's alone is refused
         // (`completions` touches no home).
-        if !matches!(self.command, Command::Completions(_)) {
+        if !matches!(command, Command::Completions(_)) {
             ctx.home.verify()?;
         }
-        self.command.execute(&ctx)
+        command.execute(&ctx)
     }
 }
 
@@ -460,6 +539,7 @@ impl Command {
             Command::Demo(a) => commands::demo::run(ctx, a),
             Command::Lead => commands::lead::run(ctx),
             Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
+            Command::Complete(a) => commands::complete::run(ctx, a),
         }
     }
 }

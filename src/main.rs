@@ -22,7 +22,13 @@ fn main() {
         return;
     }
     let cli = teamctl::cli::Cli::parse_from(args);
-    if !matches!(cli.command, teamctl::cli::Command::Worker(_)) {
+    if matches!(cli.command, Some(teamctl::cli::Command::Demo(_))) {
+        // The demo's teammates go to the team's detached session, never beside the caller's
+        // pane: without `$TMUX_PANE` the tmux backend does not split the user's window.
+        // SAFETY: before any thread exists.
+        unsafe { std::env::remove_var("TMUX_PANE") };
+    }
+    if !matches!(cli.command, Some(teamctl::cli::Command::Worker(_))) {
         // `teamctl status | head` ends quietly, as Unix tools do, instead of panicking on a
         // closed stdout. Not in the worker: it must survive an agent that closes its stdin.
         // SAFETY: set once, before any thread exists.

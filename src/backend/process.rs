@@ -133,7 +133,10 @@ mod tests {
             })
             .collect();
         for var in ["TEAMCTL_FROM", "TEAMCTL_MESSAGE_ID", "TEAMCTL_AGENT_NAME"] {
-            assert!(envs.contains(&(var.into(), None)), "{var} not removed: {envs:?}");
+            assert!(
+                envs.contains(&(var.into(), None)),
+                "{var} not removed: {envs:?}"
+            );
         }
         assert!(envs.contains(&("TEAMCTL_AGENT_ID".into(), Some("bob@alpha".into()))));
     }

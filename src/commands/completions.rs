@@ -1,16 +1,92 @@
 //! `teamctl completions SHELL`: generated from the clap definition, without the hidden
-//! commands (clap_complete would offer the internal `worker`).
+//! commands (clap_complete would offer the internal `worker`), and for bash, zsh and fish a
+//! wrapper that first asks `teamctl __complete` (teammate names, task ids, teams, option
+//! values from the current team) and falls back to the generated completion when it prints
+//! nothing.
 
 use clap::CommandFactory;
+use clap_complete::Shell;
 
 use crate::cli::{Cli, CompletionsArgs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub fn run(args: CompletionsArgs) -> Result<()> {
     let full = Cli::command();
     let mut cmd = clap::Command::new("teamctl")
         .args(full.get_arguments().cloned())
         .subcommands(full.get_subcommands().filter(|c| !c.is_hide_set()).cloned());
-    clap_complete::generate(args.shell, &mut cmd, "teamctl", &mut std::io::stdout());
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "teamctl", &mut out);
+    let script = String::from_utf8_lossy(&out).into_owned();
+    print!("{}", with_dynamic(args.shell, script)?);
     Ok(())
 }
+
+/// The generated script with the dynamic candidates in front of it.
+fn with_dynamic(shell: Shell, script: String) -> Result<String> {
+    let missing =
+        || Error::failed("the generated completion script changed shape; update completions.rs");
+    Ok(match shell {
+        Shell::Bash => {
+            let at = script.find("_teamctl() {").ok_or_else(missing)?;
+            let (head, tail) = script.split_at(at);
+            format!(
+                "{head}_teamctl_static() {{{}\n{BASH}",
+                &tail["_teamctl() {".len()..]
+            )
+        }
+        Shell::Zsh => {
+            let at = script.find("\n_teamctl() {").ok_or_else(missing)?;
+            let footer = script
+                .find("if [ \"$funcstack[1]\" = \"_teamctl\" ]")
+                .ok_or_else(missing)?;
+            format!(
+                "{}\n_teamctl_static() {{{}{ZSH}\n{}",
+                &script[..at],
+                &script[at + "\n_teamctl() {".len()..footer],
+                &script[footer..]
+            )
+        }
+        Shell::Fish => format!("{script}{FISH}"),
+        _ => script,
+    })
+}
+
+const BASH: &str = r#"
+# Teammate names, task ids, teams and option values from the current team (`teamctl
+# __complete` prints them), else the generated completion above.
+_teamctl() {
+    local -a found
+    mapfile -t found < <(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+    if [ ${#found[@]} -gt 0 ]; then
+        COMPREPLY=("${found[@]}")
+        return 0
+    fi
+    _teamctl_static "$@"
+}
+"#;
+
+const ZSH: &str = r#"
+# Teammate names, task ids, teams and option values from the current team (`teamctl
+# __complete` prints them), else the generated completion above.
+_teamctl() {
+    local -a found
+    found=("${(@f)$(command teamctl __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+    found=(${found:#})
+    if (( ${#found} )); then
+        compadd -Q -a found
+        return 0
+    fi
+    _teamctl_static "$@"
+}
+"#;
+
+const FISH: &str = r#"
+# Teammate names, task ids, teams and option values from the current team (`teamctl
+# __complete` prints them); elsewhere the completions above.
+function __teamctl_dynamic
+    set -l words (commandline -opc)
+    command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
+end
+complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+"#;

@@ -3,7 +3,10 @@
 //! directory): they print progress in their panes, talk to each other with `teamctl send`,
 //! use the task list when this build has one, and answer. The demo sends them work, waits
 //! (woken by inbox events, with a deadline) until every one has answered, prints the status
-//! table and how to attach. `--stop` shuts the team down and deletes it.
+//! table and how to attach. `--stop` shuts the team down and deletes it. The teammates always
+//! go to the team's detached tmux session, also when the demo runs inside tmux (the user's
+//! window is left alone). The hints name the binary that runs (it may not be on PATH after
+//! `cargo run`). With `--json` the progress goes to stderr and stdout carries one summary.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -66,13 +69,16 @@ team-lead|planner) ;;
 *) say "[coder] $TEAMCTL_FROM says: $TEAMCTL_MESSAGE"; exit 0 ;;
 esac
 say "[coder] $TEAMCTL_FROM asks: $TEAMCTL_MESSAGE"
-if [ "$TEAMCTL_FROM" = planner ] && has_tasks && teamctl task claim >/dev/null 2>&1; then
-  say "  claimed the greeting task"
-  claimed=1
+# The task this turn claimed (its number from `claim`'s output), and that one is marked
+# done: each of the planner's requests adds one task, and the coder finishes the one it took.
+claimed=
+if [ "$TEAMCTL_FROM" = planner ] && has_tasks; then
+  claimed=$(teamctl task claim 2>/dev/null | sed -n 's/.* claimed task #\([0-9][0-9]*\).*/\1/p')
+  [ -n "$claimed" ] && say "  claimed the greeting task (#$claimed)"
 fi
 work "compiling"
-if [ -n "${claimed:-}" ]; then
-  teamctl task done 1 >/dev/null 2>&1 && say "  task 1 done"
+if [ -n "$claimed" ]; then
+  teamctl task done "$claimed" >/dev/null 2>&1 && say "  task #$claimed done"
 fi
 echo "done: printf 'hello, world' (for $TEAMCTL_FROM)"
 "#;
@@ -104,13 +110,25 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<()> {
     let ours = is_ours(ctx, &team)?;
     if args.stop {
         return match ours {
-            Some(true) => stop(&demo),
+            Some(true) => {
+                let quiet = ctx.json.then(ToStderr::new).transpose()?;
+                stop(&demo)?;
+                drop(quiet);
+                if ctx.json {
+                    ctx.print_json(&serde_json::json!({ "team": TEAM, "stopped": true }));
+                }
+                Ok(())
+            }
             Some(false) => Err(not_ours(ctx)),
             None => {
-                println!(
-                    "no demo team in {}; nothing to stop",
-                    ctx.home.root().display()
-                );
+                if ctx.json {
+                    ctx.print_json(&serde_json::json!({ "team": TEAM, "stopped": false }));
+                } else {
+                    println!(
+                        "no demo team in {}; nothing to stop",
+                        ctx.home.root().display()
+                    );
+                }
                 Ok(())
             }
         };
@@ -123,15 +141,54 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<()> {
             home = ctx.home.root().display()
         )));
     }
-    match ours {
-        Some(false) => return Err(not_ours(ctx)),
-        Some(true) => {
-            println!("restarting the demo team");
-            stop(&demo)?;
-        }
-        None => {}
+    if ours == Some(false) {
+        return Err(not_ours(ctx));
     }
-    start(&demo)
+    // With --json, everything the demo and the commands it runs print goes to stderr until
+    // the summary.
+    let quiet = ctx.json.then(ToStderr::new).transpose()?;
+    if ours == Some(true) {
+        println!("restarting the demo team");
+        stop(&demo)?;
+    }
+    let result = start(&demo);
+    drop(quiet);
+    let summary = result?;
+    if ctx.json {
+        ctx.print_json(&summary);
+    }
+    Ok(())
+}
+
+/// While alive, the process's stdout (fd 1) is its stderr: `demo --json` keeps stdout for
+/// the one JSON summary, whatever the commands it runs print.
+struct ToStderr {
+    saved: std::os::fd::OwnedFd,
+}
+
+impl ToStderr {
+    fn new() -> Result<ToStderr> {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let _ = std::io::stdout().flush();
+        // Close-on-exec: a process started meanwhile (a tmux server) must not hold the real
+        // stdout open, or a reader of it would wait for that process to end.
+        let saved = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::failed(format!("redirect stdout: {e}")))?;
+        nix::unistd::dup2_stdout(std::io::stderr().as_fd())
+            .map_err(|e| Error::failed(format!("redirect stdout: {e}")))?;
+        Ok(ToStderr { saved })
+    }
+}
+
+impl Drop for ToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = nix::unistd::dup2_stdout(&self.saved);
+    }
 }
 
 /// Whether a team `demo` exists, and whether the demo made it.
@@ -173,7 +230,8 @@ fn stop(demo: &Ctx) -> Result<()> {
     Ok(())
 }
 
-fn start(demo: &Ctx) -> Result<()> {
+/// Make the team, run the exchange, print the board and the hints; the summary for `--json`.
+fn start(demo: &Ctx) -> Result<serde_json::Value> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
     let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
@@ -199,14 +257,41 @@ fn start(demo: &Ctx) -> Result<()> {
         settle(&store)?;
     }
     let config = store.load()?;
+    let rows = status::rows(&store, &config);
     println!();
-    print!(
-        "{}",
-        status::render(demo, &config, &status::rows(&store, &config))
-    );
+    print!("{}", status::render(demo, &config, &rows));
     println!();
-    print!("{}", how_to_attach(&demo.paint, &store, &config));
-    result
+    let exe = teamctl_program();
+    print!("{}", how_to_attach(&demo.paint, &store, &config, &exe));
+    result?;
+    Ok(serde_json::json!({
+        "team": TEAM,
+        "home": demo.home.root(),
+        "scripts": agents,
+        "answered": true,
+        "members": rows,
+        "teamctl": exe,
+        "next": {
+            "attach": format!("{exe} attach"),
+            "lead": format!("{exe} lead"),
+            "status": format!("{exe} status --watch"),
+            "log": format!("{exe} log -f"),
+            "stop": format!("{exe} demo --stop"),
+        },
+    }))
+}
+
+/// How to run this teamctl in the hints: `teamctl` when that name on PATH is this binary,
+/// else the path of the running binary (after `cargo run`, teamctl is not on PATH).
+fn teamctl_program() -> String {
+    let canon = |p: &Path| p.canonicalize().ok();
+    let Ok(exe) = std::env::current_exe() else {
+        return "teamctl".into();
+    };
+    match which::which("teamctl") {
+        Ok(found) if canon(&found).is_some() && canon(&found) == canon(&exe) => "teamctl".into(),
+        _ => exe.display().to_string(),
+    }
 }
 
 fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
@@ -358,7 +443,7 @@ fn settle(store: &FsStore) -> Result<()> {
 }
 
 /// Where the teammates are and how to look at them.
-fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
+fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig, exe: &str) -> String {
     let tmux: Vec<_> = config
         .teammates()
         .filter(|m| m.backend_type == Some(BackendType::Tmux))
@@ -376,14 +461,10 @@ fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
             Some(s) => format!("tmux -L {s}"),
             None => "tmux".into(),
         };
-        if std::env::var_os("TMUX").is_some() && config.tmux_session.is_none() {
-            out.push_str("The teammates' panes are next to this one.\n");
-        } else {
-            out.push_str(&format!(
-                "Watch them work: {}   (or: {server} attach -t {session})\n",
-                p.bold("teamctl attach")
-            ));
-        }
+        out.push_str(&format!(
+            "Watch them work: {}   (or: {server} attach -t {session})\n",
+            p.bold(&format!("{exe} attach"))
+        ));
     } else {
         out.push_str(&format!(
             "No tmux here: the teammates run as processes; their output is in {}\n",
@@ -392,13 +473,13 @@ fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig) -> String {
     }
     out.push_str(&format!(
         "Talk to them: {}   (then: @planner hello)\n",
-        p.bold("teamctl lead")
+        p.bold(&format!("{exe} lead"))
     ));
     out.push_str(&format!(
         "Live board:   {}\nMessages:     {}\nStop it:      {}\n",
-        p.bold("teamctl status --watch"),
-        p.bold("teamctl log -f"),
-        p.bold("teamctl demo --stop")
+        p.bold(&format!("{exe} status --watch")),
+        p.bold(&format!("{exe} log -f")),
+        p.bold(&format!("{exe} demo --stop"))
     ));
     out
 }

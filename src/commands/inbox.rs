@@ -1,5 +1,8 @@
 //! `teamctl inbox [NAME]`: unread messages (the caller's by default), then marked read.
-//! `inbox` keeps its own cursor, separate from the worker's.
+//! `inbox` keeps its own cursor, separate from the worker's. Idle notifications are state, not
+//! mail: the default view leaves them out (and passes its cursor over them: they are in the
+//! log, `status` and `wait` show them); `--type TYPE` shows one type without marking anything
+//! read; `--all` shows every message, read or not, idle notifications too.
 
 use crate::cli::InboxArgs;
 use crate::context::Ctx;
@@ -9,8 +12,19 @@ use crate::store::{Item, Store};
 
 pub const READER: &str = "inbox";
 
+/// The type the default view leaves out.
+const IDLE: &str = "idle_notification";
+
 pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     let me = ctx.me()?;
+    if let Some(k) = &args.kind
+        && !crate::commands::log::KINDS.contains(&k.as_str())
+    {
+        return Err(Error::bad(format!(
+            "unknown message type {k:?}; use one of {}",
+            crate::commands::log::KINDS.join(", ")
+        )));
+    }
     let who = match &args.name {
         Some(n) => Name::parse_as(n, "member")?,
         None => me.clone(),
@@ -31,10 +45,15 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         store.cursor(&who, READER)
     };
     let mut shown = Vec::new();
+    let mut idle_skipped = 0usize;
     let mut all = crate::store::entries(&store, &who, pos);
     for e in all.by_ref() {
         match e?.item {
-            Item::Message(env) => shown.push(*env),
+            Item::Message(env) => match &args.kind {
+                Some(k) if k != env.body.kind() => {}
+                None if !args.all && env.body.kind() == IDLE => idle_skipped += 1,
+                _ => shown.push(*env),
+            },
             Item::Garbage(w) => eprintln!("teamctl: warning: {w}"),
             Item::Blank => {}
         }
@@ -43,13 +62,22 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&shown).unwrap_or_default());
     } else if shown.is_empty() {
-        eprintln!("no unread messages for {who}");
+        let what = match &args.kind {
+            Some(k) => format!("no unread {k} messages for {who}"),
+            None => format!("no unread messages for {who}"),
+        };
+        if idle_skipped > 0 {
+            eprintln!("{what} ({idle_skipped} idle notifications; `--type {IDLE}` shows them)");
+        } else {
+            eprintln!("{what}");
+        }
     } else {
         for env in &shown {
             println!("{}", ctx.paint.message(&config, env));
         }
     }
-    if !args.peek && pos > store.cursor(&who, READER) {
+    // A filtered look (`--type`) marks nothing read: what it left out stays unread.
+    if !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER) {
         store.set_cursor(&who, READER, pos)?;
     }
     Ok(())

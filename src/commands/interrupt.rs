@@ -1,5 +1,7 @@
 //! `teamctl interrupt NAME`: cancel the current turn only. The worker (tag checked) gets
-//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running.
+//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running. With no
+//! turn running (idle, stopped, or a worker that is gone) there is nothing to do: it says so
+//! and exits 0, as `kill` of a stopped teammate does.
 
 use std::time::{Duration, Instant};
 
@@ -21,17 +23,22 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     let member = config.require(name.as_str())?.clone();
     ctx.reconcile(&store)?;
     let live = store.live(&name);
-    let Some(turn) = live.as_ref().and_then(|l| l.current_turn.clone()) else {
-        return Err(Error::failed(format!(
-            "{name} has no turn running; nothing to interrupt"
-        )));
-    };
     let pid = live.as_ref().map(|l| l.pid).unwrap_or(0);
-    if !proc::is_worker(pid, &member.agent_id) {
-        return Err(Error::failed(format!(
-            "{name}'s worker is not running (see `teamctl status`)"
-        )));
-    }
+    let turn = live
+        .as_ref()
+        .and_then(|l| l.current_turn.clone())
+        .filter(|_| proc::is_worker(pid, &member.agent_id));
+    let Some(turn) = turn else {
+        if ctx.json {
+            ctx.print_json(&serde_json::json!({
+                "name": name.as_str(),
+                "interrupted": null,
+            }));
+        } else {
+            println!("{name} has no turn running; nothing to interrupt");
+        }
+        return Ok(());
+    };
     let bell = SyncBell::default();
     let _sub = store.subscribe(&[Topic::Live], bell.bell())?;
     proc::signal(pid, Signal::SIGUSR1);

@@ -1,6 +1,6 @@
 //! `teamctl log [-f]`: every message of the team in time order (broadcast copies shown once),
-//! coloured by sender, filtered by `--from`, `--to`, `--type`; `--json` prints one object per
-//! line. With `-f` it then follows every inbox (members who join later too), woken by file
+//! coloured by sender, filtered by `--from`, `--to`, `--type`; `--json` prints JSON Lines (one
+//! object per line). With `-f` it then follows every inbox (members who join later too), woken by file
 //! events, keeping a byte position per inbox and a bounded set of recent ids.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -28,7 +28,8 @@ pub struct Follower {
 
 impl Follower {
     /// Messages that appeared in any member's inbox since the last call (every message on the
-    /// first), deduplicated by id, in time order.
+    /// first), deduplicated by id, in time order; messages of one millisecond keep their order
+    /// in the inbox (ids are random past the time, so they say nothing about order).
     pub fn poll(&mut self, store: &dyn Store, config: &TeamConfig) -> Result<Vec<Envelope>> {
         let mut out = Vec::new();
         for m in &config.members {
@@ -51,7 +52,8 @@ impl Follower {
                 }
             }
         }
-        out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then(a.id.cmp(&b.id)));
+        // Stable: ties keep the order they were read in, an inbox's own order.
+        out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
         Ok(out)
     }
 
@@ -73,7 +75,8 @@ pub fn matches(args: &LogArgs, env: &Envelope) -> bool {
         && args.kind.as_ref().is_none_or(|k| k == env.body.kind())
 }
 
-const KINDS: &[&str] = &[
+/// The message types `--type` takes.
+pub const KINDS: &[&str] = &[
     "message",
     "idle_notification",
     "shutdown_request",
@@ -188,5 +191,36 @@ mod tests {
         let got = f.poll(&store, &config).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].id, m.id);
+    }
+
+    #[test]
+    fn messages_of_one_millisecond_keep_their_order_in_the_inbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let config = store.load().unwrap();
+        let lead = Name::leader();
+        // Ids whose random part sorts against the order they were written in.
+        let mut written = Vec::new();
+        for (i, id) in ["0000-c", "0000-b", "0000-a"].iter().enumerate() {
+            let mut e = Envelope::new(
+                "team-lead",
+                "team-lead",
+                Body::message(format!("{i}"), None),
+            );
+            e.id = id.to_string();
+            e.timestamp = "2026-01-01T00:00:00.000Z".into();
+            store.append(&lead, &e).unwrap();
+            written.push(e.id);
+        }
+        let got: Vec<String> = Follower::default()
+            .poll(&store, &config)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(got, written);
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod attach;
+pub mod complete;
 pub mod completions;
 pub mod create;
 pub mod delete;

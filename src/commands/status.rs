@@ -1,5 +1,7 @@
 //! `teamctl status`: every member's state (checked against the pane or process), backend,
-//! pane, pid, unread mail, current turn and last seen.
+//! pane, pid, unread mail, current turn and last seen. A running teammate the leader asked to
+//! stop shows as `shutdown_pending` (its turn still shown) until it answers; a stopped one
+//! shows no turn, task or pid (they belonged to a worker that is gone).
 
 use crate::cli::StatusArgs;
 use crate::context::Ctx;
@@ -25,6 +27,8 @@ pub struct Row {
     pub current_task: Option<u64>,
     pub last_seen: Option<u64>,
     pub color: String,
+    /// The leader asked it to stop and awaits the answer.
+    pub shutdown_requested: bool,
 }
 
 pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
@@ -54,13 +58,25 @@ pub fn rows_by(
                 .and_then(|l| l.current_turn.as_ref())
                 .filter(|_| status == Status::Working)
                 .map(|t| t.message_id.as_str());
+            let shutdown_requested =
+                m.extra.contains_key(leader::SHUTDOWN_REQUEST_FIELD) && status.is_running();
+            let shown = if shutdown_requested {
+                Status::ShutdownPending
+            } else {
+                status
+            };
+            // What a stopped teammate's worker last wrote is history, not state.
+            let fresh = fresh.filter(|_| status != Status::Stopped);
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
-                status,
+                status: shown,
                 backend: m.backend_type.map(|b| b.to_string()),
                 pane_id: m.pane_id.clone(),
-                pid: fresh.map(|l| l.pid).or(m.pid),
+                pid: fresh
+                    .map(|l| l.pid)
+                    .or(m.pid)
+                    .filter(|_| status != Status::Stopped),
                 unread: leader::unread_but(store, &m.name, leader::reader_for(&m.name), handling),
                 current_turn: fresh
                     .and_then(|l| l.current_turn.as_ref())
@@ -71,6 +87,7 @@ pub fn rows_by(
                 current_task: fresh.and_then(|l| l.current_task),
                 last_seen: live.as_ref().map(|l| l.last_seen),
                 color: m.color.clone(),
+                shutdown_requested,
             }
         })
         .collect()
@@ -99,7 +116,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
     // Names may be up to 64 characters: the column grows so every row stays aligned.
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(16);
     out.push_str(&format!(
-        "{:<width$} {:<22} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
+        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
         "NAME", "STATUS", "BACKEND", "PANE", "PID", "UNREAD", "LAST SEEN", "TURN"
     ));
     for r in rows {
@@ -122,7 +139,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row]) -> String {
             turn = format!("task #{task}: {turn}");
         }
         out.push_str(&format!(
-            "{} {} {:<8} {:<6} {:<8} {:>6}  {:<9} {}\n",
+            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
             ctx.paint.color(&name, &r.color),
             status,
             r.backend.as_deref().unwrap_or("-"),

@@ -1,6 +1,7 @@
 //! `teamctl wait NAME...`: block until each is idle with no unread mail, or stopped. Woken by
 //! file events (live state, team file, inboxes); a dead worker writes no event, so liveness is
-//! re-checked once a second as well.
+//! re-checked once a second as well. A teammate awaiting plan approval is waiting on the
+//! leader, as an idle one is: it counts as settled, and `wait` says it awaits approval.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         let mut pending = Vec::new();
         let mut dead = Vec::new();
         let mut settled_as = Vec::new();
+        let mut approving = Vec::new();
         let seen =
             crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
         for name in &names {
@@ -39,6 +41,10 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             let settled = match status {
                 Status::Idle => leader::unread(&store, name, crate::worker::READER) == 0,
                 Status::Stopped => true,
+                Status::AwaitingPlanApproval => {
+                    approving.push(name.to_string());
+                    true
+                }
                 Status::Dead => {
                     dead.push(name.to_string());
                     true
@@ -56,6 +62,12 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
                     "{} died; `teamctl resume` brings them back",
                     dead.join(", ")
                 )));
+            }
+            if !approving.is_empty() {
+                eprintln!(
+                    "teamctl: {} awaiting plan approval (`teamctl plan list`, then `teamctl plan approve NAME`)",
+                    approving.join(", ")
+                );
             }
             if ctx.json {
                 ctx.print_json(&serde_json::json!({ "members": settled_as }));

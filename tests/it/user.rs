@@ -780,3 +780,209 @@ fn a_tmux_teammate_stays_alive_to_a_path_without_tmux() {
     });
     assert_eq!(env.member("a")["pid"], pid, "the same worker");
 }
+
+// ---- issue 11: what a new user trips over ----
+
+/// Issue 11.15: idle notifications are state, not mail. `inbox` shows messages; idle
+/// notifications only with `--type idle_notification` (which marks nothing read) or `--all`.
+/// The default view passes its cursor over the ones it skips: never shown again by it, still
+/// there for `--all` and `log`.
+#[test]
+fn inbox_leaves_idle_notifications_out_unless_asked() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo ok")]);
+    env.ok(&["ask", "w", "hi", "--timeout", "20"]);
+    wait_until("an idle notification for the leader", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "idle_notification")
+    });
+    let types = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--json", "inbox"];
+        all.extend_from_slice(args);
+        json(&env.ok(&all))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let idle = types(&["--type", "idle_notification"]);
+    assert!(!idle.is_empty(), "{idle:?}");
+    assert!(idle.iter().all(|t| t == "idle_notification"), "{idle:?}");
+    // `--type` marked nothing read: the reply is still unread for the default view.
+    let shown = types(&[]);
+    assert!(shown.contains(&"message".to_string()), "{shown:?}");
+    assert!(
+        !shown.contains(&"idle_notification".to_string()),
+        "{shown:?}"
+    );
+    // Not shown again, by the default view nor by `--type` (the default view read past them).
+    assert!(types(&[]).is_empty());
+    assert!(types(&["--type", "idle_notification"]).is_empty());
+    // Still in the inbox for `--all`.
+    assert!(types(&["--all"]).contains(&"idle_notification".to_string()));
+    let err = env.fails(&["inbox", "--type", "idle"], 2);
+    assert!(err.contains("idle_notification"), "{err}");
+    // They still drive `wait`.
+    env.ok(&["wait", "w", "--timeout", "20"]);
+}
+
+/// Issue 11.16 and 11.21: a teammate awaiting plan approval waits on the leader, as an idle one
+/// does: `wait` returns and says so. The status table keeps `awaiting_plan_approval` apart from
+/// the next column, and "LAST SEEN" apart from "TURN".
+#[test]
+fn wait_returns_for_a_teammate_awaiting_plan_approval_and_status_columns_stay_apart() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "p",
+        "--backend",
+        "process",
+        "--plan-mode-required",
+        "--plan",
+        "echo the plan",
+        "--exec",
+        "echo done",
+    ]);
+    env.ok(&["send", "p", "job"]);
+    wait_until("p awaiting approval", T, || {
+        env.member_status("p") == "awaiting_plan_approval"
+    });
+    let out = env.run(&["wait", "p", "--timeout", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("p awaiting plan approval"), "{err}");
+    let table = env.ok(&["status"]);
+    let header = table.lines().nth(1).unwrap();
+    assert!(header.contains("LAST SEEN  TURN"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("p "))
+        .unwrap_or_else(|| panic!("{table}"));
+    let status_at = header.find("STATUS").unwrap();
+    let backend_at = header.find("BACKEND").unwrap();
+    assert_eq!(
+        row[status_at..backend_at].trim_end(),
+        "awaiting_plan_approval",
+        "{table}"
+    );
+    assert!(row[..backend_at].ends_with("  "), "{table}");
+    assert!(row[backend_at..].starts_with("process "), "{table}");
+}
+
+/// Issue 11.16: a shutdown request pending during a turn shows (`shutdown_pending`, the turn
+/// still shown); a stopped teammate shows no turn, turn age, task or pid.
+#[test]
+fn status_shows_a_pending_shutdown_and_nothing_of_a_stopped_teammates_last_turn() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", UNTIL_GO)]);
+    env.ok(&["send", "w", "work"]);
+    wait_until("w working", T, || env.member_status("w") == "working");
+    env.ok(&["shutdown", "w", "--no-wait"]);
+    let w = env.member("w");
+    assert_eq!(w["status"], "shutdown_pending", "{w}");
+    assert_eq!(w["shutdownRequested"], true, "{w}");
+    assert!(w["currentTurn"].is_string(), "{w}");
+    env.ok(&["kill", "w"]);
+    let w = env.member("w");
+    assert_eq!(w["status"], "stopped", "{w}");
+    for field in ["pid", "currentTurn", "turnStartedAt", "currentTask"] {
+        assert!(w[field].is_null(), "{field}: {w}");
+    }
+    let table = env.ok(&["status"]);
+    let row = table.lines().find(|l| l.starts_with("w ")).unwrap();
+    assert!(!row.contains("work"), "the last turn is shown: {table}");
+}
+
+/// Issue 11.21: `interrupt` with no turn running is like `kill` of a stopped teammate: nothing
+/// to do, said, exit 0 (also for a stopped teammate).
+#[test]
+fn interrupt_without_a_turn_is_a_no_op_like_kill_of_a_stopped_teammate() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "cat")]);
+    wait_until("w idle", T, || env.member_status("w") == "idle");
+    let out = env.ok(&["interrupt", "w"]);
+    assert!(out.contains("no turn running"), "{out}");
+    assert!(json(&env.ok(&["--json", "interrupt", "w"]))["interrupted"].is_null());
+    env.ok(&["kill", "w"]);
+    assert!(env.ok(&["kill", "w"]).contains("nothing to kill"));
+    assert!(env.ok(&["interrupt", "w"]).contains("no turn running"));
+}
+
+/// Issue 11.21: with TEAMCTL_HOME (or TEAMCTL_AGENT_NAME) exported, usage lines do not show
+/// `--home` / `--as` as if required, and bare `teamctl` prints the help without the hidden
+/// subcommands.
+#[test]
+fn usage_lines_and_bare_teamctl_with_the_variables_exported() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd(&["shutdown"])
+        .env("TEAMCTL_AGENT_NAME", "team-lead")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let usage = err.lines().find(|l| l.starts_with("Usage:")).unwrap_or("");
+    assert_eq!(usage, "Usage: teamctl shutdown <NAME>", "{err}");
+    let bare = env.fails(&[], 2);
+    assert!(bare.contains("Commands:"), "{bare}");
+    assert!(bare.contains("shutdown"), "{bare}");
+    assert!(!bare.contains("worker"), "{bare}");
+    assert!(!bare.contains("__complete"), "{bare}");
+    // The variables still stand in for the options.
+    env.ok(&["create", "alpha"]);
+    let out = env
+        .cmd(&["status"])
+        .env("TEAMCTL_TEAM", "nope")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"nope\""));
+    let out = env
+        .cmd(&["kill", "x"])
+        .env("TEAMCTL_AGENT_NAME", "bob")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"bob\""));
+}
+
+/// Issue 11.21: teammate names, task ids, team names and option values complete from the
+/// current team (`teamctl __complete`, which the shell scripts call).
+#[test]
+fn completion_candidates_come_from_the_current_team() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("bea", "cat")]);
+    env.ok(&["task", "add", "one"]);
+    env.ok(&["task", "add", "two"]);
+    let c = |words: &[&str]| -> Vec<String> {
+        let mut all = vec!["__complete", "--"];
+        all.extend_from_slice(words);
+        env.ok(&all).lines().map(String::from).collect()
+    };
+    assert_eq!(c(&["kill", ""]), ["bob", "bea"]);
+    assert_eq!(c(&["send", ""]), ["team-lead", "bob", "bea", "*"]);
+    assert_eq!(c(&["ask", "bo"]), ["bob"]);
+    assert_eq!(c(&["wait", "bob", ""]), ["bob", "bea"]);
+    assert_eq!(c(&["plan", "approve", ""]), ["bob", "bea"]);
+    assert_eq!(c(&["task", "done", ""]), ["1", "2"]);
+    assert_eq!(c(&["task", "add", "x", "--blocked-by", ""]), ["1", "2"]);
+    assert_eq!(c(&["log", "--from", "b"]), ["bob", "bea"]);
+    assert_eq!(c(&["status", "--team", ""]), ["alpha"]);
+    assert_eq!(c(&["--color", "a"]), ["auto", "always"]);
+    assert!(c(&["spawn", "--color", ""]).contains(&"blue".to_string()));
+    // Where the static completion knows best (options, subcommands, new names): nothing.
+    assert!(c(&["kill", "--"]).is_empty());
+    assert!(c(&["sta"]).is_empty());
+    assert!(c(&["spawn", ""]).is_empty());
+    // Another home or team given on the line is the one asked.
+    let other = TestEnv::new();
+    other.ok(&["create", "gamma"]);
+    other.ok(&["spawn", "zed", "--backend", "process", "--exec", "cat"]);
+    let home = other.home_path().to_str().unwrap();
+    assert_eq!(c(&["--home", home, "kill", ""]), ["zed"]);
+    other.ok(&["kill", "zed"]);
+    env.ok(&["kill", "bob"]);
+    env.ok(&["kill", "bea"]);
+}

@@ -555,3 +555,242 @@ fn tmux_bindings_load_on_a_private_server() {
         "{keys}"
     );
 }
+
+// ---- issue 11: what a new user trips over ----
+
+/// Issue 11.13: after the demo's own suggested interaction (`@planner hello` in the console,
+/// which sends the planner a message), every task the demo's teammates made ends completed:
+/// the coder finishes the task it claimed, not task 1.
+#[test]
+fn after_the_demos_suggested_hello_every_demo_task_ends_completed() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["demo"]);
+    env.ok(&["send", "planner", "hello"]);
+    let tasks = || -> Vec<serde_json::Value> {
+        let list: serde_json::Value =
+            serde_json::from_str(&env.ok(&["--json", "task", "list"])).unwrap();
+        list["tasks"].as_array().unwrap().clone()
+    };
+    wait_until("the planner's second task", WAIT, || tasks().len() >= 2);
+    wait_until("every demo task completed", WAIT, || {
+        tasks().iter().all(|t| t["status"] == "completed")
+    });
+    assert!(
+        tasks().iter().all(|t| t["owner"] == "coder"),
+        "{:?}",
+        tasks()
+    );
+    env.ok(&["demo", "--stop"]);
+}
+
+/// Issue 11.21: run inside tmux, the demo leaves the user's window alone (its teammates go to
+/// its detached session, as the README says), and its hints name the binary that ran (not
+/// on PATH after `cargo run`).
+#[test]
+fn demo_inside_tmux_uses_its_own_session_and_hints_name_the_binary() {
+    let env = TestEnv::with_tmux();
+    let user = env
+        .tmux_ok(&["new-session", "-d", "-s", "user", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let socket = env
+        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let out = env
+        .cmd(&["demo"])
+        .env("TMUX", format!("{socket},1,0"))
+        .env("TMUX_PANE", &user)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let window = env.tmux_ok(&["list-panes", "-t", "=user:", "-F", "#{pane_id}"]);
+    assert_eq!(window.trim(), user, "the demo split the user's window");
+    let panes = env.tmux_ok(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{session_name} #{@teamctl-agent}",
+    ]);
+    for mate in ["planner", "coder", "reviewer"] {
+        assert!(
+            panes
+                .lines()
+                .any(|l| l.ends_with(&format!(" {mate}@demo")) && !l.starts_with("user ")),
+            "{mate} is not in the demo's own session: {panes}"
+        );
+    }
+    let exe = std::fs::canonicalize(BIN).unwrap();
+    let exe = exe.display().to_string();
+    assert!(
+        stdout.contains(&format!("{exe} lead")) || stdout.contains(&format!("{BIN} lead")),
+        "the hints do not name {exe}: {stdout}"
+    );
+    env.ok(&["demo", "--stop"]);
+}
+
+/// Issue 11.21: `demo --json` prints one JSON summary on stdout (the progress on stderr), and
+/// `demo --stop --json` one object too.
+#[test]
+fn demo_json_prints_one_summary() {
+    let env = TestEnv::with_tmux();
+    let out = env.ok(&["--json", "demo"]);
+    let summary: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("demo --json stdout is not one JSON document ({e}): {out}"));
+    assert_eq!(summary["team"], "demo", "{summary}");
+    assert_eq!(summary["members"].as_array().unwrap().len(), 4, "{summary}");
+    assert!(summary["next"]["lead"].as_str().unwrap().ends_with(" lead"));
+    let out = env.ok(&["--json", "demo", "--stop"]);
+    let stopped: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("demo --stop --json: not JSON ({e}): {out}"));
+    assert_eq!(stopped["stopped"], true);
+    assert!(!env.team_dir("demo").exists());
+}
+
+/// Issue 11.21: the popups stay open when their command fails, so its error can be read
+/// (`display-popup -EE`: closed by itself only after a success).
+#[test]
+fn tmux_popups_stay_open_on_failure() {
+    let conf = std::fs::read_to_string(repo().join("shell/teamctl.tmux.conf")).unwrap();
+    let popups: Vec<&str> = conf
+        .lines()
+        .filter(|l| l.contains("display-popup"))
+        .collect();
+    assert_eq!(popups.len(), 3, "{conf}");
+    for l in popups {
+        assert!(l.contains("display-popup -EE "), "{l}");
+    }
+    // And tmux takes them.
+    let env = TestEnv::with_tmux();
+    env.tmux_ok(&["-f", "/dev/null", "new-session", "-d", "-s", "keys"]);
+    env.tmux_ok(&[
+        "source-file",
+        repo().join("shell/teamctl.tmux.conf").to_str().unwrap(),
+    ]);
+    let keys = env.tmux_ok(&["list-keys", "-T", "prefix"]);
+    assert!(keys.contains("teamctl lead"), "{keys}");
+}
+
+/// A shell with `teamctl` (this build) on PATH and `env`'s home.
+fn shell_in(env: &TestEnv, shell: &str, script: &str) -> String {
+    let found = Command::new(shell).arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "{shell} is required for this test and was not found on PATH (install it: apt-get install -y {shell}; .ci/run does)"
+    );
+    let bin = env.work.path().join("bin");
+    if !bin.exists() {
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(BIN, bin.join("teamctl")).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(shell)
+        .arg("-c")
+        .arg(script)
+        .current_dir(repo())
+        .env("PATH", path)
+        .env("TEAMCTL_HOME", env.home_path())
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_AGENT_NAME")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{shell}: {script}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sorted(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 11.21: in bash, zsh and fish, teammate names and task ids complete from the current
+/// team, `--color` offers its values, and the rest still completes as before.
+#[test]
+fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for n in ["bob", "bea"] {
+        env.ok(&["spawn", n, "--backend", "process", "--exec", "cat"]);
+    }
+    env.ok(&["task", "add", "one"]);
+    let bash = |words: &str| {
+        shell_in(
+            &env,
+            "bash",
+            &format!(
+                "source shell/teamctl.bash; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _teamctl teamctl \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+            ),
+        )
+    };
+    assert_eq!(sorted(&bash("teamctl kill b")), ["bea", "bob"]);
+    assert_eq!(sorted(&bash("teamctl task done ''")), ["1"]);
+    assert_eq!(sorted(&bash("teamctl --color n")), ["never"]);
+    assert_eq!(sorted(&bash("teamctl sta")), ["status"]);
+    let zsh = |words: &str, current: usize| {
+        shell_in(
+            &env,
+            "zsh",
+            &format!(
+                "compdef() {{ : }}; source shell/_teamctl; compadd() {{ print -l -- \"${{(@P)${{@[-1]}}}}\" }}; words=({words}); CURRENT={current}; _teamctl"
+            ),
+        )
+    };
+    assert_eq!(sorted(&zsh("teamctl kill ''", 3)), ["bea", "bob"]);
+    assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1"]);
+    let fish = |line: &str| {
+        shell_in(
+            &env,
+            "fish",
+            &format!("source shell/teamctl.fish; complete -C '{line}'"),
+        )
+    };
+    assert_eq!(sorted(&fish("teamctl wait b")), ["bea", "bob"]);
+    assert_eq!(sorted(&fish("teamctl task done ")), ["1"]);
+    assert_eq!(sorted(&fish("teamctl --color bl")), ["blue"]);
+    assert_eq!(sorted(&fish("teamctl stat")), ["status"]);
+    env.ok(&["kill", "bob"]);
+    env.ok(&["kill", "bea"]);
+}
+
+/// Issue 11.21: fish gets its own aliases file, with the same names as aliases.sh, each
+/// running teamctl.
+#[test]
+fn aliases_work_in_fish() {
+    let names = |file: &str, prefix: &str| -> Vec<String> {
+        std::fs::read_to_string(repo().join(file))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .map(|rest| rest.split(['=', ' ']).next().unwrap().to_string())
+            .collect()
+    };
+    let sh = names("shell/aliases.sh", "alias ");
+    assert!(sh.len() > 10);
+    assert_eq!(names("shell/aliases.fish", "alias "), sh);
+    let env = TestEnv::new();
+    let out = shell_in(
+        &env,
+        "fish",
+        "source shell/aliases.fish; and tc --version; and tcs --help",
+    );
+    assert!(out.starts_with("teamctl "), "{out}");
+    assert!(out.contains("Every member's state"), "{out}");
+}

@@ -1,0 +1,221 @@
+//! `teamctl __complete -- WORD...` (hidden): what the shell scripts in `shell/` offer where a
+//! static script cannot know the answer: teammate names, task ids and team names from the
+//! current team, and option values. The words are the command line after `teamctl`, the one
+//! being completed last. Prints one candidate a line (those starting with that word); prints
+//! nothing where the static completion knows best (options, file names, subcommands), and
+//! nothing on any error: a completion never complains.
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, CompleteArgs};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::store::{Home, Store};
+
+/// What a word position takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Every member, the leader too (senders and recipients).
+    Members,
+    /// Teammates only.
+    Teammates,
+    /// `send`'s recipient: every member or `*`.
+    Recipients,
+    Tasks,
+    Teams,
+    Colors,
+    Kinds,
+}
+
+pub fn run(ctx: &Ctx, args: CompleteArgs) -> Result<()> {
+    let Some((current, before)) = args.words.split_last() else {
+        return Ok(());
+    };
+    let Some(want) = wanted(before, current) else {
+        return Ok(());
+    };
+    let mut found = candidates(ctx, before, want);
+    found.retain(|c| c.starts_with(current.as_str()));
+    found.dedup();
+    for c in found {
+        println!("{c}");
+    }
+    Ok(())
+}
+
+/// What the word after `before` takes, when it is something only the team knows (or a fixed
+/// list clap cannot offer); `None` leaves it to the static completion.
+fn wanted(before: &[String], current: &str) -> Option<Want> {
+    let root = Cli::command();
+    let mut cmd = &root;
+    // The subcommands and positional words typed so far.
+    let mut path: Vec<&str> = Vec::new();
+    let mut positionals = 0usize;
+    let mut i = 0;
+    let mut after_dashes = false;
+    while i < before.len() {
+        let w = before[i].as_str();
+        i += 1;
+        if !after_dashes && w == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if !after_dashes && w.starts_with('-') && w.len() > 1 {
+            if w.contains('=') {
+                continue;
+            }
+            if takes_value(&root, cmd, w) {
+                if i == before.len() {
+                    // `current` is this option's value.
+                    return value_of(w, &path);
+                }
+                i += 1;
+            }
+            continue;
+        }
+        match cmd.find_subcommand(w) {
+            Some(sub) if positionals == 0 && !after_dashes => {
+                cmd = sub;
+                path.push(w);
+            }
+            _ => positionals += 1,
+        }
+    }
+    if current.starts_with('-') && !after_dashes {
+        return None;
+    }
+    match (path.as_slice(), positionals) {
+        (["send"], 0) => Some(Want::Recipients),
+        (["inbox"], 0) => Some(Want::Members),
+        (["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"], 0) => {
+            Some(Want::Teammates)
+        }
+        (["wait"], _) => Some(Want::Teammates),
+        (["plan", "approve" | "reject"], 0) => Some(Want::Teammates),
+        (["task", "show" | "claim" | "update" | "done"], 0) => Some(Want::Tasks),
+        _ => None,
+    }
+}
+
+/// Does option `w` take a value, for subcommand `cmd` (global options included)?
+fn takes_value(root: &clap::Command, cmd: &clap::Command, w: &str) -> bool {
+    let matches = |a: &clap::Arg| match w.strip_prefix("--") {
+        Some(long) => a.get_long() == Some(long),
+        None => w.len() == 2 && a.get_short().is_some_and(|s| w.ends_with(s)),
+    };
+    cmd.get_arguments()
+        .chain(root.get_arguments())
+        .find(|a| matches(a))
+        .is_some_and(|a| a.get_action().takes_values())
+}
+
+/// What the value of option `opt` takes.
+fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
+    match opt {
+        "--team" => Some(Want::Teams),
+        "--as" | "--from" | "--to" => Some(Want::Members),
+        "--owner" => Some(Want::Teammates),
+        "--blocked-by" => Some(Want::Tasks),
+        "--color" => Some(Want::Colors),
+        "--type" if matches!(path, ["log"] | ["inbox"]) => Some(Want::Kinds),
+        _ => None,
+    }
+}
+
+/// The value of `--home` / `--team` in the words, if given there.
+fn option_in(before: &[String], long: &str) -> Option<String> {
+    let eq = format!("{long}=");
+    let mut found = None;
+    let mut words = before.iter().take_while(|w| *w != "--");
+    while let Some(w) = words.next() {
+        if w == long {
+            found = words.next().cloned();
+        } else if let Some(v) = w.strip_prefix(&eq) {
+            found = Some(v.to_string());
+        }
+    }
+    found
+}
+
+fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
+    match want {
+        Want::Colors => {
+            // The teammate colours are taken by `spawn` only, wherever --color is typed.
+            let when = ["auto", "always", "never"].into_iter();
+            let colors = crate::domain::member::COLORS.iter().copied();
+            return when.chain(colors).map(String::from).collect();
+        }
+        Want::Kinds => {
+            return crate::commands::log::KINDS
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+        }
+        _ => {}
+    }
+    let home = match option_in(before, "--home") {
+        Some(h) => Home::new(crate::context::home_root(h.into())),
+        None => ctx.home.clone(),
+    };
+    if want == Want::Teams {
+        return home.teams().iter().map(|t| t.to_string()).collect();
+    }
+    let team = option_in(before, "--team").or_else(|| ctx.team.clone());
+    let Ok(store) = home.resolve(team.as_deref()) else {
+        return Vec::new();
+    };
+    if want == Want::Tasks {
+        let Ok(list) = store.load_tasks() else {
+            return Vec::new();
+        };
+        return list.tasks.iter().map(|t| t.id.to_string()).collect();
+    }
+    let Ok(config) = store.load() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = config
+        .members
+        .iter()
+        .filter(|m| want != Want::Teammates || !m.name.is_leader())
+        .map(|m| m.name.to_string())
+        .collect();
+    if want == Want::Recipients {
+        names.push("*".into());
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want(line: &str) -> Option<Want> {
+        let mut words: Vec<String> = line.split(' ').map(String::from).collect();
+        let current = words.pop().unwrap_or_default();
+        wanted(&words, &current)
+    }
+
+    #[test]
+    fn positions_that_take_names_ids_and_values() {
+        assert_eq!(want("send "), Some(Want::Recipients));
+        assert_eq!(want("--team t send b"), Some(Want::Recipients));
+        assert_eq!(want("send bob "), None);
+        assert_eq!(want("kill "), Some(Want::Teammates));
+        assert_eq!(want("shutdown --reason why "), Some(Want::Teammates));
+        assert_eq!(want("shutdown --all "), Some(Want::Teammates));
+        assert_eq!(want("wait a b "), Some(Want::Teammates));
+        assert_eq!(want("plan approve "), Some(Want::Teammates));
+        assert_eq!(want("plan "), None);
+        assert_eq!(want("task done "), Some(Want::Tasks));
+        assert_eq!(want("task add x --blocked-by "), Some(Want::Tasks));
+        assert_eq!(want("task update 1 --owner "), Some(Want::Teammates));
+        assert_eq!(want("log --from "), Some(Want::Members));
+        assert_eq!(want("log --type "), Some(Want::Kinds));
+        assert_eq!(want("--color "), Some(Want::Colors));
+        assert_eq!(want("status --team "), Some(Want::Teams));
+        assert_eq!(want("kill --"), None);
+        assert_eq!(want("--home "), None);
+        assert_eq!(want(""), None);
+        assert_eq!(want("spawn "), None);
+    }
+}
