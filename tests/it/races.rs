@@ -340,7 +340,7 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
         dir.join("inbox.jsonl").is_file()
     });
     assert_eq!(mode(&dir), 0o700);
-    let id = t.ok(&["send", "bob", "one"]).trim().to_string();
+    let id = sent_id(&t.ok(&["--json", "send", "bob", "one"]));
     wait_until("bob to handle the first message", LONG, || {
         lines(&handled).contains(&id)
     });
@@ -348,7 +348,7 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
     // Removed again, and a send comes first: it makes the directory, the worker wakes.
     wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
     std::fs::remove_dir_all(&dir).unwrap();
-    let id = t.ok(&["send", "bob", "two"]).trim().to_string();
+    let id = sent_id(&t.ok(&["--json", "send", "bob", "two"]));
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join("cursors")), 0o700);
     wait_until("bob to handle the second message", LONG, || {
@@ -357,6 +357,12 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
     let (code, report) = doctor(&t);
     assert_eq!(code, 0, "{report:#}");
     t.ok(&["delete", "--force"]);
+}
+
+/// The id `send --json` printed.
+fn sent_id(out: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    v["id"].as_str().unwrap().to_string()
 }
 
 fn doctor(t: &TestEnv) -> (i32, serde_json::Value) {
