@@ -43,6 +43,9 @@ pub struct Preset {
     pub model: &'static [&'static str],
     pub prompt: PromptVia,
     pub message: MessageVia,
+    /// Output meaning the session could not be continued (lost) or started (already there):
+    /// the turn is run once more with the other session arguments.
+    pub session_retry: &'static [&'static str],
 }
 
 /// Every preset, by `--agent` name.
@@ -58,6 +61,7 @@ pub const PRESETS: &[Preset] = &[
         model: &["--model", "{model}"],
         prompt: PromptVia::Args(&["--append-system-prompt", "{prompt}"]),
         message: MessageVia::Stdin(&[]),
+        session_retry: &["No conversation found with session ID", "is already in use"],
     },
     Preset {
         name: "codex",
@@ -79,6 +83,7 @@ pub const PRESETS: &[Preset] = &[
         prompt: PromptVia::FirstMessage,
         // `-`: the prompt is read from stdin.
         message: MessageVia::Stdin(&["-"]),
+        session_retry: &[],
     },
     Preset {
         name: "gemini",
@@ -91,6 +96,7 @@ pub const PRESETS: &[Preset] = &[
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
         message: MessageVia::Args(&["--prompt={message}"]),
+        session_retry: &[],
     },
     Preset {
         name: "aider",
@@ -112,6 +118,7 @@ pub const PRESETS: &[Preset] = &[
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         message: MessageVia::Args(&["--message={message}"]),
+        session_retry: &[],
     },
 ];
 
