@@ -91,12 +91,13 @@ pub const PRESETS: &[Preset] = &[
         install: "npm install -g @google/gemini-cli",
         first_turn: &["--session-id", "{session}"],
         later_turn: &["--resume", "{session}"],
-        base: &["--allowed-tools=run_shell_command(teamctl)"],
+        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen.
+        base: &["--skip-trust", "--allowed-tools=run_shell_command(teamctl)"],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
         message: MessageVia::Args(&["--prompt={message}"]),
-        session_retry: &[],
+        session_retry: &["Error resuming session"],
     },
     Preset {
         name: "aider",
