@@ -401,8 +401,13 @@ impl Worker {
         let preset = self.member.agent.as_deref().and_then(agent::preset::find);
         let mut prompt = String::new();
         let home = self.home.display().to_string();
+        let sessions_dir = self.store.dir().join("sessions");
+        let sessions = sessions_dir.display().to_string();
         if let Some(preset) = preset {
             prompt = self.team_prompt()?;
+            if preset.uses_sessions_dir() {
+                crate::store::fsutil::ensure_dir(&sessions_dir)?;
+            }
             let (argv, stdin) = preset.turn(&agent::TurnArgs {
                 session: &session,
                 turn: turn_no,
@@ -410,6 +415,7 @@ impl Worker {
                 prompt: &prompt,
                 message: text,
                 home: &home,
+                sessions: &sessions,
                 extra: &self.member.agent_args,
             });
             spec.argv = Some(argv);
@@ -449,6 +455,7 @@ impl Worker {
                 prompt: &prompt,
                 message: text,
                 home: &home,
+                sessions: &sessions,
                 extra: &self.member.agent_args,
             });
             spec.argv = Some(argv);
