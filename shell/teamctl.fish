@@ -48,6 +48,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Show unr
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Every member\'s state'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Block until teammates are idle or stopped'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to stop (request, response, then the pane is closed)'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown-response" -d 'Inside a turn: answer the shutdown request being handled (approve, or reject with a reason)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "interrupt" -d 'Cancel a teammate\'s current turn; the teammate stays'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "kill" -d 'End a teammate and its pane now, without a handshake'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Bring back stopped or dead teammates with their identity and unread mail'
@@ -61,6 +62,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a dem
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -94,12 +96,13 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kil
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent -d 'Run a known agent CLI for each message, in one remembered session: claude, codex, gemini or aider (see docs/RECIPES.md)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt -d 'The teammate\'s standing instructions (given to each turn as $TEAMCTL_PROMPT)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l backend -d 'Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)' -r -f -a "auto\t''
 tmux\t''
 process\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The directory the agent command runs in (default: the current one)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model name, recorded in the team file for the agent to use' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent-type -d 'The kind of agent, recorded in the team file' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The command that writes the plan (with --plan-mode-required)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than S seconds' -r
@@ -228,6 +231,22 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l no-wait -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l remove-worktree -d 'Also remove the teammate\'s git worktree'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -564,27 +583,28 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "create" -d 'Make a team and lead it'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "delete" -d 'Stop every teammate and remove the team'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "spawn" -d 'Start a teammate'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "send" -d 'Send a message (TEXT from stdin when absent)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "ask" -d 'Send a message and print the reply'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "inbox" -d 'Show unread messages (idle notifications only with --type or --all) and mark them read'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "status" -d 'Every member\'s state'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "wait" -d 'Block until teammates are idle or stopped'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "shutdown" -d 'Ask teammates to stop (request, response, then the pane is closed)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "interrupt" -d 'Cancel a teammate\'s current turn; the teammate stays'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "kill" -d 'End a teammate and its pane now, without a handshake'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "resume" -d 'Bring back stopped or dead teammates with their identity and unread mail'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "plan" -d 'Answer plan approval requests'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "task" -d 'The shared task list'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "attach" -d 'Attach to the team\'s tmux session, focused on a teammate\'s pane'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "log" -d 'Every message of the team in time order'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "doctor" -d 'Check tmux, inotify limits, stale teams, orphaned panes and processes'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "completions" -d 'Print a shell completion script'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "demo" -d 'Run a demo team in real tmux panes'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "create" -d 'Make a team and lead it'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "delete" -d 'Stop every teammate and remove the team'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "spawn" -d 'Start a teammate'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "send" -d 'Send a message (TEXT from stdin when absent)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "ask" -d 'Send a message and print the reply'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "inbox" -d 'Show unread messages (idle notifications only with --type or --all) and mark them read'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "status" -d 'Every member\'s state'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "wait" -d 'Block until teammates are idle or stopped'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "shutdown" -d 'Ask teammates to stop (request, response, then the pane is closed)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "shutdown-response" -d 'Inside a turn: answer the shutdown request being handled (approve, or reject with a reason)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "interrupt" -d 'Cancel a teammate\'s current turn; the teammate stays'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "kill" -d 'End a teammate and its pane now, without a handshake'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "resume" -d 'Bring back stopped or dead teammates with their identity and unread mail'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "plan" -d 'Answer plan approval requests'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "task" -d 'The shared task list'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "attach" -d 'Attach to the team\'s tmux session, focused on a teammate\'s pane'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "log" -d 'Every message of the team in time order'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "doctor" -d 'Check tmux, inotify limits, stale teams, orphaned panes and processes'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "completions" -d 'Print a shell completion script'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "demo" -d 'Run a demo team in real tmux panes'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from plan" -f -a "list" -d 'Pending plan approval requests'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from plan" -f -a "approve" -d 'Approve NAME\'s pending plan'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from plan" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'

@@ -335,7 +335,8 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
         return Ok(());
     }
     let config = store.load()?;
-    let env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
+    let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
+    env.hops = ctx.hops();
     bus::deliver(store, &config, &env)?;
     // A teammate's assignment does not bring back one the leader stopped (see `send::wake`).
     let (resumed, waiting) = wake(ctx, store, std::slice::from_ref(owner))?;

@@ -169,6 +169,7 @@ impl Home {
                 tmux_session: None,
                 tmux_fill: None,
                 deleting: None,
+                max_hops: None,
                 extra: Default::default(),
             };
             let store = FsStore::new(candidate, dir);

@@ -39,7 +39,10 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// A turn to run, as a plain value.
 #[derive(Debug, Clone)]
 pub struct TurnSpec {
+    /// Run through `sh -c` (an `--exec` command), unless `argv` is given.
     pub command: String,
+    /// Run directly, never through a shell (an `--agent` preset): program first.
+    pub argv: Option<Vec<String>>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
     pub stdin: String,
@@ -61,6 +64,8 @@ pub enum TurnEnd {
 
 #[derive(Debug)]
 pub struct TurnResult {
+    /// Whether the agent process started at all.
+    pub spawned: bool,
     pub end: TurnEnd,
     pub stdout: String,
     pub stderr_tail: String,
@@ -117,10 +122,19 @@ pub async fn run(
     stop: &mut Stoppers,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
-    let mut cmd = tokio::process::Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
+    let mut cmd = match spec.argv.as_deref() {
+        Some([program, args @ ..]) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
+        _ => {
+            let mut c = tokio::process::Command::new(SHELL);
+            c.arg("-c").arg(&spec.command);
+            c
+        }
+    };
+    cmd.current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -135,10 +149,11 @@ pub async fn run(
         });
     }
     let mut child = cmd.spawn().map_err(|e| {
-        Error::failed(format!(
-            "cannot run the agent command in {}: {e}",
-            spec.cwd.display()
-        ))
+        let what = match spec.argv.as_deref() {
+            Some([program, ..]) => format!("cannot run {program}"),
+            _ => "cannot run the agent command".to_string(),
+        };
+        Error::failed(format!("{what} in {}: {e}", spec.cwd.display()))
     })?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     on_start(pgid);
@@ -236,6 +251,7 @@ pub async fn run(
         None => TurnEnd::Signalled(status.signal().unwrap_or(0)),
     });
     Ok(TurnResult {
+        spawned: true,
         end,
         stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
         stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
@@ -269,7 +285,7 @@ impl Spill {
         };
         let file = (|| {
             if let Some(dir) = path.parent() {
-                crate::store::fsutil::ensure_dir(dir).map_err(|e| e.to_string())?;
+                crate::store::fsutil::ensure_dir_levels(dir, 1).map_err(|e| e.to_string())?;
             }
             let mut f = std::fs::OpenOptions::new()
                 .write(true)

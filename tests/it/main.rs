@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agents;
 mod core;
 mod identity;
 mod lifecycle;
