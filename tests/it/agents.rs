@@ -150,8 +150,10 @@ fn a_claude_teammate_sends_to_the_leader_from_its_bash_tool() {
     });
     let (t, _cc) = claude_team(&model);
     t.ok(&["spawn", "bob", "--agent", "claude"]);
+    // The report bob sends from its Bash tool goes to the sender of the message it handles,
+    // so it carries `inReplyTo` and is the answer `ask` prints (issue 11 item 18).
     let reply = t.ok(&["ask", "bob", "report to the leader", "--timeout", "60"]);
-    assert!(reply.starts_with("done: "), "{reply}");
+    assert_eq!(reply.trim(), "status: all good");
     let inbox = t.inbox("t1", "team-lead");
     let sent = inbox
         .iter()
@@ -160,12 +162,17 @@ fn a_claude_teammate_sends_to_the_leader_from_its_bash_tool() {
     assert_eq!(sent["from"], "bob");
     // Sent inside a turn that handled the leader's message (hops 0): one hop.
     assert_eq!(sent["hops"], 1, "{sent}");
-    // The reply `ask` printed is the turn's answer to that very message.
-    let answer = inbox
-        .iter()
-        .find(|m| m["text"].as_str().is_some_and(|s| s.starts_with("done: ")))
-        .expect("the turn's answer");
-    assert!(answer["inReplyTo"].is_string(), "{answer}");
+    assert!(sent["inReplyTo"].is_string(), "{sent}");
+    // The turn succeeded after its report, so its stdout ("done: ...") is not sent as a
+    // second answer.
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    let inbox = t.inbox("t1", "team-lead");
+    assert!(
+        !inbox
+            .iter()
+            .any(|m| m["text"].as_str().is_some_and(|s| s.starts_with("done: "))),
+        "a second answer: {inbox:?}"
+    );
 }
 
 #[test]
