@@ -135,6 +135,10 @@ pub struct Member {
     /// The git worktree made for this teammate, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
+    /// An interactive teammate: its agent's own TUI runs in the pane, and a detached companion
+    /// worker pastes each message into it (see `domain::interactive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<super::Interactive>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -166,6 +170,7 @@ impl Member {
             on_shutdown: None,
             tmux_socket: None,
             worktree: None,
+            interactive: None,
             extra: Default::default(),
         }
     }

@@ -144,7 +144,7 @@ fn assert_no_panic(args: &[&str], out: &Output) {
 fn helper(role: &str, vars: &[(&str, String)]) -> Child {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
-        "helper_process",
+        "reliability::helper_process",
         "--exact",
         "--ignored",
         "--nocapture",
