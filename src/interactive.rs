@@ -88,7 +88,9 @@ fn agent_argv(store: &FsStore, member: &Member, preset: Option<&str>) -> Result<
 /// Claude Code's TUI with teamctl's hooks (`--settings`, a file under the team directory).
 fn claude_argv(store: &FsStore, member: &Member) -> Result<Vec<String>> {
     let program = which::which("claude").map_err(|_| {
-        Error::failed("claude (Claude Code) was not found on PATH; install @anthropic-ai/claude-code")
+        Error::failed(
+            "claude (Claude Code) was not found on PATH; install @anthropic-ai/claude-code",
+        )
     })?;
     let me = std::env::current_exe()
         .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;

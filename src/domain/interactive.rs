@@ -156,10 +156,7 @@ pub fn cut(text: &str, max: usize) -> &str {
 /// prompt again.
 pub fn reply_from(lines: &str, input_lines: usize) -> String {
     let all: Vec<&str> = lines.lines().collect();
-    let end = all
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .unwrap_or(0);
+    let end = all.iter().rposition(|l| !l.trim().is_empty()).unwrap_or(0);
     let body = all
         .get(input_lines.max(1)..end)
         .unwrap_or_default()

@@ -78,7 +78,10 @@ pub fn write_settings(store: &FsStore, name: &Name, program: &std::path::Path) -
     ensure_dir(&d)?;
     let mut hooks = serde_json::Map::new();
     for (hook, event) in HOOK_EVENTS {
-        let command = format!("{} hook {event}", shell_quote(&program.display().to_string()));
+        let command = format!(
+            "{} hook {event}",
+            shell_quote(&program.display().to_string())
+        );
         hooks.insert(
             (*hook).to_string(),
             serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]),
@@ -118,12 +121,19 @@ mod tests {
             };
             append(&store, &bob, &ev).unwrap();
         }
-        let got: Vec<String> = take(&store, &bob).unwrap().into_iter().map(|e| e.event).collect();
+        let got: Vec<String> = take(&store, &bob)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.event)
+            .collect();
         assert_eq!(got, ["user-prompt-submit", "stop"]);
         assert!(take(&store, &bob).unwrap().is_empty());
         let path = write_settings(&store, &bob, std::path::Path::new("/x y/it's")).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let text = std::fs::read_to_string(path).unwrap();
         assert!(text.contains(r#"'/x y/it'\\''s' hook stop"#), "{text}");
     }

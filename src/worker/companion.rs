@@ -23,8 +23,8 @@ use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
-use crate::domain::Envelope;
 use crate::domain::interactive::{Interactive, reply_from};
+use crate::domain::{Envelope, Status};
 use crate::error::Result;
 use crate::store::hooks;
 
@@ -280,23 +280,23 @@ impl Worker {
         c.busy = true;
         c.screen = None;
         let hooks = c.rule.uses_hooks();
-        self.sink.note(&format!(
+        let note = format!(
             "pasted into {} in {} ms",
             c.pane,
             started.elapsed().as_millis()
-        ));
+        );
+        self.set_status(Status::Working);
+        self.sink.note(&note);
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let input_lines = text.trim_end_matches(['\n', '\r']).lines().count();
         loop {
-            if hooks {
-                if let Some(reply) = self.take_hook_events() {
-                    return Ok(Some(TurnResult {
-                        end: TurnEnd::Exited(0),
-                        stdout: reply.unwrap_or_default(),
-                        stderr_tail: String::new(),
-                    }));
-                }
+            if hooks && let Some(reply) = self.take_hook_events() {
+                return Ok(Some(TurnResult {
+                    end: TurnEnd::Exited(0),
+                    stdout: reply.unwrap_or_default(),
+                    stderr_tail: String::new(),
+                }));
             }
             let Some(c) = self.companion.as_mut() else {
                 return Ok(Some(stopped("no pane")));

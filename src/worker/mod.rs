@@ -134,9 +134,9 @@ impl Worker {
                 .or_else(|| member.pane_id.clone())?;
             let server = match std::env::var(companion::SERVER_VAR) {
                 Ok(s) => crate::backend::tmux::argv::Server::from_record(Some(&s)),
-                Err(_) => crate::backend::tmux::argv::Server::from_record(
-                    member.tmux_socket.as_deref(),
-                ),
+                Err(_) => {
+                    crate::backend::tmux::argv::Server::from_record(member.tmux_socket.as_deref())
+                }
             };
             Some(companion::Companion::new(server, pane, rule))
         });
@@ -330,7 +330,7 @@ impl Worker {
             }
         }
         if self.companion.is_some() {
-            self.set_status(Status::Working);
+            // Working (and the turn recorded, for `interrupt`) once the message is pasted.
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
                 return Ok(Next::Abandon);
             };

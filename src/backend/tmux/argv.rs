@@ -415,7 +415,16 @@ pub fn capture_screen(pane: &str) -> Cmd {
 
 /// The pane's lines from `start` (negative: history) to the bottom, wrapped lines joined.
 pub fn capture_from(pane: &str, start: i64) -> Cmd {
-    words(&["capture-pane", "-p", "-J", "-N", "-S", &start.to_string(), "-t", pane])
+    words(&[
+        "capture-pane",
+        "-p",
+        "-J",
+        "-N",
+        "-S",
+        &start.to_string(),
+        "-t",
+        pane,
+    ])
 }
 
 /// Where the cursor is, counting history: `PANE_ID HISTORY_SIZE CURSOR_Y`.

@@ -44,8 +44,8 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
         Verdict::TaggedPane { pid } if member.interactive.is_some() => {
             // An interactive teammate's pane runs its agent (tagged in its environment) and
             // its worker is the detached companion: both must be there.
-            let foreign =
-                pid.is_some_and(|p| proc::running(p) && !proc::is_agent_process(p, &member.agent_id));
+            let foreign = pid
+                .is_some_and(|p| proc::running(p) && !proc::is_agent_process(p, &member.agent_id));
             if foreign {
                 Liveness::Gone
             } else {
