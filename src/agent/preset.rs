@@ -18,9 +18,9 @@ pub enum PromptVia {
 /// How the message of a turn reaches the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageVia {
-    /// On stdin (the worker always writes it there).
-    Stdin,
-    /// As arguments, last on the command line.
+    /// On stdin, with these arguments last on the command line (e.g. `-`).
+    Stdin(&'static [&'static str]),
+    /// As arguments, last on the command line (`{message}`); stdin stays empty.
     Args(&'static [&'static str]),
 }
 
@@ -57,7 +57,7 @@ pub const PRESETS: &[Preset] = &[
         base: &["-p", "--allowedTools", "Bash(teamctl:*)"],
         model: &["--model", "{model}"],
         prompt: PromptVia::Args(&["--append-system-prompt", "{prompt}"]),
-        message: MessageVia::Stdin,
+        message: MessageVia::Stdin(&[]),
     },
     Preset {
         name: "codex",
@@ -78,7 +78,7 @@ pub const PRESETS: &[Preset] = &[
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         // `-`: the prompt is read from stdin.
-        message: MessageVia::Args(&["-"]),
+        message: MessageVia::Stdin(&["-"]),
     },
     Preset {
         name: "gemini",
@@ -142,7 +142,8 @@ pub struct TurnArgs<'a> {
 }
 
 impl Preset {
-    /// The argv of one turn (program first), and the text for its stdin.
+    /// The argv of one turn (program first), and the text for its stdin (empty when the
+    /// message is an argument).
     pub fn turn(&self, a: &TurnArgs) -> (Vec<String>, String) {
         let message = match self.prompt {
             PromptVia::FirstMessage if a.turn <= 1 && !a.prompt.is_empty() => {
@@ -177,10 +178,16 @@ impl Preset {
             argv.extend(args.iter().map(|t| fill(t)));
         }
         argv.extend(a.extra.iter().cloned());
-        if let MessageVia::Args(args) = self.message {
-            argv.extend(args.iter().map(|t| fill(t)));
+        match self.message {
+            MessageVia::Stdin(args) => {
+                argv.extend(args.iter().map(|t| fill(t)));
+                (argv, message)
+            }
+            MessageVia::Args(args) => {
+                argv.extend(args.iter().map(|t| fill(t)));
+                (argv, String::new())
+            }
         }
-        (argv, message)
     }
 }
 
@@ -256,8 +263,9 @@ mod tests {
     #[test]
     fn a_first_message_carries_the_prompt_once() {
         let p = find("gemini").unwrap();
-        let (first, _) = p.turn(&args(1, "-do it", &[]));
+        let (first, stdin) = p.turn(&args(1, "-do it", &[]));
         assert_eq!(first.last().unwrap(), "--prompt=P\n\n---\n\n-do it");
+        assert_eq!(stdin, "", "the message is not given twice");
         let (later, _) = p.turn(&args(3, "-do it", &[]));
         assert_eq!(later.last().unwrap(), "--prompt=-do it");
         assert_eq!(later[1..3], ["--resume", "S-1"]);

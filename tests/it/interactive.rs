@@ -287,3 +287,182 @@ fn bad_interactive_spawns_are_refused_and_write_nothing() {
     assert!(e.contains("tmux"), "{e}");
     assert_eq!(config(&env, &t), before);
 }
+
+// ---- The real Claude Code TUI against the fake model ----
+
+use crate::common::fake_model::{self, Claude, FakeModel, Reply};
+
+const CLAUDE_WAIT: Duration = Duration::from_secs(60);
+
+/// The last line of the last user turn: the message text, without the header teamctl puts
+/// above it ("Message from NAME:") or anything Claude Code adds.
+fn last_line(req: &serde_json::Value) -> String {
+    fake_model::last_user_text(req)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// Replies `got: LINE`; a message with "slow" in it is answered after 3 s, "forever" after
+/// 120 s (a turn only an interrupt ends).
+fn script(req: &serde_json::Value) -> Reply {
+    let line = last_line(req);
+    let reply = Reply::text(format!("got: {line}"));
+    if line.contains("forever") {
+        reply.delayed(Duration::from_secs(120))
+    } else if line.contains("slow") {
+        reply.delayed(Duration::from_secs(3))
+    } else {
+        reply
+    }
+}
+
+/// A tmux team whose interactive teammate `bob` runs the real Claude Code TUI against `model`.
+fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
+    let mut env = TestEnv::with_tmux();
+    let cc = fake_model::claude(model, &[env.work.path()]);
+    env.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    let t = team(&env, name);
+    env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
+    (env, cc, t)
+}
+
+/// Conversation requests whose last user turn ends with `line`.
+fn asked(model: &FakeModel, line: &str) -> Vec<serde_json::Value> {
+    model
+        .conversation_requests()
+        .into_iter()
+        .filter(|r| last_line(r) == line)
+        .collect()
+}
+
+#[test]
+fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-one");
+    let out = env.ok(&["ask", "bob", "hello there", "--timeout", "60"]);
+    assert_eq!(out.trim(), "got: hello there");
+    let reqs = asked(&model, "hello there");
+    assert_eq!(reqs.len(), 1, "one turn");
+    assert_eq!(fake_model::user_turns(&reqs[0]), 1);
+    assert!(fake_model::last_user_text(&reqs[0]).contains("Message from team-lead ("));
+    // The TUI itself is the pane's command, tagged; the settings file is private.
+    let pane = pane_of(&env, &t, "bob");
+    assert!(screen(&env, &pane).contains("hello there"));
+    let settings = env.team_dir(&t).join("interactive/bob.settings.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&settings).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A second message continues the same conversation.
+    let out = env.ok(&["ask", "bob", "again", "--timeout", "60"]);
+    assert_eq!(out.trim(), "got: again");
+    assert_eq!(fake_model::user_turns(&asked(&model, "again")[0]), 2);
+}
+
+#[test]
+fn claude_mail_sent_mid_turn_is_delivered_after_the_turn() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-mid");
+    env.ok(&["send", "bob", "a slow one"]);
+    wait_until("bob working", CLAUDE_WAIT, || {
+        env.member_status("bob") == "working"
+    });
+    env.ok(&["send", "bob", "the second"]);
+    wait_until("both replies", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob").len() >= 2
+    });
+    assert_eq!(
+        replies(&env, &t, "bob"),
+        ["got: a slow one", "got: the second"]
+    );
+    // Two separate user turns, the second asked only after the first was answered.
+    let second = asked(&model, "the second");
+    assert_eq!(second.len(), 1);
+    assert_eq!(fake_model::user_turns(&second[0]), 2);
+    let text = serde_json::to_string(&second[0]["messages"]).unwrap();
+    let (first, answer) = (
+        text.find("a slow one").unwrap(),
+        text.find("got: a slow one").unwrap(),
+    );
+    assert!(first < answer && answer < text.rfind("the second").unwrap());
+}
+
+#[test]
+fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-int");
+    env.ok(&["send", "bob", "take forever"]);
+    wait_until("the slow request reached the model", CLAUDE_WAIT, || {
+        !asked(&model, "take forever").is_empty()
+    });
+    let out = env.ok(&["interrupt", "bob"]);
+    assert!(out.contains("interrupted"), "{out}");
+    wait_until("the failure notice", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("interrupted"))
+    });
+    let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
+    let pane = pane_of(&env, &t, "bob");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "got: after that",
+        "{}\n{}",
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
+    assert!(
+        !replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r == "got: take forever")
+    );
+}
+
+#[test]
+fn claude_user_typing_in_the_pane_is_not_pasted_over() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-typed");
+    assert_eq!(
+        env.ok(&["ask", "bob", "warm up", "--timeout", "60"]).trim(),
+        "got: warm up"
+    );
+    let pane = pane_of(&env, &t, "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "typed by hand"]);
+    wait_until("the typed text shows", CLAUDE_WAIT, || {
+        screen(&env, &pane).contains("typed by hand")
+    });
+    env.ok(&["send", "bob", "from the leader"]);
+    wait_until("the companion waits", CLAUDE_WAIT, || {
+        let l = log(&env, &t, "bob");
+        l.rfind("<- team-lead: from the leader")
+            .is_some_and(|i| l[i..].contains("waiting to deliver"))
+    });
+    // The user submits their own line: a turn of theirs, then the message follows.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("the reply", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob").len() >= 2
+    });
+    assert_eq!(
+        replies(&env, &t, "bob"),
+        ["got: warm up", "got: from the leader"]
+    );
+    let users = asked(&model, "typed by hand");
+    assert_eq!(
+        users.len(),
+        1,
+        "the user's own line went to the model as it was typed"
+    );
+    let ours = asked(&model, "from the leader");
+    assert_eq!(ours.len(), 1);
+    assert_eq!(fake_model::user_turns(&ours[0]), 3);
+    assert!(!fake_model::last_user_text(&ours[0]).contains("typed by hand"));
+}
