@@ -29,6 +29,18 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
         ));
     }
+    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
+    for (flag, cmd, or_else) in [
+        ("--exec", &args.exec, ""),
+        ("--plan", &args.plan, ""),
+        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
+    ] {
+        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::bad(format!(
+                "{flag} is empty; give the command{or_else}"
+            )));
+        }
+    }
     // A teammate without an agent could never answer (issue 11 item 14).
     if args.exec.is_none() && args.agent.is_none() {
         return Err(Error::bad(format!(
@@ -54,18 +66,6 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             return Err(Error::bad(format!(
                 "--agent {a}: `{}` is not on PATH; install it ({}) or put it on PATH",
                 preset.program, preset.install
-            )));
-        }
-    }
-    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
-    for (flag, cmd, or_else) in [
-        ("--exec", &args.exec, ""),
-        ("--plan", &args.plan, ""),
-        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
-    ] {
-        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
-            return Err(Error::bad(format!(
-                "{flag} is empty; give the command{or_else}"
             )));
         }
     }
