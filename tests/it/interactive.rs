@@ -509,3 +509,33 @@ fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
         tagged(&env, &id).is_empty()
     });
 }
+
+#[test]
+fn three_claude_teammates_in_one_window_each_answer_their_own() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-three");
+    for n in ["carol", "dave"] {
+        env.ok(&["spawn", n, "--agent", "claude", "--interactive"]);
+    }
+    let window = |n: &str| {
+        env.tmux_ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane_of(&env, &t, n),
+            "#{window_id}",
+        ])
+        .trim()
+        .to_string()
+    };
+    assert_eq!(window("bob"), window("carol"));
+    assert_eq!(window("carol"), window("dave"));
+    for n in ["bob", "carol", "dave"] {
+        env.ok(&["send", n, &format!("hi {n}")]);
+    }
+    for n in ["bob", "carol", "dave"] {
+        wait_until(&format!("{n}'s reply"), CLAUDE_WAIT, || {
+            replies(&env, &t, n) == [format!("got: hi {n}")]
+        });
+    }
+}
