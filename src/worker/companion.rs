@@ -172,19 +172,30 @@ impl Companion {
     /// line), the line is cleared with one `C-c` (which clears text there; on an empty line it
     /// would only warn), so the next delivery finds it free. Text of the user's is left alone.
     async fn clear_restored(&mut self, agent_id: &str, mark: &str) {
-        let deadline = Instant::now() + Duration::from_secs(2);
+        // Claude Code restores the prompt a moment after the key: an empty line right away
+        // proves nothing, so only a line that stayed free for a second ends the watch early.
+        let deadline = Instant::now() + Duration::from_secs(3);
         let mut cleared = false;
+        let mut free_since: Option<Instant> = None;
         while Instant::now() < deadline {
             let look = self.look(agent_id);
             if look.gone {
                 return;
             }
             let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(mark));
-            if restored && !cleared {
-                let _ = self.tmux.run(&[argv::send_key(&self.pane, "C-c")]);
-                cleared = true;
-            } else if !restored && (cleared || self.rule.input_free(&look.screen)) {
+            if restored {
+                free_since = None;
+                if !cleared {
+                    let _ = self.tmux.run(&[argv::send_key(&self.pane, "C-c")]);
+                    cleared = true;
+                }
+            } else if cleared {
                 return;
+            } else if self.rule.input_free(&look.screen) {
+                let since = *free_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= Duration::from_secs(1) {
+                    return;
+                }
             }
             tokio::time::sleep(POLL).await;
         }

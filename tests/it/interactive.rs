@@ -105,7 +105,8 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     // The pane runs the REPL itself; the companion is a detached worker.
     let m = recorded(&env, &t, "py");
     assert_eq!(m["interactive"]["promptPattern"], PROMPT);
-    assert_eq!(env.member_status("py"), "idle");
+    // Idle once the turn is over (the reply goes out first).
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
     // A multi-line print: every line of output, nothing of the echo or the prompt.
     let out = env.ok(&["ask", "py", "print('a'); print('b')", "--timeout", "30"]);
     assert_eq!(out.trim(), "a\nb");
@@ -174,7 +175,7 @@ fn shutdown_closes_exactly_that_pane_and_leaves_no_process() {
     wait_until("py's pane closed", WAIT, || !panes(&env).contains(&py));
     assert!(panes(&env).contains(&other), "{:?}", panes(&env));
     wait_until("py's processes gone", WAIT, || tagged(&env, &id).is_empty());
-    assert_eq!(env.member_status("other"), "idle");
+    wait_until("other idle", WAIT, || env.member_status("other") == "idle");
     // kill ends the other pair, then resume brings it back, pane and companion.
     env.ok(&["kill", "other"]);
     wait_until("other's pane closed", WAIT, || {
@@ -218,8 +219,9 @@ fn three_interactive_teammates_in_one_window() {
             replies(&env, &t, n) == [a]
         });
     }
-    let status = env.ok(&["status"]);
-    assert_eq!(status.matches(" idle ").count(), 3, "{status}");
+    wait_until("all three idle", WAIT, || {
+        env.ok(&["status"]).matches(" idle ").count() == 3
+    });
 }
 
 #[test]
