@@ -139,7 +139,8 @@ impl Companion {
         idle && quiet && self.rule.input_free(&look.screen)
     }
 
-    /// Paste `text` as one bracketed paste through a private buffer, then press Enter.
+    /// Paste `text` as one bracketed paste through a private buffer (Enter is pressed by
+    /// `enter`).
     fn paste(&self, buffer: &str, text: &str) -> std::result::Result<(), Fail> {
         let body = text.trim_end_matches(['\n', '\r']);
         let pasted = self.tmux.run_with_input(
@@ -153,9 +154,34 @@ impl Companion {
             let _ = self.tmux.run(&[argv::delete_buffer(buffer)]);
             return Err(e);
         }
+        Ok(())
+    }
+
+    fn enter(&self) -> std::result::Result<(), Fail> {
         self.tmux
             .run(&[argv::send_key(&self.pane, "Enter")])
             .map(|_| ())
+    }
+
+    /// Claude Code takes a moment to take a large paste in (it shows it folded): Enter before
+    /// that would send part of it. Wait, at most 2 s, until the input line holds the paste and
+    /// the screen stopped changing.
+    async fn settled(&self, agent_id: &str) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut last: Option<String> = None;
+        while Instant::now() < deadline {
+            let look = self.look(agent_id);
+            if look.gone {
+                return;
+            }
+            let holds = claude_input_line(&look.screen)
+                .is_some_and(|l| !l.trim_matches([' ', '\u{a0}']).is_empty());
+            if holds && last.as_deref() == Some(look.screen.as_str()) {
+                return;
+            }
+            last = Some(look.screen);
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// Press the preset's cancel key, if the pane is still ours.
@@ -333,6 +359,12 @@ impl Worker {
         };
         if let Err(e) = c.paste(&buffer, &pasted) {
             return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));
+        }
+        if c.rule.uses_hooks() {
+            c.settled(&id).await;
+        }
+        if let Err(e) = c.enter() {
+            return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
         }
         c.busy = true;
         c.ours_running = false;
