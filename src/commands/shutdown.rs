@@ -10,7 +10,7 @@ use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, LEADER, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
-use crate::store::{FsStore, Store, SyncBell, Topic};
+use crate::store::{FsStore, Item, Store, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
@@ -163,6 +163,13 @@ pub fn handoff(
         None
     };
     let mut waiting = Vec::new();
+    // The requests awaited, and where their answers can start in the leader's inbox: another
+    // reader (the leader console) may act on a refusal first, and then only the inbox says.
+    let mut asked: Vec<(Name, String)> = Vec::new();
+    let leader_name = Name::leader();
+    let mut answers_from = store
+        .cursor(&leader_name, leader::PROTOCOL_READER)
+        .min(store.inbox_end(&leader_name));
     // One look at every target's pane or process (one tmux process per server).
     let seen = {
         let config = store.load()?;
@@ -192,12 +199,13 @@ pub fn handoff(
                         LEADER,
                         name.as_str(),
                         Body::ShutdownRequest {
-                            request_id,
+                            request_id: request_id.clone(),
                             reason: reason.clone(),
                         },
                     );
                     store.append(name, &env)?;
                 }
+                asked.push((name.clone(), request_id));
                 waiting.push(name.clone());
             }
         }
@@ -224,6 +232,34 @@ pub fn handoff(
                 }
             }
         }
+        // Refusals another reader acted on: read from the inbox itself.
+        let mut answers = crate::store::entries(store, &leader_name, answers_from);
+        for e in answers.by_ref() {
+            let Item::Message(env) = e?.item else {
+                continue;
+            };
+            let Body::ShutdownResponse {
+                request_id,
+                approve,
+                reason,
+                ..
+            } = &env.body
+            else {
+                continue;
+            };
+            let refused = !approve.0
+                && asked
+                    .iter()
+                    .any(|(n, id)| n.as_str() == env.from && id == request_id);
+            if let Some(n) = waiting.iter().find(|w| w.as_str() == env.from).cloned()
+                && refused
+            {
+                out.refused
+                    .push((n.clone(), reason.clone().unwrap_or_default()));
+                waiting.retain(|w| *w != n);
+            }
+        }
+        answers_from = answers.pos();
         // A worker that died instead of answering is cleaned up like a dead one; one that
         // stopped without an answer the leader could match is cleaned up as stopped.
         let config = store.load()?;

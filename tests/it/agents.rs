@@ -178,6 +178,17 @@ fn a_claude_teammate_refuses_shutdown_from_its_turn_then_accepts() {
         if text.contains("Shutdown request") && text.contains("refactor") {
             return Reply::bash("teamctl shutdown-response reject --reason 'busy with task 7'");
         }
+        if text.contains("Shutdown request") && text.contains("lunch") {
+            // The structured equivalent, with the request id the turn's text gives.
+            let id = text
+                .split_whitespace()
+                .nth(2)
+                .unwrap_or_default()
+                .to_string();
+            return Reply::bash(format!(
+                "teamctl send team-lead --structured '{{\"type\":\"shutdown_response\",\"requestId\":\"{id}\",\"approve\":false,\"reason\":\"still compiling\"}}'"
+            ));
+        }
         Reply::text("fine")
     });
     let (t, _cc) = claude_team(&model);
@@ -206,6 +217,22 @@ fn a_claude_teammate_refuses_shutdown_from_its_turn_then_accepts() {
         .find(|s| s.contains("Shutdown request"))
         .expect("the shutdown turn");
     assert!(asked.contains("refactor time"), "{asked}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    let err = t.fails(
+        &["shutdown", "bob", "--reason", "lunch", "--timeout", "60"],
+        1,
+    );
+    assert!(
+        err.contains("bob refused to shut down: still compiling"),
+        "{err}"
+    );
+    // The worker sent that answer, once: the structured send did not go out itself.
+    let refusals = t
+        .inbox("t1", "team-lead")
+        .into_iter()
+        .filter(|m| m["type"] == "shutdown_response" && m["reason"] == "still compiling")
+        .count();
+    assert_eq!(refusals, 1);
     wait_until("bob idle", T, || t.member_status("bob") == "idle");
     // Without an answer from the turn, the request is approved once the turn ends.
     t.ok(&[
@@ -245,6 +272,24 @@ fn on_shutdown_gets_the_request_in_its_environment_and_on_stdin() {
     assert_eq!(req["reason"], "tea time");
     let id = req["requestId"].as_str().unwrap();
     assert!(line.contains(&format!("(tea time, {id})")), "{line}");
+    // Outside the turn a shutdown request started there is nothing to answer: bad input.
+    let err = t.fails(
+        &[
+            "--as",
+            "bob",
+            "shutdown-response",
+            "reject",
+            "--reason",
+            "x",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("no shutdown request is being handled"),
+        "{err}"
+    );
+    let err = t.fails(&["--as", "bob", "shutdown-response", "reject"], 2);
+    assert!(err.contains("--reason"), "{err}");
 }
 
 #[test]
