@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::agent;
 use crate::backend::process::ProcessBackend;
 use crate::backend::{Backend, Launch, Placement};
-use crate::domain::{BackendType, LEADER, Member, Name, TeamConfig};
+use crate::domain::{BackendType, LEADER, Member, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Home, Store, hooks};
 use crate::worker::turn::SHELL;
@@ -193,11 +193,4 @@ fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(
         vars.push(("TEAMCTL_PROMPT".into(), p.clone()));
     }
     vars
-}
-
-/// Whether `name` is an interactive teammate of `config`.
-pub fn is_interactive(config: &TeamConfig, name: &Name) -> bool {
-    config
-        .member(name.as_str())
-        .is_some_and(|m| m.interactive.is_some())
 }

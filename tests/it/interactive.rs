@@ -253,6 +253,37 @@ fn text_typed_in_the_pane_is_not_pasted_over() {
 }
 
 #[test]
+fn a_turn_past_its_timeout_is_cancelled_with_the_cancel_key() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-timeout");
+    env.ok(&[
+        "spawn",
+        "py",
+        "--interactive",
+        "--exec",
+        PYTHON,
+        "--prompt-pattern",
+        PROMPT,
+        "--turn-timeout",
+        "1",
+    ]);
+    env.ok(&["send", "py", "import time; time.sleep(120)"]);
+    wait_until("the timeout notice", WAIT, || {
+        replies(&env, &t, "py")
+            .iter()
+            .any(|r| r.contains("timed out"))
+    });
+    let pane = pane_of(&env, &t, "py");
+    wait_until("KeyboardInterrupt in the pane", WAIT, || {
+        screen(&env, &pane).contains("KeyboardInterrupt")
+    });
+    assert_eq!(
+        env.ok(&["ask", "py", "5+5", "--timeout", "30"]).trim(),
+        "10"
+    );
+}
+
+#[test]
 fn bad_interactive_spawns_are_refused_and_write_nothing() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "it-py-bad");
