@@ -1519,7 +1519,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__spawn)
-            opts="-h --exec --agent --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --team --home --as --json --color --help"
+            opts="-h --exec --agent --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --interactive --prompt-pattern --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1570,6 +1570,10 @@ _teamctl_static() {
                     return 0
                     ;;
                 --worktree)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-pattern)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -109,6 +109,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt-pattern -d 'With --interactive --exec: a regex matching the REPL\'s empty prompt line (the last non-blank line of the pane), e.g. \'^>>> $\'' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -124,6 +125,7 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-required -d 'Run --plan before each turn and wait for the leader\'s approval'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 'Claim the next task whenever idle'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l interactive -d 'Run the agent\'s own TUI or REPL in the pane (you can watch it and type to it); a companion pastes each message into it when it is idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r

@@ -1,5 +1,6 @@
 //! `teamctl interrupt NAME`: cancel the current turn only. The worker (tag checked) gets
-//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running. With no
+//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running. An
+//! interactive teammate's companion presses the agent's cancel key in its pane instead. With no
 //! turn running (idle, stopped, or a worker that is gone) there is nothing to do: it says so
 //! and exits 0, as `kill` of a stopped teammate does.
 

@@ -8,6 +8,7 @@
 //! One idle notification goes to the leader per busy-to-idle edge.
 
 mod autoclaim;
+pub mod companion;
 mod plan;
 mod sink;
 pub mod turn;
@@ -106,6 +107,8 @@ struct Worker {
     task_tally: autoclaim::Tally,
     /// The team file as last read, with its stamp: re-read only when it changed.
     config: Option<(FileStamp, TeamConfig)>,
+    /// An interactive teammate's agent pane (see `companion.rs`).
+    companion: Option<companion::Companion>,
 }
 
 impl Worker {
@@ -137,6 +140,24 @@ impl Worker {
                 .unwrap_or(0),
         };
         let sink = Sink::open(&store.log_path(&name));
+        // An interactive teammate's companion: the pane it delivers into is given by the
+        // leader that started both (the team file records it only afterwards).
+        let companion = member.interactive.clone().and_then(|rule| {
+            let pane = std::env::var(companion::PANE_VAR)
+                .ok()
+                .or_else(|| member.pane_id.clone())?;
+            let server = match std::env::var(companion::SERVER_VAR) {
+                Ok(s) => crate::backend::tmux::argv::Server::from_record(Some(&s)),
+                Err(_) => {
+                    crate::backend::tmux::argv::Server::from_record(member.tmux_socket.as_deref())
+                }
+            };
+            Some(companion::Companion::new(server, pane, rule))
+        });
+        let mut live = live;
+        if let Some(c) = &companion {
+            live.pane_id = Some(c.pane.clone());
+        }
         Ok(Worker {
             store,
             home,
@@ -152,6 +173,7 @@ impl Worker {
             bell: Arc::new(Notify::new()),
             task_tally: Default::default(),
             config: None,
+            companion,
         })
     }
 
@@ -160,6 +182,9 @@ impl Worker {
         let mut topics = vec![Topic::Inbox(self.name.clone())];
         if self.member.auto_claim {
             topics.push(Topic::Tasks);
+        }
+        if self.companion.is_some() {
+            topics.push(Topic::Hooks(self.name.clone()));
         }
         // Armed before the first read: nothing written after this point can be missed.
         let ring: crate::store::Bell = Arc::new(move || bell.notify_one());
@@ -386,27 +411,42 @@ impl Worker {
         let sender_end = Name::parse(&env.from)
             .ok()
             .map(|n| (self.store.inbox_end(&n), n));
+        if self.companion.is_some() {
+            // Working (and the turn recorded, for `interrupt`) once the message is pasted.
+            let Some(result) = self.interactive_turn(env, text, stop).await? else {
+                return Ok(Next::Abandon);
+            };
+            return self.turn_done(env, summary, result, sender_end);
+        }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
             // No agent command: show the message for a person to answer.
             self.sink.output(format!("{text}\n").as_bytes());
             self.finish_turn(IdleReason::Available, summary);
             return self.after_turn();
         };
-        let result = match sender_end {
+        self.turn_done(env, summary, result, sender_end)
+    }
+
+    /// After a turn: answer the sender (unless the turn reported to it already with
+    /// `teamctl send`, which carried `inReplyTo`), record the outcome, stop or go on.
+    fn turn_done(
+        &mut self,
+        env: &Envelope,
+        summary: String,
+        result: TurnResult,
+        sender_end: Option<(u64, Name)>,
+    ) -> Result<Next> {
+        match sender_end {
             Some((from, sender)) if result.succeeded() && self.reported(&sender, from, &env.id) => {
-                // The agent answered with `teamctl send` (which carried `inReplyTo`): that was
-                // the answer, `ask` took it; its stdout stays in the pane and the log only.
+                // That report was the answer, `ask` took it; the turn's output stays in the
+                // pane and the log only.
                 self.sink.note(&format!(
                     "{} already has this turn's report (teamctl send); its output is not sent again",
                     env.from
                 ));
-                result
             }
-            _ => {
-                self.answer(env, &result)?;
-                result
-            }
-        };
+            _ => self.answer(env, &result)?,
+        }
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
             TurnEnd::Interrupted => IdleReason::Interrupted,
@@ -793,7 +833,12 @@ impl Worker {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default()
         ));
-        let refusal = if self.member.agent.is_some() && self.member.on_shutdown.is_none() {
+        // An interactive agent is not asked (its pane's environment cannot carry the request
+        // id): the companion approves now that no delivered turn is running.
+        let asks_agent = self.member.agent.is_some()
+            && self.member.on_shutdown.is_none()
+            && self.companion.is_none();
+        let refusal = if asks_agent {
             match self
                 .shutdown_turn(req, request_id, reason.as_deref(), stop)
                 .await?

@@ -6,6 +6,7 @@ mod common;
 mod agents;
 mod core;
 mod identity;
+mod interactive;
 mod lifecycle;
 mod proptest_messages;
 mod races;

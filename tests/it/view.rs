@@ -619,10 +619,10 @@ fn demo_inside_tmux_uses_its_own_session_and_hints_name_the_binary() {
     ]);
     for mate in ["planner", "coder", "reviewer"] {
         assert!(
-            panes
-                .lines()
-                .any(|l| l.ends_with(&format!(" {}", env.tag(&format!("{mate}@demo"))))
-                    && !l.starts_with("user ")),
+            panes.lines().any(
+                |l| l.ends_with(&format!(" {}", env.tag(&format!("{mate}@demo"))))
+                    && !l.starts_with("user ")
+            ),
             "{mate} is not in the demo's own session: {panes}"
         );
     }
