@@ -80,6 +80,8 @@ pub enum Command {
     Wait(WaitArgs),
     /// Ask teammates to stop (request, response, then the pane is closed)
     Shutdown(ShutdownArgs),
+    /// Inside a turn: answer the shutdown request being handled (approve, or reject with a reason)
+    ShutdownResponse(ShutdownResponseArgs),
     /// Cancel a teammate's current turn; the teammate stays
     Interrupt(NameArg),
     /// End a teammate and its pane now, without a handshake
@@ -116,6 +118,9 @@ pub struct CreateArgs {
     /// What the team is for
     #[arg(short, long, default_value = "")]
     pub description: String,
+    /// Loop guard: a message more than N agent-to-agent hops from its origin starts no turn
+    #[arg(long, value_name = "N", default_value_t = crate::domain::member::DEFAULT_MAX_HOPS)]
+    pub max_hops: u32,
 }
 
 #[derive(Debug, Args)]
@@ -133,8 +138,15 @@ pub struct SpawnArgs {
     /// The teammate's name (its id is NAME@TEAM)
     pub name: String,
     /// The agent command, run through `sh -c` for each message (message on stdin)
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub exec: Option<String>,
+    /// Run a known agent CLI for each message, in one remembered session: claude, codex,
+    /// gemini or aider (see docs/RECIPES.md)
+    #[arg(long, value_name = "CLI")]
+    pub agent: Option<String>,
+    /// With --agent: more arguments for the agent CLI (after `--`)
+    #[arg(last = true, value_name = "EXTRA", requires = "agent")]
+    pub extra: Vec<String>,
     /// The teammate's standing instructions (given to each turn as $TEAMCTL_PROMPT)
     #[arg(long)]
     pub prompt: Option<String>,
@@ -144,7 +156,7 @@ pub struct SpawnArgs {
     /// The directory the agent command runs in (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// The model name, recorded in the team file for the agent to use
+    /// The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)
     #[arg(long)]
     pub model: Option<String>,
     /// The kind of agent, recorded in the team file
@@ -250,6 +262,22 @@ pub struct ShutdownArgs {
     /// Also remove the teammate's git worktree
     #[arg(long)]
     pub remove_worktree: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShutdownResponseArgs {
+    /// approve or reject
+    #[arg(value_enum)]
+    pub decision: Decision,
+    /// Why (required to reject)
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Decision {
+    Approve,
+    Reject,
 }
 
 #[derive(Debug, Args)]
@@ -438,6 +466,7 @@ impl Command {
             Command::Status(a) => commands::status::run(ctx, a),
             Command::Wait(a) => commands::wait::run(ctx, a),
             Command::Shutdown(a) => commands::shutdown::run(ctx, a),
+            Command::ShutdownResponse(a) => commands::shutdown_response::run(ctx, a),
             Command::Interrupt(a) => commands::interrupt::run(ctx, a),
             Command::Kill(a) => commands::kill::run(ctx, a),
             Command::Resume(a) => commands::resume::run(ctx, a),

@@ -22,6 +22,9 @@ pub fn home_root(root: std::path::PathBuf) -> std::path::PathBuf {
     root
 }
 
+/// Set in each turn: the hop count of the message being handled.
+pub const HOPS_VAR: &str = "TEAMCTL_HOPS";
+
 pub struct Ctx {
     pub home: Home,
     pub team: Option<String>,
@@ -80,6 +83,15 @@ impl Ctx {
     /// Who is acting (`--as`), validated.
     pub fn me(&self) -> Result<Name> {
         Name::parse_as(&self.as_name, "member (--as)")
+    }
+
+    /// The hop count of a message sent now (the loop guard): inside a turn, the handled
+    /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); outside any turn, 0.
+    pub fn hops(&self) -> u32 {
+        std::env::var(HOPS_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .map_or(0, |h| h.saturating_add(1))
     }
 
     /// Only the leader may run leader-only commands.

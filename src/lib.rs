@@ -1,6 +1,7 @@
 //! teamctl: run teams of command-line agents in tmux panes, talking through a file-based
 //! message bus. See `docs/ARCHITECTURE.md` for the map of modules.
 
+pub mod agent;
 pub mod backend;
 pub mod board;
 pub mod bus;

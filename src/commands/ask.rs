@@ -28,7 +28,8 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(target.as_str())?;
-    let env = Envelope::new(me.as_str(), target.as_str(), Body::message(args.text, None));
+    let mut env = Envelope::new(me.as_str(), target.as_str(), Body::message(args.text, None));
+    env.hops = ctx.hops();
     bus::recipients(&config, &env)?;
     let bell = SyncBell::default();
     // Watch our inbox before sending: the reply cannot slip past.

@@ -17,6 +17,13 @@ pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
     let store = ctx.home.create(&base, &args.description, &cwd)?;
+    if args.max_hops != crate::domain::member::DEFAULT_MAX_HOPS {
+        let max = args.max_hops;
+        store.update(&mut |cfg| {
+            cfg.max_hops = Some(max);
+            Ok(())
+        })?;
+    }
     ctx.home.set_current(Some(store.team()))?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({

@@ -212,6 +212,8 @@ fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
     SpawnArgs {
         name: name.into(),
         exec: Some(format!("./{name}.sh")),
+        agent: None,
+        extra: Vec::new(),
         prompt: Some(format!("the demo's {name}")),
         backend: Choice::Auto,
         cwd: Some(agents.to_path_buf()),

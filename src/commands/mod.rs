@@ -16,6 +16,7 @@ pub mod plan;
 pub mod resume;
 pub mod send;
 pub mod shutdown;
+pub mod shutdown_response;
 pub mod spawn;
 pub mod status;
 pub mod task;

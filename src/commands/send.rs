@@ -16,7 +16,7 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let me = ctx.me()?;
     let recipient = Recipient::parse(&args.to)?;
     let store = ctx.store()?;
-    let env = match &args.structured {
+    let mut env = match &args.structured {
         Some(json) => structured(&me, &recipient, json)?,
         None => {
             let text = match args.text {
@@ -30,6 +30,21 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             )
         }
     };
+    env.hops = env.hops.max(ctx.hops());
+    // Inside the turn a shutdown request started, the answer to it is the worker's to send.
+    if let Body::ShutdownResponse {
+        request_id,
+        approve,
+        reason,
+        ..
+    } = &env.body
+        && std::env::var(super::shutdown_response::REQUEST_VAR)
+            .ok()
+            .as_ref()
+            == Some(request_id)
+    {
+        return super::shutdown_response::record(ctx, approve.0, reason.clone());
+    }
     let config = store.load()?;
     bus::recipients(&config, &env)?;
     expect_answer(&store, &env)?;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::agent;
 use crate::backend;
 use crate::cli::SpawnArgs;
 use crate::context::Ctx;
@@ -28,13 +29,37 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
         ));
     }
+    // A teammate without an agent could never answer (issue 11 item 14).
+    if args.exec.is_none() && args.agent.is_none() {
+        return Err(Error::bad(format!(
+            "spawn {} needs an agent to answer its messages: --agent CLI (one of {}) or --exec CMD",
+            args.name,
+            agent::preset::names().join(", ")
+        )));
+    }
+    if !args.extra.is_empty() && args.agent.is_none() {
+        return Err(Error::bad(format!(
+            "arguments after -- ({}) are for an --agent CLI; with --exec, put them in the command",
+            args.extra.join(" ")
+        )));
+    }
+    if let Some(a) = &args.agent {
+        let Some(preset) = agent::preset::find(a) else {
+            return Err(Error::bad(format!(
+                "unknown --agent {a:?}; use one of {}, or --exec CMD for any other command",
+                agent::preset::names().join(", ")
+            )));
+        };
+        if which::which(preset.program).is_err() {
+            return Err(Error::bad(format!(
+                "--agent {a}: `{}` is not on PATH; install it ({}) or put it on PATH",
+                preset.program, preset.install
+            )));
+        }
+    }
     // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
     for (flag, cmd, or_else) in [
-        (
-            "--exec",
-            &args.exec,
-            ", or leave --exec out to answer messages by hand in the pane",
-        ),
+        ("--exec", &args.exec, ""),
         ("--plan", &args.plan, ""),
         ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
     ] {
@@ -61,6 +86,9 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     member.model = args.model.clone();
     member.prompt = args.prompt.clone();
     member.command = args.exec.clone();
+    member.agent = args.agent.clone();
+    member.agent_args = args.extra.clone();
+    member.session_id = Some(new_session_id());
     member.status = Status::Starting;
     member.plan_mode_required = args.plan_mode_required;
     member.plan_command = args.plan.clone();
@@ -91,6 +119,14 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         return Err(e);
     }
     let previous = config.member(name.as_str()).cloned();
+    if let Some(old) = &previous
+        && old.agent == member.agent
+        && old.command == member.command
+        && old.session_id.is_some()
+    {
+        // Spawned anew with the same agent: the same conversation goes on.
+        member.session_id = old.session_id.clone();
+    }
     if let Some(old) = &previous {
         // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
         backend::for_member(old).terminate(old, store.live(&name).as_ref(), leader::GRACE)?;
@@ -159,6 +195,11 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A fresh session id: a random UUID, as agent CLIs expect (`claude --session-id`).
+pub fn new_session_id() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {

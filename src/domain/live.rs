@@ -36,6 +36,23 @@ pub struct LiveState {
     /// does not answer them again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handled_control: Vec<String>,
+    /// The member's session (`sessionId`) the turn count below belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Turns started in that session, kept across restarts (`TEAMCTL_TURN` is this + 1).
+    #[serde(default)]
+    pub session_turns: u64,
+}
+
+/// A teammate's own answer to the shutdown request its turn is handling, written by
+/// `teamctl shutdown-response` inside that turn and sent by the worker once the turn ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShutdownAnswer {
+    pub request_id: String,
+    pub approve: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

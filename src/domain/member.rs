@@ -28,6 +28,10 @@ pub struct TeamConfig {
     /// look-up, checked by tmux itself before it is used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux_fill: Option<TmuxFill>,
+    /// How many hops a message may travel from agent to agent before it starts no turn
+    /// (`create --max-hops`; default `DEFAULT_MAX_HOPS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_hops: Option<u32>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -46,7 +50,14 @@ pub struct TmuxFill {
     pub panes: usize,
 }
 
+/// The loop guard's default: a chain of agent-to-agent messages longer than this starts no turn.
+pub const DEFAULT_MAX_HOPS: u32 = 10;
+
 impl TeamConfig {
+    pub fn max_hops(&self) -> u32 {
+        self.max_hops.unwrap_or(DEFAULT_MAX_HOPS)
+    }
+
     pub fn member(&self, name: &str) -> Option<&Member> {
         self.members.iter().find(|m| m.name.as_str() == name)
     }
@@ -135,12 +146,27 @@ pub struct Member {
     /// The git worktree made for this teammate, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
+    /// The one conversation this member continues turn after turn, across crashes and
+    /// `resume` (a UUID; `TEAMCTL_SESSION_ID` in each turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The agent preset run for each turn (`spawn --agent`), instead of `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// What the user added after `--` to the preset's command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_args: Vec<String>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Member {
+    /// Whether an agent answers this member's messages (a command or a preset).
+    pub fn runs_agent(&self) -> bool {
+        self.command.is_some() || self.agent.is_some()
+    }
+
     /// The leader's entry in `members`.
     pub fn leader(team: &Name, cwd: String, now: u64) -> Member {
         let name = Name::leader();
@@ -166,6 +192,9 @@ impl Member {
             on_shutdown: None,
             tmux_socket: None,
             worktree: None,
+            session_id: None,
+            agent: None,
+            agent_args: Vec::new(),
             extra: Default::default(),
         }
     }

@@ -26,6 +26,14 @@ pub struct Envelope {
     pub from: String,
     pub to: String,
     pub timestamp: String,
+    /// How many agent-to-agent hops led to this message (the loop guard): a message sent
+    /// inside a turn has the handled message's hops + 1. Absent means 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hops: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The typed part of a message, tagged by `type`.
@@ -266,6 +274,7 @@ impl Envelope {
             from: from.to_string(),
             to: to.to_string(),
             timestamp: now_rfc3339(),
+            hops: 0,
         }
     }
 

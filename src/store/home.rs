@@ -138,6 +138,7 @@ impl Home {
                 members: vec![Member::leader(&candidate, cwd.display().to_string(), now)],
                 tmux_session: None,
                 tmux_fill: None,
+                max_hops: None,
                 extra: Default::default(),
             };
             let store = FsStore::new(candidate, dir);

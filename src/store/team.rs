@@ -9,6 +9,7 @@
 //! tasks.json, tasks.lock            the task list and its writers' lock (see tasks.rs)
 //! ```
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use super::fsutil::{LockGuard, ensure_dir, with_dir, write_atomic};
@@ -17,6 +18,7 @@ use super::slots;
 use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
 use super::{Entry, Store, Topic};
+use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
@@ -35,6 +37,9 @@ impl FileStamp {
         Some(FileStamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
     }
 }
+
+/// How long after a loop notice the same pair's loop stays quiet.
+pub const LOOP_NOTICE_QUIET: std::time::Duration = std::time::Duration::from_secs(600);
 
 #[derive(Debug, Clone)]
 pub struct FsStore {
@@ -61,6 +66,60 @@ impl FsStore {
 
     fn state_path(&self, member: &Name) -> PathBuf {
         self.dir.join("state").join(format!("{member}.json"))
+    }
+
+    fn answer_path(&self, member: &Name) -> PathBuf {
+        self.dir.join("answers").join(format!("{member}.json"))
+    }
+
+    /// Record `member`'s answer to the shutdown request its current turn handles.
+    pub fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
+        let bytes = serde_json::to_vec(answer)
+            .map_err(|e| Error::failed(format!("cannot encode the answer: {e}")))?;
+        let path = self.answer_path(member);
+        with_dir(&self.dir.join("answers"), || {
+            write_atomic(&path, &bytes, true)
+        })
+    }
+
+    /// Whether the loop guard should tell the leader about a loop between `a` and `b` now:
+    /// true for the first worker to ask, then false for a while (`LOOP_NOTICE_QUIET`), so
+    /// the leader gets one notice per loop, not one per message or per member.
+    pub fn first_loop_notice(&self, a: &str, b: &str) -> bool {
+        let (x, y) = if a <= b { (a, b) } else { (b, a) };
+        let dir = self.dir.join("loops");
+        if ensure_dir(&dir).is_err() {
+            return true;
+        }
+        let path = dir.join(format!("{x}~{y}"));
+        let fresh = |p: &std::path::Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < LOOP_NOTICE_QUIET)
+        };
+        if fresh(&path) {
+            return false;
+        }
+        // A stale marker goes; then exactly one creator wins.
+        let _ = std::fs::remove_file(&path);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .is_ok()
+    }
+
+    /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
+    pub fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
+        let path = self.answer_path(member);
+        let bytes = std::fs::read(&path).ok()?;
+        let _ = std::fs::remove_file(&path);
+        serde_json::from_slice::<ShutdownAnswer>(&bytes)
+            .ok()
+            .filter(|a| a.request_id == request_id)
     }
 
     /// Write the first team file and the team's directories.
@@ -282,6 +341,8 @@ mod tests {
             last_idle_reason: None,
             pane_id: None,
             handled_control: Vec::new(),
+            session: None,
+            session_turns: 0,
         };
         store.set_live(&bob, &live).unwrap();
         assert_eq!(store.live(&bob).unwrap().pid, 1);

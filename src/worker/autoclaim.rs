@@ -105,7 +105,7 @@ impl Worker {
         let me = self.name.clone();
         // A person answers a teammate without a command: one task at a time, the next one
         // once they have finished it (`task done`).
-        let one_at_a_time = self.member.command.is_none();
+        let one_at_a_time = !self.member.runs_agent();
         let now = now_ms();
         let mut claimed = None;
         let res = self.store.update_tasks(&mut |l| {

@@ -20,6 +20,7 @@ use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Notify;
 
+use crate::agent;
 use crate::bus;
 use crate::domain::message::Approve;
 use crate::domain::time::now_ms;
@@ -120,7 +121,16 @@ impl Worker {
             turns: 0,
             last_idle_reason: None,
             pane_id: std::env::var("TMUX_PANE").ok(),
-            handled_control: previous.map(|p| p.handled_control).unwrap_or_default(),
+            handled_control: previous
+                .as_ref()
+                .map(|p| p.handled_control.clone())
+                .unwrap_or_default(),
+            session: member.session_id.clone(),
+            // The count goes on where the last worker left it, in the same session only.
+            session_turns: previous
+                .filter(|p| p.session.is_some() && p.session == member.session_id)
+                .map(|p| p.session_turns)
+                .unwrap_or(0),
         };
         let sink = Sink::open(&store.log_path(&name));
         Ok(Worker {
@@ -166,10 +176,11 @@ impl Worker {
         self.set_status(Status::Idle);
         loop {
             self.scan_control()?;
-            if let Some(req) = self.pending_shutdown.take()
-                && self.answer_shutdown(&req).await? == Next::Exit
-            {
-                return Ok(());
+            if let Some(req) = self.pending_shutdown.take() {
+                match self.answer_shutdown(&req, &mut stop).await? {
+                    Next::Exit | Next::Abandon => return Ok(()),
+                    Next::Continue | Next::Again => {}
+                }
             }
             let cursor = self.store.cursor(&self.name, READER);
             let entries = self.store.read(&self.name, cursor, BATCH)?;
@@ -250,6 +261,11 @@ impl Worker {
             self.seen.pop_front();
         }
         self.seen.push_back(env.id.clone());
+        if matches!(env.body, Body::Message { .. } | Body::TaskAssignment { .. })
+            && self.over_hops(&env)?
+        {
+            return Ok(Next::Continue);
+        }
         match &env.body {
             Body::Message { text, .. } => {
                 let text = text.clone();
@@ -259,7 +275,7 @@ impl Worker {
                 let (task_id, subject) = (*task_id, subject.clone());
                 self.assigned_task(&env, task_id, &subject, stop).await
             }
-            Body::ShutdownRequest { .. } => self.answer_shutdown(&env).await,
+            Body::ShutdownRequest { .. } => self.answer_shutdown(&env, stop).await,
             other => {
                 self.sink.note(&format!(
                     "ignored a {} from {} (not for teammates)",
@@ -269,6 +285,29 @@ impl Worker {
                 Ok(Next::Continue)
             }
         }
+    }
+
+    /// The loop guard: a message more hops away from its origin than the team allows is
+    /// left stored but starts no turn, and the leader hears of the loop once.
+    fn over_hops(&mut self, env: &Envelope) -> Result<bool> {
+        let max = self.store.load_cached(&mut self.config)?.max_hops();
+        if env.hops <= max {
+            return Ok(false);
+        }
+        self.sink.note(&format!(
+            "loop guard: not answering {} from {} ({} hops, over --max-hops {max})",
+            env.id, env.from, env.hops
+        ));
+        if self.store.first_loop_notice(&env.from, self.name.as_str()) {
+            let text = format!(
+                "teamctl: loop guard: {from} and {me} kept messaging each other; a message from {from} to {me} reached {hops} hops (over --max-hops {max}) and started no turn. It is stored: `teamctl inbox {me} --all` shows it; send {me} a new message to go on.",
+                from = env.from,
+                me = self.name,
+                hops = env.hops
+            );
+            self.send(LEADER, Body::message(text, None))?;
+        }
+        Ok(true)
     }
 
     /// Run one turn for `env` and answer its sender.
@@ -286,7 +325,7 @@ impl Worker {
             summary: summary.clone(),
             started_at: now_ms(),
         });
-        if self.member.command.is_some() && !self.member.plan_mode_required {
+        if self.member.runs_agent() && !self.member.plan_mode_required {
             // Written once the agent's process group exists (with it, for `interrupt`): one
             // live-state write per turn start instead of two.
             self.mark_status(Status::Working);
@@ -304,20 +343,12 @@ impl Worker {
                 plan::Gate::Done(next) => return Ok(next),
             }
         }
-        let Some(command) = self.member.command.clone() else {
+        let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
             // No agent command: show the message for a person to answer.
             self.sink.output(format!("{text}\n").as_bytes());
             self.finish_turn(IdleReason::Available, summary);
             return self.after_turn();
         };
-        let spec = TurnSpec {
-            command,
-            cwd: PathBuf::from(&self.member.cwd),
-            env: self.turn_env(env, text, &extra_env),
-            stdin: text.to_string(),
-            timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
-        };
-        let result = self.run_spec(&spec, stop).await;
         self.answer(env, &result)?;
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
@@ -339,6 +370,113 @@ impl Worker {
         self.after_turn()
     }
 
+    /// Run the member's agent (preset or `--exec` command) for `env` as one turn of its
+    /// session; `None` when no agent answers this member.
+    async fn agent_turn(
+        &mut self,
+        env: &Envelope,
+        text: &str,
+        extra_env: &[(String, String)],
+        stop: &mut Stoppers,
+    ) -> Result<Option<TurnResult>> {
+        if !self.member.runs_agent() {
+            return Ok(None);
+        }
+        // The turn counts in the session once its agent has started (a turn that could not
+        // start leaves no trace in the agent's conversation).
+        self.live.session_turns += 1;
+        let turn_no = self.live.session_turns;
+        let mut vars = self.turn_env(env, text, extra_env);
+        let session = self.session_id();
+        vars.push(("TEAMCTL_SESSION_ID".into(), session.clone()));
+        vars.push(("TEAMCTL_TURN".into(), turn_no.to_string()));
+        let mut spec = TurnSpec {
+            command: self.member.command.clone().unwrap_or_default(),
+            argv: None,
+            cwd: PathBuf::from(&self.member.cwd),
+            env: vars,
+            stdin: text.to_string(),
+            timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
+        };
+        let preset = self.member.agent.as_deref().and_then(agent::preset::find);
+        if let Some(preset) = preset {
+            let prompt = self.team_prompt()?;
+            let (argv, stdin) = preset.turn(&agent::TurnArgs {
+                session: &session,
+                turn: turn_no,
+                model: self.member.model.as_deref(),
+                prompt: &prompt,
+                message: text,
+                home: &self.home.display().to_string(),
+                extra: &self.member.agent_args,
+            });
+            spec.argv = Some(argv);
+            spec.stdin = stdin;
+        } else if let Some(name) = &self.member.agent {
+            self.live.session_turns -= 1;
+            return Ok(Some(TurnResult {
+                spawned: false,
+                end: TurnEnd::Exited(127),
+                stdout: String::new(),
+                stderr_tail: format!("unknown agent preset {name:?} in the team file"),
+            }));
+        }
+        let mut result = self.run_spec(&spec, stop).await;
+        if !result.spawned {
+            self.live.session_turns -= 1;
+            self.save_live();
+            if let Some(p) = preset {
+                result.stderr_tail = format!(
+                    "{} (is {} installed and on PATH? {})",
+                    result.stderr_tail, p.program, p.install
+                );
+            }
+        }
+        Ok(Some(result))
+    }
+
+    /// The member's session id (recorded in the team file by `spawn`; made and recorded
+    /// here for a member spawned by an older teamctl).
+    fn session_id(&mut self) -> String {
+        if let Some(id) = &self.member.session_id {
+            return id.clone();
+        }
+        let id = crate::commands::spawn::new_session_id();
+        let name = self.name.clone();
+        let recorded = self.store.update(&mut |cfg| {
+            if let Some(m) = cfg.member_mut(name.as_str()) {
+                m.session_id.get_or_insert_with(|| id.clone());
+            }
+            Ok(())
+        });
+        let id = recorded
+            .ok()
+            .and_then(|cfg| cfg.member(name.as_str()).and_then(|m| m.session_id.clone()))
+            .unwrap_or(id);
+        self.member.session_id = Some(id.clone());
+        self.live.session = Some(id.clone());
+        id
+    }
+
+    /// The team prompt for this member, from the team file as it is now.
+    fn team_prompt(&mut self) -> Result<String> {
+        let config = self.store.load_cached(&mut self.config)?;
+        let mates: Vec<String> = config
+            .teammates()
+            .filter(|m| m.name != self.name)
+            .map(|m| m.name.to_string())
+            .collect();
+        Ok(agent::prompt::TeamPrompt {
+            team: config.name.as_str(),
+            description: &config.description,
+            name: self.name.as_str(),
+            leader: LEADER,
+            teammates: &mates,
+            instructions: self.member.prompt.as_deref(),
+        }
+        .render())
+    }
+
     /// Run a command as a turn does (own process group, recorded for `interrupt`).
     async fn run_spec(&mut self, spec: &TurnSpec, stop: &mut Stoppers) -> TurnResult {
         let store = self.store.clone();
@@ -354,6 +492,7 @@ impl Worker {
         match result {
             Ok(r) => r,
             Err(e) => TurnResult {
+                spawned: false,
                 end: TurnEnd::Exited(127),
                 stdout: String::new(),
                 stderr_tail: e.to_string(),
@@ -392,8 +531,12 @@ impl Worker {
             ("TEAMCTL_MESSAGE".into(), turn::env_value(text)),
             ("TEAMCTL_MESSAGE_ID".into(), env.id.clone()),
             ("TEAMCTL_SUMMARY".into(), turn::env_value(&summary)),
+            (crate::context::HOPS_VAR.into(), env.hops.to_string()),
             ("PATH".into(), path),
         ];
+        if let Some(model) = &self.member.model {
+            vars.push(("TEAMCTL_MODEL".into(), model.clone()));
+        }
         vars.extend(extra.iter().cloned());
         vars
     }
@@ -426,11 +569,17 @@ impl Worker {
         if let Body::Message { in_reply_to, .. } = &mut body {
             *in_reply_to = Some(env.id.clone());
         }
-        self.send(&env.from, body)
+        self.send_hops(&env.from, body, env.hops.saturating_add(1))
     }
 
     fn send(&mut self, to: &str, body: Body) -> Result<()> {
-        let env = Envelope::new(self.name.as_str(), to, body);
+        self.send_hops(to, body, 0)
+    }
+
+    /// Send with a hop count (the loop guard).
+    fn send_hops(&mut self, to: &str, body: Body, hops: u32) -> Result<()> {
+        let mut env = Envelope::new(self.name.as_str(), to, body);
+        env.hops = hops;
         match self.deliver(&env) {
             Ok(_) => Ok(()),
             // The sender may have left the team; say so in the log, keep working.
@@ -500,7 +649,7 @@ impl Worker {
         Ok(())
     }
 
-    async fn answer_shutdown(&mut self, req: &Envelope) -> Result<Next> {
+    async fn answer_shutdown(&mut self, req: &Envelope, stop: &mut Stoppers) -> Result<Next> {
         let Body::ShutdownRequest { request_id, reason } = &req.body else {
             return Ok(Next::Continue);
         };
@@ -519,7 +668,18 @@ impl Worker {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default()
         ));
-        if let Some(refusal) = self.shutdown_refusal().await {
+        let refusal = if self.member.agent.is_some() && self.member.on_shutdown.is_none() {
+            match self
+                .shutdown_turn(req, request_id, reason.as_deref(), stop)
+                .await?
+            {
+                Ok(refusal) => refusal,
+                Err(next) => return Ok(next),
+            }
+        } else {
+            self.shutdown_refusal(request_id, reason.as_deref()).await
+        };
+        if let Some(refusal) = refusal {
             self.sink.note(&format!("refusing shutdown: {refusal}"));
             let body = Body::ShutdownResponse {
                 request_id: request_id.clone(),
@@ -550,19 +710,96 @@ impl Worker {
         Ok(Next::Exit)
     }
 
-    /// Run `--on-shutdown`; a non-zero exit refuses with its output as the reason.
-    async fn shutdown_refusal(&mut self) -> Option<String> {
+    /// A preset agent decides on a shutdown request in a turn of its own: the request (reason
+    /// and id) is the message, and `teamctl shutdown-response` inside the turn records the
+    /// answer. `Ok(Some(reason))` refuses, `Ok(None)` approves (also when the turn recorded
+    /// nothing); `Err(next)` when the worker was stopped meanwhile.
+    async fn shutdown_turn(
+        &mut self,
+        req: &Envelope,
+        request_id: &str,
+        reason: Option<&str>,
+        stop: &mut Stoppers,
+    ) -> Result<std::result::Result<Option<String>, Next>> {
+        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
+        let text = format!(
+            "Shutdown request {request_id} from {LEADER}: {}.\n\nIf you can stop now, finish up and end your turn (no answer needed: you will be stopped). If you must not stop yet, run `teamctl shutdown-response reject --reason \"why\"`.",
+            reason.unwrap_or("no reason given")
+        );
+        let extra = vec![
+            (REQUEST_VAR.to_string(), request_id.to_string()),
+            (
+                REASON_VAR.to_string(),
+                turn::env_value(reason.unwrap_or_default()),
+            ),
+        ];
+        // No stale answer from an earlier request counts.
+        let _ = self.store.take_shutdown_answer(&self.name, request_id);
+        self.live.current_turn = Some(TurnInfo {
+            message_id: req.id.clone(),
+            from: req.from.clone(),
+            summary: req.body.preview(),
+            started_at: now_ms(),
+        });
+        self.mark_status(Status::Working);
+        let result = self.agent_turn(req, &text, &extra, stop).await?;
+        self.live.current_turn = None;
+        if let Some(r) = &result {
+            if r.end == TurnEnd::Stopped {
+                self.exit_on_signal("a stop signal")?;
+                return Ok(Err(Next::Abandon));
+            }
+            if !r.succeeded() {
+                self.sink
+                    .note(&format!("shutdown turn: {}; approving", r.failure()));
+            }
+        }
+        Ok(Ok(self
+            .store
+            .take_shutdown_answer(&self.name, request_id)
+            .filter(|a| !a.approve)
+            .map(|a| {
+                a.reason
+                    .unwrap_or_else(|| format!("{} refused without a reason", self.name))
+            })))
+    }
+
+    /// Run `--on-shutdown` (the request on stdin as JSON and in the environment); a non-zero
+    /// exit refuses with its output as the reason.
+    async fn shutdown_refusal(&mut self, request_id: &str, reason: Option<&str>) -> Option<String> {
+        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
         let cmd = self.member.on_shutdown.clone()?;
-        let out = tokio::process::Command::new(turn::SHELL)
+        let request = serde_json::json!({
+            "type": "shutdown_request",
+            "requestId": request_id,
+            "reason": reason,
+            "from": LEADER,
+        })
+        .to_string();
+        let child = tokio::process::Command::new(turn::SHELL)
             .arg("-c")
             .arg(&cmd)
             .current_dir(&self.member.cwd)
             .env("TEAMCTL_AGENT_NAME", self.name.as_str())
             .env("TEAMCTL_TEAM", self.store.team().as_str())
             .env("TEAMCTL_AGENT_ID", &self.member.agent_id)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await;
+            .env(REQUEST_VAR, request_id)
+            .env(REASON_VAR, turn::env_value(reason.unwrap_or_default()))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        let out = match child {
+            Ok(mut child) => {
+                if let Some(mut stdin) = child.stdin.take() {
+                    use tokio::io::AsyncWriteExt;
+                    let _ = stdin.write_all(request.as_bytes()).await;
+                    let _ = stdin.write_all(b"\n").await;
+                }
+                child.wait_with_output().await
+            }
+            Err(e) => Err(e),
+        };
         match out {
             Ok(o) if o.status.success() => None,
             Ok(o) => {

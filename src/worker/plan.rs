@@ -68,6 +68,7 @@ impl Worker {
             }
             let spec = TurnSpec {
                 command: command.clone(),
+                argv: None,
                 cwd: PathBuf::from(&self.member.cwd),
                 env: vars,
                 stdin: text.to_string(),
@@ -182,6 +183,7 @@ impl Worker {
             _ => TurnEnd::Exited(1),
         };
         self.task_turn_done(&TurnResult {
+            spawned: true,
             end,
             stdout: String::new(),
             stderr_tail: notice,
@@ -195,7 +197,7 @@ impl Worker {
         loop {
             self.scan_control()?;
             if let Some(req) = self.pending_shutdown.take() {
-                if self.answer_shutdown(&req).await? == Next::Exit {
+                if self.answer_shutdown(&req, stop).await? == Next::Exit {
                     return Ok(Answer::Stop);
                 }
                 self.set_status(Status::AwaitingPlanApproval);

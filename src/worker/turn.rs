@@ -34,7 +34,10 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// A turn to run, as a plain value.
 #[derive(Debug, Clone)]
 pub struct TurnSpec {
+    /// Run through `sh -c` (an `--exec` command), unless `argv` is given.
     pub command: String,
+    /// Run directly, never through a shell (an `--agent` preset): program first.
+    pub argv: Option<Vec<String>>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
     pub stdin: String,
@@ -54,6 +57,8 @@ pub enum TurnEnd {
 
 #[derive(Debug)]
 pub struct TurnResult {
+    /// Whether the agent process started at all.
+    pub spawned: bool,
     pub end: TurnEnd,
     pub stdout: String,
     pub stderr_tail: String,
@@ -110,10 +115,19 @@ pub async fn run(
     stop: &mut Stoppers,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
-    let mut cmd = tokio::process::Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
+    let mut cmd = match spec.argv.as_deref() {
+        Some([program, args @ ..]) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
+        _ => {
+            let mut c = tokio::process::Command::new(SHELL);
+            c.arg("-c").arg(&spec.command);
+            c
+        }
+    };
+    cmd.current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -128,10 +142,11 @@ pub async fn run(
         });
     }
     let mut child = cmd.spawn().map_err(|e| {
-        Error::failed(format!(
-            "cannot run the agent command in {}: {e}",
-            spec.cwd.display()
-        ))
+        let what = match spec.argv.as_deref() {
+            Some([program, ..]) => format!("cannot run {program}"),
+            _ => "cannot run the agent command".to_string(),
+        };
+        Error::failed(format!("{what} in {}: {e}", spec.cwd.display()))
     })?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     on_start(pgid);
@@ -219,6 +234,7 @@ pub async fn run(
         None => TurnEnd::Signalled(status.signal().unwrap_or(0)),
     });
     Ok(TurnResult {
+        spawned: true,
         end,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr_tail: String::from_utf8_lossy(&tail).into_owned(),

@@ -1,8 +1,6 @@
 //! End-to-end tests of the core (issue 2), on the process backend: the real binary in a
 //! temporary home.
 
-
-
 use std::time::Duration;
 
 use crate::common::{TestEnv, snapshot, wait_until};

@@ -2,8 +2,6 @@
 //! resume after a crash, plan approval, worktrees and `doctor`. Mostly on the process backend;
 //! the tmux variants run on a private tmux server.
 
-
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -102,7 +100,11 @@ fn cycles(env: &TestEnv, team: &str, backend: &str) {
         );
         // SPEC 7: after shutdown returns 0, nothing of that teammate is left.
         let left = env.processes();
-        assert!(left.is_empty(), "cycle {i}: {}", crate::common::describe(&left));
+        assert!(
+            left.is_empty(),
+            "cycle {i}: {}",
+            crate::common::describe(&left)
+        );
         if backend == "tmux" {
             assert_eq!(tagged_panes(env), 0, "cycle {i}");
         }

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agents;
 mod core;
 mod lifecycle;
 mod proptest_messages;

@@ -128,6 +128,7 @@ fn envelope() -> impl Strategy<Value = Envelope> {
             from,
             to,
             timestamp: "2026-11-30T14:10:38.123Z".into(),
+            hops: 0,
         })
 }
 

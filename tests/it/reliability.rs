@@ -3,8 +3,6 @@
 //! drives the real binary or the library through the same paths the product uses, and checks
 //! by message id, never by time.
 
-
-
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};

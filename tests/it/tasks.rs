@@ -2,8 +2,6 @@
 //! claimers, blockers, auto-claim teammates draining a queue, a killed teammate's task handed
 //! back, assignment, and the bad-input table (exit 2, `tasks.json` unchanged byte for byte).
 
-
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -3,8 +3,6 @@
 //! liveness, tag-checked kills, the user's options left alone, resume after a server restart
 //! and attach. They fail, never pass, when tmux is missing.
 
-
-
 use std::time::Duration;
 
 use crate::common::{TestEnv, wait_until};

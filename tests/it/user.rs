@@ -2,8 +2,6 @@
 //! that no issue lists (QA). The real binary in a temporary home, process backend unless the
 //! case is about tmux.
 
-
-
 use std::time::Duration;
 
 use crate::common::{TestEnv, wait_until};

@@ -1,8 +1,6 @@
 //! The leader's view end to end: the demo, the console in a tmux pane and on a pipe,
 //! `log -f`, `status --watch`, and the shell files (completions, aliases, tmux bindings).
 
-
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -18,6 +18,12 @@ const IDENTITY_VARS: &[&str] = &[
     "TEAMCTL_MESSAGE_ID",
     "TEAMCTL_SUMMARY",
     "TEAMCTL_PROMPT",
+    "TEAMCTL_HOPS",
+    "TEAMCTL_SESSION_ID",
+    "TEAMCTL_TURN",
+    "TEAMCTL_MODEL",
+    "TEAMCTL_SHUTDOWN_REQUEST_ID",
+    "TEAMCTL_SHUTDOWN_REASON",
 ];
 
 /// A tmux program and the server it talks to.

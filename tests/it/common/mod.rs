@@ -3,6 +3,8 @@
 //! deadline, never sleeps. Dropping a `TestEnv` ends every process started under its home.
 #![allow(dead_code)]
 
+pub mod fake_model;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,0 +1,286 @@
+//! The preset table: one plain entry per agent CLI, and the argv a turn runs built from it.
+//!
+//! Flag spellings were checked against each CLI's own `--help` (Claude Code 2.1.197,
+//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md). Templates may hold
+//! `{session}`, `{model}`, `{prompt}`, `{message}` and `{home}` (teamctl's state directory);
+//! each is replaced inside its own argv element, and the argv is run directly, never through a
+//! shell, so no text is ever interpolated into a command line.
+
+/// How the team prompt reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptVia {
+    /// As arguments (a system-prompt flag), on every turn.
+    Args(&'static [&'static str]),
+    /// Put ahead of the message on the member's first turn (the session remembers it).
+    FirstMessage,
+}
+
+/// How the message of a turn reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageVia {
+    /// On stdin, with these arguments last on the command line (e.g. `-`).
+    Stdin(&'static [&'static str]),
+    /// As arguments, last on the command line (`{message}`); stdin stays empty.
+    Args(&'static [&'static str]),
+}
+
+/// One agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The `--agent` value.
+    pub name: &'static str,
+    /// The program, looked up on the turn's PATH.
+    pub program: &'static str,
+    /// How to install it, for error messages and docs.
+    pub install: &'static str,
+    /// First on the command line on the member's first turn: start the session `{session}`.
+    pub first_turn: &'static [&'static str],
+    /// First on the command line on later turns: continue the session.
+    pub later_turn: &'static [&'static str],
+    /// Every turn: headless mode and the permission to run `teamctl`.
+    pub base: &'static [&'static str],
+    /// With `--model`.
+    pub model: &'static [&'static str],
+    pub prompt: PromptVia,
+    pub message: MessageVia,
+}
+
+/// Every preset, by `--agent` name.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "claude",
+        program: "claude",
+        install: "npm install -g @anthropic-ai/claude-code",
+        first_turn: &["--session-id", "{session}"],
+        later_turn: &["--resume", "{session}"],
+        // `--allowedTools` takes several values: nothing positional may follow it.
+        base: &["-p", "--allowedTools", "Bash(teamctl:*)"],
+        model: &["--model", "{model}"],
+        prompt: PromptVia::Args(&["--append-system-prompt", "{prompt}"]),
+        message: MessageVia::Stdin(&[]),
+    },
+    Preset {
+        name: "codex",
+        program: "codex",
+        install: "npm install -g @openai/codex",
+        // Codex picks its own session ids: a later turn resumes the newest session recorded
+        // for the member's directory (give each codex teammate its own --cwd or --worktree).
+        first_turn: &["exec"],
+        later_turn: &["exec", "resume", "--last"],
+        // Sandboxed to its directory, plus teamctl's state directory so `teamctl` can write.
+        base: &[
+            "--skip-git-repo-check",
+            "-c",
+            "sandbox_mode=\"workspace-write\"",
+            "-c",
+            "sandbox_workspace_write.writable_roots=[\"{home}\"]",
+        ],
+        model: &["--model", "{model}"],
+        prompt: PromptVia::FirstMessage,
+        // `-`: the prompt is read from stdin.
+        message: MessageVia::Stdin(&["-"]),
+    },
+    Preset {
+        name: "gemini",
+        program: "gemini",
+        install: "npm install -g @google/gemini-cli",
+        first_turn: &["--session-id", "{session}"],
+        later_turn: &["--resume", "{session}"],
+        base: &["--allowed-tools=run_shell_command(teamctl)"],
+        model: &["--model", "{model}"],
+        prompt: PromptVia::FirstMessage,
+        // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
+        message: MessageVia::Args(&["--prompt={message}"]),
+    },
+    Preset {
+        name: "aider",
+        program: "aider",
+        install: "python3 -m pip install aider-chat",
+        // Its memory is a chat history file per session, restored on later turns.
+        first_turn: &["--chat-history-file", "{home}/sessions/{session}.aider.md"],
+        later_turn: &[
+            "--chat-history-file",
+            "{home}/sessions/{session}.aider.md",
+            "--restore-chat-history",
+        ],
+        base: &[
+            "--yes-always",
+            "--no-pretty",
+            "--no-stream",
+            "--no-check-update",
+        ],
+        model: &["--model", "{model}"],
+        prompt: PromptVia::FirstMessage,
+        message: MessageVia::Args(&["--message={message}"]),
+    },
+];
+
+/// The preset named `name`.
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// Every preset name, for error messages.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// What one turn of a preset agent needs.
+#[derive(Debug, Clone)]
+pub struct TurnArgs<'a> {
+    pub session: &'a str,
+    /// This member's turn number, 1-based.
+    pub turn: u64,
+    pub model: Option<&'a str>,
+    /// The team prompt.
+    pub prompt: &'a str,
+    pub message: &'a str,
+    /// teamctl's state directory.
+    pub home: &'a str,
+    /// What the user added after `--`.
+    pub extra: &'a [String],
+}
+
+impl Preset {
+    /// The argv of one turn (program first), and the text for its stdin (empty when the
+    /// message is an argument).
+    pub fn turn(&self, a: &TurnArgs) -> (Vec<String>, String) {
+        let message = match self.prompt {
+            PromptVia::FirstMessage if a.turn <= 1 && !a.prompt.is_empty() => {
+                format!("{}\n\n---\n\n{}", a.prompt, a.message)
+            }
+            _ => a.message.to_string(),
+        };
+        let fill = |t: &str| {
+            fill(t, &|key| match key {
+                "session" => Some(a.session),
+                "model" => a.model,
+                "prompt" => Some(a.prompt),
+                "message" => Some(&message),
+                "home" => Some(a.home),
+                _ => None,
+            })
+        };
+        let mut argv = vec![self.program.to_string()];
+        let session = if a.turn <= 1 {
+            self.first_turn
+        } else {
+            self.later_turn
+        };
+        argv.extend(session.iter().map(|t| fill(t)));
+        argv.extend(self.base.iter().map(|t| fill(t)));
+        if a.model.is_some() {
+            argv.extend(self.model.iter().map(|t| fill(t)));
+        }
+        if let PromptVia::Args(args) = self.prompt
+            && !a.prompt.is_empty()
+        {
+            argv.extend(args.iter().map(|t| fill(t)));
+        }
+        argv.extend(a.extra.iter().cloned());
+        match self.message {
+            MessageVia::Stdin(args) => {
+                argv.extend(args.iter().map(|t| fill(t)));
+                (argv, message)
+            }
+            MessageVia::Args(args) => {
+                argv.extend(args.iter().map(|t| fill(t)));
+                (argv, String::new())
+            }
+        }
+    }
+}
+
+/// `template` with each `{key}` replaced by its value, in one pass (a value is never scanned
+/// again); unknown keys stay as they are.
+fn fill<'v>(template: &str, value: &dyn Fn(&str) -> Option<&'v str>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}').and_then(|close| {
+            let key = &after[..close];
+            value(key).map(|v| (v, close))
+        }) {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args<'a>(turn: u64, message: &'a str, extra: &'a [String]) -> TurnArgs<'a> {
+        TurnArgs {
+            session: "S-1",
+            turn,
+            model: Some("m1"),
+            prompt: "P",
+            message,
+            home: "/h",
+            extra,
+        }
+    }
+
+    #[test]
+    fn claude_starts_then_resumes_its_session() {
+        let p = find("claude").unwrap();
+        let extra = vec!["--verbose".to_string()];
+        let (first, stdin) = p.turn(&args(1, "hi {session}", &extra));
+        assert_eq!(
+            first,
+            [
+                "claude",
+                "--session-id",
+                "S-1",
+                "-p",
+                "--allowedTools",
+                "Bash(teamctl:*)",
+                "--model",
+                "m1",
+                "--append-system-prompt",
+                "P",
+                "--verbose"
+            ]
+        );
+        // The message is on stdin, never re-filled.
+        assert_eq!(stdin, "hi {session}");
+        let (later, _) = p.turn(&args(2, "x", &[]));
+        assert_eq!(later[..3], ["claude", "--resume", "S-1"]);
+    }
+
+    #[test]
+    fn a_first_message_carries_the_prompt_once() {
+        let p = find("gemini").unwrap();
+        let (first, stdin) = p.turn(&args(1, "-do it", &[]));
+        assert_eq!(first.last().unwrap(), "--prompt=P\n\n---\n\n-do it");
+        assert_eq!(stdin, "", "the message is not given twice");
+        let (later, _) = p.turn(&args(3, "-do it", &[]));
+        assert_eq!(later.last().unwrap(), "--prompt=-do it");
+        assert_eq!(later[1..3], ["--resume", "S-1"]);
+    }
+
+    #[test]
+    fn every_preset_has_a_unique_name_and_a_session_rule() {
+        let mut names = names();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), PRESETS.len());
+        for p in PRESETS {
+            let (a, _) = p.turn(&args(1, "m", &[]));
+            let (b, _) = p.turn(&args(2, "m", &[]));
+            assert_ne!(a, b, "{}: later turns must continue the session", p.name);
+        }
+    }
+}

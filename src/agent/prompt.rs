@@ -1,0 +1,83 @@
+//! The team prompt: what a preset agent is told about itself, its team and teamctl, on top of
+//! the user's own `--prompt`. Pure text building.
+
+/// Who the prompt is for.
+#[derive(Debug, Clone)]
+pub struct TeamPrompt<'a> {
+    pub team: &'a str,
+    pub description: &'a str,
+    pub name: &'a str,
+    pub leader: &'a str,
+    /// The other teammates (not the leader, not this one).
+    pub teammates: &'a [String],
+    /// The user's `--prompt`, if any.
+    pub instructions: Option<&'a str>,
+}
+
+impl TeamPrompt<'_> {
+    pub fn render(&self) -> String {
+        let (name, leader, team) = (self.name, self.leader, self.team);
+        let mut s = format!(
+            "You are {name}, a teammate in the team \"{team}\" (your id: {name}@{team}). The team is run by teamctl; {leader} leads it.\n"
+        );
+        if !self.description.trim().is_empty() {
+            s.push_str(&format!(
+                "The team's purpose: {}\n",
+                self.description.trim()
+            ));
+        }
+        if self.teammates.is_empty() {
+            s.push_str("You have no other teammates yet.\n");
+        } else {
+            s.push_str(&format!("Your teammates: {}.\n", self.teammates.join(", ")));
+        }
+        s.push_str(&format!(
+            "\nEach message sent to you arrives as one turn of this conversation. What you answer at the end of the turn goes back to whoever sent the message, so just answer; no need to send it.\n\
+\nUse the `teamctl` command with your shell tool to work with the team (your team and name are already set in the environment):\n\
+- `teamctl send NAME \"text\"`: message a teammate, or {leader}; `teamctl send '*' \"text\"` messages everyone.\n\
+- `teamctl send {leader} \"question\"`: ask the leader when you are blocked or need a decision.\n\
+- `teamctl inbox`: read your unread messages.\n\
+- `teamctl task list`, `teamctl task claim [ID]`, `teamctl task done ID`: the shared task list; claim a task before working on it, mark it done when finished.\n\
+- `teamctl status`: who is working and who is idle.\n\
+\nA shutdown request from {leader} also arrives as a turn. If you must not stop yet, refuse with `teamctl shutdown-response reject --reason \"why\"`; otherwise finish up and end your turn, and you will be stopped.\n\
+Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n"
+        ));
+        if let Some(i) = self.instructions.filter(|i| !i.trim().is_empty()) {
+            s.push_str(&format!("\nYour instructions:\n{}\n", i.trim()));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_member_the_leader_the_teammates_and_the_commands() {
+        let mates = vec!["alice".to_string(), "carol".to_string()];
+        let p = TeamPrompt {
+            team: "t1",
+            description: "ship it",
+            name: "bob",
+            leader: "team-lead",
+            teammates: &mates,
+            instructions: Some("review code"),
+        }
+        .render();
+        for needle in [
+            "You are bob",
+            "bob@t1",
+            "team-lead leads it",
+            "alice, carol",
+            "ship it",
+            "teamctl send NAME",
+            "teamctl inbox",
+            "teamctl task claim",
+            "teamctl shutdown-response reject",
+            "review code",
+        ] {
+            assert!(p.contains(needle), "{needle:?} missing from:\n{p}");
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Real agent CLIs as teammates: the real Claude Code CLI (npm `@anthropic-ai/claude-code`,
+//! found by `common::fake_model::claude_bin`) run offline against a scripted stand-in for the
+//! Messages API on loopback.
+
+use std::process::Command;
+
+use crate::common::fake_model::{self, FakeModel, Reply};
+
+/// The stand-in itself, against the real CLI: a session continued with `--resume` carries every
+/// earlier user turn, and a Bash tool call runs and comes back as a tool result.
+#[test]
+fn fake_model_serves_the_real_claude_cli() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("tool said {}", out.trim()));
+        }
+        let text = fake_model::last_user_text(req);
+        if text.contains("run it") {
+            return Reply::bash("echo hello-from-bash");
+        }
+        Reply::text(format!("turns={}", fake_model::user_turns(req)))
+    });
+    let work = tempfile::tempdir().unwrap();
+    let cc = fake_model::claude(&model, &[work.path()]);
+    let session = "0b6a3c1e-7f7e-4a53-9a55-2b3f3f6b8a11";
+    let run = |args: &[&str]| {
+        let out = Command::new(&cc.bin)
+            .args(args)
+            .current_dir(work.path())
+            .envs(cc.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "claude {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(run(&["-p", "--session-id", session, "one"]), "turns=1");
+    assert_eq!(run(&["-p", "--resume", session, "two"]), "turns=2");
+    // (`--allowedTools` takes several values: the prompt goes before it.)
+    let bash = run(&[
+        "-p",
+        "run it",
+        "--resume",
+        session,
+        "--allowedTools",
+        "Bash(echo:*)",
+    ]);
+    assert_eq!(bash, "tool said hello-from-bash");
+}
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::fake_model::Claude;
+use crate::common::{TestEnv, wait_until};
+
+const T: Duration = Duration::from_secs(60);
+
+/// A team with the real Claude Code CLI on teammates' PATH, talking to `model`.
+fn claude_team(model: &FakeModel) -> (TestEnv, Claude) {
+    let mut t = TestEnv::new();
+    let cc = fake_model::claude(model, &[t.work.path()]);
+    t.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    t.env.push(("PATH".into(), path));
+    t.ok(&["create", "t1"]);
+    (t, cc)
+}
+
+/// The turns of the main conversation a reply reports.
+fn turns_reply(req: &Value) -> Reply {
+    Reply::text(format!("turns={}", fake_model::user_turns(req)))
+}
+
+#[test]
+fn a_claude_teammate_remembers_across_turns_kill_and_resume() {
+    let model = FakeModel::start(turns_reply);
+    let (t, _cc) = claude_team(&model);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--agent",
+        "claude",
+        "--model",
+        "claude-test-1",
+    ]);
+    let ask = |q: &str| {
+        t.ok(&["ask", "bob", q, "--timeout", "60"])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(ask("one"), "turns=1");
+    assert_eq!(ask("two"), "turns=2");
+    assert_eq!(ask("three"), "turns=3");
+    let session = t.member("bob")["sessionId"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| {
+            let cfg: Value = serde_json::from_slice(
+                &std::fs::read(t.team_dir("t1").join("config.json")).unwrap(),
+            )
+            .unwrap();
+            cfg["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == "bob")
+                .and_then(|m| m["sessionId"].as_str().map(str::to_string))
+        })
+        .expect("bob has a sessionId");
+    assert_eq!(session.len(), 36, "{session}");
+    t.ok(&["kill", "bob"]);
+    t.ok(&["resume", "bob"]);
+    assert_eq!(ask("four"), "turns=4");
+    // Every conversation request went to the model asked for, with the team prompt.
+    let reqs = model.conversation_requests();
+    assert!(reqs.len() >= 4, "{}", reqs.len());
+    for r in &reqs {
+        assert_eq!(r["model"], "claude-test-1");
+        assert!(
+            r["system"].to_string().contains("You are bob"),
+            "no team prompt in {}",
+            r["system"]
+        );
+    }
+}
+
+#[test]
+fn a_claude_teammate_sends_to_the_leader_from_its_bash_tool() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("done: {}", out.trim()));
+        }
+        if fake_model::last_user_text(req).contains("report") {
+            return Reply::bash("teamctl send team-lead 'status: all good'");
+        }
+        Reply::text("?")
+    });
+    let (t, _cc) = claude_team(&model);
+    t.ok(&["spawn", "bob", "--agent", "claude"]);
+    let reply = t.ok(&["ask", "bob", "report to the leader", "--timeout", "60"]);
+    assert!(reply.starts_with("done: "), "{reply}");
+    let inbox = t.inbox("t1", "team-lead");
+    let sent = inbox
+        .iter()
+        .find(|m| m["text"] == "status: all good")
+        .unwrap_or_else(|| panic!("no message from bob's Bash tool in {inbox:?}"));
+    assert_eq!(sent["from"], "bob");
+    // Sent inside a turn that handled the leader's message (hops 0): one hop.
+    assert_eq!(sent["hops"], 1, "{sent}");
+    // The reply `ask` printed is the turn's answer to that very message.
+    let answer = inbox
+        .iter()
+        .find(|m| m["text"].as_str().is_some_and(|s| s.starts_with("done: ")))
+        .expect("the turn's answer");
+    assert!(answer["inReplyTo"].is_string(), "{answer}");
+}
+
+#[test]
+fn a_claude_teammate_refuses_shutdown_from_its_turn_then_accepts() {
+    let model = FakeModel::start(|req| {
+        let text = fake_model::last_user_text(req);
+        if fake_model::ends_with_tool_result(req) {
+            return Reply::text("refused");
+        }
+        if text.contains("Shutdown request") && text.contains("refactor") {
+            return Reply::bash("teamctl shutdown-response reject --reason 'busy with task 7'");
+        }
+        Reply::text("fine")
+    });
+    let (t, _cc) = claude_team(&model);
+    t.ok(&["spawn", "bob", "--agent", "claude"]);
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    let err = t.fails(
+        &[
+            "shutdown",
+            "bob",
+            "--reason",
+            "refactor time",
+            "--timeout",
+            "60",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("bob refused to shut down: busy with task 7"),
+        "{err}"
+    );
+    // The request reached the model as a turn, with its reason and id.
+    let asked = model
+        .conversation_requests()
+        .iter()
+        .map(fake_model::last_user_text)
+        .find(|s| s.contains("Shutdown request"))
+        .expect("the shutdown turn");
+    assert!(asked.contains("refactor time"), "{asked}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    // Without an answer from the turn, the request is approved once the turn ends.
+    t.ok(&[
+        "shutdown",
+        "bob",
+        "--reason",
+        "done for today",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(t.member_status("bob"), "stopped");
+}
+
+#[test]
+fn on_shutdown_gets_the_request_in_its_environment_and_on_stdin() {
+    let t = TestEnv::new();
+    t.ok(&["create", "t1"]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--exec",
+        "cat",
+        "--on-shutdown",
+        "read -r req; echo \"no ($TEAMCTL_SHUTDOWN_REASON, $TEAMCTL_SHUTDOWN_REQUEST_ID): $req\"; exit 1",
+    ]);
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    let err = t.fails(
+        &["shutdown", "bob", "--reason", "tea time", "--timeout", "30"],
+        1,
+    );
+    let line = err
+        .lines()
+        .find(|l| l.contains("refused"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let json = &line[line.find('{').expect("the request as JSON")..];
+    let req: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(req["reason"], "tea time");
+    let id = req["requestId"].as_str().unwrap();
+    assert!(line.contains(&format!("(tea time, {id})")), "{line}");
+}
+
+#[test]
+fn exec_turns_carry_a_session_id_and_a_turn_count_that_survive_kill_9() {
+    let t = TestEnv::new();
+    t.ok(&["create", "t1"]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--exec",
+        "echo \"$TEAMCTL_SESSION_ID $TEAMCTL_TURN\"",
+    ]);
+    let ask = || {
+        t.ok(&["ask", "bob", "x", "--timeout", "30"])
+            .trim()
+            .to_string()
+    };
+    let first = ask();
+    let (session, turn) = first.split_once(' ').unwrap();
+    assert_eq!(turn, "1");
+    assert_eq!(session.len(), 36, "{first}");
+    assert_eq!(ask(), format!("{session} 2"));
+    let pid = t.member("bob")["pid"].as_u64().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    wait_until("bob dead", T, || t.member_status("bob") == "dead");
+    t.ok(&["resume", "bob"]);
+    assert_eq!(ask(), format!("{session} 3"));
+    // A new member gets a session of its own.
+    t.ok(&[
+        "spawn",
+        "carol",
+        "--exec",
+        "echo \"$TEAMCTL_SESSION_ID $TEAMCTL_TURN\"",
+    ]);
+    let other = t.ok(&["ask", "carol", "x", "--timeout", "30"]);
+    assert!(other.trim().ends_with(" 1"), "{other}");
+    assert!(!other.contains(session), "{other}");
+}
+
+#[test]
+fn spawn_needs_an_agent_and_knows_the_presets() {
+    let t = TestEnv::new();
+    t.ok(&["create", "t1"]);
+    let before = crate::common::snapshot(&t.team_dir("t1"));
+    let err = t.fails(&["spawn", "bob"], 2);
+    assert!(err.contains("--agent") && err.contains("--exec"), "{err}");
+    let err = t.fails(&["spawn", "bob", "--agent", "nope"], 2);
+    assert!(err.contains("claude, codex, gemini, aider"), "{err}");
+    t.fails(&["spawn", "bob", "--agent", "claude", "--exec", "cat"], 2);
+    t.fails(&["spawn", "bob", "--exec", "cat", "--", "extra"], 2);
+    assert_eq!(before, crate::common::snapshot(&t.team_dir("t1")));
+}
+
+#[test]
+fn the_loop_guard_stops_two_agents_that_always_answer_each_other() {
+    let t = TestEnv::new();
+    t.ok(&["create", "t1"]);
+    t.ok(&[
+        "spawn",
+        "alice",
+        "--exec",
+        "teamctl send bob \"ping $TEAMCTL_TURN\" >/dev/null",
+    ]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--exec",
+        "teamctl send alice \"pong $TEAMCTL_TURN\" >/dev/null",
+    ]);
+    t.ok(&["send", "alice", "start"]);
+    let notices = || {
+        t.inbox("t1", "team-lead")
+            .into_iter()
+            .filter(|m| m["text"].as_str().is_some_and(|s| s.contains("loop guard")))
+            .collect::<Vec<_>>()
+    };
+    wait_until("the loop notice", T, || !notices().is_empty());
+    t.ok(&["wait", "alice", "bob", "--timeout", "30"]);
+    let notice = notices();
+    assert_eq!(notice.len(), 1, "{notice:?}");
+    let text = notice[0]["text"].as_str().unwrap();
+    assert!(text.contains("alice") && text.contains("bob"), "{text}");
+    // Hops 0 (the leader's) to 10 started turns; the one at 11 was stored and left.
+    let to_bob = t.inbox("t1", "bob");
+    let to_alice = t.inbox("t1", "alice");
+    assert_eq!(
+        to_alice.len() + to_bob.len(),
+        12,
+        "{to_alice:?}\n{to_bob:?}"
+    );
+    assert_eq!(to_bob.last().unwrap()["hops"], 11);
+    assert_eq!(to_alice.last().unwrap()["hops"], 10);
+}
+
+#[test]
+fn max_hops_is_set_per_team_at_create() {
+    let t = TestEnv::new();
+    t.ok(&["create", "t1", "--max-hops", "2"]);
+    t.ok(&[
+        "spawn",
+        "alice",
+        "--exec",
+        "teamctl send bob ping >/dev/null",
+    ]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--exec",
+        "teamctl send alice pong >/dev/null",
+    ]);
+    t.ok(&["send", "alice", "start"]);
+    wait_until("the loop notice", T, || {
+        t.inbox("t1", "team-lead")
+            .iter()
+            .any(|m| m["text"].as_str().is_some_and(|s| s.contains("loop guard")))
+    });
+    t.ok(&["wait", "alice", "bob", "--timeout", "30"]);
+    assert_eq!(t.inbox("t1", "alice").len() + t.inbox("t1", "bob").len(), 4);
+}
