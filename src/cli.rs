@@ -109,6 +109,9 @@ pub enum Command {
     /// The teammate loop (internal)
     #[command(hide = true)]
     Worker(WorkerArgs),
+    /// Record an interactive agent's hook event, JSON on stdin (internal: its hooks run it)
+    #[command(hide = true)]
+    Hook(HookArgs),
 }
 
 #[derive(Debug, Args)]
@@ -183,6 +186,14 @@ pub struct SpawnArgs {
     /// Give the teammate its own git worktree (on BRANCH)
     #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
     pub worktree: Option<String>,
+    /// Run the agent's own TUI or REPL in the pane (you can watch it and type to it); a
+    /// companion pastes each message into it when it is idle
+    #[arg(long)]
+    pub interactive: bool,
+    /// With --interactive --exec: a regex matching the REPL's empty prompt line (the last
+    /// non-blank line of the pane), e.g. '^>>> $'
+    #[arg(long, value_name = "RE", requires = "interactive")]
+    pub prompt_pattern: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -422,6 +433,12 @@ pub struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HookArgs {
+    /// user-prompt-submit, stop or notification
+    pub event: String,
+}
+
+#[derive(Debug, Args)]
 pub struct WorkerArgs {
     #[arg(long)]
     pub id: String,
@@ -478,6 +495,7 @@ impl Command {
             Command::Completions(a) => commands::completions::run(a),
             Command::Demo(a) => commands::demo::run(ctx, a),
             Command::Lead => commands::lead::run(ctx),
+            Command::Hook(a) => commands::hook::run(ctx, a),
             Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
         }
     }

@@ -111,9 +111,13 @@ pub fn start_worker_in(
     backend: &dyn Backend,
 ) -> Result<Member> {
     let member = config.require(name.as_str())?;
-    let mut launch = Launch::new(home.root(), store.team(), member, store.log_path(name))?;
-    launch.fill = config.tmux_fill.clone();
-    let placement = backend.spawn(&launch)?;
+    let placement = if member.interactive.is_some() {
+        crate::interactive::start(home, store, config, member, backend)?
+    } else {
+        let mut launch = Launch::new(home.root(), store.team(), member, store.log_path(name))?;
+        launch.fill = config.tmux_fill.clone();
+        backend.spawn(&launch)?
+    };
     let kind = backend.kind();
     let updated = store.update(&mut |cfg| {
         if placement.tmux_session.is_some() && cfg.tmux_session.is_none() {

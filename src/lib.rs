@@ -12,6 +12,7 @@ pub mod context;
 pub mod doctor;
 pub mod domain;
 pub mod error;
+pub mod interactive;
 pub mod leader;
 pub mod output;
 pub mod store;

@@ -79,6 +79,14 @@ impl Launch {
         })
     }
 
+    /// The directory of the teamctl binary (put first on an agent's `PATH`).
+    pub fn program_dir(&self) -> PathBuf {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_default()
+    }
+
     /// The full argv: program then arguments.
     pub fn argv(&self) -> Vec<String> {
         let mut v = vec![self.program.display().to_string()];

@@ -226,6 +226,8 @@ fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
         max_turns: None,
         on_shutdown: None,
         worktree: None,
+        interactive: false,
+        prompt_pattern: None,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod create;
 pub mod delete;
 pub mod demo;
 pub mod doctor;
+pub mod hook;
 pub mod inbox;
 pub mod interrupt;
 pub mod kill;

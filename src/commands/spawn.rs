@@ -8,7 +8,7 @@ use crate::backend;
 use crate::cli::SpawnArgs;
 use crate::context::Ctx;
 use crate::domain::time::now_ms;
-use crate::domain::{Member, Name, Status};
+use crate::domain::{Interactive, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
@@ -69,6 +69,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             )));
         }
     }
+    let interactive = interactive_rule(&args)?;
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
         Some(branch) if store.load()?.member(name.as_str()).is_none() => {
@@ -77,6 +78,11 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         _ => None,
     };
     let backend = backend::select(args.backend)?;
+    if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
+        return Err(Error::bad(
+            "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
+        ));
+    }
     ctx.reconcile(&store)?;
     let team = store.team().clone();
     let mut member = Member::leader(&team, cwd.display().to_string(), now_ms());
@@ -97,6 +103,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
+    member.interactive = interactive;
     if let Some(t) = &tree {
         worktree::record(&mut member, t);
     }
@@ -200,6 +207,27 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
 /// A fresh session id: a random UUID, as agent CLIs expect (`claude --session-id`).
 pub fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+/// `--interactive`: how the companion tells idle from busy (checked before anything is written).
+fn interactive_rule(args: &SpawnArgs) -> Result<Option<Interactive>> {
+    if !args.interactive {
+        return Ok(None);
+    }
+    if args.plan_mode_required {
+        return Err(Error::bad(
+            "--interactive and --plan-mode-required do not go together: the agent in the pane plans with you itself",
+        ));
+    }
+    match (&args.exec, &args.prompt_pattern) {
+        (Some(_), Some(pattern)) => Interactive::generic(pattern).map(Some),
+        (Some(_), None) => Err(Error::bad(
+            "--interactive --exec needs --prompt-pattern RE: a regex matching the REPL's empty prompt line (e.g. '^>>> $'), so teamctl knows when it is idle",
+        )),
+        (None, _) => Err(Error::bad(
+            "--interactive needs the agent: --exec CMD --prompt-pattern RE for any REPL",
+        )),
+    }
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {

@@ -156,6 +156,10 @@ pub struct Member {
     /// What the user added after `--` to the preset's command line.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_args: Vec<String>,
+    /// An interactive teammate: its agent's own TUI runs in the pane, and a detached companion
+    /// worker pastes each message into it (see `domain::interactive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<super::Interactive>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -195,6 +199,7 @@ impl Member {
             session_id: None,
             agent: None,
             agent_args: Vec::new(),
+            interactive: None,
             extra: Default::default(),
         }
     }

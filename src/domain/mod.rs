@@ -1,6 +1,7 @@
 //! Pure domain types: names and ids, messages and their rules, the team file's shape,
 //! the task list's rules. No I/O lives here.
 
+pub mod interactive;
 pub mod live;
 pub mod member;
 pub mod message;
@@ -8,6 +9,7 @@ pub mod name;
 pub mod task;
 pub mod time;
 
+pub use interactive::Interactive;
 pub use live::{LiveState, TurnInfo};
 pub use member::{BackendType, Member, Status, TeamConfig, TmuxFill};
 pub use message::{Body, Envelope, IdleReason, Recipient};

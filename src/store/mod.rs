@@ -6,6 +6,7 @@
 pub mod cursor;
 pub mod fsutil;
 pub mod home;
+pub mod hooks;
 pub mod inbox;
 pub mod slots;
 pub mod tasks;
@@ -34,6 +35,8 @@ pub enum Topic {
     Live,
     /// The task list changed.
     Tasks,
+    /// An interactive teammate's agent reported a hook event (`store::hooks`).
+    Hooks(Name),
 }
 
 /// Everything the CLI and the worker need from shared state.

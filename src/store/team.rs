@@ -248,6 +248,11 @@ impl Store for FsStore {
                     Target::new(dir, &[])
                 }
                 Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),
+                Topic::Hooks(m) => {
+                    let dir = super::hooks::dir(self);
+                    ensure_dir(&dir)?;
+                    Target::new(dir, &[&super::hooks::events_file(m)])
+                }
             };
             targets.push(target);
         }

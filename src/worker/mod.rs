@@ -8,6 +8,7 @@
 //! One idle notification goes to the leader per busy-to-idle edge.
 
 mod autoclaim;
+pub mod companion;
 mod plan;
 mod sink;
 pub mod turn;
@@ -102,6 +103,8 @@ struct Worker {
     task_tally: autoclaim::Tally,
     /// The team file as last read, with its stamp: re-read only when it changed.
     config: Option<(FileStamp, TeamConfig)>,
+    /// An interactive teammate's agent pane (see `companion.rs`).
+    companion: Option<companion::Companion>,
 }
 
 impl Worker {
@@ -133,6 +136,24 @@ impl Worker {
                 .unwrap_or(0),
         };
         let sink = Sink::open(&store.log_path(&name));
+        // An interactive teammate's companion: the pane it delivers into is given by the
+        // leader that started both (the team file records it only afterwards).
+        let companion = member.interactive.clone().and_then(|rule| {
+            let pane = std::env::var(companion::PANE_VAR)
+                .ok()
+                .or_else(|| member.pane_id.clone())?;
+            let server = match std::env::var(companion::SERVER_VAR) {
+                Ok(s) => crate::backend::tmux::argv::Server::from_record(Some(&s)),
+                Err(_) => {
+                    crate::backend::tmux::argv::Server::from_record(member.tmux_socket.as_deref())
+                }
+            };
+            Some(companion::Companion::new(server, pane, rule))
+        });
+        let mut live = live;
+        if let Some(c) = &companion {
+            live.pane_id = Some(c.pane.clone());
+        }
         Ok(Worker {
             store,
             home,
@@ -148,6 +169,7 @@ impl Worker {
             bell: Arc::new(Notify::new()),
             task_tally: Default::default(),
             config: None,
+            companion,
         })
     }
 
@@ -156,6 +178,9 @@ impl Worker {
         let mut topics = vec![Topic::Inbox(self.name.clone())];
         if self.member.auto_claim {
             topics.push(Topic::Tasks);
+        }
+        if self.companion.is_some() {
+            topics.push(Topic::Hooks(self.name.clone()));
         }
         // Armed before the first read: nothing written after this point can be missed.
         let _subscription = self
@@ -343,12 +368,24 @@ impl Worker {
                 plan::Gate::Done(next) => return Ok(next),
             }
         }
+        if self.companion.is_some() {
+            self.set_status(Status::Working);
+            let Some(result) = self.interactive_turn(env, text, stop).await? else {
+                return Ok(Next::Abandon);
+            };
+            return self.turn_done(env, summary, result);
+        }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
             // No agent command: show the message for a person to answer.
             self.sink.output(format!("{text}\n").as_bytes());
             self.finish_turn(IdleReason::Available, summary);
             return self.after_turn();
         };
+        self.turn_done(env, summary, result)
+    }
+
+    /// After a turn: answer the sender, record the outcome, stop or go on.
+    fn turn_done(&mut self, env: &Envelope, summary: String, result: TurnResult) -> Result<Next> {
         self.answer(env, &result)?;
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,

@@ -386,6 +386,63 @@ pub fn kill_pane(pane: &str) -> Cmd {
     words(&["kill-pane", "-t", pane])
 }
 
+/// Load stdin into a named buffer (an interactive teammate's private one, never the
+/// user's paste buffers).
+pub fn load_buffer(buffer: &str) -> Cmd {
+    words(&["load-buffer", "-b", buffer, "-"])
+}
+
+/// Paste a named buffer into a pane as a bracketed paste (`-p`: the program sees a paste,
+/// not typing) and delete the buffer (`-d`).
+pub fn paste_buffer(buffer: &str, pane: &str) -> Cmd {
+    words(&["paste-buffer", "-p", "-d", "-b", buffer, "-t", pane])
+}
+
+/// Drop a named buffer (after a failed paste).
+pub fn delete_buffer(buffer: &str) -> Cmd {
+    words(&["delete-buffer", "-b", buffer])
+}
+
+/// Press one key in a pane (`Enter`, `Escape`, `C-c`): a key name, never text to type.
+pub fn send_key(pane: &str, key: &str) -> Cmd {
+    words(&["send-keys", "-t", pane, key])
+}
+
+/// The visible pane as text, trailing spaces kept (`-N`: a prompt's trailing blank counts).
+pub fn capture_screen(pane: &str) -> Cmd {
+    words(&["capture-pane", "-p", "-N", "-t", pane])
+}
+
+/// The pane's lines from `start` (negative: history) to the bottom, wrapped lines joined.
+pub fn capture_from(pane: &str, start: i64) -> Cmd {
+    words(&[
+        "capture-pane",
+        "-p",
+        "-J",
+        "-N",
+        "-S",
+        &start.to_string(),
+        "-t",
+        pane,
+    ])
+}
+
+/// Where the cursor is, counting history: `PANE_ID HISTORY_SIZE CURSOR_Y`.
+pub const CURSOR_FORMAT: &str = "#{pane_id} #{history_size} #{cursor_y}";
+
+pub fn cursor(pane: &str) -> Cmd {
+    words(&["display-message", "-p", "-t", pane, CURSOR_FORMAT])
+}
+
+/// `(history_size, cursor_y)` from `CURSOR_FORMAT`, checked against the pane id.
+pub fn parse_cursor(out: &str, pane: &str) -> Option<(i64, i64)> {
+    let mut w = out.split_whitespace();
+    if w.next()? != pane {
+        return None;
+    }
+    Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+}
+
 pub fn kill_session(session_target: &str) -> Cmd {
     words(&["kill-session", "-t", session_target])
 }

@@ -41,6 +41,17 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
     match verdict(member, pane) {
         Verdict::Gone => Liveness::Gone,
         Verdict::AskWorker => process::worker_liveness(member, live),
+        Verdict::TaggedPane { pid } if member.interactive.is_some() => {
+            // An interactive teammate's pane runs its agent (tagged in its environment) and
+            // its worker is the detached companion: both must be there.
+            let foreign = pid
+                .is_some_and(|p| proc::running(p) && !proc::is_agent_process(p, &member.agent_id));
+            if foreign {
+                Liveness::Gone
+            } else {
+                process::worker_liveness(member, live)
+            }
+        }
         Verdict::TaggedPane { pid } => {
             // The pane runs the worker itself; a pid we can see must be that worker.
             let foreign =

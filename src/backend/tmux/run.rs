@@ -112,6 +112,30 @@ impl Tmux {
         }
     }
 
+    /// `run`, with `input` on tmux's stdin (`load-buffer -`): text never goes on a command
+    /// line, where it would be visible to every process and limited in length.
+    pub fn run_with_input(&self, cmds: &[Cmd], input: &[u8]) -> Result<String, Fail> {
+        use std::io::Write;
+        let mut child = self
+            .command(cmds)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Fail::Other(format!("cannot run {}: {e}", self.program.display())))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(input);
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| Fail::Other(format!("tmux: {e}")))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(Fail::classify(&String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+
     /// Run commands with the caller's terminal (for `attach`). `as_client`: the caller is a
     /// client of this server (inside tmux), so `$TMUX` stays and names the client to switch.
     pub fn run_in_terminal(&self, cmds: &[Cmd], as_client: bool) -> Result<(), Error> {

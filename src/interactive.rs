@@ -1,0 +1,139 @@
+//! Starting an interactive teammate (leader side): its agent's own TUI or REPL as the command
+//! of a tagged tmux pane (argv straight to `split-window`, nothing typed into a shell), and
+//! its companion, the member's worker run detached (`worker/companion.rs`), which pastes each
+//! message into that pane. The member records the pane (`paneId`) and the companion (`pid`);
+//! liveness needs both, and kill, shutdown, resume and delete end both.
+
+use std::path::{Path, PathBuf};
+
+use crate::backend::process::ProcessBackend;
+use crate::backend::{Backend, Launch, Placement};
+use crate::domain::{BackendType, Member, Name, TeamConfig};
+use crate::error::{Error, Result};
+use crate::store::{FsStore, Home, Store, hooks};
+use crate::worker::turn::SHELL;
+
+/// What `start` placed: the agent's pane, then the companion's pid in `pid`.
+pub fn start(
+    home: &Home,
+    store: &FsStore,
+    config: &TeamConfig,
+    member: &Member,
+    backend: &dyn Backend,
+) -> Result<Placement> {
+    let Some(rule) = &member.interactive else {
+        return Err(Error::failed(format!("{} is not interactive", member.name)));
+    };
+    if backend.kind() != BackendType::Tmux {
+        return Err(Error::bad(format!(
+            "{} is interactive: its agent runs in a tmux pane; use --backend tmux (install tmux)",
+            member.name
+        )));
+    }
+    let log = store.log_path(&member.name);
+    let mut launch = Launch::new(home.root(), store.team(), member, log.clone())?;
+    launch.fill = config.tmux_fill.clone();
+    let argv = agent_argv(store, member, rule.preset.as_deref())?;
+    launch.program = PathBuf::from(&argv[0]);
+    launch.args = argv[1..].to_vec();
+    launch.env = agent_env(home.root(), store, member, &launch.program_dir());
+    // Events of an earlier agent say nothing about this one.
+    hooks::clear(store, &member.name);
+    let placed = backend.spawn(&launch)?;
+    let pane = placed
+        .pane_id
+        .clone()
+        .ok_or_else(|| Error::failed("tmux gave no pane id"))?;
+    let mut worker = Launch::new(home.root(), store.team(), member, log)?;
+    worker.env = vec![
+        (crate::worker::companion::PANE_VAR.into(), pane.clone()),
+        (
+            crate::worker::companion::SERVER_VAR.into(),
+            placed.tmux_socket.clone().unwrap_or_default(),
+        ),
+    ];
+    let companion = match ProcessBackend.spawn(&worker) {
+        Ok(p) => p,
+        Err(e) => {
+            let mut m = member.clone();
+            m.pane_id = Some(pane);
+            m.tmux_socket = placed.tmux_socket.clone();
+            let _ = backend.terminate(&m, None, crate::leader::GRACE);
+            return Err(e);
+        }
+    };
+    Ok(Placement {
+        pid: companion.pid,
+        ..placed
+    })
+}
+
+/// The agent's argv: a generic REPL through `sh -c` (the command is the user's own, as for
+/// turns); a preset's TUI with its flags.
+fn agent_argv(store: &FsStore, member: &Member, preset: Option<&str>) -> Result<Vec<String>> {
+    match preset {
+        None => {
+            let cmd = member.command.clone().ok_or_else(|| {
+                Error::bad(format!("{} is interactive but has no --exec", member.name))
+            })?;
+            Ok(vec![SHELL.into(), "-c".into(), cmd])
+        }
+        Some("claude") => claude_argv(store, member),
+        Some(other) => Err(Error::bad(format!(
+            "no interactive preset {other:?}; interactive presets: claude (or --exec with --prompt-pattern)"
+        ))),
+    }
+}
+
+/// Claude Code's TUI with teamctl's hooks (`--settings`, a file under the team directory).
+fn claude_argv(store: &FsStore, member: &Member) -> Result<Vec<String>> {
+    let program = which::which("claude").map_err(|_| {
+        Error::failed(
+            "claude (Claude Code) was not found on PATH; install @anthropic-ai/claude-code",
+        )
+    })?;
+    let me = std::env::current_exe()
+        .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+    let settings = hooks::write_settings(store, &member.name, &me)?;
+    let mut argv = vec![
+        program.display().to_string(),
+        "--settings".into(),
+        settings.display().to_string(),
+        "--allowedTools".into(),
+        "Bash(teamctl:*)".into(),
+    ];
+    if let Some(model) = &member.model {
+        argv.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(prompt) = &member.prompt {
+        argv.extend(["--append-system-prompt".into(), prompt.clone()]);
+    }
+    Ok(argv)
+}
+
+/// The agent's environment: who it is (the process tag, and what `teamctl` inside it acts
+/// as) and teamctl first on `PATH`.
+fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(String, String)> {
+    let mut path = bin.display().to_string();
+    if let Ok(old) = std::env::var("PATH") {
+        path = format!("{path}:{old}");
+    }
+    let mut vars = vec![
+        ("TEAMCTL_HOME".to_string(), home.display().to_string()),
+        ("TEAMCTL_TEAM".into(), store.team().to_string()),
+        ("TEAMCTL_AGENT_NAME".into(), member.name.to_string()),
+        ("TEAMCTL_AGENT_ID".into(), member.agent_id.clone()),
+        ("PATH".into(), path),
+    ];
+    if let Some(p) = &member.prompt {
+        vars.push(("TEAMCTL_PROMPT".into(), p.clone()));
+    }
+    vars
+}
+
+/// Whether `name` is an interactive teammate of `config`.
+pub fn is_interactive(config: &TeamConfig, name: &Name) -> bool {
+    config
+        .member(name.as_str())
+        .is_some_and(|m| m.interactive.is_some())
+}

@@ -1,0 +1,140 @@
+//! An interactive teammate's files under the team directory (`interactive/`): the hook events
+//! its agent reported (`NAME.events`, JSON lines appended by `teamctl hook` under a lock and
+//! taken, then emptied, by the companion) and the settings file that installs those hooks
+//! (`NAME.settings.json`, 0600). The user's own settings files are never touched.
+
+use std::io::{Read, Seek, Write};
+use std::path::PathBuf;
+
+use crate::domain::Name;
+use crate::domain::interactive::{HOOK_EVENTS, HookEvent};
+use crate::error::{Error, IoContext, Result};
+use crate::store::FsStore;
+use crate::store::fsutil::{LockGuard, ensure_dir, open_append, write_atomic};
+
+/// The most event bytes read at once: older events beyond it are dropped (the newest count).
+const MAX_EVENTS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The directory of interactive teammates' files.
+pub fn dir(store: &FsStore) -> PathBuf {
+    store.dir().join("interactive")
+}
+
+/// The events file's name in `dir` (the companion watches it).
+pub fn events_file(name: &Name) -> String {
+    format!("{name}.events")
+}
+
+fn lock_path(store: &FsStore, name: &Name) -> PathBuf {
+    dir(store).join(format!("{name}.events.lock"))
+}
+
+/// Record one event (the `teamctl hook` side).
+pub fn append(store: &FsStore, name: &Name, event: &HookEvent) -> Result<()> {
+    let d = dir(store);
+    ensure_dir(&d)?;
+    let mut line = serde_json::to_vec(event)
+        .map_err(|e| Error::failed(format!("cannot encode a hook event: {e}")))?;
+    line.push(b'\n');
+    let _lock = LockGuard::acquire(&lock_path(store, name))?;
+    let path = d.join(events_file(name));
+    let mut f = open_append(&path)?;
+    f.write_all(&line).at(&path)
+}
+
+/// Every event recorded since the last take, oldest first; the file is emptied.
+pub fn take(store: &FsStore, name: &Name) -> Result<Vec<HookEvent>> {
+    let path = dir(store).join(events_file(name));
+    if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
+        return Ok(Vec::new());
+    }
+    let _lock = LockGuard::acquire(&lock_path(store, name))?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .at(&path)?;
+    let len = f.metadata().at(&path)?.len();
+    let skip = len.saturating_sub(MAX_EVENTS_BYTES);
+    f.seek(std::io::SeekFrom::Start(skip)).at(&path)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).at(&path)?;
+    f.set_len(0).at(&path)?;
+    Ok(bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice(l).ok())
+        .collect())
+}
+
+/// Forget events left from an earlier run (a new agent starts with none).
+pub fn clear(store: &FsStore, name: &Name) {
+    let _ = take(store, name);
+}
+
+/// Write the settings file that makes Claude Code run `teamctl hook EVENT` on each hook
+/// event (`--settings FILE`), and return its path. `program` is the teamctl binary.
+pub fn write_settings(store: &FsStore, name: &Name, program: &std::path::Path) -> Result<PathBuf> {
+    let d = dir(store);
+    ensure_dir(&d)?;
+    let mut hooks = serde_json::Map::new();
+    for (hook, event) in HOOK_EVENTS {
+        let command = format!(
+            "{} hook {event}",
+            shell_quote(&program.display().to_string())
+        );
+        hooks.insert(
+            (*hook).to_string(),
+            serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]),
+        );
+    }
+    let settings = serde_json::json!({ "hooks": hooks });
+    let path = d.join(format!("{name}.settings.json"));
+    let bytes = serde_json::to_vec_pretty(&settings)
+        .map_err(|e| Error::failed(format!("cannot encode settings: {e}")))?;
+    write_atomic(&path, &bytes, false)?;
+    Ok(path)
+}
+
+/// One word for `sh`: single-quoted, `'` written as `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Home;
+
+    #[test]
+    fn events_are_taken_once_in_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path().to_path_buf());
+        let team = Name::parse("t").unwrap();
+        let store = home.create(&team, "", tmp.path()).unwrap();
+        let bob = Name::teammate("bob").unwrap();
+        assert!(take(&store, &bob).unwrap().is_empty());
+        for (i, e) in ["user-prompt-submit", "stop"].iter().enumerate() {
+            let ev = HookEvent {
+                event: e.to_string(),
+                at: i as u64,
+                text: None,
+            };
+            append(&store, &bob, &ev).unwrap();
+        }
+        let got: Vec<String> = take(&store, &bob)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.event)
+            .collect();
+        assert_eq!(got, ["user-prompt-submit", "stop"]);
+        assert!(take(&store, &bob).unwrap().is_empty());
+        let path = write_settings(&store, &bob, std::path::Path::new("/x y/it's")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains(r#"'/x y/it'\\''s' hook stop"#), "{text}");
+    }
+}

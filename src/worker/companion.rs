@@ -1,0 +1,358 @@
+//! The companion of an interactive teammate (`spawn --interactive`): the member's worker,
+//! running detached beside a pane whose command is the agent's own TUI or REPL. It reads the
+//! inbox like any worker, one message at a time, and makes each one a user turn of the agent:
+//! it waits until the agent is idle with an empty input line, pastes the text through a
+//! private tmux buffer (`load-buffer -b NAME -`, `paste-buffer -p -d`), presses Enter, and
+//! waits for the turn to end. Mail that arrives meanwhile stays in the inbox until then, so
+//! nothing is ever pasted over a running turn.
+//!
+//! Idle and busy: from the agent's hooks when the preset has them (Claude Code's
+//! `UserPromptSubmit` makes it busy, `Stop` idle and carries the reply); otherwise the prompt
+//! rule: the pane's last non-blank line matches `--prompt-pattern` and the pane has not
+//! changed for `quietMs`. The reply of a generic REPL is what the pane shows between the
+//! pasted input and the prompt coming back.
+//!
+//! A user typing in the pane is never pasted over: the companion pastes only while the input
+//! line is empty (generic: the prompt line is exactly the prompt), and, generic, after the
+//! pane was quiet. Memory: one screen capture at a time, the reply capped at 1 MiB.
+
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use super::turn::{Stoppers, TurnEnd, TurnResult};
+use super::{Next, Worker};
+use crate::backend::tmux::argv::{self, Server};
+use crate::backend::tmux::run::{Fail, Tmux};
+use crate::domain::Envelope;
+use crate::domain::interactive::{Interactive, reply_from};
+use crate::error::Result;
+use crate::store::hooks;
+
+/// The companion's environment: the pane it delivers into, and that pane's tmux server
+/// as members record it (empty: the default server).
+pub const PANE_VAR: &str = "TEAMCTL_COMPANION_PANE";
+pub const SERVER_VAR: &str = "TEAMCTL_COMPANION_SERVER";
+
+/// How often a waiting companion looks at the pane (generic prompt rule, typed text).
+const POLL: Duration = Duration::from_millis(50);
+/// How often it checks that the pane is still there while the hooks say busy.
+const HOOK_POLL: Duration = Duration::from_secs(1);
+
+/// The companion's view of its agent.
+pub struct Companion {
+    pub tmux: Tmux,
+    pub pane: String,
+    pub rule: Interactive,
+    /// Hooks: the agent is running a turn (a `UserPromptSubmit` without its `Stop` yet).
+    busy: bool,
+    /// The last screen seen and since when it has not changed (the quiet rule).
+    screen: Option<(u64, Instant)>,
+}
+
+/// One look at the pane.
+struct Look {
+    /// The pane is gone, dead, or no longer ours.
+    gone: bool,
+    /// The cursor's line counting history (`history_size + cursor_y`).
+    line: i64,
+    history: i64,
+    screen: String,
+}
+
+/// What the wait before a paste came to.
+pub enum Waited {
+    Ready,
+    /// The pane is gone (the agent exited), or the worker was told to stop.
+    Stop(&'static str),
+    /// A shutdown request was approved while waiting.
+    Exit,
+}
+
+impl Companion {
+    pub fn new(server: Server, pane: String, rule: Interactive) -> Companion {
+        let program = crate::backend::tmux::find_tmux().unwrap_or_else(|_| "tmux".into());
+        Companion {
+            tmux: Tmux::new(program, server),
+            pane,
+            rule,
+            busy: false,
+            screen: None,
+        }
+    }
+
+    fn look(&self, agent_id: &str) -> Look {
+        let cmds = [
+            argv::pane_state(&self.pane),
+            argv::cursor(&self.pane),
+            argv::capture_screen(&self.pane),
+        ];
+        let gone = Look {
+            gone: true,
+            line: 0,
+            history: 0,
+            screen: String::new(),
+        };
+        let Ok(out) = self.tmux.run(&cmds) else {
+            return gone;
+        };
+        let mut parts = out.splitn(3, '\n');
+        let state = parts.next().and_then(|l| argv::parse_state(l, &self.pane));
+        if !state.is_some_and(|s| !s.dead && s.tag == agent_id) {
+            return gone;
+        }
+        let (history, y) = parts
+            .next()
+            .and_then(|l| argv::parse_cursor(l, &self.pane))
+            .unwrap_or((0, 0));
+        Look {
+            gone: false,
+            line: history + y,
+            history,
+            screen: parts.next().unwrap_or("").to_string(),
+        }
+    }
+
+    /// The screen has not changed for the rule's quiet time (recorded as a side effect).
+    fn quiet(&mut self, screen: &str) -> bool {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        screen.hash(&mut h);
+        let hash = h.finish();
+        match self.screen {
+            Some((old, since)) if old == hash => {
+                since.elapsed() >= Duration::from_millis(self.rule.quiet_ms)
+            }
+            _ => {
+                self.screen = Some((hash, Instant::now()));
+                self.rule.quiet_ms == 0
+            }
+        }
+    }
+
+    /// Idle with an empty input line, by the preset's rule.
+    fn ready(&mut self, look: &Look) -> bool {
+        if self.rule.uses_hooks() {
+            !self.busy && self.rule.input_free(&look.screen)
+        } else {
+            // Both looked at each time: the quiet clock runs from the last change.
+            let quiet = self.quiet(&look.screen);
+            self.rule.input_free(&look.screen) && quiet
+        }
+    }
+
+    /// Paste `text` as one bracketed paste through a private buffer, then press Enter.
+    fn paste(&self, buffer: &str, text: &str) -> std::result::Result<(), Fail> {
+        let body = text.trim_end_matches(['\n', '\r']);
+        let pasted = self.tmux.run_with_input(
+            &[
+                argv::load_buffer(buffer),
+                argv::paste_buffer(buffer, &self.pane),
+            ],
+            body.as_bytes(),
+        );
+        if let Err(e) = pasted {
+            let _ = self.tmux.run(&[argv::delete_buffer(buffer)]);
+            return Err(e);
+        }
+        self.tmux
+            .run(&[argv::send_key(&self.pane, "Enter")])
+            .map(|_| ())
+    }
+
+    /// Press the preset's cancel key, if the pane is still ours.
+    pub fn cancel(&self, agent_id: &str) {
+        if !self.look(agent_id).gone {
+            let _ = self
+                .tmux
+                .run(&[argv::send_key(&self.pane, &self.rule.cancel_key)]);
+        }
+    }
+
+    /// The generic reply: the pane from line `from` (counting history) to the bottom.
+    fn reply_since(&self, from: i64, look: &Look, input_lines: usize) -> String {
+        let start = from - look.history;
+        match self.tmux.run(&[argv::capture_from(&self.pane, start)]) {
+            Ok(lines) => reply_from(&lines, input_lines),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+impl Worker {
+    /// Take the agent's hook events: busy on a submitted prompt, idle on Stop. Returns the
+    /// last Stop's message, if a Stop came.
+    fn take_hook_events(&mut self) -> Option<Option<String>> {
+        let events = hooks::take(&self.store, &self.name).unwrap_or_default();
+        let mut stopped = None;
+        for e in events {
+            match e.event.as_str() {
+                "user-prompt-submit" => {
+                    if let Some(c) = &mut self.companion {
+                        c.busy = true;
+                    }
+                }
+                "stop" => {
+                    if let Some(c) = &mut self.companion {
+                        c.busy = false;
+                    }
+                    stopped = Some(e.text);
+                }
+                "notification" => {
+                    let what = e.text.unwrap_or_default();
+                    self.sink.note(&format!("agent notification: {what}"));
+                }
+                _ => {}
+            }
+        }
+        stopped
+    }
+
+    /// Wait until the agent can take a message: idle, input line empty. A shutdown request
+    /// is answered meanwhile (the message stays unread for `resume`).
+    async fn wait_ready(&mut self, stop: &mut Stoppers) -> Result<Waited> {
+        let mut said = false;
+        loop {
+            self.take_hook_events();
+            let id = self.member.agent_id.clone();
+            let Some(c) = self.companion.as_mut() else {
+                return Ok(Waited::Stop("no pane"));
+            };
+            let look = c.look(&id);
+            if look.gone {
+                return Ok(Waited::Stop("the agent's pane is gone"));
+            }
+            if c.ready(&look) {
+                return Ok(Waited::Ready);
+            }
+            if !said {
+                said = true;
+                let why = if c.busy {
+                    "the agent is busy"
+                } else {
+                    "the agent's input line is not free (typed text, or still working)"
+                };
+                self.sink.note(&format!("waiting to deliver: {why}"));
+            }
+            self.scan_control()?;
+            if let Some(req) = self.pending_shutdown.take()
+                && self.answer_shutdown(&req, stop).await? == Next::Exit
+            {
+                return Ok(Waited::Exit);
+            }
+            tokio::select! {
+                _ = self.bell.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = stop.terminate.recv() => return Ok(Waited::Stop("SIGTERM")),
+                _ = stop.hangup.recv() => return Ok(Waited::Stop("SIGHUP")),
+                // Nothing of ours is running yet.
+                _ = stop.interrupt.recv() => {}
+            }
+        }
+    }
+
+    /// Deliver `text` as a user turn of the interactive agent and wait for the turn to end.
+    /// `None`: the worker exits (a shutdown was approved while waiting).
+    pub(super) async fn interactive_turn(
+        &mut self,
+        env: &Envelope,
+        text: &str,
+        stop: &mut Stoppers,
+    ) -> Result<Option<TurnResult>> {
+        let stopped = |why: &str| TurnResult {
+            spawned: true,
+            end: TurnEnd::Stopped,
+            stdout: String::new(),
+            stderr_tail: why.to_string(),
+        };
+        match self.wait_ready(stop).await? {
+            Waited::Ready => {}
+            Waited::Exit => return Ok(None),
+            Waited::Stop(why) => return Ok(Some(stopped(why))),
+        }
+        let id = self.member.agent_id.clone();
+        let buffer = format!("teamctl-{}-{}", id.replace('@', "-"), env.id);
+        let Some(c) = self.companion.as_mut() else {
+            return Ok(Some(stopped("no pane")));
+        };
+        let before = c.look(&id);
+        let started = Instant::now();
+        if let Err(e) = c.paste(&buffer, text) {
+            return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));
+        }
+        c.busy = true;
+        c.screen = None;
+        let hooks = c.rule.uses_hooks();
+        self.sink.note(&format!(
+            "pasted into {} in {} ms",
+            c.pane,
+            started.elapsed().as_millis()
+        ));
+        let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let input_lines = text.trim_end_matches(['\n', '\r']).lines().count();
+        loop {
+            if hooks {
+                if let Some(reply) = self.take_hook_events() {
+                    return Ok(Some(TurnResult {
+                        spawned: true,
+                        end: TurnEnd::Exited(0),
+                        stdout: reply.unwrap_or_default(),
+                        stderr_tail: String::new(),
+                    }));
+                }
+            }
+            let Some(c) = self.companion.as_mut() else {
+                return Ok(Some(stopped("no pane")));
+            };
+            let look = c.look(&id);
+            if look.gone {
+                return Ok(Some(stopped("the agent's pane is gone")));
+            }
+            // Generic: the prompt is back below the line the paste went to, and quiet.
+            if !hooks && look.line > before.line && c.ready(&look) {
+                c.busy = false;
+                let reply = c.reply_since(before.line, &look, input_lines);
+                return Ok(Some(TurnResult {
+                    spawned: true,
+                    end: TurnEnd::Exited(0),
+                    stdout: reply,
+                    stderr_tail: String::new(),
+                }));
+            }
+            let poll = if hooks { HOOK_POLL } else { POLL };
+            let timed_out = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let end = tokio::select! {
+                _ = self.bell.notified() => None,
+                _ = tokio::time::sleep(poll) => None,
+                _ = timed_out => Some(TurnEnd::TimedOut),
+                _ = stop.interrupt.recv() => Some(TurnEnd::Interrupted),
+                _ = stop.terminate.recv() => return Ok(Some(stopped("SIGTERM"))),
+                _ = stop.hangup.recv() => return Ok(Some(stopped("SIGHUP"))),
+            };
+            if let Some(end) = end {
+                if let Some(c) = self.companion.as_mut() {
+                    c.cancel(&id);
+                    c.busy = false;
+                    c.screen = None;
+                }
+                self.sink.note(&format!(
+                    "sent the cancel key ({})",
+                    self.companion
+                        .as_ref()
+                        .map(|c| c.rule.cancel_key.as_str())
+                        .unwrap_or("")
+                ));
+                return Ok(Some(TurnResult {
+                    spawned: true,
+                    end,
+                    stdout: String::new(),
+                    stderr_tail: String::new(),
+                }));
+            }
+        }
+    }
+}
