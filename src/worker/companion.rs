@@ -290,15 +290,13 @@ impl Worker {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let input_lines = text.trim_end_matches(['\n', '\r']).lines().count();
         loop {
-            if hooks {
-                if let Some(reply) = self.take_hook_events() {
-                    return Ok(Some(TurnResult {
-                        spawned: true,
-                        end: TurnEnd::Exited(0),
-                        stdout: reply.unwrap_or_default(),
-                        stderr_tail: String::new(),
-                    }));
-                }
+            if hooks && let Some(reply) = self.take_hook_events() {
+                return Ok(Some(TurnResult {
+                    spawned: true,
+                    end: TurnEnd::Exited(0),
+                    stdout: reply.unwrap_or_default(),
+                    stderr_tail: String::new(),
+                }));
             }
             let Some(c) = self.companion.as_mut() else {
                 return Ok(Some(stopped("no pane")));
