@@ -565,4 +565,19 @@ owner = "bob"
         assert!(err("name = \"t\"\ncolour = 1\n").starts_with("t.toml:2: "));
         assert!(err("name = \"t\"\n[[member]\n").starts_with("t.toml:2: "));
     }
+
+    #[test]
+    fn the_examples_parse() {
+        let claude = parse(include_str!("../../examples/claude-team.toml"), "c").unwrap();
+        assert_eq!(claude.members.len(), 4);
+        assert!(
+            claude
+                .members
+                .iter()
+                .all(|m| m.agent.as_deref() == Some("claude"))
+        );
+        let shards = parse(include_str!("../../examples/test-shards.toml"), "s").unwrap();
+        assert_eq!(shards.members.len(), 3);
+        assert!(shards.members.iter().all(|m| m.exec.is_some()));
+    }
 }

@@ -10,5 +10,6 @@ mod proptest_messages;
 mod reliability;
 mod tasks;
 mod tmux;
+mod up;
 mod user;
 mod view;
