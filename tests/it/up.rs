@@ -135,9 +135,11 @@ fn comes_up_and_again_changes_nothing(backend: &str, team: &str) {
     assert!(out.contains("alice running, as declared"), "{out}");
     assert!(out.contains("bob running, as declared"), "{out}");
     assert_eq!(workers(&env, team), before);
-    assert_eq!(
-        std::fs::read(env.team_dir(team).join("tasks.json")).unwrap(),
-        tasks_before
+    let tasks_after = std::fs::read(env.team_dir(team).join("tasks.json")).unwrap();
+    assert!(
+        tasks_after == tasks_before,
+        "tasks.json changed: {list:?}",
+        list = tasks(&env)
     );
     let again: Value = serde_json::from_str(&env.ok(&["--json", "up"])).unwrap();
     assert_eq!(again["spawned"], serde_json::json!([]));
