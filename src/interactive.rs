@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agent;
 use crate::backend::process::ProcessBackend;
 use crate::backend::{Backend, Launch, Placement};
-use crate::domain::{BackendType, Member, Name, TeamConfig};
+use crate::domain::{BackendType, LEADER, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Home, Store, hooks};
 use crate::worker::turn::SHELL;
@@ -33,7 +34,7 @@ pub fn start(
     let log = store.log_path(&member.name);
     let mut launch = Launch::new(home.root(), store.team(), member, log.clone())?;
     launch.fill = config.tmux_fill.clone();
-    let argv = agent_argv(store, member, rule.preset.as_deref())?;
+    let argv = agent_argv(store, config, member, rule.preset.as_deref())?;
     launch.program = PathBuf::from(&argv[0]);
     launch.args = argv[1..].to_vec();
     launch.env = agent_env(home.root(), store, member, &launch.program_dir());
@@ -70,7 +71,12 @@ pub fn start(
 
 /// The agent's argv: a generic REPL through `sh -c` (the command is the user's own, as for
 /// turns); a preset's TUI with its flags.
-fn agent_argv(store: &FsStore, member: &Member, preset: Option<&str>) -> Result<Vec<String>> {
+fn agent_argv(
+    store: &FsStore,
+    config: &TeamConfig,
+    member: &Member,
+    preset: Option<&str>,
+) -> Result<Vec<String>> {
     match preset {
         None => {
             let cmd = member.command.clone().ok_or_else(|| {
@@ -78,37 +84,87 @@ fn agent_argv(store: &FsStore, member: &Member, preset: Option<&str>) -> Result<
             })?;
             Ok(vec![SHELL.into(), "-c".into(), cmd])
         }
-        Some("claude") => claude_argv(store, member),
+        Some("claude") => claude_argv(store, config, member),
         Some(other) => Err(Error::bad(format!(
             "no interactive preset {other:?}; interactive presets: claude (or --exec with --prompt-pattern)"
         ))),
     }
 }
 
-/// Claude Code's TUI with teamctl's hooks (`--settings`, a file under the team directory).
-fn claude_argv(store: &FsStore, member: &Member) -> Result<Vec<String>> {
-    let program = which::which("claude").map_err(|_| {
-        Error::failed(
-            "claude (Claude Code) was not found on PATH; install @anthropic-ai/claude-code",
-        )
+/// Claude Code's TUI with teamctl's hooks (`--settings`, a file under the team directory):
+/// the preset's command line (session, model, team prompt, permission to run teamctl, the
+/// user's extra arguments) without headless `-p`. The session is started on the first run and
+/// resumed after, so a resumed teammate goes on with its conversation.
+fn claude_argv(store: &FsStore, config: &TeamConfig, member: &Member) -> Result<Vec<String>> {
+    let preset = agent::preset::find("claude")
+        .ok_or_else(|| Error::failed("the claude preset is missing"))?;
+    let program = which::which(preset.program).map_err(|_| {
+        Error::failed(format!(
+            "{} (Claude Code) was not found on PATH; install it: {}",
+            preset.program, preset.install
+        ))
     })?;
     let me = std::env::current_exe()
         .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
     let settings = hooks::write_settings(store, &member.name, &me)?;
-    let mut argv = vec![
-        program.display().to_string(),
-        "--settings".into(),
-        settings.display().to_string(),
-        "--allowedTools".into(),
-        "Bash(teamctl:*)".into(),
-    ];
-    if let Some(model) = &member.model {
-        argv.extend(["--model".into(), model.clone()]);
+    let session = member
+        .session_id
+        .clone()
+        .unwrap_or_else(crate::commands::spawn::new_session_id);
+    let mates: Vec<String> = config
+        .teammates()
+        .filter(|m| m.name != member.name)
+        .map(|m| m.name.to_string())
+        .collect();
+    let prompt = agent::prompt::TeamPrompt {
+        team: config.name.as_str(),
+        description: &config.description,
+        name: member.name.as_str(),
+        leader: LEADER,
+        teammates: &mates,
+        instructions: member.prompt.as_deref(),
     }
-    if let Some(prompt) = &member.prompt {
-        argv.extend(["--append-system-prompt".into(), prompt.clone()]);
-    }
+    .render();
+    let home = store.dir().display().to_string();
+    let turn = if claude_session_exists(&session) {
+        2
+    } else {
+        1
+    };
+    let (mut argv, _) = preset.turn(&agent::TurnArgs {
+        session: &session,
+        turn,
+        model: member.model.as_deref(),
+        prompt: &prompt,
+        message: "",
+        home: &home,
+        extra: &member.agent_args,
+    });
+    argv.retain(|w| w != "-p");
+    argv[0] = program.display().to_string();
+    argv.splice(
+        1..1,
+        ["--settings".to_string(), settings.display().to_string()],
+    );
     Ok(argv)
+}
+
+/// Whether Claude Code keeps a transcript of `session` (then `--resume` continues it; a
+/// `--session-id` that exists is refused, a `--resume` that does not fails).
+fn claude_session_exists(session: &str) -> bool {
+    let dir = match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("HOME") {
+            Some(h) => PathBuf::from(h).join(".claude"),
+            None => return false,
+        },
+    };
+    let file = format!("{session}.jsonl");
+    std::fs::read_dir(dir.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|project| project.path().join(&file).is_file())
 }
 
 /// The agent's environment: who it is (the process tag, and what `teamctl` inside it acts

@@ -263,13 +263,20 @@ fn interactive_rule(args: &SpawnArgs) -> Result<Option<Interactive>> {
             "--interactive and --plan-mode-required do not go together: the agent in the pane plans with you itself",
         ));
     }
-    match (&args.exec, &args.prompt_pattern) {
-        (Some(_), Some(pattern)) => Interactive::generic(pattern).map(Some),
-        (Some(_), None) => Err(Error::bad(
+    match (&args.agent, &args.exec, &args.prompt_pattern) {
+        (Some(a), _, None) if a == "claude" => Ok(Some(Interactive::claude())),
+        (Some(a), _, None) => Err(Error::bad(format!(
+            "--agent {a} has no interactive mode in teamctl yet; interactive presets: claude (or --exec CMD --prompt-pattern RE for any REPL)"
+        ))),
+        (Some(_), _, Some(_)) => Err(Error::bad(
+            "--prompt-pattern is for --exec: a preset knows when its agent is idle",
+        )),
+        (None, Some(_), Some(pattern)) => Interactive::generic(pattern).map(Some),
+        (None, Some(_), None) => Err(Error::bad(
             "--interactive --exec needs --prompt-pattern RE: a regex matching the REPL's empty prompt line (e.g. '^>>> $'), so teamctl knows when it is idle",
         )),
-        (None, _) => Err(Error::bad(
-            "--interactive needs the agent: --exec CMD --prompt-pattern RE for any REPL",
+        (None, None, _) => Err(Error::bad(
+            "--interactive needs the agent: --agent claude, or --exec CMD --prompt-pattern RE for any REPL",
         )),
     }
 }

@@ -49,7 +49,9 @@ impl Interactive {
             preset: Some("claude".into()),
             prompt_pattern: CLAUDE_INPUT_PATTERN.into(),
             cancel_key: "Escape".into(),
-            quiet_ms: 0,
+            // Submitting clears the input line before the hook says busy; a running turn
+            // animates its spinner, so a quiet screen closes that gap.
+            quiet_ms: 250,
         }
     }
 
@@ -72,6 +74,17 @@ impl Interactive {
             last_line(screen).is_some_and(|l| re.is_match(l))
         }
     }
+}
+
+/// Claude Code's input box: the `❯` line right below a horizontal rule (the transcript
+/// shows sent prompts with `❯` too, but not under a rule). Its text after the marker.
+pub fn claude_input_line(screen: &str) -> Option<&str> {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines.windows(2).rev().find_map(|w| {
+        let rule = w[0].trim();
+        let input = w[1].trim_start().strip_prefix('❯')?;
+        (!rule.is_empty() && rule.chars().all(|c| c == '─')).then_some(input)
+    })
 }
 
 /// A bad `--prompt-pattern` is bad input, said at spawn.
@@ -98,7 +111,8 @@ pub struct HookEvent {
     /// `user-prompt-submit`, `stop` or `notification`.
     pub event: String,
     pub at: u64,
-    /// Stop: the turn's last assistant message. Notification: its message.
+    /// Stop: the turn's last assistant message. Notification: its message. UserPromptSubmit:
+    /// the prompt (to tell the companion's paste from the user's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -124,7 +138,7 @@ impl HookEvent {
         let field = match event {
             "stop" => "last_assistant_message",
             "notification" => "message",
-            _ => "",
+            _ => "prompt",
         };
         let text = input
             .get(field)
@@ -189,6 +203,10 @@ mod tests {
         assert!(!i.input_free("──────\n❯\u{a0}hello there\n──────\n"));
         // The trust dialog's choice is not an input line.
         assert!(!i.input_free(" ❯ 1. Yes, proceed\n"));
+        let restored = "❯ Message from a (1):\n  hi\n──────\n❯ Message from a (1):\n──────\n";
+        assert_eq!(claude_input_line(restored), Some(" Message from a (1):"));
+        assert_eq!(claude_input_line(empty), Some("\u{a0}"));
+        assert_eq!(claude_input_line("❯ sent\n"), None);
     }
 
     #[test]
@@ -212,6 +230,9 @@ mod tests {
         assert_eq!(e.text.as_deref(), Some("hi"));
         let e = HookEvent::from_hook("user-prompt-submit", &input, 5).unwrap();
         assert_eq!(e.text, None);
+        let input = serde_json::json!({"prompt": "Message from x:\n\nhi"});
+        let e = HookEvent::from_hook("user-prompt-submit", &input, 5).unwrap();
+        assert_eq!(e.text.as_deref(), Some("Message from x:\n\nhi"));
         assert!(HookEvent::from_hook("pre-tool-use", &input, 5).is_err());
         assert_eq!(cut("héllo", 2), "h");
     }

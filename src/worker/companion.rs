@@ -23,8 +23,8 @@ use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
-use crate::domain::Envelope;
-use crate::domain::interactive::{Interactive, reply_from};
+use crate::domain::interactive::{Interactive, claude_input_line, reply_from};
+use crate::domain::{Envelope, Status};
 use crate::error::Result;
 use crate::store::hooks;
 
@@ -47,6 +47,8 @@ pub struct Companion {
     busy: bool,
     /// The last screen seen and since when it has not changed (the quiet rule).
     screen: Option<(u64, Instant)>,
+    /// Hooks: the running turn is the one the companion pasted.
+    ours_running: bool,
 }
 
 /// One look at the pane.
@@ -77,6 +79,7 @@ impl Companion {
             rule,
             busy: false,
             screen: None,
+            ours_running: false,
         }
     }
 
@@ -128,15 +131,12 @@ impl Companion {
         }
     }
 
-    /// Idle with an empty input line, by the preset's rule.
+    /// Idle with an empty input line and a quiet screen, by the preset's rule.
     fn ready(&mut self, look: &Look) -> bool {
-        if self.rule.uses_hooks() {
-            !self.busy && self.rule.input_free(&look.screen)
-        } else {
-            // Both looked at each time: the quiet clock runs from the last change.
-            let quiet = self.quiet(&look.screen);
-            self.rule.input_free(&look.screen) && quiet
-        }
+        // Always looked at: the quiet clock runs from the last change.
+        let quiet = self.quiet(&look.screen);
+        let idle = !self.rule.uses_hooks() || !self.busy;
+        idle && quiet && self.rule.input_free(&look.screen)
     }
 
     /// Paste `text` as one bracketed paste through a private buffer, then press Enter.
@@ -167,6 +167,29 @@ impl Companion {
         }
     }
 
+    /// After a cancel, Claude Code puts a prompt it had not answered yet back into the input
+    /// line. When that is the companion's own message (its header, `mark`, on the input
+    /// line), the line is cleared with one `C-c` (which clears text there; on an empty line it
+    /// would only warn), so the next delivery finds it free. Text of the user's is left alone.
+    async fn clear_restored(&mut self, agent_id: &str, mark: &str) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut cleared = false;
+        while Instant::now() < deadline {
+            let look = self.look(agent_id);
+            if look.gone {
+                return;
+            }
+            let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(mark));
+            if restored && !cleared {
+                let _ = self.tmux.run(&[argv::send_key(&self.pane, "C-c")]);
+                cleared = true;
+            } else if !restored && (cleared || self.rule.input_free(&look.screen)) {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     /// The generic reply: the pane from line `from` (counting history) to the bottom.
     fn reply_since(&self, from: i64, look: &Look, input_lines: usize) -> String {
         let start = from - look.history;
@@ -178,23 +201,32 @@ impl Companion {
 }
 
 impl Worker {
-    /// Take the agent's hook events: busy on a submitted prompt, idle on Stop. Returns the
-    /// last Stop's message, if a Stop came.
-    fn take_hook_events(&mut self) -> Option<Option<String>> {
+    /// Take the agent's hook events: busy on a submitted prompt, idle on Stop. `ours`: the
+    /// header of the message this companion pasted, when a turn of its own runs. Returns the
+    /// message of the Stop that ends that turn: the first Stop after a submitted prompt that
+    /// holds `ours` (a turn the user started in the pane meanwhile is not taken for it).
+    fn take_hook_events(&mut self, ours: Option<&str>) -> Option<Option<String>> {
         let events = hooks::take(&self.store, &self.name).unwrap_or_default();
         let mut stopped = None;
         for e in events {
+            let Some(c) = self.companion.as_mut() else {
+                break;
+            };
             match e.event.as_str() {
                 "user-prompt-submit" => {
-                    if let Some(c) = &mut self.companion {
-                        c.busy = true;
-                    }
+                    c.busy = true;
+                    let mine = match (ours, e.text.as_deref()) {
+                        (Some(header), Some(prompt)) => prompt.contains(header),
+                        (Some(_), None) => true,
+                        (None, _) => false,
+                    };
+                    c.ours_running = mine;
                 }
                 "stop" => {
-                    if let Some(c) = &mut self.companion {
-                        c.busy = false;
+                    c.busy = false;
+                    if std::mem::take(&mut c.ours_running) {
+                        stopped = Some(e.text);
                     }
-                    stopped = Some(e.text);
                 }
                 "notification" => {
                     let what = e.text.unwrap_or_default();
@@ -211,7 +243,7 @@ impl Worker {
     async fn wait_ready(&mut self, stop: &mut Stoppers) -> Result<Waited> {
         let mut said = false;
         loop {
-            self.take_hook_events();
+            self.take_hook_events(None);
             let id = self.member.agent_id.clone();
             let Some(c) = self.companion.as_mut() else {
                 return Ok(Waited::Stop("no pane"));
@@ -258,7 +290,7 @@ impl Worker {
         stop: &mut Stoppers,
     ) -> Result<Option<TurnResult>> {
         let stopped = |why: &str| TurnResult {
-            spawned: true,
+            spawned: false,
             end: TurnEnd::Stopped,
             stdout: String::new(),
             stderr_tail: why.to_string(),
@@ -275,22 +307,33 @@ impl Worker {
         };
         let before = c.look(&id);
         let started = Instant::now();
-        if let Err(e) = c.paste(&buffer, text) {
+        // A preset agent is told who is writing (its answer goes back to them); a generic
+        // REPL gets the text exactly.
+        let header = format!("Message from {} ({}):", env.from, env.id);
+        let pasted = if c.rule.uses_hooks() {
+            format!("{header}\n\n{text}")
+        } else {
+            text.to_string()
+        };
+        if let Err(e) = c.paste(&buffer, &pasted) {
             return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));
         }
         c.busy = true;
+        c.ours_running = false;
         c.screen = None;
         let hooks = c.rule.uses_hooks();
-        self.sink.note(&format!(
+        let note = format!(
             "pasted into {} in {} ms",
             c.pane,
             started.elapsed().as_millis()
-        ));
+        );
+        self.set_status(Status::Working);
+        self.sink.note(&note);
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let input_lines = text.trim_end_matches(['\n', '\r']).lines().count();
+        let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
         loop {
-            if hooks && let Some(reply) = self.take_hook_events() {
+            if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
                 return Ok(Some(TurnResult {
                     spawned: true,
                     end: TurnEnd::Exited(0),
@@ -335,7 +378,12 @@ impl Worker {
                 if let Some(c) = self.companion.as_mut() {
                     c.cancel(&id);
                     c.busy = false;
+                    c.ours_running = false;
                     c.screen = None;
+                    if hooks {
+                        c.clear_restored(&id, &format!("Message from {} (", env.from))
+                            .await;
+                    }
                 }
                 self.sink.note(&format!(
                     "sent the cancel key ({})",

@@ -369,7 +369,7 @@ impl Worker {
             }
         }
         if self.companion.is_some() {
-            self.set_status(Status::Working);
+            // Working (and the turn recorded, for `interrupt`) once the message is pasted.
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
                 return Ok(Next::Abandon);
             };
@@ -705,7 +705,12 @@ impl Worker {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default()
         ));
-        let refusal = if self.member.agent.is_some() && self.member.on_shutdown.is_none() {
+        // An interactive agent is not asked (its pane's environment cannot carry the request
+        // id): the companion approves now that no delivered turn is running.
+        let asks_agent = self.member.agent.is_some()
+            && self.member.on_shutdown.is_none()
+            && self.companion.is_none();
+        let refusal = if asks_agent {
             match self
                 .shutdown_turn(req, request_id, reason.as_deref(), stop)
                 .await?

@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod core;
+mod interactive;
 mod lifecycle;
 mod proptest_messages;
 mod reliability;

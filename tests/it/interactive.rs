@@ -1,0 +1,468 @@
+//! Interactive teammates (`spawn --interactive`): the agent's own REPL or TUI runs in a pane
+//! of a private tmux server and a detached companion pastes each message into it. Generic
+//! mode is tested against `python3 -i`, a REPL nobody here wrote; the Claude Code preset
+//! against the real `claude` TUI and the fake model. They fail, never pass, without tmux.
+
+use std::time::Duration;
+
+use crate::common::{TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+const PYTHON: &str = "python3 -i";
+const PROMPT: &str = "^>>> $";
+
+fn team(env: &TestEnv, name: &str) -> String {
+    env.ok(&["create", name]).trim().to_string()
+}
+
+fn spawn_python(env: &TestEnv, name: &str) {
+    env.ok(&[
+        "spawn",
+        name,
+        "--interactive",
+        "--exec",
+        PYTHON,
+        "--prompt-pattern",
+        PROMPT,
+    ]);
+}
+
+fn config(env: &TestEnv, team: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn recorded(env: &TestEnv, team: &str, name: &str) -> serde_json::Value {
+    config(env, team)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not in config"))
+}
+
+fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
+    recorded(env, team, name)["paneId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} has no paneId"))
+        .to_string()
+}
+
+/// The pane's text (history included), or empty when it is gone.
+fn screen(env: &TestEnv, pane: &str) -> String {
+    let out = env.tmux(&["capture-pane", "-p", "-J", "-S", "-200", "-t", pane]);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn panes(env: &TestEnv) -> Vec<String> {
+    let out = env.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Texts of the messages (type `message`) from `from` in the leader's inbox, in order.
+fn replies(env: &TestEnv, team: &str, from: &str) -> Vec<String> {
+    env.inbox(team, "team-lead")
+        .into_iter()
+        .filter(|m| m["from"] == from && m["type"] == "message")
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn log(env: &TestEnv, team: &str, name: &str) -> String {
+    std::fs::read_to_string(env.team_dir(team).join(format!("logs/{name}.log"))).unwrap_or_default()
+}
+
+/// Processes of this home carrying `agent_id` (its companion, the agent in its pane).
+fn tagged(env: &TestEnv, agent_id: &str) -> Vec<u32> {
+    env.processes()
+        .into_iter()
+        .filter(|p| {
+            let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+            let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let has = |hay: &[u8]| {
+                hay.windows(agent_id.len())
+                    .any(|w| w == agent_id.as_bytes())
+            };
+            has(&env) || has(&argv)
+        })
+        .collect()
+}
+
+#[test]
+fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-one");
+    spawn_python(&env, "py");
+    let out = env.ok(&["ask", "py", "6*7", "--timeout", "30"]);
+    assert_eq!(out.trim(), "42");
+    let pane = pane_of(&env, &t, "py");
+    let text = screen(&env, &pane);
+    assert!(text.contains(">>> 6*7\n42\n>>> "), "{text}");
+    // The pane runs the REPL itself; the companion is a detached worker.
+    let m = recorded(&env, &t, "py");
+    assert_eq!(m["interactive"]["promptPattern"], PROMPT);
+    assert_eq!(env.member_status("py"), "idle");
+    // A multi-line print: every line of output, nothing of the echo or the prompt.
+    let out = env.ok(&["ask", "py", "print('a'); print('b')", "--timeout", "30"]);
+    assert_eq!(out.trim(), "a\nb");
+}
+
+#[test]
+fn mail_sent_mid_turn_is_delivered_after_the_turn() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-mid");
+    spawn_python(&env, "py");
+    env.ok(&[
+        "send",
+        "py",
+        "import time; time.sleep(2); print('slow done')",
+    ]);
+    wait_until("py busy with the slow turn", WAIT, || {
+        env.member_status("py") == "working"
+    });
+    env.ok(&["send", "py", "1+2"]);
+    wait_until("both replies", WAIT, || replies(&env, &t, "py").len() >= 2);
+    assert_eq!(replies(&env, &t, "py"), ["slow done", "3"]);
+    // In the pane: the second input only after the first turn's output and prompt (a paste
+    // during the sleep would have been echoed before "slow done").
+    let text = screen(&env, &pane_of(&env, &t, "py"));
+    let slow = text
+        .find("slow done\n>>> 1+2\n3")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!text[..slow].contains("1+2"), "{text}");
+}
+
+#[test]
+fn interrupt_cancels_a_slow_turn_and_the_repl_goes_on() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-int");
+    spawn_python(&env, "py");
+    env.ok(&["send", "py", "import time; time.sleep(120)"]);
+    wait_until("py busy", WAIT, || env.member_status("py") == "working");
+    let out = env.ok(&["interrupt", "py"]);
+    assert!(out.contains("interrupted"), "{out}");
+    let pane = pane_of(&env, &t, "py");
+    wait_until("KeyboardInterrupt in the pane", WAIT, || {
+        screen(&env, &pane).contains("KeyboardInterrupt")
+    });
+    wait_until("the failure notice", WAIT, || {
+        replies(&env, &t, "py")
+            .iter()
+            .any(|r| r.contains("interrupted"))
+    });
+    assert_eq!(env.ok(&["ask", "py", "2+2", "--timeout", "30"]).trim(), "4");
+}
+
+#[test]
+fn shutdown_closes_exactly_that_pane_and_leaves_no_process() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-down");
+    spawn_python(&env, "py");
+    spawn_python(&env, "other");
+    assert_eq!(env.ok(&["ask", "py", "1", "--timeout", "30"]).trim(), "1");
+    let (py, other) = (pane_of(&env, &t, "py"), pane_of(&env, &t, "other"));
+    let id = format!("py@{t}");
+    // The companion, and the REPL (with the `sh -c` it was started through).
+    let running = tagged(&env, &id);
+    assert!(running.len() >= 2, "{}", crate::common::describe(&running));
+    env.ok(&["shutdown", "py"]);
+    assert_eq!(env.member_status("py"), "stopped");
+    wait_until("py's pane closed", WAIT, || !panes(&env).contains(&py));
+    assert!(panes(&env).contains(&other), "{:?}", panes(&env));
+    wait_until("py's processes gone", WAIT, || tagged(&env, &id).is_empty());
+    assert_eq!(env.member_status("other"), "idle");
+    // kill ends the other pair, then resume brings it back, pane and companion.
+    env.ok(&["kill", "other"]);
+    wait_until("other's pane closed", WAIT, || {
+        !panes(&env).contains(&other)
+    });
+    env.ok(&["resume", "other"]);
+    assert_eq!(
+        env.ok(&["ask", "other", "3*3", "--timeout", "30"]).trim(),
+        "9"
+    );
+    env.ok(&["delete"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
+#[test]
+fn three_interactive_teammates_in_one_window() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-three");
+    for n in ["a", "b", "c"] {
+        spawn_python(&env, n);
+    }
+    let window = |n: &str| {
+        env.tmux_ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane_of(&env, &t, n),
+            "#{window_id}",
+        ])
+        .trim()
+        .to_string()
+    };
+    assert_eq!(window("a"), window("b"));
+    assert_eq!(window("b"), window("c"));
+    for (n, q, a) in [("a", "1+1", "2"), ("b", "2+2", "4"), ("c", "3+3", "6")] {
+        env.ok(&["send", n, q]);
+        let _ = a;
+    }
+    for (n, a) in [("a", "2"), ("b", "4"), ("c", "6")] {
+        wait_until(&format!("{n}'s reply"), WAIT, || {
+            replies(&env, &t, n) == [a]
+        });
+    }
+    let status = env.ok(&["status"]);
+    assert_eq!(status.matches(" idle ").count(), 3, "{status}");
+}
+
+#[test]
+fn text_typed_in_the_pane_is_not_pasted_over() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-typed");
+    spawn_python(&env, "py");
+    assert_eq!(env.ok(&["ask", "py", "1", "--timeout", "30"]).trim(), "1");
+    let pane = pane_of(&env, &t, "py");
+    // The user starts typing a line and has not pressed Enter.
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "40+"]);
+    wait_until("the typed text shows", WAIT, || {
+        screen(&env, &pane).trim_end().ends_with(">>> 40+")
+    });
+    env.ok(&["send", "py", "2*3"]);
+    wait_until("the companion waits", WAIT, || {
+        let l = log(&env, &t, "py");
+        l.rfind("<- team-lead: 2*3")
+            .is_some_and(|i| l[i..].contains("waiting to deliver"))
+    });
+    assert!(screen(&env, &pane).trim_end().ends_with(">>> 40+"));
+    // The user finishes the line; the message follows once the prompt is back.
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "2"]);
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("the reply", WAIT, || replies(&env, &t, "py").len() >= 2);
+    assert_eq!(replies(&env, &t, "py"), ["1", "6"]);
+    let text = screen(&env, &pane);
+    assert!(text.contains(">>> 40+2\n42\n>>> 2*3\n6\n"), "{text}");
+}
+
+#[test]
+fn bad_interactive_spawns_are_refused_and_write_nothing() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-bad");
+    let before = config(&env, &t);
+    let e = env.fails(&["spawn", "x", "--interactive", "--exec", PYTHON], 2);
+    assert!(e.contains("--prompt-pattern"), "{e}");
+    let e = env.fails(
+        &[
+            "spawn",
+            "x",
+            "--interactive",
+            "--exec",
+            PYTHON,
+            "--prompt-pattern",
+            "(",
+        ],
+        2,
+    );
+    assert!(e.contains("not a regex"), "{e}");
+    let e = env.fails(
+        &[
+            "spawn",
+            "x",
+            "--interactive",
+            "--exec",
+            PYTHON,
+            "--prompt-pattern",
+            PROMPT,
+            "--backend",
+            "process",
+        ],
+        2,
+    );
+    assert!(e.contains("tmux"), "{e}");
+    assert_eq!(config(&env, &t), before);
+}
+
+// ---- The real Claude Code TUI against the fake model ----
+
+use crate::common::fake_model::{self, Claude, FakeModel, Reply};
+
+const CLAUDE_WAIT: Duration = Duration::from_secs(60);
+
+/// The last line of the last user turn: the message text, without the header teamctl puts
+/// above it ("Message from NAME:") or anything Claude Code adds.
+fn last_line(req: &serde_json::Value) -> String {
+    fake_model::last_user_text(req)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// Replies `got: LINE`; a message with "slow" in it is answered after 3 s, "forever" after
+/// 120 s (a turn only an interrupt ends).
+fn script(req: &serde_json::Value) -> Reply {
+    let line = last_line(req);
+    let reply = Reply::text(format!("got: {line}"));
+    if line.contains("forever") {
+        reply.delayed(Duration::from_secs(120))
+    } else if line.contains("slow") {
+        reply.delayed(Duration::from_secs(3))
+    } else {
+        reply
+    }
+}
+
+/// A tmux team whose interactive teammate `bob` runs the real Claude Code TUI against `model`.
+fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
+    let mut env = TestEnv::with_tmux();
+    let cc = fake_model::claude(model, &[env.work.path()]);
+    env.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    let t = team(&env, name);
+    env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
+    (env, cc, t)
+}
+
+/// Conversation requests whose last user turn ends with `line`.
+fn asked(model: &FakeModel, line: &str) -> Vec<serde_json::Value> {
+    model
+        .conversation_requests()
+        .into_iter()
+        .filter(|r| last_line(r) == line)
+        .collect()
+}
+
+#[test]
+fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-one");
+    let out = env.ok(&["ask", "bob", "hello there", "--timeout", "60"]);
+    assert_eq!(out.trim(), "got: hello there");
+    let reqs = asked(&model, "hello there");
+    assert_eq!(reqs.len(), 1, "one turn");
+    assert_eq!(fake_model::user_turns(&reqs[0]), 1);
+    assert!(fake_model::last_user_text(&reqs[0]).contains("Message from team-lead ("));
+    // The TUI itself is the pane's command, tagged; the settings file is private.
+    let pane = pane_of(&env, &t, "bob");
+    assert!(screen(&env, &pane).contains("hello there"));
+    let settings = env.team_dir(&t).join("interactive/bob.settings.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&settings).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A second message continues the same conversation.
+    let out = env.ok(&["ask", "bob", "again", "--timeout", "60"]);
+    assert_eq!(out.trim(), "got: again");
+    assert_eq!(fake_model::user_turns(&asked(&model, "again")[0]), 2);
+}
+
+#[test]
+fn claude_mail_sent_mid_turn_is_delivered_after_the_turn() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-mid");
+    env.ok(&["send", "bob", "a slow one"]);
+    wait_until("bob working", CLAUDE_WAIT, || {
+        env.member_status("bob") == "working"
+    });
+    env.ok(&["send", "bob", "the second"]);
+    wait_until("both replies", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob").len() >= 2
+    });
+    assert_eq!(
+        replies(&env, &t, "bob"),
+        ["got: a slow one", "got: the second"]
+    );
+    // Two separate user turns, the second asked only after the first was answered.
+    let second = asked(&model, "the second");
+    assert_eq!(second.len(), 1);
+    assert_eq!(fake_model::user_turns(&second[0]), 2);
+    let text = serde_json::to_string(&second[0]["messages"]).unwrap();
+    let (first, answer) = (
+        text.find("a slow one").unwrap(),
+        text.find("got: a slow one").unwrap(),
+    );
+    assert!(first < answer && answer < text.rfind("the second").unwrap());
+}
+
+#[test]
+fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-int");
+    env.ok(&["send", "bob", "take forever"]);
+    wait_until("the slow request reached the model", CLAUDE_WAIT, || {
+        !asked(&model, "take forever").is_empty()
+    });
+    let out = env.ok(&["interrupt", "bob"]);
+    assert!(out.contains("interrupted"), "{out}");
+    wait_until("the failure notice", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("interrupted"))
+    });
+    let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
+    let pane = pane_of(&env, &t, "bob");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "got: after that",
+        "{}\n{}",
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
+    assert!(
+        !replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r == "got: take forever")
+    );
+}
+
+#[test]
+fn claude_user_typing_in_the_pane_is_not_pasted_over() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-typed");
+    assert_eq!(
+        env.ok(&["ask", "bob", "warm up", "--timeout", "60"]).trim(),
+        "got: warm up"
+    );
+    let pane = pane_of(&env, &t, "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "typed by hand"]);
+    wait_until("the typed text shows", CLAUDE_WAIT, || {
+        screen(&env, &pane).contains("typed by hand")
+    });
+    env.ok(&["send", "bob", "from the leader"]);
+    wait_until("the companion waits", CLAUDE_WAIT, || {
+        let l = log(&env, &t, "bob");
+        l.rfind("<- team-lead: from the leader")
+            .is_some_and(|i| l[i..].contains("waiting to deliver"))
+    });
+    // The user submits their own line: a turn of theirs, then the message follows.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("the reply", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob").len() >= 2
+    });
+    assert_eq!(
+        replies(&env, &t, "bob"),
+        ["got: warm up", "got: from the leader"]
+    );
+    let users = asked(&model, "typed by hand");
+    assert_eq!(
+        users.len(),
+        1,
+        "the user's own line went to the model as it was typed"
+    );
+    let ours = asked(&model, "from the leader");
+    assert_eq!(ours.len(), 1);
+    assert_eq!(fake_model::user_turns(&ours[0]), 3);
+    assert!(!fake_model::last_user_text(&ours[0]).contains("typed by hand"));
+}
