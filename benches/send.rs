@@ -21,7 +21,7 @@ fn main() -> Result<()> {
     let n = env_count("SEND_N", 200);
     let env = Env::new()?;
     env.ok(&["create", "bench"])?;
-    env.ok(&["spawn", "w", "--backend", "process"])?;
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", "true"])?;
     wait_for(
         "the worker to be idle",
         Duration::from_secs(20),

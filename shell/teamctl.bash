@@ -67,6 +67,9 @@ _teamctl() {
             teamctl,shutdown)
                 cmd="teamctl__subcmd__shutdown"
                 ;;
+            teamctl,shutdown-response)
+                cmd="teamctl__subcmd__shutdown__subcmd__response"
+                ;;
             teamctl,spawn)
                 cmd="teamctl__subcmd__spawn"
                 ;;
@@ -129,6 +132,9 @@ _teamctl() {
                 ;;
             teamctl__subcmd__help,shutdown)
                 cmd="teamctl__subcmd__help__subcmd__shutdown"
+                ;;
+            teamctl__subcmd__help,shutdown-response)
+                cmd="teamctl__subcmd__help__subcmd__shutdown__subcmd__response"
                 ;;
             teamctl__subcmd__help,spawn)
                 cmd="teamctl__subcmd__help__subcmd__spawn"
@@ -242,7 +248,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h --team --home --as --json --color --help create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help"
+            opts="-h --team --home --as --json --color --help create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,7 +372,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__create)
-            opts="-d -h --description --team --home --as --json --color --help"
+            opts="-d -h --description --max-hops --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -377,6 +383,10 @@ _teamctl() {
                     return 0
                     ;;
                 -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hops)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -498,7 +508,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__help)
-            opts="create delete spawn send ask inbox status wait shutdown interrupt kill resume plan task attach log doctor completions demo lead help"
+            opts="create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -778,6 +788,20 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__help__subcmd__shutdown)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__help__subcmd__shutdown__subcmd__response)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1393,14 +1417,52 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__shutdown__subcmd__response)
+            opts="-h --reason --team --home --as --json --color --help approve reject"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__spawn)
-            opts="-h --exec --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --team --home --as --json --color --help"
+            opts="-h --exec --agent --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --exec)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -138,6 +138,7 @@ fn claude_argv(store: &FsStore, config: &TeamConfig, member: &Member) -> Result<
         prompt: &prompt,
         message: "",
         home: &home,
+        sessions: &store.dir().join("sessions").display().to_string(),
         extra: &member.agent_args,
     });
     argv.retain(|w| w != "-p");

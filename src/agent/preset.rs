@@ -2,7 +2,8 @@
 //!
 //! Flag spellings were checked against each CLI's own `--help` (Claude Code 2.1.197,
 //! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md). Templates may hold
-//! `{session}`, `{model}`, `{prompt}`, `{message}` and `{home}` (teamctl's state directory);
+//! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory) and
+//! `{sessions}` (a directory of the team for agents' session files, made before the turn);
 //! each is replaced inside its own argv element, and the argv is run directly, never through a
 //! shell, so no text is ever interpolated into a command line.
 
@@ -43,6 +44,9 @@ pub struct Preset {
     pub model: &'static [&'static str],
     pub prompt: PromptVia,
     pub message: MessageVia,
+    /// Output meaning the session could not be continued (lost) or started (already there):
+    /// the turn is run once more with the other session arguments.
+    pub session_retry: &'static [&'static str],
 }
 
 /// Every preset, by `--agent` name.
@@ -58,6 +62,7 @@ pub const PRESETS: &[Preset] = &[
         model: &["--model", "{model}"],
         prompt: PromptVia::Args(&["--append-system-prompt", "{prompt}"]),
         message: MessageVia::Stdin(&[]),
+        session_retry: &["No conversation found with session ID", "is already in use"],
     },
     Preset {
         name: "codex",
@@ -79,6 +84,7 @@ pub const PRESETS: &[Preset] = &[
         prompt: PromptVia::FirstMessage,
         // `-`: the prompt is read from stdin.
         message: MessageVia::Stdin(&["-"]),
+        session_retry: &[],
     },
     Preset {
         name: "gemini",
@@ -86,21 +92,23 @@ pub const PRESETS: &[Preset] = &[
         install: "npm install -g @google/gemini-cli",
         first_turn: &["--session-id", "{session}"],
         later_turn: &["--resume", "{session}"],
-        base: &["--allowed-tools=run_shell_command(teamctl)"],
+        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen.
+        base: &["--skip-trust", "--allowed-tools=run_shell_command(teamctl)"],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
         message: MessageVia::Args(&["--prompt={message}"]),
+        session_retry: &["Error resuming session"],
     },
     Preset {
         name: "aider",
         program: "aider",
         install: "python3 -m pip install aider-chat",
         // Its memory is a chat history file per session, restored on later turns.
-        first_turn: &["--chat-history-file", "{home}/sessions/{session}.aider.md"],
+        first_turn: &["--chat-history-file", "{sessions}/{session}.aider.md"],
         later_turn: &[
             "--chat-history-file",
-            "{home}/sessions/{session}.aider.md",
+            "{sessions}/{session}.aider.md",
             "--restore-chat-history",
         ],
         base: &[
@@ -112,6 +120,7 @@ pub const PRESETS: &[Preset] = &[
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         message: MessageVia::Args(&["--message={message}"]),
+        session_retry: &[],
     },
 ];
 
@@ -137,11 +146,21 @@ pub struct TurnArgs<'a> {
     pub message: &'a str,
     /// teamctl's state directory.
     pub home: &'a str,
+    /// The team's directory for agents' session files.
+    pub sessions: &'a str,
     /// What the user added after `--`.
     pub extra: &'a [String],
 }
 
 impl Preset {
+    /// Whether a turn needs the team's sessions directory.
+    pub fn uses_sessions_dir(&self) -> bool {
+        self.first_turn
+            .iter()
+            .chain(self.later_turn)
+            .any(|t| t.contains("{sessions}"))
+    }
+
     /// The argv of one turn (program first), and the text for its stdin (empty when the
     /// message is an argument).
     pub fn turn(&self, a: &TurnArgs) -> (Vec<String>, String) {
@@ -158,6 +177,7 @@ impl Preset {
                 "prompt" => Some(a.prompt),
                 "message" => Some(&message),
                 "home" => Some(a.home),
+                "sessions" => Some(a.sessions),
                 _ => None,
             })
         };
@@ -229,6 +249,7 @@ mod tests {
             prompt: "P",
             message,
             home: "/h",
+            sessions: "/h/s",
             extra,
         }
     }
@@ -269,6 +290,20 @@ mod tests {
         let (later, _) = p.turn(&args(3, "-do it", &[]));
         assert_eq!(later.last().unwrap(), "--prompt=-do it");
         assert_eq!(later[1..3], ["--resume", "S-1"]);
+    }
+
+    #[test]
+    fn aider_keeps_a_chat_history_per_session_in_the_team() {
+        let p = find("aider").unwrap();
+        assert!(p.uses_sessions_dir());
+        let (first, _) = p.turn(&args(1, "m", &[]));
+        assert!(
+            first.contains(&"/h/s/S-1.aider.md".to_string()),
+            "{first:?}"
+        );
+        let (later, _) = p.turn(&args(2, "m", &[]));
+        assert!(later.contains(&"--restore-chat-history".to_string()));
+        assert!(!find("claude").unwrap().uses_sessions_dir());
     }
 
     #[test]

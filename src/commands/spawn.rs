@@ -64,6 +64,18 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
             "--plan runs only for plan approval; add --plan-mode-required (or drop --plan)",
         ));
     }
+    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
+    for (flag, cmd, or_else) in [
+        ("--exec", &args.exec, ""),
+        ("--plan", &args.plan, ""),
+        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
+    ] {
+        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::bad(format!(
+                "{flag} is empty; give the command{or_else}"
+            )));
+        }
+    }
     // A teammate without an agent could never answer (issue 11 item 14).
     if args.exec.is_none() && args.agent.is_none() {
         return Err(Error::bad(format!(
@@ -89,18 +101,6 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
             return Err(Error::bad(format!(
                 "--agent {a}: `{}` is not on PATH; install it ({}) or put it on PATH",
                 preset.program, preset.install
-            )));
-        }
-    }
-    // A blank command is a mistake (an unset $VAR), not a choice: every turn would do nothing.
-    for (flag, cmd, or_else) in [
-        ("--exec", &args.exec, ""),
-        ("--plan", &args.plan, ""),
-        ("--on-shutdown", &args.on_shutdown, ", or leave it out"),
-    ] {
-        if cmd.as_ref().is_some_and(|c| c.trim().is_empty()) {
-            return Err(Error::bad(format!(
-                "{flag} is empty; give the command{or_else}"
             )));
         }
     }

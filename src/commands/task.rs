@@ -334,7 +334,8 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
         return Ok(());
     }
     let config = store.load()?;
-    let env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
+    let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
+    env.hops = ctx.hops();
     bus::deliver(store, &config, &env)?;
     for n in resume_stopped(ctx, store, std::slice::from_ref(owner))? {
         eprintln!("teamctl: {n} was not running; resumed it");

@@ -436,15 +436,23 @@ impl Worker {
             timeout: self.member.turn_timeout_secs.map(Duration::from_secs),
         };
         let preset = self.member.agent.as_deref().and_then(agent::preset::find);
+        let mut prompt = String::new();
+        let home = self.home.display().to_string();
+        let sessions_dir = self.store.dir().join("sessions");
+        let sessions = sessions_dir.display().to_string();
         if let Some(preset) = preset {
-            let prompt = self.team_prompt()?;
+            prompt = self.team_prompt()?;
+            if preset.uses_sessions_dir() {
+                crate::store::fsutil::ensure_dir(&sessions_dir)?;
+            }
             let (argv, stdin) = preset.turn(&agent::TurnArgs {
                 session: &session,
                 turn: turn_no,
                 model: self.member.model.as_deref(),
                 prompt: &prompt,
                 message: text,
-                home: &self.home.display().to_string(),
+                home: &home,
+                sessions: &sessions,
                 extra: &self.member.agent_args,
             });
             spec.argv = Some(argv);
@@ -459,6 +467,38 @@ impl Worker {
             }));
         }
         let mut result = self.run_spec(&spec, stop).await;
+        if let Some(preset) = preset
+            && matches!(result.end, TurnEnd::Exited(c) if c != 0)
+            && preset
+                .session_retry
+                .iter()
+                .any(|p| result.stderr_tail.contains(p) || result.stdout.contains(p))
+        {
+            // The agent lost the session (or already has it): once more the other way.
+            let as_turn = if turn_no <= 1 { 2 } else { 1 };
+            self.sink.note(&format!(
+                "session {session} could not be {}; running the turn again {}",
+                if as_turn == 1 { "continued" } else { "started" },
+                if as_turn == 1 {
+                    "as a new session"
+                } else {
+                    "continuing it"
+                },
+            ));
+            let (argv, stdin) = preset.turn(&agent::TurnArgs {
+                session: &session,
+                turn: as_turn,
+                model: self.member.model.as_deref(),
+                prompt: &prompt,
+                message: text,
+                home: &home,
+                sessions: &sessions,
+                extra: &self.member.agent_args,
+            });
+            spec.argv = Some(argv);
+            spec.stdin = stdin;
+            result = self.run_spec(&spec, stop).await;
+        }
         if !result.spawned {
             self.live.session_turns -= 1;
             self.save_live();

@@ -366,3 +366,23 @@ fn max_hops_is_set_per_team_at_create() {
     t.ok(&["wait", "alice", "bob", "--timeout", "30"]);
     assert_eq!(t.inbox("t1", "alice").len() + t.inbox("t1", "bob").len(), 4);
 }
+
+#[test]
+fn a_claude_teammate_whose_session_was_lost_starts_it_again() {
+    let model = FakeModel::start(turns_reply);
+    let (t, cc) = claude_team(&model);
+    t.ok(&["spawn", "bob", "--agent", "claude"]);
+    let ask = |q: &str| {
+        t.ok(&["ask", "bob", q, "--timeout", "60"])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(ask("one"), "turns=1");
+    // Claude Code's record of the conversation goes (the user cleared it, say).
+    let projects = cc.home.path().join(".claude/projects");
+    assert!(projects.is_dir(), "no {}", projects.display());
+    std::fs::remove_dir_all(&projects).unwrap();
+    // `--resume` finds nothing: the turn runs again as a new session instead of failing.
+    assert_eq!(ask("two"), "turns=1");
+    assert_eq!(ask("three"), "turns=2");
+}

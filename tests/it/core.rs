@@ -355,7 +355,7 @@ fn bad_input_exits_2_with_one_line_and_writes_nothing() {
         vec!["spawn", "x:y", "--exec", "cat"],
         vec!["spawn", ".hidden", "--exec", "cat"],
         vec!["spawn", "bob", "--exec", "cat"],
-        vec!["spawn", "new", "--cwd", "/no/such/dir"],
+        vec!["spawn", "new", "--cwd", "/no/such/dir", "--exec", "cat"],
         vec!["--team", "nosuch", "send", "bob", "hi"],
         vec!["--team", "../x", "status"],
         vec!["send", "nobody", "hi"],

@@ -630,6 +630,8 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
             "--cwd",
             &r,
             "--worktree",
+            "--exec",
+            "cat",
         ],
         2,
     );
@@ -688,6 +690,8 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
             "--cwd",
             plain.to_str().unwrap(),
             "--worktree",
+            "--exec",
+            "cat",
         ],
         2,
     );
@@ -702,6 +706,8 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
             &r,
             "--worktree",
             "bad..name",
+            "--exec",
+            "cat",
         ],
         2,
     );

@@ -508,7 +508,7 @@ fn sixteen_senders_to_a_working_teammate_every_message_handled_exactly_once_in_o
     const EACH: usize = 500;
     let t = TestEnv::new();
     t.ok(&["create", "alpha"]);
-    t.ok(&["spawn", "bob", "--backend", "process"]);
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "true"]);
     wait_until("bob idle", Duration::from_secs(20), || {
         t.member_status("bob") == "idle"
     });
@@ -544,8 +544,7 @@ fn sixteen_senders_to_a_working_teammate_every_message_handled_exactly_once_in_o
         "in the inbox",
     );
 
-    // Without an agent command the worker shows each message: its log has one turn-start line
-    // per handled message, naming the text (unique per message).
+    // The worker's log has one turn-start line per handled message, naming the text (unique per message).
     let log = t.team_dir("alpha").join("logs/bob.log");
     let by_text: HashMap<&str, &str> = sent
         .iter()

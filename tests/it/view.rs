@@ -288,7 +288,7 @@ fn console_counts_states_when_the_team_is_large() {
     env.ok(&["create", "t"]);
     let names: Vec<String> = (0..13).map(|i| format!("w{i}")).collect();
     for n in &names {
-        env.ok(&["spawn", n, "--backend", "process"]);
+        env.ok(&["spawn", n, "--backend", "process", "--exec", "cat"]);
     }
     wait_until("every teammate idle", Duration::from_secs(30), || {
         names.iter().all(|n| env.member_status(n) == "idle")
