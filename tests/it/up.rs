@@ -404,3 +404,122 @@ fn the_test_shards_example_comes_up_and_answers() {
     wait_until("no worker left", WAIT, || env.processes().is_empty());
     assert_eq!(tagged_panes(&env), Vec::<String>::new());
 }
+
+#[test]
+fn an_interactive_member_comes_up_from_the_file_and_answers() {
+    let env = TestEnv::with_tmux();
+    write(
+        &env,
+        r#"name = "up-inter"
+
+[[member]]
+name = "py"
+exec = "python3 -i"
+interactive = true
+prompt-pattern = '^>>> $'
+"#,
+    );
+    let out = env.ok(&["up"]);
+    assert!(out.contains("py spawned (tmux, pane %"), "{out}");
+    assert_eq!(ask(&env, "py", "6*7"), "42");
+    let cfg = config(&env, "up-inter");
+    let py = &cfg["members"][1];
+    assert_eq!(py["interactive"]["promptPattern"], "^>>> $", "{py}");
+    let again = env.ok(&["up"]);
+    assert!(again.contains("py running, as declared"), "{again}");
+    env.ok(&["down"]);
+    assert_eq!(tagged_panes(&env), Vec::<String>::new());
+}
+
+#[test]
+fn the_claude_team_example_comes_up_and_its_teammates_answer() {
+    use crate::common::fake_model::{self, FakeModel, Reply};
+    let model =
+        FakeModel::start(|req| Reply::text(format!("turns={}", fake_model::user_turns(req))));
+    let mut env = TestEnv::with_tmux();
+    // The example works in its file's directory: a repository of its own here.
+    let repo = env.work.path();
+    let cc = fake_model::claude(&model, &[repo]);
+    env.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    std::fs::copy(example("claude-team.toml"), repo.join("teamctl.toml")).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let out = env.ok(&["up"]);
+    for name in ["architect", "coder-1", "coder-2", "reviewer"] {
+        assert!(out.contains(&format!("{name} spawned")), "{out}");
+    }
+    assert_eq!(tasks(&env).len(), 4);
+    // One remembered conversation: each reply counts more user turns than the one before
+    // (other mail, such as task news, may take turns in between).
+    let turns = |reply: String| -> usize {
+        reply
+            .strip_prefix("turns=")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{reply}"))
+    };
+    let first = turns(ask(&env, "coder-1", "hello"));
+    let second = turns(ask(&env, "coder-1", "again"));
+    assert!(second > first, "{first} then {second}");
+    let cfg = config(&env, "coders");
+    let coder = cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "coder-1")
+        .unwrap();
+    assert_eq!(coder["agent"], "claude");
+    assert_eq!(coder["model"], "sonnet");
+    assert_eq!(
+        coder["agentArgs"],
+        serde_json::json!(["--permission-mode", "acceptEdits"])
+    );
+    assert!(
+        coder["worktree"]
+            .as_str()
+            .unwrap()
+            .ends_with("worktrees/coder-1")
+    );
+    let asked: Vec<Value> = model
+        .conversation_requests()
+        .into_iter()
+        .filter(|r| fake_model::last_user_text(r).contains("again"))
+        .collect();
+    assert_eq!(asked.len(), 1);
+    // The CLI resolves the alias to a full model id.
+    assert!(
+        asked[0]["model"].as_str().unwrap().contains("sonnet"),
+        "{}",
+        asked[0]["model"]
+    );
+    assert!(asked[0]["system"].to_string().contains("You are coder-1"));
+    let again = env.ok(&["up"]);
+    assert!(!again.contains("spawned"), "{again}");
+    env.ok(&["down", "--force"]);
+    assert!(!env.team_dir("coders").exists());
+    wait_until("no worker left", WAIT, || env.processes().is_empty());
+}
