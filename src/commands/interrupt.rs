@@ -1,5 +1,6 @@
 //! `teamctl interrupt NAME`: cancel the current turn only. The worker (tag checked) gets
-//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running.
+//! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running. An
+//! interactive teammate's companion presses the agent's cancel key in its pane instead.
 
 use std::time::{Duration, Instant};
 

@@ -270,9 +270,14 @@ impl Worker {
             {
                 return Ok(Waited::Exit);
             }
+            // While the hooks say busy, their next event rings the bell: look seldom.
+            let poll = match &self.companion {
+                Some(c) if c.rule.uses_hooks() && c.busy => HOOK_POLL,
+                _ => POLL,
+            };
             tokio::select! {
                 _ = self.bell.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::time::sleep(poll) => {}
                 _ = stop.terminate.recv() => return Ok(Waited::Stop("SIGTERM")),
                 _ = stop.hangup.recv() => return Ok(Waited::Stop("SIGHUP")),
                 // Nothing of ours is running yet.

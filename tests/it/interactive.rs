@@ -300,7 +300,8 @@ fn last_line(req: &serde_json::Value) -> String {
     fake_model::last_user_text(req)
         .lines()
         .rev()
-        .find(|l| !l.trim().is_empty())
+        // Claude Code wraps a long paste in <pasted_content> tags.
+        .find(|l| !l.trim().is_empty() && !l.trim().starts_with("</pasted_content"))
         .unwrap_or("")
         .trim()
         .to_string()
@@ -366,6 +367,15 @@ fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
     let out = env.ok(&["ask", "bob", "again", "--timeout", "60"]);
     assert_eq!(out.trim(), "got: again");
     assert_eq!(fake_model::user_turns(&asked(&model, "again")[0]), 2);
+    // A long message (the TUI shows such a paste folded) is one user turn, whole.
+    let long: String = (1..=60)
+        .map(|i| format!("line {i} of a long paste\n"))
+        .collect();
+    let out = env.ok(&["ask", "bob", long.trim_end(), "--timeout", "60"]);
+    assert_eq!(out.trim(), "got: line 60 of a long paste");
+    let req = &asked(&model, "line 60 of a long paste")[0];
+    assert_eq!(fake_model::user_turns(req), 3);
+    assert!(fake_model::last_user_text(req).contains("line 1 of a long paste\nline 2 of"));
 }
 
 #[test]
@@ -465,4 +475,37 @@ fn claude_user_typing_in_the_pane_is_not_pasted_over() {
     assert_eq!(ours.len(), 1);
     assert_eq!(fake_model::user_turns(&ours[0]), 3);
     assert!(!fake_model::last_user_text(&ours[0]).contains("typed by hand"));
+}
+
+#[test]
+fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-down");
+    assert_eq!(
+        env.ok(&["ask", "bob", "first", "--timeout", "60"]).trim(),
+        "got: first"
+    );
+    let old = pane_of(&env, &t, "bob");
+    env.ok(&["kill", "bob"]);
+    wait_until("the old pane closed", CLAUDE_WAIT, || {
+        !panes(&env).contains(&old)
+    });
+    env.ok(&["resume", "bob"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "second", "--timeout", "60"]).trim(),
+        "got: second"
+    );
+    // The TUI was started again on the same session: the conversation goes on.
+    assert_eq!(fake_model::user_turns(&asked(&model, "second")[0]), 2);
+    let pane = pane_of(&env, &t, "bob");
+    let id = format!("bob@{t}");
+    assert!(!tagged(&env, &id).is_empty());
+    env.ok(&["shutdown", "bob"]);
+    assert_eq!(env.member_status("bob"), "stopped");
+    wait_until("bob's pane closed", CLAUDE_WAIT, || {
+        !panes(&env).contains(&pane)
+    });
+    wait_until("nothing of bob runs", CLAUDE_WAIT, || {
+        tagged(&env, &id).is_empty()
+    });
 }
