@@ -103,15 +103,16 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
             "{origin} declares team {team}, not {t:?} (--team / TEAMCTL_TEAM); drop --team, or edit the file"
         )));
     }
-    let existing = if ctx.home.exists(team) {
-        Some(ctx.home.open(team)?)
-    } else {
-        if let Some(current) = ctx.home.current() {
-            return Err(Error::bad(format!(
-                "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first, or use another --home"
-            )));
-        }
-        None
+    if let Some(current) = ctx.home.current()
+        && &current != team
+    {
+        return Err(Error::bad(format!(
+            "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first, or use another --home"
+        )));
+    }
+    let existing = match ctx.home.exists(team) {
+        true => Some(ctx.home.open(team)?),
+        false => None,
     };
     let config = existing.as_ref().map(|s| s.load()).transpose()?;
     let team_dir = ctx.home.team_dir(team);
@@ -165,7 +166,7 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
             (s, true)
         }
     };
-    if ctx.home.current().is_none() || created {
+    if ctx.home.current().is_none() {
         ctx.home.set_current(Some(team))?;
     }
     ctx.reconcile(&store)?;

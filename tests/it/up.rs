@@ -523,3 +523,17 @@ fn the_claude_team_example_comes_up_and_its_teammates_answer() {
     assert!(!env.team_dir("coders").exists());
     wait_until("no worker left", WAIT, || env.processes().is_empty());
 }
+
+#[test]
+fn up_of_another_team_while_leading_one_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["create", "up-first"]);
+    write(&env, &team_file("up-second", "process", BOB));
+    let before = snapshot(env.home_path());
+    let err = env.fails(&["up"], 2);
+    assert!(err.contains("you already lead team \"up-first\""), "{err}");
+    assert!(snapshot(env.home_path()) == before);
+    let err = env.fails(&["up", "--team", "up-first"], 2);
+    assert!(err.contains("declares team up-second"), "{err}");
+    assert!(snapshot(env.home_path()) == before);
+}
