@@ -34,7 +34,7 @@ pub fn start(
     let log = store.log_path(&member.name);
     let mut launch = Launch::new(home.root(), store.team(), member, log.clone())?;
     launch.fill = config.tmux_fill.clone();
-    let argv = agent_argv(store, config, member, rule.preset.as_deref())?;
+    let argv = agent_argv(home.root(), store, config, member, rule.preset.as_deref())?;
     launch.program = PathBuf::from(&argv[0]);
     launch.args = argv[1..].to_vec();
     launch.env = agent_env(home.root(), store, member, &launch.program_dir());
@@ -72,6 +72,7 @@ pub fn start(
 /// The agent's argv: a generic REPL through `sh -c` (the command is the user's own, as for
 /// turns); a preset's TUI with its flags.
 fn agent_argv(
+    home: &Path,
     store: &FsStore,
     config: &TeamConfig,
     member: &Member,
@@ -84,7 +85,7 @@ fn agent_argv(
             })?;
             Ok(vec![SHELL.into(), "-c".into(), cmd])
         }
-        Some("claude") => claude_argv(store, config, member),
+        Some("claude") => claude_argv(home, store, config, member),
         Some(other) => Err(Error::bad(format!(
             "no interactive preset {other:?}; interactive presets: claude (or --exec with --prompt-pattern)"
         ))),
@@ -95,7 +96,12 @@ fn agent_argv(
 /// the preset's command line (session, model, team prompt, permission to run teamctl, the
 /// user's extra arguments) without headless `-p`. The session is started on the first run and
 /// resumed after, so a resumed teammate goes on with its conversation.
-fn claude_argv(store: &FsStore, config: &TeamConfig, member: &Member) -> Result<Vec<String>> {
+fn claude_argv(
+    home: &Path,
+    store: &FsStore,
+    config: &TeamConfig,
+    member: &Member,
+) -> Result<Vec<String>> {
     let preset = agent::preset::find("claude")
         .ok_or_else(|| Error::failed("the claude preset is missing"))?;
     let program = which::which(preset.program).map_err(|_| {
@@ -125,7 +131,8 @@ fn claude_argv(store: &FsStore, config: &TeamConfig, member: &Member) -> Result<
         instructions: member.prompt.as_deref(),
     }
     .render();
-    let home = store.dir().display().to_string();
+    let home = home.display().to_string();
+    let sessions = store.dir().join("sessions").display().to_string();
     let turn = if claude_session_exists(&session) {
         2
     } else {
@@ -138,7 +145,7 @@ fn claude_argv(store: &FsStore, config: &TeamConfig, member: &Member) -> Result<
         prompt: &prompt,
         message: "",
         home: &home,
-        sessions: &store.dir().join("sessions").display().to_string(),
+        sessions: &sessions,
         extra: &member.agent_args,
     });
     argv.retain(|w| w != "-p");

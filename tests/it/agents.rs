@@ -119,6 +119,7 @@ fn a_claude_teammate_remembers_across_turns_kill_and_resume() {
         })
         .expect("bob has a sessionId");
     assert_eq!(session.len(), 36, "{session}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
     t.ok(&["kill", "bob"]);
     t.ok(&["resume", "bob"]);
     assert_eq!(ask("four"), "turns=4");
@@ -231,14 +232,14 @@ fn on_shutdown_gets_the_request_in_its_environment_and_on_stdin() {
         "read -r req; echo \"no ($TEAMCTL_SHUTDOWN_REASON, $TEAMCTL_SHUTDOWN_REQUEST_ID): $req\"; exit 1",
     ]);
     wait_until("bob idle", T, || t.member_status("bob") == "idle");
-    let err = t.fails(
-        &["shutdown", "bob", "--reason", "tea time", "--timeout", "30"],
-        1,
-    );
+    let out = t.run(&["shutdown", "bob", "--reason", "tea time", "--timeout", "60"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let log = std::fs::read_to_string(t.team_dir("t1").join("logs/bob.log")).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(1), "{err}\nbob's log:\n{log}");
     let line = err
         .lines()
         .find(|l| l.contains("refused"))
-        .unwrap_or_else(|| panic!("{err}"));
+        .unwrap_or_else(|| panic!("{err}\nbob's log:\n{log}"));
     let json = &line[line.find('{').expect("the request as JSON")..];
     let req: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(req["reason"], "tea time");
@@ -266,6 +267,9 @@ fn exec_turns_carry_a_session_id_and_a_turn_count_that_survive_kill_9() {
     assert_eq!(turn, "1");
     assert_eq!(session.len(), 36, "{first}");
     assert_eq!(ask(), format!("{session} 2"));
+    // Idle once the message is marked handled (the reply goes first): a kill before that would
+    // rightly run it again (at-least-once), as a third turn.
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
     let pid = t.member("bob")["pid"].as_u64().unwrap();
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
