@@ -37,6 +37,9 @@ _teamctl_static() {
             teamctl,doctor)
                 cmd="teamctl__subcmd__doctor"
                 ;;
+            teamctl,down)
+                cmd="teamctl__subcmd__down"
+                ;;
             teamctl,help)
                 cmd="teamctl__subcmd__help"
                 ;;
@@ -79,6 +82,9 @@ _teamctl_static() {
             teamctl,task)
                 cmd="teamctl__subcmd__task"
                 ;;
+            teamctl,up)
+                cmd="teamctl__subcmd__up"
+                ;;
             teamctl,wait)
                 cmd="teamctl__subcmd__wait"
                 ;;
@@ -102,6 +108,9 @@ _teamctl_static() {
                 ;;
             teamctl__subcmd__help,doctor)
                 cmd="teamctl__subcmd__help__subcmd__doctor"
+                ;;
+            teamctl__subcmd__help,down)
+                cmd="teamctl__subcmd__help__subcmd__down"
                 ;;
             teamctl__subcmd__help,help)
                 cmd="teamctl__subcmd__help__subcmd__help"
@@ -144,6 +153,9 @@ _teamctl_static() {
                 ;;
             teamctl__subcmd__help,task)
                 cmd="teamctl__subcmd__help__subcmd__task"
+                ;;
+            teamctl__subcmd__help,up)
+                cmd="teamctl__subcmd__help__subcmd__up"
                 ;;
             teamctl__subcmd__help,wait)
                 cmd="teamctl__subcmd__help__subcmd__wait"
@@ -248,7 +260,7 @@ _teamctl_static() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h --team --home --as --json --color --help create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
+            opts="-h --team --home --as --json --color --help create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -531,8 +543,45 @@ _teamctl_static() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__down)
+            opts="-h --force --timeout --team --home --as --json --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__help)
-            opts="create delete spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
+            opts="create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -630,6 +679,20 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__help__subcmd__down)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -954,6 +1017,20 @@ _teamctl_static() {
         teamctl__subcmd__help__subcmd__task__subcmd__update)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__help__subcmd__up)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1985,6 +2062,39 @@ _teamctl_static() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__up)
+            opts="-h --team --home --as --json --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

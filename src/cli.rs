@@ -124,6 +124,10 @@ pub enum Command {
     Create(CreateArgs),
     /// Stop every teammate and remove the team
     Delete(DeleteArgs),
+    /// Bring up the team a file declares (default teamctl.toml): create, resume, spawn
+    Up(UpArgs),
+    /// Stop the team a file declares and remove it (default teamctl.toml)
+    Down(DownArgs),
     /// Start a teammate
     Spawn(Box<SpawnArgs>),
     /// Send a message (TEXT from stdin when absent)
@@ -195,6 +199,22 @@ pub struct DeleteArgs {
     /// Seconds to wait for shutdown responses
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// The team file (TOML; see docs/CLI.md)
+    #[arg(default_value = "teamctl.toml", value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DownArgs {
+    /// The team file (TOML; see docs/CLI.md)
+    #[arg(default_value = "teamctl.toml", value_name = "FILE")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub delete: DeleteArgs,
 }
 
 #[derive(Debug, Args)]
@@ -565,6 +585,8 @@ impl Command {
         match self {
             Command::Create(a) => commands::create::run(ctx, a),
             Command::Delete(a) => commands::delete::run(ctx, a),
+            Command::Up(a) => commands::up::run(ctx, a),
+            Command::Down(a) => commands::down::run(ctx, a),
             Command::Spawn(a) => commands::spawn::run(ctx, *a),
             Command::Send(a) => commands::send::run(ctx, a),
             Command::Ask(a) => commands::ask::run(ctx, a),

@@ -13,6 +13,12 @@ use crate::store::{FsStore, Store};
 pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     ctx.require_leader("delete the team")?;
     let store = ctx.store()?;
+    delete_team(ctx, &store, args)
+}
+
+/// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).
+pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
+    let store = store.clone();
     let config = match store.load() {
         Ok(c) => c,
         // The damaged-file error points here: `--force` must then work without the file.

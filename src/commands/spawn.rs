@@ -11,7 +11,7 @@ use crate::domain::time::now_ms;
 use crate::domain::{Interactive, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::Store;
+use crate::store::{FsStore, Store};
 use crate::worktree;
 
 /// Refuse a new name that differs from a member's (the leader's included) only in case:
@@ -38,10 +38,43 @@ fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
 
 pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
-    let name = Name::teammate(&args.name)?;
+    let checked = check(&args)?;
     let store = ctx.store()?;
-    // Checked before anything is written, and again in the update (a racing spawn).
-    look_alike(&store.load()?, &name)?;
+    let started = start(ctx, &store, &args, checked, ctx.member_color.clone())?;
+    if ctx.json {
+        ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
+    } else {
+        let place = match (&started.pane_id, started.pid) {
+            (Some(p), _) => format!("pane {p}"),
+            (None, Some(pid)) => format!("pid {pid}"),
+            _ => String::new(),
+        };
+        let kind = started
+            .backend_type
+            .map(|k| k.to_string())
+            .unwrap_or_default();
+        println!(
+            "{} {} {}",
+            ctx.paint.color(started.name.as_str(), &started.color),
+            ctx.paint.dim(&started.agent_id),
+            ctx.paint.dim(&format!("({kind}, {place})"))
+        );
+    }
+    Ok(())
+}
+
+/// What `check` found: the spawn request's parts that need no team to be known.
+pub struct Checked {
+    pub name: Name,
+    pub cwd: PathBuf,
+    pub interactive: Option<Interactive>,
+    pub backend: Box<dyn backend::Backend>,
+}
+
+/// Check a spawn request (`spawn`'s options, or a member of `up`'s file) without the team:
+/// writes nothing, every error is bad input.
+pub fn check(args: &SpawnArgs) -> Result<Checked> {
+    let name = Name::teammate(&args.name)?;
     let cwd = resolve_cwd(args.cwd.as_ref())?;
     if args.turn_timeout == Some(0) || args.max_turns == Some(0) {
         return Err(Error::bad(
@@ -93,7 +126,39 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
             )));
         }
     }
-    let interactive = interactive_rule(&args)?;
+    let interactive = interactive_rule(args)?;
+    let backend = backend::select(args.backend)?;
+    if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
+        return Err(Error::bad(
+            "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
+        ));
+    }
+    Ok(Checked {
+        name,
+        cwd,
+        interactive,
+        backend,
+    })
+}
+
+/// Add the checked teammate to the team in `store` and start its worker; `color` is its
+/// colour (default: the one it had, else the next free one). The same path for `spawn` and
+/// `up`. A teammate already running is refused.
+pub fn start(
+    ctx: &Ctx,
+    store: &FsStore,
+    args: &SpawnArgs,
+    checked: Checked,
+    color: Option<String>,
+) -> Result<Member> {
+    let Checked {
+        name,
+        cwd,
+        interactive,
+        backend,
+    } = checked;
+    // Checked before anything is written, and again in the update (a racing spawn).
+    look_alike(&store.load()?, &name)?;
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
         Some(branch) if store.load()?.member(name.as_str()).is_none() => {
@@ -101,13 +166,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         }
         _ => None,
     };
-    let backend = backend::select(args.backend)?;
-    if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
-        return Err(Error::bad(
-            "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
-        ));
-    }
-    ctx.reconcile(&store)?;
+    ctx.reconcile(store)?;
     let team = store.team().clone();
     let mut member = Member::leader(&team, cwd.display().to_string(), now_ms());
     member.agent_id = name.agent_id(&team);
@@ -144,7 +203,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         })
     };
     // Held until the worker is recorded: see `leader::start_lock`.
-    let _starting = leader::start_lock(&store, &name)?;
+    let _starting = leader::start_lock(store, &name)?;
     let config = store.load()?;
     if let Some(e) = running(&config) {
         return Err(e);
@@ -177,11 +236,11 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         cfg.refuse_if_deleting()?;
         look_alike(cfg, &name)?;
         let mut m = member.clone();
-        let color = match cfg.member(name.as_str()) {
+        let old_color = match cfg.member(name.as_str()) {
             Some(old) => old.color.clone(),
             None => cfg.next_color().to_string(),
         };
-        m.color = ctx.member_color.clone().unwrap_or(color);
+        m.color = color.clone().unwrap_or(old_color);
         match cfg.members.iter_mut().find(|x| x.name == name) {
             Some(slot) => {
                 // Fields this version does not know (written by another version or tool)
@@ -211,33 +270,18 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
         forget();
         return Err(e);
     }
-    let started =
-        match leader::start_worker_in(&ctx.home, &store, &written, &name, backend.as_ref()) {
-            Ok(m) => m,
-            Err(e) => {
-                forget();
-                if let Some(t) = &tree {
-                    let _ = worktree::remove(&t.repo, &t.path);
-                }
-                return Err(e);
+    let started = match leader::start_worker_in(&ctx.home, store, &written, &name, backend.as_ref())
+    {
+        Ok(m) => m,
+        Err(e) => {
+            forget();
+            if let Some(t) = &tree {
+                let _ = worktree::remove(&t.repo, &t.path);
             }
-        };
-    if ctx.json {
-        ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
-    } else {
-        let place = match (&started.pane_id, started.pid) {
-            (Some(p), _) => format!("pane {p}"),
-            (None, Some(pid)) => format!("pid {pid}"),
-            _ => String::new(),
-        };
-        println!(
-            "{} {} {}",
-            ctx.paint.color(started.name.as_str(), &started.color),
-            ctx.paint.dim(&started.agent_id),
-            ctx.paint.dim(&format!("({}, {place})", backend.kind()))
-        );
-    }
-    Ok(())
+            return Err(e);
+        }
+    };
+    Ok(started)
 }
 
 /// A fresh session id: a random UUID, as agent CLIs expect (`claude --session-id`).

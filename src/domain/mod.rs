@@ -7,6 +7,7 @@ pub mod member;
 pub mod message;
 pub mod name;
 pub mod task;
+pub mod teamfile;
 pub mod time;
 
 pub use interactive::Interactive;

@@ -14,5 +14,6 @@ mod reliability;
 mod security;
 mod tasks;
 mod tmux;
+mod up;
 mod user;
 mod view;

@@ -1,0 +1,529 @@
+//! `teamctl up [FILE]`: bring up the team a TOML file declares (`domain::teamfile`), and
+//! again and again with the same result. Everything is checked first (the file, each member
+//! as a spawn request, worktrees, the starting tasks); then the team is created if missing,
+//! members missing from it are spawned (on `spawn`'s own path), stopped ones resumed, and
+//! tasks whose subject the team does not have yet are added. A running member is never
+//! touched: one whose definition changed is listed with what to run; members the file does
+//! not name are listed and left alone.
+
+use std::path::{Path, PathBuf};
+
+use crate::backend::Choice;
+use crate::cli::{SpawnArgs, UpArgs};
+use crate::context::Ctx;
+use crate::domain::task::{NewTask, TaskList};
+use crate::domain::teamfile::{self, MemberSpec, TeamFile};
+use crate::domain::time::now_ms;
+use crate::domain::{BackendType, Member, Name, TeamConfig};
+use crate::error::{Error, Result};
+use crate::leader;
+use crate::store::{FsStore, Store};
+
+use super::spawn::{self, Checked};
+
+/// The file, read and checked, with where it lives (members' `cwd` are relative to it).
+pub struct Loaded {
+    pub file: TeamFile,
+    /// The path as given, for messages.
+    pub origin: String,
+    pub dir: PathBuf,
+}
+
+/// Read and check a team file (`up` and `down`).
+pub fn load(path: &Path) -> Result<Loaded> {
+    let origin = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::bad(format!(
+                "no team file {origin}; write one (docs/CLI.md, `teamctl up`; examples/ has two) or name it: `teamctl up FILE`"
+            )));
+        }
+        Err(e) => {
+            return Err(Error::bad(format!(
+                "cannot read the team file {origin}: {e}"
+            )));
+        }
+    };
+    let file = teamfile::parse(&text, &origin)?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = parent
+        .canonicalize()
+        .map_err(|e| Error::bad(format!("{}: {e}", parent.display())))?;
+    Ok(Loaded { file, origin, dir })
+}
+
+/// What `up` does with one declared member, decided before anything is written.
+enum Action {
+    /// Not in the team: spawned.
+    Spawn,
+    /// Running as declared: nothing.
+    Running,
+    /// Running with another definition: listed, untouched.
+    Changed(Vec<String>),
+    /// Stopped or dead, as declared: resumed.
+    Resume,
+    /// Stopped or dead with another definition: spawned anew in its place (same identity
+    /// and inbox, as `spawn` does), the new definition taking effect.
+    Respawn(Vec<String>),
+}
+
+pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
+    ctx.require_leader("bring a team up")?;
+    let Loaded { file, origin, dir } = load(&args.file)?;
+    let at = |line: usize, why: String| Error::bad(format!("{origin}:{line}: {why}"));
+    // Each member as a spawn request, checked as `spawn` checks its options.
+    let mut members: Vec<(&MemberSpec, SpawnArgs, Checked)> = Vec::new();
+    for m in &file.members {
+        let req = request(m, &dir).map_err(|e| at(m.line_of("cwd"), e.to_string()))?;
+        if let Some(a) = &m.agent
+            && crate::agent::preset::find(a).is_none()
+        {
+            return Err(at(
+                m.line_of("agent"),
+                format!(
+                    "unknown agent {a:?}; use one of {}, or exec = \"CMD\" for any other command",
+                    crate::agent::preset::names().join(", ")
+                ),
+            ));
+        }
+        let checked =
+            spawn::check(&req).map_err(|e| at(m.line, format!("member {}: {e}", m.name())))?;
+        members.push((m, req, checked));
+    }
+    // The team: the file's, which must be the one this leader leads (if any).
+    let team = &file.name;
+    if let Some(t) = &ctx.team
+        && t != team.as_str()
+    {
+        return Err(Error::bad(format!(
+            "{origin} declares team {team}, not {t:?} (--team / TEAMCTL_TEAM); drop --team, or edit the file"
+        )));
+    }
+    if let Some(current) = ctx.home.current()
+        && &current != team
+    {
+        return Err(Error::bad(format!(
+            "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first, or use another --home"
+        )));
+    }
+    let existing = match ctx.home.exists(team) {
+        true => Some(ctx.home.open(team)?),
+        false => None,
+    };
+    let config = existing.as_ref().map(|s| s.load()).transpose()?;
+    let team_dir = ctx.home.team_dir(team);
+    // What to do with each member; worktrees of new members checked (nothing made yet).
+    let mut plan = Vec::new();
+    for (m, req, checked) in members {
+        let recorded = config.as_ref().and_then(|c| c.member(m.name().as_str()));
+        let action = match (recorded, &existing) {
+            (None, _) | (_, None) => {
+                if let Some(branch) = &req.worktree {
+                    crate::worktree::plan(&checked.cwd, &team_dir, m.name(), branch)
+                        .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
+                }
+                Action::Spawn
+            }
+            (Some(old), Some(store)) => {
+                let running =
+                    leader::effective_status(old, store.live(m.name()).as_ref()).is_running();
+                let diff = differences(m, &req, &checked, old);
+                match (running, diff.is_empty()) {
+                    (true, true) => Action::Running,
+                    (true, false) => Action::Changed(diff),
+                    (false, true) => Action::Resume,
+                    (false, false) => Action::Respawn(diff),
+                }
+            }
+        };
+        plan.push((m, req, checked, action));
+    }
+    // The starting tasks, tried on a copy of the list: a refusal now writes nothing.
+    let tasks_now = match &existing {
+        Some(s) => s.load_tasks()?,
+        None => TaskList::default(),
+    };
+    add_tasks(&mut tasks_now.clone(), &file, now_ms()).map_err(|(line, e)| at(line, e))?;
+
+    // Checked: from here on, things are written and started.
+    let (store, created) = match existing {
+        Some(s) => (s, false),
+        None => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::failed(format!("current directory: {e}")))?;
+            let s = ctx.home.create(team, &file.description, &cwd)?;
+            if s.team() != team {
+                // Made by someone else meanwhile: this one is not the file's.
+                let _ = s.destroy();
+                return Err(Error::failed(format!(
+                    "team {team} appeared while `up` was creating it; run `teamctl up` again"
+                )));
+            }
+            (s, true)
+        }
+    };
+    if ctx.home.current().is_none() {
+        ctx.home.set_current(Some(team))?;
+    }
+    ctx.reconcile(&store)?;
+    let settings = team_settings(&store, &file)?;
+    let mut out = Report {
+        team: team.to_string(),
+        created,
+        settings,
+        ..Report::default()
+    };
+    if !ctx.json {
+        match created {
+            true => println!("team {team} created"),
+            false => println!("team {team}"),
+        }
+        for s in &out.settings {
+            println!("  {s}");
+        }
+    }
+    let again = match args.file.as_os_str() == "teamctl.toml" {
+        true => "teamctl up".to_string(),
+        false => format!("teamctl up {origin}"),
+    };
+    for (m, req, checked, action) in plan {
+        let name = m.name().clone();
+        let line = match action {
+            Action::Spawn => {
+                let started = spawn::start(ctx, &store, &req, checked, m.color.clone())?;
+                let line = format!("{name} spawned ({})", place(&started));
+                out.spawned.push(name.to_string());
+                line
+            }
+            Action::Respawn(diff) => {
+                let started = spawn::start(ctx, &store, &req, checked, m.color.clone())?;
+                let line = format!(
+                    "{name} spawned anew with its new definition ({}): {}",
+                    place(&started),
+                    diff.join("; ")
+                );
+                out.spawned.push(name.to_string());
+                line
+            }
+            Action::Resume => match leader::resume_if_down(&ctx.home, &store, &name)? {
+                Some(started) => {
+                    out.resumed.push(name.to_string());
+                    format!("{name} resumed ({})", place(&started))
+                }
+                None => {
+                    out.running.push(name.to_string());
+                    format!("{name} running")
+                }
+            },
+            Action::Running => {
+                out.running.push(name.to_string());
+                format!("{name} running, as declared")
+            }
+            Action::Changed(diff) => {
+                let todo = format!("teamctl shutdown {name} && {again}");
+                let line = format!(
+                    "{name} is running with another definition, left as it is: {}. To apply the file: {todo}",
+                    diff.join("; ")
+                );
+                out.changed.push(serde_json::json!({
+                    "name": name.as_str(),
+                    "differences": diff,
+                    "todo": todo,
+                }));
+                line
+            }
+        };
+        if !ctx.json {
+            println!("{line}");
+        }
+    }
+    let config = store.load()?;
+    for m in config.teammates() {
+        if file.members.iter().all(|s| s.name() != &m.name) {
+            out.undeclared.push(m.name.to_string());
+            if !ctx.json {
+                println!(
+                    "{} is in team {team} but not in {origin}; left as it is (`teamctl shutdown {}` stops it)",
+                    m.name, m.name
+                );
+            }
+        }
+    }
+    let mut added = Vec::new();
+    let list = store.update_tasks(&mut |l| {
+        added = add_tasks(l, &file, now_ms()).map_err(|(line, e)| at(line, e))?;
+        Ok(())
+    })?;
+    let me = Name::leader();
+    for id in &added {
+        let task = list.get(*id)?;
+        if !ctx.json {
+            println!("task #{id} added: {}", task.subject);
+        }
+        super::task::tell_owner(ctx, &store, &me, task)?;
+    }
+    out.tasks_added = added.clone();
+    out.tasks_kept = file.tasks.len() - added.len();
+    if !ctx.json && out.tasks_kept > 0 {
+        println!(
+            "{} task(s) of the file already in the list (matched by subject), left as they are",
+            out.tasks_kept
+        );
+    }
+    if ctx.json {
+        ctx.print_json(&out.to_json());
+    }
+    Ok(())
+}
+
+/// The spawn request for a declared member; a relative `cwd` is from the file's directory.
+fn request(m: &MemberSpec, dir: &Path) -> Result<SpawnArgs> {
+    let cwd = match &m.cwd {
+        None => dir.to_path_buf(),
+        Some(c) => {
+            let p = dir.join(c);
+            if !p.is_dir() {
+                return Err(Error::bad(format!(
+                    "cwd {c:?}: {} is not a directory",
+                    p.display()
+                )));
+            }
+            p
+        }
+    };
+    Ok(SpawnArgs {
+        name: m.name().to_string(),
+        exec: m.exec.clone(),
+        agent: m.agent.clone(),
+        extra: m.args.clone(),
+        prompt: m.prompt.clone(),
+        backend: match m.backend {
+            None => Choice::Auto,
+            Some(BackendType::Tmux) => Choice::Tmux,
+            Some(BackendType::Process) => Choice::Process,
+        },
+        cwd: Some(cwd),
+        model: m.model.clone(),
+        agent_type: m
+            .agent_type
+            .clone()
+            .unwrap_or_else(|| DEFAULT_AGENT_TYPE.into()),
+        plan_mode_required: m.plan_mode,
+        plan: m.plan.clone(),
+        auto_claim: m.auto_claim,
+        turn_timeout: m.turn_timeout_secs,
+        max_turns: m.max_turns,
+        on_shutdown: m.on_shutdown.clone(),
+        worktree: m.worktree.clone(),
+        interactive: m.interactive,
+        prompt_pattern: m.prompt_pattern.clone(),
+    })
+}
+
+/// `spawn --agent-type`'s default.
+const DEFAULT_AGENT_TYPE: &str = "general-purpose";
+
+/// How the recorded member differs from its declaration, one `key: recorded → declared` each.
+fn differences(m: &MemberSpec, req: &SpawnArgs, checked: &Checked, old: &Member) -> Vec<String> {
+    let mut out = Vec::new();
+    let show = |v: Option<&str>| v.map_or("none".to_string(), |s| format!("{s:?}"));
+    let mut field = |key: &str, was: Option<&str>, now: Option<&str>| {
+        if was != now {
+            out.push(format!("{key}: {} → {}", show(was), show(now)));
+        }
+    };
+    field("agent", old.agent.as_deref(), req.agent.as_deref());
+    field("exec", old.command.as_deref(), req.exec.as_deref());
+    field("model", old.model.as_deref(), req.model.as_deref());
+    field("prompt", old.prompt.as_deref(), req.prompt.as_deref());
+    field(
+        "agent-type",
+        Some(old.agent_type.as_str()),
+        Some(req.agent_type.as_str()),
+    );
+    field("plan", old.plan_command.as_deref(), req.plan.as_deref());
+    field(
+        "on-shutdown",
+        old.on_shutdown.as_deref(),
+        req.on_shutdown.as_deref(),
+    );
+    let args = |a: &[String]| (!a.is_empty()).then(|| format!("{a:?}"));
+    field(
+        "args",
+        args(&old.agent_args).as_deref(),
+        args(&req.extra).as_deref(),
+    );
+    let num = |n: Option<u64>| n.map(|n| n.to_string());
+    field(
+        "turn-timeout",
+        num(old.turn_timeout_secs).as_deref(),
+        num(req.turn_timeout).as_deref(),
+    );
+    field(
+        "max-turns",
+        num(old.max_turns).as_deref(),
+        num(req.max_turns).as_deref(),
+    );
+    let flag = |b: bool| Some(if b { "true" } else { "false" });
+    field("auto-claim", flag(old.auto_claim), flag(req.auto_claim));
+    field(
+        "plan-mode",
+        flag(old.plan_mode_required),
+        flag(req.plan_mode_required),
+    );
+    field(
+        "interactive",
+        flag(old.interactive.is_some()),
+        flag(checked.interactive.is_some()),
+    );
+    if old.interactive.is_some()
+        && checked.interactive.is_some()
+        && old.interactive != checked.interactive
+    {
+        let pattern =
+            |i: &Option<crate::domain::Interactive>| i.as_ref().map(|i| i.prompt_pattern.clone());
+        field(
+            "prompt-pattern",
+            pattern(&old.interactive).as_deref(),
+            pattern(&checked.interactive).as_deref(),
+        );
+    }
+    if let Some(c) = &m.color {
+        field("color", Some(old.color.as_str()), Some(c.as_str()));
+    }
+    if let Some(b) = m.backend {
+        let was = old.backend_type.map(|k| k.to_string());
+        field("backend", was.as_deref(), Some(b.to_string().as_str()));
+    }
+    // A worktree member runs inside its worktree: its branch is what was declared.
+    let branch = old
+        .extra
+        .get(crate::worktree::BRANCH_FIELD)
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let declared = req.worktree.as_ref().map(|b| match b.is_empty() {
+        true => format!("teamctl/{}", m.name()),
+        false => b.clone(),
+    });
+    match (&old.worktree, &declared) {
+        (None, None) => {
+            let now = checked.cwd.display().to_string();
+            field("cwd", Some(old.cwd.as_str()), Some(now.as_str()));
+        }
+        _ => field(
+            "worktree",
+            old.worktree.as_ref().and(branch.as_deref()),
+            declared.as_deref(),
+        ),
+    }
+    out
+}
+
+/// Add the file's tasks the list does not have yet (matched by subject, first match), in
+/// file order; returns the new ids. Errors carry the task's line.
+fn add_tasks(
+    list: &mut TaskList,
+    file: &TeamFile,
+    now: u64,
+) -> std::result::Result<Vec<u64>, (usize, String)> {
+    let id_of = |list: &TaskList, subject: &str| {
+        list.tasks
+            .iter()
+            .find(|t| t.subject == subject)
+            .map(|t| t.id)
+    };
+    let mut added = Vec::new();
+    for t in &file.tasks {
+        if id_of(list, &t.subject).is_some() {
+            continue;
+        }
+        let blocked_by = t.blocked_by.iter().filter_map(|s| id_of(list, s)).collect();
+        let new = NewTask {
+            subject: t.subject.clone(),
+            description: t.description.clone(),
+            blocked_by,
+            owner: t.owner.clone(),
+        };
+        let task = list
+            .add(new, now)
+            .map_err(|e| (t.line, format!("task {:?}: {e}", t.subject)))?;
+        added.push(task.id);
+    }
+    Ok(added)
+}
+
+/// The team's own settings from the file (description, max-hops), written when they differ;
+/// what changed, as `key: was → now`.
+fn team_settings(store: &FsStore, file: &TeamFile) -> Result<Vec<String>> {
+    let config = store.load()?;
+    let mut changes = Vec::new();
+    if config.description != file.description {
+        changes.push(format!(
+            "description: {:?} → {:?}",
+            config.description, file.description
+        ));
+    }
+    if file.max_hops.is_some() && config.max_hops != file.max_hops {
+        changes.push(format!(
+            "max-hops: {} → {}",
+            config.max_hops(),
+            file.max_hops.unwrap_or_default()
+        ));
+    }
+    if !changes.is_empty() {
+        store.update(&mut |cfg: &mut TeamConfig| {
+            cfg.description = file.description.clone();
+            if file.max_hops.is_some() {
+                cfg.max_hops = file.max_hops;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(changes)
+}
+
+/// Where a started member runs, for the summary.
+fn place(m: &Member) -> String {
+    let kind = m.backend_type.map(|k| k.to_string()).unwrap_or_default();
+    match (&m.pane_id, m.pid) {
+        (Some(p), _) => format!("{kind}, pane {p}"),
+        (None, Some(pid)) => format!("{kind}, pid {pid}"),
+        _ => kind,
+    }
+}
+
+/// What `up` did, for `--json`.
+#[derive(Default)]
+struct Report {
+    team: String,
+    created: bool,
+    settings: Vec<String>,
+    spawned: Vec<String>,
+    resumed: Vec<String>,
+    running: Vec<String>,
+    changed: Vec<serde_json::Value>,
+    undeclared: Vec<String>,
+    tasks_added: Vec<u64>,
+    tasks_kept: usize,
+}
+
+impl Report {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "team": self.team,
+            "created": self.created,
+            "settings": self.settings,
+            "spawned": self.spawned,
+            "resumed": self.resumed,
+            "running": self.running,
+            "changed": self.changed,
+            "undeclared": self.undeclared,
+            "tasksAdded": self.tasks_added,
+            "tasksKept": self.tasks_kept,
+        })
+    }
+}

@@ -1,0 +1,539 @@
+//! End-to-end tests of `teamctl up` / `down` (issue 12 item 6), a team as code, on the process
+//! backend and on tmux (a private server per test): the team a file declares comes up and
+//! answers; a second `up` changes nothing; a changed definition is listed, the running member
+//! untouched; a killed member is resumed; bad files exit 2 naming the line with the home left
+//! byte for byte as it was; `down` leaves nothing behind; the shipped examples work.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, snapshot, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A team file with two echoing members on `backend` and two tasks; `bob_exec` is bob's
+/// command, so a test can change his definition.
+fn team_file(team: &str, backend: &str, bob_exec: &str) -> String {
+    format!(
+        r#"# made by tests/it/up.rs
+name = "{team}"
+description = "made by up"
+
+[[member]]
+name = "alice"
+exec = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat"
+backend = "{backend}"
+color = "green"
+
+[[member]]
+name = "bob"
+exec = "{bob_exec}"
+backend = "{backend}"
+turn-timeout = "5m"
+
+[[task]]
+subject = "design"
+
+[[task]]
+subject = "build"
+blocked-by = ["design"]
+owner = "bob"
+"#
+    )
+}
+
+const BOB: &str = "printf 'bob got: '; cat";
+
+fn write(env: &TestEnv, text: &str) -> PathBuf {
+    let path = env.work.path().join("teamctl.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn env_for(backend: &str) -> TestEnv {
+    match backend {
+        "tmux" => TestEnv::with_tmux(),
+        _ => TestEnv::new(),
+    }
+}
+
+fn config(env: &TestEnv, team: &str) -> Value {
+    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Each teammate's name, pid and pane as the team file records them.
+fn workers(env: &TestEnv, team: &str) -> Vec<(String, Value, Value)> {
+    config(env, team)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] != "team-lead")
+        .map(|m| (m["name"].to_string(), m["pid"].clone(), m["paneId"].clone()))
+        .collect()
+}
+
+fn ask(env: &TestEnv, name: &str, text: &str) -> String {
+    env.ok(&["ask", name, text, "--timeout", "30"])
+        .trim()
+        .to_string()
+}
+
+fn tasks(env: &TestEnv) -> Vec<Value> {
+    let out: Value = serde_json::from_str(&env.ok(&["--json", "task", "list"])).unwrap();
+    out["tasks"].as_array().unwrap().clone()
+}
+
+/// The agent tags of every pane on the private server (none when it has exited).
+fn tagged_panes(env: &TestEnv) -> Vec<String> {
+    let out = env.tmux(&["list-panes", "-a", "-F", "#{@teamctl-agent}"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn comes_up_and_again_changes_nothing(backend: &str, team: &str) {
+    let env = env_for(backend);
+    write(&env, &team_file(team, backend, BOB));
+    let out = env.ok(&["up"]);
+    assert!(out.contains(&format!("team {team} created")), "{out}");
+    assert!(
+        out.contains("alice spawned") && out.contains("bob spawned"),
+        "{out}"
+    );
+    assert_eq!(ask(&env, "alice", "hi"), "alice got: hi");
+    assert_eq!(ask(&env, "bob", "yo"), "bob got: yo");
+    let cfg = config(&env, team);
+    assert_eq!(cfg["description"], "made by up");
+    let alice = cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "alice")
+        .unwrap()
+        .clone();
+    assert_eq!(alice["color"], "green");
+    assert_eq!(alice["backendType"], backend);
+    let list = tasks(&env);
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert_eq!(list[1]["subject"], "build");
+    assert_eq!(list[1]["owner"], "bob");
+    assert_eq!(list[1]["blockedBy"], serde_json::json!([list[0]["id"]]));
+
+    // Again: nothing started, nothing added.
+    let before = workers(&env, team);
+    let tasks_before = std::fs::read(env.team_dir(team).join("tasks.json")).unwrap();
+    let out = env.ok(&["up"]);
+    assert!(
+        !out.contains("created") && !out.contains("spawned"),
+        "{out}"
+    );
+    assert!(out.contains("alice running, as declared"), "{out}");
+    assert!(out.contains("bob running, as declared"), "{out}");
+    assert_eq!(workers(&env, team), before);
+    let tasks_after = std::fs::read(env.team_dir(team).join("tasks.json")).unwrap();
+    assert!(
+        tasks_after == tasks_before,
+        "tasks.json changed: {list:?}",
+        list = tasks(&env)
+    );
+    let again: Value = serde_json::from_str(&env.ok(&["--json", "up"])).unwrap();
+    assert_eq!(again["spawned"], serde_json::json!([]));
+    assert_eq!(again["running"], serde_json::json!(["alice", "bob"]));
+    assert_eq!(again["tasksAdded"], serde_json::json!([]));
+    assert_eq!(again["tasksKept"], 2);
+    assert_eq!(workers(&env, team), before);
+    assert_eq!(ask(&env, "alice", "still"), "alice got: still");
+}
+
+#[test]
+fn up_makes_the_team_and_a_second_up_changes_nothing_on_processes() {
+    comes_up_and_again_changes_nothing("process", "up-same-p");
+}
+
+#[test]
+fn up_makes_the_team_and_a_second_up_changes_nothing_on_tmux() {
+    comes_up_and_again_changes_nothing("tmux", "up-same-t");
+}
+
+fn a_changed_definition_is_listed_and_untouched(backend: &str, team: &str) {
+    let env = env_for(backend);
+    write(&env, &team_file(team, backend, BOB));
+    env.ok(&["up"]);
+    let before = workers(&env, team);
+    // Someone spawned by hand is not in the file: listed, left alone.
+    env.ok(&["spawn", "carol", "--backend", backend, "--exec", "cat"]);
+    write(&env, &team_file(team, backend, "printf 'BOB v2: '; cat"));
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains("bob is running with another definition"),
+        "{out}"
+    );
+    assert!(
+        out.contains("exec: \"printf 'bob got: '; cat\" → \"printf 'BOB v2: '; cat\""),
+        "{out}"
+    );
+    assert!(out.contains("teamctl shutdown bob && teamctl up"), "{out}");
+    assert!(
+        out.contains("carol is in team") && out.contains("left as it is"),
+        "{out}"
+    );
+    assert!(out.contains("alice running, as declared"), "{out}");
+    let now = workers(&env, team);
+    assert_eq!(now[..2], before[..], "alice and bob untouched");
+    assert_eq!(
+        ask(&env, "bob", "old"),
+        "bob got: old",
+        "bob still runs his old command"
+    );
+    assert_eq!(ask(&env, "carol", "here"), "here");
+    // Doing what it says applies the file.
+    env.ok(&["shutdown", "bob"]);
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains("bob spawned anew with its new definition"),
+        "{out}"
+    );
+    assert_eq!(ask(&env, "bob", "new"), "BOB v2: new");
+    let out = env.ok(&["up"]);
+    assert!(out.contains("bob running, as declared"), "{out}");
+}
+
+#[test]
+fn a_changed_definition_is_listed_and_the_running_member_untouched_on_processes() {
+    a_changed_definition_is_listed_and_untouched("process", "up-chg-p");
+}
+
+#[test]
+fn a_changed_definition_is_listed_and_the_running_member_untouched_on_tmux() {
+    a_changed_definition_is_listed_and_untouched("tmux", "up-chg-t");
+}
+
+fn a_killed_member_is_resumed(backend: &str, team: &str) {
+    let env = env_for(backend);
+    write(&env, &team_file(team, backend, BOB));
+    env.ok(&["up"]);
+    assert_eq!(ask(&env, "alice", "one"), "alice got: one");
+    let before = workers(&env, team);
+    env.ok(&["kill", "alice"]);
+    wait_until("alice stopped", WAIT, || {
+        matches!(env.member_status("alice").as_str(), "stopped" | "dead")
+    });
+    let out = env.ok(&["up"]);
+    assert!(out.contains("alice resumed"), "{out}");
+    assert!(out.contains("bob running, as declared"), "{out}");
+    let after = workers(&env, team);
+    assert_ne!(after[0], before[0], "alice has a new worker");
+    assert_eq!(after[1], before[1], "bob untouched");
+    assert_eq!(ask(&env, "alice", "two"), "alice got: two");
+    assert_eq!(tasks(&env).len(), 2);
+}
+
+#[test]
+fn a_killed_member_is_resumed_by_up_on_processes() {
+    a_killed_member_is_resumed("process", "up-kill-p");
+}
+
+#[test]
+fn a_killed_member_is_resumed_by_up_on_tmux() {
+    a_killed_member_is_resumed("tmux", "up-kill-t");
+}
+
+fn down_leaves_nothing(backend: &str, team: &str) {
+    let env = env_for(backend);
+    let path = write(&env, &team_file(team, backend, BOB));
+    env.ok(&["up", path.to_str().unwrap()]);
+    assert_eq!(ask(&env, "bob", "x"), "bob got: x");
+    assert!(!env.processes().is_empty());
+    let out = env.ok(&["down", path.to_str().unwrap()]);
+    assert!(out.contains(&format!("deleted team {team}")), "{out}");
+    assert!(!env.team_dir(team).exists());
+    wait_until("no worker left", WAIT, || env.processes().is_empty());
+    if backend == "tmux" {
+        assert_eq!(tagged_panes(&env), Vec::<String>::new());
+    }
+    // Down again: nothing to do, not an error; up again: a new team.
+    let out = env.ok(&["down", path.to_str().unwrap()]);
+    assert!(out.contains("not up"), "{out}");
+    let out = env.ok(&["up", path.to_str().unwrap()]);
+    assert!(out.contains("created"), "{out}");
+    env.ok(&["down", "--force", path.to_str().unwrap()]);
+    assert!(!env.team_dir(team).exists());
+    wait_until("no worker left after a forced down", WAIT, || {
+        env.processes().is_empty()
+    });
+}
+
+#[test]
+fn down_leaves_no_worker_or_team_directory_on_processes() {
+    down_leaves_nothing("process", "up-down-p");
+}
+
+#[test]
+fn down_leaves_no_worker_pane_or_team_directory_on_tmux() {
+    down_leaves_nothing("tmux", "up-down-t");
+}
+
+/// `up` with `text` as the file: exit 2, stderr naming `teamctl.toml:LINE:` and saying
+/// `says`, and the home byte for byte as it was.
+fn refused(env: &TestEnv, text: &str, line: usize, says: &str) {
+    write(env, text);
+    let before = snapshot(env.home_path());
+    let err = env.fails(&["up"], 2);
+    assert!(
+        err.contains(&format!("teamctl.toml:{line}: ")),
+        "line {line} expected: {err}"
+    );
+    assert!(err.contains(says), "{says:?} expected: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        snapshot(env.home_path()) == before,
+        "the home changed: {text}"
+    );
+    assert_eq!(env.processes(), Vec::<u32>::new(), "{text}");
+}
+
+#[test]
+fn bad_files_exit_2_naming_the_line_and_change_nothing() {
+    let env = TestEnv::with_tmux();
+    let good = team_file("up-bad", "tmux", BOB);
+    let swap = |from: &str, to: &str| {
+        assert!(good.contains(from), "{from}");
+        good.replacen(from, to, 1)
+    };
+    let cases = [
+        // Unknown key (a typo), line 9: `colour` for `color`.
+        (swap("color = ", "colour = "), 9, "unknown field `colour`"),
+        (
+            swap("name = \"alice\"", "name = \"al ice\""),
+            6,
+            "invalid member name",
+        ),
+        (
+            swap("\"green\"", "\"mauve\""),
+            9,
+            "unknown colour \"mauve\"",
+        ),
+        (swap("\"5m\"", "\"five minutes\""), 15, "turn-timeout"),
+        (
+            swap("name = \"alice\"", "name = \"bob\""),
+            12,
+            "declared twice",
+        ),
+        (
+            swap("name = \"up-bad\"", "name = \"up/bad\""),
+            2,
+            "invalid team name",
+        ),
+        (
+            swap("backend = \"tmux\"", "backend = \"docker\""),
+            8,
+            "backend",
+        ),
+        (
+            swap("owner = \"bob\"", "owner = \"zed\""),
+            23,
+            "no [[member]] zed",
+        ),
+        // The second member is bad: the first is not started either.
+        (
+            swap("turn-timeout = \"5m\"", "cwd = \"no-such-dir\""),
+            15,
+            "not a directory",
+        ),
+        (
+            swap("exec = \"printf 'bob", "agent = \"nope\"\n#"),
+            13,
+            "unknown agent \"nope\"",
+        ),
+        (
+            format!("{good}\n[[member]]\nname = \"x\"\n"),
+            26,
+            "needs an agent",
+        ),
+        (format!("{good}\n[[member\n"), 25, ""),
+    ];
+    // On an empty home, and beside an existing team of that name: nothing is written.
+    for (text, line, says) in &cases {
+        refused(&env, text, *line, says);
+    }
+    env.ok(&["create", "up-bad"]);
+    for (text, line, says) in &cases {
+        refused(&env, text, *line, says);
+    }
+    // No tmux server was started for any of it.
+    assert!(!env.tmux(&["list-sessions"]).status.success());
+    // No file at all: a clear error too.
+    std::fs::remove_file(env.work.path().join("teamctl.toml")).unwrap();
+    let err = env.fails(&["up"], 2);
+    assert!(err.contains("no team file teamctl.toml"), "{err}");
+    let err = env.fails(&["down"], 2);
+    assert!(err.contains("no team file teamctl.toml"), "{err}");
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+#[test]
+fn the_test_shards_example_comes_up_and_answers() {
+    let env = TestEnv::with_tmux();
+    let file = example("test-shards.toml");
+    let file = file.to_str().unwrap();
+    let out = env.ok(&["up", file]);
+    assert!(out.contains("team test-shards created"), "{out}");
+    for n in 1..=3 {
+        assert_eq!(
+            ask(&env, &format!("shard-{n}"), "echo shard $SHARD of $SHARDS"),
+            format!("shard {n} of 3")
+        );
+    }
+    let list = tasks(&env);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["owner"], "team-lead");
+    let again = env.ok(&["up", file]);
+    assert!(!again.contains("spawned"), "{again}");
+    env.ok(&["down", file]);
+    assert!(!env.team_dir("test-shards").exists());
+    wait_until("no worker left", WAIT, || env.processes().is_empty());
+    assert_eq!(tagged_panes(&env), Vec::<String>::new());
+}
+
+#[test]
+fn an_interactive_member_comes_up_from_the_file_and_answers() {
+    let env = TestEnv::with_tmux();
+    write(
+        &env,
+        r#"name = "up-inter"
+
+[[member]]
+name = "py"
+exec = "python3 -i"
+interactive = true
+prompt-pattern = '^>>> $'
+"#,
+    );
+    let out = env.ok(&["up"]);
+    assert!(out.contains("py spawned (tmux, pane %"), "{out}");
+    assert_eq!(ask(&env, "py", "6*7"), "42");
+    let cfg = config(&env, "up-inter");
+    let py = &cfg["members"][1];
+    assert_eq!(py["interactive"]["promptPattern"], "^>>> $", "{py}");
+    let again = env.ok(&["up"]);
+    assert!(again.contains("py running, as declared"), "{again}");
+    env.ok(&["down"]);
+    assert_eq!(tagged_panes(&env), Vec::<String>::new());
+}
+
+#[test]
+fn the_claude_team_example_comes_up_and_its_teammates_answer() {
+    use crate::common::fake_model::{self, FakeModel, Reply};
+    let model =
+        FakeModel::start(|req| Reply::text(format!("turns={}", fake_model::user_turns(req))));
+    let mut env = TestEnv::with_tmux();
+    // The example works in its file's directory: a repository of its own here.
+    let repo = env.work.path();
+    let cc = fake_model::claude(&model, &[repo]);
+    env.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    std::fs::copy(example("claude-team.toml"), repo.join("teamctl.toml")).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let out = env.ok(&["up"]);
+    for name in ["architect", "coder-1", "coder-2", "reviewer"] {
+        assert!(out.contains(&format!("{name} spawned")), "{out}");
+    }
+    assert_eq!(tasks(&env).len(), 4);
+    // One remembered conversation: each reply counts more user turns than the one before
+    // (other mail, such as task news, may take turns in between).
+    let turns = |reply: String| -> usize {
+        reply
+            .strip_prefix("turns=")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{reply}"))
+    };
+    let first = turns(ask(&env, "coder-1", "hello"));
+    let second = turns(ask(&env, "coder-1", "again"));
+    assert!(second > first, "{first} then {second}");
+    let cfg = config(&env, "coders");
+    let coder = cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "coder-1")
+        .unwrap();
+    assert_eq!(coder["agent"], "claude");
+    assert_eq!(coder["model"], "sonnet");
+    assert_eq!(
+        coder["agentArgs"],
+        serde_json::json!(["--permission-mode", "acceptEdits"])
+    );
+    assert!(
+        coder["worktree"]
+            .as_str()
+            .unwrap()
+            .ends_with("worktrees/coder-1")
+    );
+    let asked: Vec<Value> = model
+        .conversation_requests()
+        .into_iter()
+        .filter(|r| fake_model::last_user_text(r).contains("again"))
+        .collect();
+    assert_eq!(asked.len(), 1);
+    // The CLI resolves the alias to a full model id.
+    assert!(
+        asked[0]["model"].as_str().unwrap().contains("sonnet"),
+        "{}",
+        asked[0]["model"]
+    );
+    assert!(asked[0]["system"].to_string().contains("You are coder-1"));
+    let again = env.ok(&["up"]);
+    assert!(!again.contains("spawned"), "{again}");
+    env.ok(&["down", "--force"]);
+    assert!(!env.team_dir("coders").exists());
+    wait_until("no worker left", WAIT, || env.processes().is_empty());
+}
+
+#[test]
+fn up_of_another_team_while_leading_one_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["create", "up-first"]);
+    write(&env, &team_file("up-second", "process", BOB));
+    let before = snapshot(env.home_path());
+    let err = env.fails(&["up"], 2);
+    assert!(err.contains("you already lead team \"up-first\""), "{err}");
+    assert!(snapshot(env.home_path()) == before);
+    let err = env.fails(&["up", "--team", "up-first"], 2);
+    assert!(err.contains("declares team up-second"), "{err}");
+    assert!(snapshot(env.home_path()) == before);
+}
