@@ -100,7 +100,10 @@ impl Companion {
         };
         let mut parts = out.splitn(3, '\n');
         let state = parts.next().and_then(|l| argv::parse_state(l, &self.pane));
-        if !state.is_some_and(|s| !s.dead && s.tag == agent_id) {
+        // The pane's tag names this home too (`NAME@TEAM/HOMEKEY`): another home's pane with
+        // a reused id is gone for us.
+        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+        if !state.is_some_and(|s| !s.dead && s.tag == ours) {
             return gone;
         }
         let (history, y) = parts
