@@ -1,14 +1,13 @@
-//! The command line, as clap sees it. Arguments are converted once into a `Ctx` (the global
-//! options) and a `Command` whose `execute` dispatches to one file per command.
+//! The command line, as clap sees it: the arguments of every command, the global options
+//! resolved against their variables (`context::Global`). Nothing here runs a command:
+//! `commands::run` dispatches to one file per command.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::backend::Choice;
-use crate::commands;
-use crate::context::Ctx;
-use crate::error::Result;
+use crate::context::Global;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,17 +86,6 @@ impl clap::builder::TypedValueParser for ColorValues {
                 .map(clap::builder::PossibleValue::new),
         ))
     }
-}
-
-/// The global options, the environment filled in (an empty variable counts as unset).
-#[derive(Debug, Clone)]
-pub struct Global {
-    pub team: Option<String>,
-    pub home: Option<PathBuf>,
-    /// `None`: the leader, or inside a turn, its teammate (`Ctx::new`).
-    pub as_name: Option<String>,
-    pub json: bool,
-    pub color: String,
 }
 
 impl GlobalArgs {
@@ -554,62 +542,6 @@ pub fn worker_argv(args: &[std::ffi::OsString]) -> Option<(PathBuf, String)> {
             Some((PathBuf::from(home), id.to_str()?.to_string()))
         }
         _ => None,
-    }
-}
-
-impl Cli {
-    /// Run the parsed command line.
-    pub fn execute(self) -> Result<()> {
-        let Some(command) = self.command else {
-            // Bare `teamctl`: the help, on stderr, exit 2 (as clap does without variables).
-            use clap::CommandFactory;
-            let help = Cli::command().render_help();
-            eprint!("{help}");
-            return Err(crate::error::Error::bad(
-                "a command is required (see the list above)",
-            ));
-        };
-        let spawning = matches!(command, Command::Spawn(_));
-        let ctx = Ctx::new(self.global.resolve(), spawning)?;
-        // Before anything is read or written: a home that is not the caller's alone is refused
-        // (`completions` touches no home).
-        if !matches!(command, Command::Completions(_)) {
-            ctx.home.verify()?;
-        }
-        command.execute(&ctx)
-    }
-}
-
-impl Command {
-    pub fn execute(self, ctx: &Ctx) -> Result<()> {
-        match self {
-            Command::Create(a) => commands::create::run(ctx, a),
-            Command::Delete(a) => commands::delete::run(ctx, a),
-            Command::Up(a) => commands::up::run(ctx, a),
-            Command::Down(a) => commands::down::run(ctx, a),
-            Command::Spawn(a) => commands::spawn::run(ctx, *a),
-            Command::Send(a) => commands::send::run(ctx, a),
-            Command::Ask(a) => commands::ask::run(ctx, a),
-            Command::Inbox(a) => commands::inbox::run(ctx, a),
-            Command::Status(a) => commands::status::run(ctx, a),
-            Command::Wait(a) => commands::wait::run(ctx, a),
-            Command::Shutdown(a) => commands::shutdown::run(ctx, a),
-            Command::ShutdownResponse(a) => commands::shutdown_response::run(ctx, a),
-            Command::Interrupt(a) => commands::interrupt::run(ctx, a),
-            Command::Kill(a) => commands::kill::run(ctx, a),
-            Command::Resume(a) => commands::resume::run(ctx, a),
-            Command::Plan(c) => commands::plan::run(ctx, c),
-            Command::Task(c) => commands::task::run(ctx, c),
-            Command::Attach(a) => commands::attach::run(ctx, a),
-            Command::Log(a) => commands::log::run(ctx, a),
-            Command::Doctor(a) => commands::doctor::run(ctx, a),
-            Command::Completions(a) => commands::completions::run(a),
-            Command::Demo(a) => commands::demo::run(ctx, a),
-            Command::Lead => commands::lead::run(ctx),
-            Command::Hook(a) => commands::hook::run(ctx, a),
-            Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
-            Command::Complete(a) => commands::complete::run(ctx, a),
-        }
     }
 }
 

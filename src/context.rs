@@ -2,12 +2,22 @@
 
 use std::io::IsTerminal;
 
-use crate::cli::Global;
 use crate::domain::member::COLORS;
 use crate::domain::{LEADER, Name};
 use crate::error::{Error, Result};
 use crate::output::Painter;
 use crate::store::{FsStore, Home};
+
+/// The global options, the environment filled in (an empty variable counts as unset).
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub team: Option<String>,
+    pub home: Option<std::path::PathBuf>,
+    /// `None`: the leader, or inside a turn, its teammate (`Ctx::new`).
+    pub as_name: Option<String>,
+    pub json: bool,
+    pub color: String,
+}
 
 /// The home directory as every command and worker spells it, with process tag checks scoped
 /// to it: absolute and in one spelling (no trailing `/`, `//` or `.`), so workers started
@@ -93,9 +103,6 @@ impl Turn {
     }
 }
 
-/// Set in each turn: the hop count of the message being handled.
-pub const HOPS_VAR: &str = "TEAMCTL_HOPS";
-
 pub struct Ctx {
     pub home: Home,
     pub team: Option<String>,
@@ -174,7 +181,7 @@ impl Ctx {
     /// The hop count of a message sent now (the loop guard): inside a turn, the handled
     /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); outside any turn, 0.
     pub fn hops(&self) -> u32 {
-        std::env::var(HOPS_VAR)
+        std::env::var(crate::domain::env::HOPS)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
             .map_or(0, |h| h.saturating_add(1))

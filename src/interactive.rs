@@ -59,7 +59,7 @@ pub fn start(
             let mut m = member.clone();
             m.pane_id = Some(pane);
             m.tmux_socket = placed.tmux_socket.clone();
-            let _ = backend.terminate(&m, None, crate::leader::GRACE);
+            let _ = backend.terminate(&m, None, crate::backend::GRACE);
             return Err(e);
         }
     };
@@ -116,7 +116,7 @@ fn claude_argv(
     let session = member
         .session_id
         .clone()
-        .unwrap_or_else(crate::commands::spawn::new_session_id);
+        .unwrap_or_else(agent::new_session_id);
     let mates: Vec<String> = config
         .teammates()
         .filter(|m| m.name != member.name)

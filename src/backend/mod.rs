@@ -15,6 +15,9 @@ use std::time::Duration;
 use crate::domain::{BackendType, LiveState, Member, Name, TmuxFill};
 use crate::error::{Error, Result};
 
+/// How long a teammate gets between the polite signal and the kill.
+pub const GRACE: Duration = Duration::from_secs(3);
+
 /// Everything needed to start one worker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {

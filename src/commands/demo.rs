@@ -14,13 +14,14 @@ use std::time::{Duration, Instant};
 
 use crate::backend::Choice;
 use crate::cli::{DeleteArgs, DemoArgs, SpawnArgs};
-use crate::commands::{delete, spawn, status};
+use crate::commands::{delete, spawn};
 use crate::context::Ctx;
 use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 use crate::leader;
 use crate::store::fsutil::ensure_dir;
 use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::view::status;
 use crate::{bus, output::Painter};
 
 /// The demo team's name.
@@ -259,7 +260,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     let config = store.load()?;
     let rows = status::rows(&store, &config);
     println!();
-    print!("{}", status::render(demo, &config, &rows));
+    print!("{}", status::render(&demo.paint, &config, &rows));
     println!();
     let exe = teamctl_program();
     print!("{}", how_to_attach(&demo.paint, &store, &config, &exe));

@@ -177,7 +177,7 @@ pub fn start(
     member.command = args.exec.clone();
     member.agent = args.agent.clone();
     member.agent_args = args.extra.clone();
-    member.session_id = Some(new_session_id());
+    member.session_id = Some(crate::agent::new_session_id());
     member.status = Status::Starting;
     member.plan_mode_required = args.plan_mode_required;
     member.plan_command = args.plan.clone();
@@ -219,7 +219,11 @@ pub fn start(
     }
     if let Some(old) = &previous {
         // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
-        backend::for_member(old).terminate(old, store.live(&name).as_ref(), leader::GRACE)?;
+        backend::for_member(old).terminate(
+            old,
+            store.live(&name).as_ref(),
+            crate::backend::GRACE,
+        )?;
         if tree.is_none() && old.worktree.is_some() {
             member.worktree = old.worktree.clone();
             member.cwd = old.cwd.clone();
@@ -282,11 +286,6 @@ pub fn start(
         }
     };
     Ok(started)
-}
-
-/// A fresh session id: a random UUID, as agent CLIs expect (`claude --session-id`).
-pub fn new_session_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }
 
 /// `--interactive`: how the companion tells idle from busy (checked before anything is written).

@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::{
     TaskAddArgs, TaskClaimArgs, TaskCommand, TaskDoneArgs, TaskIdArg, TaskUpdateArgs,
 };
-use crate::commands::send::wake;
+
 use crate::context::Ctx;
 use crate::domain::task::{Change, NewTask, Task, TaskList, TaskStatus, ids};
 use crate::domain::time::{age, now_ms};
@@ -338,8 +338,9 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
     let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
     env.hops = ctx.hops();
     bus::deliver(store, &config, &env)?;
-    // A teammate's assignment does not bring back one the leader stopped (see `send::wake`).
-    let (resumed, waiting) = wake(ctx, store, std::slice::from_ref(owner))?;
+    // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
+    let (resumed, waiting) =
+        crate::leader::wake(&ctx.home, &ctx.me()?, store, std::slice::from_ref(owner))?;
     for n in resumed {
         eprintln!("teamctl: {n} was not running; resumed it");
     }

@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 
 use crate::agent;
 use crate::bus;
+use crate::domain::env;
 use crate::domain::message::Approve;
 use crate::domain::time::now_ms;
 use crate::domain::{
@@ -485,8 +486,8 @@ impl Worker {
         let turn_no = self.live.session_turns;
         let mut vars = self.turn_env(env, text, extra_env);
         let session = self.session_id();
-        vars.push(("TEAMCTL_SESSION_ID".into(), session.clone()));
-        vars.push(("TEAMCTL_TURN".into(), turn_no.to_string()));
+        vars.push((env::SESSION_ID.into(), session.clone()));
+        vars.push((env::TURN.into(), turn_no.to_string()));
         let mut spec = TurnSpec {
             command: self.member.command.clone().unwrap_or_default(),
             argv: None,
@@ -579,7 +580,7 @@ impl Worker {
         if let Some(id) = &self.member.session_id {
             return id.clone();
         }
-        let id = crate::commands::spawn::new_session_id();
+        let id = agent::new_session_id();
         let name = self.name.clone();
         let recorded = self.store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
@@ -657,23 +658,23 @@ impl Worker {
             other => other.preview(),
         };
         let mut vars = vec![
-            ("TEAMCTL_HOME".to_string(), self.home.display().to_string()),
-            ("TEAMCTL_TEAM".into(), team),
-            ("TEAMCTL_AGENT_NAME".into(), self.name.to_string()),
-            ("TEAMCTL_AGENT_ID".into(), self.member.agent_id.clone()),
+            (env::HOME.to_string(), self.home.display().to_string()),
+            (env::TEAM.into(), team),
+            (env::AGENT_NAME.into(), self.name.to_string()),
+            (env::AGENT_ID.into(), self.member.agent_id.clone()),
             (
-                "TEAMCTL_PROMPT".into(),
+                env::PROMPT.into(),
                 self.member.prompt.clone().unwrap_or_default(),
             ),
-            ("TEAMCTL_FROM".into(), env.from.clone()),
-            ("TEAMCTL_MESSAGE".into(), turn::env_value(text)),
-            ("TEAMCTL_MESSAGE_ID".into(), env.id.clone()),
-            ("TEAMCTL_SUMMARY".into(), turn::env_value(&summary)),
-            (crate::context::HOPS_VAR.into(), env.hops.to_string()),
+            (env::FROM.into(), env.from.clone()),
+            (env::MESSAGE.into(), turn::env_value(text)),
+            (env::MESSAGE_ID.into(), env.id.clone()),
+            (env::SUMMARY.into(), turn::env_value(&summary)),
+            (env::HOPS.into(), env.hops.to_string()),
             ("PATH".into(), path),
         ];
         if let Some(model) = &self.member.model {
-            vars.push(("TEAMCTL_MODEL".into(), model.clone()));
+            vars.push((env::MODEL.into(), model.clone()));
         }
         vars.extend(extra.iter().cloned());
         vars
@@ -891,7 +892,9 @@ impl Worker {
         reason: Option<&str>,
         stop: &mut Stoppers,
     ) -> Result<std::result::Result<Option<String>, Next>> {
-        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
+        use crate::domain::env::{
+            SHUTDOWN_REASON as REASON_VAR, SHUTDOWN_REQUEST_ID as REQUEST_VAR,
+        };
         let text = format!(
             "Shutdown request {request_id} from {LEADER}: {}.\n\nIf you can stop now, finish up and end your turn (no answer needed: you will be stopped). If you must not stop yet, run `teamctl shutdown-response reject --reason \"why\"`.",
             reason.unwrap_or("no reason given")
@@ -937,7 +940,9 @@ impl Worker {
     /// Run `--on-shutdown` (the request on stdin as JSON and in the environment); a non-zero
     /// exit refuses with its output as the reason.
     async fn shutdown_refusal(&mut self, request_id: &str, reason: Option<&str>) -> Option<String> {
-        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
+        use crate::domain::env::{
+            SHUTDOWN_REASON as REASON_VAR, SHUTDOWN_REQUEST_ID as REQUEST_VAR,
+        };
         let cmd = self.member.on_shutdown.clone()?;
         let request = serde_json::json!({
             "type": "shutdown_request",
@@ -950,9 +955,9 @@ impl Worker {
             .arg("-c")
             .arg(&cmd)
             .current_dir(&self.member.cwd)
-            .env("TEAMCTL_AGENT_NAME", self.name.as_str())
-            .env("TEAMCTL_TEAM", self.store.team().as_str())
-            .env("TEAMCTL_AGENT_ID", &self.member.agent_id)
+            .env(env::AGENT_NAME, self.name.as_str())
+            .env(env::TEAM, self.store.team().as_str())
+            .env(env::AGENT_ID, &self.member.agent_id)
             .env(REQUEST_VAR, request_id)
             .env(REASON_VAR, turn::env_value(reason.unwrap_or_default()))
             .stdin(std::process::Stdio::piped())

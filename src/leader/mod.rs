@@ -2,22 +2,21 @@
 //! a stopped teammate), telling idle from dead, ending a teammate, and acting on shutdown
 //! responses (SPEC section 7) whichever leader command runs next.
 
-use std::time::Duration;
+pub mod handoff;
+mod wake;
 
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::fsutil::{LockGuard, with_subdir};
 use crate::store::{FsStore, Home, Item, Store};
+pub use wake::{resume_stopped, wake};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
 
 /// The member field that records the shutdown request the leader is waiting on.
 pub const SHUTDOWN_REQUEST_FIELD: &str = "shutdownRequestId";
-
-/// How long a teammate gets between the polite signal and the kill.
-pub const GRACE: Duration = Duration::from_secs(3);
 
 /// A member's state as a person should see it: the worker's own word, checked against the
 /// pane or process, so idle and dead are never confused.
@@ -151,16 +150,9 @@ pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
     with_subdir(&locks, 1, || LockGuard::acquire(&path))
 }
 
-/// Bring back a stopped or dead teammate with the same identity, backend and cursor.
-pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
-    match resume_if_down(home, store, name)? {
-        Some(m) => Ok(m),
-        None => Ok(store.load()?.require(name.as_str())?.clone()),
-    }
-}
-
-/// `resume`, saying whether a worker was started (`None`: it was running already, perhaps
-/// started by a concurrent spawn or resume this call waited for).
+/// Bring back a stopped or dead teammate with the same identity, backend and cursor, saying
+/// whether a worker was started (`None`: it was running already, perhaps started by a
+/// concurrent spawn or resume this call waited for).
 pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
@@ -175,7 +167,7 @@ pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Optio
     }
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
-    old.terminate(member, live.as_ref(), GRACE)?;
+    old.terminate(member, live.as_ref(), backend::GRACE)?;
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
@@ -191,7 +183,7 @@ pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
     // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
     // is gone, never "dead" in between.
     mark_stopped(store, &member.name)?;
-    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
+    backend::for_member(member).terminate(member, live.as_ref(), backend::GRACE)?;
     release_tasks(store, &member.name)?;
     if ended_before {
         // Ended already (a second kill, a forced shutdown of a stopped teammate): the
