@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::backend::Choice;
 use crate::context::Global;
+use crate::domain::env;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -95,11 +96,11 @@ impl GlobalArgs {
         Global {
             team: self
                 .team
-                .or_else(|| var("TEAMCTL_TEAM").map(|v| v.to_string_lossy().into_owned())),
-            home: self.home.or_else(|| var("TEAMCTL_HOME").map(PathBuf::from)),
+                .or_else(|| var(env::TEAM).map(|v| v.to_string_lossy().into_owned())),
+            home: self.home.or_else(|| var(env::HOME).map(PathBuf::from)),
             as_name: self
                 .as_name
-                .or_else(|| var("TEAMCTL_AGENT_NAME").map(|v| v.to_string_lossy().into_owned())),
+                .or_else(|| var(env::AGENT_NAME).map(|v| v.to_string_lossy().into_owned())),
             json: self.json,
             color: self.color,
         }

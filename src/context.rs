@@ -2,6 +2,7 @@
 
 use std::io::IsTerminal;
 
+use crate::domain::env;
 use crate::domain::member::COLORS;
 use crate::domain::{LEADER, Name};
 use crate::error::{Error, Result};
@@ -51,7 +52,7 @@ impl Turn {
     /// The turn named by the environment, if any: `TEAMCTL_AGENT_ID` set and not empty.
     pub fn from_env() -> Result<Option<Turn>> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let Some(id) = var("TEAMCTL_AGENT_ID") else {
+        let Some(id) = var(env::AGENT_ID) else {
             return Ok(None);
         };
         let bad = || {
@@ -65,8 +66,8 @@ impl Turn {
         Ok(Some(Turn {
             name,
             team,
-            message_id: var("TEAMCTL_MESSAGE_ID"),
-            from: var("TEAMCTL_FROM"),
+            message_id: var(env::MESSAGE_ID),
+            from: var(env::FROM),
         }))
     }
 
@@ -94,7 +95,7 @@ impl Turn {
         {
             return refuse(format!("acting in team {t:?} (--team / TEAMCTL_TEAM)"));
         }
-        if let Some(h) = std::env::var_os("TEAMCTL_HOME").filter(|h| !h.is_empty())
+        if let Some(h) = std::env::var_os(env::HOME).filter(|h| !h.is_empty())
             && home_root(std::path::PathBuf::from(h)) != home
         {
             return refuse(format!("acting in home {} (--home)", home.display()));
@@ -181,7 +182,7 @@ impl Ctx {
     /// The hop count of a message sent now (the loop guard): inside a turn, the handled
     /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); outside any turn, 0.
     pub fn hops(&self) -> u32 {
-        std::env::var(crate::domain::env::HOPS)
+        std::env::var(env::HOPS)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
             .map_or(0, |h| h.saturating_add(1))
@@ -249,7 +250,7 @@ mod tests {
             from: None,
         };
         let home = std::path::Path::new("/h");
-        if std::env::var_os("TEAMCTL_HOME").is_none() {
+        if std::env::var_os(env::HOME).is_none() {
             assert!(turn.check(None, None, home).is_ok());
             assert!(turn.check(Some("bob"), Some("alpha"), home).is_ok());
         }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::agent;
 use crate::backend::process::ProcessBackend;
 use crate::backend::{Backend, Launch, Placement};
+use crate::domain::env;
 use crate::domain::{BackendType, LEADER, Member, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Home, Store, hooks};
@@ -47,9 +48,9 @@ pub fn start(
         .ok_or_else(|| Error::failed("tmux gave no pane id"))?;
     let mut worker = Launch::new(home.root(), store.team(), member, log)?;
     worker.env = vec![
-        (crate::worker::companion::PANE_VAR.into(), pane.clone()),
+        (env::COMPANION_PANE.into(), pane.clone()),
         (
-            crate::worker::companion::SERVER_VAR.into(),
+            env::COMPANION_SERVER.into(),
             placed.tmux_socket.clone().unwrap_or_default(),
         ),
     ];
@@ -183,14 +184,14 @@ fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(
         path = format!("{path}:{old}");
     }
     let mut vars = vec![
-        ("TEAMCTL_HOME".to_string(), home.display().to_string()),
-        ("TEAMCTL_TEAM".into(), store.team().to_string()),
-        ("TEAMCTL_AGENT_NAME".into(), member.name.to_string()),
-        ("TEAMCTL_AGENT_ID".into(), member.agent_id.clone()),
+        (env::HOME.to_string(), home.display().to_string()),
+        (env::TEAM.into(), store.team().to_string()),
+        (env::AGENT_NAME.into(), member.name.to_string()),
+        (env::AGENT_ID.into(), member.agent_id.clone()),
         ("PATH".into(), path),
     ];
     if let Some(p) = &member.prompt {
-        vars.push(("TEAMCTL_PROMPT".into(), p.clone()));
+        vars.push((env::PROMPT.into(), p.clone()));
     }
     vars
 }

@@ -74,10 +74,10 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
-    let want = format!("TEAMCTL_AGENT_ID={agent_id}");
+    let want = format!("{}={agent_id}", crate::domain::env::AGENT_ID);
     let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
     let home_ok = HOME.get().is_none_or(|h| {
-        let want_home = format!("TEAMCTL_HOME={h}");
+        let want_home = format!("{}={h}", crate::domain::env::HOME);
         vars.contains(&want_home.as_bytes())
     });
     home_ok && vars.contains(&want.as_bytes())
@@ -214,7 +214,7 @@ mod tests {
         let id = format!("bob@proc-test-{}", std::process::id());
         let mut child = std::process::Command::new("sleep")
             .arg("30")
-            .env("TEAMCTL_AGENT_ID", &id)
+            .env(crate::domain::env::AGENT_ID, &id)
             .spawn()
             .unwrap();
         let pid = child.id();

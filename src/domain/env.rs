@@ -34,6 +34,18 @@ pub const MODEL: &str = "TEAMCTL_MODEL";
 pub const SHUTDOWN_REQUEST_ID: &str = "TEAMCTL_SHUTDOWN_REQUEST_ID";
 /// Why the leader asked the teammate to stop.
 pub const SHUTDOWN_REASON: &str = "TEAMCTL_SHUTDOWN_REASON";
+/// The task a turn works on (an assignment or an auto-claim).
+pub const TASK_ID: &str = "TEAMCTL_TASK_ID";
+/// The approved plan (`--plan-mode-required`).
+pub const PLAN: &str = "TEAMCTL_PLAN";
+/// Which planning round this is (1 to 3).
+pub const PLAN_ROUND: &str = "TEAMCTL_PLAN_ROUND";
+/// Why the leader rejected the last plan.
+pub const FEEDBACK: &str = "TEAMCTL_FEEDBACK";
+/// An interactive teammate's companion: the agent's pane it delivers into.
+pub const COMPANION_PANE: &str = "TEAMCTL_COMPANION_PANE";
+/// That pane's tmux server as members record it (empty: the default server).
+pub const COMPANION_SERVER: &str = "TEAMCTL_COMPANION_SERVER";
 
 /// One variable and where it belongs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +83,12 @@ pub const VARS: &[Var] = &[
     var(MODEL, true, false),
     var(SHUTDOWN_REQUEST_ID, true, false),
     var(SHUTDOWN_REASON, true, false),
+    var(TASK_ID, false, false),
+    var(PLAN, false, false),
+    var(PLAN_ROUND, false, false),
+    var(FEEDBACK, false, false),
+    var(COMPANION_PANE, false, false),
+    var(COMPANION_SERVER, false, false),
 ];
 
 /// The variables naming an agent or its turn.

@@ -192,7 +192,7 @@ impl Worker {
             (Some(task), _) => self.run_task(env, &task, stop).await,
             (None, Some(TaskError::Unknown(_))) => {
                 let text = format!("Task #{task_id}: {subject}");
-                let extra = [("TEAMCTL_TASK_ID".to_string(), task_id.to_string())];
+                let extra = [(crate::domain::env::TASK_ID.to_string(), task_id.to_string())];
                 self.turn(env, &text, &extra, stop).await
             }
             (_, why) => {
@@ -210,7 +210,7 @@ impl Worker {
     /// `TEAMCTL_TASK_ID` in the environment.
     async fn run_task(&mut self, env: &Envelope, task: &Task, stop: &mut Stoppers) -> Result<Next> {
         self.live.current_task = Some(task.id);
-        let extra = [("TEAMCTL_TASK_ID".to_string(), task.id.to_string())];
+        let extra = [(crate::domain::env::TASK_ID.to_string(), task.id.to_string())];
         let next = self.turn(env, &task.turn_text(), &extra, stop).await;
         // Without a command the person finishes the task (`task done`); it stays in progress.
         self.live.current_task = None;
