@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::backend::Choice;
 use crate::context::Global;
 use crate::domain::env;
 
@@ -24,6 +23,24 @@ pub struct Cli {
     /// subcommand lists the hidden ones too).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `--backend auto|tmux|process`, as the CLI spells `backend::Choice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Tmux,
+    Process,
+}
+
+impl From<BackendArg> for crate::backend::Choice {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Auto => Self::Auto,
+            BackendArg::Tmux => Self::Tmux,
+            BackendArg::Process => Self::Process,
+        }
+    }
 }
 
 /// The heading global options are listed under in every command's help, apart from its own.
@@ -224,8 +241,8 @@ pub struct SpawnArgs {
     #[arg(long)]
     pub prompt: Option<String>,
     /// Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)
-    #[arg(long, value_enum, default_value_t = Choice::Auto)]
-    pub backend: Choice,
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
     /// The directory the agent command runs in (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

@@ -112,7 +112,7 @@ fn claude_argv(
         ))
     })?;
     let me = std::env::current_exe()
-        .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
     let settings = hooks::write_settings(store, &member.name, &me)?;
     let session = member
         .session_id

@@ -56,7 +56,7 @@ impl Launch {
             )));
         }
         let program = std::env::current_exe()
-            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let console = vec![
             program.display().to_string(),
             "lead".into(),
@@ -148,8 +148,8 @@ pub fn for_member(member: &Member) -> Box<dyn Backend> {
     }
 }
 
-/// `--backend auto|tmux|process`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Where a new member's worker runs (`--backend`, mapped by the CLI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
     Auto,
     Tmux,

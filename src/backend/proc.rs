@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
+use nix::unistd::Pid as NixPid;
 
 static HOME: OnceLock<String> = OnceLock::new();
 static HOME_KEY: OnceLock<String> = OnceLock::new();
@@ -100,9 +100,39 @@ pub fn tagged_processes(agent_id: &str) -> Vec<u32> {
         .collect()
 }
 
+/// A process id that can be signalled: positive and within the kernel's range, so that no
+/// cast can turn it into a process group (a negative id) or every process (`-1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pid(i32);
+
+impl Pid {
+    /// The process `raw`, as the team file and live state record it; 0 and ids out of range
+    /// are none.
+    pub fn new(raw: u32) -> Option<Pid> {
+        i32::try_from(raw).ok().filter(|&p| p > 0).map(Pid)
+    }
+
+    /// A process group id as recorded (`turn_pgid`).
+    pub fn group(raw: i32) -> Option<Pid> {
+        (raw > 0).then_some(Pid(raw))
+    }
+
+    /// The id as `/proc` and the records spell it.
+    pub fn raw(self) -> u32 {
+        self.0.unsigned_abs()
+    }
+
+    fn nix(self) -> NixPid {
+        NixPid::from_raw(self.0)
+    }
+}
+
 /// The process exists and is not a zombie.
 pub fn running(pid: u32) -> bool {
-    if pid == 0 || kill(Pid::from_raw(pid as i32), None).is_err() {
+    let Some(p) = Pid::new(pid) else {
+        return false;
+    };
+    if kill(p.nix(), None).is_err() {
         return false;
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -116,11 +146,11 @@ pub fn running(pid: u32) -> bool {
 }
 
 pub fn signal(pid: u32, sig: Signal) -> bool {
-    kill(Pid::from_raw(pid as i32), sig).is_ok()
+    Pid::new(pid).is_some_and(|p| kill(p.nix(), sig).is_ok())
 }
 
 pub fn signal_group(pgid: i32, sig: Signal) -> bool {
-    pgid > 1 && killpg(Pid::from_raw(pgid), sig).is_ok()
+    pgid > 1 && killpg(NixPid::from_raw(pgid), sig).is_ok()
 }
 
 /// Wait until `pred` holds or `timeout` passes; true when it held.
@@ -137,15 +167,16 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL. `leader_tagged` says
-/// whether the group's leader was checked; with nothing tagged, nothing is signalled.
-pub fn end_group(pgid: i32, grace: Duration, still_there: impl Fn() -> bool) {
+/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL, as long as
+/// `still_there` (the caller's tag check on the group's leader) holds; when it does not,
+/// nothing is signalled.
+pub fn end_group(pgid: Pid, grace: Duration, still_there: impl Fn() -> bool) {
     if !still_there() {
         return;
     }
-    signal_group(pgid, Signal::SIGTERM);
+    signal_group(pgid.0, Signal::SIGTERM);
     if !wait_for(grace, || !still_there()) {
-        signal_group(pgid, Signal::SIGKILL);
+        signal_group(pgid.0, Signal::SIGKILL);
         wait_for(Duration::from_secs(2), || !still_there());
     }
 }

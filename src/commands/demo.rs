@@ -12,7 +12,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::backend::Choice;
 use crate::cli::{DeleteArgs, DemoArgs, SpawnArgs};
 use crate::commands::{delete, spawn};
 use crate::context::Ctx;
@@ -233,8 +232,7 @@ fn stop(demo: &Ctx) -> Result<()> {
 
 /// Make the team, run the exchange, print the board and the hints; the summary for `--json`.
 fn start(demo: &Ctx) -> Result<serde_json::Value> {
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
     let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
     if store.team().as_str() != TEAM {
         // Another process made `demo` in between: leave both alone.
@@ -302,7 +300,7 @@ fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
         agent: None,
         extra: Vec::new(),
         prompt: Some(format!("the demo's {name}")),
-        backend: Choice::Auto,
+        backend: crate::cli::BackendArg::Auto,
         cwd: Some(agents.to_path_buf()),
         model: None,
         agent_type: "demo-script".into(),

@@ -127,7 +127,7 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
         }
     }
     let interactive = interactive_rule(args)?;
-    let backend = backend::select(args.backend)?;
+    let backend = backend::select(args.backend.into())?;
     if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
         return Err(Error::bad(
             "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
@@ -227,11 +227,8 @@ pub fn start(
         if tree.is_none() && old.worktree.is_some() {
             member.worktree = old.worktree.clone();
             member.cwd = old.cwd.clone();
-            for field in [worktree::REPO_FIELD, worktree::BRANCH_FIELD] {
-                if let Some(v) = old.extra.get(field) {
-                    member.extra.insert(field.into(), v.clone());
-                }
-            }
+            member.worktree_repo = old.worktree_repo.clone();
+            member.worktree_branch = old.worktree_branch.clone();
             worktree::restore(&member)?;
         }
     }
@@ -250,9 +247,7 @@ pub fn start(
                 // Fields this version does not know (written by another version or tool)
                 // stay, as docs/PROTOCOL.md promises; a pending shutdown request does not.
                 for (k, v) in &slot.extra {
-                    if k != leader::SHUTDOWN_REQUEST_FIELD {
-                        m.extra.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+                    m.extra.entry(k.clone()).or_insert_with(|| v.clone());
                 }
                 *slot = m
             }
@@ -319,9 +314,7 @@ fn interactive_rule(args: &SpawnArgs) -> Result<Option<Interactive>> {
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {
     let dir = match cwd {
         Some(d) => d.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?
-        }
+        None => std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?,
     };
     let dir = dir
         .canonicalize()

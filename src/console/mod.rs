@@ -317,7 +317,7 @@ impl Console<'_> {
     /// scrolling area (argv only, no shell).
     fn tasks(&mut self) -> Result<()> {
         let exe = std::env::current_exe()
-            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let color = if self.ctx.paint.enabled() {
             "always"
         } else {
@@ -330,7 +330,7 @@ impl Console<'_> {
             .args(["--color", color, "task", "list"])
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| Error::failed(format!("cannot run `teamctl task list`: {e}")))?;
+            .map_err(|e| Error::io_while("cannot run `teamctl task list`", e))?;
         let text = String::from_utf8_lossy(if out.status.success() {
             &out.stdout
         } else {

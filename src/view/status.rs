@@ -57,8 +57,7 @@ pub fn rows_by(
                 .and_then(|l| l.current_turn.as_ref())
                 .filter(|_| status == Status::Working)
                 .map(|t| t.message_id.as_str());
-            let shutdown_requested =
-                m.extra.contains_key(leader::SHUTDOWN_REQUEST_FIELD) && status.is_running();
+            let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
             let shown = if shutdown_requested {
                 Status::ShutdownPending
             } else {
