@@ -16,14 +16,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
     let store = ctx.store()?;
     let config = store.load()?;
-    let targets: Vec<Name> = match &args.name {
-        Some(n) => {
-            let name = Name::teammate(n)?;
-            config.require(name.as_str())?;
-            vec![name]
-        }
-        None => config.teammates().map(|m| m.name.clone()).collect(),
-    };
+    let targets = config.named_or_all(args.name.as_deref())?;
     ctx.reconcile(&store)?;
     if args.force {
         let mut forced = Vec::new();

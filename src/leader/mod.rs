@@ -1,6 +1,7 @@
-//! Leader-side operations shared by several commands: starting a worker (spawn, resume, send to
-//! a stopped teammate), telling idle from dead, ending a teammate, and acting on shutdown
-//! responses (SPEC section 7) whichever leader command runs next.
+//! Leader-side operations shared by the commands and the console: starting a worker (spawn,
+//! resume, and `wake` for mail to a stopped teammate), telling idle from dead, ending a
+//! teammate, the shutdown handoff (`handoff`), and acting on shutdown responses (SPEC
+//! section 7) whichever leader command runs next.
 
 pub mod handoff;
 mod wake;
@@ -14,9 +15,6 @@ pub use wake::{resume_stopped, wake};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
-
-/// The member field that records the shutdown request the leader is waiting on.
-pub const SHUTDOWN_REQUEST_FIELD: &str = "shutdownRequestId";
 
 /// A member's state as a person should see it: the worker's own word, checked against the
 /// pane or process, so idle and dead are never confused.
@@ -134,7 +132,7 @@ pub fn start_worker_in(
         m.pid = placement.pid;
         m.tmux_socket = placement.tmux_socket.clone();
         m.status = Status::Starting;
-        m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+        m.shutdown_request_id = None;
         Ok(())
     })?;
     Ok(updated.require(name.as_str())?.clone())
@@ -207,7 +205,7 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
             m.status = Status::Stopped;
-            m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+            m.shutdown_request_id = None;
         }
         Ok(())
     })?;
@@ -233,12 +231,9 @@ pub fn expect_shutdown(store: &FsStore, name: &Name, request_id: &str) -> Result
     let mut awaited = (request_id.to_string(), true);
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
-            match m.extra.get(SHUTDOWN_REQUEST_FIELD).and_then(|v| v.as_str()) {
-                Some(old) => awaited = (old.to_string(), false),
-                None => {
-                    m.extra
-                        .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.into());
-                }
+            match &m.shutdown_request_id {
+                Some(old) => awaited = (old.clone(), false),
+                None => m.shutdown_request_id = Some(request_id.to_string()),
             }
         }
         Ok(())
@@ -290,10 +285,7 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     let Some(member) = config.member(&env.from) else {
         return Ok(None);
     };
-    let waiting = member
-        .extra
-        .get(SHUTDOWN_REQUEST_FIELD)
-        .and_then(|v| v.as_str());
+    let waiting = member.shutdown_request_id.as_deref();
     // An approval answers any outstanding request (the leader may have asked twice); a
     // refusal counts only for the request it answers.
     let current = waiting == Some(request_id.as_str());
@@ -303,7 +295,7 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     if !approve.0 {
         store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(&env.from) {
-                m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+                m.shutdown_request_id = None;
             }
             Ok(())
         })?;

@@ -71,7 +71,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::failed(format!("cannot start the worker runtime: {e}")))?;
+        .map_err(|e| Error::io_while("cannot start the worker runtime", e))?;
     runtime.block_on(async move {
         let mut worker = Worker::new(store, home, name)?;
         worker.run().await
@@ -481,21 +481,27 @@ impl Worker {
         let home = self.home.display().to_string();
         let sessions_dir = self.store.dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
+        let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
+        let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
+            preset.map_or_else(Default::default, |p| {
+                p.turn(&agent::TurnArgs {
+                    session: &session,
+                    turn,
+                    model: model.as_deref(),
+                    prompt,
+                    message: text,
+                    home: &home,
+                    sessions: &sessions,
+                    extra: &agent_args,
+                })
+            })
+        };
         if let Some(preset) = preset {
             prompt = self.team_prompt()?;
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
-            let (argv, stdin) = preset.turn(&agent::TurnArgs {
-                session: &session,
-                turn: turn_no,
-                model: self.member.model.as_deref(),
-                prompt: &prompt,
-                message: text,
-                home: &home,
-                sessions: &sessions,
-                extra: &self.member.agent_args,
-            });
+            let (argv, stdin) = args(turn_no, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
         } else if let Some(name) = &self.member.agent {
@@ -526,16 +532,7 @@ impl Worker {
                     "continuing it"
                 },
             ));
-            let (argv, stdin) = preset.turn(&agent::TurnArgs {
-                session: &session,
-                turn: as_turn,
-                model: self.member.model.as_deref(),
-                prompt: &prompt,
-                message: text,
-                home: &home,
-                sessions: &sessions,
-                extra: &self.member.agent_args,
-            });
+            let (argv, stdin) = args(as_turn, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
             result = self.run_spec(&spec, stop).await;
