@@ -370,6 +370,17 @@ fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
     (env, cc, t)
 }
 
+/// Whether a Claude Code transcript under `home` (`.claude/projects/*/*.jsonl`) holds `text`.
+fn transcripts_hold(home: &std::path::Path, text: &str) -> bool {
+    let dirs = std::fs::read_dir(home.join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    dirs.flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .filter(|f| f.path().extension().is_some_and(|e| e == "jsonl"))
+        .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|s| s.contains(text)))
+}
+
 /// Conversation requests whose last user turn ends with `line`.
 fn asked(model: &FakeModel, line: &str) -> Vec<serde_json::Value> {
     model
@@ -513,10 +524,18 @@ fn claude_user_typing_in_the_pane_is_not_pasted_over() {
 #[test]
 fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
     let model = FakeModel::start(script);
-    let (env, _cc, t) = claude_team(&model, "it-cc-down");
+    let (env, cc, t) = claude_team(&model, "it-cc-down");
     assert_eq!(
         env.ok(&["ask", "bob", "first", "--timeout", "60"]).trim(),
         "got: first"
+    );
+    // `kill` ends the agent at once: what it has not written of its transcript yet is lost
+    // with it (under load the Stop hook can run before the reply reaches the file). The
+    // conversation to continue is the one on disk.
+    wait_until(
+        "the first reply in Claude Code's transcript",
+        CLAUDE_WAIT,
+        || transcripts_hold(cc.home.path(), "got: first"),
     );
     let old = pane_of(&env, &t, "bob");
     env.ok(&["kill", "bob"]);
