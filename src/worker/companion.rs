@@ -369,6 +369,14 @@ impl Worker {
         if let Err(e) = c.enter() {
             return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
         }
+        // A line-oriented REPL ends a block of several lines (python's `for ...:` and its
+        // body) at an empty line, which the paste's trimmed end no longer has: one more Enter.
+        if !c.rule.uses_hooks()
+            && text.trim_end_matches(['\n', '\r']).contains('\n')
+            && let Err(e) = c.enter()
+        {
+            return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+        }
         c.busy = true;
         c.ours_running = false;
         c.screen = None;
@@ -382,7 +390,11 @@ impl Worker {
         self.sink.note(&note);
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
+        let mut input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
+        if !hooks && input_lines > 1 {
+            // The extra Enter that ended the block echoed one more (empty) input line.
+            input_lines += 1;
+        }
         loop {
             if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
                 return Ok(Some(TurnResult {

@@ -110,6 +110,16 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     // A multi-line print: every line of output, nothing of the echo or the prompt.
     let out = env.ok(&["ask", "py", "print('a'); print('b')", "--timeout", "30"]);
     assert_eq!(out.trim(), "a\nb");
+    // A block of several lines runs: the REPL gets the empty line that ends it.
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "for i in range(3):\n    print(i * 10)\n",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(out.trim(), "0\n10\n20");
 }
 
 #[test]
