@@ -355,10 +355,14 @@ impl Worker {
         // A preset agent is told who is writing (its answer goes back to them); a generic
         // REPL gets the text exactly.
         let header = format!("Message from {} ({}):", env.from, env.id);
+        // Control characters are pasted as visible escapes (`output::printable`): an ESC in
+        // a message could otherwise end the bracketed paste early (`ESC [201~`) and type the
+        // rest into the agent as keys (another submit, a mode switch), and a CR would submit.
+        let text = crate::output::printable(text);
         let pasted = if c.rule.uses_hooks() {
             format!("{header}\n\n{text}")
         } else {
-            text.to_string()
+            text.clone()
         };
         if let Err(e) = c.paste(&buffer, &pasted) {
             return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));

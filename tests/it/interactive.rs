@@ -123,6 +123,24 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
 }
 
 #[test]
+fn a_message_cannot_break_out_of_the_paste() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-esc");
+    spawn_python(&env, "py");
+    // ESC [201~ ends a bracketed paste; CR submits. Pasted as they are, the rest would be
+    // typed into the REPL as keys: `print(7*6)` would run as a turn of its own.
+    let out = env.run(&["ask", "py", "'x'\u{1b}[201~\rprint(7*6)", "--timeout", "30"]);
+    let reply = String::from_utf8_lossy(&out.stdout);
+    let pane = pane_of(&env, &t, "py");
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let text = screen(&env, &pane);
+    assert!(!text.lines().any(|l| l.trim() == "42"), "{text}");
+    assert!(!reply.lines().any(|l| l.trim() == "42"), "{reply}");
+    // The escapes arrived as text, on one input line.
+    assert!(text.contains("\\u{1b}[201~\\u{d}print(7*6)"), "{text}");
+}
+
+#[test]
 fn mail_sent_mid_turn_is_delivered_after_the_turn() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "it-py-mid");
