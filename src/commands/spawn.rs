@@ -25,10 +25,10 @@ fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
     match config
         .members
         .iter()
-        .find(|m| m.name != *name && m.name.as_str().eq_ignore_ascii_case(name.as_str()))
+        .find(|m| m.name != *name && m.name.looks_like(name))
     {
         Some(m) => Err(Error::bad(format!(
-            "{name:?} differs from {:?}, already in team {}, only in case; choose a name that differs in more than case",
+            "{name:?} looks like {:?}, already in team {} (they differ only in case, I/l/1, O/0 or - _ .); choose a name a reader can tell apart",
             m.name.as_str(),
             config.name
         ))),
