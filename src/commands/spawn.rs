@@ -186,6 +186,9 @@ pub fn start(
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
+    // Recorded with the entry, before the worker is placed: a spawn killed half-way leaves a
+    // member on the right server, never one read as "the default server".
+    member.tmux_socket = backend.tmux_socket();
     member.interactive = interactive;
     if let Some(t) = &tree {
         worktree::record(&mut member, t);
