@@ -123,6 +123,28 @@ pub fn env_value(s: &str) -> String {
     s[..end].to_string()
 }
 
+/// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
+/// resumed this teammate) the worker's own, so every turn starts from it; the worker's
+/// teamctl and tmux pane variables stay. Without a recorded one (a teammate spawned by an
+/// older teamctl), nothing changes. Called before the worker starts any thread.
+pub fn adopt_recorded_env(file: &Path) -> Result<()> {
+    let Some(recorded) = crate::store::envfile::load(file)? else {
+        return Ok(());
+    };
+    let vars = crate::store::envfile::merged(recorded, std::env::vars_os());
+    for (k, _) in std::env::vars_os() {
+        if !vars.iter().any(|(v, _)| *v == k) {
+            // SAFETY: the worker has not started any thread yet (see the caller).
+            unsafe { std::env::remove_var(&k) };
+        }
+    }
+    for (k, v) in vars {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+    Ok(())
+}
+
 /// Run one turn. `on_start` gets the turn's process group id as soon as it exists.
 pub async fn run(
     spec: &TurnSpec,
