@@ -11,7 +11,7 @@ pub mod context;
 pub(crate) mod doctor;
 pub mod domain;
 pub mod error;
-pub(crate) mod interactive;
+pub mod interactive;
 pub(crate) mod leader;
 pub mod output;
 pub mod store;

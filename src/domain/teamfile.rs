@@ -3,7 +3,6 @@
 //! Unknown keys, bad names, colours, durations and duplicate members are all errors.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -168,6 +167,27 @@ pub fn parse(text: &str, origin: &str) -> Result<TeamFile> {
                     "member {} is declared twice (first at line {}); give each [[member]] its own name",
                     spec.name(),
                     first.line
+                ),
+            ));
+        }
+        if let Some(first) = members.iter().find(|x| x.name().looks_like(spec.name())) {
+            return Err(at(
+                offset_of_line(text, spec.line),
+                format!(
+                    "member {} looks like {} (line {}): they differ only in case, I/l/1, O/0 or - _ .; give each [[member]] a name a reader can tell apart",
+                    spec.name(),
+                    first.name(),
+                    first.line
+                ),
+            ));
+        }
+        if spec.name().looks_like(&Name::leader()) {
+            return Err(at(
+                offset_of_line(text, spec.line),
+                format!(
+                    "member {} looks like the leader's name {}; choose another name",
+                    spec.name(),
+                    super::name::LEADER
                 ),
             ));
         }
@@ -417,12 +437,7 @@ fn duration_secs(v: &toml::Value) -> std::result::Result<u64, String> {
     let secs = match v {
         toml::Value::Integer(n) => u64::try_from(*n).map_err(|_| bad(n.to_string()))?,
         toml::Value::String(s) => {
-            let d: Duration =
-                humantime::parse_duration(s.trim()).map_err(|_| bad(format!("{s:?}")))?;
-            if d.subsec_nanos() != 0 {
-                return Err(bad(format!("{s:?} is not whole seconds")));
-            }
-            d.as_secs()
+            super::time::parse_secs(s).map_err(|e| format!("turn-timeout {e}"))?
         }
         other => return Err(bad(other.to_string())),
     };

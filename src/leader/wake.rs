@@ -50,7 +50,7 @@ pub fn resume_stopped(home: &Home, store: &FsStore, to: &[Name]) -> Result<Vec<N
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
         let status = super::seen_status(member, store.live(name).as_ref());
-        if !status.is_running() {
+        if !status.is_running() || super::cut_short(member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
             match super::resume_if_down(home, store, name) {
                 Ok(Some(_)) => resumed.push(name.clone()),

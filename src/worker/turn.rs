@@ -85,13 +85,21 @@ impl TurnResult {
             TurnEnd::TimedOut => "timed out".into(),
             TurnEnd::Stopped => "stopped".into(),
         };
-        let tail = self.stderr_tail.trim();
+        // Some agents say why on stdout (Claude Code's "Not logged in"): with nothing on
+        // stderr, the end of stdout explains the failure instead.
+        let tail = match self.stderr_tail.trim() {
+            "" => self.stdout.trim(),
+            t => t,
+        };
         if tail.is_empty() {
             why
         } else {
             let last: Vec<&str> = tail.lines().rev().take(3).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
-            format!("{why}: {}", last.join(" | "))
+            let said = last.join(" | ");
+            // A notice, not a reply: at most the last 400 characters of it.
+            let cut = said.char_indices().rev().nth(399).map_or(0, |(i, _)| i);
+            format!("{why}: {}", &said[cut..])
         }
     }
 }
@@ -113,6 +121,28 @@ pub fn env_value(s: &str) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+/// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
+/// resumed this teammate) the worker's own, so every turn starts from it; the worker's
+/// teamctl and tmux pane variables stay. Without a recorded one (a teammate spawned by an
+/// older teamctl), nothing changes. Called before the worker starts any thread.
+pub fn adopt_recorded_env(file: &Path) -> Result<()> {
+    let Some(recorded) = crate::store::envfile::load(file)? else {
+        return Ok(());
+    };
+    let vars = crate::store::envfile::merged(recorded, std::env::vars_os());
+    for (k, _) in std::env::vars_os() {
+        if !vars.iter().any(|(v, _)| *v == k) {
+            // SAFETY: the worker has not started any thread yet (see the caller).
+            unsafe { std::env::remove_var(&k) };
+        }
+    }
+    for (k, v) in vars {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+    Ok(())
 }
 
 /// Run one turn. `on_start` gets the turn's process group id as soon as it exists.
@@ -360,4 +390,33 @@ fn fit_reply(kept: &[u8], total: usize, spill: Option<Spill>, path: Option<&Path
         total.saturating_sub(shown.len()),
         spill.whereabouts()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(stdout: &str, stderr: &str) -> TurnResult {
+        TurnResult {
+            spawned: true,
+            end: TurnEnd::Exited(1),
+            stdout: stdout.into(),
+            stderr_tail: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_failure_says_why_from_stderr_else_from_stdout() {
+        assert_eq!(ended("", "").failure(), "exit status 1");
+        assert_eq!(
+            ended("some output", "a\nb\nc\nd").failure(),
+            "exit status 1: b | c | d"
+        );
+        assert_eq!(
+            ended("Not logged in · Please run /login\n", "").failure(),
+            "exit status 1: Not logged in · Please run /login"
+        );
+        let long = ended(&"x".repeat(100_000), "").failure();
+        assert_eq!(long.len(), "exit status 1: ".len() + 400);
+    }
 }

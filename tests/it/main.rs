@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod core;
+mod env;
 mod identity;
 mod interactive;
 mod lifecycle;
@@ -12,6 +13,7 @@ mod proptest_messages;
 mod races;
 mod reliability;
 mod security;
+mod spawnkill;
 mod tasks;
 mod tmux;
 mod up;
