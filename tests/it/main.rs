@@ -8,6 +8,7 @@ mod core;
 mod identity;
 mod interactive;
 mod lifecycle;
+mod loops;
 mod proptest_messages;
 mod races;
 mod reliability;
