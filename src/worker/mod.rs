@@ -389,6 +389,7 @@ impl Worker {
             from: env.from.clone(),
             summary: summary.clone(),
             started_at: now_ms(),
+            hops: env.hops,
         });
         if self.member.runs_agent() && !self.member.plan_mode_required {
             // Written once the agent's process group exists (with it, for `interrupt`): one
@@ -911,6 +912,7 @@ impl Worker {
             from: req.from.clone(),
             summary: req.body.preview(),
             started_at: now_ms(),
+            hops: req.hops,
         });
         self.mark_status(Status::Working);
         let result = self.agent_turn(req, &text, &extra, stop).await?;
