@@ -180,12 +180,23 @@ impl Ctx {
     }
 
     /// The hop count of a message sent now (the loop guard): inside a turn, the handled
-    /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); outside any turn, 0.
+    /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); inside an interactive agent's
+    /// pane (a turn without `$TEAMCTL_HOPS`), the hops of the turn its companion delivered,
+    /// from the member's live state (one small file read) + 1; outside any turn, 0.
     pub fn hops(&self) -> u32 {
-        std::env::var(env::HOPS)
+        if let Some(h) = std::env::var(env::HOPS)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
-            .map_or(0, |h| h.saturating_add(1))
+        {
+            return h.saturating_add(1);
+        }
+        let Some(turn) = &self.turn else {
+            return 0;
+        };
+        let store = FsStore::new(turn.team.clone(), self.home.team_dir(&turn.team));
+        crate::store::Store::live(&store, &turn.name)
+            .and_then(|live| live.current_turn)
+            .map_or(0, |t| t.hops.saturating_add(1))
     }
 
     /// Only the leader may run leader-only commands.

@@ -260,7 +260,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     println!();
     print!("{}", status::render(&demo.paint, &config, &rows));
     println!();
-    let exe = teamctl_program();
+    let exe = teamctl_program(demo.home.root());
     print!("{}", how_to_attach(&demo.paint, &store, &config, &exe));
     result?;
     Ok(serde_json::json!({
@@ -282,14 +282,39 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
 
 /// How to run this teamctl in the hints: `teamctl` when that name on PATH is this binary,
 /// else the path of the running binary (after `cargo run`, teamctl is not on PATH).
-fn teamctl_program() -> String {
+/// With `--home HOME` when the demo runs in a home other than the default one (say
+/// `TEAMCTL_HOME=$(mktemp -d)`): a hint followed in another shell must reach this demo.
+fn teamctl_program(home: &Path) -> String {
     let canon = |p: &Path| p.canonicalize().ok();
-    let Ok(exe) = std::env::current_exe() else {
-        return "teamctl".into();
+    let program = match std::env::current_exe() {
+        Err(_) => "teamctl".to_string(),
+        Ok(exe) => match which::which("teamctl") {
+            Ok(found) if canon(&found).is_some() && canon(&found) == canon(&exe) => {
+                "teamctl".into()
+            }
+            _ => shell_word(&exe.display().to_string()),
+        },
     };
-    match which::which("teamctl") {
-        Ok(found) if canon(&found).is_some() && canon(&found) == canon(&exe) => "teamctl".into(),
-        _ => exe.display().to_string(),
+    let default = crate::context::home_root(crate::store::Home::default_root());
+    if home == default {
+        program
+    } else {
+        format!(
+            "{program} --home {}",
+            shell_word(&home.display().to_string())
+        )
+    }
+}
+
+/// `word` as one shell word in a hint: as it is when plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -180,8 +180,8 @@ pub(crate) fn read_stdin() -> Result<String> {
         .map_err(|e| Error::bad(format!("cannot read the message from stdin: {e}")))?;
     if bytes.len() > limit {
         return Err(Error::bad(format!(
-            "the message on stdin is over the {} KiB limit; put a long text in a file and send its path",
-            limit / 1024
+            "the message on stdin is over the {} MiB limit; put a long text in a file and send its path",
+            limit / (1024 * 1024)
         )));
     }
     let text = String::from_utf8(bytes)

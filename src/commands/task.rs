@@ -78,6 +78,7 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
             .as_deref()
             .map(|o| owner_name(&config, o))
             .transpose()?,
+        hops: ctx.hops(),
     };
     let now = now_ms();
     let mut added = None;
@@ -265,11 +266,18 @@ fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
             Some(o) => Some(Some(owner_name(&config, o)?)),
         },
         blocked_by: parse_ids(&args.blocked_by)?,
+        hops: None,
     };
     if change == Change::default() {
         return Err(Error::bad(
             "nothing to change: give --status, --owner or --blocked-by",
         ));
+    }
+    // The loop guard: the leader's update takes the task over, so a task a loop of teammates
+    // left pending can be given out again.
+    let mut change = change;
+    if me.is_leader() {
+        change.hops = Some(ctx.hops());
     }
     let now = now_ms();
     let mut before = None;
@@ -336,7 +344,7 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
     }
     let config = store.load()?;
     let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
-    env.hops = ctx.hops();
+    env.hops = ctx.hops().max(task.hops);
     bus::deliver(store, &config, &env)?;
     // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
     let (resumed, waiting) =

@@ -443,6 +443,7 @@ fn add_tasks(
             description: t.description.clone(),
             blocked_by,
             owner: t.owner.clone(),
+            hops: 0,
         };
         let task = list
             .add(new, now)

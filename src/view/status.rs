@@ -70,7 +70,8 @@ pub fn rows_by(
                 agent_id: m.agent_id.clone(),
                 status: shown,
                 backend: m.backend_type.map(|b| b.to_string()),
-                pane_id: m.pane_id.clone(),
+                // A stopped teammate's pane was closed (or is a dead one kept for reading).
+                pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
                 pid: fresh
                     .map(|l| l.pid)
                     .or(m.pid)

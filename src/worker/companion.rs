@@ -340,6 +340,9 @@ impl Worker {
             Waited::Exit => return Ok(None),
             Waited::Stop(why) => return Ok(Some(stopped(why))),
         }
+        // The turn (and its hops) recorded before the paste: the pane has no `TEAMCTL_HOPS`,
+        // so the agent's `teamctl send` reads them here (the loop guard).
+        self.save_live();
         let id = self.member.agent_id.clone();
         let buffer = format!("teamctl-{}-{}", id.replace('@', "-"), env.id);
         let Some(c) = self.companion.as_mut() else {

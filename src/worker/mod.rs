@@ -369,6 +369,7 @@ impl Worker {
             from: env.from.clone(),
             summary: summary.clone(),
             started_at: now_ms(),
+            hops: env.hops,
         });
         if self.member.runs_agent() && !self.member.plan_mode_required {
             // Written once the agent's process group exists (with it, for `interrupt`): one

@@ -114,6 +114,7 @@ impl Worker {
             from: req.from.clone(),
             summary: req.body.preview(),
             started_at: now_ms(),
+            hops: req.hops,
         });
         self.mark_status(Status::Working);
         let result = self.agent_turn(req, &text, &extra, stop).await?;
