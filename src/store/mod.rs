@@ -4,6 +4,7 @@
 //! the default: plain files under `$TEAMCTL_HOME/teams/TEAM`.
 
 pub mod cursor;
+pub mod doorbell;
 pub mod fsutil;
 pub mod home;
 pub mod hooks;

@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod core;
+mod doorbell;
 mod identity;
 mod interactive;
 mod lifecycle;
