@@ -273,6 +273,11 @@ impl Store for FsStore {
 
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
         let mut targets = Vec::new();
+        // Past the inotify instance limit, doorbells where every topic has them.
+        let bells: Option<Vec<PathBuf>> = topics
+            .iter()
+            .map(|t| super::doorbell::bell_dir(&self.dir, t))
+            .collect();
         for topic in topics {
             let target = match topic {
                 Topic::Inbox(m) => {
@@ -299,7 +304,7 @@ impl Store for FsStore {
             };
             targets.push(target);
         }
-        wake::subscribe(targets, bell)
+        wake::subscribe_or_ring(targets, bells, bell)
     }
 
     fn log_path(&self, member: &Name) -> PathBuf {

@@ -113,13 +113,30 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
 /// Watch `targets` and ring `bell` on each relevant change. The watch is armed when this
 /// returns, so a read made afterwards cannot miss a write made after the read.
 pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
+    subscribe_or_ring(targets, None, bell)
+}
+
+/// Set (to anything) to act as if inotify could not be had (tests of the doorbell fallback).
+pub const NO_INOTIFY_ENV: &str = "TEAMCTL_NO_INOTIFY";
+
+/// As `subscribe`; when inotify cannot be had and `bells` names a doorbell directory for each
+/// target's topic, wait on doorbells there (no polling, whatever the number of teammates).
+pub fn subscribe_or_ring(
+    targets: Vec<Target>,
+    bells: Option<Vec<PathBuf>>,
+    bell: Bell,
+) -> Result<Subscription> {
     if let Some(ms) = std::env::var(POLL_ENV)
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
         return Ok(poll(targets, bell, Duration::from_millis(ms.max(1))));
     }
-    match watch(&targets, bell.clone()) {
+    let watched = match std::env::var_os(NO_INOTIFY_ENV) {
+        Some(_) => Err(Error::failed(format!("{NO_INOTIFY_ENV} is set"))),
+        None => watch(&targets, bell.clone()),
+    };
+    match watched {
         Ok(w) => Ok(Subscription {
             mode: WakeMode::Inotify,
             _watcher: Some(w),
@@ -127,6 +144,13 @@ pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
             doorbells: None,
         }),
         Err(e) => {
+            if let Some(dirs) = bells {
+                let armed: Result<Vec<Doorbell>> =
+                    dirs.iter().map(|d| Doorbell::arm(d, 2)).collect();
+                if let Ok(armed) = armed {
+                    return doorbells(armed, bell);
+                }
+            }
             warn_once(&format!(
                 "teamctl: inotify unavailable ({e}); polling every {} ms instead. Raise the limit with: sudo sysctl fs.inotify.max_user_instances=1024",
                 FALLBACK_POLL.as_millis()

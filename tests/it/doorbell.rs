@@ -1,6 +1,7 @@
 //! Doorbells (issue 14, goal 2): the short-lived waiters `ask` and `wait` are woken by a FIFO
 //! that writers poke, not by an inotify instance (whose teardown costs 5-20 ms at exit); no
-//! answer is missed, nothing is left behind, and a waiter killed mid-wait blocks nobody.
+//! answer is missed, nothing is left behind, and a waiter killed mid-wait blocks nobody. Past
+//! the inotify instance limit a worker waits on a doorbell too (issue 14, goal 3).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -115,6 +116,34 @@ fn many_asks_in_a_row_miss_no_answer() {
     env.ok(&["create", "alpha"]);
     env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
     for i in 0..30 {
+        let text = format!("m{i}");
+        assert_eq!(
+            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
+            text
+        );
+    }
+}
+
+/// Past the inotify instance limit (simulated: `TEAMCTL_NO_INOTIFY`, so the test spends no
+/// instances of the shared user) a worker waits on a doorbell, not a 100 ms poll.
+#[test]
+fn a_worker_without_inotify_waits_on_a_doorbell_and_misses_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let out = env
+        .cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"])
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    let bells = env.team_dir("alpha").join("bells").join("inbox-bob");
+    wait_until("bob's doorbell", T, || !fifos(&bells).is_empty());
+    assert!(!holds_inotify(pid), "the worker holds an inotify instance");
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(!log.contains("polling every"), "the worker polls: {log}");
+    for i in 0..20 {
         let text = format!("m{i}");
         assert_eq!(
             env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
