@@ -295,8 +295,8 @@ pub struct SendArgs {
 pub struct AskArgs {
     /// The teammate to ask
     pub name: String,
-    /// The question
-    pub text: String,
+    /// The question (from stdin when absent)
+    pub text: Option<String>,
     /// Seconds to wait for the reply
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,

@@ -47,6 +47,18 @@ fn status_given(
         return Status::Active;
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    // No pane or pid recorded, yet the worker runs (its start was cut short after placing it:
+    // a killed `spawn`): the worker's own word, its process tag checked (this home's), so a
+    // running worker is never "dead" nor started a second time.
+    if member.pid.is_none()
+        && member.pane_id.is_none()
+        && let Some(l) = live.filter(|l| backend::proc::is_worker(l.pid, &member.agent_id))
+    {
+        return match l.status {
+            Status::Stopped => Status::ShutdownPending,
+            s => s,
+        };
+    }
     // Recorded by `spawn` but not yet placed: the worker is being started (a spawn that died
     // there is dead after a minute).
     if member.status == Status::Starting
@@ -110,7 +122,19 @@ pub fn start_worker_in(
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    let member = config.require(name.as_str())?;
+    let mut member = config.require(name.as_str())?;
+    // The server goes into the record before the pane is made (see `spawn::start`).
+    let recorded;
+    if member.tmux_socket != backend.tmux_socket() && member.pane_id.is_none() {
+        let socket = backend.tmux_socket();
+        recorded = store.update(&mut |cfg| {
+            if let Some(m) = cfg.member_mut(name.as_str()) {
+                m.tmux_socket = socket.clone();
+            }
+            Ok(())
+        })?;
+        member = recorded.require(name.as_str())?;
+    }
     let placement = if member.interactive.is_some() {
         crate::interactive::start(home, store, config, member, backend)?
     } else {
@@ -151,6 +175,17 @@ pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
     with_subdir(&locks, 1, || LockGuard::acquire(&path))
 }
 
+/// `status` (from `effective_status`) is "starting" only because the member was recorded
+/// and never placed: no pane, no pid, no worker process carrying its tag. Seen under the start
+/// lock (which the recording `spawn` holds until the worker is recorded), that start was cut
+/// short (a killed `spawn`): the member is down and may be started, not "starting" for a minute.
+pub fn cut_short(member: &Member, status: Status) -> bool {
+    status == Status::Starting
+        && member.pid.is_none()
+        && member.pane_id.is_none()
+        && !backend::proc::pids().any(|p| backend::proc::is_worker(p, &member.agent_id))
+}
+
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor.
 pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
     match resume_if_down(home, store, name)? {
@@ -170,7 +205,7 @@ pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Optio
     let member = config.require(name.as_str())?;
     let live = store.live(name);
     let status = effective_status(member, live.as_ref());
-    if status.is_running() {
+    if status.is_running() && !cut_short(member, status) {
         return Ok(None);
     }
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.

@@ -135,6 +135,12 @@ pub trait Backend {
     /// End the worker, its turn and its pane now: polite signal, `grace`, then kill. Only what
     /// carries the member's tag is touched.
     fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()>;
+    /// The server to record with a member (`tmuxSocket`) before its worker is placed, so a
+    /// start cut short is never taken for one on another server. `None`: no server (or the
+    /// default tmux server).
+    fn tmux_socket(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The backend a member was spawned on.

@@ -5,7 +5,7 @@
 //! `bob@t` each never touch each other's processes. The same call fixes the home's short key
 //! (`home_key`), which scopes tmux session names and pane tags the same way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -13,34 +13,42 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 static HOME: OnceLock<String> = OnceLock::new();
+static HOME_CANON: OnceLock<PathBuf> = OnceLock::new();
 static HOME_KEY: OnceLock<String> = OnceLock::new();
 
 /// Make every tag check of this process require `home` too. Called once, at start-up.
 pub fn scope_to_home(home: &Path) {
     let _ = HOME.set(home.display().to_string());
+    let _ = HOME_CANON.set(canonical(home));
     let _ = HOME_KEY.set(home_key_of(home));
 }
 
-/// The short key of a home in tmux names and tags: the CRC-32 (IEEE, `crc32fast`: the same
-/// on every Rust version, machine and run) of its canonical path, as 8 hex digits. A home that
-/// does not exist yet is keyed by its deepest existing ancestor, canonical, plus the rest, so
-/// the key does not change when the home is made.
-pub fn home_key_of(home: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut canon = None;
+/// `home` in its one canonical spelling (links resolved). A home that does not exist yet is
+/// its deepest existing ancestor, canonical, plus the rest, so it does not change when the
+/// home is made.
+fn canonical(home: &Path) -> PathBuf {
     for base in home.ancestors() {
         if let Ok(c) = base.canonicalize() {
             let rest = home.strip_prefix(base).unwrap_or(Path::new(""));
-            canon = Some(if rest.as_os_str().is_empty() {
+            return if rest.as_os_str().is_empty() {
                 c
             } else {
                 c.join(rest)
-            });
-            break;
+            };
         }
     }
-    let canon = canon.unwrap_or_else(|| home.to_path_buf());
-    format!("{:08x}", crc32fast::hash(canon.as_os_str().as_bytes()))
+    home.to_path_buf()
+}
+
+/// The key of a home in tmux names and tags: the first 64 bits of the SHA-256 of its
+/// canonical path, as 16 hex digits. A cryptographic hash: a CRC-32 key could be matched on
+/// purpose by choosing a path (four chosen bytes solve it), so one home could name, and then
+/// close, another home's panes.
+pub fn home_key_of(home: &Path) -> String {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let digest = sha2::Sha256::digest(canonical(home).as_os_str().as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// This process's home key (`scope_to_home`); unscoped (unit tests), the key of no home.
@@ -48,7 +56,21 @@ pub fn home_key() -> String {
     HOME_KEY
         .get()
         .cloned()
-        .unwrap_or_else(|| format!("{:08x}", crc32fast::hash(b"")))
+        .unwrap_or_else(|| home_key_of(Path::new("")))
+}
+
+/// Whether `value` (a process's `--home` or `TEAMCTL_HOME`) names this process's home: in
+/// the same spelling, or through another path to the same directory (a link), so a worker
+/// started through another path is recognised, stopped and killed like any other.
+fn same_home(value: &[u8]) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(h) = HOME.get() else {
+        return true;
+    };
+    value == h.as_bytes()
+        || HOME_CANON
+            .get()
+            .is_some_and(|c| canonical(Path::new(std::ffi::OsStr::from_bytes(value))) == *c)
 }
 
 /// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home)?
@@ -63,7 +85,9 @@ pub fn is_worker(pid: u32, agent_id: &str) -> bool {
     let flag = |name: &[u8], value: &[u8]| args.windows(2).any(|w| w[0] == name && w[1] == value);
     args.get(1) == Some(&&b"worker"[..])
         && flag(b"--id", agent_id.as_bytes())
-        && HOME.get().is_none_or(|h| flag(b"--home", h.as_bytes()))
+        && args
+            .windows(2)
+            .any(|w| w[0] == b"--home" && same_home(w[1]))
 }
 
 /// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process)?
@@ -76,10 +100,10 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
     };
     let want = format!("TEAMCTL_AGENT_ID={agent_id}");
     let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
-    let home_ok = HOME.get().is_none_or(|h| {
-        let want_home = format!("TEAMCTL_HOME={h}");
-        vars.contains(&want_home.as_bytes())
-    });
+    let home_ok = HOME.get().is_none()
+        || vars
+            .iter()
+            .any(|v| v.strip_prefix(b"TEAMCTL_HOME=").is_some_and(same_home));
     home_ok && vars.contains(&want.as_bytes())
 }
 
@@ -177,14 +201,14 @@ pub fn end_tagged(agent_id: &str, grace: Duration) {
 mod tests {
     use super::*;
 
+    const KEY_OF_H: &str = "3bd80ffb681161e6";
+
     #[test]
     fn home_keys_are_stable_and_differ_per_home() {
-        // The CRC-32 of the path: fixed for ever, whatever the Rust version.
-        assert_eq!(
-            home_key_of(Path::new("/nonexistent-teamctl/h")),
-            format!("{:08x}", crc32fast::hash(b"/nonexistent-teamctl/h"))
-        );
-        assert_eq!(home_key_of(Path::new("/nonexistent-teamctl/h")).len(), 8);
+        // The first 64 bits of the SHA-256 of the path: fixed for ever, whatever the Rust
+        // version (`printf %s /nonexistent-teamctl/h | sha256sum | cut -c1-16`).
+        assert_eq!(home_key_of(Path::new("/nonexistent-teamctl/h")), KEY_OF_H);
+        assert_eq!(home_key_of(Path::new("/nonexistent-teamctl/h")).len(), 16);
         assert_ne!(
             home_key_of(Path::new("/nonexistent-teamctl/a")),
             home_key_of(Path::new("/nonexistent-teamctl/b"))

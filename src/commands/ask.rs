@@ -25,10 +25,14 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "{me} cannot ask itself: no worker of yours would answer; ask a teammate"
         )));
     }
+    let text = match args.text {
+        Some(t) => t,
+        None => super::send::read_stdin()?,
+    };
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(target.as_str())?;
-    let mut env = Envelope::new(me.as_str(), target.as_str(), Body::message(args.text, None));
+    let mut env = Envelope::new(me.as_str(), target.as_str(), Body::message(text, None));
     env.hops = ctx.hops();
     bus::recipients(&config, &env)?;
     let bell = SyncBell::default();

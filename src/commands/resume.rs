@@ -32,7 +32,8 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
         let status = leader::effective_status_with(&member, store.live(&name).as_ref(), &seen);
-        if status.is_running() {
+        // One recorded but never placed is checked again under its start lock.
+        if status.is_running() && !leader::cut_short(&member, status) {
             if args.name.is_some() && !ctx.json {
                 println!("{name} is already running ({status})");
             }

@@ -204,7 +204,7 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
         let status = leader::seen_status(member, store.live(name).as_ref());
-        if !status.is_running() {
+        if !status.is_running() || leader::cut_short(member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
             match leader::resume_if_down(&ctx.home, store, name) {
                 Ok(Some(_)) => resumed.push(name.clone()),
@@ -226,15 +226,28 @@ pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Nam
     Ok(resumed)
 }
 
-fn read_stdin() -> Result<String> {
-    let mut stdin = std::io::stdin();
+/// The message text piped on stdin (`send`, `ask` without TEXT): read up to one byte past
+/// the message limit, so a huge input is refused without being held whole in memory.
+pub(crate) fn read_stdin() -> Result<String> {
+    let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(Error::bad("no message text: give TEXT or pipe it on stdin"));
     }
-    let mut text = String::new();
+    let limit = crate::domain::message::MAX_MESSAGE_BYTES;
+    let mut bytes = Vec::new();
     stdin
-        .read_to_string(&mut text)
+        .lock()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| Error::bad(format!("cannot read the message from stdin: {e}")))?;
+    if bytes.len() > limit {
+        return Err(Error::bad(format!(
+            "the message on stdin is over the {} KiB limit; put a long text in a file and send its path",
+            limit / 1024
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::bad("the message on stdin is not UTF-8 text"))?;
     if text.trim().is_empty() {
         return Err(Error::bad("the message on stdin is empty"));
     }

@@ -25,10 +25,10 @@ fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
     match config
         .members
         .iter()
-        .find(|m| m.name != *name && m.name.as_str().eq_ignore_ascii_case(name.as_str()))
+        .find(|m| m.name != *name && m.name.looks_like(name))
     {
         Some(m) => Err(Error::bad(format!(
-            "{name:?} differs from {:?}, already in team {}, only in case; choose a name that differs in more than case",
+            "{name:?} looks like {:?}, already in team {} (they differ only in case, I/l/1, O/0 or - _ .); choose a name a reader can tell apart",
             m.name.as_str(),
             config.name
         ))),
@@ -186,6 +186,9 @@ pub fn start(
     member.max_turns = args.max_turns;
     member.on_shutdown = args.on_shutdown.clone();
     member.backend_type = Some(backend.kind());
+    // Recorded with the entry, before the worker is placed: a spawn killed half-way leaves a
+    // member on the right server, never one read as "the default server".
+    member.tmux_socket = backend.tmux_socket();
     member.interactive = interactive;
     if let Some(t) = &tree {
         worktree::record(&mut member, t);

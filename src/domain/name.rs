@@ -60,6 +60,13 @@ impl Name {
         self.0 == LEADER
     }
 
+    /// Whether two names would be told apart by nobody reading a board: the same but for
+    /// case, `I`/`l`/`1`, `O`/`0`, or the separators `-`, `_`, `.` (`team-Iead`, `team_lead`,
+    /// `teamlead` and `team-lead.` all look like `team-lead`; `b0b` like `bob`).
+    pub fn looks_like(&self, other: &Name) -> bool {
+        skeleton(&self.0) == skeleton(&other.0)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -116,9 +123,48 @@ impl AsRef<str> for Name {
     }
 }
 
+/// A name with what a reader cannot tell apart folded away (`Name::looks_like`).
+fn skeleton(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.'))
+        .map(|c| match c {
+            // A capital I, a one and an l; a zero and an o. (Not a small i: `ai` is no `al`.)
+            'I' | '1' => 'l',
+            '0' => 'o',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn look_alikes() {
+        let n = |s: &str| Name::parse(s).unwrap();
+        for (a, b) in [
+            ("team-lead", "team-Iead"),
+            ("team-lead", "team_lead"),
+            ("team-lead", "teamlead"),
+            ("team-lead", "team-lead."),
+            ("team-lead", "Team-Lead"),
+            ("bob", "b0b"),
+            ("bob", "bo.b"),
+            ("bob", "Bob"),
+            ("w1", "wl"),
+        ] {
+            assert!(n(a).looks_like(&n(b)), "{a} {b}");
+        }
+        for (a, b) in [
+            ("ai", "al"),
+            ("bob", "rob"),
+            ("w1", "w2"),
+            ("coder", "coders"),
+        ] {
+            assert!(!n(a).looks_like(&n(b)), "{a} {b}");
+        }
+    }
 
     #[test]
     fn name_table() {

@@ -171,6 +171,27 @@ pub fn parse(text: &str, origin: &str) -> Result<TeamFile> {
                 ),
             ));
         }
+        if let Some(first) = members.iter().find(|x| x.name().looks_like(spec.name())) {
+            return Err(at(
+                offset_of_line(text, spec.line),
+                format!(
+                    "member {} looks like {} (line {}): they differ only in case, I/l/1, O/0 or - _ .; give each [[member]] a name a reader can tell apart",
+                    spec.name(),
+                    first.name(),
+                    first.line
+                ),
+            ));
+        }
+        if spec.name().looks_like(&Name::leader()) {
+            return Err(at(
+                offset_of_line(text, spec.line),
+                format!(
+                    "member {} looks like the leader's name {}; choose another name",
+                    spec.name(),
+                    super::name::LEADER
+                ),
+            ));
+        }
         members.push(spec);
     }
     let mut tasks: Vec<TaskSpec> = Vec::new();

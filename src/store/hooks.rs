@@ -10,7 +10,9 @@ use crate::domain::Name;
 use crate::domain::interactive::{HOOK_EVENTS, HookEvent};
 use crate::error::{Error, IoContext, Result};
 use crate::store::FsStore;
-use crate::store::fsutil::{LockGuard, ensure_dir, open_append, write_atomic};
+use crate::store::fsutil::{
+    LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, write_atomic,
+};
 
 /// The most event bytes read at once: older events beyond it are dropped (the newest count).
 const MAX_EVENTS_BYTES: u64 = 4 * 1024 * 1024;
@@ -32,7 +34,8 @@ fn lock_path(store: &FsStore, name: &Name) -> PathBuf {
 /// Record one event (the `teamctl hook` side).
 pub fn append(store: &FsStore, name: &Name, event: &HookEvent) -> Result<()> {
     let d = dir(store);
-    ensure_dir(&d)?;
+    // `interactive/` only, never the team directory above it; a link there is refused.
+    ensure_dir_levels(&d, 1)?;
     let mut line = serde_json::to_vec(event)
         .map_err(|e| Error::failed(format!("cannot encode a hook event: {e}")))?;
     line.push(b'\n');
@@ -44,16 +47,21 @@ pub fn append(store: &FsStore, name: &Name, event: &HookEvent) -> Result<()> {
 
 /// Every event recorded since the last take, oldest first; the file is emptied.
 pub fn take(store: &FsStore, name: &Name) -> Result<Vec<HookEvent>> {
-    let path = dir(store).join(events_file(name));
-    if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
+    let d = dir(store);
+    // Never through a link: the directory is checked, the file opened with `O_NOFOLLOW`
+    // (emptying it through a planted link would empty the file it points at).
+    check_dir(&d)?;
+    let path = d.join(events_file(name));
+    if std::fs::symlink_metadata(&path)
+        .map(|m| m.len())
+        .unwrap_or(0)
+        == 0
+    {
         return Ok(Vec::new());
     }
     let _lock = LockGuard::acquire(&lock_path(store, name))?;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .at(&path)?;
+    let mut f =
+        open_or_create(&path, std::fs::OpenOptions::new().read(true).write(true)).at(&path)?;
     let len = f.metadata().at(&path)?.len();
     let skip = len.saturating_sub(MAX_EVENTS_BYTES);
     f.seek(std::io::SeekFrom::Start(skip)).at(&path)?;
@@ -75,7 +83,7 @@ pub fn clear(store: &FsStore, name: &Name) {
 /// event (`--settings FILE`), and return its path. `program` is the teamctl binary.
 pub fn write_settings(store: &FsStore, name: &Name, program: &std::path::Path) -> Result<PathBuf> {
     let d = dir(store);
-    ensure_dir(&d)?;
+    ensure_dir_levels(&d, 1)?;
     let mut hooks = serde_json::Map::new();
     for (hook, event) in HOOK_EVENTS {
         let command = format!(
@@ -104,6 +112,35 @@ pub fn shell_quote(word: &str) -> String {
 mod tests {
     use super::*;
     use crate::store::Home;
+
+    #[test]
+    fn taking_events_never_empties_a_file_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path().join("home"));
+        let team = Name::parse("t").unwrap();
+        let store = home.create(&team, "", tmp.path()).unwrap();
+        let bob = Name::teammate("bob").unwrap();
+        let victim = tmp.path().join("victim.txt");
+        std::fs::write(&victim, b"precious data").unwrap();
+        // A link at the events file.
+        std::fs::create_dir_all(dir(&store)).unwrap();
+        let events = dir(&store).join(events_file(&bob));
+        std::os::unix::fs::symlink(&victim, &events).unwrap();
+        assert!(take(&store, &bob).is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious data");
+        // A link in place of the whole directory.
+        std::fs::remove_dir_all(dir(&store)).unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join(events_file(&bob)), b"precious data").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir(&store)).unwrap();
+        assert!(take(&store, &bob).is_err());
+        assert_eq!(
+            std::fs::read(elsewhere.join(events_file(&bob))).unwrap(),
+            b"precious data"
+        );
+        assert!(!elsewhere.join(format!("{bob}.events.lock")).exists());
+    }
 
     #[test]
     fn events_are_taken_once_in_order() {

@@ -355,10 +355,14 @@ impl Worker {
         // A preset agent is told who is writing (its answer goes back to them); a generic
         // REPL gets the text exactly.
         let header = format!("Message from {} ({}):", env.from, env.id);
+        // Control characters are pasted as visible escapes (`output::printable`): an ESC in
+        // a message could otherwise end the bracketed paste early (`ESC [201~`) and type the
+        // rest into the agent as keys (another submit, a mode switch), and a CR would submit.
+        let text = crate::output::printable(text);
         let pasted = if c.rule.uses_hooks() {
             format!("{header}\n\n{text}")
         } else {
-            text.to_string()
+            text.clone()
         };
         if let Err(e) = c.paste(&buffer, &pasted) {
             return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));
@@ -367,6 +371,14 @@ impl Worker {
             c.settled(&id).await;
         }
         if let Err(e) = c.enter() {
+            return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+        }
+        // A line-oriented REPL ends a block of several lines (python's `for ...:` and its
+        // body) at an empty line, which the paste's trimmed end no longer has: one more Enter.
+        if !c.rule.uses_hooks()
+            && text.trim_end_matches(['\n', '\r']).contains('\n')
+            && let Err(e) = c.enter()
+        {
             return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
         }
         c.busy = true;
@@ -382,7 +394,11 @@ impl Worker {
         self.sink.note(&note);
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
+        let mut input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
+        if !hooks && input_lines > 1 {
+            // The extra Enter that ended the block echoed one more (empty) input line.
+            input_lines += 1;
+        }
         loop {
             if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
                 return Ok(Some(TurnResult {

@@ -85,13 +85,21 @@ impl TurnResult {
             TurnEnd::TimedOut => "timed out".into(),
             TurnEnd::Stopped => "stopped".into(),
         };
-        let tail = self.stderr_tail.trim();
+        // Some agents say why on stdout (Claude Code's "Not logged in"): with nothing on
+        // stderr, the end of stdout explains the failure instead.
+        let tail = match self.stderr_tail.trim() {
+            "" => self.stdout.trim(),
+            t => t,
+        };
         if tail.is_empty() {
             why
         } else {
             let last: Vec<&str> = tail.lines().rev().take(3).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
-            format!("{why}: {}", last.join(" | "))
+            let said = last.join(" | ");
+            // A notice, not a reply: at most the last 400 characters of it.
+            let cut = said.char_indices().rev().nth(399).map_or(0, |(i, _)| i);
+            format!("{why}: {}", &said[cut..])
         }
     }
 }
@@ -473,6 +481,8 @@ mod tests {
             "exec cat",
             "cd /tmp",
             "no-such-program-teamctl",
+            "./agent.sh",
+            "/nonexistent/agent",
             "cat\tx",
             "",
         ] {
@@ -483,5 +493,29 @@ mod tests {
         }
         let relative = vec![("PATH".into(), "bin:/usr/bin".into())];
         assert!(simple_command("cat", &relative).is_none());
+    }
+
+    fn ended(stdout: &str, stderr: &str) -> TurnResult {
+        TurnResult {
+            spawned: true,
+            end: TurnEnd::Exited(1),
+            stdout: stdout.into(),
+            stderr_tail: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_failure_says_why_from_stderr_else_from_stdout() {
+        assert_eq!(ended("", "").failure(), "exit status 1");
+        assert_eq!(
+            ended("some output", "a\nb\nc\nd").failure(),
+            "exit status 1: b | c | d"
+        );
+        assert_eq!(
+            ended("Not logged in · Please run /login\n", "").failure(),
+            "exit status 1: Not logged in · Please run /login"
+        );
+        let long = ended(&"x".repeat(100_000), "").failure();
+        assert_eq!(long.len(), "exit status 1: ".len() + 400);
     }
 }

@@ -110,6 +110,34 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     // A multi-line print: every line of output, nothing of the echo or the prompt.
     let out = env.ok(&["ask", "py", "print('a'); print('b')", "--timeout", "30"]);
     assert_eq!(out.trim(), "a\nb");
+    // A block of several lines runs: the REPL gets the empty line that ends it.
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "for i in range(3):\n    print(i * 10)\n",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(out.trim(), "0\n10\n20");
+}
+
+#[test]
+fn a_message_cannot_break_out_of_the_paste() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-esc");
+    spawn_python(&env, "py");
+    // ESC [201~ ends a bracketed paste; CR submits. Pasted as they are, the rest would be
+    // typed into the REPL as keys: `print(7*6)` would run as a turn of its own.
+    let out = env.run(&["ask", "py", "'x'\u{1b}[201~\rprint(7*6)", "--timeout", "30"]);
+    let reply = String::from_utf8_lossy(&out.stdout);
+    let pane = pane_of(&env, &t, "py");
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let text = screen(&env, &pane);
+    assert!(!text.lines().any(|l| l.trim() == "42"), "{text}");
+    assert!(!reply.lines().any(|l| l.trim() == "42"), "{reply}");
+    // The escapes arrived as text, on one input line.
+    assert!(text.contains("\\u{1b}[201~\\u{d}print(7*6)"), "{text}");
 }
 
 #[test]
@@ -370,6 +398,17 @@ fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
     (env, cc, t)
 }
 
+/// Whether a Claude Code transcript under `home` (`.claude/projects/*/*.jsonl`) holds `text`.
+fn transcripts_hold(home: &std::path::Path, text: &str) -> bool {
+    let dirs = std::fs::read_dir(home.join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    dirs.flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .filter(|f| f.path().extension().is_some_and(|e| e == "jsonl"))
+        .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|s| s.contains(text)))
+}
+
 /// Conversation requests whose last user turn ends with `line`.
 fn asked(model: &FakeModel, line: &str) -> Vec<serde_json::Value> {
     model
@@ -513,10 +552,18 @@ fn claude_user_typing_in_the_pane_is_not_pasted_over() {
 #[test]
 fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
     let model = FakeModel::start(script);
-    let (env, _cc, t) = claude_team(&model, "it-cc-down");
+    let (env, cc, t) = claude_team(&model, "it-cc-down");
     assert_eq!(
         env.ok(&["ask", "bob", "first", "--timeout", "60"]).trim(),
         "got: first"
+    );
+    // `kill` ends the agent at once: what it has not written of its transcript yet is lost
+    // with it (under load the Stop hook can run before the reply reaches the file). The
+    // conversation to continue is the one on disk.
+    wait_until(
+        "the first reply in Claude Code's transcript",
+        CLAUDE_WAIT,
+        || transcripts_hold(cc.home.path(), "got: first"),
     );
     let old = pane_of(&env, &t, "bob");
     env.ok(&["kill", "bob"]);

@@ -13,6 +13,7 @@ mod proptest_messages;
 mod races;
 mod reliability;
 mod security;
+mod spawnkill;
 mod tasks;
 mod tmux;
 mod up;

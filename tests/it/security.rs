@@ -604,3 +604,63 @@ fn a_home_owned_by_another_user_is_refused() {
         assert_eq!(crate::common::snapshot(&home), before, "nothing written");
     }
 }
+
+/// Workers of `agent_id` whatever home path started them.
+fn workers_of(agent_id: &str) -> Vec<u32> {
+    teamctl::backend::proc::pids()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
+                args.get(1) == Some(&&b"worker"[..])
+                    && args
+                        .windows(2)
+                        .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_home_reached_through_a_link_is_the_same_home() {
+    let env = TestEnv::new();
+    env.ok(&["create", "lnkhome"]);
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", "cat"]);
+    wait_until("w idle", Duration::from_secs(20), || {
+        env.member_status("w") == "idle"
+    });
+    let link = env.work.path().join("lnk");
+    std::os::unix::fs::symlink(env.home_path(), &link).unwrap();
+    let via_link = |args: &[&str]| {
+        let out = env.cmd(args).env("TEAMCTL_HOME", &link).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // Seen through the link, the running worker is the same worker: idle, not dead...
+    let (code, status) = via_link(&["--json", "status"]);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let w = v["members"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["name"] == "w"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(w["status"], "idle", "{w}");
+    // ...which a resume does not start a second time.
+    let (code, _) = via_link(&["resume", "w"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(workers_of("w@lnkhome").len(), 1, "a second worker for w");
+    // A worker started through the link is ended by the real path's delete.
+    env.ok(&["kill", "w"]);
+    let (code, _) = via_link(&["resume", "w"]);
+    assert_eq!(code, Some(0));
+    wait_until("w idle again", Duration::from_secs(20), || {
+        env.member_status("w") == "idle"
+    });
+    env.ok(&["delete", "--force"]);
+    assert!(
+        workers_of("w@lnkhome").is_empty(),
+        "a worker outlived delete"
+    );
+}

@@ -324,6 +324,18 @@ fn bad_files_exit_2_naming_the_line_and_change_nothing() {
             12,
             "declared twice",
         ),
+        // Look-alikes are caught with the file, before anything starts (new-user QA: one
+        // member was started before spawn refused the second).
+        (
+            swap("name = \"alice\"", "name = \"B0b\""),
+            12,
+            "member bob looks like B0b",
+        ),
+        (
+            swap("name = \"alice\"", "name = \"Team_Lead\""),
+            6,
+            "looks like the leader",
+        ),
         (
             swap("name = \"up-bad\"", "name = \"up/bad\""),
             2,

@@ -986,3 +986,48 @@ fn completion_candidates_come_from_the_current_team() {
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
 }
+
+/// `ask` reads its question from stdin when TEXT is absent, as `send` does (its error said
+/// so already); an input over the message limit is refused without being read whole.
+#[test]
+fn ask_reads_the_question_from_stdin_and_refuses_a_huge_one() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "echo \"bob got: $(cat)\"",
+    ]);
+    let ask = |input: Vec<u8>| {
+        let mut child = env
+            .cmd(&["ask", "bob", "--timeout", "30"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // A refused input may close the pipe before all of it is written.
+        let _ = stdin.write_all(&input);
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    };
+    let out = ask(b"a question\non two lines\n".to_vec());
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "bob got: a question\non two lines"
+    );
+    // Once bob is idle his inbox no longer changes (the reply and the cursor came first).
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let bobs = env.team_dir("alpha").join("inboxes/bob");
+    let before = crate::common::snapshot(&bobs);
+    let out = ask(vec![b'x'; 3 * 1024 * 1024]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
+    assert_eq!(before, crate::common::snapshot(&bobs));
+}

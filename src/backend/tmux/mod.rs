@@ -78,9 +78,18 @@ impl TmuxBackend {
         })
     }
 
-    /// The backend a member was spawned on: the server recorded with it.
+    /// The backend a member was spawned on: the server recorded with it. A member with no
+    /// server and no pane recorded was never placed (a start cut short before teamctl
+    /// recorded servers first): the environment's server, as for a new teammate, never
+    /// silently the default one when the environment names another.
     pub fn for_member(member: &Member) -> TmuxBackend {
-        let server = Server::from_record(member.tmux_socket.as_deref());
+        let server = match (&member.tmux_socket, &member.pane_id) {
+            (None, None) => Server::from_env_values(
+                env("TEAMCTL_TMUX_SOCKET").as_deref(),
+                env("TMUX").as_deref(),
+            ),
+            (socket, _) => Server::from_record(socket.as_deref()),
+        };
         TmuxBackend {
             home_key: crate::backend::proc::home_key(),
             leader_pane: leader_pane_on(&server),
@@ -221,6 +230,10 @@ impl Backend for TmuxBackend {
             tmux_session: placed.session,
             fill,
         })
+    }
+
+    fn tmux_socket(&self) -> Option<String> {
+        self.tmux.server.record()
     }
 
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {

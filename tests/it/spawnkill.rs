@@ -1,0 +1,278 @@
+//! A `spawn` killed half-way (kill -9) on a private tmux server: the member it leaves behind is
+//! never "dead" while its worker runs, is never taken for one on the default tmux server, and
+//! is found (or started once) by `resume`; `delete --force` leaves nothing behind. Kill moments
+//! are chosen by what the spawn has done so far (recorded, worker started), never by sleeps.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Replies with the agent's name and the message text.
+const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
+
+fn config(t: &TestEnv, team: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(t.team_dir(team).join("config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn recorded(t: &TestEnv, team: &str, name: &str) -> Option<serde_json::Value> {
+    config(t, team)["members"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)
+        .cloned()
+}
+
+/// Pids of live workers of `agent_id` under this test's home.
+fn workers(t: &TestEnv, agent_id: &str) -> Vec<u32> {
+    t.processes()
+        .into_iter()
+        .filter(|pid| {
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = argv.split(|b| *b == 0).collect();
+            args.get(1) == Some(&&b"worker"[..])
+                && args
+                    .windows(2)
+                    .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
+        })
+        .collect()
+}
+
+/// Is some process still in process group `pgid` (the killed spawn's children: its tmux
+/// commands in flight)?
+fn group_alive(pgid: u32) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .any(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s.rsplit_once(')')?.1.to_string();
+                    let fields: Vec<&str> = rest.split_whitespace().collect();
+                    // After the name: state, ppid, pgrp.
+                    Some(fields.get(2)?.parse::<u32>().ok()? == pgid && fields[0] != "Z")
+                })
+                .unwrap_or(false)
+        })
+}
+
+/// How far a spawn gets before it is killed.
+#[derive(Clone, Copy, Debug)]
+enum Moment {
+    /// At once.
+    Now,
+    /// As soon as the member is in the team file.
+    Recorded,
+    /// As soon as its worker process runs.
+    WorkerRuns,
+}
+
+/// Poll `cond` without sleeping (the windows are a few milliseconds) for at most 10 s.
+fn spin_until(mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn spawn_killed_at_any_moment_leaves_no_dead_member_and_nothing_after_delete() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-rounds"]).trim().to_string();
+    let moments = [
+        Moment::Recorded,
+        Moment::WorkerRuns,
+        Moment::Now,
+        Moment::Recorded,
+        Moment::WorkerRuns,
+        Moment::Recorded,
+        Moment::WorkerRuns,
+        Moment::Recorded,
+    ];
+    for (i, moment) in moments.iter().enumerate() {
+        let name = format!("w{i}");
+        let agent_id = format!("{name}@{team}");
+        let mut child = t.cmd(&["spawn", &name, "--exec", ECHO]);
+        child
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = child.spawn().unwrap();
+        let pgid = child.id();
+        match moment {
+            Moment::Now => {}
+            Moment::Recorded => spin_until(|| recorded(&t, &team, &name).is_some()),
+            Moment::WorkerRuns => spin_until(|| !workers(&t, &agent_id).is_empty()),
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // What the spawn had set going (a tmux command making the pane) finishes first.
+        wait_until("the killed spawn's tmux commands to end", WAIT, || {
+            !group_alive(pgid)
+        });
+        let Some(member) = recorded(&t, &team, &name) else {
+            assert!(
+                workers(&t, &agent_id).is_empty(),
+                "round {i} ({moment:?}): no member {name} in the team file, yet its worker runs"
+            );
+            continue;
+        };
+        if !workers(&t, &agent_id).is_empty() {
+            let status = t.member_status(&name);
+            assert_ne!(
+                status, "dead",
+                "round {i} ({moment:?}): {name} shown dead while its worker runs"
+            );
+        }
+        // Found running, or started once if the spawn died before placing it.
+        t.ok(&["resume", &name]);
+        wait_until(
+            &format!("round {i} ({moment:?}): {name} idle"),
+            WAIT,
+            || t.member_status(&name) == "idle",
+        );
+        assert_eq!(
+            workers(&t, &agent_id).len(),
+            1,
+            "round {i} ({moment:?}): {name} must have exactly one worker"
+        );
+        let reply = t.ok(&["ask", &name, "ping", "--timeout", "30"]);
+        assert!(
+            reply.contains(&format!("{name} got: ping")),
+            "round {i} ({moment:?}): {name} answered {reply:?}"
+        );
+        // The server was recorded with the member from the start, whatever the moment.
+        assert_eq!(
+            member["tmuxSocket"].as_str(),
+            t.socket.as_deref(),
+            "round {i} ({moment:?}): {name} recorded without its tmux server: {member}"
+        );
+    }
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+    let prefix = format!("@{team}/");
+    let panes = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+    let left: Vec<String> = String::from_utf8_lossy(&panes.stdout)
+        .lines()
+        .filter(|l| l.contains(&prefix))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "teammate panes left after delete: {left:?}"
+    );
+}
+
+/// Kills every tmux server of a private `TMUX_TMPDIR` at the end (the harness only knows its
+/// own server in the usual directory), so the test's "default" server is never the user's.
+struct TmpServers {
+    dir: PathBuf,
+    sockets: Vec<String>,
+}
+
+impl Drop for TmpServers {
+    fn drop(&mut self) {
+        for s in &self.sockets {
+            let _ = tmux_in(&self.dir, &["-L", s, "kill-server"]).output();
+        }
+    }
+}
+
+fn tmux_in(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(args)
+        .env("TMUX_TMPDIR", dir)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    c
+}
+
+#[test]
+fn resume_of_member_without_recorded_server_uses_teamctl_tmux_socket() {
+    let mut t = TestEnv::with_tmux();
+    // tmux's socket directory moved under the test: its "default" server is this test's own,
+    // never the user's.
+    let tmpdir = tempfile::Builder::new()
+        .prefix("teamctl-tmuxdir")
+        .tempdir()
+        .unwrap();
+    let dir = tmpdir.path().to_path_buf();
+    t.env
+        .push(("TMUX_TMPDIR".into(), dir.display().to_string()));
+    let socket = t.socket.clone().unwrap();
+    let _servers = TmpServers {
+        dir: dir.clone(),
+        sockets: vec![socket.clone(), "default".into()],
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    let default_socket = dir.join(format!("tmux-{uid}")).join("default");
+    let default_up = || {
+        tmux_in(&dir, &["-L", "default", "ls"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let team = t.ok(&["create", "spawnkill-server"]).trim().to_string();
+    t.ok(&["spawn", "w1", "--exec", ECHO]);
+    t.ok(&["kill", "w1"]);
+    assert!(
+        !default_up(),
+        "a server on the default socket before the resume"
+    );
+    // What a spawn killed before placing its worker left (before teamctl recorded the server
+    // first): a tmux member with no server, pane or pid.
+    let path = t.team_dir(&team).join("config.json");
+    let mut cfg = config(&t, &team);
+    for m in cfg["members"].as_array_mut().unwrap() {
+        if m["name"] == "w1" {
+            let m = m.as_object_mut().unwrap();
+            for field in ["tmuxSocket", "paneId", "pid"] {
+                m.remove(field);
+            }
+            assert_eq!(m["backendType"], "tmux");
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+
+    t.ok(&["resume", "w1"]);
+    assert!(
+        !default_up() && !default_socket.exists(),
+        "resume started a tmux server on the default socket despite TEAMCTL_TMUX_SOCKET"
+    );
+    let member = recorded(&t, &team, "w1").unwrap();
+    assert_eq!(member["tmuxSocket"].as_str(), Some(socket.as_str()));
+    let pane = member["paneId"]
+        .as_str()
+        .expect("w1 has a pane")
+        .to_string();
+    let out = tmux_in(
+        &dir,
+        &[
+            "-L",
+            &socket,
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_id}",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pane);
+    wait_until("w1 idle", WAIT, || t.member_status("w1") == "idle");
+    let reply = t.ok(&["ask", "w1", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w1 got: ping"), "w1 answered {reply:?}");
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
