@@ -1,7 +1,8 @@
 //! Doorbells: the wake-up of short-lived waiters (`ask`, `wait`, `interrupt`, `shutdown`),
 //! which must cost nothing at exit (a process holding an inotify instance takes 5-20 ms longer
-//! to exit), and of workers past the inotify instance limit. A waiter makes a FIFO of its own in a bell directory next to what it waits on and holds it open; a writer,
-//! after its write, pokes every FIFO there with one non-blocking byte. A FIFO nobody holds
+//! to exit), and of workers past the inotify instance limit. A waiter makes a FIFO of its own
+//! in a bell directory next to what it waits on and holds it open; a writer, after its write,
+//! pokes every FIFO there with one non-blocking byte. A FIFO nobody holds
 //! open any more (its waiter was killed) refuses the poke (ENXIO) and is removed by the poker.
 //!
 //! No wake is missed: the waiter's FIFO is open under its final name before the waiter reads
