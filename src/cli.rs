@@ -255,8 +255,8 @@ pub struct SpawnArgs {
     /// Claim the next task whenever idle
     #[arg(long)]
     pub auto_claim: bool,
-    /// Interrupt a turn that runs longer than S seconds
-    #[arg(long, value_name = "S")]
+    /// Interrupt a turn that runs longer than this: seconds (600) or a duration (10m, 1h 30m)
+    #[arg(long, value_name = "S", value_parser = crate::domain::time::parse_secs)]
     pub turn_timeout: Option<u64>,
     /// Stop after N turns
     #[arg(long, value_name = "N")]

@@ -34,9 +34,27 @@ pub fn start(
     let log = store.log_path(&member.name);
     let mut launch = Launch::new(home.root(), store.team(), member, log.clone())?;
     launch.fill = config.tmux_fill.clone();
-    let argv = agent_argv(home.root(), store, config, member, rule.preset.as_deref())?;
-    launch.program = PathBuf::from(&argv[0]);
-    launch.args = argv[1..].to_vec();
+    let env_file = crate::store::envfile::path(store, &member.name);
+    let recorded = crate::store::envfile::load(&env_file)?;
+    let argv = agent_argv(
+        home.root(),
+        store,
+        config,
+        member,
+        rule.preset.as_deref(),
+        recorded.as_deref(),
+    )?;
+    if recorded.is_some() {
+        // The agent runs with the recorded environment (the spawning shell's), not the tmux
+        // server's: `teamctl __exec-env FILE -- AGENT...` sets it and execs the agent.
+        launch.args = [EXEC_ENV.into(), env_file.display().to_string(), "--".into()]
+            .into_iter()
+            .chain(argv)
+            .collect();
+    } else {
+        launch.program = PathBuf::from(&argv[0]);
+        launch.args = argv[1..].to_vec();
+    }
     launch.env = agent_env(home.root(), store, member, &launch.program_dir());
     // Events of an earlier agent say nothing about this one.
     hooks::clear(store, &member.name);
@@ -69,14 +87,52 @@ pub fn start(
     })
 }
 
+/// The hidden subcommand an interactive pane runs: `teamctl __exec-env FILE -- PROGRAM ARGS...`.
+pub const EXEC_ENV: &str = "__exec-env";
+
+/// `teamctl __exec-env FILE -- PROGRAM ARGS...` (`args` after the subcommand's name): replace
+/// this process by PROGRAM with the environment recorded in FILE (`store::envfile`), this
+/// process's teamctl and tmux pane variables on top, and `PATH` as the leader set it. No
+/// shell; values never on a command line. Returns only when PROGRAM cannot be run.
+pub fn exec_env(args: &[std::ffi::OsString]) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let (file, program, rest) = match args {
+        [file, dash, program, rest @ ..] if dash == "--" => (file, program, rest),
+        _ => {
+            return Err(Error::bad(
+                "usage: teamctl __exec-env FILE -- PROGRAM [ARGS...]",
+            ));
+        }
+    };
+    let file = Path::new(file);
+    let recorded = crate::store::envfile::load(file)?
+        .ok_or_else(|| Error::failed(format!("no recorded environment at {}", file.display())))?;
+    let mut vars = crate::store::envfile::merged(recorded, std::env::vars_os());
+    if let Some(path) = std::env::var_os("PATH") {
+        // Set by the leader: teamctl's own directory first (`agent_env`).
+        vars.retain(|(k, _)| k != "PATH");
+        vars.push(("PATH".into(), path));
+    }
+    let err = std::process::Command::new(program)
+        .args(rest)
+        .env_clear()
+        .envs(vars)
+        .exec();
+    Err(Error::failed(format!(
+        "cannot run {}: {err}",
+        Path::new(program).display()
+    )))
+}
+
 /// The agent's argv: a generic REPL through `sh -c` (the command is the user's own, as for
-/// turns); a preset's TUI with its flags.
+/// turns); a preset's TUI with its flags. `recorded`: the environment the agent will run with.
 fn agent_argv(
     home: &Path,
     store: &FsStore,
     config: &TeamConfig,
     member: &Member,
     preset: Option<&str>,
+    recorded: Option<&[crate::store::envfile::Var]>,
 ) -> Result<Vec<String>> {
     match preset {
         None => {
@@ -85,7 +141,7 @@ fn agent_argv(
             })?;
             Ok(vec![SHELL.into(), "-c".into(), cmd])
         }
-        Some("claude") => claude_argv(home, store, config, member),
+        Some("claude") => claude_argv(home, store, config, member, recorded),
         Some(other) => Err(Error::bad(format!(
             "no interactive preset {other:?}; interactive presets: claude (or --exec with --prompt-pattern)"
         ))),
@@ -101,6 +157,7 @@ fn claude_argv(
     store: &FsStore,
     config: &TeamConfig,
     member: &Member,
+    recorded: Option<&[crate::store::envfile::Var]>,
 ) -> Result<Vec<String>> {
     let preset = agent::preset::find("claude")
         .ok_or_else(|| Error::failed("the claude preset is missing"))?;
@@ -133,7 +190,7 @@ fn claude_argv(
     .render();
     let home = home.display().to_string();
     let sessions = store.dir().join("sessions").display().to_string();
-    let turn = if claude_session_exists(&session) {
+    let turn = if claude_session_exists(&session, recorded) {
         2
     } else {
         1
@@ -158,11 +215,17 @@ fn claude_argv(
 }
 
 /// Whether Claude Code keeps a transcript of `session` (then `--resume` continues it; a
-/// `--session-id` that exists is refused, a `--resume` that does not fails).
-fn claude_session_exists(session: &str) -> bool {
-    let dir = match std::env::var_os("CLAUDE_CONFIG_DIR") {
+/// `--session-id` that exists is refused, a `--resume` that does not fails). Looked up where
+/// the agent will look: its `CLAUDE_CONFIG_DIR` or `HOME`, from the environment it will run
+/// with (`recorded`), else this process's.
+fn claude_session_exists(session: &str, recorded: Option<&[crate::store::envfile::Var]>) -> bool {
+    let var = |k: &str| match recorded {
+        Some(vars) => vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+        None => std::env::var_os(k),
+    };
+    let dir = match var("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("HOME") {
+        None => match var("HOME") {
             Some(h) => PathBuf::from(h).join(".claude"),
             None => return false,
         },
@@ -193,4 +256,24 @@ fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(
         vars.push(("TEAMCTL_PROMPT".into(), p.clone()));
     }
     vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claude_session_is_looked_up_under_the_agents_home_not_ours() {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join(".claude/projects/p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("s-1.jsonl"), "{}\n").unwrap();
+        let agent = vec![("HOME".into(), home.path().as_os_str().to_owned())];
+        assert!(claude_session_exists("s-1", Some(&agent)));
+        assert!(!claude_session_exists("s-2", Some(&agent)));
+        // CLAUDE_CONFIG_DIR, when the agent has one, is where Claude Code keeps it.
+        let mut elsewhere = agent.clone();
+        elsewhere.push(("CLAUDE_CONFIG_DIR".into(), "/nonexistent".into()));
+        assert!(!claude_session_exists("s-1", Some(&elsewhere)));
+    }
 }

@@ -135,6 +135,12 @@ pub fn start_worker_in(
         })?;
         member = recorded.require(name.as_str())?;
     }
+    // The teammate runs with this (the leader's) environment, not the tmux server's. A start
+    // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
+    // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
+    if std::env::var_os("TEAMCTL_AGENT_ID").is_none_or(|v| v.is_empty()) {
+        crate::store::envfile::record(store, name, std::env::vars_os())?;
+    }
     let placement = if member.interactive.is_some() {
         crate::interactive::start(home, store, config, member, backend)?
     } else {

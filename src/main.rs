@@ -21,6 +21,14 @@ fn main() {
         exit_on(teamctl::worker::run(root, &id));
         return;
     }
+    if args
+        .get(1)
+        .is_some_and(|a| a == teamctl::interactive::EXEC_ENV)
+    {
+        // An interactive teammate's pane: become its agent (see `interactive::exec_env`).
+        exit_on(teamctl::interactive::exec_env(&args[2..]));
+        return;
+    }
     let cli = teamctl::cli::Cli::parse_from(args);
     if matches!(cli.command, Some(teamctl::cli::Command::Demo(_))) {
         // The demo's teammates go to the team's detached session, never beside the caller's

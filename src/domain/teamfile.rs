@@ -3,7 +3,6 @@
 //! Unknown keys, bad names, colours, durations and duplicate members are all errors.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -438,12 +437,7 @@ fn duration_secs(v: &toml::Value) -> std::result::Result<u64, String> {
     let secs = match v {
         toml::Value::Integer(n) => u64::try_from(*n).map_err(|_| bad(n.to_string()))?,
         toml::Value::String(s) => {
-            let d: Duration =
-                humantime::parse_duration(s.trim()).map_err(|_| bad(format!("{s:?}")))?;
-            if d.subsec_nanos() != 0 {
-                return Err(bad(format!("{s:?} is not whole seconds")));
-            }
-            d.as_secs()
+            super::time::parse_secs(s).map_err(|e| format!("turn-timeout {e}"))?
         }
         other => return Err(bad(other.to_string())),
     };

@@ -45,3 +45,42 @@ mod tests {
         assert_eq!(super::age(10, 0), "0s");
     }
 }
+
+/// A number of seconds as people write it: whole seconds (`600`) or a duration (`90s`,
+/// `10m`, `1h 30m`); at least one second. `spawn --turn-timeout` and `up`'s file share it.
+pub fn parse_secs(s: &str) -> Result<u64, String> {
+    let bad = |what: &str| {
+        format!("{what}: give seconds (600) or a duration such as \"90s\", \"10m\", \"1h\"")
+    };
+    let s = s.trim();
+    let secs = match s.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let d = humantime::parse_duration(s).map_err(|_| bad(&format!("{s:?}")))?;
+            if d.subsec_nanos() != 0 {
+                return Err(bad(&format!("{s:?} is not whole seconds")));
+            }
+            d.as_secs()
+        }
+    };
+    if secs == 0 {
+        return Err(bad("0"));
+    }
+    Ok(secs)
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::parse_secs;
+
+    #[test]
+    fn seconds_and_durations() {
+        assert_eq!(parse_secs("600"), Ok(600));
+        assert_eq!(parse_secs("10m"), Ok(600));
+        assert_eq!(parse_secs("1h 30m"), Ok(5400));
+        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("1.5s").is_err());
+        assert!(parse_secs("five minutes").is_err());
+        assert!(parse_secs("-3").is_err());
+    }
+}

@@ -66,6 +66,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let team = Name::parse_as(team, "team")?;
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
+    turn::adopt_recorded_env(&crate::store::envfile::path(&store, &name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -123,6 +123,7 @@ pub fn env_value(s: &str) -> String {
     s[..end].to_string()
 }
 
+<<<<<<< HEAD
 /// Words `sh -c` would run as one external program with no shell work on the way (no quoting,
 /// expansion, redirection, assignment or builtin): its path, found once per worker through
 /// the turn's `PATH`, and the words. `None`: run through the shell.
@@ -194,6 +195,28 @@ fn lookup(path_var: &str, program: &str) -> Option<PathBuf> {
     seen.get_or_insert_with(HashMap::new)
         .insert(key, found.clone());
     Some(found)
+=======
+/// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
+/// resumed this teammate) the worker's own, so every turn starts from it; the worker's
+/// teamctl and tmux pane variables stay. Without a recorded one (a teammate spawned by an
+/// older teamctl), nothing changes. Called before the worker starts any thread.
+pub fn adopt_recorded_env(file: &Path) -> Result<()> {
+    let Some(recorded) = crate::store::envfile::load(file)? else {
+        return Ok(());
+    };
+    let vars = crate::store::envfile::merged(recorded, std::env::vars_os());
+    for (k, _) in std::env::vars_os() {
+        if !vars.iter().any(|(v, _)| *v == k) {
+            // SAFETY: the worker has not started any thread yet (see the caller).
+            unsafe { std::env::remove_var(&k) };
+        }
+    }
+    for (k, v) in vars {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+    Ok(())
+>>>>>>> main
 }
 
 /// Run one turn. `on_start` gets the turn's process group id as soon as it exists.

@@ -1031,3 +1031,46 @@ fn ask_reads_the_question_from_stdin_and_refuses_a_huge_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
     assert_eq!(before, crate::common::snapshot(&bobs));
 }
+
+/// `spawn --turn-timeout` takes a duration as `up`'s file does (`10m`), or seconds.
+#[test]
+fn turn_timeouts_take_durations_like_the_team_file() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for (name, given, secs) in [("a", "10m", 600), ("b", "90", 90), ("c", "1h 30m", 5400)] {
+        env.ok(&[
+            "spawn",
+            name,
+            "--backend",
+            "process",
+            "--exec",
+            "cat",
+            "--turn-timeout",
+            given,
+        ]);
+        let cfg: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(env.team_dir("alpha").join("config.json")).unwrap(),
+        )
+        .unwrap();
+        let m = cfg["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap();
+        assert_eq!(m["turnTimeoutSecs"], secs, "{given}");
+    }
+    let err = env.fails(
+        &[
+            "spawn",
+            "d",
+            "--exec",
+            "cat",
+            "--turn-timeout",
+            "ten minutes",
+        ],
+        2,
+    );
+    assert!(err.contains("duration"), "{err}");
+}
