@@ -4,11 +4,8 @@
 //! the default: plain files under `$TEAMCTL_HOME/teams/TEAM`.
 
 pub mod cursor;
-<<<<<<< HEAD
 pub mod doorbell;
-=======
 pub mod envfile;
->>>>>>> main
 pub mod fsutil;
 pub mod home;
 pub mod hooks;

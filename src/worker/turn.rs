@@ -123,7 +123,6 @@ pub fn env_value(s: &str) -> String {
     s[..end].to_string()
 }
 
-<<<<<<< HEAD
 /// Words `sh -c` would run as one external program with no shell work on the way (no quoting,
 /// expansion, redirection, assignment or builtin): its path, found once per worker through
 /// the turn's `PATH`, and the words. `None`: run through the shell.
@@ -195,7 +194,8 @@ fn lookup(path_var: &str, program: &str) -> Option<PathBuf> {
     seen.get_or_insert_with(HashMap::new)
         .insert(key, found.clone());
     Some(found)
-=======
+}
+
 /// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
 /// resumed this teammate) the worker's own, so every turn starts from it; the worker's
 /// teamctl and tmux pane variables stay. Without a recorded one (a teammate spawned by an
@@ -216,7 +216,6 @@ pub fn adopt_recorded_env(file: &Path) -> Result<()> {
         unsafe { std::env::set_var(k, v) };
     }
     Ok(())
->>>>>>> main
 }
 
 /// Run one turn. `on_start` gets the turn's process group id as soon as it exists.
