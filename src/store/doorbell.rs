@@ -290,35 +290,37 @@ mod tests {
         assert!(!stale.exists(), "a stale FIFO was left behind");
     }
 
-    /// A writer appending and ringing while waiters arm, read and wait: every waiter sees
-    /// every write without missing a wake (a missed one would stall it until the deadline).
+    /// A writer appending and ringing while a waiter arms a fresh doorbell, reads and waits,
+    /// in lockstep: each write races the next arm and read, and the writer waits for it to be
+    /// seen, so one missed wake stalls the test until its deadline.
     #[test]
     fn no_write_is_missed_by_a_waiter_that_arms_before_reading() {
         let dir = tempfile::tempdir().unwrap();
         let bells = dir.path().join("bells");
         let log = dir.path().join("log");
         std::fs::write(&log, b"").unwrap();
-        const N: u64 = 2000;
+        const N: u64 = 500;
+        let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
         let (b, l) = (bells.clone(), log.clone());
         let writer = std::thread::spawn(move || {
             for _ in 0..N {
                 let mut f = std::fs::OpenOptions::new().append(true).open(&l).unwrap();
                 f.write_all(b"x").unwrap();
                 ring(&b);
+                if ack_rx.recv().is_err() {
+                    return;
+                }
             }
         });
-        // Waiters come and go during the writes, each waiting for a little more.
-        let mut seen = 0;
-        while seen < N {
+        for round in 1..=N {
             let bell = Doorbell::arm(&bells, 1).unwrap();
-            let want = (seen + 7).min(N);
-            loop {
-                seen = std::fs::metadata(&log).unwrap().len();
-                if seen >= want {
-                    break;
-                }
-                assert!(bell.wait_until(soon()), "a wake was missed at {seen}");
+            while std::fs::metadata(&log).unwrap().len() < round {
+                assert!(
+                    bell.wait_until(soon()),
+                    "a wake was missed in round {round}"
+                );
             }
+            ack_tx.send(()).unwrap();
         }
         writer.join().unwrap();
     }
