@@ -1,14 +1,13 @@
-//! The command line, as clap sees it. Arguments are converted once into a `Ctx` (the global
-//! options) and a `Command` whose `execute` dispatches to one file per command.
+//! The command line, as clap sees it: the arguments of every command, the global options
+//! resolved against their variables (`context::Global`). Nothing here runs a command:
+//! `commands::run` dispatches to one file per command.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::backend::Choice;
-use crate::commands;
-use crate::context::Ctx;
-use crate::error::Result;
+use crate::context::Global;
+use crate::domain::env;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,6 +23,24 @@ pub struct Cli {
     /// subcommand lists the hidden ones too).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `--backend auto|tmux|process`, as the CLI spells `backend::Choice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Tmux,
+    Process,
+}
+
+impl From<BackendArg> for crate::backend::Choice {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Auto => Self::Auto,
+            BackendArg::Tmux => Self::Tmux,
+            BackendArg::Process => Self::Process,
+        }
+    }
 }
 
 /// The heading global options are listed under in every command's help, apart from its own.
@@ -89,17 +106,6 @@ impl clap::builder::TypedValueParser for ColorValues {
     }
 }
 
-/// The global options, the environment filled in (an empty variable counts as unset).
-#[derive(Debug, Clone)]
-pub struct Global {
-    pub team: Option<String>,
-    pub home: Option<PathBuf>,
-    /// `None`: the leader, or inside a turn, its teammate (`Ctx::new`).
-    pub as_name: Option<String>,
-    pub json: bool,
-    pub color: String,
-}
-
 impl GlobalArgs {
     /// The options, each one not given taken from its variable.
     pub fn resolve(self) -> Global {
@@ -107,11 +113,11 @@ impl GlobalArgs {
         Global {
             team: self
                 .team
-                .or_else(|| var("TEAMCTL_TEAM").map(|v| v.to_string_lossy().into_owned())),
-            home: self.home.or_else(|| var("TEAMCTL_HOME").map(PathBuf::from)),
+                .or_else(|| var(env::TEAM).map(|v| v.to_string_lossy().into_owned())),
+            home: self.home.or_else(|| var(env::HOME).map(PathBuf::from)),
             as_name: self
                 .as_name
-                .or_else(|| var("TEAMCTL_AGENT_NAME").map(|v| v.to_string_lossy().into_owned())),
+                .or_else(|| var(env::AGENT_NAME).map(|v| v.to_string_lossy().into_owned())),
             json: self.json,
             color: self.color,
         }
@@ -235,8 +241,8 @@ pub struct SpawnArgs {
     #[arg(long)]
     pub prompt: Option<String>,
     /// Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)
-    #[arg(long, value_enum, default_value_t = Choice::Auto)]
-    pub backend: Choice,
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
     /// The directory the agent command runs in (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -554,62 +560,6 @@ pub fn worker_argv(args: &[std::ffi::OsString]) -> Option<(PathBuf, String)> {
             Some((PathBuf::from(home), id.to_str()?.to_string()))
         }
         _ => None,
-    }
-}
-
-impl Cli {
-    /// Run the parsed command line.
-    pub fn execute(self) -> Result<()> {
-        let Some(command) = self.command else {
-            // Bare `teamctl`: the help, on stderr, exit 2 (as clap does without variables).
-            use clap::CommandFactory;
-            let help = Cli::command().render_help();
-            eprint!("{help}");
-            return Err(crate::error::Error::bad(
-                "a command is required (see the list above)",
-            ));
-        };
-        let spawning = matches!(command, Command::Spawn(_));
-        let ctx = Ctx::new(self.global.resolve(), spawning)?;
-        // Before anything is read or written: a home that is not the caller's alone is refused
-        // (`completions` touches no home).
-        if !matches!(command, Command::Completions(_)) {
-            ctx.home.verify()?;
-        }
-        command.execute(&ctx)
-    }
-}
-
-impl Command {
-    pub fn execute(self, ctx: &Ctx) -> Result<()> {
-        match self {
-            Command::Create(a) => commands::create::run(ctx, a),
-            Command::Delete(a) => commands::delete::run(ctx, a),
-            Command::Up(a) => commands::up::run(ctx, a),
-            Command::Down(a) => commands::down::run(ctx, a),
-            Command::Spawn(a) => commands::spawn::run(ctx, *a),
-            Command::Send(a) => commands::send::run(ctx, a),
-            Command::Ask(a) => commands::ask::run(ctx, a),
-            Command::Inbox(a) => commands::inbox::run(ctx, a),
-            Command::Status(a) => commands::status::run(ctx, a),
-            Command::Wait(a) => commands::wait::run(ctx, a),
-            Command::Shutdown(a) => commands::shutdown::run(ctx, a),
-            Command::ShutdownResponse(a) => commands::shutdown_response::run(ctx, a),
-            Command::Interrupt(a) => commands::interrupt::run(ctx, a),
-            Command::Kill(a) => commands::kill::run(ctx, a),
-            Command::Resume(a) => commands::resume::run(ctx, a),
-            Command::Plan(c) => commands::plan::run(ctx, c),
-            Command::Task(c) => commands::task::run(ctx, c),
-            Command::Attach(a) => commands::attach::run(ctx, a),
-            Command::Log(a) => commands::log::run(ctx, a),
-            Command::Doctor(a) => commands::doctor::run(ctx, a),
-            Command::Completions(a) => commands::completions::run(a),
-            Command::Demo(a) => commands::demo::run(ctx, a),
-            Command::Lead => commands::lead::run(ctx),
-            Command::Hook(a) => commands::hook::run(ctx, a),
-            Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
-            Command::Complete(a) => commands::complete::run(ctx, a),
-        }
     }
 }
 

@@ -2,12 +2,23 @@
 
 use std::io::IsTerminal;
 
-use crate::cli::Global;
+use crate::domain::env;
 use crate::domain::member::COLORS;
 use crate::domain::{LEADER, Name};
 use crate::error::{Error, Result};
 use crate::output::Painter;
 use crate::store::{FsStore, Home};
+
+/// The global options, the environment filled in (an empty variable counts as unset).
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub team: Option<String>,
+    pub home: Option<std::path::PathBuf>,
+    /// `None`: the leader, or inside a turn, its teammate (`Ctx::new`).
+    pub as_name: Option<String>,
+    pub json: bool,
+    pub color: String,
+}
 
 /// The home directory as every command and worker spells it, with process tag checks scoped
 /// to it: absolute and in one spelling (no trailing `/`, `//` or `.`), so workers started
@@ -41,7 +52,7 @@ impl Turn {
     /// The turn named by the environment, if any: `TEAMCTL_AGENT_ID` set and not empty.
     pub fn from_env() -> Result<Option<Turn>> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let Some(id) = var("TEAMCTL_AGENT_ID") else {
+        let Some(id) = var(env::AGENT_ID) else {
             return Ok(None);
         };
         let bad = || {
@@ -55,8 +66,8 @@ impl Turn {
         Ok(Some(Turn {
             name,
             team,
-            message_id: var("TEAMCTL_MESSAGE_ID"),
-            from: var("TEAMCTL_FROM"),
+            message_id: var(env::MESSAGE_ID),
+            from: var(env::FROM),
         }))
     }
 
@@ -84,7 +95,7 @@ impl Turn {
         {
             return refuse(format!("acting in team {t:?} (--team / TEAMCTL_TEAM)"));
         }
-        if let Some(h) = std::env::var_os("TEAMCTL_HOME").filter(|h| !h.is_empty())
+        if let Some(h) = std::env::var_os(env::HOME).filter(|h| !h.is_empty())
             && home_root(std::path::PathBuf::from(h)) != home
         {
             return refuse(format!("acting in home {} (--home)", home.display()));
@@ -92,9 +103,6 @@ impl Turn {
         Ok(())
     }
 }
-
-/// Set in each turn: the hop count of the message being handled.
-pub const HOPS_VAR: &str = "TEAMCTL_HOPS";
 
 pub struct Ctx {
     pub home: Home,
@@ -172,12 +180,23 @@ impl Ctx {
     }
 
     /// The hop count of a message sent now (the loop guard): inside a turn, the handled
-    /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); outside any turn, 0.
+    /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); inside an interactive agent's
+    /// pane (a turn without `$TEAMCTL_HOPS`), the hops of the turn its companion delivered,
+    /// from the member's live state (one small file read) + 1; outside any turn, 0.
     pub fn hops(&self) -> u32 {
-        std::env::var(HOPS_VAR)
+        if let Some(h) = std::env::var(env::HOPS)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
-            .map_or(0, |h| h.saturating_add(1))
+        {
+            return h.saturating_add(1);
+        }
+        let Some(turn) = &self.turn else {
+            return 0;
+        };
+        let store = FsStore::new(turn.team.clone(), self.home.team_dir(&turn.team));
+        crate::store::Store::live(&store, &turn.name)
+            .and_then(|live| live.current_turn)
+            .map_or(0, |t| t.hops.saturating_add(1))
     }
 
     /// Only the leader may run leader-only commands.
@@ -242,7 +261,7 @@ mod tests {
             from: None,
         };
         let home = std::path::Path::new("/h");
-        if std::env::var_os("TEAMCTL_HOME").is_none() {
+        if std::env::var_os(env::HOME).is_none() {
             assert!(turn.check(None, None, home).is_ok());
             assert!(turn.check(Some("bob"), Some("alpha"), home).is_ok());
         }

@@ -14,6 +14,22 @@ pub enum Error {
     /// The operation was valid but could not be carried out (tmux missing, timeout, I/O).
     #[error("{0}")]
     Failed(String),
+    /// An I/O failure (exit 1), keeping its kind and source, with what it concerns (a path,
+    /// or what was being done) when known.
+    #[error("{}", io_line(.context, .source))]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// An I/O error's line: `CONTEXT: ERROR`, or the error alone.
+fn io_line(context: &str, err: &io::Error) -> String {
+    match context {
+        "" => err.to_string(),
+        c => format!("{c}: {err}"),
+    }
 }
 
 impl Error {
@@ -34,21 +50,37 @@ impl Error {
                 path.display()
             ));
         }
-        Error::Failed(format!("{}: {err}", path.display()))
+        Error::io_while(path.display().to_string(), err)
+    }
+
+    /// An I/O error met while doing `what` (`cannot find the teamctl binary`).
+    pub fn io_while(what: impl Into<String>, err: io::Error) -> Self {
+        Error::Io {
+            context: what.into(),
+            source: err,
+        }
+    }
+
+    /// The I/O error's kind, when this is one.
+    pub fn io_kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            Error::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
     }
 
     /// The process exit code the CLI uses for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::BadInput(_) => 2,
-            Error::Failed(_) => 1,
+            Error::Failed(_) | Error::Io { .. } => 1,
         }
     }
 }
 
 impl From<io::Error> for Error {
     fn from(err: io::Error) -> Self {
-        Error::Failed(err.to_string())
+        Error::io_while("", err)
     }
 }
 
@@ -62,5 +94,25 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for io::Result<T> {
     fn at(self, path: &Path) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_keeps_its_kind_and_source_and_reads_as_before() {
+        let e = Error::io(Path::new("/x/y"), io::Error::from(io::ErrorKind::NotFound));
+        assert_eq!(e.io_kind(), Some(io::ErrorKind::NotFound));
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(
+            e.to_string(),
+            format!("/x/y: {}", io::Error::from(io::ErrorKind::NotFound))
+        );
+        assert_eq!(e.exit_code(), 1);
+        let e = Error::from(io::Error::other("boom"));
+        assert_eq!(e.to_string(), "boom");
+        assert_eq!(e.io_kind(), Some(io::ErrorKind::Other));
     }
 }

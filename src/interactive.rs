@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::agent;
 use crate::backend::process::ProcessBackend;
 use crate::backend::{Backend, Launch, Placement};
+use crate::domain::env;
 use crate::domain::{BackendType, LEADER, Member, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Home, Store, hooks};
@@ -65,9 +66,9 @@ pub fn start(
         .ok_or_else(|| Error::failed("tmux gave no pane id"))?;
     let mut worker = Launch::new(home.root(), store.team(), member, log)?;
     worker.env = vec![
-        (crate::worker::companion::PANE_VAR.into(), pane.clone()),
+        (env::COMPANION_PANE.into(), pane.clone()),
         (
-            crate::worker::companion::SERVER_VAR.into(),
+            env::COMPANION_SERVER.into(),
             placed.tmux_socket.clone().unwrap_or_default(),
         ),
     ];
@@ -77,7 +78,7 @@ pub fn start(
             let mut m = member.clone();
             m.pane_id = Some(pane);
             m.tmux_socket = placed.tmux_socket.clone();
-            let _ = backend.terminate(&m, None, crate::leader::GRACE);
+            let _ = backend.terminate(&m, None, crate::backend::GRACE);
             return Err(e);
         }
     };
@@ -168,12 +169,12 @@ fn claude_argv(
         ))
     })?;
     let me = std::env::current_exe()
-        .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+        .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
     let settings = hooks::write_settings(store, &member.name, &me)?;
     let session = member
         .session_id
         .clone()
-        .unwrap_or_else(crate::commands::spawn::new_session_id);
+        .unwrap_or_else(agent::new_session_id);
     let mates: Vec<String> = config
         .teammates()
         .filter(|m| m.name != member.name)
@@ -246,14 +247,14 @@ fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(
         path = format!("{path}:{old}");
     }
     let mut vars = vec![
-        ("TEAMCTL_HOME".to_string(), home.display().to_string()),
-        ("TEAMCTL_TEAM".into(), store.team().to_string()),
-        ("TEAMCTL_AGENT_NAME".into(), member.name.to_string()),
-        ("TEAMCTL_AGENT_ID".into(), member.agent_id.clone()),
+        (env::HOME.to_string(), home.display().to_string()),
+        (env::TEAM.into(), store.team().to_string()),
+        (env::AGENT_NAME.into(), member.name.to_string()),
+        (env::AGENT_ID.into(), member.agent_id.clone()),
         ("PATH".into(), path),
     ];
     if let Some(p) = &member.prompt {
-        vars.push(("TEAMCTL_PROMPT".into(), p.clone()));
+        vars.push((env::PROMPT.into(), p.clone()));
     }
     vars
 }

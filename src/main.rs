@@ -2,13 +2,10 @@
 
 use clap::Parser;
 
-/// The variables that stand in for global options.
-const OPTION_VARS: [&str; 3] = ["TEAMCTL_TEAM", "TEAMCTL_HOME", "TEAMCTL_AGENT_NAME"];
-
 fn main() {
     // An empty variable counts as unset (as `TEAMCTL_TEAM=` already did): `TEAMCTL_HOME=` meant
     // "--home requires a value" and `TEAMCTL_AGENT_NAME=` an invalid empty name.
-    for var in OPTION_VARS {
+    for var in teamctl::domain::env::options() {
         if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
             // SAFETY: the first thing main does, before any thread exists.
             unsafe { std::env::remove_var(var) };
@@ -47,7 +44,7 @@ fn main() {
             );
         }
     }
-    exit_on(cli.execute());
+    exit_on(teamctl::commands::run(cli));
 }
 
 /// One line and the error's exit code, or nothing.

@@ -8,11 +8,6 @@ use std::process::Command;
 use crate::domain::{Member, Name};
 use crate::error::{Error, Result};
 
-/// Member fields (in `extra`) that record where a worktree came from, so it can be made
-/// again for `resume` after it was removed.
-pub const REPO_FIELD: &str = "worktreeRepo";
-pub const BRANCH_FIELD: &str = "worktreeBranch";
-
 /// A worktree to make for a new teammate, decided before anything is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -34,7 +29,7 @@ fn git(dir: &Path) -> Command {
 fn run(mut cmd: Command, what: &str) -> Result<String> {
     let out = cmd
         .output()
-        .map_err(|e| Error::failed(format!("cannot run git to {what}: {e}")))?;
+        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
@@ -147,12 +142,8 @@ pub fn is_dirty(path: &Path) -> bool {
 pub fn record(member: &mut Member, plan: &Plan) {
     member.worktree = Some(plan.path.display().to_string());
     member.cwd = plan.cwd.display().to_string();
-    member
-        .extra
-        .insert(REPO_FIELD.into(), plan.repo.display().to_string().into());
-    member
-        .extra
-        .insert(BRANCH_FIELD.into(), plan.branch.clone().into());
+    member.worktree_repo = Some(plan.repo.display().to_string());
+    member.worktree_branch = Some(plan.branch.clone());
 }
 
 /// Make the member's recorded worktree again when it was removed (for `resume`).
@@ -163,14 +154,7 @@ pub fn restore(member: &Member) -> Result<()> {
     if path.exists() {
         return Ok(());
     }
-    let field = |k: &str| {
-        member
-            .extra
-            .get(k)
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
-    let (Some(repo), Some(branch)) = (field(REPO_FIELD), field(BRANCH_FIELD)) else {
+    let (Some(repo), Some(branch)) = (&member.worktree_repo, &member.worktree_branch) else {
         return Err(Error::failed(format!(
             "{}'s worktree {} is gone and its repository is not recorded",
             member.name,
@@ -182,7 +166,7 @@ pub fn restore(member: &Member) -> Result<()> {
     let mut c = git(&repo);
     c.args(["worktree", "prune"]);
     let _ = run(c, "prune worktrees");
-    add(&repo, &path, &branch)
+    add(&repo, &path, branch)
 }
 
 /// Remove a member's recorded worktree, if it still exists; returns its path when removed.
@@ -194,7 +178,7 @@ pub fn remove_for(member: &Member) -> Result<Option<PathBuf>> {
     if !path.exists() {
         return Ok(None);
     }
-    match member.extra.get(REPO_FIELD).and_then(|v| v.as_str()) {
+    match member.worktree_repo.as_deref() {
         Some(repo) => remove(Path::new(repo), &path)?,
         None => remove_at(&path)?,
     }

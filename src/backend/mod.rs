@@ -15,6 +15,9 @@ use std::time::Duration;
 use crate::domain::{BackendType, LiveState, Member, Name, TmuxFill};
 use crate::error::{Error, Result};
 
+/// How long a teammate gets between the polite signal and the kill.
+pub const GRACE: Duration = Duration::from_secs(3);
+
 /// Everything needed to start one worker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
@@ -53,7 +56,7 @@ impl Launch {
             )));
         }
         let program = std::env::current_exe()
-            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let console = vec![
             program.display().to_string(),
             "lead".into(),
@@ -151,8 +154,8 @@ pub fn for_member(member: &Member) -> Box<dyn Backend> {
     }
 }
 
-/// `--backend auto|tmux|process`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Where a new member's worker runs (`--backend`, mapped by the CLI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
     Auto,
     Tmux,

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
+use nix::unistd::Pid as NixPid;
 
 static HOME: OnceLock<String> = OnceLock::new();
 static HOME_CANON: OnceLock<PathBuf> = OnceLock::new();
@@ -98,12 +98,14 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
-    let want = format!("TEAMCTL_AGENT_ID={agent_id}");
+    let want = format!("{}={agent_id}", crate::domain::env::AGENT_ID);
     let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+    let home_prefix = format!("{}=", crate::domain::env::HOME);
     let home_ok = HOME.get().is_none()
-        || vars
-            .iter()
-            .any(|v| v.strip_prefix(b"TEAMCTL_HOME=").is_some_and(same_home));
+        || vars.iter().any(|v| {
+            v.strip_prefix(home_prefix.as_bytes())
+                .is_some_and(same_home)
+        });
     home_ok && vars.contains(&want.as_bytes())
 }
 
@@ -124,9 +126,39 @@ pub fn tagged_processes(agent_id: &str) -> Vec<u32> {
         .collect()
 }
 
+/// A process id that can be signalled: positive and within the kernel's range, so that no
+/// cast can turn it into a process group (a negative id) or every process (`-1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pid(i32);
+
+impl Pid {
+    /// The process `raw`, as the team file and live state record it; 0 and ids out of range
+    /// are none.
+    pub fn new(raw: u32) -> Option<Pid> {
+        i32::try_from(raw).ok().filter(|&p| p > 0).map(Pid)
+    }
+
+    /// A process group id as recorded (`turn_pgid`).
+    pub fn group(raw: i32) -> Option<Pid> {
+        (raw > 0).then_some(Pid(raw))
+    }
+
+    /// The id as `/proc` and the records spell it.
+    pub fn raw(self) -> u32 {
+        self.0.unsigned_abs()
+    }
+
+    fn nix(self) -> NixPid {
+        NixPid::from_raw(self.0)
+    }
+}
+
 /// The process exists and is not a zombie.
 pub fn running(pid: u32) -> bool {
-    if pid == 0 || kill(Pid::from_raw(pid as i32), None).is_err() {
+    let Some(p) = Pid::new(pid) else {
+        return false;
+    };
+    if kill(p.nix(), None).is_err() {
         return false;
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -140,11 +172,11 @@ pub fn running(pid: u32) -> bool {
 }
 
 pub fn signal(pid: u32, sig: Signal) -> bool {
-    kill(Pid::from_raw(pid as i32), sig).is_ok()
+    Pid::new(pid).is_some_and(|p| kill(p.nix(), sig).is_ok())
 }
 
 pub fn signal_group(pgid: i32, sig: Signal) -> bool {
-    pgid > 1 && killpg(Pid::from_raw(pgid), sig).is_ok()
+    pgid > 1 && killpg(NixPid::from_raw(pgid), sig).is_ok()
 }
 
 /// Wait until `pred` holds or `timeout` passes; true when it held.
@@ -161,15 +193,16 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL. `leader_tagged` says
-/// whether the group's leader was checked; with nothing tagged, nothing is signalled.
-pub fn end_group(pgid: i32, grace: Duration, still_there: impl Fn() -> bool) {
+/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL, as long as
+/// `still_there` (the caller's tag check on the group's leader) holds; when it does not,
+/// nothing is signalled.
+pub fn end_group(pgid: Pid, grace: Duration, still_there: impl Fn() -> bool) {
     if !still_there() {
         return;
     }
-    signal_group(pgid, Signal::SIGTERM);
+    signal_group(pgid.0, Signal::SIGTERM);
     if !wait_for(grace, || !still_there()) {
-        signal_group(pgid, Signal::SIGKILL);
+        signal_group(pgid.0, Signal::SIGKILL);
         wait_for(Duration::from_secs(2), || !still_there());
     }
 }
@@ -238,7 +271,7 @@ mod tests {
         let id = format!("bob@proc-test-{}", std::process::id());
         let mut child = std::process::Command::new("sleep")
             .arg("30")
-            .env("TEAMCTL_AGENT_ID", &id)
+            .env(crate::domain::env::AGENT_ID, &id)
             .spawn()
             .unwrap();
         let pid = child.id();

@@ -23,7 +23,7 @@ impl ProcessBackend {
         let mut cmd = Command::new(&launch.program);
         // A worker started from inside a teammate's turn (a send that resumes someone) must
         // not inherit that turn's identity; the launch sets the worker's own.
-        for var in super::tmux::run::IDENTITY_VARS {
+        for var in crate::domain::env::identity() {
             cmd.env_remove(var);
         }
         cmd.args(&launch.args)
@@ -55,7 +55,7 @@ impl Backend for ProcessBackend {
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
         let child = Self::command(launch)?
             .spawn()
-            .map_err(|e| Error::failed(format!("cannot start the worker: {e}")))?;
+            .map_err(|e| Error::io_while("cannot start the worker", e))?;
         Ok(Placement {
             pid: Some(child.id()),
             ..Placement::default()
@@ -69,8 +69,10 @@ impl Backend for ProcessBackend {
     fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
         let id = member.agent_id.clone();
         for pid in [member.pid, live.map(|l| l.pid)].into_iter().flatten() {
-            if proc::is_worker(pid, &id) {
-                proc::end_group(pid as i32, grace, || proc::is_worker(pid, &id));
+            if let Some(group) = proc::Pid::new(pid)
+                && proc::is_worker(pid, &id)
+            {
+                proc::end_group(group, grace, || proc::is_worker(pid, &id));
             }
         }
         end_turn(member, live, grace);
@@ -95,10 +97,10 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
 /// End the member's turn process group and any agent process still carrying its tag.
 pub fn end_turn(member: &Member, live: Option<&LiveState>, grace: Duration) {
     let id = &member.agent_id;
-    if let Some(pgid) = live.and_then(|l| l.turn_pgid)
-        && proc::is_agent_process(pgid as u32, id)
+    if let Some(pgid) = live.and_then(|l| l.turn_pgid).and_then(proc::Pid::group)
+        && proc::is_agent_process(pgid.raw(), id)
     {
-        proc::end_group(pgid, grace, || proc::is_agent_process(pgid as u32, id));
+        proc::end_group(pgid, grace, || proc::is_agent_process(pgid.raw(), id));
     }
     proc::end_tagged(id, grace);
 }

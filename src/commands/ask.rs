@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut pos = store.inbox_end(&me);
     bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;
-    super::send::wake(ctx, &store, std::slice::from_ref(&target))?;
+    crate::leader::wake(&ctx.home, &ctx.me()?, &store, std::slice::from_ref(&target))?;
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;

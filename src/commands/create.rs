@@ -14,8 +14,7 @@ pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     // so concurrent runs make exactly one team and the others see it as the one led.
     let _creating = ctx.home.lock_create()?;
     refuse_if_leading(ctx)?;
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
     let store = ctx.home.create(&base, &args.description, &cwd)?;
     if args.max_hops != crate::domain::member::DEFAULT_MAX_HOPS {
         let max = args.max_hops;

@@ -45,7 +45,7 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
     // or resume starts a worker (each checks it under the same lock or the start lock).
     set_mark(&store, true)?;
     if !args.force {
-        let handed = super::shutdown::handoff(
+        let handed = crate::leader::handoff::handoff(
             &store,
             &names,
             Some("team deleted".into()),
@@ -151,7 +151,7 @@ fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
             if backend.liveness(m, None) == crate::backend::Liveness::Gone {
                 return false;
             }
-            let _ = backend.terminate(m, None, leader::GRACE);
+            let _ = backend.terminate(m, None, crate::backend::GRACE);
             backend.liveness(m, None) == crate::backend::Liveness::Alive
         })
         .map(|m| m.name.as_str())
@@ -179,7 +179,7 @@ fn delete_damaged(ctx: &Ctx, store: &FsStore, why: crate::Error) -> Result<()> {
             continue;
         };
         if !name.is_leader() {
-            crate::backend::proc::end_tagged(&name.agent_id(&team), leader::GRACE);
+            crate::backend::proc::end_tagged(&name.agent_id(&team), crate::backend::GRACE);
         }
     }
     remove_dir(store.dir())?;

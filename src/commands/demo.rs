@@ -12,15 +12,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::backend::Choice;
 use crate::cli::{DeleteArgs, DemoArgs, SpawnArgs};
-use crate::commands::{delete, spawn, status};
+use crate::commands::{delete, spawn};
 use crate::context::Ctx;
 use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 use crate::leader;
 use crate::store::fsutil::ensure_dir;
 use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::view::status;
 use crate::{bus, output::Painter};
 
 /// The demo team's name.
@@ -232,8 +232,7 @@ fn stop(demo: &Ctx) -> Result<()> {
 
 /// Make the team, run the exchange, print the board and the hints; the summary for `--json`.
 fn start(demo: &Ctx) -> Result<serde_json::Value> {
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
     let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
     if store.team().as_str() != TEAM {
         // Another process made `demo` in between: leave both alone.
@@ -259,9 +258,9 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     let config = store.load()?;
     let rows = status::rows(&store, &config);
     println!();
-    print!("{}", status::render(demo, &config, &rows));
+    print!("{}", status::render(&demo.paint, &config, &rows));
     println!();
-    let exe = teamctl_program();
+    let exe = teamctl_program(demo.home.root());
     print!("{}", how_to_attach(&demo.paint, &store, &config, &exe));
     result?;
     Ok(serde_json::json!({
@@ -283,14 +282,39 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
 
 /// How to run this teamctl in the hints: `teamctl` when that name on PATH is this binary,
 /// else the path of the running binary (after `cargo run`, teamctl is not on PATH).
-fn teamctl_program() -> String {
+/// With `--home HOME` when the demo runs in a home other than the default one (say
+/// `TEAMCTL_HOME=$(mktemp -d)`): a hint followed in another shell must reach this demo.
+fn teamctl_program(home: &Path) -> String {
     let canon = |p: &Path| p.canonicalize().ok();
-    let Ok(exe) = std::env::current_exe() else {
-        return "teamctl".into();
+    let program = match std::env::current_exe() {
+        Err(_) => "teamctl".to_string(),
+        Ok(exe) => match which::which("teamctl") {
+            Ok(found) if canon(&found).is_some() && canon(&found) == canon(&exe) => {
+                "teamctl".into()
+            }
+            _ => shell_word(&exe.display().to_string()),
+        },
     };
-    match which::which("teamctl") {
-        Ok(found) if canon(&found).is_some() && canon(&found) == canon(&exe) => "teamctl".into(),
-        _ => exe.display().to_string(),
+    let default = crate::context::home_root(crate::store::Home::default_root());
+    if home == default {
+        program
+    } else {
+        format!(
+            "{program} --home {}",
+            shell_word(&home.display().to_string())
+        )
+    }
+}
+
+/// `word` as one shell word in a hint: as it is when plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -301,7 +325,7 @@ fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
         agent: None,
         extra: Vec::new(),
         prompt: Some(format!("the demo's {name}")),
-        backend: Choice::Auto,
+        backend: crate::cli::BackendArg::Auto,
         cwd: Some(agents.to_path_buf()),
         model: None,
         agent_type: "demo-script".into(),

@@ -31,7 +31,7 @@ fn record(ctx: &Ctx, args: &HookArgs) -> Result<()> {
     std::io::stdin()
         .take(MAX_INPUT)
         .read_to_end(&mut input)
-        .map_err(|e| Error::failed(format!("cannot read the hook's input: {e}")))?;
+        .map_err(|e| Error::io_while("cannot read the hook's input", e))?;
     let value: serde_json::Value = if input.iter().all(u8::is_ascii_whitespace) {
         serde_json::Value::Null
     } else {

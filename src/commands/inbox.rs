@@ -75,6 +75,9 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         for env in &shown {
             println!("{}", ctx.paint.message(&config, env));
         }
+        if idle_skipped > 0 {
+            eprintln!("({idle_skipped} idle notifications left out; `--type {IDLE}` shows them)");
+        }
     }
     // A filtered look (`--type`) marks nothing read: what it left out stays unread.
     if !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER) {

@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 
 use crate::cli::LogArgs;
-use crate::console::events::{Inboxes, TeamWatch};
 use crate::context::Ctx;
 use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{FsStore, Item, Store};
+use crate::view::events::{Inboxes, TeamWatch};
 
 /// Ids remembered while following, to show a broadcast's copies once.
 const RECENT_IDS: usize = 4096;

@@ -1,27 +1,82 @@
 //! One file per command. Each `run` validates everything before it writes anything.
 
-pub mod ask;
-pub mod attach;
-pub mod complete;
-pub mod completions;
-pub mod create;
-pub mod delete;
-pub mod demo;
-pub mod doctor;
-pub mod down;
-pub mod hook;
-pub mod inbox;
-pub mod interrupt;
-pub mod kill;
-pub mod lead;
-pub mod log;
-pub mod plan;
-pub mod resume;
-pub mod send;
-pub mod shutdown;
-pub mod shutdown_response;
-pub mod spawn;
-pub mod status;
-pub mod task;
-pub mod up;
-pub mod wait;
+pub(crate) mod ask;
+pub(crate) mod attach;
+pub(crate) mod complete;
+pub(crate) mod completions;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod demo;
+pub(crate) mod doctor;
+pub(crate) mod down;
+pub(crate) mod hook;
+pub(crate) mod inbox;
+pub(crate) mod interrupt;
+pub(crate) mod kill;
+pub(crate) mod lead;
+pub(crate) mod log;
+pub(crate) mod plan;
+pub(crate) mod resume;
+pub(crate) mod send;
+pub(crate) mod shutdown;
+pub(crate) mod shutdown_response;
+pub(crate) mod spawn;
+pub(crate) mod status;
+pub(crate) mod task;
+pub(crate) mod up;
+pub(crate) mod wait;
+
+use crate::cli::{Cli, Command};
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+
+/// Run the parsed command line: the global options become a `Ctx` once, then one file per
+/// command does the work.
+pub fn run(cli: Cli) -> Result<()> {
+    let Some(command) = cli.command else {
+        // Bare `teamctl`: the help, on stderr, exit 2 (as clap does without variables).
+        use clap::CommandFactory;
+        let help = Cli::command().render_help();
+        eprint!("{help}");
+        return Err(Error::bad("a command is required (see the list above)"));
+    };
+    let spawning = matches!(command, Command::Spawn(_));
+    let ctx = Ctx::new(cli.global.resolve(), spawning)?;
+    // Before anything is read or written: a home that is not the caller's alone is refused
+    // (`completions` touches no home).
+    if !matches!(command, Command::Completions(_)) {
+        ctx.home.verify()?;
+    }
+    dispatch(command, &ctx)
+}
+
+fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
+    match command {
+        Command::Create(a) => create::run(ctx, a),
+        Command::Delete(a) => delete::run(ctx, a),
+        Command::Up(a) => up::run(ctx, a),
+        Command::Down(a) => down::run(ctx, a),
+        Command::Spawn(a) => spawn::run(ctx, *a),
+        Command::Send(a) => send::run(ctx, a),
+        Command::Ask(a) => ask::run(ctx, a),
+        Command::Inbox(a) => inbox::run(ctx, a),
+        Command::Status(a) => status::run(ctx, a),
+        Command::Wait(a) => wait::run(ctx, a),
+        Command::Shutdown(a) => shutdown::run(ctx, a),
+        Command::ShutdownResponse(a) => shutdown_response::run(ctx, a),
+        Command::Interrupt(a) => interrupt::run(ctx, a),
+        Command::Kill(a) => kill::run(ctx, a),
+        Command::Resume(a) => resume::run(ctx, a),
+        Command::Plan(c) => plan::run(ctx, c),
+        Command::Task(c) => task::run(ctx, c),
+        Command::Attach(a) => attach::run(ctx, a),
+        Command::Log(a) => log::run(ctx, a),
+        Command::Doctor(a) => doctor::run(ctx, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Demo(a) => demo::run(ctx, a),
+        Command::Lead => lead::run(ctx),
+        Command::Hook(a) => hook::run(ctx, a),
+        Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
+        Command::Complete(a) => complete::run(ctx, a),
+    }
+}

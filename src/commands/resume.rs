@@ -3,7 +3,6 @@
 
 use crate::cli::ResumeArgs;
 use crate::context::Ctx;
-use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
 use crate::store::Store;
@@ -12,14 +11,7 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
     let store = ctx.store()?;
     let config = store.load()?;
-    let names: Vec<Name> = match &args.name {
-        Some(n) => {
-            let name = Name::teammate(n)?;
-            config.require(name.as_str())?;
-            vec![name]
-        }
-        None => config.teammates().map(|m| m.name.clone()).collect(),
-    };
+    let names = config.named_or_all(args.name.as_deref())?;
     ctx.reconcile(&store)?;
     let mut resumed = Vec::new();
     let mut running = Vec::new();

@@ -7,7 +7,7 @@ use crate::bus;
 use crate::cli::SendArgs;
 use crate::context::Ctx;
 use crate::domain::message::{VERSION, new_id};
-use crate::domain::{Body, Envelope, Name, Recipient, Status};
+use crate::domain::{Body, Envelope, Name, Recipient};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{FsStore, Store};
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         reason,
         ..
     } = &env.body
-        && std::env::var(super::shutdown_response::REQUEST_VAR)
+        && std::env::var(crate::domain::env::SHUTDOWN_REQUEST_ID)
             .ok()
             .as_ref()
             == Some(request_id)
@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {
         (Vec::new(), Vec::new())
     } else {
-        wake(ctx, &store, &to)?
+        leader::wake(&ctx.home, &ctx.me()?, &store, &to)?
     };
     if ctx.json {
         let mut out = serde_json::json!({
@@ -135,30 +135,6 @@ fn request_id(body: &Body) -> Option<&str> {
     }
 }
 
-/// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
-/// teammate's mail never brings back one the team file records as stopped (shut down, killed,
-/// or at its `--max-turns`): that was the leader's decision, and the mail waits for
-/// `teamctl resume`. Returns who was resumed and who was left waiting.
-pub fn wake(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<(Vec<Name>, Vec<Name>)> {
-    if ctx.me()?.is_leader() {
-        return Ok((resume_stopped(ctx, store, to)?, Vec::new()));
-    }
-    let config = store.load()?;
-    let (mut wake, mut waiting) = (Vec::new(), Vec::new());
-    for name in to {
-        match config.member(name.as_str()) {
-            Some(m)
-                if !name.is_leader()
-                    && leader::seen_status(m, store.live(name).as_ref()) == Status::Stopped =>
-            {
-                waiting.push(name.clone())
-            }
-            _ => wake.push(name.clone()),
-        }
-    }
-    Ok((resume_stopped(ctx, store, &wake)?, waiting))
-}
-
 /// A leader's shutdown request sent by hand is recorded like `teamctl shutdown` records it, so
 /// the answer marks the teammate stopped and returns its tasks. Only one request is awaited
 /// at a time: a second one would be answered never, or by the worker's next life.
@@ -188,44 +164,6 @@ fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
     Ok(())
 }
 
-/// Start the recipients that are stopped or dead, so the message gets handled.
-pub fn resume_stopped(ctx: &Ctx, store: &FsStore, to: &[Name]) -> Result<Vec<Name>> {
-    let config = store.load()?;
-    let mut resumed = Vec::new();
-    let mut failed = Vec::new();
-    for name in to {
-        let Some(member) = config.member(name.as_str()) else {
-            continue;
-        };
-        if name.is_leader() {
-            continue;
-        }
-        // A running worker process carrying this member's tag is enough to know the message
-        // will be handled: no need to probe its pane (one tmux process per recipient made a
-        // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
-        let status = leader::seen_status(member, store.live(name).as_ref());
-        if !status.is_running() || leader::cut_short(member, status) {
-            // One that cannot start must not keep the others of a broadcast from starting.
-            match leader::resume_if_down(&ctx.home, store, name) {
-                Ok(Some(_)) => resumed.push(name.clone()),
-                Ok(None) => {}
-                Err(e) => failed.push(e.to_string()),
-            }
-        }
-    }
-    if !failed.is_empty() {
-        for n in &resumed {
-            eprintln!("teamctl: {n} was not running; resumed it");
-        }
-        // The message is on disk already: this is a failure to act (exit 1), not bad input.
-        return Err(Error::failed(format!(
-            "the message was delivered and waits in the inbox, but {}",
-            failed.join("; ")
-        )));
-    }
-    Ok(resumed)
-}
-
 /// The message text piped on stdin (`send`, `ask` without TEXT): read up to one byte past
 /// the message limit, so a huge input is refused without being held whole in memory.
 pub(crate) fn read_stdin() -> Result<String> {
@@ -242,8 +180,8 @@ pub(crate) fn read_stdin() -> Result<String> {
         .map_err(|e| Error::bad(format!("cannot read the message from stdin: {e}")))?;
     if bytes.len() > limit {
         return Err(Error::bad(format!(
-            "the message on stdin is over the {} KiB limit; put a long text in a file and send its path",
-            limit / 1024
+            "the message on stdin is over the {} MiB limit; put a long text in a file and send its path",
+            limit / (1024 * 1024)
         )));
     }
     let text = String::from_utf8(bytes)

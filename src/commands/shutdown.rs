@@ -6,24 +6,17 @@ use std::time::{Duration, Instant};
 
 use crate::cli::ShutdownArgs;
 use crate::context::Ctx;
-use crate::domain::message::new_id;
-use crate::domain::{Body, Envelope, LEADER, Name, Status};
+use crate::domain::Name;
 use crate::error::{Error, Result};
-use crate::leader::{self, Handoff};
-use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::leader;
+use crate::leader::handoff::{Outcome, handoff, names};
+use crate::store::{FsStore, Store};
 
 pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
     let store = ctx.store()?;
     let config = store.load()?;
-    let targets: Vec<Name> = match &args.name {
-        Some(n) => {
-            let name = Name::teammate(n)?;
-            config.require(name.as_str())?;
-            vec![name]
-        }
-        None => config.teammates().map(|m| m.name.clone()).collect(),
-    };
+    let targets = config.named_or_all(args.name.as_deref())?;
     ctx.reconcile(&store)?;
     if args.force {
         let mut forced = Vec::new();
@@ -142,10 +135,6 @@ fn refuse_running(store: &FsStore) -> Result<()> {
     )))
 }
 
-fn names(v: &[Name]) -> String {
-    v.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
-}
-
 /// `--remove-worktree`: remove the worktrees of teammates that stopped.
 fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
     let config = store.load()?;
@@ -164,202 +153,4 @@ fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// What a handoff came to.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub stopped: Vec<Name>,
-    pub refused: Vec<(Name, String)>,
-    pub silent: Vec<Name>,
-    /// Asked, not waited for (`--no-wait`).
-    pub requested: Vec<Name>,
-    /// Running again at the end of `--all` (resumed by a message meanwhile).
-    pub running: Vec<Name>,
-}
-
-impl Outcome {
-    /// The outcome for `--json`: who stopped, who was only asked, who refused and why, who
-    /// did not answer in time.
-    pub fn to_json(&self) -> serde_json::Value {
-        let names = |v: &[Name]| v.iter().map(|n| n.as_str().to_string()).collect::<Vec<_>>();
-        serde_json::json!({
-            "stopped": names(&self.stopped),
-            "requested": names(&self.requested),
-            "refused": self.refused.iter().map(|(n, why)| serde_json::json!({
-                "name": n.as_str(),
-                "reason": why,
-            })).collect::<Vec<_>>(),
-            "noResponse": names(&self.silent),
-            "running": names(&self.running),
-        })
-    }
-
-    pub fn into_result(self, timeout: u64) -> Result<()> {
-        let mut problems = Vec::new();
-        for (n, why) in &self.refused {
-            problems.push(format!("{n} refused to shut down: {why}"));
-        }
-        if !self.silent.is_empty() {
-            let names: Vec<&str> = self.silent.iter().map(|n| n.as_str()).collect();
-            problems.push(format!(
-                "no shutdown response from {} within {timeout} s (still in a turn?); `teamctl shutdown --force NAME` ends it now",
-                names.join(", ")
-            ));
-        }
-        if !self.running.is_empty() {
-            problems.push(format!(
-                "{} still running at the end (a message resumed it during the shutdown); run `teamctl shutdown --all` again",
-                names(&self.running)
-            ));
-        }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::failed(problems.join("; ")))
-        }
-    }
-}
-
-/// Ask each target to stop and, with `wait`, act on the answers until `timeout`.
-pub fn handoff(
-    store: &FsStore,
-    targets: &[Name],
-    reason: Option<String>,
-    timeout: Duration,
-    wait: bool,
-) -> Result<Outcome> {
-    let mut out = Outcome::default();
-    let bell = SyncBell::default();
-    let _sub = if wait {
-        Some(store.subscribe_brief(&[Topic::Inbox(Name::leader()), Topic::Live], bell.bell())?)
-    } else {
-        None
-    };
-    let mut waiting = Vec::new();
-    // The requests awaited, and where their answers can start in the leader's inbox: another
-    // reader (the leader console) may act on a refusal first, and then only the inbox says.
-    let mut asked: Vec<(Name, String)> = Vec::new();
-    let leader_name = Name::leader();
-    let mut answers_from = store
-        .cursor(&leader_name, leader::PROTOCOL_READER)
-        .min(store.inbox_end(&leader_name));
-    // One look at every target's pane or process (one tmux process per server).
-    let seen = {
-        let config = store.load()?;
-        crate::backend::Snapshot::of(targets.iter().filter_map(|n| config.member(n.as_str())))
-    };
-    for name in targets {
-        // A start in progress (a send resuming it) finishes first: it clears the awaited
-        // request when it records the new worker, which would then answer a request the
-        // leader no longer expects.
-        let _starting = leader::start_lock(store, name)?;
-        let config = store.load()?;
-        let member = config.require(name.as_str())?.clone();
-        match leader::effective_status_with(&member, store.live(name).as_ref(), &seen) {
-            Status::Stopped => {
-                // Stopped on its own (or its answer was missed): make sure nothing is left.
-                if member.status != Status::Stopped {
-                    leader::end_member(store, &member, "it had stopped")?;
-                }
-                out.stopped.push(name.clone());
-            }
-            Status::Dead => {
-                leader::end_member(store, &member, "it had died")?;
-                out.stopped.push(name.clone());
-            }
-            _ => {
-                // Recorded first: a response can only be acted on once the leader expects it.
-                // A request still unanswered is awaited again, not repeated.
-                let (request_id, fresh) = leader::expect_shutdown(store, name, &new_id())?;
-                if fresh {
-                    let env = Envelope::new(
-                        LEADER,
-                        name.as_str(),
-                        Body::ShutdownRequest {
-                            request_id: request_id.clone(),
-                            reason: reason.clone(),
-                        },
-                    );
-                    store.append(name, &env)?;
-                }
-                asked.push((name.clone(), request_id));
-                waiting.push(name.clone());
-            }
-        }
-    }
-    if !wait {
-        out.requested = waiting;
-        return Ok(out);
-    }
-    let deadline = crate::domain::time::deadline_after(timeout);
-    while !waiting.is_empty() {
-        for h in leader::reconcile(store)? {
-            match h {
-                Handoff::Stopped(n) => {
-                    if waiting.contains(&n) {
-                        out.stopped.push(n.clone());
-                    }
-                    waiting.retain(|w| *w != n);
-                }
-                Handoff::Refused(n, why) => {
-                    if waiting.contains(&n) {
-                        out.refused.push((n.clone(), why));
-                    }
-                    waiting.retain(|w| *w != n);
-                }
-            }
-        }
-        // Refusals another reader acted on: read from the inbox itself.
-        let mut answers = crate::store::entries(store, &leader_name, answers_from);
-        for e in answers.by_ref() {
-            let Item::Message(env) = e?.item else {
-                continue;
-            };
-            let Body::ShutdownResponse {
-                request_id,
-                approve,
-                reason,
-                ..
-            } = &env.body
-            else {
-                continue;
-            };
-            let refused = !approve.0
-                && asked
-                    .iter()
-                    .any(|(n, id)| n.as_str() == env.from && id == request_id);
-            if let Some(n) = waiting.iter().find(|w| w.as_str() == env.from).cloned()
-                && refused
-            {
-                out.refused
-                    .push((n.clone(), reason.clone().unwrap_or_default()));
-                waiting.retain(|w| *w != n);
-            }
-        }
-        answers_from = answers.pos();
-        // A worker that died instead of answering is cleaned up like a dead one; one that
-        // stopped without an answer the leader could match is cleaned up as stopped.
-        let config = store.load()?;
-        let seen =
-            crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
-        for name in waiting.clone() {
-            let member = config.require(name.as_str())?;
-            let why = match leader::effective_status_with(member, store.live(&name).as_ref(), &seen)
-            {
-                Status::Dead => "it died before answering",
-                Status::Stopped => "it stopped",
-                _ => continue,
-            };
-            leader::end_member(store, member, why)?;
-            out.stopped.push(name.clone());
-            waiting.retain(|w| *w != name);
-        }
-        if waiting.is_empty() || Instant::now() >= deadline {
-            break;
-        }
-        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
-    }
-    out.silent = waiting;
-    Ok(out)
 }

@@ -8,10 +8,7 @@ use crate::domain::live::ShutdownAnswer;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-/// Set in the turn a shutdown request starts: the id of that request.
-pub const REQUEST_VAR: &str = "TEAMCTL_SHUTDOWN_REQUEST_ID";
-/// Set in that turn too: the request's reason, if it has one.
-pub const REASON_VAR: &str = "TEAMCTL_SHUTDOWN_REASON";
+use crate::domain::env::SHUTDOWN_REQUEST_ID as REQUEST_VAR;
 
 pub fn run(ctx: &Ctx, args: ShutdownResponseArgs) -> Result<()> {
     let approve = args.decision == Decision::Approve;

@@ -127,7 +127,7 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
         }
     }
     let interactive = interactive_rule(args)?;
-    let backend = backend::select(args.backend)?;
+    let backend = backend::select(args.backend.into())?;
     if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
         return Err(Error::bad(
             "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
@@ -177,7 +177,7 @@ pub fn start(
     member.command = args.exec.clone();
     member.agent = args.agent.clone();
     member.agent_args = args.extra.clone();
-    member.session_id = Some(new_session_id());
+    member.session_id = Some(crate::agent::new_session_id());
     member.status = Status::Starting;
     member.plan_mode_required = args.plan_mode_required;
     member.plan_command = args.plan.clone();
@@ -222,15 +222,16 @@ pub fn start(
     }
     if let Some(old) = &previous {
         // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
-        backend::for_member(old).terminate(old, store.live(&name).as_ref(), leader::GRACE)?;
+        backend::for_member(old).terminate(
+            old,
+            store.live(&name).as_ref(),
+            crate::backend::GRACE,
+        )?;
         if tree.is_none() && old.worktree.is_some() {
             member.worktree = old.worktree.clone();
             member.cwd = old.cwd.clone();
-            for field in [worktree::REPO_FIELD, worktree::BRANCH_FIELD] {
-                if let Some(v) = old.extra.get(field) {
-                    member.extra.insert(field.into(), v.clone());
-                }
-            }
+            member.worktree_repo = old.worktree_repo.clone();
+            member.worktree_branch = old.worktree_branch.clone();
             worktree::restore(&member)?;
         }
     }
@@ -249,9 +250,7 @@ pub fn start(
                 // Fields this version does not know (written by another version or tool)
                 // stay, as docs/PROTOCOL.md promises; a pending shutdown request does not.
                 for (k, v) in &slot.extra {
-                    if k != leader::SHUTDOWN_REQUEST_FIELD {
-                        m.extra.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+                    m.extra.entry(k.clone()).or_insert_with(|| v.clone());
                 }
                 *slot = m
             }
@@ -287,11 +286,6 @@ pub fn start(
     Ok(started)
 }
 
-/// A fresh session id: a random UUID, as agent CLIs expect (`claude --session-id`).
-pub fn new_session_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
 /// `--interactive`: how the companion tells idle from busy (checked before anything is written).
 fn interactive_rule(args: &SpawnArgs) -> Result<Option<Interactive>> {
     if !args.interactive {
@@ -323,9 +317,7 @@ fn interactive_rule(args: &SpawnArgs) -> Result<Option<Interactive>> {
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {
     let dir = match cwd {
         Some(d) => d.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| Error::failed(format!("current directory: {e}")))?
-        }
+        None => std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?,
     };
     let dir = dir
         .canonicalize()

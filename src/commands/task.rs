@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::{
     TaskAddArgs, TaskClaimArgs, TaskCommand, TaskDoneArgs, TaskIdArg, TaskUpdateArgs,
 };
-use crate::commands::send::wake;
+
 use crate::context::Ctx;
 use crate::domain::task::{Change, NewTask, Task, TaskList, TaskStatus, ids};
 use crate::domain::time::{age, now_ms};
@@ -78,6 +78,7 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
             .as_deref()
             .map(|o| owner_name(&config, o))
             .transpose()?,
+        hops: ctx.hops(),
     };
     let now = now_ms();
     let mut added = None;
@@ -265,11 +266,18 @@ fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
             Some(o) => Some(Some(owner_name(&config, o)?)),
         },
         blocked_by: parse_ids(&args.blocked_by)?,
+        hops: None,
     };
     if change == Change::default() {
         return Err(Error::bad(
             "nothing to change: give --status, --owner or --blocked-by",
         ));
+    }
+    // The loop guard: the leader's update takes the task over, so a task a loop of teammates
+    // left pending can be given out again.
+    let mut change = change;
+    if me.is_leader() {
+        change.hops = Some(ctx.hops());
     }
     let now = now_ms();
     let mut before = None;
@@ -336,10 +344,11 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
     }
     let config = store.load()?;
     let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
-    env.hops = ctx.hops();
+    env.hops = ctx.hops().max(task.hops);
     bus::deliver(store, &config, &env)?;
-    // A teammate's assignment does not bring back one the leader stopped (see `send::wake`).
-    let (resumed, waiting) = wake(ctx, store, std::slice::from_ref(owner))?;
+    // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
+    let (resumed, waiting) =
+        crate::leader::wake(&ctx.home, &ctx.me()?, store, std::slice::from_ref(owner))?;
     for n in resumed {
         eprintln!("teamctl: {n} was not running; resumed it");
     }

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::Choice;
+use crate::cli::BackendArg;
 use crate::cli::{SpawnArgs, UpArgs};
 use crate::context::Ctx;
 use crate::domain::task::{NewTask, TaskList};
@@ -153,8 +153,8 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
     let (store, created) = match existing {
         Some(s) => (s, false),
         None => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| Error::failed(format!("current directory: {e}")))?;
+            let cwd =
+                std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
             let s = ctx.home.create(team, &file.description, &cwd)?;
             if s.team() != team {
                 // Made by someone else meanwhile: this one is not the file's.
@@ -302,9 +302,9 @@ fn request(m: &MemberSpec, dir: &Path) -> Result<SpawnArgs> {
         extra: m.args.clone(),
         prompt: m.prompt.clone(),
         backend: match m.backend {
-            None => Choice::Auto,
-            Some(BackendType::Tmux) => Choice::Tmux,
-            Some(BackendType::Process) => Choice::Process,
+            None => BackendArg::Auto,
+            Some(BackendType::Tmux) => BackendArg::Tmux,
+            Some(BackendType::Process) => BackendArg::Process,
         },
         cwd: Some(cwd),
         model: m.model.clone(),
@@ -400,11 +400,7 @@ fn differences(m: &MemberSpec, req: &SpawnArgs, checked: &Checked, old: &Member)
         field("backend", was.as_deref(), Some(b.to_string().as_str()));
     }
     // A worktree member runs inside its worktree: its branch is what was declared.
-    let branch = old
-        .extra
-        .get(crate::worktree::BRANCH_FIELD)
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
+    let branch = old.worktree_branch.clone();
     let declared = req.worktree.as_ref().map(|b| match b.is_empty() {
         true => format!("teamctl/{}", m.name()),
         false => b.clone(),
@@ -447,6 +443,7 @@ fn add_tasks(
             description: t.description.clone(),
             blocked_by,
             owner: t.owner.clone(),
+            hops: 0,
         };
         let task = list
             .add(new, now)

@@ -9,8 +9,6 @@
 //! `states::RECHECK` (a worker that dies writes no file). Without a terminal it is plain line
 //! mode.
 
-pub mod events;
-
 pub mod input;
 pub mod screen;
 pub mod states;
@@ -19,14 +17,14 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::bus;
-use crate::commands::{send::resume_stopped, shutdown::handoff, status};
 use crate::context::Ctx;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
 use crate::output::printable;
 use crate::store::{FsStore, Item, Store};
-use events::{Inboxes, Lines, TeamWatch};
+use crate::view::events::{Inboxes, Lines, TeamWatch};
+use crate::view::status;
 use input::{HELP, Input};
 use screen::Screen;
 use states::States;
@@ -288,7 +286,7 @@ impl Console<'_> {
             Input::Send { to, text } => self.send(&to, text),
             Input::Status => self.store.load().map(|config| {
                 let rows = status::rows(&self.store, &config);
-                let table = status::render(self.ctx, &config, &rows);
+                let table = status::render(&self.ctx.paint, &config, &rows);
                 self.say(table.trim_end());
             }),
             Input::Shutdown(name) => self.shutdown(&name),
@@ -309,7 +307,7 @@ impl Console<'_> {
             .map(|n| self.ctx.paint.member(&config, n.as_str()))
             .collect();
         self.say(&self.ctx.paint.dim(&format!("-> {}", names.join(", "))));
-        for n in resume_stopped(self.ctx, &self.store, &got)? {
+        for n in leader::resume_stopped(&self.ctx.home, &self.store, &got)? {
             self.say(&format!("{n} was not running; resumed it"));
         }
         Ok(())
@@ -319,7 +317,7 @@ impl Console<'_> {
     /// scrolling area (argv only, no shell).
     fn tasks(&mut self) -> Result<()> {
         let exe = std::env::current_exe()
-            .map_err(|e| Error::failed(format!("cannot find the teamctl binary: {e}")))?;
+            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let color = if self.ctx.paint.enabled() {
             "always"
         } else {
@@ -332,7 +330,7 @@ impl Console<'_> {
             .args(["--color", color, "task", "list"])
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| Error::failed(format!("cannot run `teamctl task list`: {e}")))?;
+            .map_err(|e| Error::io_while("cannot run `teamctl task list`", e))?;
         let text = String::from_utf8_lossy(if out.status.success() {
             &out.stdout
         } else {
@@ -350,7 +348,7 @@ impl Console<'_> {
     fn shutdown(&mut self, name: &str) -> Result<()> {
         let name = Name::teammate(name)?;
         self.store.load()?.require(name.as_str())?;
-        let out = handoff(
+        let out = leader::handoff::handoff(
             &self.store,
             std::slice::from_ref(&name),
             Some("asked from the leader console".into()),

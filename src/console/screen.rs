@@ -168,7 +168,6 @@ fn clip(text: &str, cols: usize) -> String {
     out
 }
 
-/// Rows and columns of the terminal on stdin (`stty size`).
 /// The terminal's rows and columns (of stdout), straight from the kernel.
 fn term_size() -> Option<(u16, u16)> {
     let mut ws = nix::libc::winsize {

@@ -47,9 +47,10 @@ pub fn agent_of(pid: u32) -> Option<(PathBuf, String)> {
     let (mut home, mut id) = (None, None);
     for var in env.split(|b| *b == 0) {
         let var = String::from_utf8_lossy(var);
-        if let Some(v) = var.strip_prefix("TEAMCTL_HOME=") {
+        let value = |name: &str| var.strip_prefix(name)?.strip_prefix('=');
+        if let Some(v) = value(crate::domain::env::HOME) {
             home = Some(PathBuf::from(v));
-        } else if let Some(v) = var.strip_prefix("TEAMCTL_AGENT_ID=") {
+        } else if let Some(v) = value(crate::domain::env::AGENT_ID) {
             id = Some(v.to_string());
         }
     }

@@ -62,4 +62,12 @@ pub struct TurnInfo {
     pub from: String,
     pub summary: String,
     pub started_at: u64,
+    /// The hop count of the message the turn handles (the loop guard). An interactive
+    /// agent's pane has no `TEAMCTL_HOPS`; its commands read this instead. Absent means 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hops: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

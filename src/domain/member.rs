@@ -100,6 +100,18 @@ impl TeamConfig {
         self.members.iter().filter(|m| !m.name.is_leader())
     }
 
+    /// `NAME` (a teammate of this team) or, without one, every teammate (`shutdown`, `resume`).
+    pub fn named_or_all(&self, name: Option<&str>) -> Result<Vec<Name>> {
+        match name {
+            Some(n) => {
+                let name = Name::teammate(n)?;
+                self.require(name.as_str())?;
+                Ok(vec![name])
+            }
+            None => Ok(self.teammates().map(|m| m.name.clone()).collect()),
+        }
+    }
+
     /// The colour for the next member: the palette in order, skipping used colours.
     pub fn next_color(&self) -> &'static str {
         let used: Vec<&str> = self.members.iter().map(|m| m.color.as_str()).collect();
@@ -109,6 +121,17 @@ impl TeamConfig {
             .find(|c| !used.contains(c))
             .unwrap_or(COLORS[self.members.len() % COLORS.len()])
     }
+}
+
+/// A text field that reads as absent when it holds anything but text (as it did when these
+/// fields were read from `extra`).
+fn string_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 /// Member colours, usable as `--color` and understood by tmux and the terminal.
@@ -175,6 +198,27 @@ pub struct Member {
     /// worker pastes each message into it (see `domain::interactive`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<super::Interactive>,
+    /// The repository a worktree was made from, and its branch, so it can be made again for
+    /// `resume` after it was removed.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
+    pub worktree_repo: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
+    pub worktree_branch: Option<String>,
+    /// The shutdown request whose answer the leader waits for.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
+    pub shutdown_request_id: Option<String>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -215,6 +259,9 @@ impl Member {
             agent: None,
             agent_args: Vec::new(),
             interactive: None,
+            worktree_repo: None,
+            worktree_branch: None,
+            shutdown_request_id: None,
             extra: Default::default(),
         }
     }

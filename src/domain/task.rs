@@ -96,6 +96,14 @@ pub struct Task {
     /// What came of it: the agent's output, or why it failed.
     #[serde(default)]
     pub result: Option<String>,
+    /// The loop guard: a task added inside a turn carries that turn's hops + 1, and so do
+    /// its assignment and the turn that runs it. Absent means 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hops: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Task {
@@ -178,6 +186,8 @@ pub struct NewTask {
     pub description: String,
     pub blocked_by: Vec<u64>,
     pub owner: Option<Name>,
+    /// The hops it is added at (the loop guard).
+    pub hops: u32,
 }
 
 /// A change asked for by `task update`; `None` leaves a field as it is.
@@ -188,6 +198,8 @@ pub struct Change {
     pub owner: Option<Option<Name>>,
     /// Blockers to add.
     pub blocked_by: Vec<u64>,
+    /// A new hop count (the leader taking the task over sets 0).
+    pub hops: Option<u32>,
 }
 
 /// The whole list of one team (`tasks.json`).
@@ -275,6 +287,7 @@ impl TaskList {
             created_at: now,
             updated_at: now,
             result: None,
+            hops: new.hops,
         };
         for b in &blocked_by {
             let i = self.index(*b)?;
@@ -290,6 +303,18 @@ impl TaskList {
     /// an id: that task, refused when it is blocked, someone else's or not pending. Claiming a
     /// task `by` already has in progress is not an error.
     pub fn claim(&mut self, by: &Name, id: Option<u64>, now: u64) -> Res<Option<Task>> {
+        self.claim_within(by, id, u32::MAX, now)
+    }
+
+    /// `claim`, where a claim without an id passes over tasks more than `max_hops` hops from
+    /// their origin (the loop guard: auto-claim leaves them pending for the leader).
+    pub fn claim_within(
+        &mut self,
+        by: &Name,
+        id: Option<u64>,
+        max_hops: u32,
+        now: u64,
+    ) -> Res<Option<Task>> {
         let i = match id {
             Some(id) => {
                 let i = self.index(id)?;
@@ -326,6 +351,7 @@ impl TaskList {
                         t.status == TaskStatus::Pending
                             && t.owner.as_ref().is_none_or(|o| o == by)
                             && !self.is_blocked(t)
+                            && t.hops <= max_hops
                     })
                     .min_by_key(|(_, t)| t.id)
                     .map(|(i, _)| i);
@@ -340,6 +366,20 @@ impl TaskList {
         t.owner = Some(by.clone());
         t.updated_at = now;
         Ok(Some(t.clone()))
+    }
+
+    /// The lowest task `by` could claim but for the loop guard: pending, unblocked, unowned
+    /// or `by`'s, and more than `max_hops` hops from its origin.
+    pub fn past_hops(&self, by: &Name, max_hops: u32) -> Option<&Task> {
+        self.tasks
+            .iter()
+            .filter(|t| {
+                t.status == TaskStatus::Pending
+                    && t.owner.as_ref().is_none_or(|o| o == by)
+                    && !self.is_blocked(t)
+                    && t.hops > max_hops
+            })
+            .min_by_key(|t| t.id)
     }
 
     /// Change a task's status, owner or blockers (a blocker that would close a cycle is
@@ -376,6 +416,9 @@ impl TaskList {
         }
         if let Some(owner) = &change.owner {
             t.owner = owner.clone();
+        }
+        if let Some(hops) = change.hops {
+            t.hops = hops;
         }
         t.updated_at = now;
         Ok(t.clone())
@@ -565,6 +608,45 @@ mod tests {
     }
 
     #[test]
+    fn auto_claim_passes_over_a_task_past_the_hop_limit() {
+        let mut l = TaskList::default();
+        for (subject, hops) in [("far", 3), ("near", 2)] {
+            l.add(
+                NewTask {
+                    subject: subject.into(),
+                    hops,
+                    ..Default::default()
+                },
+                0,
+            )
+            .unwrap();
+        }
+        let a = n("alice");
+        assert_eq!(l.past_hops(&a, 2).map(|t| t.id), Some(1));
+        assert_eq!(l.claim_within(&a, None, 2, 0).unwrap().unwrap().id, 2);
+        assert_eq!(l.claim_within(&a, None, 2, 0).unwrap(), None);
+        assert_eq!(l.tasks[0].status, TaskStatus::Pending);
+        // Hops are kept in the file; absent reads as 0 and 0 is not written.
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains("\"hops\":3"), "{json}");
+        let back: TaskList = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, l);
+        let old: Task = serde_json::from_str(
+            r#"{"id":1,"subject":"s","status":"pending","createdAt":0,"updatedAt":0}"#,
+        )
+        .unwrap();
+        assert_eq!(old.hops, 0);
+        assert!(!serde_json::to_string(&old).unwrap().contains("hops"));
+        // The leader taking it over starts it again.
+        let change = Change {
+            hops: Some(0),
+            ..Default::default()
+        };
+        l.update(1, &change, 0).unwrap();
+        assert_eq!(l.claim_within(&a, None, 2, 0).unwrap().unwrap().id, 1);
+    }
+
+    #[test]
     fn claim_takes_the_lowest_unblocked_pending_task() {
         let mut l = list(1);
         l.add(new("b", &[1]), 0).unwrap();
@@ -696,6 +778,7 @@ mod tests {
                     status: Some(TaskStatus::Failed),
                     owner: Some(Some(n("bob"))),
                     blocked_by: vec![1],
+                    hops: None,
                 },
                 9,
             )

@@ -218,8 +218,9 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.{unique}.tmp", std::process::id()))
 }
 
-/// An exclusive advisory lock held on a lock file; released on drop. Writers of a shared file
-/// must hold one: functions that write take `&LockGuard` so that rule is checked by the types.
+/// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a
+/// shared file hold one for the whole read-modify-write; the types do not check that, the
+/// callers do (`store::team`, `store::tasks`, `leader`).
 #[derive(Debug)]
 pub struct LockGuard {
     file: File,

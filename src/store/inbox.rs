@@ -3,17 +3,17 @@
 //! Reading never rewrites the inbox; reading one new message costs the same however long the
 //! log is.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::cursor as cursor_file;
 use super::fsutil::{
     LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, with_subdir,
 };
+use super::slots::{self, Offset};
 use crate::domain::Envelope;
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// The files of one member's inbox.
 #[derive(Debug, Clone)]
@@ -178,16 +178,32 @@ pub fn log_len(log: &Path) -> u64 {
 
 /// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was
 /// replaced) starts again from 0; message ids let the reader drop repeats.
-/// A cursor file with no valid record (see `cursor.rs`) reads as 0.
+/// A cursor file with no valid record (see `slots.rs`) reads as 0.
 pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
-    let pos = cursor_file::load(&paths.cursor(reader)).unwrap_or(0);
+    let pos = slots::load_as::<Offset>(&paths.cursor(reader)).unwrap_or(0);
     if pos > log_len(&paths.log()) { 0 } else { pos }
 }
 
-/// Store a reader's cursor, in place (see `cursor.rs`: a torn write reads as the value before
+/// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before
 /// it; not fsynced: losing it on a crash means a redelivery, which at-least-once allows).
 pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
-    cursor_file::store(&paths.cursor(reader), pos)
+    let path = paths.cursor(reader);
+    let Some(dir) = path.parent() else {
+        return Err(Error::failed(format!(
+            "{}: a cursor file has a parent",
+            path.display()
+        )));
+    };
+    // Real directories only (see `fsutil::check_dir`): the inbox's and its `cursors`.
+    if let Some(inbox) = dir.parent() {
+        check_dir(inbox)?;
+    }
+    check_dir(dir)?;
+    // inboxes/NAME/cursors, never the team directory above them.
+    let file = with_subdir(dir, 3, || {
+        open_or_create(&path, OpenOptions::new().read(true).write(true)).at(&path)
+    })?;
+    slots::store_in::<Offset>(&file, &path, &pos)
 }
 
 #[cfg(test)]

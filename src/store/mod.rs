@@ -3,7 +3,6 @@
 //! over hosts) can replace local files without touching the CLI or the worker. `FsStore` is
 //! the default: plain files under `$TEAMCTL_HOME/teams/TEAM`.
 
-pub mod cursor;
 pub mod doorbell;
 pub mod envfile;
 pub mod fsutil;

@@ -1,121 +1,212 @@
-//! A small file overwritten in place, for a value with one writer that changes often: a
-//! worker's live state, written twice per turn. Replacing the file (temp file and rename)
-//! allocated and freed an inode per write, and with hundreds of workers in one `state/`
-//! directory every create and rename queued on that directory's lock: a third of a worker's
-//! CPU in a broadcast to 300 (BENCHMARKS.md). As `cursor.rs` does for cursors, the file holds
-//! two fixed-size records ("slots") and a write replaces the older one with one `pwrite`, so
-//! a torn write (a crash, or a reader racing the writer) leaves the value before it readable.
+//! Small files overwritten in place, for a value with one writer that changes often: a
+//! reader's cursor (every handled message) and a worker's live state (twice per turn).
+//! Replacing the file (temp file and rename) allocated and freed an inode per write, and with
+//! hundreds of workers every create and rename queued on one directory's lock (BENCHMARKS.md).
+//! So the file holds two fixed-size records ("slots") and a write replaces the older one with
+//! one `pwrite`, under an exclusive `flock` on the file so writers take turns; never the slot
+//! holding the newest valid value. A record carries a sequence number and a CRC-32, so a torn
+//! write (a crash, or a reader racing the writer) is detected and the other slot, the value
+//! before it, is read. Not fsynced: a cursor that moves back means a redelivery, which
+//! at-least-once allows; live state is written again by a restarted worker.
 //!
-//! A slot is `SLOT` bytes: a 41-byte header `SEQ LEN CRC\n` (SEQ a zero-padded 20-digit
-//! decimal, LEN a zero-padded 10-digit decimal, CRC the CRC-32 of the first 31 header bytes
-//! and the payload in 8 lowercase hex digits), then LEN payload bytes, then zero bytes. Slot
-//! `SEQ % 2` starts at byte `(SEQ % 2) * SLOT`; the valid slot with the highest SEQ wins.
-//! A payload longer than `CAPACITY` is written the old way instead: the whole file is the
-//! payload, replaced atomically. Readers tell the two apart by the first byte (a payload is
-//! JSON and starts with `{`; a slot starts with a digit), and a writer replaces such a file
-//! (or garbage) atomically by a slotted one on its next write.
+//! Every slot starts `SEQ ` (a zero-padded 20-digit decimal) and its CRC is 8 lowercase hex
+//! digits then `\n`; slot `SEQ % 2` starts at byte `(SEQ % 2) * SLOT`; the valid slot with the
+//! highest SEQ wins. A file holding neither valid slot nor nothing (an older format, garbage)
+//! is replaced atomically, whole, on the next write, so a crash then cannot lose its value.
+//! Two formats:
+//!
+//! - `Offset` (cursors): 51 bytes of ASCII, `SEQ OFFSET CRC\n`, OFFSET a zero-padded 20-digit
+//!   decimal, CRC the CRC-32 (IEEE, as zlib) of the first 41 bytes. The older format (one
+//!   decimal offset) is still read.
+//! - `Payload` (live state): 4096 bytes, a 41-byte header `SEQ LEN CRC\n` (LEN a zero-padded
+//!   10-digit decimal, CRC over the first 31 header bytes and the payload), then LEN payload
+//!   bytes, then zero bytes. A payload longer than `CAPACITY` is written the old way: the
+//!   whole file is the payload (JSON, so it starts with `{`; a slot starts with a digit).
 
-use std::fs::File;
-use std::io::Read;
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::fsutil::{open_or_create, write_atomic};
+use super::fsutil::{open_or_create, open_read, write_atomic};
 use crate::error::{IoContext, Result};
 
-/// The size of one slot.
-pub const SLOT: usize = 4096;
-const HEAD: usize = 41;
-/// The longest payload a slot holds.
-pub const CAPACITY: usize = SLOT - HEAD;
-
-/// The newest value in the file (see the module comment), `None` when there is none.
-pub fn load(path: &Path) -> Option<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(2 * SLOT);
-    super::fsutil::open_read(path)
-        .ok()?
-        .read_to_end(&mut bytes)
-        .ok()?;
-    parse(bytes)
+/// How a value is written in one slot and read back.
+pub(crate) trait Format {
+    type Value;
+    /// The size of one slot.
+    const SLOT: usize;
+    /// Where the CRC field starts (after `SEQ FIELD `).
+    const CRC_AT: usize;
+    /// Read the whole file, not only its two slots (a value may stand there whole).
+    const WHOLE: bool = false;
+    /// The field after SEQ, as written (its width fixed).
+    fn field(value: &Self::Value) -> String;
+    /// The bytes after the header line, if any (`Payload`).
+    fn tail(value: &Self::Value) -> &[u8];
+    /// The value from the field and the slot's bytes after the header line, `None` when they
+    /// do not make one.
+    fn value(field: u64, rest: &[u8]) -> Option<(Self::Value, usize)>;
+    /// What a file that holds no valid slot reads as (an older format), if anything.
+    fn other(bytes: &[u8]) -> Option<Self::Value>;
+    /// The whole file that replaces an older format or garbage, holding `value` at seq 0.
+    fn fresh(value: &Self::Value) -> Vec<u8>;
 }
 
-/// The value in a file's bytes.
-pub fn parse(bytes: Vec<u8>) -> Option<Vec<u8>> {
-    match bytes.first() {
-        Some(b'{') => Some(bytes),
-        _ => newest(&bytes).map(|(_, payload)| payload.to_vec()),
+/// A reader's place in an inbox log.
+pub(crate) struct Offset;
+
+impl Format for Offset {
+    type Value = u64;
+    const SLOT: usize = 51;
+    const CRC_AT: usize = 42;
+    fn field(pos: &u64) -> String {
+        format!("{pos:020}")
+    }
+    fn tail(_: &u64) -> &[u8] {
+        &[]
+    }
+    fn value(pos: u64, _: &[u8]) -> Option<(u64, usize)> {
+        Some((pos, 0))
+    }
+    /// The format before this one: the offset as plain decimal ASCII.
+    fn other(bytes: &[u8]) -> Option<u64> {
+        let s = std::str::from_utf8(bytes).ok()?.trim();
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    }
+    fn fresh(pos: &u64) -> Vec<u8> {
+        encode::<Offset>(0, pos)
     }
 }
 
-/// Store `payload` (one `pwrite` of one slot, under an exclusive `flock` on the file). Not
-/// fsynced: this is state a restarted worker writes again.
+/// A JSON value of up to `CAPACITY` bytes.
+pub(crate) struct Payload;
+
+/// The longest payload a slot holds.
+pub const CAPACITY: usize = Payload::SLOT - 41;
+
+impl Format for Payload {
+    type Value = Vec<u8>;
+    const SLOT: usize = 4096;
+    const CRC_AT: usize = 32;
+    const WHOLE: bool = true;
+    fn field(payload: &Vec<u8>) -> String {
+        format!("{:010}", payload.len())
+    }
+    fn tail(payload: &Vec<u8>) -> &[u8] {
+        payload
+    }
+    fn value(len: u64, rest: &[u8]) -> Option<(Vec<u8>, usize)> {
+        let len = usize::try_from(len).ok()?;
+        Some((rest.get(..len)?.to_vec(), len))
+    }
+    /// The whole-file form: the payload itself.
+    fn other(bytes: &[u8]) -> Option<Vec<u8>> {
+        (bytes.first() == Some(&b'{')).then(|| bytes.to_vec())
+    }
+    fn fresh(payload: &Vec<u8>) -> Vec<u8> {
+        let mut out = encode::<Payload>(0, payload);
+        out.resize(2 * Payload::SLOT, 0);
+        out
+    }
+}
+
+/// The newest value in the file, `None` when there is none.
+pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
+    let mut file = open_read(path).ok()?;
+    if F::WHOLE {
+        let mut bytes = Vec::with_capacity(2 * F::SLOT);
+        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+        return parse_as::<F>(&bytes);
+    }
+    let mut buf = vec![0u8; 2 * F::SLOT + 1];
+    let n = read_head(&file, &mut buf).ok()?;
+    parse_as::<F>(&buf[..n])
+}
+
+/// The value in a file's bytes (see the module comment), `None` when there is none.
+pub(crate) fn parse_as<F: Format>(bytes: &[u8]) -> Option<F::Value> {
+    newest::<F>(bytes)
+        .map(|(_, v)| v)
+        .or_else(|| F::other(bytes))
+}
+
+/// Store `value` in the open `file` at `path` (see the module comment).
+pub(crate) fn store_in<F: Format>(file: &File, path: &Path, value: &F::Value) -> Result<()> {
+    file.lock().at(path)?;
+    let mut buf = vec![0u8; 2 * F::SLOT + 1];
+    let n = read_head(file, &mut buf).at(path)?;
+    let seq = match newest::<F>(&buf[..n]) {
+        Some((seq, _)) => seq.wrapping_add(1),
+        None if n == 0 => 0,
+        None => return write_atomic(path, &F::fresh(value), false),
+    };
+    file.write_all_at(&encode::<F>(seq, value), (seq % 2) * F::SLOT as u64)
+        .at(path)
+}
+
+/// The live state's value, `None` when there is none.
+pub fn load(path: &Path) -> Option<Vec<u8>> {
+    load_as::<Payload>(path)
+}
+
+/// The live state's `store`: a payload too big for a slot replaces the file whole.
 pub fn store(path: &Path, payload: &[u8]) -> Result<()> {
     if payload.len() > CAPACITY {
         return write_atomic(path, payload, false);
     }
-    let file = open_or_create(path, std::fs::OpenOptions::new().read(true).write(true)).at(path)?;
-    file.lock().at(path)?;
-    let mut head = vec![0u8; 2 * SLOT];
-    let n = read_at_most(&file, &mut head).at(path)?;
-    let seq = match newest(&head[..n]) {
-        Some((seq, _)) => seq.wrapping_add(1),
-        None if n == 0 => 0,
-        // The whole-file form, or garbage: replace it at once, so that a crash now cannot
-        // leave neither the old value nor the new.
-        None => {
-            let mut fresh = encode(0, payload);
-            fresh.resize(2 * SLOT, 0);
-            return write_atomic(path, &fresh, false);
-        }
-    };
-    file.write_all_at(&encode(seq, payload), (seq % 2) * SLOT as u64)
-        .at(path)
+    let file = open_or_create(path, OpenOptions::new().read(true).write(true)).at(path)?;
+    store_in::<Payload>(&file, path, &payload.to_vec())
 }
 
-fn read_at_most(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match file.read_at(&mut buf[n..], n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
     Ok(n)
 }
 
-/// One slot's bytes (`SLOT` long). `payload` must fit (`CAPACITY`).
-pub fn encode(seq: u64, payload: &[u8]) -> Vec<u8> {
-    let head = format!("{seq:020} {:010}", payload.len());
-    let crc = crc_of(head.as_bytes(), payload);
-    let mut out = Vec::with_capacity(SLOT);
+/// One slot's bytes (`SLOT` long). A payload must fit (`CAPACITY`).
+pub(crate) fn encode<F: Format>(seq: u64, value: &F::Value) -> Vec<u8> {
+    let head = format!("{seq:020} {}", F::field(value));
+    let tail = F::tail(value);
+    let crc = {
+        let mut h = crc32fast::Hasher::new();
+        h.update(head.as_bytes());
+        h.update(tail);
+        h.finalize()
+    };
+    let mut out = Vec::with_capacity(F::SLOT);
     out.extend_from_slice(head.as_bytes());
     out.extend_from_slice(format!(" {crc:08x}\n").as_bytes());
-    out.extend_from_slice(payload);
-    out.resize(SLOT, 0);
+    out.extend_from_slice(tail);
+    out.resize(F::SLOT, 0);
     out
 }
 
-fn crc_of(head: &[u8], payload: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(head);
-    h.update(payload);
-    h.finalize()
-}
-
-/// The valid slot with the highest sequence number: `(seq, payload)`.
-fn newest(bytes: &[u8]) -> Option<(u64, &[u8])> {
+/// The valid slot with the highest sequence number.
+fn newest<F: Format>(bytes: &[u8]) -> Option<(u64, F::Value)> {
     (0..2)
         .filter_map(|i| {
-            let slot = bytes.get(i * SLOT..(i + 1) * SLOT)?;
-            decode(slot).filter(|(seq, _)| seq % 2 == i as u64)
+            let slot = bytes.get(i * F::SLOT..(i + 1) * F::SLOT)?;
+            decode::<F>(slot).filter(|(seq, _)| seq % 2 == i as u64)
         })
         .max_by_key(|(seq, _)| *seq)
 }
 
-fn decode(slot: &[u8]) -> Option<(u64, &[u8])> {
-    if slot.len() != SLOT || slot[20] != b' ' || slot[31] != b' ' || slot[40] != b'\n' {
+fn decode<F: Format>(slot: &[u8]) -> Option<(u64, F::Value)> {
+    let at = F::CRC_AT;
+    let head = at + 9;
+    if slot.len() != F::SLOT || slot[20] != b' ' || slot[at - 1] != b' ' || slot[at + 8] != b'\n' {
         return None;
     }
     let digits = |b: &[u8]| -> Option<u64> {
@@ -125,21 +216,57 @@ fn decode(slot: &[u8]) -> Option<(u64, &[u8])> {
         std::str::from_utf8(b).ok()?.parse().ok()
     };
     let seq = digits(&slot[..20])?;
-    let len = usize::try_from(digits(&slot[21..31])?).ok()?;
-    let payload = slot.get(HEAD..HEAD.checked_add(len)?)?;
-    let crc = std::str::from_utf8(&slot[32..40]).ok()?;
+    let (value, len) = F::value(digits(&slot[21..at - 1])?, &slot[head..])?;
+    let crc = std::str::from_utf8(&slot[at..at + 8]).ok()?;
     if !crc
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     {
         return None;
     }
-    (u32::from_str_radix(crc, 16).ok()? == crc_of(&slot[..31], payload)).then_some((seq, payload))
+    let mut h = crc32fast::Hasher::new();
+    h.update(&slot[..at - 1]);
+    h.update(&slot[head..head + len]);
+    (u32::from_str_radix(crc, 16).ok()? == h.finalize()).then_some((seq, value))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    /// A cursor's store, as `inbox::set_cursor` does it (without the directory checks).
+    fn store_offset(p: &Path, pos: u64) -> Result<()> {
+        let dir = p.parent().unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let file = open_or_create(p, OpenOptions::new().read(true).write(true)).at(p)?;
+        store_in::<Offset>(&file, p, &pos)
+    }
+
+    #[test]
+    fn both_formats_are_byte_for_byte_the_ones_on_disk() {
+        // Files written before the two formats shared this module still read.
+        let cursor = b"00000000000000000003 00000000000000000042 ";
+        let crc = crc32fast::hash(&cursor[..41]);
+        let mut slot = cursor.to_vec();
+        slot.extend_from_slice(format!("{crc:08x}\n").as_bytes());
+        assert_eq!(encode::<Offset>(3, &42), slot);
+        let mut file = vec![0u8; Offset::SLOT];
+        file.extend_from_slice(&slot);
+        assert_eq!(parse_as::<Offset>(&file), Some(42));
+        let head = b"00000000000000000001 0000000007";
+        let mut h = crc32fast::Hasher::new();
+        h.update(head);
+        h.update(b"{\"a\":1}");
+        let mut slot = head.to_vec();
+        slot.extend_from_slice(format!(" {:08x}\n{{\"a\":1}}", h.finalize()).as_bytes());
+        slot.resize(Payload::SLOT, 0);
+        assert_eq!(encode::<Payload>(1, &b"{\"a\":1}".to_vec()), slot);
+        let mut file = vec![0u8; Payload::SLOT];
+        file.extend_from_slice(&slot);
+        assert_eq!(parse_as::<Payload>(&file).unwrap(), b"{\"a\":1}");
+    }
 
     #[test]
     fn round_trip_and_alternating_slots() {
@@ -151,7 +278,10 @@ mod tests {
             store(&p, v.as_bytes()).unwrap();
             assert_eq!(load(&p).unwrap(), v.as_bytes());
         }
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 * SLOT as u64);
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().len(),
+            2 * Payload::SLOT as u64
+        );
     }
 
     #[test]
@@ -162,21 +292,31 @@ mod tests {
         store(&p, b"{\"new\":2}").unwrap();
         let good = std::fs::read(&p).unwrap();
         // seq 1 is in slot 1: cut it anywhere, or flip any byte of its header or payload.
-        for cut in [SLOT, SLOT + 1, SLOT + 20, SLOT + HEAD, SLOT + HEAD + 4] {
+        for cut in [
+            Payload::SLOT,
+            Payload::SLOT + 1,
+            Payload::SLOT + 20,
+            Payload::SLOT + 41,
+            Payload::SLOT + 41 + 4,
+        ] {
             assert_eq!(
-                parse(good[..cut].to_vec()).unwrap(),
+                parse_as::<Payload>(&good[..cut]).unwrap(),
                 b"{\"old\":1}",
                 "cut {cut}"
             );
         }
-        for at in (SLOT..SLOT + HEAD + 9).step_by(3) {
+        for at in (Payload::SLOT..Payload::SLOT + 41 + 9).step_by(3) {
             let mut bad = good.clone();
             bad[at] ^= 0x55;
-            assert_eq!(parse(bad).unwrap(), b"{\"old\":1}", "flip {at}");
+            assert_eq!(
+                parse_as::<Payload>(&bad).unwrap(),
+                b"{\"old\":1}",
+                "flip {at}"
+            );
         }
         // The next write goes to the slot that is not the newest valid one.
         let mut torn = good.clone();
-        torn[SLOT + 5] ^= 0x55;
+        torn[Payload::SLOT + 5] ^= 0x55;
         std::fs::write(&p, &torn).unwrap();
         store(&p, b"{\"next\":3}").unwrap();
         assert_eq!(load(&p).unwrap(), b"{\"next\":3}");
@@ -190,7 +330,10 @@ mod tests {
         assert_eq!(load(&p).unwrap(), b"{\"status\":\"idle\"}");
         store(&p, b"{\"a\":1}").unwrap();
         assert_eq!(load(&p).unwrap(), b"{\"a\":1}");
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 * SLOT as u64);
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().len(),
+            2 * Payload::SLOT as u64
+        );
         let big = format!("{{\"s\":\"{}\"}}", "x".repeat(CAPACITY));
         store(&p, big.as_bytes()).unwrap();
         assert_eq!(load(&p).unwrap(), big.as_bytes());
@@ -201,5 +344,106 @@ mod tests {
         assert_eq!(load(&p), None);
         store(&p, b"{\"c\":3}").unwrap();
         assert_eq!(load(&p).unwrap(), b"{\"c\":3}");
+    }
+
+    fn tmp() -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cursors").join("worker");
+        (d, p)
+    }
+
+    #[test]
+    fn crc_is_zlibs() {
+        assert_eq!(crc32fast::hash(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32fast::hash(b""), 0);
+    }
+
+    #[test]
+    fn store_then_load_in_place_without_new_files() {
+        let (_d, p) = tmp();
+        assert_eq!(load_as::<Offset>(&p), None);
+        store_offset(&p, 42).unwrap();
+        assert_eq!(load_as::<Offset>(&p), Some(42));
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        for pos in [43, 100, 7, u64::MAX] {
+            store_offset(&p, pos).unwrap();
+            assert_eq!(load_as::<Offset>(&p), Some(pos));
+        }
+        let after = std::fs::metadata(&p).unwrap();
+        assert_eq!(after.ino(), meta.ino(), "written in place");
+        assert_eq!(after.len(), 2 * Offset::SLOT as u64);
+        assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_torn_slot_falls_back_to_the_value_before_it() {
+        let (_d, p) = tmp();
+        store_offset(&p, 100).unwrap(); // seq 0, slot 0
+        store_offset(&p, 200).unwrap(); // seq 1, slot 1
+        let good = std::fs::read(&p).unwrap();
+        // Every way the write of seq 2 (slot 0, offset 300) can be cut short, byte by byte,
+        // head first or tail first: the reader sees 200 (the previous value) until the new
+        // record is whole. Any flipped byte in slot 1 makes it fall back to slot 0.
+        let new = encode::<Offset>(2, &300);
+        for cut in 0..=Offset::SLOT {
+            let mut bytes = good.clone();
+            bytes[..cut].copy_from_slice(&new[..cut]);
+            let want = if bytes[..Offset::SLOT] == new {
+                300
+            } else {
+                200
+            };
+            assert_eq!(parse_as::<Offset>(&bytes), Some(want), "cut {cut}");
+            // Out of order (the tail first), too.
+            let mut bytes = good.clone();
+            bytes[Offset::SLOT - cut..Offset::SLOT].copy_from_slice(&new[Offset::SLOT - cut..]);
+            let want = if bytes[..Offset::SLOT] == new {
+                300
+            } else {
+                200
+            };
+            assert_eq!(parse_as::<Offset>(&bytes), Some(want), "tail {cut}");
+        }
+        for i in 0..Offset::SLOT {
+            let mut bytes = good.clone();
+            bytes[Offset::SLOT + i] ^= 0x04;
+            assert_eq!(
+                parse_as::<Offset>(&bytes),
+                Some(100),
+                "flip in slot 1 at {i}"
+            );
+        }
+        // The writer then replaces the torn slot, never the good one.
+        let mut torn = good.clone();
+        torn[..10].copy_from_slice(&new[..10]);
+        std::fs::write(&p, &torn).unwrap();
+        store_offset(&p, 300).unwrap();
+        assert_eq!(load_as::<Offset>(&p), Some(300));
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[Offset::SLOT..], &good[Offset::SLOT..], "slot 1 kept");
+    }
+
+    #[test]
+    fn garbage_reads_as_none_and_is_replaced_whole() {
+        let (_d, p) = tmp();
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        for junk in [&b"\x00\xffjunk"[..], b"", b"12 34", b"-5", &[b'7'; 200]] {
+            std::fs::write(&p, junk).unwrap();
+            assert_eq!(load_as::<Offset>(&p), None, "{junk:?}");
+            store_offset(&p, 9).unwrap();
+            assert_eq!(load_as::<Offset>(&p), Some(9));
+        }
+    }
+
+    #[test]
+    fn the_older_decimal_format_is_read_then_upgraded() {
+        let (_d, p) = tmp();
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"12345").unwrap();
+        assert_eq!(load_as::<Offset>(&p), Some(12345));
+        store_offset(&p, 20000).unwrap();
+        assert_eq!(load_as::<Offset>(&p), Some(20000));
+        assert_eq!(std::fs::read(&p).unwrap(), encode::<Offset>(0, &20000));
     }
 }

@@ -107,14 +107,19 @@ impl Worker {
         // once they have finished it (`task done`).
         let one_at_a_time = !self.member.runs_agent();
         let now = now_ms();
+        let max_hops = self.store.load_cached(&mut self.config)?.max_hops();
         let mut claimed = None;
+        let mut past = None;
         let res = self.store.update_tasks(&mut |l| {
             let busy = l
                 .tasks
                 .iter()
                 .any(|t| t.status == TaskStatus::InProgress && t.owner.as_ref() == Some(&me));
             if !(one_at_a_time && busy) {
-                claimed = l.claim(&me, None, now)?;
+                claimed = l.claim_within(&me, None, max_hops, now)?;
+                if claimed.is_none() {
+                    past = l.past_hops(&me, max_hops).cloned();
+                }
             }
             Ok(())
         });
@@ -124,6 +129,9 @@ impl Worker {
             return Ok(Next::Continue);
         }
         let Some(task) = claimed else {
+            if let Some(task) = past {
+                self.task_past_hops(&task, max_hops)?;
+            }
             return Ok(Next::Continue);
         };
         self.sink
@@ -131,11 +139,32 @@ impl Worker {
         // A turn from the teammate to itself: nobody gets a reply; the summary names the task.
         let summary = format!("task #{}: {}", task.id, task.subject);
         let body = Body::message(task.turn_text(), Some(summary));
-        let env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
+        let mut env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
+        env.hops = task.hops;
         match self.run_task(&env, &task, stop).await? {
             Next::Exit | Next::Abandon => Ok(Next::Exit),
             _ => Ok(Next::Again),
         }
+    }
+
+    /// The loop guard for tasks: a task added more hops from its origin than the team allows
+    /// is not auto-claimed but left pending, and the leader hears of it once per loop (one
+    /// notice for the team's task list, whichever teammate passes it over first).
+    fn task_past_hops(&mut self, task: &Task, max: u32) -> Result<()> {
+        if !self.store.first_loop_notice("#tasks", "#tasks") {
+            return Ok(());
+        }
+        self.sink.note(&format!(
+            "loop guard: not claiming task #{} ({} hops, over --max-hops {max})",
+            task.id, task.hops
+        ));
+        let text = format!(
+            "teamctl: loop guard: teammates kept adding tasks for each other; task #{id} ({subject}) is {hops} hops from its origin (over --max-hops {max}), so nobody claims it. It is left pending: `teamctl task update {id} --owner NAME` gives it out again, `teamctl task update {id} --status failed` drops it.",
+            id = task.id,
+            subject = task.subject,
+            hops = task.hops
+        );
+        self.send(crate::domain::LEADER, Body::message(text, None))
     }
 
     /// On start: tasks this teammate had in progress when its last worker died become
@@ -192,7 +221,7 @@ impl Worker {
             (Some(task), _) => self.run_task(env, &task, stop).await,
             (None, Some(TaskError::Unknown(_))) => {
                 let text = format!("Task #{task_id}: {subject}");
-                let extra = [("TEAMCTL_TASK_ID".to_string(), task_id.to_string())];
+                let extra = [(crate::domain::env::TASK_ID.to_string(), task_id.to_string())];
                 self.turn(env, &text, &extra, stop).await
             }
             (_, why) => {
@@ -210,8 +239,11 @@ impl Worker {
     /// `TEAMCTL_TASK_ID` in the environment.
     async fn run_task(&mut self, env: &Envelope, task: &Task, stop: &mut Stoppers) -> Result<Next> {
         self.live.current_task = Some(task.id);
-        let extra = [("TEAMCTL_TASK_ID".to_string(), task.id.to_string())];
-        let next = self.turn(env, &task.turn_text(), &extra, stop).await;
+        let extra = [(crate::domain::env::TASK_ID.to_string(), task.id.to_string())];
+        // The turn is as many hops from its origin as the task (`TEAMCTL_HOPS`).
+        let mut env = env.clone();
+        env.hops = env.hops.max(task.hops);
+        let next = self.turn(&env, &task.turn_text(), &extra, stop).await;
         // Without a command the person finishes the task (`task done`); it stays in progress.
         self.live.current_task = None;
         next
@@ -268,7 +300,7 @@ impl Worker {
                 for t in ready {
                     if let Some(owner) = t.owner.clone().filter(|o| !o.is_leader()) {
                         // Errors are noted by `send`; the task stays assigned either way.
-                        let _ = self.send(owner.as_str(), t.assignment());
+                        let _ = self.send_hops(owner.as_str(), t.assignment(), t.hops);
                     }
                 }
             }

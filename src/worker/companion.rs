@@ -28,11 +28,6 @@ use crate::domain::{Envelope, Status};
 use crate::error::Result;
 use crate::store::hooks;
 
-/// The companion's environment: the pane it delivers into, and that pane's tmux server
-/// as members record it (empty: the default server).
-pub const PANE_VAR: &str = "TEAMCTL_COMPANION_PANE";
-pub const SERVER_VAR: &str = "TEAMCTL_COMPANION_SERVER";
-
 /// How often a waiting companion looks at the pane (generic prompt rule, typed text).
 const POLL: Duration = Duration::from_millis(50);
 /// How often it checks that the pane is still there while the hooks say busy.
@@ -305,7 +300,7 @@ impl Worker {
                 self.sink.note(&format!("waiting to deliver: {why}"));
             }
             self.scan_control()?;
-            if let Some(req) = self.pending_shutdown.take()
+            if let Some(req) = self.control.take_shutdown()
                 && self.answer_shutdown(&req, stop).await? == Next::Exit
             {
                 return Ok(Waited::Exit);
@@ -345,6 +340,9 @@ impl Worker {
             Waited::Exit => return Ok(None),
             Waited::Stop(why) => return Ok(Some(stopped(why))),
         }
+        // The turn (and its hops) recorded before the paste: the pane has no `TEAMCTL_HOPS`,
+        // so the agent's `teamctl send` reads them here (the loop guard).
+        self.save_live();
         let id = self.member.agent_id.clone();
         let buffer = format!("teamctl-{}-{}", id.replace('@', "-"), env.id);
         let Some(c) = self.companion.as_mut() else {

@@ -9,7 +9,9 @@
 
 mod autoclaim;
 pub mod companion;
+mod control;
 mod plan;
+mod shutdown;
 mod sink;
 pub mod turn;
 
@@ -23,15 +25,15 @@ use tokio::sync::Notify;
 
 use crate::agent;
 use crate::bus;
-use crate::domain::message::Approve;
+use crate::domain::env;
 use crate::domain::time::now_ms;
 use crate::domain::{
-    BackendType, Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TeamConfig,
-    TurnInfo,
+    Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TeamConfig, TurnInfo,
 };
 use crate::error::{Error, Result};
 use crate::store::team::FileStamp;
 use crate::store::{FsStore, Home, Item, Store, Topic};
+use control::{Action, Control};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
 
@@ -70,7 +72,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::failed(format!("cannot start the worker runtime: {e}")))?;
+        .map_err(|e| Error::io_while("cannot start the worker runtime", e))?;
     runtime.block_on(async move {
         let mut worker = Worker::new(store, home, name)?;
         worker.run().await
@@ -98,11 +100,8 @@ struct Worker {
     seen: VecDeque<String>,
     /// Set after a turn; taken when the worker next goes idle.
     since_idle: Option<(IdleReason, String)>,
-    /// Control messages found ahead of the cursor.
-    scanned_to: u64,
-    pending_shutdown: Option<Envelope>,
-    /// Plan approval responses found ahead of the cursor (see `plan.rs`).
-    plan_replies: Vec<Envelope>,
+    /// Control messages found ahead of the cursor (`control.rs`).
+    control: Control,
     bell: Arc<Notify>,
     /// Tasks finished since the worker was last idle.
     task_tally: autoclaim::Tally,
@@ -144,10 +143,10 @@ impl Worker {
         // An interactive teammate's companion: the pane it delivers into is given by the
         // leader that started both (the team file records it only afterwards).
         let companion = member.interactive.clone().and_then(|rule| {
-            let pane = std::env::var(companion::PANE_VAR)
+            let pane = std::env::var(env::COMPANION_PANE)
                 .ok()
                 .or_else(|| member.pane_id.clone())?;
-            let server = match std::env::var(companion::SERVER_VAR) {
+            let server = match std::env::var(env::COMPANION_SERVER) {
                 Ok(s) => crate::backend::tmux::argv::Server::from_record(Some(&s)),
                 Err(_) => {
                     crate::backend::tmux::argv::Server::from_record(member.tmux_socket.as_deref())
@@ -168,9 +167,7 @@ impl Worker {
             sink,
             seen: VecDeque::with_capacity(SEEN),
             since_idle: None,
-            scanned_to: 0,
-            pending_shutdown: None,
-            plan_replies: Vec::new(),
+            control: Control::default(),
             bell: Arc::new(Notify::new()),
             task_tally: Default::default(),
             config: None,
@@ -231,12 +228,12 @@ impl Worker {
                 }
                 _subscription = self.store.subscribe(&topics, ring.clone())?;
                 armed = self.store.inbox_dir_id(&self.name);
-                self.scanned_to = 0;
+                self.control.restart();
                 self.sink
                     .note("warning: the inbox directory was removed; made it again, watching anew");
             }
             self.scan_control()?;
-            if let Some(req) = self.pending_shutdown.take() {
+            if let Some(req) = self.control.take_shutdown() {
                 match self.answer_shutdown(&req, &mut stop).await? {
                     Next::Exit | Next::Abandon => return Ok(()),
                     Next::Continue | Next::Again => {}
@@ -281,7 +278,7 @@ impl Worker {
                     return Ok(());
                 }
                 self.scan_control()?;
-                if self.pending_shutdown.is_some() {
+                if self.control.shutdown_pending() {
                     break;
                 }
             }
@@ -291,60 +288,43 @@ impl Worker {
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
     /// once.
     fn scan_control(&mut self) -> Result<()> {
-        let from = self.scanned_to.max(self.store.cursor(&self.name, READER));
+        let from = self.control.start(self.store.cursor(&self.name, READER));
         let store = self.store.clone();
         let mut all = crate::store::entries(&store, &self.name, from);
         for e in all.by_ref() {
             let Item::Message(env) = e?.item else {
                 continue;
             };
-            if self.live.handled_control.contains(&env.id) {
-                continue;
-            }
-            match env.body {
-                // The leader's newest request is the one answered (it is the one the leader
-                // waits for); older ones still queued are settled by that answer. Anyone
-                // else's request is left to `handle`, which ignores it.
-                Body::ShutdownRequest { .. } if env.from == LEADER => {
-                    if let Some(old) = self.pending_shutdown.replace(*env) {
-                        self.remember_control(&old.id);
-                    }
-                }
-                Body::PlanApprovalResponse { .. } => self.keep_plan_reply(*env),
-                _ => {}
+            if let Some(settled) = self.control.see(*env, &self.live.handled_control) {
+                self.remember_control(&settled);
             }
         }
-        self.scanned_to = all.pos();
+        self.control.scanned(all.pos());
         Ok(())
     }
 
     async fn handle(&mut self, env: Envelope, stop: &mut Stoppers) -> Result<Next> {
-        if self.seen.contains(&env.id) || self.live.handled_control.contains(&env.id) {
+        let action = control::action(&env, &self.seen, &self.live.handled_control);
+        if action == Action::Skip {
             return Ok(Next::Continue);
         }
         if self.seen.len() == SEEN {
             self.seen.pop_front();
         }
         self.seen.push_back(env.id.clone());
-        if matches!(env.body, Body::Message { .. } | Body::TaskAssignment { .. })
-            && self.over_hops(&env)?
-        {
+        if matches!(action, Action::Turn(_) | Action::Task(..)) && self.over_hops(&env)? {
             return Ok(Next::Continue);
         }
-        match &env.body {
-            Body::Message { text, .. } => {
-                let text = text.clone();
-                self.turn(&env, &text, &[], stop).await
+        match action {
+            Action::Skip => Ok(Next::Continue),
+            Action::Turn(text) => self.turn(&env, text, &[], stop).await,
+            Action::Task(task_id, subject) => {
+                self.assigned_task(&env, task_id, subject, stop).await
             }
-            Body::TaskAssignment { task_id, subject } => {
-                let (task_id, subject) = (*task_id, subject.clone());
-                self.assigned_task(&env, task_id, &subject, stop).await
-            }
-            Body::ShutdownRequest { .. } => self.answer_shutdown(&env, stop).await,
-            other => {
+            Action::Shutdown => self.answer_shutdown(&env, stop).await,
+            Action::Ignore(kind) => {
                 self.sink.note(&format!(
-                    "ignored a {} from {} (not for teammates)",
-                    other.kind(),
+                    "ignored a {kind} from {} (not for teammates)",
                     env.from
                 ));
                 Ok(Next::Continue)
@@ -389,6 +369,7 @@ impl Worker {
             from: env.from.clone(),
             summary: summary.clone(),
             started_at: now_ms(),
+            hops: env.hops,
         });
         if self.member.runs_agent() && !self.member.plan_mode_required {
             // Written once the agent's process group exists (with it, for `interrupt`): one
@@ -402,7 +383,7 @@ impl Worker {
         if self.member.plan_mode_required {
             match self.plan_gate(env, text, &extra_env, stop).await? {
                 plan::Gate::Approved(plan) => {
-                    extra_env.push(("TEAMCTL_PLAN".into(), turn::env_value(&plan)));
+                    extra_env.push((env::PLAN.into(), turn::env_value(&plan)));
                     self.set_status(Status::Working);
                 }
                 plan::Gate::Done(next) => return Ok(next),
@@ -486,8 +467,8 @@ impl Worker {
         let turn_no = self.live.session_turns;
         let mut vars = self.turn_env(env, text, extra_env);
         let session = self.session_id();
-        vars.push(("TEAMCTL_SESSION_ID".into(), session.clone()));
-        vars.push(("TEAMCTL_TURN".into(), turn_no.to_string()));
+        vars.push((env::SESSION_ID.into(), session.clone()));
+        vars.push((env::TURN.into(), turn_no.to_string()));
         let mut spec = TurnSpec {
             command: self.member.command.clone().unwrap_or_default(),
             argv: None,
@@ -502,21 +483,27 @@ impl Worker {
         let home = self.home.display().to_string();
         let sessions_dir = self.store.dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
+        let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
+        let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
+            preset.map_or_else(Default::default, |p| {
+                p.turn(&agent::TurnArgs {
+                    session: &session,
+                    turn,
+                    model: model.as_deref(),
+                    prompt,
+                    message: text,
+                    home: &home,
+                    sessions: &sessions,
+                    extra: &agent_args,
+                })
+            })
+        };
         if let Some(preset) = preset {
             prompt = self.team_prompt()?;
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
-            let (argv, stdin) = preset.turn(&agent::TurnArgs {
-                session: &session,
-                turn: turn_no,
-                model: self.member.model.as_deref(),
-                prompt: &prompt,
-                message: text,
-                home: &home,
-                sessions: &sessions,
-                extra: &self.member.agent_args,
-            });
+            let (argv, stdin) = args(turn_no, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
         } else if let Some(name) = &self.member.agent {
@@ -547,16 +534,7 @@ impl Worker {
                     "continuing it"
                 },
             ));
-            let (argv, stdin) = preset.turn(&agent::TurnArgs {
-                session: &session,
-                turn: as_turn,
-                model: self.member.model.as_deref(),
-                prompt: &prompt,
-                message: text,
-                home: &home,
-                sessions: &sessions,
-                extra: &self.member.agent_args,
-            });
+            let (argv, stdin) = args(as_turn, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
             result = self.run_spec(&spec, stop).await;
@@ -580,7 +558,7 @@ impl Worker {
         if let Some(id) = &self.member.session_id {
             return id.clone();
         }
-        let id = crate::commands::spawn::new_session_id();
+        let id = agent::new_session_id();
         let name = self.name.clone();
         let recorded = self.store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
@@ -658,23 +636,23 @@ impl Worker {
             other => other.preview(),
         };
         let mut vars = vec![
-            ("TEAMCTL_HOME".to_string(), self.home.display().to_string()),
-            ("TEAMCTL_TEAM".into(), team),
-            ("TEAMCTL_AGENT_NAME".into(), self.name.to_string()),
-            ("TEAMCTL_AGENT_ID".into(), self.member.agent_id.clone()),
+            (env::HOME.to_string(), self.home.display().to_string()),
+            (env::TEAM.into(), team),
+            (env::AGENT_NAME.into(), self.name.to_string()),
+            (env::AGENT_ID.into(), self.member.agent_id.clone()),
             (
-                "TEAMCTL_PROMPT".into(),
+                env::PROMPT.into(),
                 self.member.prompt.clone().unwrap_or_default(),
             ),
-            ("TEAMCTL_FROM".into(), env.from.clone()),
-            ("TEAMCTL_MESSAGE".into(), turn::env_value(text)),
-            ("TEAMCTL_MESSAGE_ID".into(), env.id.clone()),
-            ("TEAMCTL_SUMMARY".into(), turn::env_value(&summary)),
-            (crate::context::HOPS_VAR.into(), env.hops.to_string()),
+            (env::FROM.into(), env.from.clone()),
+            (env::MESSAGE.into(), turn::env_value(text)),
+            (env::MESSAGE_ID.into(), env.id.clone()),
+            (env::SUMMARY.into(), turn::env_value(&summary)),
+            (env::HOPS.into(), env.hops.to_string()),
             ("PATH".into(), path),
         ];
         if let Some(model) = &self.member.model {
-            vars.push(("TEAMCTL_MODEL".into(), model.clone()));
+            vars.push((env::MODEL.into(), model.clone()));
         }
         vars.extend(extra.iter().cloned());
         vars
@@ -813,179 +791,6 @@ impl Worker {
             self.set_status(Status::Idle);
         }
         Ok(())
-    }
-
-    async fn answer_shutdown(&mut self, req: &Envelope, stop: &mut Stoppers) -> Result<Next> {
-        let Body::ShutdownRequest { request_id, reason } = &req.body else {
-            return Ok(Next::Continue);
-        };
-        self.remember_control(&req.id);
-        if req.from != LEADER {
-            self.sink.note(&format!(
-                "ignored a shutdown request from {} (only {LEADER} may ask)",
-                req.from
-            ));
-            return Ok(Next::Continue);
-        }
-        self.sink.note(&format!(
-            "shutdown requested{}",
-            reason
-                .as_ref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        ));
-        // An interactive agent is not asked (its pane's environment cannot carry the request
-        // id): the companion approves now that no delivered turn is running.
-        let asks_agent = self.member.agent.is_some()
-            && self.member.on_shutdown.is_none()
-            && self.companion.is_none();
-        let refusal = if asks_agent {
-            match self
-                .shutdown_turn(req, request_id, reason.as_deref(), stop)
-                .await?
-            {
-                Ok(refusal) => refusal,
-                Err(next) => return Ok(next),
-            }
-        } else {
-            self.shutdown_refusal(request_id, reason.as_deref()).await
-        };
-        if let Some(refusal) = refusal {
-            self.sink.note(&format!("refusing shutdown: {refusal}"));
-            let body = Body::ShutdownResponse {
-                request_id: request_id.clone(),
-                approve: Approve(false),
-                reason: Some(refusal),
-                pane_id: self.live.pane_id.clone(),
-                backend_type: self.member.backend_type,
-            };
-            self.send(LEADER, body)?;
-            self.set_status(Status::Idle);
-            return Ok(Next::Continue);
-        }
-        self.go_idle()?;
-        self.set_status(Status::ShutdownPending);
-        // Stopped is written before the answer: the leader may end the pane right after it.
-        self.live.status = Status::Stopped;
-        self.live.since = now_ms();
-        self.save_live();
-        let body = Body::ShutdownResponse {
-            request_id: request_id.clone(),
-            approve: Approve(true),
-            reason: None,
-            pane_id: self.live.pane_id.clone(),
-            backend_type: Some(self.member.backend_type.unwrap_or(BackendType::Process)),
-        };
-        self.send(LEADER, body)?;
-        self.sink.note("shutdown approved; exiting");
-        Ok(Next::Exit)
-    }
-
-    /// A preset agent decides on a shutdown request in a turn of its own: the request (reason
-    /// and id) is the message, and `teamctl shutdown-response` inside the turn records the
-    /// answer. `Ok(Some(reason))` refuses, `Ok(None)` approves (also when the turn recorded
-    /// nothing); `Err(next)` when the worker was stopped meanwhile.
-    async fn shutdown_turn(
-        &mut self,
-        req: &Envelope,
-        request_id: &str,
-        reason: Option<&str>,
-        stop: &mut Stoppers,
-    ) -> Result<std::result::Result<Option<String>, Next>> {
-        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
-        let text = format!(
-            "Shutdown request {request_id} from {LEADER}: {}.\n\nIf you can stop now, finish up and end your turn (no answer needed: you will be stopped). If you must not stop yet, run `teamctl shutdown-response reject --reason \"why\"`.",
-            reason.unwrap_or("no reason given")
-        );
-        let extra = vec![
-            (REQUEST_VAR.to_string(), request_id.to_string()),
-            (
-                REASON_VAR.to_string(),
-                turn::env_value(reason.unwrap_or_default()),
-            ),
-        ];
-        // No stale answer from an earlier request counts.
-        let _ = self.store.take_shutdown_answer(&self.name, request_id);
-        self.live.current_turn = Some(TurnInfo {
-            message_id: req.id.clone(),
-            from: req.from.clone(),
-            summary: req.body.preview(),
-            started_at: now_ms(),
-        });
-        self.mark_status(Status::Working);
-        let result = self.agent_turn(req, &text, &extra, stop).await?;
-        self.live.current_turn = None;
-        if let Some(r) = &result {
-            if r.end == TurnEnd::Stopped {
-                self.exit_on_signal("a stop signal")?;
-                return Ok(Err(Next::Abandon));
-            }
-            if !r.succeeded() {
-                self.sink
-                    .note(&format!("shutdown turn: {}; approving", r.failure()));
-            }
-        }
-        Ok(Ok(self
-            .store
-            .take_shutdown_answer(&self.name, request_id)
-            .filter(|a| !a.approve)
-            .map(|a| {
-                a.reason
-                    .unwrap_or_else(|| format!("{} refused without a reason", self.name))
-            })))
-    }
-
-    /// Run `--on-shutdown` (the request on stdin as JSON and in the environment); a non-zero
-    /// exit refuses with its output as the reason.
-    async fn shutdown_refusal(&mut self, request_id: &str, reason: Option<&str>) -> Option<String> {
-        use crate::commands::shutdown_response::{REASON_VAR, REQUEST_VAR};
-        let cmd = self.member.on_shutdown.clone()?;
-        let request = serde_json::json!({
-            "type": "shutdown_request",
-            "requestId": request_id,
-            "reason": reason,
-            "from": LEADER,
-        })
-        .to_string();
-        let child = tokio::process::Command::new(turn::SHELL)
-            .arg("-c")
-            .arg(&cmd)
-            .current_dir(&self.member.cwd)
-            .env("TEAMCTL_AGENT_NAME", self.name.as_str())
-            .env("TEAMCTL_TEAM", self.store.team().as_str())
-            .env("TEAMCTL_AGENT_ID", &self.member.agent_id)
-            .env(REQUEST_VAR, request_id)
-            .env(REASON_VAR, turn::env_value(reason.unwrap_or_default()))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn();
-        let out = match child {
-            Ok(mut child) => {
-                if let Some(mut stdin) = child.stdin.take() {
-                    use tokio::io::AsyncWriteExt;
-                    let _ = stdin.write_all(request.as_bytes()).await;
-                    let _ = stdin.write_all(b"\n").await;
-                }
-                child.wait_with_output().await
-            }
-            Err(e) => Err(e),
-        };
-        match out {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => {
-                let mut why = String::from_utf8_lossy(&o.stdout).trim().to_string();
-                if why.is_empty() {
-                    why = String::from_utf8_lossy(&o.stderr).trim().to_string();
-                }
-                if why.is_empty() {
-                    why = format!("--on-shutdown exited with {}", o.status);
-                }
-                // A NUL byte would make the refusal itself undeliverable.
-                Some(why.replace('\0', "\u{fffd}"))
-            }
-            Err(e) => Some(format!("--on-shutdown could not run: {e}")),
-        }
     }
 
     fn remember_control(&mut self, id: &str) {

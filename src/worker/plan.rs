@@ -11,15 +11,13 @@ use std::time::Duration;
 
 use super::turn::{Stoppers, TurnEnd, TurnResult, TurnSpec, env_value};
 use super::{Next, Worker};
+use crate::domain::env;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, IdleReason, LEADER, Status};
 use crate::error::Result;
 
 /// Rounds of plan, request, rejection before the turn fails.
 pub const MAX_ROUNDS: u32 = 3;
-
-/// Plan responses kept from the look-ahead at most (older ones are stale).
-const MAX_KEPT: usize = 16;
 
 /// What the gate decided for the turn.
 pub enum Gate {
@@ -38,14 +36,6 @@ enum Answer {
 }
 
 impl Worker {
-    /// Keep a plan response seen ahead of the cursor until the waiter looks at it.
-    pub(super) fn keep_plan_reply(&mut self, env: Envelope) {
-        if self.plan_replies.len() == MAX_KEPT {
-            self.plan_replies.remove(0);
-        }
-        self.plan_replies.push(env);
-    }
-
     /// Plan, ask, wait; up to three rounds.
     pub(super) async fn plan_gate(
         &mut self,
@@ -62,9 +52,9 @@ impl Worker {
             self.sink
                 .note(&format!("planning (round {round} of {MAX_ROUNDS})"));
             let mut vars = self.turn_env(env, text, extra);
-            vars.push(("TEAMCTL_PLAN_ROUND".into(), round.to_string()));
+            vars.push((env::PLAN_ROUND.into(), round.to_string()));
             if let Some(f) = &feedback {
-                vars.push(("TEAMCTL_FEEDBACK".into(), env_value(f)));
+                vars.push((env::FEEDBACK.into(), env_value(f)));
             }
             let spec = TurnSpec {
                 command: command.clone(),
@@ -197,7 +187,7 @@ impl Worker {
         let bell = self.bell.clone();
         loop {
             self.scan_control()?;
-            if let Some(req) = self.pending_shutdown.take() {
+            if let Some(req) = self.control.take_shutdown() {
                 if self.answer_shutdown(&req, stop).await? == Next::Exit {
                     return Ok(Answer::Stop);
                 }
@@ -224,37 +214,17 @@ impl Worker {
     /// The kept response to `request_id` from team-lead, if it has come; the others are
     /// dropped with a note (they answer nothing that is pending).
     fn take_response(&mut self, request_id: &str) -> Option<Answer> {
-        let mut found = None;
-        for env in std::mem::take(&mut self.plan_replies) {
-            let Body::PlanApprovalResponse {
-                request_id: rid,
-                approve,
-                feedback,
-            } = &env.body
-            else {
-                continue;
-            };
-            if env.from != LEADER {
-                self.sink.note(&format!(
-                    "ignored a plan_approval_response from {} (only {LEADER} may answer)",
-                    env.from
-                ));
-            } else if rid != request_id || found.is_some() {
-                self.sink.note(&format!(
-                    "ignored a plan_approval_response for request {rid} (not the pending one)"
-                ));
-            } else {
-                self.remember_control(&env.id);
-                found = Some(if approve.0 {
-                    Answer::Approved
-                } else {
-                    Answer::Rejected(feedback.clone().unwrap_or_default())
-                });
-            }
+        let (found, notes) = self.control.take_plan_answer(request_id);
+        for note in notes {
+            self.sink.note(&note);
         }
-        if found.is_some() {
-            self.save_live();
-        }
-        found
+        let found = found?;
+        self.remember_control(&found.id);
+        self.save_live();
+        Some(if found.approve {
+            Answer::Approved
+        } else {
+            Answer::Rejected(found.feedback)
+        })
     }
 }

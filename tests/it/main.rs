@@ -10,6 +10,7 @@ mod env;
 mod identity;
 mod interactive;
 mod lifecycle;
+mod loops;
 mod proptest_messages;
 mod races;
 mod reliability;

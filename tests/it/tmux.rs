@@ -225,10 +225,6 @@ fn a_custom_prefix_and_a_slow_shell_change_nothing() {
     user_session(&env);
     let slow = env.work.path().join("slow-shell");
     std::fs::write(&slow, "#!/bin/sh\nsleep 2\nexec /bin/sh \"$@\"\n").unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&slow).unwrap().permissions(),
-        0o755,
-    );
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     env.tmux_ok(&["set-option", "-g", "prefix", "C-a"]);
     env.tmux_ok(&["set-option", "-g", "default-shell", slow.to_str().unwrap()]);

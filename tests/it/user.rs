@@ -807,6 +807,14 @@ fn inbox_leaves_idle_notifications_out_unless_asked() {
             .map(|m| m["type"].as_str().unwrap().to_string())
             .collect()
     };
+    // The default view says how many it left out, also when it shows messages.
+    let out = env.run(&["inbox", "--peek"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("ok"), "{stdout}");
+    assert!(stderr.contains("idle notifications left out"), "{stderr}");
     let idle = types(&["--type", "idle_notification"]);
     assert!(!idle.is_empty(), "{idle:?}");
     assert!(idle.iter().all(|t| t == "idle_notification"), "{idle:?}");
@@ -1073,4 +1081,19 @@ fn turn_timeouts_take_durations_like_the_team_file() {
         2,
     );
     assert!(err.contains("duration"), "{err}");
+}
+
+/// A stopped tmux teammate shows no pane: its pane was closed (new-user QA: `status` showed
+/// the closed `%N`).
+#[test]
+fn a_stopped_tmux_teammate_shows_no_pane() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "w", "--backend", "tmux", "--exec", "cat"]);
+    wait_until("w idle", T, || env.member_status("w") == "idle");
+    assert!(env.member("w")["paneId"].is_string());
+    env.ok(&["kill", "w"]);
+    let w = env.member("w");
+    assert_eq!(w["status"], "stopped", "{w}");
+    assert!(w["paneId"].is_null(), "{w}");
 }

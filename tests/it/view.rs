@@ -628,9 +628,13 @@ fn demo_inside_tmux_uses_its_own_session_and_hints_name_the_binary() {
     }
     let exe = std::fs::canonicalize(BIN).unwrap();
     let exe = exe.display().to_string();
+    // The test's home is not the default one: the hints name it, so that they reach this
+    // demo from another shell (new-user QA: `demo --stop` found no demo).
+    let home = env.home_path().display().to_string();
     assert!(
-        stdout.contains(&format!("{exe} lead")) || stdout.contains(&format!("{BIN} lead")),
-        "the hints do not name {exe}: {stdout}"
+        stdout.contains(&format!("{exe} --home {home} lead"))
+            || stdout.contains(&format!("{BIN} --home {home} lead")),
+        "the hints do not name {exe} and the home: {stdout}"
     );
     env.ok(&["demo", "--stop"]);
 }

@@ -8,25 +8,6 @@ use std::process::{Command, Stdio};
 use super::argv::{self, Cmd, Server};
 use crate::error::Error;
 
-/// Variables naming an agent or its turn, never passed to tmux (the server would hand them to
-/// panes) nor to a detached worker started from inside a turn (`backend::process`).
-pub const IDENTITY_VARS: &[&str] = &[
-    "TEAMCTL_AGENT_ID",
-    "TEAMCTL_AGENT_NAME",
-    "TEAMCTL_TEAM",
-    "TEAMCTL_FROM",
-    "TEAMCTL_MESSAGE",
-    "TEAMCTL_MESSAGE_ID",
-    "TEAMCTL_SUMMARY",
-    "TEAMCTL_PROMPT",
-    "TEAMCTL_HOPS",
-    "TEAMCTL_SESSION_ID",
-    "TEAMCTL_TURN",
-    "TEAMCTL_MODEL",
-    "TEAMCTL_SHUTDOWN_REQUEST_ID",
-    "TEAMCTL_SHUTDOWN_REASON",
-];
-
 /// A tmux program and the server it talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tmux {
@@ -93,7 +74,7 @@ impl Tmux {
         c.args(argv::line(&self.server, cmds)).env_remove("TMUX");
         // A server started here inherits this environment and passes it to every pane: it
         // must not carry an agent's identity (the process tag) or its team.
-        for var in IDENTITY_VARS {
+        for var in crate::domain::env::identity() {
             c.env_remove(var);
         }
         c

@@ -6,13 +6,13 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use crate::commands::status::{Row, rows};
-use crate::console::events::{Inboxes, TeamWatch};
 use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
 use crate::error::Result;
 use crate::store::FsStore;
+use crate::view::events::{Inboxes, TeamWatch};
+use crate::view::status::{Row, rows};
 
 /// How often ages are refreshed (and dead workers, which write no event, noticed).
 const TICK: Duration = Duration::from_secs(1);

@@ -1,23 +1,20 @@
-//! Leader-side operations shared by several commands: starting a worker (spawn, resume, send to
-//! a stopped teammate), telling idle from dead, ending a teammate, and acting on shutdown
-//! responses (SPEC section 7) whichever leader command runs next.
+//! Leader-side operations shared by the commands and the console: starting a worker (spawn,
+//! resume, and `wake` for mail to a stopped teammate), telling idle from dead, ending a
+//! teammate, the shutdown handoff (`handoff`), and acting on shutdown responses (SPEC
+//! section 7) whichever leader command runs next.
 
-use std::time::Duration;
+pub mod handoff;
+mod wake;
 
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::fsutil::{LockGuard, with_subdir};
 use crate::store::{FsStore, Home, Item, Store};
+pub use wake::{resume_stopped, wake};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
-
-/// The member field that records the shutdown request the leader is waiting on.
-pub const SHUTDOWN_REQUEST_FIELD: &str = "shutdownRequestId";
-
-/// How long a teammate gets between the polite signal and the kill.
-pub const GRACE: Duration = Duration::from_secs(3);
 
 /// A member's state as a person should see it: the worker's own word, checked against the
 /// pane or process, so idle and dead are never confused.
@@ -165,7 +162,7 @@ pub fn start_worker_in(
         m.pid = placement.pid;
         m.tmux_socket = placement.tmux_socket.clone();
         m.status = Status::Starting;
-        m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+        m.shutdown_request_id = None;
         Ok(())
     })?;
     Ok(updated.require(name.as_str())?.clone())
@@ -192,16 +189,9 @@ pub fn cut_short(member: &Member, status: Status) -> bool {
         && !backend::proc::pids().any(|p| backend::proc::is_worker(p, &member.agent_id))
 }
 
-/// Bring back a stopped or dead teammate with the same identity, backend and cursor.
-pub fn resume(home: &Home, store: &FsStore, name: &Name) -> Result<Member> {
-    match resume_if_down(home, store, name)? {
-        Some(m) => Ok(m),
-        None => Ok(store.load()?.require(name.as_str())?.clone()),
-    }
-}
-
-/// `resume`, saying whether a worker was started (`None`: it was running already, perhaps
-/// started by a concurrent spawn or resume this call waited for).
+/// Bring back a stopped or dead teammate with the same identity, backend and cursor, saying
+/// whether a worker was started (`None`: it was running already, perhaps started by a
+/// concurrent spawn or resume this call waited for).
 pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
@@ -216,7 +206,7 @@ pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Optio
     }
     // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
-    old.terminate(member, live.as_ref(), GRACE)?;
+    old.terminate(member, live.as_ref(), backend::GRACE)?;
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
@@ -232,7 +222,7 @@ pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
     // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
     // is gone, never "dead" in between.
     mark_stopped(store, &member.name)?;
-    backend::for_member(member).terminate(member, live.as_ref(), GRACE)?;
+    backend::for_member(member).terminate(member, live.as_ref(), backend::GRACE)?;
     release_tasks(store, &member.name)?;
     if ended_before {
         // Ended already (a second kill, a forced shutdown of a stopped teammate): the
@@ -256,7 +246,7 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
             m.status = Status::Stopped;
-            m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+            m.shutdown_request_id = None;
         }
         Ok(())
     })?;
@@ -282,12 +272,9 @@ pub fn expect_shutdown(store: &FsStore, name: &Name, request_id: &str) -> Result
     let mut awaited = (request_id.to_string(), true);
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
-            match m.extra.get(SHUTDOWN_REQUEST_FIELD).and_then(|v| v.as_str()) {
-                Some(old) => awaited = (old.to_string(), false),
-                None => {
-                    m.extra
-                        .insert(SHUTDOWN_REQUEST_FIELD.into(), request_id.into());
-                }
+            match &m.shutdown_request_id {
+                Some(old) => awaited = (old.clone(), false),
+                None => m.shutdown_request_id = Some(request_id.to_string()),
             }
         }
         Ok(())
@@ -339,10 +326,7 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     let Some(member) = config.member(&env.from) else {
         return Ok(None);
     };
-    let waiting = member
-        .extra
-        .get(SHUTDOWN_REQUEST_FIELD)
-        .and_then(|v| v.as_str());
+    let waiting = member.shutdown_request_id.as_deref();
     // An approval answers any outstanding request (the leader may have asked twice); a
     // refusal counts only for the request it answers.
     let current = waiting == Some(request_id.as_str());
@@ -352,7 +336,7 @@ fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
     if !approve.0 {
         store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(&env.from) {
-                m.extra.remove(SHUTDOWN_REQUEST_FIELD);
+                m.shutdown_request_id = None;
             }
             Ok(())
         })?;

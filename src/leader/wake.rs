@@ -1,0 +1,73 @@
+//! Starting the recipients of a message that are down, so it gets handled: the leader's mail
+//! brings back anyone; a teammate's never brings back one the leader stopped.
+
+use crate::domain::{Name, Status};
+use crate::error::{Error, Result};
+use crate::store::{FsStore, Home, Store};
+
+/// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
+/// teammate's mail never brings back one the team file records as stopped (shut down, killed,
+/// or at its `--max-turns`): that was the leader's decision, and the mail waits for
+/// `teamctl resume`. Returns who was resumed and who was left waiting.
+pub fn wake(
+    home: &Home,
+    me: &Name,
+    store: &FsStore,
+    to: &[Name],
+) -> Result<(Vec<Name>, Vec<Name>)> {
+    if me.is_leader() {
+        return Ok((resume_stopped(home, store, to)?, Vec::new()));
+    }
+    let config = store.load()?;
+    let (mut wake, mut waiting) = (Vec::new(), Vec::new());
+    for name in to {
+        match config.member(name.as_str()) {
+            Some(m)
+                if !name.is_leader()
+                    && super::seen_status(m, store.live(name).as_ref()) == Status::Stopped =>
+            {
+                waiting.push(name.clone())
+            }
+            _ => wake.push(name.clone()),
+        }
+    }
+    Ok((resume_stopped(home, store, &wake)?, waiting))
+}
+
+/// Start the recipients that are stopped or dead, so the message gets handled.
+pub fn resume_stopped(home: &Home, store: &FsStore, to: &[Name]) -> Result<Vec<Name>> {
+    let config = store.load()?;
+    let mut resumed = Vec::new();
+    let mut failed = Vec::new();
+    for name in to {
+        let Some(member) = config.member(name.as_str()) else {
+            continue;
+        };
+        if name.is_leader() {
+            continue;
+        }
+        // A running worker process carrying this member's tag is enough to know the message
+        // will be handled: no need to probe its pane (one tmux process per recipient made a
+        // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
+        let status = super::seen_status(member, store.live(name).as_ref());
+        if !status.is_running() || super::cut_short(member, status) {
+            // One that cannot start must not keep the others of a broadcast from starting.
+            match super::resume_if_down(home, store, name) {
+                Ok(Some(_)) => resumed.push(name.clone()),
+                Ok(None) => {}
+                Err(e) => failed.push(e.to_string()),
+            }
+        }
+    }
+    if !failed.is_empty() {
+        for n in &resumed {
+            eprintln!("teamctl: {n} was not running; resumed it");
+        }
+        // The message is on disk already: this is a failure to act (exit 1), not bad input.
+        return Err(Error::failed(format!(
+            "the message was delivered and waits in the inbox, but {}",
+            failed.join("; ")
+        )));
+    }
+    Ok(resumed)
+}

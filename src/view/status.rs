@@ -1,0 +1,139 @@
+//! The team's status rows: each member's state (checked against the pane or process), backend,
+//! pane, pid, unread mail, current turn and last seen, and the table they make. A running
+//! teammate the leader asked to stop shows as `shutdown_pending` (its turn still shown) until
+//! it answers; a stopped one shows no turn, task or pid (they belonged to a worker that is
+//! gone). `teamctl status`, the board and the console's `/status` show these.
+
+use crate::domain::time::{age, now_ms};
+use crate::domain::{LiveState, Member, Status, TeamConfig};
+use crate::leader;
+use crate::output::Painter;
+use crate::store::{FsStore, Store};
+
+/// One member's row.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    pub name: String,
+    pub agent_id: String,
+    pub status: Status,
+    pub backend: Option<String>,
+    pub pane_id: Option<String>,
+    pub pid: Option<u32>,
+    pub unread: usize,
+    pub current_turn: Option<String>,
+    pub turn_started_at: Option<u64>,
+    pub current_task: Option<u64>,
+    pub last_seen: Option<u64>,
+    pub color: String,
+    /// The leader asked it to stop and awaits the answer.
+    pub shutdown_requested: bool,
+}
+
+pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
+    // One reading of every pane for the whole table (one tmux process per server).
+    let seen = crate::backend::Snapshot::of(&config.members);
+    rows_by(store, config, |m, live| {
+        leader::effective_status_with(m, live, &seen)
+    })
+}
+
+/// `rows`, each member's state told by `status` (`leader::effective_status` or the cheaper
+/// `leader::seen_status`).
+pub fn rows_by(
+    store: &FsStore,
+    config: &TeamConfig,
+    status: impl Fn(&Member, Option<&LiveState>) -> Status,
+) -> Vec<Row> {
+    config
+        .members
+        .iter()
+        .map(|m| {
+            let live = store.live(&m.name);
+            let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
+            let status = status(m, live.as_ref());
+            // The message a running turn handles is not unread (a dead worker's is).
+            let handling = fresh
+                .and_then(|l| l.current_turn.as_ref())
+                .filter(|_| status == Status::Working)
+                .map(|t| t.message_id.as_str());
+            let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
+            let shown = if shutdown_requested {
+                Status::ShutdownPending
+            } else {
+                status
+            };
+            // What a stopped teammate's worker last wrote is history, not state.
+            let fresh = fresh.filter(|_| status != Status::Stopped);
+            Row {
+                name: m.name.to_string(),
+                agent_id: m.agent_id.clone(),
+                status: shown,
+                backend: m.backend_type.map(|b| b.to_string()),
+                // A stopped teammate's pane was closed (or is a dead one kept for reading).
+                pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
+                pid: fresh
+                    .map(|l| l.pid)
+                    .or(m.pid)
+                    .filter(|_| status != Status::Stopped),
+                unread: leader::unread_but(store, &m.name, leader::reader_for(&m.name), handling),
+                current_turn: fresh
+                    .and_then(|l| l.current_turn.as_ref())
+                    .map(|t| t.summary.clone()),
+                turn_started_at: fresh
+                    .and_then(|l| l.current_turn.as_ref())
+                    .map(|t| t.started_at),
+                current_task: fresh.and_then(|l| l.current_task),
+                last_seen: live.as_ref().map(|l| l.last_seen),
+                color: m.color.clone(),
+                shutdown_requested,
+            }
+        })
+        .collect()
+}
+
+/// The status table as text.
+pub fn render(paint: &Painter, config: &TeamConfig, rows: &[Row]) -> String {
+    let now = now_ms();
+    let mut out = format!("team {}\n", paint.bold(config.name.as_str()));
+    // Names may be up to 64 characters: the column grows so every row stays aligned.
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(16);
+    out.push_str(&format!(
+        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
+        "NAME", "STATUS", "BACKEND", "PANE", "PID", "UNREAD", "LAST SEEN", "TURN"
+    ));
+    for r in rows {
+        let name = format!("{:<width$}", r.name);
+        let status = format!("{:<22}", r.status.as_str());
+        let status = match r.status {
+            Status::Dead => paint.color(&status, "red"),
+            Status::Working => paint.color(&status, "yellow"),
+            Status::Idle => paint.color(&status, "green"),
+            _ => status,
+        };
+        let mut turn = match (&r.current_turn, r.turn_started_at) {
+            (Some(t), Some(at)) => format!("{} ({})", crate::output::printable(t), age(at, now)),
+            _ => String::new(),
+        };
+        if let Some(task) = r.current_task
+            && !turn.starts_with(&format!("task #{task}:"))
+            && !turn.starts_with(&format!("task #{task} "))
+        {
+            turn = format!("task #{task}: {turn}");
+        }
+        out.push_str(&format!(
+            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
+            paint.color(&name, &r.color),
+            status,
+            r.backend.as_deref().unwrap_or("-"),
+            r.pane_id.as_deref().unwrap_or("-"),
+            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            r.unread,
+            r.last_seen
+                .map(|s| age(s, now))
+                .unwrap_or_else(|| "-".into()),
+            turn
+        ));
+    }
+    out
+}
