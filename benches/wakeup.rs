@@ -1,5 +1,7 @@
-//! Wake-up latency (SPEC section 10): from appending a message to a teammate's inbox to the
-//! worker starting the turn, with inotify and with forced polling at 1 s and 5 s (the anchors:
+//! Wake-up latency, NARROW (SPEC section 10): from an in-process `Store::append` (no `teamctl
+//! send` process: its start-up is not counted) to the worker starting the turn. The
+//! user-visible figure, from a `teamctl send` process starting to the agent's first
+//! instruction, is `benches/whole.rs` (issue 14). This one: with inotify and with forced polling at 1 s and 5 s (the anchors:
 //! the intervals of the tools teamctl replaces), all in the same run.
 //!
 //! What is measured, per message, on one idle worker (process backend, release binary):
@@ -51,11 +53,15 @@ fn main() -> Result<()> {
     println!();
     for r in [&inotify, &poll1, &poll5] {
         println!(
-            "{:<9} send -> worker starts turn: {}",
+            "{:<9} in-process append -> worker's turn-start log line: {}",
             r.label,
             r.worker.line()
         );
-        println!("{:<9} send -> agent running:      {}", "", r.agent.line());
+        println!(
+            "{:<9} in-process append -> agent running (bash stamp):  {}",
+            "",
+            r.agent.line()
+        );
     }
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     println!();

@@ -24,7 +24,7 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Result<Env> {
-        Ok(Env {
+        let env = Env {
             home: tempfile::Builder::new()
                 .prefix("teamctl-bench-home")
                 .tempdir()?,
@@ -33,7 +33,9 @@ impl Env {
                 .tempdir()?,
             socket: None,
             vars: Vec::new(),
-        })
+        };
+        register(env.home.path(), None);
+        Ok(env)
     }
 
     /// With a private tmux server (`TEAMCTL_TMUX_SOCKET`), killed on drop.
@@ -47,6 +49,7 @@ impl Env {
             .unwrap_or("x")
             .replace('.', "");
         env.socket = Some(format!("teamctl-bench-{}-{tag}", std::process::id()));
+        register(env.home.path(), env.socket.clone());
         Ok(env)
     }
 
@@ -117,23 +120,80 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
-        if let Some(socket) = &self.socket {
-            kill_tmux_server(socket);
-        }
-        for _ in 0..3 {
-            let pids = self.processes();
-            if pids.is_empty() {
-                break;
-            }
-            for pid in pids {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        clean_up(self.home.path(), self.socket.as_deref());
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|(h, _)| h != self.home.path());
         }
     }
+}
+
+/// Every pane and process started under `home` (and the private tmux server) ended.
+fn clean_up(home: &Path, socket: Option<&str>) {
+    if let Some(socket) = socket {
+        kill_tmux_server(socket);
+    }
+    for _ in 0..3 {
+        let pids = processes_mentioning(&home.display().to_string());
+        if pids.is_empty() {
+            break;
+        }
+        for pid in pids {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The homes (and tmux servers) of the live `Env`s, for cleaning up on an interrupt.
+static LIVE: std::sync::Mutex<Vec<(PathBuf, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+
+fn register(home: &Path, socket: Option<String>) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|(h, _)| h != home);
+        live.push((home.to_path_buf(), socket));
+    }
+}
+
+/// Interrupted (SIGINT, SIGTERM, SIGHUP), a bench still ends every pane and process it started
+/// and removes its temporary homes: a handler writes the signal to a pipe (all it may do), a
+/// thread reading it cleans up and exits 130. A handler, not a blocked mask: children would
+/// inherit the mask (and workers could then not be stopped); an exec resets handlers. Called
+/// by `print_machine`, first thing in every bench.
+fn clean_up_on_interrupt() {
+    use nix::libc;
+    static PIPE_W: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+    extern "C" fn on_signal(sig: libc::c_int) {
+        let b = sig as u8;
+        let fd = PIPE_W.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: write(2) is async-signal-safe; one byte from a local.
+        unsafe { libc::write(fd, (&b as *const u8).cast(), 1) };
+    }
+    let mut fds = [0; 2];
+    // SAFETY: a two-int array for pipe2.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    PIPE_W.store(fds[1], std::sync::atomic::Ordering::Relaxed);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installing a handler that only calls write(2).
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+    let read_fd = fds[0];
+    std::thread::spawn(move || {
+        let mut b = 0u8;
+        // SAFETY: reading one byte into a local from our own pipe.
+        while unsafe { libc::read(read_fd, (&mut b as *mut u8).cast(), 1) } != 1 {}
+        eprintln!("[bench] interrupted (signal {b}): ending everything it started");
+        let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+        for (home, socket) in &live {
+            clean_up(home, socket.as_deref());
+            let _ = std::fs::remove_dir_all(home);
+        }
+        std::process::exit(130);
+    });
 }
 
 /// Kill a private tmux server and remove its socket file (tmux leaves it behind).
@@ -203,6 +263,7 @@ pub fn wait_for(
 
 /// Print the machine this runs on: cores, memory, kernel, inotify limit, tmux.
 pub fn print_machine(bench: &str) {
+    clean_up_on_interrupt();
     let nproc = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(0);

@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     bus::recipients(&config, &env)?;
     let bell = SyncBell::default();
     // Watch our inbox before sending: the reply cannot slip past.
-    let _sub = store.subscribe(&[Topic::Inbox(me.clone())], bell.bell())?;
+    let _sub = store.subscribe_brief(&[Topic::Inbox(me.clone())], bell.bell())?;
     let mut pos = store.inbox_end(&me);
     bus::deliver(&store, &config, &env)?;
     ctx.reconcile(&store)?;

@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
         return Ok(());
     };
     let bell = SyncBell::default();
-    let _sub = store.subscribe(&[Topic::Live], bell.bell())?;
+    let _sub = store.subscribe_brief(&[Topic::Live], bell.bell())?;
     proc::signal(pid, Signal::SIGUSR1);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -25,7 +25,7 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let bell = SyncBell::default();
     let mut topics = vec![Topic::Live, Topic::Team];
     topics.extend(names.iter().cloned().map(Topic::Inbox));
-    let _sub = store.subscribe(&topics, bell.bell())?;
+    let _sub = store.subscribe_brief(&topics, bell.bell())?;
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     loop {
         let config = store.load()?;

@@ -82,7 +82,7 @@ pub fn handoff(
     let mut out = Outcome::default();
     let bell = SyncBell::default();
     let _sub = if wait {
-        Some(store.subscribe(&[Topic::Inbox(Name::leader()), Topic::Live], bell.bell())?)
+        Some(store.subscribe_brief(&[Topic::Inbox(Name::leader()), Topic::Live], bell.bell())?)
     } else {
         None
     };

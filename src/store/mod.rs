@@ -3,6 +3,7 @@
 //! over hosts) can replace local files without touching the CLI or the worker. `FsStore` is
 //! the default: plain files under `$TEAMCTL_HOME/teams/TEAM`.
 
+pub mod doorbell;
 pub mod envfile;
 pub mod fsutil;
 pub mod home;

@@ -186,7 +186,9 @@ impl FsStore {
     fn write_config(&self, config: &TeamConfig) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(config)
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        write_atomic(&self.config_path(), &bytes, true)
+        write_atomic(&self.config_path(), &bytes, true)?;
+        super::doorbell::ring_topic(&self.dir, &Topic::Team);
+        Ok(())
     }
 }
 
@@ -225,7 +227,9 @@ impl Store for FsStore {
     }
 
     fn append(&self, to: &Name, env: &Envelope) -> Result<()> {
-        inbox::append(&self.inbox(to), env)
+        inbox::append(&self.inbox(to), env)?;
+        super::doorbell::ring_topic(&self.dir, &Topic::Inbox(to.clone()));
+        Ok(())
     }
 
     fn read(&self, member: &Name, from: u64, max: usize) -> Result<Vec<Entry>> {
@@ -254,7 +258,9 @@ impl Store for FsStore {
         let path = self.state_path(member);
         with_subdir(path.parent().expect("state dir"), 1, || {
             slots::store(&path, &bytes)
-        })
+        })?;
+        super::doorbell::ring_topic(&self.dir, &Topic::Live);
+        Ok(())
     }
 
     fn load_tasks(&self) -> Result<TaskList> {
@@ -267,6 +273,11 @@ impl Store for FsStore {
 
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
         let mut targets = Vec::new();
+        // Past the inotify instance limit, doorbells where every topic has them.
+        let bells: Option<Vec<PathBuf>> = topics
+            .iter()
+            .map(|t| super::doorbell::bell_dir(&self.dir, t))
+            .collect();
         for topic in topics {
             let target = match topic {
                 Topic::Inbox(m) => {
@@ -293,7 +304,7 @@ impl Store for FsStore {
             };
             targets.push(target);
         }
-        wake::subscribe(targets, bell)
+        wake::subscribe_or_ring(targets, bells, bell)
     }
 
     fn log_path(&self, member: &Name) -> PathBuf {

@@ -2,6 +2,8 @@
 //! the callback only filters the event and rings, it never blocks. When inotify cannot be had
 //! (the per-user instance limit, 128 by default, is spent), or `TEAMCTL_POLL_MS` asks for it, a
 //! small thread compares file sizes and times at that interval instead, and says so once.
+//! Short-lived waiters (`ask`, `wait`) use doorbells instead (`super::doorbell`): FIFOs that
+//! writers poke, which cost nothing at exit, unlike an inotify instance.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
+use super::doorbell::Doorbell;
 use crate::error::{Error, Result};
 
 /// Set to a number of milliseconds to force polling at that interval (the benchmarks' baseline).
@@ -50,6 +53,8 @@ impl Target {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WakeMode {
     Inotify,
+    /// FIFO doorbells poked by writers (`super::doorbell`).
+    Doorbell,
     Poll(Duration),
 }
 
@@ -58,6 +63,7 @@ pub struct Subscription {
     pub mode: WakeMode,
     _watcher: Option<RecommendedWatcher>,
     poller: Option<Arc<AtomicBool>>,
+    doorbells: Option<Arc<Vec<Doorbell>>>,
 }
 
 impl Drop for Subscription {
@@ -65,25 +71,86 @@ impl Drop for Subscription {
         if let Some(stop) = &self.poller {
             stop.store(true, Ordering::Relaxed);
         }
+        if let Some(bells) = &self.doorbells {
+            // The FIFOs go now, not when the waiting thread next wakes (the process may exit
+            // first); the poke ends that thread.
+            for b in bells.iter() {
+                let _ = std::fs::remove_file(b.path());
+            }
+            if let Some(first) = bells.first() {
+                first.poke_self();
+            }
+        }
     }
+}
+
+/// Ring `bell` on each poke of `bells` (armed already: see `super::doorbell`), from a small
+/// thread that ends when the subscription is dropped.
+pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let bells = Arc::new(bells);
+    let (stopped, held) = (stop.clone(), bells.clone());
+    std::thread::Builder::new()
+        .name("teamctl-doorbell".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let far = std::time::Instant::now() + Duration::from_secs(86_400);
+            while !stopped.load(Ordering::Relaxed) {
+                if super::doorbell::wait_any(&held, far) && !stopped.load(Ordering::Relaxed) {
+                    bell();
+                }
+            }
+        })
+        .map_err(|e| Error::failed(format!("cannot start the doorbell thread: {e}")))?;
+    Ok(Subscription {
+        mode: WakeMode::Doorbell,
+        _watcher: None,
+        poller: Some(stop),
+        doorbells: Some(bells),
+    })
 }
 
 /// Watch `targets` and ring `bell` on each relevant change. The watch is armed when this
 /// returns, so a read made afterwards cannot miss a write made after the read.
 pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
+    subscribe_or_ring(targets, None, bell)
+}
+
+/// Set (to anything) to act as if inotify could not be had (tests of the doorbell fallback).
+pub const NO_INOTIFY_ENV: &str = "TEAMCTL_NO_INOTIFY";
+
+/// As `subscribe`; when inotify cannot be had and `bells` names a doorbell directory for each
+/// target's topic, wait on doorbells there (no polling, whatever the number of teammates).
+pub fn subscribe_or_ring(
+    targets: Vec<Target>,
+    bells: Option<Vec<PathBuf>>,
+    bell: Bell,
+) -> Result<Subscription> {
     if let Some(ms) = std::env::var(POLL_ENV)
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
         return Ok(poll(targets, bell, Duration::from_millis(ms.max(1))));
     }
-    match watch(&targets, bell.clone()) {
+    let watched = match std::env::var_os(NO_INOTIFY_ENV) {
+        Some(_) => Err(Error::failed(format!("{NO_INOTIFY_ENV} is set"))),
+        None => watch(&targets, bell.clone()),
+    };
+    match watched {
         Ok(w) => Ok(Subscription {
             mode: WakeMode::Inotify,
             _watcher: Some(w),
             poller: None,
+            doorbells: None,
         }),
         Err(e) => {
+            if let Some(dirs) = bells {
+                let armed: Result<Vec<Doorbell>> =
+                    dirs.iter().map(|d| Doorbell::arm(d, 2)).collect();
+                if let Ok(armed) = armed {
+                    return doorbells(armed, bell);
+                }
+            }
             warn_once(&format!(
                 "teamctl: inotify unavailable ({e}); polling every {} ms instead. Raise the limit with: sudo sysctl fs.inotify.max_user_instances=1024",
                 FALLBACK_POLL.as_millis()
@@ -155,6 +222,7 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
         mode: WakeMode::Poll(every),
         _watcher: None,
         poller: Some(stop),
+        doorbells: None,
     }
 }
 

@@ -123,6 +123,79 @@ pub fn env_value(s: &str) -> String {
     s[..end].to_string()
 }
 
+/// Words `sh -c` would run as one external program with no shell work on the way (no quoting,
+/// expansion, redirection, assignment or builtin): its path, found once per worker through
+/// the turn's `PATH`, and the words. `None`: run through the shell.
+fn simple_command<'a>(
+    command: &'a str,
+    env: &[(String, String)],
+) -> Option<(PathBuf, Vec<&'a str>)> {
+    // dash's builtins and keywords: `sh -c` would not run a program for these.
+    const SHELL_WORDS: &[&str] = &[
+        ".", ":", "[", "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done",
+        "echo", "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg",
+        "fi", "for", "getopts", "hash", "if", "in", "jobs", "kill", "local", "printf", "pwd",
+        "read", "readonly", "return", "set", "shift", "test", "then", "times", "trap", "true",
+        "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+    ];
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./,:+@%=".contains(c);
+    if !command.chars().all(|c| plain(c) || c == ' ') {
+        return None;
+    }
+    let words: Vec<&str> = command.split(' ').filter(|w| !w.is_empty()).collect();
+    let first = *words.first()?;
+    if first.contains('=') || SHELL_WORDS.contains(&first) {
+        return None;
+    }
+    let path_var = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())?;
+    let path = if first.contains('/') {
+        // Relative to the turn's directory, or not runnable: the shell says what it says.
+        let p = PathBuf::from(first);
+        let runnable = std::fs::metadata(&p).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        (p.is_absolute() && runnable).then_some(p)?
+    } else {
+        lookup(&path_var, first)?
+    };
+    Some((path, words))
+}
+
+/// `program` through `path_var` as `sh` finds it (an executable file), remembered per worker.
+fn lookup(path_var: &str, program: &str) -> Option<PathBuf> {
+    use std::collections::HashMap;
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashMap<(String, String), PathBuf>>> = Mutex::new(None);
+    // A relative directory in PATH depends on the turn's directory: left to the shell.
+    if path_var.split(':').any(|d| !d.starts_with('/')) {
+        return None;
+    }
+    let key = (path_var.to_string(), program.to_string());
+    let mut seen = SEEN.lock().ok()?;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if let Some(p) = seen.as_ref().and_then(|m| m.get(&key))
+        && executable(p)
+    {
+        return Some(p.clone());
+    }
+    let found = path_var
+        .split(':')
+        .map(|d| Path::new(d).join(program))
+        .find(|p| executable(p))?;
+    seen.get_or_insert_with(HashMap::new)
+        .insert(key, found.clone());
+    Some(found)
+}
+
 /// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
 /// resumed this teammate) the worker's own, so every turn starts from it; the worker's
 /// teamctl and tmux pane variables stay. Without a recorded one (a teammate spawned by an
@@ -158,11 +231,19 @@ pub async fn run(
             c.args(args);
             c
         }
-        _ => {
-            let mut c = tokio::process::Command::new(SHELL);
-            c.arg("-c").arg(&spec.command);
-            c
-        }
+        _ => match simple_command(&spec.command, &spec.env) {
+            // What `sh -c` would do, less its fork and its walk of PATH.
+            Some((path, words)) => {
+                let mut c = tokio::process::Command::new(path);
+                c.arg0(words[0]).args(&words[1..]);
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new(SHELL);
+                c.arg("-c").arg(&spec.command);
+                c
+            }
+        },
     };
     cmd.current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -395,6 +476,46 @@ fn fit_reply(kept: &[u8], total: usize, spill: Option<Spill>, path: Option<&Path
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env() -> Vec<(String, String)> {
+        vec![("PATH".into(), "/nonexistent:/usr/bin:/bin".into())]
+    }
+
+    #[test]
+    fn a_plain_program_runs_without_a_shell_by_its_path() {
+        let (path, words) = simple_command("cat", &env()).unwrap();
+        assert!(path.is_absolute() && path.ends_with("cat"), "{path:?}");
+        assert_eq!(words, ["cat"]);
+        let (_, words) = simple_command("  tr a-z A-Z ", &env()).unwrap();
+        assert_eq!(words, ["tr", "a-z", "A-Z"]);
+    }
+
+    #[test]
+    fn anything_the_shell_would_work_on_goes_through_it() {
+        for c in [
+            "cat | tr a b",
+            "cat > out",
+            "echo hi",
+            "FOO=1 cat",
+            "cat $HOME",
+            "cat *.txt",
+            "cat 'a b'",
+            "exec cat",
+            "cd /tmp",
+            "no-such-program-teamctl",
+            "./agent.sh",
+            "/nonexistent/agent",
+            "cat\tx",
+            "",
+        ] {
+            assert!(
+                simple_command(c, &env()).is_none(),
+                "{c:?} skipped the shell"
+            );
+        }
+        let relative = vec![("PATH".into(), "bin:/usr/bin".into())];
+        assert!(simple_command("cat", &relative).is_none());
+    }
 
     fn ended(stdout: &str, stderr: &str) -> TurnResult {
         TurnResult {

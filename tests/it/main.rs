@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod core;
+mod doorbell;
 mod env;
 mod identity;
 mod interactive;

@@ -1,0 +1,315 @@
+//! User-visible figures (issue 14): every timer starts when a `teamctl` PROCESS is started (what
+//! a user or an agent runs) and stops on something outside teamctl, each beside its anchor
+//! measured in the same run, interleaved with it.
+//!
+//! - `wake`: from just before `teamctl send w MSG` is started (`fork`+`exec` of the release
+//!   binary) to the agent's first instruction. The agent is `date +%s%N`, run by the worker
+//!   directly (a plain program: no shell); the stamp it prints (realtime, ns) is its reply, read
+//!   back from the leader's inbox. Also: from `send` exiting to the same stamp. Anchor: the same
+//!   path with the worker forced to poll every 1 s (`TEAMCTL_POLL_MS=1000`), each send at a
+//!   random phase of the poll.
+//! - `ask`: `teamctl ask w MSG` as a whole process (start to exit, the agent `cat`), against
+//!   its floor interleaved with it: one process start (`teamctl --version`) plus `sh -c cat`
+//!   on the message, each a whole process.
+//! - `senders`: 16 threads each starting N `teamctl send` processes one after another (all
+//!   into the leader's inbox, as teammate `s`), then the inbox checked: 0 lost, duplicated,
+//!   reordered per sender, torn. Anchor, same run: 16 threads each starting N `/bin/true`.
+//!
+//! `WHOLE_PARTS=wake,ask,senders` picks parts; `WHOLE_WAKE_N`, `WHOLE_POLL_N`, `WHOLE_ASK_N`,
+//! `WHOLE_SENDERS`, `WHOLE_EACH` set the counts.
+
+mod support;
+
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use support::{Env, Rng, Stats, env_count, epoch_us, fmt, print_machine, wait_for};
+use teamctl::domain::{Body, Name};
+use teamctl::store::{FsStore, Item, Store};
+
+const TEAM: &str = "whole";
+
+fn main() -> Result<()> {
+    print_machine("whole");
+    let parts = std::env::var("WHOLE_PARTS").unwrap_or_else(|_| "wake,ask,senders".into());
+    for part in parts.split(',') {
+        match part {
+            "wake" => wake()?,
+            "ask" => ask()?,
+            "senders" => senders()?,
+            other => anyhow::bail!("unknown part {other}"),
+        }
+    }
+    Ok(())
+}
+
+/// A team with one process-backend worker `w` running `agent` (forced polling if `poll_ms`).
+fn team(agent: &str, poll_ms: Option<u64>) -> Result<Env> {
+    let env = Env::new()?;
+    env.ok(&["create", TEAM])?;
+    let mut spawn = env.cmd(&["spawn", "w", "--backend", "process", "--exec", agent]);
+    if let Some(ms) = poll_ms {
+        spawn.env("TEAMCTL_POLL_MS", ms.to_string());
+    }
+    support::check(&["spawn"], &spawn.output()?)?;
+    wait_idle(&env, 0)?;
+    Ok(env)
+}
+
+fn wait_idle(env: &Env, turns: u64) -> Result<()> {
+    wait_for(
+        "the worker to be idle",
+        Duration::from_secs(30),
+        Duration::from_micros(500),
+        || {
+            env.live(TEAM, "w").is_some_and(|l| {
+                l["status"] == "idle" && l["turns"].as_u64().is_some_and(|t| t >= turns)
+            })
+        },
+    )
+}
+
+/// The replies in the leader's inbox from byte `from`: (texts, new end).
+fn replies(store: &FsStore, from: u64) -> Result<(Vec<String>, u64)> {
+    let mut pos = from;
+    let mut out = Vec::new();
+    for e in store.read(&Name::leader(), from, usize::MAX)? {
+        pos = e.end;
+        if let Item::Message(m) = e.item
+            && let Body::Message { text, .. } = m.body
+        {
+            out.push(text);
+        }
+    }
+    Ok((out, pos))
+}
+
+struct Wake {
+    from_start: Stats,
+    from_exit: Stats,
+}
+
+fn wake_run(label: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
+    eprintln!("[whole] wake {label}: {n} sends...");
+    let env = team("date +%s%N", poll_ms)?;
+    let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
+    let mut pos = store.inbox_end(&Name::leader());
+    let mut rng = Rng::from_time();
+    let (mut from_start, mut from_exit) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        match poll_ms {
+            Some(ms) => std::thread::sleep(Duration::from_micros(rng.below(ms * 1000))),
+            None => std::thread::sleep(Duration::from_micros(2000 + rng.below(3000))),
+        }
+        let mut cmd = env.cmd(&["send", "w", &format!("wake-{i}")]);
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let t0 = epoch_us();
+        let out = cmd.output()?;
+        let t1 = epoch_us();
+        support::check(&["send"], &out)?;
+        let mut stamp = None;
+        wait_for(
+            "the agent's stamp",
+            Duration::from_millis(poll_ms.unwrap_or(0) * 3 + 10_000),
+            Duration::from_micros(300),
+            || {
+                if let Ok((texts, end)) = replies(&store, pos) {
+                    pos = end;
+                    stamp = texts
+                        .iter()
+                        .find_map(|t| t.trim().parse::<u128>().ok())
+                        .or(stamp);
+                }
+                stamp.is_some()
+            },
+        )?;
+        let at_us = stamp.expect("stamp") / 1000;
+        from_start.push(Duration::from_micros(at_us.saturating_sub(t0) as u64));
+        from_exit.push(Duration::from_micros(at_us.saturating_sub(t1) as u64));
+        wait_idle(&env, i as u64 + 1)?;
+    }
+    Ok(Wake {
+        from_start: Stats::new(from_start),
+        from_exit: Stats::new(from_exit),
+    })
+}
+
+fn wake() -> Result<()> {
+    let n = env_count("WHOLE_WAKE_N", 300);
+    let n_poll = env_count("WHOLE_POLL_N", 20);
+    let ino = wake_run("inotify", None, n)?;
+    let poll = wake_run("poll 1 s", Some(1000), n_poll)?;
+    println!();
+    println!("wake: `teamctl send` process started -> agent's first instruction (`date +%s%N`)");
+    println!("  inotify worker ({n}): {}", ino.from_start.line());
+    println!("  1 s poll ({n_poll}):   {}", poll.from_start.line());
+    println!("wake: `teamctl send` process exited -> agent's first instruction");
+    println!("  inotify worker ({n}): {}", ino.from_exit.line());
+    println!("  1 s poll ({n_poll}):   {}", poll.from_exit.line());
+    let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    println!(
+        "  ratio 1 s poll / inotify (send started): p50 {:.0}x, p99 {:.0}x (target 500x at p50)",
+        r(poll.from_start.median(), ino.from_start.median()),
+        r(poll.from_start.pct(99.0), ino.from_start.pct(99.0))
+    );
+    Ok(())
+}
+
+/// Wall time of a whole process (started to reaped).
+fn timed(cmd: &mut Command) -> Result<Duration> {
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let t0 = Instant::now();
+    let st = cmd.status()?;
+    let d = t0.elapsed();
+    ensure!(st.success(), "{cmd:?} failed: {st}");
+    Ok(d)
+}
+
+fn ask() -> Result<()> {
+    let n = env_count("WHOLE_ASK_N", 50);
+    eprintln!("[whole] ask: {n} round trips...");
+    let env = team("cat", None)?;
+    let (mut asks, mut starts, mut cats, mut floors) = (vec![], vec![], vec![], vec![]);
+    for i in 0..n {
+        let text = format!("question {i}");
+        asks.push(timed(&mut env.cmd(&[
+            "ask",
+            "w",
+            &text,
+            "--timeout",
+            "30",
+        ]))?);
+        wait_idle(&env, i as u64 + 1)?;
+        let start = timed(&mut env.cmd(&["--version"]))?;
+        let mut cat = Command::new("sh");
+        cat.args(["-c", "cat"]).stdin(Stdio::piped());
+        let t0 = Instant::now();
+        let mut child = cat.stdout(Stdio::null()).spawn()?;
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().context("stdin")?;
+            stdin.write_all(text.as_bytes())?;
+        }
+        child.wait()?;
+        let c = t0.elapsed();
+        starts.push(start);
+        cats.push(c);
+        floors.push(start + c);
+    }
+    let (asks, starts, cats, floors) = (
+        Stats::new(asks),
+        Stats::new(starts),
+        Stats::new(cats),
+        Stats::new(floors),
+    );
+    println!();
+    println!("ask: `teamctl ask` process started -> exited with the reply (agent `cat`), {n} runs");
+    println!("  ask:                          {}", asks.line());
+    println!("  floor, same run, interleaved: {}", floors.line());
+    println!("    teamctl --version:          {}", starts.line());
+    println!("    sh -c cat:                  {}", cats.line());
+    println!(
+        "  ratio ask / floor, p50: {:.2} (target 1.5)",
+        asks.median().as_secs_f64() / floors.median().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn senders() -> Result<()> {
+    let writers = env_count("WHOLE_SENDERS", 16);
+    let each = env_count("WHOLE_EACH", 1000);
+    eprintln!("[whole] senders: {writers} x {each} processes...");
+    let env = Env::new()?;
+    env.ok(&["create", TEAM])?;
+    env.ok(&["spawn", "s", "--backend", "process", "--exec", "cat"])?;
+    let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
+    let start = store.inbox_end(&Name::leader());
+
+    let run = |make: &(dyn Fn(usize, usize) -> Command + Sync)| -> Result<Duration> {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..writers)
+                .map(|w| {
+                    s.spawn(move || -> Result<()> {
+                        for seq in 0..each {
+                            let st = make(w, seq)
+                                .stdout(Stdio::null())
+                                .stderr(Stdio::null())
+                                .status()?;
+                            ensure!(st.success(), "writer {w} message {seq}: {st}");
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .try_for_each(|h| h.join().expect("writer thread"))
+        })?;
+        Ok(t0.elapsed())
+    };
+    let bare = run(&|_, _| Command::new("/bin/true"))?;
+    let sends = run(&|w, seq| {
+        let mut c = env.cmd(&["--as", "s", "send", "team-lead", &format!("w{w} {seq}")]);
+        c.env("TEAMCTL_TEAM", TEAM);
+        c
+    })?;
+    let bare2 = run(&|_, _| Command::new("/bin/true"))?;
+
+    let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut last: Vec<Option<usize>> = vec![None; writers];
+    let (mut torn, mut reordered) = (0, 0);
+    for e in store.read(&Name::leader(), start, usize::MAX)? {
+        match e.item {
+            Item::Message(m) => {
+                let Body::Message { text, .. } = &m.body else {
+                    continue;
+                };
+                let Some((w, seq)) = text
+                    .strip_prefix('w')
+                    .and_then(|t| t.split_once(' '))
+                    .and_then(|(w, s)| Some((w.parse().ok()?, s.parse().ok()?)))
+                else {
+                    continue;
+                };
+                *seen.entry((w, seq)).or_default() += 1;
+                if last[w].is_some_and(|l: usize| l >= seq) {
+                    reordered += 1;
+                }
+                last[w] = Some(seq);
+            }
+            Item::Garbage(_) => torn += 1,
+            Item::Blank => {}
+        }
+    }
+    let total = writers * each;
+    let lost = total - seen.len();
+    let dup: usize = seen.values().map(|c| c - 1).sum();
+    let rate = |d: Duration| total as f64 / d.as_secs_f64();
+    let bare_rate = (rate(bare) + rate(bare2)) / 2.0;
+    println!();
+    println!(
+        "senders: {writers} threads x {each} `teamctl send` processes, first started -> last reaped"
+    );
+    println!(
+        "  teamctl send: {total} in {} = {:.0} processes/s",
+        fmt(sends),
+        rate(sends)
+    );
+    println!(
+        "  /bin/true, same run before and after: {} / {} = {:.0} / {:.0} processes/s",
+        fmt(bare),
+        fmt(bare2),
+        rate(bare),
+        rate(bare2)
+    );
+    println!(
+        "  share of the bare start rate: {:.1}% (target 70%)",
+        100.0 * rate(sends) / bare_rate
+    );
+    println!(
+        "  lost {lost}, duplicated {dup}, reordered {reordered}, torn {torn} (target 0 / 0 / 0 / 0)"
+    );
+    Ok(())
+}

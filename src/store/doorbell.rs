@@ -1,0 +1,342 @@
+//! Doorbells: the wake-up of short-lived waiters (`ask`, `wait`, `interrupt`, `shutdown`),
+//! which must cost nothing at exit (a process holding an inotify instance takes 5-20 ms longer
+//! to exit), and of workers past the inotify instance limit. A waiter makes a FIFO of its own
+//! in a bell directory next to what it waits on and holds it open; a writer, after its write,
+//! pokes every FIFO there with one non-blocking byte. A FIFO nobody holds
+//! open any more (its waiter was killed) refuses the poke (ENXIO) and is removed by the poker.
+//!
+//! No wake is missed: the waiter's FIFO is open under its final name before the waiter reads
+//! (`arm` returns only then), and a writer pokes only after its write. A write whose poke came
+//! before the FIFO was there was made before the waiter's read, which sees it. Wake-ups are
+//! at-least-once: a ring may find nothing new.
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use nix::libc;
+
+use super::fsutil::ensure_dir_levels;
+use super::wake::{Bell, Subscription};
+use super::{FsStore, Store, Topic};
+use crate::error::{Error, Result};
+
+/// A waiter's FIFO, open for reading (and writing, so it never reads end-of-file); removed
+/// when dropped.
+pub struct Doorbell {
+    fifo: std::fs::File,
+    path: PathBuf,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl Doorbell {
+    /// Make and open a FIFO in `dir` (made 0700 if missing, `levels` directories up).
+    pub fn arm(dir: &Path, levels: usize) -> Result<Doorbell> {
+        ensure_dir_levels(dir, levels)?;
+        let name = format!(
+            "{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let tmp = dir.join(format!(".{name}"));
+        let path = dir.join(&name);
+        let _ = std::fs::remove_file(&tmp);
+        let c = CString::new(tmp.as_os_str().as_bytes())
+            .map_err(|_| Error::failed(format!("{}: NUL in path", tmp.display())))?;
+        // SAFETY: a valid NUL-terminated path.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+            return Err(Error::failed(format!(
+                "{}: {}",
+                tmp.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        // Read and write: a FIFO with a writer never reports end-of-file, and a poker's open
+        // finds a reader from now on.
+        let fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| Error::failed(format!("{}: {e}", tmp.display())))?;
+        // Only now under a name pokers look at: a FIFO seen there is open, unless stale.
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::failed(format!("{}: {e}", path.display()))
+        })?;
+        Ok(Doorbell { fifo, path })
+    }
+
+    /// Wait for a poke or until `deadline`; true when poked (the pokes so far are consumed).
+    pub fn wait_until(&self, deadline: Instant) -> bool {
+        loop {
+            if self.drain() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.fifo.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, ms) };
+        }
+    }
+
+    /// Consume the pending pokes; true if there were any.
+    fn drain(&self) -> bool {
+        let mut buf = [0u8; 64];
+        let mut any = false;
+        loop {
+            // SAFETY: reading into a buffer of its own length from our own descriptor.
+            let n =
+                unsafe { libc::read(self.fifo.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return any;
+            }
+            any = true;
+        }
+    }
+
+    /// Poke this doorbell from the inside (to stop a thread waiting on it).
+    pub fn poke_self(&self) {
+        let _ = (&self.fifo).write(b"x");
+    }
+
+    pub fn raw_fd(&self) -> i32 {
+        self.fifo.as_raw_fd()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Doorbell {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Poke every waiter's FIFO in `dir` (none, or no directory: nothing to do). Never blocks.
+pub fn ring(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.as_bytes().first() == Some(&b'.') {
+            continue; // still being armed
+        }
+        if !entry.file_type().is_ok_and(|t| t.is_fifo()) {
+            continue;
+        }
+        let path = entry.path();
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(&path)
+        {
+            // A full FIFO (EAGAIN) already has a poke pending: enough.
+            Ok(mut f) => {
+                let _ = f.write(b"x");
+            }
+            // Nobody holds it open: its waiter is gone without removing it.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Wait on several doorbells at once: true when any was poked before `deadline`.
+pub fn wait_any(bells: &[Doorbell], deadline: Instant) -> bool {
+    loop {
+        let mut rung = false;
+        for b in bells {
+            rung |= b.drain();
+        }
+        if rung {
+            return true;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut pfds: Vec<libc::pollfd> = bells
+            .iter()
+            .map(|b| libc::pollfd {
+                fd: b.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: a valid array of pollfds of the given length.
+        unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    }
+}
+
+/// Where the doorbells of `topic` are, in a team: `bells/inbox-NAME`, `bells/live`,
+/// `bells/team`. Other topics have none (their waiters use inotify).
+pub fn bell_dir(team_dir: &Path, topic: &Topic) -> Option<PathBuf> {
+    let bells = team_dir.join(BELLS);
+    match topic {
+        Topic::Inbox(m) => Some(bells.join(format!("inbox-{m}"))),
+        Topic::Live => Some(bells.join("live")),
+        Topic::Team => Some(bells.join("team")),
+        Topic::Tasks | Topic::Hooks(_) => None,
+    }
+}
+
+/// The directory under a team that holds its doorbells.
+pub const BELLS: &str = "bells";
+
+/// Ring the doorbells of `topic` in a team, after a write to it.
+pub fn ring_topic(team_dir: &Path, topic: &Topic) {
+    if let Some(dir) = bell_dir(team_dir, topic) {
+        ring(&dir);
+    }
+}
+
+impl FsStore {
+    /// Like `subscribe`, for a waiter that lives briefly (`ask`, `wait`): doorbells, which
+    /// cost nothing at exit, where every topic has them; else (or when forced to poll, or when
+    /// a FIFO cannot be made) the usual subscription.
+    pub fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+        if std::env::var_os(super::wake::POLL_ENV).is_some() {
+            return self.subscribe(topics, bell);
+        }
+        let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(self.dir(), t)).collect();
+        let Some(dirs) = dirs else {
+            return self.subscribe(topics, bell);
+        };
+        let mut bells = Vec::with_capacity(dirs.len());
+        for d in &dirs {
+            match Doorbell::arm(d, 2) {
+                Ok(b) => bells.push(b),
+                Err(_) => return self.subscribe(topics, bell),
+            }
+        }
+        super::wake::doorbells(bells, bell)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[test]
+    fn a_ring_after_arming_wakes_and_is_consumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let bells = dir.path().join("bells");
+        let bell = Doorbell::arm(&bells, 1).unwrap();
+        assert!(!bell.wait_until(Instant::now()), "rung before any poke");
+        ring(&bells);
+        assert!(bell.wait_until(soon()));
+        assert!(!bell.wait_until(Instant::now()), "a poke counted twice");
+    }
+
+    #[test]
+    fn every_waiter_is_woken_by_one_ring() {
+        let dir = tempfile::tempdir().unwrap();
+        let bells: Vec<Doorbell> = (0..3)
+            .map(|_| Doorbell::arm(dir.path(), 0).unwrap())
+            .collect();
+        ring(dir.path());
+        for b in &bells {
+            assert!(b.wait_until(soon()));
+        }
+    }
+
+    #[test]
+    fn many_rings_never_block_and_wake_once_at_least() {
+        let dir = tempfile::tempdir().unwrap();
+        let bell = Doorbell::arm(dir.path(), 0).unwrap();
+        // More than a pipe holds: the poker must not block on a full FIFO.
+        for _ in 0..100_000 {
+            ring(dir.path());
+        }
+        assert!(bell.wait_until(soon()));
+    }
+
+    #[test]
+    fn a_dropped_doorbell_leaves_nothing_and_a_stale_fifo_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Doorbell::arm(dir.path(), 0).unwrap());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A waiter killed before removing its FIFO: nobody holds it open.
+        let stale = dir.path().join("999-0");
+        let c = CString::new(stale.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        ring(dir.path());
+        assert!(!stale.exists(), "a stale FIFO was left behind");
+    }
+
+    /// A writer appending and ringing while a waiter arms a fresh doorbell, reads and waits,
+    /// in lockstep: each write races the next arm and read, and the writer waits for it to be
+    /// seen, so one missed wake stalls the test until its deadline.
+    #[test]
+    fn no_write_is_missed_by_a_waiter_that_arms_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let bells = dir.path().join("bells");
+        let log = dir.path().join("log");
+        std::fs::write(&log, b"").unwrap();
+        const N: u64 = 500;
+        let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
+        let (b, l) = (bells.clone(), log.clone());
+        let writer = std::thread::spawn(move || {
+            for _ in 0..N {
+                let mut f = std::fs::OpenOptions::new().append(true).open(&l).unwrap();
+                f.write_all(b"x").unwrap();
+                ring(&b);
+                if ack_rx.recv().is_err() {
+                    return;
+                }
+            }
+        });
+        for round in 1..=N {
+            let bell = Doorbell::arm(&bells, 1).unwrap();
+            while std::fs::metadata(&log).unwrap().len() < round {
+                assert!(
+                    bell.wait_until(soon()),
+                    "a wake was missed in round {round}"
+                );
+            }
+            ack_tx.send(()).unwrap();
+        }
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn ringing_a_missing_directory_is_nothing() {
+        ring(Path::new("/nonexistent/teamctl/bells"));
+    }
+
+    #[test]
+    fn a_thread_waiting_is_woken_by_a_ring_from_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let bell = Doorbell::arm(dir.path(), 0).unwrap();
+        let d = dir.path().to_path_buf();
+        let t = std::thread::spawn(move || ring(&d));
+        assert!(wait_any(std::slice::from_ref(&bell), soon()));
+        t.join().unwrap();
+    }
+}
