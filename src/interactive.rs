@@ -109,11 +109,25 @@ pub fn exec_env(args: &[std::ffi::OsString]) -> Result<()> {
     let recorded = crate::store::envfile::load(file)?
         .ok_or_else(|| Error::failed(format!("no recorded environment at {}", file.display())))?;
     let mut vars = crate::store::envfile::merged(recorded, std::env::vars_os());
-    if let Some(path) = std::env::var_os("PATH") {
-        // Set by the leader: teamctl's own directory first (`agent_env`).
-        vars.retain(|(k, _)| k != "PATH");
-        vars.push(("PATH".into(), path));
+    // teamctl's own directory first on the recorded `PATH`, so the agent's `teamctl` is this
+    // one. Not from the pane's own `PATH`: tmux gives a new pane the client's `PATH` whatever
+    // `-e PATH=...` says (seen with tmux 3.3a), so `agent_env`'s never arrives.
+    let base = vars
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    let mut path = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.as_os_str().to_owned()))
+        .unwrap_or_default();
+    if !base.is_empty() {
+        path.push(":");
+        path.push(&base);
     }
+    vars.retain(|(k, _)| k != "PATH");
+    vars.push(("PATH".into(), path));
     let err = std::process::Command::new(program)
         .args(rest)
         .env_clear()

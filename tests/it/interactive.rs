@@ -110,6 +110,21 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     // A multi-line print: every line of output, nothing of the echo or the prompt.
     let out = env.ok(&["ask", "py", "print('a'); print('b')", "--timeout", "30"]);
     assert_eq!(out.trim(), "a\nb");
+    // The agent's `teamctl` is this teamctl (its directory first on PATH), so it can answer
+    // with `teamctl send`: tmux gives a pane the client's PATH whatever `-e PATH=` says.
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "import shutil; print(shutil.which('teamctl'))",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(
+        std::fs::canonicalize(out.trim()).ok(),
+        std::fs::canonicalize(crate::common::BIN).ok(),
+        "{out}"
+    );
     // A block of several lines runs: the REPL gets the empty line that ends it.
     wait_until("py idle", WAIT, || env.member_status("py") == "idle");
     let out = env.ok(&[
