@@ -94,7 +94,12 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         match recipient {
             Recipient::All => {
                 let names: Vec<&str> = to.iter().map(|n| n.as_str()).collect();
-                println!("sent to {} members: {}", names.len(), names.join(", "));
+                let members = if names.len() == 1 {
+                    "member"
+                } else {
+                    "members"
+                };
+                println!("sent to {} {members}: {}", names.len(), names.join(", "));
             }
             Recipient::One(_) => {
                 for n in &to {
