@@ -37,19 +37,6 @@ fn ask(env: &TestEnv, name: &str, text: &str) -> String {
         .to_string()
 }
 
-/// `name`'s entry in the team file.
-fn recorded(env: &TestEnv, team: &str, name: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
-    let cfg: serde_json::Value = serde_json::from_str(&text).unwrap();
-    cfg["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("{name} not in the team file"))
-}
-
 fn env_file(env: &TestEnv, team: &str, name: &str) -> std::path::PathBuf {
     env.team_dir(team).join("env").join(name)
 }
@@ -64,7 +51,7 @@ fn an_exec_teammate_sees_the_spawning_shells_variable_on_tmux_and_on_process() {
         "bar",
         &["spawn", "three", "--backend", "process", "--exec", SHOW],
     );
-    assert_eq!(recorded(&env, "envt", "two")["backendType"], "tmux");
+    assert_eq!(env.recorded("envt", "two")["backendType"], "tmux");
     assert_eq!(ask(&env, "two", "x"), "FOO=[bar]");
     assert_eq!(ask(&env, "three", "x"), "FOO=[bar]");
 }
@@ -100,7 +87,7 @@ fn a_resume_from_a_teammates_turn_keeps_the_recorded_environment() {
     );
     assert_eq!(ask(&env, "b", "x"), "FOO=[one]");
     // b dies (not stopped by the leader: a teammate's mail brings back only a dead one).
-    let pane = recorded(&env, team, "b")["paneId"]
+    let pane = env.recorded(team, "b")["paneId"]
         .as_str()
         .unwrap()
         .to_string();
@@ -118,7 +105,7 @@ fn a_resume_from_a_teammates_turn_keeps_the_recorded_environment() {
     wait_until("b's reply to a", WAIT, || !from_b().is_empty());
     assert_eq!(from_b(), ["FOO=[one]"]);
     assert_ne!(
-        recorded(&env, team, "b")["paneId"].as_str(),
+        env.recorded(team, "b")["paneId"].as_str(),
         Some(pane.as_str())
     );
     assert_eq!(std::fs::read(env_file(&env, team, "b")).unwrap(), before);
@@ -177,7 +164,7 @@ fn an_interactive_teammate_sees_the_spawning_shells_variable() {
         "'bar'"
     );
     // The value is in no process's argv.
-    let pane = recorded(&env, team, "py")["paneId"]
+    let pane = env.recorded(team, "py")["paneId"]
         .as_str()
         .unwrap()
         .to_string();

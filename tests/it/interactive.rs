@@ -27,28 +27,6 @@ fn spawn_python(env: &TestEnv, name: &str) {
     ]);
 }
 
-fn config(env: &TestEnv, team: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn recorded(env: &TestEnv, team: &str, name: &str) -> serde_json::Value {
-    config(env, team)["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("{name} not in config"))
-}
-
-fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
-    recorded(env, team, name)["paneId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} has no paneId"))
-        .to_string()
-}
-
 /// The pane's text (history included), or empty when it is gone.
 fn screen(env: &TestEnv, pane: &str) -> String {
     let out = env.tmux(&["capture-pane", "-p", "-J", "-S", "-200", "-t", pane]);
@@ -99,11 +77,11 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     spawn_python(&env, "py");
     let out = env.ok(&["ask", "py", "6*7", "--timeout", "30"]);
     assert_eq!(out.trim(), "42");
-    let pane = pane_of(&env, &t, "py");
+    let pane = env.pane_of(&t, "py");
     let text = screen(&env, &pane);
     assert!(text.contains(">>> 6*7\n42\n>>> "), "{text}");
     // The pane runs the REPL itself; the companion is a detached worker.
-    let m = recorded(&env, &t, "py");
+    let m = env.recorded(&t, "py");
     assert_eq!(m["interactive"]["promptPattern"], PROMPT);
     // Idle once the turn is over (the reply goes out first).
     wait_until("py idle", WAIT, || env.member_status("py") == "idle");
@@ -146,7 +124,7 @@ fn a_message_cannot_break_out_of_the_paste() {
     // typed into the REPL as keys: `print(7*6)` would run as a turn of its own.
     let out = env.run(&["ask", "py", "'x'\u{1b}[201~\rprint(7*6)", "--timeout", "30"]);
     let reply = String::from_utf8_lossy(&out.stdout);
-    let pane = pane_of(&env, &t, "py");
+    let pane = env.pane_of(&t, "py");
     wait_until("py idle", WAIT, || env.member_status("py") == "idle");
     let text = screen(&env, &pane);
     assert!(!text.lines().any(|l| l.trim() == "42"), "{text}");
@@ -173,7 +151,7 @@ fn mail_sent_mid_turn_is_delivered_after_the_turn() {
     assert_eq!(replies(&env, &t, "py"), ["slow done", "3"]);
     // In the pane: the second input only after the first turn's output and prompt (a paste
     // during the sleep would have been echoed before "slow done").
-    let text = screen(&env, &pane_of(&env, &t, "py"));
+    let text = screen(&env, &env.pane_of(&t, "py"));
     let slow = text
         .find("slow done\n>>> 1+2\n3")
         .unwrap_or_else(|| panic!("{text}"));
@@ -189,7 +167,7 @@ fn interrupt_cancels_a_slow_turn_and_the_repl_goes_on() {
     wait_until("py busy", WAIT, || env.member_status("py") == "working");
     let out = env.ok(&["interrupt", "py"]);
     assert!(out.contains("interrupted"), "{out}");
-    let pane = pane_of(&env, &t, "py");
+    let pane = env.pane_of(&t, "py");
     wait_until("KeyboardInterrupt in the pane", WAIT, || {
         screen(&env, &pane).contains("KeyboardInterrupt")
     });
@@ -208,7 +186,7 @@ fn shutdown_closes_exactly_that_pane_and_leaves_no_process() {
     spawn_python(&env, "py");
     spawn_python(&env, "other");
     assert_eq!(env.ok(&["ask", "py", "1", "--timeout", "30"]).trim(), "1");
-    let (py, other) = (pane_of(&env, &t, "py"), pane_of(&env, &t, "other"));
+    let (py, other) = (env.pane_of(&t, "py"), env.pane_of(&t, "other"));
     let id = format!("py@{t}");
     // The companion, and the REPL (with the `sh -c` it was started through).
     let running = tagged(&env, &id);
@@ -245,7 +223,7 @@ fn three_interactive_teammates_in_one_window() {
             "display-message",
             "-p",
             "-t",
-            &pane_of(&env, &t, n),
+            &env.pane_of(&t, n),
             "#{window_id}",
         ])
         .trim()
@@ -273,7 +251,7 @@ fn text_typed_in_the_pane_is_not_pasted_over() {
     let t = team(&env, "it-py-typed");
     spawn_python(&env, "py");
     assert_eq!(env.ok(&["ask", "py", "1", "--timeout", "30"]).trim(), "1");
-    let pane = pane_of(&env, &t, "py");
+    let pane = env.pane_of(&t, "py");
     // The user starts typing a line and has not pressed Enter.
     env.tmux_ok(&["send-keys", "-t", &pane, "-l", "40+"]);
     wait_until("the typed text shows", WAIT, || {
@@ -316,7 +294,7 @@ fn a_turn_past_its_timeout_is_cancelled_with_the_cancel_key() {
             .iter()
             .any(|r| r.contains("timed out"))
     });
-    let pane = pane_of(&env, &t, "py");
+    let pane = env.pane_of(&t, "py");
     wait_until("KeyboardInterrupt in the pane", WAIT, || {
         screen(&env, &pane).contains("KeyboardInterrupt")
     });
@@ -330,7 +308,7 @@ fn a_turn_past_its_timeout_is_cancelled_with_the_cancel_key() {
 fn bad_interactive_spawns_are_refused_and_write_nothing() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "it-py-bad");
-    let before = config(&env, &t);
+    let before = env.config(&t);
     let e = env.fails(&["spawn", "x", "--interactive", "--exec", PYTHON], 2);
     assert!(e.contains("--prompt-pattern"), "{e}");
     let e = env.fails(
@@ -361,7 +339,7 @@ fn bad_interactive_spawns_are_refused_and_write_nothing() {
         2,
     );
     assert!(e.contains("tmux"), "{e}");
-    assert_eq!(config(&env, &t), before);
+    assert_eq!(env.config(&t), before);
 }
 
 // ---- The real Claude Code TUI against the fake model ----
@@ -444,7 +422,7 @@ fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
     assert_eq!(fake_model::user_turns(&reqs[0]), 1);
     assert!(fake_model::last_user_text(&reqs[0]).contains("Message from team-lead ("));
     // The TUI itself is the pane's command, tagged; the settings file is private.
-    let pane = pane_of(&env, &t, "bob");
+    let pane = env.pane_of(&t, "bob");
     assert!(screen(&env, &pane).contains("hello there"));
     let settings = env.team_dir(&t).join("interactive/bob.settings.json");
     use std::os::unix::fs::PermissionsExt;
@@ -509,7 +487,7 @@ fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
             .any(|r| r.contains("interrupted"))
     });
     let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
-    let pane = pane_of(&env, &t, "bob");
+    let pane = env.pane_of(&t, "bob");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
         "got: after that",
@@ -532,7 +510,7 @@ fn claude_user_typing_in_the_pane_is_not_pasted_over() {
         env.ok(&["ask", "bob", "warm up", "--timeout", "60"]).trim(),
         "got: warm up"
     );
-    let pane = pane_of(&env, &t, "bob");
+    let pane = env.pane_of(&t, "bob");
     env.tmux_ok(&["send-keys", "-t", &pane, "-l", "typed by hand"]);
     wait_until("the typed text shows", CLAUDE_WAIT, || {
         screen(&env, &pane).contains("typed by hand")
@@ -580,7 +558,7 @@ fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
         CLAUDE_WAIT,
         || transcripts_hold(cc.home.path(), "got: first"),
     );
-    let old = pane_of(&env, &t, "bob");
+    let old = env.pane_of(&t, "bob");
     env.ok(&["kill", "bob"]);
     wait_until("the old pane closed", CLAUDE_WAIT, || {
         !panes(&env).contains(&old)
@@ -592,7 +570,7 @@ fn claude_teammate_resumes_its_conversation_and_shutdown_leaves_nothing() {
     );
     // The TUI was started again on the same session: the conversation goes on.
     assert_eq!(fake_model::user_turns(&asked(&model, "second")[0]), 2);
-    let pane = pane_of(&env, &t, "bob");
+    let pane = env.pane_of(&t, "bob");
     let id = format!("bob@{t}");
     assert!(!tagged(&env, &id).is_empty());
     env.ok(&["shutdown", "bob"]);
@@ -617,7 +595,7 @@ fn three_claude_teammates_in_one_window_each_answer_their_own() {
             "display-message",
             "-p",
             "-t",
-            &pane_of(&env, &t, n),
+            &env.pane_of(&t, n),
             "#{window_id}",
         ])
         .trim()

@@ -11,44 +11,6 @@ const WAIT: Duration = Duration::from_secs(20);
 /// Replies with the agent's name and the message text.
 const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
 
-fn config(env: &TestEnv, team: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn recorded(env: &TestEnv, team: &str, name: &str) -> serde_json::Value {
-    config(env, team)["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not in config"))
-        .clone()
-}
-
-fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
-    recorded(env, team, name)["paneId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} has no paneId"))
-        .to_string()
-}
-
-/// `#{FORMAT}` of a pane, or `None` when the pane does not exist.
-fn pane_format(env: &TestEnv, pane: &str, format: &str) -> Option<String> {
-    let out = env.tmux(&[
-        "display-message",
-        "-p",
-        "-t",
-        pane,
-        &format!("#{{pane_id}}|{format}"),
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    match text.split_once('|') {
-        Some((id, rest)) if out.status.success() && id == pane => Some(rest.to_string()),
-        _ => None,
-    }
-}
-
 /// A second home on `a`'s private tmux server.
 fn second_home(a: &TestEnv) -> TestEnv {
     let mut b = TestEnv::new();
@@ -66,14 +28,14 @@ fn ask(env: &TestEnv, name: &str, text: &str) -> String {
 /// and `x` still answers.
 fn b_is_whole(b: &TestEnv, team: &str, names: &[&str], panes: &[String], after: &str) {
     for (n, pane) in names.iter().zip(panes) {
-        let state = pane_format(b, pane, "#{pane_dead} #{@teamctl-agent}");
+        let state = b.pane_format(pane, "#{pane_dead} #{@teamctl-agent}");
         assert!(
             state
                 .as_deref()
                 .is_some_and(|s| s.starts_with(&format!("0 {n}@{team}"))),
             "after {after}: home B's pane {pane} of {n} was touched: {state:?}"
         );
-        let pid = recorded(b, team, n)["pid"].as_u64().unwrap() as u32;
+        let pid = b.recorded(team, n)["pid"].as_u64().unwrap() as u32;
         assert!(
             teamctl::backend::proc::running(pid),
             "after {after}: home B's worker {n} (pid {pid}) was ended"
@@ -100,21 +62,21 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
         }
     }
     let names = ["x", "y"];
-    let b_panes: Vec<String> = names.iter().map(|n| pane_of(&b, t, n)).collect();
+    let b_panes: Vec<String> = names.iter().map(|n| b.pane_of(t, n)).collect();
     b_is_whole(&b, t, &names, &b_panes, "spawning");
-    let a_panes: Vec<String> = names.iter().map(|n| pane_of(&a, t, n)).collect();
+    let a_panes: Vec<String> = names.iter().map(|n| a.pane_of(t, n)).collect();
 
     // Home B's teammate z dies; its pane stays, dead, for B to read (and B's doctor to judge).
     b.ok(&["spawn", "z", "--exec", ECHO, "--backend", "tmux"]);
-    let z_pane = pane_of(&b, t, "z");
-    let z_pid = recorded(&b, t, "z")["pid"].as_u64().unwrap() as i32;
+    let z_pane = b.pane_of(t, "z");
+    let z_pid = b.recorded(t, "z")["pid"].as_u64().unwrap() as i32;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(z_pid),
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
     wait_until("z's pane to show dead", WAIT, || {
-        pane_format(&b, &z_pane, "#{pane_dead}").as_deref() == Some("1")
+        b.pane_format(&z_pane, "#{pane_dead}").as_deref() == Some("1")
     });
 
     // A pane an older teamctl tagged, without a home: nobody's to close.
@@ -139,7 +101,7 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     let report = a.run(&["doctor", "--fix"]);
     b_is_whole(&b, t, &names, &b_panes, "doctor --fix in home A");
     assert!(
-        pane_format(&b, &z_pane, "#{pane_id}").is_some(),
+        b.pane_format(&z_pane, "#{pane_id}").is_some(),
         "home A's doctor closed home B's dead pane"
     );
     a.ok(&["delete", "--force"]);
@@ -148,7 +110,7 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     assert_ne!(a.session(t), b.session(t), "one session per home");
     for (n, pane) in names.iter().zip(&b_panes) {
         assert_eq!(
-            pane_format(&b, pane, "#{session_name} #{@teamctl-agent}"),
+            b.pane_format(pane, "#{session_name} #{@teamctl-agent}"),
             Some(format!("{} {}", b.session(t), b.tag(&format!("{n}@{t}"))))
         );
     }
@@ -161,7 +123,7 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
         String::from_utf8_lossy(&report.stdout)
     );
     assert!(
-        pane_format(&a, &older, "#{pane_id}").is_some(),
+        a.pane_format(&older, "#{pane_id}").is_some(),
         "an older tag is never closed"
     );
     a.tmux_ok(&["has-session", "-t", &format!("={}", b.session(t))]);
@@ -184,15 +146,15 @@ fn a_pane_id_reused_by_another_home_after_kill_server_is_never_touched() {
     let t = "sec-reuse";
     a.ok(&["create", t]);
     a.ok(&["spawn", "x", "--exec", ECHO, "--backend", "tmux"]);
-    let a_pane = pane_of(&a, t, "x");
-    let a_pid = recorded(&a, t, "x")["pid"].as_u64().unwrap() as u32;
+    let a_pane = a.pane_of(t, "x");
+    let a_pid = a.recorded(t, "x")["pid"].as_u64().unwrap() as u32;
     a.tmux_ok(&["kill-server"]);
     wait_until("home A's worker ends with its server", WAIT, || {
         !teamctl::backend::proc::running(a_pid)
     });
     b.ok(&["create", t]);
     b.ok(&["spawn", "x", "--exec", ECHO, "--backend", "tmux"]);
-    let b_panes = vec![pane_of(&b, t, "x")];
+    let b_panes = vec![b.pane_of(t, "x")];
     assert_eq!(
         b_panes[0], a_pane,
         "the pane id was reused (the attack's premise)"
@@ -208,7 +170,7 @@ fn a_pane_id_reused_by_another_home_after_kill_server_is_never_touched() {
     b_is_whole(&b, t, &["x"], &b_panes, "kill in home A");
     a.ok(&["resume", "x"]);
     assert_ne!(
-        pane_of(&a, t, "x"),
+        a.pane_of(t, "x"),
         a_pane,
         "home A's teammate got a pane of its own"
     );

@@ -21,11 +21,6 @@ fn spawn(env: &TestEnv, name: &str) {
     env.ok(&["spawn", name, "--exec", ECHO]);
 }
 
-fn config(env: &TestEnv, team: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(env.team_dir(team).join("config.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 fn recorded<'a>(cfg: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     cfg["members"]
         .as_array()
@@ -33,30 +28,6 @@ fn recorded<'a>(cfg: &'a serde_json::Value, name: &str) -> &'a serde_json::Value
         .iter()
         .find(|m| m["name"] == name)
         .unwrap_or_else(|| panic!("{name} not in config"))
-}
-
-fn pane_of(env: &TestEnv, team: &str, name: &str) -> String {
-    recorded(&config(env, team), name)["paneId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} has no paneId"))
-        .to_string()
-}
-
-/// `#{FORMAT}` of a pane, or `None` when the pane does not exist.
-fn pane_format(env: &TestEnv, pane: &str, format: &str) -> Option<String> {
-    // display-message does not fail on a missing pane: print the id back and check it.
-    let out = env.tmux(&[
-        "display-message",
-        "-p",
-        "-t",
-        pane,
-        &format!("#{{pane_id}}|{format}"),
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    match text.split_once('|') {
-        Some((id, rest)) if out.status.success() && id == pane => Some(rest.to_string()),
-        _ => None,
-    }
 }
 
 /// The agent tags of every pane on the private server (empty for untagged panes).
@@ -118,7 +89,7 @@ fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
     }
     let session = env.session(&t);
     env.tmux_ok(&["has-session", "-t", &format!("={session}")]);
-    let cfg = config(&env, &t);
+    let cfg = env.config(&t);
     assert_eq!(cfg["tmuxSession"], session.as_str());
     for n in ["a", "b", "c"] {
         let m = recorded(&cfg, n);
@@ -128,16 +99,18 @@ fn three_teammates_outside_tmux_get_tagged_worker_panes_in_the_team_session() {
         let id = format!("{n}@{t}");
         let tag = env.tag(&id);
         assert_eq!(
-            pane_format(&env, pane, "#{@teamctl-agent}").as_deref(),
+            env.pane_format(pane, "#{@teamctl-agent}").as_deref(),
             Some(tag.as_str())
         );
         assert_eq!(
-            pane_format(&env, pane, "#{session_name} #{pane_title}").unwrap(),
+            env.pane_format(pane, "#{session_name} #{pane_title}")
+                .unwrap(),
             format!("{session} {n}")
         );
-        let start = pane_format(&env, pane, "#{pane_start_command}").unwrap();
+        let start = env.pane_format(pane, "#{pane_start_command}").unwrap();
         assert!(start.contains("worker") && start.contains(&id), "{start}");
-        let pid: u32 = pane_format(&env, pane, "#{pane_pid}")
+        let pid: u32 = env
+            .pane_format(pane, "#{pane_pid}")
             .unwrap()
             .parse()
             .unwrap();
@@ -167,7 +140,7 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
         .to_string();
     let active = || env.tmux_ok(&["display-message", "-p", "-t", "=user:", "#{pane_id}"]);
     assert_eq!(active().trim(), busy);
-    let window = pane_format(&env, &leader, "#{window_id}").unwrap();
+    let window = env.pane_format(&leader, "#{window_id}").unwrap();
     let window_options = env.tmux_ok(&["show-options", "-w", "-t", &window]);
     let socket = env
         .tmux_ok(&["display-message", "-p", "#{socket_path}"])
@@ -200,8 +173,8 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
         String::from_utf8_lossy(&out.stderr)
     );
     for n in ["a", "b"] {
-        let pane = pane_of(&env, &t, n);
-        assert_eq!(pane_format(&env, &pane, "#{window_id}").unwrap(), window);
+        let pane = env.pane_of(&t, n);
+        assert_eq!(env.pane_format(&pane, "#{window_id}").unwrap(), window);
     }
     assert_eq!(active().trim(), busy, "spawning moved the focus");
     let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
@@ -210,7 +183,7 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
         "user",
         "no team session is made inside tmux"
     );
-    assert!(config(&env, &t).get("tmuxSession").is_none());
+    assert!(env.config(&t).get("tmuxSession").is_none());
     assert_eq!(
         env.tmux_ok(&["show-options", "-w", "-t", &window]),
         window_options,
@@ -241,10 +214,10 @@ fn twelve_teammates_all_start_and_answer_a_broadcast() {
     for n in &names {
         spawn(&env, n);
     }
-    let mut panes: Vec<String> = names.iter().map(|n| pane_of(&env, &t, n)).collect();
+    let mut panes: Vec<String> = names.iter().map(|n| env.pane_of(&t, n)).collect();
     for (n, p) in names.iter().zip(&panes) {
         assert_eq!(
-            pane_format(&env, p, "#{@teamctl-agent}"),
+            env.pane_format(p, "#{@teamctl-agent}"),
             Some(env.tag(&format!("{n}@{t}")))
         );
     }
@@ -279,7 +252,7 @@ fn twelve_teammates_all_start_and_answer_a_broadcast() {
 
     // attach focuses the last teammate's pane and window (no terminal here, so the attach
     // itself fails after selecting).
-    let last = pane_of(&env, &t, "m12");
+    let last = env.pane_of(&t, "m12");
     let out = env.run(&["attach", "m12"]);
     assert_eq!(out.status.code(), Some(1));
     let current = env.tmux_ok(&[
@@ -300,20 +273,20 @@ fn dead_panes_show_as_dead_and_stale_pane_ids_are_never_touched() {
         spawn(&env, n);
     }
     // A pane killed behind teamctl's back.
-    let a = pane_of(&env, &t, "a");
+    let a = env.pane_of(&t, "a");
     env.tmux_ok(&["kill-pane", "-t", &a]);
     wait_until("a shows as dead", WAIT, || env.member_status("a") == "dead");
 
     // A worker that crashes leaves its pane readable, and is dead.
-    let c = pane_of(&env, &t, "c");
+    let c = env.pane_of(&t, "c");
     wait_until("c is idle", WAIT, || env.member_status("c") == "idle");
-    let pid = recorded(&config(&env, &t), "c")["pid"].as_u64().unwrap();
+    let pid = recorded(&env.config(&t), "c")["pid"].as_u64().unwrap();
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
     wait_until("c's pane is dead", WAIT, || {
-        pane_format(&env, &c, "#{pane_dead}").as_deref() == Some("1")
+        env.pane_format(&c, "#{pane_dead}").as_deref() == Some("1")
     });
     assert_eq!(env.member_status("c"), "dead");
     let screen = env.tmux_ok(&["capture-pane", "-p", "-S", "-", "-t", &c]);
@@ -323,7 +296,7 @@ fn dead_panes_show_as_dead_and_stale_pane_ids_are_never_touched() {
     );
     env.ok(&["kill", "c"]);
     assert_eq!(
-        pane_format(&env, &c, "#{pane_id}"),
+        env.pane_format(&c, "#{pane_id}"),
         None,
         "kill removes the pane"
     );
@@ -331,7 +304,7 @@ fn dead_panes_show_as_dead_and_stale_pane_ids_are_never_touched() {
     // A stale id: b's record now names a user pane without the tag.
     let user = user_session(&env);
     let path = env.team_dir(&t).join("config.json");
-    let mut cfg = config(&env, &t);
+    let mut cfg = env.config(&t);
     for m in cfg["members"].as_array_mut().unwrap() {
         if m["name"] == "b" {
             m["paneId"] = user.clone().into();
@@ -344,7 +317,7 @@ fn dead_panes_show_as_dead_and_stale_pane_ids_are_never_touched() {
         "an untagged pane is not b's"
     );
     env.ok(&["kill", "b"]);
-    assert_eq!(pane_format(&env, &user, "#{pane_id}"), Some(user.clone()));
+    assert_eq!(env.pane_format(&user, "#{pane_id}"), Some(user.clone()));
     assert_eq!(
         env.tmux_ok(&["list-sessions", "-F", "#{session_name}"])
             .lines()
@@ -387,7 +360,7 @@ fn the_users_global_options_are_unchanged_after_spawning() {
     );
     assert_eq!(globals(&env), before);
     // teamctl's own window has its options set at window level.
-    let own = pane_of(&env, &t, "outside");
+    let own = env.pane_of(&t, "outside");
     let opts = env.tmux_ok(&["show-options", "-w", "-t", &own]);
     assert!(opts.contains("remain-on-exit on"), "{opts}");
     assert!(opts.contains("pane-border-status top"), "{opts}");
@@ -399,9 +372,9 @@ fn kill_removes_the_pane_and_shutdown_leaves_no_pane_and_no_worker() {
     let t = team(&env, "tm-kill");
     spawn(&env, "a");
     spawn(&env, "b");
-    let a = pane_of(&env, &t, "a");
+    let a = env.pane_of(&t, "a");
     env.ok(&["kill", "a"]);
-    assert_eq!(pane_format(&env, &a, "#{pane_id}"), None);
+    assert_eq!(env.pane_format(&a, "#{pane_id}"), None);
     assert_eq!(tags(&env), vec![env.tag(&format!("b@{t}"))]);
     env.ok(&["shutdown", "b", "--timeout", "20"]);
     assert!(tags(&env).is_empty(), "panes left: {:?}", tags(&env));
@@ -418,16 +391,17 @@ fn resume_after_the_tmux_server_died_starts_new_panes() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "tm-resume");
     spawn(&env, "a");
-    let old_pid = recorded(&config(&env, &t), "a")["pid"].as_u64().unwrap() as u32;
+    let old_pid = recorded(&env.config(&t), "a")["pid"].as_u64().unwrap() as u32;
     env.tmux_ok(&["kill-server"]);
     wait_until("a's worker ends with its server", WAIT, || {
         !is_worker_pid(old_pid, &format!("a@{t}"))
     });
     assert_eq!(env.member_status("a"), "dead");
     env.ok(&["resume", "a"]);
-    let pane = pane_of(&env, &t, "a");
+    let pane = env.pane_of(&t, "a");
     assert_eq!(
-        pane_format(&env, &pane, "#{session_name} #{@teamctl-agent}").unwrap(),
+        env.pane_format(&pane, "#{session_name} #{@teamctl-agent}")
+            .unwrap(),
         format!("{} {}", env.session(&t), env.tag(&format!("a@{t}")))
     );
     assert_eq!(ask(&env, "a", "back?").trim(), "a got: back?");
@@ -556,7 +530,7 @@ fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
     let t = team(&env, "tm-switch");
     spawn(&env, "a");
     spawn(&env, "b");
-    let b = pane_of(&env, &t, "b");
+    let b = env.pane_of(&t, "b");
     let mut client = attached_client(&env, "user");
     let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
     let sid = env.tmux_ok(&["display-message", "-p", "-t", "=user:", "#{session_id}"]);
@@ -599,8 +573,10 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     let t = team(&env, "tm-hint");
     spawn(&env, "a");
     spawn(&env, "b");
-    let fill = config(&env, &t)["tmuxFill"].clone();
-    let b_window = pane_format(&env, &pane_of(&env, &t, "b"), "#{window_id}").unwrap();
+    let fill = env.config(&t)["tmuxFill"].clone();
+    let b_window = env
+        .pane_format(&env.pane_of(&t, "b"), "#{window_id}")
+        .unwrap();
     assert_eq!(fill["window"], b_window.as_str(), "{fill}");
     assert_eq!(fill["panes"], 3, "the console, a and b: {fill}");
 
@@ -609,7 +585,7 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(calls.len(), 1, "one tmux call: {calls:?}");
     assert_eq!(
-        pane_format(&env, &pane_of(&env, &t, "c"), "#{@teamctl-agent}"),
+        env.pane_format(&env.pane_of(&t, "c"), "#{@teamctl-agent}"),
         Some(env.tag(&format!("c@{t}"))),
         "tagged in that call"
     );
@@ -644,7 +620,7 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     };
     assert_eq!(panes(&theirs), 1, "nothing was made in their window");
     assert_eq!(
-        pane_format(&env, &pane_of(&env, &t, "d"), "#{session_name}"),
+        env.pane_format(&env.pane_of(&t, "d"), "#{session_name}"),
         Some(env.session(&t))
     );
     let hooks = env.tmux_ok(&["show-hooks", "-t", &format!("={}:", env.session(&t))]);
@@ -656,8 +632,10 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     // A window that no longer exists.
     set_hint("@999");
     spawn(&env, "e");
-    let fill = config(&env, &t)["tmuxFill"].clone();
-    let e_window = pane_format(&env, &pane_of(&env, &t, "e"), "#{window_id}").unwrap();
+    let fill = env.config(&t)["tmuxFill"].clone();
+    let e_window = env
+        .pane_format(&env.pane_of(&t, "e"), "#{window_id}")
+        .unwrap();
     assert_eq!(
         fill["window"],
         e_window.as_str(),
@@ -682,15 +660,14 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
     for i in 1..=7 {
         spawn(&env, &format!("m{i}"));
     }
-    assert_eq!(config(&env, &t)["tmuxFill"]["panes"], 8);
+    assert_eq!(env.config(&t)["tmuxFill"]["panes"], 8);
     let (out, calls) = logged_tmux_calls(&env, &["spawn", "m8", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[0].contains("new-window"), "{calls:?}");
-    let pane = pane_of(&env, &t, "m8");
+    let pane = env.pane_of(&t, "m8");
     assert_eq!(
-        pane_format(
-            &env,
+        env.pane_format(
             &pane,
             "#{session_name} #{window_panes} #{@teamctl-agent} #{remain-on-exit}"
         ),
@@ -707,7 +684,7 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
     for i in 9..=15 {
         spawn(&env, &format!("m{i}"));
     }
-    assert_eq!(config(&env, &t)["tmuxFill"]["panes"], 8);
+    assert_eq!(env.config(&t)["tmuxFill"]["panes"], 8);
     env.tmux_ok(&[
         "set-option",
         "-u",
@@ -719,11 +696,7 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
     assert!(out.status.success(), "{out:?}");
     assert!(calls.len() > 2, "looked up: {calls:?}");
     assert_eq!(
-        pane_format(
-            &env,
-            &pane_of(&env, &t, "m16"),
-            "#{session_name} #{@teamctl-agent}"
-        ),
+        env.pane_format(&env.pane_of(&t, "m16"), "#{session_name} #{@teamctl-agent}"),
         Some(format!(
             "{} {}",
             env.session(&t),
@@ -800,13 +773,13 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
     }
     // a's pane killed behind teamctl's back (its worker goes with it); b's pane now carries
     // c's tag, so it is not b's any more.
-    let a = pane_of(&env, &t, "a");
+    let a = env.pane_of(&t, "a");
     env.tmux_ok(&["kill-pane", "-t", &a]);
     let a_id = format!("a@{t}");
     wait_until("a's worker has exited", WAIT, || {
         !workers(&env).iter().any(|p| is_worker_pid(*p, &a_id))
     });
-    let b = pane_of(&env, &t, "b");
+    let b = env.pane_of(&t, "b");
     env.tmux_ok(&[
         "set-option",
         "-p",

@@ -71,6 +71,48 @@ impl TestEnv {
         teamctl::backend::tmux::argv::scoped(name, &key)
     }
 
+    /// The team file of `team`, as JSON.
+    pub fn config(&self, team: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.team_dir(team).join("config.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// `name`'s member entry in `team`'s file.
+    pub fn recorded(&self, team: &str, name: &str) -> serde_json::Value {
+        self.config(team)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in config"))
+    }
+
+    /// The pane `name` of `team` is recorded in.
+    pub fn pane_of(&self, team: &str, name: &str) -> String {
+        self.recorded(team, name)["paneId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} has no paneId"))
+            .to_string()
+    }
+
+    /// `#{FORMAT}` of a pane, or `None` when the pane does not exist.
+    pub fn pane_format(&self, pane: &str, format: &str) -> Option<String> {
+        // display-message does not fail on a missing pane: print the id back and check it.
+        let out = self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            &format!("#{{pane_id}}|{format}"),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        match text.split_once('|') {
+            Some((id, rest)) if out.status.success() && id == pane => Some(rest.to_string()),
+            _ => None,
+        }
+    }
+
     /// The detached tmux session of team `team` of this home: `teamctl-TEAM-HOMEKEY`.
     pub fn session(&self, team: &str) -> String {
         teamctl::backend::tmux::argv::session_name(&self.tag(team))
