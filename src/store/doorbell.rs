@@ -10,7 +10,6 @@
 //! before the FIFO was there was made before the waiter's read, which sees it. Wake-ups are
 //! at-least-once: a ring may find nothing new.
 
-use std::ffi::CString;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -24,7 +23,7 @@ use nix::libc;
 use super::fsutil::ensure_dir_levels;
 use super::wake::{Bell, Subscription};
 use super::{FsStore, Store, Topic};
-use crate::error::{Error, Result};
+use crate::error::{IoContext, Result};
 
 /// A waiter's FIFO, open for reading (and writing, so it never reads end-of-file); removed
 /// when dropped.
@@ -47,16 +46,12 @@ impl Doorbell {
         let tmp = dir.join(format!(".{name}"));
         let path = dir.join(&name);
         let _ = std::fs::remove_file(&tmp);
-        let c = CString::new(tmp.as_os_str().as_bytes())
-            .map_err(|_| Error::failed(format!("{}: NUL in path", tmp.display())))?;
-        // SAFETY: a valid NUL-terminated path.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-            return Err(Error::failed(format!(
-                "{}: {}",
-                tmp.display(),
-                std::io::Error::last_os_error()
-            )));
-        }
+        nix::unistd::mkfifo(
+            &tmp,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .map_err(std::io::Error::from)
+        .at(&tmp)?;
         // Read and write: a FIFO with a writer never reports end-of-file, and a poker's open
         // finds a reader from now on.
         let fifo = std::fs::OpenOptions::new()
@@ -64,34 +59,18 @@ impl Doorbell {
             .write(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
             .open(&tmp)
-            .map_err(|e| Error::failed(format!("{}: {e}", tmp.display())))?;
+            .at(&tmp)?;
         // Only now under a name pokers look at: a FIFO seen there is open, unless stale.
-        std::fs::rename(&tmp, &path).map_err(|e| {
+        if let Err(e) = std::fs::rename(&tmp, &path) {
             let _ = std::fs::remove_file(&tmp);
-            Error::failed(format!("{}: {e}", path.display()))
-        })?;
+            return Err(e).at(&path);
+        }
         Ok(Doorbell { fifo, path })
     }
 
     /// Wait for a poke or until `deadline`; true when poked (the pokes so far are consumed).
     pub fn wait_until(&self, deadline: Instant) -> bool {
-        loop {
-            if self.drain() {
-                return true;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            let mut pfd = libc::pollfd {
-                fd: self.fifo.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut pfd, 1, ms) };
-        }
+        wait_any(std::slice::from_ref(self), deadline)
     }
 
     /// Consume the pending pokes; true if there were any.
@@ -284,8 +263,11 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         // A waiter killed before removing its FIFO: nobody holds it open.
         let stale = dir.path().join("999-0");
-        let c = CString::new(stale.as_os_str().as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        nix::unistd::mkfifo(
+            &stale,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .unwrap();
         ring(dir.path());
         assert!(!stale.exists(), "a stale FIFO was left behind");
     }

@@ -94,7 +94,7 @@ impl FsStore {
         }
         let path = dir.join(format!("{x}~{y}"));
         let fresh = |p: &std::path::Path| {
-            std::fs::metadata(p)
+            std::fs::symlink_metadata(p)
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|t| t.elapsed().ok())
@@ -116,7 +116,7 @@ impl FsStore {
     /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
     pub fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
         let path = self.answer_path(member);
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = super::fsutil::read(&path).ok()?;
         let _ = std::fs::remove_file(&path);
         serde_json::from_slice::<ShutdownAnswer>(&bytes)
             .ok()
