@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {
         (Vec::new(), Vec::new())
     } else {
-        leader::wake(&ctx.home, &ctx.me()?, &store, &to)?
+        leader::wake(&ctx.home, &me, &store, &to)?
     };
     if ctx.json {
         let mut out = serde_json::json!({

@@ -139,8 +139,8 @@ impl Worker {
         // A turn from the teammate to itself: nobody gets a reply; the summary names the task.
         let summary = format!("task #{}: {}", task.id, task.subject);
         let body = Body::message(task.turn_text(), Some(summary));
-        let mut env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
-        env.hops = task.hops;
+        // `run_task` gives the turn the task's hops.
+        let env = Envelope::new(self.name.as_str(), self.name.as_str(), body);
         match self.run_task(&env, &task, stop).await? {
             Next::Exit | Next::Abandon => Ok(Next::Exit),
             _ => Ok(Next::Again),
