@@ -93,6 +93,11 @@ impl FsStore {
             return true;
         }
         let path = dir.join(format!("{x}~{y}"));
+        // Check, remove and create under one lock: without it a second teammate that found no
+        // marker could remove the first one's fresh marker and win as well (two notices).
+        let Ok(_guard) = super::fsutil::LockGuard::acquire(&dir.join(".lock")) else {
+            return true;
+        };
         let fresh = |p: &std::path::Path| {
             std::fs::symlink_metadata(p)
                 .and_then(|m| m.modified())
@@ -350,6 +355,34 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(store.load().unwrap().members.len(), 21);
+    }
+
+    #[test]
+    fn one_loop_notice_however_many_ask_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        for round in 0..50 {
+            let pair = format!("a{round}");
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    let (store, pair, barrier) = (store.clone(), pair.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        store.first_loop_notice(&pair, "b")
+                    })
+                })
+                .collect();
+            let won = threads
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .filter(|&w| w)
+                .count();
+            assert_eq!(won, 1, "round {round}");
+        }
     }
 
     #[test]
