@@ -277,3 +277,61 @@ fn an_interactive_companion_without_inotify_waits_on_doorbells_for_hook_events()
         log()
     );
 }
+
+/// Voluntary context switches of each thread of `pid` named `name`.
+fn thread_switches(pid: u32, name: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let n = status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        out.push(n);
+    }
+    out
+}
+
+/// A worker on inotify watches for changes only: readers opening its inbox or the live states
+/// (`status` of a thousand teammates opens every one) do not wake its watching thread, which
+/// `notify` did (it asks for `IN_OPEN` and drops it afterwards). A write still wakes it.
+#[test]
+fn a_worker_on_inotify_is_not_woken_by_readers() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    assert!(
+        holds_inotify(pid),
+        "bob holds no inotify instance (the user's fs.inotify.max_user_instances spent?)"
+    );
+    let before = thread_switches(pid, "teamctl-inotify");
+    assert_eq!(before.len(), 1, "bob's inotify thread: {before:?}");
+    let inbox = env.team_dir("alpha").join("inboxes/bob/inbox.jsonl");
+    for _ in 0..200 {
+        let _ = std::fs::read(&inbox).unwrap();
+    }
+    for _ in 0..3 {
+        env.ok(&["status"]);
+    }
+    assert_eq!(
+        thread_switches(pid, "teamctl-inotify"),
+        before,
+        "reading bob's inbox woke his watcher"
+    );
+    assert_eq!(
+        env.ok(&["ask", "bob", "hello", "--timeout", "20"]).trim(),
+        "hello"
+    );
+    let after = thread_switches(pid, "teamctl-inotify");
+    assert!(after[0] > before[0], "a message did not wake it: {after:?}");
+}
