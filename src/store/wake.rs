@@ -477,6 +477,45 @@ mod tests {
         }
     }
 
+    fn inotify_instances() -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"))
+            })
+            .count()
+    }
+
+    /// A dropped subscription's instance is closed even when no event ever comes: the drop
+    /// wakes its thread (a long-lived worker arming anew must not keep the old one, one of the
+    /// user's 128).
+    #[test]
+    fn a_dropped_watch_closes_its_instance_without_any_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = inotify_instances();
+        let bell = SyncBell::default();
+        let sub = subscribe(
+            vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
+            bell.bell(),
+        )
+        .unwrap();
+        assert_eq!(sub.mode, WakeMode::Inotify);
+        // One event handled: the thread is past its start and back to waiting.
+        std::fs::write(dir.path().join("inbox.jsonl"), b"x\n").unwrap();
+        assert!(bell.wait_until(Instant::now() + Duration::from_secs(5)));
+        drop(sub);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        // (`<=`: another test may close one of its own meanwhile.)
+        while inotify_instances() > before {
+            assert!(
+                Instant::now() < deadline,
+                "the dropped watch's instance is open"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn inotify_rings_on_a_write_to_a_watched_file_only() {
         let dir = tempfile::tempdir().unwrap();

@@ -335,3 +335,57 @@ fn a_worker_on_inotify_is_not_woken_by_readers() {
     let after = thread_switches(pid, "teamctl-inotify");
     assert!(after[0] > before[0], "a message did not wake it: {after:?}");
 }
+
+/// How many inotify instances process `pid` holds.
+fn inotify_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().contains("inotify"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A worker whose inbox directory is removed arms a new watch; the old one's instance and
+/// thread end (a dropped watch wakes its thread, which closes the instance), so re-arming
+/// leaks neither an instance of the user's 128 nor a thread.
+#[test]
+fn a_worker_arming_anew_keeps_one_inotify_instance() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    assert_eq!(
+        inotify_count(pid),
+        1,
+        "bob holds no inotify instance (the user's fs.inotify.max_user_instances spent?)"
+    );
+    let dir = env.team_dir("alpha").join("inboxes/bob");
+    let log = env.team_dir("alpha").join("logs/bob.log");
+    for round in 1..=3 {
+        std::fs::remove_dir_all(&dir).unwrap();
+        wait_until("bob to watch anew", T, || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .matches("watching anew")
+                .count()
+                >= round
+        });
+        // One instance and its thread; none when the user's instances were spent meanwhile
+        // by someone else (then a doorbell), never two.
+        wait_until("the old instance to close", T, || {
+            let n = inotify_count(pid);
+            n <= 1 && thread_switches(pid, "teamctl-inotify").len() == n
+        });
+        let text = format!("m{round}");
+        assert_eq!(
+            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
+            text
+        );
+    }
+}
