@@ -194,27 +194,25 @@ pub fn ring_topic(team_dir: &Path, topic: &Topic) {
     }
 }
 
-impl FsStore {
-    /// Like `subscribe`, for a waiter that lives briefly (`ask`, `wait`): doorbells, which
-    /// cost nothing at exit; the usual subscription when forced to poll or when a FIFO cannot
-    /// be made.
-    pub fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        if std::env::var_os(super::wake::POLL_ENV).is_some() {
-            return self.subscribe(topics, bell);
-        }
-        let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(self.dir(), t)).collect();
-        let Some(dirs) = dirs else {
-            return self.subscribe(topics, bell);
-        };
-        let mut bells = Vec::with_capacity(dirs.len());
-        for d in &dirs {
-            match Doorbell::arm(d, 2) {
-                Ok(b) => bells.push(b),
-                Err(_) => return self.subscribe(topics, bell),
-            }
-        }
-        super::wake::doorbells(bells, bell)
+/// The file store's `subscribe_brief`, for a waiter that lives briefly (`ask`, `wait`):
+/// doorbells, which cost nothing at exit; the usual subscription when forced to poll or when a
+/// FIFO cannot be made.
+pub fn subscribe_brief(store: &FsStore, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+    if std::env::var_os(super::wake::POLL_ENV).is_some() {
+        return store.subscribe(topics, bell);
     }
+    let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(store.dir(), t)).collect();
+    let Some(dirs) = dirs else {
+        return store.subscribe(topics, bell);
+    };
+    let mut bells = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        match Doorbell::arm(d, 2) {
+            Ok(b) => bells.push(b),
+            Err(_) => return store.subscribe(topics, bell),
+        }
+    }
+    super::wake::doorbells(bells, bell)
 }
 
 #[cfg(test)]
@@ -342,7 +340,7 @@ mod tests {
         let home = super::super::Home::new(tmp.path().to_path_buf());
         let team = crate::domain::Name::parse("t").unwrap();
         let store = home.create(&team, "", tmp.path()).unwrap();
-        let bell = Doorbell::arm(&bell_dir(store.dir(), &Topic::Tasks).unwrap(), 2).unwrap();
+        let bell = Doorbell::arm(&bell_dir(&store.local_dir(), &Topic::Tasks).unwrap(), 2).unwrap();
         store
             .update_tasks(&mut |l| {
                 l.add(
@@ -375,7 +373,11 @@ mod tests {
             crate::domain::Name::teammate("amy").unwrap(),
         );
         let arm = |m: &crate::domain::Name| {
-            Doorbell::arm(&bell_dir(store.dir(), &Topic::Hooks(m.clone())).unwrap(), 2).unwrap()
+            Doorbell::arm(
+                &bell_dir(&store.local_dir(), &Topic::Hooks(m.clone())).unwrap(),
+                2,
+            )
+            .unwrap()
         };
         let (bob_bell, amy_bell) = (arm(&bob), arm(&amy));
         let event = HookEvent {
@@ -383,7 +385,7 @@ mod tests {
             at: 1,
             text: None,
         };
-        super::super::hooks::append(&store, &bob, &event).unwrap();
+        super::super::hooks::append(&*store, &bob, &event).unwrap();
         assert!(
             bob_bell.wait_until(Instant::now()),
             "bob's event rang nothing"

@@ -8,7 +8,7 @@ use crate::domain::time::{age, now_ms};
 use crate::domain::{LiveState, Member, Status, TeamConfig};
 use crate::leader;
 use crate::output::Painter;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 /// One member's row.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -30,7 +30,7 @@ pub struct Row {
     pub shutdown_requested: bool,
 }
 
-pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
+pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
     // One reading of every pane for the whole table (one tmux process per server), made
     // while the members' files are read: with a thousand teammates each takes tens of ms.
     std::thread::scope(|s| {
@@ -51,12 +51,12 @@ struct Files {
     unread: Vec<String>,
 }
 
-fn read_files(store: &FsStore, config: &TeamConfig) -> Vec<Files> {
+fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
     config
         .members
         .iter()
         .map(|m| {
-            let live = store.live(&m.name);
+            let live = store.live(&m.name).ok().flatten();
             let reader = leader::reader_for(&m.name);
             let handled = match &live {
                 Some(l) if reader == crate::worker::READER => l.handled_control.clone(),

@@ -368,7 +368,11 @@ fn a_worker_arming_anew_keeps_one_inotify_instance() {
     let dir = env.team_dir("alpha").join("inboxes/bob");
     let log = env.team_dir("alpha").join("logs/bob.log");
     for round in 1..=3 {
-        std::fs::remove_dir_all(&dir).unwrap();
+        // Idle first (its cursor written), and again if a write raced the removal.
+        wait_until("bob idle", T, || env.member_status("bob") == "idle");
+        wait_until("the inbox directory removed", T, || {
+            std::fs::remove_dir_all(&dir).is_ok()
+        });
         wait_until("bob to watch anew", T, || {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()
