@@ -633,8 +633,14 @@ mod tests {
                 .validate()
                 .is_err()
         );
+        // `NAME@TEAM` is a sender of another team (plain text only); more than that is not.
         assert!(
-            msg("b@b", "a", Body::message("x", None))
+            msg("b@b@b", "a", Body::message("x", None))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            msg("b/b", "a", Body::message("x", None))
                 .validate()
                 .is_err()
         );

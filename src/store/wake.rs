@@ -1,6 +1,5 @@
-//! Wake-ups: file events turned into a doorbell. inotify is the normal way: one instance per
-//! subscription, asking for changes only (a reader opening a watched file wakes nobody), read
-//! by a small thread that filters the names and rings, never blocking. When inotify cannot be had
+//! Wake-ups: file events turned into a doorbell. inotify (through `notify`) is the normal way;
+//! the callback only filters the event and rings, it never blocks. When inotify cannot be had
 //! (the per-user instance limit, 128 by default, is spent), a subscription waits on FIFO
 //! doorbells that writers poke (`super::doorbell`; every topic has them). Only when
 //! `TEAMCTL_POLL_MS` asks for it, or no doorbell can be made either, a small thread compares
@@ -12,7 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use nix::libc;
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::doorbell::Doorbell;
 use crate::error::{Error, Result};
@@ -64,7 +64,7 @@ pub enum WakeMode {
 /// A live subscription; dropping it stops the wake-ups.
 pub struct Subscription {
     pub mode: WakeMode,
-    _watcher: Option<Inotify>,
+    _watcher: Option<RecommendedWatcher>,
     poller: Option<Arc<AtomicBool>>,
     doorbells: Option<Arc<Vec<Doorbell>>>,
     guard: Option<Box<dyn Send>>,
@@ -180,168 +180,44 @@ pub fn subscribe_or_ring(
     }
 }
 
-/// What a watch asks inotify for: changes only. Not `IN_OPEN` (which `notify` asks for and
-/// then drops) nor `IN_ACCESS`/`IN_CLOSE_NOWRITE`: a reader opening a watched file (`status`
-/// reading a thousand inboxes and live states, the console its live states) would wake every
-/// watcher's thread for nothing.
-const MASK: u32 = libc::IN_CLOSE_WRITE
-    | libc::IN_MODIFY
-    | libc::IN_ATTRIB
-    | libc::IN_CREATE
-    | libc::IN_DELETE
-    | libc::IN_MOVED_FROM
-    | libc::IN_MOVED_TO
-    | libc::IN_DELETE_SELF
-    | libc::IN_MOVE_SELF;
-
-/// An inotify instance with its watches, read by a small thread that rings the bell; dropping
-/// it wakes the thread (an eventfd), which ends and closes the instance.
-struct Inotify {
-    wake: Arc<std::os::fd::OwnedFd>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Inotify {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        self.stop.store(true, Ordering::Relaxed);
-        let one: u64 = 1;
-        // SAFETY: eight bytes from a local to our own eventfd.
-        unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
-    }
-}
-
-/// A new descriptor from a system call's result, or the error it set.
-fn owned(raw: i32, what: &str) -> Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    if raw < 0 {
-        return Err(Error::failed(format!(
-            "{what}: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: a descriptor just returned to us and owned by nobody else.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) })
-}
-
-fn watch(targets: &[Target], bell: Bell) -> Result<Inotify> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: plain system calls; the descriptors are owned from here on.
-    let fd = owned(unsafe { libc::inotify_init1(libc::IN_CLOEXEC) }, "inotify")?;
-    let wake = Arc::new(owned(
-        unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) },
-        "eventfd",
-    )?);
+fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
+    let filters = targets.to_vec();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let ring = match res {
+            Ok(ev) => {
+                ev.need_rescan()
+                    || (relevant(&ev.kind)
+                        && (ev.paths.is_empty()
+                            || ev
+                                .paths
+                                .iter()
+                                .any(|p| filters.iter().any(|t| t.matches(p)))))
+            }
+            // An error (an overflow among them) means "read to the end".
+            Err(_) => true,
+        };
+        if ring {
+            bell();
+        }
+    })
+    .map_err(|e| Error::failed(e.to_string()))?;
     let mut dirs: Vec<&Path> = targets.iter().map(|t| t.dir.as_path()).collect();
     dirs.sort();
     dirs.dedup();
-    // Watch descriptor -> the targets in that directory.
-    let mut by_wd: Vec<(i32, Vec<Target>)> = Vec::new();
     for dir in dirs {
-        let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-            .map_err(|_| Error::failed(format!("{}: a NUL in the path", dir.display())))?;
-        // SAFETY: a valid descriptor and a NUL-terminated path.
-        let wd = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), c.as_ptr(), MASK) };
-        if wd < 0 {
-            return Err(Error::failed(format!(
-                "{}: {}",
-                dir.display(),
-                std::io::Error::last_os_error()
-            )));
-        }
-        let here = targets.iter().filter(|t| t.dir == dir).cloned().collect();
-        by_wd.push((wd, here));
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let (stopped, woken) = (stop.clone(), wake.clone());
-    std::thread::Builder::new()
-        .name("teamctl-inotify".into())
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            // Aligned for the event headers read out of it.
-            let mut buf = [0u64; 512];
-            let head = std::mem::size_of::<libc::inotify_event>();
-            while !stopped.load(Ordering::Relaxed) {
-                let mut pfds = [
-                    libc::pollfd {
-                        fd: fd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
-                    libc::pollfd {
-                        fd: woken.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
-                ];
-                // SAFETY: a valid array of pollfds of the given length; no timeout.
-                let ready = unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
-                if ready < 0 {
-                    if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    // Cannot wait any more: say "read to the end" once and stop.
-                    bell();
-                    return;
-                }
-                if pfds[1].revents != 0 || stopped.load(Ordering::Relaxed) {
-                    // Dropped: the instance closes with `fd`, here.
-                    return;
-                }
-                // SAFETY: reading into our own buffer of its own length in bytes.
-                let n = unsafe {
-                    libc::read(
-                        fd.as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        std::mem::size_of_val(&buf),
-                    )
-                };
-                if n < 0 {
-                    if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    // Cannot read any more: say "read to the end" once and stop.
-                    bell();
-                    return;
-                }
-                let bytes = &bytemuck_bytes(&buf)[..n as usize];
-                let mut ring = false;
-                let mut at = 0;
-                while at + head <= bytes.len() {
-                    // SAFETY: the kernel wrote whole events; the header may be unaligned
-                    // after a name, so it is read unaligned.
-                    let ev: libc::inotify_event =
-                        unsafe { std::ptr::read_unaligned(bytes[at..].as_ptr().cast()) };
-                    let name_bytes =
-                        &bytes[at + head..(at + head + ev.len as usize).min(bytes.len())];
-                    at += head + ev.len as usize;
-                    // An overflow means "read to the end"; an event on the directory itself
-                    // (removed, moved) too.
-                    if ev.mask & libc::IN_Q_OVERFLOW != 0 || ev.len == 0 {
-                        ring = true;
-                        continue;
-                    }
-                    let name = name_bytes.split(|&b| b == 0).next().unwrap_or(&[]);
-                    let name = Path::new(std::ffi::OsStr::from_bytes(name));
-                    ring |= by_wd
-                        .iter()
-                        .filter(|(wd, _)| *wd == ev.wd)
-                        .any(|(_, ts)| ts.iter().any(|t| t.matches(name)));
-                }
-                if ring && !stopped.load(Ordering::Relaxed) {
-                    bell();
-                }
-            }
-        })
-        .map_err(|e| Error::failed(format!("cannot start the inotify thread: {e}")))?;
-    Ok(Inotify { wake, stop })
+    Ok(watcher)
 }
 
-/// The bytes of a buffer of `u64`s.
-fn bytemuck_bytes(buf: &[u64]) -> &[u8] {
-    // SAFETY: any bytes are valid `u8`s; same allocation, same length in bytes.
-    unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), std::mem::size_of_val(buf)) }
+fn relevant(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
@@ -494,45 +370,6 @@ mod tests {
                 bell.wait_until(Instant::now() + Duration::from_secs(5)),
                 "no ring for {status}"
             );
-        }
-    }
-
-    fn inotify_instances() -> usize {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"))
-            })
-            .count()
-    }
-
-    /// A dropped subscription's instance is closed even when no event ever comes: the drop
-    /// wakes its thread (a long-lived worker arming anew must not keep the old one, one of the
-    /// user's 128).
-    #[test]
-    fn a_dropped_watch_closes_its_instance_without_any_event() {
-        let dir = tempfile::tempdir().unwrap();
-        let before = inotify_instances();
-        let bell = SyncBell::default();
-        let sub = subscribe(
-            vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
-            bell.bell(),
-        )
-        .unwrap();
-        assert_eq!(sub.mode, WakeMode::Inotify);
-        // One event handled: the thread is past its start and back to waiting.
-        std::fs::write(dir.path().join("inbox.jsonl"), b"x\n").unwrap();
-        assert!(bell.wait_until(Instant::now() + Duration::from_secs(5)));
-        drop(sub);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        // (`<=`: another test may close one of its own meanwhile.)
-        while inotify_instances() > before {
-            assert!(
-                Instant::now() < deadline,
-                "the dropped watch's instance is open"
-            );
-            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
