@@ -379,6 +379,25 @@ mod tests {
     use super::*;
     use crate::store::Home;
 
+    /// A fresh team in a temp home; `reopen` opens it as another process would.
+    fn make() -> crate::store::conformance::Made {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let team = store.team().clone();
+        crate::store::conformance::Made {
+            store,
+            reopen: Box::new(move || home.open(&team).unwrap()),
+            keep: Box::new(dir),
+        }
+    }
+
+    mod conformance {
+        crate::store::conformance::conformance_tests!(super::make);
+    }
+
     #[test]
     fn concurrent_updates_lose_nothing() {
         let dir = tempfile::tempdir().unwrap();
