@@ -87,10 +87,19 @@ impl MemStore {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The state, refused once the team is destroyed (no write brings it back).
+    fn live_state(&self) -> Result<MutexGuard<'_, State>> {
+        let st = self.state();
+        match st.config {
+            Some(_) => Ok(st),
+            None => Err(self.gone()),
+        }
+    }
+
     /// Change the state under the lock, then ring the subscribers of `topic` (outside it).
     fn write<T>(&self, topic: Option<Topic>, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let (out, bells) = {
-            let mut st = self.state();
+            let mut st = self.live_state()?;
             let out = f(&mut st)?;
             st.last_activity = Some(SystemTime::now());
             let bells: Vec<Bell> = match &topic {
@@ -191,7 +200,7 @@ impl Store for MemStore {
 
     fn lock(&self, key: &LockKey) -> Result<Held> {
         let name = lock_name(key);
-        let mut st = self.state();
+        let mut st = self.live_state()?;
         while st.held.contains(&name) {
             st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
@@ -250,7 +259,7 @@ impl Store for MemStore {
     }
 
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
-        let mut st = self.state();
+        let mut st = self.live_state()?;
         st.inboxes.entry(inbox.clone()).or_default();
         st.cursors.insert((inbox.clone(), reader.to_string()), pos);
         Ok(())
@@ -273,7 +282,9 @@ impl Store for MemStore {
     }
 
     fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
-        self.state().answers.insert(member.clone(), answer.clone());
+        self.live_state()?
+            .answers
+            .insert(member.clone(), answer.clone());
         Ok(())
     }
 
@@ -307,7 +318,7 @@ impl Store for MemStore {
     /// A change that changes nothing writes (and rings) nothing, as in the file store.
     fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
         let (list, changed) = {
-            let mut st = self.state();
+            let mut st = self.live_state()?;
             let mut list = st.tasks.clone();
             f(&mut list)?;
             let changed = list != st.tasks;
@@ -321,7 +332,7 @@ impl Store for MemStore {
     }
 
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        let mut st = self.state();
+        let mut st = self.live_state()?;
         for t in topics {
             if let Topic::Inbox(m) = t {
                 st.inboxes.entry(m.clone()).or_default();
