@@ -30,8 +30,18 @@
 //! ```
 //!
 //! or all cases in one test with [`run_all`]. Every case is also a `pub(crate) fn(&Make)` of
-//! its own. Waits have deadlines ([`WAIT`]); nothing sleeps to synchronise. Cases that race
-//! threads use `std::thread`; a store with an async client must be callable from plain threads.
+//! its own, so a factory that is a closure (a server started once, a test that returns early
+//! when a server binary is missing) can call `run_all(&|| ...)` or single cases. A chosen
+//! subset, one `#[test]` each: `conformance_tests!(@cases super::make; cursors_per_reader,
+//! ...)`. Waits have deadlines ([`WAIT`]); nothing sleeps to synchronise. Cases that race
+//! threads use `std::thread`; a store with an async client must be callable from plain threads
+//! (a runtime of its own, not the caller's).
+//!
+//! What the cases pin down beyond the `Store` docs: `inbox_end` of an inbox without mail is
+//! `START`; an entry's `start` read from gives that entry first; `inbox_generation` is `Some`
+//! and unchanged while an inbox only gets mail; `inboxes` is sorted; after `destroy` every
+//! write through any handle fails and `stamp` is `None`; an update whose `f` fails leaves the
+//! team file and its stamp as they were; a dropped subscription rings no more.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier, mpsc};
