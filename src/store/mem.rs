@@ -29,7 +29,7 @@ struct Inner {
     team: Name,
     dir: PathBuf,
     state: Mutex<State>,
-    /// Signalled when a lock is let go.
+    /// Signalled when a lock or a shared hold is let go.
     freed: Condvar,
 }
 
@@ -44,7 +44,11 @@ struct State {
     answers: HashMap<Name, ShutdownAnswer>,
     loops: HashMap<(String, String), Instant>,
     tasks: TaskList,
+    /// Exclusive locks taken: `lock`'s keys, and the writers of the team file and task list.
     held: HashSet<String>,
+    /// `hold_shared` holds: the team file's writer waits for them, as on the file store's
+    /// shared and exclusive `flock`s of one lock file.
+    shared: usize,
     subs: Vec<(u64, Vec<Topic>, Bell)>,
     next_sub: u64,
     last_activity: Option<SystemTime>,
@@ -119,6 +123,20 @@ impl MemStore {
         Ok(out)
     }
 
+    /// Take the exclusive lock `name` (also waiting out shared holds when `exclusive_of_shared`),
+    /// waiting as long as it takes: as `flock`, no deadline.
+    fn take(&self, name: &str, exclusive_of_shared: bool) -> Result<LockHold> {
+        let mut st = self.live_state()?;
+        while st.held.contains(name) || (exclusive_of_shared && st.shared > 0) {
+            st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.held.insert(name.to_string());
+        Ok(LockHold {
+            store: self.clone(),
+            name: name.to_string(),
+        })
+    }
+
     fn gone(&self) -> Error {
         Error::failed(format!(
             "team {} no longer exists (deleted)",
@@ -126,6 +144,11 @@ impl MemStore {
         ))
     }
 }
+
+/// The team file's writer (exclusive; waits for shared holds too).
+const TEAM_WRITER: &str = "team-file";
+/// The task list's writer.
+const TASK_WRITER: &str = "task-list";
 
 fn lock_name(key: &LockKey) -> String {
     match key {
@@ -143,6 +166,20 @@ struct LockHold {
 impl Drop for LockHold {
     fn drop(&mut self) {
         self.store.state().held.remove(&self.name);
+        self.store.inner.freed.notify_all();
+    }
+}
+
+/// A shared hold on the team: let go on drop.
+struct SharedHold {
+    store: MemStore,
+}
+
+impl Drop for SharedHold {
+    fn drop(&mut self) {
+        let mut st = self.store.state();
+        st.shared = st.shared.saturating_sub(1);
+        drop(st);
         self.store.inner.freed.notify_all();
     }
 }
@@ -181,10 +218,11 @@ impl Store for MemStore {
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
-        let gone = self.gone();
+        // `f` runs outside the state's mutex (it may read the store), under the writer's lock.
+        let _writer = self.take(TEAM_WRITER, true)?;
+        let mut config = self.load()?;
+        f(&mut config)?;
         self.write(Some(Topic::Team), |st| {
-            let mut config = st.config.clone().ok_or(gone)?;
-            f(&mut config)?;
             st.config = Some(config.clone());
             st.revision += 1;
             Ok(config)
@@ -192,24 +230,19 @@ impl Store for MemStore {
     }
 
     fn hold_shared(&self) -> Result<Held> {
-        if !self.exists() {
-            return Err(self.gone());
+        let mut st = self.live_state()?;
+        while st.held.contains(TEAM_WRITER) {
+            st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        Ok(Held::new(()))
+        st.shared += 1;
+        drop(st);
+        Ok(Held::new(SharedHold {
+            store: self.clone(),
+        }))
     }
 
     fn lock(&self, key: &LockKey) -> Result<Held> {
-        let name = lock_name(key);
-        let mut st = self.live_state()?;
-        while st.held.contains(&name) {
-            st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        st.held.insert(name.clone());
-        drop(st);
-        Ok(Held::new(LockHold {
-            store: self.clone(),
-            name,
-        }))
+        Ok(Held::new(self.take(&lock_name(key), false)?))
     }
 
     fn append(&self, inbox: &Name, env: &Envelope) -> Result<()> {
@@ -317,16 +350,15 @@ impl Store for MemStore {
 
     /// A change that changes nothing writes (and rings) nothing, as in the file store.
     fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
-        let (list, changed) = {
-            let mut st = self.live_state()?;
-            let mut list = st.tasks.clone();
-            f(&mut list)?;
-            let changed = list != st.tasks;
-            st.tasks = list.clone();
-            (list, changed)
-        };
-        if changed {
-            self.write(Some(Topic::Tasks), |_| Ok(()))?;
+        let _writer = self.take(TASK_WRITER, false)?;
+        let before = self.load_tasks()?;
+        let mut list = before.clone();
+        f(&mut list)?;
+        if list != before {
+            self.write(Some(Topic::Tasks), |st| {
+                st.tasks = list.clone();
+                Ok(())
+            })?;
         }
         Ok(list)
     }
@@ -360,9 +392,15 @@ impl Store for MemStore {
 
     fn destroy(&self) -> Result<()> {
         let mut st = self.state();
-        let subs = std::mem::take(&mut st.subs);
-        *st = State::default();
-        st.subs = subs;
+        // Subscribers, locks and shared holds stay: their handles let go of them on drop.
+        let kept = State {
+            subs: std::mem::take(&mut st.subs),
+            next_sub: st.next_sub,
+            held: std::mem::take(&mut st.held),
+            shared: st.shared,
+            ..State::default()
+        };
+        *st = kept;
         Ok(())
     }
 
@@ -386,6 +424,7 @@ impl Store for MemStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn make() -> crate::store::conformance::Made {
         let dir = tempfile::tempdir().unwrap();
@@ -400,6 +439,32 @@ mod tests {
 
     mod conformance {
         crate::store::conformance::conformance_tests!(super::make);
+    }
+
+    /// As the file store's `flock`s: a team file writer waits for shared holds, and shared
+    /// holds wait for a writer; shared holds do not exclude each other.
+    #[test]
+    fn shared_holds_keep_team_file_writers_out() {
+        let made = make();
+        let first = made.store.hold_shared().unwrap();
+        let second = made.store.hold_shared().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = made.store.clone();
+        let writer = std::thread::spawn(move || {
+            s.update(&mut |c| {
+                c.description = "written".into();
+                Ok(())
+            })
+            .unwrap();
+            tx.send(()).unwrap();
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        drop(first);
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        drop(second);
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        writer.join().unwrap();
+        assert_eq!(made.store.load().unwrap().description, "written");
     }
 
     #[test]
