@@ -698,33 +698,35 @@ pub(crate) fn live_team_and_task_changes_wake_subscribers(make: &Make) {
 pub(crate) fn a_dropped_subscription_stops_ringing(make: &Make) {
     let made = make();
     let bob = name("bob");
-    let bell = SyncBell::default();
-    let rung = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = rung.clone();
-    let inner = bell.bell();
-    let sub = made
-        .store
-        .subscribe(
-            &[Topic::Inbox(bob.clone())],
-            Arc::new(move || {
-                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                inner();
-            }),
-        )
-        .unwrap();
-    send(&made.store, &bob, "one");
-    rings_until(&bell, "mail", || true);
-    // Let the first message's rings settle (a store may ring more than once per change).
-    quiet(&bell);
-    drop(sub);
-    let after_drop = rung.load(std::sync::atomic::Ordering::SeqCst);
-    send(&made.store, &bob, "two");
-    quiet(&bell);
-    assert_eq!(
-        rung.load(std::sync::atomic::Ordering::SeqCst),
-        after_drop,
-        "rang on after the subscription was dropped"
-    );
+    for brief in [false, true] {
+        let bell = SyncBell::default();
+        let rung = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = rung.clone();
+        let inner = bell.bell();
+        let ring: super::Bell = Arc::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            inner();
+        });
+        let topics = [Topic::Inbox(bob.clone())];
+        let sub = if brief {
+            made.store.subscribe_brief(&topics, ring).unwrap()
+        } else {
+            made.store.subscribe(&topics, ring).unwrap()
+        };
+        send(&made.store, &bob, "one");
+        rings_until(&bell, "mail", || true);
+        // Let the first message's rings settle (a store may ring more than once per change).
+        quiet(&bell);
+        drop(sub);
+        let after_drop = rung.load(std::sync::atomic::Ordering::SeqCst);
+        send(&made.store, &bob, "two");
+        quiet(&bell);
+        assert_eq!(
+            rung.load(std::sync::atomic::Ordering::SeqCst),
+            after_drop,
+            "rang on after the subscription (brief: {brief}) was dropped"
+        );
+    }
 }
 
 /// Wait until no ring came for `QUIET` (bounded by `WAIT`).
