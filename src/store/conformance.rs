@@ -41,7 +41,9 @@
 //! `START`; an entry's `start` read from gives that entry first; `inbox_generation` is `Some`
 //! and unchanged while an inbox only gets mail; `inboxes` is sorted; after `destroy` every
 //! write through any handle fails and `stamp` is `None`; an update whose `f` fails leaves the
-//! team file and its stamp as they were; a dropped subscription rings no more.
+//! team file and its stamp as they were; a dropped subscription rings no more;
+//! `take_shutdown_answer` with another request id returns `None` and clears the answer (the
+//! worker clears stale answers so); of concurrent takers of one answer exactly one gets it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier, mpsc};
@@ -791,7 +793,8 @@ pub(crate) fn locks_exclude_until_dropped(make: &Make) {
     }
 }
 
-/// A recorded shutdown answer is taken once, by its request id only.
+/// A recorded shutdown answer is taken once, by its request id only; a take for another
+/// request clears it.
 pub(crate) fn shutdown_answers_are_taken_once(make: &Make) {
     let made = make();
     let s = &made.store;
@@ -810,6 +813,13 @@ pub(crate) fn shutdown_answers_are_taken_once(make: &Make) {
     assert_eq!(s.take_shutdown_answer(&bob, "r1"), None, "taken once");
     s.set_shutdown_answer(&bob, &answer).unwrap();
     assert_eq!(s.take_shutdown_answer(&bob, "r2"), None, "another request");
+    // A take for another request clears the stale answer: the worker relies on that before a
+    // shutdown turn (worker/shutdown.rs), so an earlier request's answer never counts.
+    assert_eq!(
+        s.take_shutdown_answer(&bob, "r1"),
+        None,
+        "a stale answer is cleared"
+    );
     assert_eq!(s.take_shutdown_answer(&name("carol"), "r1"), None);
     // A newer answer replaces the older one.
     let newer = ShutdownAnswer {
