@@ -3,12 +3,16 @@
 //! over hosts) can replace local files without touching the CLI or the worker. `FsStore` is
 //! the default: plain files under `$TEAMCTL_HOME/teams/TEAM`.
 
+#[cfg(test)]
+pub(crate) mod conformance;
 pub mod doorbell;
 pub mod envfile;
 pub mod fsutil;
 pub mod home;
 pub mod hooks;
 pub mod inbox;
+#[cfg(test)]
+pub mod mem;
 pub mod slots;
 pub mod tasks;
 pub mod team;

@@ -244,10 +244,20 @@ impl Store for FsStore {
     }
 
     /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
+    /// The answer is first renamed to a name of this taker's own: of takers racing for one
+    /// answer exactly one rename succeeds (read then remove let two takers both get it).
     fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
+        static TAKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let path = self.answer_path(member);
-        let bytes = super::fsutil::read(&path).ok()?;
-        let _ = std::fs::remove_file(&path);
+        let n = TAKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let taken = self
+            .dir
+            .join("answers")
+            .join(format!(".{member}.taken-{}-{n}", std::process::id()));
+        std::fs::rename(&path, &taken).ok()?;
+        let bytes = super::fsutil::read(&taken);
+        let _ = std::fs::remove_file(&taken);
+        let bytes = bytes.ok()?;
         serde_json::from_slice::<ShutdownAnswer>(&bytes)
             .ok()
             .filter(|a| a.request_id == request_id)
@@ -388,6 +398,26 @@ impl Store for FsStore {
 mod tests {
     use super::*;
     use crate::store::Home;
+
+    /// A fresh team in a temp home; `reopen` opens it as another process would.
+    fn make() -> crate::store::conformance::Made {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let team = store.team().clone();
+        crate::store::conformance::Made {
+            store,
+            // `handle`, not `open`: cases look at a destroyed team through it too.
+            reopen: Box::new(move || home.handle(&team)),
+            keep: Box::new(dir),
+        }
+    }
+
+    mod conformance {
+        crate::store::conformance::conformance_tests!(super::make);
+    }
 
     #[test]
     fn concurrent_updates_lose_nothing() {
