@@ -215,11 +215,15 @@ mod tests {
         assert_eq!(u.shown(), "nats://10.0.0.5:4222");
         assert_eq!(u.full(), "nats://alice:s3cret@10.0.0.5:4222");
         assert!(!format!("{u:?}").contains("s3cret"));
-        assert_eq!(
-            ServerUrl::parse("tls://h:1").unwrap().shown(),
-            "tls://h:1"
-        );
-        for bad in ["", "h:4222", "http://h:1", "nats://", "nats://a b", "nats://h/x"] {
+        assert_eq!(ServerUrl::parse("tls://h:1").unwrap().shown(), "tls://h:1");
+        for bad in [
+            "",
+            "h:4222",
+            "http://h:1",
+            "nats://",
+            "nats://a b",
+            "nats://h/x",
+        ] {
             let e = ServerUrl::parse(bad).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad}");
         }

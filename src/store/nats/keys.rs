@@ -10,8 +10,7 @@ use crate::domain::Name;
 /// by this).
 pub fn token(s: &str) -> String {
     let plain = !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if plain {
         return s.to_string();

@@ -20,11 +20,12 @@ mod tests;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use async_nats::jetstream::{self, kv, stream};
 use async_nats::HeaderMap;
+use async_nats::jetstream::{self, kv, stream};
 use futures_util::StreamExt;
 
-use self::client::{Conn, ServerUrl};
+use self::client::Conn;
+pub use self::client::ServerUrl;
 use self::keys::Keys;
 use super::wake::{self, Bell, Subscription, Target, WakeMode};
 use super::{Entry, Held, Item, LockKey, Position, Stamp, Store, Topic};
@@ -61,7 +62,7 @@ impl std::fmt::Debug for NatsStore {
 
 /// What `create` found.
 pub enum Created {
-    Made(NatsStore),
+    Made(Box<NatsStore>),
     /// A team of that name is in NATS already.
     Taken,
 }
@@ -171,14 +172,14 @@ impl NatsStore {
             }
         })?;
         match made {
-            Some((stream, kv)) => Ok(Created::Made(Self::with_local(
+            Some((stream, kv)) => Ok(Created::Made(Box::new(Self::with_local(
                 &config.name,
                 conn,
                 keys,
                 stream,
                 kv,
                 local,
-            )?)),
+            )?))),
             None => Ok(Created::Taken),
         }
     }
@@ -216,13 +217,9 @@ impl NatsStore {
         client::run(what, f(self.kv.clone()))
     }
 
-    /// A KV value parsed, `None` when the key is absent or deleted.
-    fn get_json<T: serde::de::DeserializeOwned + Send + 'static>(
-        &self,
-        key: String,
-    ) -> Result<Option<(T, u64)>> {
-        let what = format!("read {key}");
-        let raw = self.with_kv(&what, |kv| async move {
+    /// A KV value and its revision, `None` when the key is absent or deleted.
+    fn get_raw(&self, key: String) -> Result<Option<(bytes::Bytes, u64)>> {
+        self.with_kv("read", |kv| async move {
             match kv.entry(&key).await {
                 Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(Some((e.value, e.revision))),
                 Ok(_) => Ok(None),
@@ -230,12 +227,22 @@ impl NatsStore {
                 Err(e) if e.to_string().contains("no responders") => Ok(None),
                 Err(e) => Err(nats_err(e)),
             }
-        })?;
-        match raw {
+        })
+    }
+
+    /// A KV value parsed, `None` when the key is absent or deleted; a damaged value is an
+    /// error that names it.
+    fn get_json<T: serde::de::DeserializeOwned>(&self, key: String) -> Result<Option<(T, u64)>> {
+        match self.get_raw(key.clone())? {
             None => Ok(None),
             Some((bytes, rev)) => serde_json::from_slice(&bytes)
                 .map(|v| Some((v, rev)))
-                .map_err(|e| Error::failed(format!("{what} in NATS: damaged ({e})"))),
+                .map_err(|e| {
+                    Error::failed(format!(
+                        "{key} in the NATS bucket {} is damaged ({e})",
+                        self.keys.bucket()
+                    ))
+                }),
         }
     }
 
@@ -490,8 +497,11 @@ impl Store for NatsStore {
     }
 
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
-        self.put(keys::cursor(inbox, reader), pos.raw().to_string().into_bytes())
-            .map(drop)
+        self.put(
+            keys::cursor(inbox, reader),
+            pos.raw().to_string().into_bytes(),
+        )
+        .map(drop)
     }
 
     /// Inboxes in the stream are never removed and made again while the team lives.
@@ -501,11 +511,9 @@ impl Store for NatsStore {
 
     /// A state that cannot be parsed reads as none (its worker rewrites it soon).
     fn live(&self, member: &Name) -> Result<Option<LiveState>> {
-        match self.get_json::<LiveState>(keys::live(member)) {
-            Ok(v) => Ok(v.map(|(s, _)| s)),
-            Err(e) if e.to_string().contains("damaged") => Ok(None),
-            Err(e) => Err(e),
-        }
+        Ok(self
+            .get_raw(keys::live(member))?
+            .and_then(|(b, _)| serde_json::from_slice(&b).ok()))
     }
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
@@ -618,9 +626,7 @@ impl Store for NatsStore {
             tasks.push(client::spawn(async move {
                 loop {
                     match again.recv().await {
-                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            bell()
-                        }
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => bell(),
                         Err(_) => return,
                     }
                 }
@@ -666,9 +672,7 @@ impl Store for NatsStore {
             Ok(())
         })?;
         match std::fs::remove_dir_all(&self.local) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::io(&self.local, e))
-            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&self.local, e)),
             _ => Ok(()),
         }
     }
@@ -677,9 +681,17 @@ impl Store for NatsStore {
         let (stream, kv) = (self.stream.clone(), self.kv.clone());
         client::run("look up", async move {
             let mut s = stream;
-            let a = s.info().await.ok().map(|i| i.state.last_timestamp.unix_timestamp_nanos());
+            let a = s
+                .info()
+                .await
+                .ok()
+                .map(|i| i.state.last_timestamp.unix_timestamp_nanos());
             let mut ks = kv.stream.clone();
-            let b = ks.info().await.ok().map(|i| i.state.last_timestamp.unix_timestamp_nanos());
+            let b = ks
+                .info()
+                .await
+                .ok()
+                .map(|i| i.state.last_timestamp.unix_timestamp_nanos());
             Ok(a.into_iter().chain(b).max())
         })
         .ok()
@@ -695,10 +707,7 @@ impl Store for NatsStore {
         let stream = self.stream.clone();
         let filter = self.keys.inboxes();
         let subjects = client::run("list inboxes", async move {
-            let info = stream
-                .info_with_subjects(filter)
-                .await
-                .map_err(nats_err)?;
+            let info = stream.info_with_subjects(filter).await.map_err(nats_err)?;
             let mut names = Vec::new();
             let mut info = info;
             while let Some(Ok((subject, _))) = info.next().await {

@@ -32,7 +32,7 @@ fn config(team: &str) -> TeamConfig {
 
 fn team(server: &NatsServer, dir: &tempfile::TempDir, name: &str) -> NatsStore {
     match NatsStore::create(&server.url(), &config(name), dir.path().join(name)).unwrap() {
-        Created::Made(s) => s,
+        Created::Made(s) => *s,
         Created::Taken => panic!("team {name} taken"),
     }
 }
@@ -84,7 +84,10 @@ fn append_and_read_from_a_position_with_cursors() {
     assert_eq!(store.cursor(&bob, "worker").unwrap(), all[1].end);
     assert_eq!(store.cursor(&bob, "protocol").unwrap(), Position::START);
     assert_eq!(store.cursor(&amy, "worker").unwrap(), Position::START);
-    assert_eq!(texts(&store, &bob, store.cursor(&bob, "worker").unwrap()), ["b2"]);
+    assert_eq!(
+        texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+        ["b2"]
+    );
     // The whole inbox in batches, past one batch.
     for i in 0..600 {
         store.append(&amy, &msg("amy", &format!("x{i}"))).unwrap();
@@ -154,7 +157,10 @@ fn compare_and_set_updates_from_8_threads_lose_nothing() {
         .unwrap();
     assert_ne!(store.stamp().unwrap(), before);
     let mut cache = None;
-    assert_eq!(store.load_cached(&mut cache).unwrap().description, "changed");
+    assert_eq!(
+        store.load_cached(&mut cache).unwrap().description,
+        "changed"
+    );
 }
 
 #[test]
@@ -203,7 +209,11 @@ fn one_claimer_gets_each_task() {
         .filter_map(|t| t.join().unwrap())
         .collect();
     won.sort();
-    assert_eq!(won, [1, 2, 3, 4], "each task once, four claimers empty-handed");
+    assert_eq!(
+        won,
+        [1, 2, 3, 4],
+        "each task once, four claimers empty-handed"
+    );
     let list = store.load_tasks().unwrap();
     let owners: std::collections::HashSet<_> = list.tasks.iter().map(|t| t.owner.clone()).collect();
     assert_eq!(owners.len(), 4);
@@ -217,7 +227,9 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
     let bob = Name::parse("bob").unwrap();
     let rang = |topic: Topic, act: &dyn Fn()| {
         let bell = SyncBell::default();
-        let sub = store.subscribe(&[topic.clone()], bell.bell()).unwrap();
+        let sub = store
+            .subscribe(std::slice::from_ref(&topic), bell.bell())
+            .unwrap();
         assert_eq!(sub.mode, crate::store::WakeMode::Push);
         act();
         assert!(
@@ -344,7 +356,10 @@ fn one_loop_notice_and_answers_are_taken_once() {
         .filter(|&w| w)
         .count();
     assert_eq!(won, 1);
-    assert!(!store.first_loop_notice("bob", "#tasks"), "same pair either way");
+    assert!(
+        !store.first_loop_notice("bob", "#tasks"),
+        "same pair either way"
+    );
     assert!(store.first_loop_notice("bob", "amy"));
     let bob = Name::parse("bob").unwrap();
     let answer = ShutdownAnswer {
