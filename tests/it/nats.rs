@@ -1,0 +1,123 @@
+//! End to end on the NATS store (issue 15): a team made with `create --store nats://...`, its
+//! teammates on the process backend, every command through a nats-server of the test's own;
+//! the server down; a second home joining the team through `TEAMCTL_STORE`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use crate::common::nats::NatsServer;
+use crate::common::{TestEnv, wait_until};
+
+const T: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_team_on_nats_sends_asks_waits_and_shuts_down() {
+    let nats = NatsServer::start();
+    let env = TestEnv::new();
+    let url = nats.url();
+    assert_eq!(
+        env.ok(&["create", "alpha", "--store", &url]).trim(),
+        "alpha"
+    );
+    // Remembered in the local team directory (private), nothing else of the team there.
+    let pointer = env.team_dir("alpha").join("store.json");
+    let mode = std::fs::metadata(&pointer).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(!env.team_dir("alpha").join("config.json").exists());
+    assert!(!env.team_dir("alpha").join("inboxes").exists());
+
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "bob:$(cat)""#,
+    ]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "hello", "--timeout", "20"]).trim(),
+        "bob:hello"
+    );
+    env.ok(&["send", "bob", "one more"]);
+    env.ok(&["wait", "bob", "--timeout", "20"]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let inbox = env.ok(&["inbox", "--all"]);
+    assert!(inbox.contains("bob:one more"), "{inbox}");
+
+    let status = env.ok(&["status"]);
+    assert!(status.contains("bob"), "{status}");
+    env.ok(&["shutdown", "bob", "--timeout", "20"]);
+    wait_until("bob stopped", T, || env.member_status("bob") == "stopped");
+
+    env.ok(&["delete", "--force"]);
+    assert!(!env.team_dir("alpha").exists());
+    // The name is free again in NATS.
+    assert_eq!(
+        env.ok(&["create", "alpha", "--store", &url]).trim(),
+        "alpha"
+    );
+}
+
+#[test]
+fn with_the_server_down_send_fails_with_one_clear_line() {
+    let mut nats = NatsServer::start();
+    let env = TestEnv::new();
+    let url = nats.url();
+    env.ok(&["create", "alpha", "--store", &url]);
+    nats.stop();
+    let err = env.fails(&["send", "team-lead", "hello"], 1);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot reach the NATS server at"), "{err}");
+    assert!(err.contains(&url), "{err}");
+}
+
+#[test]
+fn credentials_in_the_address_are_never_printed() {
+    let env = TestEnv::new();
+    // Nothing listens there: the failure line must still not show the password.
+    let err = env.fails(
+        &[
+            "create",
+            "alpha",
+            "--store",
+            "nats://alice:s3cret@127.0.0.1:1",
+        ],
+        1,
+    );
+    assert!(!err.contains("s3cret"), "{err}");
+    assert!(err.contains("nats://127.0.0.1:1"), "{err}");
+    let err = env.fails(&["create", "alpha", "--store", "http://h:1"], 2);
+    assert!(err.contains("nats://"), "{err}");
+    assert!(!env.team_dir("alpha").exists(), "nothing left behind");
+}
+
+#[test]
+fn a_second_home_joins_the_team_through_teamctl_store() {
+    let nats = NatsServer::start();
+    let a = TestEnv::new();
+    let mut b = TestEnv::new();
+    let url = nats.url();
+    a.ok(&["create", "alpha", "--store", &url]);
+    a.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "bob:$(cat)""#,
+    ]);
+    // Host B knows nothing of alpha until it names the server.
+    b.fails(&["--team", "alpha", "status"], 2);
+    b.env.push(("TEAMCTL_STORE".into(), url.clone()));
+    let status = b.ok(&["--json", "--team", "alpha", "status"]);
+    assert!(status.contains("\"bob\""), "{status}");
+    assert!(b.team_dir("alpha").join("store.json").is_file());
+    // Remembered: later commands need no variable.
+    b.env.clear();
+    b.ok(&["--team", "alpha", "status"]);
+    // Mail from B reaches bob (on A) and his reply is in the shared leader inbox.
+    b.ok(&["--team", "alpha", "send", "bob", "from b"]);
+    wait_until("bob's reply", T, || {
+        a.ok(&["inbox", "--all"]).contains("bob:from b")
+    });
+}
