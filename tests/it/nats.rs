@@ -115,9 +115,36 @@ fn a_second_home_joins_the_team_through_teamctl_store() {
     // Remembered: later commands need no variable.
     b.env.clear();
     b.ok(&["--team", "alpha", "status"]);
-    // Mail from B reaches bob (on A) and his reply is in the shared leader inbox.
+    // One task list: a task added on B is A's too.
+    b.ok(&["--team", "alpha", "task", "add", "port the parser"]);
+    assert!(a.ok(&["task", "list"]).contains("port the parser"));
+}
+
+/// Issue 15 part 3, not done: a host judges a member's liveness from its own processes and
+/// tmux, so B sees A's bob as dead and B's `send` starts a second worker for him on B.
+#[test]
+#[ignore = "issue 15 part 3: liveness of members that run on another host"]
+fn a_member_running_on_another_host_is_not_started_again() {
+    let nats = NatsServer::start();
+    let a = TestEnv::new();
+    let mut b = TestEnv::new();
+    let url = nats.url();
+    a.ok(&["create", "alpha", "--store", &url]);
+    a.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "bob:$(cat)""#,
+    ]);
+    b.env.push(("TEAMCTL_STORE".into(), url.clone()));
     b.ok(&["--team", "alpha", "send", "bob", "from b"]);
     wait_until("bob's reply", T, || {
         a.ok(&["inbox", "--all"]).contains("bob:from b")
     });
+    assert!(
+        b.processes().is_empty(),
+        "B started a worker of its own for bob"
+    );
 }
