@@ -72,6 +72,35 @@ fn with_the_server_down_send_fails_with_one_clear_line() {
 }
 
 #[test]
+fn a_worker_rides_out_a_server_restart() {
+    let mut nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "bob:$(cat)""#,
+    ]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "one", "--timeout", "20"]).trim(),
+        "bob:one"
+    );
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    nats.stop();
+    env.fails(&["send", "bob", "lost"], 1);
+    nats.restart();
+    // The same worker (it reconnected), woken by the new mail.
+    assert_eq!(
+        env.ok(&["ask", "bob", "two", "--timeout", "30"]).trim(),
+        "bob:two"
+    );
+    assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
+}
+
+#[test]
 fn credentials_in_the_address_are_never_printed() {
     let env = TestEnv::new();
     // Nothing listens there: the failure line must still not show the password.

@@ -14,8 +14,13 @@ use tokio::sync::broadcast;
 
 use crate::error::{Error, Result};
 
-/// How long one store call may take before it fails (the server is down or far away).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one request to the server may wait for its answer. Requests made while the
+/// connection is down wait for the reconnect (the client queues them), so a worker rides out
+/// a server restart shorter than this; a command that cannot connect at all fails at once.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one store call (a few requests) may take before it fails.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -162,6 +167,7 @@ async fn open(url: ServerUrl) -> Result<Conn> {
     let mut opts = async_nats::ConnectOptions::new()
         .name("teamctl")
         .connection_timeout(CONNECT_TIMEOUT)
+        .request_timeout(Some(REQUEST_TIMEOUT))
         .event_callback(move |ev| {
             let tx = tx.clone();
             async move {
@@ -196,7 +202,9 @@ async fn open(url: ServerUrl) -> Result<Conn> {
             url.shown()
         ))
     })?;
-    let js = jetstream::new(client.clone());
+    let js = jetstream::ContextBuilder::new()
+        .timeout(REQUEST_TIMEOUT)
+        .build(client.clone());
     Ok(Conn {
         client,
         js,

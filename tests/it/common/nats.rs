@@ -45,29 +45,19 @@ impl NatsServer {
             .port();
         // A message may be 1 MiB of text (SPEC): the envelope needs more than the default
         // 1 MB payload (docs/SCALE.md says the same for real servers).
-        let conf = dir.path().join("server.conf");
-        std::fs::write(&conf, "max_payload: 4194304\n").unwrap();
-        let child = Command::new(server_bin())
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(dir.path().join("js"))
-            .arg("-c")
-            .arg(&conf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start nats-server");
-        let server = NatsServer {
+        std::fs::write(dir.path().join("server.conf"), "max_payload: 4194304\n").unwrap();
+        let child = spawn(port, dir.path());
+        NatsServer {
             child,
             port,
             _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nats-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
         }
-        server
+    }
+
+    /// Start it again (after `stop`) on the same port and store directory.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.child = spawn(self.port, self._dir.path());
     }
 
     pub fn url(&self) -> String {
@@ -79,6 +69,26 @@ impl NatsServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Start nats-server and wait until it takes connections.
+fn spawn(port: u16, dir: &std::path::Path) -> Child {
+    let child = Command::new(server_bin())
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(dir.join("js"))
+        .arg("-c")
+        .arg(dir.join("server.conf"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nats-server");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nats-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }
 
 impl Drop for NatsServer {
