@@ -395,3 +395,43 @@ fn names_are_claimed_once_and_a_destroyed_team_is_gone() {
     let err = store.load().unwrap_err();
     assert!(err.to_string().contains("no longer exists"), "{err}");
 }
+
+#[test]
+fn sixteen_concurrent_senders_lose_nothing_and_keep_each_senders_order() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    let bob = Name::parse("bob").unwrap();
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let (store, bob) = (store.clone(), bob.clone());
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    store
+                        .append(&bob, &msg("bob", &format!("{t}:{i}")))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let got: Vec<String> = crate::store::entries(&*store, &bob, Position::START)
+        .map(|e| match e.unwrap().item {
+            Item::Message(env) => match env.body {
+                Body::Message { text, .. } => text,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got.len(), 16 * 50);
+    let mut next = [0u32; 16];
+    for text in &got {
+        let (t, i) = text.split_once(':').unwrap();
+        let (t, i): (usize, u32) = (t.parse().unwrap(), i.parse().unwrap());
+        assert_eq!(i, next[t], "sender {t} out of order");
+        next[t] += 1;
+    }
+}
