@@ -43,7 +43,11 @@ fn main() -> Result<()> {
     let dir = tmp.path().join("team");
     let elapsed = race(&dir, "append", writers, each)?;
     let store = FsStore::new(Name::parse("bench")?, dir);
-    let entries = store.read(&Name::parse("w")?, 0, usize::MAX)?;
+    let entries = store.read(
+        &Name::parse("w")?,
+        teamctl::store::Position::START,
+        usize::MAX,
+    )?;
     let mut torn = 0;
     let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
     let mut last: Vec<Option<usize>> = vec![None; writers];

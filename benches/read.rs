@@ -81,9 +81,9 @@ fn main() -> Result<()> {
                 Body::message(format!("new message {i}"), None),
             );
             store.append(&me, &msg)?;
-            store.set_cursor(&me, READER, *old_len)?;
+            store.set_cursor(&me, READER, teamctl::store::Position::from_raw(*old_len))?;
             let t0 = Instant::now();
-            let cursor = store.cursor(&me, READER);
+            let cursor = store.cursor(&me, READER)?;
             let entries = store.read(&me, cursor, 64)?;
             let end = entries.last().map(|e| e.end).context("no new entry")?;
             let t1 = Instant::now();

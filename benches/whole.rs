@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use support::{Env, Rng, Stats, env_count, epoch_us, fmt, print_machine, wait_for};
 use teamctl::domain::{Body, Name};
-use teamctl::store::{FsStore, Item, Store};
+use teamctl::store::{FsStore, Item, Position, Store};
 
 const TEAM: &str = "whole";
 
@@ -72,7 +72,7 @@ fn wait_idle(env: &Env, turns: u64) -> Result<()> {
 }
 
 /// The replies in the leader's inbox from byte `from`: (texts, new end).
-fn replies(store: &FsStore, from: u64) -> Result<(Vec<String>, u64)> {
+fn replies(store: &FsStore, from: Position) -> Result<(Vec<String>, Position)> {
     let mut pos = from;
     let mut out = Vec::new();
     for e in store.read(&Name::leader(), from, usize::MAX)? {
@@ -95,7 +95,7 @@ fn wake_run(label: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
     eprintln!("[whole] wake {label}: {n} sends...");
     let env = team("date +%s%N", poll_ms)?;
     let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
-    let mut pos = store.inbox_end(&Name::leader());
+    let mut pos = store.inbox_end(&Name::leader())?;
     let mut rng = Rng::from_time();
     let (mut from_start, mut from_exit) = (Vec::new(), Vec::new());
     for i in 0..n {
@@ -225,7 +225,7 @@ fn senders() -> Result<()> {
     env.ok(&["create", TEAM])?;
     env.ok(&["spawn", "s", "--backend", "process", "--exec", "cat"])?;
     let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
-    let start = store.inbox_end(&Name::leader());
+    let start = store.inbox_end(&Name::leader())?;
 
     let run = |make: &(dyn Fn(usize, usize) -> Command + Sync)| -> Result<Duration> {
         let t0 = Instant::now();

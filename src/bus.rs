@@ -3,7 +3,7 @@
 
 use crate::domain::{Envelope, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 /// Validate `env` and append it to its recipients' inboxes; returns who got it.
 pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {
@@ -20,11 +20,11 @@ pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result
 /// again after each change to it (200 KB with 300 members, each spawn changes it twice).
 /// Only that the team still exists is checked, so a deleted team is not made again.
 /// `None` when `env` is not such mail (the caller takes `deliver`).
-pub fn to_leader(store: &FsStore, me: &Name, env: &Envelope) -> Option<Result<Vec<Name>>> {
+pub fn to_leader(store: &dyn Store, me: &Name, env: &Envelope) -> Option<Result<Vec<Name>>> {
     if env.to != LEADER || env.from != me.as_str() || me.is_leader() {
         return None;
     }
-    store.config_stamp()?;
+    store.stamp()?;
     Some(
         env.validate()
             .and_then(|_| store.append(&Name::leader(), env))
@@ -76,20 +76,26 @@ mod tests {
         let bob = Name::teammate("bob").unwrap();
         let mail = |from: &str, to: &str| Envelope::new(from, to, Body::message("done", None));
         // Not a member (the list is not read), yet it is the worker's own mail: delivered.
-        let done = to_leader(&store, &bob, &mail("bob", LEADER)).expect("taken");
+        let done = to_leader(&*store, &bob, &mail("bob", LEADER)).expect("taken");
         assert_eq!(done.unwrap(), vec![Name::leader()]);
-        assert_eq!(store.read(&Name::leader(), 0, 10).unwrap().len(), 1);
+        assert_eq!(
+            store
+                .read(&Name::leader(), crate::store::Position::START, 10)
+                .unwrap()
+                .len(),
+            1
+        );
         // Anything else takes the full path.
-        assert!(to_leader(&store, &bob, &mail("carol", LEADER)).is_none());
-        assert!(to_leader(&store, &bob, &mail("bob", "carol")).is_none());
-        assert!(to_leader(&store, &Name::leader(), &mail(LEADER, LEADER)).is_none());
+        assert!(to_leader(&*store, &bob, &mail("carol", LEADER)).is_none());
+        assert!(to_leader(&*store, &bob, &mail("bob", "carol")).is_none());
+        assert!(to_leader(&*store, &Name::leader(), &mail(LEADER, LEADER)).is_none());
         // An invalid message is refused, not written.
         let mut bad = mail("bob", LEADER);
         bad.id.clear();
-        assert!(to_leader(&store, &bob, &bad).unwrap().is_err());
+        assert!(to_leader(&*store, &bob, &bad).unwrap().is_err());
         // A deleted team is not made again.
-        std::fs::remove_dir_all(store.dir()).unwrap();
-        assert!(to_leader(&store, &bob, &mail("bob", LEADER)).is_none());
-        assert!(!store.dir().exists());
+        std::fs::remove_dir_all(store.local_dir()).unwrap();
+        assert!(to_leader(&*store, &bob, &mail("bob", LEADER)).is_none());
+        assert!(!store.local_dir().exists());
     }
 }

@@ -7,7 +7,7 @@ use crate::domain::member::COLORS;
 use crate::domain::{LEADER, Name};
 use crate::error::{Error, Result};
 use crate::output::Painter;
-use crate::store::{FsStore, Home};
+use crate::store::{Home, SharedStore, Store};
 
 /// The global options, the environment filled in (an empty variable counts as unset).
 #[derive(Debug, Clone)]
@@ -170,7 +170,7 @@ impl Ctx {
     }
 
     /// The team this command acts on.
-    pub fn store(&self) -> Result<FsStore> {
+    pub fn store(&self) -> Result<SharedStore> {
         self.home.resolve(self.team.as_deref())
     }
 
@@ -193,8 +193,11 @@ impl Ctx {
         let Some(turn) = &self.turn else {
             return 0;
         };
-        let store = FsStore::new(turn.team.clone(), self.home.team_dir(&turn.team));
-        crate::store::Store::live(&store, &turn.name)
+        let store = self.home.handle(&turn.team);
+        store
+            .live(&turn.name)
+            .ok()
+            .flatten()
             .and_then(|live| live.current_turn)
             .map_or(0, |t| t.hops.saturating_add(1))
     }
@@ -230,7 +233,7 @@ impl Ctx {
     /// Act on any shutdown responses waiting for the leader (so `shutdown --no-wait` is
     /// completed by whichever leader command runs next). Called after a command's input is
     /// validated, so bad input still writes nothing.
-    pub fn reconcile(&self, store: &FsStore) -> Result<()> {
+    pub fn reconcile(&self, store: &dyn Store) -> Result<()> {
         if self.me().is_ok_and(|n| n.is_leader()) {
             for h in crate::leader::reconcile(store)? {
                 match h {

@@ -12,13 +12,13 @@ use crate::backend::{Backend, Launch, Placement};
 use crate::domain::env;
 use crate::domain::{BackendType, LEADER, Member, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Home, Store, hooks};
+use crate::store::{Home, Store, hooks};
 use crate::worker::turn::SHELL;
 
 /// What `start` placed: the agent's pane, then the companion's pid in `pid`.
 pub fn start(
     home: &Home,
-    store: &FsStore,
+    store: &dyn Store,
     config: &TeamConfig,
     member: &Member,
     backend: &dyn Backend,
@@ -143,7 +143,7 @@ pub fn exec_env(args: &[std::ffi::OsString]) -> Result<()> {
 /// turns); a preset's TUI with its flags. `recorded`: the environment the agent will run with.
 fn agent_argv(
     home: &Path,
-    store: &FsStore,
+    store: &dyn Store,
     config: &TeamConfig,
     member: &Member,
     preset: Option<&str>,
@@ -169,7 +169,7 @@ fn agent_argv(
 /// resumed after, so a resumed teammate goes on with its conversation.
 fn claude_argv(
     home: &Path,
-    store: &FsStore,
+    store: &dyn Store,
     config: &TeamConfig,
     member: &Member,
     recorded: Option<&[crate::store::envfile::Var]>,
@@ -204,7 +204,7 @@ fn claude_argv(
     }
     .render();
     let home = home.display().to_string();
-    let sessions = store.dir().join("sessions").display().to_string();
+    let sessions = store.local_dir().join("sessions").display().to_string();
     let turn = if claude_session_exists(&session, recorded) {
         2
     } else {
@@ -255,7 +255,7 @@ fn claude_session_exists(session: &str, recorded: Option<&[crate::store::envfile
 
 /// The agent's environment: who it is (the process tag, and what `teamctl` inside it acts
 /// as) and teamctl first on `PATH`.
-fn agent_env(home: &Path, store: &FsStore, member: &Member, bin: &Path) -> Vec<(String, String)> {
+fn agent_env(home: &Path, store: &dyn Store, member: &Member, bin: &Path) -> Vec<(String, String)> {
     let mut path = bin.display().to_string();
     if let Ok(old) = std::env::var("PATH") {
         path = format!("{path}:{old}");

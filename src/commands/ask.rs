@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::domain::{Body, Envelope, Name};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{Item, Store, SyncBell, Topic};
+use crate::store::{Item, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let me = ctx.me()?;
@@ -38,10 +38,15 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let bell = SyncBell::default();
     // Watch our inbox before sending: the reply cannot slip past.
     let _sub = store.subscribe_brief(&[Topic::Inbox(me.clone())], bell.bell())?;
-    let mut pos = store.inbox_end(&me);
-    bus::deliver(&store, &config, &env)?;
-    ctx.reconcile(&store)?;
-    crate::leader::wake(&ctx.home, &ctx.me()?, &store, std::slice::from_ref(&target))?;
+    let mut pos = store.inbox_end(&me)?;
+    bus::deliver(&*store, &config, &env)?;
+    ctx.reconcile(&*store)?;
+    crate::leader::wake(
+        &ctx.home,
+        &ctx.me()?,
+        &*store,
+        std::slice::from_ref(&target),
+    )?;
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;
@@ -75,7 +80,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         // Nobody will answer a teammate that stopped or died, or a team that was deleted:
         // say so now rather than at the timeout.
-        if !store.dir().join("config.json").is_file() {
+        if !store.exists() {
             return Err(Error::failed(format!(
                 "team {} was deleted while waiting for {target}'s reply",
                 store.team()
@@ -83,7 +88,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         if let Ok(config) = store.load()
             && let Some(m) = config.member(target.as_str())
-            && !leader::effective_status(m, store.live(&target).as_ref()).is_running()
+            && !leader::effective_status(m, store.live(&target)?.as_ref()).is_running()
         {
             last_look = true;
             continue;

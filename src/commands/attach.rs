@@ -6,7 +6,6 @@ use crate::cli::AttachArgs;
 use crate::context::Ctx;
 use crate::domain::{BackendType, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: AttachArgs) -> Result<()> {
     let store = ctx.store()?;

@@ -10,7 +10,7 @@ use clap::CommandFactory;
 use crate::cli::{Cli, CompleteArgs};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::store::{Home, Store};
+use crate::store::Home;
 
 /// What a word position takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,6 @@ use crate::cli::CreateArgs;
 use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::{Error, Result};
-use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     ctx.require_leader("create a team")?;
@@ -27,7 +26,7 @@ pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "team": store.team().as_str(),
-            "dir": store.dir().display().to_string(),
+            "dir": store.location(),
         }));
     } else {
         println!("{}", store.team());

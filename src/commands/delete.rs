@@ -8,24 +8,23 @@ use crate::cli::DeleteArgs;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::leader;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     ctx.require_leader("delete the team")?;
     let store = ctx.store()?;
-    delete_team(ctx, &store, args)
+    delete_team(ctx, &*store, args)
 }
 
 /// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).
-pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
-    let store = store.clone();
+pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: DeleteArgs) -> Result<()> {
     let config = match store.load() {
         Ok(c) => c,
         // The damaged-file error points here: `--force` must then work without the file.
-        Err(e) if args.force => return delete_damaged(ctx, &store, e),
+        Err(e) if args.force => return delete_damaged(ctx, store, e),
         Err(e) => return Err(e),
     };
-    ctx.reconcile(&store)?;
+    ctx.reconcile(store)?;
     let names: Vec<_> = config.teammates().map(|m| m.name.clone()).collect();
     if !args.force {
         let dirty: Vec<String> = config
@@ -43,10 +42,10 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
     }
     // The mark first, under the team file's lock: from here on no send appends, and no spawn
     // or resume starts a worker (each checks it under the same lock or the start lock).
-    set_mark(&store, true)?;
+    set_mark(store, true)?;
     if !args.force {
         let handed = crate::leader::handoff::handoff(
-            &store,
+            store,
             &names,
             Some("team deleted".into()),
             Duration::from_secs(args.timeout),
@@ -55,7 +54,7 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
         .and_then(|outcome| outcome.into_result(args.timeout));
         if let Err(e) = handed {
             // Kept: sends and resumes work again.
-            set_mark(&store, false)?;
+            set_mark(store, false)?;
             return Err(crate::Error::failed(format!(
                 "{e}; the team is kept (use `teamctl delete --force` to kill)"
             )));
@@ -63,7 +62,7 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
     }
     // Whatever is left (forced, leftovers of stopped members, or one a start that began before
     // the mark brought up) ends now, tag checked.
-    let last = stop_everyone(&store)?;
+    let last = stop_everyone(store)?;
     // Worktrees live in the team directory: remove them through git so the repository does
     // not keep stale entries. Their branches are kept.
     for m in last.teammates() {
@@ -72,7 +71,7 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
         }
     }
     crate::backend::tmux::forget_team(&last);
-    remove_dir(store.dir())?;
+    store.destroy()?;
     verify_gone(&last)?;
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
@@ -86,7 +85,7 @@ pub fn delete_team(ctx: &Ctx, store: &FsStore, args: DeleteArgs) -> Result<()> {
 }
 
 /// Set (or, when a handoff refused, clear) the team's deleting mark.
-fn set_mark(store: &FsStore, on: bool) -> Result<()> {
+fn set_mark(store: &dyn Store, on: bool) -> Result<()> {
     store.update(&mut |cfg| {
         cfg.deleting = on.then(|| cfg.deleting.unwrap_or_else(crate::domain::time::now_ms));
         Ok(())
@@ -97,7 +96,7 @@ fn set_mark(store: &FsStore, on: bool) -> Result<()> {
 /// End every teammate, each under its start lock (so a start that began before the mark is
 /// finished and recorded first), until a look at the team file finds no one new (a spawn that
 /// added itself before the mark). Returns the team file as it was last read.
-fn stop_everyone(store: &FsStore) -> Result<crate::domain::TeamConfig> {
+fn stop_everyone(store: &dyn Store) -> Result<crate::domain::TeamConfig> {
     let mut done: Vec<crate::domain::Name> = Vec::new();
     loop {
         let config = store.load()?;
@@ -122,26 +121,6 @@ fn stop_everyone(store: &FsStore) -> Result<crate::domain::TeamConfig> {
 /// Remove the team directory, again while files appear in it (a worker writing its last
 /// state, a sender's append that passed before the mark): nothing makes the directory itself
 /// again, so this ends. Gone already (another `delete`) is done.
-fn remove_dir(dir: &std::path::Path) -> Result<()> {
-    let mut last = None;
-    for _ in 0..200 {
-        match std::fs::remove_dir_all(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => last = Some(e),
-        }
-        if std::fs::symlink_metadata(dir).is_err() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    Err(crate::Error::failed(format!(
-        "cannot remove {}: {}; run `teamctl delete --force` again",
-        dir.display(),
-        last.map_or_else(|| "it keeps coming back".into(), |e| e.to_string())
-    )))
-}
-
 /// Exit 0 only when nothing of the team runs: every teammate's pane or worker is gone.
 fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
     let running: Vec<&str> = config
@@ -167,22 +146,14 @@ fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
 
 /// `delete --force` of a team whose team file cannot be read: its process workers are found by
 /// their tags (one inbox per member names them) and ended, then the team is removed.
-fn delete_damaged(ctx: &Ctx, store: &FsStore, why: crate::Error) -> Result<()> {
+fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: crate::Error) -> Result<()> {
     let team = store.team().clone();
-    let inboxes = std::fs::read_dir(store.dir().join("inboxes"));
-    for entry in inboxes.into_iter().flatten().flatten() {
-        let Some(name) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| crate::domain::Name::parse(n).ok())
-        else {
-            continue;
-        };
+    for name in store.inboxes() {
         if !name.is_leader() {
             crate::backend::proc::end_tagged(&name.agent_id(&team), crate::backend::GRACE);
         }
     }
-    remove_dir(store.dir())?;
+    store.destroy()?;
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;
     }

@@ -19,7 +19,7 @@ use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfi
 use crate::error::{Error, IoContext, Result};
 use crate::leader;
 use crate::store::fsutil::ensure_dir;
-use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::store::{Item, Store, SyncBell, Topic};
 use crate::view::status;
 use crate::{bus, output::Painter};
 
@@ -242,7 +242,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
         ));
     }
     demo.home.set_current(Some(store.team()))?;
-    let agents = write_agents(&store)?;
+    let agents = write_agents(&*store)?;
     println!(
         "{} team demo with three scripted teammates (their scripts: {})",
         demo.paint.bold("teamctl demo:"),
@@ -251,17 +251,17 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     for (name, _, _) in MATES {
         spawn::run(demo, spawn_args(name, &agents))?;
     }
-    let result = exchange(demo, &store);
+    let result = exchange(demo, &*store);
     if result.is_ok() {
-        settle(&store)?;
+        settle(&*store)?;
     }
     let config = store.load()?;
-    let rows = status::rows(&store, &config);
+    let rows = status::rows(&*store, &config);
     println!();
     print!("{}", status::render(&demo.paint, &config, &rows));
     println!();
     let exe = teamctl_program(demo.home.root());
-    print!("{}", how_to_attach(&demo.paint, &store, &config, &exe));
+    print!("{}", how_to_attach(&demo.paint, &*store, &config, &exe));
     result?;
     Ok(serde_json::json!({
         "team": TEAM,
@@ -342,8 +342,8 @@ fn spawn_args(name: &str, agents: &Path) -> SpawnArgs {
 }
 
 /// Write the agent scripts into `teams/demo/demo-agents/` (0700).
-fn write_agents(store: &FsStore) -> Result<PathBuf> {
-    let dir = store.dir().join("demo-agents");
+fn write_agents(store: &dyn Store) -> Result<PathBuf> {
+    let dir = store.local_dir().join("demo-agents");
     ensure_dir(&dir)?;
     for (name, body, _) in MATES {
         let path = dir.join(format!("{name}.sh"));
@@ -355,7 +355,7 @@ fn write_agents(store: &FsStore) -> Result<PathBuf> {
 
 /// Send each teammate its job and wait until every one answered (and the coder answered the
 /// planner, which shows they talk to each other).
-fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
+fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
     let lead = Name::leader();
     let planner = Name::parse("planner")?;
     let bell = SyncBell::default();
@@ -367,8 +367,8 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
         ],
         bell.bell(),
     )?;
-    let mut lead_pos = store.inbox_end(&lead);
-    let mut planner_pos = store.inbox_end(&planner);
+    let mut lead_pos = store.inbox_end(&lead)?;
+    let mut planner_pos = store.inbox_end(&planner)?;
     let config = store.load()?;
     let mut waiting: Vec<(String, String)> = Vec::new();
     for (name, _, job) in MATES {
@@ -427,7 +427,7 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
         let current = store.load()?;
         let seen = crate::backend::Snapshot::of(current.teammates());
         for m in current.teammates() {
-            let s = leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen);
+            let s = leader::effective_status_with(m, store.live(&m.name)?.as_ref(), &seen);
             if s == Status::Dead {
                 return Err(Error::failed(format!(
                     "demo teammate {} died; its output is in {} (`teamctl demo --stop` cleans up)",
@@ -453,7 +453,7 @@ fn exchange(demo: &Ctx, store: &FsStore) -> Result<()> {
 
 /// Give the teammates a moment (woken by events, at most a few seconds) to finish the turns
 /// their chat started, so the status table shows them at rest.
-fn settle(store: &FsStore) -> Result<()> {
+fn settle(store: &dyn Store) -> Result<()> {
     let bell = SyncBell::default();
     let _sub = store.subscribe(&[Topic::Live], bell.bell())?;
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -461,7 +461,8 @@ fn settle(store: &FsStore) -> Result<()> {
         let config = store.load()?;
         let seen = crate::backend::Snapshot::of(config.teammates());
         let busy = config.teammates().any(|m| {
-            leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen) != Status::Idle
+            leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
+                != Status::Idle
                 || leader::unread(store, &m.name, crate::worker::READER) > 0
         });
         if !busy || !bell.wait_until(deadline) {
@@ -471,7 +472,7 @@ fn settle(store: &FsStore) -> Result<()> {
 }
 
 /// Where the teammates are and how to look at them.
-fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig, exe: &str) -> String {
+fn how_to_attach(p: &Painter, store: &dyn Store, config: &TeamConfig, exe: &str) -> String {
     let tmux: Vec<_> = config
         .teammates()
         .filter(|m| m.backend_type == Some(BackendType::Tmux))
@@ -496,7 +497,7 @@ fn how_to_attach(p: &Painter, store: &FsStore, config: &TeamConfig, exe: &str) -
     } else {
         out.push_str(&format!(
             "No tmux here: the teammates run as processes; their output is in {}\n",
-            store.dir().join("logs").display()
+            store.local_dir().join("logs").display()
         ));
     }
     out.push_str(&format!(

@@ -14,7 +14,7 @@ use crate::context::Ctx;
 use crate::domain::interactive::HookEvent;
 use crate::domain::time::now_ms;
 use crate::error::{Error, Result};
-use crate::store::{Store, hooks};
+use crate::store::hooks;
 
 /// The most of the hook's stdin read (a Stop event carries the turn's last message).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
@@ -42,5 +42,5 @@ fn record(ctx: &Ctx, args: &HookArgs) -> Result<()> {
     let me = ctx.me()?;
     let store = ctx.store()?;
     store.load()?.require(me.as_str())?;
-    hooks::append(&store, &me, &event)
+    hooks::append(&*store, &me, &event)
 }

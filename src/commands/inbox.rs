@@ -8,7 +8,8 @@ use crate::cli::InboxArgs;
 use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::{Error, Result};
-use crate::store::{Item, Store};
+use crate::store::Item;
+use crate::store::Position;
 
 pub const READER: &str = "inbox";
 
@@ -38,15 +39,15 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     config.require(who.as_str())?;
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     let mut pos = if args.all {
-        0
+        Position::START
     } else {
-        store.cursor(&who, READER)
+        store.cursor(&who, READER)?
     };
     let mut shown = Vec::new();
     let mut idle_skipped = 0usize;
-    let mut all = crate::store::entries(&store, &who, pos);
+    let mut all = crate::store::entries(&*store, &who, pos);
     for e in all.by_ref() {
         match e?.item {
             Item::Message(env) => match &args.kind {
@@ -80,7 +81,7 @@ pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         }
     }
     // A filtered look (`--type`) marks nothing read: what it left out stays unread.
-    if !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER) {
+    if !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER)? {
         store.set_cursor(&who, READER, pos)?;
     }
     Ok(())

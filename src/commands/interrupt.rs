@@ -13,7 +13,7 @@ use crate::cli::NameArg;
 use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::{Error, Result};
-use crate::store::{Store, SyncBell, Topic};
+use crate::store::{SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     // Like `kill`: a teammate's agent cutting another's turn short is not its call.
@@ -22,8 +22,8 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     let member = config.require(name.as_str())?.clone();
-    ctx.reconcile(&store)?;
-    let live = store.live(&name);
+    ctx.reconcile(&*store)?;
+    let live = store.live(&name)?;
     let pid = live.as_ref().map(|l| l.pid).unwrap_or(0);
     let turn = live
         .as_ref()
@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     proc::signal(pid, Signal::SIGUSR1);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let now_turn = store.live(&name).and_then(|l| l.current_turn);
+        let now_turn = store.live(&name)?.and_then(|l| l.current_turn);
         if now_turn
             .as_ref()
             .is_none_or(|t| t.message_id != turn.message_id)

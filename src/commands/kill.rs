@@ -6,18 +6,17 @@ use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
-use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     ctx.require_leader("kill teammates")?;
     let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;
     store.load()?.require(name.as_str())?;
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped it.
     let member = store.load()?.require(name.as_str())?.clone();
-    let was_running = !leader::already_ended(&member, store.live(&name).as_ref());
-    leader::end_member(&store, &member, "killed")?;
+    let was_running = !leader::already_ended(&member, store.live(&name)?.as_ref());
+    leader::end_member(&*store, &member, "killed")?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "name": name.as_str(),

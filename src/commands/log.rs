@@ -3,6 +3,8 @@
 //! object per line). With `-f` it then follows every inbox (members who join later too), woken by file
 //! events, keeping a byte position per inbox and a bounded set of recent ids.
 
+use crate::store::Position;
+use crate::store::SharedStore;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 
@@ -10,7 +12,7 @@ use crate::cli::LogArgs;
 use crate::context::Ctx;
 use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Item, Store};
+use crate::store::{Item, Store};
 use crate::view::events::{Inboxes, TeamWatch};
 
 /// Ids remembered while following, to show a broadcast's copies once.
@@ -19,7 +21,7 @@ const RECENT_IDS: usize = 4096;
 /// Reads every inbox of a team from where it last stopped, each message once.
 #[derive(Default)]
 pub struct Follower {
-    pos: HashMap<Name, u64>,
+    pos: HashMap<Name, Position>,
     seen: HashSet<String>,
     order: VecDeque<String>,
     /// Ids kept at most (None: every id, for a one-off full read).
@@ -33,7 +35,7 @@ impl Follower {
     pub fn poll(&mut self, store: &dyn Store, config: &TeamConfig) -> Result<Vec<Envelope>> {
         let mut out = Vec::new();
         for m in &config.members {
-            let pos = self.pos.entry(m.name.clone()).or_insert(0);
+            let pos = self.pos.entry(m.name.clone()).or_insert(Position::START);
             let mut all = crate::store::entries(store, &m.name, *pos);
             for e in all.by_ref() {
                 if let Item::Message(env) = e?.item
@@ -64,7 +66,7 @@ impl Follower {
 }
 
 /// Every message in every inbox, deduplicated by id, in time order.
-pub fn all_messages(store: &FsStore) -> Result<Vec<Envelope>> {
+pub fn all_messages(store: &dyn Store) -> Result<Vec<Envelope>> {
     let config = store.load()?;
     Follower::default().poll(store, &config)
 }
@@ -99,7 +101,7 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
     if !args.follow {
         let config = store.load()?;
         let mut out = std::io::stdout().lock();
-        for env in all_messages(&store)?.iter().filter(|e| matches(&args, e)) {
+        for env in all_messages(&*store)?.iter().filter(|e| matches(&args, e)) {
             if writeln!(out, "{}", line(ctx, &config, env)).is_err() {
                 break;
             }
@@ -118,7 +120,7 @@ fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
 }
 
 /// Print what is there, then every new message as it arrives, until Ctrl-C.
-fn follow(ctx: &Ctx, store: &FsStore, args: &LogArgs) -> Result<()> {
+fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     // Armed before the first read: nothing written afterwards is missed.
     let mut watch = TeamWatch::new(store, Inboxes::Every)?;
     let mut follower = Follower::default();
@@ -129,7 +131,7 @@ fn follow(ctx: &Ctx, store: &FsStore, args: &LogArgs) -> Result<()> {
             return Ok(());
         };
         watch.follow_members(&config)?;
-        let batch = follower.poll(store, &config)?;
+        let batch = follower.poll(&**store, &config)?;
         if first {
             follower.bound(RECENT_IDS);
             first = false;
@@ -183,12 +185,12 @@ mod tests {
         store.append(&bob, &b).unwrap();
         store.append(&lead, &b).unwrap();
         let mut f = Follower::default();
-        assert_eq!(f.poll(&store, &config).unwrap().len(), 1);
+        assert_eq!(f.poll(&*store, &config).unwrap().len(), 1);
         f.bound(2);
-        assert!(f.poll(&store, &config).unwrap().is_empty());
+        assert!(f.poll(&*store, &config).unwrap().is_empty());
         let m = Envelope::new("bob", "team-lead", Body::message("hi", None));
         store.append(&lead, &m).unwrap();
-        let got = f.poll(&store, &config).unwrap();
+        let got = f.poll(&*store, &config).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].id, m.id);
     }
@@ -216,7 +218,7 @@ mod tests {
             written.push(e.id);
         }
         let got: Vec<String> = Follower::default()
-            .poll(&store, &config)
+            .poll(&*store, &config)
             .unwrap()
             .into_iter()
             .map(|e| e.id)

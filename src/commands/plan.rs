@@ -3,6 +3,7 @@
 //! leader's inbox, the teammate is `awaiting_plan_approval`, and no response to it is in the
 //! teammate's inbox yet. Looking never moves the leader's `inbox` cursor.
 
+use crate::store::Position;
 use std::collections::BTreeMap;
 
 use crate::bus;
@@ -12,7 +13,7 @@ use crate::domain::message::Approve;
 use crate::domain::{Body, Envelope, LEADER, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{FsStore, Item, Store};
+use crate::store::{Item, Store};
 
 /// One plan waiting for the leader.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -29,8 +30,8 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     let store = ctx.store()?;
     let (name, approve, feedback) = match cmd {
         PlanCommand::List => {
-            ctx.reconcile(&store)?;
-            return list(ctx, &store);
+            ctx.reconcile(&*store)?;
+            return list(ctx, &*store);
         }
         PlanCommand::Approve(a) => (Name::teammate(&a.name)?, true, None),
         PlanCommand::Reject(a) => {
@@ -44,7 +45,7 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     };
     let config = store.load()?;
     config.require(name.as_str())?;
-    let Some(req) = pending(&store)?.remove(name.as_str()) else {
+    let Some(req) = pending(&*store)?.remove(name.as_str()) else {
         return Err(Error::bad(format!(
             "{name} has no plan waiting for approval (see `teamctl plan list`)"
         )));
@@ -59,8 +60,8 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
         },
     );
     bus::recipients(&config, &env)?;
-    ctx.reconcile(&store)?;
-    bus::deliver(&store, &config, &env)?;
+    ctx.reconcile(&*store)?;
+    bus::deliver(&*store, &config, &env)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "name": name.as_str(),
@@ -77,7 +78,7 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     Ok(())
 }
 
-fn list(ctx: &Ctx, store: &FsStore) -> Result<()> {
+fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
     let pending: Vec<Pending> = pending(store)?.into_values().collect();
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&pending).unwrap_or_default());
@@ -111,11 +112,11 @@ fn list(ctx: &Ctx, store: &FsStore) -> Result<()> {
 }
 
 /// Every teammate's pending plan, by name.
-pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
+pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
     let config = store.load()?;
     let leader = Name::leader();
     let mut latest: BTreeMap<String, Pending> = BTreeMap::new();
-    for e in crate::store::entries(store, &leader, 0) {
+    for e in crate::store::entries(store, &leader, Position::START) {
         let Item::Message(env) = e?.item else {
             continue;
         };
@@ -135,7 +136,7 @@ pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
         let Some(member) = config.member(name) else {
             return false;
         };
-        let live = store.live(&member.name);
+        let live = store.live(&member.name).ok().flatten();
         leader::effective_status(member, live.as_ref()) == Status::AwaitingPlanApproval
             && !answered(store, &member.name, &p.request_id)
     });
@@ -144,8 +145,8 @@ pub fn pending(store: &FsStore) -> Result<BTreeMap<String, Pending>> {
 
 /// Is team-lead's response to `request_id` already in `name`'s inbox, at or after its
 /// worker's cursor?
-fn answered(store: &FsStore, name: &Name, request_id: &str) -> bool {
-    crate::store::entries(store, name, store.cursor(name, crate::worker::READER))
+fn answered(store: &dyn Store, name: &Name, request_id: &str) -> bool {
+    crate::store::entries(store, name, store.cursor(name, crate::worker::READER).unwrap_or_default())
         .map_while(|e| e.ok())
         .any(|e| {
             matches!(&e.item, Item::Message(env)

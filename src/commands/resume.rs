@@ -5,14 +5,13 @@ use crate::cli::ResumeArgs;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::leader;
-use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
     let store = ctx.store()?;
     let config = store.load()?;
     let names = config.named_or_all(args.name.as_deref())?;
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     let mut resumed = Vec::new();
     let mut running = Vec::new();
     // One look at every teammate's pane or process (one tmux process per server); the one
@@ -23,7 +22,7 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     };
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
-        let status = leader::effective_status_with(&member, store.live(&name).as_ref(), &seen);
+        let status = leader::effective_status_with(&member, store.live(&name)?.as_ref(), &seen);
         // One recorded but never placed is checked again under its start lock.
         if status.is_running() && !leader::cut_short(&member, status) {
             if args.name.is_some() && !ctx.json {
@@ -33,7 +32,7 @@ pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
             continue;
         }
         // Another command may have started it meanwhile: then it is running, not resumed.
-        let Some(m) = leader::resume_if_down(&ctx.home, &store, &name)? else {
+        let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name)? else {
             running.push(name.to_string());
             continue;
         };

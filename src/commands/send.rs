@@ -10,7 +10,7 @@ use crate::domain::message::{VERSION, new_id};
 use crate::domain::{Body, Envelope, Name, Recipient};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let me = ctx.me()?;
@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         config.refuse_if_deleting()?;
         bus::recipients(config, &env)?;
     }
-    expect_answer(&store, &env)?;
+    expect_answer(&*store, &env)?;
     // Under the team file's shared lock: a `delete` marks the team either before this check
     // (the send fails, nothing appended) or after the append (its members are stopped after).
     // The team file is read again only if it changed meanwhile.
@@ -61,15 +61,15 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         let _shared = store.hold_shared()?;
         let config = store.load_cached(&mut cache)?;
         config.refuse_if_deleting()?;
-        bus::deliver(&store, config, &env)?
+        bus::deliver(&*store, config, &env)?
     };
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     // A shutdown request is not work: answering it stops the worker, and resuming one that
     // answered already would bring it straight back.
     let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {
         (Vec::new(), Vec::new())
     } else {
-        leader::wake(&ctx.home, &me, &store, &to)?
+        leader::wake(&ctx.home, &me, &*store, &to)?
     };
     if ctx.json {
         let mut out = serde_json::json!({
@@ -143,7 +143,7 @@ fn request_id(body: &Body) -> Option<&str> {
 /// A leader's shutdown request sent by hand is recorded like `teamctl shutdown` records it, so
 /// the answer marks the teammate stopped and returns its tasks. Only one request is awaited
 /// at a time: a second one would be answered never, or by the worker's next life.
-fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
+fn expect_answer(store: &dyn Store, env: &Envelope) -> Result<()> {
     let Body::ShutdownRequest { request_id, .. } = &env.body else {
         return Ok(());
     };
@@ -153,7 +153,7 @@ fn expect_answer(store: &FsStore, env: &Envelope) -> Result<()> {
     let name = Name::teammate(&env.to)?;
     let config = store.load()?;
     if let Some(m) = config.member(name.as_str()) {
-        let status = leader::seen_status(m, store.live(&name).as_ref());
+        let status = leader::seen_status(m, store.live(&name)?.as_ref());
         if !status.is_running() {
             return Err(Error::bad(format!(
                 "{name} is not running ({status}); there is nothing to shut down"

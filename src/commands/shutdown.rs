@@ -10,20 +10,20 @@ use crate::domain::Name;
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::leader::handoff::{Outcome, handoff, names};
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
     let store = ctx.store()?;
     let config = store.load()?;
     let targets = config.named_or_all(args.name.as_deref())?;
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     if args.force {
         let mut forced = Vec::new();
         for name in &targets {
             let member = store.load()?.require(name.as_str())?.clone();
-            let was_running = !leader::already_ended(&member, store.live(name).as_ref());
-            leader::end_member(&store, &member, "killed by shutdown --force")?;
+            let was_running = !leader::already_ended(&member, store.live(name)?.as_ref());
+            leader::end_member(&*store, &member, "killed by shutdown --force")?;
             if !ctx.json {
                 match was_running {
                     true => println!("{name} stopped (forced)"),
@@ -34,11 +34,11 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         }
         if args.name.is_none() {
             // A send may have resumed one meanwhile: end those too, then look once more.
-            for name in still_running(&store)? {
+            for name in still_running(&*store)? {
                 let member = store.load()?.require(name.as_str())?.clone();
-                leader::end_member(&store, &member, "killed by shutdown --force")?;
+                leader::end_member(&*store, &member, "killed by shutdown --force")?;
             }
-            refuse_running(&store)?;
+            refuse_running(&*store)?;
         }
         if ctx.json {
             ctx.print_json(
@@ -50,14 +50,14 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             );
         }
         if args.remove_worktree {
-            remove_worktrees(&store, &targets)?;
+            remove_worktrees(&*store, &targets)?;
         }
         return Ok(());
     }
     let timeout = Duration::from_secs(args.timeout);
     let deadline = crate::domain::time::deadline_after(timeout);
     let mut outcome = handoff(
-        &store,
+        &*store,
         &targets,
         args.reason.clone(),
         timeout,
@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     // resumes its recipient (sends are not held back), so those are asked again until the
     // timeout.
     while args.name.is_none() && !args.no_wait && outcome.refused.is_empty() {
-        let again = still_running(&store)?;
+        let again = still_running(&*store)?;
         if again.is_empty() {
             break;
         }
@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             "teamctl: {} started again during the shutdown (a message resumed it); asking again",
             names(&again)
         );
-        let more = handoff(&store, &again, args.reason.clone(), left, true)?;
+        let more = handoff(&*store, &again, args.reason.clone(), left, true)?;
         for n in more.stopped {
             if !outcome.stopped.contains(&n) {
                 outcome.stopped.push(n);
@@ -100,7 +100,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         }
     }
     if args.remove_worktree {
-        remove_worktrees(&store, &outcome.stopped)?;
+        remove_worktrees(&*store, &outcome.stopped)?;
         if !outcome.requested.is_empty() {
             eprintln!(
                 "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
@@ -111,20 +111,21 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
 }
 
 /// Teammates whose worker runs now (a send resumed them during a shutdown).
-fn still_running(store: &FsStore) -> Result<Vec<Name>> {
+fn still_running(store: &dyn Store) -> Result<Vec<Name>> {
     let config = store.load()?;
     let seen = crate::backend::Snapshot::of(config.teammates());
     Ok(config
         .teammates()
         .filter(|m| {
-            leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen).is_running()
+            leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
+                .is_running()
         })
         .map(|m| m.name.clone())
         .collect())
 }
 
 /// The error for teammates still running at the end of `shutdown --all`.
-fn refuse_running(store: &FsStore) -> Result<()> {
+fn refuse_running(store: &dyn Store) -> Result<()> {
     let running = still_running(store)?;
     if running.is_empty() {
         return Ok(());
@@ -136,7 +137,7 @@ fn refuse_running(store: &FsStore) -> Result<()> {
 }
 
 /// `--remove-worktree`: remove the worktrees of teammates that stopped.
-fn remove_worktrees(store: &FsStore, names: &[Name]) -> Result<()> {
+fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
     let config = store.load()?;
     for name in names {
         let member = config.require(name.as_str())?;

@@ -6,7 +6,6 @@ use crate::cli::{Decision, ShutdownResponseArgs};
 use crate::context::Ctx;
 use crate::domain::live::ShutdownAnswer;
 use crate::error::{Error, Result};
-use crate::store::Store;
 
 use crate::domain::env::SHUTDOWN_REQUEST_ID as REQUEST_VAR;
 

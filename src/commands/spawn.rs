@@ -11,7 +11,7 @@ use crate::domain::time::now_ms;
 use crate::domain::{Interactive, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 use crate::worktree;
 
 /// Refuse a new name that differs from a member's (the leader's included) only in case:
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
     let checked = check(&args)?;
     let store = ctx.store()?;
-    let started = start(ctx, &store, &args, checked, ctx.member_color.clone())?;
+    let started = start(ctx, &*store, &args, checked, ctx.member_color.clone())?;
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {
@@ -146,7 +146,7 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
 /// `up`. A teammate already running is refused.
 pub fn start(
     ctx: &Ctx,
-    store: &FsStore,
+    store: &dyn Store,
     args: &SpawnArgs,
     checked: Checked,
     color: Option<String>,
@@ -162,7 +162,7 @@ pub fn start(
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
         Some(branch) if store.load()?.member(name.as_str()).is_none() => {
-            Some(worktree::plan(&cwd, store.dir(), &name, branch)?)
+            Some(worktree::plan(&cwd, &store.local_dir(), &name, branch)?)
         }
         _ => None,
     };
@@ -197,7 +197,7 @@ pub fn start(
     // same identity and inbox, the new options. A running one is refused.
     let running = |cfg: &crate::domain::TeamConfig| {
         let existing = cfg.member(name.as_str())?;
-        let status = leader::effective_status(existing, store.live(&name).as_ref());
+        let status = leader::effective_status(existing, store.live(&name).ok().flatten().as_ref());
         status.is_running().then(|| {
             Error::bad(format!(
                 "{name} is already running in team {} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew",
@@ -224,7 +224,7 @@ pub fn start(
         // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
         backend::for_member(old).terminate(
             old,
-            store.live(&name).as_ref(),
+            store.live(&name)?.as_ref(),
             crate::backend::GRACE,
         )?;
         if tree.is_none() && old.worktree.is_some() {

@@ -6,17 +6,16 @@
 use crate::cli::StatusArgs;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::store::Store;
 use crate::view::status::{render, rows};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let store = ctx.store()?;
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     if args.watch {
         return crate::view::board::watch(ctx, &store);
     }
     let config = store.load()?;
-    let rows = rows(&store, &config);
+    let rows = rows(&*store, &config);
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "team": config.name.as_str(), "members": rows }));
         return Ok(());

@@ -16,7 +16,7 @@ use crate::domain::task::{Change, NewTask, Task, TaskList, TaskStatus, ids};
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Store};
+use crate::store::{SharedStore, Store};
 
 pub fn run(ctx: &Ctx, cmd: TaskCommand) -> Result<()> {
     match cmd {
@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx, cmd: TaskCommand) -> Result<()> {
 }
 
 /// The team, its file and the caller (who must be a member).
-fn open(ctx: &Ctx) -> Result<(FsStore, TeamConfig, Name)> {
+fn open(ctx: &Ctx) -> Result<(SharedStore, TeamConfig, Name)> {
     let store = ctx.store()?;
     let config = store.load()?;
     let me = ctx.me()?;
@@ -87,8 +87,8 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
         Ok(())
     })?;
     let task = added.ok_or_else(|| Error::failed("the task was not added"))?;
-    ctx.reconcile(&store)?;
-    tell_owner(ctx, &store, &me, &task)?;
+    ctx.reconcile(&*store)?;
+    tell_owner(ctx, &*store, &me, &task)?;
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
@@ -221,7 +221,7 @@ fn claim(ctx: &Ctx, args: TaskClaimArgs) -> Result<()> {
     let Some(task) = claimed else {
         return Err(Error::failed(nothing_to_claim(&list, &me)));
     };
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
@@ -290,12 +290,12 @@ fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
     let (Some(before), Some(task)) = (before, after) else {
         return Err(Error::failed("the task was not updated"));
     };
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     if task.owner.is_some() && task.owner != before.owner {
-        tell_owner(ctx, &store, &me, &task)?;
+        tell_owner(ctx, &*store, &me, &task)?;
     }
     if task.status == TaskStatus::Completed && before.status != TaskStatus::Completed {
-        tell_ready(ctx, &store, &me, &list, id)?;
+        tell_ready(ctx, &*store, &me, &list, id)?;
     }
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
@@ -320,9 +320,9 @@ fn done(ctx: &Ctx, args: TaskDoneArgs) -> Result<()> {
     let (Some(before), Some(task)) = (before, after) else {
         return Err(Error::failed("the task was not updated"));
     };
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     if before != TaskStatus::Completed {
-        tell_ready(ctx, &store, &me, &list, id)?;
+        tell_ready(ctx, &*store, &me, &list, id)?;
     }
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
@@ -335,7 +335,7 @@ fn done(ctx: &Ctx, args: TaskDoneArgs) -> Result<()> {
 /// Send `task`'s owner a `task_assignment` (not to oneself, not to the leader, who runs no
 /// worker), and start the owner again if it is down, so the task gets done (a teammate's
 /// assignment waits for one the leader stopped).
-pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<()> {
+pub fn tell_owner(ctx: &Ctx, store: &dyn Store, me: &Name, task: &Task) -> Result<()> {
     let Some(owner) = &task.owner else {
         return Ok(());
     };
@@ -361,7 +361,7 @@ pub fn tell_owner(ctx: &Ctx, store: &FsStore, me: &Name, task: &Task) -> Result<
 }
 
 /// After `id` is completed: tell the owners of the tasks it was the last blocker of.
-fn tell_ready(ctx: &Ctx, store: &FsStore, me: &Name, list: &TaskList, id: u64) -> Result<()> {
+fn tell_ready(ctx: &Ctx, store: &dyn Store, me: &Name, list: &TaskList, id: u64) -> Result<()> {
     for t in list.ready_after(id) {
         tell_owner(ctx, store, me, &t)?;
     }

@@ -17,7 +17,7 @@ use crate::domain::time::now_ms;
 use crate::domain::{BackendType, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 use super::spawn::{self, Checked};
 
@@ -130,7 +130,7 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
             }
             (Some(old), Some(store)) => {
                 let running =
-                    leader::effective_status(old, store.live(m.name()).as_ref()).is_running();
+                    leader::effective_status(old, store.live(m.name())?.as_ref()).is_running();
                 let diff = differences(m, &req, &checked, old);
                 match (running, diff.is_empty()) {
                     (true, true) => Action::Running,
@@ -169,8 +169,8 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
     if ctx.home.current().is_none() {
         ctx.home.set_current(Some(team))?;
     }
-    ctx.reconcile(&store)?;
-    let settings = team_settings(&store, &file)?;
+    ctx.reconcile(&*store)?;
+    let settings = team_settings(&*store, &file)?;
     let mut out = Report {
         team: team.to_string(),
         created,
@@ -194,13 +194,13 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
         let name = m.name().clone();
         let line = match action {
             Action::Spawn => {
-                let started = spawn::start(ctx, &store, &req, checked, m.color.clone())?;
+                let started = spawn::start(ctx, &*store, &req, checked, m.color.clone())?;
                 let line = format!("{name} spawned ({})", place(&started));
                 out.spawned.push(name.to_string());
                 line
             }
             Action::Respawn(diff) => {
-                let started = spawn::start(ctx, &store, &req, checked, m.color.clone())?;
+                let started = spawn::start(ctx, &*store, &req, checked, m.color.clone())?;
                 let line = format!(
                     "{name} spawned anew with its new definition ({}): {}",
                     place(&started),
@@ -209,7 +209,7 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
                 out.spawned.push(name.to_string());
                 line
             }
-            Action::Resume => match leader::resume_if_down(&ctx.home, &store, &name)? {
+            Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name)? {
                 Some(started) => {
                     out.resumed.push(name.to_string());
                     format!("{name} resumed ({})", place(&started))
@@ -264,7 +264,7 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
         if !ctx.json {
             println!("task #{id} added: {}", task.subject);
         }
-        super::task::tell_owner(ctx, &store, &me, task)?;
+        super::task::tell_owner(ctx, &*store, &me, task)?;
     }
     out.tasks_added = added.clone();
     out.tasks_kept = file.tasks.len() - added.len();
@@ -455,7 +455,7 @@ fn add_tasks(
 
 /// The team's own settings from the file (description, max-hops), written when they differ;
 /// what changed, as `key: was → now`.
-fn team_settings(store: &FsStore, file: &TeamFile) -> Result<Vec<String>> {
+fn team_settings(store: &dyn Store, file: &TeamFile) -> Result<Vec<String>> {
     let config = store.load()?;
     let mut changes = Vec::new();
     if config.description != file.description {

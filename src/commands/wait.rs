@@ -10,7 +10,7 @@ use crate::context::Ctx;
 use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{Store, SyncBell, Topic};
+use crate::store::{SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let store = ctx.store()?;
@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         config.require(name.as_str())?;
         names.push(name);
     }
-    ctx.reconcile(&store)?;
+    ctx.reconcile(&*store)?;
     let bell = SyncBell::default();
     let mut topics = vec![Topic::Live, Topic::Team];
     topics.extend(names.iter().cloned().map(Topic::Inbox));
@@ -37,9 +37,9 @@ pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
         for name in &names {
             let member = config.require(name.as_str())?;
-            let status = leader::effective_status_with(member, store.live(name).as_ref(), &seen);
+            let status = leader::effective_status_with(member, store.live(name)?.as_ref(), &seen);
             let settled = match status {
-                Status::Idle => leader::unread(&store, name, crate::worker::READER) == 0,
+                Status::Idle => leader::unread(&*store, name, crate::worker::READER) == 0,
                 Status::Stopped => true,
                 Status::AwaitingPlanApproval => {
                     approving.push(name.to_string());

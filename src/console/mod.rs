@@ -13,6 +13,7 @@ pub mod input;
 pub mod screen;
 pub mod states;
 
+use crate::store::Position;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ use crate::domain::{Body, Envelope, IdleReason, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader::{self, Handoff};
 use crate::output::printable;
-use crate::store::{FsStore, Item, Store};
+use crate::store::{Item, SharedStore};
 use crate::view::events::{Inboxes, Lines, TeamWatch};
 use crate::view::status;
 use input::{HELP, Input};
@@ -43,7 +44,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         screen: Screen::new(tty, &prompt),
         states: States::default(),
         // From what the leader has not read yet (`teamctl inbox`'s cursor, only read here).
-        shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader())),
+        shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader()))?,
     };
     let config = store.load()?;
     console.say(&format!(
@@ -133,11 +134,11 @@ enum Flow {
 
 struct Console<'a> {
     ctx: &'a Ctx,
-    store: FsStore,
+    store: SharedStore,
     screen: Screen,
     states: States,
     /// Where in the leader's inbox this console has shown up to.
-    shown: u64,
+    shown: Position,
 }
 
 impl Console<'_> {
@@ -148,7 +149,7 @@ impl Console<'_> {
 
     /// Act on shutdown responses (approved: the pane or process is ended).
     fn handoffs(&mut self) {
-        match leader::reconcile(&self.store) {
+        match leader::reconcile(&*self.store) {
             Ok(done) => {
                 for h in done {
                     // A stop leaves a notice in the inbox, shown with the other mail.
@@ -168,12 +169,12 @@ impl Console<'_> {
         let me = Name::leader();
         // An inbox shorter than what was shown was made anew (its directory removed): from
         // its start.
-        if self.store.inbox_end(&me) < self.shown {
-            self.shown = 0;
+        if self.store.inbox_end(&me)? < self.shown {
+            self.shown = Position::START;
         }
         let start = self.shown;
         let store = self.store.clone();
-        let mut all = crate::store::entries(&store, &me, start);
+        let mut all = crate::store::entries(&*store, &me, start);
         for e in all.by_ref() {
             match e?.item {
                 Item::Message(env) => {
@@ -239,7 +240,7 @@ impl Console<'_> {
     /// The teammates' states (printed again only when they changed): each by name while there
     /// are few, counted by state when there are many.
     fn status_line(&mut self, config: &TeamConfig) {
-        let mates = self.states.look(&self.store, config);
+        let mates = self.states.look(&*self.store, config);
         let p = &self.ctx.paint;
         let line = if mates.is_empty() {
             "no teammates yet: `teamctl spawn NAME --exec CMD`".to_string()
@@ -285,7 +286,7 @@ impl Console<'_> {
             }
             Input::Send { to, text } => self.send(&to, text),
             Input::Status => self.store.load().map(|config| {
-                let rows = status::rows(&self.store, &config);
+                let rows = status::rows(&*self.store, &config);
                 let table = status::render(&self.ctx.paint, &config, &rows);
                 self.say(table.trim_end());
             }),
@@ -301,13 +302,13 @@ impl Console<'_> {
     fn send(&mut self, to: &str, text: String) -> Result<()> {
         let config = self.store.load()?;
         let env = Envelope::new(LEADER, to, Body::message(text, None));
-        let got = bus::deliver(&self.store, &config, &env)?;
+        let got = bus::deliver(&*self.store, &config, &env)?;
         let names: Vec<String> = got
             .iter()
             .map(|n| self.ctx.paint.member(&config, n.as_str()))
             .collect();
         self.say(&self.ctx.paint.dim(&format!("-> {}", names.join(", "))));
-        for n in leader::resume_stopped(&self.ctx.home, &self.store, &got)? {
+        for n in leader::resume_stopped(&self.ctx.home, &*self.store, &got)? {
             self.say(&format!("{n} was not running; resumed it"));
         }
         Ok(())
@@ -349,7 +350,7 @@ impl Console<'_> {
         let name = Name::teammate(name)?;
         self.store.load()?.require(name.as_str())?;
         let out = leader::handoff::handoff(
-            &self.store,
+            &*self.store,
             std::slice::from_ref(&name),
             Some("asked from the leader console".into()),
             Duration::ZERO,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::domain::{LiveState, Member, Name, Status, TeamConfig};
 use crate::leader;
-use crate::store::FsStore;
+use crate::store::Store;
 
 /// How long a state seen from a worker's own word is taken as current without looking again.
 pub const RECHECK: Duration = Duration::from_secs(2);
@@ -29,8 +29,8 @@ pub struct Mate {
 
 struct Seen {
     member: Member,
-    /// The live state as stored.
-    live: Option<Vec<u8>>,
+    /// The live state as read.
+    live: Option<LiveState>,
     mate: Mate,
 }
 
@@ -43,7 +43,7 @@ pub struct States {
 
 impl States {
     /// Every teammate in team order, each looked at again only when needed (see the module).
-    pub fn look(&mut self, store: &FsStore, config: &TeamConfig) -> Vec<Mate> {
+    pub fn look(&mut self, store: &dyn Store, config: &TeamConfig) -> Vec<Mate> {
         if self.checked.is_none_or(|t| t.elapsed() >= RECHECK) {
             self.seen.clear();
             self.checked = Some(Instant::now());
@@ -53,11 +53,11 @@ impl States {
         mates
             .into_iter()
             .map(|m| {
-                let live = store.live_bytes(&m.name);
+                let live = store.live(&m.name).ok().flatten();
                 match self.seen.get(&m.name) {
                     Some(s) if s.live == live && s.member == *m && live.is_some() => s.mate.clone(),
                     _ => {
-                        let mate = look_at(m, live.as_deref());
+                        let mate = look_at(m, live.as_ref());
                         self.seen.insert(
                             m.name.clone(),
                             Seen {
@@ -74,11 +74,9 @@ impl States {
     }
 }
 
-fn look_at(m: &Member, live: Option<&[u8]>) -> Mate {
-    let live: Option<LiveState> = live.and_then(|b| serde_json::from_slice(b).ok());
-    let status = leader::seen_status(m, live.as_ref());
+fn look_at(m: &Member, live: Option<&LiveState>) -> Mate {
+    let status = leader::seen_status(m, live);
     let turn = live
-        .as_ref()
         .filter(|l| m.pid.is_none_or(|p| p == l.pid))
         .and_then(|l| l.current_turn.as_ref())
         .map(|t| t.summary.lines().next().unwrap_or("").to_string());

@@ -15,7 +15,7 @@ use crate::backend::proc;
 use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{Home, Store};
+use crate::store::Home;
 
 /// `(home, agent id)` when `pid` is a live teamctl worker.
 pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
@@ -78,7 +78,7 @@ fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
     if worker || name.is_leader() {
         return None;
     }
-    let status = leader::effective_status(member, store.live(&name).as_ref());
+    let status = leader::effective_status(member, store.live(&name).ok().flatten().as_ref());
     (!status.is_running()).then(|| format!("{name} is {status}, so this turn has no worker"))
 }
 
@@ -269,7 +269,8 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
             Some(format!("{name}'s pane is {current}, not this one"))
         }
         _ => {
-            let status = leader::effective_status(member, store.live(&member.name).as_ref());
+            let status =
+                leader::effective_status(member, store.live(&member.name).ok().flatten().as_ref());
             (status == Status::Stopped).then(|| format!("{name} is stopped"))
         }
     }

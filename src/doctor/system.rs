@@ -94,7 +94,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
         let seen = crate::backend::Snapshot::of(cfg.teammates());
         for m in cfg.teammates() {
             size += 1;
-            let live = crate::store::Store::live(&store, &m.name);
+            let live = store.live(&m.name).ok().flatten();
             if crate::leader::effective_status_with(m, live.as_ref(), &seen).is_running() {
                 running += 1;
             }

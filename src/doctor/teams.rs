@@ -10,7 +10,7 @@ use super::{Finding, Fix, Level};
 use crate::domain::{Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{FsStore, Home, Store};
+use crate::store::{Home, SharedStore};
 use crate::worktree;
 
 /// A team with no running teammate and no activity for this long is stale.
@@ -20,7 +20,7 @@ pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 const HALF_MADE_GRACE: Duration = Duration::from_secs(60);
 
 /// Every team of the home whose team file can be read.
-pub fn all(home: &Home) -> Vec<(FsStore, TeamConfig)> {
+pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {
     home.teams()
         .into_iter()
         .filter_map(|t| {
@@ -33,31 +33,6 @@ pub fn all(home: &Home) -> Vec<(FsStore, TeamConfig)> {
 
 fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
-}
-
-/// The newest change to the team file, an inbox or a live state.
-fn last_activity(dir: &Path) -> Option<SystemTime> {
-    let mut newest = mtime(&dir.join("config.json"));
-    let mut consider = |p: PathBuf| {
-        if let Some(t) = mtime(&p) {
-            newest = Some(newest.map_or(t, |n| n.max(t)));
-        }
-    };
-    for e in std::fs::read_dir(dir.join("inboxes"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        consider(e.path().join("inbox.jsonl"));
-    }
-    for e in std::fs::read_dir(dir.join("state"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        consider(e.path());
-    }
-    newest
 }
 
 fn ago(t: SystemTime) -> String {
@@ -122,7 +97,7 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
             }
             continue;
         }
-        let store = FsStore::new(team.clone(), dir.clone());
+        let store = home.handle(&team);
         let cfg = match store.load() {
             Ok(c) => c,
             Err(e) => {
@@ -134,14 +109,15 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
         let running: Vec<&str> = cfg
             .teammates()
             .filter(|m| {
-                leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen).is_running()
+                leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
+                    .is_running()
             })
             .map(|m| m.name.as_str())
             .collect();
         if !running.is_empty() {
             continue;
         }
-        let Some(last) = last_activity(&dir) else {
+        let Some(last) = store.last_activity() else {
             continue;
         };
         let idle = SystemTime::now().duration_since(last).unwrap_or_default();
@@ -207,9 +183,9 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
         }
         let seen = crate::backend::Snapshot::of(cfg.teammates());
         for m in cfg.teammates() {
-            let live = store.live(&m.name);
+            let live = store.live(&m.name).ok().flatten();
             let status = leader::effective_status_with(m, live.as_ref(), &seen);
-            let unread = || leader::unread(&store, &m.name, crate::worker::READER);
+            let unread = || leader::unread(&*store, &m.name, crate::worker::READER);
             let resume = format!("`teamctl resume --team {} {}`", cfg.name, m.name);
             match status {
                 Status::Dead => {
@@ -229,12 +205,8 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                     );
                 }
                 Status::Idle => {
-                    let inbox = store
-                        .dir()
-                        .join("inboxes")
-                        .join(m.name.as_str())
-                        .join(crate::store::inbox::INBOX_FILE);
-                    let quiet = mtime(&inbox)
+                    let quiet = store
+                        .last_mail(&m.name)
                         .and_then(|t| SystemTime::now().duration_since(t).ok())
                         .is_some_and(|a| a >= STUCK_AFTER);
                     let n = if quiet { unread() } else { 0 };
@@ -299,7 +271,7 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
         .and_then(|n| n.to_str())
         .and_then(|n| Name::parse(n).ok());
     if let Some(t) = &team
-        && let Ok(cfg) = FsStore::new(t.clone(), dir.to_path_buf()).load()
+        && let Ok(cfg) = home.handle(t).load()
     {
         crate::backend::tmux::forget_team(&cfg);
     }
@@ -328,7 +300,11 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             let Some(path) = m.worktree.as_deref().map(PathBuf::from) else {
                 continue;
             };
-            let status = leader::effective_status_with(m, store.live(&m.name).as_ref(), &seen);
+            let status = leader::effective_status_with(
+                m,
+                store.live(&m.name).ok().flatten().as_ref(),
+                &seen,
+            );
             if status != Status::Stopped {
                 continue;
             }
@@ -353,7 +329,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             };
             out.push(f);
         }
-        let dir = store.dir().join("worktrees");
+        let dir = store.local_dir().join("worktrees");
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = e.path();
             if recorded.contains(&path) {

@@ -9,7 +9,7 @@ use super::Handoff;
 use crate::domain::message::new_id;
 use crate::domain::{Body, Envelope, LEADER, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Item, Store, SyncBell, Topic};
+use crate::store::{Item, Store, SyncBell, Topic};
 
 /// Names as one comma-separated list.
 pub fn names(v: &[Name]) -> String {
@@ -73,7 +73,7 @@ impl Outcome {
 
 /// Ask each target to stop and, with `wait`, act on the answers until `timeout`.
 pub fn handoff(
-    store: &FsStore,
+    store: &dyn Store,
     targets: &[Name],
     reason: Option<String>,
     timeout: Duration,
@@ -92,8 +92,8 @@ pub fn handoff(
     let mut asked: Vec<(Name, String)> = Vec::new();
     let leader_name = Name::leader();
     let mut answers_from = store
-        .cursor(&leader_name, super::PROTOCOL_READER)
-        .min(store.inbox_end(&leader_name));
+        .cursor(&leader_name, super::PROTOCOL_READER)?
+        .min(store.inbox_end(&leader_name)?);
     // One look at every target's pane or process (one tmux process per server).
     let seen = {
         let config = store.load()?;
@@ -106,7 +106,7 @@ pub fn handoff(
         let _starting = super::start_lock(store, name)?;
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
-        match super::effective_status_with(&member, store.live(name).as_ref(), &seen) {
+        match super::effective_status_with(&member, store.live(name)?.as_ref(), &seen) {
             Status::Stopped => {
                 // Stopped on its own (or its answer was missed): make sure nothing is left.
                 if member.status != Status::Stopped {
@@ -195,7 +195,7 @@ pub fn handoff(
             crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
         for name in waiting.clone() {
             let member = config.require(name.as_str())?;
-            let why = match super::effective_status_with(member, store.live(&name).as_ref(), &seen)
+            let why = match super::effective_status_with(member, store.live(&name)?.as_ref(), &seen)
             {
                 Status::Dead => "it died before answering",
                 Status::Stopped => "it stopped",

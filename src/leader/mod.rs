@@ -9,8 +9,7 @@ mod wake;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::fsutil::{LockGuard, with_subdir};
-use crate::store::{FsStore, Home, Item, Store};
+use crate::store::{Held, Home, Item, LockKey, Store};
 pub use wake::{resume_stopped, wake};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -104,7 +103,7 @@ pub fn seen_status(member: &Member, live: Option<&LiveState>) -> Status {
 /// Start `name`'s worker on `backend` and record where it went.
 pub fn start_worker(
     home: &Home,
-    store: &FsStore,
+    store: &dyn Store,
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
@@ -114,7 +113,7 @@ pub fn start_worker(
 /// `start_worker`, given the team file as the caller just wrote it (it holds the member).
 pub fn start_worker_in(
     home: &Home,
-    store: &FsStore,
+    store: &dyn Store,
     config: &TeamConfig,
     name: &Name,
     backend: &dyn Backend,
@@ -172,10 +171,8 @@ pub fn start_worker_in(
 /// recorded, a teammate just added looks dead; a second start (a `send` racing a `spawn`, two
 /// resumes) waits here and then finds the first one's worker running, so there is never a
 /// second worker on one inbox.
-pub fn start_lock(store: &FsStore, name: &Name) -> Result<LockGuard> {
-    let locks = store.local_dir().join("locks");
-    let path = locks.join(format!("{name}.start"));
-    with_subdir(&locks, 1, || LockGuard::acquire(&path))
+pub fn start_lock(store: &dyn Store, name: &Name) -> Result<Held> {
+    store.lock(&LockKey::Start(name.clone()))
 }
 
 /// `status` (from `effective_status`) is "starting" only because the member was recorded
@@ -192,14 +189,14 @@ pub fn cut_short(member: &Member, status: Status) -> bool {
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor, saying
 /// whether a worker was started (`None`: it was running already, perhaps started by a
 /// concurrent spawn or resume this call waited for).
-pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Option<Member>> {
+pub fn resume_if_down(home: &Home, store: &dyn Store, name: &Name) -> Result<Option<Member>> {
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
     // Checked under the start lock, which `delete` takes after its mark: a start either sees
     // the mark or is over (and recorded) before `delete` ends this teammate.
     config.refuse_if_deleting()?;
     let member = config.require(name.as_str())?;
-    let live = store.live(name);
+    let live = store.live(name)?;
     let status = effective_status(member, live.as_ref());
     if status.is_running() && !cut_short(member, status) {
         return Ok(None);
@@ -216,8 +213,8 @@ pub fn resume_if_down(home: &Home, store: &FsStore, name: &Name) -> Result<Optio
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
 /// unfinished tasks back and tell the leader's inbox.
-pub fn end_member(store: &FsStore, member: &Member, why: &str) -> Result<()> {
-    let live = store.live(&member.name);
+pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<()> {
+    let live = store.live(&member.name)?;
     let ended_before = already_ended(member, live.as_ref());
     // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
     // is gone, never "dead" in between.
@@ -242,7 +239,7 @@ pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
     member.status == Status::Stopped && !effective_status(member, live).is_running()
 }
 
-pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
+pub fn mark_stopped(store: &dyn Store, name: &Name) -> Result<()> {
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
             m.status = Status::Stopped;
@@ -255,7 +252,7 @@ pub fn mark_stopped(store: &FsStore, name: &Name) -> Result<()> {
 
 /// Return a stopped teammate's unfinished tasks (pending or in progress) to the list:
 /// pending again, without an owner, so another teammate can claim them.
-pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
+pub fn release_tasks(store: &dyn Store, name: &Name) -> Result<()> {
     let now = crate::domain::time::now_ms();
     store.update_tasks(&mut |list| {
         list.release_owner(name, now);
@@ -268,7 +265,7 @@ pub fn release_tasks(store: &FsStore, name: &Name) -> Result<()> {
 /// an earlier request is still unanswered. Returns the id awaited and whether it is new. A
 /// worker answers the first request it finds, so a second id would never be matched: the
 /// teammate would exit without ever being marked stopped or its tasks returned.
-pub fn expect_shutdown(store: &FsStore, name: &Name, request_id: &str) -> Result<(String, bool)> {
+pub fn expect_shutdown(store: &dyn Store, name: &Name, request_id: &str) -> Result<(String, bool)> {
     let mut awaited = (request_id.to_string(), true);
     store.update(&mut |cfg| {
         if let Some(m) = cfg.member_mut(name.as_str()) {
@@ -291,14 +288,14 @@ pub enum Handoff {
 
 /// Act on shutdown responses that reached the leader since the last look: approved ones end
 /// exactly the pane or process group they name (tag checked) and mark the member stopped.
-pub fn reconcile(store: &FsStore) -> Result<Vec<Handoff>> {
+pub fn reconcile(store: &dyn Store) -> Result<Vec<Handoff>> {
     let leader = Name::leader();
-    if store.inbox_end(&leader) <= store.cursor(&leader, PROTOCOL_READER) {
+    if store.inbox_end(&leader)? <= store.cursor(&leader, PROTOCOL_READER)? {
         return Ok(Vec::new());
     }
-    let _lock = LockGuard::acquire(&store.local_dir().join("protocol.lock"))?;
+    let _lock = store.lock(&LockKey::Protocol)?;
     let mut out = Vec::new();
-    let mut all = crate::store::entries(store, &leader, store.cursor(&leader, PROTOCOL_READER));
+    let mut all = crate::store::entries(store, &leader, store.cursor(&leader, PROTOCOL_READER)?);
     for e in all.by_ref() {
         let Item::Message(env) = e?.item else {
             continue;
@@ -311,7 +308,7 @@ pub fn reconcile(store: &FsStore) -> Result<Vec<Handoff>> {
     Ok(out)
 }
 
-fn act_on(store: &FsStore, env: &Envelope) -> Result<Option<Handoff>> {
+fn act_on(store: &dyn Store, env: &Envelope) -> Result<Option<Handoff>> {
     let Body::ShutdownResponse {
         request_id,
         approve,
@@ -365,13 +362,15 @@ pub fn unread_but(store: &dyn Store, name: &Name, reader: &str, handling: Option
     let mut handled = if reader == crate::worker::READER {
         store
             .live(name)
+            .ok()
+            .flatten()
             .map(|l| l.handled_control)
             .unwrap_or_default()
     } else {
         Vec::new()
     };
     handled.extend(handling.map(String::from));
-    crate::store::entries(store, name, store.cursor(name, reader))
+    crate::store::entries(store, name, store.cursor(name, reader).unwrap_or_default())
         .map_while(|e| e.ok())
         .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
         .count()

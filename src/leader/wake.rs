@@ -3,7 +3,7 @@
 
 use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{FsStore, Home, Store};
+use crate::store::{Home, Store};
 
 /// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
 /// teammate's mail never brings back one the team file records as stopped (shut down, killed,
@@ -12,7 +12,7 @@ use crate::store::{FsStore, Home, Store};
 pub fn wake(
     home: &Home,
     me: &Name,
-    store: &FsStore,
+    store: &dyn Store,
     to: &[Name],
 ) -> Result<(Vec<Name>, Vec<Name>)> {
     if me.is_leader() {
@@ -24,7 +24,7 @@ pub fn wake(
         match config.member(name.as_str()) {
             Some(m)
                 if !name.is_leader()
-                    && super::seen_status(m, store.live(name).as_ref()) == Status::Stopped =>
+                    && super::seen_status(m, store.live(name)?.as_ref()) == Status::Stopped =>
             {
                 waiting.push(name.clone())
             }
@@ -35,7 +35,7 @@ pub fn wake(
 }
 
 /// Start the recipients that are stopped or dead, so the message gets handled.
-pub fn resume_stopped(home: &Home, store: &FsStore, to: &[Name]) -> Result<Vec<Name>> {
+pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec<Name>> {
     let config = store.load()?;
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
@@ -49,7 +49,7 @@ pub fn resume_stopped(home: &Home, store: &FsStore, to: &[Name]) -> Result<Vec<N
         // A running worker process carrying this member's tag is enough to know the message
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
-        let status = super::seen_status(member, store.live(name).as_ref());
+        let status = super::seen_status(member, store.live(name)?.as_ref());
         if !status.is_running() || super::cut_short(member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
             match super::resume_if_down(home, store, name) {

@@ -190,27 +190,25 @@ pub fn ring_topic(team_dir: &Path, topic: &Topic) {
     }
 }
 
-impl FsStore {
-    /// Like `subscribe`, for a waiter that lives briefly (`ask`, `wait`): doorbells, which
-    /// cost nothing at exit, where every topic has them; else (or when forced to poll, or when
-    /// a FIFO cannot be made) the usual subscription.
-    pub fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        if std::env::var_os(super::wake::POLL_ENV).is_some() {
-            return self.subscribe(topics, bell);
-        }
-        let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(self.dir(), t)).collect();
-        let Some(dirs) = dirs else {
-            return self.subscribe(topics, bell);
-        };
-        let mut bells = Vec::with_capacity(dirs.len());
-        for d in &dirs {
-            match Doorbell::arm(d, 2) {
-                Ok(b) => bells.push(b),
-                Err(_) => return self.subscribe(topics, bell),
-            }
-        }
-        super::wake::doorbells(bells, bell)
+/// The file store's `subscribe_brief`, for a waiter that lives briefly (`ask`, `wait`):
+/// doorbells, which cost nothing at exit, where every topic has them; else (or when forced to
+/// poll, or when a FIFO cannot be made) the usual subscription.
+pub fn subscribe_brief(store: &FsStore, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+    if std::env::var_os(super::wake::POLL_ENV).is_some() {
+        return store.subscribe(topics, bell);
     }
+    let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(store.dir(), t)).collect();
+    let Some(dirs) = dirs else {
+        return store.subscribe(topics, bell);
+    };
+    let mut bells = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        match Doorbell::arm(d, 2) {
+            Ok(b) => bells.push(b),
+            Err(_) => return store.subscribe(topics, bell),
+        }
+    }
+    super::wake::doorbells(bells, bell)
 }
 
 #[cfg(test)]

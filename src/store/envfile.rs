@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::domain::Name;
 use crate::error::{Error, IoContext, Result};
-use crate::store::FsStore;
+use crate::store::Store;
 use crate::store::fsutil::{self, ensure_dir_levels, write_atomic};
 
 /// One variable: name and value.
@@ -39,15 +39,16 @@ pub fn kept_from_own(key: &OsStr) -> bool {
 }
 
 /// Where `name`'s environment is recorded.
-pub fn path(store: &FsStore, name: &Name) -> PathBuf {
-    store.dir().join("env").join(name.as_str())
+pub fn path(store: &dyn Store, name: &Name) -> PathBuf {
+    store.local_dir().join("env").join(name.as_str())
 }
 
 /// Record `vars` (this process's environment, normally) for `name`, without the variables
 /// that are not recordable. A symbolic link at the file's path is refused.
-pub fn record(store: &FsStore, name: &Name, vars: impl Iterator<Item = Var>) -> Result<()> {
+pub fn record(store: &dyn Store, name: &Name, vars: impl Iterator<Item = Var>) -> Result<()> {
     let file = path(store, name);
-    let dir = file.parent().unwrap_or(store.dir());
+    let local = store.local_dir();
+    let dir = file.parent().unwrap_or(&local);
     ensure_dir_levels(dir, 1)?;
     if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(Error::failed(format!(

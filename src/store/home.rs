@@ -4,7 +4,9 @@
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::SharedStore;
 use super::fsutil::{check_dir, check_private_dir, ensure_dir, write_atomic};
 use super::team::FsStore;
 use crate::domain::time::now_ms;
@@ -114,7 +116,7 @@ impl Home {
     }
 
     /// Open an existing team, or a bad-input error that says how to make one.
-    pub fn open(&self, team: &Name) -> Result<FsStore> {
+    pub fn open(&self, team: &Name) -> Result<SharedStore> {
         if !self.exists(team) {
             return Err(Error::bad(format!(
                 "no team {team:?} in {}; create it with `teamctl create {team}` or pick one with --team",
@@ -122,11 +124,16 @@ impl Home {
             )));
         }
         self.verify_team(team)?;
-        Ok(FsStore::new(team.clone(), self.team_dir(team)))
+        Ok(self.handle(team))
+    }
+
+    /// The store of `team`, whether or not it exists (doctor looks at half-made teams).
+    pub fn handle(&self, team: &Name) -> SharedStore {
+        Arc::new(FsStore::new(team.clone(), self.team_dir(team)))
     }
 
     /// The team named by `--team`, else the current one.
-    pub fn resolve(&self, team: Option<&str>) -> Result<FsStore> {
+    pub fn resolve(&self, team: Option<&str>) -> Result<SharedStore> {
         match team {
             Some(t) => self.open(&Name::parse_as(t, "team")?),
             None => match self.current() {
@@ -139,7 +146,7 @@ impl Home {
     }
 
     /// Make a new team named `base`, or `base-2`, `base-3`... when the name is taken.
-    pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<FsStore> {
+    pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<SharedStore> {
         self.verify()?;
         let teams = self.teams_dir();
         ensure_dir(&teams)?;
@@ -174,7 +181,7 @@ impl Home {
             };
             let store = FsStore::new(candidate, dir);
             store.init(&config)?;
-            return Ok(store);
+            return Ok(Arc::new(store));
         }
         Err(Error::failed(format!(
             "could not find a free name for team {base}"

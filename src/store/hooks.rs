@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::domain::Name;
 use crate::domain::interactive::{HOOK_EVENTS, HookEvent};
 use crate::error::{Error, IoContext, Result};
-use crate::store::FsStore;
+use crate::store::Store;
 use crate::store::fsutil::{
     LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, write_atomic,
 };
@@ -18,8 +18,8 @@ use crate::store::fsutil::{
 const MAX_EVENTS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The directory of interactive teammates' files.
-pub fn dir(store: &FsStore) -> PathBuf {
-    store.dir().join("interactive")
+pub fn dir(store: &dyn Store) -> PathBuf {
+    store.local_dir().join("interactive")
 }
 
 /// The events file's name in `dir` (the companion watches it).
@@ -27,12 +27,12 @@ pub fn events_file(name: &Name) -> String {
     format!("{name}.events")
 }
 
-fn lock_path(store: &FsStore, name: &Name) -> PathBuf {
+fn lock_path(store: &dyn Store, name: &Name) -> PathBuf {
     dir(store).join(format!("{name}.events.lock"))
 }
 
 /// Record one event (the `teamctl hook` side).
-pub fn append(store: &FsStore, name: &Name, event: &HookEvent) -> Result<()> {
+pub fn append(store: &dyn Store, name: &Name, event: &HookEvent) -> Result<()> {
     let d = dir(store);
     // `interactive/` only, never the team directory above it; a link there is refused.
     ensure_dir_levels(&d, 1)?;
@@ -46,7 +46,7 @@ pub fn append(store: &FsStore, name: &Name, event: &HookEvent) -> Result<()> {
 }
 
 /// Every event recorded since the last take, oldest first; the file is emptied.
-pub fn take(store: &FsStore, name: &Name) -> Result<Vec<HookEvent>> {
+pub fn take(store: &dyn Store, name: &Name) -> Result<Vec<HookEvent>> {
     let d = dir(store);
     // Never through a link: the directory is checked, the file opened with `O_NOFOLLOW`
     // (emptying it through a planted link would empty the file it points at).
@@ -75,13 +75,17 @@ pub fn take(store: &FsStore, name: &Name) -> Result<Vec<HookEvent>> {
 }
 
 /// Forget events left from an earlier run (a new agent starts with none).
-pub fn clear(store: &FsStore, name: &Name) {
+pub fn clear(store: &dyn Store, name: &Name) {
     let _ = take(store, name);
 }
 
 /// Write the settings file that makes Claude Code run `teamctl hook EVENT` on each hook
 /// event (`--settings FILE`), and return its path. `program` is the teamctl binary.
-pub fn write_settings(store: &FsStore, name: &Name, program: &std::path::Path) -> Result<PathBuf> {
+pub fn write_settings(
+    store: &dyn Store,
+    name: &Name,
+    program: &std::path::Path,
+) -> Result<PathBuf> {
     let d = dir(store);
     ensure_dir_levels(&d, 1)?;
     let mut hooks = serde_json::Map::new();
@@ -123,18 +127,18 @@ mod tests {
         let victim = tmp.path().join("victim.txt");
         std::fs::write(&victim, b"precious data").unwrap();
         // A link at the events file.
-        std::fs::create_dir_all(dir(&store)).unwrap();
-        let events = dir(&store).join(events_file(&bob));
+        std::fs::create_dir_all(dir(&*store)).unwrap();
+        let events = dir(&*store).join(events_file(&bob));
         std::os::unix::fs::symlink(&victim, &events).unwrap();
-        assert!(take(&store, &bob).is_err());
+        assert!(take(&*store, &bob).is_err());
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious data");
         // A link in place of the whole directory.
-        std::fs::remove_dir_all(dir(&store)).unwrap();
+        std::fs::remove_dir_all(dir(&*store)).unwrap();
         let elsewhere = tmp.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::fs::write(elsewhere.join(events_file(&bob)), b"precious data").unwrap();
-        std::os::unix::fs::symlink(&elsewhere, dir(&store)).unwrap();
-        assert!(take(&store, &bob).is_err());
+        std::os::unix::fs::symlink(&elsewhere, dir(&*store)).unwrap();
+        assert!(take(&*store, &bob).is_err());
         assert_eq!(
             std::fs::read(elsewhere.join(events_file(&bob))).unwrap(),
             b"precious data"
@@ -149,23 +153,23 @@ mod tests {
         let team = Name::parse("t").unwrap();
         let store = home.create(&team, "", tmp.path()).unwrap();
         let bob = Name::teammate("bob").unwrap();
-        assert!(take(&store, &bob).unwrap().is_empty());
+        assert!(take(&*store, &bob).unwrap().is_empty());
         for (i, e) in ["user-prompt-submit", "stop"].iter().enumerate() {
             let ev = HookEvent {
                 event: e.to_string(),
                 at: i as u64,
                 text: None,
             };
-            append(&store, &bob, &ev).unwrap();
+            append(&*store, &bob, &ev).unwrap();
         }
-        let got: Vec<String> = take(&store, &bob)
+        let got: Vec<String> = take(&*store, &bob)
             .unwrap()
             .into_iter()
             .map(|e| e.event)
             .collect();
         assert_eq!(got, ["user-prompt-submit", "stop"]);
-        assert!(take(&store, &bob).unwrap().is_empty());
-        let path = write_settings(&store, &bob, std::path::Path::new("/x y/it's")).unwrap();
+        assert!(take(&*store, &bob).unwrap().is_empty());
+        let path = write_settings(&*store, &bob, std::path::Path::new("/x y/it's")).unwrap();
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,

@@ -107,10 +107,10 @@ fn write_once(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
 /// One item read from the log.
 #[derive(Debug)]
 pub struct Entry {
-    /// Byte offset where the line starts.
-    pub start: u64,
-    /// Byte offset just past the line's newline: the cursor value once this entry is handled.
-    pub end: u64,
+    /// Where the entry starts (a byte offset in the file store).
+    pub start: super::Position,
+    /// Just past the entry: the cursor value once this entry is handled.
+    pub end: super::Position,
     pub item: Item,
 }
 
@@ -163,8 +163,8 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
             }
         };
         out.push(Entry {
-            start,
-            end: pos,
+            start: super::Position::from_raw(start),
+            end: super::Position::from_raw(pos),
             item,
         });
     }
@@ -242,7 +242,7 @@ mod tests {
         }
         let all = read_from(&p.log(), cursor(&p, "w"), 100).unwrap();
         assert_eq!(texts(&all), ["one", "two", "three"]);
-        set_cursor(&p, "w", all[1].end).unwrap();
+        set_cursor(&p, "w", all[1].end.raw()).unwrap();
         let rest = read_from(&p.log(), cursor(&p, "w"), 100).unwrap();
         assert_eq!(texts(&rest), ["three"]);
         // A second reader has its own cursor.
@@ -261,7 +261,7 @@ mod tests {
         f.write_all(head).unwrap();
         let got = read_from(&p.log(), 0, 100).unwrap();
         assert_eq!(texts(&got), ["whole"]);
-        let end = got[0].end;
+        let end = got[0].end.raw();
         assert!(read_from(&p.log(), end, 100).unwrap().is_empty());
         f.write_all(tail).unwrap();
         assert_eq!(texts(&read_from(&p.log(), end, 100).unwrap()), ["later"]);
@@ -288,7 +288,7 @@ mod tests {
             got.iter().filter(|e| matches!(e.item, Item::Blank)).count(),
             1
         );
-        assert_eq!(got.last().unwrap().end, log_len(&p.log()));
+        assert_eq!(got.last().unwrap().end.raw(), log_len(&p.log()));
     }
 
     #[test]

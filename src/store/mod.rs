@@ -21,6 +21,7 @@ pub use inbox::{Entry, Item};
 pub use team::FsStore;
 pub use wake::{Bell, Subscription, SyncBell, WakeMode};
 
+use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::Result;
@@ -36,53 +37,188 @@ pub enum Topic {
     Live,
     /// The task list changed.
     Tasks,
-    /// An interactive teammate's agent reported a hook event (`store::hooks`).
+    /// An interactive teammate's agent reported a hook event (`store::hooks`; host-local).
     Hooks(Name),
 }
 
-/// Everything the CLI and the worker need from shared state.
+/// Where a reader is in an inbox. Opaque above the store: a byte offset in the file store, a
+/// stream sequence in another. Positions of one inbox are ordered; `START` is before the first
+/// message.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct Position(u64);
+
+impl Position {
+    pub const START: Position = Position(0);
+
+    /// For store implementations only: the backend's own number.
+    pub fn from_raw(raw: u64) -> Position {
+        Position(raw)
+    }
+
+    /// For store implementations only.
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+/// A change stamp of the team file: two equal stamps mean it did not change in between.
+/// The file store uses the file's inode, size and change time; others a revision number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp(u64, u64, i64, i64);
+
+impl Stamp {
+    /// The stamp of a file that writers replace (temp file and rename): inode, size and
+    /// change time; `None` when the file cannot be looked at. (Not for files written in place:
+    /// two writes within one clock tick can leave all three as they were.)
+    pub fn of_file(path: &std::path::Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
+    }
+
+    /// The stamp of a revision number (a store with compare-and-set revisions).
+    pub fn revision(rev: u64) -> Stamp {
+        Stamp(u64::MAX, rev, 0, 0)
+    }
+
+    /// Matches no real stamp.
+    const NONE: Stamp = Stamp(0, 0, 0, 0);
+}
+
+/// Something held until dropped: a lock, a shared hold on the team.
+pub struct Held(#[allow(dead_code)] Box<dyn Send>);
+
+impl Held {
+    pub fn new(guard: impl Send + 'static) -> Held {
+        Held(Box::new(guard))
+    }
+}
+
+/// The team's exclusive locks (`Store::lock`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockKey {
+    /// One start of a member's worker at a time (spawn, resume, a send that resumes).
+    Start(Name),
+    /// One reader of the leader's protocol messages at a time.
+    Protocol,
+}
+
+/// The team file cached with its stamp (`Store::load_cached`).
+pub type ConfigCache = Option<(Stamp, TeamConfig)>;
+
+/// A store shared by the parts of one process.
+pub type SharedStore = std::sync::Arc<dyn Store>;
+
+/// Everything the CLI, the leader and the worker need from shared state. Nothing above
+/// `store/` knows which store it has. Host-local files (logs, worktrees, agent sessions, hook
+/// events, recorded environments) live under `local_dir()`, on the host that uses them.
 pub trait Store: Send + Sync {
     fn team(&self) -> &Name;
 
+    /// Whether the team still exists (not deleted).
+    fn exists(&self) -> bool;
     /// Read the team file.
     fn load(&self) -> Result<TeamConfig>;
-    /// Change the team file under its lock; `f` returning an error leaves it untouched.
+    /// The team file's change stamp; `None` when it cannot be had (the team is gone).
+    fn stamp(&self) -> Option<Stamp>;
+    /// Change the team file (under its lock, or by compare-and-set); `f` returning an error
+    /// leaves it untouched. Returns the file as written.
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig>;
+    /// A shared hold on the team, taken by `send` while it checks that the team is not being
+    /// deleted and appends, so that `delete`'s mark (taken under the team file's exclusive
+    /// lock) falls before or after the whole send, never in between.
+    fn hold_shared(&self) -> Result<Held>;
+    /// An exclusive lock, held until dropped.
+    fn lock(&self, key: &LockKey) -> Result<Held>;
 
     /// Append one message to `inbox`. The caller has validated it.
     fn append(&self, inbox: &Name, env: &Envelope) -> Result<()>;
-    /// Up to `max` entries of `inbox` from byte `from`.
-    fn read(&self, inbox: &Name, from: u64, max: usize) -> Result<Vec<Entry>>;
-    /// The inbox's end: where the next message will start.
-    fn inbox_end(&self, inbox: &Name) -> u64;
-    fn cursor(&self, inbox: &Name, reader: &str) -> u64;
-    fn set_cursor(&self, inbox: &Name, reader: &str, pos: u64) -> Result<()>;
+    /// Up to `max` entries of `inbox` after `from`, in order.
+    fn read(&self, inbox: &Name, from: Position, max: usize) -> Result<Vec<Entry>>;
+    /// The inbox's end: the position after its last message.
+    fn inbox_end(&self, inbox: &Name) -> Result<Position>;
+    /// Where `reader` has read `inbox` to (`START` when it never has).
+    fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position>;
+    fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()>;
+    /// Which incarnation of `inbox` this is; it changes when the inbox was removed and made
+    /// anew (a subscriber must then subscribe again). `None` while it is missing.
+    fn inbox_generation(&self, inbox: &Name) -> Option<u64>;
 
     /// A worker's live state, if it has written one.
-    fn live(&self, member: &Name) -> Option<LiveState>;
+    fn live(&self, member: &Name) -> Result<Option<LiveState>>;
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
+    /// Record `member`'s answer to the shutdown request its current turn handles.
+    fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()>;
+    /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
+    fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer>;
+    /// Whether the loop guard should tell the leader about a loop between `a` and `b` now:
+    /// true for exactly one caller, then false for a while (`LOOP_NOTICE_QUIET`).
+    fn first_loop_notice(&self, a: &str, b: &str) -> bool;
 
     /// The task list (empty when there is none yet).
     fn load_tasks(&self) -> Result<TaskList>;
-    /// Change the task list under its lock; `f` returning an error leaves it untouched.
-    /// Returns the list as written.
+    /// Change the task list under its lock (or by compare-and-set); `f` returning an error
+    /// leaves it untouched. Returns the list as written.
     fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList>;
 
-    /// Ring `bell` whenever one of `topics` changes.
+    /// Ring `bell` whenever one of `topics` changes. Armed when this returns: a read made
+    /// afterwards cannot miss a change made after the read.
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription>;
+    /// As `subscribe`, for a waiter that lives briefly (`ask`, `wait`).
+    fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+        self.subscribe(topics, bell)
+    }
 
     /// Where a teammate's turn output is logged on this host.
     fn log_path(&self, member: &Name) -> PathBuf;
-    /// A directory for this team's local files (worktrees, scratch).
+    /// This team's directory on this host, for host-local files (logs, worktrees, sessions,
+    /// hook events, recorded environments, long replies).
     fn local_dir(&self) -> PathBuf;
+    /// Where the team is kept, for people: a directory, or a server's address (no secrets).
+    fn location(&self) -> String {
+        self.local_dir().display().to_string()
+    }
     /// Remove the team and everything in it.
     fn destroy(&self) -> Result<()>;
+    /// When the team last changed: its team file, an inbox or a live state (doctor's stale
+    /// teams).
+    fn last_activity(&self) -> Option<std::time::SystemTime>;
+    /// When `inbox` last got mail.
+    fn last_mail(&self, inbox: &Name) -> Option<std::time::SystemTime>;
+    /// Every member that has an inbox, by name (a damaged team file's members are found so).
+    fn inboxes(&self) -> Vec<Name>;
+
+    /// The team file, read again only when its stamp changed since `cache` was filled.
+    fn load_cached<'a>(&self, cache: &'a mut ConfigCache) -> Result<&'a TeamConfig> {
+        let stamp = self.stamp();
+        let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
+        if !fresh {
+            // Stamp first, then read: a change made in between leaves a stale stamp, so the
+            // next call reads again. No stamp matches nothing: read again next time.
+            let config = self.load()?;
+            *cache = Some((stamp.unwrap_or(Stamp::NONE), config));
+        }
+        Ok(&cache.as_ref().expect("filled above").1)
+    }
 }
 
-/// Every entry of `inbox` from byte `from` to its end, read in batches (memory stays bounded
-/// however long the inbox). `pos()` is the byte just past the last entry yielded: the cursor
+/// Every entry of `inbox` after `from` to its end, read in batches (memory stays bounded
+/// however long the inbox). `pos()` is the position of the last entry yielded: the cursor
 /// value once those entries are handled.
-pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: u64) -> Entries<'a> {
+pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: Position) -> Entries<'a> {
     Entries {
         store,
         inbox: inbox.clone(),
@@ -98,16 +234,16 @@ pub struct Entries<'a> {
     store: &'a dyn Store,
     inbox: Name,
     /// Just past the last entry yielded.
-    pos: u64,
+    pos: Position,
     /// Where the next batch starts.
-    next: u64,
+    next: Position,
     batch: std::collections::VecDeque<Entry>,
     done: bool,
 }
 
 impl Entries<'_> {
     /// Just past the last entry yielded so far.
-    pub fn pos(&self) -> u64 {
+    pub fn pos(&self) -> Position {
         self.pos
     }
 }
@@ -154,21 +290,21 @@ mod tests {
             let env = Envelope::new("team-lead", "bob", Body::message(format!("m{i}"), None));
             store.append(&bob, &env).unwrap();
         }
-        let mut all = entries(&store, &bob, 0);
+        let mut all = entries(&*store, &bob, Position::START);
         let got: Vec<Entry> = all.by_ref().map(|e| e.unwrap()).collect();
         assert_eq!(got.len(), 1100, "more than two batches, all read");
-        assert_eq!(all.pos(), store.inbox_end(&bob));
+        assert_eq!(all.pos(), store.inbox_end(&bob).unwrap());
         // From the middle: only what follows, and pos moves entry by entry.
         let mid = got[999].end;
-        let mut rest = entries(&store, &bob, mid);
+        let mut rest = entries(&*store, &bob, mid);
         assert_eq!(rest.pos(), mid);
         let first = rest.next().unwrap().unwrap();
         assert_eq!(rest.pos(), first.end);
         assert_eq!(rest.count(), 99);
         // An empty inbox yields nothing and stays where it started.
         let nobody = Name::parse("nobody").unwrap();
-        let mut none = entries(&store, &nobody, 0);
+        let mut none = entries(&*store, &nobody, Position::START);
         assert!(none.next().is_none());
-        assert_eq!(none.pos(), 0);
+        assert_eq!(none.pos(), Position::START);
     }
 }

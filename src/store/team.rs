@@ -17,26 +17,11 @@ use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
-use super::{Entry, Store, Topic};
+use super::{Entry, Held, LockKey, Position, Stamp, Store, Topic};
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
 use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
-
-/// A fingerprint of a file that writers replace (temp file and rename): inode, size and
-/// change time. Two equal stamps mean it was not replaced in between. (Not for files written
-/// in place: two writes within one clock tick can leave all three as they were.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp(u64, u64, i64, i64);
-
-impl FileStamp {
-    /// `None` when the file cannot be looked at (missing, among others).
-    pub fn of(path: &std::path::Path) -> Option<FileStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(FileStamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
-    }
-}
 
 /// How long after a loop notice the same pair's loop stays quiet.
 pub const LOOP_NOTICE_QUIET: std::time::Duration = std::time::Duration::from_secs(600);
@@ -72,62 +57,6 @@ impl FsStore {
         self.dir.join("answers").join(format!("{member}.json"))
     }
 
-    /// Record `member`'s answer to the shutdown request its current turn handles.
-    pub fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
-        let bytes = serde_json::to_vec(answer)
-            .map_err(|e| Error::failed(format!("cannot encode the answer: {e}")))?;
-        let path = self.answer_path(member);
-        // `answers/` only, never the team directory above it (a turn racing `delete`).
-        with_subdir(&self.dir.join("answers"), 1, || {
-            write_atomic(&path, &bytes, true)
-        })
-    }
-
-    /// Whether the loop guard should tell the leader about a loop between `a` and `b` now:
-    /// true for the first worker to ask, then false for a while (`LOOP_NOTICE_QUIET`), so
-    /// the leader gets one notice per loop, not one per message or per member.
-    pub fn first_loop_notice(&self, a: &str, b: &str) -> bool {
-        let (x, y) = if a <= b { (a, b) } else { (b, a) };
-        let dir = self.dir.join("loops");
-        if ensure_dir_levels(&dir, 1).is_err() {
-            return true;
-        }
-        let path = dir.join(format!("{x}~{y}"));
-        // Check, remove and create under one lock: without it a second teammate that found no
-        // marker could remove the first one's fresh marker and win as well (two notices).
-        let Ok(_guard) = super::fsutil::LockGuard::acquire(&dir.join(".lock")) else {
-            return true;
-        };
-        let fresh = |p: &std::path::Path| {
-            std::fs::symlink_metadata(p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age < LOOP_NOTICE_QUIET)
-        };
-        if fresh(&path) {
-            return false;
-        }
-        // A stale marker goes; then exactly one creator wins.
-        let _ = std::fs::remove_file(&path);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .is_ok()
-    }
-
-    /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
-    pub fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
-        let path = self.answer_path(member);
-        let bytes = super::fsutil::read(&path).ok()?;
-        let _ = std::fs::remove_file(&path);
-        serde_json::from_slice::<ShutdownAnswer>(&bytes)
-            .ok()
-            .filter(|a| a.request_id == request_id)
-    }
-
     /// Write the first team file and the team's directories.
     pub fn init(&self, config: &TeamConfig) -> Result<()> {
         for sub in ["inboxes", "state", "logs"] {
@@ -135,57 +64,6 @@ impl FsStore {
         }
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
         self.write_config(config)
-    }
-
-    /// The team file's stamp: every writer replaces the file, so it changes with every change.
-    pub fn config_stamp(&self) -> Option<FileStamp> {
-        FileStamp::of(&self.config_path())
-    }
-
-    /// `member`'s live state as stored (JSON), unparsed: a view can tell whether it changed
-    /// without parsing it.
-    pub fn live_bytes(&self, member: &Name) -> Option<Vec<u8>> {
-        slots::load(&self.state_path(member))
-    }
-
-    /// The team file, read again only when its stamp changed since `cache` was filled.
-    pub fn load_cached<'a>(
-        &self,
-        cache: &'a mut Option<(FileStamp, TeamConfig)>,
-    ) -> Result<&'a TeamConfig> {
-        let stamp = self.config_stamp();
-        let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
-        if !fresh {
-            // Stamp first, then read: a change made in between leaves a stale stamp, so the
-            // next call reads again.
-            // No stamp (inode 0 is never real) matches nothing: read again next time.
-            let config = self.load()?;
-            *cache = Some((stamp.unwrap_or(FileStamp(0, 0, 0, 0)), config));
-        }
-        Ok(&cache.as_ref().expect("filled above").1)
-    }
-
-    /// The team file's lock, shared: held by `send` while it checks that the team is not being
-    /// deleted and appends, so `delete`'s mark (taken exclusively) falls before or after the
-    /// whole send, never in between.
-    pub fn hold_shared(&self) -> Result<LockGuard> {
-        LockGuard::shared(&self.dir.join("config.lock")).map_err(|e| {
-            if self.dir.exists() {
-                e
-            } else {
-                Error::failed(format!("team {} no longer exists (deleted)", self.team))
-            }
-        })
-    }
-
-    /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a
-    /// watcher whose directory was removed (and perhaps made again) must arm a new watch.
-    pub fn inbox_dir_id(&self, member: &Name) -> Option<u64> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(self.inbox(member).dir)
-            .ok()
-            .filter(|m| m.is_dir())
-            .map(|m| m.ino())
     }
 
     fn write_config(&self, config: &TeamConfig) -> Result<()> {
@@ -223,6 +101,51 @@ impl Store for FsStore {
         })
     }
 
+    fn exists(&self) -> bool {
+        self.config_path().is_file()
+    }
+
+    /// Every writer replaces the team file, so its stamp changes with every change.
+    fn stamp(&self) -> Option<Stamp> {
+        Stamp::of_file(&self.config_path())
+    }
+
+    /// The team file's lock, shared: held by `send` while it checks that the team is not being
+    /// deleted and appends, so `delete`'s mark (taken exclusively) falls before or after the
+    /// whole send, never in between.
+    fn hold_shared(&self) -> Result<Held> {
+        let guard = LockGuard::shared(&self.dir.join("config.lock")).map_err(|e| {
+            if self.dir.exists() {
+                e
+            } else {
+                Error::failed(format!("team {} no longer exists (deleted)", self.team))
+            }
+        })?;
+        Ok(Held::new(guard))
+    }
+
+    fn lock(&self, key: &LockKey) -> Result<Held> {
+        let guard = match key {
+            LockKey::Start(name) => {
+                let locks = self.dir.join("locks");
+                let path = locks.join(format!("{name}.start"));
+                with_subdir(&locks, 1, || LockGuard::acquire(&path))?
+            }
+            LockKey::Protocol => LockGuard::acquire(&self.dir.join("protocol.lock"))?,
+        };
+        Ok(Held::new(guard))
+    }
+
+    /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a
+    /// watcher whose directory was removed (and perhaps made again) must arm a new watch.
+    fn inbox_generation(&self, member: &Name) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(self.inbox(member).dir)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|m| m.ino())
+    }
+
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
         let mut config = self.load()?;
@@ -237,24 +160,30 @@ impl Store for FsStore {
         Ok(())
     }
 
-    fn read(&self, member: &Name, from: u64, max: usize) -> Result<Vec<Entry>> {
-        inbox::read_from(&self.inbox(member).log(), from, max)
+    fn read(&self, member: &Name, from: Position, max: usize) -> Result<Vec<Entry>> {
+        inbox::read_from(&self.inbox(member).log(), from.raw(), max)
     }
 
-    fn inbox_end(&self, member: &Name) -> u64 {
-        inbox::log_len(&self.inbox(member).log())
+    fn inbox_end(&self, member: &Name) -> Result<Position> {
+        Ok(Position::from_raw(inbox::log_len(
+            &self.inbox(member).log(),
+        )))
     }
 
-    fn cursor(&self, member: &Name, reader: &str) -> u64 {
-        inbox::cursor(&self.inbox(member), reader)
+    fn cursor(&self, member: &Name, reader: &str) -> Result<Position> {
+        Ok(Position::from_raw(inbox::cursor(
+            &self.inbox(member),
+            reader,
+        )))
     }
 
-    fn set_cursor(&self, member: &Name, reader: &str, pos: u64) -> Result<()> {
-        inbox::set_cursor(&self.inbox(member), reader, pos)
+    fn set_cursor(&self, member: &Name, reader: &str, pos: Position) -> Result<()> {
+        inbox::set_cursor(&self.inbox(member), reader, pos.raw())
     }
 
-    fn live(&self, member: &Name) -> Option<LiveState> {
-        serde_json::from_slice(&self.live_bytes(member)?).ok()
+    /// A state that cannot be read or parsed reads as none (a worker rewrites it soon).
+    fn live(&self, member: &Name) -> Result<Option<LiveState>> {
+        Ok(slots::load(&self.state_path(member)).and_then(|b| serde_json::from_slice(&b).ok()))
     }
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
@@ -266,6 +195,62 @@ impl Store for FsStore {
         })?;
         super::doorbell::ring_topic(&self.dir, &Topic::Live);
         Ok(())
+    }
+
+    /// Record `member`'s answer to the shutdown request its current turn handles.
+    fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
+        let bytes = serde_json::to_vec(answer)
+            .map_err(|e| Error::failed(format!("cannot encode the answer: {e}")))?;
+        let path = self.answer_path(member);
+        // `answers/` only, never the team directory above it (a turn racing `delete`).
+        with_subdir(&self.dir.join("answers"), 1, || {
+            write_atomic(&path, &bytes, true)
+        })
+    }
+
+    /// Whether the loop guard should tell the leader about a loop between `a` and `b` now:
+    /// true for the first worker to ask, then false for a while (`LOOP_NOTICE_QUIET`), so
+    /// the leader gets one notice per loop, not one per message or per member.
+    fn first_loop_notice(&self, a: &str, b: &str) -> bool {
+        let (x, y) = if a <= b { (a, b) } else { (b, a) };
+        let dir = self.dir.join("loops");
+        if ensure_dir_levels(&dir, 1).is_err() {
+            return true;
+        }
+        let path = dir.join(format!("{x}~{y}"));
+        // Check, remove and create under one lock: without it a second teammate that found no
+        // marker could remove the first one's fresh marker and win as well (two notices).
+        let Ok(_guard) = super::fsutil::LockGuard::acquire(&dir.join(".lock")) else {
+            return true;
+        };
+        let fresh = |p: &std::path::Path| {
+            std::fs::symlink_metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < LOOP_NOTICE_QUIET)
+        };
+        if fresh(&path) {
+            return false;
+        }
+        // A stale marker goes; then exactly one creator wins.
+        let _ = std::fs::remove_file(&path);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .is_ok()
+    }
+
+    /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.
+    fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
+        let path = self.answer_path(member);
+        let bytes = super::fsutil::read(&path).ok()?;
+        let _ = std::fs::remove_file(&path);
+        serde_json::from_slice::<ShutdownAnswer>(&bytes)
+            .ok()
+            .filter(|a| a.request_id == request_id)
     }
 
     fn load_tasks(&self) -> Result<TaskList> {
@@ -302,7 +287,7 @@ impl Store for FsStore {
                 }
                 Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),
                 Topic::Hooks(m) => {
-                    let dir = super::hooks::dir(self);
+                    let dir = super::hooks::dir(self as &dyn Store);
                     ensure_dir(&dir)?;
                     Target::new(dir, &[&super::hooks::events_file(m)])
                 }
@@ -316,12 +301,76 @@ impl Store for FsStore {
         self.dir.join("logs").join(format!("{member}.log"))
     }
 
+    fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+        super::doorbell::subscribe_brief(self, topics, bell)
+    }
+
     fn local_dir(&self) -> PathBuf {
         self.dir.clone()
     }
 
+    /// Retried: a worker that is still ending may write into the directory meanwhile.
     fn destroy(&self) -> Result<()> {
-        std::fs::remove_dir_all(&self.dir).at(&self.dir)
+        let dir = &self.dir;
+        let mut last = None;
+        for _ in 0..200 {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => last = Some(e),
+            }
+            if std::fs::symlink_metadata(dir).is_err() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Err(Error::failed(format!(
+            "cannot remove {}: {}; run `teamctl delete --force` again",
+            dir.display(),
+            last.map_or_else(|| "it keeps coming back".into(), |e| e.to_string())
+        )))
+    }
+
+    fn last_activity(&self) -> Option<std::time::SystemTime> {
+        let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let mut newest = mtime(&self.config_path());
+        let mut consider = |p: PathBuf| {
+            if let Some(t) = mtime(&p) {
+                newest = Some(newest.map_or(t, |n: std::time::SystemTime| n.max(t)));
+            }
+        };
+        for e in std::fs::read_dir(self.dir.join("inboxes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            consider(e.path().join(inbox::INBOX_FILE));
+        }
+        for e in std::fs::read_dir(self.dir.join("state"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            consider(e.path());
+        }
+        newest
+    }
+
+    fn last_mail(&self, member: &Name) -> Option<std::time::SystemTime> {
+        std::fs::metadata(self.inbox(member).log())
+            .and_then(|m| m.modified())
+            .ok()
+    }
+
+    fn inboxes(&self) -> Vec<Name> {
+        let mut out: Vec<Name> = std::fs::read_dir(self.dir.join("inboxes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Name::parse(e.file_name().to_str()?).ok())
+            .collect();
+        out.sort();
+        out
     }
 }
 
@@ -414,7 +463,7 @@ mod tests {
             .create(&Name::parse("t").unwrap(), "", dir.path())
             .unwrap();
         let bob = Name::parse("bob").unwrap();
-        std::fs::remove_dir_all(store.dir().join("state")).unwrap();
+        std::fs::remove_dir_all(store.local_dir().join("state")).unwrap();
         let live = crate::domain::LiveState {
             status: crate::domain::Status::Idle,
             pid: 1,
@@ -431,9 +480,9 @@ mod tests {
             session_turns: 0,
         };
         store.set_live(&bob, &live).unwrap();
-        assert_eq!(store.live(&bob).unwrap().pid, 1);
-        store.set_cursor(&bob, "worker", 0).unwrap();
-        assert_eq!(store.cursor(&bob, "worker"), 0);
+        assert_eq!(store.live(&bob).unwrap().unwrap().pid, 1);
+        store.set_cursor(&bob, "worker", Position::START).unwrap();
+        assert_eq!(store.cursor(&bob, "worker").unwrap(), Position::START);
     }
 
     #[test]
@@ -459,7 +508,7 @@ mod tests {
         let store = home
             .create(&Name::parse("t").unwrap(), "", dir.path())
             .unwrap();
-        std::fs::write(store.dir().join("config.json"), b"\x00\xffgarbage").unwrap();
+        std::fs::write(store.local_dir().join("config.json"), b"\x00\xffgarbage").unwrap();
         let err = store.load().unwrap_err();
         assert!(err.to_string().contains("damaged"), "{err}");
     }

@@ -56,6 +56,8 @@ pub enum WakeMode {
     /// FIFO doorbells poked by writers (`super::doorbell`).
     Doorbell,
     Poll(Duration),
+    /// Pushed by a store's server (another store than files).
+    Push,
 }
 
 /// A live subscription; dropping it stops the wake-ups.
@@ -64,10 +66,25 @@ pub struct Subscription {
     _watcher: Option<RecommendedWatcher>,
     poller: Option<Arc<AtomicBool>>,
     doorbells: Option<Arc<Vec<Doorbell>>>,
+    guard: Option<Box<dyn Send>>,
+}
+
+impl Subscription {
+    /// A subscription of another store: wake-ups stop when `guard` is dropped.
+    pub fn holding(mode: WakeMode, guard: impl Send + 'static) -> Subscription {
+        Subscription {
+            mode,
+            _watcher: None,
+            poller: None,
+            doorbells: None,
+            guard: Some(Box::new(guard)),
+        }
+    }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        drop(self.guard.take());
         if let Some(stop) = &self.poller {
             stop.store(true, Ordering::Relaxed);
         }
@@ -107,6 +124,7 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
         _watcher: None,
         poller: Some(stop),
         doorbells: Some(bells),
+        guard: None,
     })
 }
 
@@ -142,6 +160,7 @@ pub fn subscribe_or_ring(
             _watcher: Some(w),
             poller: None,
             doorbells: None,
+            guard: None,
         }),
         Err(e) => {
             if let Some(dirs) = bells {
@@ -223,6 +242,7 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
         _watcher: None,
         poller: Some(stop),
         doorbells: None,
+        guard: None,
     }
 }
 

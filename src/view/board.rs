@@ -3,6 +3,7 @@
 //! 1 s timer refreshes the ages; otherwise a new board is printed only when what it shows
 //! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle notifications appear as state, never as lines. Ctrl-C exits 0.
 
+use crate::store::SharedStore;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,6 @@ use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
 use crate::error::Result;
-use crate::store::FsStore;
 use crate::view::events::{Inboxes, TeamWatch};
 use crate::view::status::{Row, rows};
 
@@ -37,7 +37,7 @@ fn key(rows: &[Row]) -> Vec<String> {
 }
 
 /// Run the board until Ctrl-C.
-pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
+pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
     let tty = std::io::stdout().is_terminal() && !ctx.json;
     let mut watch = TeamWatch::new(store, Inboxes::Every)?;
     let mut last_key: Option<Vec<String>> = None;
@@ -52,8 +52,8 @@ pub fn watch(ctx: &Ctx, store: &FsStore) -> Result<()> {
                 return Ok(());
             };
             watch.follow_members(&config)?;
-            let _ = ctx.reconcile(store);
-            let rows = rows(store, &config);
+            let _ = ctx.reconcile(&**store);
+            let rows = rows(&**store, &config);
             let k = key(&rows);
             if ctx.json && last_key.as_ref() != Some(&k) {
                 let value = serde_json::json!({ "team": config.name.as_str(), "members": rows });

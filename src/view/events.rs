@@ -11,8 +11,7 @@ use std::time::Instant;
 
 use crate::domain::{Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::team::FileStamp;
-use crate::store::{Bell, FsStore, Store, Subscription, SyncBell, Topic};
+use crate::store::{Bell, ConfigCache, SharedStore, Store, Subscription, SyncBell, Topic};
 
 /// Whose inboxes a view follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,19 +25,19 @@ pub enum Inboxes {
 
 /// The team's file events plus Ctrl-C, behind one doorbell.
 pub struct TeamWatch {
-    store: FsStore,
+    store: SharedStore,
     bell: SyncBell,
     sub: Subscription,
     inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
-    config: Option<(FileStamp, TeamConfig)>,
+    config: ConfigCache,
 }
 
 impl TeamWatch {
     /// Subscribe to every topic of the team as it is now, and catch Ctrl-C and SIGTERM.
     /// The watch is armed when this returns: a read made afterwards misses nothing.
-    pub fn new(store: &FsStore, inboxes: Inboxes) -> Result<TeamWatch> {
+    pub fn new(store: &SharedStore, inboxes: Inboxes) -> Result<TeamWatch> {
         let bell = SyncBell::default();
         let stop = Arc::new(AtomicBool::new(false));
         catch_stop_signals(stop.clone(), bell.bell())?;
@@ -46,7 +45,7 @@ impl TeamWatch {
             Inboxes::Every => member_names(&store.load()?),
             Inboxes::Leader => vec![Name::leader()],
         };
-        let sub = subscribe(store, &members, bell.bell())?;
+        let sub = subscribe(&**store, &members, bell.bell())?;
         Ok(TeamWatch {
             store: store.clone(),
             bell,
@@ -63,7 +62,7 @@ impl TeamWatch {
     pub fn load(&mut self) -> Result<Option<TeamConfig>> {
         match self.store.load_cached(&mut self.config) {
             Ok(c) => Ok(Some(c.clone())),
-            Err(_) if !self.store.dir().join("config.json").exists() => {
+            Err(_) if !self.store.exists() => {
                 eprintln!("teamctl: team {} was deleted", self.store.team());
                 Ok(None)
             }
@@ -105,7 +104,7 @@ impl TeamWatch {
         if !new.is_empty() {
             let mut all = self.members.clone();
             all.extend(new.iter().cloned());
-            self.sub = subscribe(&self.store, &all, self.bell.bell())?;
+            self.sub = subscribe(&*self.store, &all, self.bell.bell())?;
             self.members = all;
         }
         Ok(new)
@@ -116,7 +115,7 @@ fn member_names(config: &TeamConfig) -> Vec<Name> {
     config.members.iter().map(|m| m.name.clone()).collect()
 }
 
-fn subscribe(store: &FsStore, members: &[Name], bell: Bell) -> Result<Subscription> {
+fn subscribe(store: &dyn Store, members: &[Name], bell: Bell) -> Result<Subscription> {
     let mut topics = vec![Topic::Live, Topic::Team, Topic::Tasks];
     topics.extend(members.iter().cloned().map(Topic::Inbox));
     store.subscribe(&topics, bell)

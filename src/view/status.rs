@@ -8,7 +8,7 @@ use crate::domain::time::{age, now_ms};
 use crate::domain::{LiveState, Member, Status, TeamConfig};
 use crate::leader;
 use crate::output::Painter;
-use crate::store::{FsStore, Store};
+use crate::store::Store;
 
 /// One member's row.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -30,7 +30,7 @@ pub struct Row {
     pub shutdown_requested: bool,
 }
 
-pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
+pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
     // One reading of every pane for the whole table (one tmux process per server).
     let seen = crate::backend::Snapshot::of(&config.members);
     rows_by(store, config, |m, live| {
@@ -41,7 +41,7 @@ pub fn rows(store: &FsStore, config: &TeamConfig) -> Vec<Row> {
 /// `rows`, each member's state told by `status` (`leader::effective_status` or the cheaper
 /// `leader::seen_status`).
 pub fn rows_by(
-    store: &FsStore,
+    store: &dyn Store,
     config: &TeamConfig,
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
 ) -> Vec<Row> {
@@ -49,7 +49,7 @@ pub fn rows_by(
         .members
         .iter()
         .map(|m| {
-            let live = store.live(&m.name);
+            let live = store.live(&m.name).ok().flatten();
             let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
             let status = status(m, live.as_ref());
             // The message a running turn handles is not unread (a dead worker's is).

@@ -10,7 +10,6 @@ use crate::domain::task::{Task, TaskError, TaskStatus};
 use crate::domain::time::now_ms;
 use crate::domain::{Body, Envelope};
 use crate::error::Result;
-use crate::store::Store;
 
 /// Task ids listed in an idle summary before "and N more".
 const LISTED: usize = 10;

@@ -241,7 +241,7 @@ impl Worker {
     /// message of the Stop that ends that turn: the first Stop after a submitted prompt that
     /// holds `ours` (a turn the user started in the pane meanwhile is not taken for it).
     fn take_hook_events(&mut self, ours: Option<&str>) -> Option<Option<String>> {
-        let events = hooks::take(&self.store, &self.name).unwrap_or_default();
+        let events = hooks::take(&*self.store, &self.name).unwrap_or_default();
         let mut stopped = None;
         for e in events {
             let Some(c) = self.companion.as_mut() else {

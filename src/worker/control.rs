@@ -3,6 +3,7 @@
 //! answers), which plan answer settles the pending request, and what a message at the cursor
 //! leads to. `Worker::scan_control` feeds it what the inbox holds.
 
+use crate::store::Position;
 use std::collections::VecDeque;
 
 use crate::domain::{Body, Envelope, LEADER};
@@ -14,7 +15,7 @@ const MAX_KEPT: usize = 16;
 #[derive(Debug, Default)]
 pub(super) struct Control {
     /// Where in the inbox the look-ahead has read to.
-    scanned_to: u64,
+    scanned_to: Position,
     shutdown: Option<Envelope>,
     plan_replies: Vec<Envelope>,
 }
@@ -45,18 +46,18 @@ pub(super) enum Action<'a> {
 
 impl Control {
     /// Where the next look-ahead starts: never behind the cursor, each byte read once.
-    pub fn start(&self, cursor: u64) -> u64 {
+    pub fn start(&self, cursor: Position) -> Position {
         self.scanned_to.max(cursor)
     }
 
     /// The look-ahead has read up to `pos`.
-    pub fn scanned(&mut self, pos: u64) {
+    pub fn scanned(&mut self, pos: Position) {
         self.scanned_to = pos;
     }
 
     /// The inbox was made anew: read it from its start.
     pub fn restart(&mut self) {
-        self.scanned_to = 0;
+        self.scanned_to = Position::START;
     }
 
     /// Take in one message found ahead of the cursor, unless `handled` lists it. The leader's
@@ -197,13 +198,14 @@ mod tests {
 
     #[test]
     fn the_look_ahead_never_starts_behind_the_cursor_and_restarts_on_a_new_inbox() {
+        let p = Position::from_raw;
         let mut c = Control::default();
-        assert_eq!(c.start(10), 10);
-        c.scanned(40);
-        assert_eq!(c.start(10), 40);
-        assert_eq!(c.start(50), 50);
+        assert_eq!(c.start(p(10)), p(10));
+        c.scanned(p(40));
+        assert_eq!(c.start(p(10)), p(40));
+        assert_eq!(c.start(p(50)), p(50));
         c.restart();
-        assert_eq!(c.start(0), 0);
+        assert_eq!(c.start(Position::START), Position::START);
     }
 
     #[test]

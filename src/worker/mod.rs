@@ -28,11 +28,10 @@ use crate::bus;
 use crate::domain::env;
 use crate::domain::time::now_ms;
 use crate::domain::{
-    Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TeamConfig, TurnInfo,
+    Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
 };
 use crate::error::{Error, Result};
-use crate::store::team::FileStamp;
-use crate::store::{FsStore, Home, Item, Store, Topic};
+use crate::store::{ConfigCache, Home, Item, Position, SharedStore, Topic};
 use control::{Action, Control};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
@@ -68,7 +67,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let team = Name::parse_as(team, "team")?;
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
-    turn::adopt_recorded_env(&crate::store::envfile::path(&store, &name))?;
+    turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -91,7 +90,7 @@ enum Next {
 }
 
 struct Worker {
-    store: FsStore,
+    store: SharedStore,
     home: PathBuf,
     name: Name,
     member: Member,
@@ -106,17 +105,17 @@ struct Worker {
     /// Tasks finished since the worker was last idle.
     task_tally: autoclaim::Tally,
     /// The team file as last read, with its stamp: re-read only when it changed.
-    config: Option<(FileStamp, TeamConfig)>,
+    config: ConfigCache,
     /// An interactive teammate's agent pane (see `companion.rs`).
     companion: Option<companion::Companion>,
 }
 
 impl Worker {
-    fn new(store: FsStore, home: PathBuf, name: Name) -> Result<Worker> {
+    fn new(store: SharedStore, home: PathBuf, name: Name) -> Result<Worker> {
         let config = store.load()?;
         let member = config.require(name.as_str())?.clone();
         let now = now_ms();
-        let previous = store.live(&name);
+        let previous = store.live(&name)?;
         let live = LiveState {
             status: Status::Starting,
             pid: std::process::id(),
@@ -187,7 +186,7 @@ impl Worker {
         // Armed before the first read: nothing written after this point can be missed.
         let ring: crate::store::Bell = Arc::new(move || bell.notify_one());
         let mut _subscription = self.store.subscribe(&topics, ring.clone())?;
-        let mut armed = self.store.inbox_dir_id(&self.name);
+        let mut armed = self.store.inbox_generation(&self.name);
         let mut stop = Stoppers {
             interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
             terminate: signal(SignalKind::terminate()).map_err(sig_err)?,
@@ -204,7 +203,7 @@ impl Worker {
         loop {
             // The inbox directory removed (and perhaps made again by a sender): the watch went
             // with it. Make it again, arm anew, and read the new log from its start.
-            let now = self.store.inbox_dir_id(&self.name);
+            let now = self.store.inbox_generation(&self.name);
             if now.is_none() || now != armed {
                 if now.is_none() {
                     // Removed: a removal of the whole team (by hand) is let finish first; a
@@ -215,7 +214,7 @@ impl Worker {
                         _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
                         _ = int.recv() => return self.exit_on_signal("SIGINT"),
                     }
-                    if self.store.config_stamp().is_none() {
+                    if self.store.stamp().is_none() {
                         self.sink
                             .note("warning: the team directory is gone; waiting to be ended");
                         tokio::select! {
@@ -227,7 +226,7 @@ impl Worker {
                     }
                 }
                 _subscription = self.store.subscribe(&topics, ring.clone())?;
-                armed = self.store.inbox_dir_id(&self.name);
+                armed = self.store.inbox_generation(&self.name);
                 self.control.restart();
                 self.sink
                     .note("warning: the inbox directory was removed; made it again, watching anew");
@@ -239,7 +238,7 @@ impl Worker {
                     Next::Continue | Next::Again => {}
                 }
             }
-            let cursor = self.store.cursor(&self.name, READER);
+            let cursor = self.store.cursor(&self.name, READER)?;
             let entries = self.store.read(&self.name, cursor, BATCH)?;
             if entries.is_empty() {
                 if self.member.auto_claim {
@@ -288,9 +287,9 @@ impl Worker {
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
     /// once.
     fn scan_control(&mut self) -> Result<()> {
-        let from = self.control.start(self.store.cursor(&self.name, READER));
+        let from = self.control.start(self.store.cursor(&self.name, READER)?);
         let store = self.store.clone();
-        let mut all = crate::store::entries(&store, &self.name, from);
+        let mut all = crate::store::entries(&*store, &self.name, from);
         for e in all.by_ref() {
             let Item::Message(env) = e?.item else {
                 continue;
@@ -392,7 +391,7 @@ impl Worker {
         // Where the sender's inbox ends now: a report the turn sends itself lands after it.
         let sender_end = Name::parse(&env.from)
             .ok()
-            .map(|n| (self.store.inbox_end(&n), n));
+            .and_then(|n| Some((self.store.inbox_end(&n).ok()?, n)));
         if self.companion.is_some() {
             // Working (and the turn recorded, for `interrupt`) once the message is pasted.
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
@@ -416,7 +415,7 @@ impl Worker {
         env: &Envelope,
         summary: String,
         result: TurnResult,
-        sender_end: Option<(u64, Name)>,
+        sender_end: Option<(Position, Name)>,
     ) -> Result<Next> {
         match sender_end {
             Some((from, sender)) if result.succeeded() && self.reported(&sender, from, &env.id) => {
@@ -481,7 +480,7 @@ impl Worker {
         let preset = self.member.agent.as_deref().and_then(agent::preset::find);
         let mut prompt = String::new();
         let home = self.home.display().to_string();
-        let sessions_dir = self.store.dir().join("sessions");
+        let sessions_dir = self.store.local_dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
         let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
@@ -672,12 +671,15 @@ impl Worker {
         } else {
             crate::domain::message::new_id()
         };
-        self.store.dir().join("replies").join(format!("{id}.txt"))
+        self.store
+            .local_dir()
+            .join("replies")
+            .join(format!("{id}.txt"))
     }
 
     /// Whether `sender`'s inbox, from byte `from` on, holds a message of ours in reply to `id`.
-    fn reported(&self, sender: &Name, from: u64, id: &str) -> bool {
-        crate::store::entries(&self.store, sender, from)
+    fn reported(&self, sender: &Name, from: Position, id: &str) -> bool {
+        crate::store::entries(&*self.store, sender, from)
             .map_while(|e| e.ok())
             .any(|e| {
                 matches!(&e.item, Item::Message(m) if m.from == self.name.as_str()
@@ -738,11 +740,11 @@ impl Worker {
     /// Validate and append `env`, against the team file as it is now (read again only when
     /// it changed: with 300 members it is about 200 KB of JSON, and every turn sends twice).
     fn deliver(&mut self, env: &Envelope) -> Result<Vec<Name>> {
-        if let Some(done) = bus::to_leader(&self.store, &self.name, env) {
+        if let Some(done) = bus::to_leader(&*self.store, &self.name, env) {
             return done;
         }
         let config = self.store.load_cached(&mut self.config)?;
-        bus::deliver(&self.store, config, env)
+        bus::deliver(&*self.store, config, env)
     }
 
     fn finish_turn(&mut self, reason: IdleReason, what: String) {

@@ -10,7 +10,6 @@ use crate::domain::message::Approve;
 use crate::domain::time::now_ms;
 use crate::domain::{BackendType, Body, Envelope, LEADER, Status, TurnInfo};
 use crate::error::Result;
-use crate::store::Store;
 
 impl Worker {
     /// Answer a shutdown request: the leader's only; asked of the agent in a turn of its own

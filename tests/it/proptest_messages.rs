@@ -344,7 +344,7 @@ impl Reader {
             }
         }
         if let Some(last) = entries.last() {
-            inbox::set_cursor(paths, self.name, last.end).unwrap();
+            inbox::set_cursor(paths, self.name, last.end.raw()).unwrap();
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::common::{TestEnv, wait_until};
 use teamctl::domain::{Body, Envelope, Name};
 use teamctl::store::inbox::{self, InboxPaths};
-use teamctl::store::{Home, Item, Store};
+use teamctl::store::{Home, Item};
 
 const ROLE: &str = "TEAMCTL_RELIABILITY_ROLE";
 
@@ -192,7 +192,7 @@ fn helper_process() {
                     &var("TO"),
                     Body::message(format!("s{k}-{seq}"), None),
                 );
-                teamctl::bus::deliver(&store, &config, &env).unwrap();
+                teamctl::bus::deliver(&*store, &config, &env).unwrap();
             }
         }
         _ => {}
@@ -277,7 +277,7 @@ fn writers_killed_at_random_moments_never_hide_later_messages() {
             {
                 got.push(summary);
             }
-            *cursor = e.end;
+            *cursor = e.end.raw();
         }
     };
     for (i, mut w) in writers.into_iter().enumerate() {
