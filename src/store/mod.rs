@@ -9,6 +9,7 @@ pub mod fsutil;
 pub mod home;
 pub mod hooks;
 pub mod inbox;
+pub mod nats;
 pub mod slots;
 pub mod tasks;
 pub mod team;
