@@ -1,5 +1,7 @@
 //! The home directory: where teams live, which team the leader leads now, and creating or
-//! finding a team. Nothing is written until a command has passed validation.
+//! finding a team. Nothing is written until a command has passed validation. A team is files
+//! here (`FsStore`), or kept in a NATS server (`NatsStore`) that its directory here points to
+//! (`store.json`).
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
