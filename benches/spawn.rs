@@ -25,9 +25,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use support::{
-    Env, fmt, inotify_fds, inotify_limit, memory_kib, print_machine, processes_mentioning, wait_for,
-};
+use support::{Env, fmt, inotify_fds, inotify_limit, memory_kib, print_machine, wait_for};
 
 const TEAM: &str = "bench";
 
@@ -233,85 +231,12 @@ fn bare_panes(n: usize) -> Result<()> {
         println!("anchor: tmux not found, bare panes not measured");
         return Ok(());
     }
-    let socket = format!("teamctl-bench-anchor-{}", std::process::id());
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-    };
-    let result = (|| -> Result<(Duration, usize, u64)> {
-        let t0 = Instant::now();
-        let out = tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            "anchor",
-            "-x",
-            "250",
-            "-y",
-            "120",
-            "-P",
-            "-F",
-            "#{window_id}",
-            "sleep",
-            "1000",
-        ])?;
-        anyhow::ensure!(out.status.success(), "tmux new-session failed");
-        let mut window = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let mut windows = 1;
-        for _ in 1..n {
-            let split = tmux(&[
-                "split-window",
-                "-d",
-                "-l",
-                "1",
-                "-t",
-                &window,
-                "sleep",
-                "1000",
-            ])?;
-            if !split.status.success() {
-                let w = tmux(&[
-                    "new-window",
-                    "-d",
-                    "-t",
-                    "anchor:",
-                    "-P",
-                    "-F",
-                    "#{window_id}",
-                    "sleep",
-                    "1000",
-                ])?;
-                anyhow::ensure!(w.status.success(), "tmux new-window failed");
-                window = String::from_utf8_lossy(&w.stdout).trim().to_string();
-                windows += 1;
-            }
-        }
-        let took = t0.elapsed();
-        let panes = tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])?;
-        let pids: Vec<u32> = String::from_utf8_lossy(&panes.stdout)
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect();
-        anyhow::ensure!(pids.len() == n, "made {} panes, wanted {n}", pids.len());
-        let sleep_rss = pids.first().and_then(|&p| memory_kib(p)).map_or(0, |m| m.0);
-        Ok((took, windows, sleep_rss))
-    })();
-    support::kill_tmux_server(&socket);
-    for pid in processes_mentioning(&socket) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-    let (took, windows, sleep_rss) = result?;
+    let b = support::bare_panes(n)?;
     println!(
-        "anchor: {n} bare tmux panes running sleep: {} ({windows} windows; a bare sleep pane's RSS {:.2} MiB)",
-        fmt(took),
-        sleep_rss as f64 / 1024.0
+        "anchor: {n} bare tmux panes running sleep: {} ({} windows; a bare sleep pane's RSS {:.2} MiB)",
+        fmt(b.took),
+        b.windows,
+        b.sleep_rss_kib as f64 / 1024.0
     );
     println!(
         "anchor (SPEC, not measurable here): the original took 36.8 GB for 292 agents in 2 minutes"

@@ -1,9 +1,33 @@
 //! Sending: check a message against the rules and the team's members, then append it to each
 //! recipient's inbox (`*` fans out to every member but the sender).
 
+use crate::domain::name::AgentId;
 use crate::domain::{Envelope, LEADER, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{SharedStore, Store};
+
+/// Deliver `env` (plain text from another team: `from` is the sender's agent id) to `to`, a
+/// member of another team kept where `store`'s team is (the same home, the same server). That
+/// team must exist, not be being deleted, and have the member; nothing is written otherwise.
+/// Returns the other team's store.
+pub fn across(store: &dyn Store, to: &AgentId, env: &Envelope) -> Result<SharedStore> {
+    env.validate()?;
+    if AgentId::parse(&env.from, "sender")?.is_none() {
+        return Err(Error::bad(format!(
+            "a message to another team names its sender by agent id (NAME@TEAM), not {:?}",
+            env.from
+        )));
+    }
+    let other = store.sibling(&to.team)?;
+    {
+        let _shared = other.hold_shared()?;
+        let config = other.load()?;
+        config.refuse_if_deleting()?;
+        let member = config.require(to.name.as_str())?;
+        other.append(&member.name, env)?;
+    }
+    Ok(other)
+}
 
 /// Validate `env` and append it to its recipients' inboxes; returns who got it.
 pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {

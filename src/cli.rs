@@ -294,7 +294,7 @@ pub struct SpawnArgs {
 
 #[derive(Debug, Args)]
 pub struct SendArgs {
-    /// A member name, or * for everyone but you
+    /// A member name, * for everyone but you, or NAME@TEAM for a member of another team (plain text)
     pub to: String,
     /// The message (use -- before a text that starts with -)
     pub text: Option<String>,

@@ -188,8 +188,21 @@ fn clean_up_on_interrupt() {
         while unsafe { libc::read(read_fd, (&mut b as *mut u8).cast(), 1) } != 1 {}
         eprintln!("[bench] interrupted (signal {b}): ending everything it started");
         let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
-        for (home, socket) in &live {
-            clean_up(home, socket.as_deref());
+        let servers = SERVERS.lock().map(|l| l.clone()).unwrap_or_default();
+        // Twice: a `teamctl` or `tmux` the main thread had started may make a server (or
+        // a process) again after the first pass; the second ends what it made.
+        for pass in 0..2 {
+            if pass > 0 {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            for (home, socket) in &live {
+                clean_up(home, socket.as_deref());
+            }
+            for socket in &servers {
+                end_server(socket);
+            }
+        }
+        for (home, _) in &live {
             let _ = std::fs::remove_dir_all(home);
         }
         std::process::exit(130);
@@ -211,6 +224,15 @@ pub fn kill_tmux_server(socket: &str) {
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     let _ = tmux(&["kill-server"]);
+    // Where tmux puts it by default, when the server did not answer (gone already).
+    let path = path.or_else(|| {
+        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+        Some(
+            PathBuf::from(dir)
+                .join(format!("tmux-{}", nix::unistd::getuid()))
+                .join(socket),
+        )
+    });
     if let Some(p) = path.filter(|p| p.file_name().is_some_and(|n| n == socket)) {
         let _ = std::fs::remove_file(p);
     }
@@ -450,4 +472,134 @@ pub fn inotify_fds(pid: u32) -> usize {
                 .unwrap_or(false)
         })
         .count()
+}
+
+/// The private tmux servers of the live `TmuxServer`s, for ending on an interrupt.
+static SERVERS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// A private tmux server that is not a teamctl home's (an anchor's bare panes): killed with
+/// every process started in it (a pane's processes carry the socket in `$TMUX`) when dropped,
+/// or when the bench is interrupted.
+pub struct TmuxServer {
+    pub socket: String,
+}
+
+impl TmuxServer {
+    pub fn new(tag: &str) -> TmuxServer {
+        let socket = format!("teamctl-bench-{tag}-{}", std::process::id());
+        if let Ok(mut s) = SERVERS.lock() {
+            s.push(socket.clone());
+        }
+        TmuxServer { socket }
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> std::io::Result<Output> {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        end_server(&self.socket);
+        if let Ok(mut s) = SERVERS.lock() {
+            s.retain(|x| x != &self.socket);
+        }
+    }
+}
+
+fn end_server(socket: &str) {
+    kill_tmux_server(socket);
+    for _ in 0..3 {
+        let pids = processes_mentioning(socket);
+        if pids.is_empty() {
+            break;
+        }
+        for pid in pids {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The anchor of a tmux spawn: `n` bare panes running `sleep` on a private tmux server, one
+/// `tmux` command per pane (as teamctl issues one per teammate): split the current window
+/// (`-l 1`), a new window when it is full. The server and its panes are gone on return.
+pub struct BarePanes {
+    pub took: Duration,
+    pub windows: usize,
+    /// A bare `sleep` pane's VmRSS (KiB).
+    pub sleep_rss_kib: u64,
+}
+
+pub fn bare_panes(n: usize) -> Result<BarePanes> {
+    let server = TmuxServer::new("anchor");
+    let tmux = |args: &[&str]| server.tmux(args);
+    let t0 = Instant::now();
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "anchor",
+        "-x",
+        "250",
+        "-y",
+        "120",
+        "-P",
+        "-F",
+        "#{window_id}",
+        "sleep",
+        "1000",
+    ])?;
+    anyhow::ensure!(out.status.success(), "tmux new-session failed");
+    let mut window = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut windows = 1;
+    for _ in 1..n {
+        let split = tmux(&[
+            "split-window",
+            "-d",
+            "-l",
+            "1",
+            "-t",
+            &window,
+            "sleep",
+            "1000",
+        ])?;
+        if !split.status.success() {
+            let w = tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "anchor:",
+                "-P",
+                "-F",
+                "#{window_id}",
+                "sleep",
+                "1000",
+            ])?;
+            anyhow::ensure!(w.status.success(), "tmux new-window failed");
+            window = String::from_utf8_lossy(&w.stdout).trim().to_string();
+            windows += 1;
+        }
+    }
+    let took = t0.elapsed();
+    let panes = tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])?;
+    let pids: Vec<u32> = String::from_utf8_lossy(&panes.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    anyhow::ensure!(pids.len() == n, "made {} panes, wanted {n}", pids.len());
+    let sleep_rss_kib = pids.first().and_then(|&p| memory_kib(p)).map_or(0, |m| m.0);
+    Ok(BarePanes {
+        took,
+        windows,
+        sleep_rss_kib,
+    })
 }

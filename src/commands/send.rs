@@ -7,15 +7,23 @@ use crate::bus;
 use crate::cli::SendArgs;
 use crate::context::Ctx;
 use crate::domain::message::{VERSION, new_id};
+use crate::domain::name::AgentId;
 use crate::domain::{Body, Envelope, Name, Recipient};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
 
-pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     let me = ctx.me()?;
-    let recipient = Recipient::parse(&args.to)?;
     let store = ctx.store()?;
+    if let Some(to) = AgentId::parse(&args.to, "recipient")? {
+        if &to.team != store.team() {
+            return across(ctx, &me, &*store, &to, args);
+        }
+        // An address in this team is the plain name.
+        args.to = to.name.as_str().to_string();
+    }
+    let recipient = Recipient::parse(&args.to)?;
     let mut env = match &args.structured {
         Some(json) => structured(&me, &recipient, json)?,
         None => {
@@ -113,6 +121,57 @@ pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         for n in waiting {
             eprintln!(
                 "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `send NAME@TEAM TEXT` to a member of another team (in the same home, or the same store):
+/// plain text only, sent under the sender's agent id, so the recipient sees who and where.
+/// The other team's stopped members are not resumed: that is its own leader's call.
+fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs) -> Result<()> {
+    if args.structured.is_some() {
+        return Err(Error::bad(format!(
+            "structured messages do not go to another team ({to}); send plain text"
+        )));
+    }
+    let text = match args.text {
+        Some(t) => t,
+        None => read_stdin()?,
+    };
+    let from = me.agent_id(store.team());
+    // The leader cannot be addressed as a member of its own team this way; nor can anyone
+    // pose as a member: `me` is checked against this team first.
+    store.load()?.require(me.as_str())?;
+    let mut body = Body::message(text, args.summary);
+    if let Body::Message { in_reply_to, .. } = &mut body
+        && let Some(turn) = &ctx.turn
+        && turn.from.as_deref() == Some(to.to_string().as_str())
+    {
+        in_reply_to.clone_from(&turn.message_id);
+    }
+    let mut env = Envelope::new(&from, to.name.as_str(), body);
+    env.hops = ctx.hops();
+    let other = bus::across(store, to, &env)?;
+    let running = other.load().ok().and_then(|c| {
+        let m = c.member(to.name.as_str())?.clone();
+        let live = other.live(&m.name).ok().flatten();
+        Some(m.name.is_leader() || leader::effective_status(&m, live.as_ref()).is_running())
+    });
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "id": env.id,
+            "to": [to.to_string()],
+            "resumed": [],
+            "waiting": if running == Some(false) { vec![to.to_string()] } else { vec![] },
+        }));
+    } else {
+        println!("sent to {to}");
+        if running == Some(false) {
+            eprintln!(
+                "teamctl: {to} is not running; the message waits in its inbox until team {}'s leader resumes it",
+                to.team
             );
         }
     }

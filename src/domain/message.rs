@@ -359,7 +359,17 @@ impl Envelope {
         if self.id.trim().is_empty() {
             return bad("id is empty".into());
         }
-        Name::parse_as(&self.from, "sender")?;
+        // A sender of another team is named by its agent id, and sends plain text only.
+        match crate::domain::name::AgentId::parse(&self.from, "sender")? {
+            None => drop(Name::parse_as(&self.from, "sender")?),
+            Some(_) if !matches!(self.body, Body::Message { .. }) => {
+                return bad(format!(
+                    "messages from another team ({}) are plain text only",
+                    self.from
+                ));
+            }
+            Some(_) => {}
+        }
         let broadcast = self.to == "*";
         if !broadcast {
             Name::parse_as(&self.to, "recipient")?;
@@ -623,8 +633,14 @@ mod tests {
                 .validate()
                 .is_err()
         );
+        // `NAME@TEAM` is a sender of another team (plain text only); more than that is not.
         assert!(
-            msg("b@b", "a", Body::message("x", None))
+            msg("b@b@b", "a", Body::message("x", None))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            msg("b/b", "a", Body::message("x", None))
                 .validate()
                 .is_err()
         );

@@ -77,6 +77,38 @@ impl Name {
     }
 }
 
+/// A member of a team named by its agent id `NAME@TEAM` (an address across teams).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentId {
+    pub name: Name,
+    pub team: Name,
+}
+
+impl AgentId {
+    /// `None` when `s` has no `@` (a plain name); an error when it has one but is not
+    /// exactly `NAME@TEAM` with two valid names. `what` names it in the error.
+    pub fn parse(s: &str, what: &str) -> Result<Option<AgentId>> {
+        let Some((name, team)) = s.split_once('@') else {
+            return Ok(None);
+        };
+        if team.contains('@') {
+            return Err(Error::bad(format!(
+                "invalid {what} {s:?}: an address is NAME@TEAM, with one @"
+            )));
+        }
+        Ok(Some(AgentId {
+            name: Name::parse_as(name, what)?,
+            team: Name::parse_as(team, &format!("{what}'s team"))?,
+        }))
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.team)
+    }
+}
+
 fn problem(s: &str) -> Option<&'static str> {
     if s.is_empty() {
         return Some("it is empty");
@@ -138,6 +170,39 @@ fn skeleton(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn agent_ids_are_name_at_team_or_nothing() {
+        assert_eq!(AgentId::parse("bob", "recipient").unwrap(), None);
+        let id = AgentId::parse("bob@t2", "recipient").unwrap().unwrap();
+        assert_eq!((id.name.as_str(), id.team.as_str()), ("bob", "t2"));
+        assert_eq!(id.to_string(), "bob@t2");
+        for bad in ["@t2", "bob@", "bob@t2@t3", "bob@../x", "../x@t2", "bob@t 2"] {
+            assert!(AgentId::parse(bad, "recipient").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_sender_of_another_team_sends_plain_text_only() {
+        use crate::domain::{Body, Envelope};
+        let ok = Envelope::new("bob@t2", "alice", Body::message("hi", None));
+        assert!(ok.validate().is_ok());
+        let bad = Envelope::new(
+            "team-lead@t2",
+            "alice",
+            Body::ShutdownRequest {
+                request_id: "r".into(),
+                reason: Some("x".into()),
+            },
+        );
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("plain text only"), "{err}");
+        assert!(
+            Envelope::new("a@b@c", "alice", Body::message("hi", None))
+                .validate()
+                .is_err()
+        );
+    }
+
     use super::*;
 
     #[test]

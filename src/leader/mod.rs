@@ -370,10 +370,18 @@ pub fn unread_but(store: &dyn Store, name: &Name, reader: &str, handling: Option
         Vec::new()
     };
     handled.extend(handling.map(String::from));
+    unread_ids(store, name, reader, &handled).len()
+}
+
+/// The ids of the messages in `name`'s inbox past `reader`'s cursor, but those in `handled`.
+pub fn unread_ids(store: &dyn Store, name: &Name, reader: &str, handled: &[String]) -> Vec<String> {
     crate::store::entries(store, name, store.cursor(name, reader).unwrap_or_default())
         .map_while(|e| e.ok())
-        .filter(|e| matches!(&e.item, Item::Message(env) if !handled.contains(&env.id)))
-        .count()
+        .filter_map(|e| match e.item {
+            Item::Message(env) if !handled.contains(&env.id) => Some(env.id),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The cursor a member's own messages are read with: the worker's, or `inbox` for the leader.

@@ -169,15 +169,19 @@ pub fn wait_any(bells: &[Doorbell], deadline: Instant) -> bool {
 }
 
 /// Where the doorbells of `topic` are, in a team: `bells/inbox-NAME`, `bells/live`,
-/// `bells/team`. Other topics have none (their waiters use inotify).
+/// `bells/team`, `bells/tasks`, `bells/hooks-NAME`. Every topic has them, so a subscription
+/// past the inotify instance limit never polls (an auto-claim teammate watches the task list,
+/// an interactive teammate's companion its agent's hook events). Always `Some` (an `Option`
+/// for the callers that collect one per topic).
 pub fn bell_dir(team_dir: &Path, topic: &Topic) -> Option<PathBuf> {
     let bells = team_dir.join(BELLS);
-    match topic {
-        Topic::Inbox(m) => Some(bells.join(format!("inbox-{m}"))),
-        Topic::Live => Some(bells.join("live")),
-        Topic::Team => Some(bells.join("team")),
-        Topic::Tasks | Topic::Hooks(_) => None,
-    }
+    Some(match topic {
+        Topic::Inbox(m) => bells.join(format!("inbox-{m}")),
+        Topic::Live => bells.join("live"),
+        Topic::Team => bells.join("team"),
+        Topic::Tasks => bells.join("tasks"),
+        Topic::Hooks(m) => bells.join(format!("hooks-{m}")),
+    })
 }
 
 /// The directory under a team that holds its doorbells.
@@ -191,8 +195,8 @@ pub fn ring_topic(team_dir: &Path, topic: &Topic) {
 }
 
 /// The file store's `subscribe_brief`, for a waiter that lives briefly (`ask`, `wait`):
-/// doorbells, which cost nothing at exit, where every topic has them; else (or when forced to
-/// poll, or when a FIFO cannot be made) the usual subscription.
+/// doorbells, which cost nothing at exit; the usual subscription when forced to poll or when a
+/// FIFO cannot be made.
 pub fn subscribe_brief(store: &FsStore, topics: &[Topic], bell: Bell) -> Result<Subscription> {
     if std::env::var_os(super::wake::POLL_ENV).is_some() {
         return store.subscribe(topics, bell);
@@ -303,6 +307,90 @@ mod tests {
             ack_tx.send(()).unwrap();
         }
         writer.join().unwrap();
+    }
+
+    /// Every topic has a doorbell: past the inotify limit, no subscription has to poll.
+    #[test]
+    fn every_topic_has_a_doorbell_of_its_own() {
+        let team = Path::new("/t");
+        let bob = crate::domain::Name::teammate("bob").unwrap();
+        let topics = [
+            Topic::Inbox(bob.clone()),
+            Topic::Team,
+            Topic::Live,
+            Topic::Tasks,
+            Topic::Hooks(bob),
+        ];
+        let mut dirs: Vec<PathBuf> = topics.iter().map(|t| bell_dir(team, t).unwrap()).collect();
+        dirs.sort();
+        dirs.dedup();
+        assert_eq!(
+            dirs.len(),
+            topics.len(),
+            "two topics share a doorbell: {dirs:?}"
+        );
+    }
+
+    /// A change to the task list rings its doorbells (an auto-claim teammate past the
+    /// inotify limit); a change that changes nothing writes nothing and rings nothing.
+    #[test]
+    fn a_task_list_write_rings_the_tasks_doorbell() {
+        use crate::domain::task::NewTask;
+        let tmp = tempfile::tempdir().unwrap();
+        let home = super::super::Home::new(tmp.path().to_path_buf());
+        let team = crate::domain::Name::parse("t").unwrap();
+        let store = home.create(&team, "", tmp.path()).unwrap();
+        let bell = Doorbell::arm(&bell_dir(&store.local_dir(), &Topic::Tasks).unwrap(), 2).unwrap();
+        store
+            .update_tasks(&mut |l| {
+                l.add(
+                    NewTask {
+                        subject: "a".into(),
+                        ..Default::default()
+                    },
+                    0,
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        // The poke is made before `update_tasks` returns: no waiting needed.
+        assert!(bell.wait_until(Instant::now()), "a task write rang nothing");
+        store.update_tasks(&mut |_| Ok(())).unwrap();
+        assert!(!bell.wait_until(Instant::now()), "a change of nothing rang");
+    }
+
+    /// A recorded hook event rings its teammate's hook doorbells (the companion past the
+    /// inotify limit), and nobody else's.
+    #[test]
+    fn a_hook_event_rings_its_teammates_doorbell_only() {
+        use crate::domain::interactive::HookEvent;
+        let tmp = tempfile::tempdir().unwrap();
+        let home = super::super::Home::new(tmp.path().to_path_buf());
+        let team = crate::domain::Name::parse("t").unwrap();
+        let store = home.create(&team, "", tmp.path()).unwrap();
+        let (bob, amy) = (
+            crate::domain::Name::teammate("bob").unwrap(),
+            crate::domain::Name::teammate("amy").unwrap(),
+        );
+        let arm = |m: &crate::domain::Name| {
+            Doorbell::arm(
+                &bell_dir(&store.local_dir(), &Topic::Hooks(m.clone())).unwrap(),
+                2,
+            )
+            .unwrap()
+        };
+        let (bob_bell, amy_bell) = (arm(&bob), arm(&amy));
+        let event = HookEvent {
+            event: "stop".into(),
+            at: 1,
+            text: None,
+        };
+        super::super::hooks::append(&*store, &bob, &event).unwrap();
+        assert!(
+            bob_bell.wait_until(Instant::now()),
+            "bob's event rang nothing"
+        );
+        assert!(!amy_bell.wait_until(Instant::now()), "bob's event rang amy");
     }
 
     #[test]

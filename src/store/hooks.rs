@@ -1,7 +1,9 @@
 //! An interactive teammate's files under the team directory (`interactive/`): the hook events
 //! its agent reported (`NAME.events`, JSON lines appended by `teamctl hook` under a lock and
 //! taken, then emptied, by the companion) and the settings file that installs those hooks
-//! (`NAME.settings.json`, 0600). The user's own settings files are never touched.
+//! (`NAME.settings.json`, 0600). The user's own settings files are never touched. Recording an
+//! event rings the teammate's hook doorbells (`bells/hooks-NAME`): its companion's wake past the
+//! inotify instance limit.
 
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
@@ -42,7 +44,10 @@ pub fn append(store: &dyn Store, name: &Name, event: &HookEvent) -> Result<()> {
     let _lock = LockGuard::acquire(&lock_path(store, name))?;
     let path = d.join(events_file(name));
     let mut f = open_append(&path)?;
-    f.write_all(&line).at(&path)
+    f.write_all(&line).at(&path)?;
+    // The bells sit beside the events file, in this host's directory of the team.
+    super::doorbell::ring_topic(&store.local_dir(), &super::Topic::Hooks(name.clone()));
+    Ok(())
 }
 
 /// Every event recorded since the last take, oldest first; the file is emptied.

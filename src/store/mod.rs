@@ -194,6 +194,15 @@ pub trait Store: Send + Sync {
     }
     /// Remove the team and everything in it.
     fn destroy(&self) -> Result<()>;
+    /// Another team kept in the same place (the same home, the same server), for messages
+    /// across teams (`send NAME@TEAM`); a bad-input error when there is no such team.
+    fn sibling(&self, team: &Name) -> Result<SharedStore> {
+        Err(crate::error::Error::bad(format!(
+            "team {} cannot be reached from team {}'s store",
+            team,
+            self.team()
+        )))
+    }
     /// When the team last changed: its team file, an inbox or a live state (doctor's stale
     /// teams).
     fn last_activity(&self) -> Option<std::time::SystemTime>;

@@ -2,7 +2,9 @@
 //! replaced atomically (temp file, fsync, rename), so two claimers never get the same task and
 //! readers never see half a list. A missing file is an empty list; a damaged one is an error
 //! that says how to recover, never a panic. A change that leaves the list as it was writes
-//! nothing, so idle auto-claim teammates watching the file are not woken for nothing.
+//! nothing, so idle auto-claim teammates watching the file are not woken for nothing. A change
+//! that writes rings the task list's doorbells (`super::doorbell`: the wake of auto-claim
+//! teammates past the inotify instance limit).
 
 use std::path::{Path, PathBuf};
 
@@ -60,6 +62,7 @@ impl TaskFile {
             let bytes = serde_json::to_vec_pretty(&list)
                 .map_err(|e| Error::failed(format!("cannot encode the task list: {e}")))?;
             write_atomic(&self.path(), &bytes, true)?;
+            super::doorbell::ring_topic(&self.dir, &super::Topic::Tasks);
         }
         Ok(list)
     }

@@ -362,6 +362,16 @@ impl Store for FsStore {
             .ok()
     }
 
+    /// A team of the same home (`teams/` is this directory's parent, the home above it).
+    fn sibling(&self, team: &Name) -> Result<super::SharedStore> {
+        let home = self
+            .dir
+            .parent()
+            .and_then(std::path::Path::parent)
+            .ok_or_else(|| Error::failed(format!("{} is not inside a home", self.dir.display())))?;
+        super::Home::new(home.to_path_buf()).open(team)
+    }
+
     fn inboxes(&self) -> Vec<Name> {
         let mut out: Vec<Name> = std::fs::read_dir(self.dir.join("inboxes"))
             .into_iter()

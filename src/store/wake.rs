@@ -1,9 +1,10 @@
 //! Wake-ups: file events turned into a doorbell. inotify (through `notify`) is the normal way;
 //! the callback only filters the event and rings, it never blocks. When inotify cannot be had
-//! (the per-user instance limit, 128 by default, is spent), or `TEAMCTL_POLL_MS` asks for it, a
-//! small thread compares file sizes and times at that interval instead, and says so once.
-//! Short-lived waiters (`ask`, `wait`) use doorbells instead (`super::doorbell`): FIFOs that
-//! writers poke, which cost nothing at exit, unlike an inotify instance.
+//! (the per-user instance limit, 128 by default, is spent), a subscription waits on FIFO
+//! doorbells that writers poke (`super::doorbell`; every topic has them). Only when
+//! `TEAMCTL_POLL_MS` asks for it, or no doorbell can be made either, a small thread compares
+//! file sizes and times at an interval instead, and says so once. Short-lived waiters (`ask`,
+//! `wait`) use doorbells from the start: they cost nothing at exit, unlike an inotify instance.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

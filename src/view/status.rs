@@ -31,25 +31,54 @@ pub struct Row {
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
-    // One reading of every pane for the whole table (one tmux process per server).
-    let seen = crate::backend::Snapshot::of(&config.members);
-    rows_by(store, config, |m, live| {
-        leader::effective_status_with(m, live, &seen)
+    // One reading of every pane for the whole table (one tmux process per server), made
+    // while the members' files are read: with a thousand teammates each takes tens of ms.
+    std::thread::scope(|s| {
+        let seen = s.spawn(|| crate::backend::Snapshot::of(&config.members));
+        let files = read_files(store, config);
+        let seen = seen.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        rows_from(config, files, |m, live| {
+            leader::effective_status_with(m, live, &seen)
+        })
     })
 }
 
-/// `rows`, each member's state told by `status` (`leader::effective_status` or the cheaper
-/// `leader::seen_status`).
-pub fn rows_by(
-    store: &dyn Store,
-    config: &TeamConfig,
-    status: impl Fn(&Member, Option<&LiveState>) -> Status,
-) -> Vec<Row> {
+/// What a row needs from a member's files: its live state, and the ids of its unread
+/// messages (the handled control requests left out; the one a running turn handles is left
+/// out once its state is known).
+struct Files {
+    live: Option<LiveState>,
+    unread: Vec<String>,
+}
+
+fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
     config
         .members
         .iter()
         .map(|m| {
             let live = store.live(&m.name).ok().flatten();
+            let reader = leader::reader_for(&m.name);
+            let handled = match &live {
+                Some(l) if reader == crate::worker::READER => l.handled_control.clone(),
+                _ => Vec::new(),
+            };
+            let unread = leader::unread_ids(store, &m.name, reader, &handled);
+            Files { live, unread }
+        })
+        .collect()
+}
+
+/// The rows, each member's state told by `status` (`leader::effective_status_with`).
+fn rows_from(
+    config: &TeamConfig,
+    files: Vec<Files>,
+    status: impl Fn(&Member, Option<&LiveState>) -> Status,
+) -> Vec<Row> {
+    config
+        .members
+        .iter()
+        .zip(files)
+        .map(|(m, Files { live, unread })| {
             let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
             let status = status(m, live.as_ref());
             // The message a running turn handles is not unread (a dead worker's is).
@@ -76,7 +105,10 @@ pub fn rows_by(
                     .map(|l| l.pid)
                     .or(m.pid)
                     .filter(|_| status != Status::Stopped),
-                unread: leader::unread_but(store, &m.name, leader::reader_for(&m.name), handling),
+                unread: unread
+                    .iter()
+                    .filter(|id| Some(id.as_str()) != handling)
+                    .count(),
                 current_turn: fresh
                     .and_then(|l| l.current_turn.as_ref())
                     .map(|t| t.summary.clone()),

@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 use crate::agent;
 use crate::bus;
 use crate::domain::env;
+use crate::domain::name::AgentId;
 use crate::domain::time::now_ms;
 use crate::domain::{
     Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
@@ -726,7 +727,17 @@ impl Worker {
     fn send_hops(&mut self, to: &str, body: Body, hops: u32) -> Result<()> {
         let mut env = Envelope::new(self.name.as_str(), to, body);
         env.hops = hops;
-        match self.deliver(&env) {
+        let sent = match AgentId::parse(to, "recipient") {
+            // A sender of another team (`send NAME@TEAM`): the answer goes back there, under
+            // this teammate's agent id.
+            Ok(Some(id)) if &id.team != self.store.team() => {
+                env.from = self.name.agent_id(self.store.team());
+                env.to = id.name.as_str().to_string();
+                bus::across(&*self.store, &id, &env).map(|_| Vec::new())
+            }
+            _ => self.deliver(&env),
+        };
+        match sent {
             Ok(_) => Ok(()),
             // The sender may have left the team; say so in the log, keep working.
             Err(Error::BadInput(why)) => {

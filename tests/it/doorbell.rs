@@ -151,3 +151,183 @@ fn a_worker_without_inotify_waits_on_a_doorbell_and_misses_nothing() {
         );
     }
 }
+
+/// FIFOs in `dir` armed by process `pid` (their names are `PID-N`).
+fn fifos_of(dir: &Path, pid: u32) -> usize {
+    fifos(dir)
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split('-').next())
+                .is_some_and(|p| p == pid.to_string())
+        })
+        .count()
+}
+
+/// Past the inotify instance limit (simulated) an auto-claim teammate watches the task list
+/// on a doorbell too: before, a subscription with the task list in it had no doorbell for it
+/// and fell back to a 100 ms poll (and said so in the worker's log).
+#[test]
+fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let out = env
+        .cmd(&[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--auto-claim",
+            "--exec",
+            "echo \"did $TEAMCTL_TASK_ID\"",
+        ])
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    let bells = env.team_dir("alpha").join("bells");
+    wait_until("bob's doorbells", T, || {
+        fifos_of(&bells.join("tasks"), pid) == 1 && fifos_of(&bells.join("inbox-bob"), pid) == 1
+    });
+    assert!(!holds_inotify(pid), "the worker holds an inotify instance");
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(!log.contains("polling every"), "the worker polls: {log}");
+    env.ok(&["task", "add", "first job"]);
+    wait_until("bob to finish task 1", T, || {
+        let out = env.ok(&["--json", "task", "show", "1"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["status"] == "completed" && v["owner"] == "bob"
+    });
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(!log.contains("polling every"), "the worker polls: {log}");
+}
+
+/// Past the inotify instance limit (simulated) an interactive teammate's companion waits on
+/// doorbells for its inbox and its agent's hook events, and a hook event recorded by
+/// `teamctl hook` pokes the companion's doorbell (its one byte is consumed by the companion's
+/// waiting thread, which then rings the worker). Before, the hook events had no doorbell and
+/// the whole subscription polled every 100 ms.
+#[test]
+fn an_interactive_companion_without_inotify_waits_on_doorbells_for_hook_events() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    let out = env
+        .cmd(&[
+            "spawn",
+            "py",
+            "--interactive",
+            "--exec",
+            "python3 -i",
+            "--prompt-pattern",
+            "^>>> $",
+        ])
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until("py idle", T, || env.member_status("py") == "idle");
+    let pid = env.member("py")["pid"].as_u64().unwrap() as u32;
+    let bells = env.team_dir("alpha").join("bells");
+    wait_until("the companion's doorbells", T, || {
+        fifos_of(&bells.join("hooks-py"), pid) == 1 && fifos_of(&bells.join("inbox-py"), pid) == 1
+    });
+    assert!(
+        !holds_inotify(pid),
+        "the companion holds an inotify instance"
+    );
+    let log = || std::fs::read_to_string(env.team_dir("alpha").join("logs/py.log")).unwrap();
+    assert!(
+        !log().contains("polling every"),
+        "the companion polls: {}",
+        log()
+    );
+    // A hook event, as the agent's hook would record it: the companion takes it with the
+    // next delivery (a generic REPL's companion notes a notification in its log).
+    let hook = env
+        .cmd(&["hook", "notification"])
+        .env("TEAMCTL_TEAM", "alpha")
+        .env("TEAMCTL_AGENT_NAME", "py")
+        .stdin(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(br#"{"message":"needs a look"}"#)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(hook.status.success(), "{hook:?}");
+    assert_eq!(
+        env.ok(&["ask", "py", "6*7", "--timeout", "30"]).trim(),
+        "42"
+    );
+    assert!(
+        log().contains("agent notification: needs a look"),
+        "{}",
+        log()
+    );
+    assert!(
+        !log().contains("polling every"),
+        "the companion polls: {}",
+        log()
+    );
+}
+
+/// How many inotify instances process `pid` holds.
+fn inotify_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().contains("inotify"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A worker whose inbox directory is removed arms a new watch; the old one's instance ends
+/// with it, so re-arming leaks no instance of the user's 128.
+#[test]
+fn a_worker_arming_anew_keeps_one_inotify_instance() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    assert_eq!(
+        inotify_count(pid),
+        1,
+        "bob holds no inotify instance (the user's fs.inotify.max_user_instances spent?)"
+    );
+    let dir = env.team_dir("alpha").join("inboxes/bob");
+    let log = env.team_dir("alpha").join("logs/bob.log");
+    for round in 1..=3 {
+        // Idle first (its cursor written), and again if a write raced the removal.
+        wait_until("bob idle", T, || env.member_status("bob") == "idle");
+        wait_until("the inbox directory removed", T, || {
+            std::fs::remove_dir_all(&dir).is_ok()
+        });
+        wait_until("bob to watch anew", T, || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .matches("watching anew")
+                .count()
+                >= round
+        });
+        // One instance; none when the user's instances were spent meanwhile by someone else
+        // (then a doorbell), never two.
+        wait_until("the old instance to close", T, || inotify_count(pid) <= 1);
+        let text = format!("m{round}");
+        assert_eq!(
+            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
+            text
+        );
+    }
+}

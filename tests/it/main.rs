@@ -3,6 +3,7 @@
 
 mod common;
 
+mod across;
 mod agents;
 mod core;
 mod doorbell;

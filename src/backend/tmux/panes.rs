@@ -61,8 +61,10 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
         }
         Verdict::TaggedPane { pid } => {
             // The pane runs the worker itself; a pid we can see must be that worker.
+            // (`is_worker` first: it checks that the process runs, so the common case, our
+            // worker, reads `/proc/PID/stat` once.)
             let foreign =
-                pid.is_some_and(|p| proc::running(p) && !proc::is_worker(p, &member.agent_id));
+                pid.is_some_and(|p| !proc::is_worker(p, &member.agent_id) && proc::running(p));
             if foreign {
                 Liveness::Gone
             } else {

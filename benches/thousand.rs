@@ -1,0 +1,579 @@
+//! A thousand teammates on two cores (issue 14, goal 3), system limits untouched: N
+//! teammates (`THOUSAND_N`, default 1000; a smaller N for a quick run) in a temporary
+//! `TEAMCTL_HOME`, each figure printed beside its anchor measured in the same run.
+//!
+//! Process backend, one home holding team `bench` (N teammates) and team `one` (a single
+//! teammate, made first, so it holds an inotify instance if any is left):
+//! - spawn: `teamctl spawn wI --backend process --exec 'date +%s%N'` N times one after another,
+//!   until every worker's live state says idle. Then how each worker waits: on inotify (it
+//!   holds an instance), on a doorbell (a FIFO of its pid in `bells/inbox-wI`), or polling
+//!   (the warning in its log). The per-user inotify instance limit is shared with everything
+//!   else the user runs.
+//! - wake-up of every teammate: for each wI in turn, from just before `teamctl send wI MSG` is
+//!   started to the agent's first instruction (`date +%s%N`, run directly by the worker; its
+//!   stamp is its reply, read back from the leader's inbox file); also from `send` reaped.
+//!   Anchor, interleaved send by send: the same to the lone teammate of team `one`.
+//! - broadcast: from just before `teamctl send '*' MSG` is started until a reply from every
+//!   one of the N is in the leader's inbox. Anchor: N `date +%s%N` processes started one
+//!   after another by the bench (the agents' own work, with nothing of teamctl's).
+//! - idle memory: VmRSS and Pss (`/proc/PID/smaps_rollup`) of every idle worker. Anchor: a
+//!   bare `sleep` process started by the bench, and the lone teammate's worker.
+//! - `teamctl status` (text, to /dev/null), wall time of the whole process, N members: one
+//!   first run, then `THOUSAND_STATUS_RUNS` (default 10). Anchor, interleaved: `teamctl
+//!   --version` and `teamctl --team one status`.
+//!
+//! tmux backend (`THOUSAND_BACKENDS=process,tmux`, the default; `process` alone skips it), on a
+//! private tmux server (`tmux -L`): the anchor first, N bare panes running `sleep` (one `tmux`
+//! command each); then `teamctl spawn wI --backend tmux` N times until all idle, and
+//! `teamctl status` on it.
+//!
+//! Every pane and process started is ended and the homes removed when the bench ends, fails
+//! or is interrupted (SIGINT, SIGTERM, SIGHUP: `support`); the end says how many were left.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use support::{
+    Env, Rng, Stats, env_count, epoch_us, fmt, inotify_fds, memory_kib, print_machine,
+    processes_mentioning, wait_for,
+};
+
+const TEAM: &str = "bench";
+const ONE: &str = "one";
+const AGENT: &str = "date +%s%N";
+
+fn main() -> Result<()> {
+    print_machine("thousand");
+    let n = env_count("THOUSAND_N", 1000);
+    let backends = std::env::var("THOUSAND_BACKENDS").unwrap_or_else(|_| "process,tmux".into());
+    println!("N = {n} teammates");
+    for backend in backends.split(',').map(str::trim) {
+        match backend {
+            "process" => process_run(n)?,
+            "tmux" => tmux_run(n)?,
+            other => bail!("unknown backend {other}"),
+        }
+        load("after this part");
+    }
+    Ok(())
+}
+
+fn load(when: &str) {
+    let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let l: Vec<&str> = l.split_whitespace().take(3).collect();
+    println!("load average {when}: {}", l.join(" "));
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("w{i}")).collect()
+}
+
+/// The leader's inbox of a team, read as a file from where the last read stopped (the
+/// format in docs/PROTOCOL.md: one JSON envelope a line).
+struct LeaderInbox {
+    path: PathBuf,
+    pos: u64,
+    partial: Vec<u8>,
+}
+
+impl LeaderInbox {
+    fn new(env: &Env, team: &str) -> LeaderInbox {
+        let path = env.team_dir(team).join("inboxes/team-lead/inbox.jsonl");
+        let pos = std::fs::metadata(&path).map_or(0, |m| m.len());
+        LeaderInbox {
+            path,
+            pos,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The replies appended since the last call: (from, text).
+    fn replies(&mut self) -> Vec<(String, String)> {
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        if f.seek(SeekFrom::Start(self.pos)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        let Ok(got) = f.read_to_end(&mut buf) else {
+            return Vec::new();
+        };
+        self.pos += got as u64;
+        self.partial.extend_from_slice(&buf);
+        let mut out = Vec::new();
+        let Some(last) = self.partial.iter().rposition(|&b| b == b'\n') else {
+            return out;
+        };
+        let whole: Vec<u8> = self.partial.drain(..=last).collect();
+        for line in whole.split(|&b| b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["type"] == "message"
+                && let (Some(from), Some(text)) = (v["from"].as_str(), v["text"].as_str())
+            {
+                out.push((from.to_string(), text.to_string()));
+            }
+        }
+        out
+    }
+}
+
+/// Wait until every one of `names` in `team` is idle with at least `turns` turns; their pids.
+fn all_idle(env: &Env, team: &str, names: &[String], turns: u64) -> Result<Vec<u32>> {
+    let mut pids = vec![0u32; names.len()];
+    let mut next = 0;
+    wait_for(
+        "every worker to be idle",
+        Duration::from_secs(900),
+        Duration::from_millis(5),
+        || {
+            while next < names.len() {
+                match env.live(team, &names[next]) {
+                    Some(l)
+                        if l["status"] == "idle"
+                            && l["turns"].as_u64().is_some_and(|t| t >= turns) =>
+                    {
+                        pids[next] = l["pid"].as_u64().unwrap_or(0) as u32;
+                        next += 1;
+                    }
+                    _ => return false,
+                }
+            }
+            true
+        },
+    )?;
+    Ok(pids)
+}
+
+fn spawn_all(env: &Env, team: &str, names: &[String], backend: &str) -> Result<Duration> {
+    let t0 = Instant::now();
+    for (i, name) in names.iter().enumerate() {
+        let out = env
+            .cmd(&[
+                "--team",
+                team,
+                "spawn",
+                name,
+                "--backend",
+                backend,
+                "--exec",
+                AGENT,
+            ])
+            .output()?;
+        support::check(&["spawn", name], &out)?;
+        if (i + 1) % 100 == 0 {
+            eprintln!(
+                "[thousand] {backend}: {} spawned ({})",
+                i + 1,
+                fmt(t0.elapsed())
+            );
+        }
+    }
+    Ok(t0.elapsed())
+}
+
+#[derive(Default)]
+struct Modes {
+    inotify: usize,
+    doorbell: usize,
+    polling: usize,
+    other: usize,
+}
+
+/// How each worker waits for its mail.
+fn modes(env: &Env, team: &str, names: &[String], pids: &[u32]) -> Modes {
+    let mut m = Modes::default();
+    for (name, &pid) in names.iter().zip(pids) {
+        let log = std::fs::read_to_string(env.team_dir(team).join(format!("logs/{name}.log")))
+            .unwrap_or_default();
+        let bells = env.team_dir(team).join(format!("bells/inbox-{name}"));
+        let prefix = format!("{pid}-");
+        let rings = std::fs::read_dir(&bells)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            })
+            .unwrap_or(false);
+        if log.contains("polling every") {
+            m.polling += 1;
+        } else if inotify_fds(pid) > 0 {
+            m.inotify += 1;
+        } else if rings {
+            m.doorbell += 1;
+        } else {
+            m.other += 1;
+        }
+    }
+    m
+}
+
+/// One timed wake-up of `name` in `team`: (send started -> stamp, send reaped -> stamp).
+fn wake_one(
+    env: &Env,
+    inbox: &mut LeaderInbox,
+    team: &str,
+    name: &str,
+    i: usize,
+) -> Result<(Duration, Duration)> {
+    let mut cmd = env.cmd(&["--team", team, "send", name, &format!("wake-{i}")]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let t0 = epoch_us();
+    let out = cmd.output()?;
+    let t1 = epoch_us();
+    support::check(&["send", name], &out)?;
+    let mut stamp = None;
+    wait_for(
+        "the agent's stamp",
+        Duration::from_secs(30),
+        Duration::from_micros(300),
+        || {
+            for (from, text) in inbox.replies() {
+                if from == name
+                    && let Ok(s) = text.trim().parse::<u128>()
+                {
+                    stamp = Some(s);
+                }
+            }
+            stamp.is_some()
+        },
+    )?;
+    let at = stamp.expect("stamp") / 1000;
+    Ok((
+        Duration::from_micros(at.saturating_sub(t0) as u64),
+        Duration::from_micros(at.saturating_sub(t1) as u64),
+    ))
+}
+
+fn wait_turns(env: &Env, team: &str, name: &str, turns: u64) -> Result<()> {
+    wait_for(
+        "the worker to be idle again",
+        Duration::from_secs(30),
+        Duration::from_micros(500),
+        || {
+            env.live(team, name).is_some_and(|l| {
+                l["status"] == "idle" && l["turns"].as_u64().is_some_and(|t| t >= turns)
+            })
+        },
+    )
+}
+
+/// Wall time of a whole process, started to reaped.
+fn timed(cmd: &mut Command) -> Result<Duration> {
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let t0 = Instant::now();
+    let st = cmd.status()?;
+    let d = t0.elapsed();
+    ensure!(st.success(), "{cmd:?} failed: {st}");
+    Ok(d)
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.2} MiB", kib as f64 / 1024.0)
+}
+
+fn sorted(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v
+}
+
+fn process_run(n: usize) -> Result<()> {
+    eprintln!("[thousand] process backend, N = {n}");
+    // A leader leads one team per home: the anchor team has a home of its own.
+    let (env, solo_env) = (Env::new()?, Env::new()?);
+    let homes = [&env, &solo_env].map(|e| e.home_path().display().to_string());
+    let result = process_measure(&env, &solo_env, n);
+    drop((env, solo_env));
+    for home in &homes {
+        report_left(home, None);
+    }
+    result
+}
+
+fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
+    let all = names(n);
+    // The anchor team first: its lone teammate holds an inotify instance if any is left.
+    solo_env.ok(&["create", ONE])?;
+    solo_env.ok(&[
+        "--team",
+        ONE,
+        "spawn",
+        "solo",
+        "--backend",
+        "process",
+        "--exec",
+        AGENT,
+    ])?;
+    env.ok(&["create", TEAM])?;
+    let solo = all_idle(solo_env, ONE, &["solo".to_string()], 0)?[0];
+
+    let t0 = Instant::now();
+    let spawn = spawn_all(env, TEAM, &all, "process")?;
+    let pids = all_idle(env, TEAM, &all, 0)?;
+    let idle = t0.elapsed();
+    println!("\n== process backend, {n} teammates");
+    println!(
+        "spawn: {n} `teamctl spawn` one after another: {} until the last returned, all idle {}",
+        fmt(spawn),
+        fmt(idle)
+    );
+    let m = modes(env, TEAM, &all, &pids);
+    println!(
+        "waiting for mail: {} on inotify, {} on doorbells, {} polling, {} unknown (inotify max_user_instances {})",
+        m.inotify,
+        m.doorbell,
+        m.polling,
+        m.other,
+        support::inotify_limit().map_or("?".into(), |v| v.to_string())
+    );
+
+    // Idle memory, settled.
+    std::thread::sleep(Duration::from_millis(500));
+    let (mut rss, mut pss) = (Vec::new(), Vec::new());
+    for &pid in &pids {
+        let (r, p) = memory_kib(pid).with_context(|| format!("no memory figures for {pid}"))?;
+        rss.push(r);
+        pss.push(p);
+    }
+    let (rss, pss) = (sorted(rss), sorted(pss));
+    let mut sleep = Command::new("sleep").arg("1000").spawn()?;
+    std::thread::sleep(Duration::from_millis(100));
+    let sleep_mem = memory_kib(sleep.id()).unwrap_or((0, 0));
+    let _ = sleep.kill();
+    let _ = sleep.wait();
+    let solo_mem = memory_kib(solo).unwrap_or((0, 0));
+    println!(
+        "idle worker memory ({n}): VmRSS p50 {} p99 {} max {}; Pss p50 {} max {}; sum of Pss {}",
+        mib(rss[rss.len() / 2]),
+        mib(rss[(rss.len() * 99).div_ceil(100).max(1) - 1]),
+        mib(*rss.last().unwrap_or(&0)),
+        mib(pss[pss.len() / 2]),
+        mib(*pss.last().unwrap_or(&0)),
+        mib(pss.iter().sum())
+    );
+    println!(
+        "  anchor: a bare `sleep` VmRSS {} Pss {}; the lone teammate's worker VmRSS {} Pss {}",
+        mib(sleep_mem.0),
+        mib(sleep_mem.1),
+        mib(solo_mem.0),
+        mib(solo_mem.1)
+    );
+
+    status_figures(env, Some(solo_env), n)?;
+
+    // Wake-up of every teammate, interleaved with the lone teammate's.
+    let mut big = LeaderInbox::new(env, TEAM);
+    let mut one = LeaderInbox::new(solo_env, ONE);
+    let mut rng = Rng::from_time();
+    let (mut start, mut exit, mut a_start, mut a_exit) = (vec![], vec![], vec![], vec![]);
+    let inotify_of: Vec<bool> = pids.iter().map(|&p| inotify_fds(p) > 0).collect();
+    let (mut start_ino, mut start_bell) = (vec![], vec![]);
+    let t0 = Instant::now();
+    for (i, name) in all.iter().enumerate() {
+        std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
+        let (s, e) = wake_one(env, &mut big, TEAM, name, i)?;
+        wait_turns(env, TEAM, name, 1)?;
+        start.push(s);
+        exit.push(e);
+        if inotify_of[i] {
+            start_ino.push(s);
+        } else {
+            start_bell.push(s);
+        }
+        std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
+        let (s, e) = wake_one(solo_env, &mut one, ONE, "solo", i)?;
+        wait_turns(solo_env, ONE, "solo", i as u64 + 1)?;
+        a_start.push(s);
+        a_exit.push(e);
+        if (i + 1) % 200 == 0 {
+            eprintln!("[thousand] {} woken ({})", i + 1, fmt(t0.elapsed()));
+        }
+    }
+    let (start, exit) = (Stats::new(start), Stats::new(exit));
+    let (a_start, a_exit) = (Stats::new(a_start), Stats::new(a_exit));
+    println!(
+        "wake-up of each of the {n}, once each, `teamctl send wI` started -> the agent's first instruction:"
+    );
+    println!("  all {n}:              {}", start.line());
+    println!(
+        "  on inotify ({}):     {}",
+        start_ino.len(),
+        Stats::new(start_ino).line()
+    );
+    println!(
+        "  not on inotify ({}): {}",
+        start_bell.len(),
+        Stats::new(start_bell).line()
+    );
+    println!(
+        "  anchor, the lone teammate of team `one`, interleaved: {}",
+        a_start.line()
+    );
+    println!("  from `send` reaped: {n}: {}", exit.line());
+    println!("  from `send` reaped, anchor: {}", a_exit.line());
+
+    // Broadcast.
+    let mut inbox = LeaderInbox::new(env, TEAM);
+    let mut send = env.cmd(&["--team", TEAM, "send", "*", "broadcast: report in"]);
+    send.stdout(Stdio::null()).stderr(Stdio::piped());
+    let t0 = Instant::now();
+    let mut child = send.spawn()?;
+    let mut send_took = None;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut count: HashMap<String, usize> = HashMap::new();
+    wait_for(
+        "a reply from every teammate",
+        Duration::from_secs(300),
+        Duration::from_micros(500),
+        || {
+            if send_took.is_none() && matches!(child.try_wait(), Ok(Some(_))) {
+                send_took = Some(t0.elapsed());
+            }
+            for (from, _) in inbox.replies() {
+                *count.entry(from.clone()).or_default() += 1;
+                seen.insert(from);
+            }
+            seen.len() >= n
+        },
+    )?;
+    let broadcast = t0.elapsed();
+    let st = child.wait()?;
+    ensure!(st.success(), "send '*' failed: {st}");
+    let send_took = send_took.unwrap_or(broadcast);
+    let twice = count.values().filter(|&&c| c > 1).count();
+    let t0 = Instant::now();
+    for _ in 0..n {
+        let out = Command::new("date").arg("+%s%N").output()?;
+        ensure!(out.status.success(), "date failed");
+    }
+    let bare = t0.elapsed();
+    println!(
+        "broadcast to {n}: `send '*'` started -> a reply from every one of the {n}: {} (the send process itself {}; {} replied more than once)",
+        fmt(broadcast),
+        fmt(send_took),
+        twice
+    );
+    println!(
+        "  anchor: {n} `date +%s%N` processes one after another, started by the bench: {}",
+        fmt(bare)
+    );
+    all_idle(env, TEAM, &all, 2)?;
+    status_figures(env, Some(solo_env), n)?;
+    Ok(())
+}
+
+/// `teamctl status` on the N-member team, against `--version` and a one-member team's status.
+fn status_figures(env: &Env, solo_env: Option<&Env>, n: usize) -> Result<()> {
+    let runs = env_count("THOUSAND_STATUS_RUNS", 10);
+    let first = timed(&mut env.cmd(&["--team", TEAM, "status"]))?;
+    let (mut big, mut version, mut one) = (vec![], vec![], vec![]);
+    for _ in 0..runs {
+        big.push(timed(&mut env.cmd(&["--team", TEAM, "status"]))?);
+        version.push(timed(&mut env.cmd(&["--version"]))?);
+        if let Some(s) = solo_env {
+            one.push(timed(&mut s.cmd(&["--team", ONE, "status"]))?);
+        }
+    }
+    println!(
+        "`teamctl status`, whole process, {n} members: first {}, then {}",
+        fmt(first),
+        Stats::new(big).line()
+    );
+    println!(
+        "  anchor, interleaved: `teamctl --version` {}",
+        Stats::new(version).line()
+    );
+    if !one.is_empty() {
+        println!(
+            "  anchor, interleaved: `status` of a one-member team {}",
+            Stats::new(one).line()
+        );
+    }
+    Ok(())
+}
+
+fn tmux_run(n: usize) -> Result<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("\n== tmux backend: tmux not found, not measured");
+        return Ok(());
+    }
+    eprintln!("[thousand] tmux anchor: {n} bare panes");
+    let bare = support::bare_panes(n)?;
+    eprintln!("[thousand] tmux backend, N = {n}");
+    let env = Env::with_tmux()?;
+    let home = env.home_path().display().to_string();
+    let socket = env.socket.clone();
+    let result = (|| -> Result<()> {
+        let all = names(n);
+        env.ok(&["create", TEAM])?;
+        let t0 = Instant::now();
+        let commands = spawn_all(&env, TEAM, &all, "tmux")?;
+        let pids = all_idle(&env, TEAM, &all, 0)?;
+        let idle = t0.elapsed();
+        println!("\n== tmux backend, {n} teammates, private tmux server");
+        println!(
+            "spawn: {n} `teamctl spawn --backend tmux` one after another: {} until the last returned, all idle {}",
+            fmt(commands),
+            fmt(idle)
+        );
+        println!(
+            "  anchor, just before: {n} bare tmux panes running `sleep`, one `tmux` command each: {} ({} windows); ratio {:.2}x",
+            fmt(bare.took),
+            bare.windows,
+            idle.as_secs_f64() / bare.took.as_secs_f64().max(1e-9)
+        );
+        let m = modes(&env, TEAM, &all, &pids);
+        println!(
+            "waiting for mail: {} on inotify, {} on doorbells, {} polling, {} unknown",
+            m.inotify, m.doorbell, m.polling, m.other
+        );
+        let mut rss: Vec<u64> = pids
+            .iter()
+            .filter_map(|&p| memory_kib(p))
+            .map(|m| m.0)
+            .collect();
+        rss.sort_unstable();
+        if !rss.is_empty() {
+            println!(
+                "idle worker VmRSS ({}): p50 {} max {}",
+                rss.len(),
+                mib(rss[rss.len() / 2]),
+                mib(*rss.last().unwrap_or(&0))
+            );
+        }
+        status_figures(&env, None, n)?;
+        Ok(())
+    })();
+    drop(env);
+    report_left(&home, socket.as_deref());
+    result
+}
+
+/// After a part's home is dropped: what is left of it (must be nothing).
+fn report_left(home: &str, socket: Option<&str>) {
+    let procs =
+        processes_mentioning(home).len() + socket.map_or(0, |s| processes_mentioning(s).len());
+    let server = socket.is_some_and(|s| {
+        Command::new("tmux")
+            .args(["-L", s, "list-sessions"])
+            .env_remove("TMUX")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    println!(
+        "cleaned up: {procs} processes left, tmux server {}, home {}",
+        if server { "STILL RUNNING" } else { "gone" },
+        if Path::new(home).exists() {
+            "STILL THERE"
+        } else {
+            "removed"
+        }
+    );
+}
