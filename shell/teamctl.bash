@@ -396,7 +396,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__create)
-            opts="-d -h --description --max-hops --team --home --as --json --color --help"
+            opts="-d -h --description --max-hops --store --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -411,6 +411,10 @@ _teamctl_static() {
                     return 0
                     ;;
                 --max-hops)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

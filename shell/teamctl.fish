@@ -65,6 +65,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leade
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r

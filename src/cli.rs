@@ -195,6 +195,15 @@ pub struct CreateArgs {
     /// Loop guard: a message more than N agent-to-agent hops from its origin starts no turn
     #[arg(long, value_name = "N", default_value_t = crate::domain::member::DEFAULT_MAX_HOPS)]
     pub max_hops: u32,
+    /// Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files
+    /// here, so that other hosts can join it (docs/SCALE.md); `file` is the default
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TEAMCTL_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, Args)]

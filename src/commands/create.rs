@@ -8,13 +8,16 @@ use crate::error::{Error, Result};
 pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     ctx.require_leader("create a team")?;
     let base = Name::parse_as(&args.name, "team")?;
+    let kept_in = crate::store::home::parse_store(args.store.as_deref())?;
     refuse_if_leading(ctx)?;
     // One `create` at a time per home: the check again and the team it makes are one step,
     // so concurrent runs make exactly one team and the others see it as the one led.
     let _creating = ctx.home.lock_create()?;
     refuse_if_leading(ctx)?;
     let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
-    let store = ctx.home.create(&base, &args.description, &cwd)?;
+    let store = ctx
+        .home
+        .create_in(&base, &args.description, &cwd, kept_in.as_ref())?;
     if args.max_hops != crate::domain::member::DEFAULT_MAX_HOPS {
         let max = args.max_hops;
         store.update(&mut |cfg| {

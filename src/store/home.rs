@@ -1,5 +1,7 @@
 //! The home directory: where teams live, which team the leader leads now, and creating or
-//! finding a team. Nothing is written until a command has passed validation.
+//! finding a team. Nothing is written until a command has passed validation. A team is files
+//! here (`FsStore`), or kept in a NATS server (`NatsStore`) that its directory here points to
+//! (`store.json`).
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
@@ -8,6 +10,7 @@ use std::sync::Arc;
 
 use super::SharedStore;
 use super::fsutil::{check_dir, check_private_dir, ensure_dir, write_atomic};
+use super::nats::{Created, NatsStore, ServerUrl};
 use super::team::FsStore;
 use crate::domain::time::now_ms;
 use crate::domain::{LEADER, Member, Name, TeamConfig};
@@ -98,8 +101,63 @@ impl Home {
         super::fsutil::LockGuard::acquire(&self.root.join("create.lock"))
     }
 
+    /// Whether `team` is in this home: its team file, or the pointer to the store that
+    /// keeps it.
     pub fn exists(&self, team: &Name) -> bool {
-        self.team_dir(team).join("config.json").is_file()
+        let dir = self.team_dir(team);
+        dir.join("config.json").is_file() || dir.join(POINTER).is_file()
+    }
+
+    /// The server a team kept elsewhere is in (its pointer file), `None` for a file-store team.
+    fn pointer(&self, team: &Name) -> Result<Option<ServerUrl>> {
+        let path = self.team_dir(team).join(POINTER);
+        let bytes = match super::fsutil::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let p: Pointer = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::failed(format!(
+                "{} is damaged ({e}); write {{\"url\": \"nats://HOST:PORT\"}} into it, or remove the team's directory",
+                path.display()
+            ))
+        })?;
+        ServerUrl::parse(&p.url).map(Some)
+    }
+
+    fn write_pointer(&self, team: &Name, url: &ServerUrl) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&Pointer {
+            url: url.full().to_string(),
+        })
+        .map_err(|e| Error::failed(format!("cannot encode the store pointer: {e}")))?;
+        write_atomic(&self.team_dir(team).join(POINTER), &bytes, true)
+    }
+
+    /// Open a team kept in NATS (its pointer is here).
+    fn open_nats(&self, team: &Name, url: &ServerUrl) -> Result<SharedStore> {
+        self.verify()?;
+        check_private_dir(&self.team_dir(team), "team directory", false)?;
+        Ok(Arc::new(NatsStore::open(url, team, self.team_dir(team))?))
+    }
+
+    /// A team this home does not have, found in the store `TEAMCTL_STORE` names: this home
+    /// joins it (writes its pointer) and opens it.
+    fn join(&self, team: &Name) -> Result<Option<SharedStore>> {
+        let Some(url) = store_from_env()? else {
+            return Ok(None);
+        };
+        if !NatsStore::exists_at(&url, team)? {
+            return Ok(None);
+        }
+        self.verify()?;
+        ensure_dir(&self.teams_dir())?;
+        let dir = self.team_dir(team);
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e).at(&dir),
+            _ => {}
+        }
+        self.write_pointer(team, &url)?;
+        self.open_nats(team, &url).map(Some)
     }
 
     /// Every team in this home, by name.
@@ -117,6 +175,14 @@ impl Home {
 
     /// Open an existing team, or a bad-input error that says how to make one.
     pub fn open(&self, team: &Name) -> Result<SharedStore> {
+        if let Some(url) = self.pointer(team)? {
+            return self.open_nats(team, &url);
+        }
+        if !self.exists(team)
+            && let Some(store) = self.join(team)?
+        {
+            return Ok(store);
+        }
         if !self.exists(team) {
             return Err(Error::bad(format!(
                 "no team {team:?} in {}; create it with `teamctl create {team}` or pick one with --team",
@@ -128,7 +194,14 @@ impl Home {
     }
 
     /// The store of `team`, whether or not it exists (doctor looks at half-made teams).
+    /// A team kept in NATS is opened (a file store on its directory when that fails: loading
+    /// its team file then fails with a clear line).
     pub fn handle(&self, team: &Name) -> SharedStore {
+        if let Ok(Some(url)) = self.pointer(team)
+            && let Ok(store) = NatsStore::open(&url, team, self.team_dir(team))
+        {
+            return Arc::new(store);
+        }
         Arc::new(FsStore::new(team.clone(), self.team_dir(team)))
     }
 
@@ -147,6 +220,18 @@ impl Home {
 
     /// Make a new team named `base`, or `base-2`, `base-3`... when the name is taken.
     pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<SharedStore> {
+        self.create_in(base, description, cwd, None)
+    }
+
+    /// As `create`, kept in the NATS server at `store` when given (else files here). A name is
+    /// taken when this home or the server has it.
+    pub fn create_in(
+        &self,
+        base: &Name,
+        description: &str,
+        cwd: &Path,
+        store: Option<&ServerUrl>,
+    ) -> Result<SharedStore> {
         self.verify()?;
         let teams = self.teams_dir();
         ensure_dir(&teams)?;
@@ -179,6 +264,23 @@ impl Home {
                 max_hops: None,
                 extra: Default::default(),
             };
+            if let Some(url) = store {
+                // The pointer first: a team made in NATS is never left without one here.
+                let made = self
+                    .write_pointer(&candidate, url)
+                    .and_then(|_| NatsStore::create(url, &config, dir.clone()));
+                match made {
+                    Ok(Created::Made(s)) => return Ok(Arc::new(*s)),
+                    Ok(Created::Taken) => {
+                        let _ = fs::remove_dir_all(&dir);
+                        continue;
+                    }
+                    Err(e) => {
+                        let _ = fs::remove_dir_all(&dir);
+                        return Err(e);
+                    }
+                }
+            }
             let store = FsStore::new(candidate, dir);
             store.init(&config)?;
             return Ok(Arc::new(store));
@@ -187,4 +289,28 @@ impl Home {
             "could not find a free name for team {base}"
         )))
     }
+}
+
+/// Names the store for `create` (`--store`) and for opening a team this home does not have
+/// yet: `nats://HOST:PORT`; empty or `file` is the file store.
+pub const STORE_ENV: &str = "TEAMCTL_STORE";
+
+/// A team's pointer file in its local directory: where the team is kept.
+const POINTER: &str = "store.json";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Pointer {
+    url: String,
+}
+
+/// The store a `--store` value or `TEAMCTL_STORE` names; `None` for the file store.
+pub fn parse_store(value: Option<&str>) -> Result<Option<ServerUrl>> {
+    match value.map(str::trim) {
+        None | Some("") | Some("file") => Ok(None),
+        Some(v) => ServerUrl::parse(v).map(Some),
+    }
+}
+
+fn store_from_env() -> Result<Option<ServerUrl>> {
+    parse_store(std::env::var(STORE_ENV).ok().as_deref())
 }

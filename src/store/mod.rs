@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod inbox;
 #[cfg(test)]
 pub mod mem;
+pub mod nats;
 pub mod slots;
 pub mod tasks;
 pub mod team;

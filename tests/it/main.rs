@@ -12,6 +12,7 @@ mod identity;
 mod interactive;
 mod lifecycle;
 mod loops;
+mod nats;
 mod proptest_messages;
 mod races;
 mod reliability;

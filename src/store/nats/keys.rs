@@ -1,0 +1,139 @@
+//! Names in NATS for one team: the inbox stream and its subjects, the KV bucket and its keys,
+//! and the subjects the server republishes changes on (what subscribers listen to). Every
+//! part taken from a name goes through `token`, so it is one valid subject token and one
+//! valid KV key part whatever the name holds.
+
+use crate::domain::Name;
+
+/// `s` as one subject token / KV key part: unchanged when it is made of `[a-z0-9-]` (every
+/// valid name), else `_` and its bytes in hex (no name starts with `_`, so no two differ only
+/// by this).
+pub fn token(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if plain {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(1 + 2 * s.len());
+    out.push('_');
+    for b in s.bytes() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The names of one team's things in NATS.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    team: String,
+}
+
+impl Keys {
+    pub fn new(team: &Name) -> Keys {
+        Keys {
+            team: token(team.as_str()),
+        }
+    }
+
+    /// The inbox stream, and the KV bucket (its stream is `KV_` + this).
+    pub fn stream(&self) -> String {
+        format!("tc_{}", self.team)
+    }
+
+    pub fn bucket(&self) -> String {
+        self.stream()
+    }
+
+    /// Every inbox subject of the team.
+    pub fn inboxes(&self) -> String {
+        format!("tc.{}.inbox.>", self.team)
+    }
+
+    pub fn inbox(&self, member: &Name) -> String {
+        format!("tc.{}.inbox.{}", self.team, token(member.as_str()))
+    }
+
+    /// The member an inbox subject belongs to.
+    pub fn member_of(&self, subject: &str) -> Option<Name> {
+        let prefix = format!("tc.{}.inbox.", self.team);
+        Name::parse(subject.strip_prefix(&prefix)?).ok()
+    }
+
+    /// Where the server republishes (headers only) each stored inbox message: after it is
+    /// stored, so a woken reader finds it.
+    pub fn inboxes_republished(&self) -> String {
+        format!("tcw.{}.inbox.>", self.team)
+    }
+
+    pub fn inbox_wake(&self, member: &Name) -> String {
+        format!("tcw.{}.inbox.{}", self.team, token(member.as_str()))
+    }
+
+    /// The KV bucket's own subjects, and where their changes are republished.
+    pub fn kv_subjects(&self) -> String {
+        format!("$KV.{}.>", self.bucket())
+    }
+
+    pub fn kv_republished(&self) -> String {
+        format!("tcw.{}.kv.>", self.team)
+    }
+
+    /// The subject a change to KV `key` is republished on (`*` parts allowed).
+    pub fn kv_wake(&self, key: &str) -> String {
+        format!("tcw.{}.kv.{key}", self.team)
+    }
+}
+
+pub const CONFIG: &str = "config";
+pub const TASKS: &str = "tasks";
+
+pub fn live(member: &Name) -> String {
+    format!("live.{}", token(member.as_str()))
+}
+
+pub const LIVE_ALL: &str = "live.*";
+
+pub fn cursor(inbox: &Name, reader: &str) -> String {
+    format!("cursor.{}.{}", token(inbox.as_str()), token(reader))
+}
+
+pub fn answer(member: &Name) -> String {
+    format!("answer.{}", token(member.as_str()))
+}
+
+pub fn lock(key: &str) -> String {
+    format!("lock.{}", token(key))
+}
+
+pub fn loop_notice(a: &str, b: &str) -> String {
+    format!("loop.{}.{}", token(a), token(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_valid_and_distinct() {
+        assert_eq!(token("bob-2"), "bob-2");
+        assert_eq!(token("#tasks"), "_237461736b73");
+        assert_eq!(token(""), "_");
+        assert_eq!(token("a.b"), "_612e62");
+        assert_eq!(token("A"), "_41");
+        for s in ["a.b", "*", ">", "a b", "é", "_x"] {
+            let t = token(s);
+            assert!(
+                t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                "{t}"
+            );
+        }
+        let k = Keys::new(&Name::parse("alpha").unwrap());
+        let bob = Name::parse("bob").unwrap();
+        assert_eq!(k.inbox(&bob), "tc.alpha.inbox.bob");
+        assert_eq!(k.member_of("tc.alpha.inbox.bob"), Some(bob.clone()));
+        assert_eq!(k.member_of("tc.beta.inbox.bob"), None);
+        assert_eq!(cursor(&bob, "worker"), "cursor.bob.worker");
+    }
+}

@@ -1,0 +1,176 @@
+//! Locks in the KV bucket: a key made only when absent (`lock.KEY`), whose value says who
+//! holds it and until when (a lease). The holder renews the lease while it holds the lock and
+//! deletes the key when the guard is dropped. A waiter listens for changes to the key (the
+//! republished subject, no polling) and takes over a lease that ran out, or a lock whose
+//! holder on this host is gone, by compare-and-set on the revision it saw.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_nats::jetstream::kv;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use super::client::{self, Conn};
+use crate::domain::time::now_ms;
+use crate::error::{Error, Result};
+
+/// How long a lock holds without renewal (a holder that died unseen blocks others this long).
+pub const LEASE: Duration = Duration::from_secs(30);
+
+/// How long `lock` waits for a lock before it fails.
+const WAIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Lease {
+    owner: String,
+    host: String,
+    pid: u32,
+    until: u64,
+}
+
+impl Lease {
+    fn new(owner: &str) -> Lease {
+        Lease {
+            owner: owner.to_string(),
+            host: host_name(),
+            pid: std::process::id(),
+            until: now_ms() + LEASE.as_millis() as u64,
+        }
+    }
+
+    fn bytes(&self) -> bytes::Bytes {
+        serde_json::to_vec(self).unwrap_or_default().into()
+    }
+
+    /// Whether the holder can no longer be holding it: its lease ran out, or it was a
+    /// process on this host that is gone.
+    fn stale(&self) -> bool {
+        if self.until < now_ms() {
+            return true;
+        }
+        self.host == host_name()
+            && nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), None)
+                == Err(nix::errno::Errno::ESRCH)
+    }
+}
+
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// A held lock: renewed in the background, deleted on drop.
+pub struct LeaseGuard {
+    kv: kv::Store,
+    key: String,
+    owner: String,
+    revision: Arc<AtomicU64>,
+    renew: tokio::task::AbortHandle,
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        self.renew.abort();
+        let (kv, key, owner) = (self.kv.clone(), self.key.clone(), self.owner.clone());
+        let rev = self.revision.load(Ordering::SeqCst);
+        let _ = client::run("unlock", async move {
+            if kv.delete_expect_revision(&key, Some(rev)).await.is_ok() {
+                return Ok(());
+            }
+            // A renewal raced the abort: delete it if it is still ours.
+            if let Ok(Some(e)) = kv.entry(&key).await
+                && e.operation == kv::Operation::Put
+                && serde_json::from_slice::<Lease>(&e.value).is_ok_and(|l| l.owner == owner)
+            {
+                let _ = kv.delete_expect_revision(&key, Some(e.revision)).await;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Take the lock `key` in `kv`, waiting for it (`WAIT` at most).
+pub fn acquire(conn: &Conn, kv: &kv::Store, key: String, wake: String) -> Result<LeaseGuard> {
+    let owner = crate::domain::message::new_id();
+    let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.clone(), owner.clone());
+    let deadline = std::time::Instant::now() + WAIT;
+    let rev = loop {
+        let (c, kv2, key2, owner2, wake) = (
+            c.clone(),
+            kv2.clone(),
+            key2.clone(),
+            owner2.clone(),
+            wake.clone(),
+        );
+        // One round: armed on the key's changes, then try; when it is held, wait for a
+        // change (or the holder's lease to run out) within this call's time.
+        let got = client::run("lock", async move {
+            let mut changes = c
+                .client
+                .subscribe(wake)
+                .await
+                .map_err(|e| Error::failed(format!("NATS: cannot watch a lock: {e}")))?;
+            c.client
+                .flush()
+                .await
+                .map_err(|e| Error::failed(format!("NATS: {e}")))?;
+            let mine = Lease::new(&owner2);
+            let wait_for = match kv2.entry(&key2).await.map_err(super::nats_err)? {
+                Some(e) if e.operation == kv::Operation::Put => {
+                    let held = serde_json::from_slice::<Lease>(&e.value).ok();
+                    match held {
+                        Some(l) if !l.stale() => {
+                            Duration::from_millis(l.until.saturating_sub(now_ms()) + 10)
+                        }
+                        // A stale or unreadable lease: take it over, if no one else did.
+                        _ => match kv2.update(&key2, mine.bytes(), e.revision).await {
+                            Ok(rev) => return Ok(Some(rev)),
+                            Err(_) => Duration::ZERO,
+                        },
+                    }
+                }
+                _ => match kv2.create(&key2, mine.bytes()).await {
+                    Ok(rev) => return Ok(Some(rev)),
+                    Err(_) => Duration::ZERO,
+                },
+            };
+            let wait_for = wait_for.min(client::CALL_TIMEOUT / 2);
+            let _ = tokio::time::timeout(wait_for, changes.next()).await;
+            Ok(None)
+        })?;
+        if let Some(rev) = got {
+            break rev;
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(Error::failed(format!(
+                "timed out waiting for the lock {key:?} (held by another teamctl)"
+            )));
+        }
+    };
+    let revision = Arc::new(AtomicU64::new(rev));
+    let (kv3, key3, owner3, r) = (kv.clone(), key.clone(), owner.clone(), revision.clone());
+    let renew = client::spawn(async move {
+        loop {
+            tokio::time::sleep(LEASE / 3).await;
+            let lease = Lease::new(&owner3);
+            match kv3
+                .update(&key3, lease.bytes(), r.load(Ordering::SeqCst))
+                .await
+            {
+                Ok(rev) => r.store(rev, Ordering::SeqCst),
+                Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => return,
+                Err(_) => {}
+            }
+        }
+    });
+    Ok(LeaseGuard {
+        kv: kv.clone(),
+        key,
+        owner,
+        revision,
+        renew,
+    })
+}

@@ -1,0 +1,742 @@
+//! `NatsStore`: a team kept in NATS JetStream, so that hosts sharing only a NATS server form
+//! one team. One stream per team (`tc_TEAM`, subjects `tc.TEAM.inbox.MEMBER`, limits retention
+//! with age and size caps) holds the inboxes; a position is a stream sequence. One KV bucket per
+//! team (`tc_TEAM`) holds the team file (`config`), live states (`live.NAME`), the task list
+//! (`tasks`), cursors (`cursor.INBOX.READER`), shutdown answers, loop notices and locks;
+//! the team file and the task list change by revision compare-and-set. The server republishes
+//! (headers only) every stored message and KV change on `tcw.TEAM.>`, after storing it: a
+//! subscription is a plain NATS subscription there, so a woken reader always finds what woke
+//! it, and nothing polls. Host-local files (logs, worktrees, hook events, recorded
+//! environments) stay under the local team directory (`local_dir`), as with the file store.
+
+pub mod client;
+pub mod keys;
+pub mod lock;
+#[cfg(test)]
+pub mod testing;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::jetstream::{self, kv, stream};
+use futures_util::StreamExt;
+
+use self::client::Conn;
+pub use self::client::ServerUrl;
+use self::keys::Keys;
+use super::wake::{self, Bell, Subscription, Target, WakeMode};
+use super::{Entry, Held, Item, LockKey, Position, Stamp, Store, Topic};
+use crate::domain::live::ShutdownAnswer;
+use crate::domain::task::TaskList;
+use crate::domain::time::now_ms;
+use crate::domain::{Envelope, LiveState, Name, TeamConfig};
+use crate::error::{Error, Result};
+
+/// How long inbox messages are kept (limits retention; read or not).
+pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The inbox stream's size cap; past it the oldest messages go.
+pub const MAX_BYTES: i64 = 1 << 30;
+
+/// A JetStream or KV error as one line.
+fn nats_err(e: impl std::fmt::Display) -> Error {
+    Error::failed(format!("NATS: {e}"))
+}
+
+pub struct NatsStore {
+    team: Name,
+    conn: Conn,
+    keys: Keys,
+    stream: stream::Stream,
+    kv: kv::Store,
+    local: PathBuf,
+}
+
+impl std::fmt::Debug for NatsStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NatsStore({} at {})", self.team, self.conn.url.shown())
+    }
+}
+
+/// What `create` found.
+pub enum Created {
+    Made(Box<NatsStore>),
+    /// A team of that name is in NATS already.
+    Taken,
+}
+
+impl NatsStore {
+    /// Open `team`, which must exist in NATS; `local` is its directory on this host.
+    pub fn open(url: &ServerUrl, team: &Name, local: PathBuf) -> Result<NatsStore> {
+        let conn = client::connect(url)?;
+        let keys = Keys::new(team);
+        let (js, sname, bname) = (conn.js.clone(), keys.stream(), keys.bucket());
+        let found = client::run("open", async move {
+            let kv = match js.get_key_value(&bname).await {
+                Ok(kv) => kv,
+                Err(_) => return Ok(None),
+            };
+            let stream = match js.get_stream(&sname).await {
+                Ok(s) => s,
+                Err(_) => return Ok(None),
+            };
+            match kv.entry(keys::CONFIG).await.map_err(nats_err)? {
+                Some(e) if e.operation == kv::Operation::Put => Ok(Some((stream, kv))),
+                _ => Ok(None),
+            }
+        })?;
+        let Some((stream, kv)) = found else {
+            return Err(Error::bad(format!(
+                "no team {team:?} in the NATS server at {}; create it with `teamctl create {team} --store {}`",
+                url.shown(),
+                url.shown()
+            )));
+        };
+        Self::with_local(team, conn, keys, stream, kv, local)
+    }
+
+    /// Whether `team` exists in NATS.
+    pub fn exists_at(url: &ServerUrl, team: &Name) -> Result<bool> {
+        let conn = client::connect(url)?;
+        let bname = Keys::new(team).bucket();
+        let js = conn.js.clone();
+        client::run("look up a team", async move {
+            let Ok(kv) = js.get_key_value(&bname).await else {
+                return Ok(false);
+            };
+            Ok(matches!(kv.entry(keys::CONFIG).await.map_err(nats_err)?,
+                Some(e) if e.operation == kv::Operation::Put))
+        })
+    }
+
+    /// Make `config.name`'s stream and bucket and write its first team file, unless a team
+    /// of that name is there already.
+    pub fn create(url: &ServerUrl, config: &TeamConfig, local: PathBuf) -> Result<Created> {
+        let conn = client::connect(url)?;
+        let keys = Keys::new(&config.name);
+        let bytes = serde_json::to_vec_pretty(config)
+            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
+        let (js, k) = (conn.js.clone(), keys.clone());
+        let made = client::run("create the team", async move {
+            let stream = js
+                .get_or_create_stream(stream::Config {
+                    name: k.stream(),
+                    description: Some("teamctl inboxes".into()),
+                    subjects: vec![k.inboxes()],
+                    retention: stream::RetentionPolicy::Limits,
+                    discard: stream::DiscardPolicy::Old,
+                    max_age: MAX_AGE,
+                    max_bytes: MAX_BYTES,
+                    storage: stream::StorageType::File,
+                    allow_direct: true,
+                    duplicate_window: Duration::from_secs(120),
+                    republish: Some(stream::Republish {
+                        source: k.inboxes(),
+                        destination: k.inboxes_republished(),
+                        headers_only: true,
+                    }),
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| Error::failed(format!("NATS: cannot make the inbox stream: {e}")))?;
+            let kv = match js.get_key_value(k.bucket()).await {
+                Ok(kv) => kv,
+                Err(_) => js
+                    .create_key_value(kv::Config {
+                        bucket: k.bucket(),
+                        description: "teamctl team state".into(),
+                        history: 1,
+                        max_value_size: -1,
+                        max_bytes: -1,
+                        storage: stream::StorageType::File,
+                        republish: Some(stream::Republish {
+                            source: k.kv_subjects(),
+                            destination: k.kv_republished(),
+                            headers_only: true,
+                        }),
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(|e| {
+                        Error::failed(format!("NATS: cannot make the team's KV bucket: {e}"))
+                    })?,
+            };
+            match kv.create(keys::CONFIG, bytes.into()).await {
+                Ok(_) => Ok(Some((stream, kv))),
+                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(None),
+                Err(e) => Err(Error::failed(format!(
+                    "NATS: cannot write the team file: {e}"
+                ))),
+            }
+        })?;
+        match made {
+            Some((stream, kv)) => Ok(Created::Made(Box::new(Self::with_local(
+                &config.name,
+                conn,
+                keys,
+                stream,
+                kv,
+                local,
+            )?))),
+            None => Ok(Created::Taken),
+        }
+    }
+
+    fn with_local(
+        team: &Name,
+        conn: Conn,
+        keys: Keys,
+        stream: stream::Stream,
+        kv: kv::Store,
+        local: PathBuf,
+    ) -> Result<NatsStore> {
+        super::fsutil::ensure_dir(&local)?;
+        super::fsutil::ensure_dir_levels(&local.join("logs"), 1)?;
+        Ok(NatsStore {
+            team: team.clone(),
+            conn,
+            keys,
+            stream,
+            kv,
+            local,
+        })
+    }
+
+    /// The server's address, without credentials.
+    pub fn url(&self) -> &ServerUrl {
+        &self.conn.url
+    }
+
+    /// Run `f` with this store's KV bucket on the NATS runtime.
+    fn with_kv<T: Send + 'static, F>(&self, what: &str, f: impl FnOnce(kv::Store) -> F) -> Result<T>
+    where
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        client::run(what, f(self.kv.clone()))
+    }
+
+    /// A KV value and its revision, `None` when the key is absent or deleted.
+    fn get_raw(&self, key: String) -> Result<Option<(bytes::Bytes, u64)>> {
+        self.with_kv("read", |kv| async move {
+            match kv.entry(&key).await {
+                Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(Some((e.value, e.revision))),
+                Ok(_) => Ok(None),
+                // The bucket is gone (the team was deleted): so is the key.
+                Err(e) if e.to_string().contains("no responders") => Ok(None),
+                Err(e) => Err(nats_err(e)),
+            }
+        })
+    }
+
+    /// A KV value parsed, `None` when the key is absent or deleted; a damaged value is an
+    /// error that names it.
+    fn get_json<T: serde::de::DeserializeOwned>(&self, key: String) -> Result<Option<(T, u64)>> {
+        match self.get_raw(key.clone())? {
+            None => Ok(None),
+            Some((bytes, rev)) => serde_json::from_slice(&bytes)
+                .map(|v| Some((v, rev)))
+                .map_err(|e| {
+                    Error::failed(format!(
+                        "{key} in the NATS bucket {} is damaged ({e})",
+                        self.keys.bucket()
+                    ))
+                }),
+        }
+    }
+
+    fn put(&self, key: String, bytes: Vec<u8>) -> Result<u64> {
+        self.with_kv("write", |kv| async move {
+            kv.put(&key, bytes.into()).await.map_err(nats_err)
+        })
+    }
+
+    /// Change the JSON value at `key` by compare-and-set on its revision, again on a
+    /// conflict; `f` returning an error leaves it untouched, so does a change that changes
+    /// nothing. `absent` is the value of a missing key (`None`: missing is an error).
+    fn update_json<T>(
+        &self,
+        key: &str,
+        absent: Option<T>,
+        f: &mut dyn FnMut(&mut T) -> Result<()>,
+    ) -> Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + Clone + Send + 'static,
+    {
+        for _ in 0..10_000 {
+            let (before, rev) = match self.get_json::<T>(key.to_string())? {
+                Some((v, rev)) => (v, Some(rev)),
+                None => match &absent {
+                    Some(v) => (v.clone(), None),
+                    None => return Err(self.gone()),
+                },
+            };
+            let mut after = before.clone();
+            f(&mut after)?;
+            if after == before && rev.is_some() {
+                return Ok(after);
+            }
+            let bytes = serde_json::to_vec_pretty(&after)
+                .map_err(|e| Error::failed(format!("cannot encode {key}: {e}")))?;
+            let k = key.to_string();
+            let written = self.with_kv("compare-and-set", |kv| async move {
+                let res = match rev {
+                    Some(rev) => kv.update(&k, bytes.into(), rev).await,
+                    None => kv.create(&k, bytes.into()).await.map_err(|e| {
+                        if e.kind() == kv::CreateErrorKind::AlreadyExists {
+                            kv::UpdateError::new(kv::UpdateErrorKind::WrongLastRevision)
+                        } else {
+                            kv::UpdateError::with_source(kv::UpdateErrorKind::Other, e)
+                        }
+                    }),
+                };
+                match res {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+                    Err(e) => Err(nats_err(e)),
+                }
+            })?;
+            if written {
+                return Ok(after);
+            }
+        }
+        Err(Error::failed(format!(
+            "could not change {key} in NATS: too many concurrent writers"
+        )))
+    }
+
+    fn gone(&self) -> Error {
+        Error::failed(format!(
+            "team {} no longer exists (deleted from the NATS server at {})",
+            self.team,
+            self.conn.url.shown()
+        ))
+    }
+
+    /// The time of the last message on `subject`, if any.
+    fn last_on(&self, subject: String) -> Option<std::time::SystemTime> {
+        let stream = self.stream.clone();
+        client::run("look up", async move {
+            Ok(stream
+                .direct_get_last_for_subject(subject)
+                .await
+                .ok()
+                .map(|m| m.time.unix_timestamp_nanos()))
+        })
+        .ok()
+        .flatten()
+        .map(to_system_time)
+    }
+}
+
+fn to_system_time(nanos: i128) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + Duration::from_nanos(nanos.max(0) as u64)
+}
+
+/// Wake-ups from the server: one task per subject, and one that rings on reconnect (changes
+/// made while away were not heard). Dropping this ends them (their subscriptions go).
+struct PushGuard {
+    tasks: Vec<tokio::task::AbortHandle>,
+    _local: Option<Subscription>,
+}
+
+impl Drop for PushGuard {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Store for NatsStore {
+    /// Another team on the same server. Its host-local directory here is scratch under this
+    /// team's (nothing is kept there): a team this host only writes to is not one of its own.
+    fn sibling(&self, team: &Name) -> Result<super::SharedStore> {
+        let scratch = self.local.join("across").join(team.as_str());
+        Ok(std::sync::Arc::new(NatsStore::open(
+            &self.conn.url,
+            team,
+            scratch,
+        )?))
+    }
+
+    fn team(&self) -> &Name {
+        &self.team
+    }
+
+    fn exists(&self) -> bool {
+        self.stamp().is_some()
+    }
+
+    fn load(&self) -> Result<TeamConfig> {
+        match self.get_json::<TeamConfig>(keys::CONFIG.into()) {
+            Ok(Some((c, _))) => Ok(c),
+            Ok(None) => Err(self.gone()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The team file's KV revision.
+    fn stamp(&self) -> Option<Stamp> {
+        self.with_kv("stamp", |kv| async move {
+            match kv.entry(keys::CONFIG).await.map_err(nats_err)? {
+                Some(e) if e.operation == kv::Operation::Put => Ok(Some(e.revision)),
+                _ => Ok(None),
+            }
+        })
+        .ok()
+        .flatten()
+        .map(Stamp::revision)
+    }
+
+    fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
+        self.update_json(keys::CONFIG, None, f)
+    }
+
+    /// Only that the team exists. A `send` racing `delete`'s mark may append after it; the
+    /// message then goes with the team (the file store orders them by a shared lock).
+    fn hold_shared(&self) -> Result<Held> {
+        if self.stamp().is_none() {
+            return Err(self.gone());
+        }
+        Ok(Held::new(()))
+    }
+
+    fn lock(&self, key: &LockKey) -> Result<Held> {
+        let key = match key {
+            LockKey::Start(name) => keys::lock(&format!("start-{name}")),
+            LockKey::Protocol => keys::lock("protocol"),
+        };
+        let guard = lock::acquire(&self.conn, &self.kv, key.clone(), self.keys.kv_wake(&key))?;
+        Ok(Held::new(guard))
+    }
+
+    /// `Nats-Msg-Id` is the inbox and the envelope's id: a send retried after a lost
+    /// acknowledgement is stored once (within the stream's duplicate window).
+    fn append(&self, inbox: &Name, env: &Envelope) -> Result<()> {
+        let mut line = env.to_line()?;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let max = self.conn.client.server_info().max_payload;
+        if line.len() + 512 > max {
+            return Err(Error::failed(format!(
+                "the message is {} bytes, more than the NATS server at {} takes ({max} bytes); raise max_payload in its configuration",
+                line.len(),
+                self.conn.url.shown()
+            )));
+        }
+        let js = self.conn.js.clone();
+        let subject = self.keys.inbox(inbox);
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("{inbox}.{}", env.id).as_str());
+        let team = self.team.clone();
+        let shown = self.conn.url.shown().to_string();
+        client::run("send", async move {
+            let ack = js
+                .publish_with_headers(subject, headers, line.into())
+                .await
+                .map_err(nats_err)?;
+            ack.await.map_err(|e| {
+                if e.kind() == jetstream::context::PublishErrorKind::StreamNotFound {
+                    Error::failed(format!(
+                        "team {team} no longer exists (deleted from the NATS server at {shown})"
+                    ))
+                } else {
+                    nats_err(e)
+                }
+            })?;
+            Ok(())
+        })
+    }
+
+    fn read(&self, inbox: &Name, from: Position, max: usize) -> Result<Vec<Entry>> {
+        let stream = self.stream.clone();
+        let subject = self.keys.inbox(inbox);
+        let sname = self.keys.stream();
+        client::run("read", async move {
+            let mut out = Vec::new();
+            let mut next = from.raw() + 1;
+            while out.len() < max {
+                let m = match stream
+                    .direct_get_next_for_subject(subject.clone(), Some(next))
+                    .await
+                {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => break,
+                    Err(e) => return Err(nats_err(e)),
+                };
+                let seq = m.sequence;
+                next = seq + 1;
+                let item = if m.payload.iter().all(|b| b.is_ascii_whitespace()) {
+                    Item::Blank
+                } else {
+                    match Envelope::from_line(&m.payload) {
+                        Ok(env) => Item::Message(Box::new(env)),
+                        Err(e) => Item::Garbage(format!(
+                            "skipped an unreadable message at sequence {seq} of stream {sname}: {e}"
+                        )),
+                    }
+                };
+                out.push(Entry {
+                    start: Position::from_raw(seq - 1),
+                    end: Position::from_raw(seq),
+                    item,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn inbox_end(&self, inbox: &Name) -> Result<Position> {
+        let stream = self.stream.clone();
+        let subject = self.keys.inbox(inbox);
+        client::run("read", async move {
+            match stream.direct_get_last_for_subject(subject).await {
+                Ok(m) => Ok(Position::from_raw(m.sequence)),
+                Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => Ok(Position::START),
+                Err(e) => Err(nats_err(e)),
+            }
+        })
+    }
+
+    fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
+        Ok(self
+            .get_json::<u64>(keys::cursor(inbox, reader))?
+            .map_or(Position::START, |(p, _)| Position::from_raw(p)))
+    }
+
+    fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
+        self.put(
+            keys::cursor(inbox, reader),
+            pos.raw().to_string().into_bytes(),
+        )
+        .map(drop)
+    }
+
+    /// Inboxes in the stream are never removed and made again while the team lives.
+    fn inbox_generation(&self, _inbox: &Name) -> Option<u64> {
+        Some(1)
+    }
+
+    /// A state that cannot be parsed reads as none (its worker rewrites it soon).
+    fn live(&self, member: &Name) -> Result<Option<LiveState>> {
+        Ok(self
+            .get_raw(keys::live(member))?
+            .and_then(|(b, _)| serde_json::from_slice(&b).ok()))
+    }
+
+    fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
+        let bytes = serde_json::to_vec(state)
+            .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
+        self.put(keys::live(member), bytes).map(drop)
+    }
+
+    fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
+        let bytes = serde_json::to_vec(answer)
+            .map_err(|e| Error::failed(format!("cannot encode the answer: {e}")))?;
+        self.put(keys::answer(member), bytes).map(drop)
+    }
+
+    fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
+        let key = keys::answer(member);
+        let (answer, rev) = self.get_json::<ShutdownAnswer>(key.clone()).ok()??;
+        // Only the taker whose delete of exactly that revision succeeds has it: two takers
+        // racing for one answer never both get it. A take for another request clears it too.
+        let taken = self
+            .with_kv("take the answer", |kv| async move {
+                kv.delete_expect_revision(&key, Some(rev))
+                    .await
+                    .map_err(nats_err)
+            })
+            .is_ok();
+        (taken && answer.request_id == request_id).then_some(answer)
+    }
+
+    /// A key per pair holding when the last notice was given: created when absent, replaced
+    /// by compare-and-set when older than `LOOP_NOTICE_QUIET`, so exactly one caller wins.
+    fn first_loop_notice(&self, a: &str, b: &str) -> bool {
+        let (x, y) = if a <= b { (a, b) } else { (b, a) };
+        let key = keys::loop_notice(x, y);
+        let quiet = super::team::LOOP_NOTICE_QUIET.as_millis() as u64;
+        self.with_kv("loop notice", |kv| async move {
+            let now = now_ms();
+            let value: bytes::Bytes = now.to_string().into_bytes().into();
+            let won = match kv.entry(&key).await.map_err(nats_err)? {
+                Some(e) if e.operation == kv::Operation::Put => {
+                    let then = std::str::from_utf8(&e.value)
+                        .ok()
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    if now.saturating_sub(then) < quiet {
+                        false
+                    } else {
+                        kv.update(&key, value, e.revision).await.is_ok()
+                    }
+                }
+                _ => kv.create(&key, value).await.is_ok(),
+            };
+            Ok(won)
+        })
+        .unwrap_or(true)
+    }
+
+    fn load_tasks(&self) -> Result<TaskList> {
+        Ok(self
+            .get_json::<TaskList>(keys::TASKS.into())?
+            .map(|(l, _)| l)
+            .unwrap_or_default())
+    }
+
+    fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
+        self.update_json(keys::TASKS, Some(TaskList::default()), f)
+    }
+
+    /// Plain subscriptions to the republished subjects, armed (the server has them) when
+    /// this returns; hook events are host-local files, watched as the file store does.
+    fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
+        let mut subjects = Vec::new();
+        let mut local = Vec::new();
+        for topic in topics {
+            match topic {
+                Topic::Inbox(m) => subjects.push(self.keys.inbox_wake(m)),
+                Topic::Team => subjects.push(self.keys.kv_wake(keys::CONFIG)),
+                Topic::Live => subjects.push(self.keys.kv_wake(keys::LIVE_ALL)),
+                Topic::Tasks => subjects.push(self.keys.kv_wake(keys::TASKS)),
+                Topic::Hooks(m) => {
+                    let dir = super::hooks::dir(self as &dyn Store);
+                    super::fsutil::ensure_dir(&dir)?;
+                    local.push(Target::new(dir, &[&super::hooks::events_file(m)]));
+                }
+            }
+        }
+        let local = match local.is_empty() {
+            true => None,
+            false => Some(wake::subscribe(local, bell.clone())?),
+        };
+        let conn = self.conn.clone();
+        let tasks = client::run("subscribe", async move {
+            let mut subs = Vec::new();
+            for s in subjects {
+                subs.push(
+                    conn.client
+                        .subscribe(s)
+                        .await
+                        .map_err(|e| Error::failed(format!("NATS: cannot subscribe: {e}")))?,
+                );
+            }
+            // The server has every subscription once it answered a ping after them.
+            conn.client.flush().await.map_err(nats_err)?;
+            let mut tasks = Vec::new();
+            for mut sub in subs {
+                let bell = bell.clone();
+                tasks.push(client::spawn(async move {
+                    while sub.next().await.is_some() {
+                        bell();
+                    }
+                }));
+            }
+            let mut again = conn.reconnected.subscribe();
+            tasks.push(client::spawn(async move {
+                loop {
+                    match again.recv().await {
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => bell(),
+                        Err(_) => return,
+                    }
+                }
+            }));
+            Ok(tasks)
+        })?;
+        Ok(Subscription::holding(
+            WakeMode::Push,
+            PushGuard {
+                tasks,
+                _local: local,
+            },
+        ))
+    }
+
+    fn log_path(&self, member: &Name) -> PathBuf {
+        self.local.join("logs").join(format!("{member}.log"))
+    }
+
+    fn local_dir(&self) -> PathBuf {
+        self.local.clone()
+    }
+
+    fn location(&self) -> String {
+        self.conn.url.shown().to_string()
+    }
+
+    /// The stream, the bucket, and this host's directory of the team.
+    fn destroy(&self) -> Result<()> {
+        let js = self.conn.js.clone();
+        let (sname, bname) = (self.keys.stream(), self.keys.bucket());
+        client::run("delete the team", async move {
+            if let Err(e) = js.delete_stream(&sname).await
+                && !e.to_string().contains("not found")
+            {
+                return Err(nats_err(e));
+            }
+            if let Err(e) = js.delete_key_value(&bname).await
+                && !e.to_string().contains("not found")
+            {
+                return Err(nats_err(e));
+            }
+            Ok(())
+        })?;
+        match std::fs::remove_dir_all(&self.local) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&self.local, e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn last_activity(&self) -> Option<std::time::SystemTime> {
+        let (stream, kv) = (self.stream.clone(), self.kv.clone());
+        client::run("look up", async move {
+            let mut s = stream;
+            let a = s
+                .info()
+                .await
+                .ok()
+                .map(|i| i.state.last_timestamp.unix_timestamp_nanos());
+            let mut ks = kv.stream.clone();
+            let b = ks
+                .info()
+                .await
+                .ok()
+                .map(|i| i.state.last_timestamp.unix_timestamp_nanos());
+            Ok(a.into_iter().chain(b).max())
+        })
+        .ok()
+        .flatten()
+        .map(to_system_time)
+    }
+
+    fn last_mail(&self, inbox: &Name) -> Option<std::time::SystemTime> {
+        self.last_on(self.keys.inbox(inbox))
+    }
+
+    fn inboxes(&self) -> Vec<Name> {
+        let stream = self.stream.clone();
+        let filter = self.keys.inboxes();
+        let subjects = client::run("list inboxes", async move {
+            let info = stream.info_with_subjects(filter).await.map_err(nats_err)?;
+            let mut names = Vec::new();
+            let mut info = info;
+            while let Some(Ok((subject, _))) = info.next().await {
+                names.push(subject);
+            }
+            Ok(names)
+        })
+        .unwrap_or_default();
+        let mut out: Vec<Name> = subjects
+            .iter()
+            .filter_map(|s| self.keys.member_of(s))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}

@@ -1,0 +1,461 @@
+//! NatsStore against a nats-server of the test's own (`testing::NatsServer`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use super::testing::NatsServer;
+use super::{Created, NatsStore};
+use crate::domain::live::ShutdownAnswer;
+use crate::domain::task::NewTask;
+use crate::domain::time::now_ms;
+use crate::domain::{Body, Envelope, LEADER, Member, Name, TeamConfig};
+use crate::error::Error;
+use crate::store::{Item, LockKey, Position, Store, SyncBell, Topic};
+
+fn config(team: &str) -> TeamConfig {
+    let name = Name::parse(team).unwrap();
+    TeamConfig {
+        name: name.clone(),
+        description: String::new(),
+        created_at: now_ms(),
+        lead_agent_id: format!("{LEADER}@{name}"),
+        lead_session_id: crate::domain::message::new_id(),
+        members: vec![Member::leader(&name, "/".into(), now_ms())],
+        tmux_session: None,
+        tmux_fill: None,
+        deleting: None,
+        max_hops: None,
+        extra: Default::default(),
+    }
+}
+
+fn team(server: &NatsServer, dir: &tempfile::TempDir, name: &str) -> NatsStore {
+    match NatsStore::create(&server.url(), &config(name), dir.path().join(name)).unwrap() {
+        Created::Made(s) => *s,
+        Created::Taken => panic!("team {name} taken"),
+    }
+}
+
+fn msg(to: &str, text: &str) -> Envelope {
+    Envelope::new(LEADER, to, Body::message(text, None))
+}
+
+fn texts(store: &NatsStore, inbox: &Name, from: Position) -> Vec<String> {
+    store
+        .read(inbox, from, 100)
+        .unwrap()
+        .into_iter()
+        .map(|e| match e.item {
+            Item::Message(env) => match env.body {
+                Body::Message { text, .. } => text,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn append_and_read_from_a_position_with_cursors() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, amy) = (Name::parse("bob").unwrap(), Name::parse("amy").unwrap());
+    assert_eq!(store.inbox_end(&bob).unwrap(), Position::START);
+    assert!(store.read(&bob, Position::START, 10).unwrap().is_empty());
+    for i in 0..3 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+        store.append(&amy, &msg("amy", &format!("a{i}"))).unwrap();
+    }
+    assert_eq!(texts(&store, &bob, Position::START), ["b0", "b1", "b2"]);
+    assert_eq!(texts(&store, &amy, Position::START), ["a0", "a1", "a2"]);
+    let entries = store.read(&bob, Position::START, 2).unwrap();
+    assert_eq!(entries.len(), 2, "max is kept");
+    assert!(entries[0].end < entries[1].end);
+    assert_eq!(texts(&store, &bob, entries[0].end), ["b1", "b2"]);
+    assert_eq!(texts(&store, &bob, entries[1].start), ["b1", "b2"]);
+    let all = store.read(&bob, Position::START, 10).unwrap();
+    assert_eq!(store.inbox_end(&bob).unwrap(), all[2].end);
+    assert!(texts(&store, &bob, all[2].end).is_empty());
+    // Cursors: START until set, then what was set, per inbox and reader.
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), Position::START);
+    store.set_cursor(&bob, "worker", all[1].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[1].end);
+    assert_eq!(store.cursor(&bob, "protocol").unwrap(), Position::START);
+    assert_eq!(store.cursor(&amy, "worker").unwrap(), Position::START);
+    assert_eq!(
+        texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+        ["b2"]
+    );
+    // The whole inbox in batches, past one batch.
+    for i in 0..600 {
+        store.append(&amy, &msg("amy", &format!("x{i}"))).unwrap();
+    }
+    let mut walk = crate::store::entries(&store, &amy, Position::START);
+    assert_eq!(walk.by_ref().count(), 603);
+    assert_eq!(walk.pos(), store.inbox_end(&amy).unwrap());
+    let mut names = store.inboxes();
+    names.sort();
+    assert_eq!(names, [amy.clone(), bob.clone()]);
+    assert!(store.last_mail(&bob).is_some());
+    assert!(store.last_activity().is_some());
+}
+
+#[test]
+fn a_retried_send_is_stored_once_but_a_broadcast_reaches_each_inbox() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, amy) = (Name::parse("bob").unwrap(), Name::parse("amy").unwrap());
+    let env = msg("*", "hello");
+    store.append(&bob, &env).unwrap();
+    store.append(&bob, &env).unwrap();
+    store.append(&amy, &env).unwrap();
+    assert_eq!(texts(&store, &bob, Position::START), ["hello"]);
+    assert_eq!(texts(&store, &amy, Position::START), ["hello"]);
+}
+
+#[test]
+fn compare_and_set_updates_from_8_threads_lose_nothing() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (store, barrier) = (store.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for i in 0..5 {
+                    store
+                        .update(&mut |cfg| {
+                            let mut m = cfg.members[0].clone();
+                            m.name = Name::parse(&format!("m{t}-{i}")).unwrap();
+                            cfg.members.push(m);
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(store.load().unwrap().members.len(), 41);
+    // An error from the change leaves the file as it was; the stamp moves with each write.
+    let before = store.stamp().unwrap();
+    let err = store.update(&mut |_| Err(Error::bad("no"))).unwrap_err();
+    assert_eq!(err.to_string(), "no");
+    assert_eq!(store.stamp().unwrap(), before);
+    store
+        .update(&mut |cfg| {
+            cfg.description = "changed".into();
+            Ok(())
+        })
+        .unwrap();
+    assert_ne!(store.stamp().unwrap(), before);
+    let mut cache = None;
+    assert_eq!(
+        store.load_cached(&mut cache).unwrap().description,
+        "changed"
+    );
+}
+
+#[test]
+fn one_claimer_gets_each_task() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    store
+        .update_tasks(&mut |l| {
+            for i in 0..4 {
+                l.add(
+                    NewTask {
+                        subject: format!("t{i}"),
+                        ..Default::default()
+                    },
+                    now_ms(),
+                )
+                .map_err(|e| Error::bad(e.to_string()))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (store, barrier) = (store.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let me = Name::parse(&format!("w{t}")).unwrap();
+                barrier.wait();
+                let mut got = None;
+                store
+                    .update_tasks(&mut |l| {
+                        got = l
+                            .claim(&me, None, now_ms())
+                            .map_err(|e| Error::bad(e.to_string()))?
+                            .map(|task| task.id);
+                        Ok(())
+                    })
+                    .unwrap();
+                got
+            })
+        })
+        .collect();
+    let mut won: Vec<u64> = threads
+        .into_iter()
+        .filter_map(|t| t.join().unwrap())
+        .collect();
+    won.sort();
+    assert_eq!(
+        won,
+        [1, 2, 3, 4],
+        "each task once, four claimers empty-handed"
+    );
+    let list = store.load_tasks().unwrap();
+    let owners: std::collections::HashSet<_> = list.tasks.iter().map(|t| t.owner.clone()).collect();
+    assert_eq!(owners.len(), 4);
+}
+
+#[test]
+fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let bob = Name::parse("bob").unwrap();
+    let rang = |topic: Topic, act: &dyn Fn()| {
+        let bell = SyncBell::default();
+        let sub = store
+            .subscribe(std::slice::from_ref(&topic), bell.bell())
+            .unwrap();
+        assert_eq!(sub.mode, crate::store::WakeMode::Push);
+        act();
+        assert!(
+            bell.wait_until(Instant::now() + Duration::from_secs(10)),
+            "no ring for {topic:?}"
+        );
+    };
+    rang(Topic::Inbox(bob.clone()), &|| {
+        store.append(&bob, &msg("bob", "hi")).unwrap();
+    });
+    // The woken reader finds the message (it was stored before the ring).
+    for _ in 0..20 {
+        let bell = SyncBell::default();
+        let _sub = store
+            .subscribe(&[Topic::Inbox(bob.clone())], bell.bell())
+            .unwrap();
+        let end = store.inbox_end(&bob).unwrap();
+        store.append(&bob, &msg("bob", "again")).unwrap();
+        assert!(bell.wait_until(Instant::now() + Duration::from_secs(10)));
+        assert_eq!(texts(&store, &bob, end), ["again"]);
+    }
+    let live = crate::domain::LiveState {
+        status: crate::domain::Status::Idle,
+        pid: 7,
+        turn_pgid: None,
+        current_turn: None,
+        current_task: None,
+        since: 0,
+        last_seen: 0,
+        turns: 0,
+        last_idle_reason: None,
+        pane_id: None,
+        handled_control: Vec::new(),
+        session: None,
+        session_turns: 0,
+    };
+    rang(Topic::Live, &|| store.set_live(&bob, &live).unwrap());
+    assert_eq!(store.live(&bob).unwrap().unwrap().pid, 7);
+    rang(Topic::Team, &|| {
+        store
+            .update(&mut |c| {
+                c.description = "x".into();
+                Ok(())
+            })
+            .map(drop)
+            .unwrap()
+    });
+    rang(Topic::Tasks, &|| {
+        store
+            .update_tasks(&mut |l| {
+                l.add(
+                    NewTask {
+                        subject: "s".into(),
+                        ..Default::default()
+                    },
+                    0,
+                )
+                .map(drop)
+                .map_err(|e| Error::bad(e.to_string()))
+            })
+            .map(drop)
+            .unwrap()
+    });
+    // Mail to someone else does not ring bob's subscription.
+    let bell = SyncBell::default();
+    let _sub = store
+        .subscribe(&[Topic::Inbox(bob.clone())], bell.bell())
+        .unwrap();
+    let amy = Name::parse("amy").unwrap();
+    store.append(&amy, &msg("amy", "not for bob")).unwrap();
+    // A ring for bob's own mail after it proves the first did not ring (one channel slot).
+    store.append(&bob, &msg("bob", "for bob")).unwrap();
+    assert!(bell.wait_until(Instant::now() + Duration::from_secs(10)));
+    assert!(!bell.wait_until(Instant::now() + Duration::from_millis(300)));
+}
+
+#[test]
+fn a_lock_is_held_by_one_at_a_time() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    let key = LockKey::Start(Name::parse("bob").unwrap());
+    let held = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (store, key, held) = (store.clone(), key.clone(), held.clone());
+            std::thread::spawn(move || {
+                for _ in 0..3 {
+                    let _g = store.lock(&key).unwrap();
+                    assert!(!held.swap(true, Ordering::SeqCst), "two holders at once");
+                    std::thread::yield_now();
+                    held.store(false, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // Another key is independent of a held one.
+    let _bob = store.lock(&key).unwrap();
+    let _p = store.lock(&LockKey::Protocol).unwrap();
+}
+
+#[test]
+fn one_loop_notice_and_answers_are_taken_once() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, barrier) = (store.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.first_loop_notice("#tasks", "bob")
+            })
+        })
+        .collect();
+    let won = threads
+        .into_iter()
+        .filter(|_| true)
+        .map(|t| t.join().unwrap())
+        .filter(|&w| w)
+        .count();
+    assert_eq!(won, 1);
+    assert!(
+        !store.first_loop_notice("bob", "#tasks"),
+        "same pair either way"
+    );
+    assert!(store.first_loop_notice("bob", "amy"));
+    let bob = Name::parse("bob").unwrap();
+    let answer = ShutdownAnswer {
+        request_id: "r1".into(),
+        approve: true,
+        reason: None,
+    };
+    store.set_shutdown_answer(&bob, &answer).unwrap();
+    assert_eq!(store.take_shutdown_answer(&bob, "r1"), Some(answer));
+    assert_eq!(store.take_shutdown_answer(&bob, "r1"), None);
+}
+
+#[test]
+fn names_are_claimed_once_and_a_destroyed_team_is_gone() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    assert!(matches!(
+        NatsStore::create(&server.url(), &config("alpha"), dir.path().join("x")).unwrap(),
+        Created::Taken
+    ));
+    assert!(NatsStore::exists_at(&server.url(), store.team()).unwrap());
+    assert!(store.exists());
+    assert_eq!(store.location(), server.url().shown());
+    let other = NatsStore::open(&server.url(), store.team(), dir.path().join("b")).unwrap();
+    assert_eq!(other.load().unwrap().name.as_str(), "alpha");
+    store.destroy().unwrap();
+    assert!(!store.exists());
+    assert!(!dir.path().join("alpha").exists());
+    assert!(!NatsStore::exists_at(&server.url(), store.team()).unwrap());
+    let err = NatsStore::open(&server.url(), store.team(), dir.path().join("c")).unwrap_err();
+    assert_eq!(err.exit_code(), 2, "{err}");
+    let err = store.load().unwrap_err();
+    assert!(err.to_string().contains("no longer exists"), "{err}");
+}
+
+#[test]
+fn sixteen_concurrent_senders_lose_nothing_and_keep_each_senders_order() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(team(&server, &dir, "alpha"));
+    let bob = Name::parse("bob").unwrap();
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let (store, bob) = (store.clone(), bob.clone());
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    store
+                        .append(&bob, &msg("bob", &format!("{t}:{i}")))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let got: Vec<String> = crate::store::entries(&*store, &bob, Position::START)
+        .map(|e| match e.unwrap().item {
+            Item::Message(env) => match env.body {
+                Body::Message { text, .. } => text,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got.len(), 16 * 50);
+    let mut next = [0u32; 16];
+    for text in &got {
+        let (t, i) = text.split_once(':').unwrap();
+        let (t, i): (usize, u32) = (t.parse().unwrap(), i.parse().unwrap());
+        assert_eq!(i, next[t], "sender {t} out of order");
+        next[t] += 1;
+    }
+}
+fn make() -> crate::store::conformance::Made {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "conf");
+    let (url, local) = (server.url(), dir.path().join("conf"));
+    let store: crate::store::SharedStore = Arc::new(store);
+    // A handle opened now stands for one held by another process when the team is gone (as
+    // `Home::handle` gives one for the file store); opening a destroyed team fails.
+    let spare = store.clone();
+    crate::store::conformance::Made {
+        store,
+        reopen: Box::new(move || {
+            match NatsStore::open(&url, &Name::parse("conf").unwrap(), local.clone()) {
+                Ok(s) => Arc::new(s),
+                Err(_) => spare.clone(),
+            }
+        }),
+        keep: Box::new((dir, server)),
+    }
+}
+
+mod conformance {
+    crate::store::conformance::conformance_tests!(super::make);
+}
