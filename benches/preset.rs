@@ -135,7 +135,7 @@ fn main() -> Result<()> {
     } else if diffs.len() % 2 == 1 {
         diffs[diffs.len() / 2]
     } else {
-        (diffs[diffs.len() / 2 - 1] + diffs[diffs.len() / 2]) / 2.0
+        f64::midpoint(diffs[diffs.len() / 2 - 1], diffs[diffs.len() / 2])
     };
     let (sa, sb) = (Stats::new(a), Stats::new(b));
     let conv = model.conversation_requests();

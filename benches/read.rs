@@ -70,7 +70,7 @@ fn main() -> Result<()> {
         ));
     }
     for i in 0..iters {
-        for (_, store, log, old_len, samples, stores_only) in stores.iter_mut() {
+        for (_, store, log, old_len, samples, stores_only) in &mut stores {
             OpenOptions::new()
                 .write(true)
                 .open(&*log)?

@@ -149,14 +149,14 @@ fn run(backend: &str, n: usize) -> Result<Option<Outcome>> {
     let mut pids = Vec::new();
     wait_for(
         "every worker to be idle",
-        Duration::from_secs(300),
+        Duration::from_mins(5),
         Duration::from_millis(10),
         || {
             pids.clear();
             for name in &names {
                 match env.live(TEAM, name) {
                     Some(l) if l["status"] == "idle" => {
-                        pids.push(l["pid"].as_u64().unwrap_or(0) as u32)
+                        pids.push(l["pid"].as_u64().unwrap_or(0) as u32);
                     }
                     _ => return false,
                 }
@@ -182,7 +182,7 @@ fn run(backend: &str, n: usize) -> Result<Option<Outcome>> {
     let send = t0.elapsed();
     wait_for(
         "every teammate to handle the broadcast",
-        Duration::from_secs(60),
+        Duration::from_mins(1),
         Duration::from_millis(1),
         || handled(&stamps) >= n,
     )?;
@@ -220,9 +220,7 @@ fn sorted(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 fn handled(stamps: &Path) -> usize {
-    std::fs::read(stamps)
-        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-        .unwrap_or(0)
+    std::fs::read(stamps).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
 }
 
 /// The anchor: `n` bare panes running `sleep` on a private tmux server, one command each.

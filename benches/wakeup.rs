@@ -187,7 +187,7 @@ fn log_watcher(
     tx: mpsc::Sender<(Instant, String)>,
 ) -> Result<notify::RecommendedWatcher> {
     let path: PathBuf = log.to_path_buf();
-    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut offset = std::fs::metadata(&path).map_or(0, |m| m.len());
     let mut partial = String::new();
     let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
         let at = Instant::now();

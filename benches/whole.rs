@@ -287,7 +287,7 @@ fn senders() -> Result<()> {
     let lost = total - seen.len();
     let dup: usize = seen.values().map(|c| c - 1).sum();
     let rate = |d: Duration| total as f64 / d.as_secs_f64();
-    let bare_rate = (rate(bare) + rate(bare2)) / 2.0;
+    let bare_rate = f64::midpoint(rate(bare), rate(bare2));
     println!();
     println!(
         "senders: {writers} threads x {each} `teamctl send` processes, first started -> last reaped"

@@ -51,8 +51,8 @@ pub fn to_leader(store: &dyn Store, me: &Name, env: &Envelope) -> Option<Result<
     store.stamp()?;
     Some(
         env.validate()
-            .and_then(|_| store.append(&Name::leader(), env))
-            .map(|_| vec![Name::leader()]),
+            .and_then(|()| store.append(&Name::leader(), env))
+            .map(|()| vec![Name::leader()]),
     )
 }
 

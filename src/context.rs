@@ -242,7 +242,7 @@ impl Ctx {
                         eprintln!(
                             "teamctl: {n} refused to shut down: {}",
                             crate::output::printable(&why)
-                        )
+                        );
                     }
                 }
             }

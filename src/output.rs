@@ -30,10 +30,7 @@ impl Painter {
     /// A member's name in its colour (looked up in the team file). The name may come from a
     /// record written by hand (not validated), so it is shown through `printable`.
     pub fn member(&self, config: &TeamConfig, name: &str) -> String {
-        let color = config
-            .member(name)
-            .map(|m| m.color.as_str())
-            .unwrap_or("white");
+        let color = config.member(name).map_or("white", |m| m.color.as_str());
         self.color(&printable(name), color)
     }
 

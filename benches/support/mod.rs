@@ -169,7 +169,7 @@ fn clean_up_on_interrupt() {
         let b = sig as u8;
         let fd = PIPE_W.load(std::sync::atomic::Ordering::Relaxed);
         // SAFETY: write(2) is async-signal-safe; one byte from a local.
-        unsafe { libc::write(fd, (&b as *const u8).cast(), 1) };
+        unsafe { libc::write(fd, (&raw const b).cast(), 1) };
     }
     let mut fds = [0; 2];
     // SAFETY: a two-int array for pipe2.
@@ -185,7 +185,7 @@ fn clean_up_on_interrupt() {
     std::thread::spawn(move || {
         let mut b = 0u8;
         // SAFETY: reading one byte into a local from our own pipe.
-        while unsafe { libc::read(read_fd, (&mut b as *mut u8).cast(), 1) } != 1 {}
+        while unsafe { libc::read(read_fd, (&raw mut b).cast(), 1) } != 1 {}
         eprintln!("[bench] interrupted (signal {b}): ending everything it started");
         let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
         let servers = SERVERS.lock().map(|l| l.clone()).unwrap_or_default();
@@ -286,9 +286,7 @@ pub fn wait_for(
 /// Print the machine this runs on: cores, memory, kernel, inotify limit, tmux.
 pub fn print_machine(bench: &str) {
     clean_up_on_interrupt();
-    let nproc = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
+    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
     let mem = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
@@ -404,8 +402,7 @@ pub fn fmt(d: Duration) -> String {
 pub fn epoch_us() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros())
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_micros())
 }
 
 /// xorshift64*: a small seeded generator for random phases and delays (no extra crate).
@@ -467,9 +464,7 @@ pub fn inotify_fds(pid: u32) -> usize {
         .flatten()
         .flatten()
         .filter(|e| {
-            std::fs::read_link(e.path())
-                .map(|l| l.to_string_lossy().contains("inotify"))
-                .unwrap_or(false)
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"))
         })
         .count()
 }

@@ -309,7 +309,7 @@ mod tests {
     #[test]
     fn every_preset_has_a_unique_name_and_a_session_rule() {
         let mut names = names();
-        names.sort();
+        names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PRESETS.len());
         for p in PRESETS {

@@ -165,8 +165,7 @@ pub fn running(pid: u32) -> bool {
         // The state follows the parenthesised command name.
         Ok(stat) => stat
             .rsplit_once(')')
-            .map(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
-            .unwrap_or(true),
+            .is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
         Err(_) => false,
     }
 }

@@ -7,7 +7,7 @@ use crate::context::Ctx;
 use crate::domain::{BackendType, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
 
-pub fn run(ctx: &Ctx, args: AttachArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     let wanted = args.name.as_deref().map(Name::teammate).transpose()?;

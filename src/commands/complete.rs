@@ -27,7 +27,11 @@ enum Want {
     Kinds,
 }
 
-pub fn run(ctx: &Ctx, args: CompleteArgs) -> Result<()> {
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "every command's run has the dispatcher's signature"
+)]
+pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let Some((current, before)) = args.words.split_last() else {
         return Ok(());
     };
@@ -87,11 +91,12 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"], 0) => {
-            Some(Want::Teammates)
-        }
-        (["wait"], _) => Some(Want::Teammates),
-        (["plan", "approve" | "reject"], 0) => Some(Want::Teammates),
+        (
+            ["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"]
+            | ["plan", "approve" | "reject"],
+            0,
+        )
+        | (["wait"], _) => Some(Want::Teammates),
         (["task", "show" | "claim" | "update" | "done"], 0) => Some(Want::Tasks),
         _ => None,
     }
@@ -117,7 +122,7 @@ fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
         "--owner" => Some(Want::Teammates),
         "--blocked-by" => Some(Want::Tasks),
         "--color" => Some(Want::Colors),
-        "--type" if matches!(path, ["log"] | ["inbox"]) => Some(Want::Kinds),
+        "--type" if matches!(path, ["log" | "inbox"]) => Some(Want::Kinds),
         _ => None,
     }
 }

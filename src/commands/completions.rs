@@ -10,7 +10,7 @@ use clap_complete::Shell;
 use crate::cli::{Cli, CompletionsArgs};
 use crate::error::{Error, Result};
 
-pub fn run(args: CompletionsArgs) -> Result<()> {
+pub fn run(args: &CompletionsArgs) -> Result<()> {
     let full = Cli::command();
     let mut cmd = clap::Command::new("teamctl")
         .args(full.get_arguments().cloned())
@@ -81,7 +81,7 @@ _teamctl() {
 }
 "#;
 
-const FISH: &str = r#"
+const FISH: &str = r"
 # Teammate names, task ids, teams and option values from the current team (`teamctl
 # __complete` prints them); elsewhere the completions above.
 function __teamctl_dynamic
@@ -89,4 +89,4 @@ function __teamctl_dynamic
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
-"#;
+";

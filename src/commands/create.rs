@@ -5,7 +5,7 @@ use crate::context::Ctx;
 use crate::domain::Name;
 use crate::error::{Error, Result};
 
-pub fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
     ctx.require_leader("create a team")?;
     let base = Name::parse_as(&args.name, "team")?;
     let kept_in = crate::store::home::parse_store(args.store.as_deref())?;

@@ -10,18 +10,18 @@ use crate::error::Result;
 use crate::leader;
 use crate::store::Store;
 
-pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     ctx.require_leader("delete the team")?;
     let store = ctx.store()?;
     delete_team(ctx, &*store, args)
 }
 
 /// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).
-pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: DeleteArgs) -> Result<()> {
+pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()> {
     let config = match store.load() {
         Ok(c) => c,
         // The damaged-file error points here: `--force` must then work without the file.
-        Err(e) if args.force => return delete_damaged(ctx, store, e),
+        Err(e) if args.force => return delete_damaged(ctx, store, &e),
         Err(e) => return Err(e),
     };
     ctx.reconcile(store)?;
@@ -47,7 +47,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: DeleteArgs) -> Result<()>
         let handed = crate::leader::handoff::handoff(
             store,
             &names,
-            Some("team deleted".into()),
+            Some("team deleted"),
             Duration::from_secs(args.timeout),
             true,
         )
@@ -146,7 +146,7 @@ fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
 
 /// `delete --force` of a team whose team file cannot be read: its process workers are found by
 /// their tags (one inbox per member names them) and ended, then the team is removed.
-fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: crate::Error) -> Result<()> {
+fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()> {
     let team = store.team().clone();
     for name in store.inboxes() {
         if !name.is_leader() {

@@ -95,7 +95,7 @@ say "  told the planner"
 echo "review done: 2 files, no problems found"
 "#;
 
-pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<()> {
     ctx.require_leader("run the demo")?;
     let demo = Ctx {
         home: ctx.home.clone(),
@@ -212,7 +212,7 @@ fn not_ours(ctx: &Ctx) -> Error {
 fn stop(demo: &Ctx) -> Result<()> {
     let polite = delete::run(
         demo,
-        DeleteArgs {
+        &DeleteArgs {
             force: false,
             timeout: 15,
         },
@@ -221,7 +221,7 @@ fn stop(demo: &Ctx) -> Result<()> {
         eprintln!("teamctl: {e}; ending the demo teammates now");
         delete::run(
             demo,
-            DeleteArgs {
+            &DeleteArgs {
                 force: true,
                 timeout: 15,
             },
@@ -249,7 +249,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
         agents.display()
     );
     for (name, _, _) in MATES {
-        spawn::run(demo, spawn_args(name, &agents))?;
+        spawn::run(demo, &spawn_args(name, &agents))?;
     }
     let result = exchange(demo, &*store);
     if result.is_ok() {
@@ -258,10 +258,10 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     let config = store.load()?;
     let rows = status::rows(&*store, &config);
     println!();
-    print!("{}", status::render(&demo.paint, &config, &rows));
+    print!("{}", status::render(demo.paint, &config, &rows));
     println!();
     let exe = teamctl_program(demo.home.root());
-    print!("{}", how_to_attach(&demo.paint, &*store, &config, &exe));
+    print!("{}", how_to_attach(demo.paint, &*store, &config, &exe));
     result?;
     Ok(serde_json::json!({
         "team": TEAM,
@@ -472,7 +472,7 @@ fn settle(store: &dyn Store) -> Result<()> {
 }
 
 /// Where the teammates are and how to look at them.
-fn how_to_attach(p: &Painter, store: &dyn Store, config: &TeamConfig, exe: &str) -> String {
+fn how_to_attach(p: Painter, store: &dyn Store, config: &TeamConfig, exe: &str) -> String {
     let tmux: Vec<_> = config
         .teammates()
         .filter(|m| m.backend_type == Some(BackendType::Tmux))

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// Rounds of fixing: ending a worker can leave its agent processes to end in the next round.
 const FIX_ROUNDS: usize = 3;
 
-pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
     if args.fix {
         // `--fix` ends processes and panes and removes teams' leftovers: the leader's call.
         ctx.require_leader("clean up with doctor --fix")?;

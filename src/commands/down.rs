@@ -6,7 +6,7 @@ use crate::cli::DownArgs;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 
-pub fn run(ctx: &Ctx, args: DownArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
     ctx.require_leader("take a team down")?;
     let loaded = super::up::load(&args.file)?;
     let team = &loaded.file.name;
@@ -27,5 +27,5 @@ pub fn run(ctx: &Ctx, args: DownArgs) -> Result<()> {
         return Ok(());
     }
     let store = ctx.home.open(team)?;
-    super::delete::delete_team(ctx, &*store, args.delete)
+    super::delete::delete_team(ctx, &*store, &args.delete)
 }

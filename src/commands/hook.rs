@@ -19,8 +19,12 @@ use crate::store::hooks;
 /// The most of the hook's stdin read (a Stop event carries the turn's last message).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
 
-pub fn run(ctx: &Ctx, args: HookArgs) -> Result<()> {
-    if let Err(e) = record(ctx, &args) {
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "every command's run has the dispatcher's signature"
+)]
+pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<()> {
+    if let Err(e) = record(ctx, args) {
         eprintln!("teamctl hook {}: {e}", args.event);
     }
     Ok(())

@@ -16,7 +16,7 @@ pub const READER: &str = "inbox";
 /// The type the default view leaves out.
 const IDLE: &str = "idle_notification";
 
-pub fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
     let me = ctx.me()?;
     if let Some(k) = &args.kind
         && !crate::commands::log::KINDS.contains(&k.as_str())

@@ -15,7 +15,7 @@ use crate::domain::Name;
 use crate::error::{Error, Result};
 use crate::store::{SyncBell, Topic};
 
-pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     // Like `kill`: a teammate's agent cutting another's turn short is not its call.
     ctx.require_leader("interrupt a teammate's turn")?;
     let name = Name::teammate(&args.name)?;
@@ -24,7 +24,7 @@ pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
     let member = config.require(name.as_str())?.clone();
     ctx.reconcile(&*store)?;
     let live = store.live(&name)?;
-    let pid = live.as_ref().map(|l| l.pid).unwrap_or(0);
+    let pid = live.as_ref().map_or(0, |l| l.pid);
     let turn = live
         .as_ref()
         .and_then(|l| l.current_turn.clone())

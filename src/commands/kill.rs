@@ -7,7 +7,7 @@ use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
 
-pub fn run(ctx: &Ctx, args: NameArg) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     ctx.require_leader("kill teammates")?;
     let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;

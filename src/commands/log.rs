@@ -88,7 +88,7 @@ pub const KINDS: &[&str] = &[
     "task_assignment",
 ];
 
-pub fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     if let Some(k) = &args.kind
         && !KINDS.contains(&k.as_str())
     {
@@ -101,14 +101,14 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
     if !args.follow {
         let config = store.load()?;
         let mut out = std::io::stdout().lock();
-        for env in all_messages(&*store)?.iter().filter(|e| matches(&args, e)) {
+        for env in all_messages(&*store)?.iter().filter(|e| matches(args, e)) {
             if writeln!(out, "{}", line(ctx, &config, env)).is_err() {
                 break;
             }
         }
         return Ok(());
     }
-    follow(ctx, &store, &args)
+    follow(ctx, &store, args)
 }
 
 fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
@@ -144,7 +144,7 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
         if !text.is_empty()
             && out
                 .write_all(text.as_bytes())
-                .and_then(|_| out.flush())
+                .and_then(|()| out.flush())
                 .is_err()
         {
             return Ok(()); // the reader went away

@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::leader;
 
-pub fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
     let store = ctx.store()?;
     let config = store.load()?;

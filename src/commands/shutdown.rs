@@ -12,7 +12,7 @@ use crate::leader;
 use crate::leader::handoff::{Outcome, handoff, names};
 use crate::store::Store;
 
-pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
     let store = ctx.store()?;
     let config = store.load()?;
@@ -25,9 +25,10 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             let was_running = !leader::already_ended(&member, store.live(name)?.as_ref());
             leader::end_member(&*store, &member, "killed by shutdown --force")?;
             if !ctx.json {
-                match was_running {
-                    true => println!("{name} stopped (forced)"),
-                    false => println!("{name} was already stopped"),
+                if was_running {
+                    println!("{name} stopped (forced)");
+                } else {
+                    println!("{name} was already stopped");
                 }
             }
             forced.push(name.clone());
@@ -59,7 +60,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     let mut outcome = handoff(
         &*store,
         &targets,
-        args.reason.clone(),
+        args.reason.as_deref(),
         timeout,
         !args.no_wait,
     )?;
@@ -80,7 +81,7 @@ pub fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             "teamctl: {} started again during the shutdown (a message resumed it); asking again",
             names(&again)
         );
-        let more = handoff(&*store, &again, args.reason.clone(), left, true)?;
+        let more = handoff(&*store, &again, args.reason.as_deref(), left, true)?;
         for n in more.stopped {
             if !outcome.stopped.contains(&n) {
                 outcome.stopped.push(n);

@@ -36,11 +36,11 @@ fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
     }
 }
 
-pub fn run(ctx: &Ctx, args: SpawnArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
-    let checked = check(&args)?;
+    let checked = check(args)?;
     let store = ctx.store()?;
-    let started = start(ctx, &*store, &args, checked, ctx.member_color.clone())?;
+    let started = start(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {
@@ -149,7 +149,7 @@ pub fn start(
     store: &dyn Store,
     args: &SpawnArgs,
     checked: Checked,
-    color: Option<String>,
+    color: Option<&str>,
 ) -> Result<Member> {
     let Checked {
         name,
@@ -244,7 +244,7 @@ pub fn start(
             Some(old) => old.color.clone(),
             None => cfg.next_color().to_string(),
         };
-        m.color = color.clone().unwrap_or(old_color);
+        m.color = color.map_or(old_color, String::from);
         match cfg.members.iter_mut().find(|x| x.name == name) {
             Some(slot) => {
                 // Fields this version does not know (written by another version or tool)
@@ -252,7 +252,7 @@ pub fn start(
                 for (k, v) in &slot.extra {
                     m.extra.entry(k.clone()).or_insert_with(|| v.clone());
                 }
-                *slot = m
+                *slot = m;
             }
             None => cfg.members.push(m),
         }

@@ -8,7 +8,7 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::view::status::{render, rows};
 
-pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let store = ctx.store()?;
     ctx.reconcile(&*store)?;
     if args.watch {
@@ -20,6 +20,6 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         ctx.print_json(&serde_json::json!({ "team": config.name.as_str(), "members": rows }));
         return Ok(());
     }
-    print!("{}", render(&ctx.paint, &config, &rows));
+    print!("{}", render(ctx.paint, &config, &rows));
     Ok(())
 }

@@ -22,10 +22,10 @@ pub fn run(ctx: &Ctx, cmd: TaskCommand) -> Result<()> {
     match cmd {
         TaskCommand::Add(a) => add(ctx, a),
         TaskCommand::List => list(ctx),
-        TaskCommand::Show(a) => show(ctx, a),
-        TaskCommand::Claim(a) => claim(ctx, a),
-        TaskCommand::Update(a) => update(ctx, a),
-        TaskCommand::Done(a) => done(ctx, a),
+        TaskCommand::Show(a) => show(ctx, &a),
+        TaskCommand::Claim(a) => claim(ctx, &a),
+        TaskCommand::Update(a) => update(ctx, &a),
+        TaskCommand::Done(a) => done(ctx, &a),
     }
 }
 
@@ -154,7 +154,7 @@ fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
     out
 }
 
-fn show(ctx: &Ctx, args: TaskIdArg) -> Result<()> {
+fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
     let id = parse_id(&args.id)?;
     let store = ctx.store()?;
     let config = store.load()?;
@@ -181,8 +181,7 @@ fn show(ctx: &Ctx, args: TaskIdArg) -> Result<()> {
     let owner = t
         .owner
         .as_ref()
-        .map(|o| ctx.paint.member(&config, o.as_str()))
-        .unwrap_or_else(|| "-".into());
+        .map_or_else(|| "-".into(), |o| ctx.paint.member(&config, o.as_str()));
     println!("owner:       {owner}");
     if !t.blocked_by.is_empty() {
         println!("blocked by:  {}", ids(&t.blocked_by));
@@ -209,7 +208,7 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-fn claim(ctx: &Ctx, args: TaskClaimArgs) -> Result<()> {
+fn claim(ctx: &Ctx, args: &TaskClaimArgs) -> Result<()> {
     let id = args.id.as_deref().map(parse_id).transpose()?;
     let (store, _config, me) = open(ctx)?;
     let now = now_ms();
@@ -251,7 +250,7 @@ fn nothing_to_claim(list: &TaskList, me: &Name) -> String {
     )
 }
 
-fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
+fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
     let id = parse_id(&args.id)?;
     let (store, config, me) = open(ctx)?;
     let change = Change {
@@ -300,13 +299,13 @@ fn update(ctx: &Ctx, args: TaskUpdateArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        let owner = task.owner.as_ref().map(|o| o.as_str()).unwrap_or("nobody");
+        let owner = task.owner.as_ref().map_or("nobody", |o| o.as_str());
         println!("task #{} updated: {}, owner {owner}", task.id, task.status);
     }
     Ok(())
 }
 
-fn done(ctx: &Ctx, args: TaskDoneArgs) -> Result<()> {
+fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
     let id = parse_id(&args.id)?;
     let (store, _config, me) = open(ctx)?;
     let now = now_ms();

@@ -71,7 +71,7 @@ enum Action {
     Respawn(Vec<String>),
 }
 
-pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     ctx.require_leader("bring a team up")?;
     let Loaded { file, origin, dir } = load(&args.file)?;
     let at = |line: usize, why: String| Error::bad(format!("{origin}:{line}: {why}"));
@@ -110,9 +110,10 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
             "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first, or use another --home"
         )));
     }
-    let existing = match ctx.home.exists(team) {
-        true => Some(ctx.home.open(team)?),
-        false => None,
+    let existing = if ctx.home.exists(team) {
+        Some(ctx.home.open(team)?)
+    } else {
+        None
     };
     let config = existing.as_ref().map(|s| s.load()).transpose()?;
     let team_dir = ctx.home.team_dir(team);
@@ -178,29 +179,31 @@ pub fn run(ctx: &Ctx, args: UpArgs) -> Result<()> {
         ..Report::default()
     };
     if !ctx.json {
-        match created {
-            true => println!("team {team} created"),
-            false => println!("team {team}"),
+        if created {
+            println!("team {team} created");
+        } else {
+            println!("team {team}");
         }
         for s in &out.settings {
             println!("  {s}");
         }
     }
-    let again = match args.file.as_os_str() == "teamctl.toml" {
-        true => "teamctl up".to_string(),
-        false => format!("teamctl up {origin}"),
+    let again = if args.file.as_os_str() == "teamctl.toml" {
+        "teamctl up".to_string()
+    } else {
+        format!("teamctl up {origin}")
     };
     for (m, req, checked, action) in plan {
         let name = m.name().clone();
         let line = match action {
             Action::Spawn => {
-                let started = spawn::start(ctx, &*store, &req, checked, m.color.clone())?;
+                let started = spawn::start(ctx, &*store, &req, checked, m.color.as_deref())?;
                 let line = format!("{name} spawned ({})", place(&started));
                 out.spawned.push(name.to_string());
                 line
             }
             Action::Respawn(diff) => {
-                let started = spawn::start(ctx, &*store, &req, checked, m.color.clone())?;
+                let started = spawn::start(ctx, &*store, &req, checked, m.color.as_deref())?;
                 let line = format!(
                     "{name} spawned anew with its new definition ({}): {}",
                     place(&started),
@@ -401,9 +404,12 @@ fn differences(m: &MemberSpec, req: &SpawnArgs, checked: &Checked, old: &Member)
     }
     // A worktree member runs inside its worktree: its branch is what was declared.
     let branch = old.worktree_branch.clone();
-    let declared = req.worktree.as_ref().map(|b| match b.is_empty() {
-        true => format!("teamctl/{}", m.name()),
-        false => b.clone(),
+    let declared = req.worktree.as_ref().map(|b| {
+        if b.is_empty() {
+            format!("teamctl/{}", m.name())
+        } else {
+            b.clone()
+        }
     });
     match (&old.worktree, &declared) {
         (None, None) => {

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{SyncBell, Topic};
 
-pub fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     let mut names = Vec::new();

@@ -207,7 +207,8 @@ impl Console<'_> {
             Body::IdleNotification {
                 idle_reason: IdleReason::Available,
                 ..
-            } => None,
+            }
+            | Body::ShutdownResponse { .. } => None,
             Body::IdleNotification {
                 idle_reason,
                 summary,
@@ -224,7 +225,6 @@ impl Console<'_> {
                     "red"
                 )
             )),
-            Body::ShutdownResponse { .. } => None,
             Body::PlanApprovalRequest { plan, .. } => Some(format!(
                 "{time} {from} asks to approve a plan:\n    {}\n    {}",
                 printable(plan.trim_end()).replace('\n', "\n    "),
@@ -287,7 +287,7 @@ impl Console<'_> {
             Input::Send { to, text } => self.send(&to, text),
             Input::Status => self.store.load().map(|config| {
                 let rows = status::rows(&*self.store, &config);
-                let table = status::render(&self.ctx.paint, &config, &rows);
+                let table = status::render(self.ctx.paint, &config, &rows);
                 self.say(table.trim_end());
             }),
             Input::Shutdown(name) => self.shutdown(&name),
@@ -352,7 +352,7 @@ impl Console<'_> {
         let out = leader::handoff::handoff(
             &*self.store,
             std::slice::from_ref(&name),
-            Some("asked from the leader console".into()),
+            Some("asked from the leader console"),
             Duration::ZERO,
             false,
         )?;

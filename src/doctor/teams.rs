@@ -14,10 +14,10 @@ use crate::store::{Home, SharedStore};
 use crate::worktree;
 
 /// A team with no running teammate and no activity for this long is stale.
-pub const STALE_AFTER: Duration = Duration::from_secs(3600);
+pub const STALE_AFTER: Duration = Duration::from_hours(1);
 
 /// A team directory without a team file is left alone for this long (it may be being made).
-const HALF_MADE_GRACE: Duration = Duration::from_secs(60);
+const HALF_MADE_GRACE: Duration = Duration::from_mins(1);
 
 /// Every team of the home whose team file can be read.
 pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {

@@ -262,7 +262,7 @@ impl Member {
             worktree_repo: None,
             worktree_branch: None,
             shutdown_request_id: None,
-            extra: Default::default(),
+            extra: serde_json::Map::default(),
         }
     }
 }

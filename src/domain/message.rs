@@ -32,6 +32,10 @@ pub struct Envelope {
     pub hops: u32,
 }
 
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Far enough ahead to mean "no limit".
-const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+const FOREVER: Duration = Duration::from_hours(100 * 365 * 24);
 
 /// `now + timeout`, or "no limit" when that does not fit in an `Instant`: a script passing
 /// `--timeout 18446744073709551615` means forever, and must not get a panic.
@@ -16,8 +16,7 @@ pub fn deadline_after(timeout: Duration) -> Instant {
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// `2026-11-30T14:10:38.123Z`.

@@ -75,7 +75,7 @@ impl Outcome {
 pub fn handoff(
     store: &dyn Store,
     targets: &[Name],
-    reason: Option<String>,
+    reason: Option<&str>,
     timeout: Duration,
     wait: bool,
 ) -> Result<Outcome> {
@@ -128,7 +128,7 @@ pub fn handoff(
                         name.as_str(),
                         Body::ShutdownRequest {
                             request_id: request_id.clone(),
-                            reason: reason.clone(),
+                            reason: reason.map(String::from),
                         },
                     );
                     store.append(name, &env)?;

@@ -26,7 +26,7 @@ pub fn wake(
                 if !name.is_leader()
                     && super::seen_status(m, store.live(name)?.as_ref()) == Status::Stopped =>
             {
-                waiting.push(name.clone())
+                waiting.push(name.clone());
             }
             _ => wake.push(name.clone()),
         }

@@ -31,11 +31,13 @@ impl Home {
     pub fn default_root() -> PathBuf {
         let state = std::env::var_os("XDG_STATE_HOME")
             .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
-                PathBuf::from(home).join(".local/state")
-            });
+            .map_or_else(
+                || {
+                    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+                    PathBuf::from(home).join(".local/state")
+                },
+                PathBuf::from,
+            );
         state.join("teamctl")
     }
 
@@ -262,7 +264,7 @@ impl Home {
                 tmux_fill: None,
                 deleting: None,
                 max_hops: None,
-                extra: Default::default(),
+                extra: serde_json::Map::default(),
             };
             if let Some(url) = store {
                 // The pointer first: a team made in NATS is never left without one here.

@@ -57,11 +57,7 @@ pub fn take(store: &dyn Store, name: &Name) -> Result<Vec<HookEvent>> {
     // (emptying it through a planted link would empty the file it points at).
     check_dir(&d)?;
     let path = d.join(events_file(name));
-    if std::fs::symlink_metadata(&path)
-        .map(|m| m.len())
-        .unwrap_or(0)
-        == 0
-    {
+    if std::fs::symlink_metadata(&path).map_or(0, |m| m.len()) == 0 {
         return Ok(Vec::new());
     }
     let _lock = LockGuard::acquire(&lock_path(store, name))?;
@@ -181,6 +177,6 @@ mod tests {
             0o600
         );
         let text = std::fs::read_to_string(path).unwrap();
-        assert!(text.contains(r#"'/x y/it'\\''s' hook stop"#), "{text}");
+        assert!(text.contains(r"'/x y/it'\\''s' hook stop"), "{text}");
     }
 }

@@ -173,7 +173,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
 
 /// The size of the log in bytes (0 when it does not exist yet).
 pub fn log_len(log: &Path) -> u64 {
-    fs::symlink_metadata(log).map(|m| m.len()).unwrap_or(0)
+    fs::symlink_metadata(log).map_or(0, |m| m.len())
 }
 
 /// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was

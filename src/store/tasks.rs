@@ -160,7 +160,7 @@ mod tests {
             .into_iter()
             .flat_map(|t| t.join().unwrap())
             .collect();
-        all.sort();
+        all.sort_unstable();
         assert_eq!(all, (1..=60).collect::<Vec<_>>());
     }
 }

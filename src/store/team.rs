@@ -24,7 +24,7 @@ use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
 /// How long after a loop notice the same pair's loop stays quiet.
-pub const LOOP_NOTICE_QUIET: std::time::Duration = std::time::Duration::from_secs(600);
+pub const LOOP_NOTICE_QUIET: std::time::Duration = std::time::Duration::from_mins(10);
 
 #[derive(Debug, Clone)]
 pub struct FsStore {

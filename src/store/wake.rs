@@ -112,7 +112,7 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
         .name("teamctl-doorbell".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let far = std::time::Instant::now() + Duration::from_secs(86_400);
+            let far = std::time::Instant::now() + Duration::from_hours(24);
             while !stopped.load(Ordering::Relaxed) {
                 if super::doorbell::wait_any(&held, far) && !stopped.load(Ordering::Relaxed) {
                     bell();
@@ -186,7 +186,7 @@ fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
         let ring = match res {
             Ok(ev) => {
                 ev.need_rescan()
-                    || (relevant(&ev.kind)
+                    || (relevant(ev.kind)
                         && (ev.paths.is_empty()
                             || ev
                                 .paths
@@ -212,7 +212,7 @@ fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
     Ok(watcher)
 }
 
-fn relevant(kind: &EventKind) -> bool {
+fn relevant(kind: EventKind) -> bool {
     match kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) => false,

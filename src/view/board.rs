@@ -57,7 +57,7 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
             let k = key(&rows);
             if ctx.json && last_key.as_ref() != Some(&k) {
                 let value = serde_json::json!({ "team": config.name.as_str(), "members": rows });
-                if writeln!(out, "{value}").and_then(|_| out.flush()).is_err() {
+                if writeln!(out, "{value}").and_then(|()| out.flush()).is_err() {
                     return Ok(());
                 }
                 last_key = Some(k);
@@ -73,7 +73,7 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
                 };
                 if out
                     .write_all(text.as_bytes())
-                    .and_then(|_| out.flush())
+                    .and_then(|()| out.flush())
                     .is_err()
                 {
                     return Ok(()); // the reader went away
@@ -133,12 +133,9 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             "{name} {state}  {:>6}  {:<6} {:<10} {:<9}  {turn}\n",
             r.unread,
             r.current_task
-                .map(|t| format!("#{t}"))
-                .unwrap_or_else(|| "-".into()),
+                .map_or_else(|| "-".into(), |t| format!("#{t}")),
             place,
-            r.last_seen
-                .map(|s| age(s, now))
-                .unwrap_or_else(|| "-".into()),
+            r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
         ));
     }
     out
@@ -172,7 +169,7 @@ fn one_line(s: &str) -> String {
     if line.chars().count() > 60 {
         format!("{}…", line.chars().take(59).collect::<String>())
     } else {
-        line.to_string()
+        line.clone()
     }
 }
 

@@ -85,7 +85,7 @@ impl TeamWatch {
         if self.stopped() {
             return true;
         }
-        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        let far = Instant::now() + std::time::Duration::from_hours(1);
         self.bell.wait_until(deadline.unwrap_or(far))
     }
 

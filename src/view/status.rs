@@ -125,7 +125,7 @@ fn rows_from(
 }
 
 /// The status table as text.
-pub fn render(paint: &Painter, config: &TeamConfig, rows: &[Row]) -> String {
+pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     let now = now_ms();
     let mut out = format!("team {}\n", paint.bold(config.name.as_str()));
     // Names may be up to 64 characters: the column grows so every row stays aligned.
@@ -159,11 +159,9 @@ pub fn render(paint: &Painter, config: &TeamConfig, rows: &[Row]) -> String {
             status,
             r.backend.as_deref().unwrap_or("-"),
             r.pane_id.as_deref().unwrap_or("-"),
-            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            r.pid.map_or_else(|| "-".into(), |p| p.to_string()),
             r.unread,
-            r.last_seen
-                .map(|s| age(s, now))
-                .unwrap_or_else(|| "-".into()),
+            r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
             turn
         ));
     }

@@ -240,6 +240,10 @@ impl Worker {
     /// header of the message this companion pasted, when a turn of its own runs. Returns the
     /// message of the Stop that ends that turn: the first Stop after a submitted prompt that
     /// holds `ours` (a turn the user started in the pane meanwhile is not taken for it).
+    #[allow(
+        clippy::option_option,
+        reason = "None: no Stop of ours yet; Some(None): a Stop without a message"
+    )]
     fn take_hook_events(&mut self, ours: Option<&str>) -> Option<Option<String>> {
         let events = hooks::take(&*self.store, &self.name).unwrap_or_default();
         let mut stopped = None;
@@ -311,8 +315,8 @@ impl Worker {
                 _ => POLL,
             };
             tokio::select! {
-                _ = self.bell.notified() => {}
-                _ = tokio::time::sleep(poll) => {}
+                () = self.bell.notified() => {}
+                () = tokio::time::sleep(poll) => {}
                 _ = stop.terminate.recv() => return Ok(Waited::Stop("SIGTERM")),
                 _ = stop.hangup.recv() => return Ok(Waited::Stop("SIGHUP")),
                 // Nothing of ours is running yet.
@@ -432,9 +436,9 @@ impl Worker {
                 }
             };
             let end = tokio::select! {
-                _ = self.bell.notified() => None,
-                _ = tokio::time::sleep(poll) => None,
-                _ = timed_out => Some(TurnEnd::TimedOut),
+                () = self.bell.notified() => None,
+                () = tokio::time::sleep(poll) => None,
+                () = timed_out => Some(TurnEnd::TimedOut),
                 _ = stop.interrupt.recv() => Some(TurnEnd::Interrupted),
                 _ = stop.terminate.recv() => return Ok(Some(stopped("SIGTERM"))),
                 _ = stop.hangup.recv() => return Ok(Some(stopped("SIGHUP"))),
@@ -454,8 +458,7 @@ impl Worker {
                     "sent the cancel key ({})",
                     self.companion
                         .as_ref()
-                        .map(|c| c.rule.cancel_key.as_str())
-                        .unwrap_or("")
+                        .map_or("", |c| c.rule.cancel_key.as_str())
                 ));
                 return Ok(Some(TurnResult {
                     spawned: true,

@@ -136,8 +136,7 @@ impl Worker {
             // The count goes on where the last worker left it, in the same session only.
             session_turns: previous
                 .filter(|p| p.session.is_some() && p.session == member.session_id)
-                .map(|p| p.session_turns)
-                .unwrap_or(0),
+                .map_or(0, |p| p.session_turns),
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -169,7 +168,7 @@ impl Worker {
             since_idle: None,
             control: Control::default(),
             bell: Arc::new(Notify::new()),
-            task_tally: Default::default(),
+            task_tally: autoclaim::Tally::default(),
             config: None,
             companion,
         })
@@ -210,7 +209,7 @@ impl Worker {
                     // Removed: a removal of the whole team (by hand) is let finish first; a
                     // team that is gone is not made again, and nothing is written for it.
                     tokio::select! {
-                        _ = tokio::time::sleep(REMOVAL_SETTLE) => {}
+                        () = tokio::time::sleep(REMOVAL_SETTLE) => {}
                         _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
                         _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
                         _ = int.recv() => return self.exit_on_signal("SIGINT"),
@@ -219,7 +218,7 @@ impl Worker {
                         self.sink
                             .note("warning: the team directory is gone; waiting to be ended");
                         tokio::select! {
-                            _ = self.bell.notified() => continue,
+                            () = self.bell.notified() => continue,
                             _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
                             _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
                             _ = int.recv() => return self.exit_on_signal("SIGINT"),
@@ -251,7 +250,7 @@ impl Worker {
                 }
                 self.go_idle()?;
                 tokio::select! {
-                    _ = self.bell.notified() => {}
+                    () = self.bell.notified() => {}
                     _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
                     _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
                     _ = int.recv() => return self.exit_on_signal("SIGINT"),
@@ -398,7 +397,7 @@ impl Worker {
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
                 return Ok(Next::Abandon);
             };
-            return self.turn_done(env, summary, result, sender_end);
+            return self.turn_done(env, summary, &result, sender_end);
         }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
             // No agent command: show the message for a person to answer.
@@ -406,7 +405,7 @@ impl Worker {
             self.finish_turn(IdleReason::Available, summary);
             return self.after_turn();
         };
-        self.turn_done(env, summary, result, sender_end)
+        self.turn_done(env, summary, &result, sender_end)
     }
 
     /// After a turn: answer the sender (unless the turn reported to it already with
@@ -415,7 +414,7 @@ impl Worker {
         &mut self,
         env: &Envelope,
         summary: String,
-        result: TurnResult,
+        result: &TurnResult,
         sender_end: Option<(Position, Name)>,
     ) -> Result<Next> {
         match sender_end {
@@ -427,7 +426,7 @@ impl Worker {
                     env.from
                 ));
             }
-            _ => self.answer(env, &result)?,
+            _ => self.answer(env, result)?,
         }
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
@@ -440,7 +439,7 @@ impl Worker {
             result.failure()
         };
         self.finish_turn(reason, what);
-        self.task_turn_done(&result);
+        self.task_turn_done(result);
         if result.end == TurnEnd::Stopped {
             // Not handled: the cursor stays, so `resume` runs this message again.
             self.exit_on_signal("a stop signal")?;
@@ -831,6 +830,10 @@ impl Worker {
 
     /// Exit on a signal. Not a clean stop: the live state is left as it was, so `status`
     /// shows the member as dead (or stopped, when the leader recorded a kill).
+    #[allow(
+        clippy::unnecessary_wraps,
+        reason = "callers return it from their select! arms"
+    )]
     fn exit_on_signal(&mut self, what: &str) -> Result<()> {
         self.sink.note(&format!("{what} received; exiting"));
         Ok(())
@@ -858,6 +861,7 @@ impl Worker {
     }
 }
 
+#[allow(clippy::needless_pass_by_value, reason = "passed to map_err by name")]
 fn sig_err(e: std::io::Error) -> Error {
     Error::failed(format!("cannot install signal handlers: {e}"))
 }

@@ -197,7 +197,7 @@ impl Worker {
                 return Ok(answer);
             }
             tokio::select! {
-                _ = bell.notified() => {}
+                () = bell.notified() => {}
                 _ = stop.terminate.recv() => {
                     self.exit_on_signal("SIGTERM")?;
                     return Ok(Answer::Stop);

@@ -266,7 +266,7 @@ pub async fn run(
         };
         Error::failed(format!("{what} in {}: {e}", spec.cwd.display()))
     })?;
-    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    let pgid = child.id().map_or(0, |p| p as i32);
     on_start(pgid);
 
     if let Some(mut stdin) = child.stdin.take() {
@@ -285,7 +285,7 @@ pub async fn run(
     let mut tail: Vec<u8> = Vec::new();
     let mut status = None;
     let mut end: Option<TurnEnd> = None;
-    let far = Instant::now() + Duration::from_secs(10 * 365 * 86_400);
+    let far = Instant::now() + Duration::from_hours(10 * 365 * 24);
     let timeout_at = spec
         .timeout
         .and_then(|t| Instant::now().checked_add(t))
@@ -335,7 +335,7 @@ pub async fn run(
                 signal_group(pgid, Signal::SIGKILL);
                 pipes_until = Instant::now() + Duration::from_secs(2);
             }
-            _ = tokio::time::sleep_until(timeout_at), if end.is_none() && status.is_none() => {
+            () = tokio::time::sleep_until(timeout_at), if end.is_none() && status.is_none() => {
                 stop_with(&mut end, &mut kill_at, TurnEnd::TimedOut);
             }
             _ = stop.interrupt.recv(), if status.is_none() => {
@@ -343,12 +343,12 @@ pub async fn run(
             }
             _ = stop.terminate.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
             _ = stop.hangup.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
-            _ = tokio::time::sleep_until(kill_at), if status.is_none() => {
+            () = tokio::time::sleep_until(kill_at), if status.is_none() => {
                 signal_group(pgid, Signal::SIGKILL);
                 kill_at = far;
             }
             // A process that escaped the group may hold the pipes open: stop reading.
-            _ = tokio::time::sleep_until(pipes_until) => {
+            () = tokio::time::sleep_until(pipes_until) => {
                 out_open = false;
                 err_open = false;
             }

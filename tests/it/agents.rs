@@ -60,7 +60,7 @@ use serde_json::Value;
 use crate::common::fake_model::Claude;
 use crate::common::{TestEnv, wait_until};
 
-const T: Duration = Duration::from_secs(60);
+const T: Duration = Duration::from_mins(1);
 
 /// A team with the real Claude Code CLI on teammates' PATH, talking to `model`.
 fn claude_team(model: &FakeModel) -> (TestEnv, Claude) {

@@ -346,7 +346,7 @@ fn bad_interactive_spawns_are_refused_and_write_nothing() {
 
 use crate::common::fake_model::{self, Claude, FakeModel, Reply};
 
-const CLAUDE_WAIT: Duration = Duration::from_secs(60);
+const CLAUDE_WAIT: Duration = Duration::from_mins(1);
 
 /// The last line of the last user turn: the message text, without the header teamctl puts
 /// above it ("Message from NAME:") or anything Claude Code adds.
@@ -367,7 +367,7 @@ fn script(req: &serde_json::Value) -> Reply {
     let line = last_line(req);
     let reply = Reply::text(format!("got: {line}"));
     if line.contains("forever") {
-        reply.delayed(Duration::from_secs(120))
+        reply.delayed(Duration::from_mins(2))
     } else if line.contains("slow") {
         reply.delayed(Duration::from_secs(3))
     } else {

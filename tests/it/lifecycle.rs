@@ -747,7 +747,7 @@ fn problems(report: &Value) -> Vec<String> {
 
 /// Move every file of `dir` two hours into the past.
 fn backdate(dir: &Path) {
-    let then = SystemTime::now() - Duration::from_secs(2 * 3600);
+    let then = SystemTime::now() - Duration::from_hours(2);
     for (path, _) in crate::common::snapshot(dir) {
         if path.is_file() {
             let f = std::fs::OpenOptions::new()

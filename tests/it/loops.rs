@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::common::{BIN, TestEnv, wait_until};
 
-const T: Duration = Duration::from_secs(60);
+const T: Duration = Duration::from_mins(1);
 
 fn notices(env: &TestEnv, team: &str) -> Vec<String> {
     env.inbox(team, "team-lead")

@@ -160,7 +160,8 @@ fn model_valid(e: &Envelope) -> bool {
     let body = match &e.body {
         Body::Message { text, .. } => !blank(text),
         Body::IdleNotification { .. } => e.to == lead,
-        Body::ShutdownRequest { request_id, .. } => !blank(request_id) && e.from == lead,
+        Body::ShutdownRequest { request_id, .. }
+        | Body::PlanApprovalResponse { request_id, .. } => !blank(request_id) && e.from == lead,
         Body::PlanApprovalRequest { request_id, .. } => !blank(request_id),
         Body::ShutdownResponse {
             request_id,
@@ -172,13 +173,9 @@ fn model_valid(e: &Envelope) -> bool {
                 && e.to == lead
                 && (approve.0 || reason.as_deref().is_some_and(|r| !blank(r)))
         }
-        Body::PlanApprovalResponse { request_id, .. } => !blank(request_id) && e.from == lead,
         Body::TaskAssignment { subject, .. } => !blank(subject),
     };
-    let size_ok = serde_json::to_vec(e)
-        .map(|v| v.len() + 1)
-        .unwrap_or(usize::MAX)
-        <= MAX_MESSAGE_BYTES;
+    let size_ok = serde_json::to_vec(e).map_or(usize::MAX, |v| v.len() + 1) <= MAX_MESSAGE_BYTES;
     // No agent could be given a NUL byte (a turn's environment cannot hold one).
     let no_nul = !strings(&serde_json::to_value(&e.body).unwrap())
         .iter()

@@ -49,7 +49,7 @@ fn assert_clear_send(out: &Output) {
     let err = String::from_utf8_lossy(&out.stderr);
     match out.status.code() {
         Some(0) => {}
-        Some(1) | Some(2) => assert!(
+        Some(1 | 2) => assert!(
             err.contains("being deleted")
                 || err.contains("no longer exists")
                 || err.contains("no team"),

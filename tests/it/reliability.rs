@@ -558,7 +558,7 @@ fn sixteen_senders_to_a_working_teammate_every_message_handled_exactly_once_in_o
     };
     wait_until(
         "bob to handle every message",
-        Duration::from_secs(300),
+        Duration::from_mins(5),
         || turns().len() >= SENDERS * EACH,
     );
     let handled: Vec<String> = turns()
@@ -628,7 +628,7 @@ fn sixteen_senders_to_an_agent_each_message_id_reaches_the_agent_exactly_once() 
     let file = handled_file(&t, "alpha", "bob");
     wait_until(
         "bob to handle every message",
-        Duration::from_secs(300),
+        Duration::from_mins(5),
         || lines(&file).len() >= SENDERS * EACH,
     );
     let handled = lines(&file);

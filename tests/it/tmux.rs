@@ -816,7 +816,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
     let socket = env.socket.as_ref().unwrap();
     assert_eq!(
         calls,
-        vec![format!("-L {socket} list-panes -a -F {}", STATE_FORMAT)],
+        vec![format!("-L {socket} list-panes -a -F {STATE_FORMAT}")],
         "status must read every pane with one tmux process"
     );
 

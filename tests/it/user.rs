@@ -275,8 +275,7 @@ fn help_describes_every_flag_and_hides_worker() {
     let section = |help: &str| -> Vec<String> {
         help.split("Commands:")
             .nth(1)
-            .map(|rest| rest.split("\n\n").next().unwrap_or(""))
-            .unwrap_or("")
+            .map_or("", |rest| rest.split("\n\n").next().unwrap_or(""))
             .lines()
             .filter_map(|l| l.split_whitespace().next().map(String::from))
             .filter(|c| c != "help")

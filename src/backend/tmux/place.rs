@@ -312,7 +312,7 @@ fn fill_from(
                 }
                 match e {
                     Fail::NoSpace(_) | Fail::Gone(_) => continue,
-                    e => return Err(e.into_error("split a team window")),
+                    e @ Fail::Other(_) => return Err(e.into_error("split a team window")),
                 }
             }
         }

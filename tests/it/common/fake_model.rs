@@ -140,8 +140,7 @@ impl Drop for FakeModel {
 pub fn user_turns(req: &Value) -> usize {
     req["messages"]
         .as_array()
-        .map(|ms| ms.iter().filter(|m| is_user_turn(m)).count())
-        .unwrap_or(0)
+        .map_or(0, |ms| ms.iter().filter(|m| is_user_turn(m)).count())
 }
 
 fn is_user_turn(m: &Value) -> bool {
@@ -208,7 +207,7 @@ fn serve(
     script: &Script,
     ids: &AtomicU64,
 ) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(120)))?;
+    conn.set_read_timeout(Some(Duration::from_mins(2)))?;
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut out = conn;
     loop {
