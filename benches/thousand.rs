@@ -132,7 +132,7 @@ fn all_idle(env: &Env, team: &str, names: &[String], turns: u64) -> Result<Vec<u
     let mut next = 0;
     wait_for(
         "every worker to be idle",
-        Duration::from_secs(900),
+        Duration::from_mins(15),
         Duration::from_millis(5),
         || {
             while next < names.len() {
@@ -196,12 +196,10 @@ fn modes(env: &Env, team: &str, names: &[String], pids: &[u32]) -> Modes {
             .unwrap_or_default();
         let bells = env.team_dir(team).join(format!("bells/inbox-{name}"));
         let prefix = format!("{pid}-");
-        let rings = std::fs::read_dir(&bells)
-            .map(|d| {
-                d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            })
-            .unwrap_or(false);
+        let rings = std::fs::read_dir(&bells).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        });
         if log.contains("polling every") {
             m.polling += 1;
         } else if inotify_fds(pid) > 0 {
@@ -430,7 +428,7 @@ fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
     let mut count: HashMap<String, usize> = HashMap::new();
     wait_for(
         "a reply from every teammate",
-        Duration::from_secs(300),
+        Duration::from_mins(5),
         Duration::from_micros(500),
         || {
             if send_took.is_none() && matches!(child.try_wait(), Ok(Some(_))) {

@@ -558,7 +558,10 @@ pub(crate) fn one_claimer_wins_a_task(make: &Make) {
 pub(crate) fn a_failed_task_update_leaves_the_list_untouched(make: &Make) {
     let made = make();
     let s = &made.store;
-    assert_eq!(s.load_tasks().unwrap(), Default::default());
+    assert_eq!(
+        s.load_tasks().unwrap(),
+        crate::domain::task::TaskList::default()
+    );
     s.update_tasks(&mut |l| {
         l.add(
             NewTask {
@@ -773,7 +776,7 @@ pub(crate) fn locks_exclude_until_dropped(make: &Make) {
             if free != key {
                 let s = made.store.clone();
                 within(&format!("taking a free lock {free:?}"), move || {
-                    drop(s.lock(&free).unwrap())
+                    drop(s.lock(&free).unwrap());
                 });
             }
         }
@@ -788,7 +791,7 @@ pub(crate) fn locks_exclude_until_dropped(make: &Make) {
         // Free again once the second taker dropped it.
         let s = made.store.clone();
         within(&format!("taking {key:?} again"), move || {
-            drop(s.lock(&key).unwrap())
+            drop(s.lock(&key).unwrap());
         });
     }
 }

@@ -270,7 +270,7 @@ impl Home {
                 // The pointer first: a team made in NATS is never left without one here.
                 let made = self
                     .write_pointer(&candidate, url)
-                    .and_then(|_| NatsStore::create(url, &config, dir.clone()));
+                    .and_then(|()| NatsStore::create(url, &config, dir.clone()));
                 match made {
                     Ok(Created::Made(s)) => return Ok(Arc::new(*s)),
                     Ok(Created::Taken) => {
@@ -308,7 +308,7 @@ struct Pointer {
 /// The store a `--store` value or `TEAMCTL_STORE` names; `None` for the file store.
 pub fn parse_store(value: Option<&str>) -> Result<Option<ServerUrl>> {
     match value.map(str::trim) {
-        None | Some("") | Some("file") => Ok(None),
+        None | Some("" | "file") => Ok(None),
         Some(v) => ServerUrl::parse(v).map(Some),
     }
 }

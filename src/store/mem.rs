@@ -70,7 +70,7 @@ impl MemStore {
             tmux_fill: None,
             deleting: None,
             max_hops: None,
-            extra: Default::default(),
+            extra: serde_json::Map::default(),
         };
         MemStore {
             inner: Arc::new(Inner {
@@ -101,12 +101,16 @@ impl MemStore {
     }
 
     /// Change the state under the lock, then ring the subscribers of `topic` (outside it).
-    fn write<T>(&self, topic: Option<Topic>, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    fn write<T>(
+        &self,
+        topic: Option<&Topic>,
+        f: impl FnOnce(&mut State) -> Result<T>,
+    ) -> Result<T> {
         let (out, bells) = {
             let mut st = self.live_state()?;
             let out = f(&mut st)?;
             st.last_activity = Some(SystemTime::now());
-            let bells: Vec<Bell> = match &topic {
+            let bells: Vec<Bell> = match topic {
                 Some(t) => st
                     .subs
                     .iter()
@@ -222,7 +226,7 @@ impl Store for MemStore {
         let _writer = self.take(TEAM_WRITER, true)?;
         let mut config = self.load()?;
         f(&mut config)?;
-        self.write(Some(Topic::Team), |st| {
+        self.write(Some(&Topic::Team), |st| {
             st.config = Some(config.clone());
             st.revision += 1;
             Ok(config)
@@ -247,7 +251,7 @@ impl Store for MemStore {
 
     fn append(&self, inbox: &Name, env: &Envelope) -> Result<()> {
         let env = env.clone();
-        self.write(Some(Topic::Inbox(inbox.clone())), |st| {
+        self.write(Some(&Topic::Inbox(inbox.clone())), |st| {
             st.inboxes
                 .entry(inbox.clone())
                 .or_default()
@@ -308,7 +312,7 @@ impl Store for MemStore {
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
         let state = state.clone();
-        self.write(Some(Topic::Live), |st| {
+        self.write(Some(&Topic::Live), |st| {
             st.live.insert(member.clone(), state);
             Ok(())
         })
@@ -355,7 +359,7 @@ impl Store for MemStore {
         let mut list = before.clone();
         f(&mut list)?;
         if list != before {
-            self.write(Some(Topic::Tasks), |st| {
+            self.write(Some(&Topic::Tasks), |st| {
                 st.tasks = list.clone();
                 Ok(())
             })?;

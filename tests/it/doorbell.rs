@@ -278,16 +278,13 @@ fn an_interactive_companion_without_inotify_waits_on_doorbells_for_hook_events()
 
 /// How many inotify instances process `pid` holds.
 fn inotify_count(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| {
-                    std::fs::read_link(e.path())
-                        .is_ok_and(|l| l.to_string_lossy().contains("inotify"))
-                })
-                .count()
-        })
-        .unwrap_or(0)
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"))
+            })
+            .count()
+    })
 }
 
 /// A worker whose inbox directory is removed arms a new watch; the old one's instance ends

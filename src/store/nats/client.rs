@@ -195,7 +195,7 @@ async fn open(url: ServerUrl) -> Result<Conn> {
             K::Authentication | K::AuthorizationViolation => "not authorized",
             K::Tls => "TLS failed",
             K::ServerParse | K::Dns => "cannot resolve the address",
-            _ => "cannot connect",
+            K::MaxReconnects => "cannot connect",
         };
         Error::failed(format!(
             "cannot reach the NATS server at {}: {why}",

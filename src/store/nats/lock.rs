@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 pub const LEASE: Duration = Duration::from_secs(30);
 
 /// How long `lock` waits for a lock before it fails.
-const WAIT: Duration = Duration::from_secs(120);
+const WAIT: Duration = Duration::from_mins(2);
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Lease {
@@ -93,9 +93,9 @@ impl Drop for LeaseGuard {
 }
 
 /// Take the lock `key` in `kv`, waiting for it (`WAIT` at most).
-pub fn acquire(conn: &Conn, kv: &kv::Store, key: String, wake: String) -> Result<LeaseGuard> {
+pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<LeaseGuard> {
     let owner = crate::domain::message::new_id();
-    let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.clone(), owner.clone());
+    let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.to_string(), owner.clone());
     let deadline = std::time::Instant::now() + WAIT;
     let rev = loop {
         let (c, kv2, key2, owner2, wake) = (
@@ -103,7 +103,7 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: String, wake: String) -> Result
             kv2.clone(),
             key2.clone(),
             owner2.clone(),
-            wake.clone(),
+            wake.to_string(),
         );
         // One round: armed on the key's changes, then try; when it is held, wait for a
         // change (or the holder's lease to run out) within this call's time.
@@ -151,7 +151,7 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: String, wake: String) -> Result
         }
     };
     let revision = Arc::new(AtomicU64::new(rev));
-    let (kv3, key3, owner3, r) = (kv.clone(), key.clone(), owner.clone(), revision.clone());
+    let (kv3, key3, owner3, r) = (kv.clone(), key.to_string(), owner.clone(), revision.clone());
     let renew = client::spawn(async move {
         loop {
             tokio::time::sleep(LEASE / 3).await;
@@ -168,7 +168,7 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: String, wake: String) -> Result
     });
     Ok(LeaseGuard {
         kv: kv.clone(),
-        key,
+        key: key.to_string(),
         owner,
         revision,
         renew,

@@ -36,7 +36,7 @@ use crate::domain::{Envelope, LiveState, Name, TeamConfig};
 use crate::error::{Error, Result};
 
 /// How long inbox messages are kept (limits retention; read or not).
-pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+pub const MAX_AGE: Duration = Duration::from_hours(720);
 /// The inbox stream's size cap; past it the oldest messages go.
 pub const MAX_BYTES: i64 = 1 << 30;
 
@@ -74,13 +74,11 @@ impl NatsStore {
         let keys = Keys::new(team);
         let (js, sname, bname) = (conn.js.clone(), keys.stream(), keys.bucket());
         let found = client::run("open", async move {
-            let kv = match js.get_key_value(&bname).await {
-                Ok(kv) => kv,
-                Err(_) => return Ok(None),
+            let Ok(kv) = js.get_key_value(&bname).await else {
+                return Ok(None);
             };
-            let stream = match js.get_stream(&sname).await {
-                Ok(s) => s,
-                Err(_) => return Ok(None),
+            let Ok(stream) = js.get_stream(&sname).await else {
+                return Ok(None);
             };
             match kv.entry(keys::CONFIG).await.map_err(nats_err)? {
                 Some(e) if e.operation == kv::Operation::Put => Ok(Some((stream, kv))),
@@ -131,7 +129,7 @@ impl NatsStore {
                     max_bytes: MAX_BYTES,
                     storage: stream::StorageType::File,
                     allow_direct: true,
-                    duplicate_window: Duration::from_secs(120),
+                    duplicate_window: Duration::from_mins(2),
                     republish: Some(stream::Republish {
                         source: k.inboxes(),
                         destination: k.inboxes_republished(),
@@ -232,8 +230,8 @@ impl NatsStore {
 
     /// A KV value parsed, `None` when the key is absent or deleted; a damaged value is an
     /// error that names it.
-    fn get_json<T: serde::de::DeserializeOwned>(&self, key: String) -> Result<Option<(T, u64)>> {
-        match self.get_raw(key.clone())? {
+    fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<(T, u64)>> {
+        match self.get_raw(key.to_string())? {
             None => Ok(None),
             Some((bytes, rev)) => serde_json::from_slice(&bytes)
                 .map(|v| Some((v, rev)))
@@ -258,16 +256,16 @@ impl NatsStore {
     fn update_json<T>(
         &self,
         key: &str,
-        absent: Option<T>,
+        absent: Option<&T>,
         f: &mut dyn FnMut(&mut T) -> Result<()>,
     ) -> Result<T>
     where
         T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + Clone + Send + 'static,
     {
         for _ in 0..10_000 {
-            let (before, rev) = match self.get_json::<T>(key.to_string())? {
+            let (before, rev) = match self.get_json::<T>(key)? {
                 Some((v, rev)) => (v, Some(rev)),
-                None => match &absent {
+                None => match absent {
                     Some(v) => (v.clone(), None),
                     None => return Err(self.gone()),
                 },
@@ -370,7 +368,7 @@ impl Store for NatsStore {
     }
 
     fn load(&self) -> Result<TeamConfig> {
-        match self.get_json::<TeamConfig>(keys::CONFIG.into()) {
+        match self.get_json::<TeamConfig>(keys::CONFIG) {
             Ok(Some((c, _))) => Ok(c),
             Ok(None) => Err(self.gone()),
             Err(e) => Err(e),
@@ -408,7 +406,7 @@ impl Store for NatsStore {
             LockKey::Start(name) => keys::lock(&format!("start-{name}")),
             LockKey::Protocol => keys::lock("protocol"),
         };
-        let guard = lock::acquire(&self.conn, &self.kv, key.clone(), self.keys.kv_wake(&key))?;
+        let guard = lock::acquire(&self.conn, &self.kv, &key, &self.keys.kv_wake(&key))?;
         Ok(Held::new(guard))
     }
 
@@ -503,7 +501,7 @@ impl Store for NatsStore {
 
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
         Ok(self
-            .get_json::<u64>(keys::cursor(inbox, reader))?
+            .get_json::<u64>(&keys::cursor(inbox, reader))?
             .map_or(Position::START, |(p, _)| Position::from_raw(p)))
     }
 
@@ -541,7 +539,7 @@ impl Store for NatsStore {
 
     fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
         let key = keys::answer(member);
-        let (answer, rev) = self.get_json::<ShutdownAnswer>(key.clone()).ok()??;
+        let (answer, rev) = self.get_json::<ShutdownAnswer>(&key).ok()??;
         // Only the taker whose delete of exactly that revision succeeds has it: two takers
         // racing for one answer never both get it. A take for another request clears it too.
         let taken = self
@@ -557,8 +555,8 @@ impl Store for NatsStore {
     /// A key per pair holding when the last notice was given: created when absent, replaced
     /// by compare-and-set when older than `LOOP_NOTICE_QUIET`, so exactly one caller wins.
     fn first_loop_notice(&self, a: &str, b: &str) -> bool {
-        let (x, y) = if a <= b { (a, b) } else { (b, a) };
-        let key = keys::loop_notice(x, y);
+        let (first, second) = if a <= b { (a, b) } else { (b, a) };
+        let key = keys::loop_notice(first, second);
         let quiet = super::team::LOOP_NOTICE_QUIET.as_millis() as u64;
         self.with_kv("loop notice", |kv| async move {
             let now = now_ms();
@@ -584,13 +582,13 @@ impl Store for NatsStore {
 
     fn load_tasks(&self) -> Result<TaskList> {
         Ok(self
-            .get_json::<TaskList>(keys::TASKS.into())?
+            .get_json::<TaskList>(keys::TASKS)?
             .map(|(l, _)| l)
             .unwrap_or_default())
     }
 
     fn update_tasks(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
-        self.update_json(keys::TASKS, Some(TaskList::default()), f)
+        self.update_json(keys::TASKS, Some(&TaskList::default()), f)
     }
 
     /// Plain subscriptions to the republished subjects, armed (the server has them) when
@@ -611,9 +609,10 @@ impl Store for NatsStore {
                 }
             }
         }
-        let local = match local.is_empty() {
-            true => None,
-            false => Some(wake::subscribe(local, bell.clone())?),
+        let local = if local.is_empty() {
+            None
+        } else {
+            Some(wake::subscribe(local, bell.clone())?)
         };
         let conn = self.conn.clone();
         let tasks = client::run("subscribe", async move {

@@ -26,7 +26,7 @@ fn config(team: &str) -> TeamConfig {
         tmux_fill: None,
         deleting: None,
         max_hops: None,
-        extra: Default::default(),
+        extra: serde_json::Map::default(),
     }
 }
 
@@ -208,7 +208,7 @@ fn one_claimer_gets_each_task() {
         .into_iter()
         .filter_map(|t| t.join().unwrap())
         .collect();
-    won.sort();
+    won.sort_unstable();
     assert_eq!(
         won,
         [1, 2, 3, 4],
@@ -275,7 +275,7 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
                 Ok(())
             })
             .map(drop)
-            .unwrap()
+            .unwrap();
     });
     rang(Topic::Tasks, &|| {
         store
@@ -291,7 +291,7 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
                 .map_err(|e| Error::bad(e.to_string()))
             })
             .map(drop)
-            .unwrap()
+            .unwrap();
     });
     // Mail to someone else does not ring bob's subscription.
     let bell = SyncBell::default();

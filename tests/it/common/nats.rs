@@ -32,7 +32,7 @@ pub fn server_bin() -> PathBuf {
 pub struct NatsServer {
     child: Child,
     pub port: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl NatsServer {
@@ -47,17 +47,13 @@ impl NatsServer {
         // 1 MB payload (docs/SCALE.md says the same for real servers).
         std::fs::write(dir.path().join("server.conf"), "max_payload: 4194304\n").unwrap();
         let child = spawn(port, dir.path());
-        NatsServer {
-            child,
-            port,
-            _dir: dir,
-        }
+        NatsServer { child, port, dir }
     }
 
     /// Start it again (after `stop`) on the same port and store directory.
     pub fn restart(&mut self) {
         self.stop();
-        self.child = spawn(self.port, self._dir.path());
+        self.child = spawn(self.port, self.dir.path());
     }
 
     pub fn url(&self) -> String {
