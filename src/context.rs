@@ -193,7 +193,9 @@ impl Ctx {
         let Some(turn) = &self.turn else {
             return 0;
         };
-        let store = self.home.handle(&turn.team);
+        let Ok(store) = self.home.handle(&turn.team) else {
+            return 0;
+        };
         store
             .live(&turn.name)
             .ok()

@@ -65,12 +65,15 @@ fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
         return Some(format!("{agent_id:?} is not a valid agent id"));
     };
     let home = Home::new(home.to_path_buf());
-    let Ok(store) = home.open(&team) else {
+    if !home.exists(&team) {
         return Some(format!(
             "team {team} no longer exists in {}",
             home.root().display()
         ));
-    };
+    }
+    // A team that exists but cannot be read now (its NATS server down, say) is no proof of
+    // anything: its processes are left alone.
+    let store = home.open(&team).ok()?;
     let cfg = store.load().ok()?;
     let Some(member) = cfg.member(name.as_str()) else {
         return Some(format!("team {team} has no member {name} any more"));

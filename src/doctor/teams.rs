@@ -97,7 +97,17 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
             }
             continue;
         }
-        let store = home.handle(&team);
+        let store = match home.handle(&team) {
+            Ok(s) => s,
+            Err(e) => {
+                out.push(Finding::new(
+                    "teams",
+                    Level::Problem,
+                    format!("team {team}: {e}"),
+                ));
+                continue;
+            }
+        };
         let cfg = match store.load() {
             Ok(c) => c,
             Err(e) => {
@@ -271,7 +281,7 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
         .and_then(|n| n.to_str())
         .and_then(|n| Name::parse(n).ok());
     if let Some(t) = &team
-        && let Ok(cfg) = home.handle(t).load()
+        && let Ok(cfg) = home.handle(t).and_then(|s| s.load())
     {
         crate::backend::tmux::forget_team(&cfg);
     }

@@ -192,19 +192,17 @@ impl Home {
             )));
         }
         self.verify_team(team)?;
-        Ok(self.handle(team))
+        self.handle(team)
     }
 
     /// The store of `team`, whether or not it exists (doctor looks at half-made teams).
-    /// A team kept in NATS is opened (a file store on its directory when that fails: loading
-    /// its team file then fails with a clear line).
-    pub fn handle(&self, team: &Name) -> SharedStore {
-        if let Ok(Some(url)) = self.pointer(team)
-            && let Ok(store) = NatsStore::open(&url, team, self.team_dir(team))
-        {
-            return Arc::new(store);
+    pub fn handle(&self, team: &Name) -> Result<SharedStore> {
+        // A team kept in NATS is that team or an error (the server down, say): never a file
+        // store on its directory, which would read as a deleted team.
+        if let Some(url) = self.pointer(team)? {
+            return Ok(Arc::new(NatsStore::open(&url, team, self.team_dir(team))?));
         }
-        Arc::new(FsStore::new(team.clone(), self.team_dir(team)))
+        Ok(Arc::new(FsStore::new(team.clone(), self.team_dir(team))))
     }
 
     /// The team named by `--team`, else the current one.

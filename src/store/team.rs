@@ -410,7 +410,7 @@ mod tests {
         crate::store::conformance::Made {
             store,
             // `handle`, not `open`: cases look at a destroyed team through it too.
-            reopen: Box::new(move || home.handle(&team)),
+            reopen: Box::new(move || home.handle(&team).unwrap()),
             keep: Box::new(dir),
         }
     }

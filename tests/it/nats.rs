@@ -120,6 +120,24 @@ fn credentials_in_the_address_are_never_printed() {
     assert!(!env.team_dir("alpha").exists(), "nothing left behind");
 }
 
+/// A server that wants a login gets the one in the address (`USER:PASS@`), and only that.
+#[test]
+fn a_login_in_the_address_is_sent_to_the_server() {
+    let nats = NatsServer::start_with("authorization { user: alice, password: s3cret }");
+    let env = TestEnv::new();
+    let with = |login: &str| format!("nats://{login}@127.0.0.1:{}", nats.port);
+    let err = env.fails(&["create", "alpha", "--store", &with("alice:wrong")], 1);
+    assert!(err.contains("not authorized"), "{err}");
+    assert!(!err.contains("wrong"), "{err}");
+    let err = env.fails(&["create", "alpha", "--store", &nats.url()], 1);
+    assert!(err.contains("not authorized"), "{err}");
+    env.ok(&["create", "alpha", "--store", &with("alice:s3cret")]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    assert_eq!(env.ok(&["ask", "bob", "logged in"]).trim(), "logged in");
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("s3cret"), "{status}");
+}
+
 #[test]
 fn a_second_home_joins_the_team_through_teamctl_store() {
     let nats = NatsServer::start();
@@ -228,4 +246,39 @@ fn a_message_reaches_another_team_on_the_same_server_and_the_answer_comes_back()
             .count(),
         1
     );
+}
+
+/// A team whose server is down is not a deleted team: `doctor --fix` then ends none of its
+/// teammates, and they go on when the server is back.
+#[test]
+fn doctor_fix_with_the_server_down_leaves_the_teammates_running() {
+    let mut nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    nats.stop();
+    let out = env.run(&["doctor", "--fix"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !text.contains("orphaned worker") && !text.contains("ended"),
+        "{text}"
+    );
+    assert!(text.contains("cannot reach the NATS server"), "{text}");
+    assert!(!text.contains("no longer exists"), "{text}");
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "doctor --fix ended bob's worker: {text}"
+    );
+    nats.restart();
+    wait_until("bob answers again", T, || {
+        env.run(&["ask", "bob", "back", "--timeout", "5"])
+            .status
+            .success()
+    });
+    assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
 }

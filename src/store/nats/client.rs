@@ -86,6 +86,17 @@ impl ServerUrl {
     }
 }
 
+/// The login of `url`: `(user, Some(password))` for `USER:PASS@`, `(token, None)` for
+/// `TOKEN@`, `None` without one.
+fn userinfo(url: &str) -> Option<(String, Option<String>)> {
+    let (_, rest) = url.split_once("://")?;
+    let (info, _) = rest.rsplit_once('@')?;
+    Some(match info.split_once(':') {
+        Some((user, pass)) => (user.to_string(), Some(pass.to_string())),
+        None => (info.to_string(), None),
+    })
+}
+
 fn strip_userinfo(url: &str) -> String {
     match (url.split_once("://"), url.rsplit_once('@')) {
         (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
@@ -187,7 +198,14 @@ async fn open(url: ServerUrl) -> Result<Conn> {
     if let Some(ca) = std::env::var_os(CA_ENV).filter(|v| !v.is_empty()) {
         opts = opts.add_root_certificates(ca.into());
     }
-    let client = opts.connect(url.full()).await.map_err(|e| {
+    // async-nats reads no login from the address itself: USER:PASS@ or TOKEN@ is given as
+    // options, and the address it connects to is the one without them.
+    match userinfo(url.full()) {
+        Some((user, Some(pass))) => opts = opts.user_and_password(user, pass),
+        Some((token, None)) => opts = opts.token(token),
+        None => {}
+    }
+    let client = opts.connect(url.shown()).await.map_err(|e| {
         use async_nats::ConnectErrorKind as K;
         // The kind only: the error's own text may carry the address as given.
         let why = match e.kind() {

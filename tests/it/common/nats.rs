@@ -37,6 +37,11 @@ pub struct NatsServer {
 
 impl NatsServer {
     pub fn start() -> NatsServer {
+        NatsServer::start_with("")
+    }
+
+    /// Started with `conf` added to its configuration file (an `authorization` block, say).
+    pub fn start_with(conf: &str) -> NatsServer {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -45,7 +50,11 @@ impl NatsServer {
             .port();
         // A message may be 1 MiB of text (SPEC): the envelope needs more than the default
         // 1 MB payload (docs/SCALE.md says the same for real servers).
-        std::fs::write(dir.path().join("server.conf"), "max_payload: 4194304\n").unwrap();
+        std::fs::write(
+            dir.path().join("server.conf"),
+            format!("max_payload: 4194304\n{conf}\n"),
+        )
+        .unwrap();
         let child = spawn(port, dir.path());
         NatsServer { child, port, dir }
     }
