@@ -13,6 +13,12 @@ use crate::store::{Item, SyncBell, Topic};
 
 pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let me = ctx.me()?;
+    if args.name.contains('@') {
+        return Err(Error::bad(format!(
+            "ask waits for a member of this team; to write to another team's member, use `teamctl send {}`",
+            args.name
+        )));
+    }
     let target = Name::parse_as(&args.name, "member")?;
     if args.timeout == 0 {
         // It would send, then fail at once: the answer could never be waited for.

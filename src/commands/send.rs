@@ -154,10 +154,11 @@ fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs)
     let mut env = Envelope::new(&from, to.name.as_str(), body);
     env.hops = ctx.hops();
     let other = bus::across(store, to, &env)?;
+    // Only what the team file says: whether its worker runs may not be seen from this host
+    // (a team on NATS runs elsewhere).
     let running = other.load().ok().and_then(|c| {
-        let m = c.member(to.name.as_str())?.clone();
-        let live = other.live(&m.name).ok().flatten();
-        Some(m.name.is_leader() || leader::effective_status(&m, live.as_ref()).is_running())
+        let m = c.member(to.name.as_str())?;
+        Some(m.status != crate::domain::Status::Stopped)
     });
     if ctx.json {
         ctx.print_json(&serde_json::json!({
@@ -170,7 +171,7 @@ fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs)
         println!("sent to {to}");
         if running == Some(false) {
             eprintln!(
-                "teamctl: {to} is not running; the message waits in its inbox until team {}'s leader resumes it",
+                "teamctl: {to} is stopped; the message waits in its inbox until team {}'s leader resumes it",
                 to.team
             );
         }

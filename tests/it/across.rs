@@ -105,6 +105,7 @@ fn what_cannot_cross_is_refused_and_nothing_is_written() {
             "invalid recipient's team name",
         ),
         (vec!["send", "bob@t2", "   "], "the text is empty"),
+        (vec!["ask", "bob@t2", "hi"], "use `teamctl send bob@t2`"),
     ];
     for (args, why) in refused {
         let mut all = vec!["--team", "t1"];
@@ -120,7 +121,7 @@ fn what_cannot_cross_is_refused_and_nothing_is_written() {
     let out = env.run(&["--team", "t1", "send", "bob@t2", "while you were out"]);
     assert!(out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("bob@t2 is not running"),
+        String::from_utf8_lossy(&out.stderr).contains("bob@t2 is stopped"),
         "{out:?}"
     );
     assert_eq!(env.member_status("bob"), "stopped");

@@ -118,7 +118,13 @@ impl NatsStore {
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
         let (js, k) = (conn.js.clone(), keys.clone());
         let made = client::run("create the team", async move {
-            let stream = js
+            // A team of that name already: taken (a suffix is tried).
+            if let Ok(kv) = js.get_key_value(k.bucket()).await
+                && matches!(kv.entry(keys::CONFIG).await, Ok(Some(e)) if e.operation == kv::Operation::Put)
+            {
+                return Ok(None);
+            }
+            let mut stream = js
                 .get_or_create_stream(stream::Config {
                     name: k.stream(),
                     description: Some("teamctl inboxes".into()),
@@ -139,6 +145,22 @@ impl NatsStore {
                 })
                 .await
                 .map_err(|e| Error::failed(format!("NATS: cannot make the inbox stream: {e}")))?;
+            // A stream of that name made by someone else (messages in it, or another shape)
+            // is not taken over: its messages would run as this team's mail.
+            let info = stream.info().await.map_err(|e| {
+                Error::failed(format!("NATS: cannot look at the inbox stream: {e}"))
+            })?;
+            if info.state.messages > 0
+                || info.config.subjects != vec![k.inboxes()]
+                || !info.config.allow_direct
+                || info.config.republish.is_none()
+            {
+                return Err(Error::failed(format!(
+                    "the NATS server has a stream {} that teamctl did not make for a new team ({} messages); remove it or choose another team name",
+                    k.stream(),
+                    info.state.messages
+                )));
+            }
             let kv = match js.get_key_value(k.bucket()).await {
                 Ok(kv) => kv,
                 Err(_) => js
@@ -348,14 +370,20 @@ impl Drop for PushGuard {
 }
 
 impl Store for NatsStore {
-    /// Another team on the same server. Its host-local directory here is scratch under this
-    /// team's (nothing is kept there): a team this host only writes to is not one of its own.
+    /// A team of this home (on files or on NATS, so that an answer finds its way back to
+    /// whichever team asked), else another team on the same server. The latter's host-local
+    /// directory is this team's: only its inboxes are written, and nothing new is made here.
     fn sibling(&self, team: &Name) -> Result<super::SharedStore> {
-        let scratch = self.local.join("across").join(team.as_str());
+        if let Some(home) = self.local.parent().and_then(std::path::Path::parent) {
+            let home = super::Home::new(home.to_path_buf());
+            if home.exists(team) {
+                return home.open(team);
+            }
+        }
         Ok(std::sync::Arc::new(NatsStore::open(
             &self.conn.url,
             team,
-            scratch,
+            self.local.clone(),
         )?))
     }
 

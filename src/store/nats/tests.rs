@@ -459,3 +459,42 @@ fn make() -> crate::store::conformance::Made {
 mod conformance {
     crate::store::conformance::conformance_tests!(super::make);
 }
+
+/// A stream of a new team's name that someone else made (with a message planted in it) is not
+/// taken over: `create` fails and nothing of the planted mail is read as the team's.
+#[test]
+fn a_planted_stream_is_not_taken_over() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let name = Name::parse("victim").unwrap();
+    let keys = super::keys::Keys::new(&name);
+    let (stream, subject) = (keys.stream(), keys.inbox(&Name::parse("bob").unwrap()));
+    let (subjects, url) = (keys.inboxes(), server.url().full().to_string());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async move {
+            let client = async_nats::connect(url).await.unwrap();
+            let js = async_nats::jetstream::new(client);
+            js.create_stream(async_nats::jetstream::stream::Config {
+                name: stream,
+                subjects: vec![subjects],
+                allow_direct: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+            let line = msg("bob", "planted").to_line().unwrap();
+            js.publish(subject, line.into())
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        });
+    let err = match NatsStore::create(&server.url(), &config("victim"), dir.path().join("victim")) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a planted stream was taken over"),
+    };
+    assert!(err.contains("did not make"), "{err}");
+}
