@@ -139,7 +139,7 @@ impl Home {
     fn open_nats(&self, team: &Name, url: &ServerUrl) -> Result<SharedStore> {
         self.verify()?;
         check_private_dir(&self.team_dir(team), "team directory", false)?;
-        Ok(Arc::new(NatsStore::open(url, team, self.team_dir(team))?))
+        Ok(NatsStore::open(url, team, self.team_dir(team))?.shared())
     }
 
     /// A team this home does not have, found in the store `TEAMCTL_STORE` names: this home
@@ -200,7 +200,7 @@ impl Home {
         // A team kept in NATS is that team or an error (the server down, say): never a file
         // store on its directory, which would read as a deleted team.
         if let Some(url) = self.pointer(team)? {
-            return Ok(Arc::new(NatsStore::open(&url, team, self.team_dir(team))?));
+            return Ok(NatsStore::open(&url, team, self.team_dir(team))?.shared());
         }
         Ok(Arc::new(FsStore::new(team.clone(), self.team_dir(team))))
     }
@@ -270,7 +270,7 @@ impl Home {
                     .write_pointer(&candidate, url)
                     .and_then(|()| NatsStore::create(url, &config, dir.clone()));
                 match made {
-                    Ok(Created::Made(s)) => return Ok(Arc::new(*s)),
+                    Ok(Created::Made(s)) => return Ok(s.shared()),
                     Ok(Created::Taken) => {
                         let _ = fs::remove_dir_all(&dir);
                         continue;

@@ -13,6 +13,10 @@ pub mod hooks;
 pub mod inbox;
 #[cfg(test)]
 pub mod mem;
+#[cfg(feature = "nats")]
+pub mod nats;
+#[cfg(not(feature = "nats"))]
+#[path = "nats_off.rs"]
 pub mod nats;
 pub mod slots;
 pub mod tasks;

@@ -12,6 +12,7 @@ mod identity;
 mod interactive;
 mod lifecycle;
 mod loops;
+#[cfg(feature = "nats")]
 mod nats;
 mod proptest_messages;
 mod races;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use tokio::sync::broadcast;
 
+use super::url::{ServerUrl, userinfo};
 use crate::error::{Error, Result};
 
 /// How long one request to the server may wait for its answer. Requests made while the
@@ -29,80 +30,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const CREDS_ENV: &str = "TEAMCTL_NATS_CREDS";
 /// A PEM file of root certificates for a `tls://` server signed by a private CA.
 pub const CA_ENV: &str = "TEAMCTL_NATS_CA";
-
-/// A server address: `nats://[USER:PASS@]HOST:PORT` or `tls://...`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ServerUrl {
-    full: String,
-    shown: String,
-}
-
-impl std::fmt::Debug for ServerUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServerUrl({})", self.shown)
-    }
-}
-
-impl ServerUrl {
-    /// Check `url` (bad input when it is not a NATS address).
-    pub fn parse(url: &str) -> Result<ServerUrl> {
-        let url = url.trim();
-        let Some((scheme, rest)) = url.split_once("://") else {
-            return Err(Error::bad(format!(
-                "--store wants nats://HOST:PORT (or tls://HOST:PORT), not {:?}",
-                strip_userinfo(url)
-            )));
-        };
-        if !matches!(scheme, "nats" | "tls") {
-            return Err(Error::bad(format!(
-                "--store: unknown scheme {scheme:?}; use nats://HOST:PORT or tls://HOST:PORT"
-            )));
-        }
-        let hostport = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-        let hostport = hostport.trim_end_matches('/');
-        if hostport.is_empty()
-            || hostport.contains(['/', '?', '#', ' '])
-            || hostport.chars().any(char::is_control)
-        {
-            return Err(Error::bad(format!(
-                "--store: {:?} is not HOST:PORT",
-                strip_userinfo(url)
-            )));
-        }
-        Ok(ServerUrl {
-            full: url.to_string(),
-            shown: format!("{scheme}://{hostport}"),
-        })
-    }
-
-    /// The address with credentials, for connecting and for the pointer file (0600).
-    pub fn full(&self) -> &str {
-        &self.full
-    }
-
-    /// The address without credentials, for people.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
-}
-
-/// The login of `url`: `(user, Some(password))` for `USER:PASS@`, `(token, None)` for
-/// `TOKEN@`, `None` without one.
-fn userinfo(url: &str) -> Option<(String, Option<String>)> {
-    let (_, rest) = url.split_once("://")?;
-    let (info, _) = rest.rsplit_once('@')?;
-    Some(match info.split_once(':') {
-        Some((user, pass)) => (user.to_string(), Some(pass.to_string())),
-        None => (info.to_string(), None),
-    })
-}
-
-fn strip_userinfo(url: &str) -> String {
-    match (url.split_once("://"), url.rsplit_once('@')) {
-        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
-        _ => url.to_string(),
-    }
-}
 
 /// The runtime every NATS call runs on: a current-thread runtime driven by a thread of its
 /// own, made on first use and kept for the life of the process (a runtime dropped inside
@@ -229,31 +156,4 @@ async fn open(url: ServerUrl) -> Result<Conn> {
         reconnected,
         url,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn addresses_are_shown_without_credentials() {
-        let u = ServerUrl::parse("nats://alice:s3cret@10.0.0.5:4222").unwrap();
-        assert_eq!(u.shown(), "nats://10.0.0.5:4222");
-        assert_eq!(u.full(), "nats://alice:s3cret@10.0.0.5:4222");
-        assert!(!format!("{u:?}").contains("s3cret"));
-        assert_eq!(ServerUrl::parse("tls://h:1").unwrap().shown(), "tls://h:1");
-        for bad in [
-            "",
-            "h:4222",
-            "http://h:1",
-            "nats://",
-            "nats://a b",
-            "nats://h/x",
-        ] {
-            let e = ServerUrl::parse(bad).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "{bad}");
-        }
-        let e = ServerUrl::parse("http://bob:pw@h:1").unwrap_err();
-        assert!(!e.to_string().contains("pw"), "{e}");
-    }
 }

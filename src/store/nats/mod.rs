@@ -16,6 +16,7 @@ pub mod lock;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+pub mod url;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,8 +26,8 @@ use async_nats::jetstream::{self, kv, stream};
 use futures_util::StreamExt;
 
 use self::client::Conn;
-pub use self::client::ServerUrl;
 use self::keys::Keys;
+pub use self::url::ServerUrl;
 use super::wake::{self, Bell, Subscription, Target, WakeMode};
 use super::{Entry, Held, Item, LockKey, Position, Stamp, Store, Topic};
 use crate::domain::live::ShutdownAnswer;
@@ -68,6 +69,11 @@ pub enum Created {
 }
 
 impl NatsStore {
+    /// This store, shared.
+    pub fn shared(self) -> super::SharedStore {
+        std::sync::Arc::new(self)
+    }
+
     /// Open `team`, which must exist in NATS; `local` is its directory on this host.
     pub fn open(url: &ServerUrl, team: &Name, local: PathBuf) -> Result<NatsStore> {
         let conn = client::connect(url)?;

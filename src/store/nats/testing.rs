@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::client::ServerUrl;
+use super::url::ServerUrl;
 
 pub const SERVER_ENV: &str = "TEAMCTL_TEST_NATS_SERVER";
 

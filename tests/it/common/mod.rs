@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+#[cfg(feature = "nats")]
 pub mod nats;
 
 use std::path::{Path, PathBuf};
