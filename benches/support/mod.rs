@@ -63,7 +63,12 @@ impl Env {
 
     /// A `teamctl` command against this home: no inherited team, identity, tmux or poll.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        self.cmd_of(Path::new(BIN), args)
+    }
+
+    /// As `cmd`, with another `teamctl` binary (an older build, for a same-run comparison).
+    pub fn cmd_of(&self, bin: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(bin);
         c.args(args)
             .current_dir(self.work.path())
             .env("TEAMCTL_HOME", self.home.path())
@@ -149,6 +154,19 @@ fn clean_up(home: &Path, socket: Option<&str>) {
 
 /// The homes (and tmux servers) of the live `Env`s, for cleaning up on an interrupt.
 static LIVE: std::sync::Mutex<Vec<(PathBuf, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+
+/// A temporary directory of something else the bench started (a server naming the directory
+/// in its argv): on an interrupt, every process naming it is ended and it is removed, as a
+/// home is. `forget_on_interrupt` once the bench has ended them itself.
+pub fn end_on_interrupt(dir: &Path) {
+    register(dir, None);
+}
+
+pub fn forget_on_interrupt(dir: &Path) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|(h, _)| h != dir);
+    }
+}
 
 fn register(home: &Path, socket: Option<String>) {
     if let Ok(mut live) = LIVE.lock() {
