@@ -23,7 +23,7 @@ impl ProcessBackend {
         let mut cmd = Command::new(&launch.program);
         // A worker started from inside a teammate's turn (a send that resumes someone) must
         // not inherit that turn's identity; the launch sets the worker's own.
-        for var in crate::domain::env::identity() {
+        for var in crate::domain::env::not_inherited() {
             cmd.env_remove(var);
         }
         cmd.args(&launch.args)

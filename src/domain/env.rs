@@ -96,6 +96,16 @@ pub fn identity() -> impl Iterator<Item = &'static str> {
     VARS.iter().filter(|v| v.identity).map(|v| v.name)
 }
 
+/// The store a team is made in (`create --store`); it may carry a login.
+pub const STORE: &str = "TEAMCTL_STORE";
+
+/// What a worker and its turns never inherit from whoever started them: the identity variables
+/// (the launch sets the worker's own) and the store's address, which may carry a login (the
+/// team's pointer file names the store; an agent's environment can end up in its output).
+pub fn not_inherited() -> impl Iterator<Item = &'static str> {
+    identity().chain(std::iter::once(STORE))
+}
+
 /// The variables that stand in for global options.
 pub fn options() -> impl Iterator<Item = &'static str> {
     VARS.iter().filter(|v| v.option).map(|v| v.name)

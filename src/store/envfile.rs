@@ -21,7 +21,7 @@ pub type Var = (OsString, OsString);
 /// worker sets itself, and the tmux client's, which belong to the pane the worker runs in.
 fn recordable(key: &OsStr) -> bool {
     let k = key.as_bytes();
-    !(crate::domain::env::identity().any(|v| v.as_bytes() == k)
+    !(crate::domain::env::not_inherited().any(|v| v.as_bytes() == k)
         || k == crate::domain::env::HOME.as_bytes()
         || k == b"TMUX"
         || k == b"TMUX_PANE")

@@ -293,7 +293,7 @@ impl Home {
 
 /// Names the store for `create` (`--store`) and for opening a team this home does not have
 /// yet: `nats://HOST:PORT`; empty or `file` is the file store.
-pub const STORE_ENV: &str = "TEAMCTL_STORE";
+pub const STORE_ENV: &str = crate::domain::env::STORE;
 
 /// A team's pointer file in its local directory: where the team is kept.
 const POINTER: &str = "store.json";

@@ -626,3 +626,37 @@ fn a_home_reached_through_a_link_is_the_same_home() {
         "a worker outlived delete"
     );
 }
+
+/// `TEAMCTL_STORE` may carry a login (`nats://USER:PASS@...`): a worker and its agent's turns
+/// never inherit it, and the environment recorded for resumes never holds it.
+#[test]
+fn the_store_address_with_its_login_reaches_no_worker_or_turn() {
+    for tmux in [false, true] {
+        let mut env = if tmux {
+            TestEnv::with_tmux()
+        } else {
+            TestEnv::new()
+        };
+        env.ok(&["create", "t"]);
+        env.env.push((
+            "TEAMCTL_STORE".into(),
+            "nats://alice:s3cretPW@127.0.0.1:1".into(),
+        ));
+        let seen = env.home_path().join("seen.env");
+        let exec = format!("env > {}; echo done", seen.display());
+        let backend = if tmux { "tmux" } else { "process" };
+        env.ok(&["spawn", "bob", "--backend", backend, "--exec", &exec]);
+        assert_eq!(env.ok(&["ask", "bob", "go"]).trim(), "done");
+        let turn = std::fs::read_to_string(&seen).unwrap();
+        assert!(turn.contains("TEAMCTL_AGENT_NAME=bob"), "{turn}");
+        assert!(
+            !turn.contains("s3cretPW"),
+            "{backend}: the turn saw the login:\n{turn}"
+        );
+        let recorded = std::fs::read(env.team_dir("t").join("env").join("bob")).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&recorded).contains("s3cretPW"),
+            "{backend}: the recorded environment holds the login"
+        );
+    }
+}

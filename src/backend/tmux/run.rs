@@ -74,7 +74,7 @@ impl Tmux {
         c.args(argv::line(&self.server, cmds)).env_remove("TMUX");
         // A server started here inherits this environment and passes it to every pane: it
         // must not carry an agent's identity (the process tag) or its team.
-        for var in crate::domain::env::identity() {
+        for var in crate::domain::env::not_inherited() {
             c.env_remove(var);
         }
         c
