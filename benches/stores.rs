@@ -183,7 +183,7 @@ impl Side {
         let mut pid = 0;
         wait_for(
             "a worker to be idle",
-            Duration::from_secs(60),
+            Duration::from_mins(1),
             Duration::from_micros(500),
             || match self.store.live(&member) {
                 Ok(Some(l)) if l.status == Status::Idle && l.turns >= turns => {
@@ -544,7 +544,7 @@ fn idle_memory(
         let mut pid = 0;
         wait_for(
             "every worker to be idle",
-            Duration::from_secs(300),
+            Duration::from_mins(5),
             Duration::from_millis(5),
             || {
                 let l = match &store {
