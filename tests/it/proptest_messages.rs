@@ -149,12 +149,20 @@ fn blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
+/// A sender of another team: `NAME@TEAM` (two valid names), sending plain text only.
+fn from_another_team(e: &Envelope) -> bool {
+    matches!(e.body, Body::Message { .. })
+        && e.from
+            .split_once('@')
+            .is_some_and(|(n, t)| valid_name(n) && valid_name(t))
+}
+
 fn model_valid(e: &Envelope) -> bool {
     let lead = "team-lead";
     let broadcast = e.to == "*";
     let base = e.v == 1
         && !blank(&e.id)
-        && valid_name(&e.from)
+        && (valid_name(&e.from) || from_another_team(e))
         && (broadcast || valid_name(&e.to))
         && (!broadcast || matches!(e.body, Body::Message { .. }));
     let body = match &e.body {
