@@ -27,7 +27,9 @@ impl ServerUrl {
                 strip_userinfo(url)
             )));
         };
-        if !matches!(scheme, "nats" | "tls") {
+        // Schemes are case-insensitive (RFC 3986): `NATS://` is `nats://`.
+        let scheme = scheme.to_ascii_lowercase();
+        if !matches!(scheme.as_str(), "nats" | "tls") {
             return Err(Error::bad(format!(
                 "--store: unknown scheme {scheme:?}; use nats://HOST:PORT or tls://HOST:PORT"
             )));
@@ -93,6 +95,10 @@ mod tests {
         assert_eq!(u.full(), "nats://alice:s3cret@10.0.0.5:4222");
         assert!(!format!("{u:?}").contains("s3cret"));
         assert_eq!(ServerUrl::parse("tls://h:1").unwrap().shown(), "tls://h:1");
+        assert_eq!(
+            ServerUrl::parse("NATS://h:1").unwrap().shown(),
+            "nats://h:1"
+        );
         for bad in [
             "",
             "h:4222",
