@@ -447,34 +447,6 @@ mod tests {
     }
 
     #[test]
-    fn one_loop_notice_however_many_ask_at_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().to_path_buf());
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", dir.path())
-            .unwrap();
-        for round in 0..50 {
-            let pair = format!("a{round}");
-            let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
-            let threads: Vec<_> = (0..8)
-                .map(|_| {
-                    let (store, pair, barrier) = (store.clone(), pair.clone(), barrier.clone());
-                    std::thread::spawn(move || {
-                        barrier.wait();
-                        store.first_loop_notice(&pair, "b")
-                    })
-                })
-                .collect();
-            let won = threads
-                .into_iter()
-                .map(|t| t.join().unwrap())
-                .filter(|&w| w)
-                .count();
-            assert_eq!(won, 1, "round {round}");
-        }
-    }
-
-    #[test]
     fn the_cached_team_file_is_read_again_after_every_change() {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::new(dir.path().to_path_buf());
