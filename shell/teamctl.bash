@@ -1448,7 +1448,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__resume)
-            opts="-h --team --home --as --json --color --help"
+            opts="-h --here --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -327,6 +327,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'Start a teammate last started on another host (NATS store) on this host instead, once nothing of it runs there'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r

@@ -404,6 +404,10 @@ pub struct NameArg {
 pub struct ResumeArgs {
     /// The teammate (default: every stopped or dead one)
     pub name: Option<String>,
+    /// Start a teammate last started on another host (NATS store) on this host instead,
+    /// once nothing of it runs there
+    #[arg(long)]
+    pub here: bool,
 }
 
 #[derive(Debug, Subcommand)]

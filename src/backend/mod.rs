@@ -2,6 +2,7 @@
 //! `Backend` turns it into a running worker and later checks or ends it. Every kill goes
 //! through a tag check, so teamctl never ends a pane or process that is not its own.
 
+pub mod host;
 pub mod proc;
 pub mod process;
 pub mod snapshot;

@@ -26,7 +26,9 @@ pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<()> {
 }
 
 fn pane_of(member: &Member) -> Option<(TmuxBackend, String)> {
-    if member.backend_type != Some(BackendType::Tmux) {
+    if member.backend_type != Some(BackendType::Tmux)
+        || crate::backend::host::elsewhere(member).is_some()
+    {
         return None;
     }
     let pane = member.pane_id.clone()?;
@@ -41,6 +43,11 @@ fn pane_of(member: &Member) -> Option<(TmuxBackend, String)> {
 fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, String)> {
     if let Some(name) = wanted {
         let member = config.require(name.as_str())?;
+        if let Some(host) = crate::backend::host::elsewhere(member) {
+            return Err(Error::failed(format!(
+                "{name} runs on {host}; its pane is there: run `teamctl attach {name}` on that host"
+            )));
+        }
         if member.backend_type != Some(BackendType::Tmux) {
             return Err(Error::bad(format!(
                 "{name} runs on the process backend and has no pane; follow it with `teamctl log -f`"

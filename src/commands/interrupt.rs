@@ -23,6 +23,11 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     let config = store.load()?;
     let member = config.require(name.as_str())?.clone();
     ctx.reconcile(&*store)?;
+    if let Some(host) = crate::backend::host::elsewhere(&member) {
+        return Err(Error::failed(format!(
+            "{name} runs on {host}; its turn can only be interrupted there (`teamctl interrupt {name}` on that host)"
+        )));
+    }
     let live = store.live(&name)?;
     let pid = live.as_ref().map_or(0, |l| l.pid);
     let turn = live

@@ -23,6 +23,11 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
             "killed": was_running,
             "status": "stopped",
         }));
+    } else if let Some(host) = crate::backend::host::elsewhere(&member).filter(|_| was_running) {
+        println!(
+            "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",
+            crate::domain::live::HEARTBEAT.as_secs()
+        );
     } else if was_running {
         println!("{name} killed");
     } else {

@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             continue;
         }
         // Another command may have started it meanwhile: then it is running, not resumed.
-        let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name)? else {
+        let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name, args.here)? else {
             running.push(name.to_string());
             continue;
         };

@@ -118,10 +118,24 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         for n in resumed {
             eprintln!("teamctl: {n} was not running; resumed it");
         }
+        let config = if waiting.is_empty() {
+            None
+        } else {
+            store.load().ok()
+        };
         for n in waiting {
-            eprintln!(
-                "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
-            );
+            let host = config
+                .as_ref()
+                .and_then(|c| c.member(n.as_str()))
+                .and_then(crate::backend::host::elsewhere);
+            match host {
+                Some(host) => eprintln!(
+                    "teamctl: {n} runs on {host} and is not running there; the message waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
+                ),
+                None => eprintln!(
+                    "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
+                ),
+            }
         }
     }
     Ok(())

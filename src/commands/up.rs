@@ -212,7 +212,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                 out.spawned.push(name.to_string());
                 line
             }
-            Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name)? {
+            Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false)? {
                 Some(started) => {
                     out.resumed.push(name.to_string());
                     format!("{name} resumed ({})", place(&started))

@@ -99,6 +99,9 @@ pub fn identity() -> impl Iterator<Item = &'static str> {
 /// The store a team is made in (`create --store`); it may carry a login.
 pub const STORE: &str = "TEAMCTL_STORE";
 
+/// How often (ms) a worker on a store that hosts share renews its lease (`worker::heartbeat`).
+pub const HEARTBEAT_MS: &str = "TEAMCTL_HEARTBEAT_MS";
+
 /// What a worker and its turns never inherit from whoever started them: the identity variables
 /// (the launch sets the worker's own) and the store's address, which may carry a login (the
 /// team's pointer file names the store; an agent's environment can end up in its output).

@@ -42,7 +42,17 @@ pub struct LiveState {
     /// Turns started in that session, kept across restarts (`TEAMCTL_TURN` is this + 1).
     #[serde(default)]
     pub session_turns: u64,
+    /// On a store that hosts share: until when (ms, the worker's clock) the worker vouches
+    /// that it runs. Its heartbeat renews it (`Store::renew_lease`); another host judges the
+    /// worker dead once it has passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<u64>,
 }
+
+/// How often a worker on a store that hosts share renews its lease, and how long each renewal
+/// lasts: several beats may be missed (a slow server, a paused host) before others call it dead.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
+pub const LEASE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// A teammate's own answer to the shutdown request its turn is handling, written by
 /// `teamctl shutdown-response` inside that turn and sent by the worker once the turn ends.

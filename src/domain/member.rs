@@ -219,6 +219,10 @@ pub struct Member {
         deserialize_with = "string_or_none"
     )]
     pub shutdown_request_id: Option<String>,
+    /// Where the worker was last started, on a store that hosts share (NATS); none on the
+    /// file store, whose members all run on the host of its home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Host>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -262,8 +266,39 @@ impl Member {
             worktree_repo: None,
             worktree_branch: None,
             shutdown_request_id: None,
+            host: None,
             extra: serde_json::Map::default(),
         }
+    }
+}
+
+/// The host and teamctl home a member's worker was started from, on a store that hosts share.
+/// A member recorded with another host than the one looking is judged by its heartbeat lease
+/// (`LiveState::lease_until`), never by this host's processes or tmux, and only its own host
+/// ends its processes and closes its pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Host {
+    /// The host's name (its hostname), for people and, with `key`, to tell hosts apart.
+    pub name: String,
+    /// The teamctl home there (a path on that host), for people.
+    pub home: String,
+    /// That home's key (a hash of its canonical path): two homes on one machine are two hosts.
+    pub key: String,
+    /// When the worker was started there (ms).
+    pub since: u64,
+}
+
+impl Host {
+    /// The same host and home as `other` (whenever each was started).
+    pub fn same_place(&self, other: &Host) -> bool {
+        self.name == other.name && self.key == other.key
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "host {} (home {})", self.name, self.home)
     }
 }
 

@@ -7,7 +7,7 @@ pub mod handoff;
 mod wake;
 
 use crate::backend::{self, Backend, Launch, Liveness};
-use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
+use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{Held, Home, Item, LockKey, Store};
 pub use wake::{resume_stopped, wake};
@@ -41,6 +41,9 @@ fn status_given(
 ) -> Status {
     if member.name.is_leader() {
         return Status::Active;
+    }
+    if let Some(host) = backend::host::elsewhere(member) {
+        return leased_status(member, host, live, crate::domain::time::now_ms());
     }
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
     // No pane or pid recorded, yet the worker runs (its start was cut short after placing it:
@@ -82,6 +85,26 @@ fn status_given(
     }
 }
 
+/// The state of a member whose worker runs on another host: its own word while its lease
+/// holds (renewed by its heartbeat), else stopped or dead as the records say. Nothing on this
+/// host is asked.
+fn leased_status(member: &Member, host: &Host, live: Option<&LiveState>, now: u64) -> Status {
+    let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    match fresh {
+        Some(l) if backend::host::leased(l, now) => l.status,
+        _ if member.status == Status::Stopped
+            || fresh.is_some_and(|l| l.status == Status::Stopped) =>
+        {
+            Status::Stopped
+        }
+        // Recorded as started there, not yet heard of: starting for a minute, as here.
+        None if member.status == Status::Starting && now.saturating_sub(host.since) < 60_000 => {
+            Status::Starting
+        }
+        _ => Status::Dead,
+    }
+}
+
 /// `effective_status` for views refreshed on every change (the console's status line): a
 /// worker process that runs and carries the member's tag (`/proc` only) is taken at its own
 /// word, without asking its backend. On tmux that question is one `tmux` process per member,
@@ -90,6 +113,7 @@ fn status_given(
 pub fn seen_status(member: &Member, live: Option<&LiveState>) -> Status {
     let running = live.filter(|l| {
         !member.name.is_leader()
+            && backend::host::elsewhere(member).is_none()
             && member.pid.is_none_or(|p| p == l.pid)
             && backend::proc::is_worker(l.pid, &member.agent_id)
     });
@@ -119,13 +143,24 @@ pub fn start_worker_in(
     backend: &dyn Backend,
 ) -> Result<Member> {
     let mut member = config.require(name.as_str())?;
-    // The server goes into the record before the pane is made (see `spawn::start`).
+    // The server goes into the record before the pane is made (see `spawn::start`). On a
+    // store that hosts share, so does this host: the worker's heartbeat ends a worker whose
+    // member another host has taken over, and must not end the one starting here.
+    let socket = backend.tmux_socket();
+    let host = store
+        .spans_hosts()
+        .then(|| backend::host::here(home.root(), crate::domain::time::now_ms()));
+    let new_socket = member.tmux_socket != socket && member.pane_id.is_none();
     let recorded;
-    if member.tmux_socket != backend.tmux_socket() && member.pane_id.is_none() {
-        let socket = backend.tmux_socket();
+    if new_socket || host.is_some() {
         recorded = store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
-                m.tmux_socket = socket.clone();
+                if new_socket {
+                    m.tmux_socket = socket.clone();
+                }
+                if host.is_some() {
+                    m.host = host.clone();
+                }
             }
             Ok(())
         })?;
@@ -188,8 +223,15 @@ pub fn cut_short(member: &Member, status: Status) -> bool {
 
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor, saying
 /// whether a worker was started (`None`: it was running already, perhaps started by a
-/// concurrent spawn or resume this call waited for).
-pub fn resume_if_down(home: &Home, store: &dyn Store, name: &Name) -> Result<Option<Member>> {
+/// concurrent spawn or resume this call waited for). A member last started on another host
+/// is started here only with `here` (`resume --here`), once its lease says nothing of it runs
+/// there; its old worker, should it come back, ends itself (`worker::heartbeat`).
+pub fn resume_if_down(
+    home: &Home,
+    store: &dyn Store,
+    name: &Name,
+    here: bool,
+) -> Result<Option<Member>> {
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
     // Checked under the start lock, which `delete` takes after its mark: a start either sees
@@ -201,9 +243,17 @@ pub fn resume_if_down(home: &Home, store: &dyn Store, name: &Name) -> Result<Opt
     if status.is_running() && !cut_short(member, status) {
         return Ok(None);
     }
-    // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
     let old = backend::for_member(member);
-    old.terminate(member, live.as_ref(), backend::GRACE)?;
+    if let Some(host) = backend::host::elsewhere(member) {
+        if !here {
+            return Err(Error::failed(format!(
+                "{name} was started on {host} and is {status} there; resume it on that host, or `teamctl resume {name} --here` to start it on this one"
+            )));
+        }
+    } else {
+        // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
+        old.terminate(member, live.as_ref(), backend::GRACE)?;
+    }
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member)?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
@@ -219,7 +269,11 @@ pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<()> {
     // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
     // is gone, never "dead" in between.
     mark_stopped(store, &member.name)?;
-    backend::for_member(member).terminate(member, live.as_ref(), backend::GRACE)?;
+    // A worker of another host is not ours to end: it reads the mark on its next heartbeat
+    // and ends itself, closing its own pane there (`worker::heartbeat`).
+    if backend::host::elsewhere(member).is_none() {
+        backend::for_member(member).terminate(member, live.as_ref(), backend::GRACE)?;
+    }
     release_tasks(store, &member.name)?;
     if ended_before {
         // Ended already (a second kill, a forced shutdown of a stopped teammate): the

@@ -8,22 +8,28 @@ use crate::store::{Home, Store};
 /// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
 /// teammate's mail never brings back one the team file records as stopped (shut down, killed,
 /// or at its `--max-turns`): that was the leader's decision, and the mail waits for
-/// `teamctl resume`. Returns who was resumed and who was left waiting.
+/// `teamctl resume`. A member started on another host is never started here: its mail waits
+/// too. Returns who was resumed and who was left waiting.
 pub fn wake(
     home: &Home,
     me: &Name,
     store: &dyn Store,
     to: &[Name],
 ) -> Result<(Vec<Name>, Vec<Name>)> {
-    if me.is_leader() {
-        return Ok((resume_stopped(home, store, to)?, Vec::new()));
-    }
     let config = store.load()?;
     let (mut wake, mut waiting) = (Vec::new(), Vec::new());
     for name in to {
         match config.member(name.as_str()) {
+            // Started on another host: only that host starts it again (`resume` there, or
+            // `resume --here` here).
+            Some(m) if !name.is_leader() && crate::backend::host::elsewhere(m).is_some() => {
+                if !super::effective_status(m, store.live(name)?.as_ref()).is_running() {
+                    waiting.push(name.clone());
+                }
+            }
             Some(m)
-                if !name.is_leader()
+                if !me.is_leader()
+                    && !name.is_leader()
                     && super::seen_status(m, store.live(name)?.as_ref()) == Status::Stopped =>
             {
                 waiting.push(name.clone());
@@ -52,7 +58,7 @@ pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec
         let status = super::seen_status(member, store.live(name)?.as_ref());
         if !status.is_running() || super::cut_short(member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
-            match super::resume_if_down(home, store, name) {
+            match super::resume_if_down(home, store, name, false) {
                 Ok(Some(_)) => resumed.push(name.clone()),
                 Ok(None) => {}
                 Err(e) => failed.push(e.to_string()),

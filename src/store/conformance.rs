@@ -184,6 +184,7 @@ fn live(status: Status, pid: u32) -> LiveState {
         handled_control: vec!["r1".into()],
         session: None,
         session_turns: 0,
+        lease_until: None,
     }
 }
 

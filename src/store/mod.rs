@@ -169,6 +169,17 @@ pub trait Store: Send + Sync {
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Result<Option<LiveState>>;
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
+    /// Whether workers of several hosts may share this store (NATS): members then record
+    /// their host, and workers renew a lease that other hosts judge them by.
+    fn spans_hosts(&self) -> bool {
+        false
+    }
+    /// Renew the lease of `member`'s worker `pid` until `until` (ms): its heartbeat, cheaper
+    /// than rewriting the live state and waking nobody. `live` reads it back as
+    /// `LiveState::lease_until` while `pid` is the worker that wrote the live state.
+    fn renew_lease(&self, _member: &Name, _pid: u32, _until: u64) -> Result<()> {
+        Ok(())
+    }
     /// Record `member`'s answer to the shutdown request its current turn handles.
     fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()>;
     /// Take (read and remove) `member`'s recorded answer to `request_id`, if there is one.

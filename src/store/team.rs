@@ -490,6 +490,7 @@ mod tests {
             handled_control: Vec::new(),
             session: None,
             session_turns: 0,
+            lease_until: None,
         };
         store.set_live(&bob, &live).unwrap();
         assert_eq!(store.live(&bob).unwrap().unwrap().pid, 1);

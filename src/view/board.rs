@@ -192,6 +192,7 @@ mod tests {
             last_seen: Some(1_000),
             color: "blue".into(),
             shutdown_requested: false,
+            host: None,
         }
     }
 

@@ -28,6 +28,9 @@ pub struct Row {
     pub color: String,
     /// The leader asked it to stop and awaits the answer.
     pub shutdown_requested: bool,
+    /// Where it runs when that is another host (a store that hosts share).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
@@ -119,6 +122,7 @@ fn rows_from(
                 last_seen: live.as_ref().map(|l| l.last_seen),
                 color: m.color.clone(),
                 shutdown_requested,
+                host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
             }
         })
         .collect()
@@ -130,9 +134,27 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     let mut out = format!("team {}\n", paint.bold(config.name.as_str()));
     // Names may be up to 64 characters: the column grows so every row stays aligned.
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(16);
+    // A HOST column only when some member runs on another host.
+    let hosts = rows
+        .iter()
+        .filter_map(|r| r.host.as_deref())
+        .map(str::len)
+        .max();
+    let host_col = |h: Option<&str>| match hosts {
+        Some(w) => format!("{:<w$}  ", h.unwrap_or("-")),
+        None => String::new(),
+    };
     out.push_str(&format!(
-        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
-        "NAME", "STATUS", "BACKEND", "PANE", "PID", "UNREAD", "LAST SEEN", "TURN"
+        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}\n",
+        "NAME",
+        "STATUS",
+        "BACKEND",
+        "PANE",
+        "PID",
+        "UNREAD",
+        "LAST SEEN",
+        host_col(hosts.map(|_| "HOST")),
+        "TURN"
     ));
     for r in rows {
         let name = format!("{:<width$}", r.name);
@@ -154,7 +176,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             turn = format!("task #{task}: {turn}");
         }
         out.push_str(&format!(
-            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}\n",
+            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}\n",
             paint.color(&name, &r.color),
             status,
             r.backend.as_deref().unwrap_or("-"),
@@ -162,6 +184,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             r.pid.map_or_else(|| "-".into(), |p| p.to_string()),
             r.unread,
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
+            host_col(r.host.as_deref().map(crate::output::printable).as_deref()),
             turn
         ));
     }

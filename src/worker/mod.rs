@@ -10,6 +10,7 @@
 mod autoclaim;
 pub mod companion;
 mod control;
+mod heartbeat;
 mod plan;
 mod shutdown;
 mod sink;
@@ -109,6 +110,9 @@ struct Worker {
     config: ConfigCache,
     /// An interactive teammate's agent pane (see `companion.rs`).
     companion: Option<companion::Companion>,
+    /// How long each write of the live state vouches for the worker, on a store that hosts
+    /// share (`heartbeat.rs`).
+    lease: Option<Duration>,
 }
 
 impl Worker {
@@ -137,6 +141,7 @@ impl Worker {
             session_turns: previous
                 .filter(|p| p.session.is_some() && p.session == member.session_id)
                 .map_or(0, |p| p.session_turns),
+            lease_until: None,
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -171,6 +176,7 @@ impl Worker {
             task_tally: autoclaim::Tally::default(),
             config: None,
             companion,
+            lease: None,
         })
     }
 
@@ -193,6 +199,17 @@ impl Worker {
             hangup: signal(SignalKind::hangup()).map_err(sig_err)?,
         };
         let mut int = signal(SignalKind::interrupt()).map_err(sig_err)?;
+        if self.store.spans_hosts() {
+            let (every, lease) = heartbeat::period();
+            self.lease = Some(lease);
+            heartbeat::start(
+                self.store.clone(),
+                self.member.clone(),
+                self.live.pane_id.clone(),
+                every,
+                lease,
+            );
+        }
         self.sink.note(&format!(
             "{} ready (pid {}); waiting for mail",
             self.member.agent_id,
@@ -854,6 +871,9 @@ impl Worker {
 
     fn save_live(&mut self) {
         self.live.last_seen = now_ms();
+        if let Some(lease) = self.lease {
+            self.live.lease_until = Some(self.live.last_seen + lease.as_millis() as u64);
+        }
         if let Err(e) = self.store.set_live(&self.name, &self.live) {
             self.sink
                 .note(&format!("warning: cannot write live state: {e}"));

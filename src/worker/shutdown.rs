@@ -81,7 +81,25 @@ impl Worker {
         };
         self.send(LEADER, body)?;
         self.sink.note("shutdown approved; exiting");
+        self.close_own_pane();
         Ok(Next::Exit)
+    }
+
+    /// On a store that hosts share, the leader may run on another host, where it cannot close
+    /// this worker's pane: the worker closes it itself (its own, tag checked) once it has
+    /// answered. Closing it ends this process too, which is on its way out.
+    fn close_own_pane(&mut self) {
+        if !self.store.spans_hosts() || self.member.backend_type != Some(BackendType::Tmux) {
+            return;
+        }
+        let Some(pane) = &self.live.pane_id else {
+            return;
+        };
+        let backend = crate::backend::tmux::TmuxBackend::for_member(&self.member);
+        if let Err(e) = backend.close_tagged(pane, &self.member.agent_id) {
+            self.sink
+                .note(&format!("warning: cannot close my pane: {e}"));
+        }
     }
 
     /// A preset agent decides on a shutdown request in a turn of its own: the request (reason

@@ -8,6 +8,8 @@ mod agents;
 mod core;
 mod doorbell;
 mod env;
+#[cfg(feature = "nats")]
+mod hosts;
 mod identity;
 mod interactive;
 mod lifecycle;

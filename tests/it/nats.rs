@@ -167,35 +167,6 @@ fn a_second_home_joins_the_team_through_teamctl_store() {
     assert!(a.ok(&["task", "list"]).contains("port the parser"));
 }
 
-/// Issue 15 part 3, not done: a host judges a member's liveness from its own processes and
-/// tmux, so B sees A's bob as dead and B's `send` starts a second worker for him on B.
-#[test]
-#[ignore = "issue 15 part 3: liveness of members that run on another host"]
-fn a_member_running_on_another_host_is_not_started_again() {
-    let nats = NatsServer::start();
-    let a = TestEnv::new();
-    let mut b = TestEnv::new();
-    let url = nats.url();
-    a.ok(&["create", "alpha", "--store", &url]);
-    a.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--exec",
-        r#"echo "bob:$(cat)""#,
-    ]);
-    b.env.push(("TEAMCTL_STORE".into(), url.clone()));
-    b.ok(&["--team", "alpha", "send", "bob", "from b"]);
-    wait_until("bob's reply", T, || {
-        a.ok(&["inbox", "--all"]).contains("bob:from b")
-    });
-    assert!(
-        b.processes().is_empty(),
-        "B started a worker of its own for bob"
-    );
-}
-
 /// Issue 15 part 4: `send NAME@TEAM` reaches a member of another team on the same server
 /// (another host's team here: two homes that share only the server), plain text only, and the
 /// answer comes back under the teammate's agent id.

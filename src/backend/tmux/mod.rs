@@ -253,12 +253,20 @@ impl Backend for TmuxBackend {
             if panes[..i].contains(&Some(pane)) {
                 continue;
             }
-            // A pane id that no longer carries this member's tag is someone else's now.
-            if self.is_tagged(pane, &member.agent_id) {
-                match self.tmux.run(&[argv::kill_pane(pane)]) {
-                    Ok(_) | Err(Fail::Gone(_)) => {}
-                    Err(e) => return Err(e.into_error(&format!("close pane {pane}"))),
-                }
+            self.close_tagged(pane, &member.agent_id)?;
+        }
+        Ok(())
+    }
+}
+
+impl TmuxBackend {
+    /// Close `pane` if it still carries `agent_id`'s tag (a pane id that no longer does is
+    /// someone else's now); a pane already gone is fine.
+    pub fn close_tagged(&self, pane: &str, agent_id: &str) -> Result<()> {
+        if self.is_tagged(pane, agent_id) {
+            match self.tmux.run(&[argv::kill_pane(pane)]) {
+                Ok(_) | Err(Fail::Gone(_)) => {}
+                Err(e) => return Err(e.into_error(&format!("close pane {pane}"))),
             }
         }
         Ok(())

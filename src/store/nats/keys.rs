@@ -94,6 +94,11 @@ pub fn live(member: &Name) -> String {
 
 pub const LIVE_ALL: &str = "live.*";
 
+/// A worker's heartbeat: no subscriber listens to `lease.*`, so renewals wake nobody.
+pub fn lease(member: &Name) -> String {
+    format!("lease.{}", token(member.as_str()))
+}
+
 pub fn cursor(inbox: &Name, reader: &str) -> String {
     format!("cursor.{}.{}", token(inbox.as_str()), token(reader))
 }

@@ -552,11 +552,33 @@ impl Store for NatsStore {
         Some(1)
     }
 
-    /// A state that cannot be parsed reads as none (its worker rewrites it soon).
+    /// A state that cannot be parsed reads as none (its worker rewrites it soon). Its lease is
+    /// the later of its own and the heartbeat's of the same worker.
     fn live(&self, member: &Name) -> Result<Option<LiveState>> {
-        Ok(self
+        let Some(mut live) = self
             .get_raw(keys::live(member))?
-            .and_then(|(b, _)| serde_json::from_slice(&b).ok()))
+            .and_then(|(b, _)| serde_json::from_slice::<LiveState>(&b).ok())
+        else {
+            return Ok(None);
+        };
+        if let Some(lease) = self
+            .get_raw(keys::lease(member))?
+            .and_then(|(b, _)| serde_json::from_slice::<Lease>(&b).ok())
+            .filter(|l| l.pid == live.pid)
+        {
+            live.lease_until = live.lease_until.max(Some(lease.until));
+        }
+        Ok(Some(live))
+    }
+
+    fn spans_hosts(&self) -> bool {
+        true
+    }
+
+    fn renew_lease(&self, member: &Name, pid: u32, until: u64) -> Result<()> {
+        let bytes = serde_json::to_vec(&Lease { pid, until })
+            .map_err(|e| Error::failed(format!("cannot encode the lease: {e}")))?;
+        self.put(keys::lease(member), bytes).map(drop)
     }
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
@@ -772,4 +794,11 @@ impl Store for NatsStore {
         out.dedup();
         out
     }
+}
+
+/// A worker's heartbeat (`Store::renew_lease`).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Lease {
+    pid: u32,
+    until: u64,
 }

@@ -162,9 +162,20 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
         handled_control: Vec::new(),
         session: None,
         session_turns: 0,
+        lease_until: None,
     };
     rang(Topic::Live, &|| store.set_live(&bob, &live).unwrap());
     assert_eq!(store.live(&bob).unwrap().unwrap().pid, 7);
+    // A heartbeat renews the lease that `live` reads back, for the worker that wrote the
+    // state only, and wakes no subscriber of live states.
+    assert!(store.spans_hosts());
+    let bell = SyncBell::default();
+    let _sub = store.subscribe(&[Topic::Live], bell.bell()).unwrap();
+    store.renew_lease(&bob, 7, 5_000).unwrap();
+    assert_eq!(store.live(&bob).unwrap().unwrap().lease_until, Some(5_000));
+    store.renew_lease(&bob, 8, 9_000).unwrap();
+    assert_eq!(store.live(&bob).unwrap().unwrap().lease_until, None);
+    assert!(!bell.wait_until(Instant::now() + Duration::from_millis(300)));
     rang(Topic::Team, &|| {
         store
             .update(&mut |c| {

@@ -1,0 +1,78 @@
+//! A worker's heartbeat on a store that hosts share (NATS): every beat it renews the worker's
+//! lease, which other hosts judge it by (`leader::effective_status`), and it ends the worker
+//! when its member has been started on another host since (taken over there after this host
+//! went quiet): one worker per inbox, whatever the network did meanwhile. A timer thread of
+//! its own, so a long turn never starves it.
+
+use std::time::Duration;
+
+use crate::domain::env;
+use crate::domain::live::{HEARTBEAT, LEASE};
+use crate::domain::time::now_ms;
+use crate::domain::{BackendType, Member, Name, Status};
+use crate::store::{SharedStore, Store};
+
+/// How often the lease is renewed and how long each renewal lasts: `TEAMCTL_HEARTBEAT_MS`
+/// (100 ms to 60 s) or the default, the lease four beats long.
+pub fn period() -> (Duration, Duration) {
+    let every = std::env::var(env::HEARTBEAT_MS)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|ms| Duration::from_millis(ms.clamp(100, 60_000)));
+    match every {
+        Some(every) => (every, every * 4),
+        None => (HEARTBEAT, LEASE),
+    }
+}
+
+/// Renew the lease of `member`'s worker (this process) every `every` for `lease`, until the
+/// process ends. `pane` is the worker's own tmux pane, if it has one.
+pub fn start(
+    store: SharedStore,
+    member: Member,
+    pane: Option<String>,
+    every: Duration,
+    lease: Duration,
+) {
+    let pid = std::process::id();
+    let spawned = std::thread::Builder::new()
+        .name("heartbeat".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(every);
+                let _ = store.renew_lease(&member.name, pid, now_ms() + lease.as_millis() as u64);
+                if let Some(why) = ended(&*store, &member.name, pid) {
+                    end_self(&member, pane.as_deref(), why);
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("teamctl worker: cannot start the heartbeat: {e}");
+    }
+}
+
+/// Why this worker (`pid`) must end, if it must: its member was started on another host since,
+/// or killed from another host (recorded as stopped while the record names this worker). A
+/// team file that cannot be read (the server away) says nothing: the worker goes on.
+fn ended(store: &dyn Store, name: &Name, pid: u32) -> Option<&'static str> {
+    let config = store.load().ok()?;
+    let m = config.member(name.as_str())?;
+    if crate::backend::host::elsewhere(m).is_some() {
+        return Some("it was started on another host since");
+    }
+    (m.status == Status::Stopped && m.pid == Some(pid)).then_some("it was stopped")
+}
+
+/// End this worker the way its own host's leader would: its pane closed (tag checked), and
+/// SIGTERM, the worker's own exit path (it ends a running turn first).
+fn end_self(member: &Member, pane: Option<&str>, why: &str) {
+    eprintln!("teamctl worker: {why}; exiting");
+    if let Some(pane) = pane
+        && member.backend_type == Some(BackendType::Tmux)
+    {
+        let _ = crate::backend::tmux::TmuxBackend::for_member(member)
+            .close_tagged(pane, &member.agent_id);
+    }
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGTERM);
+}

@@ -1,0 +1,161 @@
+//! Two hosts, one team (issue 15 part 3): two homes, each with its own private tmux server,
+//! that share nothing but a nats-server on loopback play host A and host B. A member started on
+//! one host is judged on the other by its heartbeat lease only, is never started a second time
+//! there, and is stopped from there by request (its own host ends its worker and closes its
+//! pane). Heartbeats are shortened (`TEAMCTL_HEARTBEAT_MS`) so a lease runs out in a second.
+
+use std::time::Duration;
+
+use crate::common::nats::NatsServer;
+use crate::common::{TestEnv, wait_until};
+
+const T: Duration = Duration::from_secs(30);
+
+/// Host A made team alpha on `nats`; host B joined it. Both use short heartbeats.
+fn two_hosts(nats: &NatsServer, tmux: bool) -> (TestEnv, TestEnv) {
+    let make = || {
+        let mut e = if tmux {
+            TestEnv::with_tmux()
+        } else {
+            TestEnv::new()
+        };
+        e.env.push(("TEAMCTL_HEARTBEAT_MS".into(), "200".into()));
+        e
+    };
+    let a = make();
+    let mut b = make();
+    a.ok(&["create", "alpha", "--store", &nats.url()]);
+    b.env.push(("TEAMCTL_STORE".into(), nats.url()));
+    b.env.push(("TEAMCTL_TEAM".into(), "alpha".into()));
+    b.ok(&["status"]);
+    (a, b)
+}
+
+fn spawn_echo(env: &TestEnv, name: &str, backend: &str) {
+    env.ok(&[
+        "spawn",
+        name,
+        "--backend",
+        backend,
+        "--exec",
+        &format!(r#"echo "{name}:$(cat)""#),
+    ]);
+}
+
+fn alive(pid: u64) -> bool {
+    teamctl::backend::proc::running(pid as u32)
+}
+
+fn signal(pid: u64, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+}
+
+#[test]
+fn a_member_running_on_another_host_is_not_started_again() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    b.ok(&["send", "bob", "from b"]);
+    wait_until("bob's reply", T, || {
+        a.ok(&["inbox", "--all"]).contains("bob:from b")
+    });
+    assert!(
+        b.processes().is_empty(),
+        "B started a worker of its own for bob"
+    );
+    // B sees him by his lease, with the host he runs on; A sees him as its own.
+    let seen = b.member("bob");
+    assert_eq!(seen["status"], "idle", "{seen}");
+    let host = seen["host"].as_str().unwrap_or_default();
+    assert!(
+        host.ends_with(&a.home_path().display().to_string()),
+        "{seen}"
+    );
+    assert!(a.member("bob").get("host").is_none());
+    assert!(b.ok(&["status"]).contains("HOST"));
+    // What only A can do is refused on B, saying where.
+    let err = b.fails(&["attach", "bob"], 1);
+    assert!(err.contains("runs on host"), "{err}");
+    assert!(err.contains(&a.home_path().display().to_string()), "{err}");
+    let err = b.fails(&["interrupt", "bob"], 1);
+    assert!(err.contains("runs on host"), "{err}");
+}
+
+/// A worker that stops renewing its lease (its host paused) is dead to the other host, whose
+/// mail then waits instead of starting it; `resume --here` moves it, and the old worker, back
+/// again, ends itself instead of reading the same inbox.
+#[test]
+fn a_silent_host_s_member_is_dead_elsewhere_moved_by_resume_here_and_fenced_on_return() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let old = a.member("bob")["pid"].as_u64().unwrap();
+    signal(old, nix::sys::signal::Signal::SIGSTOP);
+    wait_until("bob dead on B", T, || b.member_status("bob") == "dead");
+
+    let out = b.run(&["send", "bob", "while away"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("waits in its inbox"), "{err}");
+    assert!(err.contains("--here"), "{err}");
+    assert!(b.processes().is_empty(), "B's send started bob on B");
+    let err = b.fails(&["resume", "bob"], 1);
+    assert!(err.contains("--here"), "{err}");
+    assert!(b.processes().is_empty());
+
+    b.ok(&["resume", "bob", "--here"]);
+    wait_until("bob's reply from B", T, || {
+        b.ok(&["inbox", "--all"]).contains("bob:while away")
+    });
+    assert_eq!(b.processes().len(), 1, "one worker for bob on B");
+    assert!(b.member("bob").get("host").is_none(), "bob is B's own now");
+    assert!(a.member("bob")["host"].is_string(), "and A sees him on B");
+
+    signal(old, nix::sys::signal::Signal::SIGCONT);
+    wait_until("A's old worker ends itself", T, || !alive(old));
+    assert!(a.processes().is_empty());
+    // The message was handled once, by B's worker.
+    b.ok(&["send", "bob", "after"]);
+    wait_until("the next reply", T, || {
+        b.ok(&["inbox", "--all"]).contains("bob:after")
+    });
+    let inbox: serde_json::Value =
+        serde_json::from_str(&b.ok(&["--json", "inbox", "--all", "--peek"])).unwrap();
+    let replies = inbox
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["text"] == "bob:while away\n")
+        .count();
+    assert_eq!(replies, 1, "{inbox}");
+}
+
+/// Host B's leader shuts down and kills A's teammates: A's workers end themselves and A's tmux
+/// closes their panes; nothing of them is left on either host.
+#[test]
+fn another_host_shuts_down_and_kills_a_member_and_its_pane_closes_where_it_ran() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, true);
+    spawn_echo(&a, "bob", "tmux");
+    spawn_echo(&a, "carol", "process");
+    wait_until("both idle on B", T, || {
+        b.member_status("bob") == "idle" && b.member_status("carol") == "idle"
+    });
+    let pane = a.member("bob")["paneId"].as_str().unwrap().to_string();
+    assert!(a.pane_format(&pane, "#{pane_id}").is_some());
+
+    b.ok(&["shutdown", "bob", "--timeout", "20"]);
+    assert_eq!(b.member_status("bob"), "stopped");
+    wait_until("bob's pane closed on A", T, || {
+        a.pane_format(&pane, "#{pane_id}").is_none()
+    });
+
+    let carol = a.member("carol")["pid"].as_u64().unwrap();
+    let out = b.ok(&["kill", "carol"]);
+    assert!(out.contains("ends itself"), "{out}");
+    wait_until("carol's worker ended on A", T, || !alive(carol));
+    wait_until("nothing left on A", T, || a.processes().is_empty());
+    assert!(b.processes().is_empty());
+    assert_eq!(a.member_status("carol"), "stopped");
+}
