@@ -2126,7 +2126,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h --timeout --team --home --as --json --color --help"
+            opts="-h --all --timeout --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

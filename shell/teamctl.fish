@@ -245,6 +245,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r

@@ -344,19 +344,22 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("who").required(true).args(["names", "all"])))]
 pub struct WaitArgs {
     /// The teammates to wait for
-    #[arg(required = true)]
     pub names: Vec<String>,
+    /// Wait for every teammate
+    #[arg(long)]
+    pub all: bool,
     /// Seconds to wait before giving up (exit 1)
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("who").required(true).args(["name", "all"])))]
 pub struct ShutdownArgs {
     /// The teammate to stop
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub name: Option<String>,
     /// Stop every teammate
     #[arg(long)]

@@ -1,4 +1,4 @@
-//! `teamctl wait NAME...`: block until each is idle with no unread mail, or stopped. Woken by
+//! `teamctl wait NAME...|--all`: block until each is idle with no unread mail, or stopped. Woken by
 //! file events (live state, team file, inboxes); a dead worker writes no event, so liveness is
 //! re-checked once a second as well. A teammate awaiting plan approval is waiting on the
 //! leader, as an idle one is: it counts as settled, and `wait` says it awaits approval.
@@ -20,6 +20,9 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         let name = Name::teammate(n)?;
         config.require(name.as_str())?;
         names.push(name);
+    }
+    if args.all {
+        names = config.teammates().map(|m| m.name.clone()).collect();
     }
     ctx.reconcile(&*store)?;
     let bell = SyncBell::default();

@@ -159,6 +159,10 @@ impl Home {
             _ => {}
         }
         self.write_pointer(team, &url)?;
+        // A home that had no team yet works on the one it joined, as after `create`.
+        if self.current().is_none() {
+            self.set_current(Some(team))?;
+        }
         self.open_nats(team, &url).map(Some)
     }
 
@@ -186,8 +190,12 @@ impl Home {
             return Ok(store);
         }
         if !self.exists(team) {
+            let elsewhere = match store_from_env().ok().flatten() {
+                Some(url) => format!(" nor on {}", url.shown()),
+                None => String::new(),
+            };
             return Err(Error::bad(format!(
-                "no team {team:?} in {}; create it with `teamctl create {team}` or pick one with --team",
+                "no team {team:?} in {}{elsewhere}; create it with `teamctl create {team}`, pick one with --team, or join a team kept on a NATS server by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status",
                 self.root.display()
             )));
         }

@@ -169,6 +169,11 @@ pub trait Store: Send + Sync {
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Result<Option<LiveState>>;
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
+    /// Whether the team is known to be deleted: `Ok(false)` while it exists, an error when
+    /// that cannot be told now (a server away), never a guess.
+    fn deleted(&self) -> Result<bool> {
+        Ok(!self.exists())
+    }
     /// Whether workers of several hosts may share this store (NATS): members then record
     /// their host, and workers renew a lease that other hosts judge them by.
     fn spans_hosts(&self) -> bool {

@@ -1,8 +1,9 @@
 //! A worker's heartbeat on a store that hosts share (NATS): every beat it renews the worker's
 //! lease, which other hosts judge it by (`leader::effective_status`), and it ends the worker
 //! when its member has been started on another host since (taken over there after this host
-//! went quiet): one worker per inbox, whatever the network did meanwhile. A timer thread of
-//! its own, so a long turn never starves it.
+//! went quiet): one worker per inbox, whatever the network did meanwhile. It also ends the
+//! worker when another host marked its member stopped (`kill`) or deleted the team. A timer
+//! thread of its own, so a long turn never starves it.
 
 use std::time::Duration;
 
@@ -38,10 +39,20 @@ pub fn start(
     let spawned = std::thread::Builder::new()
         .name("heartbeat".into())
         .spawn(move || {
+            // Seen deleted on two beats in a row: one answer in a cluster's leader election
+            // is not taken for a deletion.
+            let mut deleted = false;
             loop {
                 std::thread::sleep(every);
                 let _ = store.renew_lease(&member.name, pid, now_ms() + lease.as_millis() as u64);
-                if let Some(why) = ended(&*store, &member.name, pid) {
+                let gone = store.deleted().unwrap_or(false);
+                let why = if gone && deleted {
+                    Some("the team was deleted")
+                } else {
+                    ended(&*store, &member.name, pid)
+                };
+                deleted = gone;
+                if let Some(why) = why {
                     end_self(&member, pane.as_deref(), why);
                     return;
                 }

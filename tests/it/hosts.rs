@@ -159,3 +159,21 @@ fn another_host_shuts_down_and_kills_a_member_and_its_pane_closes_where_it_ran()
     assert!(b.processes().is_empty());
     assert_eq!(a.member_status("carol"), "stopped");
 }
+
+/// `delete --force` on host A while host B's teammate runs: A cannot end B's worker, so the
+/// worker reads that its team is gone and ends itself, its pane closed on B.
+#[test]
+fn a_team_deleted_on_one_host_ends_the_workers_of_the_other() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, true);
+    spawn_echo(&b, "bob", "tmux");
+    wait_until("bob idle on A", T, || a.member_status("bob") == "idle");
+    let pane = b.member("bob")["paneId"].as_str().unwrap().to_string();
+    let pid = b.member("bob")["pid"].as_u64().unwrap();
+    a.ok(&["delete", "--force"]);
+    wait_until("bob's worker ended on B", T, || !alive(pid));
+    wait_until("bob's pane closed on B", T, || {
+        b.pane_format(&pane, "#{pane_id}").is_none()
+    });
+    wait_until("nothing left on B", T, || b.processes().is_empty());
+}

@@ -21,6 +21,8 @@ fn errors_quote_names_plainly() {
     assert!(taken.contains("team \"alpha\""), "{taken}");
     let gone = env.fails(&["--team", "gone", "status"], 2);
     assert!(gone.contains("no team \"gone\""), "{gone}");
+    // A team of another host is joined by naming its server: the error says how.
+    assert!(gone.contains("TEAMCTL_STORE=nats://"), "{gone}");
     for e in [&taken, &gone] {
         assert!(!e.contains("Name("), "{e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
@@ -932,7 +934,7 @@ fn usage_lines_and_bare_teamctl_with_the_variables_exported() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     let usage = err.lines().find(|l| l.starts_with("Usage:")).unwrap_or("");
-    assert_eq!(usage, "Usage: teamctl shutdown <NAME>", "{err}");
+    assert_eq!(usage, "Usage: teamctl shutdown <NAME|--all>", "{err}");
     let bare = env.fails(&[], 2);
     assert!(bare.contains("Commands:"), "{bare}");
     assert!(bare.contains("shutdown"), "{bare}");
@@ -1095,4 +1097,31 @@ fn a_stopped_tmux_teammate_shows_no_pane() {
     let w = env.member("w");
     assert_eq!(w["status"], "stopped", "{w}");
     assert!(w["paneId"].is_null(), "{w}");
+}
+
+/// `wait --all` waits for every teammate (a slow one included); `wait` with no one named says
+/// in its usage line that `--all` is the other choice (as `shutdown` does).
+#[test]
+fn wait_all_waits_for_every_teammate_and_usage_names_all() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[("quick", "cat"), ("slow", "read x; sleep 1; echo done")],
+    );
+    env.ok(&["send", "*", "go"]);
+    env.ok(&["wait", "--all", "--timeout", "30"]);
+    for name in ["quick", "slow"] {
+        assert_eq!(env.member_status(name), "idle");
+        assert_eq!(env.member(name)["unread"], 0, "{name} has unread mail");
+    }
+    let replies: Vec<_> = env
+        .inbox("alpha", "team-lead")
+        .into_iter()
+        .filter(|m| m["type"] == "message")
+        .collect();
+    assert!(replies.iter().any(|m| m["text"] == "done\n"), "{replies:?}");
+    let err = env.fails(&["wait"], 2);
+    assert!(err.contains("Usage: teamctl wait <NAMES|--all>"), "{err}");
+    let err = env.fails(&["wait", "quick", "--all"], 2);
+    assert!(err.contains("cannot be used with"), "{err}");
 }

@@ -575,6 +575,36 @@ impl Store for NatsStore {
         true
     }
 
+    /// Only on JetStream's own word that the bucket is not there ("stream not found"), or that
+    /// it holds no team file: a server that is away, or a stream without a leader for a moment
+    /// ("no responders"), is an error, not a deletion.
+    fn deleted(&self) -> Result<bool> {
+        use async_nats::jetstream::ErrorCode;
+        use async_nats::jetstream::context::GetStreamErrorKind;
+        let js = self.conn.js.clone();
+        let bucket_stream = format!("KV_{}", self.keys.bucket());
+        let found = client::run("look for the team", async move {
+            match js.get_stream(&bucket_stream).await {
+                Ok(_) => Ok(true),
+                Err(e) => match e.kind() {
+                    GetStreamErrorKind::JetStream(j)
+                        if j.error_code() == ErrorCode::STREAM_NOT_FOUND =>
+                    {
+                        Ok(false)
+                    }
+                    _ => Err(nats_err(e)),
+                },
+            }
+        })?;
+        if !found {
+            return Ok(true);
+        }
+        let entry = self.with_kv("read the team file", |kv| async move {
+            kv.entry(keys::CONFIG).await.map_err(nats_err)
+        })?;
+        Ok(!entry.is_some_and(|e| e.operation == kv::Operation::Put))
+    }
+
     fn renew_lease(&self, member: &Name, pid: u32, until: u64) -> Result<()> {
         let bytes = serde_json::to_vec(&Lease { pid, until })
             .map_err(|e| Error::failed(format!("cannot encode the lease: {e}")))?;
