@@ -244,6 +244,21 @@ impl Home {
         let teams = self.teams_dir();
         ensure_dir(&teams)?;
         self.verify()?;
+        // `send NAME@TEAM` names teams of one home or one server: none may look like another.
+        let known = match store {
+            Some(url) => NatsStore::team_names(url),
+            None => self.teams(),
+        };
+        if let Some(t) = known.iter().find(|t| *t != base && t.looks_like(base)) {
+            let place = match store {
+                Some(url) => format!("on the NATS server at {}", url.shown()),
+                None => format!("in {}", self.root.display()),
+            };
+            return Err(Error::bad(format!(
+                "team {base:?} looks like {:?}, already {place} (they differ only in case, I/l/1, O/0 or - _ .); choose a name a reader can tell apart",
+                t.as_str()
+            )));
+        }
         for n in 1..10_000u32 {
             let candidate = if n == 1 {
                 base.clone()

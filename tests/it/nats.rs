@@ -257,3 +257,24 @@ fn doctor_fix_with_the_server_down_leaves_the_teammates_running() {
     });
     assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
 }
+
+/// `send NAME@TEAM` names teams by name on a shared server: a team whose name a reader could
+/// not tell from another's there is refused at `create` (another home, nothing made); the
+/// same name again gets a suffix, as in one home.
+#[test]
+fn a_look_alike_team_name_on_the_same_server_is_refused() {
+    let nats = NatsServer::start();
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let url = nats.url();
+    a.ok(&["create", "alpha", "--store", &url]);
+    for look_alike in ["Alpha", "a1pha", "al_pha"] {
+        let err = b.fails(&["create", look_alike, "--store", &url], 2);
+        assert!(err.contains("looks like \"alpha\""), "{err}");
+        assert!(!b.team_dir(look_alike).exists());
+    }
+    assert_eq!(
+        b.ok(&["create", "alpha", "--store", &url]).trim(),
+        "alpha-2"
+    );
+}

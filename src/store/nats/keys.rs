@@ -23,6 +23,26 @@ pub fn token(s: &str) -> String {
     out
 }
 
+/// The text `token` made `t` from, if it is one.
+pub fn untoken(t: &str) -> Option<String> {
+    let Some(hex) = t.strip_prefix('_') else {
+        return Some(t.to_string());
+    };
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// The team whose inbox stream is `stream` (`tc_TOKEN`), if it is one.
+pub fn team_of_stream(stream: &str) -> Option<Name> {
+    Name::parse(&untoken(stream.strip_prefix("tc_")?)?).ok()
+}
+
 /// The names of one team's things in NATS.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -140,5 +160,11 @@ mod tests {
         assert_eq!(k.member_of("tc.alpha.inbox.bob"), Some(bob.clone()));
         assert_eq!(k.member_of("tc.beta.inbox.bob"), None);
         assert_eq!(cursor(&bob, "worker"), "cursor.bob.worker");
+        for name in ["alpha", "Alpha", "a.b", "x_y"] {
+            let n = Name::parse(name).unwrap();
+            assert_eq!(team_of_stream(&Keys::new(&n).stream()), Some(n));
+        }
+        assert_eq!(team_of_stream("KV_tc_alpha"), None);
+        assert_eq!(team_of_stream("tc__4"), None);
     }
 }

@@ -101,6 +101,24 @@ impl NatsStore {
         Self::with_local(team, conn, keys, stream, kv, local)
     }
 
+    /// The teams kept on the server at `url`, as far as this login may list them (none when
+    /// it may not: the caller's check is then skipped, not failed).
+    pub fn team_names(url: &ServerUrl) -> Vec<Name> {
+        let Ok(conn) = client::connect(url) else {
+            return Vec::new();
+        };
+        let js = conn.js.clone();
+        client::run("list the teams", async move {
+            let mut names = js.stream_names();
+            let mut out = Vec::new();
+            while let Some(Ok(stream)) = names.next().await {
+                out.extend(keys::team_of_stream(&stream));
+            }
+            Ok(out)
+        })
+        .unwrap_or_default()
+    }
+
     /// Whether `team` exists in NATS.
     pub fn exists_at(url: &ServerUrl, team: &Name) -> Result<bool> {
         let conn = client::connect(url)?;
