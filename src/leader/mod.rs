@@ -446,3 +446,76 @@ pub fn reader_for(name: &Name) -> &'static str {
         crate::worker::READER
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(status: Status, since: u64) -> Member {
+        let team = Name::parse("t").unwrap();
+        let mut m = Member::leader(&team, "/".into(), 0);
+        m.name = Name::parse("bob").unwrap();
+        m.agent_id = "bob@t".into();
+        m.status = status;
+        m.pid = Some(7);
+        m.host = Some(Host {
+            name: "another-host".into(),
+            home: "/h".into(),
+            key: "0".into(),
+            since,
+        });
+        m
+    }
+
+    fn live(status: Status, pid: u32, lease_until: Option<u64>) -> LiveState {
+        LiveState {
+            status,
+            pid,
+            turn_pgid: None,
+            current_turn: None,
+            current_task: None,
+            since: 0,
+            last_seen: 0,
+            turns: 0,
+            last_idle_reason: None,
+            pane_id: None,
+            handled_control: Vec::new(),
+            session: None,
+            session_turns: 0,
+            lease_until,
+        }
+    }
+
+    /// A member of another host is what its worker says while the lease holds, and stopped or
+    /// dead once it has run out; this host's processes are never asked (pid 7 is not ours).
+    #[test]
+    fn a_member_of_another_host_is_judged_by_its_lease() {
+        let now = crate::domain::time::now_ms();
+        let m = remote(Status::Starting, now);
+        let idle = |until| live(Status::Idle, 7, Some(until));
+        assert_eq!(effective_status(&m, Some(&idle(now + 5_000))), Status::Idle);
+        assert_eq!(effective_status(&m, Some(&idle(now - 1))), Status::Dead);
+        // Another worker's state (not the recorded pid) vouches for nothing.
+        let other = live(Status::Idle, 8, Some(now + 5_000));
+        assert_eq!(effective_status(&m, Some(&other)), Status::Starting);
+        // Not heard of yet: starting for a minute after it was placed there, then dead.
+        assert_eq!(effective_status(&m, None), Status::Starting);
+        let old = remote(Status::Starting, now - 61_000);
+        assert_eq!(effective_status(&old, None), Status::Dead);
+        // Recorded as stopped, or said so last: stopped, not dead.
+        let stopped = remote(Status::Stopped, now);
+        assert_eq!(
+            effective_status(&stopped, Some(&idle(now - 1))),
+            Status::Stopped
+        );
+        let said = live(Status::Stopped, 7, Some(now - 1));
+        assert_eq!(effective_status(&m, Some(&said)), Status::Stopped);
+        // The same member here (no host recorded) is judged by this host's processes.
+        let mut here = m.clone();
+        here.host = None;
+        assert_eq!(
+            effective_status(&here, Some(&idle(now + 5_000))),
+            Status::Dead
+        );
+    }
+}
