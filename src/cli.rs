@@ -409,7 +409,7 @@ pub struct ResumeArgs {
     pub name: Option<String>,
     /// Start a teammate last started on another host (NATS store) on this host instead,
     /// once nothing of it runs there
-    #[arg(long)]
+    #[arg(long, requires = "name")]
     pub here: bool,
 }
 

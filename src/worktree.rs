@@ -146,9 +146,39 @@ pub fn record(member: &mut Member, plan: &Plan) {
     member.worktree_branch = Some(plan.branch.clone());
 }
 
-/// Make the member's recorded worktree again when it was removed (for `resume`).
-pub fn restore(member: &Member) -> Result<()> {
+/// The member's recorded worktree when it is where teamctl makes it on this host
+/// (`LOCAL/worktrees/NAME`, `LOCAL` the team's local directory) and the member runs here.
+/// A path recorded elsewhere (a team file written by hand, or by another host of a shared
+/// store) is never made, nor removed: it could name any directory.
+fn owned(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
     let Some(path) = member.worktree.as_deref().map(PathBuf::from) else {
+        return Ok(None);
+    };
+    if crate::backend::host::elsewhere(member).is_some() {
+        return Ok(None);
+    }
+    let dir = local.join("worktrees");
+    let same_dir = |parent: &Path| {
+        parent == dir
+            || matches!((parent.canonicalize(), dir.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    let ours = path.file_name() == Some(std::ffi::OsStr::new(member.name.as_str()))
+        && path.parent().is_some_and(same_dir);
+    if !ours {
+        return Err(Error::failed(format!(
+            "{}'s recorded worktree {} is not where teamctl makes worktrees ({}); leaving it alone",
+            member.name,
+            crate::output::printable(&path.display().to_string()),
+            dir.display()
+        )));
+    }
+    Ok(Some(path))
+}
+
+/// Make the member's recorded worktree again when it was removed (for `resume`). `local` is
+/// the team's local directory.
+pub fn restore(member: &Member, local: &Path) -> Result<()> {
+    let Some(path) = owned(member, local)? else {
         return Ok(());
     };
     if path.exists() {
@@ -170,9 +200,10 @@ pub fn restore(member: &Member) -> Result<()> {
 }
 
 /// Remove a member's recorded worktree, if it still exists; returns its path when removed.
-/// The record stays, so `resume` can make it again from the branch.
-pub fn remove_for(member: &Member) -> Result<Option<PathBuf>> {
-    let Some(path) = member.worktree.as_deref().map(PathBuf::from) else {
+/// The record stays, so `resume` can make it again from the branch. `local` is the team's
+/// local directory.
+pub fn remove_for(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
+    let Some(path) = owned(member, local)? else {
         return Ok(None);
     };
     if !path.exists() {

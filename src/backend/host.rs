@@ -41,17 +41,22 @@ pub fn elsewhere(member: &Member) -> Option<&Host> {
     member.host.as_ref().filter(|h| !is_here(h))
 }
 
-/// Whether a worker of another host vouches, through its lease, that it runs now.
+/// Whether a worker of another host vouches, through its lease, that it runs now. A lease
+/// longer than any heartbeat gives (four beats of at most 60 s) is not believed: a forged or
+/// far-off clock cannot keep a dead member looking alive.
 pub fn leased(live: &LiveState, now: u64) -> bool {
-    live.lease_until.is_some_and(|until| now < until)
+    const LONGEST: u64 = 4 * 60_000;
+    live.lease_until
+        .is_some_and(|until| now < until && until - now <= LONGEST)
 }
 
 /// `host` for a status column: its name, with the home when the name is this host's own (two
 /// homes of one machine sharing a team).
 pub fn label(host: &Host) -> String {
+    use crate::domain::member::plain;
     if host.name == hostname() {
-        format!("{}:{}", host.name, host.home)
+        format!("{}:{}", plain(&host.name), plain(&host.home))
     } else {
-        host.name.clone()
+        plain(&host.name)
     }
 }

@@ -66,7 +66,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()
     // Worktrees live in the team directory: remove them through git so the repository does
     // not keep stale entries. Their branches are kept.
     for m in last.teammates() {
-        if let Err(e) = crate::worktree::remove_for(m) {
+        if let Err(e) = crate::worktree::remove_for(m, &store.local_dir()) {
             eprintln!("teamctl: {e}");
         }
     }

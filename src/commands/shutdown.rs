@@ -145,7 +145,7 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
         let dirty = member.worktree.as_deref().is_some_and(|w| {
             std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref())
         });
-        if let Some(path) = crate::worktree::remove_for(member)? {
+        if let Some(path) = crate::worktree::remove_for(member, &store.local_dir())? {
             println!("removed {name}'s worktree {}", path.display());
             if dirty {
                 eprintln!(

@@ -232,7 +232,7 @@ pub fn start(
             member.cwd = old.cwd.clone();
             member.worktree_repo = old.worktree_repo.clone();
             member.worktree_branch = old.worktree_branch.clone();
-            worktree::restore(&member)?;
+            worktree::restore(&member, &store.local_dir())?;
         }
     }
     let written = store.update(&mut |cfg| {

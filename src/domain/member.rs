@@ -296,9 +296,24 @@ impl Host {
     }
 }
 
+/// A host's name or home as read from the shared team file: control characters (newlines
+/// too) escaped, so a forged one cannot reach a terminal or break a table row.
+pub fn plain(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
 impl fmt::Display for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "host {} (home {})", self.name, self.home)
+        write!(f, "host {} (home {})", plain(&self.name), plain(&self.home))
     }
 }
 

@@ -91,12 +91,14 @@ fn status_given(
 fn leased_status(member: &Member, host: &Host, live: Option<&LiveState>, now: u64) -> Status {
     let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
     match fresh {
-        Some(l) if backend::host::leased(l, now) => l.status,
+        // Marked stopped (shut down, or killed from here: its worker ends itself at its next
+        // heartbeat): stopped, whatever its lease still says.
         _ if member.status == Status::Stopped
             || fresh.is_some_and(|l| l.status == Status::Stopped) =>
         {
             Status::Stopped
         }
+        Some(l) if backend::host::leased(l, now) => l.status,
         // Recorded as started there, not yet heard of: starting for a minute, as here.
         None if member.status == Status::Starting && now.saturating_sub(host.since) < 60_000 => {
             Status::Starting
@@ -255,7 +257,7 @@ pub fn resume_if_down(
         old.terminate(member, live.as_ref(), backend::GRACE)?;
     }
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
-    crate::worktree::restore(member)?;
+    crate::worktree::restore(member, &store.local_dir())?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
     // session there if the old one is gone).
     start_worker(home, store, name, old.as_ref()).map(Some)

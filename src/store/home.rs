@@ -159,10 +159,6 @@ impl Home {
             _ => {}
         }
         self.write_pointer(team, &url)?;
-        // A home that had no team yet works on the one it joined, as after `create`.
-        if self.current().is_none() {
-            self.set_current(Some(team))?;
-        }
         self.open_nats(team, &url).map(Some)
     }
 

@@ -92,13 +92,19 @@ impl Store for FsStore {
             }
             read => read.at(&path)?,
         };
-        serde_json::from_slice(&bytes).map_err(|e| {
+        let mut config: TeamConfig = serde_json::from_slice(&bytes).map_err(|e| {
             Error::failed(format!(
                 "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",
                 path.display(),
                 self.team
             ))
-        })
+        })?;
+        // Every member of a file store runs on this host: a `host` in the file (written by
+        // hand) changes nothing.
+        for m in &mut config.members {
+            m.host = None;
+        }
+        Ok(config)
     }
 
     fn exists(&self) -> bool {

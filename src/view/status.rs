@@ -184,7 +184,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             r.pid.map_or_else(|| "-".into(), |p| p.to_string()),
             r.unread,
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
-            host_col(r.host.as_deref().map(crate::output::printable).as_deref()),
+            host_col(r.host.as_deref()),
             turn
         ));
     }
