@@ -51,6 +51,11 @@ pub fn home_key_of(home: &Path) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// This process's home (`scope_to_home`), if it was scoped.
+pub fn home_root() -> Option<&'static str> {
+    HOME.get().map(String::as_str)
+}
+
 /// This process's home key (`scope_to_home`); unscoped (unit tests), the key of no home.
 pub fn home_key() -> String {
     HOME_KEY

@@ -272,6 +272,11 @@ pub fn start(
         forget();
         return Err(e);
     }
+    // This host was told what the member runs: that is what it will run (`store::spec`).
+    if let Err(e) = crate::store::spec::save(store, written.require(name.as_str())?) {
+        forget();
+        return Err(e);
+    }
     let started = match leader::start_worker_in(&ctx.home, store, &written, &name, backend.as_ref())
     {
         Ok(m) => m,

@@ -272,6 +272,72 @@ impl Member {
     }
 }
 
+/// What a member runs: the parts of its record that become a command line, a shell command or
+/// a working directory on the host that starts it. On a store that hosts share each host
+/// keeps its own copy (`store::spec`) and runs that, not what the shared file says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spec {
+    pub cwd: String,
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub agent_args: Vec<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub on_shutdown: Option<String>,
+    #[serde(default)]
+    pub plan_command: Option<String>,
+    #[serde(default)]
+    pub interactive: Option<super::Interactive>,
+    #[serde(default)]
+    pub worktree: Option<String>,
+    #[serde(default)]
+    pub worktree_repo: Option<String>,
+    #[serde(default)]
+    pub worktree_branch: Option<String>,
+}
+
+impl Spec {
+    pub fn of(m: &Member) -> Spec {
+        Spec {
+            cwd: m.cwd.clone(),
+            command: m.command.clone(),
+            agent: m.agent.clone(),
+            agent_args: m.agent_args.clone(),
+            model: m.model.clone(),
+            prompt: m.prompt.clone(),
+            on_shutdown: m.on_shutdown.clone(),
+            plan_command: m.plan_command.clone(),
+            interactive: m.interactive.clone(),
+            worktree: m.worktree.clone(),
+            worktree_repo: m.worktree_repo.clone(),
+            worktree_branch: m.worktree_branch.clone(),
+        }
+    }
+
+    /// `m` with these parts in place of its own.
+    pub fn apply(&self, m: &mut Member) {
+        m.cwd = self.cwd.clone();
+        m.command = self.command.clone();
+        m.agent = self.agent.clone();
+        m.agent_args = self.agent_args.clone();
+        m.model = self.model.clone();
+        m.prompt = self.prompt.clone();
+        m.on_shutdown = self.on_shutdown.clone();
+        m.plan_command = self.plan_command.clone();
+        m.interactive = self.interactive.clone();
+        m.worktree = self.worktree.clone();
+        m.worktree_repo = self.worktree_repo.clone();
+        m.worktree_branch = self.worktree_branch.clone();
+    }
+}
+
 /// The host and teamctl home a member's worker was started from, on a store that hosts share.
 /// A member recorded with another host than the one looking is judged by its heartbeat lease
 /// (`LiveState::lease_until`), never by this host's processes or tmux, and only its own host
@@ -285,6 +351,10 @@ pub struct Host {
     pub home: String,
     /// That home's key (a hash of its canonical path): two homes on one machine are two hosts.
     pub key: String,
+    /// The machine and home's own id (`backend::host`): two machines that share a hostname and
+    /// a home path (cloned VMs, containers) are still two hosts.
+    #[serde(default)]
+    pub id: String,
     /// When the worker was started there (ms).
     pub since: u64,
 }
@@ -292,7 +362,7 @@ pub struct Host {
 impl Host {
     /// The same host and home as `other` (whenever each was started).
     pub fn same_place(&self, other: &Host) -> bool {
-        self.name == other.name && self.key == other.key
+        self.name == other.name && self.key == other.key && self.id == other.id
     }
 }
 
@@ -403,6 +473,24 @@ mod tests {
         assert_eq!(back["later"], serde_json::json!([1]));
         assert_eq!(back["members"][0]["future"], serde_json::json!(true));
         assert_eq!(back["members"][0]["paneId"], "%1");
+    }
+
+    #[test]
+    fn a_host_is_shown_without_control_characters() {
+        let h = Host {
+            name: "evil\u{1b}]0;PWNED\u{7}\nzed idle".into(),
+            home: "/h\r".into(),
+            key: "k".into(),
+            id: "i".into(),
+            since: 0,
+        };
+        let shown = h.to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(
+            shown.contains("\\u{1b}") && shown.contains("\\n"),
+            "{shown}"
+        );
+        assert_eq!(plain("bob-2 é"), "bob-2 é");
     }
 
     #[test]

@@ -13,6 +13,6 @@ pub mod time;
 
 pub use interactive::Interactive;
 pub use live::{LiveState, TurnInfo};
-pub use member::{BackendType, Host, Member, Status, TeamConfig, TmuxFill};
+pub use member::{BackendType, Host, Member, Spec, Status, TeamConfig, TmuxFill};
 pub use message::{Body, Envelope, IdleReason, Recipient};
 pub use name::{LEADER, Name};

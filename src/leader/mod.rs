@@ -145,6 +145,7 @@ pub fn start_worker_in(
     backend: &dyn Backend,
 ) -> Result<Member> {
     let mut member = config.require(name.as_str())?;
+    let previous_host = member.host.clone();
     // The server goes into the record before the pane is made (see `spawn::start`). On a
     // store that hosts share, so does this host: the worker's heartbeat ends a worker whose
     // member another host has taken over, and must not end the one starting here.
@@ -174,12 +175,31 @@ pub fn start_worker_in(
     if std::env::var_os("TEAMCTL_AGENT_ID").is_none_or(|v| v.is_empty()) {
         crate::store::envfile::record(store, name, std::env::vars_os())?;
     }
-    let placement = if member.interactive.is_some() {
-        crate::interactive::start(home, store, config, member, backend)?
-    } else {
-        let mut launch = Launch::new(home.root(), store.team(), member, store.log_path(name))?;
-        launch.fill = config.tmux_fill.clone();
-        backend.spawn(&launch)?
+    // What it runs is this host's own word on a store that hosts share (`store::spec`).
+    let mut run_as = member.clone();
+    let placed = crate::store::spec::overlay(store, &mut run_as).and_then(|()| {
+        if run_as.interactive.is_some() {
+            crate::interactive::start(home, store, config, &run_as, backend)
+        } else {
+            let mut launch = Launch::new(home.root(), store.team(), &run_as, store.log_path(name))?;
+            launch.fill = config.tmux_fill.clone();
+            backend.spawn(&launch)
+        }
+    });
+    let placement = match placed {
+        Ok(p) => p,
+        Err(e) => {
+            // Nothing started: a member that was to move here stays where it was.
+            if host.is_some() && previous_host != host {
+                let _ = store.update(&mut |cfg| {
+                    if let Some(m) = cfg.member_mut(name.as_str()) {
+                        m.host = previous_host.clone();
+                    }
+                    Ok(())
+                });
+            }
+            return Err(e);
+        }
     };
     let kind = backend.kind();
     let updated = store.update(&mut |cfg| {
@@ -252,6 +272,12 @@ pub fn resume_if_down(
                 "{name} was started on {host} and is {status} there; resume it on that host, or `teamctl resume {name} --here` to start it on this one"
             )));
         }
+        // Moved here: this host takes what the shared record says it runs, and says so.
+        eprintln!(
+            "teamctl: {name} will run here as recorded: {}",
+            describe_run(member)
+        );
+        crate::store::spec::save(store, member)?;
     } else {
         // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
         old.terminate(member, live.as_ref(), backend::GRACE)?;
@@ -259,8 +285,27 @@ pub fn resume_if_down(
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member, &store.local_dir())?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
-    // session there if the old one is gone).
-    start_worker(home, store, name, old.as_ref()).map(Some)
+    // session there if the old one is gone); a member moved here runs on this host's own
+    // server (the recorded one is the other host's).
+    let backend = if backend::host::elsewhere(member).is_some() {
+        backend::select(match member.backend_type {
+            Some(crate::domain::BackendType::Tmux) => backend::Choice::Tmux,
+            _ => backend::Choice::Process,
+        })?
+    } else {
+        old
+    };
+    start_worker(home, store, name, backend.as_ref()).map(Some)
+}
+
+/// What a member runs, in one line for people: its agent or command, and where.
+fn describe_run(member: &Member) -> String {
+    let what = match (&member.agent, &member.command) {
+        (Some(agent), _) => format!("agent {agent} {}", member.agent_args.join(" ")),
+        (None, Some(cmd)) => format!("sh -c {cmd:?}"),
+        (None, None) => "nothing".into(),
+    };
+    crate::output::printable(&format!("{} in {}", what.trim_end(), member.cwd))
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
@@ -464,6 +509,7 @@ mod tests {
             name: "another-host".into(),
             home: "/h".into(),
             key: "0".into(),
+            id: "0".into(),
             since,
         });
         m

@@ -19,6 +19,7 @@ pub mod nats;
 #[path = "nats_off.rs"]
 pub mod nats;
 pub mod slots;
+pub mod spec;
 pub mod tasks;
 pub mod team;
 pub mod wake;

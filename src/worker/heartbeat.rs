@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::domain::env;
 use crate::domain::live::{HEARTBEAT, LEASE};
 use crate::domain::time::now_ms;
-use crate::domain::{BackendType, Member, Name, Status};
+use crate::domain::{BackendType, Host, Member, Name, Status};
 use crate::store::{SharedStore, Store};
 
 /// How often the lease is renewed and how long each renewal lasts: `TEAMCTL_HEARTBEAT_MS`
@@ -26,16 +26,26 @@ pub fn period() -> (Duration, Duration) {
     }
 }
 
+/// What this worker was started as, checked on every beat and before every turn: the team
+/// it joined (its creation time tells a team deleted and made again under the same name),
+/// and the start of its member that it is (the host record that start wrote).
+#[derive(Debug, Clone)]
+pub struct Owner {
+    pub pid: u32,
+    pub team_created: u64,
+    pub host: Option<Host>,
+}
+
 /// Renew the lease of `member`'s worker (this process) every `every` for `lease`, until the
 /// process ends. `pane` is the worker's own tmux pane, if it has one.
 pub fn start(
     store: SharedStore,
     member: Member,
+    owner: Owner,
     pane: Option<String>,
     every: Duration,
     lease: Duration,
 ) {
-    let pid = std::process::id();
     let spawned = std::thread::Builder::new()
         .name("heartbeat".into())
         .spawn(move || {
@@ -44,18 +54,21 @@ pub fn start(
             let mut deleted = false;
             loop {
                 std::thread::sleep(every);
-                let _ = store.renew_lease(&member.name, pid, now_ms() + lease.as_millis() as u64);
+                // Looked at before renewing: a worker back from a pause whose member moved
+                // never vouches for itself again.
                 let gone = store.deleted().unwrap_or(false);
                 let why = if gone && deleted {
                     Some("the team was deleted")
                 } else {
-                    ended(&*store, &member.name, pid)
+                    lost(&*store, &member.name, &owner)
                 };
                 deleted = gone;
                 if let Some(why) = why {
                     end_self(&member, pane.as_deref(), why);
                     return;
                 }
+                let until = now_ms() + lease.as_millis() as u64;
+                let _ = store.renew_lease(&member.name, owner.pid, until);
             }
         });
     if let Err(e) = spawned {
@@ -63,16 +76,25 @@ pub fn start(
     }
 }
 
-/// Why this worker (`pid`) must end, if it must: its member was started on another host since,
-/// or killed from another host (recorded as stopped while the record names this worker). A
-/// team file that cannot be read (the server away) says nothing: the worker goes on.
-fn ended(store: &dyn Store, name: &Name, pid: u32) -> Option<&'static str> {
+/// Why this worker must end, if it must: the team was deleted and made again, its member left
+/// the team, was started again since (on another host, or here by a `resume` that took it for
+/// dead), or was marked stopped from another host (`kill`) while naming this worker. A team
+/// file that cannot be read (the server away) says nothing: the worker goes on.
+pub fn lost(store: &dyn Store, name: &Name, owner: &Owner) -> Option<&'static str> {
     let config = store.load().ok()?;
-    let m = config.member(name.as_str())?;
+    if config.created_at != owner.team_created {
+        return Some("its team was deleted and made again");
+    }
+    let Some(m) = config.member(name.as_str()) else {
+        return Some("it was removed from the team");
+    };
     if crate::backend::host::elsewhere(m).is_some() {
         return Some("it was started on another host since");
     }
-    (m.status == Status::Stopped && m.pid == Some(pid)).then_some("it was stopped")
+    if m.host != owner.host {
+        return Some("it was started again since");
+    }
+    (m.status == Status::Stopped && m.pid == Some(owner.pid)).then_some("it was stopped")
 }
 
 /// End this worker the way its own host's leader would: its pane closed (tag checked), and

@@ -113,12 +113,18 @@ struct Worker {
     /// How long each write of the live state vouches for the worker, on a store that hosts
     /// share (`heartbeat.rs`).
     lease: Option<Duration>,
+    /// When the team this worker joined was made (`heartbeat::Owner`).
+    team_created: u64,
+    /// What this worker was started as, on a store that hosts share: checked before each turn.
+    owner: Option<heartbeat::Owner>,
 }
 
 impl Worker {
     fn new(store: SharedStore, home: PathBuf, name: Name) -> Result<Worker> {
         let config = store.load()?;
-        let member = config.require(name.as_str())?.clone();
+        let mut member = config.require(name.as_str())?.clone();
+        // On a store that hosts share, what it runs is this host's own word, not the file's.
+        crate::store::spec::overlay(&*store, &mut member)?;
         let now = now_ms();
         let previous = store.live(&name)?;
         let live = LiveState {
@@ -177,6 +183,8 @@ impl Worker {
             config: None,
             companion,
             lease: None,
+            team_created: config.created_at,
+            owner: None,
         })
     }
 
@@ -202,9 +210,16 @@ impl Worker {
         if self.store.spans_hosts() {
             let (every, lease) = heartbeat::period();
             self.lease = Some(lease);
+            let owner = heartbeat::Owner {
+                pid: std::process::id(),
+                team_created: self.team_created,
+                host: self.member.host.clone(),
+            };
+            self.owner = Some(owner.clone());
             heartbeat::start(
                 self.store.clone(),
                 self.member.clone(),
+                owner,
                 self.live.pane_id.clone(),
                 every,
                 lease,
@@ -323,6 +338,15 @@ impl Worker {
         let action = control::action(&env, &self.seen, &self.live.handled_control);
         if action == Action::Skip {
             return Ok(Next::Continue);
+        }
+        // A worker back from a pause (or a cut-off network) whose member has moved or was
+        // stopped meanwhile handles nothing more: the message stays for the member's worker.
+        if let Some(owner) = &self.owner
+            && let Some(why) = heartbeat::lost(&*self.store, &self.name, owner)
+        {
+            self.sink
+                .note(&format!("{why}; exiting without handling more mail"));
+            return Ok(Next::Abandon);
         }
         if self.seen.len() == SEEN {
             self.seen.pop_front();

@@ -177,3 +177,97 @@ fn a_team_deleted_on_one_host_ends_the_workers_of_the_other() {
     });
     wait_until("nothing left on B", T, || b.processes().is_empty());
 }
+
+/// Whoever can write to the server can change a member's command in the shared team file; a
+/// host runs only what it was told to run itself (`spawn` there): a forged command is never
+/// run, and a member this host never spawned is not started on the file's word.
+#[test]
+fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&b, "bob", "process");
+    b.ok(&["shutdown", "bob", "--timeout", "20"]);
+    // The "attacker": anyone with the server, here through the library on A's pointer.
+    let pwned = a.work.path().join("pwned");
+    let store = teamctl::store::Home::new(a.home_path().to_path_buf())
+        .open(&teamctl::domain::Name::parse("alpha").unwrap())
+        .unwrap();
+    store
+        .update(&mut |cfg| {
+            let m = cfg.member_mut("bob").unwrap();
+            m.command = Some(format!("touch {}", pwned.display()));
+            Ok(())
+        })
+        .unwrap();
+    // B's mail resumes its own bob, who runs what B spawned.
+    b.ok(&["send", "bob", "hi"]);
+    wait_until("bob's reply", T, || {
+        b.ok(&["inbox", "--all"]).contains("bob:hi")
+    });
+    assert!(!pwned.exists(), "the forged command ran");
+    b.ok(&["shutdown", "bob", "--timeout", "20"]);
+    // Without B's own copy (never spawned there), B does not start it on the file's word.
+    std::fs::remove_file(b.team_dir("alpha").join("specs").join("bob.json")).unwrap();
+    let err = b.fails(&["resume", "bob"], 1);
+    assert!(err.contains("not spawned on this host"), "{err}");
+    assert!(!pwned.exists());
+    assert!(b.processes().is_empty());
+}
+
+/// `delete --force` on A and a new team of the same name: B's worker of the old team ends
+/// itself (its team was made again), never reading the new team's inbox.
+#[test]
+fn a_worker_of_a_deleted_team_does_not_live_on_in_a_new_team_of_the_same_name() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&b, "bob", "process");
+    wait_until("bob idle on A", T, || a.member_status("bob") == "idle");
+    let pid = b.member("bob")["pid"].as_u64().unwrap();
+    signal(pid, nix::sys::signal::Signal::SIGSTOP);
+    a.ok(&["delete", "--force"]);
+    a.ok(&["create", "alpha", "--store", &nats.url()]);
+    signal(pid, nix::sys::signal::Signal::SIGCONT);
+    wait_until("the old worker ended", T, || !alive(pid));
+}
+
+/// A worker back from a pause after its member moved starts no turn: the messages sent while
+/// it was away are handled once, by the member's new worker.
+#[test]
+fn a_worker_back_from_a_pause_after_its_member_moved_starts_no_turn() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let old = a.member("bob")["pid"].as_u64().unwrap();
+    signal(old, nix::sys::signal::Signal::SIGSTOP);
+    wait_until("bob dead on B", T, || b.member_status("bob") == "dead");
+    b.ok(&["resume", "bob", "--here"]);
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let new = b.member("bob")["pid"].as_u64().unwrap();
+    // Both paused: the mail waits for whichever comes back first, the old one.
+    signal(new, nix::sys::signal::Signal::SIGSTOP);
+    b.ok(&["send", "bob", "m1"]);
+    b.ok(&["send", "bob", "m2"]);
+    signal(old, nix::sys::signal::Signal::SIGCONT);
+    wait_until("the old worker ended", T, || !alive(old));
+    signal(new, nix::sys::signal::Signal::SIGCONT);
+    wait_until("both replies", T, || {
+        let inbox = b.ok(&["inbox", "--all", "--peek"]);
+        inbox.contains("bob:m1") && inbox.contains("bob:m2")
+    });
+    let log = std::fs::read_to_string(a.team_dir("alpha").join("logs").join("bob.log"))
+        .unwrap_or_default();
+    assert!(log.contains("ready"), "not the old worker's log: {log}");
+    assert!(!log.contains("m1") && !log.contains("m2"), "{log}");
+    let inbox: serde_json::Value =
+        serde_json::from_str(&b.ok(&["--json", "inbox", "--all", "--peek"])).unwrap();
+    for m in ["bob:m1\n", "bob:m2\n"] {
+        let n = inbox
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["text"] == m)
+            .count();
+        assert_eq!(n, 1, "{m}: {inbox}");
+    }
+}

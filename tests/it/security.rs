@@ -660,3 +660,34 @@ fn the_store_address_with_its_login_reaches_no_worker_or_turn() {
         );
     }
 }
+
+/// A worktree path in the team file that is not where teamctl makes worktrees
+/// (`teams/TEAM/worktrees/NAME`) is never removed: `delete` (forced too) and `shutdown
+/// --remove-worktree` once removed whatever directory the file named.
+#[test]
+fn a_recorded_worktree_outside_the_team_is_never_removed() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["shutdown", "bob", "--timeout", "20"]);
+    let victim = env.work.path().join("victim");
+    std::fs::create_dir_all(victim.join("sub")).unwrap();
+    std::fs::write(victim.join("sub/data.txt"), "keep me").unwrap();
+    let path = env.team_dir("alpha").join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for m in config["members"].as_array_mut().unwrap() {
+        if m["name"] == "bob" {
+            m["worktree"] = victim.display().to_string().into();
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let out = env.run(&["shutdown", "bob", "--remove-worktree"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not where teamctl makes worktrees"),
+        "{out:?}"
+    );
+    assert!(victim.join("sub/data.txt").is_file(), "shutdown removed it");
+    env.run(&["delete", "--force"]);
+    assert!(victim.join("sub/data.txt").is_file(), "delete removed it");
+}
