@@ -18,7 +18,9 @@ impl std::fmt::Debug for ServerUrl {
 }
 
 impl ServerUrl {
-    /// Check `url` (bad input when it is not a NATS address).
+    /// Check `url` (bad input when it is not a NATS address). A cluster may be given as
+    /// several comma-separated addresses, `nats://[LOGIN@]H1:P1,H2:P2` (each may repeat the
+    /// scheme): the client tries them in turn and reconnects to whichever is up.
     pub fn parse(url: &str) -> Result<ServerUrl> {
         let url = url.trim();
         let Some((scheme, rest)) = url.split_once("://") else {
@@ -34,21 +36,39 @@ impl ServerUrl {
                 "--store: unknown scheme {scheme:?}; use nats://HOST:PORT or tls://HOST:PORT"
             )));
         }
-        let hostport = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-        let hostport = hostport.trim_end_matches('/');
-        if hostport.is_empty()
-            || hostport.contains(['/', '?', '#', ' '])
-            || hostport.chars().any(char::is_control)
-        {
-            return Err(Error::bad(format!(
-                "--store: {:?} is not HOST:PORT",
-                strip_userinfo(url)
-            )));
+        let hosts = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+        let mut shown = Vec::new();
+        for part in hosts.split(',') {
+            let (s, hostport) = match part.split_once("://") {
+                Some((s, h)) => (s.to_ascii_lowercase(), h),
+                None => (scheme.clone(), part),
+            };
+            let hostport = hostport.trim_end_matches('/');
+            if !matches!(s.as_str(), "nats" | "tls")
+                || hostport.is_empty()
+                || hostport.contains(['/', '?', '#', ' ', '@'])
+                || hostport.chars().any(char::is_control)
+            {
+                return Err(Error::bad(format!(
+                    "--store: {:?} is not HOST:PORT (or a comma-separated list of them)",
+                    strip_userinfo(url)
+                )));
+            }
+            shown.push(format!("{s}://{hostport}"));
         }
         Ok(ServerUrl {
             full: url.to_string(),
-            shown: format!("{scheme}://{hostport}"),
+            shown: shown.join(","),
         })
+    }
+
+    /// Each server address, without credentials (given to the client as options).
+    #[cfg_attr(
+        not(feature = "nats"),
+        allow(dead_code, reason = "used by the NATS client only")
+    )]
+    pub fn addresses(&self) -> Vec<String> {
+        self.shown.split(',').map(str::to_string).collect()
     }
 
     /// The address with credentials, for connecting and for the pointer file (0600).
@@ -112,5 +132,26 @@ mod tests {
         }
         let e = ServerUrl::parse("http://bob:pw@h:1").unwrap_err();
         assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    #[test]
+    fn a_cluster_is_a_list_of_addresses() {
+        let u = ServerUrl::parse("nats://alice:s3cret@h1:4222,h2:4222,tls://h3:4222").unwrap();
+        assert_eq!(u.shown(), "nats://h1:4222,nats://h2:4222,tls://h3:4222");
+        assert_eq!(
+            u.addresses(),
+            ["nats://h1:4222", "nats://h2:4222", "tls://h3:4222"]
+        );
+        assert_eq!(
+            userinfo(u.full()),
+            Some(("alice".to_string(), Some("s3cret".to_string())))
+        );
+        for bad in [
+            "nats://h1:1,",
+            "nats://h1:1,,h2:2",
+            "nats://h1:1,http://h2:2",
+        ] {
+            assert_eq!(ServerUrl::parse(bad).unwrap_err().exit_code(), 2, "{bad}");
+        }
     }
 }
