@@ -97,6 +97,9 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
     let owner = crate::domain::message::new_id();
     let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.to_string(), owner.clone());
     let deadline = std::time::Instant::now() + WAIT;
+    // Since when rounds have failed (the server away, a leader election): they are tried
+    // again for `client::RETRY_FOR`.
+    let mut failing: Option<std::time::Instant> = None;
     let rev = loop {
         let (c, kv2, key2, owner2, wake) = (
             c.clone(),
@@ -140,7 +143,21 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
             let wait_for = wait_for.min(client::CALL_TIMEOUT / 2);
             let _ = tokio::time::timeout(wait_for, changes.next()).await;
             Ok(None)
-        })?;
+        });
+        let got = match got {
+            Ok(got) => {
+                failing = None;
+                got
+            }
+            Err(e) => {
+                let since = *failing.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > client::RETRY_FOR {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            }
+        };
         if let Some(rev) = got {
             break rev;
         }
