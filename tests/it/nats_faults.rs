@@ -26,6 +26,32 @@ fn a_team_on_a_cluster_is_kept_three_times() {
     );
 }
 
+/// On a cluster a worker is woken by each message as it is stored (the republished
+/// wake-up reaches it from whichever node leads the stream), not only on a reconnect.
+#[test]
+fn a_worker_on_a_cluster_is_woken_by_each_message() {
+    let cluster = NatsCluster::start(3);
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &cluster.url()]);
+    let record = env.work.path().join("handled.txt");
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        &format!(r#"printf '%s\n' "$(cat)" >> '{}'"#, record.display()),
+    ]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    for i in 0..5 {
+        let body = format!("wake {i}");
+        env.ok(&["send", "bob", &body]);
+        wait_until(&body, Duration::from_secs(5), || {
+            std::fs::read_to_string(&record).is_ok_and(|r| r.lines().any(|l| l == body))
+        });
+    }
+}
+
 /// A server stopped cleanly (SIGTERM, as an operator or a service manager does) and started
 /// again while the worker idles: the same worker handles the next mail.
 #[test]
@@ -53,6 +79,48 @@ fn a_worker_rides_out_a_graceful_server_restart() {
     );
     assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
     assert_eq!(env.member_status("bob"), "idle");
+}
+
+/// A worker whose turn ends while the server is down (stopped by SIGTERM) stores its reply
+/// once the server is back, once, and goes on: the publish is tried again (same message id),
+/// and "no responders" while JetStream starts is not taken for a deleted team.
+#[test]
+fn a_reply_made_while_the_server_is_down_is_stored_once_it_is_back() {
+    let mut nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    let gate = env.work.path().join("gate");
+    let started = env.work.path().join("started");
+    nix::unistd::mkfifo(&gate, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        &format!(
+            r#"m=$(cat); touch '{}'; read x < '{}'; echo "bob:$m""#,
+            started.display(),
+            gate.display()
+        ),
+    ]);
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    env.ok(&["send", "bob", "during"]);
+    wait_until("bob's turn started", T, || started.exists());
+    nats.terminate();
+    // The turn ends now, with the server down.
+    std::fs::write(&gate, "go\n").unwrap();
+    nats.start_again();
+    wait_until("bob's reply", T, || {
+        env.ok(&["inbox", "--peek", "--all"]).contains("bob:during")
+    });
+    assert_eq!(
+        env.ok(&["inbox", "--peek", "--all"])
+            .matches("bob:during")
+            .count(),
+        1
+    );
+    assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
 }
 
 /// 16 senders x 100 `teamctl send` processes to one live worker while the node leading the
@@ -164,22 +232,21 @@ fn killing_the_stream_leader_under_load_loses_nothing_and_repeats_nothing() {
     );
 }
 
-/// The permissions of one team's NATS user, exactly as docs/SCALE.md gives them (TEAM and
-/// USER filled in).
+/// The permissions of one team's NATS user: the block docs/SCALE.md gives (read from there,
+/// so the documentation is exactly what is tested), USER, PASSWORD and TEAM filled in.
 fn team_user(user: &str, password: &str, team: &str) -> String {
-    format!(
-        r#"{{ user: {user}, password: {password}, permissions: {{
-    publish: {{ allow: [
-      "tc.{team}.>", "$KV.tc_{team}.>",
-      "$JS.API.INFO",
-      "$JS.API.STREAM.*.tc_{team}", "$JS.API.STREAM.*.KV_tc_{team}",
-      "$JS.API.STREAM.MSG.GET.tc_{team}", "$JS.API.STREAM.MSG.GET.KV_tc_{team}",
-      "$JS.API.DIRECT.GET.tc_{team}", "$JS.API.DIRECT.GET.tc_{team}.>",
-      "$JS.API.DIRECT.GET.KV_tc_{team}", "$JS.API.DIRECT.GET.KV_tc_{team}.>"
-    ] }}
-    subscribe: {{ allow: [ "tcw.{team}.>", "_INBOX_{user}.>" ] }}
-  }} }}"#
-    )
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/SCALE.md")).unwrap();
+    let (_, after) = doc
+        .split_once("<!-- the permissions of one team's user;")
+        .expect("docs/SCALE.md has the permissions block");
+    let (_, block) = after.split_once("```text\n").unwrap();
+    let (block, _) = block.split_once("```").unwrap();
+    block
+        .trim()
+        .replace("USER", user)
+        .replace("PASSWORD", password)
+        .replace("TEAM", team)
 }
 
 /// Two users, each allowed one team: alice runs alpha; anything she tries on beta (create,

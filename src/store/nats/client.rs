@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 
 /// How long one request to the server may wait for its answer before it is asked again (a
 /// request lost in a failover is not waited out for long).
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a store operation is tried again after transient faults before it fails. Requests
 /// made while the connection is down wait for the reconnect (the client queues them), so a

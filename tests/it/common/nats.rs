@@ -85,7 +85,17 @@ impl NatsServer {
     /// Stop it as an operator would (SIGTERM: it shuts down cleanly) and start it again on
     /// the same port and store directory.
     pub fn restart_gracefully(&mut self) {
+        self.terminate();
+        self.start_again();
+    }
+
+    /// Stop it with SIGTERM (a clean shutdown) and wait for it to end.
+    pub fn terminate(&mut self) {
         terminate(&mut self.child);
+    }
+
+    /// Start it again (after `stop` or `terminate`) on the same port and store directory.
+    pub fn start_again(&mut self) {
         self.child = spawn(self.port, self.dir.path());
     }
 }
