@@ -554,7 +554,7 @@ fn inbox_stream(k: &Keys, replicas: usize) -> stream::Config {
         max_bytes: MAX_BYTES,
         storage: stream::StorageType::File,
         num_replicas: replicas,
-        allow_direct: replicas == 1,
+        allow_direct: true,
         duplicate_window: Duration::from_mins(2),
         republish: Some(stream::Republish {
             source: k.inboxes(),
@@ -581,6 +581,85 @@ fn kv_config(k: &Keys, replicas: usize) -> kv::Config {
         }),
         ..Default::default()
     }
+}
+
+/// How many messages one read asks for at a time.
+const READ_BATCH: usize = 256;
+
+/// The message at `seq` of stream `sname` as an inbox entry.
+fn entry(seq: u64, payload: &[u8], sname: &str) -> Entry {
+    let item = if payload.iter().all(|b| b.is_ascii_whitespace()) {
+        Item::Blank
+    } else {
+        match Envelope::from_line(payload) {
+            Ok(env) => Item::Message(Box::new(env)),
+            Err(e) => Item::Garbage(format!(
+                "skipped an unreadable message at sequence {seq} of stream {sname}: {e}"
+            )),
+        }
+    };
+    Entry {
+        start: Position::from_raw(seq - 1),
+        end: Position::from_raw(seq),
+        item,
+    }
+}
+
+/// Up to `max` messages on `subject` from sequence `from` on, in one batched direct get
+/// (`$JS.API.DIRECT.GET.STREAM` with `batch`, nats-server 2.11+; a 2.10 server answers with
+/// one message): `(sequence, payload)` in order, fewer at the end of the stream.
+async fn direct_batch(
+    client: &async_nats::Client,
+    sname: &str,
+    subject: &str,
+    from: u64,
+    max: usize,
+) -> Result<Vec<(u64, bytes::Bytes)>, Fault> {
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
+    let request = serde_json::json!({ "seq": from, "next_by_subj": subject, "batch": max });
+    client
+        .publish_with_reply(
+            format!("$JS.API.DIRECT.GET.{sname}"),
+            inbox,
+            request.to_string().into(),
+        )
+        .await
+        .map_err(Fault::of)?;
+    let mut out = Vec::new();
+    loop {
+        let Ok(Some(m)) = tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
+        else {
+            return Err(Fault::Again("no answer in time (read)".into()));
+        };
+        match m.status.map(|s| s.as_u16()) {
+            // The end of the batch, or nothing (more) to read.
+            Some(204 | 404) => break,
+            Some(503) => return Err(Fault::Again("no responders".into())),
+            Some(code) if code >= 300 => {
+                return Err(Fault::Again(format!(
+                    "status {code} {}",
+                    m.description.unwrap_or_default()
+                )));
+            }
+            _ => {}
+        }
+        let headers = m.headers.as_ref();
+        let seq = headers
+            .and_then(|h| h.get("Nats-Sequence"))
+            .and_then(|v| v.as_str().parse::<u64>().ok())
+            .ok_or_else(|| {
+                Fault::Fatal(Error::failed("NATS: a stored message without its sequence"))
+            })?;
+        out.push((seq, m.payload));
+        // A server without batches sends one message and no count of the rest.
+        let batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
+        // Full: the end-of-batch marker that follows is not waited for.
+        if !batched || out.len() >= max {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `key` holds exactly `bytes` (a write whose answer was lost took effect).
@@ -720,65 +799,59 @@ impl Store for NatsStore {
         })
     }
 
+    /// Up to `max` messages after `from`, fetched in batches (one request per batch, served
+    /// by any replica). Replicated, the end a replica reports is checked with the leader: a
+    /// follower may not have a message whose wake-up the reader just had.
     fn read(&self, inbox: &Name, from: Position, max: usize) -> Result<Vec<Entry>> {
-        let stream = self.stream.clone();
+        let (stream, client) = (self.stream.clone(), self.conn.client.clone());
         let subject = self.keys.inbox(inbox);
         let sname = self.keys.stream();
-        // Replicated, the stream answers from its leader only: a follower may not have a
-        // message whose wake-up the reader just had.
-        let direct = self.stream.cached_info().config.allow_direct;
+        let replicated = self.stream.cached_info().config.num_replicas > 1;
         let judge = self.judge(false);
         self.call("read", move || {
-            let (stream, subject, sname) = (stream.clone(), subject.clone(), sname.clone());
+            let (stream, client, subject, sname) = (
+                stream.clone(),
+                client.clone(),
+                subject.clone(),
+                sname.clone(),
+            );
             let judge = judge.clone();
             async move {
-            let mut out = Vec::new();
-            let mut next = from.raw() + 1;
-            while out.len() < max {
-                let got = if direct {
-                    match stream
-                        .direct_get_next_for_subject(subject.clone(), Some(next))
-                        .await
-                    {
-                        Ok(m) => Some(m),
-                        Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => None,
-                        Err(e) => return Err(judge.fault(e).await),
-                    }
-                } else {
-                    match stream
-                        .raw_message_builder()
-                        .sequence(next)
-                        .next_by_subject(subject.clone())
-                        .send()
-                        .await
-                    {
-                        Ok(m) => Some(m),
-                        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
-                            None
+                let mut out = Vec::new();
+                let mut next = from.raw() + 1;
+                while out.len() < max {
+                    let want = (max - out.len()).min(READ_BATCH);
+                    let mut got = match direct_batch(&client, &sname, &subject, next, want).await {
+                        Ok(got) => got,
+                        Err(Fault::Again(why)) => return Err(judge.fault(why).await),
+                        Err(fatal) => return Err(fatal),
+                    };
+                    if got.len() < want && replicated {
+                        let after = got.last().map_or(next, |(seq, _)| seq + 1);
+                        match stream
+                            .raw_message_builder()
+                            .sequence(after)
+                            .next_by_subject(subject.clone())
+                            .send()
+                            .await
+                        {
+                            Ok(m) => got.push((m.sequence, m.payload)),
+                            Err(e)
+                                if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {}
+                            Err(e) => return Err(judge.fault(e).await),
                         }
-                        Err(e) => return Err(judge.fault(e).await),
                     }
-                };
-                let Some(m) = got else { break };
-                let seq = m.sequence;
-                next = seq + 1;
-                let item = if m.payload.iter().all(|b| b.is_ascii_whitespace()) {
-                    Item::Blank
-                } else {
-                    match Envelope::from_line(&m.payload) {
-                        Ok(env) => Item::Message(Box::new(env)),
-                        Err(e) => Item::Garbage(format!(
-                            "skipped an unreadable message at sequence {seq} of stream {sname}: {e}"
-                        )),
+                    let Some((last, _)) = got.last() else { break };
+                    next = last + 1;
+                    let full = got.len() >= want;
+                    for (seq, payload) in got {
+                        out.push(entry(seq, &payload, &sname));
                     }
-                };
-                out.push(Entry {
-                    start: Position::from_raw(seq - 1),
-                    end: Position::from_raw(seq),
-                    item,
-                });
-            }
-            Ok(out)
+                    if !full && !replicated {
+                        break;
+                    }
+                }
+                Ok(out)
             }
         })
     }
