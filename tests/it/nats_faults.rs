@@ -46,7 +46,7 @@ fn a_worker_on_a_cluster_is_woken_by_each_message() {
     for i in 0..5 {
         let body = format!("wake {i}");
         env.ok(&["send", "bob", &body]);
-        wait_until(&body, Duration::from_secs(5), || {
+        wait_until(&body, T, || {
             std::fs::read_to_string(&record).is_ok_and(|r| r.lines().any(|l| l == body))
         });
     }
@@ -149,6 +149,7 @@ fn killing_the_stream_leader_under_load_loses_nothing_and_repeats_nothing() {
         .expect("tc_alpha has a leader");
 
     let done = AtomicUsize::new(0);
+    let began = std::time::Instant::now();
     let outcomes: Vec<(String, Option<i32>, String)> = std::thread::scope(|s| {
         let senders: Vec<_> = (0..SENDERS)
             .map(|i| {
@@ -180,6 +181,7 @@ fn killing_the_stream_leader_under_load_loses_nothing_and_repeats_nothing() {
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
+    let sending = began.elapsed();
     let after = cluster.leader_of("tc_alpha");
     assert!(
         after.is_some() && after.as_deref() != Some(&*leader),
@@ -224,7 +226,8 @@ fn killing_the_stream_leader_under_load_loses_nothing_and_repeats_nothing() {
     );
     assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
     eprintln!(
-        "killed {leader}; {} sent, {} failed ({} of them stored), {} handled",
+        "killed {leader}; sends took {sending:?}, all handled after {:?}; {} sent, {} failed ({} of them stored), {} handled",
+        began.elapsed(),
         sent.len(),
         failed.len(),
         failed.iter().filter(|b| seen.contains_key(*b)).count(),
