@@ -24,6 +24,19 @@ fn a_team_on_a_cluster_is_kept_three_times() {
         env.ok(&["ask", "bob", "three copies"]).trim(),
         "three copies"
     );
+    // Fixed by hand in the address: exactly that many, or a clear refusal.
+    let other = TestEnv::new();
+    let with = |query: &str| format!("{}?{query}", cluster.url());
+    other.ok(&["create", "beta", "--store", &with("replicas=1")]);
+    assert_eq!(cluster.replicas_of("tc_beta"), Some(1));
+    assert_eq!(cluster.replicas_of("KV_tc_beta"), Some(1));
+    let third = TestEnv::new();
+    let err = third.fails(&["create", "gamma", "--store", &with("replicas=5")], 1);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot make the inbox stream"), "{err}");
+    assert!(!third.team_dir("gamma").exists());
+    let err = third.fails(&["create", "gamma", "--store", &with("copies=2")], 2);
+    assert!(err.contains("replicas=N"), "{err}");
 }
 
 /// On a cluster a worker is woken by each message as it is stored (the republished

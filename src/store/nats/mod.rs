@@ -210,7 +210,7 @@ impl NatsStore {
         let keys = Keys::new(&config.name);
         let bytes = serde_json::to_vec_pretty(config)
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        let (c, k) = (conn.clone(), keys.clone());
+        let (c, k, fixed) = (conn.clone(), keys.clone(), url.replicas());
         let made = client::run("create the team", async move {
             // A team of that name already: taken (a suffix is tried).
             let taken = client::retry(&c, "look up the team", || {
@@ -231,8 +231,9 @@ impl NatsStore {
             if taken {
                 return Ok(None);
             }
-            // As many replicas as the cluster takes, up to REPLICAS.
-            let mut replicas = REPLICAS;
+            // As many replicas as the cluster takes, up to REPLICAS; exactly those asked for
+            // with `?replicas=N`.
+            let mut replicas = fixed.unwrap_or(REPLICAS);
             let stream = loop {
                 let made = client::retry(&c, "make the inbox stream", || {
                     let (js, k) = (c.js.clone(), k.clone());
@@ -245,7 +246,9 @@ impl NatsStore {
                 .await;
                 match made {
                     Ok(s) => break s,
-                    Err(e) if replicas > 1 && too_many_replicas(&e) => replicas -= 1,
+                    Err(e) if fixed.is_none() && replicas > 1 && too_many_replicas(&e) => {
+                        replicas -= 1;
+                    }
                     Err(e) => {
                         return Err(Error::failed(format!("cannot make the inbox stream: {e}")));
                     }

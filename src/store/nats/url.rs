@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 pub struct ServerUrl {
     full: String,
     shown: String,
+    replicas: Option<usize>,
 }
 
 impl std::fmt::Debug for ServerUrl {
@@ -20,7 +21,8 @@ impl std::fmt::Debug for ServerUrl {
 impl ServerUrl {
     /// Check `url` (bad input when it is not a NATS address). A cluster may be given as
     /// several comma-separated addresses, `nats://[LOGIN@]H1:P1,H2:P2` (each may repeat the
-    /// scheme): the client tries them in turn and reconnects to whichever is up.
+    /// scheme): the client tries them in turn and reconnects to whichever is up. `?replicas=N`
+    /// (1 to 5) at the end fixes the replicas of a team created there (else teamctl chooses).
     pub fn parse(url: &str) -> Result<ServerUrl> {
         let url = url.trim();
         let Some((scheme, rest)) = url.split_once("://") else {
@@ -37,6 +39,21 @@ impl ServerUrl {
             )));
         }
         let hosts = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+        let (hosts, replicas) = match hosts.split_once('?') {
+            None => (hosts, None),
+            Some((hosts, query)) => {
+                let n = query
+                    .strip_prefix("replicas=")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=5).contains(n))
+                    .ok_or_else(|| {
+                        Error::bad(format!(
+                            "--store: {query:?} is not replicas=N (N from 1 to 5), the one option an address takes"
+                        ))
+                    })?;
+                (hosts, Some(n))
+            }
+        };
         let mut shown = Vec::new();
         for part in hosts.split(',') {
             let (s, hostport) = match part.split_once("://") {
@@ -59,7 +76,17 @@ impl ServerUrl {
         Ok(ServerUrl {
             full: url.to_string(),
             shown: shown.join(","),
+            replicas,
         })
+    }
+
+    /// The replicas asked for with `?replicas=N`, if any.
+    #[cfg_attr(
+        not(feature = "nats"),
+        allow(dead_code, reason = "used by the NATS client only")
+    )]
+    pub fn replicas(&self) -> Option<usize> {
+        self.replicas
     }
 
     /// Each server address, without credentials (given to the client as options).
@@ -150,6 +177,24 @@ mod tests {
             "nats://h1:1,",
             "nats://h1:1,,h2:2",
             "nats://h1:1,http://h2:2",
+        ] {
+            assert_eq!(ServerUrl::parse(bad).unwrap_err().exit_code(), 2, "{bad}");
+        }
+    }
+
+    #[test]
+    fn replicas_may_be_fixed_in_the_address() {
+        let u = ServerUrl::parse("nats://a:p?w@h1:1,h2:2?replicas=2").unwrap();
+        assert_eq!(u.replicas(), Some(2));
+        assert_eq!(u.addresses(), ["nats://h1:1", "nats://h2:2"]);
+        assert_eq!(userinfo(u.full()), Some(("a".into(), Some("p?w".into()))));
+        assert_eq!(ServerUrl::parse("nats://h:1").unwrap().replicas(), None);
+        for bad in [
+            "nats://h:1?replicas=0",
+            "nats://h:1?replicas=6",
+            "nats://h:1?replicas=x",
+            "nats://h:1?r=1",
+            "nats://h:1?replicas=1&x=2",
         ] {
             assert_eq!(ServerUrl::parse(bad).unwrap_err().exit_code(), 2, "{bad}");
         }
