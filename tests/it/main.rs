@@ -16,6 +16,8 @@ mod lifecycle;
 mod loops;
 #[cfg(feature = "nats")]
 mod nats;
+#[cfg(feature = "nats")]
+mod nats_faults;
 mod proptest_messages;
 mod races;
 mod reliability;

@@ -45,7 +45,7 @@ impl Lease {
     }
 
     /// Whether the holder can no longer be holding it: its lease ran out, or it was a
-    /// process on this host that is gone.
+    /// process of this pid space (`host_name`) that is gone.
     fn stale(&self) -> bool {
         if self.until < now_ms() {
             return true;
@@ -56,10 +56,24 @@ impl Lease {
     }
 }
 
+/// Where a holder's pid means something: the hostname, this boot of the kernel and the pid
+/// namespace. Two machines with one hostname (cloned VMs) differ in their boot id, two
+/// containers of one kernel in their pid namespace; only a holder of the same pid space has
+/// its pid looked at here.
 pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default()
+    };
+    let pid_ns = std::fs::read_link("/proc/self/ns/pid")
+        .map(|l| l.display().to_string())
+        .unwrap_or_default();
+    format!(
+        "{} {} {pid_ns}",
+        read("/proc/sys/kernel/hostname"),
+        read("/proc/sys/kernel/random/boot_id")
+    )
 }
 
 /// A held lock: renewed in the background, deleted on drop.
@@ -97,6 +111,9 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
     let owner = crate::domain::message::new_id();
     let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.to_string(), owner.clone());
     let deadline = std::time::Instant::now() + WAIT;
+    // Since when rounds have failed (the server away, a leader election): they are tried
+    // again for `client::RETRY_FOR`.
+    let mut failing: Option<std::time::Instant> = None;
     let rev = loop {
         let (c, kv2, key2, owner2, wake) = (
             c.clone(),
@@ -140,7 +157,21 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
             let wait_for = wait_for.min(client::CALL_TIMEOUT / 2);
             let _ = tokio::time::timeout(wait_for, changes.next()).await;
             Ok(None)
-        })?;
+        });
+        let got = match got {
+            Ok(got) => {
+                failing = None;
+                got
+            }
+            Err(e) => {
+                let since = *failing.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > client::RETRY_FOR {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            }
+        };
         if let Some(rev) = got {
             break rev;
         }
@@ -173,4 +204,35 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
         revision,
         renew,
     })
+}
+
+#[cfg(test)]
+mod lease_tests {
+    use super::*;
+
+    /// A holder's pid is probed only in its own pid space: a machine with the same hostname
+    /// (another boot id) keeps its lock until its lease runs out.
+    #[test]
+    fn only_a_holder_of_this_pid_space_is_taken_for_gone() {
+        let gone_pid = 0x3fff_fff0;
+        let far = now_ms() + 60_000;
+        let lease = |host: String, until| Lease {
+            owner: "o".into(),
+            host,
+            pid: gone_pid,
+            until,
+        };
+        assert!(lease(host_name(), far).stale(), "a gone process of ours");
+        let hostname = host_name()
+            .split(' ')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let clone = format!("{hostname} 00000000-0000-0000-0000-000000000000 pid:[1]");
+        assert!(
+            !lease(clone.clone(), far).stale(),
+            "same hostname, other machine"
+        );
+        assert!(lease(clone, now_ms() - 1).stale(), "its lease ran out");
+    }
 }

@@ -8,6 +8,12 @@
 //! subscription is a plain NATS subscription there, so a woken reader always finds what woke
 //! it, and nothing polls. Host-local files (logs, worktrees, hook events, recorded
 //! environments) stay under the local team directory (`local_dir`), as with the file store.
+//!
+//! On a JetStream cluster the stream and the bucket are replicated (R3, or fewer on a smaller
+//! cluster; R1 on a single server), and read from their leader, never from a follower that
+//! may lag. Every operation is tried again after a transient fault (`client::retry`): a
+//! publish with the same `Nats-Msg-Id`, a compare-and-set that checks whether its lost answer
+//! was in fact a success.
 
 pub mod client;
 pub mod keys;
@@ -25,7 +31,7 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, kv, stream};
 use futures_util::StreamExt;
 
-use self::client::Conn;
+use self::client::{Conn, Fault};
 use self::keys::Keys;
 pub use self::url::ServerUrl;
 use super::wake::{self, Bell, Subscription, Target, WakeMode};
@@ -41,9 +47,70 @@ pub const MAX_AGE: Duration = Duration::from_hours(720);
 /// The inbox stream's size cap; past it the oldest messages go.
 pub const MAX_BYTES: i64 = 1 << 30;
 
+/// How many copies of a team's stream and bucket a cluster keeps: the most that the cluster
+/// takes of this (a smaller cluster takes fewer, a single server one).
+pub const REPLICAS: usize = 3;
+
 /// A JetStream or KV error as one line.
 fn nats_err(e: impl std::fmt::Display) -> Error {
     Error::failed(format!("NATS: {e}"))
+}
+
+/// Whether an error says the server cannot place that many replicas (not clustered, or a
+/// smaller cluster): the stream is made with fewer.
+fn too_many_replicas(e: &Error) -> bool {
+    let t = e.to_string();
+    ["error code 10074", "error code 10023", "error code 10005"]
+        .iter()
+        .any(|c| t.contains(c))
+}
+
+fn gone_error(team: &Name, url: &ServerUrl) -> Error {
+    Error::failed(format!(
+        "team {team} no longer exists (deleted from the NATS server at {})",
+        url.shown()
+    ))
+}
+
+/// What a fault of one of a team's streams means: the stream gone (the team deleted), or a
+/// fault to try again after.
+#[derive(Clone)]
+struct Judge {
+    js: jetstream::Context,
+    stream: String,
+    team: Name,
+    url: ServerUrl,
+}
+
+impl Judge {
+    async fn fault(&self, e: impl std::fmt::Display) -> Fault {
+        let text = e.to_string();
+        if client::not_found(&text) {
+            return Fault::Fatal(gone_error(&self.team, &self.url));
+        }
+        if text.contains("no responders") || text.contains("no stream found") {
+            return gone_or_again(&self.js, &self.stream, text, || {
+                gone_error(&self.team, &self.url)
+            })
+            .await;
+        }
+        Fault::of(text)
+    }
+}
+
+/// A fault of a request that found no one to answer it ("no responders"): the stream is gone
+/// (the server says so when asked), or it has no leader yet or JetStream is still starting
+/// (then it is tried again).
+async fn gone_or_again(
+    js: &jetstream::Context,
+    stream: &str,
+    e: impl std::fmt::Display,
+    gone: impl FnOnce() -> Error,
+) -> Fault {
+    match js.get_stream(stream).await {
+        Err(e2) if client::not_found(&e2) => Fault::Fatal(gone()),
+        _ => Fault::Again(e.to_string()),
+    }
 }
 
 pub struct NatsStore {
@@ -78,18 +145,29 @@ impl NatsStore {
     pub fn open(url: &ServerUrl, team: &Name, local: PathBuf) -> Result<NatsStore> {
         let conn = client::connect(url)?;
         let keys = Keys::new(team);
-        let (js, sname, bname) = (conn.js.clone(), keys.stream(), keys.bucket());
+        let (c, sname, bname) = (conn.clone(), keys.stream(), keys.bucket());
         let found = client::run("open", async move {
-            let Ok(kv) = js.get_key_value(&bname).await else {
-                return Ok(None);
-            };
-            let Ok(stream) = js.get_stream(&sname).await else {
-                return Ok(None);
-            };
-            match kv.entry(keys::CONFIG).await.map_err(nats_err)? {
-                Some(e) if e.operation == kv::Operation::Put => Ok(Some((stream, kv))),
-                _ => Ok(None),
-            }
+            client::retry(&c, "open the team", || {
+                let (js, sname, bname) = (c.js.clone(), sname.clone(), bname.clone());
+                async move {
+                    let kv = match js.get_key_value(&bname).await {
+                        Ok(kv) => kv,
+                        Err(e) if client::not_found(&e) => return Ok(None),
+                        Err(e) => return Err(Fault::of(e)),
+                    };
+                    let stream = match js.get_stream(&sname).await {
+                        Ok(s) => s,
+                        Err(e) if client::not_found(&e) => return Ok(None),
+                        Err(e) => return Err(Fault::of(e)),
+                    };
+                    match kv.entry(keys::CONFIG).await {
+                        Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(Some((stream, kv))),
+                        Ok(_) => Ok(None),
+                        Err(e) => Err(Fault::of(e)),
+                    }
+                }
+            })
+            .await
         })?;
         let Some((stream, kv)) = found else {
             return Err(Error::bad(format!(
@@ -123,13 +201,23 @@ impl NatsStore {
     pub fn exists_at(url: &ServerUrl, team: &Name) -> Result<bool> {
         let conn = client::connect(url)?;
         let bname = Keys::new(team).bucket();
-        let js = conn.js.clone();
+        let c = conn.clone();
         client::run("look up a team", async move {
-            let Ok(kv) = js.get_key_value(&bname).await else {
-                return Ok(false);
-            };
-            Ok(matches!(kv.entry(keys::CONFIG).await.map_err(nats_err)?,
-                Some(e) if e.operation == kv::Operation::Put))
+            client::retry(&c, "look up a team", || {
+                let (js, bname) = (c.js.clone(), bname.clone());
+                async move {
+                    let kv = match js.get_key_value(&bname).await {
+                        Ok(kv) => kv,
+                        Err(e) if client::not_found(&e) => return Ok(false),
+                        Err(e) => return Err(Fault::of(e)),
+                    };
+                    match kv.entry(keys::CONFIG).await {
+                        Ok(e) => Ok(matches!(e, Some(e) if e.operation == kv::Operation::Put)),
+                        Err(e) => Err(Fault::of(e)),
+                    }
+                }
+            })
+            .await
         })
     }
 
@@ -140,43 +228,59 @@ impl NatsStore {
         let keys = Keys::new(&config.name);
         let bytes = serde_json::to_vec_pretty(config)
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        let (js, k) = (conn.js.clone(), keys.clone());
+        let (c, k, fixed) = (conn.clone(), keys.clone(), url.replicas());
         let made = client::run("create the team", async move {
             // A team of that name already: taken (a suffix is tried).
-            if let Ok(kv) = js.get_key_value(k.bucket()).await
-                && matches!(kv.entry(keys::CONFIG).await, Ok(Some(e)) if e.operation == kv::Operation::Put)
-            {
+            let taken = client::retry(&c, "look up the team", || {
+                let (js, bucket) = (c.js.clone(), k.bucket());
+                async move {
+                    let kv = match js.get_key_value(bucket).await {
+                        Ok(kv) => kv,
+                        Err(e) if client::not_found(&e) => return Ok(false),
+                        Err(e) => return Err(Fault::of(e)),
+                    };
+                    match kv.entry(keys::CONFIG).await {
+                        Ok(e) => Ok(matches!(e, Some(e) if e.operation == kv::Operation::Put)),
+                        Err(e) => Err(Fault::of(e)),
+                    }
+                }
+            })
+            .await?;
+            if taken {
                 return Ok(None);
             }
-            let mut stream = js
-                .get_or_create_stream(stream::Config {
-                    name: k.stream(),
-                    description: Some("teamctl inboxes".into()),
-                    subjects: vec![k.inboxes()],
-                    retention: stream::RetentionPolicy::Limits,
-                    discard: stream::DiscardPolicy::Old,
-                    max_age: MAX_AGE,
-                    max_bytes: MAX_BYTES,
-                    storage: stream::StorageType::File,
-                    allow_direct: true,
-                    duplicate_window: Duration::from_mins(2),
-                    republish: Some(stream::Republish {
-                        source: k.inboxes(),
-                        destination: k.inboxes_republished(),
-                        headers_only: true,
-                    }),
-                    ..Default::default()
+            // As many replicas as the cluster takes, up to REPLICAS; exactly those asked for
+            // with `?replicas=N`.
+            let mut replicas = fixed.unwrap_or(REPLICAS);
+            let stream = loop {
+                let made = client::retry(&c, "make the inbox stream", || {
+                    let (js, k) = (c.js.clone(), k.clone());
+                    async move {
+                        js.get_or_create_stream(inbox_stream(&k, replicas))
+                            .await
+                            .map_err(Fault::of)
+                    }
                 })
-                .await
-                .map_err(|e| Error::failed(format!("NATS: cannot make the inbox stream: {e}")))?;
+                .await;
+                match made {
+                    Ok(s) => break s,
+                    Err(e) if fixed.is_none() && replicas > 1 && too_many_replicas(&e) => {
+                        replicas -= 1;
+                    }
+                    Err(e) => {
+                        return Err(Error::failed(format!("cannot make the inbox stream: {e}")));
+                    }
+                }
+            };
             // A stream of that name made by someone else (messages in it, or another shape)
             // is not taken over: its messages would run as this team's mail.
-            let info = stream.info().await.map_err(|e| {
-                Error::failed(format!("NATS: cannot look at the inbox stream: {e}"))
-            })?;
+            let info = client::retry(&c, "look at the inbox stream", || {
+                let mut s = stream.clone();
+                async move { s.info().await.cloned().map_err(Fault::of) }
+            })
+            .await?;
             if info.state.messages > 0
                 || info.config.subjects != vec![k.inboxes()]
-                || !info.config.allow_direct
                 || info.config.republish.is_none()
             {
                 return Err(Error::failed(format!(
@@ -185,35 +289,50 @@ impl NatsStore {
                     info.state.messages
                 )));
             }
-            let kv = match js.get_key_value(k.bucket()).await {
-                Ok(kv) => kv,
-                Err(_) => js
-                    .create_key_value(kv::Config {
-                        bucket: k.bucket(),
-                        description: "teamctl team state".into(),
-                        history: 1,
-                        max_value_size: -1,
-                        max_bytes: -1,
-                        storage: stream::StorageType::File,
-                        republish: Some(stream::Republish {
-                            source: k.kv_subjects(),
-                            destination: k.kv_republished(),
-                            headers_only: true,
-                        }),
-                        ..Default::default()
-                    })
-                    .await
-                    .map_err(|e| {
-                        Error::failed(format!("NATS: cannot make the team's KV bucket: {e}"))
-                    })?,
-            };
-            match kv.create(keys::CONFIG, bytes.into()).await {
-                Ok(_) => Ok(Some((stream, kv))),
-                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(None),
-                Err(e) => Err(Error::failed(format!(
-                    "NATS: cannot write the team file: {e}"
-                ))),
-            }
+            let replicas = info.config.num_replicas.max(1);
+            let kv = client::retry(&c, "make the team's KV bucket", || {
+                let (js, k) = (c.js.clone(), k.clone());
+                async move {
+                    let kv = match js.get_key_value(k.bucket()).await {
+                        Ok(kv) => kv,
+                        Err(e) if client::not_found(&e) => js
+                            .create_key_value(kv_config(&k, replicas))
+                            .await
+                            .map_err(Fault::of)?,
+                        Err(e) => return Err(Fault::of(e)),
+                    };
+                    // Replicated: read from the leader only (a follower may lag behind a
+                    // write just acknowledged), as the inbox stream is.
+                    if replicas > 1 && kv.stream.cached_info().config.allow_direct {
+                        let mut config = kv.stream.cached_info().config.clone();
+                        config.allow_direct = false;
+                        js.update_stream(config).await.map_err(Fault::of)?;
+                        return js.get_key_value(k.bucket()).await.map_err(Fault::of);
+                    }
+                    Ok(kv)
+                }
+            })
+            .await
+            .map_err(|e| Error::failed(format!("cannot make the team's KV bucket: {e}")))?;
+            let first = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let created = client::retry(&c, "write the team file", || {
+                let (kv, bytes) = (kv.clone(), bytes.clone());
+                let retried = !first.swap(false, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    match kv.create(keys::CONFIG, bytes.clone().into()).await {
+                        Ok(_) => Ok(true),
+                        Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                            // A try whose answer was lost may have made it: ours if it holds
+                            // exactly what we wrote.
+                            Ok(retried && holds(&kv, keys::CONFIG, &bytes).await?)
+                        }
+                        Err(e) => Err(Fault::of(e)),
+                    }
+                }
+            })
+            .await
+            .map_err(|e| Error::failed(format!("cannot write the team file: {e}")))?;
+            Ok(created.then_some((stream, kv)))
         })?;
         match made {
             Some((stream, kv)) => Ok(Created::Made(Box::new(Self::with_local(
@@ -253,25 +372,59 @@ impl NatsStore {
         &self.conn.url
     }
 
-    /// Run `f` with this store's KV bucket on the NATS runtime.
-    fn with_kv<T: Send + 'static, F>(&self, what: &str, f: impl FnOnce(kv::Store) -> F) -> Result<T>
+    /// Run `attempt` on the NATS runtime, again after each transient fault (`client::retry`).
+    fn call<T, F, Fut>(&self, what: &'static str, attempt: F) -> Result<T>
     where
-        F: std::future::Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, Fault>> + Send,
     {
-        client::run(what, f(self.kv.clone()))
+        let conn = self.conn.clone();
+        client::run(
+            what,
+            async move { client::retry(&conn, what, attempt).await },
+        )
     }
 
-    /// A KV value and its revision, `None` when the key is absent or deleted.
+    /// A KV value and its revision, `None` when the key is absent or deleted (or the bucket
+    /// is: the team was deleted).
     fn get_raw(&self, key: String) -> Result<Option<(bytes::Bytes, u64)>> {
-        self.with_kv("read", |kv| async move {
-            match kv.entry(&key).await {
-                Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(Some((e.value, e.revision))),
-                Ok(_) => Ok(None),
-                // The bucket is gone (the team was deleted): so is the key.
-                Err(e) if e.to_string().contains("no responders") => Ok(None),
-                Err(e) => Err(nats_err(e)),
+        let (kv, judge) = (self.kv.clone(), self.judge(true));
+        self.call("read", move || {
+            let (kv, key, judge) = (kv.clone(), key.clone(), judge.clone());
+            async move {
+                match kv.entry(&key).await {
+                    Ok(Some(e)) if e.operation == kv::Operation::Put => {
+                        Ok(Some((e.value, e.revision)))
+                    }
+                    Ok(_) => Ok(None),
+                    // The bucket is gone (the team was deleted): so is the key.
+                    Err(e) => match judge.fault(e).await {
+                        Fault::Fatal(e) if e.to_string().contains("no longer exists") => Ok(None),
+                        f => Err(f),
+                    },
+                }
             }
         })
+    }
+
+    /// The KV bucket's stream.
+    fn kv_stream(&self) -> String {
+        format!("KV_{}", self.keys.bucket())
+    }
+
+    /// The judge of faults of the inbox stream (`kv`: of the bucket).
+    fn judge(&self, kv: bool) -> Judge {
+        Judge {
+            js: self.conn.js.clone(),
+            stream: if kv {
+                self.kv_stream()
+            } else {
+                self.keys.stream()
+            },
+            team: self.team.clone(),
+            url: self.conn.url.clone(),
+        }
     }
 
     /// A KV value parsed, `None` when the key is absent or deleted; a damaged value is an
@@ -291,8 +444,16 @@ impl NatsStore {
     }
 
     fn put(&self, key: String, bytes: Vec<u8>) -> Result<u64> {
-        self.with_kv("write", |kv| async move {
-            kv.put(&key, bytes.into()).await.map_err(nats_err)
+        let (kv, judge) = (self.kv.clone(), self.judge(true));
+        let bytes = bytes::Bytes::from(bytes);
+        self.call("write", move || {
+            let (kv, key, bytes, judge) = (kv.clone(), key.clone(), bytes.clone(), judge.clone());
+            async move {
+                match kv.put(&key, bytes).await {
+                    Ok(rev) => Ok(rev),
+                    Err(e) => Err(judge.fault(e).await),
+                }
+            }
         })
     }
 
@@ -323,22 +484,32 @@ impl NatsStore {
             }
             let bytes = serde_json::to_vec_pretty(&after)
                 .map_err(|e| Error::failed(format!("cannot encode {key}: {e}")))?;
-            let k = key.to_string();
-            let written = self.with_kv("compare-and-set", |kv| async move {
-                let res = match rev {
-                    Some(rev) => kv.update(&k, bytes.into(), rev).await,
-                    None => kv.create(&k, bytes.into()).await.map_err(|e| {
-                        if e.kind() == kv::CreateErrorKind::AlreadyExists {
-                            kv::UpdateError::new(kv::UpdateErrorKind::WrongLastRevision)
-                        } else {
-                            kv::UpdateError::with_source(kv::UpdateErrorKind::Other, e)
+            let (k, kv, judge) = (key.to_string(), self.kv.clone(), self.judge(true));
+            let bytes = bytes::Bytes::from(bytes);
+            let mut retried = false;
+            let written = self.call("compare-and-set", move || {
+                let (k, kv, bytes, judge) = (k.clone(), kv.clone(), bytes.clone(), judge.clone());
+                let again = std::mem::replace(&mut retried, true);
+                async move {
+                    let res = match rev {
+                        Some(rev) => kv.update(&k, bytes.clone(), rev).await,
+                        None => kv.create(&k, bytes.clone()).await.map_err(|e| {
+                            if e.kind() == kv::CreateErrorKind::AlreadyExists {
+                                kv::UpdateError::new(kv::UpdateErrorKind::WrongLastRevision)
+                            } else {
+                                kv::UpdateError::with_source(kv::UpdateErrorKind::Other, e)
+                            }
+                        }),
+                    };
+                    match res {
+                        Ok(_) => Ok(true),
+                        // A try whose answer was lost may have written it: then the key
+                        // holds exactly these bytes (else another writer came first).
+                        Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                            Ok(again && holds(&kv, &k, &bytes).await?)
                         }
-                    }),
-                };
-                match res {
-                    Ok(_) => Ok(true),
-                    Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
-                    Err(e) => Err(nats_err(e)),
+                        Err(e) => Err(judge.fault(e).await),
+                    }
                 }
             })?;
             if written {
@@ -351,26 +522,173 @@ impl NatsStore {
     }
 
     fn gone(&self) -> Error {
-        Error::failed(format!(
-            "team {} no longer exists (deleted from the NATS server at {})",
-            self.team,
-            self.conn.url.shown()
-        ))
+        gone_error(&self.team, &self.conn.url)
+    }
+
+    /// The team file's KV revision, `None` when the team is gone.
+    fn config_revision(&self) -> Result<Option<u64>> {
+        Ok(self.get_raw(keys::CONFIG.to_string())?.map(|(_, rev)| rev))
+    }
+
+    /// The last message on `subject` (`None`: none), from the leader when replicated.
+    fn last_message(&self, subject: String) -> Result<Option<jetstream::message::StreamMessage>> {
+        let (stream, judge) = (self.stream.clone(), self.judge(false));
+        let direct = self.stream.cached_info().config.allow_direct;
+        self.call("read", move || {
+            let (stream, subject, judge) = (stream.clone(), subject.clone(), judge.clone());
+            async move {
+                if direct {
+                    match stream.direct_get_last_for_subject(subject).await {
+                        Ok(m) => Ok(Some(m)),
+                        Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => Ok(None),
+                        Err(e) => Err(judge.fault(e).await),
+                    }
+                } else {
+                    match stream.get_last_raw_message_by_subject(&subject).await {
+                        Ok(m) => Ok(Some(m)),
+                        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
+                            Ok(None)
+                        }
+                        Err(e) => Err(judge.fault(e).await),
+                    }
+                }
+            }
+        })
     }
 
     /// The time of the last message on `subject`, if any.
     fn last_on(&self, subject: String) -> Option<std::time::SystemTime> {
-        let stream = self.stream.clone();
-        client::run("look up", async move {
-            Ok(stream
-                .direct_get_last_for_subject(subject)
-                .await
-                .ok()
-                .map(|m| m.time.unix_timestamp_nanos()))
-        })
-        .ok()
-        .flatten()
-        .map(to_system_time)
+        let m = self.last_message(subject).ok()??;
+        Some(to_system_time(m.time.unix_timestamp_nanos()))
+    }
+}
+
+/// The inbox stream of a team, with `replicas` copies; read from its leader when replicated.
+fn inbox_stream(k: &Keys, replicas: usize) -> stream::Config {
+    stream::Config {
+        name: k.stream(),
+        description: Some("teamctl inboxes".into()),
+        subjects: vec![k.inboxes()],
+        retention: stream::RetentionPolicy::Limits,
+        discard: stream::DiscardPolicy::Old,
+        max_age: MAX_AGE,
+        max_bytes: MAX_BYTES,
+        storage: stream::StorageType::File,
+        num_replicas: replicas,
+        allow_direct: true,
+        duplicate_window: Duration::from_mins(2),
+        republish: Some(stream::Republish {
+            source: k.inboxes(),
+            destination: k.inboxes_republished(),
+            headers_only: true,
+        }),
+        ..Default::default()
+    }
+}
+
+fn kv_config(k: &Keys, replicas: usize) -> kv::Config {
+    kv::Config {
+        bucket: k.bucket(),
+        description: "teamctl team state".into(),
+        history: 1,
+        max_value_size: -1,
+        max_bytes: -1,
+        storage: stream::StorageType::File,
+        num_replicas: replicas,
+        republish: Some(stream::Republish {
+            source: k.kv_subjects(),
+            destination: k.kv_republished(),
+            headers_only: true,
+        }),
+        ..Default::default()
+    }
+}
+
+/// How many messages one read asks for at a time.
+const READ_BATCH: usize = 256;
+
+/// The message at `seq` of stream `sname` as an inbox entry.
+fn entry(seq: u64, payload: &[u8], sname: &str) -> Entry {
+    let item = if payload.iter().all(|b| b.is_ascii_whitespace()) {
+        Item::Blank
+    } else {
+        match Envelope::from_line(payload) {
+            Ok(env) => Item::Message(Box::new(env)),
+            Err(e) => Item::Garbage(format!(
+                "skipped an unreadable message at sequence {seq} of stream {sname}: {e}"
+            )),
+        }
+    };
+    Entry {
+        start: Position::from_raw(seq - 1),
+        end: Position::from_raw(seq),
+        item,
+    }
+}
+
+/// Up to `max` messages on `subject` from sequence `from` on, in one batched direct get
+/// (`$JS.API.DIRECT.GET.STREAM` with `batch`, nats-server 2.11+; a 2.10 server answers with
+/// one message): `(sequence, payload)` in order, fewer at the end of the stream.
+async fn direct_batch(
+    client: &async_nats::Client,
+    sname: &str,
+    subject: &str,
+    from: u64,
+    max: usize,
+) -> Result<Vec<(u64, bytes::Bytes)>, Fault> {
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
+    let request = serde_json::json!({ "seq": from, "next_by_subj": subject, "batch": max });
+    client
+        .publish_with_reply(
+            format!("$JS.API.DIRECT.GET.{sname}"),
+            inbox,
+            request.to_string().into(),
+        )
+        .await
+        .map_err(Fault::of)?;
+    let mut out = Vec::new();
+    loop {
+        let Ok(Some(m)) = tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
+        else {
+            return Err(Fault::Again("no answer in time (read)".into()));
+        };
+        match m.status.map(|s| s.as_u16()) {
+            // The end of the batch, or nothing (more) to read.
+            Some(204 | 404) => break,
+            Some(503) => return Err(Fault::Again("no responders".into())),
+            Some(code) if code >= 300 => {
+                return Err(Fault::Again(format!(
+                    "status {code} {}",
+                    m.description.unwrap_or_default()
+                )));
+            }
+            _ => {}
+        }
+        let headers = m.headers.as_ref();
+        let seq = headers
+            .and_then(|h| h.get("Nats-Sequence"))
+            .and_then(|v| v.as_str().parse::<u64>().ok())
+            .ok_or_else(|| {
+                Fault::Fatal(Error::failed("NATS: a stored message without its sequence"))
+            })?;
+        out.push((seq, m.payload));
+        // A server without batches sends one message and no count of the rest.
+        let batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
+        // Full: the end-of-batch marker that follows is not waited for.
+        if !batched || out.len() >= max {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `key` holds exactly `bytes` (a write whose answer was lost took effect).
+async fn holds(kv: &kv::Store, key: &str, bytes: &[u8]) -> Result<bool, Fault> {
+    match kv.entry(key).await {
+        Ok(Some(e)) => Ok(e.operation == kv::Operation::Put && e.value.as_ref() == bytes),
+        Ok(None) => Ok(false),
+        Err(e) => Err(Fault::of(e)),
     }
 }
 
@@ -429,15 +747,7 @@ impl Store for NatsStore {
 
     /// The team file's KV revision.
     fn stamp(&self) -> Option<Stamp> {
-        self.with_kv("stamp", |kv| async move {
-            match kv.entry(keys::CONFIG).await.map_err(nats_err)? {
-                Some(e) if e.operation == kv::Operation::Put => Ok(Some(e.revision)),
-                _ => Ok(None),
-            }
-        })
-        .ok()
-        .flatten()
-        .map(Stamp::revision)
+        self.config_revision().ok().flatten().map(Stamp::revision)
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
@@ -447,7 +757,7 @@ impl Store for NatsStore {
     /// Only that the team exists. A `send` racing `delete`'s mark may append after it; the
     /// message then goes with the team (the file store orders them by a shared lock).
     fn hold_shared(&self) -> Result<Held> {
-        if self.stamp().is_none() {
+        if self.config_revision()?.is_none() {
             return Err(self.gone());
         }
         Ok(Held::new(()))
@@ -481,74 +791,96 @@ impl Store for NatsStore {
         let subject = self.keys.inbox(inbox);
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Msg-Id", format!("{inbox}.{}", env.id).as_str());
-        let team = self.team.clone();
-        let shown = self.conn.url.shown().to_string();
-        client::run("send", async move {
-            let ack = js
-                .publish_with_headers(subject, headers, line.into())
-                .await
-                .map_err(nats_err)?;
-            ack.await.map_err(|e| {
-                if e.kind() == jetstream::context::PublishErrorKind::StreamNotFound {
-                    Error::failed(format!(
-                        "team {team} no longer exists (deleted from the NATS server at {shown})"
-                    ))
-                } else {
-                    nats_err(e)
+        let (team, url, sname) = (self.team.clone(), self.conn.url.clone(), self.keys.stream());
+        let payload = bytes::Bytes::from(line);
+        // Each try publishes the same message with the same id: stored once however many
+        // tries it takes (a lost acknowledgement, a leader election).
+        self.call("store the message", move || {
+            let (js, subject, headers, payload) = (
+                js.clone(),
+                subject.clone(),
+                headers.clone(),
+                payload.clone(),
+            );
+            let (team, url, sname) = (team.clone(), url.clone(), sname.clone());
+            async move {
+                let ack = match js.publish_with_headers(subject, headers, payload).await {
+                    Ok(ack) => ack,
+                    Err(e) => return Err(Fault::of(e)),
+                };
+                match ack.await {
+                    Ok(_) => Ok(()),
+                    // No responders: the stream is gone, or has no leader yet.
+                    Err(e) if e.kind() == jetstream::context::PublishErrorKind::StreamNotFound => {
+                        Err(gone_or_again(&js, &sname, e, || gone_error(&team, &url)).await)
+                    }
+                    Err(e) => Err(Fault::of(e)),
                 }
-            })?;
-            Ok(())
+            }
         })
     }
 
+    /// Up to `max` messages after `from`, fetched in batches (one request per batch, served
+    /// by any replica). Replicated, the end a replica reports is checked with the leader: a
+    /// follower may not have a message whose wake-up the reader just had.
     fn read(&self, inbox: &Name, from: Position, max: usize) -> Result<Vec<Entry>> {
-        let stream = self.stream.clone();
+        let (stream, client) = (self.stream.clone(), self.conn.client.clone());
         let subject = self.keys.inbox(inbox);
         let sname = self.keys.stream();
-        client::run("read", async move {
-            let mut out = Vec::new();
-            let mut next = from.raw() + 1;
-            while out.len() < max {
-                let m = match stream
-                    .direct_get_next_for_subject(subject.clone(), Some(next))
-                    .await
-                {
-                    Ok(m) => m,
-                    Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => break,
-                    Err(e) => return Err(nats_err(e)),
-                };
-                let seq = m.sequence;
-                next = seq + 1;
-                let item = if m.payload.iter().all(|b| b.is_ascii_whitespace()) {
-                    Item::Blank
-                } else {
-                    match Envelope::from_line(&m.payload) {
-                        Ok(env) => Item::Message(Box::new(env)),
-                        Err(e) => Item::Garbage(format!(
-                            "skipped an unreadable message at sequence {seq} of stream {sname}: {e}"
-                        )),
+        let replicated = self.stream.cached_info().config.num_replicas > 1;
+        let judge = self.judge(false);
+        self.call("read", move || {
+            let (stream, client, subject, sname) = (
+                stream.clone(),
+                client.clone(),
+                subject.clone(),
+                sname.clone(),
+            );
+            let judge = judge.clone();
+            async move {
+                let mut out = Vec::new();
+                let mut next = from.raw() + 1;
+                while out.len() < max {
+                    let want = (max - out.len()).min(READ_BATCH);
+                    let mut got = match direct_batch(&client, &sname, &subject, next, want).await {
+                        Ok(got) => got,
+                        Err(Fault::Again(why)) => return Err(judge.fault(why).await),
+                        Err(fatal) => return Err(fatal),
+                    };
+                    if got.len() < want && replicated {
+                        let after = got.last().map_or(next, |(seq, _)| seq + 1);
+                        match stream
+                            .raw_message_builder()
+                            .sequence(after)
+                            .next_by_subject(subject.clone())
+                            .send()
+                            .await
+                        {
+                            Ok(m) => got.push((m.sequence, m.payload)),
+                            Err(e)
+                                if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {}
+                            Err(e) => return Err(judge.fault(e).await),
+                        }
                     }
-                };
-                out.push(Entry {
-                    start: Position::from_raw(seq - 1),
-                    end: Position::from_raw(seq),
-                    item,
-                });
+                    let Some((last, _)) = got.last() else { break };
+                    next = last + 1;
+                    let full = got.len() >= want;
+                    for (seq, payload) in got {
+                        out.push(entry(seq, &payload, &sname));
+                    }
+                    if !full && !replicated {
+                        break;
+                    }
+                }
+                Ok(out)
             }
-            Ok(out)
         })
     }
 
     fn inbox_end(&self, inbox: &Name) -> Result<Position> {
-        let stream = self.stream.clone();
-        let subject = self.keys.inbox(inbox);
-        client::run("read", async move {
-            match stream.direct_get_last_for_subject(subject).await {
-                Ok(m) => Ok(Position::from_raw(m.sequence)),
-                Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => Ok(Position::START),
-                Err(e) => Err(nats_err(e)),
-            }
-        })
+        Ok(self
+            .last_message(self.keys.inbox(inbox))?
+            .map_or(Position::START, |m| Position::from_raw(m.sequence)))
     }
 
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
@@ -593,34 +925,11 @@ impl Store for NatsStore {
         true
     }
 
-    /// Only on JetStream's own word that the bucket is not there ("stream not found"), or that
-    /// it holds no team file: a server that is away, or a stream without a leader for a moment
-    /// ("no responders"), is an error, not a deletion.
+    /// Only on JetStream's own word that the bucket is not there ("stream not found", judged by
+    /// `get_raw`), or that it holds no team file: a server that is away, or a stream without a
+    /// leader for a moment ("no responders"), is an error, not a deletion.
     fn deleted(&self) -> Result<bool> {
-        use async_nats::jetstream::ErrorCode;
-        use async_nats::jetstream::context::GetStreamErrorKind;
-        let js = self.conn.js.clone();
-        let bucket_stream = format!("KV_{}", self.keys.bucket());
-        let found = client::run("look for the team", async move {
-            match js.get_stream(&bucket_stream).await {
-                Ok(_) => Ok(true),
-                Err(e) => match e.kind() {
-                    GetStreamErrorKind::JetStream(j)
-                        if j.error_code() == ErrorCode::STREAM_NOT_FOUND =>
-                    {
-                        Ok(false)
-                    }
-                    _ => Err(nats_err(e)),
-                },
-            }
-        })?;
-        if !found {
-            return Ok(true);
-        }
-        let entry = self.with_kv("read the team file", |kv| async move {
-            kv.entry(keys::CONFIG).await.map_err(nats_err)
-        })?;
-        Ok(!entry.is_some_and(|e| e.operation == kv::Operation::Put))
+        self.get_raw(keys::CONFIG.to_string()).map(|v| v.is_none())
     }
 
     fn renew_lease(&self, member: &Name, pid: u32, until: u64) -> Result<()> {
@@ -646,13 +955,19 @@ impl Store for NatsStore {
         let (answer, rev) = self.get_json::<ShutdownAnswer>(&key).ok()??;
         // Only the taker whose delete of exactly that revision succeeds has it: two takers
         // racing for one answer never both get it. A take for another request clears it too.
+        let (kv, judge) = (self.kv.clone(), self.judge(true));
         let taken = self
-            .with_kv("take the answer", |kv| async move {
-                kv.delete_expect_revision(&key, Some(rev))
-                    .await
-                    .map_err(nats_err)
+            .call("take the answer", move || {
+                let (kv, key, judge) = (kv.clone(), key.clone(), judge.clone());
+                async move {
+                    match kv.delete_expect_revision(&key, Some(rev)).await {
+                        Ok(()) => Ok(true),
+                        Err(e) if e.to_string().contains("wrong last") => Ok(false),
+                        Err(e) => Err(judge.fault(e).await),
+                    }
+                }
             })
-            .is_ok();
+            .unwrap_or(false);
         (taken && answer.request_id == request_id).then_some(answer)
     }
 
@@ -662,7 +977,8 @@ impl Store for NatsStore {
         let (first, second) = if a <= b { (a, b) } else { (b, a) };
         let key = keys::loop_notice(first, second);
         let quiet = super::team::LOOP_NOTICE_QUIET.as_millis() as u64;
-        self.with_kv("loop notice", |kv| async move {
+        let kv = self.kv.clone();
+        client::run("loop notice", async move {
             let now = now_ms();
             let value: bytes::Bytes = now.to_string().into_bytes().into();
             let won = match kv.entry(&key).await.map_err(nats_err)? {
@@ -776,18 +1092,21 @@ impl Store for NatsStore {
     fn destroy(&self) -> Result<()> {
         let js = self.conn.js.clone();
         let (sname, bname) = (self.keys.stream(), self.keys.bucket());
-        client::run("delete the team", async move {
-            if let Err(e) = js.delete_stream(&sname).await
-                && !e.to_string().contains("not found")
-            {
-                return Err(nats_err(e));
+        self.call("delete the team", move || {
+            let (js, sname, bname) = (js.clone(), sname.clone(), bname.clone());
+            async move {
+                if let Err(e) = js.delete_stream(&sname).await
+                    && !e.to_string().contains("not found")
+                {
+                    return Err(Fault::of(e));
+                }
+                if let Err(e) = js.delete_key_value(&bname).await
+                    && !e.to_string().contains("not found")
+                {
+                    return Err(Fault::of(e));
+                }
+                Ok(())
             }
-            if let Err(e) = js.delete_key_value(&bname).await
-                && !e.to_string().contains("not found")
-            {
-                return Err(nats_err(e));
-            }
-            Ok(())
         })?;
         match std::fs::remove_dir_all(&self.local) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&self.local, e)),

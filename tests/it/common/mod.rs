@@ -398,11 +398,16 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         entries.sort_by_key(|e| e.path());
         for e in entries {
             let p = e.path();
-            if p.is_dir() {
+            let kind = e.file_type().ok();
+            if kind.is_some_and(|k| k.is_dir()) {
                 out.push((p.clone(), Vec::new()));
                 walk(&p, out);
-            } else {
+            } else if kind.is_some_and(|k| k.is_file()) {
                 out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+            } else {
+                // A doorbell FIFO (a waiter past the inotify limit) or a link: its name only;
+                // reading a FIFO would block until a writer came.
+                out.push((p.clone(), Vec::new()));
             }
         }
     }
