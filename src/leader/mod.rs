@@ -7,10 +7,10 @@ pub mod handoff;
 mod wake;
 
 use crate::backend::{self, Backend, Launch, Liveness};
-use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status, TeamConfig};
+use crate::domain::{Body, Envelope, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{Held, Home, Item, LockKey, Store};
-pub use wake::{resume_stopped, wake};
+use crate::store::{ConfigCache, Held, Home, Item, LockKey, Store};
+pub use wake::{resume_stopped, wake, wake_in};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
@@ -107,30 +107,31 @@ pub fn start_worker(
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    start_worker_in(home, store, &store.load()?, name, backend)
+    start_worker_in(home, store, &mut None, name, backend)
 }
 
-/// `start_worker`, given the team file as the caller just wrote it (it holds the member).
+/// `start_worker`, the team file read through `cache` (the caller just wrote it, with the
+/// member: not read again) and the placement recorded through it.
 pub fn start_worker_in(
     home: &Home,
     store: &dyn Store,
-    config: &TeamConfig,
+    cache: &mut ConfigCache,
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    let mut member = config.require(name.as_str())?;
     // The server goes into the record before the pane is made (see `spawn::start`).
-    let recorded;
+    let member = store.load_cached(cache)?.require(name.as_str())?;
     if member.tmux_socket != backend.tmux_socket() && member.pane_id.is_none() {
         let socket = backend.tmux_socket();
-        recorded = store.update(&mut |cfg| {
+        store.update_cached(cache, &mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
                 m.tmux_socket = socket.clone();
             }
             Ok(())
         })?;
-        member = recorded.require(name.as_str())?;
     }
+    let config = store.load_cached(cache)?;
+    let member = config.require(name.as_str())?;
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
     // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
@@ -145,7 +146,7 @@ pub fn start_worker_in(
         backend.spawn(&launch)?
     };
     let kind = backend.kind();
-    let updated = store.update(&mut |cfg| {
+    let updated = store.update_cached(cache, &mut |cfg| {
         // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
         if placement.tmux_session.is_some() && cfg.tmux_session != placement.tmux_session {
             cfg.tmux_session = placement.tmux_session.clone();
