@@ -120,17 +120,19 @@ pub fn start_worker_in(
     backend: &dyn Backend,
 ) -> Result<Member> {
     // The server goes into the record before the pane is made (see `spawn::start`).
-    let member = store.load_cached(cache)?.require(name.as_str())?;
-    if member.tmux_socket != backend.tmux_socket() && member.pane_id.is_none() {
+    let config = store.load_cached(cache)?;
+    let member = config.require(name.as_str())?;
+    let config = if member.tmux_socket != backend.tmux_socket() && member.pane_id.is_none() {
         let socket = backend.tmux_socket();
         store.update_cached(cache, &mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
                 m.tmux_socket = socket.clone();
             }
             Ok(())
-        })?;
-    }
-    let config = store.load_cached(cache)?;
+        })?
+    } else {
+        config
+    };
     let member = config.require(name.as_str())?;
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
