@@ -555,6 +555,22 @@ pub(crate) fn cached_updates_and_rosters_miss_no_change(make: &Make) {
     assert_eq!(s.load().unwrap(), before);
     let written = s.update_cached(&mut cache, &mut |_| Ok(())).unwrap();
     assert_eq!(*written, before);
+    // What was written serves the next look; another writer's change after it is read by
+    // the look after that (a store that cannot tell its own stamp keeps the copy once).
+    s.update_cached(&mut cache, &mut |cfg| {
+        cfg.description = "mine".into();
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "mine");
+    other
+        .update(&mut |cfg| {
+            cfg.description = "theirs".into();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
 }
 
 /// 8 threads race to claim one pending task: exactly one wins, the others are refused and

@@ -105,6 +105,11 @@ impl Stamp {
 
     /// Matches no real stamp.
     const NONE: Stamp = Stamp(0, 0, 0, 0);
+
+    /// Marks a copy this process has just written without knowing its stamp (a store whose
+    /// stamp may already be another writer's): good for the next look only, as the copy an
+    /// update returns is. Matches no real stamp.
+    const OWN: Stamp = Stamp(0, 1, 0, 0);
 }
 
 /// Something held until dropped: a lock, a shared hold on the team.
@@ -137,6 +142,13 @@ fn cached<'a, T>(
     cache: &'a mut Option<(Stamp, T)>,
     read: impl FnOnce() -> Result<T>,
 ) -> Result<&'a T> {
+    if let Some((then, _)) = cache.as_mut()
+        && *then == Stamp::OWN
+    {
+        // Used once, unread (on NATS a stamp is a round trip); the next look reads again.
+        *then = Stamp::NONE;
+        return Ok(&cache.as_ref().expect("matched above").1);
+    }
     let stamp = store.stamp();
     let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
     if !fresh {
@@ -246,7 +258,8 @@ pub trait Store: Send + Sync {
     /// `update`, starting from `cache` when the team file has not changed since it was filled
     /// (not read again), and leaving the file as written in `cache`: a caller that changes
     /// the team file twice (`spawn`: the member, then its placement) parses it once. Returns
-    /// the file as written. A store that cannot tell its own write's stamp keeps none.
+    /// the file as written. A store that cannot tell its own write's stamp keeps the copy for
+    /// the next look only (`Stamp::OWN`), as a caller of `update` would use what it returned.
     fn update_cached<'a>(
         &self,
         cache: &'a mut ConfigCache,
@@ -254,8 +267,7 @@ pub trait Store: Send + Sync {
     ) -> Result<&'a TeamConfig> {
         *cache = None;
         let written = self.update(f)?;
-        // `Stamp::NONE` matches no stamp: the next read reads again.
-        Ok(&cache.insert((Stamp::NONE, written)).1)
+        Ok(&cache.insert((Stamp::OWN, written)).1)
     }
 
     /// The team file for a reader of a few members (`send`): every member's name, a member
