@@ -2,7 +2,7 @@
 //! recipient's inbox (`*` fans out to every member but the sender).
 
 use crate::domain::name::AgentId;
-use crate::domain::{Envelope, LEADER, Name, TeamConfig};
+use crate::domain::{Envelope, LEADER, Name, Roster, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{SharedStore, Store};
 
@@ -31,7 +31,15 @@ pub fn across(store: &dyn Store, to: &AgentId, env: &Envelope) -> Result<SharedS
 
 /// Validate `env` and append it to its recipients' inboxes; returns who got it.
 pub fn deliver(store: &dyn Store, config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {
-    let recipients = recipients(config, env)?;
+    append_all(store, recipients(config, env)?, env)
+}
+
+/// `deliver`, the members read from a roster (`send`).
+pub fn deliver_in(store: &dyn Store, roster: &Roster, env: &Envelope) -> Result<Vec<Name>> {
+    append_all(store, recipients_in(roster, env)?, env)
+}
+
+fn append_all(store: &dyn Store, recipients: Vec<Name>, env: &Envelope) -> Result<Vec<Name>> {
     for r in &recipients {
         store.append(r, env)?;
     }
@@ -58,29 +66,47 @@ pub fn to_leader(store: &dyn Store, me: &Name, env: &Envelope) -> Option<Result<
 
 /// Who `env` goes to, after every check; nothing is written.
 pub fn recipients(config: &TeamConfig, env: &Envelope) -> Result<Vec<Name>> {
+    recipients_among(&config.name, || config.members.iter().map(|m| &m.name), env)
+}
+
+/// `recipients`, the members read from a roster (`send`).
+pub fn recipients_in(roster: &Roster, env: &Envelope) -> Result<Vec<Name>> {
+    recipients_among(roster.team(), || roster.names().iter(), env)
+}
+
+/// `recipients` among the members `names` gives (in the team file's order) of `team`.
+fn recipients_among<'a, I: Iterator<Item = &'a Name>>(
+    team: &Name,
+    names: impl Fn() -> I,
+    env: &Envelope,
+) -> Result<Vec<Name>> {
     env.validate()?;
-    if config.member(&env.from).is_none() {
+    if !names().any(|n| n.as_str() == env.from) {
         return Err(Error::bad(format!(
-            "unknown sender {:?}: not a member of team {} (set --as or TEAMCTL_AGENT_NAME to a member)",
-            env.from, config.name
+            "unknown sender {:?}: not a member of team {team} (set --as or TEAMCTL_AGENT_NAME to a member)",
+            env.from
         )));
     }
     if env.to == "*" {
-        let all: Vec<Name> = config
-            .members
-            .iter()
-            .filter(|m| m.name.as_str() != env.from)
-            .map(|m| m.name.clone())
+        let all: Vec<Name> = names()
+            .filter(|n| n.as_str() != env.from)
+            .cloned()
             .collect();
         if all.is_empty() {
             return Err(Error::bad(format!(
-                "team {} has nobody else to broadcast to; spawn a teammate first",
-                config.name
+                "team {team} has nobody else to broadcast to; spawn a teammate first"
             )));
         }
         Ok(all)
     } else {
-        Ok(vec![config.require(&env.to)?.name.clone()])
+        match names().find(|n| n.as_str() == env.to) {
+            Some(n) => Ok(vec![n.clone()]),
+            None => Err(crate::domain::member::unknown_member(
+                team,
+                names(),
+                &env.to,
+            )),
+        }
     }
 }
 

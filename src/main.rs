@@ -1,7 +1,5 @@
 //! The `teamctl` binary: parse, execute, turn an error into one line and an exit code.
 
-use clap::Parser;
-
 fn main() {
     // An empty variable counts as unset (as `TEAMCTL_TEAM=` already did): `TEAMCTL_HOME=` meant
     // "--home requires a value" and `TEAMCTL_AGENT_NAME=` an invalid empty name.
@@ -26,7 +24,7 @@ fn main() {
         exit_on(teamctl::interactive::exec_env(&args[2..]));
         return;
     }
-    let cli = teamctl::cli::Cli::parse_from(args);
+    let cli = teamctl::cli::parse(args);
     if matches!(cli.command, Some(teamctl::cli::Command::Demo(_))) {
         // The demo's teammates go to the team's detached session, never beside the caller's
         // pane: without `$TMUX_PANE` the tmux backend does not split the user's window.

@@ -157,11 +157,19 @@ pub fn start(
         interactive,
         backend,
     } = checked;
+    // The team file is parsed once (400 KB with 1,000 members), and again only if it changed
+    // meanwhile: every look below, the member's record and its placement go through `cache`.
+    let mut cache = None;
     // Checked before anything is written, and again in the update (a racing spawn).
-    look_alike(&store.load()?, &name)?;
+    look_alike(store.load_cached(&mut cache)?, &name)?;
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
-        Some(branch) if store.load()?.member(name.as_str()).is_none() => {
+        Some(branch)
+            if store
+                .load_cached(&mut cache)?
+                .member(name.as_str())
+                .is_none() =>
+        {
             Some(worktree::plan(&cwd, &store.local_dir(), &name, branch)?)
         }
         _ => None,
@@ -207,8 +215,8 @@ pub fn start(
     };
     // Held until the worker is recorded: see `leader::start_lock`.
     let _starting = leader::start_lock(store, &name)?;
-    let config = store.load()?;
-    if let Some(e) = running(&config) {
+    let config = store.load_cached(&mut cache)?;
+    if let Some(e) = running(config) {
         return Err(e);
     }
     let previous = config.member(name.as_str()).cloned();
@@ -235,7 +243,7 @@ pub fn start(
             worktree::restore(&member, &store.local_dir())?;
         }
     }
-    let written = store.update(&mut |cfg| {
+    store.update_cached(&mut cache, &mut |cfg| {
         // Under the team file's lock: `delete` sees this member when it looks after its mark.
         cfg.refuse_if_deleting()?;
         look_alike(cfg, &name)?;
@@ -273,21 +281,21 @@ pub fn start(
         return Err(e);
     }
     // This host was told what the member runs: that is what it will run (`store::spec`).
-    if let Err(e) = crate::store::spec::save(store, written.require(name.as_str())?) {
+    if let Err(e) = crate::store::spec::save(store, &member) {
         forget();
         return Err(e);
     }
-    let started = match leader::start_worker_in(&ctx.home, store, &written, &name, backend.as_ref())
-    {
-        Ok(m) => m,
-        Err(e) => {
-            forget();
-            if let Some(t) = &tree {
-                let _ = worktree::remove(&t.repo, &t.path);
+    let started =
+        match leader::start_worker_in(&ctx.home, store, &mut cache, &name, backend.as_ref()) {
+            Ok(m) => m,
+            Err(e) => {
+                forget();
+                if let Some(t) = &tree {
+                    let _ = worktree::remove(&t.repo, &t.path);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-    };
+        };
     Ok(started)
 }
 

@@ -76,21 +76,13 @@ impl TeamConfig {
     }
 
     pub fn unknown(&self, name: &str) -> Error {
-        let names: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();
-        Error::bad(format!(
-            "no member {name:?} in team {}; members: {}",
-            self.name,
-            names.join(", ")
-        ))
+        unknown_member(&self.name, self.members.iter().map(|m| &m.name), name)
     }
 
     /// The error for a command that would touch a team being deleted, if it is.
     pub fn refuse_if_deleting(&self) -> Result<()> {
         match self.deleting {
-            Some(_) => Err(Error::failed(format!(
-                "team {} is being deleted; nothing is sent to it or started in it (a `teamctl delete` that was interrupted is finished by `teamctl delete --force --team {}`)",
-                self.name, self.name
-            ))),
+            Some(_) => Err(deleting_error(&self.name)),
             None => Ok(()),
         }
     }
@@ -121,6 +113,26 @@ impl TeamConfig {
             .find(|c| !used.contains(c))
             .unwrap_or(COLORS[self.members.len() % COLORS.len()])
     }
+}
+
+/// No member `name` in `team`: a bad-input error that lists who is there.
+pub(crate) fn unknown_member<'a>(
+    team: &Name,
+    members: impl Iterator<Item = &'a Name>,
+    name: &str,
+) -> Error {
+    let names: Vec<&str> = members.map(|n| n.as_str()).collect();
+    Error::bad(format!(
+        "no member {name:?} in team {team}; members: {}",
+        names.join(", ")
+    ))
+}
+
+/// The error for a command that would touch `team` while it is being deleted.
+pub(crate) fn deleting_error(team: &Name) -> Error {
+    Error::failed(format!(
+        "team {team} is being deleted; nothing is sent to it or started in it (a `teamctl delete` that was interrupted is finished by `teamctl delete --force --team {team}`)"
+    ))
 }
 
 /// A text field that reads as absent when it holds anything but text (as it did when these

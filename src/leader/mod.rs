@@ -7,10 +7,10 @@ pub mod handoff;
 mod wake;
 
 use crate::backend::{self, Backend, Launch, Liveness};
-use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status, TeamConfig};
+use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{Held, Home, Item, LockKey, Store};
-pub use wake::{resume_stopped, wake};
+use crate::store::{ConfigCache, Held, Home, Item, LockKey, Store};
+pub use wake::{resume_stopped, wake, wake_in};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
@@ -133,30 +133,31 @@ pub fn start_worker(
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    start_worker_in(home, store, &store.load()?, name, backend)
+    start_worker_in(home, store, &mut None, name, backend)
 }
 
-/// `start_worker`, given the team file as the caller just wrote it (it holds the member).
+/// `start_worker`, the team file read through `cache` (the caller just wrote it, with the
+/// member: not read again) and the placement recorded through it.
 pub fn start_worker_in(
     home: &Home,
     store: &dyn Store,
-    config: &TeamConfig,
+    cache: &mut ConfigCache,
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
-    let mut member = config.require(name.as_str())?;
-    let previous_host = member.host.clone();
     // The server goes into the record before the pane is made (see `spawn::start`). On a
     // store that hosts share, so does this host: the worker's heartbeat ends a worker whose
     // member another host has taken over, and must not end the one starting here.
+    let config = store.load_cached(cache)?;
+    let member = config.require(name.as_str())?;
+    let previous_host = member.host.clone();
     let socket = backend.tmux_socket();
     let host = store
         .spans_hosts()
         .then(|| backend::host::here(home.root(), crate::domain::time::now_ms()));
     let new_socket = member.tmux_socket != socket && member.pane_id.is_none();
-    let recorded;
-    if new_socket || host.is_some() {
-        recorded = store.update(&mut |cfg| {
+    let config = if new_socket || host.is_some() {
+        store.update_cached(cache, &mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str()) {
                 if new_socket {
                     m.tmux_socket = socket.clone();
@@ -166,9 +167,11 @@ pub fn start_worker_in(
                 }
             }
             Ok(())
-        })?;
-        member = recorded.require(name.as_str())?;
-    }
+        })?
+    } else {
+        config
+    };
+    let member = config.require(name.as_str())?;
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
     // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
@@ -202,7 +205,7 @@ pub fn start_worker_in(
         }
     };
     let kind = backend.kind();
-    let updated = store.update(&mut |cfg| {
+    let updated = store.update_cached(cache, &mut |cfg| {
         // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
         if placement.tmux_session.is_some() && cfg.tmux_session != placement.tmux_session {
             cfg.tmux_session = placement.tmux_session.clone();

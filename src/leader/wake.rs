@@ -3,7 +3,7 @@
 
 use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{Home, Store};
+use crate::store::{Home, RosterCache, Store};
 
 /// Start the recipients that are down so the message gets handled, as `resume_stopped`; but a
 /// teammate's mail never brings back one the team file records as stopped (shut down, killed,
@@ -16,47 +16,78 @@ pub fn wake(
     store: &dyn Store,
     to: &[Name],
 ) -> Result<(Vec<Name>, Vec<Name>)> {
-    let config = store.load()?;
+    wake_in(home, me, store, to, &mut None)
+}
+
+/// `wake`, the team file read through `cache` (read again only if it changed since).
+pub fn wake_in(
+    home: &Home,
+    me: &Name,
+    store: &dyn Store,
+    to: &[Name],
+    cache: &mut RosterCache,
+) -> Result<(Vec<Name>, Vec<Name>)> {
+    let roster = store.roster_cached(cache)?;
     let (mut wake, mut waiting) = (Vec::new(), Vec::new());
     for name in to {
-        match config.member(name.as_str()) {
+        if name.is_leader() {
+            wake.push(name.clone());
+            continue;
+        }
+        // A member's full entry is parsed only when it may matter: a leader's mail wakes
+        // anyone of this host, so only a store that hosts share needs to look.
+        let member = if me.is_leader() && !store.spans_hosts() {
+            None
+        } else {
+            roster.member(name.as_str())?
+        };
+        match member {
             // Started on another host: only that host starts it again (`resume` there, or
             // `resume --here` here).
-            Some(m) if !name.is_leader() && crate::backend::host::elsewhere(m).is_some() => {
-                if !super::effective_status(m, store.live(name)?.as_ref()).is_running() {
+            Some(m) if crate::backend::host::elsewhere(&m).is_some() => {
+                if !super::effective_status(&m, store.live(name)?.as_ref()).is_running() {
                     waiting.push(name.clone());
                 }
             }
             Some(m)
                 if !me.is_leader()
-                    && !name.is_leader()
-                    && super::seen_status(m, store.live(name)?.as_ref()) == Status::Stopped =>
+                    && super::seen_status(&m, store.live(name)?.as_ref()) == Status::Stopped =>
             {
                 waiting.push(name.clone());
             }
             _ => wake.push(name.clone()),
         }
     }
-    Ok((resume_stopped(home, store, &wake)?, waiting))
+    Ok((resume_stopped_in(home, store, &wake, cache)?, waiting))
 }
 
 /// Start the recipients that are stopped or dead, so the message gets handled.
 pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec<Name>> {
-    let config = store.load()?;
+    resume_stopped_in(home, store, to, &mut None)
+}
+
+/// `resume_stopped`, the team file read through `cache`.
+fn resume_stopped_in(
+    home: &Home,
+    store: &dyn Store,
+    to: &[Name],
+    cache: &mut RosterCache,
+) -> Result<Vec<Name>> {
+    let roster = store.roster_cached(cache)?;
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
     for name in to {
-        let Some(member) = config.member(name.as_str()) else {
-            continue;
-        };
         if name.is_leader() {
             continue;
         }
+        let Some(member) = roster.member(name.as_str())? else {
+            continue;
+        };
         // A running worker process carrying this member's tag is enough to know the message
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
-        let status = super::seen_status(member, store.live(name)?.as_ref());
-        if !status.is_running() || super::cut_short(member, status) {
+        let status = super::seen_status(&member, store.live(name)?.as_ref());
+        if !status.is_running() || super::cut_short(&member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
             match super::resume_if_down(home, store, name, false) {
                 Ok(Some(_)) => resumed.push(name.clone()),

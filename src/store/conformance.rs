@@ -98,6 +98,7 @@ macro_rules! conformance_tests {
             concurrent_updates_compare_and_set,
             a_failed_update_leaves_the_team_file_untouched,
             stamps_and_the_cached_team_file,
+            cached_updates_and_rosters_miss_no_change,
             one_claimer_wins_a_task,
             a_failed_task_update_leaves_the_list_untouched,
             new_mail_wakes_a_subscriber,
@@ -487,6 +488,90 @@ pub(crate) fn stamps_and_the_cached_team_file(make: &Make) {
         assert_eq!(s.load_cached(&mut cache).unwrap().description, text);
         seen.push(now);
     }
+}
+
+/// `update_cached` starts from its cache only while nothing else changed the team file: a
+/// change made through another handle in between is kept, never written over with the
+/// cached copy; a failed change leaves the file as it was. `roster_cached` sees every change.
+pub(crate) fn cached_updates_and_rosters_miss_no_change(make: &Make) {
+    let made = make();
+    let s = &made.store;
+    let other = (made.reopen)();
+    let member = |name: &str| {
+        let mut m = Member::leader(s.team(), "/tmp".into(), 1);
+        m.name = Name::parse(name).unwrap();
+        m.agent_id = format!("{name}@{}", s.team());
+        m.status = Status::Starting;
+        m
+    };
+    let mut cache = None;
+    let mut roster = None;
+    let written = s
+        .update_cached(&mut cache, &mut |cfg| {
+            cfg.members.push(member("bob"));
+            Ok(())
+        })
+        .unwrap();
+    assert!(written.member("bob").is_some());
+    assert!(s.roster_cached(&mut roster).unwrap().has("bob"));
+    for i in 0..20 {
+        // Another writer between two cached changes of this one.
+        let text = format!("other {i}");
+        other
+            .update(&mut |cfg| {
+                cfg.description = text.clone();
+                cfg.members.push(member(&format!("o{i}")));
+                Ok(())
+            })
+            .unwrap();
+        let r = s.roster_cached(&mut roster).unwrap();
+        assert!(r.has(&format!("o{i}")), "the roster read the change {i}");
+        let written = s
+            .update_cached(&mut cache, &mut |cfg| {
+                cfg.member_mut("bob").unwrap().pid = Some(i);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(written.description, text, "change {i} kept");
+        assert!(written.member(&format!("o{i}")).is_some());
+        assert_eq!(written.member("bob").unwrap().pid, Some(i));
+        assert_eq!(s.load().unwrap(), *written, "the file is what was written");
+        assert_eq!(
+            s.roster_cached(&mut roster)
+                .unwrap()
+                .member("bob")
+                .unwrap()
+                .unwrap()
+                .pid,
+            Some(i)
+        );
+    }
+    // A failed change writes nothing, and what it half did is not kept for the next one.
+    let before = s.load().unwrap();
+    let failed = s.update_cached(&mut cache, &mut |cfg| {
+        cfg.description = "half done".into();
+        Err(Error::bad("no"))
+    });
+    assert!(failed.is_err());
+    assert_eq!(s.load().unwrap(), before);
+    let written = s.update_cached(&mut cache, &mut |_| Ok(())).unwrap();
+    assert_eq!(*written, before);
+    // What was written serves the next look; another writer's change after it is read by
+    // the look after that (a store that cannot tell its own stamp keeps the copy once).
+    s.update_cached(&mut cache, &mut |cfg| {
+        cfg.description = "mine".into();
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "mine");
+    other
+        .update(&mut |cfg| {
+            cfg.description = "theirs".into();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
+    assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
 }
 
 /// 8 threads race to claim one pending task: exactly one wins, the others are refused and

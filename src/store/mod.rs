@@ -33,7 +33,7 @@ pub use wake::{Bell, Subscription, SyncBell, WakeMode};
 
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
-use crate::domain::{Envelope, LiveState, Name, TeamConfig};
+use crate::domain::{Envelope, LiveState, Name, Roster, TeamConfig};
 use crate::error::Result;
 
 /// What a subscriber can be woken by.
@@ -106,6 +106,11 @@ impl Stamp {
 
     /// Matches no real stamp.
     const NONE: Stamp = Stamp(0, 0, 0, 0);
+
+    /// Marks a copy this process has just written without knowing its stamp (a store whose
+    /// stamp may already be another writer's): good for the next look only, as the copy an
+    /// update returns is. Matches no real stamp.
+    const OWN: Stamp = Stamp(0, 1, 0, 0);
 }
 
 /// Something held until dropped: a lock, a shared hold on the team.
@@ -128,6 +133,32 @@ pub enum LockKey {
 
 /// The team file cached with its stamp (`Store::load_cached`).
 pub type ConfigCache = Option<(Stamp, TeamConfig)>;
+
+/// The team file's roster cached with its stamp (`Store::roster_cached`).
+pub type RosterCache = Option<(Stamp, Roster)>;
+
+/// `cache`'s value, read again by `read` only when `store`'s stamp changed since it was filled.
+fn cached<'a, T>(
+    store: &(impl Store + ?Sized),
+    cache: &'a mut Option<(Stamp, T)>,
+    read: impl FnOnce() -> Result<T>,
+) -> Result<&'a T> {
+    if let Some((then, _)) = cache.as_mut()
+        && *then == Stamp::OWN
+    {
+        // Used once, unread (on NATS a stamp is a round trip); the next look reads again.
+        *then = Stamp::NONE;
+        return Ok(&cache.as_ref().expect("matched above").1);
+    }
+    let stamp = store.stamp();
+    let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
+    if !fresh {
+        // Stamp first, then read: a change made in between leaves a stale stamp, so the
+        // next call reads again. No stamp matches nothing: read again next time.
+        *cache = Some((stamp.unwrap_or(Stamp::NONE), read()?));
+    }
+    Ok(&cache.as_ref().expect("filled above").1)
+}
 
 /// A store shared by the parts of one process.
 pub type SharedStore = std::sync::Arc<dyn Store>;
@@ -238,15 +269,33 @@ pub trait Store: Send + Sync {
 
     /// The team file, read again only when its stamp changed since `cache` was filled.
     fn load_cached<'a>(&self, cache: &'a mut ConfigCache) -> Result<&'a TeamConfig> {
-        let stamp = self.stamp();
-        let fresh = matches!((&stamp, &*cache), (Some(now), Some((then, _))) if now == then);
-        if !fresh {
-            // Stamp first, then read: a change made in between leaves a stale stamp, so the
-            // next call reads again. No stamp matches nothing: read again next time.
-            let config = self.load()?;
-            *cache = Some((stamp.unwrap_or(Stamp::NONE), config));
-        }
-        Ok(&cache.as_ref().expect("filled above").1)
+        cached(self, cache, || self.load())
+    }
+
+    /// `update`, starting from `cache` when the team file has not changed since it was filled
+    /// (not read again), and leaving the file as written in `cache`: a caller that changes
+    /// the team file twice (`spawn`: the member, then its placement) parses it once. Returns
+    /// the file as written. A store that cannot tell its own write's stamp keeps the copy for
+    /// the next look only (`Stamp::OWN`), as a caller of `update` would use what it returned.
+    fn update_cached<'a>(
+        &self,
+        cache: &'a mut ConfigCache,
+        f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>,
+    ) -> Result<&'a TeamConfig> {
+        *cache = None;
+        let written = self.update(f)?;
+        Ok(&cache.insert((Stamp::OWN, written)).1)
+    }
+
+    /// The team file for a reader of a few members (`send`): every member's name, a member
+    /// in full only when asked for. A store that reads the team file whole gives it so.
+    fn roster(&self) -> Result<Roster> {
+        Ok(Roster::from(self.load()?))
+    }
+
+    /// `roster`, read again only when the team file's stamp changed since `cache` was filled.
+    fn roster_cached<'a>(&self, cache: &'a mut RosterCache) -> Result<&'a Roster> {
+        cached(self, cache, || self.roster())
     }
 }
 

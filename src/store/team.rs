@@ -17,10 +17,10 @@ use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
 use super::wake::{self, Bell, Subscription, Target};
-use super::{Entry, Held, LockKey, Position, Stamp, Store, Topic};
+use super::{ConfigCache, Entry, Held, LockKey, Position, Stamp, Store, Topic};
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
-use crate::domain::{Envelope, LiveState, Name, TeamConfig};
+use crate::domain::{Envelope, LiveState, Name, Roster, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
 /// How long after a loop notice the same pair's loop stays quiet.
@@ -66,6 +66,27 @@ impl FsStore {
         self.write_config(config)
     }
 
+    /// The team file's bytes, or the error for a team whose file is gone.
+    fn config_bytes(&self) -> Result<Vec<u8>> {
+        let path = self.config_path();
+        match super::fsutil::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::failed(format!(
+                "team {} no longer exists (deleted; its team file {} is gone)",
+                self.team,
+                path.display()
+            ))),
+            read => read.at(&path),
+        }
+    }
+
+    fn damaged(&self, e: &serde_json::Error) -> Error {
+        Error::failed(format!(
+            "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",
+            self.config_path().display(),
+            self.team
+        ))
+    }
+
     fn write_config(&self, config: &TeamConfig) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(config)
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
@@ -81,30 +102,22 @@ impl Store for FsStore {
     }
 
     fn load(&self) -> Result<TeamConfig> {
-        let path = self.config_path();
-        let bytes = match super::fsutil::read(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::failed(format!(
-                    "team {} no longer exists (deleted; its team file {} is gone)",
-                    self.team,
-                    path.display()
-                )));
-            }
-            read => read.at(&path)?,
-        };
-        let mut config: TeamConfig = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::failed(format!(
-                "the team file {} is damaged ({e}); restore it or remove the team with `teamctl delete --force --team {}`",
-                path.display(),
-                self.team
-            ))
-        })?;
+        let bytes = self.config_bytes()?;
+        let mut config: TeamConfig =
+            serde_json::from_slice(&bytes).map_err(|e| self.damaged(&e))?;
         // Every member of a file store runs on this host: a `host` in the file (written by
         // hand) changes nothing.
         for m in &mut config.members {
             m.host = None;
         }
         Ok(config)
+    }
+
+    /// Only the names parsed, and a member in full when asked for (`domain::roster`).
+    fn roster(&self) -> Result<Roster> {
+        Roster::parse(self.config_bytes()?)
+            .map(Roster::without_hosts)
+            .map_err(|e| self.damaged(&e))
     }
 
     fn exists(&self) -> bool {
@@ -158,6 +171,27 @@ impl Store for FsStore {
         f(&mut config)?;
         self.write_config(&config)?;
         Ok(config)
+    }
+
+    /// Under the lock, the cached file is as good as a read when its stamp is the file's;
+    /// after the write the stamp is this write's (no other writer can replace the file while
+    /// the lock is held).
+    fn update_cached<'a>(
+        &self,
+        cache: &'a mut ConfigCache,
+        f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>,
+    ) -> Result<&'a TeamConfig> {
+        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        let stamp = self.stamp();
+        let mut config = match cache.take() {
+            Some((then, config)) if stamp == Some(then) => config,
+            _ => self.load()?,
+        };
+        // On an error the cache stays empty: `f` may have changed the copy half-way.
+        f(&mut config)?;
+        self.write_config(&config)?;
+        let stamp = self.stamp().unwrap_or(Stamp::NONE);
+        Ok(&cache.insert((stamp, config)).1)
     }
 
     fn append(&self, to: &Name, env: &Envelope) -> Result<()> {
