@@ -129,7 +129,7 @@ pub enum Command {
     /// Make a team and lead it
     Create(CreateArgs),
     /// Stop every teammate and remove the team
-    Delete(DeleteArgs),
+    Delete(DeleteCmd),
     /// Bring up the team a file declares (default teamctl.toml): create, resume, spawn
     Up(UpArgs),
     /// Stop the team a file declares and remove it (default teamctl.toml)
@@ -204,6 +204,16 @@ pub struct CreateArgs {
         hide_env_values = true
     )]
     pub store: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteCmd {
+    #[command(flatten)]
+    pub delete: DeleteArgs,
+    /// Leave a team kept on a NATS server: remove only this home's pointer and local
+    /// directory; the team stays for the other hosts (refused while a member of this host runs)
+    #[arg(long, conflicts_with = "force")]
+    pub leave: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,7 @@
-//! Team checks: stale teams (no teammate running and nothing happened for an hour, or a team
-//! directory without a team file), teammates that are dead or do not take their mail, and
-//! stale worktrees (of stopped teammates, of members that are gone, or unknown to every
-//! member).
+//! Team checks: stale teams (no teammate running and nothing happened for an hour, a team
+//! directory without a team file, or a pointer to a server that no longer has the team),
+//! teammates that are dead or do not take their mail, and stale worktrees (of stopped
+//! teammates, of members that are gone, or unknown to every member).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -95,6 +95,25 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
                     .fix(fix),
                 );
             }
+            continue;
+        }
+        // A pointer to a server that no longer has the team (deleted from another host).
+        if let Ok(Some(server)) = home.gone_from_server(&team) {
+            let current = home.current().is_some_and(|c| c == team);
+            out.push(
+                Finding::new(
+                    "teams",
+                    Level::Problem,
+                    format!(
+                        "team {team} is no longer on the NATS server at {server} (deleted, from another host?); this home keeps only its pointer{}",
+                        if current { " (it is the team you lead, so `create` is blocked)" } else { "" }
+                    ),
+                )
+                .hint(format!(
+                    "`teamctl doctor --fix` removes it from this home (as `teamctl delete --team {team}` would)"
+                ))
+                .fix(fix),
+            );
             continue;
         }
         let store = match home.handle(&team) {

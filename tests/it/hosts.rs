@@ -177,3 +177,90 @@ fn a_team_deleted_on_one_host_ends_the_workers_of_the_other() {
     });
     wait_until("nothing left on B", T, || b.processes().is_empty());
 }
+
+/// Host B joined alpha (its pointer, `store.json`); host A deletes the team. B's pointer then
+/// names a server without the team: `delete` (plain or `--force`) removes it from B's home and
+/// exits 0, and a home that led it can `create` again; `status` says how to get rid of it.
+#[test]
+fn a_team_deleted_on_another_host_is_removed_from_this_home_by_delete() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    // A third host joined too, and works on alpha as its current team (the state a home
+    // reached when joining made the team current).
+    let mut c = TestEnv::new();
+    c.env.push(("TEAMCTL_STORE".into(), nats.url()));
+    c.ok(&["--team", "alpha", "status"]);
+    std::fs::write(c.home_path().join("current"), "alpha").unwrap();
+    assert!(c.fails(&["create", "other"], 2).contains("already lead"));
+    a.ok(&["delete", "--force"]);
+
+    let err = b.fails(&["status"], 2);
+    assert!(err.contains("no longer on the NATS server"), "{err}");
+    assert!(err.contains("teamctl delete --team alpha"), "{err}");
+    let out = b.ok(&["delete"]);
+    assert!(out.contains("already deleted on the NATS server"), "{out}");
+    assert!(!b.team_dir("alpha").exists());
+
+    let out = c.ok(&["delete", "--force"]);
+    assert!(out.contains("already deleted"), "{out}");
+    assert!(!c.team_dir("alpha").exists());
+    assert!(!c.home_path().join("current").exists());
+    c.env.retain(|(k, _)| k != "TEAMCTL_STORE");
+    assert_eq!(c.ok(&["create", "other"]).trim(), "other");
+}
+
+/// `doctor` reports a pointer to a team the server no longer has; `doctor --fix` removes it.
+#[test]
+fn doctor_fix_removes_a_pointer_to_a_team_deleted_on_another_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    a.ok(&["delete", "--force"]);
+    let out = b.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(text.contains("no longer on the NATS server"), "{text}");
+    assert!(b.team_dir("alpha").join("store.json").exists());
+    let out = b.run(&["doctor", "--fix"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("removed"), "{text}");
+    assert!(!b.team_dir("alpha").exists(), "{text}");
+}
+
+/// `delete --leave` on host B removes only B's pointer and local directory: refused while a
+/// member of B runs, never touching the team on the server, which A keeps using. A file-store
+/// team has nothing to leave; `create` in a home leading a NATS team names `--leave`.
+#[test]
+fn delete_leave_removes_only_this_home_s_pointer() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    spawn_echo(&b, "carol", "process");
+    wait_until("carol idle", T, || b.member_status("carol") == "idle");
+
+    let err = b.fails(&["delete", "--leave"], 1);
+    assert!(err.contains("carol"), "{err}");
+    assert!(!err.contains("bob"), "{err}");
+    assert!(b.team_dir("alpha").join("store.json").exists());
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    let out = b.ok(&["delete", "--leave"]);
+    assert!(out.contains("left team alpha"), "{out}");
+    assert!(!b.team_dir("alpha").exists());
+
+    // The team, its members and its mail are all still there for A.
+    assert_eq!(a.member_status("bob"), "idle");
+    assert_eq!(a.member_status("carol"), "stopped");
+    a.ok(&["send", "bob", "still here"]);
+    wait_until("bob's reply on A", T, || {
+        a.ok(&["inbox", "--all"]).contains("bob:still here")
+    });
+    let err = a.fails(&["create", "other"], 2);
+    assert!(err.contains("delete --leave"), "{err}");
+
+    let f = TestEnv::new();
+    f.ok(&["create", "files"]);
+    let err = f.fails(&["delete", "--leave"], 2);
+    assert!(err.contains("not on a NATS server"), "{err}");
+    assert!(f.team_dir("files").exists());
+    let err = f.fails(&["create", "other"], 2);
+    assert!(!err.contains("--leave"), "{err}");
+}
