@@ -264,3 +264,32 @@ fn delete_leave_removes_only_this_home_s_pointer() {
     let err = f.fails(&["create", "other"], 2);
     assert!(!err.contains("--leave"), "{err}");
 }
+
+/// `resume` with no name on host B resumes B's stopped members and skips A's, saying where
+/// they run; A's member stays stopped.
+#[test]
+fn resume_without_a_name_skips_members_of_another_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    spawn_echo(&b, "carol", "process");
+    wait_until("both idle", T, || {
+        b.member_status("bob") == "idle" && b.member_status("carol") == "idle"
+    });
+    a.ok(&["shutdown", "bob", "--timeout", "20"]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    wait_until("both stopped on B", T, || {
+        b.member_status("bob") == "stopped" && b.member_status("carol") == "stopped"
+    });
+
+    let out = b.run(&["resume"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("skipped bob"), "{err}");
+    assert!(err.contains(&a.home_path().display().to_string()), "{err}");
+    assert!(err.contains("--here"), "{err}");
+    wait_until("carol back on B", T, || b.member_status("carol") == "idle");
+    assert_eq!(b.processes().len(), 1, "only carol runs on B");
+    assert_eq!(a.member_status("bob"), "stopped");
+    assert!(a.processes().is_empty());
+}
