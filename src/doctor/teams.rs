@@ -230,7 +230,13 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                                 waiting(n)
                             ),
                         )
-                        .hint(format!("{resume} starts it again where it left off")),
+                        .hint(match crate::backend::host::elsewhere(m) {
+                            Some(host) => format!(
+                                "it was started on {host}: {resume} there starts it again where it left off, or `teamctl resume --team {} {} --here` starts it on this host",
+                                cfg.name, m.name
+                            ),
+                            None => format!("{resume} starts it again where it left off"),
+                        }),
                     );
                 }
                 Status::Idle => {
@@ -251,10 +257,16 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                                     waiting(n)
                                 ),
                             )
-                            .hint(format!(
-                                "`teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
-                                cfg.name, m.name
-                            )),
+                            .hint(match crate::backend::host::elsewhere(m) {
+                                Some(host) => format!(
+                                    "it runs on {host}: there, `teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
+                                    cfg.name, m.name
+                                ),
+                                None => format!(
+                                    "`teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
+                                    cfg.name, m.name
+                                ),
+                            }),
                         );
                     }
                 }

@@ -293,3 +293,42 @@ fn resume_without_a_name_skips_members_of_another_host() {
     assert_eq!(a.member_status("bob"), "stopped");
     assert!(a.processes().is_empty());
 }
+
+/// Hints about a member of another host name that host and `--here`, never a plain `resume`
+/// that this host would refuse: `wait`, `ask`, `doctor`, `send`, `attach`.
+#[test]
+fn hints_about_a_member_of_another_host_point_at_that_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let err = b.fails(&["attach", "bob"], 1);
+    assert!(err.contains("process backend"), "{err}");
+    assert!(!err.contains("pane is there"), "{err}");
+
+    let old = a.member("bob")["pid"].as_u64().unwrap();
+    signal(old, nix::sys::signal::Signal::SIGSTOP);
+    wait_until("bob dead on B", T, || b.member_status("bob") == "dead");
+    let home = a.home_path().display().to_string();
+
+    let err = b.fails(&["wait", "bob", "--timeout", "20"], 1);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(err.contains(&home), "{err}");
+    assert!(err.contains("resume bob --here"), "{err}");
+
+    let err = b.fails(&["ask", "bob", "hello", "--timeout", "20"], 1);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(err.contains("resume bob --here"), "{err}");
+
+    let out = b.run(&["send", "bob", "later"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(!err.contains("runs on"), "{err}");
+
+    let out = b.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("bob@alpha is dead"), "{text}");
+    assert!(text.contains("was started on host"), "{text}");
+    assert!(text.contains("resume --team alpha bob --here"), "{text}");
+    signal(old, nix::sys::signal::Signal::SIGCONT);
+}
