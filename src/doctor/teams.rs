@@ -98,7 +98,19 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
             continue;
         }
         // A pointer to a server that no longer has the team (deleted from another host).
-        if let Ok(Some(server)) = home.gone_from_server(&team) {
+        let gone = match home.gone_from_server(&team) {
+            Ok(g) => g,
+            // The server cannot be reached (said once, not again by opening the team).
+            Err(e) => {
+                out.push(Finding::new(
+                    "teams",
+                    Level::Problem,
+                    format!("team {team}: {e}"),
+                ));
+                continue;
+            }
+        };
+        if let Some(server) = gone {
             let current = home.current().is_some_and(|c| c == team);
             out.push(
                 Finding::new(

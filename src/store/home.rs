@@ -142,10 +142,13 @@ impl Home {
         check_private_dir(&self.team_dir(team), "team directory", false)?;
         match NatsStore::open(url, team, self.team_dir(team)) {
             Ok(s) => Ok(s.shared()),
-            Err(e) => match NatsStore::exists_at(url, team) {
+            // Only "no such team" is looked at again: a server that cannot be reached is not
+            // tried a second time.
+            Err(e @ Error::BadInput(_)) => match NatsStore::exists_at(url, team) {
                 Ok(false) => Err(gone_error(team, url)),
                 _ => Err(e),
             },
+            Err(e) => Err(e),
         }
     }
 
