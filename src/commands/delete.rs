@@ -17,8 +17,9 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     if let Some(team) = named(ctx)?
         && let Some(server) = ctx.home.gone_from_server(&team)?
     {
-        // Deleted from another host: only this home's pointer and local files are left.
-        forget_here(ctx, &team, true)?;
+        // Deleted from another host: only this home's pointer and local files are left (a
+        // worktree with uncommitted changes among them is kept unless `--force`, as always).
+        forget_here(ctx, &team, Some(args.force))?;
         if ctx.json {
             ctx.print_json(&serde_json::json!({ "deleted": team.as_str(), "alreadyGone": true }));
         } else {
@@ -73,7 +74,7 @@ pub fn leave(ctx: &Ctx) -> Result<()> {
             )));
         }
     }
-    forget_here(ctx, &team, false)?;
+    forget_here(ctx, &team, None)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "left": team.as_str(), "server": server }));
     } else {
@@ -93,9 +94,9 @@ fn named(ctx: &Ctx) -> Result<Option<crate::domain::Name>> {
 }
 
 /// Remove this home's directory of `team` (its worktrees through git, so the repositories
-/// keep no stale entries; refused while one has uncommitted changes unless `force`), and
-/// forget it as the current team.
-fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: bool) -> Result<()> {
+/// keep no stale entries; refused while one has uncommitted changes unless `force` is
+/// `Some(true)`; `None` when `--force` is not offered), and forget it as the current team.
+fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Result<()> {
     let trees: Vec<_> = std::fs::read_dir(ctx.home.team_dir(team).join("worktrees"))
         .into_iter()
         .flatten()
@@ -103,7 +104,7 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: bool) -> Result<()>
         .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect();
-    if !force {
+    if force != Some(true) {
         let dirty: Vec<String> = trees
             .iter()
             .filter(|p| crate::worktree::is_dirty(p))
@@ -111,8 +112,13 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: bool) -> Result<()>
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "uncommitted changes in {}; commit them (the branches are kept) first",
-                dirty.join(", ")
+                "uncommitted changes in {}; commit them (the branches are kept){}",
+                dirty.join(", "),
+                if force.is_some() {
+                    ", or use `teamctl delete --force` to remove them anyway"
+                } else {
+                    ""
+                }
             )));
         }
     }

@@ -332,3 +332,68 @@ fn hints_about_a_member_of_another_host_point_at_that_host() {
     assert!(text.contains("resume --team alpha bob --here"), "{text}");
     signal(old, nix::sys::signal::Signal::SIGCONT);
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Leaving (or dropping a team another host deleted) removes this host's worktrees through
+/// git, so the repository keeps no stale entry; one with uncommitted changes is kept and the
+/// command refused (`delete --force` of a deleted team removes it anyway).
+#[test]
+fn leaving_removes_this_host_s_worktrees_through_git_and_keeps_uncommitted_work() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    let repo = b.work.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README"), "hello\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    let r = repo.display().to_string();
+    b.ok(&[
+        "spawn",
+        "carol",
+        "--backend",
+        "process",
+        "--cwd",
+        &r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    let tree = b.team_dir("alpha").join("worktrees/carol");
+    std::fs::write(tree.join("README"), "changed\n").unwrap();
+
+    let err = b.fails(&["delete", "--leave"], 1);
+    assert!(err.contains("uncommitted changes"), "{err}");
+    assert!(tree.join("README").is_file());
+    git(&tree, &["checkout", "README"]);
+    b.ok(&["delete", "--leave"]);
+    assert!(!b.team_dir("alpha").exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("carol"));
+
+    // Joined again, a worktree again, then the team deleted from A while it is dirty.
+    b.ok(&["status"]);
+    b.ok(&["resume", "carol"]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    std::fs::write(tree.join("README"), "changed\n").unwrap();
+    a.ok(&["delete", "--force"]);
+    let err = b.fails(&["delete"], 1);
+    assert!(err.contains("uncommitted changes"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    b.ok(&["delete", "--force"]);
+    assert!(!b.team_dir("alpha").exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("carol"));
+}
