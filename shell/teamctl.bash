@@ -445,7 +445,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__delete)
-            opts="-h --force --timeout --team --home --as --json --color --help"
+            opts="-h --force --timeout --leave --team --home --as --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -96,6 +96,7 @@ cyan\t''
 red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
@@ -328,7 +329,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'Start a teammate last started on another host (NATS store) on this host instead, once nothing of it runs there'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS store: run the teammate here as the shared team file records it: one last started on another host (once nothing of it runs there), or one this home has no copy of what it runs for (it left and joined again)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r

@@ -129,7 +129,7 @@ pub enum Command {
     /// Make a team and lead it
     Create(CreateArgs),
     /// Stop every teammate and remove the team
-    Delete(DeleteArgs),
+    Delete(DeleteCmd),
     /// Bring up the team a file declares (default teamctl.toml): create, resume, spawn
     Up(UpArgs),
     /// Stop the team a file declares and remove it (default teamctl.toml)
@@ -204,6 +204,16 @@ pub struct CreateArgs {
         hide_env_values = true
     )]
     pub store: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteCmd {
+    #[command(flatten)]
+    pub delete: DeleteArgs,
+    /// Leave a team kept on a NATS server: remove only this home's pointer and local
+    /// directory; the team stays for the other hosts (refused while a member of this host runs)
+    #[arg(long, conflicts_with = "force")]
+    pub leave: bool,
 }
 
 #[derive(Debug, Args)]
@@ -407,8 +417,9 @@ pub struct NameArg {
 pub struct ResumeArgs {
     /// The teammate (default: every stopped or dead one)
     pub name: Option<String>,
-    /// Start a teammate last started on another host (NATS store) on this host instead,
-    /// once nothing of it runs there
+    /// NATS store: run the teammate here as the shared team file records it: one last
+    /// started on another host (once nothing of it runs there), or one this home has no
+    /// copy of what it runs for (it left and joined again)
     #[arg(long, requires = "name")]
     pub here: bool,
 }

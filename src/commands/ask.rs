@@ -73,8 +73,20 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             }
         }
         if last_look {
+            // A member of another host is resumed there (or moved here with `--here`).
+            let whom = match store
+                .load()
+                .ok()
+                .and_then(|c| c.member(target.as_str()).cloned())
+                .and_then(|m| crate::backend::host::elsewhere(&m).cloned())
+            {
+                Some(host) => format!(
+                    "it was started on {host}: `teamctl resume {target}` there handles it, or `teamctl resume {target} --here` on this host"
+                ),
+                None => format!("`teamctl resume {target}` handles it"),
+            };
             return Err(Error::failed(format!(
-                "{target} stopped without answering; the message ({}) stays in its inbox: `teamctl resume {target}` handles it",
+                "{target} stopped without answering; the message ({}) stays in its inbox: {whom}",
                 env.id
             )));
         }

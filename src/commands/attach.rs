@@ -44,9 +44,17 @@ fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, St
     if let Some(name) = wanted {
         let member = config.require(name.as_str())?;
         if let Some(host) = crate::backend::host::elsewhere(member) {
-            return Err(Error::failed(format!(
-                "{name} runs on {host}; its pane is there: run `teamctl attach {name}` on that host"
-            )));
+            return Err(Error::failed(
+                if member.backend_type == Some(BackendType::Tmux) {
+                    format!(
+                        "{name} runs on {host}; its pane is there: run `teamctl attach {name}` on that host"
+                    )
+                } else {
+                    format!(
+                        "{name} runs on {host}, on the process backend there: it has no pane; follow it with `teamctl log -f` on that host"
+                    )
+                },
+            ));
         }
         if member.backend_type != Some(BackendType::Tmux) {
             return Err(Error::bad(format!(

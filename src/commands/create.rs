@@ -45,9 +45,14 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
 
 fn refuse_if_leading(ctx: &Ctx) -> Result<()> {
     match ctx.home.current() {
-        Some(current) => Err(Error::bad(format!(
-            "you already lead team {current:?}; a leader leads one team at a time: delete it first with `teamctl delete --team {current}`, or use another --home"
-        ))),
+        Some(current) => match ctx.home.server_of(&current).ok().flatten() {
+            Some(server) => Err(Error::bad(format!(
+                "you already lead team {current:?} (kept on the NATS server at {server}); a leader leads one team at a time: leave it for this home with `teamctl delete --leave --team {current}` (it stays for the other hosts), delete it for every host with `teamctl delete --team {current}`, or use another --home"
+            ))),
+            None => Err(Error::bad(format!(
+                "you already lead team {current:?}; a leader leads one team at a time: delete it first with `teamctl delete --team {current}`, or use another --home"
+            ))),
+        },
         None => Ok(()),
     }
 }

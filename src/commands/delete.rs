@@ -1,6 +1,8 @@
 //! `teamctl delete [--force]`: the shutdown handoff for every teammate, then the team is
 //! removed. Refuses while a teammate refuses, unless `--force`. Racing senders and starts are
 //! kept out by a mark in the team file taken first (docs/PROTOCOL.md, "Deleting a team").
+//! A team kept on a NATS server that another host deleted already is removed from this home
+//! only; `delete --leave` removes a NATS team from this home only, leaving it to the others.
 
 use std::time::Duration;
 
@@ -12,8 +14,120 @@ use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     ctx.require_leader("delete the team")?;
+    if let Some(team) = named(ctx)?
+        && let Some(server) = ctx.home.gone_from_server(&team)?
+    {
+        // Deleted from another host: only this home's pointer and local files are left (a
+        // worktree with uncommitted changes among them is kept unless `--force`, as always).
+        forget_here(ctx, &team, Some(args.force))?;
+        if ctx.json {
+            ctx.print_json(&serde_json::json!({ "deleted": team.as_str(), "alreadyGone": true }));
+        } else {
+            println!(
+                "team {team} was already deleted on the NATS server at {server}; removed it from this home"
+            );
+        }
+        return Ok(());
+    }
     let store = ctx.store()?;
     delete_team(ctx, &*store, args)
+}
+
+/// `delete --leave`: this home stops taking part in a team kept on a NATS server (its pointer
+/// and local directory go); the team, its mail and the other hosts' members stay.
+pub fn leave(ctx: &Ctx) -> Result<()> {
+    ctx.require_leader("leave the team")?;
+    let Some(team) = named(ctx)? else {
+        // The usual "no team selected" error.
+        return ctx.store().map(|_| ());
+    };
+    if !ctx.home.exists(&team) {
+        return Err(crate::Error::bad(format!(
+            "this home ({}) has not joined team {team:?}: there is nothing to leave",
+            ctx.home.root().display()
+        )));
+    }
+    let Some(server) = ctx.home.server_of(&team)? else {
+        return Err(crate::Error::bad(format!(
+            "team {team:?} is kept in files in this home, not on a NATS server: there is no other host to leave it to; `teamctl delete --team {team}` deletes it"
+        )));
+    };
+    if ctx.home.gone_from_server(&team)?.is_none() {
+        let store = ctx.store()?;
+        let config = store.load()?;
+        let mut running = Vec::new();
+        for m in config
+            .teammates()
+            .filter(|m| crate::backend::host::elsewhere(m).is_none())
+        {
+            let live = store.live(&m.name)?;
+            if leader::effective_status(m, live.as_ref()).is_running() {
+                running.push(m.name.to_string());
+            }
+        }
+        if !running.is_empty() {
+            return Err(crate::Error::failed(format!(
+                "{} of team {team} {} on this host; stop {} first (`teamctl shutdown NAME`), or `teamctl delete` to delete the team for every host",
+                running.join(", "),
+                if running.len() == 1 { "runs" } else { "run" },
+                if running.len() == 1 { "it" } else { "them" },
+            )));
+        }
+    }
+    forget_here(ctx, &team, None)?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "left": team.as_str(), "server": server }));
+    } else {
+        println!(
+            "left team {team}: removed it from this home; it stays on the NATS server at {server} for the other hosts"
+        );
+    }
+    Ok(())
+}
+
+/// The team this command names (`--team`, else the current one), if any.
+fn named(ctx: &Ctx) -> Result<Option<crate::domain::Name>> {
+    match &ctx.team {
+        Some(t) => crate::domain::Name::parse_as(t, "team").map(Some),
+        None => Ok(ctx.home.current()),
+    }
+}
+
+/// Remove this home's directory of `team` (its worktrees through git, so the repositories
+/// keep no stale entries; refused while one has uncommitted changes unless `force` is
+/// `Some(true)`; `None` when `--force` is not offered), and forget it as the current team.
+fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Result<()> {
+    let trees: Vec<_> = std::fs::read_dir(ctx.home.team_dir(team).join("worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    if force != Some(true) {
+        let dirty: Vec<String> = trees
+            .iter()
+            .filter(|p| crate::worktree::is_dirty(p))
+            .map(|p| p.display().to_string())
+            .collect();
+        if !dirty.is_empty() {
+            return Err(crate::Error::failed(format!(
+                "uncommitted changes in {}; commit them (the branches are kept){}",
+                dirty.join(", "),
+                if force.is_some() {
+                    ", or use `teamctl delete --force` to remove them anyway"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    for p in &trees {
+        if let Err(e) = crate::worktree::remove_at(p) {
+            eprintln!("teamctl: {e}");
+        }
+    }
+    ctx.home.forget(team)
 }
 
 /// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).

@@ -53,7 +53,8 @@ pub fn run(cli: Cli) -> Result<()> {
 fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
     match command {
         Command::Create(a) => create::run(ctx, &a),
-        Command::Delete(a) => delete::run(ctx, &a),
+        Command::Delete(a) if a.leave => delete::leave(ctx),
+        Command::Delete(a) => delete::run(ctx, &a.delete),
         Command::Up(a) => up::run(ctx, &a),
         Command::Down(a) => down::run(ctx, &a),
         Command::Spawn(a) => spawn::run(ctx, &a),

@@ -1,5 +1,6 @@
 //! `teamctl resume [NAME]`: respawn stopped or dead teammates with the same identity, backend,
-//! command and cursor; their unread mail is then handled.
+//! command and cursor; their unread mail is then handled. With no name, members started on
+//! another host are skipped (named, with where they run): that host resumes them.
 
 use crate::cli::ResumeArgs;
 use crate::context::Ctx;
@@ -14,6 +15,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.reconcile(&*store)?;
     let mut resumed = Vec::new();
     let mut running = Vec::new();
+    let mut skipped = Vec::new();
     // One look at every teammate's pane or process (one tmux process per server); the one
     // found down is checked again under its start lock by `resume_if_down`.
     let seen = {
@@ -29,6 +31,14 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                 println!("{name} is already running ({status})");
             }
             running.push(name.to_string());
+            continue;
+        }
+        // With no name, a member of another host is left to that host (or to `--here`
+        // with its name): this host's members are still resumed.
+        if args.name.is_none()
+            && let Some(host) = crate::backend::host::elsewhere(&member)
+        {
+            skipped.push((name.to_string(), host.to_string()));
             continue;
         }
         // Another command may have started it meanwhile: then it is running, not resumed.
@@ -47,9 +57,22 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         resumed.push(m);
     }
     if ctx.json {
-        ctx.print_json(&serde_json::json!({ "resumed": resumed, "running": running }));
-    } else if args.name.is_none() && resumed.is_empty() {
-        eprintln!("teamctl: nothing to resume: no teammate is stopped or dead");
+        let skipped: Vec<_> = skipped
+            .iter()
+            .map(|(n, h)| serde_json::json!({ "name": n, "host": h }))
+            .collect();
+        ctx.print_json(
+            &serde_json::json!({ "resumed": resumed, "running": running, "skipped": skipped }),
+        );
+    } else {
+        for (name, host) in &skipped {
+            eprintln!(
+                "teamctl: skipped {name}: it was started on {host}; resume it there, or here with `teamctl resume {name} --here`"
+            );
+        }
+        if args.name.is_none() && resumed.is_empty() && skipped.is_empty() {
+            eprintln!("teamctl: nothing to resume: no teammate is stopped or dead");
+        }
     }
     Ok(())
 }

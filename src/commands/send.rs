@@ -131,7 +131,7 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 .and_then(crate::backend::host::elsewhere);
             match host {
                 Some(host) => eprintln!(
-                    "teamctl: {n} runs on {host} and is not running there; the message waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
+                    "teamctl: {n} was started on {host} and is not running; the message waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
                 ),
                 None => eprintln!(
                     "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"

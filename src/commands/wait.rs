@@ -49,7 +49,10 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                     true
                 }
                 Status::Dead => {
-                    dead.push(name.to_string());
+                    dead.push((
+                        name.to_string(),
+                        crate::backend::host::elsewhere(member).cloned(),
+                    ));
                     true
                 }
                 _ => false,
@@ -61,10 +64,7 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         }
         if pending.is_empty() {
             if !dead.is_empty() {
-                return Err(Error::failed(format!(
-                    "{} died; `teamctl resume` brings them back",
-                    dead.join(", ")
-                )));
+                return Err(Error::failed(died(&dead)));
             }
             if !approving.is_empty() {
                 eprintln!(
@@ -86,4 +86,24 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         }
         bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
     }
+}
+
+/// The error for teammates found dead: this host's are brought back by `resume`; one started
+/// on another host is resumed there (or moved here with `resume NAME --here`).
+fn died(dead: &[(String, Option<crate::domain::Host>)]) -> String {
+    let names: Vec<&str> = dead.iter().map(|(n, _)| n.as_str()).collect();
+    let mut out = format!("{} died", names.join(", "));
+    if dead.iter().all(|(_, h)| h.is_none()) {
+        out.push_str("; `teamctl resume` brings them back");
+    } else if dead.iter().any(|(_, h)| h.is_none()) {
+        out.push_str("; `teamctl resume` brings back those of this host");
+    }
+    for (name, host) in dead {
+        if let Some(host) = host {
+            out.push_str(&format!(
+                "; {name} was started on {host}: `teamctl resume {name}` there, or `teamctl resume {name} --here` on this host"
+            ));
+        }
+    }
+    out
 }

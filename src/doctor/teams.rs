@@ -1,7 +1,7 @@
-//! Team checks: stale teams (no teammate running and nothing happened for an hour, or a team
-//! directory without a team file), teammates that are dead or do not take their mail, and
-//! stale worktrees (of stopped teammates, of members that are gone, or unknown to every
-//! member).
+//! Team checks: stale teams (no teammate running and nothing happened for an hour, a team
+//! directory without a team file, or a pointer to a server that no longer has the team),
+//! teammates that are dead or do not take their mail, and stale worktrees (of stopped
+//! teammates, of members that are gone, or unknown to every member).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -95,6 +95,37 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
                     .fix(fix),
                 );
             }
+            continue;
+        }
+        // A pointer to a server that no longer has the team (deleted from another host).
+        let gone = match home.gone_from_server(&team) {
+            Ok(g) => g,
+            // The server cannot be reached (said once, not again by opening the team).
+            Err(e) => {
+                out.push(Finding::new(
+                    "teams",
+                    Level::Problem,
+                    format!("team {team}: {e}"),
+                ));
+                continue;
+            }
+        };
+        if let Some(server) = gone {
+            let current = home.current().is_some_and(|c| c == team);
+            out.push(
+                Finding::new(
+                    "teams",
+                    Level::Problem,
+                    format!(
+                        "team {team} is no longer on the NATS server at {server} (deleted, from another host?); this home keeps only its pointer{}",
+                        if current { " (it is the team you lead, so `create` is blocked)" } else { "" }
+                    ),
+                )
+                .hint(format!(
+                    "`teamctl doctor --fix` removes it from this home (as `teamctl delete --team {team}` would)"
+                ))
+                .fix(fix),
+            );
             continue;
         }
         let store = match home.handle(&team) {
@@ -211,7 +242,13 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                                 waiting(n)
                             ),
                         )
-                        .hint(format!("{resume} starts it again where it left off")),
+                        .hint(match crate::backend::host::elsewhere(m) {
+                            Some(host) => format!(
+                                "it was started on {host}: {resume} there starts it again where it left off, or `teamctl resume --team {} {} --here` starts it on this host",
+                                cfg.name, m.name
+                            ),
+                            None => format!("{resume} starts it again where it left off"),
+                        }),
                     );
                 }
                 Status::Idle => {
@@ -232,10 +269,16 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                                     waiting(n)
                                 ),
                             )
-                            .hint(format!(
-                                "`teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
-                                cfg.name, m.name
-                            )),
+                            .hint(match crate::backend::host::elsewhere(m) {
+                                Some(host) => format!(
+                                    "it runs on {host}: there, `teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
+                                    cfg.name, m.name
+                                ),
+                                None => format!(
+                                    "`teamctl kill --team {} {}` then {resume} restarts its worker (the mail is kept)",
+                                    cfg.name, m.name
+                                ),
+                            }),
                         );
                     }
                 }

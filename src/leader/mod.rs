@@ -275,15 +275,19 @@ pub fn resume_if_down(
                 "{name} was started on {host} and is {status} there; resume it on that host, or `teamctl resume {name} --here` to start it on this one"
             )));
         }
-        // Moved here: this host takes what the shared record says it runs, and says so.
+    } else {
+        // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
+        old.terminate(member, live.as_ref(), backend::GRACE)?;
+    }
+    if here && store.spans_hosts() {
+        // Moved here, or started here again without this host's own copy of what it runs
+        // (this home left the team and joined again): this host takes what the shared
+        // record says, and says so.
         eprintln!(
             "teamctl: {name} will run here as recorded: {}",
             describe_run(member)
         );
         crate::store::spec::save(store, member)?;
-    } else {
-        // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
-        old.terminate(member, live.as_ref(), backend::GRACE)?;
     }
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
     crate::worktree::restore(member, &store.local_dir())?;

@@ -135,11 +135,54 @@ impl Home {
         write_atomic(&self.team_dir(team).join(POINTER), &bytes, true)
     }
 
-    /// Open a team kept in NATS (its pointer is here).
+    /// Open a team kept in NATS (its pointer is here). A server that answers but no longer has
+    /// the team (deleted from another host) gets an error that says how to drop the pointer.
     fn open_nats(&self, team: &Name, url: &ServerUrl) -> Result<SharedStore> {
         self.verify()?;
         check_private_dir(&self.team_dir(team), "team directory", false)?;
-        Ok(NatsStore::open(url, team, self.team_dir(team))?.shared())
+        match NatsStore::open(url, team, self.team_dir(team)) {
+            Ok(s) => Ok(s.shared()),
+            // Only "no such team" is looked at again: a server that cannot be reached is not
+            // tried a second time.
+            Err(e @ Error::BadInput(_)) => match NatsStore::exists_at(url, team) {
+                Ok(false) => Err(gone_error(team, url)),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The server (as shown) a team of this home is kept in, `None` for a file-store team.
+    pub fn server_of(&self, team: &Name) -> Result<Option<String>> {
+        Ok(self.pointer(team)?.map(|u| u.shown().to_string()))
+    }
+
+    /// The server (as shown) that `team`'s pointer names, when that server answers that it no
+    /// longer has the team (it was deleted, from another host). `None` for a file-store team or
+    /// a team still there; a server that cannot be reached is an error.
+    pub fn gone_from_server(&self, team: &Name) -> Result<Option<String>> {
+        let Some(url) = self.pointer(team)? else {
+            return Ok(None);
+        };
+        Ok((!NatsStore::exists_at(&url, team)?).then(|| url.shown().to_string()))
+    }
+
+    /// Remove this home's directory of `team` (its pointer, logs, local state) and forget it
+    /// as the current team. Nothing kept on a server is touched: `delete --leave`, and a team
+    /// deleted from another host.
+    pub fn forget(&self, team: &Name) -> Result<()> {
+        self.verify()?;
+        let was_current = super::fsutil::read_to_string(&self.current_file())
+            .is_ok_and(|c| c.trim() == team.as_str());
+        let dir = self.team_dir(team);
+        match fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).at(&dir),
+            _ => {}
+        }
+        if was_current {
+            self.set_current(None)?;
+        }
+        Ok(())
     }
 
     /// A team this home does not have, found in the store `TEAMCTL_STORE` names: this home
@@ -328,6 +371,14 @@ pub fn parse_store(value: Option<&str>) -> Result<Option<ServerUrl>> {
         None | Some("" | "file") => Ok(None),
         Some(v) => ServerUrl::parse(v).map(Some),
     }
+}
+
+/// The error for a team whose pointer names a server that no longer has it.
+fn gone_error(team: &Name, url: &ServerUrl) -> Error {
+    Error::bad(format!(
+        "team {team:?} is no longer on the NATS server at {} (deleted, from another host?); `teamctl delete --team {team}` removes it from this home",
+        url.shown()
+    ))
 }
 
 fn store_from_env() -> Result<Option<ServerUrl>> {

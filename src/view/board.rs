@@ -1,7 +1,9 @@
 //! `teamctl status --watch`: a live board of the team, redrawn on file events (live state,
 //! team file, task list, inboxes). On a terminal the screen is cleared and redrawn, and a
 //! 1 s timer refreshes the ages; otherwise a new board is printed only when what it shows
-//! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle notifications appear as state, never as lines. Ctrl-C exits 0.
+//! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle
+//! notifications appear as state, never as lines. Ctrl-C exits 0. A HOST column appears when
+//! a member runs on another host, as in `status`.
 
 use crate::store::SharedStore;
 use std::io::{IsTerminal, Write};
@@ -22,7 +24,7 @@ fn key(rows: &[Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
             format!(
-                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
+                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}",
                 r.name,
                 r.status,
                 r.current_turn,
@@ -30,7 +32,8 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.unread,
                 r.current_task,
                 r.pane_id,
-                r.pid
+                r.pid,
+                r.host
             )
         })
         .collect()
@@ -106,9 +109,26 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
         ctx.paint.bold(config.name.as_str()),
         ctx.paint.dim(&summary(rows))
     );
+    // A HOST column only when some member runs on another host (as in `status`).
+    let hosts = rows
+        .iter()
+        .filter_map(|r| r.host.as_deref())
+        .map(str::len)
+        .max();
+    let host_col = |h: Option<&str>| match hosts {
+        Some(w) => format!("{:<w$}  ", h.unwrap_or("-")),
+        None => String::new(),
+    };
     out.push_str(&format!(
-        "{:<16} {:<22}  {:>6}  {:<6} {:<10} {:<9}  {}\n",
-        "NAME", "STATE", "UNREAD", "TASK", "PANE/PID", "LAST SEEN", "TURN"
+        "{:<16} {:<22}  {:>6}  {:<6} {:<10} {:<9}  {}{}\n",
+        "NAME",
+        "STATE",
+        "UNREAD",
+        "TASK",
+        "PANE/PID",
+        "LAST SEEN",
+        host_col(hosts.map(|_| "HOST")),
+        "TURN"
     ));
     for r in rows {
         let name = ctx.paint.color(&format!("{:<16}", r.name), &r.color);
@@ -130,12 +150,13 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{name} {state}  {:>6}  {:<6} {:<10} {:<9}  {turn}\n",
+            "{name} {state}  {:>6}  {:<6} {:<10} {:<9}  {}{turn}\n",
             r.unread,
             r.current_task
                 .map_or_else(|| "-".into(), |t| format!("#{t}")),
             place,
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
+            host_col(r.host.as_deref()),
         ));
     }
     out
@@ -204,6 +225,32 @@ mod tests {
         assert_eq!(key(&a), key(&b));
         b[0].status = Status::Working;
         assert_ne!(key(&a), key(&b));
+    }
+
+    #[test]
+    fn a_host_column_shows_only_when_a_member_runs_elsewhere_and_its_change_redraws() {
+        let ctx = Ctx {
+            home: crate::store::Home::new("/nonexistent".into()),
+            team: None,
+            as_name: "team-lead".into(),
+            turn: None,
+            json: false,
+            paint: crate::output::Painter::new(false),
+            member_color: None,
+        };
+        let config: TeamConfig = serde_json::from_value(serde_json::json!({
+            "name": "t", "description": "", "createdAt": 0, "leadAgentId": "team-lead@t",
+            "leadSessionId": "x", "members": []
+        }))
+        .unwrap();
+        let here = vec![row("bob", Status::Idle)];
+        assert!(!render(&ctx, &config, &here, 2_000).contains("HOST"));
+        let mut there = here.clone();
+        there[0].host = Some("hostb".into());
+        let board = render(&ctx, &config, &there, 2_000);
+        assert!(board.lines().nth(1).unwrap().contains("HOST"), "{board}");
+        assert!(board.lines().nth(2).unwrap().contains("hostb"), "{board}");
+        assert_ne!(key(&here), key(&there));
     }
 
     #[test]

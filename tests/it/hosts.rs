@@ -271,3 +271,226 @@ fn a_worker_back_from_a_pause_after_its_member_moved_starts_no_turn() {
         assert_eq!(n, 1, "{m}: {inbox}");
     }
 }
+
+/// Host B joined alpha (its pointer, `store.json`); host A deletes the team. B's pointer then
+/// names a server without the team: `delete` (plain or `--force`) removes it from B's home and
+/// exits 0, and a home that led it can `create` again; `status` says how to get rid of it.
+#[test]
+fn a_team_deleted_on_another_host_is_removed_from_this_home_by_delete() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    // A third host joined too, and works on alpha as its current team (the state a home
+    // reached when joining made the team current).
+    let mut c = TestEnv::new();
+    c.env.push(("TEAMCTL_STORE".into(), nats.url()));
+    c.ok(&["--team", "alpha", "status"]);
+    std::fs::write(c.home_path().join("current"), "alpha").unwrap();
+    assert!(c.fails(&["create", "other"], 2).contains("already lead"));
+    a.ok(&["delete", "--force"]);
+
+    let err = b.fails(&["status"], 2);
+    assert!(err.contains("no longer on the NATS server"), "{err}");
+    assert!(err.contains("teamctl delete --team alpha"), "{err}");
+    let out = b.ok(&["delete"]);
+    assert!(out.contains("already deleted on the NATS server"), "{out}");
+    assert!(!b.team_dir("alpha").exists());
+
+    let out = c.ok(&["delete", "--force"]);
+    assert!(out.contains("already deleted"), "{out}");
+    assert!(!c.team_dir("alpha").exists());
+    assert!(!c.home_path().join("current").exists());
+    c.env.retain(|(k, _)| k != "TEAMCTL_STORE");
+    assert_eq!(c.ok(&["create", "other"]).trim(), "other");
+}
+
+/// `doctor` reports a pointer to a team the server no longer has; `doctor --fix` removes it.
+#[test]
+fn doctor_fix_removes_a_pointer_to_a_team_deleted_on_another_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    a.ok(&["delete", "--force"]);
+    let out = b.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(text.contains("no longer on the NATS server"), "{text}");
+    assert!(b.team_dir("alpha").join("store.json").exists());
+    let out = b.run(&["doctor", "--fix"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("removed"), "{text}");
+    assert!(!b.team_dir("alpha").exists(), "{text}");
+}
+
+/// `delete --leave` on host B removes only B's pointer and local directory: refused while a
+/// member of B runs, never touching the team on the server, which A keeps using. A file-store
+/// team has nothing to leave; `create` in a home leading a NATS team names `--leave`.
+#[test]
+fn delete_leave_removes_only_this_home_s_pointer() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    spawn_echo(&b, "carol", "process");
+    wait_until("carol idle", T, || b.member_status("carol") == "idle");
+
+    let err = b.fails(&["delete", "--leave"], 1);
+    assert!(err.contains("carol"), "{err}");
+    assert!(!err.contains("bob"), "{err}");
+    assert!(b.team_dir("alpha").join("store.json").exists());
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    let out = b.ok(&["delete", "--leave"]);
+    assert!(out.contains("left team alpha"), "{out}");
+    assert!(!b.team_dir("alpha").exists());
+
+    // The team, its members and its mail are all still there for A.
+    assert_eq!(a.member_status("bob"), "idle");
+    assert_eq!(a.member_status("carol"), "stopped");
+    a.ok(&["send", "bob", "still here"]);
+    wait_until("bob's reply on A", T, || {
+        a.ok(&["inbox", "--all"]).contains("bob:still here")
+    });
+    let err = a.fails(&["create", "other"], 2);
+    assert!(err.contains("delete --leave"), "{err}");
+
+    let f = TestEnv::new();
+    f.ok(&["create", "files"]);
+    let err = f.fails(&["delete", "--leave"], 2);
+    assert!(err.contains("not on a NATS server"), "{err}");
+    assert!(f.team_dir("files").exists());
+    let err = f.fails(&["create", "other"], 2);
+    assert!(!err.contains("--leave"), "{err}");
+}
+
+/// `resume` with no name on host B resumes B's stopped members and skips A's, saying where
+/// they run; A's member stays stopped.
+#[test]
+fn resume_without_a_name_skips_members_of_another_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    spawn_echo(&b, "carol", "process");
+    wait_until("both idle", T, || {
+        b.member_status("bob") == "idle" && b.member_status("carol") == "idle"
+    });
+    a.ok(&["shutdown", "bob", "--timeout", "20"]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    wait_until("both stopped on B", T, || {
+        b.member_status("bob") == "stopped" && b.member_status("carol") == "stopped"
+    });
+
+    let out = b.run(&["resume"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("skipped bob"), "{err}");
+    assert!(err.contains(&a.home_path().display().to_string()), "{err}");
+    assert!(err.contains("--here"), "{err}");
+    wait_until("carol back on B", T, || b.member_status("carol") == "idle");
+    assert_eq!(b.processes().len(), 1, "only carol runs on B");
+    assert_eq!(a.member_status("bob"), "stopped");
+    assert!(a.processes().is_empty());
+}
+
+/// Hints about a member of another host name that host and `--here`, never a plain `resume`
+/// that this host would refuse: `wait`, `ask`, `doctor`, `send`, `attach`.
+#[test]
+fn hints_about_a_member_of_another_host_point_at_that_host() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    spawn_echo(&a, "bob", "process");
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let err = b.fails(&["attach", "bob"], 1);
+    assert!(err.contains("process backend"), "{err}");
+    assert!(!err.contains("pane is there"), "{err}");
+
+    let old = a.member("bob")["pid"].as_u64().unwrap();
+    signal(old, nix::sys::signal::Signal::SIGSTOP);
+    wait_until("bob dead on B", T, || b.member_status("bob") == "dead");
+    let home = a.home_path().display().to_string();
+
+    let err = b.fails(&["wait", "bob", "--timeout", "20"], 1);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(err.contains(&home), "{err}");
+    assert!(err.contains("resume bob --here"), "{err}");
+
+    let err = b.fails(&["ask", "bob", "hello", "--timeout", "20"], 1);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(err.contains("resume bob --here"), "{err}");
+
+    let out = b.run(&["send", "bob", "later"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("was started on host"), "{err}");
+    assert!(!err.contains("runs on"), "{err}");
+
+    let out = b.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("bob@alpha is dead"), "{text}");
+    assert!(text.contains("was started on host"), "{text}");
+    assert!(text.contains("resume --team alpha bob --here"), "{text}");
+    signal(old, nix::sys::signal::Signal::SIGCONT);
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Leaving (or dropping a team another host deleted) removes this host's worktrees through
+/// git, so the repository keeps no stale entry; one with uncommitted changes is kept and the
+/// command refused (`delete --force` of a deleted team removes it anyway).
+#[test]
+fn leaving_removes_this_host_s_worktrees_through_git_and_keeps_uncommitted_work() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, false);
+    let repo = b.work.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README"), "hello\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    let r = repo.display().to_string();
+    b.ok(&[
+        "spawn",
+        "carol",
+        "--backend",
+        "process",
+        "--cwd",
+        &r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    let tree = b.team_dir("alpha").join("worktrees/carol");
+    std::fs::write(tree.join("README"), "changed\n").unwrap();
+
+    let err = b.fails(&["delete", "--leave"], 1);
+    assert!(err.contains("uncommitted changes"), "{err}");
+    assert!(tree.join("README").is_file());
+    git(&tree, &["checkout", "README"]);
+    b.ok(&["delete", "--leave"]);
+    assert!(!b.team_dir("alpha").exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("carol"));
+
+    // Joined again, a worktree again, then the team deleted from A while it is dirty.
+    b.ok(&["status"]);
+    // This home's own copy of what carol runs went with it: taken again from the record.
+    let err = b.fails(&["resume", "carol"], 1);
+    assert!(err.contains("not spawned on this host"), "{err}");
+    b.ok(&["resume", "carol", "--here"]);
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    std::fs::write(tree.join("README"), "changed\n").unwrap();
+    a.ok(&["delete", "--force"]);
+    let err = b.fails(&["delete"], 1);
+    assert!(err.contains("uncommitted changes"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    b.ok(&["delete", "--force"]);
+    assert!(!b.team_dir("alpha").exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("carol"));
+}
