@@ -185,9 +185,11 @@ fn claude_argv(
     let me = std::env::current_exe()
         .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
     let settings = hooks::write_settings(store, &member.name, &me)?;
+    // Only a UUID goes on the command line (a forged record could make it a flag).
     let session = member
         .session_id
         .clone()
+        .filter(|s| uuid::Uuid::parse_str(s).is_ok())
         .unwrap_or_else(agent::new_session_id);
     let mates: Vec<String> = config
         .teammates()

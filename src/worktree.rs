@@ -175,6 +175,12 @@ fn owned(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(path))
 }
 
+/// The member's recorded worktree when it is this host's own (`owned`), else `None`: the
+/// only path a dirty check may run git in.
+pub fn recorded_here(member: &Member, local: &Path) -> Option<PathBuf> {
+    owned(member, local).ok().flatten()
+}
+
 /// Make the member's recorded worktree again when it was removed (for `resume`). `local` is
 /// the team's local directory.
 pub fn restore(member: &Member, local: &Path) -> Result<()> {

@@ -141,11 +141,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()
     ctx.reconcile(store)?;
     let names: Vec<_> = config.teammates().map(|m| m.name.clone()).collect();
     if !args.force {
+        // Only worktrees where teamctl makes them: git never runs in a path the file names.
+        let local = store.local_dir();
         let dirty: Vec<String> = config
             .teammates()
-            .filter_map(|m| m.worktree.as_deref())
-            .filter(|w| std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref()))
-            .map(str::to_string)
+            .filter_map(|m| crate::worktree::recorded_here(m, &local))
+            .filter(|w| w.exists() && crate::worktree::is_dirty(w))
+            .map(|w| w.display().to_string())
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(

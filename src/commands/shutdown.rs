@@ -142,9 +142,8 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
     let config = store.load()?;
     for name in names {
         let member = config.require(name.as_str())?;
-        let dirty = member.worktree.as_deref().is_some_and(|w| {
-            std::path::Path::new(w).exists() && crate::worktree::is_dirty(w.as_ref())
-        });
+        let dirty = crate::worktree::recorded_here(member, &store.local_dir())
+            .is_some_and(|w| w.exists() && crate::worktree::is_dirty(&w));
         if let Some(path) = crate::worktree::remove_for(member, &store.local_dir())? {
             println!("removed {name}'s worktree {}", path.display());
             if dirty {

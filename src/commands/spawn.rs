@@ -220,7 +220,13 @@ pub fn start(
         return Err(e);
     }
     let previous = config.member(name.as_str()).cloned();
-    if let Some(old) = &previous
+    // What a re-spawn carries over (the session, the worktree, its directory) comes from this
+    // host's own copy of what the old entry ran (`store::spec`), never from the shared file's
+    // word alone; without one, nothing is carried over.
+    let trusted = previous
+        .clone()
+        .and_then(|mut m| crate::store::spec::overlay(store, &mut m).ok().map(|()| m));
+    if let Some(old) = &trusted
         && old.agent == member.agent
         && old.command == member.command
         && old.session_id.is_some()
@@ -228,20 +234,26 @@ pub fn start(
         // Spawned anew with the same agent: the same conversation goes on.
         member.session_id = old.session_id.clone();
     }
-    if let Some(old) = &previous {
+    if let Some(old) = previous
+        .as_ref()
+        .filter(|m| crate::backend::host::elsewhere(m).is_none())
+    {
         // Leftovers of the old worker (a dead pane, a stray agent) go first, as on resume.
         backend::for_member(old).terminate(
             old,
             store.live(&name)?.as_ref(),
             crate::backend::GRACE,
         )?;
-        if tree.is_none() && old.worktree.is_some() {
-            member.worktree = old.worktree.clone();
-            member.cwd = old.cwd.clone();
-            member.worktree_repo = old.worktree_repo.clone();
-            member.worktree_branch = old.worktree_branch.clone();
-            worktree::restore(&member, &store.local_dir())?;
-        }
+    }
+    if let Some(old) = &trusted
+        && tree.is_none()
+        && old.worktree.is_some()
+    {
+        member.worktree = old.worktree.clone();
+        member.cwd = old.cwd.clone();
+        member.worktree_repo = old.worktree_repo.clone();
+        member.worktree_branch = old.worktree_branch.clone();
+        worktree::restore(&member, &store.local_dir())?;
     }
     store.update_cached(&mut cache, &mut |cfg| {
         // Under the team file's lock: `delete` sees this member when it looks after its mark.

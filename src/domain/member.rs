@@ -58,6 +58,14 @@ pub struct TmuxFill {
 pub const DEFAULT_MAX_HOPS: u32 = 10;
 
 impl TeamConfig {
+    /// Every member's agent id made its name at this team, whatever the file said: the id
+    /// tags the member's panes and processes (a shared file may have been written by anyone).
+    pub fn fix_agent_ids(&mut self) {
+        for m in &mut self.members {
+            m.agent_id = m.name.agent_id(&self.name);
+        }
+    }
+
     pub fn max_hops(&self) -> u32 {
         self.max_hops.unwrap_or(DEFAULT_MAX_HOPS)
     }
@@ -313,6 +321,8 @@ pub struct Spec {
     pub worktree_repo: Option<String>,
     #[serde(default)]
     pub worktree_branch: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 impl Spec {
@@ -330,6 +340,7 @@ impl Spec {
             worktree: m.worktree.clone(),
             worktree_repo: m.worktree_repo.clone(),
             worktree_branch: m.worktree_branch.clone(),
+            session_id: m.session_id.clone(),
         }
     }
 
@@ -347,6 +358,22 @@ impl Spec {
         m.worktree = self.worktree.clone();
         m.worktree_repo = self.worktree_repo.clone();
         m.worktree_branch = self.worktree_branch.clone();
+        m.session_id = self.session_id.clone();
+    }
+
+    /// Everything it runs, for people: one `key: value` per line, text escaped.
+    pub fn describe(&self) -> String {
+        let json = serde_json::to_value(self).unwrap_or_default();
+        let mut out = String::new();
+        if let Some(map) = json.as_object() {
+            for (k, v) in map {
+                if v.is_null() || v.as_array().is_some_and(Vec::is_empty) {
+                    continue;
+                }
+                out.push_str(&format!("  {k}: {}\n", plain(&v.to_string())));
+            }
+        }
+        out
     }
 }
 

@@ -279,18 +279,26 @@ pub fn resume_if_down(
         // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
         old.terminate(member, live.as_ref(), backend::GRACE)?;
     }
-    if here && store.spans_hosts() {
+    let mut run_as = member.clone();
+    if here
+        && store.spans_hosts()
+        && (backend::host::elsewhere(member).is_some()
+            || crate::store::spec::overlay(store, &mut run_as).is_err())
+    {
         // Moved here, or started here again without this host's own copy of what it runs
         // (this home left the team and joined again): this host takes what the shared
-        // record says, and says so.
+        // record says, all of it shown. (A member this host has its own copy of keeps it.)
         eprintln!(
-            "teamctl: {name} will run here as recorded: {}",
-            describe_run(member)
+            "teamctl: {name} will run here as the shared team file records it:\n{}",
+            crate::domain::Spec::of(member).describe().trim_end()
         );
         crate::store::spec::save(store, member)?;
+        run_as = member.clone();
     }
+    // What it runs, its worktree included, is this host's own word (`store::spec`).
+    crate::store::spec::overlay(store, &mut run_as)?;
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
-    crate::worktree::restore(member, &store.local_dir())?;
+    crate::worktree::restore(&run_as, &store.local_dir())?;
     // The same backend and, for tmux, the same server the member was recorded on (a new
     // session there if the old one is gone); a member moved here runs on this host's own
     // server (the recorded one is the other host's).
@@ -303,16 +311,6 @@ pub fn resume_if_down(
         old
     };
     start_worker(home, store, name, backend.as_ref()).map(Some)
-}
-
-/// What a member runs, in one line for people: its agent or command, and where.
-fn describe_run(member: &Member) -> String {
-    let what = match (&member.agent, &member.command) {
-        (Some(agent), _) => format!("agent {agent} {}", member.agent_args.join(" ")),
-        (None, Some(cmd)) => format!("sh -c {cmd:?}"),
-        (None, None) => "nothing".into(),
-    };
-    crate::output::printable(&format!("{} in {}", what.trim_end(), member.cwd))
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its

@@ -601,22 +601,33 @@ impl Worker {
     /// The member's session id (recorded in the team file by `spawn`; made and recorded
     /// here for a member spawned by an older teamctl).
     fn session_id(&mut self) -> String {
-        if let Some(id) = &self.member.session_id {
+        // Only a UUID goes on an agent's command line: anything else (a forged or damaged
+        // record) could be read there as a flag.
+        if let Some(id) = &self.member.session_id
+            && uuid::Uuid::parse_str(id).is_ok()
+        {
             return id.clone();
         }
         let id = agent::new_session_id();
         let name = self.name.clone();
         let recorded = self.store.update(&mut |cfg| {
-            if let Some(m) = cfg.member_mut(name.as_str()) {
-                m.session_id.get_or_insert_with(|| id.clone());
+            if let Some(m) = cfg.member_mut(name.as_str())
+                && m.session_id
+                    .as_deref()
+                    .is_none_or(|s| uuid::Uuid::parse_str(s).is_err())
+            {
+                m.session_id = Some(id.clone());
             }
             Ok(())
         });
         let id = recorded
             .ok()
             .and_then(|cfg| cfg.member(name.as_str()).and_then(|m| m.session_id.clone()))
+            .filter(|id| uuid::Uuid::parse_str(id).is_ok())
             .unwrap_or(id);
         self.member.session_id = Some(id.clone());
+        // On a store that hosts share, this host's own copy of what the member runs holds it.
+        let _ = crate::store::spec::save(&*self.store, &self.member);
         self.live.session = Some(id.clone());
         id
     }

@@ -185,7 +185,17 @@ fn a_team_deleted_on_one_host_ends_the_workers_of_the_other() {
 fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() {
     let nats = NatsServer::start();
     let (a, b) = two_hosts(&nats, false);
-    spawn_echo(&b, "bob", "process");
+    b.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "bob:$(cat):$TEAMCTL_SESSION_ID""#,
+    ]);
+    let session = b.ok(&["ask", "bob", "first"]);
+    let session = session.trim().rsplit(':').next().unwrap().to_string();
+    assert_eq!(session.len(), 36, "{session}");
     b.ok(&["shutdown", "bob", "--timeout", "20"]);
     // The "attacker": anyone with the server, here through the library on A's pointer.
     let pwned = a.work.path().join("pwned");
@@ -196,16 +206,23 @@ fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() 
         .update(&mut |cfg| {
             let m = cfg.member_mut("bob").unwrap();
             m.command = Some(format!("touch {}", pwned.display()));
+            m.on_shutdown = Some(format!("touch {}", pwned.display()));
+            m.session_id = Some("--mcp-config=evil".into());
+            m.worktree = Some(pwned.display().to_string());
+            m.worktree_repo = Some(pwned.display().to_string());
+            m.agent_id = "carol@alpha".into();
             Ok(())
         })
         .unwrap();
     // B's mail resumes its own bob, who runs what B spawned.
     b.ok(&["send", "bob", "hi"]);
+    let want = format!("bob:hi:{session}");
     wait_until("bob's reply", T, || {
-        b.ok(&["inbox", "--all"]).contains("bob:hi")
+        b.ok(&["inbox", "--all"]).contains(&want)
     });
     assert!(!pwned.exists(), "the forged command ran");
     b.ok(&["shutdown", "bob", "--timeout", "20"]);
+    assert!(!pwned.exists(), "the forged --on-shutdown ran");
     // Without B's own copy (never spawned there), B does not start it on the file's word.
     std::fs::remove_file(b.team_dir("alpha").join("specs").join("bob.json")).unwrap();
     let err = b.fails(&["resume", "bob"], 1);

@@ -739,7 +739,12 @@ impl Store for NatsStore {
 
     fn load(&self) -> Result<TeamConfig> {
         match self.get_json::<TeamConfig>(keys::CONFIG) {
-            Ok(Some((c, _))) => Ok(c),
+            // A member's agent id is its name at the team, whatever the shared file says: it
+            // tags the member's panes and processes, which teamctl ends by that tag.
+            Ok(Some((mut c, _))) => {
+                c.fix_agent_ids();
+                Ok(c)
+            }
             Ok(None) => Err(self.gone()),
             Err(e) => Err(e),
         }
@@ -751,7 +756,10 @@ impl Store for NatsStore {
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
-        self.update_json(keys::CONFIG, None, f)
+        self.update_json(keys::CONFIG, None, &mut |c: &mut TeamConfig| {
+            c.fix_agent_ids();
+            f(c)
+        })
     }
 
     /// Only that the team exists. A `send` racing `delete`'s mark may append after it; the
