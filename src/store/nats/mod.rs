@@ -628,14 +628,15 @@ fn entry(seq: u64, payload: &[u8], sname: &str) -> Entry {
 
 /// Up to `max` messages on `subject` from sequence `from` on, in one batched direct get
 /// (`$JS.API.DIRECT.GET.STREAM` with `batch`, nats-server 2.11+; a 2.10 server answers with
-/// one message): `(sequence, payload)` in order, fewer at the end of the stream.
+/// one message): `(sequence, payload)` in order, fewer at the end of the stream, and whether
+/// the server batched (a 2.10 server's one message says nothing about the end).
 async fn direct_batch(
     client: &async_nats::Client,
     sname: &str,
     subject: &str,
     from: u64,
     max: usize,
-) -> Result<Vec<(u64, bytes::Bytes)>, Fault> {
+) -> Result<(Vec<(u64, bytes::Bytes)>, bool), Fault> {
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
     let request = serde_json::json!({ "seq": from, "next_by_subj": subject, "batch": max });
@@ -648,6 +649,7 @@ async fn direct_batch(
         .await
         .map_err(Fault::of)?;
     let mut out = Vec::new();
+    let mut batched = true;
     loop {
         let Ok(Some(m)) = tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
         else {
@@ -674,13 +676,13 @@ async fn direct_batch(
             })?;
         out.push((seq, m.payload));
         // A server without batches sends one message and no count of the rest.
-        let batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
+        batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
         // Full: the end-of-batch marker that follows is not waited for.
         if !batched || out.len() >= max {
             break;
         }
     }
-    Ok(out)
+    Ok((out, batched))
 }
 
 /// Whether `key` holds exactly `bytes` (a write whose answer was lost took effect).
@@ -850,11 +852,12 @@ impl Store for NatsStore {
                 let mut next = from.raw() + 1;
                 while out.len() < max {
                     let want = (max - out.len()).min(READ_BATCH);
-                    let mut got = match direct_batch(&client, &sname, &subject, next, want).await {
-                        Ok(got) => got,
-                        Err(Fault::Again(why)) => return Err(judge.fault(why).await),
-                        Err(fatal) => return Err(fatal),
-                    };
+                    let (mut got, batched) =
+                        match direct_batch(&client, &sname, &subject, next, want).await {
+                            Ok(got) => got,
+                            Err(Fault::Again(why)) => return Err(judge.fault(why).await),
+                            Err(fatal) => return Err(fatal),
+                        };
                     if got.len() < want && replicated {
                         let after = got.last().map_or(next, |(seq, _)| seq + 1);
                         match stream
@@ -872,7 +875,8 @@ impl Store for NatsStore {
                     }
                     let Some((last, _)) = got.last() else { break };
                     next = last + 1;
-                    let full = got.len() >= want;
+                    // A server without batches (2.10) answered one message: ask for the next.
+                    let full = got.len() >= want || !batched;
                     for (seq, payload) in got {
                         out.push(entry(seq, &payload, &sname));
                     }
