@@ -106,8 +106,14 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     if let Some(current) = ctx.home.current()
         && &current != team
     {
+        let leave = match ctx.home.server_of(&current).ok().flatten() {
+            Some(_) => format!(
+                ", or leave it for this home only with `teamctl delete --leave --team {current}` (it is kept on its NATS server for the other hosts)"
+            ),
+            None => String::new(),
+        };
         return Err(Error::bad(format!(
-            "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first, or use another --home"
+            "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first{leave}, or use another --home"
         )));
     }
     let existing = if ctx.home.exists(team) {

@@ -511,3 +511,19 @@ fn leaving_removes_this_host_s_worktrees_through_git_and_keeps_uncommitted_work(
     assert!(!b.team_dir("alpha").exists());
     assert!(!git(&repo, &["worktree", "list"]).contains("carol"));
 }
+
+/// `up` of another team in a home that leads a NATS team says how to leave that one for this
+/// home only, as `create` does.
+#[test]
+fn up_while_leading_a_nats_team_names_delete_leave() {
+    let nats = NatsServer::start();
+    let (a, _b) = two_hosts(&nats, false);
+    std::fs::write(
+        a.work.path().join("teamctl.toml"),
+        "name = \"beta\"\n\n[[member]]\nname = \"bob\"\nexec = \"cat\"\nbackend = \"process\"\n",
+    )
+    .unwrap();
+    let err = a.fails(&["up"], 2);
+    assert!(err.contains("already lead team \"alpha\""), "{err}");
+    assert!(err.contains("delete --leave --team alpha"), "{err}");
+}
