@@ -181,8 +181,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()
     let last = stop_everyone(store)?;
     // Worktrees live in the team directory: remove them through git so the repository does
     // not keep stale entries. Their branches are kept.
-    for m in last.teammates() {
-        if let Err(e) = crate::worktree::remove_for(m, &store.local_dir()) {
+    // Only this host's own view of each (`store::spec`): a repository the shared file alone
+    // names is not one git runs in.
+    for m in last
+        .teammates()
+        .filter_map(|m| crate::store::spec::local_view(store, m))
+    {
+        if let Err(e) = crate::worktree::remove_for(&m, &store.local_dir()) {
             eprintln!("teamctl: {e}");
         }
     }

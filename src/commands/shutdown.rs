@@ -141,7 +141,13 @@ fn refuse_running(store: &dyn Store) -> Result<()> {
 fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
     let config = store.load()?;
     for name in names {
-        let member = config.require(name.as_str())?;
+        // This host's own view of it: a worktree (and its repository) the shared file alone
+        // names is not this host's to remove.
+        let Some(member) = crate::store::spec::local_view(store, config.require(name.as_str())?)
+        else {
+            continue;
+        };
+        let member = &member;
         let dirty = crate::worktree::recorded_here(member, &store.local_dir())
             .is_some_and(|w| w.exists() && crate::worktree::is_dirty(&w));
         if let Some(path) = crate::worktree::remove_for(member, &store.local_dir())? {

@@ -323,6 +323,11 @@ pub struct Spec {
     pub worktree_branch: Option<String>,
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Where it was last placed on this host (which backend, which tmux server).
+    #[serde(default)]
+    pub backend_type: Option<BackendType>,
+    #[serde(default)]
+    pub tmux_socket: Option<String>,
 }
 
 impl Spec {
@@ -341,6 +346,8 @@ impl Spec {
             worktree_repo: m.worktree_repo.clone(),
             worktree_branch: m.worktree_branch.clone(),
             session_id: m.session_id.clone(),
+            backend_type: m.backend_type,
+            tmux_socket: m.tmux_socket.clone(),
         }
     }
 
@@ -359,6 +366,11 @@ impl Spec {
         m.worktree_repo = self.worktree_repo.clone();
         m.worktree_branch = self.worktree_branch.clone();
         m.session_id = self.session_id.clone();
+        // Known once it was placed here (a spec written before that has none).
+        if self.backend_type.is_some() {
+            m.backend_type = self.backend_type;
+            m.tmux_socket = self.tmux_socket.clone();
+        }
     }
 
     /// Everything it runs, for people: one `key: value` per line, text escaped.

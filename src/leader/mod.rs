@@ -205,6 +205,12 @@ pub fn start_worker_in(
         }
     };
     let kind = backend.kind();
+    // Where it went is this host's own word too: a resume places it there again.
+    if store.spans_hosts() {
+        run_as.backend_type = Some(kind);
+        run_as.tmux_socket = placement.tmux_socket.clone();
+        crate::store::spec::save(store, &run_as)?;
+    }
     let updated = store.update_cached(cache, &mut |cfg| {
         // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
         if placement.tmux_session.is_some() && cfg.tmux_session != placement.tmux_session {
@@ -268,22 +274,18 @@ pub fn resume_if_down(
     if status.is_running() && !cut_short(member, status) {
         return Ok(None);
     }
-    let old = backend::for_member(member);
-    if let Some(host) = backend::host::elsewhere(member) {
-        if !here {
-            return Err(Error::failed(format!(
-                "{name} was started on {host} and is {status} there; resume it on that host, or `teamctl resume {name} --here` to start it on this one"
-            )));
-        }
-    } else {
-        // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first.
-        old.terminate(member, live.as_ref(), backend::GRACE)?;
+    let elsewhere = backend::host::elsewhere(member);
+    if let Some(host) = elsewhere
+        && !here
+    {
+        return Err(Error::failed(format!(
+            "{name} was started on {host} and is {status} there; resume it on that host, or `teamctl resume {name} --here` to start it on this one"
+        )));
     }
     let mut run_as = member.clone();
     if here
         && store.spans_hosts()
-        && (backend::host::elsewhere(member).is_some()
-            || crate::store::spec::overlay(store, &mut run_as).is_err())
+        && (elsewhere.is_some() || crate::store::spec::overlay(store, &mut run_as).is_err())
     {
         // Moved here, or started here again without this host's own copy of what it runs
         // (this home left the team and joined again): this host takes what the shared
@@ -295,21 +297,24 @@ pub fn resume_if_down(
         crate::store::spec::save(store, member)?;
         run_as = member.clone();
     }
-    // What it runs, its worktree included, is this host's own word (`store::spec`).
+    // What it runs, its worktree and where it was placed included, is this host's own word
+    // (`store::spec`), never the shared file's alone.
     crate::store::spec::overlay(store, &mut run_as)?;
-    // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
-    crate::worktree::restore(&run_as, &store.local_dir())?;
-    // The same backend and, for tmux, the same server the member was recorded on (a new
-    // session there if the old one is gone); a member moved here runs on this host's own
-    // server (the recorded one is the other host's).
-    let backend = if backend::host::elsewhere(member).is_some() {
-        backend::select(match member.backend_type {
+    let backend = if elsewhere.is_some() {
+        // Moved here: this host's own server (the recorded one is the other host's).
+        backend::select(match run_as.backend_type {
             Some(crate::domain::BackendType::Tmux) => backend::Choice::Tmux,
             _ => backend::Choice::Process,
         })?
     } else {
+        // Leftovers of the old worker (a dead pane kept for reading, a stray agent) go first,
+        // tag checked; then the same backend and server (a new session there if it is gone).
+        let old = backend::for_member(&run_as);
+        old.terminate(&run_as, live.as_ref(), backend::GRACE)?;
         old
     };
+    // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
+    crate::worktree::restore(&run_as, &store.local_dir())?;
     start_worker(home, store, name, backend.as_ref()).map(Some)
 }
 

@@ -36,6 +36,13 @@ pub fn save(store: &dyn Store, member: &Member) -> Result<()> {
     write_atomic(&file, &bytes, false)
 }
 
+/// `member` as this host runs it, or `None` on a store that hosts share when this host has no
+/// copy of what it runs (then nothing of it is this host's to touch: its worktree, its panes).
+pub fn local_view(store: &dyn Store, member: &Member) -> Option<Member> {
+    let mut m = member.clone();
+    overlay(store, &mut m).ok().map(|()| m)
+}
+
 /// `member` as this host runs it: its record with this host's spec in place (a store that
 /// hosts share only; otherwise the record as it is). Without one, an error that says how to
 /// give it: this host was never told to run this member.

@@ -199,6 +199,7 @@ fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() 
     b.ok(&["shutdown", "bob", "--timeout", "20"]);
     // The "attacker": anyone with the server, here through the library on A's pointer.
     let pwned = a.work.path().join("pwned");
+    let evil_socket = a.work.path().join("evil.sock");
     let store = teamctl::store::Home::new(a.home_path().to_path_buf())
         .open(&teamctl::domain::Name::parse("alpha").unwrap())
         .unwrap();
@@ -211,6 +212,9 @@ fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() 
             m.worktree = Some(pwned.display().to_string());
             m.worktree_repo = Some(pwned.display().to_string());
             m.agent_id = "carol@alpha".into();
+            m.backend_type = Some(teamctl::domain::BackendType::Tmux);
+            m.tmux_socket = Some(evil_socket.display().to_string());
+            m.pane_id = None;
             Ok(())
         })
         .unwrap();
@@ -221,6 +225,11 @@ fn a_host_runs_only_what_it_spawned_never_a_command_forged_in_the_shared_file() 
         b.ok(&["inbox", "--all"]).contains(&want)
     });
     assert!(!pwned.exists(), "the forged command ran");
+    assert!(
+        !evil_socket.exists(),
+        "a tmux server was started where the file said"
+    );
+    assert_eq!(b.member("bob")["backend"], "process");
     b.ok(&["shutdown", "bob", "--timeout", "20"]);
     assert!(!pwned.exists(), "the forged --on-shutdown ran");
     // Without B's own copy (never spawned there), B does not start it on the file's word.
