@@ -410,13 +410,6 @@ pub struct Host {
     pub since: u64,
 }
 
-impl Host {
-    /// The same host and home as `other` (whenever each was started).
-    pub fn same_place(&self, other: &Host) -> bool {
-        self.name == other.name && self.key == other.key && self.id == other.id
-    }
-}
-
 /// A host's name or home as read from the shared team file: control characters (newlines
 /// too) escaped, so a forged one cannot reach a terminal or break a table row.
 pub fn plain(text: &str) -> String {

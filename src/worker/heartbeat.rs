@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::domain::env;
 use crate::domain::live::{HEARTBEAT, LEASE};
 use crate::domain::time::now_ms;
-use crate::domain::{BackendType, Host, Member, Name, Status};
+use crate::domain::{BackendType, Host, Member, Name, Status, TeamConfig};
 use crate::store::{SharedStore, Store};
 
 /// How often the lease is renewed and how long each renewal lasts: `TEAMCTL_HEARTBEAT_MS`
@@ -81,7 +81,11 @@ pub fn start(
 /// dead), or was marked stopped from another host (`kill`) while naming this worker. A team
 /// file that cannot be read (the server away) says nothing: the worker goes on.
 pub fn lost(store: &dyn Store, name: &Name, owner: &Owner) -> Option<&'static str> {
-    let config = store.load().ok()?;
+    lost_in(&store.load().ok()?, name, owner)
+}
+
+/// `lost`, judged from `config` as the caller read it (the worker, through its cache).
+pub fn lost_in(config: &TeamConfig, name: &Name, owner: &Owner) -> Option<&'static str> {
     if config.created_at != owner.team_created {
         return Some("its team was deleted and made again");
     }

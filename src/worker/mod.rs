@@ -341,9 +341,16 @@ impl Worker {
         }
         // A worker back from a pause (or a cut-off network) whose member has moved or was
         // stopped meanwhile handles nothing more: the message stays for the member's worker.
-        if let Some(owner) = &self.owner
-            && let Some(why) = heartbeat::lost(&*self.store, &self.name, owner)
-        {
+        // The team file is read through the worker's cache: again only when it changed.
+        let why = match &self.owner {
+            Some(owner) => self
+                .store
+                .load_cached(&mut self.config)
+                .ok()
+                .and_then(|config| heartbeat::lost_in(config, &self.name, owner)),
+            None => None,
+        };
+        if let Some(why) = why {
             self.sink
                 .note(&format!("{why}; exiting without handling more mail"));
             return Ok(Next::Abandon);

@@ -251,10 +251,16 @@ impl NatsCluster {
         }
     }
 
-    /// The name of the node that leads `stream` (as a running node's `/jsz` reports it).
-    pub fn leader_of(&self, stream: &str) -> Option<String> {
+    /// What `pick` finds in `stream`'s entry of the first running node's `/jsz` report
+    /// (asked with `query`) that has it.
+    fn find_in_jsz<T>(
+        &self,
+        stream: &str,
+        query: &str,
+        pick: impl Fn(&serde_json::Value) -> Option<T>,
+    ) -> Option<T> {
         for node in self.nodes.iter().filter(|n| n.running()) {
-            let Some(jsz) = node.monitor("/jsz?streams=true&raft=true") else {
+            let Some(jsz) = node.monitor(&format!("/jsz?streams=true&{query}")) else {
                 continue;
             };
             let accounts = jsz["account_details"]
@@ -262,45 +268,34 @@ impl NatsCluster {
                 .cloned()
                 .unwrap_or_default();
             for account in accounts {
-                for s in account["stream_detail"]
+                let streams = account["stream_detail"]
                     .as_array()
                     .cloned()
-                    .unwrap_or_default()
+                    .unwrap_or_default();
+                if let Some(found) = streams
+                    .iter()
+                    .filter(|s| s["name"] == stream)
+                    .find_map(&pick)
                 {
-                    if s["name"] == stream
-                        && let Some(leader) = s["cluster"]["leader"].as_str()
-                    {
-                        return Some(leader.to_string());
-                    }
+                    return Some(found);
                 }
             }
         }
         None
     }
 
+    /// The name of the node that leads `stream` (as a running node's `/jsz` reports it).
+    pub fn leader_of(&self, stream: &str) -> Option<String> {
+        self.find_in_jsz(stream, "raft=true", |s| {
+            s["cluster"]["leader"].as_str().map(String::from)
+        })
+    }
+
     /// The replicas of `stream` (the leader and its peers), as `/jsz` reports them.
     pub fn replicas_of(&self, stream: &str) -> Option<usize> {
-        for node in self.nodes.iter().filter(|n| n.running()) {
-            let Some(jsz) = node.monitor("/jsz?streams=true&config=true") else {
-                continue;
-            };
-            let accounts = jsz["account_details"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            for account in accounts {
-                for s in account["stream_detail"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-                {
-                    if s["name"] == stream {
-                        return s["config"]["num_replicas"].as_u64().map(|r| r as usize);
-                    }
-                }
-            }
-        }
-        None
+        self.find_in_jsz(stream, "config=true", |s| {
+            s["config"]["num_replicas"].as_u64().map(|r| r as usize)
+        })
     }
 
     /// `kill -9` the node called `name`; returns its index.
