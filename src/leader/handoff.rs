@@ -71,6 +71,38 @@ impl Outcome {
     }
 }
 
+/// How long a handoff waits quietly before it says whom it is waiting for.
+const NOTICE_AFTER: Duration = Duration::from_secs(2);
+
+/// Whom a handoff is waiting for and until when; a member of another host is judged by its
+/// lease, which can take a while to run out when its host is gone.
+fn waiting_notice(
+    config: &crate::domain::TeamConfig,
+    waiting: &[Name],
+    deadline: Instant,
+) -> String {
+    let left = deadline.saturating_duration_since(Instant::now()).as_secs() + 1;
+    let remote: Vec<String> = waiting
+        .iter()
+        .filter_map(|n| config.member(n.as_str()))
+        .filter_map(|m| {
+            crate::backend::host::elsewhere(m)
+                .map(|h| format!("{} on {}", m.name, crate::backend::host::label(h)))
+        })
+        .collect();
+    let mut text = format!(
+        "waiting for {} to answer the shutdown request (a turn in progress finishes first; up to {left} s more)",
+        names(waiting)
+    );
+    if !remote.is_empty() {
+        text.push_str(&format!(
+            "; {} answer from there, or count as gone once their heartbeat lease runs out",
+            remote.join(", ")
+        ));
+    }
+    text
+}
+
 /// Ask each target to stop and, with `wait`, act on the answers until `timeout`.
 pub fn handoff(
     store: &dyn Store,
@@ -143,6 +175,9 @@ pub fn handoff(
         return Ok(out);
     }
     let deadline = crate::domain::time::deadline_after(timeout);
+    // Said once, when the answers take long enough to look like a hang.
+    let notice_at = Instant::now() + NOTICE_AFTER;
+    let mut noticed = false;
     while !waiting.is_empty() {
         for h in super::reconcile(store)? {
             match h {
@@ -208,7 +243,15 @@ pub fn handoff(
         if waiting.is_empty() || Instant::now() >= deadline {
             break;
         }
-        bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+        if !noticed && Instant::now() >= notice_at {
+            noticed = true;
+            eprintln!("teamctl: {}", waiting_notice(&config, &waiting, deadline));
+        }
+        bell.wait_until(
+            deadline
+                .min(Instant::now() + Duration::from_secs(1))
+                .min(if noticed { deadline } else { notice_at }),
+        );
     }
     out.silent = waiting;
     Ok(out)

@@ -536,3 +536,29 @@ fn up_while_leading_a_nats_team_names_delete_leave() {
     assert!(err.contains("already lead team \"alpha\""), "{err}");
     assert!(err.contains("delete --leave --team alpha"), "{err}");
 }
+
+/// A shutdown from A of a member whose host stopped answering says, after a moment, whom it
+/// waits for and that the member's lease decides, instead of waiting silently for the lease.
+#[test]
+fn a_shutdown_waiting_on_a_silent_host_says_so_and_ends_when_the_lease_runs_out() {
+    let nats = NatsServer::start();
+    let (mut a, mut b) = two_hosts(&nats, false);
+    // A lease of 4 s: longer than the quiet wait before the notice.
+    for e in [&mut a, &mut b] {
+        e.env.push(("TEAMCTL_HEARTBEAT_MS".into(), "1000".into()));
+    }
+    spawn_echo(&b, "bob", "process");
+    wait_until("bob idle on A", T, || a.member_status("bob") == "idle");
+    let pid = b.member("bob")["pid"].as_u64().unwrap();
+    signal(pid, nix::sys::signal::Signal::SIGSTOP);
+    let out = a.run(&["shutdown", "bob", "--timeout", "30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("waiting for bob to answer") && err.contains("heartbeat lease"),
+        "{err}"
+    );
+    assert_eq!(a.member_status("bob"), "stopped");
+    signal(pid, nix::sys::signal::Signal::SIGCONT);
+    wait_until("bob's worker ended itself", T, || !alive(pid));
+}

@@ -240,6 +240,15 @@ fn a_teammate_that_never_answers_times_out_with_its_name() {
     });
     let err = env.fails(&["shutdown", "slow", "--timeout", "1"], 1);
     assert!(err.contains("slow"), "{err}");
+    assert!(!err.contains("waiting for"), "{err}");
+    // A longer wait says whom it is waiting for, once, before it gives up.
+    let err = env.fails(&["shutdown", "slow", "--timeout", "3"], 1);
+    assert_eq!(
+        err.matches("waiting for slow to answer the shutdown request")
+            .count(),
+        1,
+        "{err}"
+    );
     env.ok(&["shutdown", "slow", "--force"]);
     assert_eq!(env.processes(), Vec::<u32>::new());
 }
