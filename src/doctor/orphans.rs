@@ -174,7 +174,11 @@ pub fn panes(home: &Home) -> Vec<Finding> {
     }
     let mut servers = vec![env_server()];
     for (_, cfg) in super::teams::all(home) {
-        for m in cfg.teammates() {
+        // Only this host's members: a socket path another host recorded is not this host's.
+        for m in cfg
+            .teammates()
+            .filter(|m| crate::backend::host::elsewhere(m).is_none())
+        {
             if let Some(s) = &m.tmux_socket {
                 let args = server_args(s);
                 if !servers.contains(&args) {

@@ -286,7 +286,9 @@ pub fn forget_team(config: &TeamConfig) {
     }
     let mut servers: Vec<Server> = Vec::new();
     for m in config.teammates() {
-        if m.backend_type == Some(BackendType::Tmux) {
+        // Only this host's members: another host's tmux server is that host's to clean.
+        if m.backend_type == Some(BackendType::Tmux) && crate::backend::host::elsewhere(m).is_none()
+        {
             let s = Server::from_record(m.tmux_socket.as_deref());
             if !servers.contains(&s) {
                 servers.push(s);

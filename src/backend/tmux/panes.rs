@@ -92,9 +92,12 @@ impl Panes {
     ) -> Panes {
         let mut panes = Panes::default();
         for m in members {
+            // A member of another host is judged by its lease: its tmux server is not this
+            // host's to ask (and the socket path its record names is not this host's own).
             if m.name.is_leader()
                 || m.pane_id.is_none()
                 || m.backend_type != Some(crate::domain::BackendType::Tmux)
+                || crate::backend::host::elsewhere(m).is_some()
             {
                 continue;
             }
@@ -300,9 +303,19 @@ mod tests {
         let mut process = member(Some("%4"));
         process.backend_type = Some(crate::domain::BackendType::Process);
         process.tmux_socket = Some("process".into());
+        // Another host's member: judged by its lease, its recorded socket never asked.
+        let mut remote = member(Some("%5"));
+        remote.tmux_socket = Some("/tmp/forged/socket".into());
+        remote.host = Some(crate::domain::Host {
+            name: "elsewhere".into(),
+            home: "/home/x/.teamctl".into(),
+            key: "k".into(),
+            id: "another-machine".into(),
+            since: 0,
+        });
         let panes = Panes::read(
             std::path::Path::new("/nonexistent/tmux"),
-            [&a, &b, &c, &unplaced, &process],
+            [&a, &b, &c, &unplaced, &process, &remote],
         );
         let servers: Vec<&Server> = panes.servers.iter().map(|(s, _)| s).collect();
         assert_eq!(
