@@ -3,11 +3,14 @@
 //! measured in the same run, interleaved with it.
 //!
 //! - `wake`: from just before `teamctl send w MSG` is started (`fork`+`exec` of the release
-//!   binary) to the agent's first instruction. The agent is `date +%s%N`, run by the worker
-//!   directly (a plain program: no shell); the stamp it prints (realtime, ns) is its reply, read
-//!   back from the leader's inbox. Also: from `send` exiting to the same stamp. Anchor: the same
-//!   path with the worker forced to poll every 1 s (`TEAMCTL_POLL_MS=1000`), each send at a
-//!   random phase of the poll.
+//!   binary) to the agent's first instruction. The agent is a ten-line C program built here
+//!   with `gcc -O2 -static` whose `main` first reads the realtime clock and prints it (ns): run
+//!   by the worker directly (a plain program: no shell), its stamp is its reply, read back from
+//!   the leader's inbox. So the figure holds no start-up of the agent's own beyond the kernel's
+//!   `exec` and a static C start. Also, labelled as such: the same with `date +%s%N` as the
+//!   agent (its stamp comes after its own dynamic loading and locale set-up), and from `send`
+//!   exiting to the stamp. Anchor: the same path with the worker forced to poll every 1 s
+//!   (`TEAMCTL_POLL_MS=1000`), each send at a random phase of the poll.
 //! - `ask`: `teamctl ask w MSG` as a whole process (start to exit, the agent `cat`), against
 //!   its floor interleaved with it: one process start (`teamctl --version`) plus `sh -c cat`
 //!   on the message, each a whole process.
@@ -91,9 +94,9 @@ struct Wake {
     from_exit: Stats,
 }
 
-fn wake_run(label: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
+fn wake_run(label: &str, agent: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
     eprintln!("[whole] wake {label}: {n} sends...");
-    let env = team("date +%s%N", poll_ms)?;
+    let env = team(agent, poll_ms)?;
     let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
     let mut pos = store.inbox_end(&Name::leader())?;
     let mut rng = Rng::from_time();
@@ -136,18 +139,59 @@ fn wake_run(label: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
     })
 }
 
+/// The stamping agent: `main` reads the realtime clock first and prints it in ns. Built with
+/// gcc, statically, into `dir`.
+fn stamp_agent(dir: &std::path::Path) -> Result<String> {
+    const SOURCE: &str = r#"#include <stdio.h>
+#include <time.h>
+int main(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    printf("%lld%09ld\n", (long long)t.tv_sec, t.tv_nsec);
+    return 0;
+}
+"#;
+    let src = dir.join("stamp.c");
+    let bin = dir.join("stamp");
+    std::fs::write(&src, SOURCE)?;
+    let out = Command::new("gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .context("gcc (the stamping agent is built with it)")?;
+    ensure!(
+        out.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(bin.display().to_string())
+}
+
 fn wake() -> Result<()> {
     let n = env_count("WHOLE_WAKE_N", 300);
     let n_poll = env_count("WHOLE_POLL_N", 20);
-    let ino = wake_run("inotify", None, n)?;
-    let poll = wake_run("poll 1 s", Some(1000), n_poll)?;
+    let dir = tempfile::Builder::new()
+        .prefix("teamctl-bench-stamp")
+        .tempdir()?;
+    let stamp = stamp_agent(dir.path())?;
+    let ino = wake_run("inotify", &stamp, None, n)?;
+    let date = wake_run("inotify, agent date", "date +%s%N", None, n)?;
+    let poll = wake_run("poll 1 s", &stamp, Some(1000), n_poll)?;
     println!();
-    println!("wake: `teamctl send` process started -> agent's first instruction (`date +%s%N`)");
+    println!(
+        "wake: `teamctl send` process started -> agent's first instruction (a static C program's clock read)"
+    );
     println!("  inotify worker ({n}): {}", ino.from_start.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_start.line());
     println!("wake: `teamctl send` process exited -> agent's first instruction");
     println!("  inotify worker ({n}): {}", ino.from_exit.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_exit.line());
+    println!(
+        "wake, agent `date +%s%N` (stamp after its own start-up), send started / exited -> stamp"
+    );
+    println!("  inotify worker ({n}): {}", date.from_start.line());
+    println!("  inotify worker ({n}): {}", date.from_exit.line());
     let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     println!(
         "  ratio 1 s poll / inotify (send started): p50 {:.0}x, p99 {:.0}x (target 500x at p50)",
