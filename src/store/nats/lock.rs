@@ -1,7 +1,7 @@
 //! Locks in the KV bucket: a key made only when absent (`lock.KEY`), whose value says who
 //! holds it and until when (a lease). The holder renews the lease while it holds the lock and
-//! deletes the key when the guard is dropped. A waiter listens for changes to the key (the
-//! republished subject, no polling) and takes over a lease that ran out, or a lock whose
+//! deletes the key when the guard is dropped. A waiter watches the key (a consumer of its
+//! subject, `watch`; no polling) and takes over a lease that ran out, or a lock whose
 //! holder on this host is gone, by compare-and-set on the revision it saw.
 
 use std::sync::Arc;
@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream::kv;
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::client::{self, Conn};
+use super::client::{self, Conn, Fault};
 use crate::domain::time::now_ms;
 use crate::error::{Error, Result};
 
@@ -114,7 +113,14 @@ impl Drop for LeaseGuard {
 }
 
 /// Take the lock `key` in `kv`, waiting for it (`WAIT` at most).
-pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<LeaseGuard> {
+/// `watch` is the bucket's stream and the key's subject in it (what a watch of the key filters
+/// on).
+pub fn acquire(
+    conn: &Conn,
+    kv: &kv::Store,
+    key: &str,
+    watch: &(String, String),
+) -> Result<LeaseGuard> {
     let owner = crate::domain::message::new_id();
     let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.to_string(), owner.clone());
     let deadline = std::time::Instant::now() + WAIT;
@@ -127,20 +133,17 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
             kv2.clone(),
             key2.clone(),
             owner2.clone(),
-            wake.to_string(),
+            watch.clone(),
         );
         // One round: armed on the key's changes, then try; when it is held, wait for a
         // change (or the holder's lease to run out) within this call's time.
         let got = client::run("lock", async move {
-            let mut changes = c
-                .client
-                .subscribe(wake)
+            let mut changes = super::watch::arm(&c, &wake.0, std::slice::from_ref(&wake.1))
                 .await
-                .map_err(|e| Error::failed(format!("NATS: cannot watch a lock: {e}")))?;
-            c.client
-                .flush()
-                .await
-                .map_err(|e| Error::failed(format!("NATS: {e}")))?;
+                .map_err(|e| match e {
+                    Fault::Again(why) => Error::failed(format!("NATS: cannot watch a lock: {why}")),
+                    Fault::Fatal(e) => e,
+                })?;
             let mine = Lease::new(&owner2);
             let wait_for = match kv2.entry(&key2).await.map_err(super::nats_err)? {
                 Some(e) if e.operation == kv::Operation::Put => {
@@ -162,7 +165,7 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
                 },
             };
             let wait_for = wait_for.min(client::CALL_TIMEOUT / 2);
-            let _ = tokio::time::timeout(wait_for, changes.next()).await;
+            let _ = tokio::time::timeout(wait_for, super::watch::next(&mut changes)).await;
             Ok(None)
         });
         let got = match got {
