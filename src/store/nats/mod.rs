@@ -567,6 +567,8 @@ impl NatsStore {
 #[derive(Clone)]
 struct Cursor {
     stream: stream::Stream,
+    js: jetstream::Context,
+    sname: String,
     kv: kv::Store,
     name: String,
     subject: String,
@@ -580,6 +582,8 @@ impl NatsStore {
     fn cursor_handle(&self, inbox: &Name, reader: &str) -> Cursor {
         Cursor {
             stream: self.stream.clone(),
+            js: self.conn.js.clone(),
+            sname: self.keys.stream(),
             kv: self.kv.clone(),
             name: keys::consumer(inbox, reader),
             subject: self.keys.inbox(inbox),
@@ -656,37 +660,80 @@ impl Cursor {
     }
 
     async fn set(&self, judge: &Judge, pos: u64) -> Result<(), Fault> {
-        let (consumer, floor) = match self.consumer(judge).await? {
-            Some(found) => found,
+        // The usual move (a reader handled what followed its cursor): forward, through
+        // messages the consumer has still to deliver; nothing else is asked.
+        if pos > 0 && self.forward(pos).await? == Some(pos) {
+            return Ok(());
+        }
+        let floor = match self.consumer(judge).await? {
+            Some((_, floor)) => floor,
             None => {
                 // None yet: start after a kept cursor (an older build's), or at the start.
                 let kept = self.kept().await?;
                 let after = kept.unwrap_or(0).min(pos);
-                let c = self.create(after).await?;
+                self.create(after).await?;
                 if kept.is_some() {
                     self.forget().await?;
                 }
-                (c, after)
+                after
             }
         };
         if pos == floor {
             return Ok(());
         }
-        if pos < floor {
-            return self.restart(judge, pos).await;
+        if pos > floor && self.forward(pos).await? == Some(pos) {
+            return Ok(());
         }
-        let mut acked = floor;
+        // Back, or to a position the consumer cannot deliver (a message delivered before
+        // and never acknowledged, or one gone with the stream's limits).
+        self.restart(judge, pos).await
+    }
+
+    /// Fetch from the consumer up to the message at `pos` and acknowledge the last message
+    /// at or before it (acknowledge-all: those before it too; confirmed, so Ok means the
+    /// server has it); those fetched past it are handed back at once (nak) for the next
+    /// move. Asks for 1, 2, 4 ... messages at a time, so that few are fetched past `pos`.
+    /// The stream sequence acknowledged (0: none), `None` when there is no consumer.
+    async fn forward(&self, pos: u64) -> Result<Option<u64>, Fault> {
+        let (client, mut acked, mut want) = (self.js.client(), 0, 1);
         loop {
-            let mut batch = consumer
-                .fetch()
-                .max_messages(CURSOR_BATCH)
-                .messages()
+            let inbox = client.new_inbox();
+            let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
+            let request = serde_json::json!({ "batch": want, "no_wait": true });
+            client
+                .publish_with_reply(
+                    format!("$JS.API.CONSUMER.MSG.NEXT.{}.{}", self.sname, self.name),
+                    inbox,
+                    request.to_string().into(),
+                )
                 .await
-                .map_err(|e| Fault::Again(e.to_string()))?;
+                .map_err(Fault::of)?;
             let (mut last, mut beyond, mut got) = (None, Vec::new(), 0);
-            while let Some(m) = batch.next().await {
-                let m = m.map_err(|e| Fault::Again(e.to_string()))?;
+            while got < want {
+                let Ok(Some(m)) =
+                    tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
+                else {
+                    return Err(Fault::Again("no answer in time (fetch)".into()));
+                };
+                match m.status.map(|s| s.as_u16()) {
+                    // No (more) messages, or the request ended.
+                    Some(404 | 408 | 409) => break,
+                    // No one serves that consumer: there is none.
+                    Some(503) => return Ok(None),
+                    Some(100) => continue,
+                    Some(code) => {
+                        return Err(Fault::Again(format!(
+                            "status {code} {}",
+                            m.description.clone().unwrap_or_default()
+                        )));
+                    }
+                    None => {}
+                }
                 got += 1;
+                let m = jetstream::Message {
+                    message: m,
+                    context: self.js.clone(),
+                };
                 let seq = m.info().map_err(Fault::of)?.stream_sequence;
                 if seq <= pos {
                     last = Some((seq, m));
@@ -694,25 +741,19 @@ impl Cursor {
                     beyond.push(m);
                 }
             }
+            drop(replies);
             if let Some((seq, m)) = last {
-                // Everything delivered up to it is acknowledged; Ok means the server has it.
                 m.double_ack().await.map_err(Fault::of)?;
                 acked = seq;
             }
-            // Past `pos`: handed back at once, for the next move.
             for m in &beyond {
                 m.ack_with(AckKind::Nak(None)).await.map_err(Fault::of)?;
             }
-            if !beyond.is_empty() || got < CURSOR_BATCH || acked == pos {
-                break;
+            if !beyond.is_empty() || got < want || acked == pos {
+                return Ok(Some(acked));
             }
+            want = (want * 2).min(CURSOR_BATCH);
         }
-        if acked != pos {
-            // `pos` is no message of this inbox that the consumer had still to deliver (one
-            // delivered before and never acknowledged, or gone with the stream's limits).
-            return self.restart(judge, pos).await;
-        }
-        Ok(())
     }
 }
 

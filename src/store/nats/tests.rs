@@ -447,6 +447,23 @@ fn a_cursor_is_a_durable_consumer_acknowledged_up_to_the_position() {
         consumer_of(&store, &bob, "worker").unwrap().0,
         all[3].end.raw()
     );
+    // Far ahead (more than one fetch; another inbox's messages in between), then on.
+    for i in 0..600 {
+        store.append(&bob, &msg("bob", &format!("m{i}"))).unwrap();
+        if i % 3 == 0 {
+            store.append(&amy, &msg("amy", &format!("m{i}"))).unwrap();
+        }
+    }
+    let many = store.read(&bob, all[3].end, 1000).unwrap();
+    assert_eq!(many.len(), 600);
+    store.set_cursor(&bob, "worker", many[499].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        many[499].end.raw()
+    );
+    store.set_cursor(&bob, "worker", many[500].end).unwrap();
+    store.set_cursor(&bob, "worker", many[599].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), many[599].end);
     // Another reader of the same inbox is another consumer.
     assert_eq!(consumer_of(&store, &bob, "protocol"), None);
     // The stream deleted with the team takes its consumers.
@@ -548,7 +565,7 @@ fn the_log_tail_follows_members_who_join_later() {
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     while got.len() < 2 && bell.wait_until(deadline) {
-        got.extend(tail.take(&[bob.clone()], &mut pos).unwrap());
+        got.extend(tail.take(std::slice::from_ref(&bob), &mut pos).unwrap());
     }
     let seen: Vec<(String, String)> = got
         .iter()
