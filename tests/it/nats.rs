@@ -369,3 +369,67 @@ fn log_follow_on_nats_follows_members_who_join_after_it_started() {
     });
     assert_eq!(code, Some(Some(0)));
 }
+
+/// At-least-once on NATS: a worker killed (SIGKILL) in the middle of a turn has not
+/// acknowledged the message to its cursor's consumer, so the resumed worker handles it again;
+/// the next message once.
+#[test]
+fn a_worker_killed_mid_turn_handles_the_message_again_after_resume() {
+    let nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    let record = env.work.path().join("handled.txt");
+    let mark = env.work.path().join("hung-once");
+    // The first turn records the message and then hangs; later turns only record.
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        &format!(
+            r#"printf '%s\n' "$(cat)" >> '{}'; if [ ! -e '{}' ]; then echo $$ > '{}'; exec sleep 600; fi"#,
+            record.display(),
+            mark.display(),
+            mark.display()
+        ),
+    ]);
+    let handled = || std::fs::read_to_string(&record).unwrap_or_default();
+    env.ok(&["send", "bob", "first"]);
+    wait_until("the first turn under way", T, || {
+        handled().contains("first")
+    });
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("bob's worker gone", T, || {
+        !teamctl::backend::proc::running(pid as u32)
+    });
+    env.ok(&["resume", "bob"]);
+    wait_until("the first message handled again", T, || {
+        handled().lines().filter(|l| *l == "first").count() == 2
+    });
+    env.ok(&["send", "bob", "second"]);
+    wait_until("the second message", T, || handled().contains("second"));
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let all = handled();
+    // The hung agent of the killed worker (its pid in the mark) is ended here.
+    if let Ok(agent) = std::fs::read_to_string(&mark)
+        .unwrap_or_default()
+        .trim()
+        .parse::<i32>()
+    {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(agent),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(
+        all.lines().collect::<Vec<_>>(),
+        ["first", "first", "second"],
+        "{all}"
+    );
+}

@@ -1285,24 +1285,31 @@ impl Store for NatsStore {
         };
         let conn = self.conn.clone();
         let tasks = client::run("subscribe", async move {
-            let mut armed = Vec::new();
-            for (stream, filters) in watches {
-                let sub = client::retry(&conn, "watch for changes", || {
-                    let (conn, stream, filters) = (conn.clone(), stream.clone(), filters.clone());
-                    async move {
-                        match watch::arm(&conn, &stream, &filters).await {
-                            Ok(sub) => Ok(Some(sub)),
-                            // The team is gone: nothing will change there.
-                            Err(Fault::Again(e)) if client::not_found(&e) => Ok(None),
-                            Err(e) => Err(e),
+            // The watches armed side by side (each a subscription and a consumer made).
+            let arming = watches.into_iter().map(|(stream, filters)| {
+                let conn = conn.clone();
+                async move {
+                    let sub = client::retry(&conn, "watch for changes", || {
+                        let (conn, stream, filters) =
+                            (conn.clone(), stream.clone(), filters.clone());
+                        async move {
+                            match watch::arm(&conn, &stream, &filters).await {
+                                Ok(sub) => Ok(Some(sub)),
+                                // The team is gone: nothing will change there.
+                                Err(Fault::Again(e)) if client::not_found(&e) => Ok(None),
+                                Err(e) => Err(e),
+                            }
                         }
-                    }
-                })
-                .await?;
-                if let Some(sub) = sub {
-                    armed.push((stream, filters, sub));
+                    })
+                    .await?;
+                    Ok::<_, Error>(sub.map(|sub| (stream, filters, sub)))
                 }
-            }
+            });
+            let armed: Vec<_> = futures_util::future::try_join_all(arming)
+                .await?
+                .into_iter()
+                .flatten()
+                .collect();
             let mut tasks = Vec::new();
             for (stream, filters, sub) in armed {
                 tasks.push(watch::ring(
