@@ -692,10 +692,14 @@ impl Cursor {
     /// Fetch from the consumer up to the message at `pos` and acknowledge the last message
     /// at or before it (acknowledge-all: those before it too; confirmed, so Ok means the
     /// server has it); those fetched past it are handed back at once (nak) for the next
-    /// move. Asks for 1, 2, 4 ... messages at a time, so that few are fetched past `pos`.
+    /// move. Asks for 2, 4, 8 ... messages at a time, so that few are fetched past `pos`,
+    /// and acknowledges once at the end (or every `CURSOR_BATCH` messages, within the
+    /// consumer's limit of messages awaiting acknowledgement).
     /// The stream sequence acknowledged (0: none), `None` when there is no consumer.
     async fn forward(&self, pos: u64) -> Result<Option<u64>, Fault> {
-        let (client, mut acked, mut want) = (self.js.client(), 0, 1);
+        let client = self.js.client();
+        let (mut acked, mut want, mut unacked) = (0, 2, 0);
+        let mut last: Option<(u64, jetstream::Message)> = None;
         loop {
             let inbox = client.new_inbox();
             let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
@@ -708,7 +712,7 @@ impl Cursor {
                 )
                 .await
                 .map_err(Fault::of)?;
-            let (mut last, mut beyond, mut got) = (None, Vec::new(), 0);
+            let (mut beyond, mut got) = (Vec::new(), 0);
             while got < want {
                 let Ok(Some(m)) =
                     tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
@@ -737,19 +741,24 @@ impl Cursor {
                 let seq = m.info().map_err(Fault::of)?.stream_sequence;
                 if seq <= pos {
                     last = Some((seq, m));
+                    unacked += 1;
                 } else {
                     beyond.push(m);
                 }
             }
             drop(replies);
-            if let Some((seq, m)) = last {
-                m.double_ack().await.map_err(Fault::of)?;
-                acked = seq;
-            }
             for m in &beyond {
                 m.ack_with(AckKind::Nak(None)).await.map_err(Fault::of)?;
             }
-            if !beyond.is_empty() || got < want || acked == pos {
+            let end = !beyond.is_empty() || got < want || last.as_ref().is_some_and(|l| l.0 == pos);
+            if end || unacked >= CURSOR_BATCH {
+                if let Some((seq, m)) = last.take() {
+                    m.double_ack().await.map_err(Fault::of)?;
+                    acked = seq;
+                    unacked = 0;
+                }
+            }
+            if end {
                 return Ok(Some(acked));
             }
             want = (want * 2).min(CURSOR_BATCH);
