@@ -751,12 +751,12 @@ impl Cursor {
                 m.ack_with(AckKind::Nak(None)).await.map_err(Fault::of)?;
             }
             let end = !beyond.is_empty() || got < want || last.as_ref().is_some_and(|l| l.0 == pos);
-            if end || unacked >= CURSOR_BATCH {
-                if let Some((seq, m)) = last.take() {
-                    m.double_ack().await.map_err(Fault::of)?;
-                    acked = seq;
-                    unacked = 0;
-                }
+            if (end || unacked >= CURSOR_BATCH)
+                && let Some((seq, m)) = last.take()
+            {
+                m.double_ack().await.map_err(Fault::of)?;
+                acked = seq;
+                unacked = 0;
             }
             if end {
                 return Ok(Some(acked));
