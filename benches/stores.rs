@@ -24,6 +24,10 @@
 //!   (100 file-store workers hold 100 of the user's 128 inotify instances). Anchor: a bare
 //!   `sleep`. The binaries' sizes are printed too.
 //!
+//! With `STORES_OLD_BIN` set, `send` and `wake` also run a third team: a NATS team made and run
+//! by that binary (an older build: the NATS mapping before and after, in the same run, taking
+//! turns with the other two).
+//!
 //! `STORES_PARTS=send,wake,senders,memory` picks parts; `STORES_SEND_N` (default 40),
 //! `STORES_WAKE_N` (100), `STORES_SENDERS` (16), `STORES_EACH` (50), `STORES_IDLE` (100) set
 //! the counts.
@@ -132,39 +136,67 @@ impl Drop for NatsServer {
     }
 }
 
-/// One team, in files or in NATS, in a home of its own, with its store opened in the bench.
+/// One team, in files or in NATS, in a home of its own, with its store opened in the bench;
+/// its commands run with `bin` (an older build) when given, else with this build.
 struct Side {
     label: &'static str,
     team: String,
     env: Env,
     store: SharedStore,
+    bin: Option<PathBuf>,
 }
 
 impl Side {
-    fn new(label: &'static str, url: Option<&str>) -> Result<Side> {
+    fn new(label: &'static str, url: Option<&str>, bin: Option<PathBuf>) -> Result<Side> {
         let env = Env::new()?;
         let team = team_name();
         let mut args = vec!["create", &team];
         if let Some(u) = url {
             args.extend(["--store", u]);
         }
-        env.ok(&args)?;
+        let out = match &bin {
+            Some(b) => env.cmd_of(b, &args),
+            None => env.cmd(&args),
+        }
+        .output()?;
+        support::check(&args, &out)?;
         let store = Home::new(env.home_path().to_path_buf()).open(&Name::parse(&team)?)?;
         Ok(Side {
             label,
             team,
             env,
             store,
+            bin,
         })
     }
 
-    fn pair(server: &NatsServer) -> Result<[Side; 2]> {
+    /// A file team and a NATS team; with `STORES_OLD_BIN`, a third: a NATS team made and run
+    /// by that older build (`wake` and `send`: the mapping before and after, same run).
+    fn pair(server: &NatsServer) -> Result<Vec<Side>> {
         let url = server.url();
-        Ok([Side::new("file", None)?, Side::new("NATS", Some(&url))?])
+        let mut sides = vec![
+            Side::new("file", None, None)?,
+            Side::new("NATS", Some(&url), None)?,
+        ];
+        if let Some(old) = std::env::var_os("STORES_OLD_BIN").filter(|p| !p.is_empty()) {
+            sides.push(Side::new(
+                "NATS, STORES_OLD_BIN",
+                Some(&url),
+                Some(PathBuf::from(old)),
+            )?);
+        }
+        Ok(sides)
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        match &self.bin {
+            Some(b) => self.env.cmd_of(b, args),
+            None => self.env.cmd(args),
+        }
     }
 
     fn spawn(&self, name: &str, agent: &str) -> Result<()> {
-        self.env.ok(&[
+        let args = [
             "--team",
             &self.team,
             "spawn",
@@ -173,7 +205,9 @@ impl Side {
             "process",
             "--exec",
             agent,
-        ])?;
+        ];
+        let out = self.cmd(&args).output()?;
+        support::check(&args, &out)?;
         Ok(())
     }
 
@@ -219,13 +253,12 @@ fn send(server: &NatsServer) -> Result<()> {
         s.spawn("w", "cat")?;
         s.idle("w", 0)?;
     }
-    let mut took: [Vec<Duration>; 2] = [vec![], vec![]];
+    let mut took: Vec<Vec<Duration>> = sides.iter().map(|_| vec![]).collect();
     let mut version = vec![];
     for i in 0..n {
-        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
-        for k in order {
+        for k in order(i, sides.len()) {
             let s = &sides[k];
-            took[k].push(timed(&mut s.env.cmd(&[
+            took[k].push(timed(&mut s.cmd(&[
                 "--team",
                 &s.team,
                 "send",
@@ -236,12 +269,21 @@ fn send(server: &NatsServer) -> Result<()> {
         }
         version.push(timed(&mut sides[0].env.cmd(&["--version"]))?);
     }
-    let [file, nats] = took.map(Stats::new);
+    let took: Vec<Stats> = took.into_iter().map(Stats::new).collect();
+    let (file, nats) = (&took[0], &took[1]);
     let version = Stats::new(version);
     println!();
     println!("send: `teamctl send w MSG` started -> reaped (worker `cat`), {n} each, alternated");
     println!("  file store: {}", file.line());
     println!("  NATS store: {}", nats.line());
+    if let Some(old) = took.get(2) {
+        println!("  NATS store, STORES_OLD_BIN: {}", old.line());
+        println!(
+            "  NATS this build / STORES_OLD_BIN: p50 {:.2}x, p99 {:.2}x",
+            ratio(nats.median(), old.median()),
+            ratio(nats.pct(99.0), old.pct(99.0))
+        );
+    }
     println!(
         "  floor, interleaved: `teamctl --version` {}",
         version.line()
@@ -313,19 +355,16 @@ fn wake(server: &NatsServer) -> Result<()> {
         s.spawn("w", "date +%s%N")?;
         s.idle("w", 0)?;
     }
-    let mut replies = [Replies::new(&sides[0])?, Replies::new(&sides[1])?];
+    let mut replies = sides.iter().map(Replies::new).collect::<Result<Vec<_>>>()?;
     let mut rng = Rng::from_time();
-    let mut from_start: [Vec<Duration>; 2] = [vec![], vec![]];
-    let mut from_exit: [Vec<Duration>; 2] = [vec![], vec![]];
-    let mut send_took: [Vec<Duration>; 2] = [vec![], vec![]];
+    let mut from_start: Vec<Vec<Duration>> = sides.iter().map(|_| vec![]).collect();
+    let mut from_exit: Vec<Vec<Duration>> = sides.iter().map(|_| vec![]).collect();
+    let mut send_took: Vec<Vec<Duration>> = sides.iter().map(|_| vec![]).collect();
     for i in 0..n {
-        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
-        for k in order {
+        for k in order(i, sides.len()) {
             let s = &sides[k];
             std::thread::sleep(Duration::from_micros(2000 + rng.below(3000)));
-            let mut cmd = s
-                .env
-                .cmd(&["--team", &s.team, "send", "w", &format!("wake-{i}")]);
+            let mut cmd = s.cmd(&["--team", &s.team, "send", "w", &format!("wake-{i}")]);
             cmd.stdout(Stdio::null()).stderr(Stdio::piped());
             let t0 = epoch_us();
             let out = cmd.output()?;
@@ -338,9 +377,12 @@ fn wake(server: &NatsServer) -> Result<()> {
             s.idle("w", i as u64 + 1)?;
         }
     }
-    let [fs, ns] = from_start.map(Stats::new);
-    let [fe, ne] = from_exit.map(Stats::new);
-    let [fst, nst] = send_took.map(Stats::new);
+    let stats = |v: Vec<Vec<Duration>>| v.into_iter().map(Stats::new).collect::<Vec<_>>();
+    let (from_start, from_exit, send_took) =
+        (stats(from_start), stats(from_exit), stats(send_took));
+    let (fs, ns) = (&from_start[0], &from_start[1]);
+    let (fe, ne) = (&from_exit[0], &from_exit[1]);
+    let (fst, nst) = (&send_took[0], &send_took[1]);
     println!();
     println!(
         "wake: `teamctl send w MSG` started -> the agent's first instruction (`date +%s%N`), {n} each, alternated"
@@ -352,6 +394,14 @@ fn wake(server: &NatsServer) -> Result<()> {
         ratio(ns.median(), fs.median()),
         ratio(ns.pct(99.0), fs.pct(99.0))
     );
+    if let Some(old) = from_start.get(2) {
+        println!("  NATS store, STORES_OLD_BIN: {}", old.line());
+        println!(
+            "  NATS this build / STORES_OLD_BIN: p50 {:.2}x, p99 {:.2}x",
+            ratio(ns.median(), old.median()),
+            ratio(ns.pct(99.0), old.pct(99.0))
+        );
+    }
     println!("wake: `teamctl send` reaped -> the agent's first instruction");
     println!("  file store: {}", fe.line());
     println!("  NATS store: {}", ne.line());
@@ -360,7 +410,20 @@ fn wake(server: &NatsServer) -> Result<()> {
         fst.line(),
         nst.line()
     );
+    if let (Some(oe), Some(ost)) = (from_exit.get(2), send_took.get(2)) {
+        println!(
+            "  NATS store, STORES_OLD_BIN: {}; its `send` processes {}",
+            oe.line(),
+            ost.line()
+        );
+    }
     Ok(())
+}
+
+/// The order the sides take turns in at round `i`: rotated each round, so that none is
+/// always first.
+fn order(i: usize, sides: usize) -> Vec<usize> {
+    (0..sides).map(|k| (i + k) % sides).collect()
 }
 
 /// 16 threads x `each` processes made by `make`, all started and reaped: wall time.

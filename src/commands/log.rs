@@ -1,7 +1,9 @@
 //! `teamctl log [-f]`: every message of the team in time order (broadcast copies shown once),
 //! coloured by sender, filtered by `--from`, `--to`, `--type`; `--json` prints JSON Lines (one
-//! object per line). With `-f` it then follows every inbox (members who join later too), woken by file
-//! events, keeping a byte position per inbox and a bounded set of recent ids.
+//! object per line). With `-f` it then follows every inbox (members who join later too) through
+//! the store's tail of them (`Store::follow_inboxes`: on files each inbox read again from its
+//! position when woken, on NATS an ordered consumer), keeping a position per inbox and a
+//! bounded set of recent ids.
 
 use crate::store::Position;
 use crate::store::SharedStore;
@@ -12,7 +14,7 @@ use crate::cli::LogArgs;
 use crate::context::Ctx;
 use crate::domain::{Envelope, Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{Item, Store};
+use crate::store::{InboxTail, Item, Store};
 use crate::view::events::{Inboxes, TeamWatch};
 
 /// Ids remembered while following, to show a broadcast's copies once.
@@ -35,18 +37,41 @@ impl Follower {
     pub fn poll(&mut self, store: &dyn Store, config: &TeamConfig) -> Result<Vec<Envelope>> {
         let mut out = Vec::new();
         for m in &config.members {
-            let pos = self.pos.entry(m.name.clone()).or_insert(Position::START);
-            let mut all = crate::store::entries(store, &m.name, *pos);
+            let pos = *self.pos.entry(m.name.clone()).or_insert(Position::START);
+            let mut all = crate::store::entries(store, &m.name, pos);
             for e in all.by_ref() {
-                if let Item::Message(env) = e?.item
-                    && self.seen.insert(env.id.clone())
-                {
-                    self.order.push_back(env.id.clone());
-                    out.push(*env);
-                }
+                self.keep(e?.item, &mut out);
             }
-            *pos = all.pos();
+            self.pos.insert(m.name.clone(), all.pos());
         }
+        Ok(self.finish(out))
+    }
+
+    /// As `poll`, from a tail of every inbox (`Store::follow_inboxes`).
+    pub fn poll_tail(
+        &mut self,
+        tail: &mut dyn InboxTail,
+        config: &TeamConfig,
+    ) -> Result<Vec<Envelope>> {
+        let members: Vec<Name> = config.members.iter().map(|m| m.name.clone()).collect();
+        let mut out = Vec::new();
+        for (_, e) in tail.take(&members, &mut self.pos)? {
+            self.keep(e.item, &mut out);
+        }
+        Ok(self.finish(out))
+    }
+
+    /// `item` into `out` when it is a message not seen yet.
+    fn keep(&mut self, item: Item, out: &mut Vec<Envelope>) {
+        if let Item::Message(env) = item
+            && self.seen.insert(env.id.clone())
+        {
+            self.order.push_back(env.id.clone());
+            out.push(*env);
+        }
+    }
+
+    fn finish(&mut self, mut out: Vec<Envelope>) -> Vec<Envelope> {
         if let Some(limit) = self.limit {
             while self.order.len() > limit {
                 if let Some(old) = self.order.pop_front() {
@@ -56,7 +81,7 @@ impl Follower {
         }
         // Stable: ties keep the order they were read in, an inbox's own order.
         out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-        Ok(out)
+        out
     }
 
     /// From now on keep at most `n` ids.
@@ -123,6 +148,7 @@ fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
 fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     // Armed before the first read: nothing written afterwards is missed.
     let mut watch = TeamWatch::new(store, Inboxes::Every)?;
+    let mut tail = store.follow_inboxes(watch.bell())?;
     let mut follower = Follower::default();
     let mut first = true;
     let mut out = std::io::stdout();
@@ -131,7 +157,11 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
             return Ok(());
         };
         watch.follow_members(&config)?;
-        let batch = follower.poll(&**store, &config)?;
+        let batch = if first {
+            follower.poll(&**store, &config)?
+        } else {
+            follower.poll_tail(&mut *tail, &config)?
+        };
         if first {
             follower.bound(RECENT_IDS);
             first = false;

@@ -297,6 +297,53 @@ pub trait Store: Send + Sync {
     fn roster_cached<'a>(&self, cache: &'a mut RosterCache) -> Result<&'a Roster> {
         cached(self, cache, || self.roster())
     }
+
+    /// `log -f`: a tail of every inbox of the team, members who join later included, armed
+    /// when this returns (whatever is stored afterwards it gives). `bell` rings when it may
+    /// have more. The default reads each member's inbox from its position (`read`), woken by
+    /// the caller's subscription to the inboxes.
+    fn follow_inboxes<'a>(&'a self, _bell: Bell) -> Result<Box<dyn InboxTail + 'a>> {
+        Ok(Box::new(ReadTail { store: self }))
+    }
+}
+
+/// What `Store::follow_inboxes` gives.
+pub trait InboxTail: Send {
+    /// Without waiting, the entries stored since the last call in `members`' inboxes (a
+    /// store that has them all may give others' too) after each inbox's position in `pos`
+    /// (an inbox not in it: from its start), in each inbox's order; `pos` is moved past them.
+    fn take(
+        &mut self,
+        members: &[Name],
+        pos: &mut std::collections::HashMap<Name, Position>,
+    ) -> Result<Vec<(Name, Entry)>>;
+}
+
+/// The default `InboxTail`: every member's inbox read from its position.
+struct ReadTail<'a, S: ?Sized> {
+    store: &'a S,
+}
+
+impl<S: Store + ?Sized> InboxTail for ReadTail<'_, S> {
+    fn take(
+        &mut self,
+        members: &[Name],
+        pos: &mut std::collections::HashMap<Name, Position>,
+    ) -> Result<Vec<(Name, Entry)>> {
+        let mut out = Vec::new();
+        for m in members {
+            let at = pos.entry(m.clone()).or_insert(Position::START);
+            let mut from = *at;
+            loop {
+                let batch = self.store.read(m, from, 512)?;
+                let Some(last) = batch.last() else { break };
+                from = last.end;
+                out.extend(batch.into_iter().map(|e| (m.clone(), e)));
+            }
+            *at = from;
+        }
+        Ok(out)
+    }
 }
 
 /// Every entry of `inbox` after `from` to its end, read in batches (memory stays bounded

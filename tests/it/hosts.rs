@@ -63,7 +63,11 @@ fn a_member_running_on_another_host_is_not_started_again() {
         b.processes().is_empty(),
         "B started a worker of its own for bob"
     );
-    // B sees him by his lease, with the host he runs on; A sees him as its own.
+    // B sees him by his lease, with the host he runs on; A sees him as its own. (His reply
+    // is stored before he acknowledges the message and marks himself idle: waited for.)
+    wait_until("bob idle as B sees him", T, || {
+        b.member("bob")["status"] == "idle"
+    });
     let seen = b.member("bob");
     assert_eq!(seen["status"], "idle", "{seen}");
     let host = seen["host"].as_str().unwrap_or_default();

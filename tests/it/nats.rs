@@ -276,3 +276,160 @@ fn a_look_alike_team_name_on_the_same_server_is_refused() {
         "alpha-2"
     );
 }
+
+/// `log -f` on NATS: an ordered consumer of every inbox (issue 15). What was there is printed
+/// once, then each new message, members who joined after it started included (to them and
+/// from them), a broadcast's copies once; Ctrl-C ends it with exit 0.
+#[test]
+fn log_follow_on_nats_follows_members_who_join_after_it_started() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    let nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    env.ok(&["send", "bob", "before"]);
+    let mut child = env
+        .cmd(&["log", "-f"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (out, sink) = (child.stdout.take().unwrap(), lines.clone());
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    let count = |text: &str| {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(text))
+            .count()
+    };
+    wait_until("the old message", T, || {
+        count("team-lead -> bob: before") == 1
+    });
+    env.ok(&["send", "bob", "after"]);
+    wait_until("the new message", T, || {
+        count("team-lead -> bob: after") == 1
+    });
+    env.ok(&[
+        "spawn",
+        "carol",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    env.ok(&["send", "carol", "to the newcomer"]);
+    env.ok(&["send", "--as", "carol", "bob", "from the newcomer"]);
+    wait_until("the newcomer's mail", T, || {
+        count("team-lead -> carol: to the newcomer") == 1
+            && count("carol -> bob: from the newcomer") == 1
+    });
+    env.ok(&["send", "*", "everyone"]);
+    wait_until("the broadcast", T, || {
+        count("team-lead -> *: everyone") >= 1
+    });
+    // Everything printed so far, printed once (the broadcast's copies are in three inboxes).
+    for text in [
+        "team-lead -> bob: before",
+        "team-lead -> bob: after",
+        "team-lead -> carol: to the newcomer",
+        "carol -> bob: from the newcomer",
+        "team-lead -> *: everyone",
+    ] {
+        assert_eq!(count(text), 1, "{text}: {:?}", lines.lock().unwrap());
+    }
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut code = None;
+    wait_until("log -f to end on Ctrl-C", T, || {
+        code = child.try_wait().unwrap().map(|s| s.code());
+        code.is_some()
+    });
+    assert_eq!(code, Some(Some(0)));
+}
+
+/// At-least-once on NATS: a worker killed (SIGKILL) in the middle of a turn has not
+/// acknowledged the message to its cursor's consumer, so the resumed worker handles it again;
+/// the next message once.
+#[test]
+fn a_worker_killed_mid_turn_handles_the_message_again_after_resume() {
+    let nats = NatsServer::start();
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha", "--store", &nats.url()]);
+    let record = env.work.path().join("handled.txt");
+    let mark = env.work.path().join("hung-once");
+    // The first turn records the message and then hangs; later turns only record.
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        &format!(
+            r#"printf '%s\n' "$(cat)" >> '{}'; if [ ! -e '{}' ]; then echo $$ > '{}'; exec sleep 600; fi"#,
+            record.display(),
+            mark.display(),
+            mark.display()
+        ),
+    ]);
+    let handled = || std::fs::read_to_string(&record).unwrap_or_default();
+    env.ok(&["send", "bob", "first"]);
+    wait_until("the first turn under way", T, || {
+        handled().contains("first")
+    });
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("bob's worker gone", T, || {
+        !teamctl::backend::proc::running(pid as u32)
+    });
+    env.ok(&["resume", "bob"]);
+    wait_until("the first message handled again", T, || {
+        handled().lines().filter(|l| *l == "first").count() == 2
+    });
+    env.ok(&["send", "bob", "second"]);
+    wait_until("the second message", T, || handled().contains("second"));
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let all = handled();
+    // The hung agent of the killed worker (its pid in the mark) is ended here.
+    if let Ok(agent) = std::fs::read_to_string(&mark)
+        .unwrap_or_default()
+        .trim()
+        .parse::<i32>()
+    {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(agent),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(
+        all.lines().collect::<Vec<_>>(),
+        ["first", "first", "second"],
+        "{all}"
+    );
+}

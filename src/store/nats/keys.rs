@@ -1,5 +1,5 @@
 //! Names in NATS for one team: the inbox stream and its subjects, the KV bucket and its keys,
-//! and the subjects the server republishes changes on (what subscribers listen to). Every
+//! and the durable consumers that are the readers' cursors. Every
 //! part taken from a name goes through `token`, so it is one valid subject token and one
 //! valid KV key part whatever the name holds.
 
@@ -80,29 +80,24 @@ impl Keys {
         Name::parse(subject.strip_prefix(&prefix)?).ok()
     }
 
-    /// Where the server republishes (headers only) each stored inbox message: after it is
-    /// stored, so a woken reader finds it.
-    pub fn inboxes_republished(&self) -> String {
-        format!("tcw.{}.inbox.>", self.team)
+    /// The KV bucket's stream.
+    pub fn kv_stream(&self) -> String {
+        format!("KV_{}", self.bucket())
     }
 
-    pub fn inbox_wake(&self, member: &Name) -> String {
-        format!("tcw.{}.inbox.{}", self.team, token(member.as_str()))
+    /// The subject KV `key` is stored on in the bucket's stream (`*` parts allowed): what a
+    /// watch of that key filters on.
+    pub fn kv_subject(&self, key: &str) -> String {
+        format!("$KV.{}.{key}", self.bucket())
     }
+}
 
-    /// The KV bucket's own subjects, and where their changes are republished.
-    pub fn kv_subjects(&self) -> String {
-        format!("$KV.{}.>", self.bucket())
-    }
-
-    pub fn kv_republished(&self) -> String {
-        format!("tcw.{}.kv.>", self.team)
-    }
-
-    /// The subject a change to KV `key` is republished on (`*` parts allowed).
-    pub fn kv_wake(&self, key: &str) -> String {
-        format!("tcw.{}.kv.{key}", self.team)
-    }
+/// The durable consumer that is `reader`'s cursor of `inbox`: `c_`, the inbox's token, `_`,
+/// the reader's token. A token is `[a-z0-9-]+`, or `_` and hex digits, so the name is a valid
+/// consumer name (no `.`, `*`, `>` or spaces) and two pairs never give one name: after `c_`,
+/// the inbox's token ends at the first `_` that does not start it.
+pub fn consumer(inbox: &Name, reader: &str) -> String {
+    format!("c_{}_{}", token(inbox.as_str()), token(reader))
 }
 
 pub const CONFIG: &str = "config";
@@ -119,6 +114,8 @@ pub fn lease(member: &Name) -> String {
     format!("lease.{}", token(member.as_str()))
 }
 
+/// Where a build before durable consumers kept `reader`'s cursor of `inbox` (a stream
+/// sequence): read once, moved into the consumer, deleted.
 pub fn cursor(inbox: &Name, reader: &str) -> String {
     format!("cursor.{}.{}", token(inbox.as_str()), token(reader))
 }
@@ -160,6 +157,9 @@ mod tests {
         assert_eq!(k.member_of("tc.alpha.inbox.bob"), Some(bob.clone()));
         assert_eq!(k.member_of("tc.beta.inbox.bob"), None);
         assert_eq!(cursor(&bob, "worker"), "cursor.bob.worker");
+        assert_eq!(consumer(&bob, "worker"), "c_bob_worker");
+        let odd = Name::parse("a.b").unwrap();
+        assert_eq!(consumer(&odd, "#r"), "c__612e62__2372");
         for name in ["alpha", "Alpha", "a.b", "x_y"] {
             let n = Name::parse(name).unwrap();
             assert_eq!(team_of_stream(&Keys::new(&n).stream()), Some(n));

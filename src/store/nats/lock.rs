@@ -1,7 +1,7 @@
 //! Locks in the KV bucket: a key made only when absent (`lock.KEY`), whose value says who
 //! holds it and until when (a lease). The holder renews the lease while it holds the lock and
-//! deletes the key when the guard is dropped. A waiter listens for changes to the key (the
-//! republished subject, no polling) and takes over a lease that ran out, or a lock whose
+//! deletes the key when the guard is dropped. A waiter watches the key (a consumer of its
+//! subject, `watch`; no polling) and takes over a lease that ran out, or a lock whose
 //! holder on this host is gone, by compare-and-set on the revision it saw.
 
 use std::sync::Arc;
@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream::kv;
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::client::{self, Conn};
+use super::client::{self, Conn, Fault};
 use crate::domain::time::now_ms;
 use crate::error::{Error, Result};
 
@@ -113,8 +112,38 @@ impl Drop for LeaseGuard {
     }
 }
 
+/// One try to take the lock `key` as `mine`: its revision, or how long the holder's lease
+/// still runs (zero: another taker came first, try again).
+async fn attempt(kv: &kv::Store, key: &str, mine: &Lease) -> Result<Result<u64, Duration>> {
+    Ok(match kv.entry(key).await.map_err(super::nats_err)? {
+        Some(e) if e.operation == kv::Operation::Put => {
+            match serde_json::from_slice::<Lease>(&e.value).ok() {
+                Some(l) if !l.stale() => {
+                    Err(Duration::from_millis(l.until.saturating_sub(now_ms()) + 10))
+                }
+                // A stale or unreadable lease: take it over, if no one else did.
+                _ => kv
+                    .update(key, mine.bytes(), e.revision)
+                    .await
+                    .map_err(|_| Duration::ZERO),
+            }
+        }
+        _ => kv
+            .create(key, mine.bytes())
+            .await
+            .map_err(|_| Duration::ZERO),
+    })
+}
+
 /// Take the lock `key` in `kv`, waiting for it (`WAIT` at most).
-pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<LeaseGuard> {
+/// `watch` is the bucket's stream and the key's subject in it (what a watch of the key filters
+/// on).
+pub fn acquire(
+    conn: &Conn,
+    kv: &kv::Store,
+    key: &str,
+    watch: &(String, String),
+) -> Result<LeaseGuard> {
     let owner = crate::domain::message::new_id();
     let (c, kv2, key2, owner2) = (conn.clone(), kv.clone(), key.to_string(), owner.clone());
     let deadline = std::time::Instant::now() + WAIT;
@@ -127,42 +156,33 @@ pub fn acquire(conn: &Conn, kv: &kv::Store, key: &str, wake: &str) -> Result<Lea
             kv2.clone(),
             key2.clone(),
             owner2.clone(),
-            wake.to_string(),
+            watch.clone(),
         );
-        // One round: armed on the key's changes, then try; when it is held, wait for a
-        // change (or the holder's lease to run out) within this call's time.
+        // One round: try; when it is held, watch the key, try again, and wait for a change
+        // (or the holder's lease to run out) within this call's time.
         let got = client::run("lock", async move {
-            let mut changes = c
-                .client
-                .subscribe(wake)
-                .await
-                .map_err(|e| Error::failed(format!("NATS: cannot watch a lock: {e}")))?;
-            c.client
-                .flush()
-                .await
-                .map_err(|e| Error::failed(format!("NATS: {e}")))?;
             let mine = Lease::new(&owner2);
-            let wait_for = match kv2.entry(&key2).await.map_err(super::nats_err)? {
-                Some(e) if e.operation == kv::Operation::Put => {
-                    let held = serde_json::from_slice::<Lease>(&e.value).ok();
-                    match held {
-                        Some(l) if !l.stale() => {
-                            Duration::from_millis(l.until.saturating_sub(now_ms()) + 10)
-                        }
-                        // A stale or unreadable lease: take it over, if no one else did.
-                        _ => match kv2.update(&key2, mine.bytes(), e.revision).await {
-                            Ok(rev) => return Ok(Some(rev)),
-                            Err(_) => Duration::ZERO,
-                        },
+            // A free lock is taken at once, with no watch made.
+            let (wait_for, mut changes) = match attempt(&kv2, &key2, &mine).await? {
+                Ok(rev) => return Ok(Some(rev)),
+                Err(_) => {
+                    // Held: watch the key, then look again (a release between the two
+                    // looks is seen by the second), and wait for a change.
+                    let changes = super::watch::arm(&c, &wake.0, std::slice::from_ref(&wake.1))
+                        .await
+                        .map_err(|e| match e {
+                            Fault::Again(why) => {
+                                Error::failed(format!("NATS: cannot watch a lock: {why}"))
+                            }
+                            Fault::Fatal(e) => e,
+                        })?;
+                    match attempt(&kv2, &key2, &mine).await? {
+                        Ok(rev) => return Ok(Some(rev)),
+                        Err(wait_for) => (wait_for.min(client::CALL_TIMEOUT / 2), changes),
                     }
                 }
-                _ => match kv2.create(&key2, mine.bytes()).await {
-                    Ok(rev) => return Ok(Some(rev)),
-                    Err(_) => Duration::ZERO,
-                },
             };
-            let wait_for = wait_for.min(client::CALL_TIMEOUT / 2);
-            let _ = tokio::time::timeout(wait_for, changes.next()).await;
+            let _ = tokio::time::timeout(wait_for, super::watch::next(&mut changes)).await;
             Ok(None)
         });
         let got = match got {

@@ -2,11 +2,15 @@
 //! one team. One stream per team (`tc_TEAM`, subjects `tc.TEAM.inbox.MEMBER`, limits retention
 //! with age and size caps) holds the inboxes; a position is a stream sequence. One KV bucket per
 //! team (`tc_TEAM`) holds the team file (`config`), live states (`live.NAME`), the task list
-//! (`tasks`), cursors (`cursor.INBOX.READER`), shutdown answers, loop notices and locks;
-//! the team file and the task list change by revision compare-and-set. The server republishes
-//! (headers only) every stored message and KV change on `tcw.TEAM.>`, after storing it: a
-//! subscription is a plain NATS subscription there, so a woken reader always finds what woke
-//! it, and nothing polls. Host-local files (logs, worktrees, hook events, recorded
+//! (`tasks`), shutdown answers, loop notices and locks; the team file and the task list change
+//! by revision compare-and-set. A reader's cursor of an inbox is a durable pull consumer
+//! (`c_INBOX_READER`, filtered on the inbox, acknowledge-all, headers only) whose ack floor is
+//! the position: the reader acknowledges a message after it handled it (at-least-once). A
+//! cursor that a build before consumers kept in KV (`cursor.INBOX.READER`) is moved into its
+//! consumer on first use. Wake-ups come from consumers too (`watch`): an ephemeral consumer
+//! of an inbox's subject, or a watch of KV keys, delivers each change after it was stored, so a
+//! woken reader always finds what woke it, and nothing polls; `log -f` reads an ordered
+//! consumer of every inbox. Host-local files (logs, worktrees, hook events, recorded
 //! environments) stay under the local team directory (`local_dir`), as with the file store.
 //!
 //! On a JetStream cluster the stream and the bucket are replicated (R3, or fewer on a smaller
@@ -23,11 +27,14 @@ pub mod testing;
 #[cfg(test)]
 mod tests;
 pub mod url;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
+use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
+use async_nats::jetstream::message::AckKind;
 use async_nats::jetstream::{self, kv, stream};
 use futures_util::StreamExt;
 
@@ -35,7 +42,7 @@ use self::client::{Conn, Fault};
 use self::keys::Keys;
 pub use self::url::ServerUrl;
 use super::wake::{self, Bell, Subscription, Target, WakeMode};
-use super::{Entry, Held, Item, LockKey, Position, Stamp, Store, Topic};
+use super::{Entry, Held, InboxTail, Item, LockKey, Position, Stamp, Store, Topic};
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
 use crate::domain::time::now_ms;
@@ -279,10 +286,7 @@ impl NatsStore {
                 async move { s.info().await.cloned().map_err(Fault::of) }
             })
             .await?;
-            if info.state.messages > 0
-                || info.config.subjects != vec![k.inboxes()]
-                || info.config.republish.is_none()
-            {
+            if info.state.messages > 0 || info.config.subjects != vec![k.inboxes()] {
                 return Err(Error::failed(format!(
                     "the NATS server has a stream {} that teamctl did not make for a new team ({} messages); remove it or choose another team name",
                     k.stream(),
@@ -408,17 +412,12 @@ impl NatsStore {
         })
     }
 
-    /// The KV bucket's stream.
-    fn kv_stream(&self) -> String {
-        format!("KV_{}", self.keys.bucket())
-    }
-
     /// The judge of faults of the inbox stream (`kv`: of the bucket).
     fn judge(&self, kv: bool) -> Judge {
         Judge {
             js: self.conn.js.clone(),
             stream: if kv {
-                self.kv_stream()
+                self.keys.kv_stream()
             } else {
                 self.keys.stream()
             },
@@ -563,6 +562,227 @@ impl NatsStore {
     }
 }
 
+/// One reader's cursor of one inbox: its durable consumer, and the KV key a cursor is kept
+/// in while there is no consumer (an older build's cursor, or one being moved back).
+#[derive(Clone)]
+struct Cursor {
+    stream: stream::Stream,
+    js: jetstream::Context,
+    sname: String,
+    kv: kv::Store,
+    name: String,
+    subject: String,
+    key: String,
+}
+
+/// How many messages a cursor's consumer fetches at a time.
+const CURSOR_BATCH: usize = 256;
+
+impl NatsStore {
+    fn cursor_handle(&self, inbox: &Name, reader: &str) -> Cursor {
+        Cursor {
+            stream: self.stream.clone(),
+            js: self.conn.js.clone(),
+            sname: self.keys.stream(),
+            kv: self.kv.clone(),
+            name: keys::consumer(inbox, reader),
+            subject: self.keys.inbox(inbox),
+            key: keys::cursor(inbox, reader),
+        }
+    }
+}
+
+impl Cursor {
+    /// The consumer and its position: the stream sequence of the last message acknowledged,
+    /// or, before any, the one before where it starts.
+    async fn consumer(
+        &self,
+        judge: &Judge,
+    ) -> Result<Option<(jetstream::consumer::PullConsumer, u64)>, Fault> {
+        match self.stream.get_consumer::<pull::Config>(&self.name).await {
+            Ok(c) => {
+                let floor = floor(c.cached_info());
+                Ok(Some((c, floor)))
+            }
+            Err(e) if consumer_missing(&e) => Ok(None),
+            Err(e) => Err(judge.fault(e).await),
+        }
+    }
+
+    /// The position kept in KV, if there is one.
+    async fn kept(&self) -> Result<Option<u64>, Fault> {
+        match self.kv.entry(&self.key).await {
+            Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(std::str::from_utf8(&e.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())),
+            Ok(_) => Ok(None),
+            Err(e) => Err(Fault::of(e)),
+        }
+    }
+
+    /// Make the consumer, starting after `after`.
+    async fn create(&self, after: u64) -> Result<jetstream::consumer::PullConsumer, Fault> {
+        let config = pull::Config {
+            durable_name: Some(self.name.clone()),
+            description: Some("teamctl cursor".into()),
+            filter_subject: self.subject.clone(),
+            ack_policy: AckPolicy::All,
+            deliver_policy: if after == 0 {
+                DeliverPolicy::All
+            } else {
+                DeliverPolicy::ByStartSequence {
+                    start_sequence: after + 1,
+                }
+            },
+            headers_only: true,
+            ..Default::default()
+        };
+        self.stream.create_consumer(config).await.map_err(Fault::of)
+    }
+
+    /// Make the consumer again after `pos`: `pos` is kept in KV while there is none.
+    async fn restart(&self, judge: &Judge, pos: u64) -> Result<(), Fault> {
+        self.kv
+            .put(&self.key, pos.to_string().into())
+            .await
+            .map_err(Fault::of)?;
+        if let Err(e) = self.stream.delete_consumer(&self.name).await
+            && !consumer_missing(&e)
+        {
+            return Err(judge.fault(e).await);
+        }
+        self.create(pos).await?;
+        self.forget().await
+    }
+
+    async fn forget(&self) -> Result<(), Fault> {
+        self.kv.delete(&self.key).await.map_err(Fault::of)
+    }
+
+    async fn set(&self, judge: &Judge, pos: u64) -> Result<(), Fault> {
+        // The usual move (a reader handled what followed its cursor): forward, through
+        // messages the consumer has still to deliver; nothing else is asked.
+        if pos > 0 && self.forward(pos).await? == Some(pos) {
+            return Ok(());
+        }
+        let floor = match self.consumer(judge).await? {
+            Some((_, floor)) => floor,
+            None => {
+                // None yet: start after a kept cursor (an older build's), or at the start.
+                let kept = self.kept().await?;
+                let after = kept.unwrap_or(0).min(pos);
+                self.create(after).await?;
+                if kept.is_some() {
+                    self.forget().await?;
+                }
+                after
+            }
+        };
+        if pos == floor {
+            return Ok(());
+        }
+        if pos > floor && self.forward(pos).await? == Some(pos) {
+            return Ok(());
+        }
+        // Back, or to a position the consumer cannot deliver (a message delivered before
+        // and never acknowledged, or one gone with the stream's limits).
+        self.restart(judge, pos).await
+    }
+
+    /// Fetch from the consumer up to the message at `pos` and acknowledge the last message
+    /// at or before it (acknowledge-all: those before it too; confirmed, so Ok means the
+    /// server has it); those fetched past it are handed back at once (nak) for the next
+    /// move. Asks for 2, 4, 8 ... messages at a time, so that few are fetched past `pos`,
+    /// and acknowledges once at the end (or every `CURSOR_BATCH` messages, within the
+    /// consumer's limit of messages awaiting acknowledgement).
+    /// The stream sequence acknowledged (0: none), `None` when there is no consumer.
+    async fn forward(&self, pos: u64) -> Result<Option<u64>, Fault> {
+        let client = self.js.client();
+        let (mut acked, mut want, mut unacked) = (0, 2, 0);
+        let mut last: Option<(u64, jetstream::Message)> = None;
+        loop {
+            let inbox = client.new_inbox();
+            let mut replies = client.subscribe(inbox.clone()).await.map_err(Fault::of)?;
+            let request = serde_json::json!({ "batch": want, "no_wait": true });
+            client
+                .publish_with_reply(
+                    format!("$JS.API.CONSUMER.MSG.NEXT.{}.{}", self.sname, self.name),
+                    inbox,
+                    request.to_string().into(),
+                )
+                .await
+                .map_err(Fault::of)?;
+            let (mut beyond, mut got) = (Vec::new(), 0);
+            while got < want {
+                let Ok(Some(m)) =
+                    tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
+                else {
+                    return Err(Fault::Again("no answer in time (fetch)".into()));
+                };
+                match m.status.map(|s| s.as_u16()) {
+                    // No (more) messages, or the request ended.
+                    Some(404 | 408 | 409) => break,
+                    // No one serves that consumer: there is none.
+                    Some(503) => return Ok(None),
+                    Some(100) => continue,
+                    Some(code) => {
+                        return Err(Fault::Again(format!(
+                            "status {code} {}",
+                            m.description.clone().unwrap_or_default()
+                        )));
+                    }
+                    None => {}
+                }
+                got += 1;
+                let m = jetstream::Message {
+                    message: m,
+                    context: self.js.clone(),
+                };
+                let seq = m.info().map_err(Fault::of)?.stream_sequence;
+                if seq <= pos {
+                    last = Some((seq, m));
+                    unacked += 1;
+                } else {
+                    beyond.push(m);
+                }
+            }
+            drop(replies);
+            for m in &beyond {
+                m.ack_with(AckKind::Nak(None)).await.map_err(Fault::of)?;
+            }
+            let end = !beyond.is_empty() || got < want || last.as_ref().is_some_and(|l| l.0 == pos);
+            if (end || unacked >= CURSOR_BATCH)
+                && let Some((seq, m)) = last.take()
+            {
+                m.double_ack().await.map_err(Fault::of)?;
+                acked = seq;
+                unacked = 0;
+            }
+            if end {
+                return Ok(Some(acked));
+            }
+            want = (want * 2).min(CURSOR_BATCH);
+        }
+    }
+}
+
+/// A consumer's position (`Cursor::consumer`).
+fn floor(info: &jetstream::consumer::Info) -> u64 {
+    if info.ack_floor.consumer_sequence > 0 {
+        return info.ack_floor.stream_sequence;
+    }
+    match info.config.deliver_policy {
+        DeliverPolicy::ByStartSequence { start_sequence } => start_sequence.saturating_sub(1),
+        _ => 0,
+    }
+}
+
+/// Whether the server said there is no such consumer.
+fn consumer_missing(e: &impl std::fmt::Display) -> bool {
+    let t = e.to_string();
+    t.contains("error code 10014") || t.contains("consumer not found")
+}
+
 /// The inbox stream of a team, with `replicas` copies; read from its leader when replicated.
 fn inbox_stream(k: &Keys, replicas: usize) -> stream::Config {
     stream::Config {
@@ -577,11 +797,6 @@ fn inbox_stream(k: &Keys, replicas: usize) -> stream::Config {
         num_replicas: replicas,
         allow_direct: true,
         duplicate_window: Duration::from_mins(2),
-        republish: Some(stream::Republish {
-            source: k.inboxes(),
-            destination: k.inboxes_republished(),
-            headers_only: true,
-        }),
         ..Default::default()
     }
 }
@@ -595,11 +810,6 @@ fn kv_config(k: &Keys, replicas: usize) -> kv::Config {
         max_bytes: -1,
         storage: stream::StorageType::File,
         num_replicas: replicas,
-        republish: Some(stream::Republish {
-            source: k.kv_subjects(),
-            destination: k.kv_republished(),
-            headers_only: true,
-        }),
         ..Default::default()
     }
 }
@@ -698,7 +908,7 @@ fn to_system_time(nanos: i128) -> std::time::SystemTime {
     std::time::UNIX_EPOCH + Duration::from_nanos(nanos.max(0) as u64)
 }
 
-/// Wake-ups from the server: one task per subject, and one that rings on reconnect (changes
+/// Wake-ups from the server: one task per watch, and one that rings on reconnect (changes
 /// made while away were not heard). Dropping this ends them (their subscriptions go).
 struct PushGuard {
     tasks: Vec<tokio::task::AbortHandle>,
@@ -778,7 +988,8 @@ impl Store for NatsStore {
             LockKey::Start(name) => keys::lock(&format!("start-{name}")),
             LockKey::Protocol => keys::lock("protocol"),
         };
-        let guard = lock::acquire(&self.conn, &self.kv, &key, &self.keys.kv_wake(&key))?;
+        let watch = (self.keys.kv_stream(), self.keys.kv_subject(&key));
+        let guard = lock::acquire(&self.conn, &self.kv, &key, &watch)?;
         Ok(Held::new(guard))
     }
 
@@ -895,18 +1106,39 @@ impl Store for NatsStore {
             .map_or(Position::START, |m| Position::from_raw(m.sequence)))
     }
 
+    /// The ack floor of the reader's consumer; without one, a cursor kept in KV (an older
+    /// build's, or one being moved back), else `START`. The consumer is looked at again after
+    /// the KV key is found missing: a cursor moved in between is then found where it went.
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
-        Ok(self
-            .get_json::<u64>(&keys::cursor(inbox, reader))?
-            .map_or(Position::START, |(p, _)| Position::from_raw(p)))
+        let cur = self.cursor_handle(inbox, reader);
+        let judge = self.judge(false);
+        self.call("read a cursor", move || {
+            let (cur, judge) = (cur.clone(), judge.clone());
+            async move {
+                for _ in 0..2 {
+                    if let Some((_, floor)) = cur.consumer(&judge).await? {
+                        return Ok(Position::from_raw(floor));
+                    }
+                    if let Some(kept) = cur.kept().await? {
+                        return Ok(Position::from_raw(kept));
+                    }
+                }
+                Ok(Position::START)
+            }
+        })
     }
 
+    /// Forward: the consumer's messages up to `pos` are fetched and the last of them
+    /// acknowledged (acknowledge-all, confirmed), those past it handed back; backward (or
+    /// to a position no message of the inbox has): the consumer is made again after `pos`,
+    /// `pos` kept in KV meanwhile so that readers never see the cursor missing.
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
-        self.put(
-            keys::cursor(inbox, reader),
-            pos.raw().to_string().into_bytes(),
-        )
-        .map(drop)
+        let cur = self.cursor_handle(inbox, reader);
+        let judge = self.judge(false);
+        self.call("move a cursor", move || {
+            let (cur, judge) = (cur.clone(), judge.clone());
+            async move { cur.set(&judge, pos.raw()).await }
+        })
     }
 
     /// Inboxes in the stream are never removed and made again while the team lives.
@@ -1023,17 +1255,19 @@ impl Store for NatsStore {
         self.update_json(keys::TASKS, Some(&TaskList::default()), f)
     }
 
-    /// Plain subscriptions to the republished subjects, armed (the server has them) when
-    /// this returns; hook events are host-local files, watched as the file store does.
+    /// Watches (`watch`): one consumer of the inboxes' subjects, one of the KV keys, armed (the
+    /// server has them) when this returns; hook events are host-local files, watched as the
+    /// file store does.
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        let mut subjects = Vec::new();
+        let mut inboxes = Vec::new();
+        let mut kv_keys = Vec::new();
         let mut local = Vec::new();
         for topic in topics {
             match topic {
-                Topic::Inbox(m) => subjects.push(self.keys.inbox_wake(m)),
-                Topic::Team => subjects.push(self.keys.kv_wake(keys::CONFIG)),
-                Topic::Live => subjects.push(self.keys.kv_wake(keys::LIVE_ALL)),
-                Topic::Tasks => subjects.push(self.keys.kv_wake(keys::TASKS)),
+                Topic::Inbox(m) => inboxes.push(self.keys.inbox(m)),
+                Topic::Team => kv_keys.push(self.keys.kv_subject(keys::CONFIG)),
+                Topic::Live => kv_keys.push(self.keys.kv_subject(keys::LIVE_ALL)),
+                Topic::Tasks => kv_keys.push(self.keys.kv_subject(keys::TASKS)),
                 Topic::Hooks(m) => {
                     let dir = super::hooks::dir(self as &dyn Store);
                     super::fsutil::ensure_dir(&dir)?;
@@ -1041,6 +1275,18 @@ impl Store for NatsStore {
                 }
             }
         }
+        // A consumer's filters may not overlap.
+        for v in [&mut inboxes, &mut kv_keys] {
+            v.sort();
+            v.dedup();
+        }
+        let watches: Vec<(String, Vec<String>)> = [
+            (self.keys.stream(), inboxes),
+            (self.keys.kv_stream(), kv_keys),
+        ]
+        .into_iter()
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
         let local = if local.is_empty() {
             None
         } else {
@@ -1048,25 +1294,40 @@ impl Store for NatsStore {
         };
         let conn = self.conn.clone();
         let tasks = client::run("subscribe", async move {
-            let mut subs = Vec::new();
-            for s in subjects {
-                subs.push(
-                    conn.client
-                        .subscribe(s)
-                        .await
-                        .map_err(|e| Error::failed(format!("NATS: cannot subscribe: {e}")))?,
-                );
-            }
-            // The server has every subscription once it answered a ping after them.
-            conn.client.flush().await.map_err(nats_err)?;
+            // The watches armed side by side (each a subscription and a consumer made).
+            let arming = watches.into_iter().map(|(stream, filters)| {
+                let conn = conn.clone();
+                async move {
+                    let sub = client::retry(&conn, "watch for changes", || {
+                        let (conn, stream, filters) =
+                            (conn.clone(), stream.clone(), filters.clone());
+                        async move {
+                            match watch::arm(&conn, &stream, &filters).await {
+                                Ok(sub) => Ok(Some(sub)),
+                                // The team is gone: nothing will change there.
+                                Err(Fault::Again(e)) if client::not_found(&e) => Ok(None),
+                                Err(e) => Err(e),
+                            }
+                        }
+                    })
+                    .await?;
+                    Ok::<_, Error>(sub.map(|sub| (stream, filters, sub)))
+                }
+            });
+            let armed: Vec<_> = futures_util::future::try_join_all(arming)
+                .await?
+                .into_iter()
+                .flatten()
+                .collect();
             let mut tasks = Vec::new();
-            for mut sub in subs {
-                let bell = bell.clone();
-                tasks.push(client::spawn(async move {
-                    while sub.next().await.is_some() {
-                        bell();
-                    }
-                }));
+            for (stream, filters, sub) in armed {
+                tasks.push(watch::ring(
+                    conn.clone(),
+                    stream,
+                    filters,
+                    sub,
+                    bell.clone(),
+                ));
             }
             let mut again = conn.reconnected.subscribe();
             tasks.push(client::spawn(async move {
@@ -1086,6 +1347,56 @@ impl Store for NatsStore {
                 _local: local,
             },
         ))
+    }
+
+    /// An ordered consumer of every inbox subject (`tc.TEAM.inbox.>`, so members who join
+    /// later are followed), from just past the stream's last message when this is called.
+    fn follow_inboxes<'a>(&'a self, bell: Bell) -> Result<Box<dyn InboxTail + 'a>> {
+        let (stream, judge, filter) = (self.stream.clone(), self.judge(false), self.keys.inboxes());
+        let messages = self.call("follow the inboxes", move || {
+            let (stream, judge, filter) = (stream.clone(), judge.clone(), filter.clone());
+            async move {
+                let mut info = stream.clone();
+                let last = match info.info().await {
+                    Ok(i) => i.state.last_sequence,
+                    Err(e) => return Err(judge.fault(e).await),
+                };
+                let consumer = stream
+                    .create_consumer(pull::OrderedConfig {
+                        description: Some("teamctl log -f".into()),
+                        filter_subject: filter,
+                        deliver_policy: DeliverPolicy::ByStartSequence {
+                            start_sequence: last + 1,
+                        },
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(Fault::of)?;
+                consumer
+                    .messages()
+                    .await
+                    .map_err(|e| Fault::Again(e.to_string()))
+            }
+        })?;
+        let queue = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let (q, keys, sname) = (queue.clone(), self.keys.clone(), self.keys.stream());
+        let task = client::spawn(async move {
+            let mut messages = messages;
+            while let Some(m) = messages.next().await {
+                let Ok(m) = m else {
+                    // The consumer is made again by the client; not in a busy loop.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                let (Ok(info), Some(inbox)) = (m.info(), keys.member_of(&m.subject)) else {
+                    continue;
+                };
+                let e = entry(info.stream_sequence, &m.payload, &sname);
+                q.lock().expect("tail").push_back((inbox, e));
+                bell();
+            }
+        });
+        Ok(Box::new(NatsTail { queue, task }))
     }
 
     fn log_path(&self, member: &Name) -> PathBuf {
@@ -1172,6 +1483,39 @@ impl Store for NatsStore {
         out.sort();
         out.dedup();
         out
+    }
+}
+
+/// `log -f`'s tail on NATS: what an ordered consumer of every inbox delivered, queued for
+/// `take`. Dropping it ends the consumer's task (and so the consumer).
+struct NatsTail {
+    queue: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<(Name, Entry)>>>,
+    task: tokio::task::AbortHandle,
+}
+
+impl Drop for NatsTail {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl InboxTail for NatsTail {
+    /// Everything delivered, whoever's inbox it is in, past the position `pos` has for it.
+    fn take(
+        &mut self,
+        _members: &[Name],
+        pos: &mut std::collections::HashMap<Name, Position>,
+    ) -> Result<Vec<(Name, Entry)>> {
+        let got: Vec<(Name, Entry)> = self.queue.lock().expect("tail").drain(..).collect();
+        let mut out = Vec::new();
+        for (inbox, e) in got {
+            let at = pos.entry(inbox.clone()).or_insert(Position::START);
+            if e.end > *at {
+                *at = e.end;
+                out.push((inbox, e));
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -367,3 +367,223 @@ fn a_planted_stream_is_not_taken_over() {
     };
     assert!(err.contains("did not make"), "{err}");
 }
+
+/// The reader's consumer, as the server has it: (ack floor's stream sequence, ack policy,
+/// filter subject); `None` when there is none.
+fn consumer_of(store: &NatsStore, inbox: &Name, reader: &str) -> Option<(u64, String, String)> {
+    let stream = store.stream.clone();
+    let name = super::keys::consumer(inbox, reader);
+    super::client::run("consumer info", async move {
+        Ok(
+            match stream
+                .get_consumer::<async_nats::jetstream::consumer::pull::Config>(&name)
+                .await
+            {
+                Ok(mut c) => {
+                    let info = c.info().await.unwrap().clone();
+                    Some((
+                        info.ack_floor.stream_sequence,
+                        format!("{:?}", info.config.ack_policy),
+                        info.config.filter_subject.clone(),
+                    ))
+                }
+                Err(_) => None,
+            },
+        )
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_cursor_is_a_durable_consumer_acknowledged_up_to_the_position() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, amy) = (Name::parse("bob").unwrap(), Name::parse("amy").unwrap());
+    for i in 0..4 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+        store.append(&amy, &msg("amy", &format!("a{i}"))).unwrap();
+    }
+    let all = store.read(&bob, Position::START, 10).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker"),
+        None,
+        "made on first use"
+    );
+    // A turn: the message read, handled, then acknowledged.
+    store.set_cursor(&bob, "worker", all[1].end).unwrap();
+    let (floor, policy, filter) = consumer_of(&store, &bob, "worker").expect("a consumer");
+    assert_eq!(floor, all[1].end.raw());
+    assert_eq!(policy, "All");
+    assert_eq!(filter, "tc.alpha.inbox.bob");
+    // Nothing in KV.
+    assert!(
+        store
+            .get_raw(super::keys::cursor(&bob, "worker"))
+            .unwrap()
+            .is_none()
+    );
+    // Further, past messages fetched and handed back by an earlier move.
+    store.set_cursor(&bob, "worker", all[2].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        all[2].end.raw()
+    );
+    store.set_cursor(&bob, "worker", all[3].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        all[3].end.raw()
+    );
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[3].end);
+    // Back: made again after the position.
+    store.set_cursor(&bob, "worker", all[0].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[0].end);
+    assert_eq!(
+        texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+        ["b1", "b2", "b3"]
+    );
+    store.set_cursor(&bob, "worker", all[3].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        all[3].end.raw()
+    );
+    // Far ahead (more than one fetch; another inbox's messages in between), then on.
+    for i in 0..600 {
+        store.append(&bob, &msg("bob", &format!("m{i}"))).unwrap();
+        if i % 3 == 0 {
+            store.append(&amy, &msg("amy", &format!("m{i}"))).unwrap();
+        }
+    }
+    let many = store.read(&bob, all[3].end, 1000).unwrap();
+    assert_eq!(many.len(), 600);
+    store.set_cursor(&bob, "worker", many[499].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        many[499].end.raw()
+    );
+    store.set_cursor(&bob, "worker", many[500].end).unwrap();
+    store.set_cursor(&bob, "worker", many[599].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), many[599].end);
+    // Another reader of the same inbox is another consumer.
+    assert_eq!(consumer_of(&store, &bob, "protocol"), None);
+    // The stream deleted with the team takes its consumers.
+    store.destroy().unwrap();
+    assert_eq!(consumer_of(&store, &bob, "worker"), None);
+}
+
+#[test]
+fn a_cursor_an_older_build_kept_in_kv_moves_into_its_consumer() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let bob = Name::parse("bob").unwrap();
+    for i in 0..4 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+    }
+    let all = store.read(&bob, Position::START, 10).unwrap();
+    // What the build before consumers wrote: the stream sequence as text.
+    let key = super::keys::cursor(&bob, "worker");
+    store
+        .put(key.clone(), all[1].end.raw().to_string().into_bytes())
+        .unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[1].end);
+    assert_eq!(texts(&store, &bob, all[1].end), ["b2", "b3"]);
+    // The next move makes the consumer from there, and the key goes.
+    store.set_cursor(&bob, "worker", all[2].end).unwrap();
+    assert_eq!(
+        consumer_of(&store, &bob, "worker").unwrap().0,
+        all[2].end.raw()
+    );
+    assert!(store.get_raw(key.clone()).unwrap().is_none());
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[2].end);
+    // A kept cursor ahead of the first move: the consumer starts at the move.
+    let other = super::keys::cursor(&bob, "inbox");
+    store
+        .put(other.clone(), all[3].end.raw().to_string().into_bytes())
+        .unwrap();
+    store.set_cursor(&bob, "inbox", all[0].end).unwrap();
+    assert_eq!(store.cursor(&bob, "inbox").unwrap(), all[0].end);
+    assert!(store.get_raw(other).unwrap().is_none());
+}
+
+#[test]
+fn wake_ups_come_from_consumers_with_nothing_republished() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    assert!(store.stream.cached_info().config.republish.is_none());
+    assert!(store.kv.stream.cached_info().config.republish.is_none());
+    let bob = Name::parse("bob").unwrap();
+    let bell = SyncBell::default();
+    let _sub = store
+        .subscribe(&[Topic::Inbox(bob.clone()), Topic::Team], bell.bell())
+        .unwrap();
+    // No other subscription on the server would hear a republish: listen for one anyway.
+    let conn = store.conn.clone();
+    let mut stray = super::client::run("listen", async move {
+        let s = conn.client.subscribe("tcw.>").await.unwrap();
+        conn.client.flush().await.unwrap();
+        Ok(s)
+    })
+    .unwrap();
+    store.append(&bob, &msg("bob", "hi")).unwrap();
+    assert!(bell.wait_until(Instant::now() + Duration::from_secs(10)));
+    assert_eq!(texts(&store, &bob, Position::START), ["hi"]);
+    store
+        .update(&mut |c| {
+            c.description = "changed".into();
+            Ok(())
+        })
+        .unwrap();
+    assert!(bell.wait_until(Instant::now() + Duration::from_secs(10)));
+    let heard = super::client::run("listen", async move {
+        use futures_util::StreamExt;
+        Ok(
+            tokio::time::timeout(Duration::from_millis(200), stray.next())
+                .await
+                .is_ok(),
+        )
+    })
+    .unwrap();
+    assert!(!heard, "something was republished");
+}
+
+#[test]
+fn the_log_tail_follows_members_who_join_later() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, zed) = (Name::parse("bob").unwrap(), Name::parse("zed").unwrap());
+    store.append(&bob, &msg("bob", "before")).unwrap();
+    let bell = SyncBell::default();
+    let mut tail = store.follow_inboxes(bell.bell()).unwrap();
+    let mut pos = std::collections::HashMap::new();
+    pos.insert(bob.clone(), store.inbox_end(&bob).unwrap());
+    // A member the tail was never told of (it joined later), and one it was.
+    store.append(&zed, &msg("zed", "newcomer")).unwrap();
+    store.append(&bob, &msg("bob", "after")).unwrap();
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while got.len() < 2 && bell.wait_until(deadline) {
+        got.extend(tail.take(std::slice::from_ref(&bob), &mut pos).unwrap());
+    }
+    let seen: Vec<(String, String)> = got
+        .iter()
+        .map(|(n, e)| match &e.item {
+            Item::Message(env) => match &env.body {
+                Body::Message { text, .. } => (n.to_string(), text.clone()),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("zed".to_string(), "newcomer".to_string()),
+            ("bob".to_string(), "after".to_string())
+        ]
+    );
+    assert_eq!(pos[&zed], store.inbox_end(&zed).unwrap());
+    assert!(tail.take(&[], &mut pos).unwrap().is_empty());
+}
