@@ -127,6 +127,11 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
             eprintln!("teamctl: {e}");
         }
     }
+    // This home's team session (its leader console, panes of members that ended) goes too,
+    // from the servers this host's own records name: the console would otherwise go on
+    // acting as the team's leader.
+    let sockets = crate::store::spec::tmux_sockets(&ctx.home.team_dir(team));
+    crate::backend::tmux::forget_session(team, None, sockets);
     ctx.home.forget(team)
 }
 

@@ -271,6 +271,14 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
         .ok()?;
     let cfg = store.load().ok()?;
     let member = cfg.member(name)?;
+    // This home tagged the pane, but the member now runs on another host (moved there by
+    // `resume --here`): nothing here is its any more, whatever pane id that host recorded.
+    if let Some(host) = crate::backend::host::elsewhere(member) {
+        return Some(format!(
+            "{name} runs on {} now, not in this pane",
+            crate::backend::host::label(host)
+        ));
+    }
     match member.pane_id.as_deref() {
         Some(current) if current != pane => {
             Some(format!("{name}'s pane is {current}, not this one"))

@@ -69,3 +69,18 @@ pub fn overlay(store: &dyn Store, member: &mut Member) -> Result<()> {
     spec.apply(member);
     Ok(())
 }
+
+/// The tmux servers this host placed the team's members on, as its own copies record them
+/// (`local` is the team's local directory): what a home that leaves the team, or finds it
+/// deleted, has left to clean up with.
+pub fn tmux_sockets(local: &std::path::Path) -> Vec<Option<String>> {
+    let Ok(dir) = std::fs::read_dir(local.join("specs")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| fsutil::read(&e.path()).ok())
+        .filter_map(|bytes| serde_json::from_slice::<Spec>(&bytes).ok())
+        .filter(|s| s.backend_type == Some(crate::domain::BackendType::Tmux))
+        .map(|s| s.tmux_socket)
+        .collect()
+}

@@ -15,7 +15,7 @@ use argv::{PaneState, Server, Start};
 use run::{Fail, Tmux};
 
 use super::{Backend, Launch, Liveness, Placement};
-use crate::domain::{BackendType, LiveState, Member, TeamConfig, TmuxFill};
+use crate::domain::{BackendType, LiveState, Member, Name, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
 
 /// The oldest tmux with pane options, `-e` on new panes and `select-layout -E`.
@@ -277,22 +277,41 @@ impl TmuxBackend {
 /// when that session carries the team's tag of this home, on every server the team's members
 /// used. (The session recorded by an older teamctl carries no home in its tag: left alone.)
 pub fn forget_team(config: &TeamConfig) {
-    let tag = argv::scoped(config.name.as_str(), &crate::backend::proc::home_key());
+    // Only this host's members: another host's tmux server is that host's to clean.
+    let sockets = config
+        .teammates()
+        .filter(|m| {
+            m.backend_type == Some(BackendType::Tmux)
+                && crate::backend::host::elsewhere(m).is_none()
+        })
+        .map(|m| m.tmux_socket.clone());
+    forget_session(&config.name, config.tmux_session.as_deref(), sockets);
+}
+
+/// Remove the team's session of this home (tag checked) from the servers its members of this
+/// host used (`sockets`, as recorded) and from the server new teammates would go to (the
+/// environment's): a home that leaves a team, or finds it deleted by another host, has only
+/// its own records of where its members ran.
+pub fn forget_session(
+    team: &Name,
+    recorded_session: Option<&str>,
+    sockets: impl IntoIterator<Item = Option<String>>,
+) {
+    let tag = argv::scoped(team.as_str(), &crate::backend::proc::home_key());
     let mut names = vec![argv::session_name(&tag)];
-    if let Some(recorded) = &config.tmux_session
-        && !names.contains(recorded)
+    if let Some(recorded) = recorded_session
+        && !names.iter().any(|n| n == recorded)
     {
-        names.push(recorded.clone());
+        names.push(recorded.to_string());
     }
-    let mut servers: Vec<Server> = Vec::new();
-    for m in config.teammates() {
-        // Only this host's members: another host's tmux server is that host's to clean.
-        if m.backend_type == Some(BackendType::Tmux) && crate::backend::host::elsewhere(m).is_none()
-        {
-            let s = Server::from_record(m.tmux_socket.as_deref());
-            if !servers.contains(&s) {
-                servers.push(s);
-            }
+    let mut servers: Vec<Server> = vec![Server::from_env_values(
+        env("TEAMCTL_TMUX_SOCKET").as_deref(),
+        env("TMUX").as_deref(),
+    )];
+    for socket in sockets {
+        let s = Server::from_record(socket.as_deref());
+        if !servers.contains(&s) {
+            servers.push(s);
         }
     }
     let Ok(program) = find_tmux() else { return };
