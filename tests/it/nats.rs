@@ -370,6 +370,53 @@ fn log_follow_on_nats_follows_members_who_join_after_it_started() {
     assert_eq!(code, Some(Some(0)));
 }
 
+/// `log -f` on a NATS team ends, saying so, when another home deletes the team: its
+/// wake-ups' consumers go with the stream, and the view then finds the team gone.
+#[test]
+fn log_follow_on_nats_ends_when_another_home_deletes_the_team() {
+    use std::process::Stdio;
+    let nats = NatsServer::start();
+    let a = TestEnv::new();
+    a.ok(&["create", "alpha", "--store", &nats.url()]);
+    let mut b = TestEnv::new();
+    b.env.push(("TEAMCTL_STORE".into(), nats.url()));
+    b.env.push(("TEAMCTL_TEAM".into(), "alpha".into()));
+    b.ok(&["status"]);
+    a.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+    ]);
+    a.ok(&["send", "bob", "before"]);
+    let mut child = b
+        .cmd(&["log", "-f"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The view runs once it printed what was there.
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("team-lead -> bob: before"), "{first}");
+    a.ok(&["delete"]);
+    let mut code = None;
+    wait_until("log -f to end after the delete", T, || {
+        code = child.try_wait().unwrap().map(|s| s.code());
+        code.is_some()
+    });
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("team alpha was deleted"), "{err}");
+    assert_eq!(code, Some(Some(0)), "{err}");
+}
+
 /// At-least-once on NATS: a worker killed (SIGKILL) in the middle of a turn has not
 /// acknowledged the message to its cursor's consumer, so the resumed worker handles it again;
 /// the next message once.

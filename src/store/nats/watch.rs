@@ -91,7 +91,11 @@ pub fn ring(
                 match arm(&conn, &stream, &filters).await {
                     Ok(s) => break s,
                     // The stream is gone (the team deleted): nothing will change there.
-                    Err(Fault::Again(e)) if client::not_found(&e) => return,
+                    // Rung once more, so that a view looks and finds its team gone.
+                    Err(Fault::Again(e)) if client::not_found(&e) => {
+                        bell();
+                        return;
+                    }
                     Err(_) => {
                         tokio::time::sleep(pause).await;
                         pause = (pause * 2).min(Duration::from_secs(2));
