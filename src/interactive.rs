@@ -56,7 +56,7 @@ pub fn start(
         launch.program = PathBuf::from(&argv[0]);
         launch.args = argv[1..].to_vec();
     }
-    launch.env = agent_env(home.root(), store, member, &launch.program_dir());
+    launch.env = agent_env(home.root(), store, member, &launch.program_dir(home.root()));
     // Events of an earlier agent say nothing about this one.
     hooks::clear(store, &member.name);
     let placed = backend.spawn(&launch)?;
@@ -118,10 +118,8 @@ pub fn exec_env(args: &[std::ffi::OsString]) -> Result<()> {
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var_os("PATH"))
         .unwrap_or_default();
-    let mut path = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.as_os_str().to_owned()))
-        .unwrap_or_default();
+    let home = std::env::var_os(crate::domain::env::HOME).map(PathBuf::from);
+    let mut path = crate::backend::exe::agent_bin_dir(home.as_deref()).into_os_string();
     if !base.is_empty() {
         path.push(":");
         path.push(&base);

@@ -2,6 +2,7 @@
 //! `Backend` turns it into a running worker and later checks or ends it. Every kill goes
 //! through a tag check, so teamctl never ends a pane or process that is not its own.
 
+pub mod exe;
 pub mod host;
 pub mod proc;
 pub mod process;
@@ -83,12 +84,10 @@ impl Launch {
         })
     }
 
-    /// The directory of the teamctl binary (put first on an agent's `PATH`).
-    pub fn program_dir(&self) -> PathBuf {
-        std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_default()
+    /// The directory put first on an agent's `PATH` (`exe::agent_bin_dir`; `home`: the
+    /// teamctl home).
+    pub fn program_dir(&self, home: &Path) -> PathBuf {
+        exe::agent_bin_dir(Some(home))
     }
 
     /// The full argv: program then arguments.

@@ -688,10 +688,9 @@ impl Worker {
         extra: &[(String, String)],
     ) -> Vec<(String, String)> {
         let team = self.store.team().to_string();
-        let mut path = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent().map(|d| d.display().to_string()))
-            .unwrap_or_default();
+        let mut path = crate::backend::exe::agent_bin_dir(Some(&self.home))
+            .display()
+            .to_string();
         if let Ok(old) = std::env::var("PATH") {
             path = format!("{path}:{old}");
         }

@@ -172,3 +172,58 @@ fn an_interactive_teammate_sees_the_spawning_shells_variable() {
     let argv = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap();
     assert!(!String::from_utf8_lossy(&argv).contains("bar"));
 }
+
+/// A teamctl binary under another name (`teamctl-nats`) still gives its agents a `teamctl` on
+/// `PATH`, and it is that binary, not another `teamctl` further down `PATH`.
+#[test]
+fn an_agent_of_a_renamed_binary_finds_teamctl_and_it_is_that_binary() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = dir.path().join("teamctl-nats");
+    std::fs::copy(crate::common::BIN, &renamed).unwrap();
+    // Another `teamctl` on PATH that must not be the one agents reach.
+    let decoy_dir = tempfile::tempdir().unwrap();
+    let decoy = decoy_dir.path().join("teamctl");
+    std::fs::write(&decoy, "#!/bin/sh\necho decoy\n").unwrap();
+    std::fs::set_permissions(&decoy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        decoy_dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| {
+        let mut c = std::process::Command::new(&renamed);
+        c.args(args)
+            .current_dir(env.work.path())
+            .env("TEAMCTL_HOME", env.home.path())
+            .env("NO_COLOR", "1")
+            .env("PATH", &path)
+            .env_remove("TEAMCTL_TEAM")
+            .env_remove("TMUX")
+            .stdin(std::process::Stdio::null());
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["create", "ren"]);
+    run(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        "teamctl --version; readlink -f \"$(command -v teamctl)\"",
+    ]);
+    let reply = run(&["ask", "w", "which teamctl?", "--timeout", "30"]);
+    assert!(reply.contains("teamctl "), "{reply}");
+    assert!(!reply.contains("decoy"), "{reply}");
+    assert!(
+        reply.contains(&renamed.canonicalize().unwrap().display().to_string()),
+        "{reply}"
+    );
+    run(&["delete", "--force"]);
+}

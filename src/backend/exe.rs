@@ -1,0 +1,83 @@
+//! The directory put first on an agent's `PATH`, so that the `teamctl` an agent runs is the
+//! binary that runs its worker. That is the binary's own directory when it is called
+//! `teamctl`; a binary under another name (`teamctl-nats`, say) gets `teamctl` as a link to
+//! it in a directory of the home's own (`bin/KEY/teamctl`, KEY a hash of the binary's path),
+//! so that neither a missing `teamctl` nor another one on `PATH` is what agents reach.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+/// The directory to put first on an agent's `PATH` (`home`: the teamctl home, where a link is
+/// made when one is needed). Falls back to the binary's own directory.
+pub fn agent_bin_dir(home: Option<&Path>) -> PathBuf {
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::new();
+    };
+    let own = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    if exe.file_name().is_some_and(|n| n == "teamctl") {
+        return own;
+    }
+    home.and_then(|h| linked(h, &exe)).unwrap_or(own)
+}
+
+/// `HOME/bin/KEY/teamctl` pointing at `exe`, made (or put right) when needed; `None` when it
+/// cannot be (then the binary's own directory is used).
+fn linked(home: &Path, exe: &Path) -> Option<PathBuf> {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let key: String = sha2::Sha256::digest(exe.as_os_str().as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let dir = home.join("bin").join(key);
+    let link = dir.join("teamctl");
+    if std::fs::read_link(&link).is_ok_and(|to| to == exe) {
+        return Some(dir);
+    }
+    // Never through a link planted on the way: each level is a real directory of ours.
+    for d in [home.join("bin"), dir.clone()] {
+        match std::fs::symlink_metadata(&d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return None,
+            Err(_) => std::fs::DirBuilder::new().mode(0o700).create(&d).ok()?,
+        }
+    }
+    // Made beside it and renamed over it: a reader sees the old link or the new one.
+    let tmp = dir.join(format!(".teamctl.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(exe, &tmp).ok()?;
+    std::fs::rename(&tmp, &link).ok()?;
+    Some(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_under_another_name_gets_a_teamctl_link_in_the_home() {
+        let home = tempfile::tempdir().unwrap();
+        let exe = home.path().join("elsewhere").join("teamctl-nats");
+        std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+        std::fs::write(&exe, b"").unwrap();
+        let dir = linked(home.path(), &exe).unwrap();
+        assert!(dir.starts_with(home.path().join("bin")));
+        assert_eq!(std::fs::read_link(dir.join("teamctl")).unwrap(), exe);
+        // Again: the same directory, the link kept.
+        assert_eq!(linked(home.path(), &exe).unwrap(), dir);
+        // A link pointing elsewhere is put right.
+        std::fs::remove_file(dir.join("teamctl")).unwrap();
+        std::os::unix::fs::symlink("/bin/true", dir.join("teamctl")).unwrap();
+        assert_eq!(linked(home.path(), &exe).unwrap(), dir);
+        assert_eq!(std::fs::read_link(dir.join("teamctl")).unwrap(), exe);
+    }
+
+    #[test]
+    fn a_link_planted_for_the_bin_directory_is_not_followed() {
+        let home = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(target.path(), home.path().join("bin")).unwrap();
+        assert_eq!(linked(home.path(), Path::new("/x/teamctl-nats")), None);
+        assert!(std::fs::read_dir(target.path()).unwrap().next().is_none());
+    }
+}
