@@ -120,7 +120,10 @@ impl Ctx {
     /// `spawning`: a colour name in `--color` is the new teammate's colour (SPEC gives
     /// `--color` both meanings); elsewhere only auto, always and never are accepted.
     pub fn new(global: Global, spawning: bool) -> Result<Ctx> {
-        let home = Home::new(home_root(global.home.unwrap_or_else(Home::default_root)));
+        let home = Home::new(home_root(match global.home {
+            Some(h) => h,
+            None => Home::default_root()?,
+        }));
         let team = global.team.filter(|t| !t.is_empty());
         let turn = Turn::from_env()?;
         if let Some(t) = &turn {

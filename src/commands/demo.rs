@@ -295,8 +295,8 @@ fn teamctl_program(home: &Path) -> String {
             _ => shell_word(&exe.display().to_string()),
         },
     };
-    let default = crate::context::home_root(crate::store::Home::default_root());
-    if home == default {
+    let default = crate::store::Home::default_root().map(crate::context::home_root);
+    if default.is_ok_and(|d| d == home) {
         program
     } else {
         format!(

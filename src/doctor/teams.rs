@@ -323,10 +323,15 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(|n| Name::parse(n).ok());
-    if let Some(t) = &team
-        && let Ok(cfg) = home.handle(t).and_then(|s| s.load())
-    {
-        crate::backend::tmux::forget_team(&cfg);
+    if let Some(t) = &team {
+        match home.handle(t).and_then(|s| s.load()) {
+            Ok(cfg) => crate::backend::tmux::forget_team(&cfg),
+            // No team file to read (a team another host deleted from the server): this
+            // host's own records say where its members ran.
+            Err(_) => {
+                crate::backend::tmux::forget_session(t, None, crate::store::spec::tmux_sockets(dir))
+            }
+        }
     }
     let was_current = std::fs::read_to_string(home.root().join("current"))
         .is_ok_and(|c| team.as_ref().is_some_and(|t| c.trim() == t.as_str()));

@@ -94,11 +94,16 @@ fn waiting_notice(
         "waiting for {} to answer the shutdown request (a turn in progress finishes first; up to {left} s more)",
         names(waiting)
     );
-    if !remote.is_empty() {
-        text.push_str(&format!(
-            "; {} answer from there, or count as gone once their heartbeat lease runs out",
+    match remote.len() {
+        0 => {}
+        1 => text.push_str(&format!(
+            "; {} answers from there, or counts as gone once its heartbeat lease runs out",
+            remote[0]
+        )),
+        _ => text.push_str(&format!(
+            "; {} answer from there, or count as gone once their heartbeat leases run out",
             remote.join(", ")
-        ));
+        )),
     }
     text
 }

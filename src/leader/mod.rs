@@ -290,9 +290,15 @@ pub fn resume_if_down(
         // Moved here, or started here again without this host's own copy of what it runs
         // (this home left the team and joined again): this host takes what the shared
         // record says, all of it shown. (A member this host has its own copy of keeps it.)
+        // Moved here, it goes to this host's own tmux server, not the one the other host
+        // recorded: that one is not shown as if it were used.
+        let mut shown = crate::domain::Spec::of(member);
+        if elsewhere.is_some() {
+            shown.tmux_socket = None;
+        }
         eprintln!(
             "teamctl: {name} will run here as the shared team file records it:\n{}",
-            crate::domain::Spec::of(member).describe().trim_end()
+            shown.describe().trim_end()
         );
         crate::store::spec::save(store, member)?;
         run_as = member.clone();

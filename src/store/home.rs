@@ -27,18 +27,21 @@ impl Home {
         Home { root }
     }
 
-    /// `${XDG_STATE_HOME:-$HOME/.local/state}/teamctl`.
-    pub fn default_root() -> PathBuf {
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .filter(|v| !v.is_empty())
-            .map_or_else(
-                || {
-                    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
-                    PathBuf::from(home).join(".local/state")
-                },
-                PathBuf::from,
-            );
-        state.join("teamctl")
+    /// `${XDG_STATE_HOME:-$HOME/.local/state}/teamctl`; only absolute paths count (a relative
+    /// `XDG_STATE_HOME` is ignored, as the XDG rules say). Without an absolute `HOME` either,
+    /// an error: the home would otherwise land in the current directory, or in a shared
+    /// one such as `/tmp`.
+    pub fn default_root() -> Result<PathBuf> {
+        let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+        if let Some(state) = std::env::var_os("XDG_STATE_HOME").and_then(absolute) {
+            return Ok(state.join("teamctl"));
+        }
+        match std::env::var_os("HOME").and_then(absolute) {
+            Some(home) => Ok(home.join(".local/state/teamctl")),
+            None => Err(Error::bad(
+                "HOME is not set to an absolute path, so teamctl has no place for its state: set HOME, or choose the home with --home DIR (or TEAMCTL_HOME=DIR)",
+            )),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -229,12 +232,28 @@ impl Home {
             return Ok(store);
         }
         if !self.exists(team) {
-            let elsewhere = match store_from_env().ok().flatten() {
+            let from_env = store_from_env().ok().flatten();
+            let elsewhere = match &from_env {
                 Some(url) => format!(" nor on {}", url.shown()),
                 None => String::new(),
             };
+            // One that differs only in what a reader cannot tell apart is the likely one meant
+            // (a new one of that name would be refused as too like it).
+            if let Some(like) = self.teams().into_iter().find(|t| t.looks_like(team)) {
+                return Err(Error::bad(format!(
+                    "no team {team:?} in {}{elsewhere}; did you mean {like:?}? (`--team {like}`)",
+                    self.root.display()
+                )));
+            }
+            let join = if from_env.is_some() {
+                String::new()
+            } else {
+                format!(
+                    ", or join a team kept on a NATS server by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status"
+                )
+            };
             return Err(Error::bad(format!(
-                "no team {team:?} in {}{elsewhere}; create it with `teamctl create {team}`, pick one with --team, or join a team kept on a NATS server by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status",
+                "no team {team:?} in {}{elsewhere}; create it with `teamctl create {team}`, pick one with --team{join}",
                 self.root.display()
             )));
         }

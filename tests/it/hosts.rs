@@ -566,3 +566,74 @@ fn a_shutdown_waiting_on_a_silent_host_says_so_and_ends_when_the_lease_runs_out(
     signal(pid, nix::sys::signal::Signal::SIGCONT);
     wait_until("bob's worker ended itself", T, || !alive(pid));
 }
+
+/// A home that leaves a team closes its own team session: its leader console would otherwise
+/// go on acting as the team's leader. The other host's team goes on.
+#[test]
+fn leaving_closes_this_home_s_team_session_and_its_console() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, true);
+    spawn_echo(&b, "carol", "tmux");
+    wait_until("carol idle", T, || b.member_status("carol") == "idle");
+    let target = format!("={}", b.session("alpha"));
+    assert!(b.tmux(&["has-session", "-t", &target]).status.success());
+    b.ok(&["shutdown", "carol", "--timeout", "20"]);
+    b.ok(&["delete", "--leave"]);
+    assert!(!b.tmux(&["has-session", "-t", &target]).status.success());
+    wait_until("B's console ended", T, || b.consoles().is_empty());
+    assert_eq!(a.member_status("carol"), "stopped");
+}
+
+/// After another host deletes the team, `delete` here removes this home's team session too
+/// (with the leader console's pane), not only the pointer.
+#[test]
+fn delete_of_a_team_deleted_elsewhere_closes_this_home_s_session() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, true);
+    spawn_echo(&b, "carol", "tmux");
+    wait_until("carol idle", T, || b.member_status("carol") == "idle");
+    let target = format!("={}", b.session("alpha"));
+    a.ok(&["delete", "--force"]);
+    b.ok(&["delete"]);
+    assert!(!b.tmux(&["has-session", "-t", &target]).status.success());
+    wait_until("B's processes ended", T, || b.processes().is_empty());
+}
+
+/// A pane this home made for a member that has since moved to another host (`resume --here`
+/// after its worker died) is orphaned here: `doctor` says so and `doctor --fix` closes it.
+#[test]
+fn a_pane_left_by_a_member_that_moved_to_another_host_is_orphaned_here() {
+    let nats = NatsServer::start();
+    let (a, b) = two_hosts(&nats, true);
+    spawn_echo(&a, "bob", "tmux");
+    wait_until("bob idle on B", T, || b.member_status("bob") == "idle");
+    let bob = a.member("bob");
+    let pane = bob["paneId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{bob}"))
+        .to_string();
+    let old = bob["pid"].as_u64().unwrap();
+    signal(old, nix::sys::signal::Signal::SIGKILL);
+    wait_until("bob dead on B", T, || b.member_status("bob") == "dead");
+    b.ok(&["resume", "bob", "--here"]);
+    wait_until("bob idle on B's host", T, || {
+        b.member_status("bob") == "idle"
+    });
+    assert!(
+        a.pane_format(&pane, "#{pane_id}").is_some(),
+        "A's old pane is there"
+    );
+    let out = a.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("orphaned tmux pane {pane}")) && text.contains("runs on"),
+        "{text}"
+    );
+    a.ok(&["doctor", "--fix"]);
+    assert!(
+        a.pane_format(&pane, "#{pane_id}").is_none(),
+        "A's old pane closed"
+    );
+    assert_eq!(b.member_status("bob"), "idle");
+    b.ok(&["shutdown", "bob", "--timeout", "20"]);
+}

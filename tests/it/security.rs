@@ -691,3 +691,33 @@ fn a_recorded_worktree_outside_the_team_is_never_removed() {
     env.run(&["delete", "--force"]);
     assert!(victim.join("sub/data.txt").is_file(), "delete removed it");
 }
+
+/// Without TEAMCTL_HOME, an absolute XDG_STATE_HOME or an absolute HOME, teamctl has no safe
+/// place for its state: it says so (exit 2) and makes nothing, neither in the current
+/// directory (a relative HOME) nor in a shared one such as /tmp (HOME unset).
+#[test]
+fn no_absolute_home_is_an_error_and_makes_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    for home in [None, Some(""), Some("relative/home")] {
+        let mut c = std::process::Command::new(crate::common::BIN);
+        c.args(["create", "nohome"])
+            .current_dir(work.path())
+            .env_remove("TEAMCTL_HOME")
+            .env_remove("TEAMCTL_STORE")
+            .env("XDG_STATE_HOME", "relative/state")
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null());
+        match home {
+            Some(h) => c.env("HOME", h),
+            None => c.env_remove("HOME"),
+        };
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{home:?}: {err}");
+        assert!(err.contains("HOME is not set to an absolute path"), "{err}");
+        assert!(
+            std::fs::read_dir(work.path()).unwrap().next().is_none(),
+            "{home:?} made something in the current directory"
+        );
+    }
+}

@@ -1125,3 +1125,16 @@ fn wait_all_waits_for_every_teammate_and_usage_names_all() {
     let err = env.fails(&["wait", "quick", "--all"], 2);
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+/// A team name that differs from one of this home only in case or look-alike letters gets a
+/// "did you mean" (creating it would be refused as too like the other), not "create it".
+#[test]
+fn a_look_alike_team_name_is_answered_with_the_team_meant() {
+    let env = TestEnv::new();
+    env.ok(&["create", "beta"]);
+    let err = env.fails(&["--team", "Beta", "status"], 2);
+    assert!(err.contains("did you mean \"beta\""), "{err}");
+    assert!(!err.contains("teamctl create"), "{err}");
+    let err = env.fails(&["--team", "gamma", "status"], 2);
+    assert!(err.contains("teamctl create gamma"), "{err}");
+}
