@@ -329,7 +329,11 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
             // No team file to read (a team another host deleted from the server): this
             // host's own records say where its members ran.
             Err(_) => {
-                crate::backend::tmux::forget_session(t, None, crate::store::spec::tmux_sockets(dir))
+                crate::backend::tmux::forget_session(
+                    t,
+                    None,
+                    crate::store::spec::tmux_sockets(dir),
+                );
             }
         }
     }
