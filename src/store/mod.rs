@@ -22,6 +22,7 @@ pub mod slots;
 pub mod spec;
 pub mod tasks;
 pub mod team;
+pub mod teamindex;
 pub mod wake;
 
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub use wake::{Bell, Subscription, SyncBell, WakeMode};
 
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
-use crate::domain::{Envelope, LiveState, Name, Roster, TeamConfig};
+use crate::domain::{Envelope, LiveState, Member, Name, Roster, TeamConfig};
 use crate::error::Result;
 
 /// What a subscriber can be woken by.
@@ -297,6 +298,52 @@ pub trait Store: Send + Sync {
     fn roster_cached<'a>(&self, cache: &'a mut RosterCache) -> Result<&'a Roster> {
         cached(self, cache, || self.roster())
     }
+
+    /// Change one member's entry and the team's own fields (`spawn`, a worker's placement),
+    /// as `update` does, without the other members being parsed or serialised again where the
+    /// store can avoid it (a file store copies their text: 400 KB with 1,000 members). `f`
+    /// gets the team as it is now (under the lock, or by compare-and-set): its roster, the
+    /// team's own fields to change (`members` stays empty) and `name`'s entry (`None`: not a
+    /// member). Afterwards `Some` replaces the entry where it was, or adds it at the end;
+    /// `None` removes it. An error from `f` leaves the team file untouched. Returns the
+    /// roster as written, kept in `cache` for the next look (as `update_cached`).
+    fn update_member<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        name: &Name,
+        f: &mut dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()>,
+    ) -> Result<&'a Roster> {
+        update_member_whole(self, cache, name, f)
+    }
+}
+
+/// `Store::update_member` through `update`: every member parsed and written (the default).
+pub fn update_member_whole<'a>(
+    store: &(impl Store + ?Sized),
+    cache: &'a mut RosterCache,
+    name: &Name,
+    f: &mut dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()>,
+) -> Result<&'a Roster> {
+    *cache = None;
+    let written = store.update(&mut |cfg| {
+        let roster = Roster::from(cfg.clone());
+        let mut head = crate::domain::teamtext::without_members(cfg);
+        let mut member = cfg.member(name.as_str()).cloned();
+        f(&roster, &mut head, &mut member)?;
+        let mut members = std::mem::take(&mut cfg.members);
+        match (member, members.iter().position(|m| m.name == *name)) {
+            (Some(m), Some(i)) => members[i] = m,
+            (Some(m), None) => members.push(m),
+            (None, Some(i)) => {
+                members.remove(i);
+            }
+            (None, None) => {}
+        }
+        head.members = members;
+        *cfg = head;
+        Ok(())
+    })?;
+    Ok(&cache.insert((Stamp::OWN, Roster::from(written))).1)
 }
 
 /// Every entry of `inbox` after `from` to its end, read in batches (memory stays bounded

@@ -121,8 +121,13 @@ struct Worker {
 
 impl Worker {
     fn new(store: SharedStore, home: PathBuf, name: Name) -> Result<Worker> {
-        let config = store.load()?;
-        let mut member = config.require(name.as_str())?.clone();
+        // Its own member only: the team file's other members are not parsed (400 KB with
+        // 1,000 members, read by every worker as it starts).
+        let roster = store.roster()?;
+        roster.require(name.as_str())?;
+        let mut member = roster
+            .member(name.as_str())?
+            .expect("a member, checked above");
         // On a store that hosts share, what it runs is this host's own word, not the file's.
         crate::store::spec::overlay(&*store, &mut member)?;
         let now = now_ms();
@@ -183,7 +188,7 @@ impl Worker {
             config: None,
             companion,
             lease: None,
-            team_created: config.created_at,
+            team_created: roster.created_at(),
             owner: None,
         })
     }
