@@ -25,6 +25,9 @@ pub struct Roster {
     members: Members,
     /// Members parsed without their `host` (a file store: all run on this host).
     hostless: bool,
+    /// Read through an index of the file (`indexed`): each member's text is exactly what a
+    /// whole write gives for it (`texts`).
+    indexed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +138,7 @@ impl Roster {
             colors,
             members: Members::Text(bytes, spans),
             hostless: false,
+            indexed: false,
         })
     }
 
@@ -158,6 +162,7 @@ impl Roster {
             colors,
             members: Members::Text(bytes, spans),
             hostless: false,
+            indexed: true,
         })
     }
 
@@ -245,11 +250,12 @@ impl Roster {
         &self.colors
     }
 
-    /// The file's text of each member (in `names` order), when the roster was read from it.
+    /// The file's bytes and each member's text in them (in `names` order), when the roster
+    /// was read through an index (`indexed`): each text is what a whole write gives.
     pub fn texts(&self) -> Option<(&[u8], &[Range<usize>])> {
         match &self.members {
-            Members::Text(bytes, spans) => Some((bytes, spans)),
-            Members::Parsed(_) => None,
+            Members::Text(bytes, spans) if self.indexed => Some((bytes, spans)),
+            _ => None,
         }
     }
 
@@ -267,6 +273,7 @@ impl From<TeamConfig> for Roster {
             members: Members::Parsed(members),
             head: config,
             hostless: false,
+            indexed: false,
         }
     }
 }

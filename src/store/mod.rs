@@ -161,6 +161,11 @@ fn cached<'a, T>(
     Ok(&cache.as_ref().expect("filled above").1)
 }
 
+/// What `Store::update_member` does to the team: given its roster, it changes the team's own
+/// fields and the one member's entry.
+pub type MemberChange<'f> =
+    dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()> + 'f;
+
 /// A store shared by the parts of one process.
 pub type SharedStore = std::sync::Arc<dyn Store>;
 
@@ -311,7 +316,7 @@ pub trait Store: Send + Sync {
         &self,
         cache: &'a mut RosterCache,
         name: &Name,
-        f: &mut dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()>,
+        f: &mut MemberChange<'_>,
     ) -> Result<&'a Roster> {
         update_member_whole(self, cache, name, f)
     }
@@ -322,7 +327,7 @@ pub fn update_member_whole<'a>(
     store: &(impl Store + ?Sized),
     cache: &'a mut RosterCache,
     name: &Name,
-    f: &mut dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()>,
+    f: &mut MemberChange<'_>,
 ) -> Result<&'a Roster> {
     *cache = None;
     let written = store.update(&mut |cfg| {

@@ -19,7 +19,9 @@ use super::slots;
 use super::tasks::TaskFile;
 use super::teamindex;
 use super::wake::{self, Bell, Subscription, Target};
-use super::{ConfigCache, Entry, Held, LockKey, Position, RosterCache, Stamp, Store, Topic};
+use super::{
+    ConfigCache, Entry, Held, LockKey, MemberChange, Position, RosterCache, Stamp, Store, Topic,
+};
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
 use crate::domain::teamtext;
@@ -295,18 +297,25 @@ impl Store for FsStore {
         &self,
         cache: &'a mut RosterCache,
         name: &Name,
-        f: &mut dyn FnMut(&Roster, &mut TeamConfig, &mut Option<Member>) -> Result<()>,
+        f: &mut MemberChange<'_>,
     ) -> Result<&'a Roster> {
-        *cache = None;
         let lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        let (bytes, index) = self.read_locked()?;
-        let Some(index) = index else {
-            drop(lock);
-            return super::update_member_whole(self, cache, name, f);
+        // The cached roster is as good as a read while its stamp is the file's (no writer
+        // replaces the file while the lock is held), if it was read through an index.
+        let stamp = self.stamp();
+        let roster = match cache.take() {
+            Some((then, roster)) if stamp == Some(then) && roster.texts().is_some() => roster,
+            _ => {
+                let (bytes, index) = self.read_locked()?;
+                let Some(index) = index else {
+                    drop(lock);
+                    return super::update_member_whole(self, cache, name, f);
+                };
+                Roster::indexed(bytes, index.names, index.colors, index.spans)
+                    .map_err(|e| self.damaged(&e))?
+                    .without_hosts()
+            }
         };
-        let roster = Roster::indexed(bytes, index.names, index.colors, index.spans)
-            .map_err(|e| self.damaged(&e))?
-            .without_hosts();
         let mut head = roster.head().clone();
         let mut member = roster.member(name.as_str())?;
         f(&roster, &mut head, &mut member)?;

@@ -10,7 +10,6 @@
 //! Format (text): `teamctl-team-index 1`, then `LEN CRC COUNT`, then one line per member,
 //! `START END NAME COLOR` (the colour a JSON string), in the file's order, then `end` (a torn index is never read as whole).
 
-use std::fmt::Write as _;
 use std::ops::Range;
 
 use crate::domain::Name;
@@ -28,38 +27,77 @@ pub struct Index {
 
 /// The index of `text`, whose members are `names` with `colors`, in order.
 pub fn format(text: &Text, names: &[&Name], colors: &[&str]) -> String {
-    let mut out = String::with_capacity(64 + names.len() * 24);
-    let _ = writeln!(out, "{MAGIC}");
-    let _ = writeln!(
-        out,
-        "{} {} {}",
-        text.bytes.len(),
-        crc32fast::hash(&text.bytes),
-        names.len()
-    );
+    let mut out = String::with_capacity(64 + names.len() * 32);
+    out.push_str(MAGIC);
+    out.push('\n');
+    push_num(&mut out, text.bytes.len());
+    out.push(' ');
+    push_num(&mut out, crc32fast::hash(&text.bytes) as usize);
+    out.push(' ');
+    push_num(&mut out, names.len());
+    out.push('\n');
     for ((span, name), color) in text.spans.iter().zip(names).zip(colors) {
-        let color = serde_json::to_string(color).unwrap_or_default();
-        let _ = writeln!(out, "{} {} {name} {color}", span.start, span.end);
+        push_num(&mut out, span.start);
+        out.push(' ');
+        push_num(&mut out, span.end);
+        out.push(' ');
+        out.push_str(name.as_str());
+        out.push(' ');
+        if color
+            .bytes()
+            .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f)
+        {
+            out.push('"');
+            out.push_str(color);
+            out.push('"');
+        } else {
+            out.push_str(&serde_json::to_string(color).unwrap_or_default());
+        }
+        out.push('\n');
     }
     out.push_str("end\n");
     out
 }
 
+/// `n` in decimal (the index is made on every write of the team file: `write!` was most of it).
+fn push_num(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("0"));
+}
+
+/// A decimal number of at most 19 digits.
+fn num(s: &str) -> Option<usize> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    s.bytes().try_fold(0usize, |n, b| {
+        b.is_ascii_digit().then(|| n * 10 + usize::from(b - b'0'))
+    })
+}
+
 /// The index in `index` if it describes exactly `bytes` (length and CRC-32), its spans in
 /// order and within them; `None` otherwise.
 pub fn parse(index: &str, bytes: &[u8]) -> Option<Index> {
-    let mut lines = index.lines();
+    let mut lines = index.strip_suffix('\n')?.split('\n');
     if lines.next()? != MAGIC {
         return None;
     }
-    let mut head = lines.next()?.split(' ');
-    let len: usize = head.next()?.parse().ok()?;
-    let crc: u32 = head.next()?.parse().ok()?;
-    let count: usize = head.next()?.parse().ok()?;
-    if head.next().is_some() || len != bytes.len() || count > len {
+    let (len, rest) = lines.next()?.split_once(' ')?;
+    let (crc, count) = rest.split_once(' ')?;
+    let (len, crc, count) = (num(len)?, num(crc)?, num(count)?);
+    if len != bytes.len() || count > len {
         return None;
     }
-    if crc32fast::hash(bytes) != crc {
+    if crc32fast::hash(bytes) as usize != crc {
         return None;
     }
     let mut names = Vec::with_capacity(count);
@@ -75,11 +113,12 @@ pub fn parse(index: &str, bytes: &[u8]) -> Option<Index> {
             ended = true;
             continue;
         }
-        let mut parts = line.splitn(4, ' ');
-        let start: usize = parts.next()?.parse().ok()?;
-        let end: usize = parts.next()?.parse().ok()?;
-        let name = Name::parse(parts.next()?).ok()?;
-        let color = match parts.next()? {
+        let (start, rest) = line.split_once(' ')?;
+        let (end, rest) = rest.split_once(' ')?;
+        let (name, color) = rest.split_once(' ')?;
+        let (start, end) = (num(start)?, num(end)?);
+        let name = Name::parse(name).ok()?;
+        let color = match color {
             // The palette's colours need no unescaping.
             c if c.len() >= 2
                 && c.starts_with('"')
@@ -124,13 +163,17 @@ mod tests {
         let got = parse(&index, &text.bytes).unwrap();
         assert_eq!(got.names, names);
         assert_eq!(got.colors, ["blue", "a \"b\" c"]);
+        assert!(index.starts_with(&format!(
+            "{MAGIC}\n17 {} 2\n4 7 a \"blue\"\n",
+            crc32fast::hash(&text.bytes)
+        )));
         assert_eq!(got.spans, text.spans);
         // Another text of the same length, a longer one, a torn or damaged index: not trusted.
         let mut other = text.bytes.clone();
         other[5] = b'b';
         assert_eq!(parse(&index, &other), None);
         assert_eq!(parse(&index, b"{ [ {a}, {bb} ] } "), None);
-        for cut in 0..index.len() - 1 {
+        for cut in 0..index.len() {
             assert_eq!(parse(&index[..cut], &text.bytes), None, "{cut}");
         }
         for bad in [
