@@ -1283,11 +1283,21 @@ pub(crate) fn readers_never_see_a_half_written_team_file_or_task_list(make: &Mak
             let (s, stop) = ((made.reopen)(), stop.clone());
             std::thread::spawn(move || {
                 let (mut last_desc, mut last_tasks) = (0usize, 0usize);
+                let mut last_members = 0usize;
                 let mut cache = None;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let d = s.load().unwrap().description.len();
                     assert!(d >= last_desc, "the team file went back");
                     last_desc = d;
+                    // A roster (read through an index where the store keeps one) is whole.
+                    let r = s.roster().unwrap();
+                    assert!(r.head().description.len() >= d, "the roster went back");
+                    assert!(r.names().len() >= last_members, "the roster lost members");
+                    last_members = r.names().len();
+                    for n in r.names() {
+                        let m = r.member(n.as_str()).unwrap().unwrap();
+                        assert_eq!(&m.name, n, "the roster's member is its own");
+                    }
                     let cached = s.load_cached(&mut cache).unwrap().description.len();
                     assert!(cached >= d, "the cached team file went back");
                     let t = s.load_tasks().unwrap().tasks.len();
@@ -1304,6 +1314,24 @@ pub(crate) fn readers_never_see_a_half_written_team_file_or_task_list(make: &Mak
                 Ok(())
             })
             .unwrap();
+        if n % 10 == 0 {
+            // One entry changed (its length too) and one added, every tenth write.
+            let mate = name(&format!("m{n}"));
+            made.store
+                .update_member(&mut None, &mate, &mut |_, head, m| {
+                    let mut new = Member::leader(&head.name, "/".repeat(n % 7 + 1), 0);
+                    new.name = mate.clone();
+                    *m = Some(new);
+                    Ok(())
+                })
+                .unwrap();
+            made.store
+                .update_member(&mut None, &Name::leader(), &mut |_, _, m| {
+                    m.as_mut().unwrap().cwd = "/".repeat(n % 5 + 1);
+                    Ok(())
+                })
+                .unwrap();
+        }
         made.store
             .update_tasks(&mut |l| {
                 l.add(

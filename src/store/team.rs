@@ -56,8 +56,8 @@ impl FsStore {
 
     /// The index of the team file whose bytes are `bytes`, if there is one for exactly them.
     fn index_of(&self, bytes: &[u8]) -> Option<teamindex::Index> {
-        let text = super::fsutil::read_to_string(&self.index_path()).ok()?;
-        teamindex::parse(&text, bytes)
+        let index = super::fsutil::read(&self.index_path()).ok()?;
+        teamindex::parse(&index, bytes)
     }
 
     /// The team file parsed, a `host` in it (written by hand) dropped: every member of a file
@@ -144,12 +144,11 @@ impl FsStore {
     /// `colors`), and ring the team's doorbell.
     fn write_text(&self, text: &teamtext::Text, names: &[&Name], colors: &[&str]) -> Result<()> {
         write_atomic(&self.config_path(), &text.bytes, true)?;
-        // The index after the file it describes; a failure leaves an index of another file,
-        // which no reader trusts.
-        let _ = write_atomic(
+        // The index after the file it describes, in place (`teamindex`); a failure leaves an
+        // index of another file, or a torn one, which no reader trusts.
+        let _ = super::fsutil::write_in_place(
             &self.index_path(),
-            teamindex::format(text, names, colors).as_bytes(),
-            false,
+            &teamindex::format(text, names, colors),
         );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
         Ok(())
@@ -689,7 +688,7 @@ mod tests {
                 String::from_utf8_lossy(&serde_json::to_vec_pretty(want).unwrap()),
                 "{what}"
             );
-            let text = std::fs::read_to_string(&index).unwrap();
+            let text = std::fs::read(&index).unwrap();
             assert!(teamindex::parse(&text, &bytes).is_some(), "{what}: index");
             let scanned = Roster::parse(bytes).unwrap().without_hosts();
             let roster = store.roster().unwrap();
