@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::member::{Member, TeamConfig, next_color, unknown_member};
+use super::member::{COLORS, Member, TeamConfig, next_color, unknown_member};
 use super::name::Name;
 use crate::error::Result;
 
@@ -20,14 +20,26 @@ pub struct Roster {
     /// The team file without its members: every field of the team itself.
     head: TeamConfig,
     names: Vec<Name>,
-    /// Each member's `color`, in `names` order (`next_color`).
-    colors: Vec<String>,
+    /// Each member's `color`, in `names` order (`next_color`): the palette's own colours
+    /// borrowed, not allocated for each of 1,000 members.
+    colors: Vec<Color>,
     members: Members,
     /// Members parsed without their `host` (a file store: all run on this host).
     hostless: bool,
     /// Read through an index of the file (`indexed`): each member's text is exactly what a
     /// whole write gives for it (`texts`).
     indexed: bool,
+}
+
+/// A member's colour.
+pub type Color = std::borrow::Cow<'static, str>;
+
+/// `color` as a `Color`: one of the palette's borrowed.
+pub fn color(color: &str) -> Color {
+    match COLORS.iter().find(|c| **c == color) {
+        Some(c) => Color::Borrowed(c),
+        None => Color::Owned(color.to_string()),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -125,7 +137,7 @@ impl Roster {
             for raw in head.members {
                 let (name, color) = member_keys(raw)?;
                 names.push(name);
-                colors.push(color);
+                colors.push(self::color(&color));
                 // The raw value borrows from `bytes`: its offset there.
                 let start = raw.get().as_ptr() as usize - base;
                 spans.push(start..start + raw.get().len());
@@ -148,7 +160,7 @@ impl Roster {
     pub fn indexed(
         bytes: Vec<u8>,
         names: Vec<Name>,
-        colors: Vec<String>,
+        colors: Vec<Color>,
         spans: Vec<Range<usize>>,
     ) -> serde_json::Result<Roster> {
         if names.len() != spans.len() || colors.len() != spans.len() {
@@ -242,11 +254,11 @@ impl Roster {
 
     /// As `TeamConfig::next_color`.
     pub fn next_color(&self) -> &'static str {
-        next_color(self.colors.iter().map(String::as_str), self.names.len())
+        next_color(self.colors.iter().map(|c| c.as_ref()), self.names.len())
     }
 
     /// Each member's colour, in `names` order.
-    pub fn colors(&self) -> &[String] {
+    pub fn colors(&self) -> &[Color] {
         &self.colors
     }
 
@@ -269,7 +281,7 @@ impl From<TeamConfig> for Roster {
         let members = std::mem::take(&mut config.members);
         Roster {
             names: members.iter().map(|m| m.name.clone()).collect(),
-            colors: members.iter().map(|m| m.color.clone()).collect(),
+            colors: members.iter().map(|m| color(&m.color)).collect(),
             members: Members::Parsed(members),
             head: config,
             hostless: false,

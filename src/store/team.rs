@@ -24,8 +24,8 @@ use super::{
 };
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
-use crate::domain::teamtext;
 use crate::domain::{Envelope, LiveState, Member, Name, Roster, TeamConfig};
+use crate::domain::{roster, teamtext};
 use crate::error::{Error, IoContext, Result};
 
 /// How long after a loop notice the same pair's loop stays quiet.
@@ -333,7 +333,7 @@ impl Store for FsStore {
             } else {
                 entries.push(teamtext::Entry::Text(&bytes[span.clone()]));
                 names.push(&roster.names()[i]);
-                colors.push(roster.colors()[i].as_str());
+                colors.push(roster.colors()[i].as_ref());
             }
         }
         if let (None, Some(m)) = (at, &member) {
@@ -346,7 +346,7 @@ impl Store for FsStore {
         self.write_text(&text, &names, &colors)?;
         let stamp = self.stamp().unwrap_or(Stamp::NONE);
         let names = names.into_iter().cloned().collect();
-        let colors = colors.into_iter().map(String::from).collect();
+        let colors = colors.into_iter().map(roster::color).collect();
         drop(lock);
         let written = Roster::indexed(text.bytes, names, colors, text.spans)
             .map_err(|e| self.damaged(&e))?

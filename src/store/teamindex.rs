@@ -18,6 +18,7 @@
 use std::ops::Range;
 
 use crate::domain::Name;
+use crate::domain::roster::{Color, color};
 use crate::domain::teamtext::Text;
 
 const MAGIC: &str = "teamctl-team-index 1 ";
@@ -26,7 +27,7 @@ const MAGIC: &str = "teamctl-team-index 1 ";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Index {
     pub names: Vec<Name>,
-    pub colors: Vec<String>,
+    pub colors: Vec<Color>,
     pub spans: Vec<Range<usize>>,
 }
 
@@ -85,13 +86,23 @@ fn push_num(out: &mut String, mut n: usize) {
 }
 
 /// A decimal number of at most 19 digits.
-fn num(s: &str) -> Option<usize> {
+fn num(s: impl AsRef<[u8]>) -> Option<usize> {
+    let s = s.as_ref();
     if s.is_empty() || s.len() > 19 {
         return None;
     }
-    s.bytes().try_fold(0usize, |n, b| {
+    s.iter().try_fold(0usize, |n, &b| {
         b.is_ascii_digit().then(|| n * 10 + usize::from(b - b'0'))
     })
+}
+
+/// The bytes of `rest` up to its next space, which is skipped (the index's fields are short:
+/// a plain loop is cheaper than a search).
+fn field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let at = rest.iter().position(|&b| b == b' ')?;
+    let (field, after) = rest.split_at(at);
+    *rest = &after[1..];
+    Some(field)
 }
 
 /// The index in `index` if it is whole (its body's CRC) and describes exactly `bytes`
@@ -131,21 +142,16 @@ pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
             ended = true;
             continue;
         }
-        let (start, rest) = line.split_once(' ')?;
-        let (end, rest) = rest.split_once(' ')?;
-        let (name, color) = rest.split_once(' ')?;
-        let (start, end) = (num(start)?, num(end)?);
-        let name = Name::parse(name).ok()?;
-        let color = match color {
+        let mut rest = line.as_bytes();
+        let start = num(field(&mut rest)?)?;
+        let end = num(field(&mut rest)?)?;
+        let name = Name::parse(std::str::from_utf8(field(&mut rest)?).ok()?).ok()?;
+        let color = match rest {
             // The palette's colours need no unescaping.
-            c if c.len() >= 2
-                && c.starts_with('"')
-                && c.ends_with('"')
-                && !c[1..c.len() - 1].contains(['"', '\\']) =>
-            {
-                c[1..c.len() - 1].to_string()
+            [b'"', c @ .., b'"'] if !c.iter().any(|&b| b == b'"' || b == b'\\') => {
+                color(std::str::from_utf8(c).ok()?)
             }
-            c => serde_json::from_str(c).ok()?,
+            c => Color::Owned(serde_json::from_slice(c).ok()?),
         };
         if start < at || end < start || end > len {
             return None;
