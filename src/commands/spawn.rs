@@ -8,7 +8,7 @@ use crate::backend;
 use crate::cli::SpawnArgs;
 use crate::context::Ctx;
 use crate::domain::time::now_ms;
-use crate::domain::{Interactive, Member, Name, Status};
+use crate::domain::{Interactive, Member, Name, Roster, Status};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
@@ -17,20 +17,20 @@ use crate::worktree;
 /// Refuse a new name that differs from a member's (the leader's included) only in case:
 /// `Bob` beside `bob`, or `Team-Lead`, would be told apart by nobody reading the board.
 /// Members that already look alike (teams made before this check) keep working.
-fn look_alike(config: &crate::domain::TeamConfig, name: &Name) -> Result<()> {
-    if config.member(name.as_str()).is_some() {
+fn look_alike(roster: &Roster, name: &Name) -> Result<()> {
+    if roster.has(name.as_str()) {
         // Spawned anew in its own place: not a new name.
         return Ok(());
     }
-    match config
-        .members
+    match roster
+        .names()
         .iter()
-        .find(|m| m.name != *name && m.name.looks_like(name))
+        .find(|m| *m != name && m.looks_like(name))
     {
         Some(m) => Err(Error::bad(format!(
             "{name:?} looks like {:?}, already in team {} (they differ only in case, I/l/1, O/0 or - _ .); choose a name a reader can tell apart",
-            m.name.as_str(),
-            config.name
+            m.as_str(),
+            roster.team()
         ))),
         None => Ok(()),
     }
@@ -157,19 +157,15 @@ pub fn start(
         interactive,
         backend,
     } = checked;
-    // The team file is parsed once (400 KB with 1,000 members), and again only if it changed
-    // meanwhile: every look below, the member's record and its placement go through `cache`.
+    // The team file is read as a roster (400 KB with 1,000 members; a file store reads one
+    // member of it), and again only if it changed meanwhile: every look below, the member's
+    // record and its placement go through `cache`, and each write changes that one entry.
     let mut cache = None;
     // Checked before anything is written, and again in the update (a racing spawn).
-    look_alike(store.load_cached(&mut cache)?, &name)?;
+    look_alike(store.roster_cached(&mut cache)?, &name)?;
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
-        Some(branch)
-            if store
-                .load_cached(&mut cache)?
-                .member(name.as_str())
-                .is_none() =>
-        {
+        Some(branch) if !store.roster_cached(&mut cache)?.has(name.as_str()) => {
             Some(worktree::plan(&cwd, &store.local_dir(), &name, branch)?)
         }
         _ => None,
@@ -203,23 +199,21 @@ pub fn start(
     }
     // A teammate that is not running (killed, stopped, dead) is spawned anew in its place: the
     // same identity and inbox, the new options. A running one is refused.
-    let running = |cfg: &crate::domain::TeamConfig| {
-        let existing = cfg.member(name.as_str())?;
+    let running = |existing: Option<&Member>| {
+        let existing = existing?;
         let status = leader::effective_status(existing, store.live(&name).ok().flatten().as_ref());
         status.is_running().then(|| {
             Error::bad(format!(
-                "{name} is already running in team {} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew",
-                cfg.name
+                "{name} is already running in team {team} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew"
             ))
         })
     };
     // Held until the worker is recorded: see `leader::start_lock`.
     let _starting = leader::start_lock(store, &name)?;
-    let config = store.load_cached(&mut cache)?;
-    if let Some(e) = running(config) {
+    let previous = store.roster_cached(&mut cache)?.member(name.as_str())?;
+    if let Some(e) = running(previous.as_ref()) {
         return Err(e);
     }
-    let previous = config.member(name.as_str()).cloned();
     // What a re-spawn carries over (the session, the worktree, its directory) comes from this
     // host's own copy of what the old entry ran (`store::spec`), never from the shared file's
     // word alone; without one, nothing is carried over.
@@ -255,34 +249,30 @@ pub fn start(
         member.worktree_branch = old.worktree_branch.clone();
         worktree::restore(&member, &store.local_dir())?;
     }
-    store.update_cached(&mut cache, &mut |cfg| {
+    store.update_member(&mut cache, &name, &mut |roster, head, slot| {
         // Under the team file's lock: `delete` sees this member when it looks after its mark.
-        cfg.refuse_if_deleting()?;
-        look_alike(cfg, &name)?;
+        head.refuse_if_deleting()?;
+        look_alike(roster, &name)?;
         let mut m = member.clone();
-        let old_color = match cfg.member(name.as_str()) {
+        let old_color = match slot {
             Some(old) => old.color.clone(),
-            None => cfg.next_color().to_string(),
+            None => roster.next_color().to_string(),
         };
         m.color = color.map_or(old_color, String::from);
-        match cfg.members.iter_mut().find(|x| x.name == name) {
-            Some(slot) => {
-                // Fields this version does not know (written by another version or tool)
-                // stay, as docs/PROTOCOL.md promises; a pending shutdown request does not.
-                for (k, v) in &slot.extra {
-                    m.extra.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-                *slot = m;
+        if let Some(old) = slot {
+            // Fields this version does not know (written by another version or tool)
+            // stay, as docs/PROTOCOL.md promises; a pending shutdown request does not.
+            for (k, v) in &old.extra {
+                m.extra.entry(k.clone()).or_insert_with(|| v.clone());
             }
-            None => cfg.members.push(m),
         }
+        *slot = Some(m);
         Ok(())
     })?;
     // On failure the team file is left as it was: the old entry back, or none.
     let forget = || {
-        let _ = store.update(&mut |cfg| {
-            cfg.members.retain(|m| m.name != name);
-            cfg.members.extend(previous.clone());
+        let _ = store.update_member(&mut None, &name, &mut |_, _, slot| {
+            slot.clone_from(&previous);
             Ok(())
         });
     };

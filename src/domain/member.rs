@@ -114,13 +114,21 @@ impl TeamConfig {
 
     /// The colour for the next member: the palette in order, skipping used colours.
     pub fn next_color(&self) -> &'static str {
-        let used: Vec<&str> = self.members.iter().map(|m| m.color.as_str()).collect();
-        COLORS
-            .iter()
-            .copied()
-            .find(|c| !used.contains(c))
-            .unwrap_or(COLORS[self.members.len() % COLORS.len()])
+        next_color(
+            self.members.iter().map(|m| m.color.as_str()),
+            self.members.len(),
+        )
     }
+}
+
+/// The palette's first colour none of `used` has, else the palette's `count`-th (wrapping).
+pub(crate) fn next_color<'a>(used: impl Iterator<Item = &'a str>, count: usize) -> &'static str {
+    let used: Vec<&str> = used.collect();
+    COLORS
+        .iter()
+        .copied()
+        .find(|c| !used.contains(c))
+        .unwrap_or(COLORS[count % COLORS.len()])
 }
 
 /// No member `name` in `team`: a bad-input error that lists who is there.

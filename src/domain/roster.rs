@@ -9,20 +9,37 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::member::{Member, TeamConfig, deleting_error, unknown_member};
+use super::member::{COLORS, Member, TeamConfig, next_color, unknown_member};
 use super::name::Name;
 use crate::error::Result;
 
-/// See the module comment. Built from the team file's bytes (`parse`), or from a `TeamConfig`
-/// a store has already read (`from`).
+/// See the module comment. Built from the team file's bytes (`parse`, `indexed`), or from a
+/// `TeamConfig` a store has already read (`from`).
 #[derive(Debug, Clone)]
 pub struct Roster {
-    name: Name,
-    deleting: bool,
+    /// The team file without its members: every field of the team itself.
+    head: TeamConfig,
     names: Vec<Name>,
+    /// Each member's `color`, in `names` order (`next_color`): the palette's own colours
+    /// borrowed, not allocated for each of 1,000 members.
+    colors: Vec<Color>,
     members: Members,
     /// Members parsed without their `host` (a file store: all run on this host).
     hostless: bool,
+    /// Read through an index of the file (`indexed`): each member's text is exactly what a
+    /// whole write gives for it (`texts`).
+    indexed: bool,
+}
+
+/// A member's colour.
+pub type Color = std::borrow::Cow<'static, str>;
+
+/// `color` as a `Color`: one of the palette's borrowed.
+pub fn color(color: &str) -> Color {
+    match COLORS.iter().find(|c| **c == color) {
+        Some(c) => Color::Borrowed(c),
+        None => Color::Owned(color.to_string()),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -32,18 +49,17 @@ enum Members {
     Parsed(Vec<Member>),
 }
 
-/// What a roster reads of the team file: its required fields are `TeamConfig`'s, so a file
+/// What a roster scans of the team file: its required fields are `TeamConfig`'s, so a file
 /// that is not a team file fails here as it does there.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Head<'a> {
+    #[allow(dead_code)]
     name: Name,
     #[allow(dead_code)]
-    created_at: IgnoredAny,
+    created_at: u64,
     #[allow(dead_code)]
     lead_agent_id: IgnoredAny,
-    #[serde(default)]
-    deleting: Option<u64>,
     #[serde(default, borrow)]
     members: Vec<&'a RawValue>,
 }
@@ -54,12 +70,12 @@ struct MemberName {
     name: Name,
 }
 
-/// The `name` of a member's object (already checked to be JSON by the scan that found it),
-/// read from the keys before it only: our writer puts it second, after `agentId`, so the
-/// other 400-odd bytes of the member are not scanned again. Without a name there, or with
+/// The `name` and `color` of a member's object (already checked to be JSON by the scan that
+/// found it), read from the keys up to them only: our writer puts them second and fifth, so
+/// the other 400-odd bytes of the member are not scanned again. Without a name there, or with
 /// one that is not a valid name, the whole entry is parsed for serde's own error.
-fn member_name(raw: &RawValue) -> serde_json::Result<Name> {
-    struct Keys<'s>(&'s mut Option<Name>);
+fn member_keys(raw: &RawValue) -> serde_json::Result<(Name, String)> {
+    struct Keys<'s>(&'s mut Option<Name>, &'s mut Option<String>);
     impl<'de> serde::de::Visitor<'de> for Keys<'_> {
         type Value = ();
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -70,48 +86,95 @@ fn member_name(raw: &RawValue) -> serde_json::Result<Name> {
             mut map: A,
         ) -> std::result::Result<(), A::Error> {
             while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if key == "name" {
-                    *self.0 = Some(map.next_value()?);
-                    // Stop here: the caller takes the name, not serde's complaint that the
+                match &*key {
+                    "name" => *self.0 = Some(map.next_value()?),
+                    "color" => *self.1 = Some(map.next_value()?),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                if self.0.is_some() && self.1.is_some() {
+                    // Stop here: the caller takes these, not serde's complaint that the
                     // object was left before its end.
                     return Ok(());
                 }
-                map.next_value::<IgnoredAny>()?;
             }
             Ok(())
         }
     }
-    let mut name = None;
+    let (mut name, mut color) = (None, None);
     let mut de = serde_json::Deserializer::from_str(raw.get());
-    let _ = serde::Deserializer::deserialize_map(&mut de, Keys(&mut name));
+    let _ = serde::Deserializer::deserialize_map(&mut de, Keys(&mut name, &mut color));
     match name {
-        Some(name) => Ok(name),
-        None => serde_json::from_str::<MemberName>(raw.get()).map(|m| m.name),
+        Some(name) => Ok((name, color.unwrap_or_default())),
+        None => serde_json::from_str::<MemberName>(raw.get()).map(|m| (m.name, String::new())),
+    }
+}
+
+/// The team file's text without its members (the text before the first and after the
+/// last, a team file with an empty `members`) parsed: the team's own fields.
+fn head_of(bytes: &[u8], spans: &[Range<usize>]) -> serde_json::Result<TeamConfig> {
+    match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) if first.start <= last.end && last.end <= bytes.len() => {
+            serde_json::from_slice(&[&bytes[..first.start], &bytes[last.end..]].concat())
+        }
+        (None, None) => serde_json::from_slice(bytes),
+        _ => Err(<serde_json::Error as serde::de::Error>::custom(
+            "the index does not match the team file",
+        )),
     }
 }
 
 impl Roster {
     /// The team file's bytes as a roster; the error is serde's, as `TeamConfig`'s would be.
     pub fn parse(bytes: Vec<u8>) -> serde_json::Result<Roster> {
-        let (name, deleting, names, spans) = {
+        let (names, colors, spans) = {
             let head: Head<'_> = serde_json::from_slice(&bytes)?;
             let base = bytes.as_ptr() as usize;
             let mut names = Vec::with_capacity(head.members.len());
+            let mut colors = Vec::with_capacity(head.members.len());
             let mut spans = Vec::with_capacity(head.members.len());
             for raw in head.members {
-                names.push(member_name(raw)?);
+                let (name, color) = member_keys(raw)?;
+                names.push(name);
+                colors.push(self::color(&color));
                 // The raw value borrows from `bytes`: its offset there.
                 let start = raw.get().as_ptr() as usize - base;
                 spans.push(start..start + raw.get().len());
             }
-            (head.name, head.deleting.is_some(), names, spans)
+            (names, colors, spans)
         };
         Ok(Roster {
-            name,
-            deleting,
+            head: head_of(&bytes, &spans)?,
             names,
+            colors,
             members: Members::Text(bytes, spans),
             hostless: false,
+            indexed: false,
+        })
+    }
+
+    /// The team file's bytes as a roster, each member's name, colour and object already
+    /// known (the file store's index of a file it wrote, checked against these very bytes):
+    /// only the text around the members is parsed. An error when that is not a team file's.
+    pub fn indexed(
+        bytes: Vec<u8>,
+        names: Vec<Name>,
+        colors: Vec<Color>,
+        spans: Vec<Range<usize>>,
+    ) -> serde_json::Result<Roster> {
+        if names.len() != spans.len() || colors.len() != spans.len() {
+            return Err(<serde_json::Error as serde::de::Error>::custom(
+                "the index does not match the team file",
+            ));
+        }
+        Ok(Roster {
+            head: head_of(&bytes, &spans)?,
+            names,
+            colors,
+            members: Members::Text(bytes, spans),
+            hostless: false,
+            indexed: true,
         })
     }
 
@@ -125,7 +188,17 @@ impl Roster {
 
     /// The team's name.
     pub fn team(&self) -> &Name {
-        &self.name
+        &self.head.name
+    }
+
+    /// The team file without its members: the team's own fields (`members` is empty).
+    pub fn head(&self) -> &TeamConfig {
+        &self.head
+    }
+
+    /// When the team was made (`createdAt`).
+    pub fn created_at(&self) -> u64 {
+        self.head.created_at
     }
 
     /// Every member's name, in the team file's order.
@@ -160,7 +233,7 @@ impl Roster {
                 .map_err(|e| {
                     crate::error::Error::failed(format!(
                         "member {name} of team {} is damaged in the team file ({e})",
-                        self.name
+                        self.head.name
                     ))
                 }),
         }
@@ -170,16 +243,32 @@ impl Roster {
     pub fn require(&self, name: &str) -> Result<&Name> {
         match self.index(name) {
             Some(i) => Ok(&self.names[i]),
-            None => Err(unknown_member(&self.name, self.names.iter(), name)),
+            None => Err(unknown_member(&self.head.name, self.names.iter(), name)),
         }
     }
 
     /// As `TeamConfig::refuse_if_deleting`.
     pub fn refuse_if_deleting(&self) -> Result<()> {
-        if self.deleting {
-            return Err(deleting_error(&self.name));
+        self.head.refuse_if_deleting()
+    }
+
+    /// As `TeamConfig::next_color`.
+    pub fn next_color(&self) -> &'static str {
+        next_color(self.colors.iter().map(|c| c.as_ref()), self.names.len())
+    }
+
+    /// Each member's colour, in `names` order.
+    pub fn colors(&self) -> &[Color] {
+        &self.colors
+    }
+
+    /// The file's bytes and each member's text in them (in `names` order), when the roster
+    /// was read through an index (`indexed`): each text is what a whole write gives.
+    pub fn texts(&self) -> Option<(&[u8], &[Range<usize>])> {
+        match &self.members {
+            Members::Text(bytes, spans) if self.indexed => Some((bytes, spans)),
+            _ => None,
         }
-        Ok(())
     }
 
     fn index(&self, name: &str) -> Option<usize> {
@@ -188,13 +277,15 @@ impl Roster {
 }
 
 impl From<TeamConfig> for Roster {
-    fn from(config: TeamConfig) -> Roster {
+    fn from(mut config: TeamConfig) -> Roster {
+        let members = std::mem::take(&mut config.members);
         Roster {
-            deleting: config.deleting.is_some(),
-            names: config.members.iter().map(|m| m.name.clone()).collect(),
-            members: Members::Parsed(config.members),
-            name: config.name,
+            names: members.iter().map(|m| m.name.clone()).collect(),
+            colors: members.iter().map(|m| color(&m.color)).collect(),
+            members: Members::Parsed(members),
+            head: config,
             hostless: false,
+            indexed: false,
         }
     }
 }

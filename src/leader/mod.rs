@@ -9,7 +9,7 @@ mod wake;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{ConfigCache, Held, Home, Item, LockKey, Store};
+use crate::store::{Held, Home, Item, LockKey, RosterCache, Store};
 pub use wake::{resume_stopped, wake, wake_in};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -137,28 +137,32 @@ pub fn start_worker(
 }
 
 /// `start_worker`, the team file read through `cache` (the caller just wrote it, with the
-/// member: not read again) and the placement recorded through it.
+/// member: not read again) and the placement recorded through it, one entry changed
+/// (`Store::update_member`: with 1,000 members the others are not parsed or written anew).
 pub fn start_worker_in(
     home: &Home,
     store: &dyn Store,
-    cache: &mut ConfigCache,
+    cache: &mut RosterCache,
     name: &Name,
     backend: &dyn Backend,
 ) -> Result<Member> {
     // The server goes into the record before the pane is made (see `spawn::start`). On a
     // store that hosts share, so does this host: the worker's heartbeat ends a worker whose
     // member another host has taken over, and must not end the one starting here.
-    let config = store.load_cached(cache)?;
-    let member = config.require(name.as_str())?;
+    let roster = store.roster_cached(cache)?;
+    roster.require(name.as_str())?;
+    let member = roster
+        .member(name.as_str())?
+        .expect("a member, checked above");
     let previous_host = member.host.clone();
     let socket = backend.tmux_socket();
     let host = store
         .spans_hosts()
         .then(|| backend::host::here(home.root(), crate::domain::time::now_ms()));
     let new_socket = member.tmux_socket != socket && member.pane_id.is_none();
-    let config = if new_socket || host.is_some() {
-        store.update_cached(cache, &mut |cfg| {
-            if let Some(m) = cfg.member_mut(name.as_str()) {
+    let (member, fill) = if new_socket || host.is_some() {
+        let roster = store.update_member(cache, name, &mut |_, _, slot| {
+            if let Some(m) = slot {
                 if new_socket {
                     m.tmux_socket = socket.clone();
                 }
@@ -167,11 +171,15 @@ pub fn start_worker_in(
                 }
             }
             Ok(())
-        })?
+        })?;
+        roster.require(name.as_str())?;
+        let member = roster
+            .member(name.as_str())?
+            .expect("a member, checked above");
+        (member, roster.head().tmux_fill.clone())
     } else {
-        config
+        (member, roster.head().tmux_fill.clone())
     };
-    let member = config.require(name.as_str())?;
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
     // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
@@ -182,10 +190,11 @@ pub fn start_worker_in(
     let mut run_as = member.clone();
     let placed = crate::store::spec::overlay(store, &mut run_as).and_then(|()| {
         if run_as.interactive.is_some() {
-            crate::interactive::start(home, store, config, &run_as, backend)
+            // The agent's own start reads the whole team (its team prompt).
+            crate::interactive::start(home, store, &store.load()?, &run_as, backend)
         } else {
             let mut launch = Launch::new(home.root(), store.team(), &run_as, store.log_path(name))?;
-            launch.fill = config.tmux_fill.clone();
+            launch.fill = fill;
             backend.spawn(&launch)
         }
     });
@@ -211,16 +220,16 @@ pub fn start_worker_in(
         run_as.tmux_socket = placement.tmux_socket.clone();
         crate::store::spec::save(store, &run_as)?;
     }
-    let updated = store.update_cached(cache, &mut |cfg| {
+    let updated = store.update_member(cache, name, &mut |_, head, slot| {
         // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
-        if placement.tmux_session.is_some() && cfg.tmux_session != placement.tmux_session {
-            cfg.tmux_session = placement.tmux_session.clone();
+        if placement.tmux_session.is_some() && head.tmux_session != placement.tmux_session {
+            head.tmux_session = placement.tmux_session.clone();
         }
         if placement.fill.is_some() {
-            cfg.tmux_fill = placement.fill.clone();
+            head.tmux_fill = placement.fill.clone();
         }
-        let m = cfg
-            .member_mut(name.as_str())
+        let m = slot
+            .as_mut()
             .ok_or_else(|| Error::failed(format!("{name} left the team while starting")))?;
         m.backend_type = Some(kind);
         m.pane_id = placement.pane_id.clone();
@@ -230,7 +239,10 @@ pub fn start_worker_in(
         m.shutdown_request_id = None;
         Ok(())
     })?;
-    Ok(updated.require(name.as_str())?.clone())
+    updated.require(name.as_str())?;
+    Ok(updated
+        .member(name.as_str())?
+        .expect("a member, checked above"))
 }
 
 /// Held while a teammate's worker is being started (spawn, resume). Until the worker is

@@ -99,6 +99,7 @@ macro_rules! conformance_tests {
             a_failed_update_leaves_the_team_file_untouched,
             stamps_and_the_cached_team_file,
             cached_updates_and_rosters_miss_no_change,
+            update_member_changes_one_entry_and_keeps_the_rest,
             one_claimer_wins_a_task,
             a_failed_task_update_leaves_the_list_untouched,
             new_mail_wakes_a_subscriber,
@@ -572,6 +573,98 @@ pub(crate) fn cached_updates_and_rosters_miss_no_change(make: &Make) {
         .unwrap();
     assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
     assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
+}
+
+/// `update_member` gives its change the team as it is now (another writer's change
+/// included), writes the one entry where it was (or at the end, or removes it) and the team's
+/// own fields, and keeps everything else as it was; a failed change writes nothing. Its
+/// roster is the file as written.
+pub(crate) fn update_member_changes_one_entry_and_keeps_the_rest(make: &Make) {
+    let made = make();
+    let s = &made.store;
+    let other = (made.reopen)();
+    let member = |name: &str| {
+        let mut m = Member::leader(s.team(), "/tmp".into(), 1);
+        m.name = Name::parse(name).unwrap();
+        m.agent_id = format!("{name}@{}", s.team());
+        m.status = Status::Starting;
+        m
+    };
+    let bob = Name::parse("bob").unwrap();
+    let mut cache = None;
+    // Added at the end, with the colour the team file would give it.
+    let want_color = s.load().unwrap().next_color();
+    let written = s
+        .update_member(&mut cache, &bob, &mut |roster, head, m| {
+            assert!(head.members.is_empty());
+            assert_eq!(roster.names().len(), 1);
+            assert!(m.is_none());
+            let mut new = member("bob");
+            new.color = roster.next_color().into();
+            *m = Some(new);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(written.names().last().unwrap(), &bob);
+    let config = s.load().unwrap();
+    assert_eq!(config.members.last().unwrap().name, bob);
+    assert_eq!(config.members.last().unwrap().color, want_color);
+    assert_eq!(
+        written.member("bob").unwrap().as_ref(),
+        config.member("bob")
+    );
+    for i in 0..5u32 {
+        // Another writer in between: its change is seen and kept.
+        other
+            .update(&mut |cfg| {
+                cfg.description = format!("other {i}");
+                cfg.members.push(member(&format!("o{i}")));
+                Ok(())
+            })
+            .unwrap();
+        let mut want = s.load().unwrap();
+        let fill = crate::domain::TmuxFill {
+            server: None,
+            window: format!("@{i}"),
+            panes: i as usize,
+        };
+        let written = s
+            .update_member(&mut cache, &bob, &mut |roster, head, m| {
+                assert!(roster.has(&format!("o{i}")), "change {i} seen");
+                assert_eq!(head.description, format!("other {i}"));
+                head.tmux_fill = Some(fill.clone());
+                m.as_mut().unwrap().pid = Some(100 + i);
+                Ok(())
+            })
+            .unwrap();
+        want.tmux_fill = Some(fill.clone());
+        want.member_mut("bob").unwrap().pid = Some(100 + i);
+        assert_eq!(written.member("bob").unwrap().unwrap().pid, Some(100 + i));
+        assert_eq!(written.head().tmux_fill, Some(fill));
+        assert_eq!(s.load().unwrap(), want, "change {i}: only bob and the head");
+        // The roster a reader reads is the one written.
+        assert_eq!(s.roster().unwrap().names(), written.names());
+    }
+    // A failed change writes nothing.
+    let before = s.load().unwrap();
+    let stamp = s.stamp();
+    let failed = s.update_member(&mut cache, &bob, &mut |_, head, m| {
+        head.description = "half done".into();
+        *m = None;
+        Err(Error::bad("no"))
+    });
+    assert!(failed.is_err());
+    assert_eq!(s.load().unwrap(), before);
+    assert_eq!(s.stamp(), stamp);
+    // `None` removes the entry; the others stay in their order.
+    s.update_member(&mut cache, &bob, &mut |_, _, m| {
+        *m = None;
+        Ok(())
+    })
+    .unwrap();
+    let mut want = before;
+    want.members.retain(|m| m.name != bob);
+    assert_eq!(s.load().unwrap(), want);
 }
 
 /// 8 threads race to claim one pending task: exactly one wins, the others are refused and
@@ -1190,11 +1283,21 @@ pub(crate) fn readers_never_see_a_half_written_team_file_or_task_list(make: &Mak
             let (s, stop) = ((made.reopen)(), stop.clone());
             std::thread::spawn(move || {
                 let (mut last_desc, mut last_tasks) = (0usize, 0usize);
+                let mut last_members = 0usize;
                 let mut cache = None;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let d = s.load().unwrap().description.len();
                     assert!(d >= last_desc, "the team file went back");
                     last_desc = d;
+                    // A roster (read through an index where the store keeps one) is whole.
+                    let r = s.roster().unwrap();
+                    assert!(r.head().description.len() >= d, "the roster went back");
+                    assert!(r.names().len() >= last_members, "the roster lost members");
+                    last_members = r.names().len();
+                    for n in r.names() {
+                        let m = r.member(n.as_str()).unwrap().unwrap();
+                        assert_eq!(&m.name, n, "the roster's member is its own");
+                    }
                     let cached = s.load_cached(&mut cache).unwrap().description.len();
                     assert!(cached >= d, "the cached team file went back");
                     let t = s.load_tasks().unwrap().tasks.len();
@@ -1211,6 +1314,24 @@ pub(crate) fn readers_never_see_a_half_written_team_file_or_task_list(make: &Mak
                 Ok(())
             })
             .unwrap();
+        if n % 10 == 0 {
+            // One entry changed (its length too) and one added, every tenth write.
+            let mate = name(&format!("m{n}"));
+            made.store
+                .update_member(&mut None, &mate, &mut |_, head, m| {
+                    let mut new = Member::leader(&head.name, "/".repeat(n % 7 + 1), 0);
+                    new.name = mate.clone();
+                    *m = Some(new);
+                    Ok(())
+                })
+                .unwrap();
+            made.store
+                .update_member(&mut None, &Name::leader(), &mut |_, _, m| {
+                    m.as_mut().unwrap().cwd = "/".repeat(n % 5 + 1);
+                    Ok(())
+                })
+                .unwrap();
+        }
         made.store
             .update_tasks(&mut |l| {
                 l.add(

@@ -187,6 +187,15 @@ pub fn open_or_create(path: &Path, options: &mut OpenOptions) -> std::io::Result
     }
 }
 
+/// Overwrite `path` (made `0600` if missing) with `bytes`, in place: one write at its start,
+/// then its length set. Not atomic: for files whose readers check what they read (a CRC).
+pub fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let file = open_or_create(path, OpenOptions::new().write(true))?;
+    file.write_all_at(bytes, 0)?;
+    file.set_len(bytes.len() as u64)
+}
+
 /// Replace `path` with `bytes` atomically: a reader sees the old file or the new, never half.
 /// With `durable`, the data is fsynced before the rename.
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {

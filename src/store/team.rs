@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! config.json, config.lock          the team file and its writers' lock
+//! config.index                      where each member is in config.json (teamindex.rs; a cache)
 //! inboxes/NAME/inbox.jsonl          the append-only log
 //! inboxes/NAME/cursors/READER       a reader's byte offset; .inbox.lock, the append lock
 //! state/NAME.json                   the worker's live state (written by the worker only, in place: slots.rs)
@@ -16,11 +17,15 @@ use super::fsutil::{LockGuard, ensure_dir, ensure_dir_levels, with_subdir, write
 use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
+use super::teamindex;
 use super::wake::{self, Bell, Subscription, Target};
-use super::{ConfigCache, Entry, Held, LockKey, Position, Stamp, Store, Topic};
+use super::{
+    ConfigCache, Entry, Held, LockKey, MemberChange, Position, RosterCache, Stamp, Store, Topic,
+};
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
-use crate::domain::{Envelope, LiveState, Name, Roster, TeamConfig};
+use crate::domain::{Envelope, LiveState, Member, Name, Roster, TeamConfig};
+use crate::domain::{roster, teamtext};
 use crate::error::{Error, IoContext, Result};
 
 /// How long after a loop notice the same pair's loop stays quiet.
@@ -45,6 +50,26 @@ impl FsStore {
         self.dir.join("config.json")
     }
 
+    fn index_path(&self) -> PathBuf {
+        self.dir.join("config.index")
+    }
+
+    /// The index of the team file whose bytes are `bytes`, if there is one for exactly them.
+    fn index_of(&self, bytes: &[u8]) -> Option<teamindex::Index> {
+        let index = super::fsutil::read(&self.index_path()).ok()?;
+        teamindex::parse(&index, bytes)
+    }
+
+    /// The team file parsed, a `host` in it (written by hand) dropped: every member of a file
+    /// store runs on this host.
+    fn parse_config(&self, bytes: &[u8]) -> Result<TeamConfig> {
+        let mut config: TeamConfig = serde_json::from_slice(bytes).map_err(|e| self.damaged(&e))?;
+        for m in &mut config.members {
+            m.host = None;
+        }
+        Ok(config)
+    }
+
     fn inbox(&self, member: &Name) -> InboxPaths {
         InboxPaths::new(self.dir.join("inboxes").join(member.as_str()))
     }
@@ -63,7 +88,7 @@ impl FsStore {
             ensure_dir(&self.dir.join(sub))?;
         }
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        self.write_config(config)
+        self.write_config(config, None)
     }
 
     /// The team file's bytes, or the error for a team whose file is gone.
@@ -87,12 +112,80 @@ impl FsStore {
         ))
     }
 
-    fn write_config(&self, config: &TeamConfig) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(config)
-            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        write_atomic(&self.config_path(), &bytes, true)?;
+    /// Replace the team file with `config` (the caller holds its lock), then its index. With
+    /// `was`, the file as it was read under that lock and its index, a member whose entry
+    /// did not change is copied from that text instead of serialised again: the bytes are
+    /// the same either way (`domain::teamtext`).
+    fn write_config(&self, config: &TeamConfig, was: Option<&Was>) -> Result<()> {
+        let mut by_name: Option<std::collections::HashMap<&str, usize>> = None;
+        let text = teamtext::render(config, |i, m| {
+            let was = was?;
+            let j = match was.members.get(i) {
+                Some(old) if old.name == m.name => i,
+                _ => *by_name
+                    .get_or_insert_with(|| {
+                        was.members
+                            .iter()
+                            .enumerate()
+                            .map(|(j, o)| (o.name.as_str(), j))
+                            .collect()
+                    })
+                    .get(m.name.as_str())?,
+            };
+            (was.members[j] == *m).then(|| &was.bytes[was.index.spans[j].clone()])
+        })
+        .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
+        let names: Vec<&Name> = config.members.iter().map(|m| &m.name).collect();
+        let colors: Vec<&str> = config.members.iter().map(|m| m.color.as_str()).collect();
+        self.write_text(&text, &names, &colors)
+    }
+
+    /// Replace the team file with `text` (durably), then its index (members `names` with
+    /// `colors`), and ring the team's doorbell.
+    fn write_text(&self, text: &teamtext::Text, names: &[&Name], colors: &[&str]) -> Result<()> {
+        write_atomic(&self.config_path(), &text.bytes, true)?;
+        // The index after the file it describes, in place (`teamindex`); a failure leaves an
+        // index of another file, or a torn one, which no reader trusts.
+        let _ = super::fsutil::write_in_place(
+            &self.index_path(),
+            &teamindex::format(text, names, colors),
+        );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
         Ok(())
+    }
+
+    /// The team file read under its lock, with its index when it has a good one.
+    fn read_locked(&self) -> Result<(Vec<u8>, Option<teamindex::Index>)> {
+        let bytes = self.config_bytes()?;
+        let index = self.index_of(&bytes);
+        Ok((bytes, index))
+    }
+}
+
+/// The team file as a writer read it, for copying unchanged members' text (`write_config`).
+struct Was {
+    bytes: Vec<u8>,
+    index: teamindex::Index,
+    /// The members as parsed from `bytes` (hosts dropped: none is ever written here).
+    members: Vec<Member>,
+}
+
+impl Was {
+    /// `bytes` with their index and their members as parsed, when the index is good and
+    /// matches them (the same members, in the same order).
+    fn new(bytes: Vec<u8>, index: Option<teamindex::Index>, config: &TeamConfig) -> Option<Was> {
+        let index = index?;
+        let same = index.names.len() == config.members.len()
+            && index
+                .names
+                .iter()
+                .zip(&config.members)
+                .all(|(n, m)| *n == m.name);
+        same.then(|| Was {
+            bytes,
+            index,
+            members: config.members.clone(),
+        })
     }
 }
 
@@ -102,20 +195,18 @@ impl Store for FsStore {
     }
 
     fn load(&self) -> Result<TeamConfig> {
-        let bytes = self.config_bytes()?;
-        let mut config: TeamConfig =
-            serde_json::from_slice(&bytes).map_err(|e| self.damaged(&e))?;
-        // Every member of a file store runs on this host: a `host` in the file (written by
-        // hand) changes nothing.
-        for m in &mut config.members {
-            m.host = None;
-        }
-        Ok(config)
+        self.parse_config(&self.config_bytes()?)
     }
 
-    /// Only the names parsed, and a member in full when asked for (`domain::roster`).
+    /// Only the names parsed, and a member in full when asked for (`domain::roster`); with
+    /// a good index (`teamindex`), not even the names: only the text around the members.
     fn roster(&self) -> Result<Roster> {
-        Roster::parse(self.config_bytes()?)
+        let bytes = self.config_bytes()?;
+        let roster = match self.index_of(&bytes) {
+            Some(index) => Roster::indexed(bytes, index.names, index.colors, index.spans),
+            None => Roster::parse(bytes),
+        };
+        roster
             .map(Roster::without_hosts)
             .map_err(|e| self.damaged(&e))
     }
@@ -167,9 +258,11 @@ impl Store for FsStore {
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        let mut config = self.load()?;
+        let (bytes, index) = self.read_locked()?;
+        let mut config = self.parse_config(&bytes)?;
+        let was = Was::new(bytes, index, &config);
         f(&mut config)?;
-        self.write_config(&config)?;
+        self.write_config(&config, was.as_ref())?;
         Ok(config)
     }
 
@@ -183,15 +276,82 @@ impl Store for FsStore {
     ) -> Result<&'a TeamConfig> {
         let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
         let stamp = self.stamp();
+        let (bytes, index) = self.read_locked()?;
         let mut config = match cache.take() {
             Some((then, config)) if stamp == Some(then) => config,
-            _ => self.load()?,
+            _ => self.parse_config(&bytes)?,
         };
+        let was = Was::new(bytes, index, &config);
         // On an error the cache stays empty: `f` may have changed the copy half-way.
         f(&mut config)?;
-        self.write_config(&config)?;
+        self.write_config(&config, was.as_ref())?;
         let stamp = self.stamp().unwrap_or(Stamp::NONE);
         Ok(&cache.insert((stamp, config)).1)
+    }
+
+    /// With a good index only `name`'s entry is parsed and serialised; the other members'
+    /// text is copied as it is (the bytes are those a whole write gives: `domain::teamtext`).
+    /// Without one (a file written by an older teamctl or by hand), the whole way once.
+    fn update_member<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        name: &Name,
+        f: &mut MemberChange<'_>,
+    ) -> Result<&'a Roster> {
+        let lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        // The cached roster is as good as a read while its stamp is the file's (no writer
+        // replaces the file while the lock is held), if it was read through an index.
+        let stamp = self.stamp();
+        let roster = match cache.take() {
+            Some((then, roster)) if stamp == Some(then) && roster.texts().is_some() => roster,
+            _ => {
+                let (bytes, index) = self.read_locked()?;
+                let Some(index) = index else {
+                    drop(lock);
+                    return super::update_member_whole(self, cache, name, f);
+                };
+                Roster::indexed(bytes, index.names, index.colors, index.spans)
+                    .map_err(|e| self.damaged(&e))?
+                    .without_hosts()
+            }
+        };
+        let mut head = roster.head().clone();
+        let mut member = roster.member(name.as_str())?;
+        f(&roster, &mut head, &mut member)?;
+        let (bytes, spans) = roster.texts().expect("a roster read from the file");
+        let at = roster.names().iter().position(|n| n == name);
+        let mut entries = Vec::with_capacity(spans.len() + 1);
+        let mut names = Vec::with_capacity(spans.len() + 1);
+        let mut colors = Vec::with_capacity(spans.len() + 1);
+        for (i, span) in spans.iter().enumerate() {
+            if Some(i) == at {
+                if let Some(m) = &member {
+                    entries.push(teamtext::Entry::Member(m));
+                    names.push(&m.name);
+                    colors.push(m.color.as_str());
+                }
+            } else {
+                entries.push(teamtext::Entry::Text(&bytes[span.clone()]));
+                names.push(&roster.names()[i]);
+                colors.push(roster.colors()[i].as_ref());
+            }
+        }
+        if let (None, Some(m)) = (at, &member) {
+            entries.push(teamtext::Entry::Member(m));
+            names.push(&m.name);
+            colors.push(m.color.as_str());
+        }
+        let text = teamtext::render_parts(&head, entries.into_iter())
+            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
+        self.write_text(&text, &names, &colors)?;
+        let stamp = self.stamp().unwrap_or(Stamp::NONE);
+        let names = names.into_iter().cloned().collect();
+        let colors = colors.into_iter().map(roster::color).collect();
+        drop(lock);
+        let written = Roster::indexed(text.bytes, names, colors, text.spans)
+            .map_err(|e| self.damaged(&e))?
+            .without_hosts();
+        Ok(&cache.insert((stamp, written)).1)
     }
 
     fn append(&self, to: &Name, env: &Envelope) -> Result<()> {
@@ -505,6 +665,119 @@ mod tests {
                 .unwrap();
             assert_eq!(store.load_cached(&mut cache).unwrap().description, text);
         }
+    }
+
+    /// Every write that copies unchanged members from the file's own text (through its
+    /// index) leaves exactly the bytes a whole serialisation gives; a roster read through the
+    /// index is the roster a scan gives; an index of other bytes (the file edited by hand) is
+    /// not used, and the next write is whole again.
+    #[test]
+    fn writes_through_the_index_are_whole_writes_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let team = Name::parse("t").unwrap();
+        let store = home.create(&team, "", dir.path()).unwrap();
+        let path = store.local_dir().join("config.json");
+        let index = store.local_dir().join("config.index");
+        // What the file must hold: every change made to this copy too, by the test.
+        let mut want = store.load().unwrap();
+        let check = |what: &str, want: &TeamConfig| {
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&bytes),
+                String::from_utf8_lossy(&serde_json::to_vec_pretty(want).unwrap()),
+                "{what}"
+            );
+            let text = std::fs::read(&index).unwrap();
+            assert!(teamindex::parse(&text, &bytes).is_some(), "{what}: index");
+            let scanned = Roster::parse(bytes).unwrap().without_hosts();
+            let roster = store.roster().unwrap();
+            assert_eq!(roster.names(), scanned.names(), "{what}");
+            assert_eq!(roster.created_at(), want.created_at);
+            for m in &want.members {
+                assert_eq!(roster.member(m.name.as_str()).unwrap().as_ref(), Some(m));
+            }
+        };
+        check("created", &want);
+        let mut cache = None;
+        for i in 0..12 {
+            let name = Name::parse(&format!("w{i}")).unwrap();
+            let mut m = Member::leader(&team, format!("/tmp/\"{i}\" \u{e9}"), i);
+            m.agent_id = name.agent_id(&team);
+            m.name = name.clone();
+            m.command = Some(format!("echo {i}"));
+            if i == 3 {
+                m.extra
+                    .insert("fromAnotherVersion".into(), serde_json::json!([1, {}]));
+            }
+            // As `spawn`: the member, then where it went, through one cache.
+            let mut add = |cfg: &mut TeamConfig| {
+                cfg.members.push(m.clone());
+                Ok(())
+            };
+            add(&mut want).unwrap();
+            store.update_cached(&mut cache, &mut add).unwrap();
+            check("added", &want);
+            let mut place = |cfg: &mut TeamConfig| {
+                cfg.tmux_fill = Some(crate::domain::TmuxFill {
+                    server: None,
+                    window: format!("@{i}"),
+                    panes: i as usize,
+                });
+                let m = cfg.member_mut(name.as_str()).unwrap();
+                m.pid = Some(100 + i as u32);
+                m.status = crate::domain::Status::Idle;
+                Ok(())
+            };
+            place(&mut want).unwrap();
+            store.update_cached(&mut cache, &mut place).unwrap();
+            check("placed", &want);
+        }
+        let mut change = |cfg: &mut TeamConfig| {
+            cfg.members.retain(|m| m.name.as_str() != "w4");
+            cfg.members.swap(2, 7);
+            cfg.member_mut("w9").unwrap().prompt = Some("x\ny".into());
+            cfg.member_mut("w0").unwrap().pid = None;
+            cfg.description = "d".into();
+            Ok(())
+        };
+        change(&mut want).unwrap();
+        store.update(&mut change).unwrap();
+        check("removed, moved, changed", &want);
+        // One entry through `update_member`: added, changed with the team's own fields,
+        // removed (what it wrote is checked against `load` by the conformance case).
+        let x = Name::parse("x").unwrap();
+        let mut rcache = None;
+        for step in 0..3 {
+            store
+                .update_member(&mut rcache, &x, &mut |_, head, m| {
+                    match step {
+                        0 => {
+                            let mut n = Member::leader(&team, "/x \u{e9}".into(), 9);
+                            n.name = x.clone();
+                            *m = Some(n);
+                        }
+                        1 => {
+                            m.as_mut().unwrap().pid = Some(7);
+                            head.tmux_session = Some("s \"q\"".into());
+                        }
+                        _ => *m = None,
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            want = store.load().unwrap();
+            check(&format!("update_member step {step}"), &want);
+        }
+        // Edited by hand (compact, a member changed): the index is not trusted.
+        want.member_mut("w1").unwrap().cwd = "/elsewhere".into();
+        std::fs::write(&path, serde_json::to_vec(&want).unwrap()).unwrap();
+        assert_eq!(
+            store.roster().unwrap().member("w1").unwrap().unwrap().cwd,
+            "/elsewhere"
+        );
+        store.update(&mut |_| Ok(())).unwrap();
+        check("after a hand edit", &want);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::domain::{Name, TeamConfig};
 use crate::error::{Error, Result};
-use crate::store::{Bell, ConfigCache, SharedStore, Store, Subscription, SyncBell, Topic};
+use crate::store::{Bell, SharedStore, Stamp, Store, Subscription, SyncBell, Topic};
 
 /// Whose inboxes a view follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,9 @@ pub struct TeamWatch {
     inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
-    config: ConfigCache,
+    /// The team file as last read, shared with the caller (not copied for every redraw:
+    /// 1,000 members are a dozen thousand strings), with the stamp it was read at.
+    config: Option<(Stamp, Arc<TeamConfig>)>,
 }
 
 impl TeamWatch {
@@ -59,9 +61,21 @@ impl TeamWatch {
 
     /// The team file (parsed again only when it changed), or `None` once the team has been
     /// deleted (the view then ends).
-    pub fn load(&mut self) -> Result<Option<TeamConfig>> {
-        match self.store.load_cached(&mut self.config) {
-            Ok(c) => Ok(Some(c.clone())),
+    pub fn load(&mut self) -> Result<Option<Arc<TeamConfig>>> {
+        // Stamp first, then read: a change made in between leaves a stale stamp, so the next
+        // look reads again.
+        let stamp = self.store.stamp();
+        if let (Some(now), Some((then, config))) = (stamp, &self.config)
+            && now == *then
+        {
+            return Ok(Some(config.clone()));
+        }
+        match self.store.load() {
+            Ok(c) => {
+                let c = Arc::new(c);
+                self.config = stamp.map(|s| (s, c.clone()));
+                Ok(Some(c))
+            }
             Err(_) if !self.store.exists() => {
                 eprintln!("teamctl: team {} was deleted", self.store.team());
                 Ok(None)

@@ -33,7 +33,7 @@ use crate::domain::{
     Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
 };
 use crate::error::{Error, Result};
-use crate::store::{ConfigCache, Home, Item, Position, SharedStore, Topic};
+use crate::store::{ConfigCache, Home, Item, Position, RosterCache, SharedStore, Topic};
 use control::{Action, Control};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
@@ -108,6 +108,8 @@ struct Worker {
     task_tally: autoclaim::Tally,
     /// The team file as last read, with its stamp: re-read only when it changed.
     config: ConfigCache,
+    /// Its roster likewise, for delivering mail (`deliver`).
+    roster: RosterCache,
     /// An interactive teammate's agent pane (see `companion.rs`).
     companion: Option<companion::Companion>,
     /// How long each write of the live state vouches for the worker, on a store that hosts
@@ -121,8 +123,13 @@ struct Worker {
 
 impl Worker {
     fn new(store: SharedStore, home: PathBuf, name: Name) -> Result<Worker> {
-        let config = store.load()?;
-        let mut member = config.require(name.as_str())?.clone();
+        // Its own member only: the team file's other members are not parsed (400 KB with
+        // 1,000 members, read by every worker as it starts).
+        let roster = store.roster()?;
+        roster.require(name.as_str())?;
+        let mut member = roster
+            .member(name.as_str())?
+            .expect("a member, checked above");
         // On a store that hosts share, what it runs is this host's own word, not the file's.
         crate::store::spec::overlay(&*store, &mut member)?;
         let now = now_ms();
@@ -181,9 +188,10 @@ impl Worker {
             bell: Arc::new(Notify::new()),
             task_tally: autoclaim::Tally::default(),
             config: None,
+            roster: None,
             companion,
             lease: None,
-            team_created: config.created_at,
+            team_created: roster.created_at(),
             owner: None,
         })
     }
@@ -817,8 +825,10 @@ impl Worker {
         if let Some(done) = bus::to_leader(&*self.store, &self.name, env) {
             return done;
         }
-        let config = self.store.load_cached(&mut self.config)?;
-        bus::deliver(&*self.store, config, env)
+        // As a roster: a teammate's reply to another reads one member's worth of the team
+        // file after a change to it, not all 400 KB of 1,000 members.
+        let roster = self.store.roster_cached(&mut self.roster)?;
+        bus::deliver_in(&*self.store, roster, env)
     }
 
     fn finish_turn(&mut self, reason: IdleReason, what: String) {
