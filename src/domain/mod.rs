@@ -10,6 +10,7 @@ pub mod name;
 pub mod roster;
 pub mod task;
 pub mod teamfile;
+pub mod text;
 pub mod time;
 
 pub use interactive::Interactive;
