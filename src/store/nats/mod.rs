@@ -609,14 +609,50 @@ impl Cursor {
         }
     }
 
-    /// The position kept in KV, if there is one.
-    async fn kept(&self) -> Result<Option<u64>, Fault> {
-        match self.kv.entry(&self.key).await {
-            Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(std::str::from_utf8(&e.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())),
-            Ok(_) => Ok(None),
-            Err(e) => Err(Fault::of(e)),
+    /// The position kept in KV, if there is one it can be. Anyone who may write the team's
+    /// keys may write this one, so a position past the inbox's last stored message (which
+    /// would skip mail that comes later, silently) is not believed: read as none kept, the
+    /// inbox is read again from its start (replayed, never lost: at-least-once).
+    /// Also whether the key is there at all (believed or not), so that it can be deleted.
+    async fn kept(&self) -> Result<(bool, Option<u64>), Fault> {
+        let (there, kept) = match self.kv.entry(&self.key).await {
+            Ok(Some(e)) if e.operation == kv::Operation::Put => (
+                true,
+                std::str::from_utf8(&e.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok()),
+            ),
+            Ok(_) => (false, None),
+            Err(e) => return Err(Fault::of(e)),
+        };
+        match kept {
+            Some(pos) if pos > 0 => Ok((there, (pos <= self.last().await?).then_some(pos))),
+            other => Ok((there, other)),
+        }
+    }
+
+    /// The stream sequence of the inbox's last stored message (0: none).
+    async fn last(&self) -> Result<u64, Fault> {
+        if self.stream.cached_info().config.allow_direct {
+            match self
+                .stream
+                .direct_get_last_for_subject(self.subject.clone())
+                .await
+            {
+                Ok(m) => Ok(m.sequence),
+                Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => Ok(0),
+                Err(e) => Err(Fault::of(e)),
+            }
+        } else {
+            match self
+                .stream
+                .get_last_raw_message_by_subject(&self.subject)
+                .await
+            {
+                Ok(m) => Ok(m.sequence),
+                Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
+                Err(e) => Err(Fault::of(e)),
+            }
         }
     }
 
@@ -669,10 +705,10 @@ impl Cursor {
             Some((_, floor)) => floor,
             None => {
                 // None yet: start after a kept cursor (an older build's), or at the start.
-                let kept = self.kept().await?;
+                let (there, kept) = self.kept().await?;
                 let after = kept.unwrap_or(0).min(pos);
                 self.create(after).await?;
-                if kept.is_some() {
+                if there {
                     self.forget().await?;
                 }
                 after
@@ -1119,7 +1155,7 @@ impl Store for NatsStore {
                     if let Some((_, floor)) = cur.consumer(&judge).await? {
                         return Ok(Position::from_raw(floor));
                     }
-                    if let Some(kept) = cur.kept().await? {
+                    if let (_, Some(kept)) = cur.kept().await? {
                         return Ok(Position::from_raw(kept));
                     }
                 }

@@ -506,6 +506,58 @@ fn a_cursor_an_older_build_kept_in_kv_moves_into_its_consumer() {
     assert!(store.get_raw(other).unwrap().is_none());
 }
 
+/// A cursor kept in KV while its reader has no consumer is not believed past the inbox's
+/// last message: one planted far ahead (anyone with the team's login may write the key)
+/// would have a resumed member skip every message, silently. Read as none kept, the inbox is
+/// read from its start (replayed, not lost), and the consumer made on the next move starts
+/// there too.
+#[test]
+fn a_kept_cursor_past_the_inbox_end_is_not_believed() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, amy) = (Name::parse("bob").unwrap(), Name::parse("amy").unwrap());
+    for i in 0..3 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+    }
+    // Another inbox's later messages: the stream goes on past bob's last.
+    for i in 0..3 {
+        store.append(&amy, &msg("amy", &format!("a{i}"))).unwrap();
+    }
+    let all = store.read(&bob, Position::START, 10).unwrap();
+    let key = super::keys::cursor(&bob, "worker");
+    for planted in [1_000_000, all[2].end.raw() + 1] {
+        store
+            .put(key.clone(), planted.to_string().into_bytes())
+            .unwrap();
+        assert_eq!(
+            store.cursor(&bob, "worker").unwrap(),
+            Position::START,
+            "{planted}"
+        );
+        assert_eq!(
+            texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+            ["b0", "b1", "b2"]
+        );
+    }
+    // At the inbox's last message it is believed (nothing is skipped by it).
+    store
+        .put(key.clone(), all[2].end.raw().to_string().into_bytes())
+        .unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[2].end);
+    // Planted far ahead again: the first move makes the consumer from the start, so mail
+    // that comes later is read.
+    store.put(key.clone(), b"1000000".to_vec()).unwrap();
+    store.set_cursor(&bob, "worker", all[0].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[0].end);
+    assert!(store.get_raw(key).unwrap().is_none());
+    store.append(&bob, &msg("bob", "later")).unwrap();
+    assert_eq!(
+        texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+        ["b1", "b2", "later"]
+    );
+}
+
 #[test]
 fn wake_ups_come_from_consumers_with_nothing_republished() {
     let server = NatsServer::start();
