@@ -963,6 +963,8 @@ impl Store for NatsStore {
     /// A team of this home (on files or on NATS, so that an answer finds its way back to
     /// whichever team asked), else another team on the same server. The latter's host-local
     /// directory is this team's: only its inboxes are written, and nothing new is made here.
+    /// A team this login cannot see there is not offered to be made: it may well exist, in
+    /// another NATS account (docs/SCALE.md, one account per team).
     fn sibling(&self, team: &Name) -> Result<super::SharedStore> {
         if let Some(home) = self.local.parent().and_then(std::path::Path::parent) {
             let home = super::Home::new(home.to_path_buf());
@@ -970,11 +972,14 @@ impl Store for NatsStore {
                 return home.open(team);
             }
         }
-        Ok(std::sync::Arc::new(NatsStore::open(
-            &self.conn.url,
-            team,
-            self.local.clone(),
-        )?))
+        match NatsStore::open(&self.conn.url, team, self.local.clone()) {
+            Ok(s) => Ok(std::sync::Arc::new(s)),
+            Err(Error::BadInput(_)) => Err(Error::bad(format!(
+                "no team {team:?} on the NATS server at {} for this login (another NATS account may keep it, or there is no such team)",
+                self.conn.url.shown()
+            ))),
+            Err(e) => Err(e),
+        }
     }
 
     fn team(&self) -> &Name {
