@@ -631,28 +631,18 @@ impl Cursor {
         }
     }
 
-    /// The stream sequence of the inbox's last stored message (0: none).
+    /// The stream sequence of the inbox's last stored message (0: none), asked of the
+    /// stream's leader (a follower may lag a message just stored; this is asked only while a
+    /// reader has no consumer, rarely).
     async fn last(&self) -> Result<u64, Fault> {
-        if self.stream.cached_info().config.allow_direct {
-            match self
-                .stream
-                .direct_get_last_for_subject(self.subject.clone())
-                .await
-            {
-                Ok(m) => Ok(m.sequence),
-                Err(e) if e.kind() == stream::DirectGetErrorKind::NotFound => Ok(0),
-                Err(e) => Err(Fault::of(e)),
-            }
-        } else {
-            match self
-                .stream
-                .get_last_raw_message_by_subject(&self.subject)
-                .await
-            {
-                Ok(m) => Ok(m.sequence),
-                Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
-                Err(e) => Err(Fault::of(e)),
-            }
+        match self
+            .stream
+            .get_last_raw_message_by_subject(&self.subject)
+            .await
+        {
+            Ok(m) => Ok(m.sequence),
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
+            Err(e) => Err(Fault::of(e)),
         }
     }
 
@@ -913,13 +903,23 @@ async fn direct_batch(
             }
             _ => {}
         }
+        // The server appends its own `Nats-Sequence` after the stored message's headers, which
+        // anyone who may publish to the inbox chooses (a republished message carries one of
+        // its first stream's): the last value is the server's. A sequence that does not move
+        // on would have the reader ask for the same messages for ever.
         let headers = m.headers.as_ref();
         let seq = headers
-            .and_then(|h| h.get("Nats-Sequence"))
+            .and_then(|h| h.get_last("Nats-Sequence"))
             .and_then(|v| v.as_str().parse::<u64>().ok())
             .ok_or_else(|| {
                 Fault::Fatal(Error::failed("NATS: a stored message without its sequence"))
             })?;
+        let floor = out.last().map_or(from, |(prev, _)| prev + 1);
+        if seq < floor {
+            return Err(Fault::Fatal(Error::failed(format!(
+                "NATS: stream {sname} answered sequence {seq} when asked from {floor}"
+            ))));
+        }
         out.push((seq, m.payload));
         // A server without batches sends one message and no count of the rest.
         batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());

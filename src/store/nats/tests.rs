@@ -558,6 +558,47 @@ fn a_kept_cursor_past_the_inbox_end_is_not_believed() {
     );
 }
 
+/// A message stored with a `Nats-Sequence` header of its own (anyone who may publish to the
+/// inbox can add one; a message republished from another stream carries one) is read at its
+/// real sequence: the reader took the forged one and asked for the same messages for ever
+/// (`inbox` and `status` hung).
+#[test]
+fn a_forged_sequence_header_does_not_stall_a_reader() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let bob = Name::parse("bob").unwrap();
+    for i in 0..3 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+    }
+    let js = store.conn.js.clone();
+    let (subject, body) = (
+        store.keys.inbox(&bob),
+        msg("bob", "forged").to_line().unwrap(),
+    );
+    super::client::run("publish", async move {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Sequence", "1");
+        headers.insert("Nats-Num-Pending", "5");
+        js.publish_with_headers(subject, headers, body.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        Ok(())
+    })
+    .unwrap();
+    store.append(&bob, &msg("bob", "after")).unwrap();
+    let all = store.read(&bob, Position::START, 100).unwrap();
+    let seqs: Vec<u64> = all.iter().map(|e| e.end.raw()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    assert_eq!(
+        texts(&store, &bob, Position::START),
+        ["b0", "b1", "b2", "forged", "after"]
+    );
+    assert_eq!(store.inbox_end(&bob).unwrap().raw(), 5);
+}
+
 #[test]
 fn wake_ups_come_from_consumers_with_nothing_republished() {
     let server = NatsServer::start();
