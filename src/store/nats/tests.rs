@@ -646,14 +646,16 @@ fn the_log_tail_follows_members_who_join_later() {
     let server = NatsServer::start();
     let dir = tempfile::tempdir().unwrap();
     let store = team(&server, &dir, "alpha");
-    let (bob, zed) = (Name::parse("bob").unwrap(), Name::parse("zed").unwrap());
+    // A name encoded in hex in its subject (more than 32 characters, an `_`): read back.
+    const LONG: &str = "Long_name_with_underscore_abcdefghijklmn";
+    let (bob, zed) = (Name::parse("bob").unwrap(), Name::parse(LONG).unwrap());
     store.append(&bob, &msg("bob", "before")).unwrap();
     let bell = SyncBell::default();
     let mut tail = store.follow_inboxes(bell.bell()).unwrap();
     let mut pos = std::collections::HashMap::new();
     pos.insert(bob.clone(), store.inbox_end(&bob).unwrap());
     // A member the tail was never told of (it joined later), and one it was.
-    store.append(&zed, &msg("zed", "newcomer")).unwrap();
+    store.append(&zed, &msg(LONG, "newcomer")).unwrap();
     store.append(&bob, &msg("bob", "after")).unwrap();
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -673,10 +675,14 @@ fn the_log_tail_follows_members_who_join_later() {
     assert_eq!(
         seen,
         [
-            ("zed".to_string(), "newcomer".to_string()),
+            (LONG.to_string(), "newcomer".to_string()),
             ("bob".to_string(), "after".to_string())
         ]
     );
     assert_eq!(pos[&zed], store.inbox_end(&zed).unwrap());
     assert!(tail.take(&[], &mut pos).unwrap().is_empty());
+    // What `delete --force` reads when the team file is damaged.
+    let mut names = store.inboxes();
+    names.sort();
+    assert_eq!(names, [zed, bob]);
 }
