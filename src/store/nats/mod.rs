@@ -178,7 +178,7 @@ impl NatsStore {
         })?;
         let Some((stream, kv)) = found else {
             return Err(Error::bad(format!(
-                "no team {team:?} in the NATS server at {}; create it with `teamctl create {team} --store {}`",
+                "no team {team:?} in the NATS server at {} for this login (another NATS account may keep it); create it with `teamctl create {team} --store {}`",
                 url.shown(),
                 url.shown()
             )));
