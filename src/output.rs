@@ -3,6 +3,7 @@
 
 use owo_colors::{AnsiColors, OwoColorize};
 
+use crate::domain::text::obeyed_by_terminals;
 use crate::domain::{Body, Envelope, TeamConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -77,20 +78,22 @@ impl Painter {
 /// message text goes through. Control characters other than newline and tab are shown as
 /// `\u{1b}` instead of being obeyed: C0 (ESC starts OSC 0/2 retitles, OSC 52 clipboard
 /// writes, CSI 2J clears; a bare CR overwrites the line), DEL, and C1 (U+0080..U+009F, among
-/// them U+009B, a one-character CSI, and U+009D, OSC). Machine output (`--json`) keeps the
-/// text, as does `ask --raw`.
+/// them U+009B, a one-character CSI, and U+009D, OSC), and the bidirectional controls
+/// (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C: a right-to-left override makes
+/// the rest of the line read backwards; `domain::text::obeyed_by_terminals`). Machine output
+/// (`--json`) keeps the text, as does `ask --raw`.
 pub fn printable(text: &str) -> String {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    let escaped = |c: char| c != '\n' && c != '\t' && obeyed_by_terminals(c);
+    if !text.chars().any(escaped) {
         return text.to_string();
     }
     text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
+        .map(|c| {
+            if escaped(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
         })
         .collect()
 }
@@ -138,5 +141,29 @@ mod tests {
         }
         // Plain text, newlines, tabs and non-ASCII letters pass unchanged.
         assert_eq!(printable("é ü 字\n\tok"), "é ü 字\n\tok");
+    }
+
+    /// A right-to-left override would show `done: deploy.exe.txt` reversed after it (and the
+    /// other bidi controls reorder text as well): shown as escapes, right-to-left letters kept.
+    #[test]
+    fn bidirectional_controls_are_escaped() {
+        assert_eq!(printable("ok \u{202e}txt.exe"), "ok \\u{202e}txt.exe");
+        let bidi = (0x202a..=0x202e)
+            .chain(0x2066..=0x2069)
+            .chain([0x200e, 0x200f, 0x061c])
+            .filter_map(char::from_u32);
+        for c in bidi {
+            assert_eq!(
+                printable(&format!("a{c}b")),
+                format!("a{}b", c.escape_unicode()),
+                "{:#x}",
+                c as u32
+            );
+        }
+        assert_eq!(printable("שלום عربى"), "שלום عربى");
+        assert_eq!(
+            crate::domain::member::plain("host\u{202e}x"),
+            "host\\u{202e}x"
+        );
     }
 }

@@ -419,11 +419,12 @@ pub struct Host {
 }
 
 /// A host's name or home as read from the shared team file: control characters (newlines
-/// too) escaped, so a forged one cannot reach a terminal or break a table row.
+/// too) and bidirectional controls escaped, so a forged one cannot reach a terminal, reorder
+/// a line or break a table row.
 pub fn plain(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
+            let escaped: Vec<char> = if super::text::obeyed_by_terminals(c) {
                 c.escape_default().collect()
             } else {
                 vec![c]

@@ -11,6 +11,7 @@ pub mod roster;
 pub mod task;
 pub mod teamfile;
 pub mod teamtext;
+pub mod text;
 pub mod time;
 
 pub use interactive::Interactive;

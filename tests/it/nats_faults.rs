@@ -1,6 +1,7 @@
 //! Faults of the NATS store (issue 15 part 5): a three-node JetStream cluster whose stream
 //! leader is killed (`kill -9`) under load from 16 concurrent senders, a server restarted by
-//! SIGTERM under an idle worker, and per-team NATS users that reach their own team only.
+//! SIGTERM under an idle worker, and teams in NATS accounts of their own that a hostile
+//! team's login cannot reach.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -248,14 +249,15 @@ fn killing_the_stream_leader_under_load_loses_nothing_and_repeats_nothing() {
     );
 }
 
-/// The permissions of one team's NATS user: the block docs/SCALE.md gives (read from there,
-/// so the documentation is exactly what is tested), USER, PASSWORD and TEAM filled in.
-fn team_user(user: &str, password: &str, team: &str) -> String {
+/// The account of one team on the server, its user inside: the block docs/SCALE.md gives
+/// (read from there, so the documentation is exactly what is tested), TEAM, USER and PASSWORD
+/// filled in.
+fn team_account(team: &str, user: &str, password: &str) -> String {
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/SCALE.md")).unwrap();
     let (_, after) = doc
-        .split_once("<!-- the permissions of one team's user;")
-        .expect("docs/SCALE.md has the permissions block");
+        .split_once("<!-- one team's account;")
+        .expect("docs/SCALE.md has the account block");
     let (_, block) = after.split_once("```text\n").unwrap();
     let (block, _) = block.split_once("```").unwrap();
     block
@@ -265,14 +267,155 @@ fn team_user(user: &str, password: &str, team: &str) -> String {
         .replace("TEAM", team)
 }
 
-/// Two users, each allowed one team: alice runs alpha; anything she tries on beta (create,
-/// read, send) is refused with one line and exit 1, and beta is left as it was.
+/// `cond` holds all through `window`: what can be watched of something that must not happen
+/// (a copy or a republish inside the server, which nothing acknowledges to the attacker's
+/// victim). It is seen at once when it does happen.
+fn stays(what: &str, window: Duration, mut cond: impl FnMut() -> bool) {
+    let end = std::time::Instant::now() + window;
+    while std::time::Instant::now() < end {
+        assert!(cond(), "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(cond(), "{what}");
+}
+
+/// What a hostile login of team beta does to team alpha with nothing but its own stream and
+/// bucket (found by the attacker QA): it updates `tc_beta` to source `tc_alpha` (alpha's mail
+/// copied where beta reads) and to republish what it stores on `tc.beta.inbox.evil` to alpha's
+/// leader inbox, and `KV_tc_beta` the same towards alpha's keys (team file, tasks), then
+/// writes beta's own envelope, team file and task list through them. Each step the server
+/// refuses is left out (a refusal is no harm); returns what was taken, for the failure text.
+fn attack_alpha_as_beta(port: u16, user: &str, password: &str) -> Vec<String> {
+    use async_nats::jetstream::{self, stream};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client =
+            async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
+                .custom_inbox_prefix(format!("_INBOX_{user}"))
+                .connect(format!("127.0.0.1:{port}"))
+                .await
+                .unwrap();
+        let js = jetstream::new(client);
+        let mut taken = Vec::new();
+        // Beta's own records, to forge alpha's with (valid, so alpha would take them).
+        let last = |s: &'static str, subject: &'static str| {
+            let js = js.clone();
+            async move {
+                let stream = js.get_stream(s).await.unwrap();
+                stream
+                    .get_last_raw_message_by_subject(subject)
+                    .await
+                    .unwrap()
+                    .payload
+            }
+        };
+        let mail = last("tc_beta", "tc.beta.inbox.carol").await;
+        let config = last("KV_tc_beta", "$KV.tc_beta.config").await;
+        let tasks = last("KV_tc_beta", "$KV.tc_beta.tasks").await;
+        for (name, source, from, to) in [
+            (
+                "tc_beta",
+                "tc_alpha",
+                "tc.beta.inbox.evil",
+                "tc.alpha.inbox.team-lead",
+            ),
+            (
+                "KV_tc_beta",
+                "KV_tc_alpha",
+                "$KV.tc_beta.evil.*",
+                "$KV.tc_alpha.{{wildcard(1)}}",
+            ),
+        ] {
+            let mut s = js.get_stream(name).await.unwrap();
+            let mut config = s.info().await.unwrap().config.clone();
+            config.sources = Some(vec![stream::Source {
+                name: source.into(),
+                ..Default::default()
+            }]);
+            config.republish = Some(stream::Republish {
+                source: from.into(),
+                destination: to.into(),
+                headers_only: false,
+            });
+            match js.update_stream(config).await {
+                Ok(_) => taken.push(format!(
+                    "{name}: sources {source}, republish {from} -> {to}"
+                )),
+                Err(e) => eprintln!("{name} update refused: {e}"),
+            }
+        }
+        for (subject, bytes) in [
+            ("tc.beta.inbox.evil", mail),
+            ("$KV.tc_beta.evil.config", config),
+            ("$KV.tc_beta.evil.tasks", tasks),
+        ] {
+            match js.publish(subject, bytes).await {
+                Ok(ack) => match ack.await {
+                    Ok(_) => taken.push(format!("stored on {subject}")),
+                    Err(e) => eprintln!("{subject} not stored: {e}"),
+                },
+                Err(e) => eprintln!("{subject} refused: {e}"),
+            }
+        }
+        taken
+    })
+}
+
+/// Whether beta's stream or bucket (as beta's login reads them) holds anything of alpha's.
+fn beta_holds_alphas(port: u16, user: &str, password: &str) -> bool {
+    use async_nats::jetstream;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client =
+            async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
+                .custom_inbox_prefix(format!("_INBOX_{user}"))
+                .connect(format!("127.0.0.1:{port}"))
+                .await
+                .unwrap();
+        let js = jetstream::new(client);
+        for (name, subject) in [
+            ("tc_beta", "tc.alpha.inbox.dave"),
+            ("tc_beta", "tc.alpha.inbox.team-lead"),
+            ("KV_tc_beta", "$KV.tc_alpha.config"),
+        ] {
+            let stream = js.get_stream(name).await.unwrap();
+            if stream
+                .get_last_raw_message_by_subject(subject)
+                .await
+                .is_ok()
+            {
+                return true;
+            }
+        }
+        false
+    })
+}
+
+/// Two teams, each in a NATS account of its own with its user (the block docs/SCALE.md
+/// gives): alice runs alpha; anything she tries on beta (create, read, send) is refused with
+/// one line and exit 1, and beta is left as it was. Beta's login, turned hostile, updates its
+/// own stream and bucket to copy alpha's mail and to write alpha's inbox, team file and task
+/// list (sources and republish, which subject permissions cannot stop): alpha is untouched
+/// and nothing of alpha's reaches beta. A login of alpha's account without the permissions
+/// is told that beta is not on the server for it, not to make it.
 #[test]
 fn a_teams_user_reaches_its_own_team_only() {
+    // Eve: a second user of alpha's account, without the permissions (another account's
+    // login that beta's name means nothing to).
     let nats = NatsServer::start_with(&format!(
-        "authorization {{ users: [\n{},\n{}\n] }}",
-        team_user("alice", "pa", "alpha"),
-        team_user("bob", "pb", "beta")
+        "accounts {{\n{}\n{}\n}}",
+        team_account("alpha", "alice", "pa").replacen(
+            "users: [",
+            "users: [\n{ user: eve, password: pe },",
+            1
+        ),
+        team_account("beta", "bob", "pb"),
     ));
     let as_user = |login: &str| format!("nats://{login}@127.0.0.1:{}", nats.port);
     let alice = TestEnv::new();
@@ -289,6 +432,7 @@ fn a_teams_user_reaches_its_own_team_only() {
         r#"echo "carol:$(cat)""#,
     ]);
     assert_eq!(bob.ok(&["ask", "carol", "hi"]).trim(), "carol:hi");
+    bob.ok(&["task", "add", "beta's own task"]);
     alice.ok(&["create", "alpha", "--store", &as_user("alice:pa")]);
     alice.ok(&[
         "spawn",
@@ -299,8 +443,31 @@ fn a_teams_user_reaches_its_own_team_only() {
         r#"echo "dave:$(cat)""#,
     ]);
     assert_eq!(alice.ok(&["ask", "dave", "hi"]).trim(), "dave:hi");
+    alice.ok(&["task", "add", "alpha's own task"]);
+    wait_until("dave idle", T, || alice.member_status("dave") == "idle");
     let beta_before = bob.ok(&["--json", "inbox", "--peek", "--as", "carol", "--all"]);
     let status_before = bob.ok(&["--json", "status"]);
+    // Alpha as its leader sees it: inboxes, team file, tasks.
+    let alpha_view = || {
+        [
+            vec!["--json", "inbox", "--peek", "--all"],
+            vec!["--json", "inbox", "--peek", "--all", "--as", "dave"],
+            vec!["--json", "status"],
+            vec!["--json", "task", "list"],
+        ]
+        .iter()
+        .map(|args| {
+            let out = alice.run(args);
+            format!(
+                "{:?}\n{}\n{}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .collect::<Vec<_>>()
+    };
+    let alpha_before = alpha_view();
 
     let refused = |err: &str| {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -322,12 +489,30 @@ fn a_teams_user_reaches_its_own_team_only() {
     // Send to beta, directly and across teams.
     refused(&reader.fails(&["--team", "beta", "send", "carol", "let me in"], 1));
     refused(&alice.fails(&["send", "carol@beta", "hello from alpha"], 1));
+    // From another account, beta is not there at all: not "create it".
+    let mut eve = TestEnv::new();
+    eve.env.push(("TEAMCTL_STORE".into(), as_user("eve:pe")));
+    let err = eve.fails(&["--team", "alpha", "send", "carol@beta", "hello"], 2);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("for this login"), "{err}");
+    assert!(err.contains("another NATS account"), "{err}");
+    assert!(!err.contains("teamctl create"), "{err}");
+    assert!(!err.contains("pe@"), "{err}");
+
+    // Beta's login turns on alpha with its own stream and bucket.
+    let taken = attack_alpha_as_beta(nats.port, "bob", "pb");
+    stays(
+        &format!("alpha untouched and nothing of alpha's in beta, after: {taken:?}"),
+        Duration::from_secs(3),
+        || alpha_view() == alpha_before && !beta_holds_alphas(nats.port, "bob", "pb"),
+    );
+    // Alpha still works for alice, and its new mail does not reach beta either.
+    assert_eq!(alice.ok(&["ask", "dave", "still"]).trim(), "dave:still");
+    assert!(!beta_holds_alphas(nats.port, "bob", "pb"));
 
     assert_eq!(
         bob.ok(&["--json", "inbox", "--peek", "--as", "carol", "--all"]),
         beta_before
     );
     assert_eq!(bob.ok(&["--json", "status"]), status_before);
-    // Alpha still works for alice.
-    assert_eq!(alice.ok(&["ask", "dave", "still"]).trim(), "dave:still");
 }

@@ -5,14 +5,18 @@
 
 use crate::domain::Name;
 
-/// `s` as one subject token / KV key part: unchanged when it is made of `[a-z0-9-]` (every
-/// valid name), else `_` and its bytes in hex (no name starts with `_`, so no two differ only
-/// by this).
-pub fn token(s: &str) -> String {
-    let plain = !s.is_empty()
+/// Whether `s` is its own token: not empty, and made of `[a-z0-9-]` only.
+fn is_plain(s: &str) -> bool {
+    !s.is_empty()
         && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if plain {
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// `s` as one subject token / KV key part: unchanged when it is made of `[a-z0-9-]`, else `_`
+/// and its bytes in lowercase hex. A plain token holds no `_` and an encoded one starts with
+/// it, so no two texts give one token (a name may itself start with `_`: `_x` is `_5f78`).
+pub fn token(s: &str) -> String {
+    if is_plain(s) {
         return s.to_string();
     }
     let mut out = String::with_capacity(1 + 2 * s.len());
@@ -23,10 +27,11 @@ pub fn token(s: &str) -> String {
     out
 }
 
-/// The text `token` made `t` from, if it is one.
+/// The text `token` made `t` from, if it is one (`None` for anything `token` never makes:
+/// odd or uppercase hex, characters outside a token, a plain text written in hex).
 pub fn untoken(t: &str) -> Option<String> {
     let Some(hex) = t.strip_prefix('_') else {
-        return Some(t.to_string());
+        return is_plain(t).then(|| t.to_string());
     };
     if hex.len() % 2 != 0 {
         return None;
@@ -35,7 +40,7 @@ pub fn untoken(t: &str) -> Option<String> {
         .step_by(2)
         .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
         .collect();
-    String::from_utf8(bytes?).ok()
+    String::from_utf8(bytes?).ok().filter(|s| token(s) == t)
 }
 
 /// The team whose inbox stream is `stream` (`tc_TOKEN`), if it is one.
@@ -74,10 +79,10 @@ impl Keys {
         format!("tc.{}.inbox.{}", self.team, token(member.as_str()))
     }
 
-    /// The member an inbox subject belongs to.
+    /// The member an inbox subject belongs to (its token decoded: `inbox` in reverse).
     pub fn member_of(&self, subject: &str) -> Option<Name> {
         let prefix = format!("tc.{}.inbox.", self.team);
-        Name::parse(subject.strip_prefix(&prefix)?).ok()
+        Name::parse(&untoken(subject.strip_prefix(&prefix)?)?).ok()
     }
 
     /// The KV bucket's stream.
@@ -166,5 +171,38 @@ mod tests {
         }
         assert_eq!(team_of_stream("KV_tc_alpha"), None);
         assert_eq!(team_of_stream("tc__4"), None);
+    }
+
+    /// Every name's inbox subject gives the name back (`log -f` and `inboxes` read members
+    /// from subjects), the long ones encoded in hex included.
+    #[test]
+    fn an_inbox_subject_gives_its_member_back() {
+        let k = Keys::new(&Name::parse("alpha").unwrap());
+        for name in [
+            "Long_name_with_underscore_abcdefghijklmn",
+            "A",
+            "_x",
+            "_41",
+            "a.b",
+            "bob",
+        ] {
+            let n = Name::parse(name).unwrap();
+            assert_eq!(k.member_of(&k.inbox(&n)), Some(n), "{name}");
+        }
+        // Only what `token` makes is read back.
+        for t in ["Bob", "_4", "_4A", "_62", "_zz", "a.b"] {
+            assert_eq!(untoken(t), None, "{t}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn names_round_trip_through_tokens(name in "[A-Za-z0-9_][A-Za-z0-9._-]{0,63}") {
+            let n = Name::parse(&name).unwrap();
+            proptest::prop_assert_eq!(untoken(&token(&name)), Some(name.clone()));
+            let k = Keys::new(&n);
+            proptest::prop_assert_eq!(k.member_of(&k.inbox(&n)), Some(n.clone()));
+            proptest::prop_assert_eq!(team_of_stream(&k.stream()), Some(n));
+        }
     }
 }

@@ -178,7 +178,7 @@ impl NatsStore {
         })?;
         let Some((stream, kv)) = found else {
             return Err(Error::bad(format!(
-                "no team {team:?} in the NATS server at {}; create it with `teamctl create {team} --store {}`",
+                "no team {team:?} in the NATS server at {} for this login (another NATS account may keep it); create it with `teamctl create {team} --store {}`",
                 url.shown(),
                 url.shown()
             )));
@@ -609,13 +609,39 @@ impl Cursor {
         }
     }
 
-    /// The position kept in KV, if there is one.
-    async fn kept(&self) -> Result<Option<u64>, Fault> {
-        match self.kv.entry(&self.key).await {
-            Ok(Some(e)) if e.operation == kv::Operation::Put => Ok(std::str::from_utf8(&e.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())),
-            Ok(_) => Ok(None),
+    /// The position kept in KV, if there is one it can be. Anyone who may write the team's
+    /// keys may write this one, so a position past the inbox's last stored message (which
+    /// would skip mail that comes later, silently) is not believed: read as none kept, the
+    /// inbox is read again from its start (replayed, never lost: at-least-once).
+    /// Also whether the key is there at all (believed or not), so that it can be deleted.
+    async fn kept(&self) -> Result<(bool, Option<u64>), Fault> {
+        let (there, kept) = match self.kv.entry(&self.key).await {
+            Ok(Some(e)) if e.operation == kv::Operation::Put => (
+                true,
+                std::str::from_utf8(&e.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok()),
+            ),
+            Ok(_) => (false, None),
+            Err(e) => return Err(Fault::of(e)),
+        };
+        match kept {
+            Some(pos) if pos > 0 => Ok((there, (pos <= self.last().await?).then_some(pos))),
+            other => Ok((there, other)),
+        }
+    }
+
+    /// The stream sequence of the inbox's last stored message (0: none), asked of the
+    /// stream's leader (a follower may lag a message just stored; this is asked only while a
+    /// reader has no consumer, rarely).
+    async fn last(&self) -> Result<u64, Fault> {
+        match self
+            .stream
+            .get_last_raw_message_by_subject(&self.subject)
+            .await
+        {
+            Ok(m) => Ok(m.sequence),
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
             Err(e) => Err(Fault::of(e)),
         }
     }
@@ -669,10 +695,10 @@ impl Cursor {
             Some((_, floor)) => floor,
             None => {
                 // None yet: start after a kept cursor (an older build's), or at the start.
-                let kept = self.kept().await?;
+                let (there, kept) = self.kept().await?;
                 let after = kept.unwrap_or(0).min(pos);
                 self.create(after).await?;
-                if kept.is_some() {
+                if there {
                     self.forget().await?;
                 }
                 after
@@ -877,13 +903,23 @@ async fn direct_batch(
             }
             _ => {}
         }
+        // The server appends its own `Nats-Sequence` after the stored message's headers, which
+        // anyone who may publish to the inbox chooses (a republished message carries one of
+        // its first stream's): the last value is the server's. A sequence that does not move
+        // on would have the reader ask for the same messages for ever.
         let headers = m.headers.as_ref();
         let seq = headers
-            .and_then(|h| h.get("Nats-Sequence"))
+            .and_then(|h| h.get_last("Nats-Sequence"))
             .and_then(|v| v.as_str().parse::<u64>().ok())
             .ok_or_else(|| {
                 Fault::Fatal(Error::failed("NATS: a stored message without its sequence"))
             })?;
+        let floor = out.last().map_or(from, |(prev, _)| prev + 1);
+        if seq < floor {
+            return Err(Fault::Fatal(Error::failed(format!(
+                "NATS: stream {sname} answered sequence {seq} when asked from {floor}"
+            ))));
+        }
         out.push((seq, m.payload));
         // A server without batches sends one message and no count of the rest.
         batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
@@ -927,6 +963,8 @@ impl Store for NatsStore {
     /// A team of this home (on files or on NATS, so that an answer finds its way back to
     /// whichever team asked), else another team on the same server. The latter's host-local
     /// directory is this team's: only its inboxes are written, and nothing new is made here.
+    /// A team this login cannot see there is not offered to be made: it may well exist, in
+    /// another NATS account (docs/SCALE.md, one account per team).
     fn sibling(&self, team: &Name) -> Result<super::SharedStore> {
         if let Some(home) = self.local.parent().and_then(std::path::Path::parent) {
             let home = super::Home::new(home.to_path_buf());
@@ -934,11 +972,14 @@ impl Store for NatsStore {
                 return home.open(team);
             }
         }
-        Ok(std::sync::Arc::new(NatsStore::open(
-            &self.conn.url,
-            team,
-            self.local.clone(),
-        )?))
+        match NatsStore::open(&self.conn.url, team, self.local.clone()) {
+            Ok(s) => Ok(std::sync::Arc::new(s)),
+            Err(Error::BadInput(_)) => Err(Error::bad(format!(
+                "no team {team:?} on the NATS server at {} for this login (another NATS account may keep it, or there is no such team)",
+                self.conn.url.shown()
+            ))),
+            Err(e) => Err(e),
+        }
     }
 
     fn team(&self) -> &Name {
@@ -1119,7 +1160,7 @@ impl Store for NatsStore {
                     if let Some((_, floor)) = cur.consumer(&judge).await? {
                         return Ok(Position::from_raw(floor));
                     }
-                    if let Some(kept) = cur.kept().await? {
+                    if let (_, Some(kept)) = cur.kept().await? {
                         return Ok(Position::from_raw(kept));
                     }
                 }

@@ -45,9 +45,15 @@ impl NatsServer {
             .unwrap()
             .port();
         // A message may be 1 MiB of text (SPEC): the envelope needs more than the default
-        // 1 MB payload (docs/SCALE.md says the same for real servers).
+        // 1 MB payload (docs/SCALE.md says the same for real servers). Each team's stream
+        // reserves its 1 GiB cap up front, against 75% of the disk's free space by default: the
+        // server may promise more than a crowded test machine has free (tests store kilobytes).
         let conf = dir.path().join("server.conf");
-        std::fs::write(&conf, "max_payload: 4194304\n").unwrap();
+        std::fs::write(
+            &conf,
+            "max_payload: 4194304\njetstream { max_file_store: 64GB }\n",
+        )
+        .unwrap();
         let child = Command::new(server_bin())
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
             .arg(dir.path().join("js"))

@@ -506,6 +506,99 @@ fn a_cursor_an_older_build_kept_in_kv_moves_into_its_consumer() {
     assert!(store.get_raw(other).unwrap().is_none());
 }
 
+/// A cursor kept in KV while its reader has no consumer is not believed past the inbox's
+/// last message: one planted far ahead (anyone with the team's login may write the key)
+/// would have a resumed member skip every message, silently. Read as none kept, the inbox is
+/// read from its start (replayed, not lost), and the consumer made on the next move starts
+/// there too.
+#[test]
+fn a_kept_cursor_past_the_inbox_end_is_not_believed() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let (bob, amy) = (Name::parse("bob").unwrap(), Name::parse("amy").unwrap());
+    for i in 0..3 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+    }
+    // Another inbox's later messages: the stream goes on past bob's last.
+    for i in 0..3 {
+        store.append(&amy, &msg("amy", &format!("a{i}"))).unwrap();
+    }
+    let all = store.read(&bob, Position::START, 10).unwrap();
+    let key = super::keys::cursor(&bob, "worker");
+    for planted in [1_000_000, all[2].end.raw() + 1] {
+        store
+            .put(key.clone(), planted.to_string().into_bytes())
+            .unwrap();
+        assert_eq!(
+            store.cursor(&bob, "worker").unwrap(),
+            Position::START,
+            "{planted}"
+        );
+        assert_eq!(
+            texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+            ["b0", "b1", "b2"]
+        );
+    }
+    // At the inbox's last message it is believed (nothing is skipped by it).
+    store
+        .put(key.clone(), all[2].end.raw().to_string().into_bytes())
+        .unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[2].end);
+    // Planted far ahead again: the first move makes the consumer from the start, so mail
+    // that comes later is read.
+    store.put(key.clone(), b"1000000".to_vec()).unwrap();
+    store.set_cursor(&bob, "worker", all[0].end).unwrap();
+    assert_eq!(store.cursor(&bob, "worker").unwrap(), all[0].end);
+    assert!(store.get_raw(key).unwrap().is_none());
+    store.append(&bob, &msg("bob", "later")).unwrap();
+    assert_eq!(
+        texts(&store, &bob, store.cursor(&bob, "worker").unwrap()),
+        ["b1", "b2", "later"]
+    );
+}
+
+/// A message stored with a `Nats-Sequence` header of its own (anyone who may publish to the
+/// inbox can add one; a message republished from another stream carries one) is read at its
+/// real sequence: the reader took the forged one and asked for the same messages for ever
+/// (`inbox` and `status` hung).
+#[test]
+fn a_forged_sequence_header_does_not_stall_a_reader() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = team(&server, &dir, "alpha");
+    let bob = Name::parse("bob").unwrap();
+    for i in 0..3 {
+        store.append(&bob, &msg("bob", &format!("b{i}"))).unwrap();
+    }
+    let js = store.conn.js.clone();
+    let (subject, body) = (
+        store.keys.inbox(&bob),
+        msg("bob", "forged").to_line().unwrap(),
+    );
+    super::client::run("publish", async move {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Sequence", "1");
+        headers.insert("Nats-Num-Pending", "5");
+        js.publish_with_headers(subject, headers, body.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        Ok(())
+    })
+    .unwrap();
+    store.append(&bob, &msg("bob", "after")).unwrap();
+    let all = store.read(&bob, Position::START, 100).unwrap();
+    let seqs: Vec<u64> = all.iter().map(|e| e.end.raw()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    assert_eq!(
+        texts(&store, &bob, Position::START),
+        ["b0", "b1", "b2", "forged", "after"]
+    );
+    assert_eq!(store.inbox_end(&bob).unwrap().raw(), 5);
+}
+
 #[test]
 fn wake_ups_come_from_consumers_with_nothing_republished() {
     let server = NatsServer::start();
@@ -553,14 +646,16 @@ fn the_log_tail_follows_members_who_join_later() {
     let server = NatsServer::start();
     let dir = tempfile::tempdir().unwrap();
     let store = team(&server, &dir, "alpha");
-    let (bob, zed) = (Name::parse("bob").unwrap(), Name::parse("zed").unwrap());
+    // A name encoded in hex in its subject (more than 32 characters, an `_`): read back.
+    const LONG: &str = "Long_name_with_underscore_abcdefghijklmn";
+    let (bob, zed) = (Name::parse("bob").unwrap(), Name::parse(LONG).unwrap());
     store.append(&bob, &msg("bob", "before")).unwrap();
     let bell = SyncBell::default();
     let mut tail = store.follow_inboxes(bell.bell()).unwrap();
     let mut pos = std::collections::HashMap::new();
     pos.insert(bob.clone(), store.inbox_end(&bob).unwrap());
     // A member the tail was never told of (it joined later), and one it was.
-    store.append(&zed, &msg("zed", "newcomer")).unwrap();
+    store.append(&zed, &msg(LONG, "newcomer")).unwrap();
     store.append(&bob, &msg("bob", "after")).unwrap();
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -580,10 +675,14 @@ fn the_log_tail_follows_members_who_join_later() {
     assert_eq!(
         seen,
         [
-            ("zed".to_string(), "newcomer".to_string()),
+            (LONG.to_string(), "newcomer".to_string()),
             ("bob".to_string(), "after".to_string())
         ]
     );
     assert_eq!(pos[&zed], store.inbox_end(&zed).unwrap());
     assert!(tail.take(&[], &mut pos).unwrap().is_empty());
+    // What `delete --force` reads when the team file is damaged.
+    let mut names = store.inboxes();
+    names.sort();
+    assert_eq!(names, [zed, bob]);
 }

@@ -56,10 +56,12 @@ impl NatsServer {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         // A message may be 1 MiB of text (SPEC): the envelope needs more than the default
-        // 1 MB payload (docs/SCALE.md says the same for real servers).
+        // 1 MB payload (docs/SCALE.md says the same for real servers). Each team's stream
+        // reserves its 1 GiB cap against 75% of the free disk by default: the server may
+        // promise more than a crowded test machine has free (the tests store little).
         std::fs::write(
             dir.path().join("server.conf"),
-            format!("max_payload: 4194304\n{conf}\n"),
+            format!("max_payload: 4194304\njetstream {{ max_file_store: 64GB }}\n{conf}\n"),
         )
         .unwrap();
         let child = spawn(port, dir.path());
@@ -210,7 +212,7 @@ impl NatsCluster {
                 format!(
                     "server_name: {name}\nlisten: 127.0.0.1:{port}\nhttp: 127.0.0.1:{http}\n\
                      max_payload: 4194304\n\
-                     jetstream {{ store_dir: \"{store}\" }}\n\
+                     jetstream {{ store_dir: \"{store}\", max_file_store: 64GB }}\n\
                      cluster {{ name: tc, listen: 127.0.0.1:{route}, routes: [{route_list}] }}\n"
                 ),
             )
