@@ -71,6 +71,16 @@ impl ServerUrl {
                     strip_userinfo(url)
                 )));
             }
+            // A port, when given, is one a server can listen on.
+            if !hostport.ends_with(']')
+                && let Some((_, port)) = hostport.rsplit_once(':')
+                && !port.parse::<u16>().is_ok_and(|p| p > 0)
+            {
+                return Err(Error::bad(format!(
+                    "--store: {port:?} in {:?} is not a port (1 to 65535)",
+                    strip_userinfo(url)
+                )));
+            }
             shown.push(format!("{s}://{hostport}"));
         }
         Ok(ServerUrl {
@@ -159,6 +169,28 @@ mod tests {
         }
         let e = ServerUrl::parse("http://bob:pw@h:1").unwrap_err();
         assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    #[test]
+    fn a_port_out_of_range_is_bad_input() {
+        for bad in [
+            "nats://h:99999",
+            "nats://h:0",
+            "nats://h:port",
+            "nats://a:4222,b:70000",
+        ] {
+            let e = ServerUrl::parse(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+            assert!(e.to_string().contains("not a port"), "{bad}: {e}");
+        }
+        for good in [
+            "nats://h:4222",
+            "nats://h",
+            "nats://[::1]:4222",
+            "nats://[::1]",
+        ] {
+            ServerUrl::parse(good).unwrap();
+        }
     }
 
     #[test]
