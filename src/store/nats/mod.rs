@@ -886,6 +886,9 @@ async fn direct_batch(
         .map_err(Fault::of)?;
     let mut out = Vec::new();
     let mut batched = true;
+    // Only a 2.11 or newer server answers with batches. A 2.10 server's one message may carry a
+    // `Nats-Num-Pending` of the publisher's (stored with the message): not taken for a batch.
+    let can_batch = server_batches(&client.server_info().version);
     loop {
         let Ok(Some(m)) = tokio::time::timeout(client::REQUEST_TIMEOUT, replies.next()).await
         else {
@@ -922,13 +925,23 @@ async fn direct_batch(
         }
         out.push((seq, m.payload));
         // A server without batches sends one message and no count of the rest.
-        batched = headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
+        batched = can_batch && headers.is_some_and(|h| h.get("Nats-Num-Pending").is_some());
         // Full: the end-of-batch marker that follows is not waited for.
         if !batched || out.len() >= max {
             break;
         }
     }
     Ok((out, batched))
+}
+
+/// Whether a server of `version` (`2.11.0`, `v2.10.26`) answers a direct get with batches.
+fn server_batches(version: &str) -> bool {
+    let mut parts = version
+        .trim_start_matches('v')
+        .split(['.', '-'])
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (2, 11)
 }
 
 /// Whether `key` holds exactly `bytes` (a write whose answer was lost took effect).

@@ -686,3 +686,17 @@ fn the_log_tail_follows_members_who_join_later() {
     names.sort();
     assert_eq!(names, [zed, bob]);
 }
+
+#[test]
+fn only_servers_from_2_11_answer_in_batches() {
+    for (v, b) in [
+        ("2.10.26", false),
+        ("v2.10.0", false),
+        ("2.11.0", true),
+        ("2.15.1", true),
+        ("3.0.0-beta", true),
+        ("", false),
+    ] {
+        assert_eq!(super::server_batches(v), b, "{v}");
+    }
+}
