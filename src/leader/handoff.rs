@@ -252,11 +252,11 @@ pub fn handoff(
             noticed = true;
             eprintln!("teamctl: {}", waiting_notice(&config, &waiting, deadline));
         }
-        bell.wait_until(
-            deadline
-                .min(Instant::now() + Duration::from_secs(1))
-                .min(if noticed { deadline } else { notice_at }),
-        );
+        let mut until = deadline.min(Instant::now() + Duration::from_secs(1));
+        if !noticed {
+            until = until.min(notice_at);
+        }
+        bell.wait_until(until);
     }
     out.silent = waiting;
     Ok(out)

@@ -13,13 +13,19 @@ const T: Duration = Duration::from_secs(30);
 
 /// Host A made team alpha on `nats`; host B joined it. Both use short heartbeats.
 fn two_hosts(nats: &NatsServer, tmux: bool) -> (TestEnv, TestEnv) {
+    two_hosts_beating(nats, tmux, 200)
+}
+
+/// As `two_hosts`, with a heartbeat every `beat_ms` (a lease of four beats).
+fn two_hosts_beating(nats: &NatsServer, tmux: bool, beat_ms: u64) -> (TestEnv, TestEnv) {
     let make = || {
         let mut e = if tmux {
             TestEnv::with_tmux()
         } else {
             TestEnv::new()
         };
-        e.env.push(("TEAMCTL_HEARTBEAT_MS".into(), "200".into()));
+        e.env
+            .push(("TEAMCTL_HEARTBEAT_MS".into(), beat_ms.to_string()));
         e
     };
     let a = make();
@@ -546,11 +552,8 @@ fn up_while_leading_a_nats_team_names_delete_leave() {
 #[test]
 fn a_shutdown_waiting_on_a_silent_host_says_so_and_ends_when_the_lease_runs_out() {
     let nats = NatsServer::start();
-    let (mut a, mut b) = two_hosts(&nats, false);
     // A lease of 4 s: longer than the quiet wait before the notice.
-    for e in [&mut a, &mut b] {
-        e.env.push(("TEAMCTL_HEARTBEAT_MS".into(), "1000".into()));
-    }
+    let (a, b) = two_hosts_beating(&nats, false, 1000);
     spawn_echo(&b, "bob", "process");
     wait_until("bob idle on A", T, || a.member_status("bob") == "idle");
     let pid = b.member("bob")["pid"].as_u64().unwrap();

@@ -279,6 +279,32 @@ fn stays(what: &str, window: Duration, mut cond: impl FnMut() -> bool) {
     assert!(cond(), "{what}");
 }
 
+/// A raw JetStream client logged in as `user` (replies on its own `_INBOX_USER`), with the
+/// runtime to drive it.
+fn login(
+    port: u16,
+    user: &str,
+    password: &str,
+) -> (tokio::runtime::Runtime, async_nats::jetstream::Context) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = rt
+        .block_on(
+            async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
+                .custom_inbox_prefix(format!("_INBOX_{user}"))
+                .connect(format!("127.0.0.1:{port}")),
+        )
+        .unwrap();
+    // The context spawns onto the runtime as it is made.
+    let js = {
+        let _inside = rt.enter();
+        async_nats::jetstream::new(client)
+    };
+    (rt, js)
+}
+
 /// What a hostile login of team beta does to team alpha with nothing but its own stream and
 /// bucket (found by the attacker QA): it updates `tc_beta` to source `tc_alpha` (alpha's mail
 /// copied where beta reads) and to republish what it stores on `tc.beta.inbox.evil` to alpha's
@@ -286,19 +312,9 @@ fn stays(what: &str, window: Duration, mut cond: impl FnMut() -> bool) {
 /// writes beta's own envelope, team file and task list through them. Each step the server
 /// refuses is left out (a refusal is no harm); returns what was taken, for the failure text.
 fn attack_alpha_as_beta(port: u16, user: &str, password: &str) -> Vec<String> {
-    use async_nats::jetstream::{self, stream};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    use async_nats::jetstream::stream;
+    let (rt, js) = login(port, user, password);
     rt.block_on(async {
-        let client =
-            async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
-                .custom_inbox_prefix(format!("_INBOX_{user}"))
-                .connect(format!("127.0.0.1:{port}"))
-                .await
-                .unwrap();
-        let js = jetstream::new(client);
         let mut taken = Vec::new();
         // Beta's own records, to forge alpha's with (valid, so alpha would take them).
         let last = |s: &'static str, subject: &'static str| {
@@ -366,19 +382,8 @@ fn attack_alpha_as_beta(port: u16, user: &str, password: &str) -> Vec<String> {
 
 /// Whether beta's stream or bucket (as beta's login reads them) holds anything of alpha's.
 fn beta_holds_alphas(port: u16, user: &str, password: &str) -> bool {
-    use async_nats::jetstream;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (rt, js) = login(port, user, password);
     rt.block_on(async {
-        let client =
-            async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
-                .custom_inbox_prefix(format!("_INBOX_{user}"))
-                .connect(format!("127.0.0.1:{port}"))
-                .await
-                .unwrap();
-        let js = jetstream::new(client);
         for (name, subject) in [
             ("tc_beta", "tc.alpha.inbox.dave"),
             ("tc_beta", "tc.alpha.inbox.team-lead"),
