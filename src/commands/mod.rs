@@ -77,7 +77,18 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
         Command::Demo(a) => demo::run(ctx, &a),
         Command::Lead => lead::run(ctx),
         Command::Hook(a) => hook::run(ctx, &a),
-        Command::Worker(a) => crate::worker::run(ctx.home.root().to_path_buf(), &a.id),
+        Command::Worker(a) => {
+            // Workers are the leader's to start (spawn, resume, a leader's `send`): a worker
+            // started from a turn would bring back a teammate the leader shut down, or run
+            // beside the live one.
+            if let Some(t) = &ctx.turn {
+                return Err(crate::error::Error::bad(format!(
+                    "only the leader starts workers; this runs inside {}'s turn (TEAMCTL_AGENT_ID)",
+                    t.name.agent_id(&t.team)
+                )));
+            }
+            crate::worker::run(ctx.home.root().to_path_buf(), &a.id)
+        }
         Command::Complete(a) => complete::run(ctx, &a),
     }
 }

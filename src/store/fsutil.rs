@@ -258,6 +258,32 @@ impl LockGuard {
         })
     }
 
+    /// The lock at `path` (created `0600` if missing), waiting at most `within` for its holder
+    /// to let go: `None` when it still holds it then. The wait is a blocking `flock` on a
+    /// thread of its own (a dup of the same open file, so the lock is this guard's), not a poll.
+    pub fn acquire_within(path: &Path, within: std::time::Duration) -> Result<Option<LockGuard>> {
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let waiter = file.try_clone().at(path)?;
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(waiter.lock());
+                });
+                match rx.recv_timeout(within) {
+                    Ok(locked) => locked.at(path)?,
+                    Err(_) => return Ok(None),
+                }
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e).at(path),
+        }
+        Ok(Some(LockGuard {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -33,6 +33,7 @@ use crate::domain::{
     Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
 };
 use crate::error::{Error, Result};
+use crate::store::fsutil::{LockGuard, with_subdir};
 use crate::store::{ConfigCache, Home, Item, Position, RosterCache, SharedStore, Topic};
 use control::{Action, Control};
 use sink::Sink;
@@ -69,6 +70,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let team = Name::parse_as(team, "team")?;
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
+    let _alone = only_worker(&*store, &name)?;
     turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -77,6 +79,27 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     runtime.block_on(async move {
         let mut worker = Worker::new(store, home, name)?;
         worker.run().await
+    })
+}
+
+/// How long a starting worker waits for another worker of its member on this host to end
+/// (one being shut down or killed as this one is started) before it gives up.
+const ALONE_WITHIN: Duration = Duration::from_secs(10);
+
+/// One worker per member on a host: an exclusive `flock` held for the worker's whole life
+/// (the kernel lets go however it ends, `kill -9` too), taken before any mail is read. A second
+/// worker (started by hand beside a running one, or while an old one is still ending) waits
+/// `ALONE_WITHIN` and then ends without reading anything; two workers on one inbox would
+/// handle its mail twice and out of order. Across hosts the member's lease does this.
+fn only_worker(store: &dyn crate::store::Store, name: &Name) -> Result<LockGuard> {
+    let locks = store.local_dir().join("locks");
+    let path = locks.join(format!("{name}.worker"));
+    with_subdir(&locks, 1, || LockGuard::acquire_within(&path, ALONE_WITHIN))?.ok_or_else(|| {
+        let pid = store.live(name).ok().flatten().map(|l| l.pid);
+        Error::failed(format!(
+            "another worker of {name} is running on this host{}; a teammate has one worker (`teamctl kill {name}` ends it)",
+            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+        ))
     })
 }
 

@@ -98,6 +98,7 @@ fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
         ("approve", "teamctl plan approve victim".into()),
         ("reject", "teamctl plan reject victim --feedback no".into()),
         ("resume", "teamctl resume victim".into()),
+        ("start-worker", "teamctl worker --id victim@alpha".into()),
         ("delete", "teamctl delete --force".into()),
         ("doctor-fix", "teamctl doctor --fix".into()),
         (
@@ -210,6 +211,52 @@ fn a_teammate_does_not_resume_a_teammate_the_leader_stopped() {
             .iter()
             .any(|m| m["from"] == "bob" && m["text"] == "bob got wake up\n")
     });
+}
+
+/// A worker started by hand beside the running one (or from a turn with the variables
+/// unset) ends without reading any mail: two workers on one inbox handled its mail twice and
+/// out of order (attacker QA). The mail is handled once, by the first worker.
+#[test]
+fn a_second_worker_of_a_teammate_ends_without_reading_mail() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    env.ok(&["send", "bob", "m0"]);
+    let replies = || -> Vec<String> {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["from"] == "bob" && m["text"].is_string())
+            .map(|m| m["text"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    wait_until("bob answers", T, || replies().len() == 1);
+    let pid = env.member("bob")["pid"].clone();
+    let mut second = env
+        .cmd(&["worker", "--id", "bob@alpha"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the second one waits for the first to end, mail goes on.
+    for i in 1..=5 {
+        env.ok(&["send", "bob", &format!("m{i}")]);
+    }
+    let mut code = None;
+    wait_until(
+        "the second worker gives up",
+        Duration::from_mins(1),
+        || {
+            code = second.try_wait().unwrap();
+            code.is_some()
+        },
+    );
+    let mut err = String::new();
+    std::io::Read::read_to_string(second.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(code.unwrap().code(), Some(1), "{err}");
+    assert!(err.contains("another worker of bob is running"), "{err}");
+    wait_until("bob answers all", T, || replies().len() >= 6);
+    let want: Vec<String> = (0..=5).map(|i| format!("m{i}")).collect();
+    assert_eq!(replies(), want, "each message handled once, in order");
+    assert_eq!(env.member("bob")["pid"], pid, "the first worker goes on");
 }
 
 /// Item 5: the worker answers the leader's newest shutdown request right after its current
