@@ -1,5 +1,6 @@
-//! Where a worker's turn output goes: the teammate's log file always, and the pane (the
-//! worker's stdout) when stdout is not that same log file.
+//! Where a worker's turn output goes: the teammate's log file always (as the agent wrote it),
+//! and the pane (the worker's stdout) when stdout is not that same log file, through
+//! `output::printable`: an agent's escape sequences would retitle or clear the pane.
 
 use std::fs::File;
 use std::io::Write;
@@ -11,13 +12,19 @@ use crate::store::fsutil::open_append;
 pub struct Sink {
     log: Option<File>,
     to_stdout: bool,
+    /// The start of a UTF-8 character whose rest has not been written yet (pane only).
+    carry: Vec<u8>,
 }
 
 impl Sink {
     pub fn open(log_path: &Path) -> Sink {
         let log = open_append(log_path).ok();
         let to_stdout = !stdout_is(log_path);
-        Sink { log, to_stdout }
+        Sink {
+            log,
+            to_stdout,
+            carry: Vec::new(),
+        }
     }
 
     /// Raw turn output.
@@ -26,8 +33,9 @@ impl Sink {
             let _ = f.write_all(bytes);
         }
         if self.to_stdout {
+            let shown = shown(&mut self.carry, bytes);
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
+            let _ = out.write_all(shown.as_bytes());
             let _ = out.flush();
         }
     }
@@ -39,6 +47,38 @@ impl Sink {
     }
 }
 
+/// `bytes` (after what `carry` kept) as the pane may show them: control characters escaped
+/// (`output::printable`), bytes that are not UTF-8 as U+FFFD; an incomplete character at the
+/// end is kept in `carry` for the next write, so a character split across writes stays whole.
+fn shown(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
+    carry.extend_from_slice(bytes);
+    let mut out = String::new();
+    loop {
+        match std::str::from_utf8(carry) {
+            Ok(s) => {
+                out.push_str(&crate::output::printable(s));
+                carry.clear();
+                return out;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                let head = std::str::from_utf8(&carry[..valid]).unwrap_or_default();
+                out.push_str(&crate::output::printable(head));
+                match e.error_len() {
+                    Some(bad) => {
+                        out.push(char::REPLACEMENT_CHARACTER);
+                        carry.drain(..valid + bad);
+                    }
+                    None => {
+                        carry.drain(..valid);
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn stdout_is(path: &Path) -> bool {
     let Ok(target) = std::fs::metadata(path) else {
         return false;
@@ -47,4 +87,24 @@ fn stdout_is(path: &Path) -> bool {
         return false;
     };
     out.dev() == target.dev() && out.ino() == target.ino()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pane_gets_escapes_as_text_and_split_characters_whole() {
+        let mut carry = Vec::new();
+        assert_eq!(
+            shown(&mut carry, b"\x1b]2;PWNED\x07\x1b[2J hi\n"),
+            "\\u{1b}]2;PWNED\\u{7}\\u{1b}[2J hi\n"
+        );
+        // "é" (C3 A9) and a one-character CSI U+009B (C2 9B) split across writes.
+        assert_eq!(shown(&mut carry, b"caf\xc3"), "caf");
+        assert_eq!(shown(&mut carry, b"\xa9 \xc2"), "\u{e9} ");
+        assert_eq!(shown(&mut carry, b"\x9b2J"), "\\u{9b}2J");
+        assert_eq!(shown(&mut carry, b"a\xffb"), "a\u{fffd}b");
+        assert!(carry.is_empty());
+    }
 }

@@ -241,14 +241,10 @@ fn a_second_worker_of_a_teammate_ends_without_reading_mail() {
         env.ok(&["send", "bob", &format!("m{i}")]);
     }
     let mut code = None;
-    wait_until(
-        "the second worker gives up",
-        Duration::from_mins(1),
-        || {
-            code = second.try_wait().unwrap();
-            code.is_some()
-        },
-    );
+    wait_until("the second worker gives up", Duration::from_mins(1), || {
+        code = second.try_wait().unwrap();
+        code.is_some()
+    });
     let mut err = String::new();
     std::io::Read::read_to_string(second.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(code.unwrap().code(), Some(1), "{err}");

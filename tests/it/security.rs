@@ -293,6 +293,39 @@ fn an_agents_terminal_escapes_are_shown_never_obeyed() {
     assert_inert("the leader console", &shown());
 }
 
+/// The worker's pane shows the agent's output as it runs: escapes there as text too, never
+/// obeyed (attacker QA: an agent retitled the pane, which carries the member's name, and
+/// cleared it). The log file keeps the bytes as the agent wrote them.
+#[test]
+fn an_agents_escapes_in_its_own_pane_are_shown_never_obeyed() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "sec-pane"]);
+    env.ok(&["spawn", "evil", "--exec", ATTACK]);
+    let pane = env.pane_of("sec-pane", "evil");
+    let title = env.pane_format(&pane, "#{pane_title}");
+    let asked = output(&env, &["ask", "evil", "hi", "--timeout", "20"]);
+    assert_inert("ask", &asked);
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-J", "-S", "-", "-t", &pane]);
+    wait_until("the reply in the pane", WAIT, || {
+        screen().contains("end-of-attack")
+    });
+    let shown = screen();
+    for seq in [
+        r"\u{1b}]52;c;aGk=",
+        r"\u{1b}]2;pwned",
+        r"\u{1b}[2J",
+        r"\u{9b}2J",
+    ] {
+        assert!(shown.contains(seq), "{seq} not shown as text: {shown}");
+    }
+    assert_eq!(env.pane_format(&pane, "#{pane_title}"), title);
+    let log = std::fs::read(env.team_dir("sec-pane").join("logs").join("evil.log")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&log).contains("\x1b]2;pwned\x07"),
+        "the log keeps the agent's bytes"
+    );
+}
+
 /// A file outside the home that a planted link points at, and its bytes.
 struct Victim {
     path: std::path::PathBuf,
