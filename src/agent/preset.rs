@@ -152,7 +152,18 @@ pub struct TurnArgs<'a> {
     pub extra: &'a [String],
 }
 
+/// The most of a message a preset that takes it as an argument (`MessageVia::Args`) is given
+/// there: Linux refuses any one argument over 128 KiB (`MAX_ARG_STRLEN`), with the flag and,
+/// on a first turn, the team prompt in the same argument. A longer message is cut to this,
+/// with a marker naming the file that holds it whole (the worker's `message_cut`).
+pub const ARG_ROOM: usize = 96 * 1024;
+
 impl Preset {
+    /// Whether a turn's message is a command-line argument (so at most `ARG_ROOM` of it fits).
+    pub fn message_in_args(&self) -> bool {
+        matches!(self.message, MessageVia::Args(_))
+    }
+
     /// Whether a turn needs the team's sessions directory.
     pub fn uses_sessions_dir(&self) -> bool {
         self.first_turn

@@ -568,6 +568,14 @@ impl Worker {
         let sessions_dir = self.store.local_dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
+        let cut;
+        let message = match preset {
+            Some(p) if p.message_in_args() && text.len() > agent::preset::ARG_ROOM => {
+                cut = self.message_cut(env, text)?;
+                cut.as_str()
+            }
+            _ => text,
+        };
         let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
             preset.map_or_else(Default::default, |p| {
                 p.turn(&agent::TurnArgs {
@@ -575,7 +583,7 @@ impl Worker {
                     turn,
                     model: model.as_deref(),
                     prompt,
-                    message: text,
+                    message,
                     home: &home,
                     sessions: &sessions,
                     extra: &agent_args,
@@ -770,6 +778,30 @@ impl Worker {
             .local_dir()
             .join("replies")
             .join(format!("{id}.txt"))
+    }
+
+    /// `text`, a message too long for an argument (gemini, aider), cut to
+    /// `agent::preset::ARG_ROOM` with a marker naming `messages/ID.txt` beside the replies,
+    /// which gets the whole text (0600, never through a link): every turn of such a message
+    /// failed with "Argument list too long" (attacker QA).
+    fn message_cut(&self, env: &Envelope, text: &str) -> Result<String> {
+        let replies = self.reply_file(env);
+        let dir = self.store.local_dir().join("messages");
+        let path = dir.join(replies.file_name().unwrap_or_default());
+        crate::store::fsutil::with_subdir(&dir, 1, || {
+            crate::store::fsutil::write_atomic(&path, text.as_bytes(), false)
+        })?;
+        let mut end = agent::preset::ARG_ROOM;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Ok(format!(
+            "{}\n[teamctl: message cut: {} of {} bytes not shown; the whole message is in {}]",
+            &text[..end],
+            text.len() - end,
+            text.len(),
+            path.display()
+        ))
     }
 
     /// Whether `sender`'s inbox, from byte `from` on, holds a message of ours in reply to `id`.

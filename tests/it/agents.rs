@@ -442,3 +442,48 @@ fn a_claude_teammate_whose_session_was_lost_starts_it_again() {
     assert_eq!(ask("two"), "turns=1");
     assert_eq!(ask("three"), "turns=2");
 }
+
+/// A message over what one argument can hold reaches a preset that takes it as an argument
+/// (gemini, aider), cut with a marker naming the file that has it whole: every turn of it
+/// failed with "Argument list too long", reported as gemini not being installed (attacker QA).
+#[test]
+fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
+    let mut env = TestEnv::new();
+    let bin = env.work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // A stand-in `gemini`: its reply is the length of its last argument and that argument's
+    // last line.
+    let fake = bin.join("gemini");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a; do last=$a; done\nprintf '%s\\n' \"${#last}\"\nprintf '%s\\n' \"$last\" | tail -n 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    env.ok(&["create", "big"]);
+    env.ok(&["spawn", "gem", "--backend", "process", "--agent", "gemini"]);
+    let text: String = (0..300_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let reply = env.ok_stdin(&["ask", "gem", "--timeout", "60"], &text);
+    let mut lines = reply.lines();
+    let len: usize = lines.next().unwrap().trim().parse().expect(&reply);
+    assert!(len < 128 * 1024, "{reply}");
+    let marker = lines.next().unwrap_or_default();
+    assert!(marker.starts_with("[teamctl: message cut: "), "{reply}");
+    let file = marker
+        .rsplit_once("the whole message is in ")
+        .unwrap()
+        .1
+        .trim_end_matches(']');
+    assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(file).unwrap().permissions());
+    assert_eq!(mode & 0o077, 0, "the whole message is private: {mode:o}");
+}
