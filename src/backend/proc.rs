@@ -78,9 +78,18 @@ fn same_home(value: &[u8]) -> bool {
             .is_some_and(|c| canonical(Path::new(std::ffi::OsStr::from_bytes(value))) == *c)
 }
 
-/// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home)?
+/// Whether `pid` runs as this process's user: a tag is checked on our own processes only, so
+/// teamctl run as root never signals another user's process that copied a worker's argv or an
+/// agent's environment (attacker QA).
+fn ours(pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}"))
+        .is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw())
+}
+
+/// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home, of our user)?
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
-    if !running(pid) {
+    if !running(pid) || !ours(pid) {
         return false;
     }
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -95,9 +104,10 @@ pub fn is_worker(pid: u32, agent_id: &str) -> bool {
             .any(|w| w[0] == b"--home" && same_home(w[1]))
 }
 
-/// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process)?
+/// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process of our
+/// user)?
 pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
-    if !running(pid) {
+    if !running(pid) || !ours(pid) {
         return false;
     }
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
@@ -289,5 +299,35 @@ mod tests {
         end_tagged(&id, Duration::from_secs(2));
         let _ = child.wait();
         assert!(!running(pid));
+    }
+
+    /// Run as root (as CI is), a process of another user that carries the same tag is not
+    /// ours: never found, never signalled. As another user, such a process cannot be made.
+    #[test]
+    fn another_users_process_with_our_tag_is_not_ours() {
+        use std::os::unix::process::CommandExt;
+        if !nix::unistd::geteuid().is_root() {
+            assert!(ours(std::process::id()));
+            return;
+        }
+        let id = format!("eve@proc-test-{}", std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env(crate::domain::env::AGENT_ID, &id)
+            .uid(65534)
+            .gid(65534)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(wait_for(Duration::from_secs(5), || {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep"))
+        }));
+        assert!(!ours(pid));
+        assert!(!is_agent_process(pid, &id));
+        assert!(tagged_processes(&id).is_empty());
+        end_tagged(&id, Duration::from_millis(100));
+        assert!(running(pid), "another user's process was ended");
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
