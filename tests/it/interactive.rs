@@ -77,6 +77,11 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     spawn_python(&env, "py");
     let out = env.ok(&["ask", "py", "6*7", "--timeout", "30"]);
     assert_eq!(out.trim(), "42");
+    // The team session's first pane is the leader's console, running as the leader (it got
+    // the interactive teammate's identity and died refusing it, new-user QA).
+    let dead = env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_dead}"]);
+    assert!(!dead.lines().any(|d| d == "1"), "a dead pane: {dead}");
+    assert_eq!(env.consoles().len(), 1, "the leader console runs");
     let pane = env.pane_of(&t, "py");
     let text = screen(&env, &pane);
     assert!(text.contains(">>> 6*7\n42\n>>> "), "{text}");

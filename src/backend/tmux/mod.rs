@@ -141,10 +141,12 @@ impl TmuxBackend {
         {
             return Ok(p);
         }
+        // The console is the leader's: none of the teammate's environment (an interactive
+        // teammate's names it, and `teamctl lead` inside a teammate's identity is refused).
         let console = Start {
             argv: &launch.console,
             cwd: start.cwd,
-            env: start.env,
+            env: &[],
         };
         let script = hook::tag_script(&agent_tag, team, &launch.color, launch.member.as_str());
         let tag = script.as_deref().map(|script| place::Tagging {
