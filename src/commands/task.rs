@@ -78,6 +78,7 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
             .as_deref()
             .map(|o| owner_name(&config, o))
             .transpose()?,
+        by: Some(me.clone()),
         hops: ctx.hops(),
     };
     let now = now_ms();
@@ -266,6 +267,7 @@ fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
         },
         blocked_by: parse_ids(&args.blocked_by)?,
         hops: None,
+        by: None,
     };
     if change == Change::default() {
         return Err(Error::bad(
@@ -278,6 +280,7 @@ fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
     if me.is_leader() {
         change.hops = Some(ctx.hops());
     }
+    change.by = Some(me.clone());
     let now = now_ms();
     let mut before = None;
     let mut after = None;
@@ -362,7 +365,7 @@ pub fn tell_owner(ctx: &Ctx, store: &dyn Store, me: &Name, task: &Task) -> Resul
 /// After `id` is completed: tell the owners of the tasks it was the last blocker of.
 fn tell_ready(ctx: &Ctx, store: &dyn Store, me: &Name, list: &TaskList, id: u64) -> Result<()> {
     for t in list.ready_after(id) {
-        tell_owner(ctx, store, me, &t)?;
+        tell_owner(ctx, store, t.assigner(me), &t)?;
     }
     Ok(())
 }

@@ -455,6 +455,7 @@ fn add_tasks(
             description: t.description.clone(),
             blocked_by,
             owner: t.owner.clone(),
+            by: Some(crate::domain::Name::leader()),
             hops: 0,
         };
         let task = list

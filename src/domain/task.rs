@@ -96,6 +96,12 @@ pub struct Task {
     /// What came of it: the agent's output, or why it failed.
     #[serde(default)]
     pub result: Option<String>,
+    /// Who gave the task its owner (`task add --owner`, `task update --owner`); absent when
+    /// nobody did or the owner claimed it. The assignment sent when its last blocker completes
+    /// comes from them, so the owner's result goes to them, not to whoever completed the
+    /// blocker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assigned_by: Option<Name>,
     /// The loop guard: a task added inside a turn carries that turn's hops + 1, and so do
     /// its assignment and the turn that runs it. Absent means 0.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -112,6 +118,15 @@ fn is_zero(n: &u32) -> bool {
 
 impl Task {
     /// The message a teammate gets when this task is given to it.
+    /// Who the assignment sent when this task's last blocker completes comes from: whoever
+    /// gave it its owner, unless that is the owner itself (or nobody): then `completer`.
+    pub fn assigner<'a>(&'a self, completer: &'a Name) -> &'a Name {
+        self.assigned_by
+            .as_ref()
+            .filter(|a| self.owner.as_ref() != Some(*a))
+            .unwrap_or(completer)
+    }
+
     pub fn assignment(&self) -> Body {
         Body::TaskAssignment {
             task_id: self.id,
@@ -190,6 +205,8 @@ pub struct NewTask {
     pub description: String,
     pub blocked_by: Vec<u64>,
     pub owner: Option<Name>,
+    /// Who adds it (recorded as `assigned_by` when it has an owner).
+    pub by: Option<Name>,
     /// The hops it is added at (the loop guard).
     pub hops: u32,
 }
@@ -204,6 +221,8 @@ pub struct Change {
     pub blocked_by: Vec<u64>,
     /// A new hop count (the leader taking the task over sets 0).
     pub hops: Option<u32>,
+    /// Who asks for the change (recorded as `assigned_by` when it sets an owner).
+    pub by: Option<Name>,
 }
 
 /// The whole list of one team (`tasks.json`).
@@ -285,6 +304,7 @@ impl TaskList {
             subject,
             description: new.description,
             status: TaskStatus::Pending,
+            assigned_by: new.owner.as_ref().and(new.by),
             owner: new.owner,
             blocked_by: blocked_by.clone(),
             blocks: Vec::new(),
@@ -367,6 +387,9 @@ impl TaskList {
         };
         let t = &mut self.tasks[i];
         t.status = TaskStatus::InProgress;
+        if t.owner.as_ref() != Some(by) {
+            t.assigned_by = None;
+        }
         t.owner = Some(by.clone());
         t.updated_at = now;
         Ok(Some(t.clone()))
@@ -420,6 +443,7 @@ impl TaskList {
         }
         if let Some(owner) = &change.owner {
             t.owner = owner.clone();
+            t.assigned_by = owner.as_ref().and(change.by.clone());
         }
         if let Some(hops) = change.hops {
             t.hops = hops;
@@ -477,6 +501,7 @@ impl TaskList {
             if t.owner.as_ref() == Some(name) && !t.status.is_finished() {
                 t.status = TaskStatus::Pending;
                 t.owner = None;
+                t.assigned_by = None;
                 t.updated_at = now;
                 released.push(t.id);
             }
@@ -783,11 +808,19 @@ mod tests {
                     owner: Some(Some(n("bob"))),
                     blocked_by: vec![1],
                     hops: None,
+                    by: Some(n("carol")),
                 },
                 9,
             )
             .unwrap();
         assert_eq!(t.status, TaskStatus::Failed);
+        assert_eq!(t.assigned_by, Some(n("carol")));
+        // The assignment sent when its blocker completes comes from carol, not the completer;
+        // one a teammate gave itself comes from the completer.
+        assert_eq!(t.assigner(&n("dave")), &n("carol"));
+        let mut own = t.clone();
+        own.assigned_by = Some(n("bob"));
+        assert_eq!(own.assigner(&n("dave")), &n("dave"));
         assert_eq!(t.owner, Some(n("bob")));
         assert_eq!(t.blocked_by, vec![2, 1]);
         assert_eq!(l.get(1).unwrap().blocks, vec![2, 3]);

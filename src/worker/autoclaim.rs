@@ -298,8 +298,16 @@ impl Worker {
                 }
                 for t in ready {
                     if let Some(owner) = t.owner.clone().filter(|o| !o.is_leader()) {
-                        // Errors are noted by `send`; the task stays assigned either way.
-                        let _ = self.send_hops(owner.as_str(), t.assignment(), t.hops);
+                        // From whoever assigned it, so the owner's result goes to them.
+                        let mut env =
+                            Envelope::new(t.assigner(&me).as_str(), owner.as_str(), t.assignment());
+                        env.hops = t.hops;
+                        if let Err(e) = self.deliver(&env) {
+                            self.sink.note(&format!(
+                                "could not tell {owner} task #{} is ready: {e}",
+                                t.id
+                            ));
+                        }
                     }
                 }
             }

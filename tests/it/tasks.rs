@@ -397,6 +397,60 @@ fn an_owner_gets_a_task_assignment_and_runs_it() {
     assert_eq!(task(&env, 4)["result"], "carol did it");
 }
 
+/// A task the leader gave bob, blocked by one an auto-claim teammate completes: bob's
+/// assignment comes from the leader, and so bob's result goes to the leader, not to the
+/// teammate that happened to complete the blocker (new-user QA: the reviewer's review went to
+/// the coder and cost it a model turn).
+#[test]
+fn an_unblocked_tasks_result_goes_to_whoever_assigned_it() {
+    let env = TestEnv::new();
+    env.ok(&["create", "unblock"]);
+    spawn(
+        &env,
+        "bob",
+        r#"echo "bob reviewed $TEAMCTL_TASK_ID""#,
+        false,
+    );
+    env.ok(&["task", "add", "build"]);
+    env.ok(&[
+        "task",
+        "add",
+        "review",
+        "--owner",
+        "bob",
+        "--blocked-by",
+        "1",
+    ]);
+    spawn(&env, "alice", "echo built", true);
+    wait_until("bob to complete task 2", LONG, || {
+        task(&env, 2)["status"] == "completed"
+    });
+    assert_eq!(task(&env, 1)["owner"], "alice");
+    assert_eq!(task(&env, 2)["assignedBy"], "team-lead");
+    let from_bob = |inbox: &str| -> Vec<String> {
+        env.inbox("unblock", inbox)
+            .iter()
+            .filter(|m| m["from"] == "bob" && m["type"] == "message")
+            .map(|m| m["text"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    wait_until("bob's result reaches the leader", LONG, || {
+        from_bob("team-lead")
+            .iter()
+            .any(|t| t.contains("bob reviewed 2"))
+    });
+    let assignments: Vec<Value> = env
+        .inbox("unblock", "bob")
+        .into_iter()
+        .filter(|m| m["type"] == "task_assignment")
+        .collect();
+    assert!(
+        assignments.iter().all(|a| a["from"] == "team-lead"),
+        "{assignments:?}"
+    );
+    assert!(from_bob("alice").is_empty(), "{:?}", from_bob("alice"));
+}
+
 #[test]
 fn shutdown_hands_back_assigned_tasks_and_a_crashed_worker_takes_its_task_up_again() {
     let env = TestEnv::new();
