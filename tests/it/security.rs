@@ -212,8 +212,8 @@ fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
 }
 
 /// An agent's reply full of terminal escapes reaches the leader through `ask`, `inbox`, `log`,
-/// `plan list` and the leader console as visible text, never as control bytes; `ask --raw`
-/// gives the bytes unchanged.
+/// `plan list`, `task show`/`task list` and the leader console as visible text, never as
+/// control bytes; `ask --raw` gives the bytes unchanged.
 #[test]
 fn an_agents_terminal_escapes_are_shown_never_obeyed() {
     use std::io::Write;
@@ -282,6 +282,14 @@ fn an_agents_terminal_escapes_are_shown_never_obeyed() {
             .contains("end-of-attack")
     });
     assert_inert("plan list", &output(&env, &["plan", "list"]));
+
+    // A task whose description and result an agent wrote: `task show` and `task list`.
+    let attack = "A\x1b]52;c;aGk=\x07B\x1b]2;pwned\x07C\x1b[2JD\u{9b}2JE\rF end-of-attack";
+    env.ok(&["--as", "evil", "task", "add", "from evil", "-d", attack]);
+    env.ok(&["--as", "evil", "task", "claim", "1"]);
+    env.ok(&["--as", "evil", "task", "done", "1", "--result", attack]);
+    assert_inert("task show", &output(&env, &["task", "show", "1"]));
+    assert_inert("task list", &output(&env, &["task", "list"]));
 
     wait_until("the plan on the console", WAIT, || {
         String::from_utf8_lossy(&shown()).contains("asks to approve a plan")
