@@ -352,7 +352,8 @@ fn refuses_link(env: &TestEnv, args: &[&str], link: &std::path::Path) {
 }
 
 /// Links planted at the files a command writes: inbox log, inbox lock, cursor, team file,
-/// team lock, task list. Each write fails clearly and the file the link points at keeps its
+/// team lock, task list; and at the directories: an inbox, its cursors, `state`, the team
+/// directory, `teams/`. Each write fails clearly and the file the link points at keeps its
 /// bytes (a dangling link's target is never created).
 #[test]
 fn links_planted_at_state_files_are_never_written_through() {
@@ -459,6 +460,28 @@ fn links_planted_at_state_files_are_never_written_through() {
     std::os::unix::fs::symlink(&victim_dir, &state).unwrap();
     refuses_link(&env, &["status"], &state);
     assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+    std::fs::remove_file(&state).unwrap();
+    std::fs::rename(env.work.path().join("state-saved"), &state).unwrap();
+
+    // The team directory, or `teams/` itself, replaced by a link to a copy elsewhere: a send
+    // would write the record there.
+    let teams = dir.parent().unwrap().to_path_buf();
+    for real in [dir.clone(), teams] {
+        let moved = env.work.path().join("moved");
+        std::fs::rename(&real, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &real).unwrap();
+        let before = crate::common::snapshot(&moved);
+        refuses_link(&env, &["send", "bob", "through the link"], &real);
+        assert_eq!(
+            crate::common::snapshot(&moved),
+            before,
+            "{}",
+            real.display()
+        );
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&moved, &real).unwrap();
+    }
+    env.ok(&["status"]);
 }
 
 /// Links planted where a worker writes: its log (process backend) and its live state.
