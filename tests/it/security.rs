@@ -100,6 +100,8 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     b_is_whole(&b, t, &names, &b_panes, "resume in home A");
     let report = a.run(&["doctor", "--fix"]);
     b_is_whole(&b, t, &names, &b_panes, "doctor --fix in home A");
+    a.ok(&["shutdown", "y"]);
+    b_is_whole(&b, t, &names, &b_panes, "shutdown in home A");
     assert!(
         b.pane_format(&z_pane, "#{pane_id}").is_some(),
         "home A's doctor closed home B's dead pane"
@@ -134,6 +136,38 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
         "home A's own session is gone"
     );
     b.ok(&["delete", "--force"]);
+}
+
+/// Two homes each run the demo (team `demo`, the same teammate names) on one tmux server:
+/// `demo --stop` in home A ends A's demo only; B's panes and workers run on.
+#[test]
+fn demo_stop_in_one_home_leaves_another_homes_demo_running() {
+    let a = TestEnv::with_tmux();
+    let b = second_home(&a);
+    a.ok(&["demo"]);
+    b.ok(&["demo"]);
+    let names = ["planner", "coder", "reviewer"];
+    let b_panes: Vec<String> = names.iter().map(|n| b.pane_of("demo", n)).collect();
+    let b_pids: Vec<u32> = names
+        .iter()
+        .map(|n| b.recorded("demo", n)["pid"].as_u64().unwrap() as u32)
+        .collect();
+    a.ok(&["demo", "--stop"]);
+    assert!(!a.team_dir("demo").exists(), "home A's demo is gone");
+    for ((n, pane), pid) in names.iter().zip(&b_panes).zip(&b_pids) {
+        let state = b.pane_format(pane, "#{pane_dead} #{@teamctl-agent}");
+        assert_eq!(
+            state,
+            Some(format!("0 {}", b.tag(&format!("{n}@demo")))),
+            "home A's demo --stop touched home B's pane {pane} of {n}"
+        );
+        assert!(
+            teamctl::backend::proc::running(*pid),
+            "home A's demo --stop ended home B's worker {n} (pid {pid})"
+        );
+        assert_ne!(b.member_status(n), "dead", "{n}");
+    }
+    b.ok(&["demo", "--stop"]);
 }
 
 /// After a tmux server restart pane ids start again: home B's new pane gets the id home A
