@@ -58,7 +58,7 @@ fn attack_script(env: &TestEnv, tries: &[(&str, &str)]) -> String {
 }
 
 /// Item 4 and 5: inside mallory's turn, every way of acting as the leader (or as the victim)
-/// is refused with exit 2; the victim keeps waiting for the leader's approval, alive.
+/// is refused with exit 2 (looking at the leader's mail with `--peek` is not); the victim keeps waiting for the leader's approval, alive.
 #[test]
 fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
     let env = TestEnv::new();
@@ -128,6 +128,8 @@ fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
             format!("teamctl --home {} status", other_home.display()),
         ),
         ("read-leaders-mail", "teamctl inbox team-lead".into()),
+        // Looking without marking is allowed.
+        ("peek-leaders-mail", "teamctl inbox team-lead --peek".into()),
     ];
     let tries: Vec<(&str, &str)> = tries.iter().map(|(n, c)| (*n, c.as_str())).collect();
     let script = attack_script(&env, &tries);
@@ -154,6 +156,10 @@ fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
     assert_eq!(got.len(), tries.len(), "{got:?}");
     let err = std::fs::read_to_string(env.work.path().join("attempts.err")).unwrap_or_default();
     for (name, code) in &got {
+        if name == "peek-leaders-mail" {
+            assert_eq!(*code, 0, "{name}: {got:?}\n{err}");
+            continue;
+        }
         assert_eq!(
             *code, 2,
             "{name} was not refused with exit 2: {got:?}\n{err}"
@@ -162,7 +168,7 @@ fn a_teammates_agent_cannot_act_as_the_leader_or_anyone_else() {
     assert!(err.contains("inside mallory@alpha's turn"), "{err}");
     // Each refused for what it tried, not for something else (a missing team, a bad path):
     // the identity guard, or the protocol rule a forged message breaks.
-    for (name, _) in &got {
+    for (name, _) in got.iter().filter(|(n, _)| n != "peek-leaders-mail") {
         let said = std::fs::read_to_string(env.work.path().join(format!("err-{name}")))
             .unwrap_or_default();
         let why = match name.as_str() {
