@@ -225,6 +225,37 @@ mod tests {
         assert_eq!(got[0].id, m.id);
     }
 
+    /// `log -f` runs for as long as the user likes: the ids it keeps (to show a broadcast's
+    /// copies once) stay within the bound whatever the number of messages (issue 12 item 7).
+    #[test]
+    fn a_bounded_follower_keeps_at_most_its_bound_of_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        let config = store.load().unwrap();
+        let lead = Name::leader();
+        let mut f = Follower::default();
+        f.bound(3);
+        for i in 0..20 {
+            let m = Envelope::new(
+                "team-lead",
+                "team-lead",
+                Body::message(format!("{i}"), None),
+            );
+            store.append(&lead, &m).unwrap();
+            let got = f.poll(&*store, &config).unwrap();
+            assert_eq!(got.len(), 1, "message {i}");
+            assert_eq!(got[0].id, m.id);
+            assert!(
+                f.seen.len() <= 3 && f.order.len() <= 3,
+                "{} ids kept",
+                f.seen.len()
+            );
+        }
+    }
+
     #[test]
     fn messages_of_one_millisecond_keep_their_order_in_the_inbox() {
         let dir = tempfile::tempdir().unwrap();

@@ -86,6 +86,8 @@ fn turns_reply(req: &Value) -> Reply {
 fn a_claude_teammate_remembers_across_turns_kill_and_resume() {
     let model = FakeModel::start(turns_reply);
     let (t, _cc) = claude_team(&model);
+    // The user's own prompt, and flags for `claude` after `--` (issue 12 item 2): here one
+    // that takes a tool away, which the model's requests show.
     t.ok(&[
         "spawn",
         "bob",
@@ -93,6 +95,11 @@ fn a_claude_teammate_remembers_across_turns_kill_and_resume() {
         "claude",
         "--model",
         "claude-test-1",
+        "--prompt",
+        "Review the auth module.",
+        "--",
+        "--disallowedTools",
+        "WebFetch",
     ]);
     let ask = |q: &str| {
         t.ok(&["ask", "bob", q, "--timeout", "60"])
@@ -123,15 +130,28 @@ fn a_claude_teammate_remembers_across_turns_kill_and_resume() {
     t.ok(&["kill", "bob"]);
     t.ok(&["resume", "bob"]);
     assert_eq!(ask("four"), "turns=4");
-    // Every conversation request went to the model asked for, with the team prompt.
+    // Every conversation request went to the model asked for, with the team prompt and the
+    // user's, and without the tool the extra flags took away (also after the resume).
     let reqs = model.conversation_requests();
     assert!(reqs.len() >= 4, "{}", reqs.len());
     for r in &reqs {
         assert_eq!(r["model"], "claude-test-1");
+        let system = r["system"].to_string();
+        assert!(system.contains("You are bob"), "no team prompt in {system}");
         assert!(
-            r["system"].to_string().contains("You are bob"),
-            "no team prompt in {}",
-            r["system"]
+            system.contains("Review the auth module."),
+            "no --prompt in {system}"
+        );
+        let tools: Vec<&str> = r["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(tools.contains(&"Bash"), "{tools:?}");
+        assert!(
+            !tools.contains(&"WebFetch"),
+            "the flags after -- did not reach claude: {tools:?}"
         );
     }
 }

@@ -392,8 +392,36 @@ fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
     );
     env.env.push(("PATH".into(), path));
     let t = team(&env, name);
+    // The user's own settings, which teamctl must never edit (its hooks go in a file of its
+    // own, given with --settings).
+    for (path, _) in user_settings(&env, &cc) {
+        if path.file_name().is_some_and(|n| n != "settings.json") {
+            continue;
+        }
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, USER_SETTINGS).unwrap();
+    }
     env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
     (env, cc, t)
+}
+
+const USER_SETTINGS: &str = "{\"cleanupPeriodDays\": 99}\n";
+
+/// Claude Code's settings files of the user (in HOME) and of the project (the teammate's
+/// directory), with what they hold now.
+fn user_settings(env: &TestEnv, cc: &Claude) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+    [
+        cc.home.path().join(".claude/settings.json"),
+        cc.home.path().join(".claude/settings.local.json"),
+        env.work.path().join(".claude/settings.json"),
+        env.work.path().join(".claude/settings.local.json"),
+    ]
+    .into_iter()
+    .map(|p| {
+        let bytes = std::fs::read(&p).ok();
+        (p, bytes)
+    })
+    .collect()
 }
 
 /// Whether a Claude Code transcript under `home` (`.claude/projects/*/*.jsonl`) holds `text`.
@@ -419,7 +447,7 @@ fn asked(model: &FakeModel, line: &str) -> Vec<serde_json::Value> {
 #[test]
 fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
     let model = FakeModel::start(script);
-    let (env, _cc, t) = claude_team(&model, "it-cc-one");
+    let (env, cc, t) = claude_team(&model, "it-cc-one");
     let out = env.ok(&["ask", "bob", "hello there", "--timeout", "60"]);
     assert_eq!(out.trim(), "got: hello there");
     let reqs = asked(&model, "hello there");
@@ -446,6 +474,21 @@ fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
     let req = &asked(&model, "line 60 of a long paste")[0];
     assert_eq!(fake_model::user_turns(req), 3);
     assert!(fake_model::last_user_text(req).contains("line 1 of a long paste\nline 2 of"));
+    // The hooks worked with none of them in the user's or the project's settings (Claude Code
+    // itself may add to the user's: it moved `autoUpdates: false` there as an env entry).
+    for (path, bytes) in user_settings(&env, &cc) {
+        let text = String::from_utf8_lossy(bytes.as_deref().unwrap_or_default()).into_owned();
+        let planted = path.file_name().is_some_and(|n| n == "settings.json");
+        assert_eq!(bytes.is_some(), planted, "{}: {text}", path.display());
+        assert!(
+            !text.contains("hooks") && !text.contains("teamctl"),
+            "teamctl wrote into {}: {text}",
+            path.display()
+        );
+        if planted {
+            assert!(text.contains("\"cleanupPeriodDays\": 99"), "{text}");
+        }
+    }
 }
 
 #[test]

@@ -808,6 +808,24 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
     wait_until("ghost idle", LONG, || env.member_status("ghost") == "idle");
     std::fs::remove_dir_all(env.team_dir("lc-gone")).unwrap();
     assert!(alive(ghost));
+    // The worker sees its directory go (inotify), lets the removal settle, finds the team
+    // gone and makes nothing again. Its log is still open: read it through /proc. (Past the
+    // inotify limit it waits on a doorbell and sees nothing, so there is nothing to check.)
+    let holds_inotify = std::fs::read_dir(format!("/proc/{ghost}/fd")).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"))
+        })
+    });
+    if holds_inotify {
+        wait_until("ghost to find its team gone", LONG, || {
+            std::fs::read_to_string(format!("/proc/{ghost}/fd/1"))
+                .is_ok_and(|l| l.contains("the team directory is gone"))
+        });
+        assert!(
+            !env.team_dir("lc-gone").exists(),
+            "the worker made its team directory again"
+        );
+    }
 
     // A stale worktree (no member) and a stopped teammate's kept worktree.
     switch_to(&env, "lc-main");

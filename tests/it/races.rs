@@ -359,6 +359,46 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
     t.ok(&["delete", "--force"]);
 }
 
+/// Item 10 past the inotify instance limit (simulated: `TEAMCTL_NO_INOTIFY`), where a worker
+/// waits on a doorbell and cannot see the removal itself: the next send makes the directory
+/// again (0700) and rings, and the worker handles the mail. (The test above needs an inotify
+/// instance for its first half; on a machine whose limit is spent it fails there.)
+#[test]
+fn a_removed_inbox_directory_under_a_doorbell_worker_is_made_again_by_the_next_send() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestEnv::new();
+    t.ok(&["create", "r10d"]);
+    let handled = t.work.path().join("bob.handled");
+    let out = t
+        .cmd(&[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--exec",
+            &recorder(&handled),
+        ])
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let dir = t.team_dir("r10d").join("inboxes/bob");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for round in ["one", "two"] {
+        std::fs::remove_dir_all(&dir).unwrap();
+        let id = sent_id(&t.ok(&["--json", "send", "bob", round]));
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("cursors")), 0o700);
+        wait_until(&format!("bob to handle message {round}"), LONG, || {
+            lines(&handled).contains(&id)
+        });
+        wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    }
+    assert_eq!(lines(&handled).len(), 2, "{:?}", lines(&handled));
+    t.ok(&["delete", "--force"]);
+}
+
 /// The id `send --json` printed.
 fn sent_id(out: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();

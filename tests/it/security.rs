@@ -100,6 +100,8 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
     b_is_whole(&b, t, &names, &b_panes, "resume in home A");
     let report = a.run(&["doctor", "--fix"]);
     b_is_whole(&b, t, &names, &b_panes, "doctor --fix in home A");
+    a.ok(&["shutdown", "y"]);
+    b_is_whole(&b, t, &names, &b_panes, "shutdown in home A");
     assert!(
         b.pane_format(&z_pane, "#{pane_id}").is_some(),
         "home A's doctor closed home B's dead pane"
@@ -134,6 +136,38 @@ fn two_homes_with_one_team_name_on_one_server_never_touch_each_other() {
         "home A's own session is gone"
     );
     b.ok(&["delete", "--force"]);
+}
+
+/// Two homes each run the demo (team `demo`, the same teammate names) on one tmux server:
+/// `demo --stop` in home A ends A's demo only; B's panes and workers run on.
+#[test]
+fn demo_stop_in_one_home_leaves_another_homes_demo_running() {
+    let a = TestEnv::with_tmux();
+    let b = second_home(&a);
+    a.ok(&["demo"]);
+    b.ok(&["demo"]);
+    let names = ["planner", "coder", "reviewer"];
+    let b_panes: Vec<String> = names.iter().map(|n| b.pane_of("demo", n)).collect();
+    let b_pids: Vec<u32> = names
+        .iter()
+        .map(|n| b.recorded("demo", n)["pid"].as_u64().unwrap() as u32)
+        .collect();
+    a.ok(&["demo", "--stop"]);
+    assert!(!a.team_dir("demo").exists(), "home A's demo is gone");
+    for ((n, pane), pid) in names.iter().zip(&b_panes).zip(&b_pids) {
+        let state = b.pane_format(pane, "#{pane_dead} #{@teamctl-agent}");
+        assert_eq!(
+            state,
+            Some(format!("0 {}", b.tag(&format!("{n}@demo")))),
+            "home A's demo --stop touched home B's pane {pane} of {n}"
+        );
+        assert!(
+            teamctl::backend::proc::running(*pid),
+            "home A's demo --stop ended home B's worker {n} (pid {pid})"
+        );
+        assert_ne!(b.member_status(n), "dead", "{n}");
+    }
+    b.ok(&["demo", "--stop"]);
 }
 
 /// After a tmux server restart pane ids start again: home B's new pane gets the id home A
@@ -212,8 +246,8 @@ fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
 }
 
 /// An agent's reply full of terminal escapes reaches the leader through `ask`, `inbox`, `log`,
-/// `plan list` and the leader console as visible text, never as control bytes; `ask --raw`
-/// gives the bytes unchanged.
+/// `plan list`, `task show`/`task list` and the leader console as visible text, never as
+/// control bytes; `ask --raw` gives the bytes unchanged.
 #[test]
 fn an_agents_terminal_escapes_are_shown_never_obeyed() {
     use std::io::Write;
@@ -282,6 +316,14 @@ fn an_agents_terminal_escapes_are_shown_never_obeyed() {
             .contains("end-of-attack")
     });
     assert_inert("plan list", &output(&env, &["plan", "list"]));
+
+    // A task whose description and result an agent wrote: `task show` and `task list`.
+    let attack = "A\x1b]52;c;aGk=\x07B\x1b]2;pwned\x07C\x1b[2JD\u{9b}2JE\rF end-of-attack";
+    env.ok(&["--as", "evil", "task", "add", "from evil", "-d", attack]);
+    env.ok(&["--as", "evil", "task", "claim", "1"]);
+    env.ok(&["--as", "evil", "task", "done", "1", "--result", attack]);
+    assert_inert("task show", &output(&env, &["task", "show", "1"]));
+    assert_inert("task list", &output(&env, &["task", "list"]));
 
     wait_until("the plan on the console", WAIT, || {
         String::from_utf8_lossy(&shown()).contains("asks to approve a plan")
@@ -377,7 +419,8 @@ fn refuses_link(env: &TestEnv, args: &[&str], link: &std::path::Path) {
 }
 
 /// Links planted at the files a command writes: inbox log, inbox lock, cursor, team file,
-/// team lock, task list. Each write fails clearly and the file the link points at keeps its
+/// team lock, task list; and at the directories: an inbox, its cursors, `state`, the team
+/// directory, `teams/`. Each write fails clearly and the file the link points at keeps its
 /// bytes (a dangling link's target is never created).
 #[test]
 fn links_planted_at_state_files_are_never_written_through() {
@@ -484,6 +527,28 @@ fn links_planted_at_state_files_are_never_written_through() {
     std::os::unix::fs::symlink(&victim_dir, &state).unwrap();
     refuses_link(&env, &["status"], &state);
     assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+    std::fs::remove_file(&state).unwrap();
+    std::fs::rename(env.work.path().join("state-saved"), &state).unwrap();
+
+    // The team directory, or `teams/` itself, replaced by a link to a copy elsewhere: a send
+    // would write the record there.
+    let teams = dir.parent().unwrap().to_path_buf();
+    for real in [dir.clone(), teams] {
+        let moved = env.work.path().join("moved");
+        std::fs::rename(&real, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &real).unwrap();
+        let before = crate::common::snapshot(&moved);
+        refuses_link(&env, &["send", "bob", "through the link"], &real);
+        assert_eq!(
+            crate::common::snapshot(&moved),
+            before,
+            "{}",
+            real.display()
+        );
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&moved, &real).unwrap();
+    }
+    env.ok(&["status"]);
 }
 
 /// Links planted where a worker writes: its log (process backend) and its live state.

@@ -748,6 +748,11 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&bash("teamctl kill b")), ["bea", "bob"]);
     assert_eq!(sorted(&bash("teamctl task done ''")), ["1"]);
     assert_eq!(sorted(&bash("teamctl --color n")), ["never"]);
+    // Values only, no file names (the repository's files would show here).
+    let colours = [
+        "always", "auto", "blue", "cyan", "green", "magenta", "never", "red", "white", "yellow",
+    ];
+    assert_eq!(sorted(&bash("teamctl --color ''")), colours);
     assert_eq!(sorted(&bash("teamctl sta")), ["status"]);
     let zsh = |words: &str, current: usize| {
         shell_in(
@@ -760,6 +765,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     };
     assert_eq!(sorted(&zsh("teamctl kill ''", 3)), ["bea", "bob"]);
     assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1"]);
+    assert_eq!(sorted(&zsh("teamctl --color ''", 3)), colours);
     let fish = |line: &str| {
         shell_in(
             &env,
@@ -770,6 +776,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&fish("teamctl wait b")), ["bea", "bob"]);
     assert_eq!(sorted(&fish("teamctl task done ")), ["1"]);
     assert_eq!(sorted(&fish("teamctl --color bl")), ["blue"]);
+    assert_eq!(sorted(&fish("teamctl --color ")), colours);
     assert_eq!(sorted(&fish("teamctl stat")), ["status"]);
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
