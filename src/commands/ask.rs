@@ -42,10 +42,13 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     env.hops = ctx.hops();
     bus::recipients(&config, &env)?;
     let bell = SyncBell::default();
-    // Watch our inbox before sending: the reply cannot slip past.
-    let _sub = store.subscribe_brief(&[Topic::Inbox(me.clone())], bell.bell())?;
+    // Watch our inbox before sending: the reply cannot slip past. Live states too: a turn
+    // that ends without output sends nothing, and its worker going idle says so.
+    let _sub = store.subscribe_brief(&[Topic::Inbox(me.clone()), Topic::Live], bell.bell())?;
     let mut pos = store.inbox_end(&me)?;
+    let theirs = store.inbox_end(&target)?;
     bus::deliver(&*store, &config, &env)?;
+    let handled_at = end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
     crate::leader::wake(
         &ctx.home,
@@ -56,6 +59,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;
+    let mut handled = false;
     loop {
         for e in store.read(&me, pos, 256)? {
             pos = e.end;
@@ -71,6 +75,15 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             {
                 return print_reply(ctx, &target, &reply, text, args.raw);
             }
+        }
+        if last_look && handled {
+            // Handled, and nothing came back: the turn printed nothing (a failed turn sends
+            // its failure notice, which `print_reply` makes an error).
+            eprintln!("teamctl: {target}'s turn for the message ended without output");
+            if ctx.json {
+                ctx.print_json(&serde_json::Value::Null);
+            }
+            return Ok(());
         }
         if last_look {
             // A member of another host is resumed there (or moved here with `--here`).
@@ -98,6 +111,15 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         // Nobody will answer a teammate that stopped or died, or a team that was deleted:
         // say so now rather than at the timeout.
+        // The worker moves its cursor past a message once it is handled, answer sent: past
+        // ours with no answer read, one more look, then there is none to wait for.
+        if let Some(end) = handled_at
+            && store.cursor(&target, crate::worker::READER)? >= end
+        {
+            handled = true;
+            last_look = true;
+            continue;
+        }
         if !store.exists() {
             return Err(Error::failed(format!(
                 "team {} was deleted while waiting for {target}'s reply",
@@ -112,6 +134,28 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             continue;
         }
         bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
+    }
+}
+
+/// Where the message `id` ends in `inbox`, looking from `from` (where the inbox ended just
+/// before it was sent); `None` when it is not found there.
+fn end_of(
+    store: &dyn crate::store::Store,
+    inbox: &Name,
+    mut from: crate::store::Position,
+    id: &str,
+) -> Result<Option<crate::store::Position>> {
+    loop {
+        let batch = store.read(inbox, from, 64)?;
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        for e in batch {
+            from = e.end;
+            if matches!(&e.item, Item::Message(m) if m.id == id) {
+                return Ok(Some(e.end));
+            }
+        }
     }
 }
 

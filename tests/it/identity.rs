@@ -286,6 +286,29 @@ fn a_second_worker_of_a_teammate_ends_without_reading_mail() {
     assert_eq!(env.member("bob")["pid"], pid, "the first worker goes on");
 }
 
+/// A turn that succeeds and prints nothing sends no reply: `ask` returns once the message is
+/// handled (exit 0, nothing on stdout, a note on stderr) instead of waiting out its timeout
+/// (new-user QA: 300 s for `--exec true`). A failing silent turn is still an error.
+#[test]
+fn ask_returns_when_a_silent_turn_ends() {
+    let env = TestEnv::new();
+    team_with(&env, &[("quiet", "true"), ("broken", "exit 3")]);
+    let out = env.run(&["ask", "quiet", "anything?", "--timeout", "120"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(out.stdout.is_empty(), "{:?}", out.stdout);
+    assert!(err.contains("ended without output"), "{err}");
+    let json = env.ok(&["--json", "ask", "quiet", "again?", "--timeout", "120"]);
+    assert_eq!(json.trim(), "null");
+    let out = env.run(&["ask", "broken", "x", "--timeout", "120"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("broken's turn failed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Item 5: the worker answers the leader's newest shutdown request right after its current
 /// turn, although a forged request and an older leader request are queued ahead of it.
 #[test]
