@@ -1611,7 +1611,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini aider" -- "${cur}"))
                     return 0
                     ;;
                 --prompt)

@@ -132,7 +132,10 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill 
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent -d 'Run a known agent CLI for each message, in one remembered session: claude, codex, gemini or aider (see docs/RECIPES.md)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent -d 'Run a known agent CLI for each message, in one remembered session: claude, codex, gemini or aider (see docs/RECIPES.md)' -r -f -a "claude\t''
+codex\t''
+gemini\t''
+aider\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt -d 'The teammate\'s standing instructions (given to each turn as $TEAMCTL_PROMPT)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l backend -d 'Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)' -r -f -a "auto\t''
 tmux\t''

@@ -106,6 +106,34 @@ impl clap::builder::TypedValueParser for ColorValues {
     }
 }
 
+/// `--agent`'s values for completion: the preset table's names. Any text is accepted here;
+/// `spawn` says which presets there are.
+#[derive(Clone)]
+struct AgentValues;
+
+impl clap::builder::TypedValueParser for AgentValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::agent::preset::names()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
 impl GlobalArgs {
     /// The options, each one not given taken from its variable.
     pub fn resolve(self) -> Global {
@@ -251,7 +279,7 @@ pub struct SpawnArgs {
     pub exec: Option<String>,
     /// Run a known agent CLI for each message, in one remembered session: claude, codex,
     /// gemini or aider (see docs/RECIPES.md)
-    #[arg(long, value_name = "CLI")]
+    #[arg(long, value_name = "CLI", hide_possible_values = true, value_parser = AgentValues)]
     pub agent: Option<String>,
     /// With --agent: more arguments for the agent CLI (after `--`)
     #[arg(last = true, value_name = "EXTRA", requires = "agent")]

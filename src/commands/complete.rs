@@ -22,6 +22,8 @@ enum Want {
     /// `send`'s recipient: every member or `*`.
     Recipients,
     Tasks,
+    /// Tasks not finished (`task claim`, `task done`).
+    OpenTasks,
     Teams,
     Colors,
     Kinds,
@@ -97,7 +99,8 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
             0,
         )
         | (["wait"], _) => Some(Want::Teammates),
-        (["task", "show" | "claim" | "update" | "done"], 0) => Some(Want::Tasks),
+        (["task", "show" | "update"], 0) => Some(Want::Tasks),
+        (["task", "claim" | "done"], 0) => Some(Want::OpenTasks),
         _ => None,
     }
 }
@@ -169,11 +172,16 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     let Ok(store) = home.resolve(team.as_deref()) else {
         return Vec::new();
     };
-    if want == Want::Tasks {
+    if matches!(want, Want::Tasks | Want::OpenTasks) {
         let Ok(list) = store.load_tasks() else {
             return Vec::new();
         };
-        return list.tasks.iter().map(|t| t.id.to_string()).collect();
+        return list
+            .tasks
+            .iter()
+            .filter(|t| want == Want::Tasks || !t.status.is_finished())
+            .map(|t| t.id.to_string())
+            .collect();
     }
     let Ok(config) = store.load() else {
         return Vec::new();
@@ -211,7 +219,9 @@ mod tests {
         assert_eq!(want("wait a b "), Some(Want::Teammates));
         assert_eq!(want("plan approve "), Some(Want::Teammates));
         assert_eq!(want("plan "), None);
-        assert_eq!(want("task done "), Some(Want::Tasks));
+        assert_eq!(want("task done "), Some(Want::OpenTasks));
+        assert_eq!(want("task claim "), Some(Want::OpenTasks));
+        assert_eq!(want("task show "), Some(Want::Tasks));
         assert_eq!(want("task add x --blocked-by "), Some(Want::Tasks));
         assert_eq!(want("task update 1 --owner "), Some(Want::Teammates));
         assert_eq!(want("log --from "), Some(Want::Members));

@@ -736,6 +736,9 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         env.ok(&["spawn", n, "--backend", "process", "--exec", "cat"]);
     }
     env.ok(&["task", "add", "one"]);
+    // A completed task is offered to `show`, not to `done` or `claim` (new-user QA).
+    env.ok(&["task", "add", "finished"]);
+    env.ok(&["task", "done", "2"]);
     let bash = |words: &str| {
         shell_in(
             &env,
@@ -754,6 +757,10 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     ];
     assert_eq!(sorted(&bash("teamctl --color ''")), colours);
     assert_eq!(sorted(&bash("teamctl sta")), ["status"]);
+    assert_eq!(sorted(&bash("teamctl task show ''")), ["1", "2"]);
+    assert_eq!(sorted(&bash("teamctl task claim ''")), ["1"]);
+    let agents = ["aider", "claude", "codex", "gemini"];
+    assert_eq!(sorted(&bash("teamctl spawn x --agent ''")), agents);
     let zsh = |words: &str, current: usize| {
         shell_in(
             &env,
@@ -764,7 +771,8 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         )
     };
     assert_eq!(sorted(&zsh("teamctl kill ''", 3)), ["bea", "bob"]);
-    assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1"]);
+    assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1", "2"]);
+    assert_eq!(sorted(&zsh("teamctl task done ''", 4)), ["1"]);
     assert_eq!(sorted(&zsh("teamctl --color ''", 3)), colours);
     let fish = |line: &str| {
         shell_in(
@@ -778,6 +786,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&fish("teamctl --color bl")), ["blue"]);
     assert_eq!(sorted(&fish("teamctl --color ")), colours);
     assert_eq!(sorted(&fish("teamctl stat")), ["status"]);
+    assert_eq!(sorted(&fish("teamctl spawn x --agent ")), agents);
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
 }
