@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
         return Ok(());
     }
     let store = ctx.store()?;
-    delete_team(ctx, &*store, args)
+    delete_team(ctx, &*store, args, "teamctl delete --force")
 }
 
 /// `delete --leave`: this home stops taking part in a team kept on a NATS server (its pointer
@@ -136,7 +136,8 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
 }
 
 /// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).
-pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()> {
+/// `forced`: the command that forces it, for the hints (`teamctl delete --force`, or `down`'s).
+pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str) -> Result<()> {
     let config = match store.load() {
         Ok(c) => c,
         // The damaged-file error points here: `--force` must then work without the file.
@@ -156,7 +157,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "uncommitted changes in {}; commit them (the branches are kept) or use `teamctl delete --force`",
+                "uncommitted changes in {}; commit them (the branches are kept) or use `{forced}`",
                 dirty.join(", ")
             )));
         }
@@ -177,7 +178,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs) -> Result<()
             // Kept: sends and resumes work again.
             set_mark(store, false)?;
             return Err(crate::Error::failed(format!(
-                "{e}; the team is kept (use `teamctl delete --force` to kill)"
+                "{e}; the team is kept (use `{forced}` to kill)"
             )));
         }
     }

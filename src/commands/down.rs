@@ -27,5 +27,5 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
         return Ok(());
     }
     let store = ctx.home.open(team)?;
-    super::delete::delete_team(ctx, &*store, &args.delete)
+    super::delete::delete_team(ctx, &*store, &args.delete, "teamctl down --force")
 }

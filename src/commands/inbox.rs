@@ -68,7 +68,10 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
             None => format!("no unread messages for {who}"),
         };
         if idle_skipped > 0 {
-            eprintln!("{what} ({idle_skipped} idle notifications; `--type {IDLE}` shows them)");
+            eprintln!(
+                "{what} ({idle_skipped} idle notification{}; `--type {IDLE}` shows them)",
+                plural(idle_skipped)
+            );
         } else {
             eprintln!("{what}");
         }
@@ -77,7 +80,10 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
             println!("{}", ctx.paint.message(&config, env));
         }
         if idle_skipped > 0 {
-            eprintln!("({idle_skipped} idle notifications left out; `--type {IDLE}` shows them)");
+            eprintln!(
+                "({idle_skipped} idle notification{} left out; `--type {IDLE}` shows them)",
+                plural(idle_skipped)
+            );
         }
     }
     // A filtered look (`--type`) marks nothing read: what it left out stays unread.
@@ -85,4 +91,8 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         store.set_cursor(&who, READER, pos)?;
     }
     Ok(())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

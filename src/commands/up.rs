@@ -477,7 +477,7 @@ fn team_settings(store: &dyn Store, file: &TeamFile) -> Result<Vec<String>> {
             config.description, file.description
         ));
     }
-    if file.max_hops.is_some() && config.max_hops != file.max_hops {
+    if file.max_hops.is_some_and(|h| h != config.max_hops()) {
         changes.push(format!(
             "max-hops: {} → {}",
             config.max_hops(),

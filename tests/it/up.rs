@@ -20,6 +20,7 @@ fn team_file(team: &str, backend: &str, bob_exec: &str) -> String {
         r#"# made by tests/it/up.rs
 name = "{team}"
 description = "made by up"
+max-hops = 10
 
 [[member]]
 name = "alice"
@@ -105,6 +106,8 @@ fn comes_up_and_again_changes_nothing(backend: &str, team: &str) {
         out.contains("alice spawned") && out.contains("bob spawned"),
         "{out}"
     );
+    // The default hop limit, declared, is no change (it printed `max-hops: 10 → 10`).
+    assert!(!out.contains("max-hops"), "{out}");
     assert_eq!(ask(&env, "alice", "hi"), "alice got: hi");
     assert_eq!(ask(&env, "bob", "yo"), "bob got: yo");
     let cfg = config(&env, team);
