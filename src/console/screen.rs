@@ -56,7 +56,14 @@ impl Screen {
     fn layout(&mut self) {
         if let Some((rows, _)) = self.size {
             let area = usize::from(rows - 2);
-            let mut buf = format!("\x1b[1;{}r\x1b[2J\x1b[H", rows - 2);
+            // Each row erased on its own (EL), not the screen (ED): tmux keeps a cleared
+            // screen in the pane's history, so every resize added a copy of the whole console
+            // to the scrollback.
+            let mut buf = format!("\x1b[1;{}r", rows - 2);
+            for row in 1..=rows {
+                buf.push_str(&format!("\x1b[{row};1H\x1b[2K"));
+            }
+            buf.push_str("\x1b[H");
             let skip = self.shown.len().saturating_sub(area);
             let lines: Vec<&str> = self.shown.iter().skip(skip).map(String::as_str).collect();
             buf.push_str(&lines.join("\r\n"));

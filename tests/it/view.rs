@@ -198,6 +198,20 @@ fn console_in_a_tmux_pane_shows_mail_and_sends_typed_lines() {
     wait_until("bob's message on the console", WAIT, || {
         screen().contains("bob: hello from bob")
     });
+    // A resize redraws the console without pushing a copy of it into the pane's history
+    // (new-user QA: each resize added the header and every message to the scrollback).
+    let everything = || env.tmux_ok(&["capture-pane", "-p", "-S", "-", "-t", "console"]);
+    // Growing: a pane that shrinks pushes its top rows into history whatever is drawn.
+    for size in ["160x44", "170x48", "180x52"] {
+        let (x, y) = size.split_once('x').unwrap();
+        env.tmux_ok(&["resize-window", "-t", "console", "-x", x, "-y", y]);
+        wait_until("the console redrawn at the new size", WAIT, || {
+            screen().contains("bob: hello from bob")
+                && screen().lines().count() == y.parse::<usize>().unwrap()
+        });
+    }
+    let all = everything();
+    assert_eq!(all.matches("bob: hello from bob").count(), 1, "{all}");
     // The console keeps its own cursor (it may run unwatched in a team session): the message
     // is still unread for `teamctl inbox`.
     let unread: serde_json::Value =
