@@ -3,8 +3,8 @@
 //! reads the hook's JSON object on stdin and records the event for the teammate's companion,
 //! which wakes on it. The teammate is the one in the environment the pane was started with.
 //!
-//! Only a teammate driven by hooks records events (anyone else: refused, exit 2, nothing
-//! written; nothing would read them). A Stop must hold up: the agent's model can run
+//! Only an interactive teammate records events (anyone else: refused, exit 2, nothing
+//! written; no companion would read them). A Stop must hold up: the agent's model can run
 //! `teamctl hook stop` from its Bash tool (`Bash(teamctl:*)` is allowed), which would end the
 //! turn early and drop the real reply. A real Stop names the teammate's own session and its
 //! transcript, and comes when the turn has ended; a Bash-tool call runs while the
@@ -41,9 +41,9 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<()> {
     let store = ctx.store()?;
     let config = store.load()?;
     let member = config.require(me.as_str())?;
-    if !member.interactive.as_ref().is_some_and(|i| i.uses_hooks()) {
+    if member.interactive.is_none() {
         return Err(Error::bad(format!(
-            "{me} is not an interactive teammate driven by hooks (spawn --agent claude --interactive); `teamctl hook` is run by such a teammate's agent only"
+            "{me} is not an interactive teammate (spawn --interactive); `teamctl hook` is run by such a teammate's agent only"
         )));
     }
     if let Err(e) = record(&*store, member, args) {

@@ -790,22 +790,18 @@ fn a_one_line_compound_statement_runs() {
     assert_eq!(out.trim(), "0\n1");
 }
 
-/// `teamctl hook` for a teammate that is not driven by hooks: refused, nothing written.
+/// `teamctl hook` for a teammate that is not interactive (no companion reads its events):
+/// refused, nothing written.
 #[test]
-fn a_hook_for_a_teammate_without_hooks_is_refused() {
-    let env = TestEnv::with_tmux();
+fn a_hook_for_a_teammate_that_is_not_interactive_is_refused() {
+    let env = TestEnv::new();
     let t = team(&env, "it-hook-not");
     env.ok(&["spawn", "plain", "--exec", "cat"]);
-    spawn_python(&env, "py");
-    for who in ["plain", "py"] {
-        let out = env.run_stdin(&["--as", who, "hook", "stop"], "{}");
-        assert_eq!(out.status.code(), Some(2), "{who}");
-        assert!(
-            !env.team_dir(&t)
-                .join(format!("interactive/{who}.events"))
-                .exists()
-        );
+    for event in ["stop", "user-prompt-submit", "notification"] {
+        let out = env.run_stdin(&["--as", "plain", "hook", event], "{}");
+        assert_eq!(out.status.code(), Some(2), "{event}: {out:?}");
     }
+    assert!(!env.team_dir(&t).join("interactive/plain.events").exists());
 }
 
 /// `"disableAllHooks": true` in the project's settings turns teamctl's hooks off too: spawn
