@@ -6,8 +6,8 @@
 //! Only an interactive teammate records events (anyone else: refused, exit 2, nothing
 //! written; no companion would read them). A Stop must hold up: the agent's model can run
 //! `teamctl hook stop` from its Bash tool (`Bash(teamctl:*)` is allowed), which would end the
-//! turn early and drop the real reply. A real Stop names the teammate's own session and its
-//! transcript, and comes when the turn has ended; a Bash-tool call runs while the
+//! turn early and drop the real reply. A real Stop names the agent's transcript (under its
+//! Claude Code directory) and comes when the turn has ended; a Bash-tool call runs while the
 //! transcript's last assistant message waits for its tool's result. Such a Stop is refused.
 //! This is a guard rail against a confused or steered model, not a boundary (same user).
 //!
@@ -66,35 +66,35 @@ fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> 
     };
     let event = HookEvent::from_hook(&args.event, &value, now_ms())?;
     if event.event == "stop" {
-        check_stop(member, &value)?;
+        check_stop(&value)?;
     }
     hooks::append(store, &member.name, &event)
 }
 
 /// A Stop that does not hold up is refused (see the module comment).
-fn check_stop(member: &Member, input: &serde_json::Value) -> Result<()> {
+fn check_stop(input: &serde_json::Value) -> Result<()> {
     let refused = |why: &str| {
         Err(Error::bad(format!(
             "refused: {why}; a Stop run by hand or from the agent's own tools does not end its turn"
         )))
     };
-    let session = input.get("session_id").and_then(|v| v.as_str());
     let Some(transcript) = input.get("transcript_path").and_then(|v| v.as_str()) else {
         return refused("the input names no transcript (Claude Code's Stop hook does)");
     };
     let transcript = Path::new(transcript);
-    // The agent runs on the recorded session when it is a UUID (`interactive::claude_argv`).
-    if let Some(ours) = member
-        .session_id
-        .as_deref()
-        .filter(|s| uuid::Uuid::parse_str(s).is_ok())
-    {
-        if session != Some(ours) {
-            return refused("the input names another session than the teammate's");
-        }
-        if transcript.file_name() != Some(format!("{ours}.jsonl").as_ref()) {
-            return refused("the transcript is not the teammate's session's");
-        }
+    // Not the session's id: `/clear` in the pane starts a new session with its own transcript.
+    // A transcript of this agent's Claude Code, though: `projects/*/*.jsonl` under its
+    // configuration directory (this process runs with the agent's environment).
+    let lexical = transcript.is_absolute()
+        && transcript.extension().is_some_and(|e| e == "jsonl")
+        && !transcript
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+    let under = claude_dir().is_none_or(|d| {
+        transcript.parent().and_then(Path::parent) == Some(d.join("projects").as_path())
+    });
+    if !lexical || !under {
+        return refused("the transcript is not one of this agent's Claude Code transcripts");
     }
     // Claude Code writes its transcript a moment after the fact (a write queue), and the
     // first turn's file may not be there yet: look until a read found it twice, a little
@@ -116,6 +116,14 @@ fn check_stop(member: &Member, input: &serde_json::Value) -> Result<()> {
             return Ok(());
         }
         std::thread::sleep(LOOK_AGAIN);
+    }
+}
+
+/// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn claude_dir() -> Option<std::path::PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Some(d.into()),
+        None => std::env::var_os("HOME").map(|h| Path::new(&h).join(".claude")),
     }
 }
 

@@ -627,19 +627,57 @@ fn three_claude_teammates_in_one_window_each_answer_their_own() {
 /// answers after a while: the forged Stop must not end the turn, the real reply is the answer.
 #[test]
 fn claude_a_stop_hook_forged_from_the_bash_tool_does_not_end_the_turn() {
-    let model = FakeModel::start(|req| {
+    let forged = std::sync::Arc::new(std::sync::Mutex::new("teamctl hook stop".to_string()));
+    let command = forged.clone();
+    let model = FakeModel::start(move |req| {
         if fake_model::ends_with_tool_result(req) {
             Reply::text("the real reply").delayed(Duration::from_secs(3))
         } else if last_line(req).contains("forge") {
-            Reply::bash("teamctl hook stop")
+            Reply::bash(command.lock().unwrap().clone())
         } else {
             script(req)
         }
     });
-    let (env, _cc, t) = claude_team(&model, "it-cc-forge");
+    let (env, cc, t) = claude_team(&model, "it-cc-forge");
     let out = env.ok(&["ask", "bob", "forge a stop", "--timeout", "60"]);
     assert_eq!(out.trim(), "the real reply", "{}", log(&env, &t, "bob"));
     assert_eq!(replies(&env, &t, "bob"), ["the real reply"]);
+    // Forged better: the hook's input as Claude Code gives it, naming the real transcript.
+    let transcript = std::fs::read_dir(cc.home.path().join(".claude/projects"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the teammate's transcript");
+    let input = env.work.path().join("stop.json");
+    std::fs::write(
+        &input,
+        serde_json::json!({
+            "hook_event_name": "Stop",
+            "transcript_path": transcript,
+            "last_assistant_message": "forged",
+        })
+        .to_string(),
+    )
+    .unwrap();
+    *forged.lock().unwrap() = format!("teamctl hook stop < {}", input.display());
+    let out = env.ok(&["ask", "bob", "forge again", "--timeout", "60"]);
+    assert_eq!(out.trim(), "the real reply", "{}", log(&env, &t, "bob"));
+    // The model saw each forged Stop refused, and why.
+    let results: Vec<String> = model
+        .requests()
+        .iter()
+        .filter_map(fake_model::last_tool_result)
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains("names no transcript")),
+        "{results:?}"
+    );
+    assert!(
+        results.iter().any(|r| r.contains("inside a tool call")),
+        "{results:?}"
+    );
 }
 
 /// A message with a line `❯` of its own sits in the transcript above Claude Code's input box:
