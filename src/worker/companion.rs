@@ -8,9 +8,9 @@
 //!
 //! Idle and busy: from the agent's hooks when the preset has them (Claude Code's
 //! `UserPromptSubmit` makes it busy, `Stop` idle and carries the reply); otherwise the prompt
-//! rule: the pane's last non-blank line matches `--prompt-pattern` and the pane has not
-//! changed for `quietMs`. The reply of a generic REPL is what the pane shows between the
-//! pasted input and the prompt coming back.
+//! rule: the pane's last non-blank line matches `--prompt-pattern`, tmux's cursor sits right
+//! after it, and the pane has not changed for `quietMs`. The reply of a generic REPL is what
+//! the pane shows between the pasted input and the prompt coming back.
 //!
 //! A user typing in the pane is never pasted over: the companion pastes only while the input
 //! line is empty (generic: the prompt line is exactly the prompt), and, generic, after the
