@@ -185,7 +185,8 @@ impl Ctx {
     /// The hop count of a message sent now (the loop guard): inside a turn, the handled
     /// message's hops + 1 (the worker sets `$TEAMCTL_HOPS`); inside an interactive agent's
     /// pane (a turn without `$TEAMCTL_HOPS`), the hops of the turn its companion delivered,
-    /// from the member's live state (one small file read) + 1; outside any turn, 0.
+    /// from the member's live state (one small file read) + 1, and once that turn has ended,
+    /// the hops of the last message delivered into the pane + 1; outside any turn, 0.
     pub fn hops(&self) -> u32 {
         if let Some(h) = std::env::var(env::HOPS)
             .ok()
@@ -199,12 +200,17 @@ impl Ctx {
         let Ok(store) = self.home.handle(&turn.team) else {
             return 0;
         };
-        store
+        let current = store
             .live(&turn.name)
             .ok()
             .flatten()
             .and_then(|live| live.current_turn)
-            .map_or(0, |t| t.hops.saturating_add(1))
+            .map(|t| t.hops);
+        // After the delivered turn ended (a timer in the agent's pane, a background job):
+        // still that turn's consequence.
+        current
+            .or_else(|| crate::store::hooks::last_hops(&*store, &turn.name))
+            .map_or(0, |h| h.saturating_add(1))
     }
 
     /// Only the leader may run leader-only commands.

@@ -37,6 +37,15 @@ pub fn start(
     launch.fill = config.tmux_fill.clone();
     let env_file = crate::store::envfile::path(store, &member.name);
     let recorded = crate::store::envfile::load(&env_file)?;
+    if rule.uses_hooks()
+        && let Some(file) = hooks_disabled_by(Path::new(&member.cwd), recorded.as_deref())
+    {
+        eprintln!(
+            "teamctl: warning: {} sets \"disableAllHooks\": true, which also turns off teamctl's hooks: {}'s turns will not be seen to end (each runs into its turn timeout, 600 s by default). Remove that setting for this directory, or run the teammate in another --cwd.",
+            file.display(),
+            member.name
+        );
+    }
     let argv = agent_argv(
         home.root(),
         store,
@@ -202,7 +211,8 @@ fn claude_argv(
         teammates: &mates,
         instructions: member.prompt.as_deref(),
     }
-    .render();
+    .render()
+        + crate::domain::interactive::FRAMING_NOTE;
     let home = home.display().to_string();
     let sessions = store.local_dir().join("sessions").display().to_string();
     let turn = if claude_session_exists(&session, recorded) {
@@ -253,6 +263,45 @@ fn claude_session_exists(session: &str, recorded: Option<&[crate::store::envfile
         .any(|project| project.path().join(&file).is_file())
 }
 
+/// The first Claude Code settings file that turns every hook off (`"disableAllHooks": true`),
+/// teamctl's too, for an agent running in `cwd` with the environment `recorded` (else this
+/// process's): the project's `.claude/settings.json` and `.claude/settings.local.json`, the
+/// user's `settings.json` (under `CLAUDE_CONFIG_DIR`, else `~/.claude`) and the machine's
+/// managed settings. Such a teammate never reports a turn's end.
+pub fn hooks_disabled_by(
+    cwd: &Path,
+    recorded: Option<&[crate::store::envfile::Var]>,
+) -> Option<PathBuf> {
+    let var = |k: &str| match recorded {
+        Some(vars) => vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+        None => std::env::var_os(k),
+    };
+    let user = match var("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Some(PathBuf::from(d)),
+        None => var("HOME").map(|h| PathBuf::from(h).join(".claude")),
+    };
+    let files = [
+        Some(cwd.join(".claude/settings.json")),
+        Some(cwd.join(".claude/settings.local.json")),
+        user.map(|u| u.join("settings.json")),
+        Some(PathBuf::from("/etc/claude-code/managed-settings.json")),
+    ];
+    files.into_iter().flatten().find(|f| disables_hooks(f))
+}
+
+fn disables_hooks(file: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(file) else {
+        return false;
+    };
+    let mut bytes = Vec::new();
+    if f.take(1024 * 1024).read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .is_ok_and(|v| v.get("disableAllHooks") == Some(&serde_json::Value::Bool(true)))
+}
+
 /// The agent's environment: who it is (the process tag, and what `teamctl` inside it acts
 /// as) and teamctl first on `PATH`.
 fn agent_env(home: &Path, store: &dyn Store, member: &Member, bin: &Path) -> Vec<(String, String)> {
@@ -276,6 +325,24 @@ fn agent_env(home: &Path, store: &dyn Store, member: &Member, bin: &Path) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_that_turn_hooks_off_are_found() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let agent = vec![("HOME".into(), home.path().as_os_str().to_owned())];
+        assert_eq!(hooks_disabled_by(cwd.path(), Some(&agent)), None);
+        std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+        let user = home.path().join(".claude/settings.json");
+        std::fs::write(&user, r#"{"disableAllHooks": false}"#).unwrap();
+        assert_eq!(hooks_disabled_by(cwd.path(), Some(&agent)), None);
+        std::fs::write(&user, r#"{"disableAllHooks": true}"#).unwrap();
+        assert_eq!(hooks_disabled_by(cwd.path(), Some(&agent)), Some(user));
+        std::fs::create_dir_all(cwd.path().join(".claude")).unwrap();
+        let local = cwd.path().join(".claude/settings.local.json");
+        std::fs::write(&local, r#"{"disableAllHooks": true, "x": 1}"#).unwrap();
+        assert_eq!(hooks_disabled_by(cwd.path(), Some(&agent)), Some(local));
+    }
 
     #[test]
     fn a_claude_session_is_looked_up_under_the_agents_home_not_ours() {

@@ -3,34 +3,56 @@
 //! reads the hook's JSON object on stdin and records the event for the teammate's companion,
 //! which wakes on it. The teammate is the one in the environment the pane was started with.
 //!
-//! It never fails the agent's turn: whatever goes wrong is one line on stderr and exit 0
-//! (Claude Code takes a hook's exit status 2 as "block", and would feed the error to the
-//! model).
+//! Only an interactive teammate records events (anyone else: refused, exit 2, nothing
+//! written; no companion would read them). A Stop must hold up: the agent's model can run
+//! `teamctl hook stop` from its Bash tool (`Bash(teamctl:*)` is allowed), which would end the
+//! turn early and drop the real reply. A real Stop names the agent's transcript (under its
+//! Claude Code directory) and comes when the turn has ended; a Bash-tool call runs while the
+//! transcript's last assistant message waits for its tool's result. Such a Stop is refused.
+//! This is a guard rail against a confused or steered model, not a boundary (same user).
+//!
+//! Otherwise it never fails the agent's turn: whatever goes wrong is one line on stderr and
+//! exit 0 (Claude Code takes a hook's exit status 2 as "block", and would feed the error to
+//! the model).
 
-use std::io::Read;
+use std::io::{Read, Seek};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::cli::HookArgs;
 use crate::context::Ctx;
-use crate::domain::interactive::HookEvent;
+use crate::domain::Member;
+use crate::domain::interactive::{HookEvent, tool_use_pending};
 use crate::domain::time::now_ms;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::store::hooks;
 
 /// The most of the hook's stdin read (a Stop event carries the turn's last message).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
+/// The most of the transcript's end read to see whether a tool call is pending.
+const TRANSCRIPT_TAIL: u64 = 2 * 1024 * 1024;
+/// How long a Stop waits for Claude Code's transcript to catch up, at most.
+const SETTLE: Duration = Duration::from_secs(1);
+/// The pause between two looks at the transcript.
+const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
-#[allow(
-    clippy::unnecessary_wraps,
-    reason = "every command's run has the dispatcher's signature"
-)]
 pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<()> {
-    if let Err(e) = record(ctx, args) {
+    let me = ctx.me()?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let member = config.require(me.as_str())?;
+    if member.interactive.is_none() {
+        return Err(Error::bad(format!(
+            "{me} is not an interactive teammate (spawn --interactive); `teamctl hook` is run by such a teammate's agent only"
+        )));
+    }
+    if let Err(e) = record(&*store, member, args) {
         eprintln!("teamctl hook {}: {e}", args.event);
     }
     Ok(())
 }
 
-fn record(ctx: &Ctx, args: &HookArgs) -> Result<()> {
+fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT)
@@ -43,8 +65,82 @@ fn record(ctx: &Ctx, args: &HookArgs) -> Result<()> {
             .map_err(|e| Error::bad(format!("the hook's input is not JSON: {e}")))?
     };
     let event = HookEvent::from_hook(&args.event, &value, now_ms())?;
-    let me = ctx.me()?;
-    let store = ctx.store()?;
-    store.load()?.require(me.as_str())?;
-    hooks::append(&*store, &me, &event)
+    if event.event == "stop" {
+        check_stop(&value)?;
+    }
+    hooks::append(store, &member.name, &event)
+}
+
+/// A Stop that does not hold up is refused (see the module comment).
+fn check_stop(input: &serde_json::Value) -> Result<()> {
+    let refused = |why: &str| {
+        Err(Error::bad(format!(
+            "refused: {why}; a Stop run by hand or from the agent's own tools does not end its turn"
+        )))
+    };
+    let Some(transcript) = input.get("transcript_path").and_then(|v| v.as_str()) else {
+        return refused("the input names no transcript (Claude Code's Stop hook does)");
+    };
+    let transcript = Path::new(transcript);
+    // Not the session's id: `/clear` in the pane starts a new session with its own transcript.
+    // A transcript of this agent's Claude Code, though: `projects/*/*.jsonl` under its
+    // configuration directory (this process runs with the agent's environment).
+    let lexical = transcript.is_absolute()
+        && transcript.extension().is_some_and(|e| e == "jsonl")
+        && !transcript
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+    let under = claude_dir().is_none_or(|d| {
+        transcript.parent().and_then(Path::parent) == Some(d.join("projects").as_path())
+    });
+    if !lexical || !under {
+        return refused("the transcript is not one of this agent's Claude Code transcripts");
+    }
+    // Claude Code writes its transcript a moment after the fact (a write queue), and the
+    // first turn's file may not be there yet: look until a read found it twice, a little
+    // apart, with no tool call pending, or until `SETTLE` has passed.
+    let deadline = Instant::now() + SETTLE;
+    let mut clear = 0;
+    loop {
+        match tail(transcript) {
+            Ok(text) if tool_use_pending(&text) => {
+                return refused(
+                    "the agent is inside a tool call (its transcript waits for the result)",
+                );
+            }
+            Ok(_) => clear += 1,
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+        if clear >= 2 || Instant::now() >= deadline {
+            return Ok(());
+        }
+        std::thread::sleep(LOOK_AGAIN);
+    }
+}
+
+/// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn claude_dir() -> Option<std::path::PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Some(d.into()),
+        None => std::env::var_os("HOME").map(|h| Path::new(&h).join(".claude")),
+    }
+}
+
+/// The last `TRANSCRIPT_TAIL` bytes of the transcript, never through a link.
+fn tail(path: &Path) -> Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .at(path)?;
+    let len = f.metadata().at(path)?.len();
+    f.seek(std::io::SeekFrom::Start(
+        len.saturating_sub(TRANSCRIPT_TAIL),
+    ))
+    .at(path)?;
+    let mut bytes = Vec::new();
+    f.take(TRANSCRIPT_TAIL).read_to_end(&mut bytes).at(path)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -228,6 +228,33 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             let status = leader::effective_status_with(m, live.as_ref(), &seen);
             let unread = || leader::unread(&*store, &m.name, crate::worker::READER);
             let resume = format!("`teamctl resume --team {} {}`", cfg.name, m.name);
+            if m.interactive.as_ref().is_some_and(|i| i.uses_hooks())
+                && status.is_running()
+                && let Some(file) = crate::interactive::hooks_disabled_by(
+                    Path::new(&m.cwd),
+                    crate::store::envfile::load(&crate::store::envfile::path(&*store, &m.name))
+                        .ok()
+                        .flatten()
+                        .as_deref(),
+                )
+            {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "{}@{} is an interactive Claude Code teammate, but {} sets \"disableAllHooks\": true: its turns are not seen to end (each runs into its turn timeout)",
+                            m.name,
+                            cfg.name,
+                            file.display()
+                        ),
+                    )
+                    .hint(format!(
+                        "remove that setting, then `teamctl kill --team {0} {1}` and {resume}",
+                        cfg.name, m.name
+                    )),
+                );
+            }
             match status {
                 Status::Dead => {
                     let n = unread();

@@ -1,7 +1,9 @@
 //! An interactive teammate's files under the team directory (`interactive/`): the hook events
 //! its agent reported (`NAME.events`, JSON lines appended by `teamctl hook` under a lock and
 //! taken, then emptied, by the companion) and the settings file that installs those hooks
-//! (`NAME.settings.json`, 0600). The user's own settings files are never touched. Recording an
+//! (`NAME.settings.json`, 0600), and the hop count of the last message its companion delivered
+//! (`NAME.hops`, the loop guard of a send from the pane after that turn ended). The user's own
+//! settings files are never touched. Recording an
 //! event rings the teammate's hook doorbells (`bells/hooks-NAME`): its companion's wake past the
 //! inotify instance limit.
 
@@ -78,6 +80,26 @@ pub fn take(store: &dyn Store, name: &Name) -> Result<Vec<HookEvent>> {
 /// Forget events left from an earlier run (a new agent starts with none).
 pub fn clear(store: &dyn Store, name: &Name) {
     let _ = take(store, name);
+}
+
+fn hops_path(store: &dyn Store, name: &Name) -> PathBuf {
+    dir(store).join(format!("{name}.hops"))
+}
+
+/// Record the hops of the message just delivered into `name`'s pane. A `teamctl send` from
+/// the pane once that turn has ended (a timer, a background job, the user) is still its
+/// consequence: it goes out at these hops + 1, so two panes that keep messaging each other
+/// that way meet the loop guard too.
+pub fn set_last_hops(store: &dyn Store, name: &Name, hops: u32) -> Result<()> {
+    let d = dir(store);
+    ensure_dir_levels(&d, 1)?;
+    write_atomic(&hops_path(store, name), hops.to_string().as_bytes(), false)
+}
+
+/// The hops of the last message delivered into `name`'s pane, if one was.
+pub fn last_hops(store: &dyn Store, name: &Name) -> Option<u32> {
+    let text = super::fsutil::read_to_string(&hops_path(store, name)).ok()?;
+    text.trim().parse().ok()
 }
 
 /// Write the settings file that makes Claude Code run `teamctl hook EVENT` on each hook

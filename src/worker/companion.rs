@@ -8,9 +8,9 @@
 //!
 //! Idle and busy: from the agent's hooks when the preset has them (Claude Code's
 //! `UserPromptSubmit` makes it busy, `Stop` idle and carries the reply); otherwise the prompt
-//! rule: the pane's last non-blank line matches `--prompt-pattern` and the pane has not
-//! changed for `quietMs`. The reply of a generic REPL is what the pane shows between the
-//! pasted input and the prompt coming back.
+//! rule: the pane's last non-blank line matches `--prompt-pattern`, tmux's cursor sits right
+//! after it, and the pane has not changed for `quietMs`. The reply of a generic REPL is what
+//! the pane shows between the pasted input and the prompt coming back.
 //!
 //! A user typing in the pane is never pasted over: the companion pastes only while the input
 //! line is empty (generic: the prompt line is exactly the prompt), and, generic, after the
@@ -23,7 +23,9 @@ use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
-use crate::domain::interactive::{Interactive, claude_input_line, reply_from};
+use crate::domain::interactive::{
+    Interactive, claude_input_line, continuation_prompt, frame, frame_header, reply_cut, reply_from,
+};
 use crate::domain::{Envelope, Status};
 use crate::error::Result;
 use crate::store::hooks;
@@ -53,7 +55,24 @@ struct Look {
     /// The cursor's line counting history (`history_size + cursor_y`).
     line: i64,
     history: i64,
+    /// How many lines of history the pane keeps (`history-limit`).
+    limit: i64,
+    /// The cursor on the visible screen (`cursor_x`, `cursor_y`).
+    cursor: Option<(usize, usize)>,
     screen: String,
+}
+
+/// Why the agent cannot take a paste now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Readiness {
+    Ready,
+    /// The hooks say a turn runs.
+    Busy,
+    /// The screen still changes.
+    Moving,
+    /// Quiet, but the input line is not the empty prompt (text typed in the pane, or the
+    /// agent still works without a sound).
+    Typed,
 }
 
 /// What the wait before a paste came to.
@@ -88,6 +107,8 @@ impl Companion {
             gone: true,
             line: 0,
             history: 0,
+            limit: 0,
+            cursor: None,
             screen: String::new(),
         };
         let Ok(out) = self.tmux.run(&cmds) else {
@@ -101,14 +122,16 @@ impl Companion {
         if !state.is_some_and(|s| !s.dead && s.tag == ours) {
             return gone;
         }
-        let (history, y) = parts
-            .next()
-            .and_then(|l| argv::parse_cursor(l, &self.pane))
-            .unwrap_or((0, 0));
+        let at = parts.next().and_then(|l| argv::parse_cursor(l, &self.pane));
+        let [history, y, _, limit] = at.unwrap_or_default();
         Look {
             gone: false,
             line: history + y,
             history,
+            limit,
+            cursor: at.and_then(|[_, y, x, _]| {
+                Some((usize::try_from(x).ok()?, usize::try_from(y).ok()?))
+            }),
             screen: parts.next().unwrap_or("").to_string(),
         }
     }
@@ -131,10 +154,22 @@ impl Companion {
 
     /// Idle with an empty input line and a quiet screen, by the preset's rule.
     fn ready(&mut self, look: &Look) -> bool {
+        self.readiness(look) == Readiness::Ready
+    }
+
+    /// What stands between the agent and the next paste, if anything.
+    fn readiness(&mut self, look: &Look) -> Readiness {
         // Always looked at: the quiet clock runs from the last change.
         let quiet = self.quiet(&look.screen);
-        let idle = !self.rule.uses_hooks() || !self.busy;
-        idle && quiet && self.rule.input_free(&look.screen)
+        if self.rule.uses_hooks() && self.busy {
+            Readiness::Busy
+        } else if !quiet {
+            Readiness::Moving
+        } else if !self.rule.input_free(&look.screen, look.cursor) {
+            Readiness::Typed
+        } else {
+            Readiness::Ready
+        }
     }
 
     /// Paste `text` as one bracketed paste through a private buffer (Enter is pressed by
@@ -215,7 +250,7 @@ impl Companion {
                 }
             } else if cleared {
                 return;
-            } else if self.rule.input_free(&look.screen) {
+            } else if self.rule.input_free(&look.screen, look.cursor) {
                 let since = *free_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= Duration::from_secs(1) {
                     return;
@@ -225,11 +260,28 @@ impl Companion {
         }
     }
 
-    /// The generic reply: the pane from line `from` (counting history) to the bottom.
-    fn reply_since(&self, from: i64, look: &Look, input_lines: usize) -> String {
+    /// The generic reply: the pane from line `from` (counting history) to the bottom, the
+    /// first of them echoing `first` (the input's first line). Once the history is full,
+    /// lines counted from its top move: when the echo is no longer where it was, the reply's
+    /// start has scrolled out of the pane's history, and what is left comes with a marker.
+    fn reply_since(&self, from: i64, look: &Look, input_lines: usize, first: &str) -> String {
         let start = from - look.history;
-        match self.tmux.run(&[argv::capture_from(&self.pane, start)]) {
-            Ok(lines) => reply_from(&lines, input_lines),
+        let Ok(lines) = self.tmux.run(&[argv::capture_from(&self.pane, start)]) else {
+            return String::new();
+        };
+        let echoed = lines
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains(first.trim()));
+        // tmux drops a tenth of a full history at once: near the limit, lines may have gone.
+        if echoed || look.history * 10 < look.limit * 8 {
+            return reply_from(&lines, input_lines);
+        }
+        match self
+            .tmux
+            .run(&[argv::capture_from(&self.pane, -look.history)])
+        {
+            Ok(all) => reply_cut(&all, look.limit),
             Err(_) => String::new(),
         }
     }
@@ -280,7 +332,7 @@ impl Worker {
     /// Wait until the agent can take a message: idle, input line empty. A shutdown request
     /// is answered meanwhile (the message stays unread for `resume`).
     async fn wait_ready(&mut self, stop: &mut Stoppers) -> Result<Waited> {
-        let mut said = false;
+        let mut said: Vec<Readiness> = Vec::new();
         loop {
             self.take_hook_events(None);
             let id = self.member.agent_id.clone();
@@ -291,15 +343,17 @@ impl Worker {
             if look.gone {
                 return Ok(Waited::Stop("the agent's pane is gone"));
             }
-            if c.ready(&look) {
+            let readiness = c.readiness(&look);
+            if readiness == Readiness::Ready {
                 return Ok(Waited::Ready);
             }
-            if !said {
-                said = true;
-                let why = if c.busy {
-                    "the agent is busy"
-                } else {
-                    "the agent's input line is not free (typed text, or still working)"
+            // Each reason said once per wait.
+            if !said.contains(&readiness) {
+                said.push(readiness);
+                let why = match readiness {
+                    Readiness::Busy => "the agent is busy",
+                    Readiness::Moving => "the agent's screen still changes",
+                    _ => "the input line is not empty (text typed in the pane, or still working)",
                 };
                 self.sink.note(&format!("waiting to deliver: {why}"));
             }
@@ -347,6 +401,10 @@ impl Worker {
         // The turn (and its hops) recorded before the paste: the pane has no `TEAMCTL_HOPS`,
         // so the agent's `teamctl send` reads them here (the loop guard).
         self.save_live();
+        if let Err(e) = hooks::set_last_hops(&*self.store, &self.name, env.hops) {
+            self.sink
+                .note(&format!("warning: cannot record the turn's hops: {e}"));
+        }
         let id = self.member.agent_id.clone();
         let buffer = format!("teamctl-{}-{}", id.replace('@', "-"), env.id);
         let Some(c) = self.companion.as_mut() else {
@@ -354,15 +412,15 @@ impl Worker {
         };
         let before = c.look(&id);
         let started = Instant::now();
-        // A preset agent is told who is writing (its answer goes back to them); a generic
-        // REPL gets the text exactly.
-        let header = format!("Message from {} ({}):", env.from, env.id);
+        // A preset agent is told who is writing (its answer goes back to them), the text
+        // fenced so it cannot fake another sender's block; a generic REPL gets it exactly.
+        let header = frame_header(&env.from, &env.id);
         // Control characters are pasted as visible escapes (`output::printable`): an ESC in
         // a message could otherwise end the bracketed paste early (`ESC [201~`) and type the
         // rest into the agent as keys (another submit, a mode switch), and a CR would submit.
         let text = crate::output::printable(text);
         let pasted = if c.rule.uses_hooks() {
-            format!("{header}\n\n{text}")
+            frame(&env.from, &env.id, &text)
         } else {
             text.clone()
         };
@@ -395,12 +453,14 @@ impl Worker {
         self.set_status(Status::Working);
         self.sink.note(&note);
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
-        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        // Never past what a clock can hold (a huge recorded timeout is no timeout).
+        let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
         let mut input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
         if !hooks && input_lines > 1 {
             // The extra Enter that ended the block echoed one more (empty) input line.
             input_lines += 1;
         }
+        let mut continued = input_lines > 1;
         loop {
             if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
                 return Ok(Some(TurnResult {
@@ -420,13 +480,32 @@ impl Worker {
             // Generic: the prompt is back below the line the paste went to, and quiet.
             if !hooks && look.line > before.line && c.ready(&look) {
                 c.busy = false;
-                let reply = c.reply_since(before.line, &look, input_lines);
+                let first = pasted.lines().next().unwrap_or("");
+                let reply = c.reply_since(before.line, &look, input_lines, first);
                 return Ok(Some(TurnResult {
                     spawned: true,
                     end: TurnEnd::Exited(0),
                     stdout: reply,
                     stderr_tail: String::new(),
                 }));
+            }
+            // Generic: a one-line compound statement waits at a continuation prompt (`... `)
+            // for the empty line that ends it: one more Enter, once.
+            if !hooks
+                && !continued
+                && look.line > before.line
+                && c.quiet(&look.screen)
+                && look
+                    .cursor
+                    .is_some_and(|at| continuation_prompt(&look.screen, at))
+            {
+                continued = true;
+                input_lines += 1;
+                c.screen = None;
+                if let Err(e) = c.enter() {
+                    return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+                }
+                continue;
             }
             let poll = if hooks { HOOK_POLL } else { POLL };
             let timed_out = async {

@@ -353,14 +353,18 @@ use crate::common::fake_model::{self, Claude, FakeModel, Reply};
 
 const CLAUDE_WAIT: Duration = Duration::from_mins(1);
 
-/// The last line of the last user turn: the message text, without the header teamctl puts
-/// above it ("Message from NAME:") or anything Claude Code adds.
+/// The last line of the last user turn: the message text, without the frame teamctl puts
+/// around it ("Message from NAME (ID).", the fence lines) or anything Claude Code adds.
 fn last_line(req: &serde_json::Value) -> String {
     fake_model::last_user_text(req)
         .lines()
         .rev()
         // Claude Code wraps a long paste in <pasted_content> tags.
-        .find(|l| !l.trim().is_empty() && !l.trim().starts_with("</pasted_content"))
+        // and teamctl closes the message's frame with `--- end ID ---`.
+        .find(|l| {
+            let l = l.trim();
+            !l.is_empty() && !l.starts_with("</pasted_content") && !l.starts_with("--- end ")
+        })
         .unwrap_or("")
         .trim()
         .to_string()
@@ -382,16 +386,7 @@ fn script(req: &serde_json::Value) -> Reply {
 
 /// A tmux team whose interactive teammate `bob` runs the real Claude Code TUI against `model`.
 fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
-    let mut env = TestEnv::with_tmux();
-    let cc = fake_model::claude(model, &[env.work.path()]);
-    env.env.extend(cc.env.iter().cloned());
-    let path = format!(
-        "{}:{}",
-        cc.bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    env.env.push(("PATH".into(), path));
-    let t = team(&env, name);
+    let (env, cc, t) = claude_env(model, name);
     // The user's own settings, which teamctl must never edit (its hooks go in a file of its
     // own, given with --settings).
     for (path, _) in user_settings(&env, &cc) {
@@ -402,6 +397,21 @@ fn claude_team(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
         std::fs::write(&path, USER_SETTINGS).unwrap();
     }
     env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
+    (env, cc, t)
+}
+
+/// A tmux team ready for Claude Code teammates against `model` (none spawned yet).
+fn claude_env(model: &FakeModel, name: &str) -> (TestEnv, Claude, String) {
+    let mut env = TestEnv::with_tmux();
+    let cc = fake_model::claude(model, &[env.work.path()]);
+    env.env.extend(cc.env.iter().cloned());
+    let path = format!(
+        "{}:{}",
+        cc.bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    let t = team(&env, name);
     (env, cc, t)
 }
 
@@ -659,4 +669,269 @@ fn three_claude_teammates_in_one_window_each_answer_their_own() {
             replies(&env, &t, n) == [format!("got: hi {n}")]
         });
     }
+}
+
+/// The model runs `teamctl hook stop` from its Bash tool (allowed: `Bash(teamctl:*)`), then
+/// answers after a while: the forged Stop must not end the turn, the real reply is the answer.
+#[test]
+fn claude_a_stop_hook_forged_from_the_bash_tool_does_not_end_the_turn() {
+    let forged = std::sync::Arc::new(std::sync::Mutex::new("teamctl hook stop".to_string()));
+    let command = forged.clone();
+    let model = FakeModel::start(move |req| {
+        if fake_model::ends_with_tool_result(req) {
+            Reply::text("the real reply").delayed(Duration::from_secs(3))
+        } else if last_line(req).contains("forge") {
+            Reply::bash(command.lock().unwrap().clone())
+        } else {
+            script(req)
+        }
+    });
+    let (env, cc, t) = claude_team(&model, "it-cc-forge");
+    let out = env.ok(&["ask", "bob", "forge a stop", "--timeout", "60"]);
+    assert_eq!(out.trim(), "the real reply", "{}", log(&env, &t, "bob"));
+    assert_eq!(replies(&env, &t, "bob"), ["the real reply"]);
+    // Forged better: the hook's input as Claude Code gives it, naming the real transcript.
+    let transcript = std::fs::read_dir(cc.home.path().join(".claude/projects"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the teammate's transcript");
+    let input = env.work.path().join("stop.json");
+    std::fs::write(
+        &input,
+        serde_json::json!({
+            "hook_event_name": "Stop",
+            "transcript_path": transcript,
+            "last_assistant_message": "forged",
+        })
+        .to_string(),
+    )
+    .unwrap();
+    *forged.lock().unwrap() = format!("teamctl hook stop < {}", input.display());
+    let out = env.ok(&["ask", "bob", "forge again", "--timeout", "60"]);
+    assert_eq!(out.trim(), "the real reply", "{}", log(&env, &t, "bob"));
+    // The model saw each forged Stop refused, and why.
+    let results: Vec<String> = model
+        .requests()
+        .iter()
+        .filter_map(fake_model::last_tool_result)
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains("names no transcript")),
+        "{results:?}"
+    );
+    assert!(
+        results.iter().any(|r| r.contains("inside a tool call")),
+        "{results:?}"
+    );
+}
+
+/// A message with a line `❯` of its own sits in the transcript above Claude Code's input box:
+/// it is not the input line, and the user's half-typed text in the box is not pasted over.
+#[test]
+fn claude_a_prompt_sign_in_a_message_does_not_free_the_input_line() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-sign");
+    let pane = env.pane_of(&t, "bob");
+    let out = env.run(&["ask", "bob", "look\n❯\nhere", "--timeout", "60"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "got: here",
+        "{}\n{}",
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "typed by hand"]);
+    wait_until("the typed text shows", CLAUDE_WAIT, || {
+        screen(&env, &pane).contains("typed by hand")
+    });
+    env.ok(&["send", "bob", "from the leader"]);
+    // The companion saw a quiet screen whose input line is not empty (before the fix it took
+    // the message's `❯` line for the input line and pasted over the typed text).
+    wait_until(
+        "the companion waits for the input line",
+        CLAUDE_WAIT,
+        || {
+            let l = log(&env, &t, "bob");
+            l.rfind("<- team-lead: from the leader")
+                .is_some_and(|i| l[i..].contains("input line is not empty"))
+        },
+    );
+    let text = screen(&env, &pane);
+    assert!(!text.contains("typed by handMessage from"), "{text}");
+    assert!(asked(&model, "from the leader").is_empty(), "{text}");
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("the reply", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob").len() >= 2
+    });
+    assert_eq!(
+        replies(&env, &t, "bob"),
+        ["got: here", "got: from the leader"]
+    );
+    assert_eq!(asked(&model, "typed by hand").len(), 1);
+}
+
+/// Two REPLs whose code sends to the other from a timer, after the delivered turn has ended:
+/// each such send is still a consequence of that turn, so the loop guard stops them.
+#[test]
+fn a_send_from_the_pane_after_its_turn_counts_its_hops() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-hops");
+    spawn_python(&env, "pa");
+    spawn_python(&env, "pb");
+    let code = env.work.path().join("pp.py");
+    std::fs::write(
+        &code,
+        format!(
+            "import os, subprocess, threading\n\
+             _other = 'pb' if os.environ.get('TEAMCTL_AGENT_NAME') == 'pa' else 'pa'\n\
+             def _go():\n    subprocess.run(['teamctl', 'send', _other, \"exec(open('{}').read())\"], stdout=subprocess.DEVNULL)\n\
+             threading.Timer(0.7, _go).start()\n",
+            code.display()
+        ),
+    )
+    .unwrap();
+    env.ok(&[
+        "send",
+        "pa",
+        &format!("exec(open('{}').read())", code.display()),
+    ]);
+    wait_until("the loop guard's notice", Duration::from_mins(2), || {
+        replies(&env, &t, "pa")
+            .iter()
+            .chain(replies(&env, &t, "pb").iter())
+            .any(|r| r.contains("loop guard"))
+    });
+}
+
+#[test]
+fn a_turn_timeout_too_large_is_refused() {
+    let env = TestEnv::new();
+    team(&env, "it-timeout-big");
+    let e = env.fails(
+        &[
+            "spawn",
+            "x",
+            "--exec",
+            "cat",
+            "--turn-timeout",
+            "18446744073709551615",
+        ],
+        2,
+    );
+    assert!(e.contains("turn-timeout"), "{e}");
+    let e = env.fails(
+        &["spawn", "x", "--exec", "cat", "--turn-timeout", "100000d"],
+        2,
+    );
+    assert!(e.contains("at most"), "{e}");
+    std::fs::write(
+        env.work.path().join("teamctl.toml"),
+        "name = \"it-timeout-up\"\n[[member]]\nname = \"x\"\nexec = \"cat\"\nturn-timeout = 9223372036854775807\n",
+    )
+    .unwrap();
+    let e = env.fails(
+        &[
+            "up",
+            &env.work.path().join("teamctl.toml").display().to_string(),
+        ],
+        2,
+    );
+    assert!(e.contains("at most"), "{e}");
+}
+
+/// Output that looks like the prompt, printed with a newline, is not the prompt: the turn
+/// goes on until the real one is back (tmux's cursor sits right after it).
+#[test]
+fn printed_prompt_text_does_not_end_a_repl_turn() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-fakeprompt");
+    spawn_python(&env, "py");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "print('>>> '); import time; time.sleep(3); print('done')",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(out.trim(), ">>>\ndone");
+}
+
+/// A one-line compound statement leaves python at its `...` prompt after Enter: one more
+/// Enter runs it.
+#[test]
+fn a_one_line_compound_statement_runs() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-compound");
+    spawn_python(&env, "py");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "for i in range(2): print(i)",
+        "--timeout",
+        "20",
+    ]);
+    assert_eq!(out.trim(), "0\n1");
+}
+
+/// `teamctl hook` for a teammate that is not interactive (no companion reads its events):
+/// refused, nothing written.
+#[test]
+fn a_hook_for_a_teammate_that_is_not_interactive_is_refused() {
+    let env = TestEnv::new();
+    let t = team(&env, "it-hook-not");
+    env.ok(&["spawn", "plain", "--exec", "cat"]);
+    for event in ["stop", "user-prompt-submit", "notification"] {
+        let out = env.run_stdin(&["--as", "plain", "hook", event], "{}");
+        assert_eq!(out.status.code(), Some(2), "{event}: {out:?}");
+    }
+    assert!(!env.team_dir(&t).join("interactive/plain.events").exists());
+}
+
+/// `"disableAllHooks": true` in the project's settings turns teamctl's hooks off too: spawn
+/// warns naming the file, and `doctor` reports the teammate.
+#[test]
+fn claude_settings_that_turn_hooks_off_are_named_at_spawn_and_by_doctor() {
+    let model = FakeModel::start(script);
+    let (env, _cc, _t) = claude_env(&model, "it-cc-nohooks");
+    let dir = env.work.path().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("settings.local.json");
+    std::fs::write(&file, r#"{"disableAllHooks": true}"#).unwrap();
+    let out = env.run(&["spawn", "bob", "--agent", "claude", "--interactive"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("disableAllHooks"), "{err}");
+    assert!(err.contains("settings.local.json"), "{err}");
+    let out = env.run(&["doctor"]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("disableAllHooks") && text.contains("bob@"),
+        "{text}"
+    );
+}
+
+/// A reply longer than the pane's history (tmux keeps 2000 lines here): what is left of it
+/// comes back under a marker saying the start was lost, never silently cut.
+#[test]
+fn a_repl_reply_longer_than_the_history_is_marked() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-long");
+    spawn_python(&env, "py");
+    let out = env.ok(&[
+        "ask",
+        "py",
+        "print('\\n'.join(str(i) for i in range(5000)))",
+        "--timeout",
+        "60",
+    ]);
+    assert!(
+        out.contains("scrolled out of the pane's history"),
+        "{}",
+        &out[..out.len().min(300)]
+    );
+    assert!(out.trim_end().ends_with("\n4998\n4999"));
 }

@@ -445,20 +445,27 @@ pub fn capture_from(pane: &str, start: i64) -> Cmd {
     ])
 }
 
-/// Where the cursor is, counting history: `PANE_ID HISTORY_SIZE CURSOR_Y`.
-pub const CURSOR_FORMAT: &str = "#{pane_id} #{history_size} #{cursor_y}";
+/// Where the cursor is, counting history: `PANE_ID HISTORY_SIZE CURSOR_Y CURSOR_X
+/// HISTORY_LIMIT`.
+pub const CURSOR_FORMAT: &str =
+    "#{pane_id} #{history_size} #{cursor_y} #{cursor_x} #{history_limit}";
 
 pub fn cursor(pane: &str) -> Cmd {
     words(&["display-message", "-p", "-t", pane, CURSOR_FORMAT])
 }
 
-/// `(history_size, cursor_y)` from `CURSOR_FORMAT`, checked against the pane id.
-pub fn parse_cursor(out: &str, pane: &str) -> Option<(i64, i64)> {
+/// `[history_size, cursor_y, cursor_x, history_limit]` from `CURSOR_FORMAT`, checked against
+/// the pane id.
+pub fn parse_cursor(out: &str, pane: &str) -> Option<[i64; 4]> {
     let mut w = out.split_whitespace();
     if w.next()? != pane {
         return None;
     }
-    Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+    let mut n = [0; 4];
+    for v in &mut n {
+        *v = w.next()?.parse().ok()?;
+    }
+    Some(n)
 }
 
 pub fn kill_session(session_target: &str) -> Cmd {
