@@ -10,7 +10,9 @@
 //!   `exec` and a static C start. Also, labelled as such: the same with `date +%s%N` as the
 //!   agent (its stamp comes after its own dynamic loading and locale set-up), and from `send`
 //!   exiting to the stamp. Anchor: the same path with the worker forced to poll every 1 s
-//!   (`TEAMCTL_POLL_MS=1000`), each send at a random phase of the poll.
+//!   (`TEAMCTL_POLL_MS=1000`), the sends at phases of the poll spread evenly over its period
+//!   (in a random order; from the previous stamp, which follows a poll): its p50 is half the
+//!   period plus the path, whatever the number of samples.
 //! - `ask`: `teamctl ask w MSG` as a whole process (start to exit, the agent `cat`), against
 //!   its floor interleaved with it: one process start (`teamctl --version`) plus `sh -c cat`
 //!   on the message, each a whole process.
@@ -105,10 +107,32 @@ fn wake_run(label: &str, agent: &str, poll_ms: Option<u64>, n: usize) -> Result<
     let mut pos = store.inbox_end(&Name::leader())?;
     let mut rng = Rng::from_time();
     let (mut from_start, mut from_exit) = (Vec::new(), Vec::new());
-    for i in 0..n {
-        match poll_ms {
-            Some(ms) => std::thread::sleep(Duration::from_micros(rng.below(ms * 1000))),
-            None => std::thread::sleep(Duration::from_micros(2000 + rng.below(3000))),
+    // A polling worker: each send lands at its own phase of the poll, the phases spread evenly
+    // over the period (in a random order), measured from the previous stamp, which came just
+    // after a poll. 20 random phases gave a p50 anywhere from 320 to 580 ms; evenly spread,
+    // the p50 is half the period by construction, as it is for a user who sends at any time.
+    let mut phases: Vec<u64> = (0..n as u64)
+        .map(|k| poll_ms.map_or(0, |ms| (2 * k + 1) * ms * 1000 / (2 * n as u64)))
+        .collect();
+    for k in (1..phases.len()).rev() {
+        phases.swap(k, rng.below(k as u64 + 1) as usize);
+    }
+    let mut last_stamp_us = None;
+    if poll_ms.is_some() {
+        last_stamp_us = Some(stamp_of(&env, &store, &mut pos, "warm-up", poll_ms)?);
+        wait_idle(&env, 1)?;
+    }
+    let turns0 = u64::from(poll_ms.is_some());
+    for (i, phase) in phases.iter().enumerate() {
+        match (poll_ms, last_stamp_us) {
+            (Some(_), Some(last)) => {
+                let at = last + u128::from(*phase);
+                let now = epoch_us();
+                if at > now {
+                    std::thread::sleep(Duration::from_micros((at - now) as u64));
+                }
+            }
+            _ => std::thread::sleep(Duration::from_micros(2000 + rng.below(3000))),
         }
         let mut cmd = env.cmd(&["send", "w", &format!("wake-{i}")]);
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
@@ -135,12 +159,41 @@ fn wake_run(label: &str, agent: &str, poll_ms: Option<u64>, n: usize) -> Result<
         let at_us = stamp.expect("stamp") / 1000;
         from_start.push(Duration::from_micros(at_us.saturating_sub(t0) as u64));
         from_exit.push(Duration::from_micros(at_us.saturating_sub(t1) as u64));
-        wait_idle(&env, i as u64 + 1)?;
+        last_stamp_us = Some(at_us);
+        wait_idle(&env, turns0 + i as u64 + 1)?;
     }
     Ok(Wake {
         from_start: Stats::new(from_start),
         from_exit: Stats::new(from_exit),
     })
+}
+
+/// Send `text` to `w` and wait for the agent's stamp: the stamp's time, in us since the epoch.
+fn stamp_of(
+    env: &Env,
+    store: &FsStore,
+    pos: &mut Position,
+    text: &str,
+    poll_ms: Option<u64>,
+) -> Result<u128> {
+    support::check(&["send"], &env.cmd(&["send", "w", text]).output()?)?;
+    let mut stamp = None;
+    wait_for(
+        "the agent's stamp",
+        Duration::from_millis(poll_ms.unwrap_or(0) * 3 + 10_000),
+        Duration::from_micros(300),
+        || {
+            if let Ok((texts, end)) = replies(store, *pos) {
+                *pos = end;
+                stamp = texts
+                    .iter()
+                    .find_map(|t| t.trim().parse::<u128>().ok())
+                    .or(stamp);
+            }
+            stamp.is_some()
+        },
+    )?;
+    Ok(stamp.expect("stamp") / 1000)
 }
 
 /// The stamping agent: `main` reads the realtime clock first and prints it in ns. Built with
