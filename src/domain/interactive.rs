@@ -280,14 +280,33 @@ pub fn cut(text: &str, max: usize) -> &str {
 
 /// A generic REPL's reply: what the pane shows after the pasted input and before the prompt
 /// came back. `lines` are the pane's lines from the one the paste went to (joined, `-J`) to
-/// the bottom; the first `input_lines` of them echo the input, the last non-blank one is the
-/// prompt again.
-pub fn reply_from(lines: &str, input_lines: usize) -> String {
+/// the bottom; the first `input_lines` of them echo the input (one per line pasted). Then
+/// may come a continuation prompt (`... `) left by the Enter that ended a block, then the
+/// output, and at the end the prompt again (`is_prompt`), once for each Enter. Those prompt
+/// lines are not the reply (`x = 5` then `x * 3` gave `>>>`).
+pub fn reply_from(lines: &str, input_lines: usize, is_prompt: &dyn Fn(&str) -> bool) -> String {
+    // A continuation prompt left by the Enter that ended a block; a line that is the prompt
+    // itself stays (output may print one: only the trailing ones are the REPL's).
+    let bare = |l: &str| {
+        let t = l.trim();
+        !is_prompt(l)
+            && !t.is_empty()
+            && t.chars().count() <= 8
+            && t.chars().all(|c| c.is_ascii_punctuation() || c == ' ')
+    };
     let all: Vec<&str> = lines.lines().collect();
-    let end = all.iter().rposition(|l| !l.trim().is_empty()).unwrap_or(0);
-    let body = all
-        .get(input_lines.max(1)..end)
-        .unwrap_or_default()
+    let mut body: &[&str] = all.get(input_lines.max(1)..).unwrap_or_default();
+    while let [first, rest @ ..] = body
+        && bare(first)
+    {
+        body = rest;
+    }
+    while let [rest @ .., last] = body
+        && (last.trim().is_empty() || is_prompt(last))
+    {
+        body = rest;
+    }
+    let body = body
         .iter()
         .map(|l| l.trim_end())
         .collect::<Vec<_>>()
@@ -418,10 +437,38 @@ mod tests {
 
     #[test]
     fn the_reply_is_between_the_echo_and_the_prompt() {
-        assert_eq!(reply_from(">>> 6*7\n42\n>>> \n\n", 1), "42");
-        assert_eq!(reply_from(">>> print('a\\nb')\na\nb\n>>> \n", 1), "a\nb");
-        assert_eq!(reply_from(">>> x = 1\n>>> \n", 1), "");
-        assert_eq!(reply_from("", 1), "");
+        let re = regex_lite::Regex::new("^>>> $").unwrap();
+        let p = |l: &str| re.is_match(l);
+        assert_eq!(reply_from(">>> 6*7\n42\n>>> \n\n", 1, &p), "42");
+        assert_eq!(
+            reply_from(">>> print('a\\nb')\na\nb\n>>> \n", 1, &p),
+            "a\nb"
+        );
+        assert_eq!(reply_from(">>> x = 1\n>>> \n", 1, &p), "");
+        assert_eq!(reply_from("", 1, &p), "");
+        // Several statements, then the Enter that ends a block: a prompt per Enter after the
+        // output (new-user QA: the reply was `>>>`).
+        assert_eq!(
+            reply_from(">>> x = 5\n>>> x * 3\n15\n>>> \n>>> \n", 2, &p),
+            "15"
+        );
+        assert_eq!(
+            reply_from(
+                ">>> def f(a):\n...     return a * 2\n... \n>>> f(21)\n42\n>>> \n>>> \n",
+                4,
+                &p
+            ),
+            "42"
+        );
+        // A block: its empty continuation line, then the output.
+        assert_eq!(
+            reply_from(
+                ">>> for i in range(3):\n...     print(i * 10)\n... \n0\n10\n20\n>>> \n",
+                2,
+                &p
+            ),
+            "0\n10\n20"
+        );
     }
 
     #[test]

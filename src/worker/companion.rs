@@ -275,7 +275,9 @@ impl Companion {
             .is_some_and(|l| l.contains(first.trim()));
         // tmux drops a tenth of a full history at once: near the limit, lines may have gone.
         if echoed || look.history * 10 < look.limit * 8 {
-            return reply_from(&lines, input_lines);
+            let re = regex_lite::Regex::new(&self.rule.prompt_pattern).ok();
+            let is_prompt = |l: &str| re.as_ref().is_some_and(|re| re.is_match(l));
+            return reply_from(&lines, input_lines, &is_prompt);
         }
         match self
             .tmux
@@ -455,11 +457,9 @@ impl Worker {
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         // Never past what a clock can hold (a huge recorded timeout is no timeout).
         let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
-        let mut input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
-        if !hooks && input_lines > 1 {
-            // The extra Enter that ended the block echoed one more (empty) input line.
-            input_lines += 1;
-        }
+        // The lines the paste echoes; what an Enter that ends a block adds after them is a
+        // bare prompt, which `reply_from` leaves out.
+        let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
         let mut continued = input_lines > 1;
         loop {
             if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
@@ -500,7 +500,6 @@ impl Worker {
                     .is_some_and(|at| continuation_prompt(&look.screen, at))
             {
                 continued = true;
-                input_lines += 1;
                 c.screen = None;
                 if let Err(e) = c.enter() {
                     return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));

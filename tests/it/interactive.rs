@@ -118,6 +118,16 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
         "30",
     ]);
     assert_eq!(out.trim(), "0\n10\n20");
+    // Several statements, and a definition then a call: the output, not the prompt the
+    // block's last Enter leaves (new-user QA: both replies were `>>>`).
+    for (text, want) in [
+        ("x = 5\nx * 3", "15"),
+        ("def f(a):\n    return a * 2\n\nf(21)", "42"),
+    ] {
+        wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+        let out = env.ok(&["ask", "py", text, "--timeout", "30"]);
+        assert_eq!(out.trim(), want, "{text:?}");
+    }
 }
 
 #[test]
