@@ -444,7 +444,6 @@ fn duration_secs(v: &toml::Value) -> std::result::Result<u64, String> {
     if secs == 0 {
         return Err(bad("0".into()));
     }
-    super::time::check_turn_timeout(secs).map_err(|e| format!("turn-timeout {e}"))?;
     Ok(secs)
 }
 
@@ -540,7 +539,6 @@ owner = "bob"
             ("turn-timeout = \"soon\"\n", 5, "turn-timeout"),
             ("turn-timeout = 0\n", 5, "turn-timeout"),
             ("turn-timeout = \"1500ms\"\n", 5, "whole seconds"),
-            ("turn-timeout = 9223372036854775807\n", 5, "at most"),
             ("backend = \"docker\"\n", 5, "backend"),
             ("agent = \"claude\"\n", 5, "exclusive"),
             ("prompt-pattern = \"x\"\n", 5, "interactive"),

@@ -65,22 +65,7 @@ pub fn parse_secs(s: &str) -> Result<u64, String> {
     if secs == 0 {
         return Err(bad("0"));
     }
-    check_turn_timeout(secs)?;
     Ok(secs)
-}
-
-/// The longest turn timeout: 30 days. Larger ones mean "never" and could not be added to a
-/// clock (the companion panicked on every turn with 18446744073709551615).
-pub const MAX_TURN_TIMEOUT_SECS: u64 = 30 * 24 * 3600;
-
-/// A turn timeout longer than `MAX_TURN_TIMEOUT_SECS` is refused (leave it out for none).
-pub fn check_turn_timeout(secs: u64) -> Result<(), String> {
-    if secs > MAX_TURN_TIMEOUT_SECS {
-        return Err(format!(
-            "{secs} s is too long: at most {MAX_TURN_TIMEOUT_SECS} s (30 days); leave the turn timeout out for none"
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

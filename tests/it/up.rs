@@ -20,7 +20,6 @@ fn team_file(team: &str, backend: &str, bob_exec: &str) -> String {
         r#"# made by tests/it/up.rs
 name = "{team}"
 description = "made by up"
-max-hops = 10
 
 [[member]]
 name = "alice"
@@ -99,7 +98,13 @@ fn tagged_panes(env: &TestEnv) -> Vec<String> {
 
 fn comes_up_and_again_changes_nothing(backend: &str, team: &str) {
     let env = env_for(backend);
-    write(&env, &team_file(team, backend, BOB));
+    // The default hop limit, declared: no change to report.
+    let declared = team_file(team, backend, BOB).replacen(
+        "description = \"made by up\"\n",
+        "description = \"made by up\"\nmax-hops = 10\n",
+        1,
+    );
+    write(&env, &declared);
     let out = env.ok(&["up"]);
     assert!(out.contains(&format!("team {team} created")), "{out}");
     assert!(

@@ -815,7 +815,10 @@ fn inbox_leaves_idle_notifications_out_unless_asked() {
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(stdout.contains("ok"), "{stdout}");
-    assert!(stderr.contains("idle notifications left out"), "{stderr}");
+    assert!(
+        stderr.contains("left out; `--type idle_notification`"),
+        "{stderr}"
+    );
     let idle = types(&["--type", "idle_notification"]);
     assert!(!idle.is_empty(), "{idle:?}");
     assert!(idle.iter().all(|t| t == "idle_notification"), "{idle:?}");
