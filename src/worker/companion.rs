@@ -15,9 +15,17 @@
 //! A user typing in the pane is never pasted over: the companion pastes only while the input
 //! line is empty (generic: the prompt line is exactly the prompt), and, generic, after the
 //! pane was quiet. Memory: one screen capture at a time, the reply capped at 1 MiB.
+//!
+//! A companion lives as long as its pane: it watches the pane's process (`watch`, a pidfd,
+//! nothing polled) and ends itself once that ends (the agent exited, the pane was closed, the
+//! tmux server killed), leaving its member dead, so `send` and `ask` resume it, pane and all.
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
@@ -44,6 +52,8 @@ pub struct Companion {
     screen: Option<(u64, Instant)>,
     /// Hooks: the running turn is the one the companion pasted.
     ours_running: bool,
+    /// Set once the pane's process has ended (`watch`).
+    exited: Arc<AtomicBool>,
 }
 
 /// One look at the pane.
@@ -75,7 +85,37 @@ impl Companion {
             busy: false,
             screen: None,
             ours_running: false,
+            exited: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Watch the pane's process: once it ends, `exited` says so and `bell` rings. False when
+    /// the pane is gone already (or not ours). A process that cannot be watched (no pidfd) is
+    /// looked at when mail comes, as before.
+    pub fn watch(&self, agent_id: &str, bell: Arc<Notify>) -> bool {
+        let look = self.tmux.run(&[argv::pane_state(&self.pane)]);
+        let state = look
+            .ok()
+            .and_then(|out| argv::parse_state(&out, &self.pane));
+        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+        let Some(state) = state.filter(|s| !s.dead && s.tag == ours) else {
+            return false;
+        };
+        if let Some(pid) = state.pid
+            && crate::backend::proc::is_agent_process(pid, agent_id)
+        {
+            let exited = self.exited.clone();
+            crate::backend::proc::on_exit(pid, move || {
+                exited.store(true, Ordering::SeqCst);
+                bell.notify_one();
+            });
+        }
+        true
+    }
+
+    /// The pane's process has ended (`watch`).
+    pub fn exited(&self) -> bool {
+        self.exited.load(Ordering::SeqCst)
     }
 
     fn look(&self, agent_id: &str) -> Look {

@@ -261,9 +261,22 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
+        if let Some(c) = &self.companion
+            && !c.watch(&self.member.agent_id, self.bell.clone())
+        {
+            self.sink.note("the agent's pane is gone; exiting");
+            return Ok(());
+        }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
+            // An interactive teammate's agent ended (its pane with it): nothing to deliver
+            // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
+            if self.companion.as_ref().is_some_and(|c| c.exited()) {
+                self.sink
+                    .note("the agent's pane is gone (its program ended); exiting");
+                return Ok(());
+            }
             // The inbox directory removed (and perhaps made again by a sender): the watch went
             // with it. Make it again, arm anew, and read the new log from its start.
             let now = self.store.inbox_generation(&self.name);

@@ -211,6 +211,49 @@ fn shutdown_closes_exactly_that_pane_and_leaves_no_process() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// Whether a process of `agent_id` runs `teamctl worker` (its companion).
+fn companion_runs(env: &TestEnv, agent_id: &str) -> bool {
+    tagged(env, agent_id).into_iter().any(|p| {
+        let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        argv.split(|b| *b == 0).any(|w| w == b"worker")
+    })
+}
+
+#[test]
+fn a_repl_that_exits_ends_its_companion_and_ask_brings_it_back() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-exit");
+    spawn_python(&env, "py");
+    assert_eq!(env.ok(&["ask", "py", "1+1", "--timeout", "30"]).trim(), "2");
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let id = format!("py@{t}");
+    // The user ends the REPL in its pane: the companion goes with it, the member reads dead.
+    let pane = env.pane_of(&t, "py");
+    env.tmux_ok(&["send-keys", "-t", &pane, "exit()", "Enter"]);
+    wait_until("py's companion gone", WAIT, || !companion_runs(&env, &id));
+    assert_eq!(env.member_status("py"), "dead");
+    assert!(log(&env, &t, "py").contains("pane is gone"));
+    // `ask` resumes it as any dead teammate, pane and companion.
+    assert_eq!(
+        env.ok(&["ask", "py", "6*7", "--timeout", "30"]).trim(),
+        "42"
+    );
+    assert_ne!(env.pane_of(&t, "py"), pane);
+    // The whole tmux server gone: the same, and `send` resumes it too.
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    env.tmux(&["kill-server"]);
+    wait_until("py's companion gone", WAIT, || !companion_runs(&env, &id));
+    assert_eq!(env.member_status("py"), "dead");
+    let out = env.run(&["send", "py", "3*3"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("resumed"));
+    wait_until("py answered", WAIT, || {
+        replies(&env, &t, "py").iter().any(|r| r.trim() == "9")
+    });
+    env.ok(&["delete"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 #[test]
 fn three_interactive_teammates_in_one_window() {
     let env = TestEnv::with_tmux();
