@@ -655,3 +655,38 @@ fn three_claude_teammates_in_one_window_each_answer_their_own() {
         });
     }
 }
+
+#[test]
+fn claude_report_sent_from_the_bash_tool_is_the_answer_and_not_doubled() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("done: {}", out.trim()));
+        }
+        if last_line(req).contains("report") {
+            return Reply::bash("teamctl send team-lead 'status: all good'");
+        }
+        script(req)
+    });
+    let (env, _cc, t) = claude_team(&model, "it-cc-report");
+    // The report bob sends from its pane's Bash tool answers the message it handles: it
+    // carries `inReplyTo`, so `ask` prints it (not the end-of-turn text).
+    let out = env.ok(&["ask", "bob", "report to the leader", "--timeout", "60"]);
+    assert_eq!(out.trim(), "status: all good");
+    let inbox = env.inbox(&t, "team-lead");
+    let sent = inbox
+        .iter()
+        .find(|m| m["text"] == "status: all good")
+        .unwrap_or_else(|| panic!("no report in {inbox:?}"));
+    assert!(sent["inReplyTo"].is_string(), "{sent}");
+    assert_eq!(sent["hops"], 1, "{sent}");
+    // The Stop hook's end-of-turn text ("done: ...") is not sent as a second answer.
+    wait_until("bob idle", CLAUDE_WAIT, || {
+        env.member_status("bob") == "idle" && log(&env, &t, "bob").contains("already has")
+    });
+    let texts = replies(&env, &t, "bob");
+    assert!(
+        !texts.iter().any(|s| s.starts_with("done: ")),
+        "a second answer: {texts:?}"
+    );
+}
