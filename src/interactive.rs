@@ -200,6 +200,7 @@ fn claude_argv(
         name: member.name.as_str(),
         leader: LEADER,
         teammates: &mates,
+        interactive: true,
         instructions: member.prompt.as_deref(),
     }
     .render();

@@ -705,6 +705,7 @@ impl Worker {
             name: self.name.as_str(),
             leader: LEADER,
             teammates: &mates,
+            interactive: false,
             instructions: self.member.prompt.as_deref(),
         }
         .render())

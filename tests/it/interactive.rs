@@ -484,6 +484,17 @@ fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
     let req = &asked(&model, "line 60 of a long paste")[0];
     assert_eq!(fake_model::user_turns(req), 3);
     assert!(fake_model::last_user_text(req).contains("line 1 of a long paste\nline 2 of"));
+    // Its team prompt says what holds for an interactive agent: a shutdown is not put to it
+    // as a turn, and the teammates of the moment are in `teamctl status` (the list it was
+    // started with goes stale as others join).
+    let system = req["system"].to_string();
+    assert!(system.contains("You are bob"), "{system}");
+    assert!(!system.contains("shutdown-response reject"), "{system}");
+    assert!(!system.contains("no other teammates yet"), "{system}");
+    assert!(
+        system.contains("teamctl status` shows who is in the team now"),
+        "{system}"
+    );
 }
 
 #[test]
