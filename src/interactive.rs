@@ -28,7 +28,7 @@ pub fn start(
     };
     if backend.kind() != BackendType::Tmux {
         return Err(Error::bad(format!(
-            "{} is interactive: its agent runs in a tmux pane; use --backend tmux (install tmux)",
+            "{} is interactive: interactive teammates need the tmux backend (the agent runs in a tmux pane)",
             member.name
         )));
     }
