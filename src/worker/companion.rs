@@ -31,7 +31,7 @@ use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
-use crate::domain::interactive::{Interactive, claude_input_line, reply_from};
+use crate::domain::interactive::{Interactive, claude_dialog, claude_input_line, reply_from};
 use crate::domain::{Envelope, Status};
 use crate::error::Result;
 use crate::store::hooks;
@@ -111,6 +111,14 @@ impl Companion {
             });
         }
         true
+    }
+
+    /// What the agent's screen asks the user to answer (a preset with a known TUI only).
+    fn dialog(&self, look: &Look) -> Option<&'static str> {
+        self.rule
+            .uses_hooks()
+            .then(|| claude_dialog(&look.screen))
+            .flatten()
     }
 
     /// The pane's process has ended (`watch`).
@@ -317,6 +325,20 @@ impl Worker {
         stopped
     }
 
+    /// Record what the agent waits for the user to answer in its pane (`status` and `doctor`
+    /// show it); the live state is written only when that changes.
+    pub(super) fn needs_user(&mut self, what: Option<&str>) {
+        if self.live.needs_user.as_deref() == what {
+            return;
+        }
+        self.live.needs_user = what.map(str::to_string);
+        if let (Some(what), Some(c)) = (what, &self.companion) {
+            self.sink
+                .note(&format!("waiting for the user: {what} in pane {}", c.pane));
+        }
+        self.save_live();
+    }
+
     /// Wait until the agent can take a message: idle, input line empty. A shutdown request
     /// is answered meanwhile (the message stays unread for `resume`).
     async fn wait_ready(&mut self, stop: &mut Stoppers) -> Result<Waited> {
@@ -331,12 +353,16 @@ impl Worker {
             if look.gone {
                 return Ok(Waited::Stop("the agent's pane is gone"));
             }
+            let dialog = c.dialog(&look);
             if c.ready(&look) {
+                self.needs_user(None);
                 return Ok(Waited::Ready);
             }
+            self.needs_user(dialog);
             if !said {
                 said = true;
-                let why = if c.busy {
+                let busy = self.companion.as_ref().is_some_and(|c| c.busy);
+                let why = if busy {
                     "the agent is busy"
                 } else {
                     "the agent's input line is not free (typed text, or still working)"
@@ -457,6 +483,7 @@ impl Worker {
             if look.gone {
                 return Ok(Some(stopped("the agent's pane is gone")));
             }
+            let dialog = c.dialog(&look);
             // Generic: the prompt is back below the line the paste went to, and quiet.
             if !hooks && look.line > before.line && c.ready(&look) {
                 c.busy = false;
@@ -468,6 +495,7 @@ impl Worker {
                     stderr_tail: String::new(),
                 }));
             }
+            self.needs_user(dialog);
             let poll = if hooks { HOOK_POLL } else { POLL };
             let timed_out = async {
                 match deadline {

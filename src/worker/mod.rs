@@ -178,6 +178,7 @@ impl Worker {
                 .filter(|p| p.session.is_some() && p.session == member.session_id)
                 .map_or(0, |p| p.session_turns),
             lease_until: None,
+            needs_user: None,
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -495,6 +496,8 @@ impl Worker {
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
                 return Ok(Next::Abandon);
             };
+            // Whatever the agent asked the user belonged to this turn.
+            self.live.needs_user = None;
             return self.turn_done(env, summary, &result, sender_end);
         }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {

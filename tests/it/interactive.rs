@@ -703,3 +703,82 @@ fn claude_report_sent_from_the_bash_tool_is_the_answer_and_not_doubled() {
         "a second answer: {texts:?}"
     );
 }
+
+#[test]
+fn claude_at_a_permission_prompt_shows_it_needs_the_user() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("done: {}", out.trim()));
+        }
+        if last_line(req).contains("run it") {
+            // Not `teamctl`: Claude Code asks the user first.
+            return Reply::bash("touch approved && echo approved-by-you");
+        }
+        script(req)
+    });
+    let (env, _cc, t) = claude_team(&model, "it-cc-perm");
+    env.ok(&["send", "bob", "run it"]);
+    let pane = env.pane_of(&t, "bob");
+    wait_until("bob needs the user", CLAUDE_WAIT, || {
+        env.member("bob")["needsUser"] == "a permission prompt"
+    });
+    let table = env.ok(&["status"]);
+    assert!(table.contains("(needs you)"), "{table}");
+    assert!(
+        table.contains(&format!("a permission prompt in pane {pane}")),
+        "{table}"
+    );
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!("bob@{t} waits for you")),
+        "{doctor}"
+    );
+    assert!(doctor.contains(&pane), "{doctor}");
+    // Answered in the pane (the first choice, yes): the tool runs, the turn ends, and the
+    // mark goes.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("bob answered", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("done: approved-by-you"))
+    });
+    wait_until("bob idle, nothing needed", CLAUDE_WAIT, || {
+        let m = env.member("bob");
+        m["status"] == "idle" && m["needsUser"].is_null()
+    });
+}
+
+#[test]
+fn claude_at_the_trust_dialog_of_a_new_folder_shows_it_needs_the_user() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-trust");
+    // A folder Claude Code has not been told to trust: it asks first, and the message waits.
+    let untrusted = tempfile::tempdir().unwrap();
+    let dir = untrusted.path().to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "carol",
+        "--agent",
+        "claude",
+        "--interactive",
+        "--cwd",
+        dir,
+    ]);
+    env.ok(&["send", "carol", "hello"]);
+    wait_until("carol needs the user", CLAUDE_WAIT, || {
+        env.member("carol")["needsUser"] == "a trust dialog"
+    });
+    let pane = env.pane_of(&t, "carol");
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains(&format!("a trust dialog in pane {pane}")),
+        "{table}"
+    );
+    // Trusted in the pane: the message is delivered and answered.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("carol answered", CLAUDE_WAIT, || {
+        replies(&env, &t, "carol").iter().any(|r| r == "got: hello")
+    });
+    assert!(env.member("carol")["needsUser"].is_null());
+}
