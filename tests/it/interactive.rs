@@ -782,3 +782,32 @@ fn claude_at_the_trust_dialog_of_a_new_folder_shows_it_needs_the_user() {
     });
     assert!(env.member("carol")["needsUser"].is_null());
 }
+
+#[test]
+fn claude_exited_with_slash_exit_is_dead_and_ask_brings_it_back() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-exit");
+    assert_eq!(
+        env.ok(&["ask", "bob", "first", "--timeout", "60"]).trim(),
+        "got: first"
+    );
+    wait_until("bob idle", CLAUDE_WAIT, || {
+        env.member_status("bob") == "idle"
+    });
+    let pane = env.pane_of(&t, "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "/exit"]);
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    let id = format!("bob@{t}");
+    wait_until("bob's companion gone", CLAUDE_WAIT, || {
+        !companion_runs(&env, &id)
+    });
+    assert_eq!(env.member_status("bob"), "dead");
+    // Resumed by `ask`: a new pane, the same conversation.
+    assert_eq!(
+        env.ok(&["ask", "bob", "second", "--timeout", "60"]).trim(),
+        "got: second"
+    );
+    assert_ne!(env.pane_of(&t, "bob"), pane);
+    // The same conversation (Claude Code keeps the `/exit` in it too: 3 user entries).
+    assert!(fake_model::user_turns(&asked(&model, "second")[0]) >= 2);
+}
