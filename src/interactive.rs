@@ -28,7 +28,7 @@ pub fn start(
     };
     if backend.kind() != BackendType::Tmux {
         return Err(Error::bad(format!(
-            "{} is interactive: its agent runs in a tmux pane; use --backend tmux (install tmux)",
+            "{} is interactive: interactive teammates need the tmux backend (the agent runs in a tmux pane)",
             member.name
         )));
     }
@@ -209,6 +209,7 @@ fn claude_argv(
         name: member.name.as_str(),
         leader: LEADER,
         teammates: &mates,
+        interactive: true,
         instructions: member.prompt.as_deref(),
     }
     .render()

@@ -8,8 +8,11 @@ pub struct TeamPrompt<'a> {
     pub description: &'a str,
     pub name: &'a str,
     pub leader: &'a str,
-    /// The other teammates (not the leader, not this one).
+    /// The other teammates (not the leader, not this one) as the prompt is made.
     pub teammates: &'a [String],
+    /// An interactive agent (`spawn --interactive`): its prompt is made once, as it starts,
+    /// and a shutdown is not put to it as a turn.
+    pub interactive: bool,
     /// The user's `--prompt`, if any.
     pub instructions: Option<&'a str>,
 }
@@ -26,10 +29,18 @@ impl TeamPrompt<'_> {
                 self.description.trim()
             ));
         }
+        // A list as of now: teammates join and leave later (and an interactive agent's prompt
+        // is never made again), so the prompt points to where the current one is.
+        let now = "`teamctl status` shows who is in the team now";
         if self.teammates.is_empty() {
-            s.push_str("You have no other teammates yet.\n");
+            s.push_str(&format!(
+                "When this was written you had no other teammates; others may join: {now}.\n"
+            ));
         } else {
-            s.push_str(&format!("Your teammates: {}.\n", self.teammates.join(", ")));
+            s.push_str(&format!(
+                "Your teammates when this was written: {}; others may join or leave: {now}.\n",
+                self.teammates.join(", ")
+            ));
         }
         s.push_str(&format!(
             "\nEach message sent to you arrives as one turn of this conversation. What you answer at the end of the turn goes back to whoever sent the message, so just answer; no need to send it.\n\
@@ -39,13 +50,30 @@ impl TeamPrompt<'_> {
 - `teamctl inbox`: read your unread messages.\n\
 - `teamctl task list`, `teamctl task claim [ID]`, `teamctl task done ID`: the shared task list; claim a task before working on it, mark it done when finished.\n\
 - `teamctl status`: who is working and who is idle.\n\
-\nA shutdown request from {leader} also arrives as a turn. If you must not stop yet, refuse with `teamctl shutdown-response reject --reason \"why\"`; otherwise finish up and end your turn, and you will be stopped.\n\
-Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n"
+\n{shutdown}\n\
+Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n",
+            shutdown = self.shutdown()
         ));
         if let Some(i) = self.instructions.filter(|i| !i.trim().is_empty()) {
             s.push_str(&format!("\nYour instructions:\n{}\n", i.trim()));
         }
         s
+    }
+}
+
+impl TeamPrompt<'_> {
+    /// What a shutdown request means for this agent.
+    fn shutdown(&self) -> String {
+        let leader = self.leader;
+        if self.interactive {
+            format!(
+                "When {leader} shuts you down you are not asked: teamctl approves the request between your turns (never during one) and closes this session."
+            )
+        } else {
+            format!(
+                "A shutdown request from {leader} also arrives as a turn. If you must not stop yet, refuse with `teamctl shutdown-response reject --reason \"why\"`; otherwise finish up and end your turn, and you will be stopped."
+            )
+        }
     }
 }
 
@@ -62,6 +90,7 @@ mod tests {
             name: "bob",
             leader: "team-lead",
             teammates: &mates,
+            interactive: false,
             instructions: Some("review code"),
         }
         .render();
@@ -76,8 +105,30 @@ mod tests {
             "teamctl task claim",
             "teamctl shutdown-response reject",
             "review code",
+            "`teamctl status` shows who is in the team now",
         ] {
             assert!(p.contains(needle), "{needle:?} missing from:\n{p}");
         }
+    }
+
+    #[test]
+    fn an_interactive_agent_is_told_it_is_not_asked_to_shut_down() {
+        let p = TeamPrompt {
+            team: "t1",
+            description: "",
+            name: "bob",
+            leader: "team-lead",
+            teammates: &[],
+            interactive: true,
+            instructions: None,
+        }
+        .render();
+        assert!(p.contains("you are not asked"), "{p}");
+        assert!(!p.contains("shutdown-response reject"), "{p}");
+        assert!(!p.contains("no other teammates yet"), "{p}");
+        assert!(
+            p.contains("`teamctl status` shows who is in the team now"),
+            "{p}"
+        );
     }
 }

@@ -185,6 +185,48 @@ pub fn running(pid: u32) -> bool {
     }
 }
 
+/// Call `then`, on a small thread of its own, once process `pid` has ended (exited, or been
+/// killed; found through a pidfd, so nothing polls meanwhile). False when it cannot be watched:
+/// gone already, or a kernel without `pidfd_open` (before Linux 5.3).
+pub fn on_exit(pid: u32, then: impl FnOnce() + Send + 'static) -> bool {
+    use nix::libc;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let Some(p) = Pid::new(pid) else {
+        return false;
+    };
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p.0, 0) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: a descriptor just returned by the kernel, owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    std::thread::Builder::new()
+        .name("pid-exit".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut pfd = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            loop {
+                // SAFETY: one valid pollfd; the descriptor lives as long as this thread.
+                let n = unsafe { libc::poll(&raw mut pfd, 1, -1) };
+                if n > 0 {
+                    break;
+                }
+                if n < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+            }
+            then();
+        })
+        .is_ok()
+}
+
 pub fn signal(pid: u32, sig: Signal) -> bool {
     Pid::new(pid).is_some_and(|p| kill(p.nix(), sig).is_ok())
 }

@@ -198,10 +198,21 @@ fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs)
 /// it: it carries that message's id in `inReplyTo`, so `ask` takes it for the answer.
 fn report_of(ctx: &Ctx, to: &Recipient) -> Option<String> {
     let turn = ctx.turn.as_ref()?;
-    match to {
-        Recipient::One(n) if turn.from.as_deref() == Some(n.as_str()) => turn.message_id.clone(),
-        _ => None,
-    }
+    let Recipient::One(n) = to else {
+        return None;
+    };
+    let (id, from) = match (&turn.message_id, &turn.from) {
+        (Some(id), Some(from)) => (id.clone(), from.clone()),
+        // An interactive agent's pane has no turn variables (no `TEAMCTL_HOPS` either): the
+        // turn its companion delivered is in the member's live state, as for its hops.
+        _ if std::env::var_os(crate::domain::env::HOPS).is_none() => {
+            let live = ctx.home.handle(&turn.team).ok()?.live(&turn.name).ok()??;
+            let t = live.current_turn?;
+            (t.message_id, t.from)
+        }
+        _ => return None,
+    };
+    (from == n.as_str()).then_some(id)
 }
 
 /// The request id of a request or response body.

@@ -129,9 +129,14 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
     let interactive = interactive_rule(args)?;
     let backend = backend::select(args.backend.into())?;
     if interactive.is_some() && backend.kind() != crate::domain::BackendType::Tmux {
-        return Err(Error::bad(
-            "--interactive runs the agent in a tmux pane; install tmux, or drop --backend process",
-        ));
+        let why = if crate::backend::tmux::find_tmux().is_ok() {
+            "drop --backend process (or use --backend tmux)"
+        } else {
+            "tmux is not on PATH: install it"
+        };
+        return Err(Error::bad(format!(
+            "interactive teammates need the tmux backend (the agent runs in a tmux pane); {why}"
+        )));
     }
     Ok(Checked {
         name,

@@ -1,6 +1,7 @@
 //! Team checks: stale teams (no teammate running and nothing happened for an hour, a team
 //! directory without a team file, or a pointer to a server that no longer has the team),
-//! teammates that are dead or do not take their mail, and stale worktrees (of stopped
+//! teammates that are dead or do not take their mail (or wait for the user to answer a dialog
+//! in their pane), and stale worktrees (of stopped
 //! teammates, of members that are gone, or unknown to every member).
 
 use std::path::{Path, PathBuf};
@@ -254,6 +255,31 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         cfg.name, m.name
                     )),
                 );
+            }
+            // An interactive agent at a dialog only the user can answer: not stuck, waiting.
+            if let Some(what) = live
+                .as_ref()
+                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
+                .and_then(|l| l.needs_user.as_deref())
+            {
+                let pane = m.pane_id.as_deref().unwrap_or("-");
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Warn,
+                        format!(
+                            "{}@{} waits for you: {} in its pane {pane}",
+                            m.name,
+                            cfg.name,
+                            crate::output::printable(what)
+                        ),
+                    )
+                    .hint(format!(
+                        "answer it there (`teamctl attach --team {} {}`); its mail waits until then",
+                        cfg.name, m.name
+                    )),
+                );
+                continue;
             }
             match status {
                 Status::Dead => {

@@ -342,6 +342,27 @@ fn floor(text: &str, mut at: usize) -> usize {
     at
 }
 
+/// What Claude Code's screen asks the user to answer, if anything: a permission prompt (a tool
+/// call to allow) or the trust dialog of a folder it has not run in. Only the bottom of the
+/// screen counts (the transcript above may quote anything); the words are the TUI's own
+/// (Claude Code 2.1.197).
+pub fn claude_dialog(screen: &str) -> Option<&'static str> {
+    let bottom: Vec<&str> = screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(12)
+        .collect();
+    let has = |s: &str| bottom.iter().any(|l| l.contains(s));
+    if has("Do you want to proceed?") && has("Esc to cancel") {
+        Some("a permission prompt")
+    } else if has("Yes, I trust this folder") {
+        Some("a trust dialog")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,5 +530,34 @@ mod tests {
         assert_eq!(e.text.as_deref(), Some("Message from x:\n\nhi"));
         assert!(HookEvent::from_hook("pre-tool-use", &input, 5).is_err());
         assert_eq!(cut("héllo", 2), "h");
+    }
+
+    #[test]
+    fn a_dialog_at_the_bottom_of_claudes_screen_is_seen() {
+        // As Claude Code 2.1.197 shows a Bash call that needs the user's yes.
+        let permission = "\
+❯ Message from team-lead (01a2):
+  run it
+● Bash(touch approved && echo approved-by-you)
+  ⎿  Waiting…
+────────────────
+ Bash command
+   touch approved && echo approved-by-you
+ Do you want to proceed?
+ ❯ 1. Yes
+   2. Yes, and always allow access to work/ from this project
+   3. No
+ Esc to cancel · Tab to amend · ctrl+e to explain
+";
+        assert_eq!(claude_dialog(permission), Some("a permission prompt"));
+        let trust = "Quick safety check: Is this a project you created or one you trust?\n ❯ 1. Yes, I trust this folder\n   2. No, exit\n Enter to confirm · Esc to cancel\n";
+        assert_eq!(claude_dialog(trust), Some("a trust dialog"));
+        // The words quoted in the transcript, the input box below: no dialog.
+        let quoted = format!(
+            "● Do you want to proceed? Esc to cancel\n{}\n────\n❯ \n────\n  ? for shortcuts\n",
+            "x\n".repeat(20)
+        );
+        assert_eq!(claude_dialog(&quoted), None);
+        assert_eq!(claude_dialog(""), None);
     }
 }

@@ -47,6 +47,10 @@ pub struct LiveState {
     /// worker dead once it has passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_until: Option<u64>,
+    /// An interactive teammate whose agent waits for the user to answer something in its
+    /// pane (a permission prompt, a trust dialog): what, as its companion last saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_user: Option<String>,
 }
 
 /// How often a worker on a store that hosts share renews its lease, and how long each renewal

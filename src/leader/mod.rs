@@ -559,6 +559,7 @@ mod tests {
             session: None,
             session_turns: 0,
             lease_until,
+            needs_user: None,
         }
     }
 

@@ -187,6 +187,7 @@ fn live(status: Status, pid: u32) -> LiveState {
         session: None,
         session_turns: 0,
         lease_until: None,
+        needs_user: None,
     }
 }
 

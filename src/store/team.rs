@@ -804,6 +804,7 @@ mod tests {
             session: None,
             session_turns: 0,
             lease_until: None,
+            needs_user: None,
         };
         store.set_live(&bob, &live).unwrap();
         assert_eq!(store.live(&bob).unwrap().unwrap().pid, 1);

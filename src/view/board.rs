@@ -24,7 +24,7 @@ fn key(rows: &[Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
             format!(
-                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}",
+                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
                 r.name,
                 r.status,
                 r.current_turn,
@@ -33,7 +33,8 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.current_task,
                 r.pane_id,
                 r.pid,
-                r.host
+                r.host,
+                r.needs_user
             )
         })
         .collect()
@@ -214,6 +215,7 @@ mod tests {
             color: "blue".into(),
             shutdown_requested: false,
             host: None,
+            needs_user: None,
         }
     }
 

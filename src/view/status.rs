@@ -2,7 +2,9 @@
 //! pane, pid, unread mail, current turn and last seen, and the table they make. A running
 //! teammate the leader asked to stop shows as `shutdown_pending` (its turn still shown) until
 //! it answers; a stopped one shows no turn, task or pid (they belonged to a worker that is
-//! gone). `teamctl status`, the board and the console's `/status` show these.
+//! gone). An interactive teammate whose agent waits for the user (a permission prompt, a trust
+//! dialog) says so and names the pane to answer in. `teamctl status`, the board and the
+//! console's `/status` show these.
 
 use crate::domain::time::{age, now_ms};
 use crate::domain::{LiveState, Member, Status, TeamConfig};
@@ -31,6 +33,10 @@ pub struct Row {
     /// Where it runs when that is another host (a store that hosts share).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// An interactive teammate's agent waits for the user to answer this in its pane (a
+    /// permission prompt, a trust dialog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_user: Option<String>,
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
@@ -123,6 +129,9 @@ fn rows_from(
                 color: m.color.clone(),
                 shutdown_requested,
                 host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
+                needs_user: fresh
+                    .and_then(|l| l.needs_user.clone())
+                    .filter(|_| status.is_running()),
             }
         })
         .collect()
@@ -158,7 +167,10 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     ));
     for r in rows {
         let name = format!("{:<width$}", r.name);
-        let status = format!("{:<22}", r.status.as_str());
+        let status = match &r.needs_user {
+            Some(_) => format!("{:<22}", format!("{} (needs you)", r.status.as_str())),
+            None => format!("{:<22}", r.status.as_str()),
+        };
         let status = match r.status {
             Status::Dead => paint.color(&status, "red"),
             Status::Working => paint.color(&status, "yellow"),
@@ -174,6 +186,13 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             && !turn.starts_with(&format!("task #{task} "))
         {
             turn = format!("task #{task}: {turn}");
+        }
+        if let Some(what) = &r.needs_user {
+            let pane = r.pane_id.as_deref().unwrap_or("-");
+            turn = format!(
+                "answer {} in pane {pane}; {turn}",
+                crate::output::printable(what)
+            );
         }
         out.push_str(&format!(
             "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}\n",

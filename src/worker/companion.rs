@@ -15,16 +15,25 @@
 //! A user typing in the pane is never pasted over: the companion pastes only while the input
 //! line is empty (generic: the prompt line is exactly the prompt), and, generic, after the
 //! pane was quiet. Memory: one screen capture at a time, the reply capped at 1 MiB.
+//!
+//! A companion lives as long as its pane: it watches the pane's process (`watch`, a pidfd,
+//! nothing polled) and ends itself once that ends (the agent exited, the pane was closed, the
+//! tmux server killed), leaving its member dead, so `send` and `ask` resume it, pane and all.
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use super::turn::{Stoppers, TurnEnd, TurnResult};
 use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
 use crate::domain::interactive::{
-    Interactive, claude_input_line, continuation_prompt, frame, frame_header, reply_cut, reply_from,
+    Interactive, claude_dialog, claude_input_line, continuation_prompt, frame, frame_header,
+    reply_cut, reply_from,
 };
 use crate::domain::{Envelope, Status};
 use crate::error::Result;
@@ -46,6 +55,8 @@ pub struct Companion {
     screen: Option<(u64, Instant)>,
     /// Hooks: the running turn is the one the companion pasted.
     ours_running: bool,
+    /// Set once the pane's process has ended (`watch`).
+    exited: Arc<AtomicBool>,
 }
 
 /// One look at the pane.
@@ -94,7 +105,45 @@ impl Companion {
             busy: false,
             screen: None,
             ours_running: false,
+            exited: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Watch the pane's process: once it ends, `exited` says so and `bell` rings. False when
+    /// the pane is gone already (or not ours). A process that cannot be watched (no pidfd) is
+    /// looked at when mail comes, as before.
+    pub fn watch(&self, agent_id: &str, bell: Arc<Notify>) -> bool {
+        let look = self.tmux.run(&[argv::pane_state(&self.pane)]);
+        let state = look
+            .ok()
+            .and_then(|out| argv::parse_state(&out, &self.pane));
+        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+        let Some(state) = state.filter(|s| !s.dead && s.tag == ours) else {
+            return false;
+        };
+        if let Some(pid) = state.pid
+            && crate::backend::proc::is_agent_process(pid, agent_id)
+        {
+            let exited = self.exited.clone();
+            crate::backend::proc::on_exit(pid, move || {
+                exited.store(true, Ordering::SeqCst);
+                bell.notify_one();
+            });
+        }
+        true
+    }
+
+    /// What the agent's screen asks the user to answer (a preset with a known TUI only).
+    fn dialog(&self, look: &Look) -> Option<&'static str> {
+        self.rule
+            .uses_hooks()
+            .then(|| claude_dialog(&look.screen))
+            .flatten()
+    }
+
+    /// The pane's process has ended (`watch`).
+    pub fn exited(&self) -> bool {
+        self.exited.load(Ordering::SeqCst)
     }
 
     fn look(&self, agent_id: &str) -> Look {
@@ -331,6 +380,20 @@ impl Worker {
         stopped
     }
 
+    /// Record what the agent waits for the user to answer in its pane (`status` and `doctor`
+    /// show it); the live state is written only when that changes.
+    pub(super) fn needs_user(&mut self, what: Option<&str>) {
+        if self.live.needs_user.as_deref() == what {
+            return;
+        }
+        self.live.needs_user = what.map(str::to_string);
+        if let (Some(what), Some(c)) = (what, &self.companion) {
+            self.sink
+                .note(&format!("waiting for the user: {what} in pane {}", c.pane));
+        }
+        self.save_live();
+    }
+
     /// Wait until the agent can take a message: idle, input line empty. A shutdown request
     /// is answered meanwhile (the message stays unread for `resume`).
     async fn wait_ready(&mut self, stop: &mut Stoppers) -> Result<Waited> {
@@ -345,10 +408,13 @@ impl Worker {
             if look.gone {
                 return Ok(Waited::Stop("the agent's pane is gone"));
             }
+            let dialog = c.dialog(&look);
             let readiness = c.readiness(&look);
             if readiness == Readiness::Ready {
+                self.needs_user(None);
                 return Ok(Waited::Ready);
             }
+            self.needs_user(dialog);
             // Each reason said once per wait.
             if !said.contains(&readiness) {
                 said.push(readiness);
@@ -477,6 +543,7 @@ impl Worker {
             if look.gone {
                 return Ok(Some(stopped("the agent's pane is gone")));
             }
+            let dialog = c.dialog(&look);
             // Generic: the prompt is back below the line the paste went to, and quiet.
             if !hooks && look.line > before.line && c.ready(&look) {
                 c.busy = false;
@@ -506,6 +573,7 @@ impl Worker {
                 }
                 continue;
             }
+            self.needs_user(dialog);
             let poll = if hooks { HOOK_POLL } else { POLL };
             let timed_out = async {
                 match deadline {

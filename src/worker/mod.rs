@@ -178,6 +178,7 @@ impl Worker {
                 .filter(|p| p.session.is_some() && p.session == member.session_id)
                 .map_or(0, |p| p.session_turns),
             lease_until: None,
+            needs_user: None,
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -261,9 +262,22 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
+        if let Some(c) = &self.companion
+            && !c.watch(&self.member.agent_id, self.bell.clone())
+        {
+            self.sink.note("the agent's pane is gone; exiting");
+            return Ok(());
+        }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
+            // An interactive teammate's agent ended (its pane with it): nothing to deliver
+            // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
+            if self.companion.as_ref().is_some_and(|c| c.exited()) {
+                self.sink
+                    .note("the agent's pane is gone (its program ended); exiting");
+                return Ok(());
+            }
             // The inbox directory removed (and perhaps made again by a sender): the watch went
             // with it. Make it again, arm anew, and read the new log from its start.
             let now = self.store.inbox_generation(&self.name);
@@ -482,6 +496,8 @@ impl Worker {
             let Some(result) = self.interactive_turn(env, text, stop).await? else {
                 return Ok(Next::Abandon);
             };
+            // Whatever the agent asked the user belonged to this turn.
+            self.live.needs_user = None;
             return self.turn_done(env, summary, &result, sender_end);
         }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
@@ -692,6 +708,7 @@ impl Worker {
             name: self.name.as_str(),
             leader: LEADER,
             teammates: &mates,
+            interactive: false,
             instructions: self.member.prompt.as_deref(),
         }
         .render())

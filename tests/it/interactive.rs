@@ -226,6 +226,49 @@ fn shutdown_closes_exactly_that_pane_and_leaves_no_process() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// Whether a process of `agent_id` runs `teamctl worker` (its companion).
+fn companion_runs(env: &TestEnv, agent_id: &str) -> bool {
+    tagged(env, agent_id).into_iter().any(|p| {
+        let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        argv.split(|b| *b == 0).any(|w| w == b"worker")
+    })
+}
+
+#[test]
+fn a_repl_that_exits_ends_its_companion_and_ask_brings_it_back() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-exit");
+    spawn_python(&env, "py");
+    assert_eq!(env.ok(&["ask", "py", "1+1", "--timeout", "30"]).trim(), "2");
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let id = format!("py@{t}");
+    // The user ends the REPL in its pane: the companion goes with it, the member reads dead.
+    let pane = env.pane_of(&t, "py");
+    env.tmux_ok(&["send-keys", "-t", &pane, "exit()", "Enter"]);
+    wait_until("py's companion gone", WAIT, || !companion_runs(&env, &id));
+    assert_eq!(env.member_status("py"), "dead");
+    assert!(log(&env, &t, "py").contains("pane is gone"));
+    // `ask` resumes it as any dead teammate, pane and companion.
+    assert_eq!(
+        env.ok(&["ask", "py", "6*7", "--timeout", "30"]).trim(),
+        "42"
+    );
+    assert_ne!(env.pane_of(&t, "py"), pane);
+    // The whole tmux server gone: the same, and `send` resumes it too.
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    env.tmux(&["kill-server"]);
+    wait_until("py's companion gone", WAIT, || !companion_runs(&env, &id));
+    assert_eq!(env.member_status("py"), "dead");
+    let out = env.run(&["send", "py", "3*3"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("resumed"));
+    wait_until("py answered", WAIT, || {
+        replies(&env, &t, "py").iter().any(|r| r.trim() == "9")
+    });
+    env.ok(&["delete"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 #[test]
 fn three_interactive_teammates_in_one_window() {
     let env = TestEnv::with_tmux();
@@ -353,7 +396,9 @@ fn bad_interactive_spawns_are_refused_and_write_nothing() {
         ],
         2,
     );
-    assert!(e.contains("tmux"), "{e}");
+    // tmux is installed here: the point is the backend.
+    assert!(e.contains("need the tmux backend"), "{e}");
+    assert!(!e.contains("install tmux"), "{e}");
     assert_eq!(env.config(&t), before);
 }
 
@@ -509,6 +554,17 @@ fn claude_tui_takes_a_message_as_a_user_turn_and_the_stop_hook_replies() {
             assert!(text.contains("\"cleanupPeriodDays\": 99"), "{text}");
         }
     }
+    // Its team prompt says what holds for an interactive agent: a shutdown is not put to it
+    // as a turn, and the teammates of the moment are in `teamctl status` (the list it was
+    // started with goes stale as others join).
+    let system = req["system"].to_string();
+    assert!(system.contains("You are bob"), "{system}");
+    assert!(!system.contains("shutdown-response reject"), "{system}");
+    assert!(!system.contains("no other teammates yet"), "{system}");
+    assert!(
+        system.contains("teamctl status` shows who is in the team now"),
+        "{system}"
+    );
 }
 
 #[test]
@@ -947,4 +1003,147 @@ fn a_repl_reply_longer_than_the_history_is_marked() {
         &out[..out.len().min(300)]
     );
     assert!(out.trim_end().ends_with("\n4998\n4999"));
+}
+
+#[test]
+fn claude_report_sent_from_the_bash_tool_is_the_answer_and_not_doubled() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("done: {}", out.trim()));
+        }
+        if last_line(req).contains("report") {
+            return Reply::bash("teamctl send team-lead 'status: all good'");
+        }
+        script(req)
+    });
+    let (env, _cc, t) = claude_team(&model, "it-cc-report");
+    // The report bob sends from its pane's Bash tool answers the message it handles: it
+    // carries `inReplyTo`, so `ask` prints it (not the end-of-turn text).
+    let out = env.ok(&["ask", "bob", "report to the leader", "--timeout", "60"]);
+    assert_eq!(out.trim(), "status: all good");
+    let inbox = env.inbox(&t, "team-lead");
+    let sent = inbox
+        .iter()
+        .find(|m| m["text"] == "status: all good")
+        .unwrap_or_else(|| panic!("no report in {inbox:?}"));
+    assert!(sent["inReplyTo"].is_string(), "{sent}");
+    assert_eq!(sent["hops"], 1, "{sent}");
+    // The Stop hook's end-of-turn text ("done: ...") is not sent as a second answer.
+    wait_until("bob idle", CLAUDE_WAIT, || {
+        env.member_status("bob") == "idle" && log(&env, &t, "bob").contains("already has")
+    });
+    let texts = replies(&env, &t, "bob");
+    assert!(
+        !texts.iter().any(|s| s.starts_with("done: ")),
+        "a second answer: {texts:?}"
+    );
+}
+
+#[test]
+fn claude_at_a_permission_prompt_shows_it_needs_the_user() {
+    let model = FakeModel::start(|req| {
+        if fake_model::ends_with_tool_result(req) {
+            let out = fake_model::last_tool_result(req).unwrap_or_default();
+            return Reply::text(format!("done: {}", out.trim()));
+        }
+        if last_line(req).contains("run it") {
+            // Not `teamctl`: Claude Code asks the user first.
+            return Reply::bash("touch approved && echo approved-by-you");
+        }
+        script(req)
+    });
+    let (env, _cc, t) = claude_team(&model, "it-cc-perm");
+    env.ok(&["send", "bob", "run it"]);
+    let pane = env.pane_of(&t, "bob");
+    wait_until("bob needs the user", CLAUDE_WAIT, || {
+        env.member("bob")["needsUser"] == "a permission prompt"
+    });
+    let table = env.ok(&["status"]);
+    assert!(table.contains("(needs you)"), "{table}");
+    assert!(
+        table.contains(&format!("a permission prompt in pane {pane}")),
+        "{table}"
+    );
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!("bob@{t} waits for you")),
+        "{doctor}"
+    );
+    assert!(doctor.contains(&pane), "{doctor}");
+    // Answered in the pane (the first choice, yes): the tool runs, the turn ends, and the
+    // mark goes.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("bob answered", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("done: approved-by-you"))
+    });
+    wait_until("bob idle, nothing needed", CLAUDE_WAIT, || {
+        let m = env.member("bob");
+        m["status"] == "idle" && m["needsUser"].is_null()
+    });
+}
+
+#[test]
+fn claude_at_the_trust_dialog_of_a_new_folder_shows_it_needs_the_user() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-trust");
+    // A folder Claude Code has not been told to trust: it asks first, and the message waits.
+    let untrusted = tempfile::tempdir().unwrap();
+    let dir = untrusted.path().to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "carol",
+        "--agent",
+        "claude",
+        "--interactive",
+        "--cwd",
+        dir,
+    ]);
+    env.ok(&["send", "carol", "hello"]);
+    wait_until("carol needs the user", CLAUDE_WAIT, || {
+        env.member("carol")["needsUser"] == "a trust dialog"
+    });
+    let pane = env.pane_of(&t, "carol");
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains(&format!("a trust dialog in pane {pane}")),
+        "{table}"
+    );
+    // Trusted in the pane: the message is delivered and answered.
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("carol answered", CLAUDE_WAIT, || {
+        replies(&env, &t, "carol").iter().any(|r| r == "got: hello")
+    });
+    assert!(env.member("carol")["needsUser"].is_null());
+}
+
+#[test]
+fn claude_exited_with_slash_exit_is_dead_and_ask_brings_it_back() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-exit");
+    assert_eq!(
+        env.ok(&["ask", "bob", "first", "--timeout", "60"]).trim(),
+        "got: first"
+    );
+    wait_until("bob idle", CLAUDE_WAIT, || {
+        env.member_status("bob") == "idle"
+    });
+    let pane = env.pane_of(&t, "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "/exit"]);
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    let id = format!("bob@{t}");
+    wait_until("bob's companion gone", CLAUDE_WAIT, || {
+        !companion_runs(&env, &id)
+    });
+    assert_eq!(env.member_status("bob"), "dead");
+    // Resumed by `ask`: a new pane, the same conversation.
+    assert_eq!(
+        env.ok(&["ask", "bob", "second", "--timeout", "60"]).trim(),
+        "got: second"
+    );
+    assert_ne!(env.pane_of(&t, "bob"), pane);
+    // The same conversation (Claude Code keeps the `/exit` in it too: 3 user entries).
+    assert!(fake_model::user_turns(&asked(&model, "second")[0]) >= 2);
 }
