@@ -281,7 +281,8 @@ fn resume_of_member_without_recorded_server_uses_teamctl_tmux_socket() {
 /// (`Store::update_member_revertible`): a crash of the machine may bring back the member as
 /// the spawn's first write left it (no pane, no pid, starting). Here its worker and pane
 /// survive that, which a crash would not: the worker is still found by its tag (running, not
-/// dead, not started a second time), and `kill` ends exactly it and its pane.
+/// dead, not an orphan to `doctor`, not started a second time), and `kill` ends exactly it and
+/// its pane.
 #[test]
 fn a_member_whose_placement_was_lost_is_found_by_its_tag() {
     let t = TestEnv::with_tmux();
@@ -312,6 +313,15 @@ fn a_member_whose_placement_was_lost_is_found_by_its_tag() {
         t.member_status("w1"),
         "idle",
         "the running worker's own word"
+    );
+    // `doctor --fix` takes its tagged pane for the member's, not for an orphan to close.
+    let _ = t.cmd(&["doctor", "--fix"]).output().unwrap();
+    assert_eq!(workers(&t, &agent), before, "doctor ended the worker");
+    let there = t.tmux(&["display-message", "-p", "-t", &pane, "#{pane_id}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&there.stdout).trim(),
+        pane,
+        "doctor closed the pane"
     );
     t.ok(&["resume", "w1"]);
     assert_eq!(workers(&t, &agent), before, "no second worker");
