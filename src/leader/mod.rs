@@ -220,7 +220,10 @@ pub fn start_worker_in(
         run_as.tmux_socket = placement.tmux_socket.clone();
         crate::store::spec::save(store, &run_as)?;
     }
-    let updated = store.update_member(cache, name, &mut |_, head, slot| {
+    // Not made durable before `spawn` returns (`Store::update_member_revertible`): a crash
+    // that loses it ends the pane or process it names too, and the member is then as it was
+    // before this start (recorded durably by `spawn`, or by the last change), dead, resumable.
+    let updated = store.update_member_revertible(cache, name, &mut |_, head, slot| {
         // Also replaces the session an older teamctl recorded (`teamctl-TEAM`, no home key).
         if placement.tmux_session.is_some() && head.tmux_session != placement.tmux_session {
             head.tmux_session = placement.tmux_session.clone();

@@ -100,6 +100,7 @@ macro_rules! conformance_tests {
             stamps_and_the_cached_team_file,
             cached_updates_and_rosters_miss_no_change,
             update_member_changes_one_entry_and_keeps_the_rest,
+            a_revertible_member_update_is_seen_as_any_other,
             one_claimer_wins_a_task,
             a_failed_task_update_leaves_the_list_untouched,
             new_mail_wakes_a_subscriber,
@@ -574,6 +575,59 @@ pub(crate) fn cached_updates_and_rosters_miss_no_change(make: &Make) {
         .unwrap();
     assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
     assert_eq!(s.load_cached(&mut cache).unwrap().description, "theirs");
+}
+
+/// `update_member_revertible` (a worker's placement) changes the team file as
+/// `update_member` does: every reader, in this process or another, sees its change at once,
+/// with the changes of other writers before and after it kept; only its durability against a
+/// crash of the machine is less (not testable here).
+pub(crate) fn a_revertible_member_update_is_seen_as_any_other(make: &Make) {
+    let made = make();
+    let s = &made.store;
+    let other = (made.reopen)();
+    let bob = Name::parse("bob").unwrap();
+    let mut cache = None;
+    s.update_member(&mut cache, &bob, &mut |roster, _, m| {
+        let mut new = Member::leader(s.team(), "/tmp".into(), 1);
+        new.name = bob.clone();
+        new.agent_id = format!("bob@{}", s.team());
+        new.status = Status::Starting;
+        new.color = roster.next_color().into();
+        *m = Some(new);
+        Ok(())
+    })
+    .unwrap();
+    for i in 0..4u32 {
+        let written = s
+            .update_member_revertible(&mut cache, &bob, &mut |roster, head, m| {
+                assert!(i == 0 || roster.head().description == format!("other {}", i - 1));
+                head.tmux_session = Some(format!("session {i}"));
+                let m = m.as_mut().unwrap();
+                m.pane_id = Some(format!("%{i}"));
+                m.pid = Some(100 + i);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(written.member("bob").unwrap().unwrap().pid, Some(100 + i));
+        for reader in [s, &other] {
+            let cfg = reader.load().unwrap();
+            assert_eq!(cfg.tmux_session, Some(format!("session {i}")));
+            let m = cfg.member("bob").unwrap();
+            assert_eq!(
+                (m.pane_id.as_deref(), m.pid),
+                (Some(&*format!("%{i}")), Some(100 + i))
+            );
+            assert_eq!(reader.roster().unwrap().names(), written.names());
+        }
+        // Another writer after it keeps it.
+        other
+            .update(&mut |cfg| {
+                cfg.description = format!("other {i}");
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(s.load().unwrap().member("bob").unwrap().pid, Some(100 + i));
+    }
 }
 
 /// `update_member` gives its change the team as it is now (another writer's change

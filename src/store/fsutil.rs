@@ -197,8 +197,30 @@ pub fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Replace `path` with `bytes` atomically: a reader sees the old file or the new, never half.
-/// With `durable`, the data is fsynced before the rename.
+/// With `durable`, the data is fsynced before the rename and the rename itself after it (the
+/// directory).
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    let sync = if durable { Sync::All } else { Sync::None };
+    write_atomic_with(path, bytes, sync)
+}
+
+/// How much of an atomic replacement (`write_atomic_with`) is on disk when it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sync {
+    /// Nothing forced: a crash may leave the old file, the new, or (on some file systems) an
+    /// empty one in its place.
+    None,
+    /// The new file's data, before the rename; not the rename. A crash of the machine leaves
+    /// the old file or the new one, whole, never an empty or torn one: for a change that may
+    /// be lost with what it records (a worker's placement: a crash ends its pane too). Saves
+    /// the directory's `fsync`, a journal commit of its own (BENCHMARKS.md, spawn on tmux).
+    Data,
+    /// The data, then the rename: on disk when this returns.
+    All,
+}
+
+/// `write_atomic`, with as much forced to disk as `sync` says.
+pub fn write_atomic_with(path: &Path, bytes: &[u8], sync: Sync) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path);
     let result = (|| {
@@ -206,11 +228,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
             .open(&tmp)
             .at(&tmp)?;
         f.write_all(bytes).at(&tmp)?;
-        if durable {
+        if sync != Sync::None {
             f.sync_all().at(&tmp)?;
         }
         fs::rename(&tmp, path).at(path)?;
-        if durable && let Ok(d) = File::open(dir) {
+        if sync == Sync::All
+            && let Ok(d) = File::open(dir)
+        {
             let _ = d.sync_all();
         }
         Ok(())

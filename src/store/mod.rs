@@ -328,6 +328,23 @@ pub trait Store: Send + Sync {
     ) -> Result<&'a Roster> {
         update_member_whole(self, cache, name, f)
     }
+
+    /// `update_member` for a change that a crash of the machine may undo: the change is seen
+    /// by every reader when this returns, as always, but it may not yet be on disk, and after
+    /// a crash the team file may be the one the previous durable write left (whole, never torn
+    /// or empty). For recording where a worker was placed (`leader::start_worker_in`): the
+    /// crash ends that pane or process too, and the member it reverts to (placed nowhere, or
+    /// where it ran before) is started again as any dead one, every pane and process checked
+    /// for teamctl's tag before it is ended. A file store saves a journal commit per spawn
+    /// (the directory's `fsync`); the default is `update_member`.
+    fn update_member_revertible<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        name: &Name,
+        f: &mut MemberChange<'_>,
+    ) -> Result<&'a Roster> {
+        self.update_member(cache, name, f)
+    }
 }
 
 /// What `Store::follow_inboxes` gives.

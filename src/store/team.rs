@@ -13,7 +13,9 @@
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use super::fsutil::{LockGuard, ensure_dir, ensure_dir_levels, with_subdir, write_atomic};
+use super::fsutil::{
+    LockGuard, Sync, ensure_dir, ensure_dir_levels, with_subdir, write_atomic, write_atomic_with,
+};
 use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
@@ -143,7 +145,19 @@ impl FsStore {
     /// Replace the team file with `text` (durably), then its index (members `names` with
     /// `colors`), and ring the team's doorbell.
     fn write_text(&self, text: &teamtext::Text, names: &[&Name], colors: &[&str]) -> Result<()> {
-        write_atomic(&self.config_path(), &text.bytes, true)?;
+        self.write_text_with(text, names, colors, Sync::All)
+    }
+
+    /// `write_text`, the file replaced as `sync` says (`Sync::Data`: a crash may bring back
+    /// the file before it, never lose or tear it).
+    fn write_text_with(
+        &self,
+        text: &teamtext::Text,
+        names: &[&Name],
+        colors: &[&str],
+        sync: Sync,
+    ) -> Result<()> {
+        write_atomic_with(&self.config_path(), &text.bytes, sync)?;
         // The index after the file it describes, in place (`teamindex`); a failure leaves an
         // index of another file, or a torn one, which no reader trusts.
         let _ = super::fsutil::write_in_place(
@@ -152,6 +166,70 @@ impl FsStore {
         );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
         Ok(())
+    }
+
+    /// `Store::update_member`, the team file replaced as `sync` says.
+    fn update_member_synced<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        name: &Name,
+        f: &mut MemberChange<'_>,
+        sync: Sync,
+    ) -> Result<&'a Roster> {
+        let lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        // The cached roster is as good as a read while its stamp is the file's (no writer
+        // replaces the file while the lock is held), if it was read through an index.
+        let stamp = self.stamp();
+        let roster = match cache.take() {
+            Some((then, roster)) if stamp == Some(then) && roster.texts().is_some() => roster,
+            _ => {
+                let (bytes, index) = self.read_locked()?;
+                let Some(index) = index else {
+                    drop(lock);
+                    return super::update_member_whole(self, cache, name, f);
+                };
+                Roster::indexed(bytes, index.names, index.colors, index.spans)
+                    .map_err(|e| self.damaged(&e))?
+                    .without_hosts()
+            }
+        };
+        let mut head = roster.head().clone();
+        let mut member = roster.member(name.as_str())?;
+        f(&roster, &mut head, &mut member)?;
+        let (bytes, spans) = roster.texts().expect("a roster read from the file");
+        let at = roster.names().iter().position(|n| n == name);
+        let mut entries = Vec::with_capacity(spans.len() + 1);
+        let mut names = Vec::with_capacity(spans.len() + 1);
+        let mut colors = Vec::with_capacity(spans.len() + 1);
+        for (i, span) in spans.iter().enumerate() {
+            if Some(i) == at {
+                if let Some(m) = &member {
+                    entries.push(teamtext::Entry::Member(m));
+                    names.push(&m.name);
+                    colors.push(m.color.as_str());
+                }
+            } else {
+                entries.push(teamtext::Entry::Text(&bytes[span.clone()]));
+                names.push(&roster.names()[i]);
+                colors.push(roster.colors()[i].as_ref());
+            }
+        }
+        if let (None, Some(m)) = (at, &member) {
+            entries.push(teamtext::Entry::Member(m));
+            names.push(&m.name);
+            colors.push(m.color.as_str());
+        }
+        let text = teamtext::render_parts(&head, entries.into_iter())
+            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
+        self.write_text_with(&text, &names, &colors, sync)?;
+        let stamp = self.stamp().unwrap_or(Stamp::NONE);
+        let names = names.into_iter().cloned().collect();
+        let colors = colors.into_iter().map(roster::color).collect();
+        drop(lock);
+        let written = Roster::indexed(text.bytes, names, colors, text.spans)
+            .map_err(|e| self.damaged(&e))?
+            .without_hosts();
+        Ok(&cache.insert((stamp, written)).1)
     }
 
     /// The team file read under its lock, with its index when it has a good one.
@@ -298,60 +376,19 @@ impl Store for FsStore {
         name: &Name,
         f: &mut MemberChange<'_>,
     ) -> Result<&'a Roster> {
-        let lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        // The cached roster is as good as a read while its stamp is the file's (no writer
-        // replaces the file while the lock is held), if it was read through an index.
-        let stamp = self.stamp();
-        let roster = match cache.take() {
-            Some((then, roster)) if stamp == Some(then) && roster.texts().is_some() => roster,
-            _ => {
-                let (bytes, index) = self.read_locked()?;
-                let Some(index) = index else {
-                    drop(lock);
-                    return super::update_member_whole(self, cache, name, f);
-                };
-                Roster::indexed(bytes, index.names, index.colors, index.spans)
-                    .map_err(|e| self.damaged(&e))?
-                    .without_hosts()
-            }
-        };
-        let mut head = roster.head().clone();
-        let mut member = roster.member(name.as_str())?;
-        f(&roster, &mut head, &mut member)?;
-        let (bytes, spans) = roster.texts().expect("a roster read from the file");
-        let at = roster.names().iter().position(|n| n == name);
-        let mut entries = Vec::with_capacity(spans.len() + 1);
-        let mut names = Vec::with_capacity(spans.len() + 1);
-        let mut colors = Vec::with_capacity(spans.len() + 1);
-        for (i, span) in spans.iter().enumerate() {
-            if Some(i) == at {
-                if let Some(m) = &member {
-                    entries.push(teamtext::Entry::Member(m));
-                    names.push(&m.name);
-                    colors.push(m.color.as_str());
-                }
-            } else {
-                entries.push(teamtext::Entry::Text(&bytes[span.clone()]));
-                names.push(&roster.names()[i]);
-                colors.push(roster.colors()[i].as_ref());
-            }
-        }
-        if let (None, Some(m)) = (at, &member) {
-            entries.push(teamtext::Entry::Member(m));
-            names.push(&m.name);
-            colors.push(m.color.as_str());
-        }
-        let text = teamtext::render_parts(&head, entries.into_iter())
-            .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        self.write_text(&text, &names, &colors)?;
-        let stamp = self.stamp().unwrap_or(Stamp::NONE);
-        let names = names.into_iter().cloned().collect();
-        let colors = colors.into_iter().map(roster::color).collect();
-        drop(lock);
-        let written = Roster::indexed(text.bytes, names, colors, text.spans)
-            .map_err(|e| self.damaged(&e))?
-            .without_hosts();
-        Ok(&cache.insert((stamp, written)).1)
+        self.update_member_synced(cache, name, f, Sync::All)
+    }
+
+    /// The team file's data is synced before it replaces the old one, as always (a crash
+    /// never leaves it empty or torn); the replacement itself is not (no directory `fsync`):
+    /// a crash may bring back the file the last `update_member` or `update` left.
+    fn update_member_revertible<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        name: &Name,
+        f: &mut MemberChange<'_>,
+    ) -> Result<&'a Roster> {
+        self.update_member_synced(cache, name, f, Sync::Data)
     }
 
     fn append(&self, to: &Name, env: &Envelope) -> Result<()> {

@@ -276,3 +276,66 @@ fn resume_of_member_without_recorded_server_uses_teamctl_tmux_socket() {
         t.processes().is_empty()
     });
 }
+
+/// The placement a spawn records last is not made durable before it returns
+/// (`Store::update_member_revertible`): a crash of the machine may bring back the member as
+/// the spawn's first write left it (no pane, no pid, starting). Here its worker and pane
+/// survive that, which a crash would not: the worker is still found by its tag (running, not
+/// dead, not an orphan to `doctor`, not started a second time), and `kill` ends exactly it and
+/// its pane.
+#[test]
+fn a_member_whose_placement_was_lost_is_found_by_its_tag() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "lostplace"]).trim().to_string();
+    t.ok(&["spawn", "w1", "--exec", ECHO]);
+    wait_until("w1 idle", WAIT, || t.member_status("w1") == "idle");
+    let agent = format!("w1@{team}");
+    let before = workers(&t, &agent);
+    assert_eq!(before.len(), 1);
+    let pane = recorded(&t, &team, "w1").unwrap()["paneId"]
+        .as_str()
+        .expect("w1 placed")
+        .to_string();
+    // The team file as the spawn's first write left it, long ago (no "starting" minute).
+    let mut cfg = config(&t, &team);
+    for m in cfg["members"].as_array_mut().unwrap() {
+        if m["name"] == "w1" {
+            let m = m.as_object_mut().unwrap();
+            m.remove("paneId");
+            m.remove("pid");
+            m.insert("status".into(), "starting".into());
+            m.insert("joinedAt".into(), 1.into());
+        }
+    }
+    let path = t.team_dir(&team).join("config.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    assert_eq!(
+        t.member_status("w1"),
+        "idle",
+        "the running worker's own word"
+    );
+    // `doctor --fix` takes its tagged pane for the member's, not for an orphan to close.
+    let _ = t.cmd(&["doctor", "--fix"]).output().unwrap();
+    assert_eq!(workers(&t, &agent), before, "doctor ended the worker");
+    let there = t.tmux(&["display-message", "-p", "-t", &pane, "#{pane_id}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&there.stdout).trim(),
+        pane,
+        "doctor closed the pane"
+    );
+    t.ok(&["resume", "w1"]);
+    assert_eq!(workers(&t, &agent), before, "no second worker");
+    let reply = t.ok(&["ask", "w1", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w1 got: ping"), "w1 answered {reply:?}");
+    t.ok(&["kill", "w1"]);
+    wait_until("w1's worker gone", WAIT, || workers(&t, &agent).is_empty());
+    let left = t.tmux(&["display-message", "-p", "-t", &pane, "#{pane_id}"]);
+    assert!(
+        !left.status.success() || String::from_utf8_lossy(&left.stdout).trim() != pane,
+        "w1's pane {pane} is still there"
+    );
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
