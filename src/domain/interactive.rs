@@ -280,24 +280,42 @@ pub fn cut(text: &str, max: usize) -> &str {
 
 /// A generic REPL's reply: what the pane shows after the pasted input and before the prompt
 /// came back. `lines` are the pane's lines from the one the paste went to (joined, `-J`) to
-/// the bottom; the first `input_lines` of them echo the input (one per line pasted). Then
-/// may come a continuation prompt (`... `) left by the Enter that ended a block, then the
-/// output, and at the end the prompt again (`is_prompt`), once for each Enter. Those prompt
-/// lines are not the reply (`x = 5` then `x * 3` gave `>>>`).
-pub fn reply_from(lines: &str, input_lines: usize, is_prompt: &dyn Fn(&str) -> bool) -> String {
-    // A continuation prompt left by the Enter that ended a block; a line that is the prompt
-    // itself stays (output may print one: only the trailing ones are the REPL's).
-    let bare = |l: &str| {
-        let t = l.trim();
-        !is_prompt(l)
-            && !t.is_empty()
+/// the bottom; `input` is the text pasted. Each input line is echoed in order behind a prompt
+/// (`>>> x = 5`, `...     return x`; an empty one as a bare `... `), with whatever a statement
+/// printed right after its own echo (`print(1)` then `print(2)` gives `1` between the two
+/// echoes). The echoes are left out, as are a continuation prompt the Enter that ended a block
+/// left before the output, and the prompts at the end (one per Enter, `is_prompt`).
+pub fn reply_from(lines: &str, input: &str, is_prompt: &dyn Fn(&str) -> bool) -> String {
+    let marks = |t: &str| {
+        let t = t.trim();
+        !t.is_empty()
             && t.chars().count() <= 8
             && t.chars().all(|c| c.is_ascii_punctuation() || c == ' ')
     };
-    let all: Vec<&str> = lines.lines().collect();
-    let mut body: &[&str] = all.get(input_lines.max(1)..).unwrap_or_default();
+    let echoes = |line: &str, typed: &str| {
+        let (line, typed) = (line.trim_end(), typed.trim());
+        if typed.is_empty() {
+            return is_prompt(line) || marks(line);
+        }
+        line.strip_suffix(typed)
+            .is_some_and(|before| is_prompt(before) || marks(before))
+    };
+    let typed: Vec<&str> = input.trim_end_matches(['\n', '\r']).lines().collect();
+    let mut next = 0;
+    let mut body: Vec<&str> = Vec::new();
+    for line in lines.lines() {
+        if next < typed.len() && echoes(line, typed[next]) {
+            next += 1;
+        } else {
+            body.push(line);
+        }
+    }
+    let mut body: &[&str] = &body;
+    // A continuation prompt left by the Enter that ended a block; a line that is the prompt
+    // itself stays (output may print one: only the trailing ones are the REPL's).
     while let [first, rest @ ..] = body
-        && bare(first)
+        && !is_prompt(first)
+        && marks(first)
     {
         body = rest;
     }
@@ -460,23 +478,23 @@ mod tests {
     fn the_reply_is_between_the_echo_and_the_prompt() {
         let re = regex_lite::Regex::new("^>>> $").unwrap();
         let p = |l: &str| re.is_match(l);
-        assert_eq!(reply_from(">>> 6*7\n42\n>>> \n\n", 1, &p), "42");
+        assert_eq!(reply_from(">>> 6*7\n42\n>>> \n\n", "6*7", &p), "42");
         assert_eq!(
-            reply_from(">>> print('a\\nb')\na\nb\n>>> \n", 1, &p),
+            reply_from(">>> print('a\\nb')\na\nb\n>>> \n", "print('a\\nb')", &p),
             "a\nb"
         );
-        assert_eq!(reply_from(">>> x = 1\n>>> \n", 1, &p), "");
-        assert_eq!(reply_from("", 1, &p), "");
+        assert_eq!(reply_from(">>> x = 1\n>>> \n", "x = 1", &p), "");
+        assert_eq!(reply_from("", "x", &p), "");
         // Several statements, then the Enter that ends a block: a prompt per Enter after the
         // output (new-user QA: the reply was `>>>`).
         assert_eq!(
-            reply_from(">>> x = 5\n>>> x * 3\n15\n>>> \n>>> \n", 2, &p),
+            reply_from(">>> x = 5\n>>> x * 3\n15\n>>> \n>>> \n", "x = 5\nx * 3", &p),
             "15"
         );
         assert_eq!(
             reply_from(
                 ">>> def f(a):\n...     return a * 2\n... \n>>> f(21)\n42\n>>> \n>>> \n",
-                4,
+                "def f(a):\n    return a * 2\n\nf(21)",
                 &p
             ),
             "42"
@@ -485,10 +503,36 @@ mod tests {
         assert_eq!(
             reply_from(
                 ">>> for i in range(3):\n...     print(i * 10)\n... \n0\n10\n20\n>>> \n",
-                2,
+                "for i in range(3):\n    print(i * 10)\n",
                 &p
             ),
             "0\n10\n20"
+        );
+        // Each statement's output right after its echo (second new-user pass).
+        assert_eq!(
+            reply_from(
+                ">>> print(1)\n1\n>>> print(2)\n2\n>>> \n>>> \n",
+                "print(1)\nprint(2)",
+                &p
+            ),
+            "1\n2"
+        );
+        assert_eq!(
+            reply_from(
+                ">>> a = 6\n>>> b = 9\n>>> print(a*b)\n54\n>>> print(\"\u{fc}\")\n\u{fc}\n>>> \n",
+                "a = 6\nb = 9\nprint(a*b)\nprint(\"\u{fc}\")",
+                &p
+            ),
+            "54\n\u{fc}"
+        );
+        // Printed text that looks like the prompt stays.
+        assert_eq!(
+            reply_from(
+                ">>> print('>>> '); print('done')\n>>> \ndone\n>>> \n",
+                "print('>>> '); print('done')",
+                &p
+            ),
+            ">>>\ndone"
         );
     }
 

@@ -313,7 +313,8 @@ impl Companion {
     /// first of them echoing `first` (the input's first line). Once the history is full,
     /// lines counted from its top move: when the echo is no longer where it was, the reply's
     /// start has scrolled out of the pane's history, and what is left comes with a marker.
-    fn reply_since(&self, from: i64, look: &Look, input_lines: usize, first: &str) -> String {
+    fn reply_since(&self, from: i64, look: &Look, pasted: &str) -> String {
+        let first = pasted.lines().next().unwrap_or("");
         let start = from - look.history;
         let Ok(lines) = self.tmux.run(&[argv::capture_from(&self.pane, start)]) else {
             return String::new();
@@ -326,7 +327,7 @@ impl Companion {
         if echoed || look.history * 10 < look.limit * 8 {
             let re = regex_lite::Regex::new(&self.rule.prompt_pattern).ok();
             let is_prompt = |l: &str| re.as_ref().is_some_and(|re| re.is_match(l));
-            return reply_from(&lines, input_lines, &is_prompt);
+            return reply_from(&lines, pasted, &is_prompt);
         }
         match self
             .tmux
@@ -523,8 +524,8 @@ impl Worker {
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         // Never past what a clock can hold (a huge recorded timeout is no timeout).
         let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
-        // The lines the paste echoes; what an Enter that ends a block adds after them is a
-        // bare prompt, which `reply_from` leaves out.
+        // A paste of several lines got the empty line that ends a block already: no
+        // continuation Enter for it.
         let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
         let mut continued = input_lines > 1;
         loop {
@@ -547,8 +548,7 @@ impl Worker {
             // Generic: the prompt is back below the line the paste went to, and quiet.
             if !hooks && look.line > before.line && c.ready(&look) {
                 c.busy = false;
-                let first = pasted.lines().next().unwrap_or("");
-                let reply = c.reply_since(before.line, &look, input_lines, first);
+                let reply = c.reply_since(before.line, &look, &pasted);
                 return Ok(Some(TurnResult {
                     spawned: true,
                     end: TurnEnd::Exited(0),

@@ -123,6 +123,7 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
     for (text, want) in [
         ("x = 5\nx * 3", "15"),
         ("def f(a):\n    return a * 2\n\nf(21)", "42"),
+        ("print(1)\nprint(2)", "1\n2"),
     ] {
         wait_until("py idle", WAIT, || env.member_status("py") == "idle");
         let out = env.ok(&["ask", "py", text, "--timeout", "30"]);
