@@ -250,12 +250,15 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe. If the worker dies without cleaning up (SIGKILL),
-    // the kernel ends the turn's shell too.
+    // SAFETY: setsid and prctl are async-signal-safe. The turn gets a session of its own (so
+    // a process group too, signalled by `interrupt` and `kill`) with no controlling terminal:
+    // an agent that opens /dev/tty cannot write escapes into the worker's pane or read what
+    // is typed there (attacker QA). If the worker dies without cleaning up (SIGKILL), the
+    // kernel ends the turn's shell too.
     unsafe {
         cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
         });
     }

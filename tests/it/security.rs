@@ -361,6 +361,21 @@ fn an_agents_escapes_in_its_own_pane_are_shown_never_obeyed() {
         assert!(shown.contains(seq), "{seq} not shown as text: {shown}");
     }
     assert_eq!(env.pane_format(&pane, "#{pane_title}"), title);
+    // Nor through /dev/tty: a turn has no controlling terminal (attacker QA: it retitled and
+    // cleared the pane that way, and could read what the user typed there).
+    env.ok(&[
+        "spawn",
+        "tty",
+        "--exec",
+        r"printf '\033]2;ttypwned\007' 2>/dev/null >/dev/tty && echo wrote-tty || echo no-tty",
+    ]);
+    let tty_pane = env.pane_of("sec-pane", "tty");
+    let tty_title = env.pane_format(&tty_pane, "#{pane_title}");
+    assert_eq!(
+        output(&env, &["ask", "tty", "hi", "--timeout", "20"]),
+        b"no-tty\n"
+    );
+    assert_eq!(env.pane_format(&tty_pane, "#{pane_title}"), tty_title);
     let log = std::fs::read(env.team_dir("sec-pane").join("logs").join("evil.log")).unwrap();
     assert!(
         String::from_utf8_lossy(&log).contains("\x1b]2;pwned\x07"),
