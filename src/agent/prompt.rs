@@ -1,6 +1,9 @@
 //! The team prompt: what a preset agent is told about itself, its team and teamctl, on top of
 //! the user's own `--prompt`. Pure text building.
 
+/// The most teammates the prompt names.
+const MAX_NAMED: usize = 40;
+
 /// Who the prompt is for.
 #[derive(Debug, Clone)]
 pub struct TeamPrompt<'a> {
@@ -37,9 +40,15 @@ impl TeamPrompt<'_> {
                 "When this was written you had no other teammates; others may join: {now}.\n"
             ));
         } else {
+            // Named up to a bound: the prompt travels in an argument, and in the one message
+            // tmux takes an interactive pane's command in (a thousand names would not fit).
+            let shown = self.teammates.len().min(MAX_NAMED);
+            let mut names = self.teammates[..shown].join(", ");
+            if shown < self.teammates.len() {
+                names.push_str(&format!(" and {} more", self.teammates.len() - shown));
+            }
             s.push_str(&format!(
-                "Your teammates when this was written: {}; others may join or leave: {now}.\n",
-                self.teammates.join(", ")
+                "Your teammates when this was written: {names}; others may join or leave: {now}.\n"
             ));
         }
         s.push_str(&format!(
@@ -109,6 +118,25 @@ mod tests {
         ] {
             assert!(p.contains(needle), "{needle:?} missing from:\n{p}");
         }
+    }
+
+    #[test]
+    fn a_thousand_teammates_are_counted_not_named() {
+        let mates: Vec<String> = (0..1000).map(|i| format!("teammate-{i:04}")).collect();
+        let p = TeamPrompt {
+            team: "t1",
+            description: "",
+            name: "bob",
+            leader: "team-lead",
+            teammates: &mates,
+            interactive: true,
+            instructions: Some(&"x".repeat(crate::domain::member::MAX_PROMPT)),
+        }
+        .render();
+        assert!(p.contains("teammate-0039 and 960 more"), "{p}");
+        assert!(!p.contains("teammate-0040"));
+        // With the longest --prompt, it fits an argument and tmux's one command message.
+        assert!(p.len() < 12 * 1024, "{}", p.len());
     }
 
     #[test]

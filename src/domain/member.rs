@@ -57,6 +57,23 @@ pub struct TmuxFill {
 /// The loop guard's default: a chain of agent-to-agent messages longer than this starts no turn.
 pub const DEFAULT_MAX_HOPS: u32 = 10;
 
+/// The longest `--prompt` (a member's instructions, `prompt` in `up`'s file), in bytes. It
+/// travels in a command-line argument, an environment variable and, for an interactive
+/// teammate, the one message of at most 16 KiB that tmux takes a command in: longer ones
+/// failed every turn ("Argument list too long") or the spawn ("command too long").
+pub const MAX_PROMPT: usize = 8 * 1024;
+
+/// `prompt` refused when it is longer than `MAX_PROMPT`, saying what to do instead.
+pub fn check_prompt(prompt: &str) -> Result<(), String> {
+    if prompt.len() > MAX_PROMPT {
+        return Err(format!(
+            "the prompt is {} bytes, over the {MAX_PROMPT} a teammate's prompt may have; put long instructions in a file in its directory and have the prompt point to it",
+            prompt.len()
+        ));
+    }
+    Ok(())
+}
+
 impl TeamConfig {
     /// Every member's agent id made its name at this team, whatever the file said: the id
     /// tags the member's panes and processes (a shared file may have been written by anyone).

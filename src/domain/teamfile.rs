@@ -314,6 +314,7 @@ fn member(
     let agent = string("agent", m.agent)?;
     let exec = string("exec", m.exec)?;
     let model = string("model", m.model)?;
+    let prompt_at = m.prompt.as_ref().map(|v| v.span().start);
     let prompt = string("prompt", m.prompt)?;
     let agent_type = string("agent-type", m.agent_type)?;
     let cwd = string("cwd", m.cwd)?;
@@ -322,6 +323,9 @@ fn member(
     let plan = string("plan", m.plan)?;
     let on_shutdown = string("on-shutdown", m.on_shutdown)?;
     let backend = string("backend", m.backend)?;
+    if let (Some(p), Some(off)) = (&prompt, prompt_at) {
+        super::member::check_prompt(p).map_err(|e| at(off, e))?;
+    }
     if agent.is_some() && exec.is_some() {
         return Err(at(
             offset_of_line(text, spec.lines["exec"].max(spec.lines["agent"])),

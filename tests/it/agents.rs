@@ -507,3 +507,56 @@ fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(file).unwrap().permissions());
     assert_eq!(mode & 0o077, 0, "the whole message is private: {mode:o}");
 }
+
+/// A prompt over 8 KiB is bad input at `spawn` and in `up`'s file (exit 2, nothing
+/// written): a 140 KB one was taken, then every turn failed ("Argument list too long"), and an
+/// interactive spawn failed with tmux's "command too long" (attacker QA). One of 8 KiB works.
+#[test]
+fn a_prompt_over_the_limit_is_refused_and_one_at_it_works() {
+    let env = TestEnv::new();
+    env.ok(&["create", "big"]);
+    let at = "p".repeat(8 * 1024);
+    let over = format!("{at}q");
+    let before = crate::common::snapshot(env.home_path());
+    let err = env.fails(
+        &[
+            "spawn",
+            "w",
+            "--backend",
+            "process",
+            "--exec",
+            "cat",
+            "--prompt",
+            &over,
+        ],
+        2,
+    );
+    assert!(err.contains("over the 8192"), "{err}");
+    assert_eq!(crate::common::snapshot(env.home_path()), before);
+    let file = env.work.path().join("teamctl.toml");
+    std::fs::write(
+        &file,
+        format!("name = \"big\"\n[[member]]\nname = \"w\"\nexec = \"cat\"\nprompt = \"{over}\"\n"),
+    )
+    .unwrap();
+    let err = env.fails(&["up", &file.display().to_string()], 2);
+    assert!(
+        err.contains("teamctl.toml:5") && err.contains("over the 8192"),
+        "{err}"
+    );
+    assert_eq!(crate::common::snapshot(env.home_path()), before);
+    env.ok(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        r#"printf '%s' "$TEAMCTL_PROMPT" | wc -c"#,
+        "--prompt",
+        &at,
+    ]);
+    assert_eq!(
+        env.ok(&["ask", "w", "size?", "--timeout", "30"]).trim(),
+        "8192"
+    );
+}
