@@ -103,6 +103,51 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// `text` cut to `cols` terminal columns (escape sequences take none, a wide character such as
+/// `日` or an emoji takes two), the last column kept free and an ellipsis where it was cut, so
+/// the line never wraps (the console's status line into its input line, a board row onto the
+/// next).
+pub fn clip(text: &str, cols: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = String::new();
+    let mut visible = 0;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        let width = c.width().unwrap_or(0);
+        if visible + width >= cols {
+            out.push('…');
+            out.push_str("\x1b[0m");
+            break;
+        }
+        out.push(c);
+        visible += width;
+    }
+    out
+}
+
+/// The terminal's rows and columns (of stdout), straight from the kernel.
+pub fn terminal_size() -> Option<(u16, u16)> {
+    let mut ws = nix::libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ only writes a `winsize` into the struct we pass.
+    let rc = unsafe { nix::libc::ioctl(1, nix::libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_row > 0 && ws.ws_col > 0).then_some((ws.ws_row, ws.ws_col))
+}
+
 fn ansi(color: &str) -> AnsiColors {
     match color {
         "blue" => AnsiColors::Blue,
@@ -188,5 +233,14 @@ mod tests {
             lines[1], "    12:00:00 team-lead -> bob: delete everything",
             "{shown:?}"
         );
+    }
+
+    #[test]
+    fn clip_counts_terminal_columns() {
+        // Wide characters take two columns (second new-user pass: a Japanese message made the
+        // console's status line wrap over its input line).
+        assert_eq!(clip("日本語です", 7), "日本語…\x1b[0m");
+        assert_eq!(clip("日本", 10), "日本");
+        assert_eq!(clip("ab\u{301}c", 4), "ab\u{301}c");
     }
 }

@@ -25,7 +25,7 @@ impl Screen {
     /// `tty`: stdin and stdout are a terminal.
     pub fn new(tty: bool, prompt: &str) -> Screen {
         let size = if tty {
-            term_size().filter(|(r, _)| *r >= 6)
+            crate::output::terminal_size().filter(|(r, _)| *r >= 6)
         } else {
             None
         };
@@ -43,7 +43,7 @@ impl Screen {
     /// Redo the layout when the terminal changed size (cheap to call on every wake).
     pub fn refresh(&mut self) {
         if self.size.is_some() {
-            let now = term_size().filter(|(r, _)| *r >= 6);
+            let now = crate::output::terminal_size().filter(|(r, _)| *r >= 6);
             if now.is_some() && now != self.size {
                 self.size = now;
                 self.layout();
@@ -110,7 +110,7 @@ impl Screen {
                     self.out,
                     "\x1b7\x1b[{};1H\x1b[2K{}\x1b8",
                     rows - 1,
-                    clip(text, cols as usize)
+                    crate::output::clip(text, cols as usize)
                 );
                 let _ = self.out.flush();
             }
@@ -147,54 +147,13 @@ impl Drop for Screen {
     }
 }
 
-/// Keep at most `cols` visible characters (escape sequences do not count), so the status
-/// line never wraps into the input line.
-fn clip(text: &str, cols: usize) -> String {
-    let mut out = String::new();
-    let mut visible = 0;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            out.push(c);
-            for d in chars.by_ref() {
-                out.push(d);
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-            continue;
-        }
-        if visible + 1 >= cols {
-            out.push('…');
-            out.push_str("\x1b[0m");
-            break;
-        }
-        out.push(c);
-        visible += 1;
-    }
-    out
-}
-
-/// The terminal's rows and columns (of stdout), straight from the kernel.
-fn term_size() -> Option<(u16, u16)> {
-    let mut ws = nix::libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ only writes a `winsize` into the struct we pass.
-    let rc = unsafe { nix::libc::ioctl(1, nix::libc::TIOCGWINSZ, &mut ws) };
-    (rc == 0 && ws.ws_row > 0 && ws.ws_col > 0).then_some((ws.ws_row, ws.ws_col))
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn clip_counts_visible_characters_only() {
-        assert_eq!(super::clip("abc", 10), "abc");
+        assert_eq!(crate::output::clip("abc", 10), "abc");
         assert_eq!(
-            super::clip("\x1b[34mabcdef\x1b[0m", 4),
+            crate::output::clip("\x1b[34mabcdef\x1b[0m", 4),
             "\x1b[34mabc…\x1b[0m"
         );
     }

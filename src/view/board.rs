@@ -70,7 +70,14 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
                 let text = if tty {
                     // Home, each line cleared to its end, then the rest of the screen: no
                     // flicker from clearing the whole screen first.
-                    let body = format!("{board}{}", footer(ctx)).replace('\n', "\x1b[K\n");
+                    // Each line cut to the width: a wrapped row pushed the header off a
+                    // small pane (second new-user pass).
+                    let cols = crate::output::terminal_size().map_or(usize::MAX, |(_, c)| c.into());
+                    let body = format!("{board}{}", footer(ctx))
+                        .lines()
+                        .map(|l| crate::output::clip(l, cols))
+                        .collect::<Vec<_>>()
+                        .join("\x1b[K\n");
                     format!("\x1b[H{body}\x1b[J")
                 } else {
                     format!("{board}\n")

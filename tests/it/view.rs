@@ -232,6 +232,63 @@ fn console_in_a_tmux_pane_shows_mail_and_sends_typed_lines() {
     });
 }
 
+/// `status --watch` in a narrow pane: each row cut to the width, so the header stays in view
+/// (second new-user pass: at 80-100 columns every row wrapped and a small pane lost it).
+#[test]
+fn the_board_fits_a_narrow_pane() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "while [ ! -e release ]; do sleep 0.05; done; rm release",
+    ]);
+    let long = "a long turn ".repeat(12);
+    env.ok(&["send", "bob", long.trim_end()]);
+    wait_until("bob working", WAIT, || {
+        env.member_status("bob") == "working"
+    });
+    let home = format!("TEAMCTL_HOME={}", env.home_path().display());
+    env.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "board",
+        "-x",
+        "50",
+        "-y",
+        "8",
+        "env",
+        "-u",
+        "TEAMCTL_TEAM",
+        &home,
+        "NO_COLOR=1",
+        BIN,
+        "status",
+        "--watch",
+    ]);
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-t", "board"]);
+    wait_until("the board with bob's row", WAIT, || {
+        screen().lines().any(|l| l.starts_with("bob "))
+    });
+    let shown = screen();
+    assert!(shown.lines().any(|l| l.starts_with("NAME")), "{shown}");
+    let row = shown.lines().find(|l| l.starts_with("bob ")).unwrap();
+    assert!(row.trim_end().ends_with('…'), "{shown}");
+    // The row is one line: the next one is not the rest of it.
+    let next = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("bob "))
+        .nth(1)
+        .unwrap_or("");
+    assert!(!next.contains("turn"), "{shown}");
+    std::fs::write(env.work.path().join("release"), b"").unwrap();
+    env.tmux_ok(&["kill-session", "-t", "board"]);
+}
+
 #[test]
 fn console_works_on_a_pipe() {
     let env = TestEnv::new();
