@@ -478,15 +478,24 @@ impl Worker {
         }
         self.sink.note(&format!("<- {}: {summary}", env.from));
         let mut extra_env = extra_env.to_vec();
+        let mut with_plan = None;
         if self.member.plan_mode_required {
             match self.plan_gate(env, text, &extra_env, stop).await? {
                 plan::Gate::Approved(plan) => {
                     extra_env.push((env::PLAN.into(), turn::env_value(&plan)));
+                    // A preset agent reads no environment: the plan goes with the message
+                    // (second new-user pass: a Claude teammate never saw its approved plan).
+                    if self.member.agent.is_some() && !plan.trim().is_empty() {
+                        with_plan = Some(format!(
+                            "{text}\n\nYour plan for this, approved by {LEADER}:\n{plan}"
+                        ));
+                    }
                     self.set_status(Status::Working);
                 }
                 plan::Gate::Done(next) => return Ok(next),
             }
         }
+        let text = with_plan.as_deref().unwrap_or(text);
         // Where the sender's inbox ends now: a report the turn sends itself lands after it.
         let sender_end = Name::parse(&env.from)
             .ok()

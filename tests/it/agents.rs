@@ -560,3 +560,52 @@ fn a_prompt_over_the_limit_is_refused_and_one_at_it_works() {
         "8192"
     );
 }
+
+/// A preset teammate in plan mode gets its approved plan with the message: a preset agent
+/// reads no environment, so `TEAMCTL_PLAN` alone never reached it (second new-user pass).
+#[test]
+fn a_preset_teammate_gets_its_approved_plan_with_the_message() {
+    let mut env = TestEnv::new();
+    let bin = env.work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // A stand-in `gemini` that answers with its last argument, the message.
+    let fake = bin.join("gemini");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a; do last=$a; done\nprintf '%s\\n' \"$last\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.env.push(("PATH".into(), path));
+    env.ok(&["create", "plans"]);
+    env.ok(&[
+        "spawn",
+        "gem",
+        "--backend",
+        "process",
+        "--agent",
+        "gemini",
+        "--plan-mode-required",
+        "--plan",
+        "echo step one: read the code",
+    ]);
+    env.ok(&["send", "gem", "fix the bug"]);
+    wait_until("gem awaits approval", T, || {
+        env.member_status("gem") == "awaiting_plan_approval"
+    });
+    env.ok(&["plan", "approve", "gem"]);
+    wait_until("gem's reply", T, || {
+        env.inbox("plans", "team-lead").iter().any(|m| {
+            m["from"] == "gem"
+                && m["type"] == "message"
+                && m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("step one: read the code"))
+        })
+    });
+}
