@@ -178,7 +178,8 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             // Kept: sends and resumes work again.
             set_mark(store, false)?;
             return Err(crate::Error::failed(format!(
-                "{e}; the team is kept (use `{forced}` to kill)"
+                "{e}; the team is kept, the teammates that answered stopped: `{} --timeout SECS` waits longer for the rest, `{forced}` ends them now",
+                forced.trim_end_matches(" --force")
             )));
         }
     }

@@ -217,6 +217,11 @@ fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
     // delete refuses while a teammate refuses; the team is kept.
     let err = env.fails(&["delete", "--timeout", "20"], 1);
     assert!(err.contains("busy"), "{err}");
+    // It says what was done and both ways on (second new-user pass).
+    assert!(
+        err.contains("teamctl delete --timeout SECS") && err.contains("`teamctl delete --force`"),
+        "{err}"
+    );
     assert!(env.team_dir("lc-refuse").join("config.json").is_file());
     assert!(alive(pid));
     // --force kills without the handshake.
