@@ -55,6 +55,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             .dim("(@NAME text to send, /help for commands, /quit to leave)")
     ));
     loop {
+        let drawn = std::time::Instant::now();
         console.screen.refresh();
         let Some(config) = watch.load()? else {
             return Ok(());
@@ -101,7 +102,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             }
             console.screen.refresh();
         }
-        settle(&watch);
+        settle(&watch, drawn);
         if watch.stopped() {
             return Ok(());
         }
@@ -114,12 +115,19 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 /// made the console the busiest process while 300 teammates were spawned.
 const SETTLE: Duration = Duration::from_millis(20);
 const SETTLE_MAX: Duration = Duration::from_millis(100);
+/// The least time between two redraws: under a steady stream of events (a thousand spawns)
+/// the console redrew once per spawn, reading every member's state and the whole team file
+/// each time, a quarter of the machine's CPU (issue 14, spawn on tmux at 1,000).
+const REDRAW_GAP: Duration = Duration::from_millis(200);
 
-/// Let a burst of events pass, so it is drawn once.
-fn settle(watch: &TeamWatch) {
-    let end = std::time::Instant::now() + SETTLE_MAX;
+/// Let a burst of events pass, so it is drawn once, and at most once per `REDRAW_GAP` after
+/// the redraw that began at `drawn`.
+fn settle(watch: &TeamWatch, drawn: std::time::Instant) {
+    let end = (std::time::Instant::now() + SETTLE_MAX).max(drawn + REDRAW_GAP);
     while !watch.stopped() {
-        let quiet = (std::time::Instant::now() + SETTLE).min(end);
+        let quiet = (std::time::Instant::now() + SETTLE)
+            .max(drawn + REDRAW_GAP)
+            .min(end);
         if !watch.wait(Some(quiet)) || quiet >= end {
             return;
         }
