@@ -123,12 +123,16 @@ const REDRAW_GAP: Duration = Duration::from_millis(200);
 /// Let a burst of events pass, so it is drawn once, and at most once per `REDRAW_GAP` after
 /// the redraw that began at `drawn`.
 fn settle(watch: &TeamWatch, drawn: std::time::Instant) {
-    let end = (std::time::Instant::now() + SETTLE_MAX).max(drawn + REDRAW_GAP);
+    let gap = drawn + REDRAW_GAP;
+    let end = (std::time::Instant::now() + SETTLE_MAX).max(gap);
     while !watch.stopped() {
-        let quiet = (std::time::Instant::now() + SETTLE)
-            .max(drawn + REDRAW_GAP)
-            .min(end);
-        if !watch.wait(Some(quiet)) || quiet >= end {
+        let now = std::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        // Quiet for `SETTLE`, and the gap over: draw. Events meanwhile: wait on, up to `end`.
+        let quiet = (now + SETTLE).max(gap).min(end);
+        if !watch.wait(Some(quiet)) {
             return;
         }
     }
