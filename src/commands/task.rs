@@ -89,7 +89,7 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
     })?;
     let task = added.ok_or_else(|| Error::failed("the task was not added"))?;
     ctx.reconcile(&*store)?;
-    tell_owner(ctx, &*store, &me, &task)?;
+    tell_owner(ctx, &*store, &me, &list, &task)?;
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
@@ -294,7 +294,7 @@ fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
     };
     ctx.reconcile(&*store)?;
     if task.owner.is_some() && task.owner != before.owner {
-        tell_owner(ctx, &*store, &me, &task)?;
+        tell_owner(ctx, &*store, &me, &list, &task)?;
     }
     if task.status == TaskStatus::Completed && before.status != TaskStatus::Completed {
         tell_ready(ctx, &*store, &me, &list, id)?;
@@ -337,10 +337,20 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
 /// Send `task`'s owner a `task_assignment` (not to oneself, not to the leader, who runs no
 /// worker), and start the owner again if it is down, so the task gets done (a teammate's
 /// assignment waits for one the leader stopped).
-pub fn tell_owner(ctx: &Ctx, store: &dyn Store, me: &Name, task: &Task) -> Result<()> {
+pub fn tell_owner(
+    ctx: &Ctx,
+    store: &dyn Store,
+    me: &Name,
+    list: &TaskList,
+    task: &Task,
+) -> Result<()> {
     let Some(owner) = &task.owner else {
         return Ok(());
     };
+    // A blocked task's owner is told once its last blocker completes (`tell_ready`), not twice.
+    if list.is_blocked(task) {
+        return Ok(());
+    }
     if owner == me || owner.is_leader() {
         return Ok(());
     }
@@ -365,7 +375,7 @@ pub fn tell_owner(ctx: &Ctx, store: &dyn Store, me: &Name, task: &Task) -> Resul
 /// After `id` is completed: tell the owners of the tasks it was the last blocker of.
 fn tell_ready(ctx: &Ctx, store: &dyn Store, me: &Name, list: &TaskList, id: u64) -> Result<()> {
     for t in list.ready_after(id) {
-        tell_owner(ctx, store, t.assigner(me), &t)?;
+        tell_owner(ctx, store, t.assigner(me), list, &t)?;
     }
     Ok(())
 }

@@ -273,7 +273,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
         if !ctx.json {
             println!("task #{id} added: {}", task.subject);
         }
-        super::task::tell_owner(ctx, &*store, &me, task)?;
+        super::task::tell_owner(ctx, &*store, &me, &list, task)?;
     }
     out.tasks_added = added.clone();
     out.tasks_kept = file.tasks.len() - added.len();
