@@ -24,6 +24,8 @@ enum Want {
     Tasks,
     /// Tasks not finished (`task claim`, `task done`).
     OpenTasks,
+    /// Teammates waiting for the leader to answer their plan (`plan approve`, `plan reject`).
+    Planners,
     Teams,
     Colors,
     Kinds,
@@ -93,12 +95,10 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (
-            ["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"]
-            | ["plan", "approve" | "reject"],
-            0,
-        )
-        | (["wait"], _) => Some(Want::Teammates),
+        (["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"], 0) | (["wait"], _) => {
+            Some(Want::Teammates)
+        }
+        (["plan", "approve" | "reject"], 0) => Some(Want::Planners),
         (["task", "show" | "update"], 0) => Some(Want::Tasks),
         (["task", "claim" | "done"], 0) => Some(Want::OpenTasks),
         _ => None,
@@ -189,7 +189,15 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     let mut names: Vec<String> = config
         .members
         .iter()
-        .filter(|m| want != Want::Teammates || !m.name.is_leader())
+        .filter(|m| !matches!(want, Want::Teammates | Want::Planners) || !m.name.is_leader())
+        .filter(|m| {
+            want != Want::Planners
+                || store
+                    .live(&m.name)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|l| l.status == crate::domain::Status::AwaitingPlanApproval)
+        })
         .map(|m| m.name.to_string())
         .collect();
     if want == Want::Recipients {
@@ -217,7 +225,7 @@ mod tests {
         assert_eq!(want("shutdown --reason why "), Some(Want::Teammates));
         assert_eq!(want("shutdown --all "), Some(Want::Teammates));
         assert_eq!(want("wait a b "), Some(Want::Teammates));
-        assert_eq!(want("plan approve "), Some(Want::Teammates));
+        assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
         assert_eq!(want("task done "), Some(Want::OpenTasks));
         assert_eq!(want("task claim "), Some(Want::OpenTasks));

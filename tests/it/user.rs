@@ -977,7 +977,28 @@ fn completion_candidates_come_from_the_current_team() {
     assert_eq!(c(&["send", ""]), ["team-lead", "bob", "bea", "*"]);
     assert_eq!(c(&["ask", "bo"]), ["bob"]);
     assert_eq!(c(&["wait", "bob", ""]), ["bob", "bea"]);
-    assert_eq!(c(&["plan", "approve", ""]), ["bob", "bea"]);
+    // Only teammates whose plan waits for an answer (second new-user pass: all were offered).
+    assert!(c(&["plan", "approve", ""]).is_empty());
+    env.ok(&[
+        "spawn",
+        "pia",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--plan-mode-required",
+        "--plan",
+        "echo my plan",
+    ]);
+    env.ok(&["send", "pia", "job"]);
+    crate::common::wait_until(
+        "pia awaits approval",
+        std::time::Duration::from_secs(30),
+        || env.member_status("pia") == "awaiting_plan_approval",
+    );
+    assert_eq!(c(&["plan", "approve", ""]), ["pia"]);
+    assert_eq!(c(&["plan", "reject", ""]), ["pia"]);
+    env.ok(&["kill", "pia"]);
     assert_eq!(c(&["task", "done", ""]), ["1", "2"]);
     assert_eq!(c(&["task", "add", "x", "--blocked-by", ""]), ["1", "2"]);
     assert_eq!(c(&["log", "--from", "b"]), ["bob", "bea"]);
