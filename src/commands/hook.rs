@@ -22,17 +22,23 @@ use std::time::{Duration, Instant};
 use crate::cli::HookArgs;
 use crate::context::Ctx;
 use crate::domain::Member;
-use crate::domain::interactive::{HookEvent, tool_use_pending};
+use crate::domain::interactive::{
+    HookEvent, MAX_REPLY, TurnSeen, cut, tool_use_pending, turn_in_transcript,
+};
 use crate::domain::time::now_ms;
 use crate::error::{Error, IoContext, Result};
 use crate::store::hooks;
 
 /// The most of the hook's stdin read (a Stop event carries the turn's last message).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
-/// The most of the transcript's end read to see whether a tool call is pending.
-const TRANSCRIPT_TAIL: u64 = 2 * 1024 * 1024;
+/// The most of the transcript's end read to see whether a tool call is pending and to find
+/// the turn of the message being delivered (a turn whose tool output passes this is not found).
+const TRANSCRIPT_TAIL: u64 = 16 * 1024 * 1024;
 /// How long a Stop waits for Claude Code's transcript to catch up, at most.
 const SETTLE: Duration = Duration::from_secs(1);
+/// How long a Stop looks for the turn of the message being delivered in its transcript, at
+/// most (not found: the Stop ends no companion turn).
+const FIND_TURN: Duration = Duration::from_secs(3);
 /// The pause between two looks at the transcript.
 const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
@@ -64,15 +70,41 @@ fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> 
         serde_json::from_slice(&input)
             .map_err(|e| Error::bad(format!("the hook's input is not JSON: {e}")))?
     };
-    let event = HookEvent::from_hook(&args.event, &value, now_ms())?;
+    let mut event = HookEvent::from_hook(&args.event, &value, now_ms())?;
     if event.event == "stop" {
-        check_stop(&value)?;
+        // The message the companion is delivering now, if any (its id is in the frame).
+        let delivering = store
+            .live(&member.name)
+            .ok()
+            .flatten()
+            .and_then(|l| l.current_turn)
+            .map(|t| t.message_id);
+        if let Some(answer) = check_stop(&value, delivering.as_deref())? {
+            // The answer as the transcript holds it; the hook's own text only when the
+            // transcript has none yet (Claude Code writes it a moment late).
+            if !answer.is_empty() || event.text.is_none() {
+                event.text = Some(answer);
+            }
+            event.turn = delivering;
+        } else {
+            // Not the turn of the message being delivered (the user's own turn in the pane,
+            // or no transcript of it): it ends no companion turn and carries no answer.
+            event.text = None;
+            if let Some(id) = &delivering {
+                eprintln!(
+                    "teamctl hook stop: the transcript named holds no ended turn of message {id} (the one being delivered); recorded as the end of another turn, not of that one"
+                );
+            }
+        }
     }
     hooks::append(store, &member.name, &event)
 }
 
-/// A Stop that does not hold up is refused (see the module comment).
-fn check_stop(input: &serde_json::Value) -> Result<()> {
+/// A Stop that does not hold up is refused (see the module comment). `delivering`: the id of
+/// the message the companion is delivering. `Some(answer)`: the Stop ends that message's turn
+/// (its framed prompt is in the named transcript, then the turn's answer, no tool call
+/// pending). `None`: a Stop of some other turn.
+fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Option<String>> {
     let refused = |why: &str| {
         Err(Error::bad(format!(
             "refused: {why}; a Stop run by hand or from the agent's own tools does not end its turn"
@@ -99,8 +131,17 @@ fn check_stop(input: &serde_json::Value) -> Result<()> {
     // Claude Code writes its transcript a moment after the fact (a write queue), and the
     // first turn's file may not be there yet: look until a read found it twice, a little
     // apart, with no tool call pending, or until `SETTLE` has passed.
+    // The turn of the message being delivered must be in that transcript: an older one
+    // (another conversation, another teammate's) does not hold its frame.
     let deadline = Instant::now() + SETTLE;
+    let found_by = Instant::now()
+        + if delivering.is_some() {
+            FIND_TURN
+        } else {
+            SETTLE
+        };
     let mut clear = 0;
+    let mut answer = None;
     loop {
         match tail(transcript) {
             Ok(text) if tool_use_pending(&text) => {
@@ -108,12 +149,31 @@ fn check_stop(input: &serde_json::Value) -> Result<()> {
                     "the agent is inside a tool call (its transcript waits for the result)",
                 );
             }
-            Ok(_) => clear += 1,
+            Ok(text) => match delivering.map(|id| turn_in_transcript(&text, id)) {
+                Some(TurnSeen::Pending) => {
+                    return refused(
+                        "the agent is inside a tool call (its transcript waits for the result)",
+                    );
+                }
+                Some(TurnSeen::Ended(a)) => {
+                    // Settled once it says what the hook says (or twice alike): the last
+                    // entries may come a moment after the Stop.
+                    let said = input.get("last_assistant_message").and_then(|v| v.as_str());
+                    if said.is_none_or(|s| cut(s, MAX_REPLY) == a) || answer.as_ref() == Some(&a) {
+                        clear += 1;
+                    }
+                    answer = Some(a);
+                }
+                // Maybe not written yet: look again until the deadline.
+                Some(TurnSeen::Absent) => {}
+                None => clear += 1,
+            },
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
             Err(e) => return Err(e),
         }
-        if clear >= 2 || Instant::now() >= deadline {
-            return Ok(());
+        let now = Instant::now();
+        if clear >= 2 || now >= deadline && (answer.is_some() || now >= found_by) {
+            return Ok(answer);
         }
         std::thread::sleep(LOOK_AGAIN);
     }
