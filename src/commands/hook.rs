@@ -80,8 +80,9 @@ fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> 
             .and_then(|l| l.current_turn)
             .map(|t| t.message_id);
         if let Some(answer) = check_stop(&value, delivering.as_deref())? {
-            // The answer as the transcript holds it; the hook's own text only when the
-            // transcript has none yet (Claude Code writes it a moment late).
+            // The answer as the transcript holds it. Claude Code may write the turn's last
+            // entries only after its Stop hook: with none there yet (the turn shown ended, no
+            // tool call pending, so not a Stop run from the agent's tools), the hook's text.
             if !answer.is_empty() || event.text.is_none() {
                 event.text = Some(answer);
             }
@@ -142,19 +143,23 @@ fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Opt
         };
     let mut clear = 0;
     let mut answer = None;
+    let inside = "the agent is inside a tool call (its transcript waits for the result)";
     loop {
+        // A tool call pending may be the transcript lagging (its result not written yet):
+        // refused only when it still is at the deadline. A Stop run from the agent's own tool
+        // call waits for that very call, which cannot end meanwhile.
         match tail(transcript) {
-            Ok(text) if tool_use_pending(&text) => {
-                return refused(
-                    "the agent is inside a tool call (its transcript waits for the result)",
-                );
+            Ok(text)
+                if tool_use_pending(&text)
+                    || delivering
+                        .is_some_and(|id| turn_in_transcript(&text, id) == TurnSeen::Pending) =>
+            {
+                clear = 0;
+                if Instant::now() >= deadline {
+                    return refused(inside);
+                }
             }
             Ok(text) => match delivering.map(|id| turn_in_transcript(&text, id)) {
-                Some(TurnSeen::Pending) => {
-                    return refused(
-                        "the agent is inside a tool call (its transcript waits for the result)",
-                    );
-                }
                 Some(TurnSeen::Ended(a)) => {
                     // Settled once it says what the hook says (or twice alike): the last
                     // entries may come a moment after the Stop.
@@ -165,7 +170,7 @@ fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Opt
                     answer = Some(a);
                 }
                 // Maybe not written yet: look again until the deadline.
-                Some(TurnSeen::Absent) => {}
+                Some(_) => {}
                 None => clear += 1,
             },
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
