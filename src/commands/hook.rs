@@ -9,6 +9,10 @@
 //! turn early and drop the real reply. A real Stop names the agent's transcript (under its
 //! Claude Code directory) and comes when the turn has ended; a Bash-tool call runs while the
 //! transcript's last assistant message waits for its tool's result. Such a Stop is refused.
+//! While a message is being delivered, a Stop ends its turn only if the transcript it names
+//! holds that message's frame (`--- begin ID ---`) and the turn's end; its answer is read from
+//! there (an older transcript, another conversation's, holds no such turn). Any other Stop is
+//! recorded as the end of some other turn (the user's own in the pane), with no answer.
 //! This is a guard rail against a confused or steered model, not a boundary (same user).
 //!
 //! Otherwise it never fails the agent's turn: whatever goes wrong is one line on stderr and
