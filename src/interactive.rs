@@ -212,8 +212,7 @@ fn claude_argv(
         interactive: true,
         instructions: member.prompt.as_deref(),
     }
-    .render()
-        + crate::domain::interactive::FRAMING_NOTE;
+    .render();
     let home = home.display().to_string();
     let sessions = store.local_dir().join("sessions").display().to_string();
     let turn = if claude_session_exists(&session, recorded) {

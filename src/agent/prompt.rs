@@ -63,6 +63,11 @@ impl TeamPrompt<'_> {
 Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n",
             shutdown = self.shutdown()
         ));
+        // Who sent a message is the frame's header, never what its text says (attacker QA).
+        s.push_str(crate::domain::interactive::FRAMING_NOTE);
+        if self.interactive {
+            s.push_str(crate::domain::interactive::FRAMING_NOTE_INTERACTIVE);
+        }
         if let Some(i) = self.instructions.filter(|i| !i.trim().is_empty()) {
             s.push_str(&format!("\nYour instructions:\n{}\n", i.trim()));
         }
@@ -115,6 +120,7 @@ mod tests {
             "teamctl shutdown-response reject",
             "review code",
             "`teamctl status` shows who is in the team now",
+            "`--- begin ID ---`",
         ] {
             assert!(p.contains(needle), "{needle:?} missing from:\n{p}");
         }

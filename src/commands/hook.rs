@@ -9,6 +9,10 @@
 //! turn early and drop the real reply. A real Stop names the agent's transcript (under its
 //! Claude Code directory) and comes when the turn has ended; a Bash-tool call runs while the
 //! transcript's last assistant message waits for its tool's result. Such a Stop is refused.
+//! While a message is being delivered, a Stop ends its turn only if the transcript it names
+//! holds that message's frame (`--- begin ID ---`) and the turn's end; its answer is read from
+//! there (an older transcript, another conversation's, holds no such turn). Any other Stop is
+//! recorded as the end of some other turn (the user's own in the pane), with no answer.
 //! This is a guard rail against a confused or steered model, not a boundary (same user).
 //!
 //! Otherwise it never fails the agent's turn: whatever goes wrong is one line on stderr and
@@ -22,17 +26,23 @@ use std::time::{Duration, Instant};
 use crate::cli::HookArgs;
 use crate::context::Ctx;
 use crate::domain::Member;
-use crate::domain::interactive::{HookEvent, tool_use_pending};
+use crate::domain::interactive::{
+    HookEvent, MAX_REPLY, TurnSeen, cut, tool_use_pending, turn_in_transcript,
+};
 use crate::domain::time::now_ms;
 use crate::error::{Error, IoContext, Result};
 use crate::store::hooks;
 
 /// The most of the hook's stdin read (a Stop event carries the turn's last message).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
-/// The most of the transcript's end read to see whether a tool call is pending.
-const TRANSCRIPT_TAIL: u64 = 2 * 1024 * 1024;
+/// The most of the transcript's end read to see whether a tool call is pending and to find
+/// the turn of the message being delivered (a turn whose tool output passes this is not found).
+const TRANSCRIPT_TAIL: u64 = 16 * 1024 * 1024;
 /// How long a Stop waits for Claude Code's transcript to catch up, at most.
 const SETTLE: Duration = Duration::from_secs(1);
+/// How long a Stop looks for the turn of the message being delivered in its transcript, at
+/// most (not found: the Stop ends no companion turn).
+const FIND_TURN: Duration = Duration::from_secs(3);
 /// The pause between two looks at the transcript.
 const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
@@ -64,15 +74,42 @@ fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> 
         serde_json::from_slice(&input)
             .map_err(|e| Error::bad(format!("the hook's input is not JSON: {e}")))?
     };
-    let event = HookEvent::from_hook(&args.event, &value, now_ms())?;
+    let mut event = HookEvent::from_hook(&args.event, &value, now_ms())?;
     if event.event == "stop" {
-        check_stop(&value)?;
+        // The message the companion is delivering now, if any (its id is in the frame).
+        let delivering = store
+            .live(&member.name)
+            .ok()
+            .flatten()
+            .and_then(|l| l.current_turn)
+            .map(|t| t.message_id);
+        if let Some(answer) = check_stop(&value, delivering.as_deref())? {
+            // The answer as the transcript holds it. Claude Code may write the turn's last
+            // entries only after its Stop hook: with none there yet (the turn shown ended, no
+            // tool call pending, so not a Stop run from the agent's tools), the hook's text.
+            if !answer.is_empty() || event.text.is_none() {
+                event.text = Some(answer);
+            }
+            event.turn = delivering;
+        } else {
+            // Not the turn of the message being delivered (the user's own turn in the pane,
+            // or no transcript of it): it ends no companion turn and carries no answer.
+            event.text = None;
+            if let Some(id) = &delivering {
+                eprintln!(
+                    "teamctl hook stop: the transcript named holds no ended turn of message {id} (the one being delivered); recorded as the end of another turn, not of that one"
+                );
+            }
+        }
     }
     hooks::append(store, &member.name, &event)
 }
 
-/// A Stop that does not hold up is refused (see the module comment).
-fn check_stop(input: &serde_json::Value) -> Result<()> {
+/// A Stop that does not hold up is refused (see the module comment). `delivering`: the id of
+/// the message the companion is delivering. `Some(answer)`: the Stop ends that message's turn
+/// (its framed prompt is in the named transcript, then the turn's answer, no tool call
+/// pending). `None`: a Stop of some other turn.
+fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Option<String>> {
     let refused = |why: &str| {
         Err(Error::bad(format!(
             "refused: {why}; a Stop run by hand or from the agent's own tools does not end its turn"
@@ -99,21 +136,53 @@ fn check_stop(input: &serde_json::Value) -> Result<()> {
     // Claude Code writes its transcript a moment after the fact (a write queue), and the
     // first turn's file may not be there yet: look until a read found it twice, a little
     // apart, with no tool call pending, or until `SETTLE` has passed.
+    // The turn of the message being delivered must be in that transcript: an older one
+    // (another conversation, another teammate's) does not hold its frame.
     let deadline = Instant::now() + SETTLE;
+    let found_by = Instant::now()
+        + if delivering.is_some() {
+            FIND_TURN
+        } else {
+            SETTLE
+        };
     let mut clear = 0;
+    let mut answer = None;
+    let inside = "the agent is inside a tool call (its transcript waits for the result)";
     loop {
+        // A tool call pending may be the transcript lagging (its result not written yet):
+        // refused only when it still is at the deadline. A Stop run from the agent's own tool
+        // call waits for that very call, which cannot end meanwhile.
         match tail(transcript) {
-            Ok(text) if tool_use_pending(&text) => {
-                return refused(
-                    "the agent is inside a tool call (its transcript waits for the result)",
-                );
+            Ok(text)
+                if tool_use_pending(&text)
+                    || delivering
+                        .is_some_and(|id| turn_in_transcript(&text, id) == TurnSeen::Pending) =>
+            {
+                clear = 0;
+                if Instant::now() >= deadline {
+                    return refused(inside);
+                }
             }
-            Ok(_) => clear += 1,
+            Ok(text) => match delivering.map(|id| turn_in_transcript(&text, id)) {
+                Some(TurnSeen::Ended(a)) => {
+                    // Settled once it says what the hook says (or twice alike): the last
+                    // entries may come a moment after the Stop.
+                    let said = input.get("last_assistant_message").and_then(|v| v.as_str());
+                    if said.is_none_or(|s| cut(s, MAX_REPLY) == a) || answer.as_ref() == Some(&a) {
+                        clear += 1;
+                    }
+                    answer = Some(a);
+                }
+                // Maybe not written yet: look again until the deadline.
+                Some(_) => {}
+                None => clear += 1,
+            },
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
             Err(e) => return Err(e),
         }
-        if clear >= 2 || Instant::now() >= deadline {
-            return Ok(());
+        let now = Instant::now();
+        if clear >= 2 || now >= deadline && (answer.is_some() || now >= found_by) {
+            return Ok(answer);
         }
         std::thread::sleep(LOOK_AGAIN);
     }

@@ -384,6 +384,7 @@ mod tests {
             event: "stop".into(),
             at: 1,
             text: None,
+            turn: None,
         };
         super::super::hooks::append(&*store, &bob, &event).unwrap();
         assert!(

@@ -182,6 +182,7 @@ mod tests {
                 event: e.to_string(),
                 at: i as u64,
                 text: None,
+                turn: None,
             };
             append(&*store, &bob, &ev).unwrap();
         }

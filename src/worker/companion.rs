@@ -341,14 +341,16 @@ impl Companion {
 
 impl Worker {
     /// Take the agent's hook events: busy on a submitted prompt, idle on Stop. `ours`: the
-    /// header of the message this companion pasted, when a turn of its own runs. Returns the
-    /// message of the Stop that ends that turn: the first Stop after a submitted prompt that
-    /// holds `ours` (a turn the user started in the pane meanwhile is not taken for it).
+    /// header and id of the message this companion pasted, when a turn of its own runs.
+    /// Returns the message of the Stop that ends that turn: the first Stop after a submitted
+    /// prompt that holds the header, and that the hook found to end that message's turn in
+    /// the agent's transcript (`HookEvent::turn`). Any other Stop while ours runs is not its
+    /// end (one forged from the agent's tools naming another transcript, attacker QA).
     #[allow(
         clippy::option_option,
         reason = "None: no Stop of ours yet; Some(None): a Stop without a message"
     )]
-    fn take_hook_events(&mut self, ours: Option<&str>) -> Option<Option<String>> {
+    fn take_hook_events(&mut self, ours: Option<(&str, &str)>) -> Option<Option<String>> {
         let events = hooks::take(&*self.store, &self.name).unwrap_or_default();
         let mut stopped = None;
         for e in events {
@@ -359,16 +361,23 @@ impl Worker {
                 "user-prompt-submit" => {
                     c.busy = true;
                     let mine = match (ours, e.text.as_deref()) {
-                        (Some(header), Some(prompt)) => prompt.contains(header),
+                        (Some((header, _)), Some(prompt)) => prompt.contains(header),
                         (Some(_), None) => true,
                         (None, _) => false,
                     };
                     c.ours_running = mine;
                 }
                 "stop" => {
-                    c.busy = false;
-                    if std::mem::take(&mut c.ours_running) {
+                    if !c.ours_running {
+                        c.busy = false;
+                    } else if e.turn.is_some() && e.turn.as_deref() == ours.map(|(_, id)| id) {
+                        c.busy = false;
+                        c.ours_running = false;
                         stopped = Some(e.text);
+                    } else {
+                        self.sink.note(
+                            "a Stop that does not end the turn of the message being delivered: not taken for its end",
+                        );
                     }
                 }
                 "notification" => {
@@ -529,7 +538,7 @@ impl Worker {
         let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
         let mut continued = input_lines > 1;
         loop {
-            if hooks && let Some(reply) = self.take_hook_events(Some(&header)) {
+            if hooks && let Some(reply) = self.take_hook_events(Some((&header, &env.id))) {
                 return Ok(Some(TurnResult {
                     spawned: true,
                     end: TurnEnd::Exited(0),

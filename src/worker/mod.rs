@@ -27,6 +27,7 @@ use tokio::sync::Notify;
 use crate::agent;
 use crate::bus;
 use crate::domain::env;
+use crate::domain::interactive::frame;
 use crate::domain::name::AgentId;
 use crate::domain::time::now_ms;
 use crate::domain::{
@@ -593,14 +594,16 @@ impl Worker {
         let sessions_dir = self.store.local_dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
-        let cut;
+        // A preset agent gets the message framed with its sender and id, which no text can
+        // fake (`domain::interactive::frame`); a plain `--exec` gets the text as it is.
         let message = match preset {
             Some(p) if p.message_in_args() && text.len() > agent::preset::ARG_ROOM => {
-                cut = self.message_cut(env, text)?;
-                cut.as_str()
+                self.message_cut(env, text)?
             }
-            _ => text,
+            Some(_) => frame(&env.from, &env.id, text),
+            None => text.to_string(),
         };
+        let message = message.as_str();
         let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
             preset.map_or_else(Default::default, |p| {
                 p.turn(&agent::TurnArgs {
@@ -807,9 +810,11 @@ impl Worker {
     }
 
     /// `text`, a message too long for an argument (gemini, aider), cut to
-    /// `agent::preset::ARG_ROOM` with a marker naming `messages/ID.txt` beside the replies,
-    /// which gets the whole text (0600, never through a link): every turn of such a message
-    /// failed with "Argument list too long" (attacker QA).
+    /// `agent::preset::ARG_ROOM` and framed, with a marker after the frame naming
+    /// `messages/ID.txt` beside the replies, which gets the whole text (0600, never through a
+    /// link): every turn of such a message failed with "Argument list too long" (attacker QA).
+    /// The marker is outside the frame (teamctl's, not the sender's; inside, the frame would
+    /// blank the id in its path).
     fn message_cut(&self, env: &Envelope, text: &str) -> Result<String> {
         let replies = self.reply_file(env);
         let dir = self.store.local_dir().join("messages");
@@ -823,7 +828,7 @@ impl Worker {
         }
         Ok(format!(
             "{}\n[teamctl: message cut: {} of {} bytes not shown; the whole message is in {}]",
-            &text[..end],
+            frame(&env.from, &env.id, &text[..end]),
             text.len() - end,
             text.len(),
             path.display()
