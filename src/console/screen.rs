@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 /// Lines kept to redraw the message area after a resize.
-const KEPT: usize = 500;
+const KEPT: usize = crate::domain::bounded::SHOWN;
 
 /// Where console output goes.
 pub struct Screen {
@@ -79,10 +79,7 @@ impl Screen {
         self.refresh();
         if self.size.is_some() {
             for l in text.split('\n') {
-                if self.shown.len() == KEPT {
-                    self.shown.pop_front();
-                }
-                self.shown.push_back(l.to_string());
+                crate::domain::bounded::push(&mut self.shown, l.to_string(), KEPT);
             }
         }
         match self.size {

@@ -1,6 +1,7 @@
 //! Pure domain types: names and ids, messages and their rules, the team file's shape,
 //! the task list's rules. No I/O lives here.
 
+pub mod bounded;
 pub mod env;
 pub mod interactive;
 pub mod live;

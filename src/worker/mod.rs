@@ -61,7 +61,7 @@ const BATCH: usize = 8;
 const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
 
 /// Recent message ids kept to drop repeats.
-const SEEN: usize = 50;
+const SEEN: usize = crate::domain::bounded::SEEN;
 
 /// Start the worker for `NAME@TEAM` and run it until it stops.
 pub fn run(home: PathBuf, id: &str) -> Result<()> {
@@ -401,10 +401,7 @@ impl Worker {
                 .note(&format!("{why}; exiting without handling more mail"));
             return Ok(Next::Abandon);
         }
-        if self.seen.len() == SEEN {
-            self.seen.pop_front();
-        }
-        self.seen.push_back(env.id.clone());
+        crate::domain::bounded::push(&mut self.seen, env.id.clone(), SEEN);
         if matches!(action, Action::Turn(_) | Action::Task(..)) && self.over_hops(&env)? {
             return Ok(Next::Continue);
         }
@@ -966,13 +963,11 @@ impl Worker {
     }
 
     fn remember_control(&mut self, id: &str) {
-        let list = &mut self.live.handled_control;
-        if !list.iter().any(|x| x == id) {
-            list.push(id.to_string());
-            if list.len() > 64 {
-                list.remove(0);
-            }
-        }
+        crate::domain::bounded::remember(
+            &mut self.live.handled_control,
+            id.to_string(),
+            crate::domain::bounded::HANDLED,
+        );
     }
 
     /// A clean exit not asked for by the leader (max turns): record it as stopped.
