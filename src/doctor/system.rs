@@ -85,7 +85,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
         return vec![Finding::new(
             "inotify",
             Level::Warn,
-            "cannot read /proc/sys/fs/inotify; workers fall back to polling if inotify is missing",
+            "cannot read /proc/sys/fs/inotify; workers wait on FIFO doorbells if inotify is missing",
         )];
     };
     let mut running = 0u64;
@@ -112,7 +112,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
         "inotify: {in_use} of {instances} instances in use, {watches} watches allowed; {running} running teammates here, {size} in all"
     );
     let level = if running > instances || running * WATCHES_PER_WORKER > watches {
-        // These workers cannot all have inotify: some are polling.
+        // These workers cannot all have inotify: some wait on doorbells.
         Level::Problem
     } else if in_use + 8 >= instances || size + in_use.saturating_sub(running) > instances {
         Level::Warn
@@ -122,7 +122,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
     let mut f = Finding::new("inotify", level, summary);
     if level != Level::Ok {
         f = f.hint(format!(
-            "workers without an inotify instance fall back to polling every 100 ms; {raise}"
+            "workers without an inotify instance wait on FIFO doorbells that teamctl's writers ring (no polling; a write made without teamctl rings none); {raise}"
         ));
     }
     vec![f]
