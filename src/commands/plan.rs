@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::PlanCommand;
 use crate::context::Ctx;
 use crate::domain::message::Approve;
-use crate::domain::{Body, Envelope, LEADER, Name, Status};
+use crate::domain::{Body, Envelope, LEADER, Name};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Item, Store};
@@ -136,21 +136,7 @@ pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
         let Some(member) = config.member(name) else {
             return false;
         };
-        let live = store.live(&member.name).ok().flatten();
-        leader::effective_status(member, live.as_ref()) == Status::AwaitingPlanApproval
-            && !answered(store, &member.name, &p.request_id)
+        leader::plan_pending(store, member, &p.request_id)
     });
     Ok(latest)
-}
-
-/// Is team-lead's response to `request_id` already in `name`'s inbox, at or after its
-/// worker's cursor?
-fn answered(store: &dyn Store, name: &Name, request_id: &str) -> bool {
-    crate::store::entries(store, name, store.cursor(name, crate::worker::READER).unwrap_or_default())
-        .map_while(|e| e.ok())
-        .any(|e| {
-            matches!(&e.item, Item::Message(env)
-                if env.from == LEADER
-                    && matches!(&env.body, Body::PlanApprovalResponse { request_id: r, .. } if r == request_id))
-        })
 }

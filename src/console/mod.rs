@@ -237,6 +237,14 @@ impl Console<'_> {
                     "red"
                 )
             )),
+            Body::PlanApprovalRequest { request_id, .. }
+                if !config
+                    .member(&env.from)
+                    .is_some_and(|m| leader::plan_pending(&*self.store, m, request_id)) =>
+            {
+                // An old request, answered (or its teammate moved on): not to be answered again.
+                Some(format!("{time} {from} {}", p.dim("sent a plan (answered)")))
+            }
             Body::PlanApprovalRequest { plan, .. } => Some(format!(
                 "{time} {from} asks to approve a plan:\n    {}\n    {}",
                 printable(plan.trim_end()).replace('\n', "\n    "),

@@ -15,6 +15,26 @@ pub use wake::{resume_stopped, wake, wake_in};
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
 
+/// Whether `member`'s plan approval request `request_id` still waits for the leader: it is
+/// `awaiting_plan_approval` and no leader response to that request is in its inbox at or after
+/// its worker's cursor (`plan list`, and the console showing an old request as answered).
+pub fn plan_pending(store: &dyn Store, member: &Member, request_id: &str) -> bool {
+    let live = store.live(&member.name).ok().flatten();
+    if effective_status(member, live.as_ref()) != Status::AwaitingPlanApproval {
+        return false;
+    }
+    let from = store
+        .cursor(&member.name, crate::worker::READER)
+        .unwrap_or_default();
+    !crate::store::entries(store, &member.name, from)
+        .map_while(|e| e.ok())
+        .any(|e| {
+            matches!(&e.item, Item::Message(env)
+                if env.from == LEADER
+                    && matches!(&env.body, Body::PlanApprovalResponse { request_id: r, .. } if r == request_id))
+        })
+}
+
 /// A member's state as a person should see it: the worker's own word, checked against the
 /// pane or process, so idle and dead are never confused.
 pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {

@@ -289,6 +289,38 @@ fn the_board_fits_a_narrow_pane() {
     env.tmux_ok(&["kill-session", "-t", "board"]);
 }
 
+/// A plan request already answered is shown as answered when a console starts, not as one to
+/// approve (second new-user pass); one still waiting is shown with how to answer it.
+#[test]
+fn console_shows_an_answered_plan_as_answered() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "pia",
+        "--backend",
+        "process",
+        "--exec",
+        "echo did it",
+        "--plan-mode-required",
+        "--plan",
+        "echo my plan",
+    ]);
+    env.ok(&["send", "pia", "job"]);
+    let awaiting = || env.member_status("pia") == "awaiting_plan_approval";
+    wait_until("pia awaits approval", WAIT, awaiting);
+    let out = env.ok_stdin(&["lead"], "/quit\n");
+    assert!(out.contains("pia asks to approve a plan"), "{out}");
+    env.ok(&["plan", "approve", "pia"]);
+    wait_until("pia's turn done", WAIT, || {
+        env.member_status("pia") == "idle"
+    });
+    let out = env.ok_stdin(&["lead"], "/quit\n");
+    assert!(out.contains("pia sent a plan (answered)"), "{out}");
+    assert!(!out.contains("asks to approve"), "{out}");
+    env.ok(&["kill", "pia"]);
+}
+
 #[test]
 fn console_works_on_a_pipe() {
     let env = TestEnv::new();
