@@ -460,6 +460,15 @@ fn floor(text: &str, mut at: usize) -> usize {
     at
 }
 
+/// Whether Claude Code's screen shows the turn that began with `header` (the frame's first
+/// line, as pasted) interrupted from its pane: the user pressed Escape, and Claude Code, which
+/// fires no Stop hook then, printed its "What should Claude do instead?" below that message.
+pub fn claude_interrupted_after(screen: &str, header: &str) -> bool {
+    screen
+        .rfind(header)
+        .is_some_and(|at| screen[at..].contains("What should Claude do instead?"))
+}
+
 /// What Claude Code's screen asks the user to answer, if anything: a permission prompt (a tool
 /// call to allow) or the trust dialog of a folder it has not run in. Only the bottom of the
 /// screen counts (the transcript above may quote anything); the words are the TUI's own
@@ -741,5 +750,21 @@ mod tests {
         );
         assert_eq!(claude_dialog(&quoted), None);
         assert_eq!(claude_dialog(""), None);
+    }
+
+    #[test]
+    fn an_interruption_counts_only_below_the_messages_own_header() {
+        let h = "Message from team-lead (m2)";
+        let old =
+            "❯ Message from team-lead (m1)\n  ⎿  Interrupted · What should Claude do instead?\n";
+        assert!(!claude_interrupted_after(
+            &format!("{old}❯ {h}.\n✻ Working…\n"),
+            h
+        ));
+        assert!(claude_interrupted_after(
+            &format!("{old}❯ {h}.\n  ⎿  Interrupted · What should Claude do instead?\n❯ \n"),
+            h
+        ));
+        assert!(!claude_interrupted_after("nothing here", h));
     }
 }

@@ -32,8 +32,8 @@ use super::{Next, Worker};
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
 use crate::domain::interactive::{
-    Interactive, claude_dialog, claude_input_line, continuation_prompt, frame, frame_header,
-    reply_cut, reply_from,
+    Interactive, claude_dialog, claude_input_line, claude_interrupted_after, continuation_prompt,
+    frame, frame_header, reply_cut, reply_from,
 };
 use crate::domain::{Envelope, Status};
 use crate::error::Result;
@@ -581,6 +581,35 @@ impl Worker {
                     return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
                 }
                 continue;
+            }
+            // Hooks: the user pressed Escape in the pane. Claude Code fires no Stop for that,
+            // so without this the turn ran on until its timeout, holding all later mail (QA).
+            // Claude Code then puts the interrupted message back in the input line, or asks
+            // "What should Claude do instead?" with the line empty.
+            let mark = format!("Message from {} (", env.from);
+            let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(&mark));
+            if hooks
+                && c.ours_running
+                && (restored
+                    || (claude_interrupted_after(&look.screen, &mark)
+                        && c.rule.input_free(&look.screen, look.cursor)))
+                && c.quiet(&look.screen)
+            {
+                c.busy = false;
+                c.ours_running = false;
+                c.screen = None;
+                if restored {
+                    c.clear_restored(&id, &mark).await;
+                }
+                self.needs_user(None);
+                self.sink
+                    .note("the turn was interrupted in the agent's pane");
+                return Ok(Some(TurnResult {
+                    spawned: true,
+                    end: TurnEnd::Interrupted,
+                    stdout: String::new(),
+                    stderr_tail: String::new(),
+                }));
             }
             self.needs_user(dialog);
             let poll = if hooks { HOOK_POLL } else { POLL };

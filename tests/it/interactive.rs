@@ -627,6 +627,34 @@ fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
     );
 }
 
+/// The user presses Escape in the pane mid-turn: Claude Code fires no Stop hook for it, and
+/// the turn used to run on until its timeout, holding all later mail (third QA pass). The
+/// turn ends as interrupted and the next message is answered.
+#[test]
+fn claude_escape_pressed_in_the_pane_ends_the_turn() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-esc");
+    env.ok(&["send", "bob", "take forever"]);
+    wait_until("the slow request reached the model", CLAUDE_WAIT, || {
+        !asked(&model, "take forever").is_empty()
+    });
+    let pane = env.pane_of(&t, "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "Escape"]);
+    wait_until("the turn ends as interrupted", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("interrupted"))
+    });
+    let out = env.run(&["ask", "bob", "after that", "--timeout", "60"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "got: after that",
+        "{}\n{}",
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
+}
+
 #[test]
 fn claude_user_typing_in_the_pane_is_not_pasted_over() {
     let model = FakeModel::start(script);
