@@ -299,6 +299,9 @@ pub fn turn_in_transcript(tail: &str, id: &str) -> TurnSeen {
     let fence = format!("--- begin {id} ---");
     let mut pending: Vec<String> = Vec::new();
     let mut seen = None::<(String, Vec<String>)>; // (message id, texts)
+    // Another prompt came after ours: our turn is over, unless the message was delivered
+    // again further on (after an interrupted turn and a `resume`): the last delivery counts.
+    let mut closed = false;
     for line in tail.lines() {
         let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -313,6 +316,9 @@ pub fn turn_in_transcript(tail: &str, id: &str) -> TurnSeen {
                 if let Some(blocks) =
                     blocks.filter(|b| b.iter().any(|b| b["type"] == "tool_result"))
                 {
+                    if closed {
+                        continue;
+                    }
                     for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
                         let used = b["tool_use_id"].as_str().unwrap_or("");
                         pending.retain(|p| p != used && !p.is_empty());
@@ -327,14 +333,19 @@ pub fn turn_in_transcript(tail: &str, id: &str) -> TurnSeen {
                     _ => false,
                 };
                 if holds {
+                    if seen.is_some() {
+                        pending.clear();
+                    }
                     seen = Some((String::new(), Vec::new()));
+                    closed = false;
                 } else if seen.is_some() {
                     // Another prompt (the user's own, typed meanwhile): ours is over.
-                    break;
+                    closed = true;
                 } else {
                     pending.clear();
                 }
             }
+            Some("assistant") if closed => {}
             Some("assistant") => {
                 let mid = entry["message"]["id"].as_str().unwrap_or("");
                 let mut same = seen
@@ -527,6 +538,21 @@ mod tests {
         assert_eq!(
             turn_in_transcript(&after, id),
             TurnSeen::Ended("the real\n\nreply".into())
+        );
+        // Delivered twice (its first turn interrupted, then `resume`): the last delivery's
+        // answer, not the first one's partial text (third QA pass got "....").
+        let again = [
+            ours.clone(),
+            said("b1", "...."),
+            tool.clone(),
+            prompt("[Request interrupted by user]"),
+            ours.clone(),
+            said("b2", "the whole answer"),
+        ]
+        .join("\n");
+        assert_eq!(
+            turn_in_transcript(&again, id),
+            TurnSeen::Ended("the whole answer".into())
         );
     }
 
