@@ -73,45 +73,24 @@ pub struct GlobalArgs {
         default_value = "auto",
         value_name = "WHEN|COLOUR",
         hide_possible_values = true,
-        value_parser = ColorValues
+        value_parser = Offered(color_values)
     )]
     pub color: String,
 }
 
-/// `--color`'s values for completion: auto, always, never and the teammate colours. Any text
-/// is accepted here; `Ctx::new` says which ones the command takes.
+/// A value parser that takes any text (the command says which ones it takes) and offers a
+/// list for completion: `--color`'s (auto, always, never and the teammate colours) and
+/// `--agent`'s (the preset table's names).
 #[derive(Clone)]
-struct ColorValues;
+struct Offered(fn() -> Vec<&'static str>);
 
-impl clap::builder::TypedValueParser for ColorValues {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> std::result::Result<String, clap::Error> {
-        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        let when = ["auto", "always", "never"].into_iter();
-        Some(Box::new(
-            when.chain(crate::domain::member::COLORS.iter().copied())
-                .map(clap::builder::PossibleValue::new),
-        ))
-    }
+fn color_values() -> Vec<&'static str> {
+    let mut v = vec!["auto", "always", "never"];
+    v.extend_from_slice(crate::domain::member::COLORS);
+    v
 }
 
-/// `--agent`'s values for completion: the preset table's names. Any text is accepted here;
-/// `spawn` says which presets there are.
-#[derive(Clone)]
-struct AgentValues;
-
-impl clap::builder::TypedValueParser for AgentValues {
+impl clap::builder::TypedValueParser for Offered {
     type Value = String;
 
     fn parse_ref(
@@ -127,7 +106,7 @@ impl clap::builder::TypedValueParser for AgentValues {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         Some(Box::new(
-            crate::agent::preset::names()
+            (self.0)()
                 .into_iter()
                 .map(clap::builder::PossibleValue::new),
         ))
@@ -279,7 +258,7 @@ pub struct SpawnArgs {
     pub exec: Option<String>,
     /// Run a known agent CLI for each message, in one remembered session: claude, codex,
     /// gemini or aider (see docs/RECIPES.md)
-    #[arg(long, value_name = "CLI", hide_possible_values = true, value_parser = AgentValues)]
+    #[arg(long, value_name = "CLI", hide_possible_values = true, value_parser = Offered(crate::agent::preset::names))]
     pub agent: Option<String>,
     /// With --agent: more arguments for the agent CLI (after `--`)
     #[arg(last = true, value_name = "EXTRA", requires = "agent")]

@@ -465,22 +465,15 @@ fn a_claude_teammate_whose_session_was_lost_starts_it_again() {
     assert_eq!(ask("three"), "turns=2");
 }
 
-/// A message over what one argument can hold reaches a preset that takes it as an argument
-/// (gemini, aider), cut with a marker naming the file that has it whole: every turn of it
-/// failed with "Argument list too long", reported as gemini not being installed (attacker QA).
-#[test]
-fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
+/// A test env whose teammates find a stand-in `gemini` first on PATH: a shell script that
+/// sets `$last` to its last argument (where the gemini preset puts the message), then runs
+/// `body`.
+fn with_fake_gemini(body: &str) -> TestEnv {
     let mut env = TestEnv::new();
     let bin = env.work.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    // A stand-in `gemini`: its reply is the length of its last argument and that argument's
-    // last line.
     let fake = bin.join("gemini");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\nfor a; do last=$a; done\nprintf '%s\\n' \"${#last}\"\nprintf '%s\\n' \"$last\" | tail -n 1\n",
-    )
-    .unwrap();
+    std::fs::write(&fake, format!("#!/bin/sh\nfor a; do last=$a; done\n{body}")).unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!(
         "{}:{}",
@@ -488,6 +481,17 @@ fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
         std::env::var("PATH").unwrap_or_default()
     );
     env.env.push(("PATH".into(), path));
+    env
+}
+
+/// A message over what one argument can hold reaches a preset that takes it as an argument
+/// (gemini, aider), cut with a marker naming the file that has it whole: every turn of it
+/// failed with "Argument list too long", reported as gemini not being installed (attacker QA).
+#[test]
+fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
+    // Its reply: the length of its last argument and that argument's last line.
+    let env =
+        with_fake_gemini("printf '%s\\n' \"${#last}\"\nprintf '%s\\n' \"$last\" | tail -n 1\n");
     env.ok(&["create", "big"]);
     env.ok(&["spawn", "gem", "--backend", "process", "--agent", "gemini"]);
     let text: String = (0..300_000)
@@ -567,23 +571,8 @@ fn a_prompt_over_the_limit_is_refused_and_one_at_it_works() {
 /// reads no environment, so `TEAMCTL_PLAN` alone never reached it (second new-user pass).
 #[test]
 fn a_preset_teammate_gets_its_approved_plan_with_the_message() {
-    let mut env = TestEnv::new();
-    let bin = env.work.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    // A stand-in `gemini` that answers with its last argument, the message.
-    let fake = bin.join("gemini");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\nfor a; do last=$a; done\nprintf '%s\\n' \"$last\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    env.env.push(("PATH".into(), path));
+    // It answers with its last argument, the message.
+    let env = with_fake_gemini("printf '%s\\n' \"$last\"\n");
     env.ok(&["create", "plans"]);
     env.ok(&[
         "spawn",
