@@ -13,6 +13,14 @@
 //!   (`TEAMCTL_POLL_MS=1000`), the sends at phases of the poll spread evenly over its period
 //!   (in a random order; from the previous stamp, which follows a poll): its p50 is half the
 //!   period plus the path, whatever the number of samples.
+//!   The floor, interleaved send by send with the inotify runs: the least any inotify wake-up
+//!   to a new process can cost here, with nothing of teamctl's. A static C sender (`open` the
+//!   inbox file `O_APPEND`, one `write`, exit), started exactly as `teamctl send` is, appends
+//!   a line; a static C waiter blocked in `read` on an inotify instance watching that file
+//!   (`IN_MODIFY`) wakes and starts the same stamping agent with `posix_spawn`, its stdout on a
+//!   file the bench reads. Timed from just before the sender is started to the agent's stamp;
+//!   also from the sender reaped. The 1 s poll over the floor is the most that any wake-up
+//!   through a process start can reach on this machine.
 //! - `ask`: `teamctl ask w MSG` as a whole process (start to exit, the agent `cat`), against
 //!   its floor interleaved with it: one process start (`teamctl --version`) plus `sh -c cat`
 //!   on the message, each a whole process.
@@ -98,15 +106,24 @@ fn replies(store: &FsStore, from: Position) -> Result<(Vec<String>, Position)> {
 struct Wake {
     from_start: Stats,
     from_exit: Stats,
+    /// The floor's, sent just after each of these (`Floor`), when one was given.
+    floor: Option<(Stats, Stats)>,
 }
 
-fn wake_run(label: &str, agent: &str, poll_ms: Option<u64>, n: usize) -> Result<Wake> {
+fn wake_run(
+    label: &str,
+    agent: &str,
+    poll_ms: Option<u64>,
+    n: usize,
+    mut floor: Option<&mut Floor>,
+) -> Result<Wake> {
     eprintln!("[whole] wake {label}: {n} sends...");
     let env = team(agent, poll_ms)?;
     let store = FsStore::new(Name::parse(TEAM)?, env.team_dir(TEAM));
     let mut pos = store.inbox_end(&Name::leader())?;
     let mut rng = Rng::from_time();
     let (mut from_start, mut from_exit) = (Vec::new(), Vec::new());
+    let (mut floor_start, mut floor_exit) = (Vec::new(), Vec::new());
     // A polling worker: each send lands at its own phase of the poll, the phases spread evenly
     // over the period (in a random order), measured from the previous stamp, which came just
     // after a poll. 20 random phases gave a p50 anywhere from 320 to 580 ms; evenly spread,
@@ -161,10 +178,17 @@ fn wake_run(label: &str, agent: &str, poll_ms: Option<u64>, n: usize) -> Result<
         from_exit.push(Duration::from_micros(at_us.saturating_sub(t1) as u64));
         last_stamp_us = Some(at_us);
         wait_idle(&env, turns0 + i as u64 + 1)?;
+        if let Some(floor) = floor.as_deref_mut() {
+            std::thread::sleep(Duration::from_micros(2000 + rng.below(3000)));
+            let (start, exit) = floor.once(&env, i)?;
+            floor_start.push(start);
+            floor_exit.push(exit);
+        }
     }
     Ok(Wake {
         from_start: Stats::new(from_start),
         from_exit: Stats::new(from_exit),
+        floor: floor.map(|_| (Stats::new(floor_start), Stats::new(floor_exit))),
     })
 }
 
@@ -208,15 +232,142 @@ int main(void) {
     return 0;
 }
 "#;
-    let src = dir.join("stamp.c");
-    let bin = dir.join("stamp");
-    std::fs::write(&src, SOURCE)?;
+    build_c(dir, "stamp", SOURCE)
+}
+
+/// The floor of a wake-up (see the module comment): a static C waiter on inotify that starts
+/// the stamping agent with `posix_spawn`, and a static C sender that appends one line.
+struct Floor {
+    dir: tempfile::TempDir,
+    sender: String,
+    waiter: std::process::Child,
+    pos: u64,
+}
+
+impl Floor {
+    fn start(stamp: &str) -> Result<Floor> {
+        const WAITER: &str = r#"#include <fcntl.h>
+#include <spawn.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    int fd = inotify_init1(IN_CLOEXEC);
+    if (fd < 0 || inotify_add_watch(fd, argv[1], IN_MODIFY) < 0) return 1;
+    write(1, "ready\n", 6);
+    char buf[4096];
+    for (;;) {
+        if (read(fd, buf, sizeof buf) <= 0) return 1;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, argv[3], O_WRONLY | O_APPEND, 0);
+        pid_t pid;
+        char *av[] = {argv[2], 0};
+        if (posix_spawn(&pid, argv[2], &fa, 0, av, environ) == 0) waitpid(pid, 0, 0);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+}
+"#;
+        const SENDER: &str = r"#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char line[256];
+    size_t n = strlen(argv[2]);
+    if (n > 250) n = 250;
+    memcpy(line, argv[2], n);
+    line[n++] = '\n';
+    int fd = open(argv[1], O_WRONLY | O_APPEND | O_CLOEXEC);
+    return fd < 0 || write(fd, line, n) != (ssize_t)n;
+}
+";
+        let dir = tempfile::Builder::new()
+            .prefix("teamctl-bench-floor")
+            .tempdir()?;
+        let waiter = build_c(dir.path(), "waiter", WAITER)?;
+        let sender = build_c(dir.path(), "sender", SENDER)?;
+        let inbox = dir.path().join("inbox");
+        let out = dir.path().join("stamps");
+        std::fs::write(&inbox, "")?;
+        std::fs::write(&out, "")?;
+        let mut waiter = Command::new(&waiter)
+            .arg(&inbox)
+            .arg(stamp)
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut ready = [0u8; 6];
+        std::io::Read::read_exact(waiter.stdout.as_mut().context("waiter stdout")?, &mut ready)?;
+        ensure!(&ready == b"ready\n", "the floor's waiter did not start");
+        Ok(Floor {
+            dir,
+            sender,
+            waiter,
+            pos: 0,
+        })
+    }
+
+    /// One send through the floor, started as `teamctl send` is (`env`'s directory and
+    /// environment): (sender started, sender reaped) -> the agent's stamp.
+    fn once(&mut self, env: &Env, i: usize) -> Result<(Duration, Duration)> {
+        let inbox = self.dir.path().join("inbox");
+        let out = self.dir.path().join("stamps");
+        let mut cmd = env.cmd_of(
+            std::path::Path::new(&self.sender),
+            &[&inbox.display().to_string(), &format!("wake-{i}")],
+        );
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let t0 = epoch_us();
+        let status = cmd.status()?;
+        let t1 = epoch_us();
+        ensure!(status.success(), "the floor's sender failed");
+        let mut stamp = None;
+        wait_for(
+            "the floor agent's stamp",
+            Duration::from_secs(10),
+            Duration::from_micros(300),
+            || {
+                let Ok(text) = std::fs::read_to_string(&out) else {
+                    return false;
+                };
+                let Some(new) = text.get(self.pos as usize..) else {
+                    return false;
+                };
+                if let Some(end) = new.find('\n') {
+                    stamp = new[..end].trim().parse::<u128>().ok();
+                    self.pos += end as u64 + 1;
+                }
+                stamp.is_some()
+            },
+        )?;
+        let at_us = stamp.expect("stamp") / 1000;
+        Ok((
+            Duration::from_micros(at_us.saturating_sub(t0) as u64),
+            Duration::from_micros(at_us.saturating_sub(t1) as u64),
+        ))
+    }
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        let _ = self.waiter.kill();
+        let _ = self.waiter.wait();
+    }
+}
+
+/// `source` built with `gcc -O2 -static` as `dir/name`.
+fn build_c(dir: &std::path::Path, name: &str, source: &str) -> Result<String> {
+    let src = dir.join(format!("{name}.c"));
+    let bin = dir.join(name);
+    std::fs::write(&src, source)?;
     let out = Command::new("gcc")
         .args(["-O2", "-static", "-o"])
         .arg(&bin)
         .arg(&src)
         .output()
-        .context("gcc (the stamping agent is built with it)")?;
+        .context("gcc (the bench's C programs are built with it)")?;
     ensure!(
         out.status.success(),
         "gcc: {}",
@@ -232,18 +383,26 @@ fn wake() -> Result<()> {
         .prefix("teamctl-bench-stamp")
         .tempdir()?;
     let stamp = stamp_agent(dir.path())?;
-    let ino = wake_run("inotify", &stamp, None, n)?;
-    let date = wake_run("inotify, agent date", "date +%s%N", None, n)?;
-    let poll = wake_run("poll 1 s", &stamp, Some(1000), n_poll)?;
+    let mut floor = Floor::start(&stamp)?;
+    let ino = wake_run("inotify", &stamp, None, n, Some(&mut floor))?;
+    drop(floor);
+    let date = wake_run("inotify, agent date", "date +%s%N", None, n, None)?;
+    let poll = wake_run("poll 1 s", &stamp, Some(1000), n_poll, None)?;
+    let (floor_start, floor_exit) = ino.floor.as_ref().expect("the floor was run");
     println!();
     println!(
         "wake: `teamctl send` process started -> agent's first instruction (a static C program's clock read)"
     );
     println!("  inotify worker ({n}): {}", ino.from_start.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_start.line());
+    println!(
+        "  floor, interleaved: C sender started -> C inotify waiter's posix_spawn -> first instruction"
+    );
+    println!("  floor ({n}):          {}", floor_start.line());
     println!("wake: `teamctl send` process exited -> agent's first instruction");
     println!("  inotify worker ({n}): {}", ino.from_exit.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_exit.line());
+    println!("  floor, sender reaped ({n}): {}", floor_exit.line());
     println!(
         "wake, agent `date +%s%N` (stamp after its own start-up), send started / exited -> stamp"
     );
@@ -254,6 +413,12 @@ fn wake() -> Result<()> {
         "  ratio 1 s poll / inotify (send started): p50 {:.0}x, p99 {:.0}x (target 500x at p50)",
         r(poll.from_start.median(), ino.from_start.median()),
         r(poll.from_start.pct(99.0), ino.from_start.pct(99.0))
+    );
+    println!(
+        "  teamctl over the floor (send started): p50 {:.2}x, p99 {:.2}x; 1 s poll over the floor: p50 {:.0}x (the most a wake-up through a process start reaches here)",
+        r(ino.from_start.median(), floor_start.median()),
+        r(ino.from_start.pct(99.0), floor_start.pct(99.0)),
+        r(poll.from_start.median(), floor_start.median())
     );
     Ok(())
 }

@@ -335,7 +335,7 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
             .success()
     );
     wait_until("bob dead", LONG, || env.member_status("bob") == "dead");
-    // The turn's own child outlived the worker: doctor sees it as an orphaned agent process.
+    // The turn outlived the worker: doctor sees it as an orphaned agent process.
     let (code, report) = doctor(&env, &[]);
     assert_eq!(code, 1, "{report:#}");
     assert!(
@@ -345,6 +345,14 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
         "{report:#}"
     );
     env.ok(&["resume", "bob"]);
+    // The killed worker's turn (its own session) ran on; the next worker ends it before it
+    // reads mail, so the interrupted message is never handled twice at once.
+    wait_until("the orphaned turn ended", LONG, || {
+        let (_, report) = doctor(&env, &[]);
+        !problems(&report)
+            .iter()
+            .any(|p| p.contains("orphaned agent process"))
+    });
     let sent = message_ids(&env, "lc-crash", "bob");
     assert_eq!(sent.len(), 3);
     wait_until("every message handled", LONG, || lines(&ids).len() >= 4);
