@@ -22,10 +22,26 @@
 //!   first run, then `THOUSAND_STATUS_RUNS` (default 10). Anchor, interleaved: `teamctl
 //!   --version` and `teamctl --team one status`.
 //!
-//! tmux backend (`THOUSAND_BACKENDS=process,tmux`, the default; `process` alone skips it), on a
-//! private tmux server (`tmux -L`): the anchor first, N bare panes running `sleep` (one `tmux`
-//! command each); then `teamctl spawn wI --backend tmux` N times until all idle, and
-//! `teamctl status` on it.
+//! tmux backend (`THOUSAND_BACKENDS=process,tmux`, the default; `process` alone skips it), two
+//! private tmux servers (`tmux -L`) alive side by side: the anchor's, of bare panes running
+//! `sleep`, and the team's. Interleaved in pairs of B (`THOUSAND_BATCH`, default 50; the last
+//! pair smaller when B does not divide N) until N each, so both servers grow alike and a change
+//! of load on the shared cores hits both sides:
+//! - anchor side: B bare panes, one `tmux` command each (split the current window `-l 1`; when
+//!   it is full, a new window). Timer: from just before the batch's first `tmux` command is
+//!   started to its last one reaped.
+//! - team side: B `teamctl spawn wI --backend tmux --exec 'date +%s%N'` one after another, then
+//!   waiting until each of those B workers' live state says idle (read every 5 ms). Timer: from
+//!   just before the batch's first `spawn` is started to the batch's last worker seen idle.
+//! - between the sides, 250 ms untimed (`THOUSAND_GAP_MS`), so what one side left running (the
+//!   leader console's redraw, up to 200 ms after the last spawn) is not charged to the other.
+//!
+//! Printed: each side's sum, the ratio of the sums, every pair's ratio (team / anchor) in order
+//! with their median, quartiles and extremes, and the pairs at the start, middle and end (to
+//! show growth with N); then how the workers wait, their idle VmRSS and `teamctl status` on
+//! the team. `THOUSAND_TMUX_SEQUENTIAL=1` also measures the older figure afterwards on fresh
+//! servers: N bare panes first, then N spawns until all idle (timed from the first spawn
+//! started), which measures the change of load between the halves as much as teamctl.
 //!
 //! Every pane and process started is ended and the homes removed when the bench ends, fails
 //! or is interrupted (SIGINT, SIGTERM, SIGHUP: `support`); the end says how many were left.
@@ -40,7 +56,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use support::{
-    Env, Rng, Stats, env_count, epoch_us, fmt, inotify_fds, memory_kib, print_machine,
+    BareServer, Env, Rng, Stats, env_count, epoch_us, fmt, inotify_fds, memory_kib, print_machine,
     processes_mentioning, wait_for,
 };
 
@@ -153,22 +169,27 @@ fn all_idle(env: &Env, team: &str, names: &[String], turns: u64) -> Result<Vec<u
     Ok(pids)
 }
 
+/// One `teamctl spawn NAME --backend BACKEND --exec AGENT`, required to succeed.
+fn spawn_one(env: &Env, team: &str, name: &str, backend: &str) -> Result<()> {
+    let out = env
+        .cmd(&[
+            "--team",
+            team,
+            "spawn",
+            name,
+            "--backend",
+            backend,
+            "--exec",
+            AGENT,
+        ])
+        .output()?;
+    support::check(&["spawn", name], &out)
+}
+
 fn spawn_all(env: &Env, team: &str, names: &[String], backend: &str) -> Result<Duration> {
     let t0 = Instant::now();
     for (i, name) in names.iter().enumerate() {
-        let out = env
-            .cmd(&[
-                "--team",
-                team,
-                "spawn",
-                name,
-                "--backend",
-                backend,
-                "--exec",
-                AGENT,
-            ])
-            .output()?;
-        support::check(&["spawn", name], &out)?;
+        spawn_one(env, team, name, backend)?;
         if (i + 1) % 100 == 0 {
             eprintln!(
                 "[thousand] {backend}: {} spawned ({})",
@@ -502,9 +523,175 @@ fn tmux_run(n: usize) -> Result<()> {
         println!("\n== tmux backend: tmux not found, not measured");
         return Ok(());
     }
-    eprintln!("[thousand] tmux anchor: {n} bare panes");
+    let batch = env_count("THOUSAND_BATCH", 50).max(1);
+    eprintln!(
+        "[thousand] tmux backend, N = {n}, interleaved with bare panes in batches of {batch}"
+    );
+    let anchor = BareServer::new("anchor-batched");
+    let anchor_socket = anchor.server.socket.clone();
+    let env = Env::with_tmux()?;
+    let home = env.home_path().display().to_string();
+    let socket = env.socket.clone();
+    let result = tmux_measure(&env, anchor, n, batch);
+    drop(env);
+    report_left(&home, socket.as_deref());
+    report_server_left(&anchor_socket);
+    result?;
+    if std::env::var("THOUSAND_TMUX_SEQUENTIAL").is_ok_and(|v| v == "1") {
+        tmux_sequential(n)?;
+    }
+    Ok(())
+}
+
+/// One pair: `batch` bare panes on the anchor's server, then as many teammates spawned.
+struct Pair {
+    /// Panes on each server before the pair.
+    before: usize,
+    size: usize,
+    anchor: Duration,
+    /// The batch's first `spawn` started -> its last `spawn` reaped.
+    spawned: Duration,
+    /// The batch's first `spawn` started -> the batch's last worker seen idle.
+    idle: Duration,
+}
+
+impl Pair {
+    fn ratio(&self) -> f64 {
+        self.idle.as_secs_f64() / self.anchor.as_secs_f64().max(1e-9)
+    }
+
+    fn line(&self) -> String {
+        let per = |d: Duration| fmt(d / self.size as u32);
+        format!(
+            "panes {}..{}: anchor {} ({} a pane), team {} ({} a teammate), ratio {:.2}x",
+            self.before + 1,
+            self.before + self.size,
+            fmt(self.anchor),
+            per(self.anchor),
+            fmt(self.idle),
+            per(self.idle),
+            self.ratio()
+        )
+    }
+}
+
+fn tmux_measure(env: &Env, mut anchor: BareServer, n: usize, batch: usize) -> Result<()> {
+    let all = names(n);
+    // Quiet time between the two sides of a pair, untimed: what one side left running (the
+    // leader console's redraw at most 200 ms after the last spawn, a tmux server's last
+    // redraw) is then not charged to the other side.
+    let gap = Duration::from_millis(env_count("THOUSAND_GAP_MS", 250) as u64);
+    env.ok(&["create", TEAM])?;
+    let mut pairs: Vec<Pair> = Vec::new();
+    let mut pids = Vec::with_capacity(n);
+    let t0 = Instant::now();
+    for chunk in all.chunks(batch) {
+        let before = anchor.panes;
+        let anchor_took = anchor.add(chunk.len())?;
+        std::thread::sleep(gap);
+        let t = Instant::now();
+        for name in chunk {
+            spawn_one(env, TEAM, name, "tmux")?;
+        }
+        let spawned = t.elapsed();
+        pids.extend(all_idle(env, TEAM, chunk, 0)?);
+        let idle = t.elapsed();
+        std::thread::sleep(gap);
+        pairs.push(Pair {
+            before,
+            size: chunk.len(),
+            anchor: anchor_took,
+            spawned,
+            idle,
+        });
+        eprintln!(
+            "[thousand] tmux: {} spawned ({}); last pair {}",
+            before + chunk.len(),
+            fmt(t0.elapsed()),
+            pairs.last().map_or(String::new(), Pair::line)
+        );
+    }
+    let panes = anchor.pids()?.len();
+    ensure!(panes == n, "the anchor has {panes} panes, wanted {n}");
+    let windows = anchor.windows;
+    drop(anchor);
+
+    let sum = |f: fn(&Pair) -> Duration| pairs.iter().map(f).sum::<Duration>();
+    let (a_sum, s_sum, i_sum) = (sum(|p| p.anchor), sum(|p| p.spawned), sum(|p| p.idle));
+    println!(
+        "\n== tmux backend, {n} teammates, private tmux server; interleaved with the anchor in {} pairs of {batch}{}",
+        pairs.len(),
+        match n % batch {
+            0 => String::new(),
+            r => format!(" (the last of {r})"),
+        }
+    );
+    println!(
+        "spawn, summed over the pairs: team {} (first `teamctl spawn --backend tmux` of a batch started -> the batch's last worker seen idle; {} until each batch's last spawn was reaped)",
+        fmt(i_sum),
+        fmt(s_sum)
+    );
+    println!(
+        "  anchor: bare tmux panes running `sleep` on another private server, one `tmux` command each, {batch} just before each team batch: {} (first command of a batch started -> its last reaped; {} windows)",
+        fmt(a_sum),
+        windows
+    );
+    println!(
+        "  ratio of the sums {:.2}x",
+        i_sum.as_secs_f64() / a_sum.as_secs_f64().max(1e-9)
+    );
+    let mut ratios: Vec<f64> = pairs.iter().map(Pair::ratio).collect();
+    println!(
+        "  per-pair ratios in order: {}",
+        ratios
+            .iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    ratios.sort_by(f64::total_cmp);
+    let q = |p: f64| ratios[((p * ratios.len() as f64).ceil() as usize).clamp(1, ratios.len()) - 1];
+    println!(
+        "  per-pair ratio: median {:.2}x, quartiles {:.2}x-{:.2}x, min {:.2}x, max {:.2}x ({} pairs)",
+        q(0.5),
+        q(0.25),
+        q(0.75),
+        ratios[0],
+        ratios[ratios.len() - 1],
+        ratios.len()
+    );
+    let mid = pairs.len() / 2;
+    for (label, i) in [("start", 0), ("middle", mid), ("end", pairs.len() - 1)] {
+        println!("  {label:>6}: {}", pairs[i].line());
+    }
+    let m = modes(env, TEAM, &all, &pids);
+    println!(
+        "waiting for mail: {} on inotify, {} on doorbells, {} polling, {} unknown",
+        m.inotify, m.doorbell, m.polling, m.other
+    );
+    let mut rss: Vec<u64> = pids
+        .iter()
+        .filter_map(|&p| memory_kib(p))
+        .map(|m| m.0)
+        .collect();
+    rss.sort_unstable();
+    if !rss.is_empty() {
+        println!(
+            "idle worker VmRSS ({}): p50 {} max {}",
+            rss.len(),
+            mib(rss[rss.len() / 2]),
+            mib(*rss.last().unwrap_or(&0))
+        );
+    }
+    status_figures(env, None, n)?;
+    Ok(())
+}
+
+/// The figure this bench printed before the interleaving, on request: N bare panes first, then
+/// N `teamctl spawn --backend tmux` until all idle, on a fresh home and server, and the ratio.
+fn tmux_sequential(n: usize) -> Result<()> {
+    eprintln!("[thousand] tmux, sequential: anchor {n} bare panes, then {n} spawns");
     let bare = support::bare_panes(n)?;
-    eprintln!("[thousand] tmux backend, N = {n}");
     let env = Env::with_tmux()?;
     let home = env.home_path().display().to_string();
     let socket = env.socket.clone();
@@ -513,40 +700,19 @@ fn tmux_run(n: usize) -> Result<()> {
         env.ok(&["create", TEAM])?;
         let t0 = Instant::now();
         let commands = spawn_all(&env, TEAM, &all, "tmux")?;
-        let pids = all_idle(&env, TEAM, &all, 0)?;
+        all_idle(&env, TEAM, &all, 0)?;
         let idle = t0.elapsed();
-        println!("\n== tmux backend, {n} teammates, private tmux server");
         println!(
-            "spawn: {n} `teamctl spawn --backend tmux` one after another: {} until the last returned, all idle {}",
+            "sequential (THOUSAND_TMUX_SEQUENTIAL=1): {n} `teamctl spawn --backend tmux` one after another: {} until the last returned, all idle {}",
             fmt(commands),
             fmt(idle)
         );
         println!(
-            "  anchor, just before: {n} bare tmux panes running `sleep`, one `tmux` command each: {} ({} windows); ratio {:.2}x",
+            "  anchor, just before: {n} bare tmux panes, one `tmux` command each: {} ({} windows); ratio {:.2}x",
             fmt(bare.took),
             bare.windows,
             idle.as_secs_f64() / bare.took.as_secs_f64().max(1e-9)
         );
-        let m = modes(&env, TEAM, &all, &pids);
-        println!(
-            "waiting for mail: {} on inotify, {} on doorbells, {} polling, {} unknown",
-            m.inotify, m.doorbell, m.polling, m.other
-        );
-        let mut rss: Vec<u64> = pids
-            .iter()
-            .filter_map(|&p| memory_kib(p))
-            .map(|m| m.0)
-            .collect();
-        rss.sort_unstable();
-        if !rss.is_empty() {
-            println!(
-                "idle worker VmRSS ({}): p50 {} max {}",
-                rss.len(),
-                mib(rss[rss.len() / 2]),
-                mib(*rss.last().unwrap_or(&0))
-            );
-        }
-        status_figures(&env, None, n)?;
         Ok(())
     })();
     drop(env);
@@ -573,5 +739,19 @@ fn report_left(home: &str, socket: Option<&str>) {
         } else {
             "removed"
         }
+    );
+}
+
+/// After an anchor's tmux server is dropped: what is left of it (must be nothing).
+fn report_server_left(socket: &str) {
+    let procs = processes_mentioning(socket).len();
+    let server = Command::new("tmux")
+        .args(["-L", socket, "list-sessions"])
+        .env_remove("TMUX")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    println!(
+        "cleaned up the anchor: {procs} processes left, tmux server {}",
+        if server { "STILL RUNNING" } else { "gone" }
     );
 }

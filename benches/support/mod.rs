@@ -553,66 +553,121 @@ pub struct BarePanes {
 }
 
 pub fn bare_panes(n: usize) -> Result<BarePanes> {
-    let server = TmuxServer::new("anchor");
-    let tmux = |args: &[&str]| server.tmux(args);
-    let t0 = Instant::now();
-    let out = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "anchor",
-        "-x",
-        "250",
-        "-y",
-        "120",
-        "-P",
-        "-F",
-        "#{window_id}",
-        "sleep",
-        "1000",
-    ])?;
-    anyhow::ensure!(out.status.success(), "tmux new-session failed");
-    let mut window = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let mut windows = 1;
-    for _ in 1..n {
-        let split = tmux(&[
-            "split-window",
-            "-d",
-            "-l",
-            "1",
-            "-t",
-            &window,
-            "sleep",
-            "1000",
-        ])?;
-        if !split.status.success() {
-            let w = tmux(&[
-                "new-window",
-                "-d",
-                "-t",
-                "anchor:",
-                "-P",
-                "-F",
-                "#{window_id}",
-                "sleep",
-                "1000",
-            ])?;
-            anyhow::ensure!(w.status.success(), "tmux new-window failed");
-            window = String::from_utf8_lossy(&w.stdout).trim().to_string();
-            windows += 1;
-        }
-    }
-    let took = t0.elapsed();
-    let panes = tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])?;
-    let pids: Vec<u32> = String::from_utf8_lossy(&panes.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
+    let mut server = BareServer::new("anchor");
+    let took = server.add(n)?;
+    let pids = server.pids()?;
     anyhow::ensure!(pids.len() == n, "made {} panes, wanted {n}", pids.len());
     let sleep_rss_kib = pids.first().and_then(|&p| memory_kib(p)).map_or(0, |m| m.0);
     Ok(BarePanes {
         took,
-        windows,
+        windows: server.windows,
         sleep_rss_kib,
     })
+}
+
+/// A private tmux server of bare panes running `sleep`, grown a few panes at a time (the
+/// anchor of a tmux spawn measured batch by batch beside it). One `tmux` command per pane:
+/// the first makes the session, each next one splits the current window (`-l 1`), and when
+/// a split fails (the window is full) a new window is made instead. The server and every
+/// process in it are ended when this is dropped or the bench is interrupted (`TmuxServer`).
+pub struct BareServer {
+    pub server: TmuxServer,
+    window: Option<String>,
+    pub windows: usize,
+    pub panes: usize,
+}
+
+impl BareServer {
+    pub fn new(tag: &str) -> BareServer {
+        BareServer {
+            server: TmuxServer::new(tag),
+            window: None,
+            windows: 0,
+            panes: 0,
+        }
+    }
+
+    /// Make `k` more panes; the time from just before the first `tmux` command is started to
+    /// the last one reaped (a failed split and the new window after it both count).
+    pub fn add(&mut self, k: usize) -> Result<Duration> {
+        let tmux = |args: &[&str]| self.server.tmux(args);
+        let t0 = Instant::now();
+        let mut window = self.window.clone();
+        let mut windows = 0;
+        for _ in 0..k {
+            let split = match &window {
+                None => None,
+                Some(w) => Some(tmux(&[
+                    "split-window",
+                    "-d",
+                    "-l",
+                    "1",
+                    "-t",
+                    w,
+                    "sleep",
+                    "1000",
+                ])?),
+            };
+            if split.as_ref().is_some_and(|o| o.status.success()) {
+                continue;
+            }
+            let out = if window.is_none() {
+                tmux(&[
+                    "new-session",
+                    "-d",
+                    "-s",
+                    "anchor",
+                    "-x",
+                    "250",
+                    "-y",
+                    "120",
+                    "-P",
+                    "-F",
+                    "#{window_id}",
+                    "sleep",
+                    "1000",
+                ])?
+            } else {
+                tmux(&[
+                    "new-window",
+                    "-d",
+                    "-t",
+                    "anchor:",
+                    "-P",
+                    "-F",
+                    "#{window_id}",
+                    "sleep",
+                    "1000",
+                ])?
+            };
+            anyhow::ensure!(
+                out.status.success(),
+                "tmux {} failed: {}",
+                if window.is_none() {
+                    "new-session"
+                } else {
+                    "new-window"
+                },
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            window = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+            windows += 1;
+        }
+        let took = t0.elapsed();
+        self.window = window;
+        self.windows += windows;
+        self.panes += k;
+        Ok(took)
+    }
+
+    /// The pids of every pane's process.
+    pub fn pids(&self) -> Result<Vec<u32>> {
+        let panes = self
+            .server
+            .tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])?;
+        Ok(String::from_utf8_lossy(&panes.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect())
+    }
 }
