@@ -22,9 +22,15 @@
 //!   first run, then `THOUSAND_STATUS_RUNS` (default 10). Anchor, interleaved: `teamctl
 //!   --version` and `teamctl --team one status`.
 //!
-//! tmux backend (`THOUSAND_BACKENDS=process,tmux`, the default; `process` alone skips it), two
-//! private tmux servers (`tmux -L`) alive side by side: the anchor's, of bare panes running
-//! `sleep`, and the team's. Interleaved in pairs of B (`THOUSAND_BATCH`, default 50; the last
+//! Parts run in the order `THOUSAND_BACKENDS` gives (default `tmux,process`; one name runs one
+//! part). The tmux part goes first because each part ends by removing its home, some 12,000
+//! files: this machine's ext4 has no journal, and without one the kernel's inode allocator
+//! passes over every inode freed in the last minutes on each file it makes (`recently_deleted`
+//! in `find_inode_bit`). A spawn makes about 12 files; run after the process part, the tmux
+//! part's spawns took a third longer (BENCHMARKS.md, "Eighth session").
+//!
+//! tmux backend, two private tmux servers (`tmux -L`) alive side by side: the anchor's, of bare
+//! panes running `sleep`, and the team's. Interleaved in pairs of B (`THOUSAND_BATCH`, default 50; the last
 //! pair smaller when B does not divide N) until N each, so both servers grow alike and a change
 //! of load on the shared cores hits both sides:
 //! - anchor side: B bare panes, one `tmux` command each (split the current window `-l 1`; when
@@ -67,7 +73,7 @@ const AGENT: &str = "date +%s%N";
 fn main() -> Result<()> {
     print_machine("thousand");
     let n = env_count("THOUSAND_N", 1000);
-    let backends = std::env::var("THOUSAND_BACKENDS").unwrap_or_else(|_| "process,tmux".into());
+    let backends = std::env::var("THOUSAND_BACKENDS").unwrap_or_else(|_| "tmux,process".into());
     println!("N = {n} teammates");
     for backend in backends.split(',').map(str::trim) {
         match backend {
