@@ -73,7 +73,6 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
     let _alone = only_worker(&*store, &name)?;
-    let ended_leftover = end_leftover_turn(&*store, &name, id);
     turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -81,11 +80,6 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
         .map_err(|e| Error::io_while("cannot start the worker runtime", e))?;
     runtime.block_on(async move {
         let mut worker = Worker::new(store, home, name)?;
-        if ended_leftover {
-            worker
-                .sink
-                .note("ended the turn the last worker left running (it was killed)");
-        }
         worker.run().await
     })
 }
@@ -109,29 +103,6 @@ fn only_worker(store: &dyn crate::store::Store, name: &Name) -> Result<LockGuard
             pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
         ))
     })
-}
-
-/// A worker killed outright (SIGKILL: no clean-up) leaves its turn running in the turn's own
-/// session. The next worker of the member ends that process group before it reads any mail,
-/// so the message it handles again is not handled twice at once; only a group whose leader
-/// still carries this member's tag is touched.
-fn end_leftover_turn(store: &dyn crate::store::Store, name: &Name, agent_id: &str) -> bool {
-    use crate::backend::proc;
-    let Some(pgid) = store
-        .live(name)
-        .ok()
-        .flatten()
-        .and_then(|l| l.turn_pgid)
-        .and_then(proc::Pid::group)
-    else {
-        return false;
-    };
-    let ours = || proc::is_agent_process(pgid.raw(), agent_id);
-    if !ours() {
-        return false;
-    }
-    proc::end_group(pgid, turn::KILL_GRACE, ours);
-    true
 }
 
 /// What handling one message leads to.

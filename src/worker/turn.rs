@@ -35,7 +35,7 @@ const MAX_ENV_VALUE: usize = 100 * 1024;
 pub const SHELL: &str = "/bin/sh";
 
 /// How long a stopped turn gets between SIGTERM and SIGKILL.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
+const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// A turn to run, as a plain value.
 #[derive(Debug, Clone)]
@@ -264,8 +264,9 @@ pub async fn run(
     std::env::set_current_dir(&spec.cwd).map_err(cannot_run)?;
     // A session of its own (so a process group too, signalled by `interrupt` and `kill`) with
     // no controlling terminal: an agent that opens /dev/tty cannot write escapes into the
-    // worker's pane or read what is typed there (attacker QA). If the worker is killed without
-    // cleaning up (SIGKILL), the next worker of this member ends the group (`end_leftover`).
+    // worker's pane or read what is typed there (attacker QA). A worker killed outright
+    // (SIGKILL) leaves the turn running until the member is resumed, shut down or deleted,
+    // each of which ends every process carrying its tag (`backend::process::end_turn`).
     let (mut child, pipes) = child::spawn(&child::Start {
         program: &program,
         argv,

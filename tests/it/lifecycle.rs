@@ -316,10 +316,13 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
     create(&env, "lc-crash");
     let ids = env.work.path().join("ids");
     let once = env.work.path().join("once");
+    let group = env.work.path().join("group");
+    // The first turn records its process group (the turn's shell leads it) and sleeps.
     let exec = format!(
-        "echo \"$TEAMCTL_MESSAGE_ID\" >> {ids}; if [ ! -e {once} ]; then touch {once}; sleep 60; fi",
+        "echo \"$TEAMCTL_MESSAGE_ID\" >> {ids}; if [ ! -e {once} ]; then echo $$ > {group}; touch {once}; sleep 60; fi",
         ids = ids.display(),
-        once = once.display()
+        once = once.display(),
+        group = group.display()
     );
     spawn(&env, "bob", &["--exec", &exec]);
     env.ok(&["send", "bob", "m1"]);
@@ -344,15 +347,17 @@ fn kill_9_mid_turn_then_resume_handles_every_message_once_more_at_most() {
             .any(|p| p.contains("orphaned agent process of bob@lc-crash") && p.contains("dead")),
         "{report:#}"
     );
+    let pgid: i32 = std::fs::read_to_string(&group)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let group_alive = || nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok();
+    assert!(group_alive(), "the killed worker's turn runs on");
     env.ok(&["resume", "bob"]);
-    // The killed worker's turn (its own session) ran on; the next worker ends it before it
-    // reads mail, so the interrupted message is never handled twice at once.
-    wait_until("the orphaned turn ended", LONG, || {
-        let (_, report) = doctor(&env, &[]);
-        !problems(&report)
-            .iter()
-            .any(|p| p.contains("orphaned agent process"))
-    });
+    // The killed worker's turn (its own session, `sleep 60` in it) ran on; the next worker ends
+    // the whole group before it reads mail, so the message is never handled twice at once.
+    wait_until("the orphaned turn's group ended", LONG, || !group_alive());
     let sent = message_ids(&env, "lc-crash", "bob");
     assert_eq!(sent.len(), 3);
     wait_until("every message handled", LONG, || lines(&ids).len() >= 4);
