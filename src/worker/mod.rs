@@ -8,7 +8,6 @@
 //! One idle notification goes to the leader per busy-to-idle edge.
 
 mod autoclaim;
-mod child;
 pub mod companion;
 mod control;
 mod heartbeat;

@@ -8,15 +8,14 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use std::ffi::OsString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
-use super::child;
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -124,15 +123,6 @@ pub fn env_value(s: &str) -> String {
     s[..end].to_string()
 }
 
-/// The `PATH` a turn gets: its own setting, or the worker's.
-fn turn_path(env: &[(String, String)]) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
-}
-
 /// Words `sh -c` would run as one external program with no shell work on the way (no quoting,
 /// expansion, redirection, assignment or builtin): its path, found once per worker through
 /// the turn's `PATH`, and the words. `None`: run through the shell.
@@ -157,7 +147,12 @@ fn simple_command<'a>(
     if first.contains('=') || SHELL_WORDS.contains(&first) {
         return None;
     }
-    let path_var = turn_path(env)?;
+    let path_var = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())?;
     let path = if first.contains('/') {
         // Relative to the turn's directory, or not runnable: the shell says what it says.
         let p = PathBuf::from(first);
@@ -230,61 +225,61 @@ pub async fn run(
     stop: &mut Stoppers,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
-    let path_var = turn_path(&spec.env);
-    let (program, argv): (PathBuf, Vec<OsString>) = match spec.argv.as_deref() {
-        Some([program, args @ ..]) => (
-            child::find(program, path_var.as_deref(), &spec.cwd)
-                .unwrap_or_else(|| PathBuf::from(program)),
-            std::iter::once(program)
-                .chain(args)
-                .map(OsString::from)
-                .collect(),
-        ),
+    let mut cmd = match spec.argv.as_deref() {
+        Some([program, args @ ..]) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
         _ => match simple_command(&spec.command, &spec.env) {
             // What `sh -c` would do, less its fork and its walk of PATH.
-            Some((path, words)) => (path, words.iter().map(OsString::from).collect()),
-            None => (
-                PathBuf::from(SHELL),
-                ["sh", "-c", spec.command.as_str()]
-                    .iter()
-                    .map(OsString::from)
-                    .collect(),
-            ),
+            Some((path, words)) => {
+                let mut c = tokio::process::Command::new(path);
+                c.arg0(words[0]).args(&words[1..]);
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new(SHELL);
+                c.arg("-c").arg(&spec.command);
+                c
+            }
         },
     };
-    let cannot_run = |e: std::io::Error| {
+    cmd.current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: setsid and prctl are async-signal-safe. The turn gets a session of its own (so
+    // a process group too, signalled by `interrupt` and `kill`) with no controlling terminal:
+    // an agent that opens /dev/tty cannot write escapes into the worker's pane or read what
+    // is typed there (attacker QA). If the worker dies without cleaning up (SIGKILL), the
+    // kernel ends the turn's shell too.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
         let what = match spec.argv.as_deref() {
             Some([program, ..]) => format!("cannot run {program}"),
             _ => "cannot run the agent command".to_string(),
         };
         Error::failed(format!("{what} in {}: {e}", spec.cwd.display()))
-    };
-    // The turn starts in the worker's own directory (see `child`): move there first, each
-    // turn, so a directory removed and made again is the new one.
-    std::env::set_current_dir(&spec.cwd).map_err(cannot_run)?;
-    // A session of its own (so a process group too, signalled by `interrupt` and `kill`) with
-    // no controlling terminal: an agent that opens /dev/tty cannot write escapes into the
-    // worker's pane or read what is typed there (attacker QA). A worker killed outright
-    // (SIGKILL) leaves the turn running until the member is resumed, shut down or deleted,
-    // each of which ends every process carrying its tag (`backend::process::end_turn`).
-    let (mut child, pipes) = child::spawn(&child::Start {
-        program: &program,
-        argv,
-        env: &spec.env,
-    })
-    .map_err(cannot_run)?;
-    let pgid = child.id();
+    })?;
+    let pgid = child.id().map_or(0, |p| p as i32);
     on_start(pgid);
 
-    let child::Pipes {
-        stdin: mut child_stdin,
-        stdout: mut out,
-        stderr: mut err,
-    } = pipes;
-    let text = spec.stdin.clone();
-    tokio::spawn(async move {
-        let _ = child_stdin.write_all(text.as_bytes()).await;
-    });
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = spec.stdin.clone();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    let mut out = child.stdout.take().expect("stdout piped");
+    let mut err = child.stderr.take().expect("stderr piped");
     let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 4096]);
     let (mut out_open, mut err_open) = (true, true);
     let mut stdout = Vec::new();
