@@ -377,12 +377,25 @@ mod tests {
     fn inotify_rings_on_a_write_to_a_watched_file_only() {
         let dir = tempfile::tempdir().unwrap();
         let bell = SyncBell::default();
-        let sub = subscribe(
-            vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
-            bell.bell(),
-        )
-        .unwrap();
-        assert_eq!(sub.mode, WakeMode::Inotify);
+        // An inotify instance is a per-user resource (128 by default) that other programs may
+        // hold all of for a while (a 1,000-teammate bench does): wait for one, then say why.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let sub = loop {
+            let sub = subscribe(
+                vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
+                bell.bell(),
+            )
+            .unwrap();
+            if sub.mode == WakeMode::Inotify {
+                break sub;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no inotify instance for a minute: this user's fs.inotify.max_user_instances are all in use"
+            );
+            drop(sub);
+            std::thread::sleep(Duration::from_millis(200));
+        };
         std::fs::write(dir.path().join("other"), b"x").unwrap();
         // Drain anything the unrelated write produced (it must not ring; give it a moment).
         let rang_for_other = bell.wait_until(Instant::now() + Duration::from_millis(200));
