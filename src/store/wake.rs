@@ -379,8 +379,9 @@ mod tests {
         let bell = SyncBell::default();
         // An inotify instance is a per-user resource (128 by default) that other programs may
         // hold all of for a while (a 1,000-teammate bench does): wait for one, then say why.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let sub = loop {
+        let deadline = Instant::now() + Duration::from_mins(1);
+        // Held to the end: the watch lives as long as the subscription.
+        let _sub = loop {
             let sub = subscribe(
                 vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
                 bell.bell(),
