@@ -42,7 +42,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use support::{Env, Rng, Stats, env_count, epoch_us, fmt, print_machine, wait_for};
+use support::{
+    Env, Rng, Stats, build_c, env_count, epoch_us, fmt, print_machine, stamp_agent, wait_for,
+};
 use teamctl::domain::{Body, Name};
 use teamctl::store::{FsStore, Item, Position, Store};
 
@@ -220,21 +222,6 @@ fn stamp_of(
     Ok(stamp.expect("stamp") / 1000)
 }
 
-/// The stamping agent: `main` reads the realtime clock first and prints it in ns. Built with
-/// gcc, statically, into `dir`.
-fn stamp_agent(dir: &std::path::Path) -> Result<String> {
-    const SOURCE: &str = r#"#include <stdio.h>
-#include <time.h>
-int main(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    printf("%lld%09ld\n", (long long)t.tv_sec, t.tv_nsec);
-    return 0;
-}
-"#;
-    build_c(dir, "stamp", SOURCE)
-}
-
 /// The floor of a wake-up (see the module comment): a static C waiter on inotify that starts
 /// the stamping agent with `posix_spawn`, and a static C sender that appends one line.
 struct Floor {
@@ -355,25 +342,6 @@ impl Drop for Floor {
         let _ = self.waiter.kill();
         let _ = self.waiter.wait();
     }
-}
-
-/// `source` built with `gcc -O2 -static` as `dir/name`.
-fn build_c(dir: &std::path::Path, name: &str, source: &str) -> Result<String> {
-    let src = dir.join(format!("{name}.c"));
-    let bin = dir.join(name);
-    std::fs::write(&src, source)?;
-    let out = Command::new("gcc")
-        .args(["-O2", "-static", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .context("gcc (the bench's C programs are built with it)")?;
-    ensure!(
-        out.status.success(),
-        "gcc: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(bin.display().to_string())
 }
 
 fn wake() -> Result<()> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use tempfile::TempDir;
 
 /// The release `teamctl` binary cargo built for this bench.
@@ -670,4 +670,38 @@ impl BareServer {
             .filter_map(|l| l.trim().parse().ok())
             .collect())
     }
+}
+
+/// The stamping agent: `main` reads the realtime clock first and prints it in ns. Built with
+/// gcc, statically, into `dir`.
+pub fn stamp_agent(dir: &std::path::Path) -> Result<String> {
+    const SOURCE: &str = r#"#include <stdio.h>
+#include <time.h>
+int main(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    printf("%lld%09ld\n", (long long)t.tv_sec, t.tv_nsec);
+    return 0;
+}
+"#;
+    build_c(dir, "stamp", SOURCE)
+}
+
+/// `source` built with `gcc -O2 -static` as `dir/name`.
+pub fn build_c(dir: &std::path::Path, name: &str, source: &str) -> Result<String> {
+    let src = dir.join(format!("{name}.c"));
+    let bin = dir.join(name);
+    std::fs::write(&src, source)?;
+    let out = Command::new("gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .context("gcc (the bench's C programs are built with it)")?;
+    ensure!(
+        out.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(bin.display().to_string())
 }
