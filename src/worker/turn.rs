@@ -124,8 +124,8 @@ pub fn env_value(s: &str) -> String {
 }
 
 /// Words `sh -c` would run as one external program with no shell work on the way (no quoting,
-/// expansion, redirection, assignment or builtin): its path, found once per worker through
-/// the turn's `PATH`, and the words. `None`: run through the shell.
+/// expansion, redirection, assignment or builtin): its path, found for each turn through the
+/// turn's `PATH` (a `stat` per directory, where `sh` tries an `execve` in each), and the words. `None`: run through the shell.
 fn simple_command<'a>(
     command: &'a str,
     env: &[(String, String)],
@@ -167,33 +167,22 @@ fn simple_command<'a>(
     Some((path, words))
 }
 
-/// `program` through `path_var` as `sh` finds it (an executable file), remembered per worker.
+/// `program` through `path_var` as `sh` finds it: the first executable file, looked up again
+/// for every turn (a program installed since in an earlier directory is the one `sh` would
+/// run; a lookup remembered for the worker's life missed it, QA). The walk is a `stat` per
+/// directory up to the program's, microseconds; what the direct start saves is `sh` itself.
 fn lookup(path_var: &str, program: &str) -> Option<PathBuf> {
-    use std::collections::HashMap;
     use std::os::unix::fs::PermissionsExt;
-    use std::sync::Mutex;
-    static SEEN: Mutex<Option<HashMap<(String, String), PathBuf>>> = Mutex::new(None);
     // A relative directory in PATH depends on the turn's directory: left to the shell.
     if path_var.split(':').any(|d| !d.starts_with('/')) {
         return None;
     }
-    let key = (path_var.to_string(), program.to_string());
-    let mut seen = SEEN.lock().ok()?;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if let Some(p) = seen.as_ref().and_then(|m| m.get(&key))
-        && executable(p)
-    {
-        return Some(p.clone());
-    }
-    let found = path_var
+    path_var
         .split(':')
         .map(|d| Path::new(d).join(program))
-        .find(|p| executable(p))?;
-    seen.get_or_insert_with(HashMap::new)
-        .insert(key, found.clone());
-    Some(found)
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Make the environment recorded at `file` (`store::envfile`: the shell's that spawned or last
@@ -482,6 +471,23 @@ mod tests {
 
     fn env() -> Vec<(String, String)> {
         vec![("PATH".into(), "/nonexistent:/usr/bin:/bin".into())]
+    }
+
+    #[test]
+    fn a_program_installed_since_in_an_earlier_path_directory_is_found_as_sh_would() {
+        use std::os::unix::fs::PermissionsExt;
+        let (early, late) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let install = |dir: &Path| {
+            let p = dir.join("teamctl-test-agent");
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let path_var = format!("{}:{}", early.path().display(), late.path().display());
+        let in_late = install(late.path());
+        assert_eq!(lookup(&path_var, "teamctl-test-agent"), Some(in_late));
+        let in_early = install(early.path());
+        assert_eq!(lookup(&path_var, "teamctl-test-agent"), Some(in_early));
     }
 
     #[test]
