@@ -1,6 +1,7 @@
-//! Bounded memory: what a long-lived process (a worker, the console) keeps per teammate or per
-//! message is capped, oldest out first, so its memory stays flat however long it runs (the
-//! seed's 50-message cap after a 292-agent, 36.8 GB incident; issue 12 item 7).
+//! Bounded memory and disk: what a long-lived process (a worker, the console) keeps per
+//! teammate or per message is capped, oldest out first, so its memory stays flat however long
+//! it runs (the seed's 50-message cap after a 292-agent, 36.8 GB incident; issue 12 item 7); what
+//! one turn writes to disk is capped too.
 
 use std::collections::VecDeque;
 
@@ -10,6 +11,11 @@ pub const SEEN: usize = 50;
 pub const HANDLED: usize = 64;
 /// Lines the console keeps to redraw its message area after a resize.
 pub const SHOWN: usize = 500;
+/// Bytes of one turn's output written to the teammate's log; the rest is shown in the pane
+/// only. A runaway agent (`yes`) wrote 857 MB there in 3 s (new-user QA).
+pub const TURN_LOG: u64 = 16 * 1024 * 1024;
+/// Bytes of a reply too long for a message kept in its file (`replies/ID.txt`).
+pub const SPILL: u64 = 64 * 1024 * 1024;
 
 /// Push `item`, dropping the oldest first when `queue` already holds `cap`.
 pub fn push<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {

@@ -1,6 +1,7 @@
-//! Where a worker's turn output goes: the teammate's log file always (as the agent wrote it),
-//! and the pane (the worker's stdout) when stdout is not that same log file, through
-//! `output::printable`: an agent's escape sequences would retitle or clear the pane.
+//! Where a worker's turn output goes: the teammate's log file (as the agent wrote it, at most
+//! `bounded::TURN_LOG` bytes a turn), and the pane (the worker's stdout) when stdout is not
+//! that same log file, through `output::printable`: an agent's escape sequences would retitle or
+//! clear the pane.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,6 +15,9 @@ pub struct Sink {
     to_stdout: bool,
     /// The start of a UTF-8 character whose rest has not been written yet (pane only).
     carry: Vec<u8>,
+    /// Output bytes logged since the turn began (`begin_turn`), and the cap on them.
+    logged: u64,
+    cap: u64,
 }
 
 impl Sink {
@@ -24,14 +28,37 @@ impl Sink {
             log,
             to_stdout,
             carry: Vec::new(),
+            logged: 0,
+            cap: crate::domain::bounded::TURN_LOG,
         }
     }
 
-    /// Raw turn output.
+    /// A turn begins: its output is logged afresh, up to the cap.
+    pub fn begin_turn(&mut self) {
+        self.logged = 0;
+    }
+
+    /// Raw turn output: logged up to the turn's cap (then one line saying so), always shown.
     pub fn output(&mut self, bytes: &[u8]) {
-        if let Some(f) = &mut self.log {
-            let _ = f.write_all(bytes);
+        if let Some(f) = &mut self.log
+            && self.logged < self.cap
+        {
+            let room = usize::try_from(self.cap - self.logged).unwrap_or(usize::MAX);
+            let _ = f.write_all(&bytes[..bytes.len().min(room)]);
+            self.logged += bytes.len() as u64;
+            if self.logged >= self.cap {
+                let _ = write!(
+                    f,
+                    "\n[teamctl: this turn's output past {} MiB is shown in the pane, not logged]\n",
+                    self.cap / (1024 * 1024)
+                );
+            }
         }
+        self.show(bytes);
+    }
+
+    /// `bytes` in the pane, through `printable`.
+    fn show(&mut self, bytes: &[u8]) {
         if self.to_stdout {
             let shown = shown(&mut self.carry, bytes);
             let mut out = std::io::stdout().lock();
@@ -40,10 +67,13 @@ impl Sink {
         }
     }
 
-    /// A line of the worker's own narration.
+    /// A line of the worker's own narration: always logged.
     pub fn note(&mut self, line: &str) {
         let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
-        self.output(stamped.as_bytes());
+        if let Some(f) = &mut self.log {
+            let _ = f.write_all(stamped.as_bytes());
+        }
+        self.show(stamped.as_bytes());
     }
 }
 
@@ -91,6 +121,42 @@ fn stdout_is(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_turn_logs_at_most_its_cap_then_says_so_and_notes_are_always_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let mut sink = Sink::open(&path);
+        sink.to_stdout = false;
+        sink.cap = 1024 * 1024;
+        let size = || std::fs::metadata(&path).unwrap().len();
+        sink.begin_turn();
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..48 {
+            sink.output(&chunk);
+        }
+        let after_first = size();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.bytes().filter(|b| *b == b'x').count(), 1024 * 1024);
+        assert!(
+            text.ends_with(
+                "[teamctl: this turn's output past 1 MiB is shown in the pane, not logged]\n"
+            ),
+            "{}",
+            &text[text.len() - 100..]
+        );
+        sink.output(b"more");
+        assert_eq!(size(), after_first, "nothing more logged in this turn");
+        sink.note("a note");
+        assert!(size() > after_first, "a note is logged past the cap");
+        sink.begin_turn();
+        sink.output(b"next turn\n");
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .ends_with("next turn\n")
+        );
+    }
+
     use super::*;
 
     #[test]

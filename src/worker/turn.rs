@@ -214,6 +214,7 @@ pub async fn run(
     stop: &mut Stoppers,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
+    sink.begin_turn();
     let mut cmd = match spec.argv.as_deref() {
         Some([program, args @ ..]) => {
             let mut c = tokio::process::Command::new(program);
@@ -371,10 +372,13 @@ fn no_nul(text: String) -> String {
     }
 }
 
-/// The file that receives the whole of a stdout too long for a reply.
+/// The file that receives the whole of a stdout too long for a reply, up to `cap` bytes
+/// (`bounded::SPILL`): a runaway agent does not fill the disk.
 struct Spill {
     path: Option<PathBuf>,
     file: std::result::Result<std::fs::File, String>,
+    written: u64,
+    cap: u64,
 }
 
 impl Spill {
@@ -384,13 +388,15 @@ impl Spill {
             return Spill {
                 path: None,
                 file: Err("no file was given for it".into()),
+                written: 0,
+                cap: crate::domain::bounded::SPILL,
             };
         };
         let file = (|| {
             if let Some(dir) = path.parent() {
                 crate::store::fsutil::ensure_dir_levels(dir, 1).map_err(|e| e.to_string())?;
             }
-            let mut f = std::fs::OpenOptions::new()
+            let f = std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true)
@@ -398,27 +404,39 @@ impl Spill {
                 .custom_flags(nix::libc::O_NOFOLLOW)
                 .open(path)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            f.write_all(start)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(f)
         })();
-        Spill {
+        let mut spill = Spill {
             path: Some(path.to_path_buf()),
             file,
-        }
+            written: 0,
+            cap: crate::domain::bounded::SPILL,
+        };
+        spill.write(start);
+        spill
     }
 
+    /// Write `bytes`, as far as the cap allows.
     fn write(&mut self, bytes: &[u8]) {
+        let room = usize::try_from(self.cap.saturating_sub(self.written)).unwrap_or(usize::MAX);
+        let part = &bytes[..bytes.len().min(room)];
         if let Ok(f) = &mut self.file
-            && let Err(e) = f.write_all(bytes)
+            && !part.is_empty()
+            && let Err(e) = f.write_all(part)
         {
             self.file = Err(e.to_string());
         }
+        self.written += bytes.len() as u64;
     }
 
     /// Where the whole text is, for the marker.
     fn whereabouts(&self) -> String {
         match (&self.file, &self.path) {
+            (Ok(_), Some(p)) if self.written > self.cap => format!(
+                "its first {} MiB are in {}",
+                self.cap / (1024 * 1024),
+                p.display()
+            ),
             (Ok(_), Some(p)) => format!("the whole reply is in {}", p.display()),
             (Err(e), _) => format!("the whole reply could not be kept ({e})"),
             (Ok(_), None) => "the whole reply was not kept".into(),
@@ -471,6 +489,29 @@ mod tests {
 
     fn env() -> Vec<(String, String)> {
         vec![("PATH".into(), "/nonexistent:/usr/bin:/bin".into())]
+    }
+
+    #[test]
+    fn a_reply_file_holds_at_most_its_cap_and_the_marker_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("replies").join("m.txt");
+        let mut spill = Spill::open(Some(&path), b"start ");
+        spill.cap = 1024 * 1024;
+        let chunk = vec![b'y'; 100_000];
+        for _ in 0..30 {
+            spill.write(&chunk);
+        }
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 1024 * 1024);
+        assert!(std::fs::read(&path).unwrap().starts_with(b"start yyy"));
+        assert_eq!(
+            spill.whereabouts(),
+            format!("its first 1 MiB are in {}", path.display())
+        );
+        let small = dir.path().join("replies").join("s.txt");
+        let mut whole = Spill::open(Some(&small), b"abc");
+        whole.write(b"def");
+        assert_eq!(std::fs::read(&small).unwrap(), b"abcdef");
+        assert!(whole.whereabouts().starts_with("the whole reply is in "));
     }
 
     #[test]

@@ -493,6 +493,44 @@ fn a_reply_over_the_limit_is_cut_with_a_marker_and_kept_whole() {
     }
 }
 
+/// A runaway agent (70 MB of output in one turn; `yes` wrote 857 MB in 3 s for a tester) does
+/// not fill the disk: the turn's log takes 16 MiB and says the rest went to the pane only,
+/// the reply's file keeps its first 64 MiB and the marker says so.
+#[test]
+fn a_runaway_turn_writes_at_most_its_caps_to_disk() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[("runaway", "head -c 70000000 /dev/zero | tr '\\0' x")],
+    );
+    let reply = env.ok(&["ask", "runaway", "go", "--timeout", "120"]);
+    let marker = reply.lines().last().expect("a reply");
+    assert!(
+        marker.starts_with("[teamctl: reply cut: ") && marker.contains(" of 70000000 bytes"),
+        "{marker}"
+    );
+    let path = marker
+        .split("its first 64 MiB are in ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{marker}"))
+        .trim_end_matches(']');
+    assert_eq!(
+        std::fs::metadata(path).unwrap().len(),
+        64 * 1024 * 1024,
+        "{path}"
+    );
+    let log = std::fs::read(env.team_dir("alpha").join("logs").join("runaway.log")).unwrap();
+    let logged = log.iter().filter(|b| **b == b'x').count();
+    assert_eq!(logged, 16 * 1024 * 1024);
+    let text = String::from_utf8_lossy(&log);
+    assert!(
+        text.contains("[teamctl: this turn's output past 16 MiB is shown in the pane, not logged]"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    assert!(log.len() < 16 * 1024 * 1024 + 64 * 1024, "{}", log.len());
+}
+
 /// Item 18: inside a turn, `teamctl send` to the sender is the report: it carries `inReplyTo`,
 /// `ask` prints it, and the turn's stdout is not sent as a second answer.
 #[test]
