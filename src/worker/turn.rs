@@ -257,7 +257,7 @@ pub async fn run(
             Some([program, ..]) => format!("cannot run {program}"),
             _ => "cannot run the agent command".to_string(),
         };
-        Error::failed(format!("{what} in {}: {e}", spec.cwd.display()))
+        Error::failed(cannot_start(&what, &spec.cwd, &e))
     })?;
     let pgid = child.id().map_or(0, |p| p as i32);
     on_start(pgid);
@@ -360,6 +360,21 @@ pub async fn run(
         stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
         stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
     })
+}
+
+/// Why a turn did not start, in words: "No such file or directory" named the turn's directory
+/// while what was missing was the program or its `#!` interpreter (new-user QA).
+fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound if !dir.is_dir() => {
+            format!("{what}: its directory {} does not exist", dir.display())
+        }
+        std::io::ErrorKind::NotFound => format!(
+            "{what} in {}: not found (not on the turn's PATH, or its #! interpreter is missing)",
+            dir.display()
+        ),
+        _ => format!("{what} in {}: {e}", dir.display()),
+    }
 }
 
 /// Output as message text: a NUL byte, which no message may hold (the next turn could not be
@@ -489,6 +504,27 @@ mod tests {
 
     fn env() -> Vec<(String, String)> {
         vec![("PATH".into(), "/nonexistent:/usr/bin:/bin".into())]
+    }
+
+    #[test]
+    fn a_turn_that_cannot_start_says_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(
+            cannot_start("cannot run claude", &gone, &missing),
+            format!(
+                "cannot run claude: its directory {} does not exist",
+                gone.display()
+            )
+        );
+        let said = cannot_start("cannot run the agent command", dir.path(), &missing);
+        assert!(
+            said.ends_with("not found (not on the turn's PATH, or its #! interpreter is missing)"),
+            "{said}"
+        );
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(cannot_start("cannot run x", dir.path(), &denied).contains("denied"));
     }
 
     #[test]
