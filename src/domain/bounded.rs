@@ -16,6 +16,9 @@ pub const SHOWN: usize = 500;
 pub const TURN_LOG: u64 = 16 * 1024 * 1024;
 /// Bytes of a reply too long for a message kept in its file (`replies/ID.txt`).
 pub const SPILL: u64 = 64 * 1024 * 1024;
+/// Bytes of each output stream of an `--on-shutdown` command read as its refusal's reason;
+/// 50 MB of it were read into memory, logged whole and made the refusal undeliverable (QA).
+pub const REASON: u64 = 4096;
 
 /// Push `item`, dropping the oldest first when `queue` already holds `cap`.
 pub fn push<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {

@@ -190,19 +190,24 @@ impl Worker {
                     let _ = stdin.write_all(request.as_bytes()).await;
                     let _ = stdin.write_all(b"\n").await;
                 }
-                child.wait_with_output().await
+                // The start of each stream only (`bounded::REASON`).
+                let (stdout, stderr) = tokio::join!(
+                    read_start(child.stdout.take()),
+                    read_start(child.stderr.take())
+                );
+                child.wait().await.map(|status| (status, stdout, stderr))
             }
             Err(e) => Err(e),
         };
         match out {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => {
-                let mut why = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            Ok((status, _, _)) if status.success() => None,
+            Ok((status, stdout, stderr)) => {
+                let mut why = String::from_utf8_lossy(&stdout).trim().to_string();
                 if why.is_empty() {
-                    why = String::from_utf8_lossy(&o.stderr).trim().to_string();
+                    why = String::from_utf8_lossy(&stderr).trim().to_string();
                 }
                 if why.is_empty() {
-                    why = format!("--on-shutdown exited with {}", o.status);
+                    why = format!("--on-shutdown exited with {status}");
                 }
                 // A NUL byte would make the refusal itself undeliverable.
                 Some(why.replace('\0', "\u{fffd}"))
@@ -210,4 +215,19 @@ impl Worker {
             Err(e) => Some(format!("--on-shutdown could not run: {e}")),
         }
     }
+}
+
+/// The first `bounded::REASON` bytes of `stream`; the rest is read and dropped, so the command
+/// ends as it would have (a closed pipe would kill it, and an approval would turn refusal).
+async fn read_start(stream: Option<impl tokio::io::AsyncRead + Unpin>) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut start = Vec::new();
+    if let Some(mut stream) = stream {
+        let _ = (&mut stream)
+            .take(crate::domain::bounded::REASON)
+            .read_to_end(&mut start)
+            .await;
+        let _ = tokio::io::copy(&mut stream, &mut tokio::io::sink()).await;
+    }
+    start
 }

@@ -15,9 +15,11 @@ pub struct Sink {
     to_stdout: bool,
     /// The start of a UTF-8 character whose rest has not been written yet (pane only).
     carry: Vec<u8>,
-    /// Output bytes logged since the turn began (`begin_turn`), and the cap on them.
+    /// Output bytes offered since the turn began (`begin_turn`), and the cap on those logged.
     logged: u64,
     cap: u64,
+    /// The log's last byte ended a line (a note starts on a line of its own).
+    at_line_start: bool,
 }
 
 impl Sink {
@@ -30,6 +32,7 @@ impl Sink {
             carry: Vec::new(),
             logged: 0,
             cap: crate::domain::bounded::TURN_LOG,
+            at_line_start: true,
         }
     }
 
@@ -38,23 +41,37 @@ impl Sink {
         self.logged = 0;
     }
 
-    /// Raw turn output: logged up to the turn's cap (then one line saying so), always shown.
+    /// Raw turn output: logged up to the turn's cap (then, once, a line saying the rest is
+    /// not), always shown.
     pub fn output(&mut self, bytes: &[u8]) {
-        if let Some(f) = &mut self.log
-            && self.logged < self.cap
-        {
-            let room = usize::try_from(self.cap - self.logged).unwrap_or(usize::MAX);
-            let _ = f.write_all(&bytes[..bytes.len().min(room)]);
-            self.logged += bytes.len() as u64;
-            if self.logged >= self.cap {
-                let _ = write!(
-                    f,
-                    "\n[teamctl: this turn's output past {} MiB is shown in the pane, not logged]\n",
-                    self.cap / (1024 * 1024)
-                );
-            }
+        let before = self.logged;
+        self.logged = before.saturating_add(bytes.len() as u64);
+        let room = usize::try_from(self.cap.saturating_sub(before)).unwrap_or(usize::MAX);
+        let logged = &bytes[..bytes.len().min(room)];
+        self.log_bytes(logged);
+        if self.logged > self.cap && before <= self.cap {
+            let line = format!(
+                "[teamctl: this turn's output past {} MiB is shown in the pane, not logged]\n",
+                self.cap / (1024 * 1024)
+            );
+            self.log_line(&line);
         }
         self.show(bytes);
+    }
+
+    fn log_bytes(&mut self, bytes: &[u8]) {
+        if let (Some(f), Some(last)) = (&mut self.log, bytes.last()) {
+            let _ = f.write_all(bytes);
+            self.at_line_start = *last == b'\n';
+        }
+    }
+
+    /// `line` (ending in a newline) on a line of its own in the log.
+    fn log_line(&mut self, line: &str) {
+        if !self.at_line_start {
+            self.log_bytes(b"\n");
+        }
+        self.log_bytes(line.as_bytes());
     }
 
     /// `bytes` in the pane, through `printable`.
@@ -67,12 +84,10 @@ impl Sink {
         }
     }
 
-    /// A line of the worker's own narration: always logged.
+    /// A line of the worker's own narration: always logged, on a line of its own.
     pub fn note(&mut self, line: &str) {
         let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
-        if let Some(f) = &mut self.log {
-            let _ = f.write_all(stamped.as_bytes());
-        }
+        self.log_line(&stamped);
         self.show(stamped.as_bytes());
     }
 }
@@ -146,6 +161,23 @@ mod tests {
         );
         sink.output(b"more");
         assert_eq!(size(), after_first, "nothing more logged in this turn");
+        // Exactly the cap, nothing dropped: no marker; a note after text with no newline
+        // starts on a line of its own.
+        sink.begin_turn();
+        let at = size();
+        for _ in 0..16 {
+            sink.output(&chunk);
+        }
+        assert_eq!(size(), at + 1024 * 1024, "exactly the cap, no marker");
+        sink.begin_turn();
+        sink.output(b"no newline here");
+        sink.note("the next line");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("no newline here\n["),
+            "{}",
+            &text[text.len() - 80..]
+        );
         sink.note("a note");
         assert!(size() > after_first, "a note is logged past the cap");
         sink.begin_turn();

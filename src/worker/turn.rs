@@ -252,13 +252,19 @@ pub async fn run(
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        let what = match spec.argv.as_deref() {
-            Some([program, ..]) => format!("cannot run {program}"),
-            _ => "cannot run the agent command".to_string(),
-        };
-        Error::failed(cannot_start(&what, &spec.cwd, &e))
-    })?;
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let what = match spec.argv.as_deref() {
+                Some([program, ..]) => format!("cannot run {program}"),
+                _ => "cannot run the agent command".to_string(),
+            };
+            let why = cannot_start(&what, &spec.cwd, &e);
+            // In the teammate's own log and pane too, not only in the failure notice.
+            sink.note(&why);
+            return Err(Error::failed(why));
+        }
+    };
     let pgid = child.id().map_or(0, |p| p as i32);
     on_start(pgid);
 

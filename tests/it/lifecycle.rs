@@ -185,6 +185,35 @@ fn a_long_turn_is_finished_and_answered_before_the_teammate_stops() {
     env.ok(&["shutdown", "bob"]);
 }
 
+/// An `--on-shutdown` command that prints a great deal: its refusal still reaches the leader
+/// at once with the start of its output as the reason (50 MB of it were read into memory,
+/// logged whole and made the refusal too big to send, QA), and one that prints as much and
+/// exits 0 still approves.
+#[test]
+fn a_shutdown_command_that_prints_megabytes_refuses_or_approves_as_it_exits() {
+    let env = TestEnv::new();
+    create(&env, "lc-loud");
+    let loud = "head -c 3000000 /dev/zero | tr '\\0' x";
+    spawn(
+        &env,
+        "bob",
+        &["--exec", "cat", "--on-shutdown", &format!("{loud}; exit 1")],
+    );
+    spawn(
+        &env,
+        "amy",
+        &["--exec", "cat", "--on-shutdown", &format!("{loud}; exit 0")],
+    );
+    let err = env.fails(&["shutdown", "bob", "--timeout", "20"], 1);
+    assert!(err.contains("xxxx"), "{err}");
+    assert!(err.len() < 16 * 1024, "{} bytes", err.len());
+    let log = std::fs::read(env.team_dir("lc-loud").join("logs").join("bob.log")).unwrap();
+    assert!(log.len() < 64 * 1024, "bob's log: {} bytes", log.len());
+    env.ok(&["shutdown", "amy", "--timeout", "20"]);
+    assert_eq!(env.member_status("amy"), "stopped");
+    env.ok(&["kill", "bob"]);
+}
+
 #[test]
 fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
     let env = TestEnv::new();
