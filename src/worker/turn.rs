@@ -99,7 +99,14 @@ impl TurnResult {
             let said = last.join(" | ");
             // A notice, not a reply: at most the last 400 characters of it.
             let cut = said.char_indices().rev().nth(399).map_or(0, |(i, _)| i);
-            format!("{why}: {}", &said[cut..])
+            match self.end {
+                // Ended from outside: the output is what it had got to, not why it ended
+                // ("interrupted: starting" read like a state, new-user QA).
+                TurnEnd::Interrupted | TurnEnd::TimedOut | TurnEnd::Stopped => {
+                    format!("{why}; its last output: {}", &said[cut..])
+                }
+                TurnEnd::Exited(_) | TurnEnd::Signalled(_) => format!("{why}: {}", &said[cut..]),
+            }
         }
     }
 }
@@ -510,6 +517,32 @@ mod tests {
 
     fn env() -> Vec<(String, String)> {
         vec![("PATH".into(), "/nonexistent:/usr/bin:/bin".into())]
+    }
+
+    #[test]
+    fn a_turn_ended_from_outside_names_its_output_as_output_not_as_the_reason() {
+        let result = |end, stdout: &str, stderr: &str| TurnResult {
+            spawned: true,
+            end,
+            stdout: stdout.into(),
+            stderr_tail: stderr.into(),
+        };
+        assert_eq!(
+            result(TurnEnd::Interrupted, "starting\n", "").failure(),
+            "interrupted; its last output: starting"
+        );
+        assert_eq!(
+            result(TurnEnd::TimedOut, "", "step 2").failure(),
+            "timed out; its last output: step 2"
+        );
+        assert_eq!(
+            result(TurnEnd::Exited(1), "Not logged in\n", "").failure(),
+            "exit status 1: Not logged in"
+        );
+        assert_eq!(
+            result(TurnEnd::Interrupted, "", "").failure(),
+            "interrupted"
+        );
     }
 
     #[test]
