@@ -159,23 +159,7 @@ fn wake_run(
         let out = cmd.output()?;
         let t1 = epoch_us();
         support::check(&["send"], &out)?;
-        let mut stamp = None;
-        wait_for(
-            "the agent's stamp",
-            Duration::from_millis(poll_ms.unwrap_or(0) * 3 + 10_000),
-            Duration::from_micros(300),
-            || {
-                if let Ok((texts, end)) = replies(&store, pos) {
-                    pos = end;
-                    stamp = texts
-                        .iter()
-                        .find_map(|t| t.trim().parse::<u128>().ok())
-                        .or(stamp);
-                }
-                stamp.is_some()
-            },
-        )?;
-        let at_us = stamp.expect("stamp") / 1000;
+        let at_us = wait_stamp(&store, &mut pos, poll_ms)?;
         from_start.push(Duration::from_micros(at_us.saturating_sub(t0) as u64));
         from_exit.push(Duration::from_micros(at_us.saturating_sub(t1) as u64));
         last_stamp_us = Some(at_us);
@@ -203,6 +187,12 @@ fn stamp_of(
     poll_ms: Option<u64>,
 ) -> Result<u128> {
     support::check(&["send"], &env.cmd(&["send", "w", text]).output()?)?;
+    wait_stamp(store, pos, poll_ms)
+}
+
+/// Wait for the agent's next stamp among the replies from `pos` on: its time, in us since the
+/// epoch.
+fn wait_stamp(store: &FsStore, pos: &mut Position, poll_ms: Option<u64>) -> Result<u128> {
     let mut stamp = None;
     wait_for(
         "the agent's stamp",
@@ -307,9 +297,9 @@ int main(int argc, char **argv) {
         );
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         let t0 = epoch_us();
-        let status = cmd.status()?;
+        let sent = cmd.output()?;
         let t1 = epoch_us();
-        ensure!(status.success(), "the floor's sender failed");
+        ensure!(sent.status.success(), "the floor's sender failed");
         let mut stamp = None;
         wait_for(
             "the floor agent's stamp",

@@ -611,43 +611,27 @@ impl BareServer {
             if split.as_ref().is_some_and(|o| o.status.success()) {
                 continue;
             }
-            let out = if window.is_none() {
-                tmux(&[
+            let (what, mut args) = match window {
+                None => (
                     "new-session",
-                    "-d",
-                    "-s",
-                    "anchor",
-                    "-x",
-                    "250",
-                    "-y",
-                    "120",
-                    "-P",
-                    "-F",
-                    "#{window_id}",
-                    "sleep",
-                    "1000",
-                ])?
-            } else {
-                tmux(&[
-                    "new-window",
-                    "-d",
-                    "-t",
-                    "anchor:",
-                    "-P",
-                    "-F",
-                    "#{window_id}",
-                    "sleep",
-                    "1000",
-                ])?
+                    vec![
+                        "new-session",
+                        "-d",
+                        "-s",
+                        "anchor",
+                        "-x",
+                        "250",
+                        "-y",
+                        "120",
+                    ],
+                ),
+                Some(_) => ("new-window", vec!["new-window", "-d", "-t", "anchor:"]),
             };
+            args.extend(["-P", "-F", "#{window_id}", "sleep", "1000"]);
+            let out = tmux(&args)?;
             anyhow::ensure!(
                 out.status.success(),
-                "tmux {} failed: {}",
-                if window.is_none() {
-                    "new-session"
-                } else {
-                    "new-window"
-                },
+                "tmux {what} failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
             window = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
