@@ -326,3 +326,52 @@ fn a_worker_arming_anew_keeps_one_inotify_instance() {
         );
     }
 }
+
+/// Context switches of `pid`'s thread named `comm` (the kernel's count of times it slept and
+/// was woken), or None when it has no such thread.
+fn thread_wakeups(pid: u32, comm: &str) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks.flatten().find_map(|t| {
+        let name = std::fs::read_to_string(t.path().join("comm")).ok()?;
+        if name.trim() != comm {
+            return None;
+        }
+        let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
+
+/// An idle worker's watch is on its own inbox, not on the team's `inboxes/`: spawning 20 more
+/// teammates (each makes an inbox directory there) does not wake it. Before, every spawn woke
+/// every worker on inotify, so the cost of a spawn grew with the team (up to 126 workers).
+#[test]
+fn spawning_others_does_not_wake_an_idle_worker() {
+    let env = TestEnv::new();
+    env.ok(&["create", "quiet"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    assert_eq!(
+        inotify_count(pid),
+        1,
+        "bob holds no inotify instance (the user's fs.inotify.max_user_instances spent?)"
+    );
+    let watcher = "notify-rs inoti"; // the kernel keeps 15 bytes of a thread's name
+    let before = thread_wakeups(pid, watcher).expect("bob's inotify thread");
+    for i in 0..20 {
+        env.ok(&["spawn", &format!("m{i}"), "--backend", "process", "--exec", "cat"]);
+    }
+    let after = thread_wakeups(pid, watcher).expect("bob's inotify thread");
+    // Bob's own files are untouched meanwhile; a few wake-ups of its own are allowed for.
+    assert!(
+        after - before < 5,
+        "20 spawns woke bob's watcher {} times",
+        after - before
+    );
+    // And it still wakes for its own mail.
+    assert_eq!(env.ok(&["ask", "bob", "still here", "--timeout", "20"]).trim(), "still here");
+    env.ok(&["delete", "--force"]);
+}
