@@ -362,7 +362,14 @@ fn spawning_others_does_not_wake_an_idle_worker() {
     let watcher = "notify-rs inoti"; // the kernel keeps 15 bytes of a thread's name
     let before = thread_wakeups(pid, watcher).expect("bob's inotify thread");
     for i in 0..20 {
-        env.ok(&["spawn", &format!("m{i}"), "--backend", "process", "--exec", "cat"]);
+        env.ok(&[
+            "spawn",
+            &format!("m{i}"),
+            "--backend",
+            "process",
+            "--exec",
+            "cat",
+        ]);
     }
     let after = thread_wakeups(pid, watcher).expect("bob's inotify thread");
     // Bob's own files are untouched meanwhile; a few wake-ups of its own are allowed for.
@@ -372,6 +379,10 @@ fn spawning_others_does_not_wake_an_idle_worker() {
         after - before
     );
     // And it still wakes for its own mail.
-    assert_eq!(env.ok(&["ask", "bob", "still here", "--timeout", "20"]).trim(), "still here");
+    assert_eq!(
+        env.ok(&["ask", "bob", "still here", "--timeout", "20"])
+            .trim(),
+        "still here"
+    );
     env.ok(&["delete", "--force"]);
 }
