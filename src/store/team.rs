@@ -520,10 +520,10 @@ impl Store for FsStore {
                 Topic::Inbox(m) => {
                     let paths = self.inbox(m);
                     inbox::prepare(&paths)?;
-                    // The directory's own removal or move rings too (see `Target::matches`):
-                    // its watch goes with it, and the worker then arms anew (see
-                    // `inbox_generation`). Not a watch on `inboxes/`: every spawn makes an
-                    // entry there, and would wake every worker of the team.
+                    // The directory above too: a watch on a removed inbox directory is gone
+                    // with it, and its removal or making again must still wake (the worker
+                    // then arms anew; see `inbox_dir_id`).
+                    targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
                     Target::new(paths.dir, &[inbox::INBOX_FILE])
                 }
                 Topic::Team => Target::new(self.dir.clone(), &["config.json"]),

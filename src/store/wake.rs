@@ -41,11 +41,8 @@ impl Target {
         }
     }
 
-    /// A change to a named file, or to the directory itself: its removal or move (inotify's
-    /// `DELETE_SELF`, `MOVE_SELF`) arrives with the directory's own path.
     fn matches(&self, path: &Path) -> bool {
         self.files.is_empty()
-            || path == self.dir
             || path
                 .file_name()
                 .and_then(|n| n.to_str())
