@@ -223,11 +223,13 @@ fn relevant(kind: EventKind) -> bool {
 fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
+    // Taken before this returns, like an inotify watch armed: a write made after `poll`
+    // returns (and before the thread first ran) differs from it, so it rings.
+    let mut last = snapshot(&targets);
     std::thread::Builder::new()
         .name("teamctl-poll".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let mut last = snapshot(&targets);
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(every);
                 let now = snapshot(&targets);
@@ -341,6 +343,28 @@ impl SyncBell {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    /// A write right after a polling subscription returns rings. Before, the thread took its
+    /// first look when it first ran: a write in between was taken for the starting state.
+    #[test]
+    fn a_write_right_after_a_poll_subscription_rings() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("inbox.jsonl");
+            std::fs::write(&file, b"").unwrap();
+            let bell = SyncBell::default();
+            let _sub = poll(
+                vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
+                bell.bell(),
+                Duration::from_millis(20),
+            );
+            std::fs::write(&file, b"{}\n").unwrap();
+            assert!(
+                bell.wait_until(Instant::now() + Duration::from_secs(5)),
+                "round {round}: a write right after subscribing did not ring"
+            );
+        }
+    }
 
     /// Polling (inotify spent) sees a file of a watched directory rewritten in place: same
     /// size, same inode, no directory entry changed (live states are written so).
