@@ -327,11 +327,10 @@ impl Store for FsStore {
     /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a
     /// watcher whose directory was removed (and perhaps made again) must arm a new watch.
     fn inbox_generation(&self, member: &Name) -> Option<u64> {
-        use std::os::unix::fs::MetadataExt;
         std::fs::symlink_metadata(self.inbox(member).dir)
             .ok()
             .filter(|m| m.is_dir())
-            .map(|m| m.ino())
+            .map(|m| generation(&m))
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
@@ -629,6 +628,19 @@ impl Store for FsStore {
         out.sort();
         out
     }
+}
+
+/// Which directory `m` is: its inode number, which the file system gives again to a directory
+/// made after one was removed (a `rm -rf` and `mkdir` during a turn), mixed with its birth time,
+/// which it does not (where the file system records one; the number alone otherwise).
+fn generation(m: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let born = m
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    m.ino() ^ born.rotate_left(32)
 }
 
 #[cfg(test)]

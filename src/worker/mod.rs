@@ -349,10 +349,20 @@ impl Worker {
                 if next == Next::Abandon {
                     return Ok(());
                 }
-                // The cursor moves only once the message is handled.
-                self.store.set_cursor(&self.name, READER, entry.end)?;
+                // The cursor moves only once the message is handled, and only in the log the
+                // message came from: an inbox directory removed or made again meanwhile (by
+                // hand) has a log of its own, read from its own start once the worker has
+                // armed anew (the top of the loop). Before, the old log's offset was written
+                // into the new directory, and the new log's first messages were skipped.
+                let same_log = self.store.inbox_generation(&self.name) == armed;
+                if same_log {
+                    self.store.set_cursor(&self.name, READER, entry.end)?;
+                }
                 if next == Next::Exit {
                     return Ok(());
+                }
+                if !same_log {
+                    break;
                 }
                 self.scan_control()?;
                 if self.control.shutdown_pending() {

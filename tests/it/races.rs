@@ -359,6 +359,49 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
     t.ok(&["delete", "--force"]);
 }
 
+/// An inbox directory removed and made again by hand during a turn, when the file system gives
+/// the new directory the old one's inode number (often, here): the worker's watch went with the
+/// old directory, so it must tell the new one apart by more than the number (its birth time) and
+/// watch anew. Before, it took the number for "unchanged" and never heard of its mail again.
+/// Rounds until a number was given again (at most 6), each checked.
+#[test]
+fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old_inode() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let t = TestEnv::new();
+    t.ok(&["create", "r10r"]);
+    spawn(&t, "bob", "sleep 1; cat");
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let dir = t.team_dir("r10r").join("inboxes/bob");
+    let mut reused = 0;
+    for round in 0..6 {
+        t.ok(&["send", "bob", "busy"]);
+        wait_until("bob working", LONG, || t.member_status("bob") == "working");
+        let before = std::fs::metadata(&dir).unwrap().ino();
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        let after = std::fs::metadata(&dir).unwrap().ino();
+        reused += usize::from(before == after);
+        wait_until("bob idle after its turn", LONG, || {
+            t.member_status("bob") == "idle"
+        });
+        let text = format!("after {round}");
+        let out = t.run(&["ask", "bob", &text, "--timeout", "15"]);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == text,
+            "round {round} (inode {}): bob did not answer: {out:?}",
+            if before == after {
+                "given again"
+            } else {
+                "new"
+            },
+        );
+        if reused > 0 {
+            break;
+        }
+    }
+    t.ok(&["delete", "--force"]);
+}
+
 /// Item 10 past the inotify instance limit (simulated: `TEAMCTL_NO_INOTIFY`), where a worker
 /// waits on a doorbell and cannot see the removal itself: the next send makes the directory
 /// again (0700) and rings, and the worker handles the mail. (The test above needs an inotify
