@@ -303,8 +303,27 @@ impl Worker {
                         }
                     }
                 }
-                _subscription = self.store.subscribe(&topics, ring.clone())?;
-                armed = self.store.inbox_generation(&self.name);
+                // Its generation read first: a directory replaced while the watch is being
+                // armed then reads as changed at the next look, and is armed anew again.
+                let before = self.store.inbox_generation(&self.name);
+                match self.store.subscribe(&topics, ring.clone()) {
+                    Ok(s) => _subscription = s,
+                    Err(e) => {
+                        // Removed again while being made (a `rm -rf` in a loop): not the end
+                        // of the worker; the same wait, then another look.
+                        self.sink.note(&format!(
+                            "warning: cannot watch the inbox again ({e}); trying again"
+                        ));
+                        tokio::select! {
+                            () = tokio::time::sleep(REMOVAL_SETTLE) => {}
+                            _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
+                            _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
+                            _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                        }
+                        continue;
+                    }
+                }
+                armed = before.or_else(|| self.store.inbox_generation(&self.name));
                 self.control.restart();
                 self.sink
                     .note("warning: the inbox directory was removed; made it again, watching anew");

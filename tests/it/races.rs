@@ -402,6 +402,42 @@ fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old
     t.ok(&["delete", "--force"]);
 }
 
+/// A worker whose inbox directory is removed again and again (`rm -rf` in a loop) stays up,
+/// and answers once the loop stops. Before, a removal while it made the directory again ended
+/// it ("cursors: No such file or directory"); the next send brought it back.
+#[test]
+fn an_inbox_directory_removed_in_a_loop_does_not_end_its_worker() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r10l"]);
+    spawn(&t, "bob", "cat");
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let pid = worker_pid(&t, "bob");
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        })
+    };
+    let dir = t.team_dir("r10l").join("inboxes/bob");
+    let until = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < until && alive() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let log = t.team_dir("r10l").join("logs/bob.log");
+    assert!(
+        alive(),
+        "bob's worker ended under the removals: {:?}",
+        lines(&log).iter().rev().take(3).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        t.ok(&["ask", "bob", "still here", "--timeout", "20"])
+            .trim(),
+        "still here"
+    );
+    assert_eq!(worker_pid(&t, "bob"), pid, "bob was started again");
+    t.ok(&["delete", "--force"]);
+}
+
 /// Item 10 past the inotify instance limit (simulated: `TEAMCTL_NO_INOTIFY`), where a worker
 /// waits on a doorbell and cannot see the removal itself: the next send makes the directory
 /// again (0700) and rings, and the worker handles the mail. (The test above needs an inotify
