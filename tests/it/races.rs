@@ -31,6 +31,14 @@ fn spawn(t: &TestEnv, name: &str, exec: &str) {
     t.ok(&["spawn", name, "--backend", "process", "--exec", exec]);
 }
 
+/// Team `team` with bob spawned (process backend) on `exec` and idle: bob's inbox directory.
+fn team_with_idle_bob(t: &TestEnv, team: &str, exec: &str) -> std::path::PathBuf {
+    t.ok(&["create", team]);
+    spawn(t, "bob", exec);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    t.team_dir(team).join("inboxes/bob")
+}
+
 fn worker_pid(t: &TestEnv, name: &str) -> u32 {
     t.member(name)["pid"].as_u64().expect("a pid") as u32
 }
@@ -327,11 +335,8 @@ fn concurrent_creates_make_exactly_one_team() {
 fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
     use std::os::unix::fs::PermissionsExt;
     let t = TestEnv::new();
-    t.ok(&["create", "r10"]);
     let handled = t.work.path().join("bob.handled");
-    spawn(&t, "bob", &recorder(&handled));
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
-    let dir = t.team_dir("r10").join("inboxes/bob");
+    let dir = team_with_idle_bob(&t, "r10", &recorder(&handled));
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
 
     // Removed: the worker notices and makes it again, then takes mail as before.
@@ -368,10 +373,7 @@ fn a_removed_inbox_directory_is_made_again_and_its_worker_wakes() {
 fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old_inode() {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let t = TestEnv::new();
-    t.ok(&["create", "r10r"]);
-    spawn(&t, "bob", "sleep 1; cat");
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
-    let dir = t.team_dir("r10r").join("inboxes/bob");
+    let dir = team_with_idle_bob(&t, "r10r", "sleep 1; cat");
     let mut reused = 0;
     for round in 0..6 {
         t.ok(&["send", "bob", "busy"]);
@@ -408,9 +410,7 @@ fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old
 #[test]
 fn an_inbox_directory_removed_in_a_loop_does_not_end_its_worker() {
     let t = TestEnv::new();
-    t.ok(&["create", "r10l"]);
-    spawn(&t, "bob", "cat");
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let dir = team_with_idle_bob(&t, "r10l", "cat");
     let pid = worker_pid(&t, "bob");
     let alive = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
@@ -418,7 +418,6 @@ fn an_inbox_directory_removed_in_a_loop_does_not_end_its_worker() {
                 .is_some_and(|(_, rest)| !rest.starts_with('Z'))
         })
     };
-    let dir = t.team_dir("r10l").join("inboxes/bob");
     let until = Instant::now() + Duration::from_secs(15);
     while Instant::now() < until && alive() {
         let _ = std::fs::remove_dir_all(&dir);
