@@ -60,6 +60,20 @@ const BATCH: usize = 8;
 /// enough for a removal of the whole team directory to finish (then nothing is made again).
 const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
 
+/// `until` finished (`None`), or the name of the stopping signal that came first.
+async fn unless_stopped(
+    stop: &mut Stoppers,
+    int: &mut tokio::signal::unix::Signal,
+    until: impl std::future::Future<Output = ()>,
+) -> Option<&'static str> {
+    tokio::select! {
+        () = until => None,
+        _ = stop.terminate.recv() => Some("SIGTERM"),
+        _ = stop.hangup.recv() => Some("SIGHUP"),
+        _ = int.recv() => Some("SIGINT"),
+    }
+}
+
 /// Recent message ids kept to drop repeats.
 const SEEN: usize = crate::domain::bounded::SEEN;
 
@@ -286,20 +300,18 @@ impl Worker {
                 if now.is_none() {
                     // Removed: a removal of the whole team (by hand) is let finish first; a
                     // team that is gone is not made again, and nothing is written for it.
-                    tokio::select! {
-                        () = tokio::time::sleep(REMOVAL_SETTLE) => {}
-                        _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
-                        _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
-                        _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                    if let Some(sig) =
+                        unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
+                            .await
+                    {
+                        return self.exit_on_signal(sig);
                     }
                     if self.store.stamp().is_none() {
                         self.sink
                             .note("warning: the team directory is gone; waiting to be ended");
-                        tokio::select! {
-                            () = self.bell.notified() => continue,
-                            _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
-                            _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
-                            _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                        match unless_stopped(&mut stop, &mut int, self.bell.notified()).await {
+                            Some(sig) => return self.exit_on_signal(sig),
+                            None => continue,
                         }
                     }
                 }
@@ -314,11 +326,11 @@ impl Worker {
                         self.sink.note(&format!(
                             "warning: cannot watch the inbox again ({e}); trying again"
                         ));
-                        tokio::select! {
-                            () = tokio::time::sleep(REMOVAL_SETTLE) => {}
-                            _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
-                            _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
-                            _ = int.recv() => return self.exit_on_signal("SIGINT"),
+                        if let Some(sig) =
+                            unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
+                                .await
+                        {
+                            return self.exit_on_signal(sig);
                         }
                         continue;
                     }

@@ -136,6 +136,8 @@ fn stdout_is(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_turn_logs_at_most_its_cap_then_says_so_and_notes_are_always_logged() {
         let dir = tempfile::tempdir().unwrap();
@@ -188,8 +190,6 @@ mod tests {
                 .ends_with("next turn\n")
         );
     }
-
-    use super::*;
 
     #[test]
     fn the_pane_gets_escapes_as_text_and_split_characters_whole() {

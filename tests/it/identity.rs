@@ -466,12 +466,7 @@ fn a_reply_over_the_limit_is_cut_with_a_marker_and_kept_whole() {
             marker.contains(&format!(" of {total} bytes not shown")),
             "{marker}"
         );
-        let path = marker
-            .split("the whole reply is in ")
-            .nth(1)
-            .unwrap_or_else(|| panic!("{marker}"))
-            .trim_end_matches(']');
-        let path = std::path::Path::new(path);
+        let path = std::path::Path::new(reply_file(marker, "the whole reply is in "));
         assert!(
             path.starts_with(env.team_dir("alpha").join("replies")),
             "{marker}"
@@ -493,6 +488,15 @@ fn a_reply_over_the_limit_is_cut_with_a_marker_and_kept_whole() {
     }
 }
 
+/// The reply file a cut reply's `marker` names after `says`.
+fn reply_file<'a>(marker: &'a str, says: &str) -> &'a str {
+    marker
+        .split(says)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{marker}"))
+        .trim_end_matches(']')
+}
+
 /// A runaway agent (70 MB of output in one turn; `yes` wrote 857 MB in 3 s for a tester) does
 /// not fill the disk: the turn's log takes 16 MiB and says the rest went to the pane only,
 /// the reply's file keeps its first 64 MiB and the marker says so.
@@ -509,11 +513,7 @@ fn a_runaway_turn_writes_at_most_its_caps_to_disk() {
         marker.starts_with("[teamctl: reply cut: ") && marker.contains(" of 70000000 bytes"),
         "{marker}"
     );
-    let path = marker
-        .split("its first 64 MiB are in ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{marker}"))
-        .trim_end_matches(']');
+    let path = reply_file(marker, "its first 64 MiB are in ");
     assert_eq!(
         std::fs::metadata(path).unwrap().len(),
         64 * 1024 * 1024,
