@@ -3,10 +3,12 @@
 //! Reading never rewrites the inbox; reading one new message costs the same however long the
 //! log is.
 
+use std::cell::RefCell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::fsutil::{
     LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, with_subdir,
@@ -128,15 +130,15 @@ pub enum Item {
 /// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
 /// can warn and move past them.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
-    let mut file = match super::fsutil::open_read(log) {
+    let (file, len) = match open_log(log) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).at(log),
     };
-    let len = file.metadata().at(log)?.len();
     if from >= len {
         return Ok(Vec::new());
     }
+    let mut file = &*file;
     file.seek(SeekFrom::Start(from)).at(log)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file.take(len - from));
     let mut out = Vec::new();
@@ -169,6 +171,63 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
         });
     }
     Ok(out)
+}
+
+/// How many logs a thread keeps open (`open_log`): a worker reads its own, and after a turn
+/// the log of the member it answered.
+const KEPT_LOGS: usize = 4;
+
+/// A log kept open by `open_log`, with the device and inode it had when it was opened.
+struct KeptLog {
+    path: PathBuf,
+    file: Rc<File>,
+    id: (u64, u64),
+}
+
+thread_local! {
+    /// The logs this thread read last, still open, the latest first (`open_log`).
+    static KEPT: RefCell<Vec<KeptLog>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The log at `log`, open for reading, and its length. The logs this thread read last stay
+/// open and are used again while `log` still names the same file (the same device and inode,
+/// looked up on the path without opening it); a log replaced or removed is opened anew. Why:
+/// inotify reports every open of a file in a watched directory (`notify` asks for `IN_OPEN`),
+/// so each time a worker opened its own log it woke its own watching thread, a wake-up across
+/// CPUs on the way from a message to its agent (BENCHMARKS.md, tenth session).
+fn open_log(log: &Path) -> std::io::Result<(Rc<File>, u64)> {
+    let meta = fs::symlink_metadata(log);
+    let kept = KEPT.with_borrow_mut(|kept| {
+        let at = kept.iter().position(|k| k.path == log)?;
+        let entry = kept.remove(at);
+        let same = meta
+            .as_ref()
+            .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == entry.id);
+        same.then(|| {
+            let file = entry.file.clone();
+            kept.insert(0, entry);
+            file
+        })
+    });
+    let meta = meta?;
+    if let Some(file) = kept {
+        return Ok((file, meta.len()));
+    }
+    // Not kept, or not a plain file: opened as every state file is (a link fails here).
+    let file = Rc::new(super::fsutil::open_read(log)?);
+    let m = file.metadata()?;
+    KEPT.with_borrow_mut(|kept| {
+        kept.insert(
+            0,
+            KeptLog {
+                path: log.to_path_buf(),
+                file: file.clone(),
+                id: (m.dev(), m.ino()),
+            },
+        );
+        kept.truncate(KEPT_LOGS);
+    });
+    Ok((file, m.len()))
 }
 
 /// The size of the log in bytes (0 when it does not exist yet).
@@ -304,6 +363,72 @@ mod tests {
         let got = read_from(&p.log(), 0, 100).unwrap();
         assert_eq!(texts(&got), ["one", "two"]);
         assert_eq!(got.len(), 3, "the torn fragment is one skipped line");
+    }
+
+    #[test]
+    fn a_log_kept_open_is_read_anew_once_replaced_removed_or_linked() {
+        let (d, p) = setup();
+        append(&p, &msg("old")).unwrap();
+        assert_eq!(texts(&read_from(&p.log(), 0, 100).unwrap()), ["old"]);
+        // Replaced (renamed over: another inode): the new file is read, not the one kept open.
+        let other = InboxPaths::new(d.path().join("carol"));
+        append(&other, &msg("new one")).unwrap();
+        append(&other, &msg("new two")).unwrap();
+        fs::rename(other.log(), p.log()).unwrap();
+        assert_eq!(
+            texts(&read_from(&p.log(), 0, 100).unwrap()),
+            ["new one", "new two"]
+        );
+        // Removed: nothing to read.
+        fs::remove_file(p.log()).unwrap();
+        assert!(read_from(&p.log(), 0, 100).unwrap().is_empty());
+        // A symbolic link planted at the log, to a log this thread read and keeps: refused.
+        append(&other, &msg("elsewhere")).unwrap();
+        assert_eq!(
+            texts(&read_from(&other.log(), 0, 100).unwrap()),
+            ["elsewhere"]
+        );
+        std::os::unix::fs::symlink(other.log(), p.log()).unwrap();
+        let err = read_from(&p.log(), 0, 100).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn reading_a_log_again_does_not_open_it_again() {
+        // inotify reports every open in a watched directory: a worker reading its own log must
+        // not wake its own watch each time (`open_log`).
+        use notify::event::AccessKind;
+        use notify::{EventKind, RecursiveMode, Watcher};
+        let (_d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+            let _ = tx.send(e);
+        })
+        .unwrap();
+        watcher.watch(&p.dir, RecursiveMode::NonRecursive).unwrap();
+        for _ in 0..3 {
+            assert_eq!(texts(&read_from(&p.log(), 0, 100).unwrap()), ["one"]);
+        }
+        // A sentinel after the reads: every event before it has been delivered once it is.
+        let sentinel = p.dir.join("sentinel");
+        File::create(&sentinel).unwrap();
+        let mut opens = 0;
+        loop {
+            let event = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the sentinel's event within 10 s")
+                .unwrap();
+            if event.paths.contains(&sentinel) && matches!(event.kind, EventKind::Create(_)) {
+                break;
+            }
+            if event.paths.contains(&p.log())
+                && matches!(event.kind, EventKind::Access(AccessKind::Open(_)))
+            {
+                opens += 1;
+            }
+        }
+        assert_eq!(opens, 1, "three reads of the same log open it once");
     }
 
     #[test]
