@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::url::ServerUrl;
 
+#[path = "../../../tests/it/common/free_port.rs"]
+mod free_port;
+
 pub const SERVER_ENV: &str = "TEAMCTL_TEST_NATS_SERVER";
 
 /// The nats-server binary, or a panic that says how to get one.
@@ -39,11 +42,7 @@ pub struct NatsServer {
 impl NatsServer {
     pub fn start() -> NatsServer {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port::free_port();
         // A message may be 1 MiB of text (SPEC): the envelope needs more than the default
         // 1 MB payload (docs/SCALE.md says the same for real servers). Each team's stream
         // reserves its 1 GiB cap up front, against 75% of the disk's free space by default: the

@@ -38,13 +38,9 @@ pub struct NatsServer {
     dir: tempfile::TempDir,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[path = "free_port.rs"]
+mod free_port;
+use free_port::free_port;
 
 impl NatsServer {
     pub fn start() -> NatsServer {
