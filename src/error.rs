@@ -24,6 +24,12 @@ pub enum Error {
     },
 }
 
+/// The source of the I/O error `store::fsutil` gives when a state file's path holds something
+/// other than a regular file (a FIFO, a directory, a device).
+#[derive(Debug, thiserror::Error)]
+#[error("not a regular file")]
+pub struct NotRegular;
+
 /// An I/O error's line: `CONTEXT: ERROR`, or the error alone.
 fn io_line(context: &str, err: &io::Error) -> String {
     match context {
@@ -47,6 +53,12 @@ impl Error {
         if err.raw_os_error() == Some(nix::libc::ELOOP) {
             return Error::Failed(format!(
                 "{} is a symbolic link; teamctl never reads or writes through links in its home: remove it",
+                path.display()
+            ));
+        }
+        if err.get_ref().is_some_and(|e| e.is::<NotRegular>()) {
+            return Error::Failed(format!(
+                "{} is not a regular file; teamctl keeps only regular files there: remove it",
                 path.display()
             ));
         }

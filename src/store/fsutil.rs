@@ -13,14 +13,31 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
 
-/// `O_NOFOLLOW` on `options` (and close-on-exec, so agents never inherit state files).
+/// `O_NOFOLLOW` on `options` (and close-on-exec, so agents never inherit state files), and
+/// `O_NONBLOCK`: a FIFO planted at a state file would otherwise hold the open, and the
+/// command, until something opened its other end (attacker QA: `send` and the worker hung in
+/// `open`); `regular` then refuses it. On a regular file the flag changes nothing.
 fn nofollow(options: &mut OpenOptions) -> &mut OpenOptions {
-    options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+    options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC | nix::libc::O_NONBLOCK)
 }
 
-/// Open an existing file for reading, never through a symbolic link.
+/// Open `path` with `options` (see `nofollow`) if it is a regular file: anything else there (a
+/// FIFO, a directory, a device) is refused (`NotRegular`). A FIFO that nobody reads fails a
+/// non-blocking open for writing with `ENXIO`; one that opens is refused once open.
+fn open_regular(options: &OpenOptions, path: &Path) -> std::io::Result<File> {
+    let not_regular =
+        || std::io::Error::new(std::io::ErrorKind::InvalidInput, crate::error::NotRegular);
+    match options.open(path) {
+        Ok(file) if file.metadata()?.is_file() => Ok(file),
+        Ok(_) => Err(not_regular()),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => Err(not_regular()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open an existing regular file for reading, never through a symbolic link.
 pub fn open_read(path: &Path) -> std::io::Result<File> {
-    nofollow(OpenOptions::new().read(true)).open(path)
+    open_regular(nofollow(OpenOptions::new().read(true)), path)
 }
 
 /// A whole file's bytes, never through a symbolic link.
@@ -179,9 +196,9 @@ pub fn open_append(path: &Path) -> Result<File> {
 /// hundreds of workers appending to one inbox, or locking beside it, queued on the directory.
 pub fn open_or_create(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
     let options = nofollow(options);
-    match options.open(path) {
+    match open_regular(options, path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            options.create(true).mode(0o600).open(path)
+            open_regular(options.create(true).mode(0o600), path)
         }
         done => done,
     }
@@ -384,6 +401,44 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
         assert!(!missing.exists());
+    }
+
+    #[test]
+    fn a_fifo_at_a_state_file_is_refused_at_once() {
+        // Before, the open blocked until something opened the FIFO's other end: run on a
+        // thread of its own, so that a hang fails the test instead of holding it.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("inbox.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = fifo.clone();
+        std::thread::spawn(move || {
+            let refused = [
+                open_read(&at).map(drop).map_err(|e| Error::io(&at, e)),
+                read(&at).map(drop).map_err(|e| Error::io(&at, e)),
+                open_append(&at).map(drop),
+                open_or_create(&at, OpenOptions::new().write(true))
+                    .map(drop)
+                    .map_err(|e| Error::io(&at, e)),
+                LockGuard::acquire(&at).map(drop),
+            ];
+            let _ = tx.send(refused.map(|r| r.map_err(|e| e.to_string())));
+        });
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("every open returns at once");
+        for r in refused {
+            let msg = r.expect_err("a FIFO is not a state file");
+            assert!(
+                msg.contains("is not a regular file") && msg.contains("inbox.jsonl"),
+                "{msg}"
+            );
+        }
+        // A directory in a file's place too.
+        let d = dir.path().join("config.json");
+        fs::create_dir(&d).unwrap();
+        let msg = Error::io(&d, open_read(&d).unwrap_err()).to_string();
+        assert!(msg.contains("is not a regular file"), "{msg}");
     }
 
     #[test]

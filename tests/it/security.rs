@@ -603,6 +603,75 @@ fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
     );
 }
 
+/// `teamctl ARGS`, which must end within `WAIT`: killed, and the test failed, if it does not.
+fn ends_within_wait(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    let mut child = env
+        .cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("teamctl {args:?} still running after {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A FIFO planted at an inbox log (attacker QA): `send` appended into it and reported success,
+/// and a worker whose own log it was hung in `open` while it looked idle. Now a send is refused
+/// at once, naming it, and such a worker ends, saying why.
+#[test]
+fn a_fifo_planted_at_an_inbox_log_is_refused_never_waited_on() {
+    let env = TestEnv::new();
+    env.ok(&["create", "sec-fifo"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["wait", "bob"]);
+    let dir = env.team_dir("sec-fifo");
+    let plant = |log: &Path| {
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+            .create(log.parent().unwrap())
+            .unwrap();
+        let _ = std::fs::remove_file(log);
+        nix::unistd::mkfifo(
+            log,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .unwrap();
+    };
+    let refused = |out: &std::process::Output, log: &Path| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("is not a regular file") && err.contains(&log.display().to_string()),
+            "{err}"
+        );
+    };
+
+    // The leader's log: `send` appends to it.
+    let lead_log = dir.join("inboxes/team-lead/inbox.jsonl");
+    plant(&lead_log);
+    let out = ends_within_wait(&env, &["send", "--as", "bob", "team-lead", "hi"]);
+    refused(&out, &lead_log);
+    std::fs::remove_file(&lead_log).unwrap();
+
+    // The worker's own log: it ends, and says why; a send to it is refused too.
+    let bob_log = dir.join("inboxes/bob/inbox.jsonl");
+    plant(&bob_log);
+    let worker_log = dir.join("logs/bob.log");
+    wait_until("bob's worker to end, naming the FIFO", WAIT, || {
+        std::fs::read_to_string(&worker_log).is_ok_and(|l| l.contains("is not a regular file"))
+            && env.member_status("bob") == "dead"
+    });
+    let out = ends_within_wait(&env, &["send", "bob", "hi"]);
+    refused(&out, &bob_log);
+}
+
 fn assert_empty_dir(dir: &Path) {
     let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
     assert!(left.is_empty(), "something was written: {left:?}");
