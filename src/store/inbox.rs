@@ -238,12 +238,47 @@ pub fn log_len(log: &Path) -> u64 {
     fs::symlink_metadata(log).map_or(0, |m| m.len())
 }
 
-/// A reader's cursor, 0 when it has none. A cursor past the end of the log (the log was
-/// replaced) starts again from 0; message ids let the reader drop repeats.
-/// A cursor file with no valid record (see `slots.rs`) reads as 0.
+/// A reader's cursor, 0 when it has none. A cursor is where a line of the log ends; one that
+/// is not (the log was removed or truncated and written anew, or edited, by hand) is moved back
+/// to the start of the line it falls in, so that line is read again whole. Before, the line was
+/// skipped as a torn one: the first message written into a removed log was lost when the old
+/// offset fell inside it (QA). At most that one message is delivered twice when the log was
+/// edited instead; message ids let the reader drop repeats. A cursor past the end of the log
+/// starts again from 0, and a cursor file with no valid record (see `slots.rs`) reads as 0.
 pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
     let pos = slots::load_as::<Offset>(&paths.cursor(reader)).unwrap_or(0);
-    if pos > log_len(&paths.log()) { 0 } else { pos }
+    if pos == 0 {
+        return 0;
+    }
+    match open_log(&paths.log()) {
+        Ok((file, len)) if pos <= len => line_start(&file, pos),
+        _ => 0,
+    }
+}
+
+/// Where the line that holds byte `pos - 1` starts: `pos` itself when that byte ends a line.
+fn line_start(file: &File, pos: u64) -> u64 {
+    let mut last = [0u8];
+    if file.read_exact_at(&mut last, pos - 1).is_err() {
+        return 0;
+    }
+    if last[0] == b'\n' {
+        return pos;
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut end = pos - 1;
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        if file.read_exact_at(chunk, start).is_err() {
+            return 0;
+        }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return start + i as u64 + 1;
+        }
+        end = start;
+    }
+    0
 }
 
 /// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before
@@ -451,6 +486,57 @@ mod tests {
         fs::remove_file(other.log()).unwrap();
         read_from(&p.log(), 0, 100).unwrap();
         assert_eq!(held(), 0, "the removed log is no longer kept open");
+    }
+
+    #[test]
+    fn a_cursor_inside_a_line_of_a_log_written_anew_restarts() {
+        // The log removed (or truncated) after a reader's cursor moved, then written anew with a
+        // longer message: the old offset falls inside its first line.
+        for truncate in [false, true] {
+            let (_d, p) = setup();
+            append(&p, &msg("old")).unwrap();
+            let end = read_from(&p.log(), 0, 100).unwrap()[0].end.raw();
+            set_cursor(&p, "w", end).unwrap();
+            assert_eq!(cursor(&p, "w"), end);
+            if truncate {
+                File::options()
+                    .write(true)
+                    .open(p.log())
+                    .unwrap()
+                    .set_len(0)
+                    .unwrap();
+            } else {
+                fs::remove_file(p.log()).unwrap();
+            }
+            append(&p, &msg("a new message, longer than the old one")).unwrap();
+            let from = cursor(&p, "w");
+            assert_eq!(from, 0, "truncated: {truncate}");
+            assert_eq!(
+                texts(&read_from(&p.log(), from, 100).unwrap()),
+                ["a new message, longer than the old one"]
+            );
+        }
+    }
+
+    #[test]
+    fn a_cursor_inside_a_line_of_an_edited_log_goes_back_to_that_line_only() {
+        // A log edited by hand (a line before the cursor cut out): the line the old offset now
+        // falls in is read again, not the whole log and not nothing.
+        let (_d, p) = setup();
+        for t in ["one", "two", "three", "four"] {
+            append(&p, &msg(t)).unwrap();
+        }
+        let all = read_from(&p.log(), 0, 100).unwrap();
+        set_cursor(&p, "w", all[2].end.raw()).unwrap();
+        let mut text = fs::read(p.log()).unwrap();
+        text.drain(0..10);
+        fs::write(p.log(), &text).unwrap();
+        let from = cursor(&p, "w");
+        assert_eq!(
+            texts(&read_from(&p.log(), from, 100).unwrap()),
+            ["four"],
+            "from {from}"
+        );
     }
 
     #[test]

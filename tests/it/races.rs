@@ -404,6 +404,39 @@ fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old
     t.ok(&["delete", "--force"]);
 }
 
+/// An idle worker's log removed, or emptied, by hand and then written anew by the next send:
+/// that message is handled. Before, the worker's cursor (the old log's offset) fell inside the
+/// new log's first line, which was then skipped as a torn line (attacker QA: the message sat
+/// in the log with no reply; the one after it was answered).
+#[test]
+fn an_inbox_log_removed_or_emptied_by_hand_loses_no_message() {
+    let t = TestEnv::new();
+    let dir = team_with_idle_bob(&t, "r10e", "cat");
+    let log = dir.join("inbox.jsonl");
+    let asked = |text: &str| {
+        let out = t.run(&["ask", "bob", text, "--timeout", "15"]);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == text,
+            "bob did not answer {text:?}: {out:?}"
+        );
+    };
+    asked("short");
+    for (round, how) in ["removed", "emptied"].into_iter().enumerate() {
+        match how {
+            "removed" => std::fs::remove_file(&log).unwrap(),
+            _ => std::fs::File::options()
+                .write(true)
+                .open(&log)
+                .unwrap()
+                .set_len(0)
+                .unwrap(),
+        }
+        // Longer than any message before it: the old offset falls inside this one's line.
+        asked(&format!("{how}: {}", "x".repeat(200 * (round + 1))));
+    }
+    t.ok(&["delete", "--force"]);
+}
+
 /// A worker whose inbox directory is removed again and again (`rm -rf` in a loop) stays up,
 /// and answers once the loop stops. Before, a removal while it made the directory again ended
 /// it ("cursors: No such file or directory"); the next send brought it back.
