@@ -187,7 +187,14 @@ struct KeptLog {
 thread_local! {
     /// The logs this thread read last, still open, the latest first (`open_log`).
     static KEPT: RefCell<Vec<KeptLog>> = const { RefCell::new(Vec::new()) };
+    /// When `open_log` last looked for kept logs removed by hand.
+    static LOOKED: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
 }
+
+/// How often, at most, `open_log` looks for kept logs removed by hand (a `fstat` each): often
+/// enough that a removed log's space comes back at a worker's next read, not at each of the
+/// thousand reads of one `status`.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The log at `log`, open for reading, and its length. The logs this thread read last stay
 /// open and are used again while `log` still names the same file (the same device and inode,
@@ -200,7 +207,14 @@ thread_local! {
 fn open_log(log: &Path) -> std::io::Result<(Rc<File>, u64)> {
     let meta = fs::symlink_metadata(log);
     let kept = KEPT.with_borrow_mut(|kept| {
-        kept.retain(|k| k.file.metadata().is_ok_and(|m| m.nlink() > 0));
+        let now = std::time::Instant::now();
+        if LOOKED
+            .get()
+            .is_none_or(|at| now.duration_since(at) >= LOOK_EVERY)
+        {
+            LOOKED.set(Some(now));
+            kept.retain(|k| k.file.metadata().is_ok_and(|m| m.nlink() > 0));
+        }
         let at = kept.iter().position(|k| k.path == log)?;
         let entry = kept.remove(at);
         let same = meta
@@ -251,7 +265,9 @@ pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
         return 0;
     }
     match open_log(&paths.log()) {
-        Ok((file, len)) if pos <= len => line_start(&file, pos),
+        // At the end: nothing to read, and whatever comes next is checked then.
+        Ok((_, len)) if pos == len => pos,
+        Ok((file, len)) if pos < len => line_start(&file, pos),
         _ => 0,
     }
 }
@@ -484,6 +500,7 @@ mod tests {
             || KEPT.with_borrow(|kept| kept.iter().filter(|k| k.path == other.log()).count());
         assert_eq!(held(), 1);
         fs::remove_file(other.log()).unwrap();
+        LOOKED.set(None);
         read_from(&p.log(), 0, 100).unwrap();
         assert_eq!(held(), 0, "the removed log is no longer kept open");
     }
