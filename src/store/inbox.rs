@@ -256,9 +256,11 @@ pub fn log_len(log: &Path) -> u64 {
 /// is not (the log was removed or truncated and written anew, or edited, by hand) is moved back
 /// to the start of the line it falls in, so that line is read again whole. Before, the line was
 /// skipped as a torn one: the first message written into a removed log was lost when the old
-/// offset fell inside it (QA). At most that one message is delivered twice when the log was
-/// edited instead; message ids let the reader drop repeats. A cursor past the end of the log
+/// offset fell inside it (QA). When the log was edited instead, that line's message may be
+/// delivered twice; message ids let the reader drop repeats. A cursor past the end of the log
 /// starts again from 0, and a cursor file with no valid record (see `slots.rs`) reads as 0.
+/// Not caught: a new log whose lines end exactly at the old offset (its messages before the
+/// offset are skipped); only the log's identity kept with the cursor would tell.
 pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
     let pos = slots::load_as::<Offset>(&paths.cursor(reader)).unwrap_or(0);
     if pos == 0 {
