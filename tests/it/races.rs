@@ -39,6 +39,16 @@ fn team_with_idle_bob(t: &TestEnv, team: &str, exec: &str) -> std::path::PathBuf
     t.team_dir(team).join("inboxes/bob")
 }
 
+/// `ask bob TEXT` (bob's agent is `cat`, or ends with it) answers TEXT within 15 s; `when` says
+/// which case failed.
+fn bob_answers(t: &TestEnv, text: &str, when: &str) {
+    let out = t.run(&["ask", "bob", text, "--timeout", "15"]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == text,
+        "{when}: bob did not answer {text:?}: {out:?}"
+    );
+}
+
 fn worker_pid(t: &TestEnv, name: &str) -> u32 {
     t.member(name)["pid"].as_u64().expect("a pid") as u32
 }
@@ -386,16 +396,15 @@ fn an_inbox_directory_made_again_during_a_turn_is_watched_anew_even_with_its_old
         wait_until("bob idle after its turn", LONG, || {
             t.member_status("bob") == "idle"
         });
-        let text = format!("after {round}");
-        let out = t.run(&["ask", "bob", &text, "--timeout", "15"]);
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == text,
-            "round {round} (inode {}): bob did not answer: {out:?}",
-            if before == after {
-                "given again"
-            } else {
-                "new"
-            },
+        let inode = if before == after {
+            "given again"
+        } else {
+            "new"
+        };
+        bob_answers(
+            &t,
+            &format!("after {round}"),
+            &format!("round {round}, inode {inode}"),
         );
         if reused > 0 {
             break;
@@ -413,14 +422,7 @@ fn an_inbox_log_removed_or_emptied_by_hand_loses_no_message() {
     let t = TestEnv::new();
     let dir = team_with_idle_bob(&t, "r10e", "cat");
     let log = dir.join("inbox.jsonl");
-    let asked = |text: &str| {
-        let out = t.run(&["ask", "bob", text, "--timeout", "15"]);
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == text,
-            "bob did not answer {text:?}: {out:?}"
-        );
-    };
-    asked("short");
+    bob_answers(&t, "short", "before");
     for (round, how) in ["removed", "emptied"].into_iter().enumerate() {
         match how {
             "removed" => std::fs::remove_file(&log).unwrap(),
@@ -432,7 +434,11 @@ fn an_inbox_log_removed_or_emptied_by_hand_loses_no_message() {
                 .unwrap(),
         }
         // Longer than any message before it: the old offset falls inside this one's line.
-        asked(&format!("{how}: {}", "x".repeat(200 * (round + 1))));
+        bob_answers(
+            &t,
+            &format!("{how}: {}", "x".repeat(200 * (round + 1))),
+            how,
+        );
     }
     t.ok(&["delete", "--force"]);
 }
