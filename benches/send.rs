@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use support::{BIN, Env, Stats, env_count, fmt, print_machine, wait_for};
+use support::{Env, Stats, env_count, fmt, print_machine, wait_for};
 
 fn main() -> Result<()> {
     print_machine("send");
@@ -55,7 +55,7 @@ fn main() -> Result<()> {
             "w",
             &format!("bench message {i}"),
         ]))?);
-        let mut v = Command::new(BIN);
+        let mut v = Command::new(support::bin());
         v.arg("--version");
         version.push(time(v)?);
         truth.push(time(Command::new("/bin/true"))?);

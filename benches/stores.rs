@@ -692,7 +692,7 @@ fn memory(server: &NatsServer) -> Result<()> {
     );
     println!(
         "  release binary: {} bytes{}",
-        size(Path::new(support::BIN)),
+        size(support::bin()),
         old.as_ref().map_or(String::new(), |o| format!(
             "; the binary before NATS ({}): {} bytes",
             o.display(),

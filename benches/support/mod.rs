@@ -14,6 +14,15 @@ use tempfile::TempDir;
 /// The release `teamctl` binary cargo built for this bench.
 pub const BIN: &str = env!("CARGO_BIN_EXE_teamctl");
 
+/// The `teamctl` binary the bench drives: `BIN`, or the one `TEAMCTL_BENCH_BIN` names (another
+/// build of the same code, say with another C library, measured by the same bench).
+pub fn bin() -> &'static Path {
+    static BIN_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN_PATH.get_or_init(|| {
+        std::env::var_os("TEAMCTL_BENCH_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from)
+    })
+}
+
 /// A temporary home (and optionally a private tmux server) for one measurement.
 pub struct Env {
     pub home: TempDir,
@@ -63,7 +72,7 @@ impl Env {
 
     /// A `teamctl` command against this home: no inherited team, identity, tmux or poll.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        self.cmd_of(Path::new(BIN), args)
+        self.cmd_of(bin(), args)
     }
 
     /// As `cmd`, with another `teamctl` binary (an older build, for a same-run comparison).
@@ -339,6 +348,7 @@ pub fn print_machine(bench: &str) {
         kernel.trim(),
         inotify_limit().map_or("?".into(), |n| n.to_string())
     );
+    println!("teamctl binary: {}", bin().display());
 }
 
 pub fn inotify_limit() -> Option<u64> {
