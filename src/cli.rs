@@ -131,7 +131,10 @@ impl GlobalArgs {
     }
 }
 
+/// Each command's arguments are built only for the command being run (`defer`): building all
+/// of them took a large share of `send`'s start-up, on every agent turn's path.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Make a team and lead it
     Create(CreateArgs),
@@ -432,6 +435,7 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum PlanCommand {
     /// Pending plan approval requests
     List,
@@ -451,6 +455,7 @@ pub struct RejectArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum TaskCommand {
     /// Add a task
     Add(TaskAddArgs),
