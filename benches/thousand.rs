@@ -2,10 +2,12 @@
 //! teammates (`THOUSAND_N`, default 1000; a smaller N for a quick run) in a temporary
 //! `TEAMCTL_HOME`, each figure printed beside its anchor measured in the same run.
 //!
-//! Every teammate runs the stamping agent of `benches/whole.rs` (a static C program whose `main`
-//! reads the realtime clock first and prints it; `support::stamp_agent`): a wake-up is timed to
-//! the agent's first instruction, as issue 14 defines it. (Before: `date +%s%N`, whose stamp
-//! comes after its own dynamic loading and locale set-up, about 0.3 ms at p50 and more at p99.)
+//! Every teammate runs the stamping agent of `benches/whole.rs` (`support::stamp_agent_at_entry`:
+//! a static program with no C library whose entry point `_start` reads the realtime clock by a
+//! raw `clock_gettime` system call and prints it): a wake-up is timed to the agent's first
+//! instruction, as issue 14 defines it. (Before: `support::stamp_agent`, which reads the clock
+//! in `main`, after static glibc's start-up, about 0.5 ms here; before that `date +%s%N`, whose
+//! stamp comes after its own dynamic loading and locale set-up, about 0.3 ms more at p50.)
 //!
 //! Process backend, one home holding team `bench` (N teammates) and team `one` (a single
 //! teammate, made first, so it holds an inotify instance if any is left):
@@ -15,8 +17,9 @@
 //!   (the warning in its log). The per-user inotify instance limit is shared with everything
 //!   else the user runs.
 //! - wake-up of every teammate: for each wI in turn, from just before `teamctl send wI MSG` is
-//!   started to the agent's first instruction (the stamping agent, run directly by the worker; its
-//!   stamp is its reply, read back from the leader's inbox file); also from `send` reaped.
+//!   started to the agent's first instruction, its entry point (the stamping agent, run directly
+//!   by the worker; its stamp is its reply, read back from the leader's inbox file); also from
+//!   `send` reaped.
 //!   Anchor, interleaved send by send: the same to the lone teammate of team `one`.
 //! - broadcast: from just before `teamctl send '*' MSG` is started until a reply from every
 //!   one of the N is in the leader's inbox. Anchor: N stamping agents started one
@@ -73,7 +76,8 @@ use support::{
 
 const TEAM: &str = "bench";
 const ONE: &str = "one";
-/// The agent every teammate runs: the stamping agent (`support::stamp_agent`), set by `main`.
+/// The agent every teammate runs: the stamping agent that stamps at its entry point
+/// (`support::stamp_agent_at_entry`), set by `main`.
 static AGENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 fn agent() -> &'static str {
@@ -86,7 +90,7 @@ fn main() -> Result<()> {
         .prefix("teamctl-bench-stamp")
         .tempdir()?;
     AGENT
-        .set(support::stamp_agent(stamp_dir.path())?)
+        .set(support::stamp_agent_at_entry(stamp_dir.path())?)
         .expect("set once");
     let n = env_count("THOUSAND_N", 1000);
     let backends = std::env::var("THOUSAND_BACKENDS").unwrap_or_else(|_| "tmux,process".into());
@@ -440,7 +444,7 @@ fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
     let (start, exit) = (Stats::new(start), Stats::new(exit));
     let (a_start, a_exit) = (Stats::new(a_start), Stats::new(a_exit));
     println!(
-        "wake-up of each of the {n}, once each, `teamctl send wI` started -> the agent's first instruction:"
+        "wake-up of each of the {n}, once each, `teamctl send wI` started -> the agent's first instruction (its entry point, a raw clock_gettime in _start):"
     );
     println!("  all {n}:              {}", start.line());
     println!(
@@ -457,8 +461,14 @@ fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
         "  anchor, the lone teammate of team `one`, interleaved: {}",
         a_start.line()
     );
-    println!("  from `send` reaped: {n}: {}", exit.line());
-    println!("  from `send` reaped, anchor: {}", a_exit.line());
+    println!(
+        "  from `send` reaped -> the agent's entry point: {n}: {}",
+        exit.line()
+    );
+    println!(
+        "  from `send` reaped -> the agent's entry point, anchor: {}",
+        a_exit.line()
+    );
 
     // Broadcast.
     let mut inbox = LeaderInbox::new(env, TEAM);

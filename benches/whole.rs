@@ -3,16 +3,16 @@
 //! measured in the same run, interleaved with it.
 //!
 //! - `wake`: from just before `teamctl send w MSG` is started (`fork`+`exec` of the release
-//!   binary) to the agent's first instruction. The agent is a ten-line C program built here
-//!   with `gcc -O2 -static` whose `main` first reads the realtime clock and prints it (ns): run
-//!   by the worker directly (a plain program: no shell), its stamp is its reply, read back from
-//!   the leader's inbox. So the figure holds no start-up of the agent's own beyond the kernel's
-//!   `exec` and a static C start. Also, labelled as such: the same with `date +%s%N` as the
-//!   agent (its stamp comes after its own dynamic loading and locale set-up), and from `send`
-//!   exiting to the stamp. Anchor: the same path with the worker forced to poll every 1 s
-//!   (`TEAMCTL_POLL_MS=1000`), the sends at phases of the poll spread evenly over its period
-//!   (in a random order; from the previous stamp, which follows a poll): its p50 is half the
-//!   period plus the path, whatever the number of samples.
+//!   binary) to the agent's first instruction, its entry point. The agent
+//!   (`support::stamp_agent_at_entry`) is a static program built here with no C library
+//!   (`gcc -O2 -static -nostdlib`): its `_start` aligns the stack and reads CLOCK_REALTIME by
+//!   the raw `clock_gettime` system call, then prints it (ns). Run by the worker directly (a
+//!   plain program: no shell), its stamp is its reply, read back from the leader's inbox. So
+//!   the figure holds no start-up of the agent's own beyond the kernel's `exec`. Also: from
+//!   `send` exiting to the same stamp. Anchor: the same path with the worker forced to poll
+//!   every 1 s (`TEAMCTL_POLL_MS=1000`), the sends at phases of the poll spread evenly over
+//!   its period (in a random order; from the previous stamp, which follows a poll): its p50 is
+//!   half the period plus the path, whatever the number of samples.
 //!   The floor, interleaved send by send with the inotify runs: the least any inotify wake-up
 //!   to a new process can cost here, with nothing of teamctl's. A static C sender (`open` the
 //!   inbox file `O_APPEND`, one `write`, exit), started exactly as `teamctl send` is, appends
@@ -20,7 +20,12 @@
 //!   (`IN_MODIFY`) wakes and starts the same stamping agent with `posix_spawn`, its stdout on a
 //!   file the bench reads. Timed from just before the sender is started to the agent's stamp;
 //!   also from the sender reaped. The 1 s poll over the floor is the most that any wake-up
-//!   through a process start can reach on this machine.
+//!   through a process start can reach on this machine. The ratios printed use these runs.
+//!   Labelled apart, narrower or wider figures: the same inotify run and its own interleaved
+//!   floor with the agent stamping in `main` (`support::stamp_agent`, a static glibc program:
+//!   its stamp comes after its C library's start-up, CPU-feature probes and first page faults,
+//!   about 0.5 ms here); and the agent `date +%s%N` (its stamp comes after its own dynamic
+//!   loading and locale set-up), from `send` started and exited.
 //! - `ask`: `teamctl ask w MSG` as a whole process (start to exit, the agent `cat`), against
 //!   its floor interleaved with it: one process start (`teamctl --version`) plus `sh -c cat`
 //!   on the message, each a whole process.
@@ -43,7 +48,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use support::{
-    Env, Rng, Stats, build_c, env_count, epoch_us, fmt, print_machine, stamp_agent, wait_for,
+    Env, Rng, Stats, build_c, env_count, epoch_us, fmt, print_machine, stamp_agent,
+    stamp_agent_at_entry, wait_for,
 };
 use teamctl::domain::{Body, Name};
 use teamctl::store::{FsStore, Item, Position, Store};
@@ -213,7 +219,8 @@ fn wait_stamp(store: &FsStore, pos: &mut Position, poll_ms: Option<u64>) -> Resu
 }
 
 /// The floor of a wake-up (see the module comment): a static C waiter on inotify that starts
-/// the stamping agent with `posix_spawn`, and a static C sender that appends one line.
+/// the stamping agent it is given with `posix_spawn`, and a static C sender that appends one
+/// line.
 struct Floor {
     dir: tempfile::TempDir,
     sender: String,
@@ -340,40 +347,88 @@ fn wake() -> Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("teamctl-bench-stamp")
         .tempdir()?;
-    let stamp = stamp_agent(dir.path())?;
-    let mut floor = Floor::start(&stamp)?;
-    let ino = wake_run("inotify", &stamp, None, n, Some(&mut floor))?;
+    // THE agent: stamps at its entry point. The other stamps in `main` after static glibc's
+    // start-up, for the figure measured that way before.
+    let entry = stamp_agent_at_entry(dir.path())?;
+    let main_stamp = stamp_agent(dir.path())?;
+    let mut floor = Floor::start(&entry)?;
+    let ino = wake_run("inotify", &entry, None, n, Some(&mut floor))?;
+    drop(floor);
+    let mut floor = Floor::start(&main_stamp)?;
+    let libc = wake_run(
+        "inotify, agent stamping in main",
+        &main_stamp,
+        None,
+        n,
+        Some(&mut floor),
+    )?;
     drop(floor);
     let date = wake_run("inotify, agent date", "date +%s%N", None, n, None)?;
-    let poll = wake_run("poll 1 s", &stamp, Some(1000), n_poll, None)?;
+    let poll = wake_run("poll 1 s", &entry, Some(1000), n_poll, None)?;
     let (floor_start, floor_exit) = ino.floor.as_ref().expect("the floor was run");
+    let (lfloor_start, lfloor_exit) = libc.floor.as_ref().expect("the floor was run");
     println!();
     println!(
-        "wake: `teamctl send` process started -> agent's first instruction (a static C program's clock read)"
+        "wake: `teamctl send` process started -> agent's first instruction (its entry point: a static program without a C library reads CLOCK_REALTIME by a raw clock_gettime syscall in _start)"
     );
     println!("  inotify worker ({n}): {}", ino.from_start.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_start.line());
     println!(
-        "  floor, interleaved: C sender started -> C inotify waiter's posix_spawn -> first instruction"
+        "  floor, interleaved: C sender started -> C inotify waiter's posix_spawn -> the same agent's entry point"
     );
     println!("  floor ({n}):          {}", floor_start.line());
-    println!("wake: `teamctl send` process exited -> agent's first instruction");
+    println!("wake: `teamctl send` process exited -> agent's first instruction (entry point)");
     println!("  inotify worker ({n}): {}", ino.from_exit.line());
     println!("  1 s poll ({n_poll}):   {}", poll.from_exit.line());
-    println!("  floor, sender reaped ({n}): {}", floor_exit.line());
     println!(
-        "wake, agent `date +%s%N` (stamp after its own start-up), send started / exited -> stamp"
+        "  floor, C sender reaped -> entry point ({n}): {}",
+        floor_exit.line()
     );
-    println!("  inotify worker ({n}): {}", date.from_start.line());
-    println!("  inotify worker ({n}): {}", date.from_exit.line());
-    let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     println!(
-        "  ratio 1 s poll / inotify (send started): p50 {:.0}x, p99 {:.0}x (target 500x at p50)",
+        "wake, agent's main, after its C library's start-up (a static glibc program reads CLOCK_REALTIME first thing in main), a separate run with its own interleaved floor"
+    );
+    println!(
+        "  `teamctl send` started -> main ({n}): {}",
+        libc.from_start.line()
+    );
+    println!(
+        "  `teamctl send` exited -> main ({n}):  {}",
+        libc.from_exit.line()
+    );
+    println!(
+        "  floor, C sender started -> main ({n}): {}",
+        lfloor_start.line()
+    );
+    println!(
+        "  floor, C sender reaped -> main ({n}):  {}",
+        lfloor_exit.line()
+    );
+    let us = |a: Duration, b: Duration| (a.as_secs_f64() - b.as_secs_f64()) * 1e6;
+    println!(
+        "  p50 of main minus p50 of entry point (separate runs): teamctl {:.0} us, floor {:.0} us",
+        us(libc.from_start.median(), ino.from_start.median()),
+        us(lfloor_start.median(), floor_start.median())
+    );
+    println!(
+        "wake, agent `date +%s%N` (stamp after its own dynamic loading and locale set-up), `teamctl send` started / exited -> date's clock read"
+    );
+    println!(
+        "  send started -> date's clock read ({n}): {}",
+        date.from_start.line()
+    );
+    println!(
+        "  send exited -> date's clock read ({n}):  {}",
+        date.from_exit.line()
+    );
+    let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    println!("ratios, `teamctl send` / C sender started -> agent's entry point:");
+    println!(
+        "  1 s poll / inotify worker: p50 {:.0}x, p99 {:.0}x (target 500x at p50)",
         r(poll.from_start.median(), ino.from_start.median()),
         r(poll.from_start.pct(99.0), ino.from_start.pct(99.0))
     );
     println!(
-        "  teamctl over the floor (send started): p50 {:.2}x, p99 {:.2}x; 1 s poll over the floor: p50 {:.0}x (the most a wake-up through a process start reaches here)",
+        "  inotify worker over the floor: p50 {:.2}x, p99 {:.2}x; 1 s poll over the floor: p50 {:.0}x (the most a wake-up through a process start reaches here)",
         r(ino.from_start.median(), floor_start.median()),
         r(ino.from_start.pct(99.0), floor_start.pct(99.0)),
         r(poll.from_start.median(), floor_start.median())
