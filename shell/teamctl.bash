@@ -293,16 +293,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h --timeout --raw --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --timeout --raw --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -320,6 +316,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -396,12 +396,31 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__create)
-            opts="-d -h --description --max-hops --store --team --home --as --json --color --help"
+            opts="-d -h --team --home --as --json --color --description --max-hops --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
                 --description)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -418,25 +437,6 @@ _teamctl_static() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --team)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --home)
-                    COMPREPLY=()
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o plusdirs
-                    fi
-                    return 0
-                    ;;
-                --as)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -445,16 +445,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__delete)
-            opts="-h --force --timeout --leave --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --force --timeout --leave --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -472,6 +468,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -482,7 +482,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__demo)
-            opts="-h --stop --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --stop --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -515,7 +515,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__doctor)
-            opts="-h --fix --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --fix --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -548,16 +548,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__down)
-            opts="-h --force --timeout --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --force --timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -575,6 +571,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1061,16 +1061,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__inbox)
-            opts="-h --peek --all --type --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --peek --all --type --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --type)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1088,6 +1084,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1197,24 +1197,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__log)
-            opts="-f -h --follow --from --to --type --team --home --as --json --color --help"
+            opts="-f -h --team --home --as --json --color --follow --from --to --type --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --to)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --type)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1232,6 +1220,18 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1411,16 +1411,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__reject)
-            opts="-h --feedback --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --feedback --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --feedback)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1440,6 +1436,10 @@ _teamctl_static() {
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
+                --feedback)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1448,7 +1448,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__resume)
-            opts="-h --here --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --here --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1481,20 +1481,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__send)
-            opts="-h --summary --structured --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --summary --structured --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --summary)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --structured)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1512,6 +1504,14 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --summary)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --structured)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1522,20 +1522,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__shutdown)
-            opts="-h --all --reason --timeout --force --no-wait --remove-worktree --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --all --reason --timeout --force --no-wait --remove-worktree --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1553,6 +1545,14 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1563,16 +1563,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__shutdown__subcmd__response)
-            opts="-h --reason --team --home --as --json --color --help approve reject"
+            opts="-h --team --home --as --json --color --reason --help approve reject"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1592,6 +1588,10 @@ _teamctl_static() {
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
                     return 0
                     ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1600,12 +1600,31 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__spawn)
-            opts="-h --exec --agent --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --interactive --prompt-pattern --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --exec --agent --prompt --backend --cwd --model --agent-type --plan-mode-required --plan --auto-claim --turn-timeout --max-turns --on-shutdown --worktree --interactive --prompt-pattern --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
                 --exec)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1658,25 +1677,6 @@ _teamctl_static() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --team)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --home)
-                    COMPREPLY=()
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o plusdirs
-                    fi
-                    return 0
-                    ;;
-                --as)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1685,7 +1685,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__status)
-            opts="-h --watch --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --watch --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1751,28 +1751,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__add)
-            opts="-d -h --description --blocked-by --owner --team --home --as --json --color --help"
+            opts="-d -h --team --home --as --json --color --description --blocked-by --owner --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --description)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -d)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --blocked-by)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --owner)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1790,6 +1774,22 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --blocked-by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --owner)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1833,16 +1833,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__done)
-            opts="-h --result --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --result --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --result)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1860,6 +1856,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --result)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2048,24 +2048,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__task__subcmd__update)
-            opts="-h --status --owner --blocked-by --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --status --owner --blocked-by --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --status)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --owner)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --blocked-by)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2083,6 +2071,18 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --status)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --owner)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --blocked-by)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2126,16 +2126,12 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h --all --timeout --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --all --timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2153,6 +2149,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

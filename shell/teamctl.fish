@@ -63,9 +63,6 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Pr
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a demo team in real tmux panes'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -79,9 +76,11 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds to wait for shutdown responses' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -95,9 +94,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds to wait for shutdown responses' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -114,7 +114,6 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds to wait for shutdown responses' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -128,9 +127,23 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds to wait for shutdown responses' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
+always\t''
+never\t''
+blue\t''
+green\t''
+yellow\t''
+magenta\t''
+cyan\t''
+red\t''
+white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent -d 'Run a known agent CLI for each message, in one remembered session: claude, codex, gemini or aider (see docs/RECIPES.md)' -r -f -a "claude\t''
 codex\t''
@@ -149,26 +162,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt-pattern -d 'With --interactive --exec: a regex matching the REPL\'s empty prompt line (the last non-blank line of the pane), e.g. \'^>>> $\'' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
-always\t''
-never\t''
-blue\t''
-green\t''
-yellow\t''
-magenta\t''
-cyan\t''
-red\t''
-white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-required -d 'Run --plan before each turn and wait for the leader\'s approval'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 'Claim the next task whenever idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l interactive -d 'Run the agent\'s own TUI or REPL in the pane (you can watch it and type to it); a companion pastes each message into it when it is idle'
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -182,9 +180,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds to wait for the reply' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -198,10 +197,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds to wait for the reply' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -215,9 +214,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l peek -d 'Show without marking read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Show every message, read or not, idle notifications included'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -232,10 +232,9 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l watch -d 'A live board, redrawn on file events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l watch -d 'A live board, redrawn on file events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds to wait before giving up (exit 1)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -249,11 +248,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds to wait before giving up (exit 1)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds to wait for the answers before giving up (exit 1)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -267,13 +265,14 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds to wait for the answers before giving up (exit 1)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l all -d 'Stop every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Kill without the handshake'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l no-wait -d 'Send the request and return; the next leader command acts on the response'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l remove-worktree -d 'Also remove the teammate\'s git worktree'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -287,6 +286,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
@@ -332,8 +332,8 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS store: run the teammate here as the shared team file records it: one last started on another host (once nothing of it runs there), or one this home has no copy of what it runs for (it left and joined again)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS store: run the teammate here as the shared team file records it: one last started on another host (once nothing of it runs there), or one this home has no copy of what it runs for (it left and joined again)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -384,7 +384,6 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -398,6 +397,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "list" -d 'Pending plan approval requests'
@@ -426,9 +426,6 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -442,6 +439,9 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
@@ -489,9 +489,6 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -505,9 +502,11 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -521,6 +520,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a task'
@@ -545,9 +545,6 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
@@ -561,8 +558,11 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -577,8 +577,8 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'Clean up what was found'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'Clean up what was found'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -608,8 +608,8 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l stop -d 'Stop the demo team and remove it'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l json -d 'Machine-readable output on stdout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l stop -d 'Stop the demo team and remove it'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"

@@ -54,7 +54,9 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
 /// What the word after `before` takes, when it is something only the team knows (or a fixed
 /// list clap cannot offer); `None` leaves it to the static completion.
 fn wanted(before: &[String], current: &str) -> Option<Want> {
-    let root = Cli::command();
+    // Every command's arguments, not only the running one's (`Command` defers them).
+    let mut root = Cli::command();
+    root.build();
     let mut cmd = &root;
     // The subcommands and positional words typed so far.
     let mut path: Vec<&str> = Vec::new();
