@@ -10,6 +10,13 @@ fn main() {
         }
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == teamctl::worker::launch::ARG)
+    {
+        // A turn's process started ahead by its worker: become the turn (`worker::launch`).
+        teamctl::worker::launch::serve();
+    }
     if let Some((home, id)) = teamctl::cli::worker_argv(&args) {
         // Each idle worker is a resident process: skip clap (see `worker_argv`).
         let root = teamctl::context::home_root(home);

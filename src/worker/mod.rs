@@ -11,6 +11,7 @@ mod autoclaim;
 pub mod companion;
 mod control;
 mod heartbeat;
+pub mod launch;
 mod plan;
 mod shutdown;
 mod sink;
@@ -157,6 +158,11 @@ struct Worker {
     team_created: u64,
     /// What this worker was started as, on a store that hosts share: checked before each turn.
     owner: Option<heartbeat::Owner>,
+    /// The next turn's process, started while idle (`launch.rs`).
+    warm: Option<launch::Warm>,
+    /// Whether to keep one started: once a turn has run here (a teammate that never gets a
+    /// message costs no second process), and while starting one works.
+    keep_warm: bool,
 }
 
 impl Worker {
@@ -232,6 +238,8 @@ impl Worker {
             lease: None,
             team_created: roster.created_at(),
             owner: None,
+            warm: None,
+            keep_warm: false,
         })
     }
 
@@ -769,7 +777,9 @@ impl Worker {
         let store = self.store.clone();
         let name = self.name.clone();
         let mut live = self.live.clone();
-        let result = turn::run(spec, &mut self.sink, stop, move |pgid| {
+        let warm = self.warm.take();
+        self.keep_warm = self.companion.is_none();
+        let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
             live.turn_pgid = Some(pgid);
             live.last_seen = now_ms();
             let _ = store.set_live(&name, &live);
@@ -1000,7 +1010,30 @@ impl Worker {
         if self.live.status != Status::Idle {
             self.set_status(Status::Idle);
         }
+        self.warm_up();
         Ok(())
+    }
+
+    /// Have the next turn's process started and waiting (`launch.rs`), once a turn has run.
+    fn warm_up(&mut self) {
+        if !self.keep_warm || self.warm.as_mut().is_some_and(launch::Warm::waiting) {
+            return;
+        }
+        let tag = [
+            (env::HOME.to_string(), self.home.display().to_string()),
+            (env::AGENT_ID.to_string(), self.member.agent_id.clone()),
+        ];
+        match launch::Warm::start(&tag) {
+            Ok(w) => self.warm = Some(w),
+            Err(e) => {
+                // Turns start the plain way, as before; said once.
+                self.keep_warm = false;
+                self.warm = None;
+                self.sink.note(&format!(
+                    "warning: cannot start a turn's process ahead ({e}); turns start when their message comes"
+                ));
+            }
+        }
     }
 
     fn remember_control(&mut self, id: &str) {

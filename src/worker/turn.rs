@@ -16,6 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
+use super::launch::{Failed, Launch, Warm, in_child};
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -214,59 +215,28 @@ pub fn adopt_recorded_env(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run one turn. `on_start` gets the turn's process group id as soon as it exists.
+/// Run one turn. `on_start` gets the turn's process group id as soon as it exists. `warm`: a
+/// launcher started ahead for it (`launch.rs`), used when it is still there.
 pub async fn run(
     spec: &TurnSpec,
     sink: &mut Sink,
     stop: &mut Stoppers,
+    warm: Option<Warm>,
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
     sink.begin_turn();
-    let mut cmd = match spec.argv.as_deref() {
-        Some([program, args @ ..]) => {
-            let mut c = tokio::process::Command::new(program);
-            c.args(args);
-            c
-        }
-        _ => match simple_command(&spec.command, &spec.env) {
-            // What `sh -c` would do, less its fork and its walk of PATH.
-            Some((path, words)) => {
-                let mut c = tokio::process::Command::new(path);
-                c.arg0(words[0]).args(&words[1..]);
-                c
-            }
-            None => {
-                let mut c = tokio::process::Command::new(SHELL);
-                c.arg("-c").arg(&spec.command);
-                c
-            }
+    let launch = launch_of(spec);
+    let started = match warm {
+        Some(warm) => match warm.go(&launch).await {
+            Ok(child) => Ok(child),
+            Err(Failed::CannotStart(why)) => Err(why),
+            Err(Failed::Gone) => cold(&launch),
         },
+        None => cold(&launch),
     };
-    cmd.current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // SAFETY: setsid and prctl are async-signal-safe. The turn gets a session of its own (so
-    // a process group too, signalled by `interrupt` and `kill`) with no controlling terminal:
-    // an agent that opens /dev/tty cannot write escapes into the worker's pane or read what
-    // is typed there (attacker QA). If the worker dies without cleaning up (SIGKILL), the
-    // kernel ends the turn's shell too.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
-        });
-    }
-    let mut child = match cmd.spawn() {
+    let mut child = match started {
         Ok(child) => child,
-        Err(e) => {
-            let what = match spec.argv.as_deref() {
-                Some([program, ..]) => format!("cannot run {program}"),
-                _ => "cannot run the agent command".to_string(),
-            };
-            let why = cannot_start(&what, &spec.cwd, &e);
+        Err(why) => {
             // In the teammate's own log and pane too, not only in the failure notice.
             sink.note(&why);
             return Err(Error::failed(why));
@@ -375,9 +345,70 @@ pub async fn run(
     })
 }
 
+/// The program a turn runs: the preset's argv as it is; an `--exec` command that is one plain
+/// program (`simple_command`) run directly, what `sh -c` would do less its fork and its walk of
+/// PATH; anything else through `sh -c`.
+fn launch_of(spec: &TurnSpec) -> Launch {
+    let (program, arg0, args, what) = match spec.argv.as_deref() {
+        Some([program, args @ ..]) => (
+            PathBuf::from(program),
+            None,
+            args.to_vec(),
+            format!("cannot run {program}"),
+        ),
+        _ => {
+            let what = "cannot run the agent command".to_string();
+            match simple_command(&spec.command, &spec.env) {
+                Some((path, words)) => (
+                    path,
+                    Some(words[0].to_string()),
+                    words[1..].iter().map(|w| (*w).to_string()).collect(),
+                    what,
+                ),
+                None => (
+                    PathBuf::from(SHELL),
+                    None,
+                    vec!["-c".to_string(), spec.command.clone()],
+                    what,
+                ),
+            }
+        }
+    };
+    Launch {
+        program,
+        arg0,
+        args,
+        cwd: spec.cwd.clone(),
+        env: spec.env.clone(),
+        what,
+    }
+}
+
+/// Start `launch` the plain way: a fork of the worker that becomes the program.
+fn cold(launch: &Launch) -> std::result::Result<tokio::process::Child, String> {
+    let mut cmd = tokio::process::Command::new(&launch.program);
+    if let Some(arg0) = &launch.arg0 {
+        cmd.arg0(arg0);
+    }
+    cmd.args(&launch.args)
+        .current_dir(&launch.cwd)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let parent = std::process::id();
+    // SAFETY: `in_child` is async-signal-safe (see there).
+    unsafe {
+        cmd.pre_exec(move || in_child(parent));
+    }
+    cmd.spawn()
+        .map_err(|e| cannot_start(&launch.what, &launch.cwd, &e))
+}
+
 /// Why a turn did not start, in words: "No such file or directory" named the turn's directory
 /// while what was missing was the program or its `#!` interpreter (new-user QA).
-fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
+pub(super) fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound if !dir.is_dir() => {
             format!("{what}: its directory {} does not exist", dir.display())

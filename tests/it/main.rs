@@ -12,6 +12,7 @@ mod env;
 mod hosts;
 mod identity;
 mod interactive;
+mod launch;
 mod lifecycle;
 mod loops;
 #[cfg(feature = "nats")]

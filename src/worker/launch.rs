@@ -1,0 +1,229 @@
+//! A turn's process started ahead of its message (`Warm`): `teamctl` itself, started by an
+//! idle worker, already in a session of its own with the parent-death signal set and its three
+//! pipes in place, waiting on stdin for the program it is to become. Starting a turn is then
+//! one write to it: the worker does not fork on the way from a message to its agent. (A fork
+//! of the worker copied its page tables and interrupted the other CPU to flush its TLB, and the
+//! child's `exec` then tore that copy down again: BENCHMARKS.md, "Eleventh session".)
+//!
+//! What the worker writes on its stdin, ahead of the message text: a 4-byte little-endian
+//! length, then a `Launch` as JSON. The launcher becomes that program with `exec`, the rest of
+//! stdin (the message) left for it. If it cannot, it writes why on fd 3 (a pipe the worker
+//! holds the other end of, close-on-exec in the launcher) and exits 127; the worker reads fd 3
+//! to its end, and nothing there means the program is running.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// `argv[1]` of a launcher (`main.rs` hands it to `serve` before parsing anything).
+pub const ARG: &str = "__turn";
+
+/// The largest `Launch` a launcher reads: the environment's values are cut at 100 KiB each
+/// (`turn::env_value`), and there are a dozen of them.
+const MAX_LAUNCH: usize = 8 * 1024 * 1024;
+
+/// The fd a launcher reports a failed `exec` on.
+const STATUS_FD: i32 = 3;
+
+/// The program a launcher is to become, as a plain value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Launch {
+    pub program: PathBuf,
+    /// `argv[0]` when it is not the program's path.
+    pub arg0: Option<String>,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// Set on top of the launcher's own environment (the worker's).
+    pub env: Vec<(String, String)>,
+    /// What the turn is, for the message when it cannot start ("cannot run the agent command").
+    pub what: String,
+}
+
+/// A launcher waiting for its turn, held by the worker.
+pub struct Warm {
+    child: tokio::process::Child,
+    status: OwnedFd,
+}
+
+/// Why a warm start did not give a running turn.
+pub enum Failed {
+    /// The launcher was gone or would not take the command: start the turn the plain way.
+    Gone,
+    /// The launcher could not become the program: why, in words (`turn::cannot_start`).
+    CannotStart(String),
+}
+
+/// What a turn's child runs in it before `exec` (a launcher's, or a turn started the plain
+/// way): a session of its own (so a process group too, signalled by `interrupt` and `kill`)
+/// with no controlling terminal, so an agent that opens /dev/tty cannot write escapes into the
+/// worker's pane or read what is typed there (attacker QA); and the kernel's SIGKILL if the
+/// worker dies without cleaning up. `parent`: the worker's pid, checked after the parent-death
+/// signal is set, in case the worker died before it was.
+///
+/// # Safety
+/// Runs between `fork` and `exec`: setsid, prctl and getppid are async-signal-safe.
+pub fn in_child(parent: u32) -> std::io::Result<()> {
+    nix::unistd::setsid().map_err(std::io::Error::from)?;
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(std::io::Error::from)?;
+    if nix::unistd::getppid().as_raw() as u32 != parent {
+        return Err(std::io::Error::other("the worker ended"));
+    }
+    Ok(())
+}
+
+impl Warm {
+    /// Start a launcher. `tag`: variables it carries from the start (the member's
+    /// `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME`), so that even while it waits it is a process of
+    /// this member's (`backend::proc::is_agent_process`).
+    pub fn start(tag: &[(String, String)]) -> std::io::Result<Warm> {
+        let (status, theirs) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        // The same binary as this worker, even if its file was replaced or removed since.
+        let mut cmd = tokio::process::Command::new("/proc/self/exe");
+        cmd.arg0("teamctl")
+            .arg(ARG)
+            .envs(tag.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let parent = std::process::id();
+        let fd = theirs.as_raw_fd();
+        // SAFETY: `in_child` and dup2/fcntl are async-signal-safe; nothing here allocates.
+        unsafe {
+            cmd.pre_exec(move || {
+                in_child(parent)?;
+                if fd == STATUS_FD {
+                    // dup2 onto itself keeps close-on-exec: clear it instead.
+                    nix::fcntl::fcntl(
+                        std::os::fd::BorrowedFd::borrow_raw(fd),
+                        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                    )?;
+                } else if nix::libc::dup2(fd, STATUS_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn()?;
+        drop(theirs);
+        Ok(Warm { child, status })
+    }
+
+    /// Whether this launcher is still waiting (not ended, by a kill from outside say).
+    pub fn waiting(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Make it `launch`: the child, running the program once this returns `Ok`.
+    pub async fn go(mut self, launch: &Launch) -> Result<tokio::process::Child, Failed> {
+        if !self.waiting() {
+            return Err(Failed::Gone);
+        }
+        let Ok(body) = serde_json::to_vec(launch) else {
+            return Err(Failed::Gone);
+        };
+        let Ok(len) = u32::try_from(body.len()) else {
+            return Err(Failed::Gone);
+        };
+        let Some(mut stdin) = self.child.stdin.take() else {
+            return Err(Failed::Gone);
+        };
+        let mut framed = Vec::with_capacity(4 + body.len());
+        framed.extend_from_slice(&len.to_le_bytes());
+        framed.extend_from_slice(&body);
+        if stdin.write_all(&framed).await.is_err() {
+            // It ended before it read: killed meanwhile. The caller starts the turn anew.
+            let _ = self.child.start_kill();
+            return Err(Failed::Gone);
+        }
+        self.child.stdin = Some(stdin);
+        // Its end of fd 3 closes when it becomes the program, or after it wrote why not.
+        let mut why = Vec::new();
+        let read = match tokio::net::unix::pipe::Receiver::from_owned_fd(self.status) {
+            Ok(mut status) => status.read_to_end(&mut why).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if read.is_err() {
+            let _ = self.child.start_kill();
+            let _ = self.child.wait().await;
+            return Err(Failed::Gone);
+        }
+        if why.is_empty() {
+            return Ok(self.child);
+        }
+        let _ = self.child.wait().await;
+        Err(Failed::CannotStart(
+            String::from_utf8_lossy(&why).trim().to_string(),
+        ))
+    }
+}
+
+/// The launcher itself (`teamctl __turn`): wait for a `Launch` on stdin and become it. Ends
+/// quietly, exit 0, when stdin closes first (its worker let it go).
+pub fn serve() -> ! {
+    // Started as /proc/self/exe, the kernel named it "exe": `ps` and `top` show "teamctl".
+    let _ = nix::sys::prctl::set_name(c"teamctl");
+    // SAFETY: fd 3 is the status pipe the worker gave (`Warm::start`); nothing else in this
+    // process owns it.
+    let mut status = unsafe { std::fs::File::from_raw_fd(STATUS_FD) };
+    // Never the agent's: close-on-exec from here on.
+    let _ = nix::fcntl::fcntl(
+        &status,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    );
+    // Unbuffered: what follows the command on stdin is the agent's.
+    // SAFETY: fd 0 stays open for the program this becomes; `ManuallyDrop` never closes it.
+    let mut stdin = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
+    let mut len = [0u8; 4];
+    if stdin.read_exact(&mut len).is_err() {
+        std::process::exit(0);
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    let launch = (len <= MAX_LAUNCH)
+        .then(|| {
+            let mut body = vec![0u8; len];
+            stdin.read_exact(&mut body).ok()?;
+            serde_json::from_slice::<Launch>(&body).ok()
+        })
+        .flatten();
+    let Some(launch) = launch else {
+        let _ = status.write_all(b"the worker sent a turn this teamctl cannot read");
+        std::process::exit(127);
+    };
+    let mut cmd = std::process::Command::new(&launch.program);
+    if let Some(arg0) = &launch.arg0 {
+        cmd.arg0(arg0);
+    }
+    cmd.args(&launch.args)
+        .current_dir(&launch.cwd)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)));
+    let e = cmd.exec();
+    let why = super::turn::cannot_start(&launch.what, &launch.cwd, &e);
+    let _ = status.write_all(why.as_bytes());
+    std::process::exit(127);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_reads_back_as_it_was_written() {
+        let launch = Launch {
+            program: "/bin/sh".into(),
+            arg0: None,
+            args: vec!["-c".into(), "echo 'a b' \"$X\"\n".into()],
+            cwd: "/tmp".into(),
+            env: vec![("X".into(), "é\u{1}".into())],
+            what: "cannot run the agent command".into(),
+        };
+        let body = serde_json::to_vec(&launch).unwrap();
+        assert_eq!(serde_json::from_slice::<Launch>(&body).unwrap(), launch);
+    }
+}
