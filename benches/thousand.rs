@@ -19,8 +19,11 @@
 //! - wake-up of every teammate: for each wI in turn, from just before `teamctl send wI MSG` is
 //!   started to the agent's first instruction, its entry point (the stamping agent, run directly
 //!   by the worker; its stamp is its reply, read back from the leader's inbox file); also from
-//!   `send` reaped.
-//!   Anchor, interleaved send by send: the same to the lone teammate of team `one`.
+//!   `send` reaped. Twice: the first message to each teammate finds no turn's process waiting
+//!   (an idle teammate starts one ahead only once it has had a turn, `worker::launch`), the
+//!   second finds one, as with a teammate in use.
+//!   Anchor, interleaved send by send: the same to the lone teammate of team `one` (which has
+//!   had a turn before each of its wake-ups but its first).
 //! - broadcast: from just before `teamctl send '*' MSG` is started until a reply from every
 //!   one of the N is in the leader's inbox. Anchor: N stamping agents started one
 //!   after another by the bench (the agents' own work, with nothing of teamctl's).
@@ -413,62 +416,77 @@ fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
 
     status_figures(env, Some(solo_env), n)?;
 
-    // Wake-up of every teammate, interleaved with the lone teammate's.
+    // Wake-up of every teammate, interleaved with the lone teammate's: twice. The first message
+    // finds no turn's process waiting (a teammate starts one ahead once it has had a turn:
+    // `worker::launch`); the second finds one, as a teammate in use does. The lone teammate has
+    // had turns before each of its wake-ups but the first.
     let mut big = LeaderInbox::new(env, TEAM);
     let mut one = LeaderInbox::new(solo_env, ONE);
     let mut rng = Rng::from_time();
-    let (mut start, mut exit, mut a_start, mut a_exit) = (vec![], vec![], vec![], vec![]);
     let inotify_of: Vec<bool> = pids.iter().map(|&p| inotify_fds(p) > 0).collect();
-    let (mut start_ino, mut start_bell) = (vec![], vec![]);
-    let t0 = Instant::now();
-    for (i, name) in all.iter().enumerate() {
-        std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
-        let (s, e) = wake_one(env, &mut big, TEAM, name, i)?;
-        wait_turns(env, TEAM, name, 1)?;
-        start.push(s);
-        exit.push(e);
-        if inotify_of[i] {
-            start_ino.push(s);
+    for round in 0..2u64 {
+        let (mut start, mut exit, mut a_start, mut a_exit) = (vec![], vec![], vec![], vec![]);
+        let (mut start_ino, mut start_bell) = (vec![], vec![]);
+        let t0 = Instant::now();
+        for (i, name) in all.iter().enumerate() {
+            std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
+            let (s, e) = wake_one(env, &mut big, TEAM, name, i)?;
+            wait_turns(env, TEAM, name, round + 1)?;
+            start.push(s);
+            exit.push(e);
+            if inotify_of[i] {
+                start_ino.push(s);
+            } else {
+                start_bell.push(s);
+            }
+            std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
+            let (s, e) = wake_one(solo_env, &mut one, ONE, "solo", i)?;
+            wait_turns(solo_env, ONE, "solo", round * n as u64 + i as u64 + 1)?;
+            a_start.push(s);
+            a_exit.push(e);
+            if (i + 1) % 200 == 0 {
+                eprintln!(
+                    "[thousand] round {}: {} woken ({})",
+                    round + 1,
+                    i + 1,
+                    fmt(t0.elapsed())
+                );
+            }
+        }
+        let (start, exit) = (Stats::new(start), Stats::new(exit));
+        let (a_start, a_exit) = (Stats::new(a_start), Stats::new(a_exit));
+        let which = if round == 0 {
+            "first message to each (no turn's process waiting yet: started when it comes)"
         } else {
-            start_bell.push(s);
-        }
-        std::thread::sleep(Duration::from_micros(1000 + rng.below(2000)));
-        let (s, e) = wake_one(solo_env, &mut one, ONE, "solo", i)?;
-        wait_turns(solo_env, ONE, "solo", i as u64 + 1)?;
-        a_start.push(s);
-        a_exit.push(e);
-        if (i + 1) % 200 == 0 {
-            eprintln!("[thousand] {} woken ({})", i + 1, fmt(t0.elapsed()));
-        }
+            "second message to each (its turn's process waiting, started ahead after the first)"
+        };
+        println!(
+            "wake-up of each of the {n}, {which}, `teamctl send wI` started -> the agent's first instruction (its entry point, a raw clock_gettime in _start):"
+        );
+        println!("  all {n}:              {}", start.line());
+        println!(
+            "  on inotify ({}):     {}",
+            start_ino.len(),
+            Stats::new(start_ino).line()
+        );
+        println!(
+            "  not on inotify ({}): {}",
+            start_bell.len(),
+            Stats::new(start_bell).line()
+        );
+        println!(
+            "  anchor, the lone teammate of team `one`, interleaved: {}",
+            a_start.line()
+        );
+        println!(
+            "  from `send` reaped -> the agent's entry point: {n}: {}",
+            exit.line()
+        );
+        println!(
+            "  from `send` reaped -> the agent's entry point, anchor: {}",
+            a_exit.line()
+        );
     }
-    let (start, exit) = (Stats::new(start), Stats::new(exit));
-    let (a_start, a_exit) = (Stats::new(a_start), Stats::new(a_exit));
-    println!(
-        "wake-up of each of the {n}, once each, `teamctl send wI` started -> the agent's first instruction (its entry point, a raw clock_gettime in _start):"
-    );
-    println!("  all {n}:              {}", start.line());
-    println!(
-        "  on inotify ({}):     {}",
-        start_ino.len(),
-        Stats::new(start_ino).line()
-    );
-    println!(
-        "  not on inotify ({}): {}",
-        start_bell.len(),
-        Stats::new(start_bell).line()
-    );
-    println!(
-        "  anchor, the lone teammate of team `one`, interleaved: {}",
-        a_start.line()
-    );
-    println!(
-        "  from `send` reaped -> the agent's entry point: {n}: {}",
-        exit.line()
-    );
-    println!(
-        "  from `send` reaped -> the agent's entry point, anchor: {}",
-        a_exit.line()
-    );
 
     // Broadcast.
     let mut inbox = LeaderInbox::new(env, TEAM);
@@ -515,7 +533,7 @@ fn process_measure(env: &Env, solo_env: &Env, n: usize) -> Result<()> {
         "  anchor: {n} stamping agents one after another, started by the bench: {}",
         fmt(bare)
     );
-    all_idle(env, TEAM, &all, 2)?;
+    all_idle(env, TEAM, &all, 3)?;
     status_figures(env, Some(solo_env), n)?;
     Ok(())
 }
