@@ -50,12 +50,10 @@ pub struct Warm {
     status: OwnedFd,
 }
 
-/// Why a warm start did not give a running turn.
+/// Why a warm start did not happen: the launcher was gone or would not take the command.
+/// The turn starts the plain way.
 pub enum Failed {
-    /// The launcher was gone or would not take the command: start the turn the plain way.
     Gone,
-    /// The launcher could not become the program: why, in words (`turn::cannot_start`).
-    CannotStart(String),
 }
 
 /// What a turn's child runs in it before `exec` (a launcher's, or a turn started the plain
@@ -81,12 +79,14 @@ impl Warm {
     /// Start a launcher. `tag`: variables it carries from the start (the member's
     /// `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME`), so that even while it waits it is a process of
     /// this member's (`backend::proc::is_agent_process`).
-    pub fn start(tag: &[(String, String)]) -> std::io::Result<Warm> {
+    pub fn start(agent_id: &str, tag: &[(String, String)]) -> std::io::Result<Warm> {
         let (status, theirs) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         // The same binary as this worker, even if its file was replaced or removed since.
         let mut cmd = tokio::process::Command::new("/proc/self/exe");
+        // The member in its argv too, for `ps` (ignored by the launcher).
         cmd.arg0("teamctl")
             .arg(ARG)
+            .arg(agent_id)
             .envs(tag.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -120,8 +120,13 @@ impl Warm {
         matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Make it `launch`: the child, running the program once this returns `Ok`.
-    pub async fn go(mut self, launch: &Launch) -> Result<tokio::process::Child, Failed> {
+    /// Tell it to become `launch`: the child (the turn's process from here on: its pid is the
+    /// turn's process group), and the pipe on which it says why, if it cannot. Read that pipe
+    /// to its end beside the turn's output (`turn::run`): nothing on it means the program runs.
+    /// A launcher that does not take the command within `TAKE_WITHIN` (stopped, say) is killed
+    /// and the turn starts the plain way; once it has the command, a launcher that hangs is
+    /// the turn hanging, which the turn's timeout, `interrupt` and stop signals end.
+    pub async fn go(mut self, launch: &Launch) -> Result<(tokio::process::Child, Status), Failed> {
         if !self.waiting() {
             return Err(Failed::Gone);
         }
@@ -137,38 +142,62 @@ impl Warm {
         let mut framed = Vec::with_capacity(4 + body.len());
         framed.extend_from_slice(&len.to_le_bytes());
         framed.extend_from_slice(&body);
-        if stdin.write_all(&framed).await.is_err() {
-            // It ended before it read: killed meanwhile. The caller starts the turn anew.
-            let _ = self.child.start_kill();
-            return Err(Failed::Gone);
+        let status = tokio::net::unix::pipe::Receiver::from_owned_fd(self.status);
+        let taken = tokio::time::timeout(TAKE_WITHIN, stdin.write_all(&framed)).await;
+        match (taken, status) {
+            (Ok(Ok(())), Ok(status)) => {
+                self.child.stdin = Some(stdin);
+                Ok((self.child, Status(status)))
+            }
+            _ => {
+                // Ended or stopped before it read, killed meanwhile: the caller starts the
+                // turn anew, and this one never runs it.
+                let _ = self.child.start_kill();
+                let _ = self.child.wait().await;
+                Err(Failed::Gone)
+            }
         }
-        self.child.stdin = Some(stdin);
-        // Its end of fd 3 closes when it becomes the program, or after it wrote why not.
-        let mut why = Vec::new();
-        let read = match tokio::net::unix::pipe::Receiver::from_owned_fd(self.status) {
-            Ok(mut status) => status.read_to_end(&mut why).await.map(|_| ()),
-            Err(e) => Err(e),
-        };
-        if read.is_err() {
-            let _ = self.child.start_kill();
-            let _ = self.child.wait().await;
-            return Err(Failed::Gone);
+    }
+}
+
+/// How long a launcher gets to take its command (a few KiB, at most a few hundred with a long
+/// message in the environment) before the turn starts the plain way.
+const TAKE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A launcher's report pipe (fd 3 in it): why it could not become the turn's program, or
+/// nothing.
+pub struct Status(tokio::net::unix::pipe::Receiver);
+
+impl Status {
+    /// Some of the report into `why`: `Ok(0)` at its end (the program runs, or the launcher
+    /// ended). Cancel-safe, for a `select!` beside the turn's output.
+    pub async fn read_into(&mut self, why: &mut Vec<u8>) -> std::io::Result<usize> {
+        let mut buf = [0u8; 1024];
+        let n = self.0.read(&mut buf).await?;
+        if why.len() < 16 * 1024 {
+            why.extend_from_slice(&buf[..n]);
         }
-        if why.is_empty() {
-            return Ok(self.child);
-        }
-        let _ = self.child.wait().await;
-        Err(Failed::CannotStart(
-            String::from_utf8_lossy(&why).trim().to_string(),
-        ))
+        Ok(n)
     }
 }
 
 /// The launcher itself (`teamctl __turn`): wait for a `Launch` on stdin and become it. Ends
 /// quietly, exit 0, when stdin closes first (its worker let it go).
 pub fn serve() -> ! {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "teamctl: `teamctl __turn` is the process an idle teammate keeps ready for its next turn; its worker starts it, not a person"
+        );
+        std::process::exit(2);
+    }
     // Started as /proc/self/exe, the kernel named it "exe": `ps` and `top` show "teamctl".
     let _ = nix::sys::prctl::set_name(c"teamctl");
+    // While it waits, its stdin (/proc/PID/fd/0) is open to its own user's other processes
+    // unless it is not dumpable: then only a process allowed to trace it (root, or one with
+    // CAP_SYS_PTRACE) could write it a command to become (attacker QA). `exec` makes the
+    // program it becomes dumpable again.
+    let _ = nix::sys::prctl::set_dumpable(false);
     // SAFETY: fd 3 is the status pipe the worker gave (`Warm::start`); nothing else in this
     // process owns it.
     let mut status = unsafe { std::fs::File::from_raw_fd(STATUS_FD) };

@@ -163,6 +163,8 @@ struct Worker {
     /// Whether to keep one started: once a turn has run here (a teammate that never gets a
     /// message costs no second process), and while starting one works.
     keep_warm: bool,
+    /// Starting one failed (out of processes or fds, say): said once, not tried again.
+    warm_failed: bool,
 }
 
 impl Worker {
@@ -240,6 +242,7 @@ impl Worker {
             owner: None,
             warm: None,
             keep_warm: false,
+            warm_failed: false,
         })
     }
 
@@ -778,7 +781,7 @@ impl Worker {
         let name = self.name.clone();
         let mut live = self.live.clone();
         let warm = self.warm.take();
-        self.keep_warm = self.companion.is_none();
+        self.keep_warm = self.companion.is_none() && !self.warm_failed;
         let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
             live.turn_pgid = Some(pgid);
             live.last_seen = now_ms();
@@ -1023,11 +1026,12 @@ impl Worker {
             (env::HOME.to_string(), self.home.display().to_string()),
             (env::AGENT_ID.to_string(), self.member.agent_id.clone()),
         ];
-        match launch::Warm::start(&tag) {
+        match launch::Warm::start(&self.member.agent_id, &tag) {
             Ok(w) => self.warm = Some(w),
             Err(e) => {
                 // Turns start the plain way, as before; said once.
                 self.keep_warm = false;
+                self.warm_failed = true;
                 self.warm = None;
                 self.sink.note(&format!(
                     "warning: cannot start a turn's process ahead ({e}); turns start when their message comes"

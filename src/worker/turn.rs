@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
-use super::launch::{Failed, Launch, Warm, in_child};
+use super::launch::{Failed, Launch, Status, Warm, in_child};
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -226,10 +226,15 @@ pub async fn run(
 ) -> Result<TurnResult> {
     sink.begin_turn();
     let launch = launch_of(spec);
+    // A warm start's report pipe: why its launcher could not become the program, if it could
+    // not; read beside the output, so a launcher that hangs is a turn that hangs.
+    let mut report: Option<Status> = None;
     let started = match warm {
         Some(warm) => match warm.go(&launch).await {
-            Ok(child) => Ok(child),
-            Err(Failed::CannotStart(why)) => Err(why),
+            Ok((child, status)) => {
+                report = Some(status);
+                Ok(child)
+            }
             Err(Failed::Gone) => cold(&launch),
         },
         None => cold(&launch),
@@ -277,8 +282,15 @@ pub async fn run(
         }
     };
 
+    let mut why = Vec::new();
     while out_open || err_open || status.is_none() {
         tokio::select! {
+            n = async { report.as_mut().expect("a report pipe").read_into(&mut why).await },
+                if report.is_some() => {
+                if !matches!(n, Ok(n) if n > 0) {
+                    report = None;
+                }
+            }
             n = out.read(&mut obuf), if out_open => match n {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
@@ -329,6 +341,16 @@ pub async fn run(
                 err_open = false;
             }
         }
+    }
+    // What is left of a launcher's report: its writer is gone once the child has ended.
+    if let Some(mut rest) = report.take() {
+        while matches!(rest.read_into(&mut why).await, Ok(n) if n > 0) {}
+    }
+    if !why.is_empty() {
+        // It could not become the program: a turn that did not start, as a cold start says.
+        let why = no_nul(String::from_utf8_lossy(&why).trim().to_string());
+        sink.note(&why);
+        return Err(Error::failed(why));
     }
     let status = status
         .expect("loop ends after wait")

@@ -72,6 +72,9 @@ fn the_next_turn_runs_in_the_process_started_ahead_with_the_whole_message() {
     let environ = std::fs::read(format!("/proc/{ahead}/environ")).unwrap();
     let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
     assert!(vars.contains(&&b"TEAMCTL_AGENT_ID=bob@alpha"[..]));
+    // And names it for `ps`.
+    let argv = std::fs::read(format!("/proc/{ahead}/cmdline")).unwrap();
+    assert_eq!(argv, b"teamctl\0__turn\0bob@alpha\0");
     assert_ne!(first.split(' ').next(), Some(ahead.to_string().as_str()));
     // Longer than a pipe holds, and more than the environment takes (its copy is cut): the
     // agent reads all of it on stdin after the command that came ahead of it.
@@ -168,6 +171,42 @@ fn a_turn_the_process_started_ahead_cannot_become_says_why() {
     wait_until("the waiting process gone", T, || !running(ahead));
     // Back: the teammate goes on.
     std::fs::create_dir(&cwd).unwrap();
+    let out = env.ok(&["ask", "bob", "three"]);
+    assert!(out.trim().ends_with(" 5"), "{out}");
+}
+
+#[test]
+fn a_process_started_ahead_that_hangs_is_a_turn_that_hangs_and_is_ended_as_one() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--turn-timeout",
+        "1",
+        "--exec",
+        PID_AND_SIZE,
+    ]);
+    env.ok(&["ask", "bob", "one"]);
+    let ahead = waiting(&env, "bob");
+    // Stopped (by anyone of this user, a cgroup freeze...): it takes the command into its pipe
+    // and never becomes the agent. Before, the worker waited for it with no timeout: `status`
+    // said idle, `interrupt` found no turn, the turn timeout never fired.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(ahead as i32),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    let out = env.run(&["ask", "bob", "two", "--timeout", "30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("timed out"), "{err}");
+    wait_until("the stopped process ended with its turn", T, || {
+        !running(ahead)
+    });
+    // The teammate goes on.
     let out = env.ok(&["ask", "bob", "three"]);
     assert!(out.trim().ends_with(" 5"), "{out}");
 }

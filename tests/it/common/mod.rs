@@ -310,7 +310,8 @@ impl TestEnv {
 /// Is `pid` a turn's process started ahead by its idle worker (`teamctl __turn`,
 /// `worker::launch`), still waiting for its message?
 pub fn is_waiting_turn(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|argv| argv == b"teamctl\0__turn\0")
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|argv| argv.starts_with(b"teamctl\0__turn\0"))
 }
 
 /// `pid: argv` for each pid, for assertion messages.
