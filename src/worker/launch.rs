@@ -44,6 +44,20 @@ pub struct Launch {
     pub what: String,
 }
 
+impl Launch {
+    /// The command, with nothing of the turn's stdio or process set-up (the caller's).
+    pub fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.program);
+        if let Some(arg0) = &self.arg0 {
+            cmd.arg0(arg0);
+        }
+        cmd.args(&self.args)
+            .current_dir(&self.cwd)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+}
+
 /// A launcher waiting for its turn, held by the worker.
 pub struct Warm {
     child: tokio::process::Child,
@@ -226,14 +240,7 @@ pub fn serve() -> ! {
         let _ = status.write_all(b"the worker sent a turn this teamctl cannot read");
         std::process::exit(127);
     };
-    let mut cmd = std::process::Command::new(&launch.program);
-    if let Some(arg0) = &launch.arg0 {
-        cmd.arg0(arg0);
-    }
-    cmd.args(&launch.args)
-        .current_dir(&launch.cwd)
-        .envs(launch.env.iter().map(|(k, v)| (k, v)));
-    let e = cmd.exec();
+    let e = launch.command().exec();
     let why = super::turn::cannot_start(&launch.what, &launch.cwd, &e);
     let _ = status.write_all(why.as_bytes());
     std::process::exit(127);
@@ -258,14 +265,7 @@ fn warm_up() {
     let Ok(launch) = serde_json::from_slice::<Launch>(&body) else {
         return;
     };
-    let mut cmd = std::process::Command::new(&launch.program);
-    if let Some(arg0) = &launch.arg0 {
-        cmd.arg0(arg0);
-    }
-    cmd.args(&launch.args)
-        .current_dir(&launch.cwd)
-        .envs(launch.env.iter().map(|(k, v)| (k, v)));
-    std::hint::black_box(&cmd);
+    std::hint::black_box(launch.command());
 }
 
 #[cfg(test)]

@@ -408,14 +408,8 @@ fn launch_of(spec: &TurnSpec) -> Launch {
 
 /// Start `launch` the plain way: a fork of the worker that becomes the program.
 fn cold(launch: &Launch) -> std::result::Result<tokio::process::Child, String> {
-    let mut cmd = tokio::process::Command::new(&launch.program);
-    if let Some(arg0) = &launch.arg0 {
-        cmd.arg0(arg0);
-    }
-    cmd.args(&launch.args)
-        .current_dir(&launch.cwd)
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
+    let mut cmd = tokio::process::Command::from(launch.command());
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
