@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+
 use crate::common::{TestEnv, describe, is_waiting_turn, wait_until};
 
 const T: Duration = Duration::from_secs(20);
@@ -53,6 +55,10 @@ fn waiting(env: &TestEnv, name: &str) -> u32 {
 
 fn running(pid: u32) -> bool {
     teamctl::backend::proc::running(pid)
+}
+
+fn signal(pid: u32, sig: Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
 }
 
 #[test]
@@ -107,11 +113,7 @@ fn the_process_started_ahead_ends_with_its_worker() {
     env.ok(&["ask", "carol", "one"]);
     // Killed outright: no clean-up runs in the worker; the kernel ends what it started.
     let bob = waiting(&env, "bob");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(worker_pid(&env, "bob") as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    signal(worker_pid(&env, "bob"), Signal::SIGKILL);
     wait_until("bob's waiting process gone with its worker", T, || {
         !running(bob)
     });
@@ -131,11 +133,7 @@ fn a_turn_still_runs_when_the_process_started_ahead_was_killed() {
     team(&env, "bob", PID_AND_SIZE, None);
     env.ok(&["ask", "bob", "one"]);
     let ahead = waiting(&env, "bob");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(ahead as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    signal(ahead, Signal::SIGKILL);
     wait_until("the waiting process gone", T, || !running(ahead));
     // Started the plain way instead: the message is not lost, the reply comes.
     let out = env.ok(&["ask", "bob", "two"]);
@@ -194,11 +192,7 @@ fn a_process_started_ahead_that_hangs_is_a_turn_that_hangs_and_is_ended_as_one()
     // Stopped (by anyone of this user, a cgroup freeze...): it takes the command into its pipe
     // and never becomes the agent. Before, the worker waited for it with no timeout: `status`
     // said idle, `interrupt` found no turn, the turn timeout never fired.
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(ahead as i32),
-        nix::sys::signal::Signal::SIGSTOP,
-    )
-    .unwrap();
+    signal(ahead, Signal::SIGSTOP);
     let out = env.run(&["ask", "bob", "two", "--timeout", "30"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
