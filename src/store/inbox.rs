@@ -200,7 +200,8 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// open and are used again while `log` still names the same file (the same device and inode,
 /// looked up on the path without opening it); a log replaced or removed is opened anew, and
 /// one removed by hand (no name left) is let go at the thread's first read of any log a second
-/// or more after its last look (`LOOK_EVERY`), so that its disk space comes back. Why: inotify reports every open of a file in a watched directory
+/// or more after its last look (`LOOK_EVERY`), so that its disk space comes back. Why: inotify
+/// reports every open of a file in a watched directory
 /// (`notify` asks for `IN_OPEN`), so each time a worker opened its own log it woke its own
 /// watching thread, a wake-up across CPUs on the way from a message to its agent
 /// (BENCHMARKS.md, tenth session).

@@ -61,13 +61,8 @@ impl Launch {
 /// A launcher waiting for its turn, held by the worker.
 pub struct Warm {
     child: tokio::process::Child,
-    status: OwnedFd,
-}
-
-/// Why a warm start did not happen: the launcher was gone or would not take the command.
-/// The turn starts the plain way.
-pub enum Failed {
-    Gone,
+    /// The read end of its report pipe (`Report`).
+    report: OwnedFd,
 }
 
 /// What a turn's child runs in it before `exec` (a launcher's, or a turn started the plain
@@ -94,7 +89,7 @@ impl Warm {
     /// `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME`), so that even while it waits it is a process of
     /// this member's (`backend::proc::is_agent_process`).
     pub fn start(agent_id: &str, tag: &[(String, String)]) -> std::io::Result<Warm> {
-        let (status, theirs) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let (report, theirs) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         // The same binary as this worker, even if its file was replaced or removed since.
         let mut cmd = tokio::process::Command::new("/proc/self/exe");
         // The member in its argv too, for `ps` (ignored by the launcher).
@@ -126,7 +121,7 @@ impl Warm {
         }
         let child = cmd.spawn()?;
         drop(theirs);
-        Ok(Warm { child, status })
+        Ok(Warm { child, report })
     }
 
     /// Whether this launcher is still waiting (not ended, by a kill from outside say).
@@ -137,38 +132,32 @@ impl Warm {
     /// Tell it to become `launch`: the child (the turn's process from here on: its pid is the
     /// turn's process group), and the pipe on which it says why, if it cannot. Read that pipe
     /// to its end beside the turn's output (`turn::run`): nothing on it means the program runs.
-    /// A launcher that does not take the command within `TAKE_WITHIN` (stopped, say) is killed
-    /// and the turn starts the plain way; once it has the command, a launcher that hangs is
-    /// the turn hanging, which the turn's timeout, `interrupt` and stop signals end.
-    pub async fn go(mut self, launch: &Launch) -> Result<(tokio::process::Child, Status), Failed> {
+    /// `None`: it was gone, or did not take the command within `TAKE_WITHIN` (stopped, say) and
+    /// was killed; the turn starts the plain way. Once it has the command, a launcher that
+    /// hangs is the turn hanging, which the turn's timeout, `interrupt` and stop signals end.
+    pub async fn go(mut self, launch: &Launch) -> Option<(tokio::process::Child, Report)> {
         if !self.waiting() {
-            return Err(Failed::Gone);
+            return None;
         }
-        let Ok(body) = serde_json::to_vec(launch) else {
-            return Err(Failed::Gone);
-        };
-        let Ok(len) = u32::try_from(body.len()) else {
-            return Err(Failed::Gone);
-        };
-        let Some(mut stdin) = self.child.stdin.take() else {
-            return Err(Failed::Gone);
-        };
+        let body = serde_json::to_vec(launch).ok()?;
+        let len = u32::try_from(body.len()).ok()?;
+        let mut stdin = self.child.stdin.take()?;
         let mut framed = Vec::with_capacity(4 + body.len());
         framed.extend_from_slice(&len.to_le_bytes());
         framed.extend_from_slice(&body);
-        let status = tokio::net::unix::pipe::Receiver::from_owned_fd(self.status);
+        let report = tokio::net::unix::pipe::Receiver::from_owned_fd(self.report);
         let taken = tokio::time::timeout(TAKE_WITHIN, stdin.write_all(&framed)).await;
-        match (taken, status) {
-            (Ok(Ok(())), Ok(status)) => {
+        match (taken, report) {
+            (Ok(Ok(())), Ok(report)) => {
                 self.child.stdin = Some(stdin);
-                Ok((self.child, Status(status)))
+                Some((self.child, Report(report)))
             }
             _ => {
                 // Ended or stopped before it read, killed meanwhile: the caller starts the
                 // turn anew, and this one never runs it.
                 let _ = self.child.start_kill();
                 let _ = self.child.wait().await;
-                Err(Failed::Gone)
+                None
             }
         }
     }
@@ -180,9 +169,9 @@ const TAKE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A launcher's report pipe (fd 3 in it): why it could not become the turn's program, or
 /// nothing.
-pub struct Status(tokio::net::unix::pipe::Receiver);
+pub struct Report(tokio::net::unix::pipe::Receiver);
 
-impl Status {
+impl Report {
     /// Some of the report into `why`: `Ok(0)` at its end (the program runs, or the launcher
     /// ended). Cancel-safe, for a `select!` beside the turn's output.
     pub async fn read_into(&mut self, why: &mut Vec<u8>) -> std::io::Result<usize> {

@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
-use super::launch::{Failed, Launch, Status, Warm, in_child};
+use super::launch::{Launch, Report, Warm, in_child};
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -228,15 +228,16 @@ pub async fn run(
     let launch = launch_of(spec);
     // A warm start's report pipe: why its launcher could not become the program, if it could
     // not; read beside the output, so a launcher that hangs is a turn that hangs.
-    let mut report: Option<Status> = None;
+    let mut report: Option<Report> = None;
+    let warm = match warm {
+        Some(warm) => warm.go(&launch).await,
+        None => None,
+    };
     let started = match warm {
-        Some(warm) => match warm.go(&launch).await {
-            Ok((child, status)) => {
-                report = Some(status);
-                Ok(child)
-            }
-            Err(Failed::Gone) => cold(&launch),
-        },
+        Some((child, pipe)) => {
+            report = Some(pipe);
+            Ok(child)
+        }
         None => cold(&launch),
     };
     let mut child = match started {
