@@ -18,7 +18,8 @@
 use std::ops::Range;
 
 use crate::domain::Name;
-use crate::domain::roster::{Color, color};
+use crate::domain::member::COLORS;
+use crate::domain::roster::Color;
 use crate::domain::teamtext::Text;
 
 const MAGIC: &str = "teamctl-team-index 1 ";
@@ -85,44 +86,51 @@ fn push_num(out: &mut String, mut n: usize) {
     out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("0"));
 }
 
-/// A decimal number of at most 19 digits.
-fn num(s: impl AsRef<[u8]>) -> Option<usize> {
-    let s = s.as_ref();
-    if s.is_empty() || s.len() > 19 {
-        return None;
+/// A decimal number of at most 19 digits at the start of `rest`, ended by `end` (skipped).
+/// One pass: the index's fields are short, a plain loop is cheaper than a search and a parse.
+fn num_until(rest: &mut &[u8], end: u8) -> Option<usize> {
+    let mut n = 0usize;
+    for (i, &b) in rest.iter().enumerate() {
+        if b == end && i > 0 {
+            *rest = &rest[i + 1..];
+            return Some(n);
+        }
+        if !b.is_ascii_digit() || i == 19 {
+            return None;
+        }
+        n = n * 10 + usize::from(b - b'0');
     }
-    s.iter().try_fold(0usize, |n, &b| {
-        b.is_ascii_digit().then(|| n * 10 + usize::from(b - b'0'))
-    })
+    None
 }
 
-/// The bytes of `rest` up to its next space, which is skipped (the index's fields are short:
-/// a plain loop is cheaper than a search).
-fn field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let at = rest.iter().position(|&b| b == b' ')?;
+/// The bytes of `rest` before its next `end`, which is skipped; `None` if a newline comes
+/// first (a field never runs into the next line) or there is no `end`.
+fn until<'a>(rest: &mut &'a [u8], end: u8) -> Option<&'a [u8]> {
+    let at = rest.iter().position(|&b| b == end || b == b'\n')?;
     let (field, after) = rest.split_at(at);
+    if after[0] != end {
+        return None;
+    }
     *rest = &after[1..];
     Some(field)
 }
 
 /// The index in `index` if it is whole (its body's CRC) and describes exactly `bytes`
-/// (length and CRC-32), its spans in order and within them; `None` otherwise.
+/// (length and CRC-32), its spans in order and within them; `None` otherwise. One pass over
+/// the body's bytes (`send` to a 1,000-member team reads 1,000 entries): no line split, no
+/// UTF-8 check of the whole (a name is checked as a name, a colour as a palette colour or
+/// as JSON).
 pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
-    let head_end = index.iter().position(|&b| b == b'\n')?;
-    let head = std::str::from_utf8(&index[..head_end]).ok()?;
-    let (body_len, body_crc) = head.strip_prefix(MAGIC)?.split_once(' ')?;
-    let (body_len, body_crc) = (num(body_len)?, num(body_crc)?);
-    let body = index.get(head_end + 1..head_end + 1 + body_len)?;
+    let mut rest = index.strip_prefix(MAGIC.as_bytes())?;
+    let body_len = num_until(&mut rest, b' ')?;
+    let body_crc = num_until(&mut rest, b'\n')?;
+    let mut body = rest.get(..body_len)?;
     if crc32fast::hash(body) as usize != body_crc {
         return None;
     }
-    let mut lines = std::str::from_utf8(body)
-        .ok()?
-        .strip_suffix('\n')?
-        .split('\n');
-    let (len, rest) = lines.next()?.split_once(' ')?;
-    let (crc, count) = rest.split_once(' ')?;
-    let (len, crc, count) = (num(len)?, num(crc)?, num(count)?);
+    let len = num_until(&mut body, b' ')?;
+    let crc = num_until(&mut body, b' ')?;
+    let count = num_until(&mut body, b'\n')?;
     if len != bytes.len() || count > len {
         return None;
     }
@@ -133,27 +141,18 @@ pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
     let mut colors = Vec::with_capacity(count);
     let mut spans = Vec::with_capacity(count);
     let mut at = 0;
-    let mut ended = false;
-    for line in lines {
-        if ended {
-            return None;
-        }
-        if line == "end" {
-            ended = true;
-            continue;
-        }
-        let mut rest = line.as_bytes();
-        let start = num(field(&mut rest)?)?;
-        let end = num(field(&mut rest)?)?;
-        let name = Name::parse(std::str::from_utf8(field(&mut rest)?).ok()?).ok()?;
-        let color = match rest {
-            // The palette's colours need no unescaping.
-            [b'"', c @ .., b'"'] if !c.iter().any(|&b| b == b'"' || b == b'\\') => {
-                color(std::str::from_utf8(c).ok()?)
+    while body != b"end\n" {
+        let start = num_until(&mut body, b' ')?;
+        let end = num_until(&mut body, b' ')?;
+        let name = Name::from_bytes(until(&mut body, b' ')?)?;
+        let color = match until(&mut body, b'\n')? {
+            // The palette's colours, compared as bytes, are borrowed; any other is JSON.
+            [b'"', c @ .., b'"'] if let Some(p) = COLORS.iter().find(|p| p.as_bytes() == c) => {
+                Color::Borrowed(p)
             }
             c => Color::Owned(serde_json::from_slice(c).ok()?),
         };
-        if start < at || end < start || end > len {
+        if start < at || end < start || end > len || names.len() == count {
             return None;
         }
         at = end;
@@ -161,7 +160,7 @@ pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
         colors.push(color);
         spans.push(start..end);
     }
-    (ended && names.len() == count).then_some(Index {
+    (names.len() == count).then_some(Index {
         names,
         colors,
         spans,
@@ -228,6 +227,15 @@ mod tests {
             "17 C 2\n4 7 a \"blue\"\nend\n",
             "17 C 2\n4 7 a \"blue\"\n9 13 bb \"x\"\n",
             "17 C 2\n4 7 a \"blue\"\n9 13 bb \"x\"\nend\nmore\n",
+            // A field never runs into the next line.
+            "17 C 2\n4 7 a\n\"blue\"\n9 13 bb \"x\"\nend\n",
+            "17 C 2\n4 7\na \"blue\"\n9 13 bb \"x\"\nend\n",
+            "17 C\n2\n4 7 a \"blue\"\n9 13 bb \"x\"\nend\n",
+            "17 C 2\n4 7 a \"blue\"\n9 13 bb \"x\nend\n",
+            // Numbers are digits only, at most 19 of them.
+            "17 C 2\n4 7 a \"blue\"\n9 +13 bb \"x\"\nend\n",
+            "17 C 2\n4 7 a \"blue\"\n9 00000000000000000013 bb \"x\"\nend\n",
+            "17 C 2\n 4 7 a \"blue\"\n9 13 bb \"x\"\nend\n",
         ] {
             let body = body.replace('C', &crc32fast::hash(&text.bytes).to_string());
             let index = format!(
