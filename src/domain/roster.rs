@@ -29,6 +29,8 @@ pub struct Roster {
     /// Read through an index of the file (`indexed`): each member's text is exactly what a
     /// whole write gives for it (`texts`).
     indexed: bool,
+    /// Only some members were read (`partial`): the ones asked for, with the first and last.
+    partial: bool,
 }
 
 /// A member's colour.
@@ -151,6 +153,7 @@ impl Roster {
             members: Members::Text(bytes, spans),
             hostless: false,
             indexed: false,
+            partial: false,
         })
     }
 
@@ -175,6 +178,7 @@ impl Roster {
             members: Members::Text(bytes, spans),
             hostless: false,
             indexed: true,
+            partial: false,
         })
     }
 
@@ -184,6 +188,20 @@ impl Roster {
     pub fn without_hosts(mut self) -> Roster {
         self.hostless = true;
         self
+    }
+
+    /// This roster, marked as holding only some of the team's members, in the file's order
+    /// (a store's `roster_with`): its `names`, `has` and `member` are about those only, and it
+    /// gives no `texts` to write the file from.
+    #[must_use]
+    pub fn partial(mut self) -> Roster {
+        self.partial = true;
+        self
+    }
+
+    /// Whether only some members were read (`partial`).
+    pub fn is_partial(&self) -> bool {
+        self.partial
     }
 
     /// The team's name.
@@ -266,7 +284,7 @@ impl Roster {
     /// was read through an index (`indexed`): each text is what a whole write gives.
     pub fn texts(&self) -> Option<(&[u8], &[Range<usize>])> {
         match &self.members {
-            Members::Text(bytes, spans) if self.indexed => Some((bytes, spans)),
+            Members::Text(bytes, spans) if self.indexed && !self.partial => Some((bytes, spans)),
             _ => None,
         }
     }
@@ -286,6 +304,7 @@ impl From<TeamConfig> for Roster {
             head: config,
             hostless: false,
             indexed: false,
+            partial: false,
         }
     }
 }

@@ -27,7 +27,7 @@ pub fn wake_in(
     to: &[Name],
     cache: &mut RosterCache,
 ) -> Result<(Vec<Name>, Vec<Name>)> {
-    let roster = store.roster_cached(cache)?;
+    let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let (mut wake, mut waiting) = (Vec::new(), Vec::new());
     for name in to {
         if name.is_leader() {
@@ -73,7 +73,7 @@ fn resume_stopped_in(
     to: &[Name],
     cache: &mut RosterCache,
 ) -> Result<Vec<Name>> {
-    let roster = store.roster_cached(cache)?;
+    let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
     for name in to {

@@ -301,6 +301,10 @@ pub trait Store: Send + Sync {
 
     /// `roster`, read again only when the team file's stamp changed since `cache` was filled.
     fn roster_cached<'a>(&self, cache: &'a mut RosterCache) -> Result<&'a Roster> {
+        // Some members only (`roster_with`) is not the whole roster asked for here.
+        if cache.as_ref().is_some_and(|(_, r)| r.is_partial()) {
+            *cache = None;
+        }
         cached(self, cache, || self.roster())
     }
 
@@ -344,6 +348,30 @@ pub trait Store: Send + Sync {
         f: &mut MemberChange<'_>,
     ) -> Result<&'a Roster> {
         self.update_member(cache, name, f)
+    }
+
+    /// `roster` for a reader of `names` only (`send` to one member): the team's own fields and
+    /// at least those members, all of them found, or an error as `roster` gives. A file store
+    /// reads only their entries of its index (`Roster::partial`); the default is `roster`.
+    fn roster_with(&self, names: &[&Name]) -> Result<Roster> {
+        let _ = names;
+        self.roster()
+    }
+
+    /// `roster_with`, read again only when the team file's stamp changed since `cache` was
+    /// filled, or when what it holds lacks one of `names`.
+    fn roster_with_cached<'a>(
+        &self,
+        cache: &'a mut RosterCache,
+        names: &[&Name],
+    ) -> Result<&'a Roster> {
+        if cache
+            .as_ref()
+            .is_some_and(|(_, r)| r.is_partial() && !names.iter().all(|n| r.has(n.as_str())))
+        {
+            *cache = None;
+        }
+        cached(self, cache, || self.roster_with(names))
     }
 }
 

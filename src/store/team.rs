@@ -289,6 +289,28 @@ impl Store for FsStore {
             .map_err(|e| self.damaged(&e))
     }
 
+    /// Only the entries of `names` (and the first and last) read from the index, when it is
+    /// trusted and has them all, and they are few; otherwise the whole roster, as `roster`.
+    fn roster_with(&self, names: &[&Name]) -> Result<Roster> {
+        // Each line is compared with each name: for more than a few, the whole index.
+        if names.len() > 4 {
+            return self.roster();
+        }
+        let bytes = self.config_bytes()?;
+        let some = super::fsutil::read(&self.index_path())
+            .ok()
+            .and_then(|index| teamindex::parse_some(&index, &bytes, names));
+        let roster = match some {
+            Some(index) => {
+                Roster::indexed(bytes, index.names, index.colors, index.spans).map(Roster::partial)
+            }
+            None => return self.roster(),
+        };
+        roster
+            .map(Roster::without_hosts)
+            .map_err(|e| self.damaged(&e))
+    }
+
     fn exists(&self) -> bool {
         self.config_path().is_file()
     }
@@ -714,6 +736,73 @@ mod tests {
                 .unwrap();
             assert_eq!(store.load_cached(&mut cache).unwrap().description, text);
         }
+    }
+
+    /// `roster_with` reads a few members through the index and says it holds some only; a
+    /// whole roster asked for after it is read whole; without a trusted index, or for one
+    /// who is not a member, it is the whole roster (whose error names the members).
+    #[test]
+    fn a_roster_of_a_few_members_is_partial_and_never_taken_for_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        store
+            .update(&mut |cfg| {
+                for i in 0..10 {
+                    let mut m = cfg.members[0].clone();
+                    m.name = Name::parse(&format!("m{i}")).unwrap();
+                    cfg.members.push(m);
+                }
+                Ok(())
+            })
+            .unwrap();
+        let m5 = Name::parse("m5").unwrap();
+        let whole = store.roster().unwrap();
+        assert_eq!(whole.names().len(), 11);
+        let some = store.roster_with(&[&m5]).unwrap();
+        assert!(some.is_partial());
+        let names: Vec<&str> = some.names().iter().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["team-lead", "m5", "m9"]);
+        assert_eq!(some.head(), whole.head());
+        assert_eq!(
+            some.member("m5").unwrap(),
+            whole.member("m5").unwrap(),
+            "the member in full"
+        );
+        assert!(some.texts().is_none(), "no text to write the file from");
+        // Through one cache: the few, then the whole, then the few again from the whole.
+        let mut cache = None;
+        assert!(
+            store
+                .roster_with_cached(&mut cache, &[&m5])
+                .unwrap()
+                .is_partial()
+        );
+        let m7 = Name::parse("m7").unwrap();
+        let again = store.roster_with_cached(&mut cache, &[&m7]).unwrap();
+        assert!(again.has("m7"), "another member read again");
+        assert_eq!(store.roster_cached(&mut cache).unwrap().names().len(), 11);
+        assert!(
+            !store
+                .roster_with_cached(&mut cache, &[&m5])
+                .unwrap()
+                .is_partial()
+        );
+        // Not a member: the whole roster, and the same error as a whole read gives.
+        let nobody = Name::parse("nobody").unwrap();
+        let got = store.roster_with(&[&m5, &nobody]).unwrap();
+        assert!(!got.is_partial());
+        assert_eq!(
+            got.require("nobody").unwrap_err().to_string(),
+            whole.require("nobody").unwrap_err().to_string()
+        );
+        // No index (or one of other bytes): the whole roster.
+        std::fs::remove_file(store.local_dir().join("config.index")).unwrap();
+        let got = store.roster_with(&[&m5]).unwrap();
+        assert!(!got.is_partial());
+        assert_eq!(got.names().len(), 11);
     }
 
     /// Every write that copies unchanged members from the file's own text (through its

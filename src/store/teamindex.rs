@@ -115,12 +115,10 @@ fn until<'a>(rest: &mut &'a [u8], end: u8) -> Option<&'a [u8]> {
     Some(field)
 }
 
-/// The index in `index` if it is whole (its body's CRC) and describes exactly `bytes`
-/// (length and CRC-32), its spans in order and within them; `None` otherwise. One pass over
-/// the body's bytes (`send` to a 1,000-member team reads 1,000 entries): no line split, no
-/// UTF-8 check of the whole (a name is checked as a name, a colour as a palette colour or
-/// as JSON).
-pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
+/// The entries of the index in `index` (from the first to its `end` line) with the number
+/// of them it gives, if it is whole (its body's CRC) and describes exactly `bytes` (length and
+/// CRC-32); `None` otherwise.
+fn checked<'a>(index: &'a [u8], bytes: &[u8]) -> Option<(&'a [u8], usize)> {
     let mut rest = index.strip_prefix(MAGIC.as_bytes())?;
     let body_len = num_until(&mut rest, b' ')?;
     let body_crc = num_until(&mut rest, b'\n')?;
@@ -131,40 +129,119 @@ pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
     let len = num_until(&mut body, b' ')?;
     let crc = num_until(&mut body, b' ')?;
     let count = num_until(&mut body, b'\n')?;
-    if len != bytes.len() || count > len {
+    if len != bytes.len() || count > len || crc32fast::hash(bytes) as usize != crc {
         return None;
     }
-    if crc32fast::hash(bytes) as usize != crc {
-        return None;
-    }
-    let mut names = Vec::with_capacity(count);
-    let mut colors = Vec::with_capacity(count);
-    let mut spans = Vec::with_capacity(count);
-    let mut at = 0;
+    Some((body, count))
+}
+
+/// One entry line (its newline not included): the member's span, name and colour; `None`
+/// unless it is one as `format` writes it.
+fn entry(mut line: &[u8]) -> Option<(Range<usize>, Name, Color)> {
+    let start = num_until(&mut line, b' ')?;
+    let end = num_until(&mut line, b' ')?;
+    let name = Name::from_bytes(until(&mut line, b' ')?)?;
+    let color = match line {
+        // The palette's colours, compared as bytes, are borrowed; any other is JSON.
+        [b'"', c @ .., b'"'] if let Some(p) = COLORS.iter().find(|p| p.as_bytes() == c) => {
+            Color::Borrowed(p)
+        }
+        c => Color::Owned(serde_json::from_slice(c).ok()?),
+    };
+    (start <= end).then_some((start..end, name, color))
+}
+
+/// The index in `index` if it is whole (its body's CRC) and describes exactly `bytes`
+/// (length and CRC-32), its spans in order and within them; `None` otherwise. One pass over
+/// the body's bytes: no UTF-8 check of the whole (a name is checked as a name, a colour as a
+/// palette colour or as JSON).
+pub fn parse(index: &[u8], bytes: &[u8]) -> Option<Index> {
+    let (mut body, count) = checked(index, bytes)?;
+    let mut out = Index {
+        names: Vec::with_capacity(count),
+        colors: Vec::with_capacity(count),
+        spans: Vec::with_capacity(count),
+    };
     while body != b"end\n" {
-        let start = num_until(&mut body, b' ')?;
-        let end = num_until(&mut body, b' ')?;
-        let name = Name::from_bytes(until(&mut body, b' ')?)?;
-        let color = match until(&mut body, b'\n')? {
-            // The palette's colours, compared as bytes, are borrowed; any other is JSON.
-            [b'"', c @ .., b'"'] if let Some(p) = COLORS.iter().find(|p| p.as_bytes() == c) => {
-                Color::Borrowed(p)
-            }
-            c => Color::Owned(serde_json::from_slice(c).ok()?),
-        };
-        if start < at || end < start || end > len || names.len() == count {
+        let (span, name, color) = entry(until(&mut body, b'\n')?)?;
+        if out.names.len() == count || !out.push_in_order(span, name, color, bytes.len()) {
             return None;
         }
-        at = end;
-        names.push(name);
-        colors.push(color);
-        spans.push(start..end);
     }
-    (names.len() == count).then_some(Index {
-        names,
-        colors,
-        spans,
-    })
+    (out.names.len() == count).then_some(out)
+}
+
+/// `parse`, but only for `wanted` and the first and last member (whose spans bound the team's
+/// own fields): `send` to one of 1,000 members reads 3 entries of the index, and finds the
+/// others' ends of line only. `None` as for `parse`, and when one of `wanted` is not in it.
+/// The entries not read are covered by the index's CRC, as all are, not checked one by one.
+pub fn parse_some(index: &[u8], bytes: &[u8], wanted: &[&Name]) -> Option<Index> {
+    let (body, count) = checked(index, bytes)?;
+    let body = body.strip_suffix(b"end\n")?;
+    let lines: Vec<&[u8]> = match body.strip_suffix(b"\n") {
+        Some(b) => memchr::memchr_iter(b'\n', b)
+            .chain([b.len()])
+            .scan(0, |at, end| {
+                let line = &b[*at..end];
+                *at = end + 1;
+                Some(line)
+            })
+            .collect(),
+        None if body.is_empty() => Vec::new(),
+        None => return None,
+    };
+    if lines.len() != count {
+        return None;
+    }
+    let mut out = Index {
+        names: Vec::new(),
+        colors: Vec::new(),
+        spans: Vec::new(),
+    };
+    let mut found = vec![false; wanted.len()];
+    for (i, line) in lines.iter().enumerate() {
+        // The name is the third field: found without reading the two numbers.
+        let name = third_field(line)?;
+        let mut want = false;
+        for (w, f) in wanted.iter().zip(&mut found) {
+            if w.as_str().as_bytes() == name {
+                // A name given twice in a (damaged) index: its first entry, as `Roster` finds.
+                want = !*f;
+                *f = true;
+            }
+        }
+        if want || i == 0 || i + 1 == lines.len() {
+            let (span, name, color) = entry(line)?;
+            if !out.push_in_order(span, name, color, bytes.len()) {
+                return None;
+            }
+        }
+    }
+    found.iter().all(|&f| f).then_some(out)
+}
+
+/// The third of `line`'s space-separated fields (a plain loop: they are a few bytes each).
+fn third_field(line: &[u8]) -> Option<&[u8]> {
+    let mut spaces = line
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &b)| (b == b' ').then_some(i));
+    let (_, start, end) = (spaces.next()?, spaces.next()?, spaces.next()?);
+    Some(&line[start + 1..end])
+}
+
+impl Index {
+    /// Add an entry after the last, if its span comes after the last one's and within `len`.
+    fn push_in_order(&mut self, span: Range<usize>, name: Name, color: Color, len: usize) -> bool {
+        let at = self.spans.last().map_or(0, |s| s.end);
+        if span.start < at || span.end > len {
+            return false;
+        }
+        self.names.push(name);
+        self.colors.push(color);
+        self.spans.push(span);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -244,6 +321,73 @@ mod tests {
                 crc32fast::hash(body.as_bytes())
             );
             assert_eq!(parse(index.as_bytes(), &text.bytes), None, "{body}");
+        }
+    }
+
+    #[test]
+    fn some_entries_are_read_only_with_the_first_and_last_and_all_wanted_found() {
+        let bytes = b"{ [ {a}, {bb}, {c}, {dd} ] }".to_vec();
+        let spans = vec![4..7, 9..13, 15..18, 20..24];
+        let names: Vec<Name> = ["a", "bb", "c", "dd"]
+            .iter()
+            .map(|n| Name::parse(n).unwrap())
+            .collect();
+        let refs: Vec<&Name> = names.iter().collect();
+        let text = Text {
+            bytes: bytes.clone(),
+            spans: spans.clone(),
+        };
+        let index = format(&text, &refs, &["blue", "red", "x y", "cyan"]);
+        let whole = parse(&index, &bytes).unwrap();
+        // One in the middle: it, with the first and last (the team's own fields lie around
+        // them), in the file's order, as the whole index gives them.
+        let got = parse_some(&index, &bytes, &[&names[2]]).unwrap();
+        assert_eq!(
+            got.names,
+            [names[0].clone(), names[2].clone(), names[3].clone()]
+        );
+        assert_eq!(got.colors, ["blue", "x y", "cyan"]);
+        assert_eq!(
+            got.spans,
+            [spans[0].clone(), spans[2].clone(), spans[3].clone()]
+        );
+        // Asked twice, or the first itself: no entry twice.
+        let got = parse_some(&index, &bytes, &[&names[0], &names[0]]).unwrap();
+        assert_eq!(got.names, [names[0].clone(), names[3].clone()]);
+        let got = parse_some(&index, &bytes, &[&names[1], &names[2]]).unwrap();
+        assert_eq!(got.names[..], whole.names[..]);
+        // One that is not a member: `None` (the caller reads the whole roster, whose error
+        // names the members).
+        let nobody = Name::parse("nobody").unwrap();
+        assert_eq!(parse_some(&index, &bytes, &[&names[1], &nobody]), None);
+        // Not trusted wherever `parse` does not trust it.
+        for i in 0..index.len() {
+            let mut bad = index.clone();
+            bad[i] ^= 0x01;
+            assert_eq!(parse_some(&bad, &bytes, &[&names[1]]), None, "byte {i}");
+        }
+        let mut other = bytes.clone();
+        other[5] = b'b';
+        assert_eq!(parse_some(&index, &other, &[&names[1]]), None);
+        // A whole body with a wanted entry that is not one, or fewer lines than it counts.
+        for body in [
+            "28 C 4\n4 7 a \"blue\"\n9 13 bb blue\n15 18 c \"x\"\n20 24 dd \"cyan\"\nend\n",
+            "28 C 4\n4 7 a \"blue\"\n9 3 bb \"red\"\n15 18 c \"x\"\n20 24 dd \"cyan\"\nend\n",
+            "28 C 4\n4 7 a \"blue\"\n9 13 bb \"red\"\n20 24 dd \"cyan\"\nend\n",
+            "28 C 4\n4 7 a \"blue\"\n9 13 bb \"red\"\n15 18 c \"x\"\n20 24 dd \"cyan\"\n",
+            "28 C 4\n4 7 a \"blue\"\n9 13 bb\n15 18 c \"x\"\n20 24 dd \"cyan\"\nend\n",
+        ] {
+            let body = body.replace('C', &crc32fast::hash(&bytes).to_string());
+            let index = format!(
+                "{MAGIC}{} {}\n{body}",
+                body.len(),
+                crc32fast::hash(body.as_bytes())
+            );
+            assert_eq!(
+                parse_some(index.as_bytes(), &bytes, &[&names[1]]),
+                None,
+                "{body}"
+            );
         }
     }
 }
