@@ -57,8 +57,8 @@ impl Launch {
                 member.name, member.cwd, member.name
             )));
         }
-        let program = std::env::current_exe()
-            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
+        let program =
+            exe::current().map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let console = vec![
             program.display().to_string(),
             "lead".into(),

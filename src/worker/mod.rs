@@ -165,6 +165,8 @@ struct Worker {
     keep_warm: bool,
     /// Starting one failed (out of processes or fds, say): said once, not tried again.
     warm_failed: bool,
+    /// The worker's binary was removed with nothing in its place: said once (until it is back).
+    exe_gone_said: bool,
 }
 
 impl Worker {
@@ -243,6 +245,7 @@ impl Worker {
             warm: None,
             keep_warm: false,
             warm_failed: false,
+            exe_gone_said: false,
         })
     }
 
@@ -777,6 +780,7 @@ impl Worker {
 
     /// Run a command as a turn does (own process group, recorded for `interrupt`).
     async fn run_spec(&mut self, spec: &TurnSpec, stop: &mut Stoppers) -> TurnResult {
+        self.say_if_exe_gone();
         let store = self.store.clone();
         let name = self.name.clone();
         let mut live = self.live.clone();
@@ -797,6 +801,23 @@ impl Worker {
                 stdout: String::new(),
                 stderr_tail: e.to_string(),
             },
+        }
+    }
+
+    /// When this worker's binary was removed (not upgraded: nothing is at its path), its
+    /// agents' `teamctl` is not there: one line in the log, not a silent miss on `PATH`.
+    fn say_if_exe_gone(&mut self) {
+        match crate::backend::exe::gone() {
+            Some(exe) if !self.exe_gone_said => {
+                self.exe_gone_said = true;
+                self.sink.note(&format!(
+                    "warning: this worker's teamctl ({}) was removed and nothing is in its place: its agent finds no `teamctl` there (only another on PATH, if any); install teamctl there again, or `teamctl kill {}` and spawn it with an installed one",
+                    exe.display(),
+                    self.name
+                ));
+            }
+            Some(_) => {}
+            None => self.exe_gone_said = false,
         }
     }
 
