@@ -3,6 +3,7 @@
 //! through a tag check, so teamctl never ends a pane or process that is not its own.
 
 pub mod exe;
+pub mod fds;
 pub mod host;
 pub mod proc;
 pub mod process;

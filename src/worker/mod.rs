@@ -80,6 +80,9 @@ const SEEN: usize = crate::domain::bounded::SEEN;
 
 /// Start the worker for `NAME@TEAM` and run it until it stops.
 pub fn run(home: PathBuf, id: &str) -> Result<()> {
+    // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
+    // waits for its end, say), and a resident worker must not hold it for its whole life.
+    crate::backend::fds::close_above_stdio();
     let (name, team) = id
         .split_once('@')
         .ok_or_else(|| Error::bad(format!("worker id {id:?} is not NAME@TEAM")))?;

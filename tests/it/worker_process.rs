@@ -1,11 +1,17 @@
 //! A detached worker (process backend) among the things around it: the binary it runs replaced
-//! by an upgrade or removed under it (said in the teammate's log file). The real binary (or a
-//! copy of it), a temporary home.
+//! by an upgrade or removed under it (said in the teammate's log file), and the descriptors of
+//! whatever started `spawn`. The real binary (or a copy of it), a temporary home.
 
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::common::{BIN, TestEnv};
+
+const T: Duration = Duration::from_secs(20);
 
 /// Run `cmd`, require exit 0; its stdout.
 fn ok(mut cmd: Command) -> String {
@@ -86,4 +92,45 @@ fn a_worker_whose_binary_was_removed_says_so_in_its_log() {
     env.ok(&["ask", "bob", "and now?"]);
     let log = member_log(&env, "bob");
     assert_eq!(log.matches("was removed").count(), 1, "{log}");
+}
+
+#[test]
+fn a_detached_worker_keeps_no_descriptor_its_spawner_inherited() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    // A pipe whose write end `spawn` inherits as fd 5, as from `out=$(...)` or a CI runner.
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let mut cmd = env.cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let fd = w.as_raw_fd();
+    // SAFETY: dup2 and fcntl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if fd == 5 {
+                nix::fcntl::fcntl(
+                    std::os::fd::BorrowedFd::borrow_raw(fd),
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )?;
+            } else if nix::libc::dup2(fd, 5) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    ok(cmd);
+    drop(w);
+    // A turn, so the turn's processes (and the one started ahead after it) are there too.
+    assert_eq!(env.ok(&["ask", "bob", "hello"]).trim(), "hello");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        let _ = std::fs::File::from(r).read_to_end(&mut rest);
+        let _ = tx.send(());
+    });
+    assert!(
+        rx.recv_timeout(T).is_ok(),
+        "the pipe `spawn` inherited is still held open after it exited"
+    );
+    // And the worker runs on.
+    assert_eq!(env.member_status("bob"), "idle");
+    assert_eq!(env.ok(&["ask", "bob", "again"]).trim(), "again");
 }
