@@ -1,6 +1,7 @@
 //! A detached worker (process backend) among the things around it: the binary it runs replaced
-//! by an upgrade or removed under it (said in the teammate's log file), and the descriptors of
-//! whatever started `spawn`. The real binary (or a copy of it), a temporary home.
+//! by an upgrade or removed under it, the descriptors of whatever started `spawn`, and a turn
+//! that outlives its timeout (each said in the teammate's log file). The real binary (or a
+//! copy of it), a temporary home.
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -133,4 +134,33 @@ fn a_detached_worker_keeps_no_descriptor_its_spawner_inherited() {
     // And the worker runs on.
     assert_eq!(env.member_status("bob"), "idle");
     assert_eq!(env.ok(&["ask", "bob", "again"]).trim(), "again");
+}
+
+#[test]
+fn a_turn_ended_by_its_timeout_says_so_in_the_log() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    // Deaf to SIGTERM (the ignore is inherited by `sleep`): it takes the SIGKILL.
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "trap '' TERM; sleep 1000",
+        "--turn-timeout",
+        "1",
+    ]);
+    env.fails(&["ask", "bob", "go", "--timeout", "20"], 1);
+    let log = member_log(&env, "bob");
+    let timed_out = log
+        .lines()
+        .find(|l| l.contains("timed out after 1s"))
+        .unwrap_or_else(|| panic!("no timeout line in:\n{log}"));
+    assert!(timed_out.contains("SIGTERM"), "{timed_out}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("still running") && l.contains("SIGKILL")),
+        "{log}"
+    );
 }
