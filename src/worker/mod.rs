@@ -168,6 +168,9 @@ struct Worker {
     keep_warm: bool,
     /// Starting one failed (out of processes or fds, say): said once, not tried again.
     warm_failed: bool,
+    /// One ended while it waited, since the last turn: when the next one does too, none is
+    /// started again until a turn has run (`warm_ended`).
+    warm_died: bool,
     /// The worker's binary was removed with nothing in its place: said once (until it is back).
     exe_gone_said: bool,
 }
@@ -248,6 +251,7 @@ impl Worker {
             warm: None,
             keep_warm: false,
             warm_failed: false,
+            warm_died: false,
             exe_gone_said: false,
         })
     }
@@ -382,6 +386,13 @@ impl Worker {
                     _ = int.recv() => return self.exit_on_signal("SIGINT"),
                     // An interrupt with no turn running has nothing to cancel.
                     _ = stop.interrupt.recv() => {}
+                    // The next turn's process died while it waited: not left `<defunct>`.
+                    () = async {
+                        match &self.warm {
+                            Some(w) => w.ended().await,
+                            None => std::future::pending().await,
+                        }
+                    } => self.warm_ended().await,
                 }
                 continue;
             }
@@ -789,6 +800,7 @@ impl Worker {
         let mut live = self.live.clone();
         let warm = self.warm.take();
         self.keep_warm = self.companion.is_none() && !self.warm_failed;
+        self.warm_died = false;
         let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
             live.turn_pgid = Some(pgid);
             live.last_seen = now_ms();
@@ -1061,6 +1073,31 @@ impl Worker {
                     "warning: cannot start a turn's process ahead ({e}); turns start when their message comes"
                 ));
             }
+        }
+    }
+
+    /// The next turn's process ended while it waited (killed from outside, say): waited for,
+    /// so no `<defunct>` child stays until the next message. Another is started in its place
+    /// (at the next `go_idle`) once; when that one ends too before a turn has run, turns start
+    /// when their message comes until one has run, rather than one process after another.
+    async fn warm_ended(&mut self) {
+        let Some(warm) = self.warm.take() else {
+            return;
+        };
+        let how = warm
+            .reap()
+            .await
+            .map_or_else(|| "how is not known".to_string(), |s| s.to_string());
+        if self.warm_died {
+            self.keep_warm = false;
+            self.sink.note(&format!(
+                "warning: the process started ahead for the next turn ended again while waiting ({how}); the next turn starts when its message comes"
+            ));
+        } else {
+            self.warm_died = true;
+            self.sink.note(&format!(
+                "warning: the process started ahead for the next turn ended while waiting ({how}); starting another"
+            ));
         }
     }
 
