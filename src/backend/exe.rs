@@ -2,19 +2,52 @@
 //! binary that runs its worker. That is the binary's own directory when it is called
 //! `teamctl`; a binary under another name (`teamctl-nats`, say) gets `teamctl` as a link to
 //! it in a directory of the home's own (`bin/KEY/teamctl`, KEY a hash of the binary's path),
-//! so that neither a missing `teamctl` nor another one on `PATH` is what agents reach.
+//! so that neither a missing `teamctl` nor another one on `PATH` is what agents reach. A
+//! binary replaced while it runs (an upgrade) is found at its path: the new one there is what
+//! agents get.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+
+/// What Linux adds to `/proc/self/exe` when the running binary's file was replaced or removed.
+const DELETED: &[u8] = b" (deleted)";
+
+/// The path the running binary was installed at: `std::env::current_exe`, less the
+/// " (deleted)" Linux adds once its file was replaced (`cargo install`, a copy renamed over it)
+/// or removed. An upgrade put its successor at that path, which is what a user means by
+/// "teamctl" from then on; after a removal nothing may be there (see `gone`).
+pub fn current() -> std::io::Result<PathBuf> {
+    std::env::current_exe().map(installed)
+}
+
+fn installed(exe: PathBuf) -> PathBuf {
+    // A file really called "... (deleted)" that is there is the binary itself.
+    if exe.exists() {
+        return exe;
+    }
+    match exe.as_os_str().as_bytes().strip_suffix(DELETED) {
+        Some(path) => PathBuf::from(OsStr::from_bytes(path)),
+        None => exe,
+    }
+}
+
+/// The running binary's path when nothing is at it any more (removed, not upgraded): an agent
+/// then finds no `teamctl` there. `None` while a file is there.
+pub fn gone() -> Option<PathBuf> {
+    current().ok().filter(|exe| !exe.exists())
+}
 
 /// The directory to put first on an agent's `PATH` (`home`: the teamctl home, where a link is
 /// made when one is needed). Falls back to the binary's own directory.
 pub fn agent_bin_dir(home: Option<&Path>) -> PathBuf {
-    let Ok(exe) = std::env::current_exe() else {
+    let Ok(exe) = current() else {
         return PathBuf::new();
     };
     let own = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    if exe.file_name().is_some_and(|n| n == "teamctl") {
+    // Nothing at its path (removed): no link to nothing (`gone` says why in the worker's log).
+    if exe.file_name().is_some_and(|n| n == "teamctl") || !exe.exists() {
         return own;
     }
     home.and_then(|h| linked(h, &exe)).unwrap_or(own)
@@ -24,7 +57,6 @@ pub fn agent_bin_dir(home: Option<&Path>) -> PathBuf {
 /// cannot be (then the binary's own directory is used).
 fn linked(home: &Path, exe: &Path) -> Option<PathBuf> {
     use sha2::Digest;
-    use std::os::unix::ffi::OsStrExt;
     let key: String = sha2::Sha256::digest(exe.as_os_str().as_bytes())[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -70,6 +102,21 @@ mod tests {
         std::os::unix::fs::symlink("/bin/true", dir.join("teamctl")).unwrap();
         assert_eq!(linked(home.path(), &exe).unwrap(), dir);
         assert_eq!(std::fs::read_link(dir.join("teamctl")).unwrap(), exe);
+    }
+
+    #[test]
+    fn a_replaced_binary_is_the_one_at_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("teamctl");
+        let reported = dir.path().join("teamctl (deleted)");
+        // Removed: the path, with nothing there.
+        assert_eq!(installed(reported.clone()), exe);
+        // Upgraded: the path, with the new binary there.
+        std::fs::write(&exe, b"").unwrap();
+        assert_eq!(installed(reported.clone()), exe);
+        // A file really called so, and there, is itself.
+        std::fs::write(&reported, b"").unwrap();
+        assert_eq!(installed(reported.clone()), reported);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! through a tag check, so teamctl never ends a pane or process that is not its own.
 
 pub mod exe;
+pub mod fds;
 pub mod host;
 pub mod proc;
 pub mod process;
@@ -57,8 +58,8 @@ impl Launch {
                 member.name, member.cwd, member.name
             )));
         }
-        let program = std::env::current_exe()
-            .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
+        let program =
+            exe::current().map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let console = vec![
             program.display().to_string(),
             "lead".into(),

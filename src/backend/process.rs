@@ -34,13 +34,15 @@ impl ProcessBackend {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err);
-        // SAFETY: setsid is async-signal-safe; it detaches the worker from our terminal and
-        // makes it the leader of its own process group, so the group can be ended as one.
+        // SAFETY: setsid and close_range (`fds`) are async-signal-safe. setsid detaches the
+        // worker from our terminal and makes it the leader of its own process group, so the
+        // group can be ended as one; no descriptor of whatever started us (the pipe of an
+        // `out=$(teamctl spawn ...)`) reaches a worker that runs on after we exit.
         unsafe {
             cmd.pre_exec(|| {
-                nix::unistd::setsid()
-                    .map(|_| ())
-                    .map_err(std::io::Error::from)
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                super::fds::cloexec_above_stdio();
+                Ok(())
             });
         }
         Ok(cmd)

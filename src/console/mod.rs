@@ -337,7 +337,7 @@ impl Console<'_> {
     /// `teamctl task list`, run as its own process so its output lands in the console's
     /// scrolling area (argv only, no shell).
     fn tasks(&mut self) -> Result<()> {
-        let exe = std::env::current_exe()
+        let exe = crate::backend::exe::current()
             .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let color = if self.ctx.paint.enabled() {
             "always"

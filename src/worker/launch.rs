@@ -9,10 +9,11 @@
 //! length, then a `Launch` as JSON. The launcher becomes that program with `exec`, the rest of
 //! stdin (the message) left for it. If it cannot, it writes why on fd 3 (a pipe the worker
 //! holds the other end of, close-on-exec in the launcher) and exits 127; the worker reads fd 3
-//! to its end, and nothing there means the program is running.
+//! to its end, and nothing there means the program is running. While it waits, the end of that
+//! pipe is also how the idle worker learns it died (`Warm::ended`), to reap it.
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -61,8 +62,9 @@ impl Launch {
 /// A launcher waiting for its turn, held by the worker.
 pub struct Warm {
     child: tokio::process::Child,
-    /// The read end of its report pipe (`Report`).
-    report: OwnedFd,
+    /// The read end of its report pipe (`Report`): at its end, while the launcher waits, once
+    /// the launcher has died (`ended`).
+    report: tokio::net::unix::pipe::Receiver,
 }
 
 /// What a turn's child runs in it before `exec` (a launcher's, or a turn started the plain
@@ -121,7 +123,33 @@ impl Warm {
         }
         let child = cmd.spawn()?;
         drop(theirs);
+        let report = tokio::net::unix::pipe::Receiver::from_owned_fd(report)?;
         Ok(Warm { child, report })
+    }
+
+    /// Resolves once this launcher has ended while it waits (killed from outside, say): its
+    /// end of the report pipe closes as it dies, and nothing is written there before it has
+    /// a command. Then `reap` it. Cancel-safe, for the idle worker's `select!` (tokio's
+    /// `Child::wait` is not for this: it closes the child's stdin first, which ends a waiting
+    /// launcher).
+    pub async fn ended(&self) {
+        let mut byte = [0u8; 1];
+        loop {
+            if self.report.readable().await.is_err() {
+                return;
+            }
+            match self.report.try_read(&mut byte) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                // Its end, an error, or (never, before a command) a report.
+                _ => return,
+            }
+        }
+    }
+
+    /// Wait for a launcher that has `ended` (a moment: it is exiting), so that it does not
+    /// stay `<defunct>`; how it ended.
+    pub async fn reap(mut self) -> Option<std::process::ExitStatus> {
+        self.child.wait().await.ok()
     }
 
     /// Whether this launcher is still waiting (not ended, by a kill from outside say).
@@ -145,12 +173,11 @@ impl Warm {
         let mut framed = Vec::with_capacity(4 + body.len());
         framed.extend_from_slice(&len.to_le_bytes());
         framed.extend_from_slice(&body);
-        let report = tokio::net::unix::pipe::Receiver::from_owned_fd(self.report);
         let taken = tokio::time::timeout(TAKE_WITHIN, stdin.write_all(&framed)).await;
-        match (taken, report) {
-            (Ok(Ok(())), Ok(report)) => {
+        match taken {
+            Ok(Ok(())) => {
                 self.child.stdin = Some(stdin);
-                Some((self.child, Report(report)))
+                Some((self.child, Report(self.report)))
             }
             _ => {
                 // Ended or stopped before it read, killed meanwhile: the caller starts the

@@ -80,6 +80,9 @@ const SEEN: usize = crate::domain::bounded::SEEN;
 
 /// Start the worker for `NAME@TEAM` and run it until it stops.
 pub fn run(home: PathBuf, id: &str) -> Result<()> {
+    // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
+    // waits for its end, say), and a resident worker must not hold it for its whole life.
+    crate::backend::fds::close_above_stdio();
     let (name, team) = id
         .split_once('@')
         .ok_or_else(|| Error::bad(format!("worker id {id:?} is not NAME@TEAM")))?;
@@ -165,6 +168,11 @@ struct Worker {
     keep_warm: bool,
     /// Starting one failed (out of processes or fds, say): said once, not tried again.
     warm_failed: bool,
+    /// One ended while it waited, since the last turn: when the next one does too, none is
+    /// started again until a turn has run (`warm_ended`).
+    warm_died: bool,
+    /// The worker's binary was removed with nothing in its place: said once (until it is back).
+    exe_gone_said: bool,
 }
 
 impl Worker {
@@ -243,6 +251,8 @@ impl Worker {
             warm: None,
             keep_warm: false,
             warm_failed: false,
+            warm_died: false,
+            exe_gone_said: false,
         })
     }
 
@@ -376,6 +386,13 @@ impl Worker {
                     _ = int.recv() => return self.exit_on_signal("SIGINT"),
                     // An interrupt with no turn running has nothing to cancel.
                     _ = stop.interrupt.recv() => {}
+                    // The next turn's process died while it waited: not left `<defunct>`.
+                    () = async {
+                        match &self.warm {
+                            Some(w) => w.ended().await,
+                            None => std::future::pending().await,
+                        }
+                    } => self.warm_ended().await,
                 }
                 continue;
             }
@@ -777,11 +794,13 @@ impl Worker {
 
     /// Run a command as a turn does (own process group, recorded for `interrupt`).
     async fn run_spec(&mut self, spec: &TurnSpec, stop: &mut Stoppers) -> TurnResult {
+        self.say_if_exe_gone();
         let store = self.store.clone();
         let name = self.name.clone();
         let mut live = self.live.clone();
         let warm = self.warm.take();
         self.keep_warm = self.companion.is_none() && !self.warm_failed;
+        self.warm_died = false;
         let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
             live.turn_pgid = Some(pgid);
             live.last_seen = now_ms();
@@ -797,6 +816,23 @@ impl Worker {
                 stdout: String::new(),
                 stderr_tail: e.to_string(),
             },
+        }
+    }
+
+    /// When this worker's binary was removed (not upgraded: nothing is at its path), its
+    /// agents' `teamctl` is not there: one line in the log, not a silent miss on `PATH`.
+    fn say_if_exe_gone(&mut self) {
+        match crate::backend::exe::gone() {
+            Some(exe) if !self.exe_gone_said => {
+                self.exe_gone_said = true;
+                self.sink.note(&format!(
+                    "warning: this worker's teamctl ({}) was removed and nothing is in its place: its agent finds no `teamctl` there (only another on PATH, if any); install teamctl there again, or `teamctl kill {}` and spawn it with an installed one",
+                    exe.display(),
+                    self.name
+                ));
+            }
+            Some(_) => {}
+            None => self.exe_gone_said = false,
         }
     }
 
@@ -1037,6 +1073,31 @@ impl Worker {
                     "warning: cannot start a turn's process ahead ({e}); turns start when their message comes"
                 ));
             }
+        }
+    }
+
+    /// The next turn's process ended while it waited (killed from outside, say): waited for,
+    /// so no `<defunct>` child stays until the next message. Another is started in its place
+    /// (at the next `go_idle`) once; when that one ends too before a turn has run, turns start
+    /// when their message comes until one has run, rather than one process after another.
+    async fn warm_ended(&mut self) {
+        let Some(warm) = self.warm.take() else {
+            return;
+        };
+        let how = warm
+            .reap()
+            .await
+            .map_or_else(|| "how is not known".to_string(), |s| s.to_string());
+        if self.warm_died {
+            self.keep_warm = false;
+            self.sink.note(&format!(
+                "warning: the process started ahead for the next turn ended again while waiting ({how}); the next turn starts when its message comes"
+            ));
+        } else {
+            self.warm_died = true;
+            self.sink.note(&format!(
+                "warning: the process started ahead for the next turn ended while waiting ({how}); starting another"
+            ));
         }
     }
 

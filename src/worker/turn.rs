@@ -325,6 +325,12 @@ pub async fn run(
                 pipes_until = Instant::now() + Duration::from_secs(2);
             }
             () = tokio::time::sleep_until(timeout_at), if end.is_none() && status.is_none() => {
+                // In the teammate's log too: the failure notice goes to the sender only.
+                sink.note(&format!(
+                    "turn timed out after {} (its turn timeout); ending it: SIGTERM to its processes, SIGKILL {} later if still running",
+                    seconds(spec.timeout.unwrap_or_default()),
+                    seconds(KILL_GRACE)
+                ));
                 stop_with(&mut end, &mut kill_at, TurnEnd::TimedOut);
             }
             _ = stop.interrupt.recv(), if status.is_none() => {
@@ -333,6 +339,10 @@ pub async fn run(
             _ = stop.terminate.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
             _ = stop.hangup.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
             () = tokio::time::sleep_until(kill_at), if status.is_none() => {
+                sink.note(&format!(
+                    "the turn was still running {} after SIGTERM; killed it (SIGKILL)",
+                    seconds(KILL_GRACE)
+                ));
                 signal_group(pgid, Signal::SIGKILL);
                 kill_at = far;
             }
@@ -366,6 +376,15 @@ pub async fn run(
         stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
         stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
     })
+}
+
+/// A duration for the log, in seconds: "1s", "300s", "0.5s".
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
 }
 
 /// The program a turn runs: the preset's argv as it is; an `--exec` command that is one plain

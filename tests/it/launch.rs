@@ -145,6 +145,55 @@ fn a_turn_still_runs_when_the_process_started_ahead_was_killed() {
     });
 }
 
+/// Zombie children of `worker`: ended, never waited for.
+fn zombies_of(worker: u32) -> Vec<u32> {
+    teamctl::backend::proc::pids()
+        .filter(|&pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let mut rest = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.split_whitespace())
+                .into_iter()
+                .flatten();
+            let state = rest.next();
+            let ppid = rest.next().and_then(|p| p.parse::<u32>().ok());
+            state == Some("Z") && ppid == Some(worker)
+        })
+        .collect()
+}
+
+#[test]
+fn a_process_started_ahead_that_dies_while_idle_is_reaped() {
+    let env = TestEnv::new();
+    team(&env, "bob", PID_AND_SIZE, None);
+    env.ok(&["ask", "bob", "one"]);
+    let worker = worker_pid(&env, "bob");
+    let ahead = waiting(&env, "bob");
+    signal(ahead, Signal::SIGKILL);
+    wait_until("the waiting process ended", T, || !running(ahead));
+    // Waited for while the worker is idle, not left <defunct> until the next message.
+    wait_until("no zombie child of the worker", T, || {
+        zombies_of(worker).is_empty()
+    });
+    // And another started in its place.
+    let next = waiting(&env, "bob");
+    assert_ne!(next, ahead);
+    // One that dies again is reaped too; the worker then waits for a message to start a turn
+    // (rather than starting one after another), and the message gets its reply.
+    signal(next, Signal::SIGKILL);
+    wait_until("the second waiting process ended", T, || !running(next));
+    wait_until("no zombie child of the worker again", T, || {
+        zombies_of(worker).is_empty()
+    });
+    let out = env.ok(&["ask", "bob", "two"]);
+    let (pid, size) = out.trim().split_once(' ').unwrap();
+    assert_ne!(pid, next.to_string());
+    assert_eq!(size, "3");
+    // After a turn it keeps one ready again.
+    let again = waiting(&env, "bob");
+    assert_ne!(again, next);
+}
+
 #[test]
 fn a_turn_the_process_started_ahead_cannot_become_says_why() {
     let env = TestEnv::new();

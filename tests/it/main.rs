@@ -29,3 +29,4 @@ mod tmux;
 mod up;
 mod user;
 mod view;
+mod worker_process;

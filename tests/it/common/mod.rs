@@ -123,7 +123,12 @@ impl TestEnv {
     /// A `teamctl` command with this environment: the temp home, the private tmux server,
     /// no inherited team, identity, tmux client or colour.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        self.cmd_of(Path::new(BIN), args)
+    }
+
+    /// `cmd`, run from another copy of the binary (`program`).
+    pub fn cmd_of(&self, program: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(program);
         c.args(args)
             .current_dir(self.work.path())
             .env("TEAMCTL_HOME", self.home.path())
