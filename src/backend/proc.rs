@@ -81,18 +81,44 @@ fn same_home(value: &[u8]) -> bool {
 /// Whether `pid` runs as this process's user: a tag is checked on our own processes only, so
 /// teamctl run as root never signals another user's process that copied a worker's argv or an
 /// agent's environment (attacker QA).
+#[cfg(test)]
 fn ours(pid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(format!("/proc/{pid}"))
-        .is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw())
+    std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == euid())
+}
+
+/// This process's effective user id, asked once (teamctl never changes it).
+fn euid() -> u32 {
+    static EUID: OnceLock<u32> = OnceLock::new();
+    *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
+}
+
+/// The bytes of `/proc/PID/FILE` when process `pid` is ours (as `ours`: the file's owner is
+/// the process's user, as for its `/proc` directory), read whole through one descriptor, so
+/// the owner checked is that of the process read. `None` when it is gone or not ours. Five
+/// system calls (open, fstat, read, the read that finds the end, close): `status` asks this
+/// of every worker, and it made nineteen (`kill`, `/proc/PID/stat` and `cmdline` each read by
+/// `std::fs::read`, which asks for a size hint then reads from 32 bytes up, the directory's
+/// owner and `geteuid`; BENCHMARKS.md, twelfth session).
+fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    Pid::new(pid)?;
+    let f = std::fs::File::open(format!("/proc/{pid}/{file}")).ok()?;
+    if f.metadata().ok()?.uid() != euid() {
+        return None;
+    }
+    // Through `Take`, which gives no size hint (`read_to_end` on a `File` asks `fstat` and
+    // `lseek` for one, and `/proc` says 0), into spare capacity.
+    let mut buf = Vec::with_capacity(4096);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&f, u64::MAX), &mut buf).ok()?;
+    Some(buf)
 }
 
 /// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home, of our user)?
+/// A zombie's (or an exiting process's) `cmdline` reads empty, its memory gone, so it is no
+/// worker: no separate look at its state is needed.
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
-    if !running(pid) || !ours(pid) {
-        return false;
-    }
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+    let Some(cmdline) = read_ours(pid, "cmdline") else {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
@@ -105,12 +131,9 @@ pub fn is_worker(pid: u32, agent_id: &str) -> bool {
 }
 
 /// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process of our
-/// user)?
+/// user)? A zombie's `environ` reads empty, as its `cmdline` does (`is_worker`).
 pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
-    if !running(pid) || !ours(pid) {
-        return false;
-    }
-    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+    let Some(env) = read_ours(pid, "environ") else {
         return false;
     };
     let want = format!("{}={agent_id}", crate::domain::env::AGENT_ID);
@@ -341,6 +364,45 @@ mod tests {
         end_tagged(&id, Duration::from_secs(2));
         let _ = child.wait();
         assert!(!running(pid));
+    }
+
+    /// A worker is told by its argv alone (`read_ours`): while it runs it is one, and once it
+    /// has exited, a zombie not yet reaped, it is not (its `cmdline` reads empty), though its
+    /// pid and `/proc` entry are still there.
+    #[test]
+    fn a_running_worker_is_one_and_its_zombie_is_not() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        // `sh worker --home H --id ID` runs the script `worker`, which waits on its stdin:
+        // the argv of a worker.
+        std::fs::write(dir.path().join("worker"), "read line\n").unwrap();
+        let id = format!("bob@proc-test-{}", std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args(["worker", "--home", "/nonexistent-teamctl/h", "--id", &id])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(wait_for(Duration::from_secs(5), || {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sh\0"))
+        }));
+        assert!(is_worker(pid, &id));
+        assert!(!is_worker(pid, "alice@t"));
+        // It exits; not reaped yet, it is a zombie.
+        child.stdin.take().unwrap().write_all(b"\n").unwrap();
+        let zombie = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+        };
+        assert!(wait_for(Duration::from_secs(5), zombie));
+        assert!(!is_worker(pid, &id), "a zombie taken for a running worker");
+        assert!(!is_agent_process(pid, &id));
+        assert!(!running(pid));
+        child.wait().unwrap();
+        assert!(!is_worker(pid, &id));
     }
 
     /// Run as root (as CI is), a process of another user that carries the same tag is not

@@ -130,7 +130,12 @@ pub enum Item {
 /// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
 /// can warn and move past them.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
-    let (file, len) = match open_log(log) {
+    let meta = fs::symlink_metadata(log);
+    // Nothing past `from`: not opened (`status` asks this of every member's inbox).
+    if meta.as_ref().is_ok_and(|m| m.is_file() && m.len() <= from) {
+        return Ok(Vec::new());
+    }
+    let (file, len) = match open_log(log, meta) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).at(log),
@@ -196,17 +201,17 @@ thread_local! {
 /// thousand reads of one `status`.
 const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The log at `log`, open for reading, and its length. The logs this thread read last stay
-/// open and are used again while `log` still names the same file (the same device and inode,
-/// looked up on the path without opening it); a log replaced or removed is opened anew, and
-/// one removed by hand (no name left) is let go at the thread's first read of any log a second
-/// or more after its last look (`LOOK_EVERY`), so that its disk space comes back. Why: inotify
-/// reports every open of a file in a watched directory
-/// (`notify` asks for `IN_OPEN`), so each time a worker opened its own log it woke its own
-/// watching thread, a wake-up across CPUs on the way from a message to its agent
+/// The log at `log` (`meta`: what `symlink_metadata` said of it just before; a caller that
+/// needs no more than its length stops there), open for reading, and its length. The logs this
+/// thread read last stay open and are used again while `log` still names the same file (the
+/// same device and inode, looked up on the path without opening it); a log replaced or removed
+/// is opened anew, and one removed by hand (no name left) is let go at the thread's first read
+/// of any log a second or more after its last look (`LOOK_EVERY`), so that its disk space comes
+/// back. Why: inotify reports every open of a file in a watched directory (`notify` asks for
+/// `IN_OPEN`), so each time a worker opened its own log it woke its own watching thread, a
+/// wake-up across CPUs on the way from a message to its agent
 /// (BENCHMARKS.md, tenth session).
-fn open_log(log: &Path) -> std::io::Result<(Rc<File>, u64)> {
-    let meta = fs::symlink_metadata(log);
+fn open_log(log: &Path, meta: std::io::Result<fs::Metadata>) -> std::io::Result<(Rc<File>, u64)> {
     let kept = KEPT.with_borrow_mut(|kept| {
         let now = std::time::Instant::now();
         if LOOKED
@@ -267,8 +272,14 @@ pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
     if pos == 0 {
         return 0;
     }
-    match open_log(&paths.log()) {
-        // At the end: nothing to read, and whatever comes next is checked then.
+    let log = paths.log();
+    let meta = fs::symlink_metadata(&log);
+    // At the end: nothing to read, and whatever comes next is checked then (the log is not
+    // opened for this).
+    if meta.as_ref().is_ok_and(|m| m.is_file() && m.len() == pos) {
+        return pos;
+    }
+    match open_log(&log, meta) {
         Ok((_, len)) if pos == len => pos,
         Ok((file, len)) if pos < len => line_start(&file, pos),
         _ => 0,

@@ -116,15 +116,18 @@ impl Format for Payload {
 
 /// The newest value in the file, `None` when there is none.
 pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
-    let mut file = open_read(path).ok()?;
-    if F::WHOLE {
-        let mut bytes = Vec::with_capacity(2 * F::SLOT);
-        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
-        return parse_as::<F>(&bytes);
-    }
-    let mut buf = vec![0u8; 2 * F::SLOT + 1];
-    let n = read_head(&file, &mut buf).ok()?;
-    parse_as::<F>(&buf[..n])
+    let file = open_read(path).ok()?;
+    // Read through `Take`, which gives no size hint: `read_to_end` on a `File` itself first
+    // asks `fstat` and `lseek` for one, two system calls of the seven a live state's read
+    // made (`status` reads a thousand of them). Into spare capacity, not a zeroed buffer.
+    let limit = if F::WHOLE {
+        u64::MAX
+    } else {
+        2 * F::SLOT as u64 + 1
+    };
+    let mut buf = Vec::with_capacity(2 * F::SLOT + 1);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut buf).ok()?;
+    parse_as::<F>(&buf)
 }
 
 /// The value in a file's bytes (see the module comment), `None` when there is none.

@@ -77,7 +77,14 @@ impl FsStore {
     }
 
     fn state_path(&self, member: &Name) -> PathBuf {
-        self.dir.join("state").join(format!("{member}.json"))
+        // One buffer, sized once (`status` makes one per member).
+        let mut path =
+            PathBuf::with_capacity(self.dir.as_os_str().len() + member.as_str().len() + 12);
+        path.push(&self.dir);
+        path.push("state");
+        path.push(member.as_str());
+        path.as_mut_os_string().push(".json");
+        path
     }
 
     fn answer_path(&self, member: &Name) -> PathBuf {

@@ -6,6 +6,8 @@
 //! dialog) says so and names the pane to answer in. `teamctl status`, the board and the
 //! console's `/status` show these.
 
+use std::fmt::Write as _;
+
 use crate::domain::time::{age, now_ms};
 use crate::domain::{LiveState, Member, Status, TeamConfig};
 use crate::leader;
@@ -194,18 +196,33 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
                 crate::output::printable(what)
             );
         }
-        out.push_str(&format!(
-            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}\n",
+        // Written into `out`, not formatted apart and copied: a row each for a thousand
+        // teammates (BENCHMARKS.md, twelfth session).
+        let _ = writeln!(
+            out,
+            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}",
             paint.color(&name, &r.color),
             status,
             r.backend.as_deref().unwrap_or("-"),
             r.pane_id.as_deref().unwrap_or("-"),
-            r.pid.map_or_else(|| "-".into(), |p| p.to_string()),
+            Dash(r.pid),
             r.unread,
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
             host_col(r.host.as_deref()),
             turn
-        ));
+        );
     }
     out
+}
+
+/// A number, or `-` for none, padded as asked.
+struct Dash(Option<u32>);
+
+impl std::fmt::Display for Dash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => std::fmt::Display::fmt(&n, f),
+            None => f.pad("-"),
+        }
+    }
 }

@@ -918,3 +918,90 @@ fn aliases_work_in_fish() {
     assert!(out.starts_with("teamctl "), "{out}");
     assert!(out.contains("Every member's state"), "{out}");
 }
+
+/// `status` reads each member's files and its worker's `/proc` entry with as few system calls
+/// as it can (twelfth session: a zombie is told by its empty argv, a log is not opened when the
+/// cursor is at its end). Still, on the process backend: a worker killed with SIGKILL is dead
+/// whether `status` finds it a zombie or reaped, its unread mail counted; the others are idle,
+/// one with its cursor at its log's end, one with no cursor and an empty log.
+#[test]
+fn status_tells_a_killed_process_teammate_dead_with_its_mail_and_the_rest_idle() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for n in ["a", "b", "c"] {
+        env.ok(&[
+            "spawn",
+            n,
+            "--backend",
+            "process",
+            "--exec",
+            "cat >/dev/null",
+        ]);
+    }
+    let of = |name: &str| {
+        let m = env.member(name);
+        (
+            m["status"].as_str().unwrap().to_string(),
+            m["unread"].as_u64().unwrap(),
+        )
+    };
+    for n in ["a", "b", "c"] {
+        wait_until(&format!("{n} is idle"), Duration::from_secs(30), || {
+            env.member_status(n) == "idle"
+        });
+    }
+    // a and b each handle one message: their cursors stand at their logs' ends.
+    for n in ["a", "b"] {
+        env.ok(&["send", n, "one"]);
+        wait_until(
+            &format!("{n} handled its message"),
+            Duration::from_secs(30),
+            || of(n) == ("idle".into(), 0),
+        );
+    }
+    let pid = env.member("a")["pid"].as_u64().unwrap();
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Gone, or a zombie not yet reaped: either way no longer running.
+    wait_until("a's worker has died", Duration::from_secs(30), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with(['Z', 'X']))
+        })
+    });
+    // Two messages for a, put in its inbox without `send` (which would resume it).
+    let home = teamctl::store::Home::new(env.home_path().to_path_buf());
+    let store = home
+        .open(&teamctl::domain::Name::parse("alpha").unwrap())
+        .unwrap();
+    let a = teamctl::domain::Name::parse("a").unwrap();
+    for text in ["two", "three"] {
+        let mail = teamctl::domain::Envelope::new(
+            "team-lead",
+            "a",
+            teamctl::domain::Body::message(text, None),
+        );
+        store.append(&a, &mail).unwrap();
+    }
+    assert_eq!(of("a"), ("dead".into(), 2), "a's worker was killed");
+    assert_eq!(of("b"), ("idle".into(), 0));
+    assert_eq!(of("c"), ("idle".into(), 0));
+    let text = env.ok(&["status"]);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name} in:\n{text}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        [line("a"), line("b"), line("c")],
+        ["dead", "idle", "idle"],
+        "{text}"
+    );
+}
