@@ -794,7 +794,6 @@ impl Worker {
 
     /// Run a command as a turn does (own process group, recorded for `interrupt`).
     async fn run_spec(&mut self, spec: &TurnSpec, stop: &mut Stoppers) -> TurnResult {
-        self.say_if_exe_gone();
         let store = self.store.clone();
         let name = self.name.clone();
         let mut live = self.live.clone();
@@ -820,7 +819,8 @@ impl Worker {
     }
 
     /// When this worker's binary was removed (not upgraded: nothing is at its path), its
-    /// agents' `teamctl` is not there: one line in the log, not a silent miss on `PATH`.
+    /// agents' `teamctl` is not there: one line in the log, not a silent miss on `PATH`
+    /// (looked at each time the worker goes idle: at its start and after each turn).
     fn say_if_exe_gone(&mut self) {
         match crate::backend::exe::gone() {
             Some(exe) if !self.exe_gone_said => {
@@ -1049,6 +1049,8 @@ impl Worker {
         if self.live.status != Status::Idle {
             self.set_status(Status::Idle);
         }
+        // Checked while idle, not on a message's way to its agent.
+        self.say_if_exe_gone();
         self.warm_up();
         Ok(())
     }
