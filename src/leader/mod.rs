@@ -494,6 +494,7 @@ fn act_on(store: &dyn Store, env: &Envelope) -> Result<Option<Handoff>> {
             reason.clone().unwrap_or_default(),
         )));
     }
+    crate::pause::at("reconcile-end");
     let mut target = member.clone();
     if pane_id.is_some() {
         target.pane_id = pane_id.clone();
