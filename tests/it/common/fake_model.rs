@@ -454,8 +454,12 @@ pub fn claude(model: &FakeModel, trusted: &[&Path]) -> Claude {
     )
     .unwrap();
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    // Claude Code keeps files of its own under `$TMPDIR/claude-UID/` (per project, never
+    // removed): inside this HOME, they go with it.
+    std::fs::create_dir_all(home.path().join("tmp")).unwrap();
     let env = [
         ("HOME", home.path().display().to_string()),
+        ("TMPDIR", home.path().join("tmp").display().to_string()),
         ("ANTHROPIC_BASE_URL", model.url.clone()),
         ("ANTHROPIC_API_KEY", FAKE_KEY.to_string()),
         ("DISABLE_AUTOUPDATER", "1".into()),
