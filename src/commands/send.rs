@@ -78,6 +78,7 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         bus::deliver_in(&*store, roster, &env)?
     };
     ctx.reconcile(&*store)?;
+    crate::pause::at("send-wake");
     // A shutdown request is not work: answering it stops the worker, and resuming one that
     // answered already would bring it straight back.
     let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {

@@ -127,6 +127,9 @@ pub fn handoff(
     // The requests awaited, and where their answers can start in the leader's inbox: another
     // reader (the leader console) may act on a refusal first, and then only the inbox says.
     let mut asked: Vec<(Name, String)> = Vec::new();
+    // Where each asked worker ran: placed anew since, it was started again (a send resumed it
+    // once it had stopped).
+    let mut placed: Vec<(Name, Placed)> = Vec::new();
     let leader_name = Name::leader();
     let mut answers_from = store
         .cursor(&leader_name, super::PROTOCOL_READER)?
@@ -171,6 +174,7 @@ pub fn handoff(
                     store.append(name, &env)?;
                 }
                 asked.push((name.clone(), request_id));
+                placed.push((name.clone(), Placed::of(&member)));
                 waiting.push(name.clone());
             }
         }
@@ -235,13 +239,33 @@ pub fn handoff(
             crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
         for name in waiting.clone() {
             let member = config.require(name.as_str())?;
-            let why = match super::effective_status_with(member, store.live(&name)?.as_ref(), &seen)
+            let was = placed.iter().find(|(n, _)| *n == name).map(|(_, p)| p);
+            let restarted = |m: &crate::domain::Member| was.is_some_and(|p| *p != Placed::of(m));
+            if !restarted(member)
+                && !matches!(
+                    super::effective_status_with(member, store.live(&name)?.as_ref(), &seen),
+                    Status::Dead | Status::Stopped
+                )
             {
-                Status::Dead => "it died before answering",
-                Status::Stopped => "it stopped",
+                continue;
+            }
+            // Judged again under its start lock before anything is ended: a send may have
+            // resumed it since the look above (the worker asked is gone), and ending the
+            // worker that send started would leave it "dead" (its start recorded after the
+            // stop mark) or stopped with that message unhandled. Started again, it stopped:
+            // `shutdown --all` asks it again.
+            let _starting = super::start_lock(store, &name)?;
+            let config = store.load()?;
+            let member = config.require(name.as_str())?;
+            let why = match super::effective_status(member, store.live(&name)?.as_ref()) {
+                Status::Dead => Some("it died before answering"),
+                Status::Stopped => Some("it stopped"),
+                _ if restarted(member) => None,
                 _ => continue,
             };
-            super::end_member(store, member, why)?;
+            if let Some(why) = why {
+                super::end_member(store, member, why)?;
+            }
             out.stopped.push(name.clone());
             waiting.retain(|w| *w != name);
         }
@@ -260,4 +284,14 @@ pub fn handoff(
     }
     out.silent = waiting;
     Ok(out)
+}
+
+/// Where a member's worker was placed (its pid, its pane): a start changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placed(Option<u32>, Option<String>);
+
+impl Placed {
+    fn of(member: &crate::domain::Member) -> Placed {
+        Placed(member.pid, member.pane_id.clone())
+    }
 }

@@ -494,6 +494,21 @@ fn act_on(store: &dyn Store, env: &Envelope) -> Result<Option<Handoff>> {
             reason.clone().unwrap_or_default(),
         )));
     }
+    crate::pause::at("reconcile-end");
+    // Ended under its start lock, the request looked at again there: a send may have resumed
+    // it since the team file was read above (the worker that answered is gone), and ending it
+    // now would end the worker that send started, leaving it "dead" (its start recorded after
+    // the stop mark) or stopped with that message unhandled. A start clears the awaited
+    // request, as does another leader command that acted on this answer first: either way it
+    // has stopped, and nothing is ended here.
+    let _starting = start_lock(store, &member.name)?;
+    let config = store.load()?;
+    let Some(member) = config.member(&env.from) else {
+        return Ok(None);
+    };
+    if member.shutdown_request_id.as_deref() != waiting {
+        return Ok(Some(Handoff::Stopped(member.name.clone())));
+    }
     let mut target = member.clone();
     if pane_id.is_some() {
         target.pane_id = pane_id.clone();

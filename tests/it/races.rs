@@ -301,6 +301,82 @@ fn shutdown_all_racing_senders_ends_with_everyone_stopped() {
     t.ok(&["delete", "--force"]);
 }
 
+/// The cause of `shutdown_all_racing_senders_ends_with_everyone_stopped`'s one failure (exit 0
+/// with amy "dead"), forced step by step with pause points (`TEAMCTL_TEST_PAUSE`): a leader
+/// command acts on amy's approval, read while amy still awaited its answer, while a send that
+/// had looked at the leader's mail before the approval came resumes amy, its first worker
+/// gone. The late approval must not end the worker the send started (killed, amy showed
+/// "dead" when the start was recorded after the stop mark, else "stopped" with the send's
+/// worker ended).
+#[test]
+fn an_approval_acted_on_while_a_send_resumes_the_teammate_leaves_it_running() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r12"]);
+    spawn(&t, "amy", "true");
+    wait_until("amy idle", LONG, || t.member_status("amy") == "idle");
+    let first = worker_pid(&t, "amy");
+    let gate = |n: &str| t.work.path().join(n);
+    let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
+    let paused = |args: &[&str], point: &str, n: &str| {
+        t.cmd(args)
+            .env(
+                "TEAMCTL_TEST_PAUSE",
+                format!("{point}:{}", gate(n).display()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // From here until the end no leader command but these reads the leader's mail: the team
+    // file is read directly.
+    let recorded_pid = || {
+        let cfg: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(t.team_dir("r12").join("config.json")).unwrap())
+                .unwrap();
+        cfg["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "amy")
+            .and_then(|m| m["pid"].as_u64())
+            .map(|p| p as u32)
+    };
+    // A send to amy, held after its look at the leader's mail, before it resumes anyone.
+    let send = paused(&["send", "amy", "hello"], "send-wake", "send");
+    wait_until("the send held", LONG, || held("send"));
+    // amy is asked to stop, answers (approving) and exits.
+    t.ok(&["shutdown", "amy", "--no-wait"]);
+    wait_until("amy's first worker gone", LONG, || {
+        !teamctl::backend::proc::running(first)
+    });
+    // A leader command acts on the approval: held just before it ends amy.
+    let status = paused(&["status"], "reconcile-end", "end");
+    wait_until("the approval about to be acted on", LONG, || held("end"));
+    // The send goes on: amy looks stopped (no worker, its last word "stopped"): resumed.
+    std::fs::write(gate("send"), "").unwrap();
+    let sent = send.wait_with_output().unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+    let second = recorded_pid().expect("amy's new worker recorded");
+    assert_ne!(second, first);
+    assert!(teamctl::backend::proc::running(second));
+    // The approval is acted on now, after the start.
+    std::fs::write(gate("end"), "").unwrap();
+    let shown = status.wait_with_output().unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    assert!(
+        teamctl::backend::proc::running(second),
+        "the late approval ended the worker the send started; amy is {} ({})",
+        t.member_status("amy"),
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    wait_until("amy idle again", LONG, || t.member_status("amy") == "idle");
+    // And a shutdown of everyone then ends with everyone stopped.
+    t.ok(&["shutdown", "--all", "--timeout", "30"]);
+    assert_eq!(t.member_status("amy"), "stopped");
+    t.ok(&["delete", "--force"]);
+}
+
 /// Item 9: eight `create x` at once in one home make exactly one team; the others are told
 /// the leader leads it already (exit 2), as the one-team-per-home rule says.
 #[test]

@@ -454,8 +454,12 @@ pub fn claude(model: &FakeModel, trusted: &[&Path]) -> Claude {
     )
     .unwrap();
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    // Claude Code keeps files of its own under `$TMPDIR/claude-UID/` (per project, never
+    // removed): inside this HOME, they go with it.
+    std::fs::create_dir_all(home.path().join("tmp")).unwrap();
     let env = [
         ("HOME", home.path().display().to_string()),
+        ("TMPDIR", home.path().join("tmp").display().to_string()),
         ("ANTHROPIC_BASE_URL", model.url.clone()),
         ("ANTHROPIC_API_KEY", FAKE_KEY.to_string()),
         ("DISABLE_AUTOUPDATER", "1".into()),
@@ -469,6 +473,47 @@ pub fn claude(model: &FakeModel, trusted: &[&Path]) -> Claude {
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     Claude { bin, home, env }
+}
+
+impl Drop for Claude {
+    /// Whatever still runs with this HOME ends before the directory is removed. A test's
+    /// `TestEnv`, made first, is dropped after this (`let (env, cc, ..)` drops right to left),
+    /// so an interactive Claude Code TUI in its pane (and the workers and companions given this
+    /// environment) ran on until then, and Claude Code, ended then, writes its transcript and
+    /// config into HOME as it exits: the directory was made again and left in the temporary
+    /// directory, one per interactive test. Killed (SIGKILL), it writes nothing more. Tmux
+    /// servers are left to `TestEnv`, which ends them without leaving their sockets.
+    fn drop(&mut self) {
+        let want = format!("HOME={}", self.home.path().display());
+        let users = || {
+            teamctl::backend::proc::pids()
+                .filter(|&p| teamctl::backend::proc::running(p))
+                .filter(|p| {
+                    std::fs::read(format!("/proc/{p}/environ"))
+                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+                })
+                .filter(|p| {
+                    let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
+                    !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
+                })
+                .collect::<Vec<u32>>()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = users();
+            if left.is_empty() || std::time::Instant::now() >= deadline {
+                break;
+            }
+            for pid in left {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Claude {
