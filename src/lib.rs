@@ -14,7 +14,7 @@ pub mod error;
 pub mod interactive;
 pub(crate) mod leader;
 pub mod output;
-pub(crate) mod pause;
+pub mod pause;
 pub mod store;
 pub(crate) mod view;
 pub mod worker;

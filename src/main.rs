@@ -1,6 +1,11 @@
 //! The `teamctl` binary: parse, execute, turn an error into one line and an exit code.
 
 fn main() {
+    // Nothing of teamctl's own is open yet: every descriptor from 3 up was inherited (a lock
+    // held by `flock`, the pipe of an `out=$(...)`), and no child of ours gets it, neither a
+    // worker nor the tmux server a `spawn` starts, which would hold it for its whole life.
+    teamctl::backend::fds::cloexec_above_stdio();
+    teamctl::pause::take();
     // An empty variable counts as unset (as `TEAMCTL_TEAM=` already did): `TEAMCTL_HOME=` meant
     // "--home requires a value" and `TEAMCTL_AGENT_NAME=` an invalid empty name.
     for var in teamctl::domain::env::options() {

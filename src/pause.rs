@@ -1,30 +1,56 @@
 //! Pause points for tests that force an interleaving between teamctl processes: with
 //! `TEAMCTL_TEST_PAUSE=POINT:FILE` set, a process reaching `POINT` creates `FILE.reached` and
-//! goes on once `FILE` exists (or after a minute). Unset, as outside such tests, a pause point
-//! is one environment lookup.
+//! goes on once `FILE` exists (or after a minute). The variable is taken out of the environment
+//! when the process starts (`take`), so it pauses that one process only, never a worker or an
+//! agent started from it; `FILE.reached` is made new (a link or a FIFO already there is not
+//! written through: nothing is made and the point does not pause). Unset, as outside such
+//! tests, a pause point looks at one static.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The variable naming the pause point and its gate file.
 pub const VAR: &str = "TEAMCTL_TEST_PAUSE";
 
+/// The point and gate this process was given, if any (`take`).
+static GATE: OnceLock<Option<(String, PathBuf)>> = OnceLock::new();
+
+/// Read the variable and take it out of the environment. For `main`, before any thread.
+pub fn take() {
+    let value = std::env::var_os(VAR);
+    if value.is_some() {
+        // SAFETY: called first thing in main, before any thread exists.
+        unsafe { std::env::remove_var(VAR) };
+    }
+    let gate = value.and_then(|v| {
+        let v = v.to_string_lossy();
+        let (point, file) = v.split_once(':')?;
+        Some((point.to_string(), PathBuf::from(file)))
+    });
+    let _ = GATE.set(gate);
+}
+
 /// Wait at `point` if this process was asked to (see the module comment).
 pub fn at(point: &str) {
-    let Some(value) = std::env::var_os(VAR) else {
+    let Some(Some((p, gate))) = GATE.get() else {
         return;
     };
-    let value = value.to_string_lossy();
-    let Some(gate) = value
-        .split_once(':')
-        .filter(|(p, _)| *p == point)
-        .map(|(_, f)| PathBuf::from(f))
-    else {
+    if p != point {
         return;
-    };
+    }
     let mut reached = gate.clone().into_os_string();
     reached.push(".reached");
-    let _ = std::fs::write(&reached, std::process::id().to_string());
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&reached)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, std::process::id().to_string().as_bytes())
+        });
+    if made.is_err() {
+        return;
+    }
     let deadline = Instant::now() + Duration::from_mins(1);
     while !gate.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));

@@ -33,10 +33,14 @@ fn installed(exe: PathBuf) -> PathBuf {
     }
 }
 
-/// The running binary's path when nothing is at it any more (removed, not upgraded): an agent
-/// then finds no `teamctl` there. `None` while a file is there.
+/// The running binary's path when nothing is at it any more (removed, not upgraded) and no
+/// `teamctl` is beside it: an agent then finds none in the directory it gets (`agent_bin_dir`).
+/// `None` while either is there (a backup renamed away, `install -b`, leaves the binary's own
+/// path at the backup's name, and the new `teamctl` beside it).
 pub fn gone() -> Option<PathBuf> {
-    current().ok().filter(|exe| !exe.exists())
+    current()
+        .ok()
+        .filter(|exe| !exe.exists() && !exe.with_file_name("teamctl").exists())
 }
 
 /// The directory to put first on an agent's `PATH` (`home`: the teamctl home, where a link is

@@ -93,20 +93,33 @@ fn euid() -> u32 {
     *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
 }
 
-/// The bytes of `/proc/PID/FILE` when process `pid` is ours (as `ours`: the file's owner is
-/// the process's user, as for its `/proc` directory), read whole through one descriptor, so
-/// the owner checked is that of the process read. `None` when it is gone or not ours. Five
-/// system calls (open, fstat, read, the read that finds the end, close): `status` asks this
-/// of every worker, and it made nineteen (`kill`, `/proc/PID/stat` and `cmdline` each read by
-/// `std::fs::read`, which asks for a size hint then reads from 32 bytes up, the directory's
-/// owner and `geteuid`; BENCHMARKS.md, twelfth session).
-fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
+/// The bytes of `/proc/PID/FILE` when process `pid` is ours, read whole. Ours: the owner of
+/// its `/proc/PID` directory, opened first, is this process's user (as `ours`); `FILE` is then
+/// opened relative to that very directory, so what is read is that process's, even if the pid
+/// is used again meanwhile. Not the owner of `FILE` itself: a process that made itself not
+/// dumpable shows its files as root's, so teamctl run as root took another user's process
+/// that copied a worker's argv for its own (attacker QA, twelfth session); the directory keeps
+/// its real owner. `None` when it is gone or not ours. Seven system calls (open, fstat, openat,
+/// read, the read that finds the end, two closes): `status` asks this of every worker, and it
+/// made nineteen (BENCHMARKS.md, twelfth session).
+pub fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
     use std::os::unix::fs::MetadataExt;
     Pid::new(pid)?;
-    let f = std::fs::File::open(format!("/proc/{pid}/{file}")).ok()?;
-    if f.metadata().ok()?.uid() != euid() {
+    let dir = std::fs::File::open(format!("/proc/{pid}")).ok()?;
+    if dir.metadata().ok()?.uid() != euid() {
         return None;
     }
+    let f = std::fs::File::from(
+        openat(
+            &dir,
+            file,
+            OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?,
+    );
     // Through `Take`, which gives no size hint (`read_to_end` on a `File` asks `fstat` and
     // `lseek` for one, and `/proc` says 0), into spare capacity.
     let mut buf = Vec::with_capacity(4096);
@@ -427,6 +440,57 @@ mod tests {
             std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep"))
         }));
         assert!(!ours(pid));
+        assert!(!is_agent_process(pid, &id));
+        assert!(tagged_processes(&id).is_empty());
+        end_tagged(&id, Duration::from_millis(100));
+        assert!(running(pid), "another user's process was ended");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// The same, for another user's process shaped as a worker (argv `worker --home H --id
+    /// ID`) and carrying the tag, that made itself not dumpable: its `/proc` files then show
+    /// root as their owner, its directory still its own user (attacker QA, twelfth session).
+    #[test]
+    fn another_users_undumpable_worker_lookalike_is_not_ours() {
+        use std::os::unix::process::CommandExt;
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("worker"),
+            "import ctypes, time\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\ntime.sleep(30)\n",
+        )
+        .unwrap();
+        // Readable by that user.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let id = format!("eve@proc-test-nd-{}", std::process::id());
+        let mut child = std::process::Command::new("python3")
+            .args(["worker", "--home", "/nonexistent-teamctl/h", "--id", &id])
+            .current_dir(dir.path())
+            .env(crate::domain::env::AGENT_ID, &id)
+            .uid(65534)
+            .gid(65534)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        use std::os::unix::fs::MetadataExt;
+        // Running, its argv there (not a zombie's empty one), its files shown as root's.
+        let undumpable = || {
+            std::fs::metadata(format!("/proc/{pid}/cmdline")).is_ok_and(|m| m.uid() == 0)
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.ends_with(format!("{id}\0").as_bytes()))
+        };
+        assert!(
+            wait_for(Duration::from_secs(10), undumpable),
+            "the lookalike did not make itself undumpable"
+        );
+        assert!(
+            !is_worker(pid, &id),
+            "another user's process taken for a worker"
+        );
         assert!(!is_agent_process(pid, &id));
         assert!(tagged_processes(&id).is_empty());
         end_tagged(&id, Duration::from_millis(100));

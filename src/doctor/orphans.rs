@@ -17,12 +17,10 @@ use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Home;
 
-/// `(home, agent id)` when `pid` is a live teamctl worker.
+/// `(home, agent id)` when `pid` is a live teamctl worker of this user (`proc::read_ours`:
+/// another user's process shaped like one is none of ours, even to root).
 pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
-    if !proc::running(pid) {
-        return None;
-    }
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmdline = proc::read_ours(pid, "cmdline")?;
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -38,12 +36,9 @@ pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
     }
 }
 
-/// `(home, agent id)` when `pid` is a live process started for a teammate's turn.
+/// `(home, agent id)` when `pid` is a live process of this user started for a teammate's turn.
 pub fn agent_of(pid: u32) -> Option<(PathBuf, String)> {
-    if !proc::running(pid) {
-        return None;
-    }
-    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let env = proc::read_ours(pid, "environ")?;
     let (mut home, mut id) = (None, None);
     for var in env.split(|b| *b == 0) {
         let var = String::from_utf8_lossy(var);
@@ -304,4 +299,44 @@ pub fn kill_pane(server: &[String], pane: &str, agent_id: &str) -> Result<()> {
     tmux(server, &["kill-pane", "-t", pane])
         .map(|_| ())
         .ok_or_else(|| Error::failed(format!("tmux could not kill pane {pane}")))
+}
+
+#[cfg(test)]
+mod lookalike_tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::time::Duration;
+
+    /// Run as root (as CI is): another user's process with a worker's argv and an agent's tag
+    /// is not taken for ours, so `doctor --fix` never ends it (attacker QA, twelfth session).
+    #[test]
+    fn another_users_worker_lookalike_is_no_orphan_of_ours() {
+        use std::os::unix::fs::PermissionsExt;
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.path().join("worker"), "import time\ntime.sleep(30)\n").unwrap();
+        let id = format!("eve@doctor-test-{}", std::process::id());
+        let mut child = Command::new("python3")
+            .args(["worker", "--home", "/nonexistent-teamctl/h", "--id", &id])
+            .current_dir(dir.path())
+            .env(crate::domain::env::AGENT_ID, &id)
+            .env(crate::domain::env::HOME, "/nonexistent-teamctl/h")
+            .uid(65534)
+            .gid(65534)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let shaped = || {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.ends_with(format!("{id}\0").as_bytes()))
+        };
+        assert!(proc::wait_for(Duration::from_secs(10), shaped));
+        assert_eq!(worker_of(pid), None);
+        assert_eq!(agent_of(pid), None);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

@@ -377,6 +377,42 @@ fn an_approval_acted_on_while_a_send_resumes_the_teammate_leaves_it_running() {
     t.ok(&["delete", "--force"]);
 }
 
+/// A pause point's variable pauses the one process it was given to: the worker a `spawn` with
+/// it set starts does not carry it (nor, so, its agents' `teamctl`), and a link planted where
+/// the point notes it was reached (`FILE.reached`) is not written through (attacker QA).
+#[test]
+fn a_test_pause_stays_in_its_process_and_writes_through_no_link() {
+    let t = TestEnv::new();
+    t.ok(&["create", "r13"]);
+    let gate = t.work.path().join("g");
+    std::fs::write(&gate, "").unwrap();
+    let victim = t.work.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::os::unix::fs::symlink(&victim, t.work.path().join("g.reached")).unwrap();
+    let var = format!("send-wake:{}", gate.display());
+    let run = |args: &[&str]| {
+        let out = t
+            .cmd(args)
+            .env("TEAMCTL_TEST_PAUSE", &var)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    run(&["spawn", "amy", "--backend", "process", "--exec", "cat"]);
+    wait_until("amy idle", LONG, || t.member_status("amy") == "idle");
+    let pid = worker_pid(&t, "amy");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(
+        !environ
+            .split(|&b| b == 0)
+            .any(|v| v.starts_with(b"TEAMCTL_TEST_PAUSE=")),
+        "the worker carries the pause variable"
+    );
+    run(&["send", "amy", "hi"]);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    t.ok(&["delete", "--force"]);
+}
+
 /// Item 9: eight `create x` at once in one home make exactly one team; the others are told
 /// the leader leads it already (exit 2), as the one-team-per-home rule says.
 #[test]

@@ -95,13 +95,45 @@ fn a_worker_whose_binary_was_removed_says_so_in_its_log() {
     assert_eq!(log.matches("was removed").count(), 1, "{log}");
 }
 
+/// An upgrade that keeps a backup (`install -b`: the running file renamed to `teamctl~`, the
+/// new one put at `teamctl`), the backup removed later: the agent gets the new `teamctl` beside
+/// it, and the log says nothing of a removed binary (it was not: one is there).
+#[test]
+fn a_backup_removed_after_an_upgrade_is_not_taken_for_a_removed_teamctl() {
+    let env = TestEnv::new();
+    let (_dir, bin) = installed(&env, WHICH);
+    env.ok(&["ask", "bob", "which?"]);
+    let backup = bin.with_file_name("teamctl~");
+    std::fs::rename(&bin, &backup).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    env.ok(&["ask", "bob", "which now?"]);
+    std::fs::remove_file(&backup).unwrap();
+    let after = env.ok(&["ask", "bob", "and now?"]);
+    assert_eq!(after.trim(), format!("{}\nworks", bin.display()));
+    env.ok(&["ask", "bob", "once more"]);
+    let log = member_log(&env, "bob");
+    assert!(!log.contains("was removed"), "{log}");
+}
+
 #[test]
 fn a_detached_worker_keeps_no_descriptor_its_spawner_inherited() {
-    let env = TestEnv::new();
+    spawner_descriptor_released(&TestEnv::new(), "process");
+}
+
+/// The tmux server that `spawn` starts (none runs yet on the test's private socket) keeps
+/// none either: tmux passes on what its first client had (a `flock` held, say).
+#[test]
+fn a_tmux_server_spawn_starts_keeps_no_descriptor_its_spawner_inherited() {
+    spawner_descriptor_released(&TestEnv::with_tmux(), "tmux");
+}
+
+/// `spawn bob` on `backend`, with the write end of a pipe inherited as fd 5 (as from
+/// `out=$(...)` or a CI runner): once `spawn` has exited, and a turn has run, nothing of
+/// teamctl's holds that pipe open, and the worker runs on.
+fn spawner_descriptor_released(env: &TestEnv, backend: &str) {
     env.ok(&["create", "alpha"]);
-    // A pipe whose write end `spawn` inherits as fd 5, as from `out=$(...)` or a CI runner.
     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
-    let mut cmd = env.cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let mut cmd = env.cmd(&["spawn", "bob", "--backend", backend, "--exec", "cat"]);
     let fd = w.as_raw_fd();
     // SAFETY: dup2 and fcntl are async-signal-safe.
     unsafe {
@@ -129,7 +161,7 @@ fn a_detached_worker_keeps_no_descriptor_its_spawner_inherited() {
     });
     assert!(
         rx.recv_timeout(T).is_ok(),
-        "the pipe `spawn` inherited is still held open after it exited"
+        "the pipe `spawn` inherited is still held open after it exited ({backend})"
     );
     // And the worker runs on.
     assert_eq!(env.member_status("bob"), "idle");
