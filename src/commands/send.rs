@@ -24,12 +24,27 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         args.to = to.name.as_str().to_string();
     }
     let recipient = Recipient::parse(&args.to)?;
+    // The team file is read once, as a roster, and again only if it changed meanwhile. To one
+    // member, only the sender's and the recipient's entries of the file's index are read
+    // (with 1,000 members the index has 1,000 lines, the file 400 KB); to all, every name.
+    let mut cache = None;
+    let wanted: Vec<&Name> = match &recipient {
+        Recipient::One(to) => vec![&me, to],
+        Recipient::All => Vec::new(),
+    };
     let mut env = match &args.structured {
         Some(json) => structured(&me, &recipient, json)?,
         None => {
             let text = match args.text {
                 Some(t) => t,
-                None => read_stdin()?,
+                None => {
+                    // A name that is not a member is said before the text is read: a typo
+                    // must not swallow what is being typed or piped in.
+                    if let Recipient::One(to) = &recipient {
+                        roster_of(&*store, &mut cache, &wanted)?.require(to.as_str())?;
+                    }
+                    read_stdin()?
+                }
             };
             let mut body = Body::message(text, args.summary);
             if let (Body::Message { in_reply_to, .. }, Some(id)) =
@@ -55,14 +70,6 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     {
         return super::shutdown_response::record(ctx, approve.0, reason.clone());
     }
-    // The team file is read once, as a roster, and again only if it changed meanwhile. To one
-    // member, only the sender's and the recipient's entries of the file's index are read
-    // (with 1,000 members the index has 1,000 lines, the file 400 KB); to all, every name.
-    let mut cache = None;
-    let wanted: Vec<&Name> = match &recipient {
-        Recipient::One(to) => vec![&me, to],
-        Recipient::All => Vec::new(),
-    };
     {
         let roster = roster_of(&*store, &mut cache, &wanted)?;
         roster.refuse_if_deleting()?;

@@ -154,10 +154,37 @@ pub(crate) fn unknown_member<'a>(
     members: impl Iterator<Item = &'a Name>,
     name: &str,
 ) -> Error {
-    let names: Vec<&str> = members.map(|n| n.as_str()).collect();
+    let names: Vec<&Name> = members.collect();
+    // The one meant, most likely: one a reader cannot tell apart from it (`looks_like`), else
+    // the nearest within two edits (a letter left out, doubled, swapped or mistyped).
+    let parsed = Name::parse(name).ok();
+    let like = names
+        .iter()
+        .find(|n| parsed.as_ref().is_some_and(|p| n.looks_like(p)))
+        .or_else(|| {
+            names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(n.as_str(), name), n))
+                .filter(|(d, _)| *d <= 2 && *d < name.len())
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, n)| n)
+        });
+    let meant = like.map_or(String::new(), |n| {
+        format!(" (did you mean {:?}?)", n.as_str())
+    });
+    // A big team's every name is no help on one line: the first few, and where the rest are.
+    const SHOWN: usize = 20;
+    let mut list: Vec<&str> = names.iter().take(SHOWN).map(|n| n.as_str()).collect();
+    let more = names.len().saturating_sub(SHOWN);
+    let more = if more > 0 {
+        list.push("...");
+        format!(" ({more} more: `teamctl status` lists them all)")
+    } else {
+        String::new()
+    };
     Error::bad(format!(
-        "no member {name:?} in team {team}; members: {}",
-        names.join(", ")
+        "no member {name:?} in team {team}{meant}; members: {}{more}",
+        list.join(", ")
     ))
 }
 
@@ -531,6 +558,35 @@ impl FromStr for Status {
 
 #[cfg(test)]
 mod tests {
+    /// A misspelt member name gets the member it most likely meant, and a big team's list is
+    /// cut short (QA, twelfth session: 151 names on one line and no hint).
+    #[test]
+    fn an_unknown_member_error_says_who_was_meant_and_lists_a_few() {
+        let team = Name::parse("t").unwrap();
+        let names: Vec<Name> = ["team-lead", "bob", "alice"]
+            .iter()
+            .map(|n| Name::parse(n).unwrap())
+            .collect();
+        let err =
+            |name: &str, names: &[Name]| unknown_member(&team, names.iter(), name).to_string();
+        assert_eq!(
+            err("bbo", &names),
+            "no member \"bbo\" in team t (did you mean \"bob\"?); members: team-lead, bob, alice"
+        );
+        assert!(err("Alice", &names).contains("did you mean \"alice\"?"));
+        assert!(err("zed", &names).starts_with("no member \"zed\" in team t; members: "));
+        let many: Vec<Name> = (0..151)
+            .map(|i| Name::parse(&format!("m{i}")).unwrap())
+            .collect();
+        let e = err("m777", &many);
+        assert!(e.contains("did you mean \"m77\"?"), "{e}");
+        assert!(
+            e.contains("m19, ... (131 more: `teamctl status` lists them all)"),
+            "{e}"
+        );
+        assert!(!e.contains("m20,"), "{e}");
+    }
+
     use super::*;
 
     #[test]

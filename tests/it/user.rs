@@ -1162,3 +1162,32 @@ fn a_look_alike_team_name_is_answered_with_the_team_meant() {
     let err = env.fails(&["--team", "gamma", "status"], 2);
     assert!(err.contains("teamctl create gamma"), "{err}");
 }
+
+/// A recipient that is not a member is refused before the message is read from stdin: typed
+/// or piped text is not swallowed by a typo (QA, twelfth session). `send` here is left with
+/// its stdin open and nothing written: it must answer at once, not wait for the text.
+#[test]
+fn a_misspelt_recipient_is_refused_before_stdin_is_read() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let mut child = env
+        .cmd(&["send", "bbo"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let mut done = None;
+    wait_until("send refused the name with its stdin still open", T, || {
+        done = child.try_wait().unwrap();
+        done.is_some()
+    });
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(done.unwrap().code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no member \"bbo\""), "{err}");
+    assert!(err.contains("bob"), "the members are named: {err}");
+}
