@@ -62,6 +62,35 @@ impl FsStore {
         teamindex::parse(&index, bytes)
     }
 
+    /// The roster of the team file's `bytes`: through `index` (the index file's bytes) when it
+    /// is trusted for them, else parsed. With `wanted` (at most a few: each line is compared
+    /// with each name), only their entries and the first and last, when all are in it
+    /// (`Roster::partial`); the whole roster otherwise, from the same bytes.
+    fn roster_from(
+        &self,
+        bytes: Vec<u8>,
+        index: Option<&[u8]>,
+        wanted: &[&Name],
+    ) -> Result<Roster> {
+        let some = match wanted {
+            [] => None,
+            few if few.len() <= 4 => index.and_then(|i| teamindex::parse_some(i, &bytes, few)),
+            _ => None,
+        };
+        let roster = match some {
+            Some(some) => {
+                Roster::indexed(bytes, some.names, some.colors, some.spans).map(Roster::partial)
+            }
+            None => match index.and_then(|i| teamindex::parse(i, &bytes)) {
+                Some(all) => Roster::indexed(bytes, all.names, all.colors, all.spans),
+                None => Roster::parse(bytes),
+            },
+        };
+        roster
+            .map(Roster::without_hosts)
+            .map_err(|e| self.damaged(&e))
+    }
+
     /// The team file parsed, a `host` in it (written by hand) dropped: every member of a file
     /// store runs on this host.
     fn parse_config(&self, bytes: &[u8]) -> Result<TeamConfig> {
@@ -287,35 +316,16 @@ impl Store for FsStore {
     /// a good index (`teamindex`), not even the names: only the text around the members.
     fn roster(&self) -> Result<Roster> {
         let bytes = self.config_bytes()?;
-        let roster = match self.index_of(&bytes) {
-            Some(index) => Roster::indexed(bytes, index.names, index.colors, index.spans),
-            None => Roster::parse(bytes),
-        };
-        roster
-            .map(Roster::without_hosts)
-            .map_err(|e| self.damaged(&e))
+        let index = super::fsutil::read(&self.index_path()).ok();
+        self.roster_from(bytes, index.as_deref(), &[])
     }
 
     /// Only the entries of `names` (and the first and last) read from the index, when it is
     /// trusted and has them all, and they are few; otherwise the whole roster, as `roster`.
     fn roster_with(&self, names: &[&Name]) -> Result<Roster> {
-        // Each line is compared with each name: for more than a few, the whole index.
-        if names.len() > 4 {
-            return self.roster();
-        }
         let bytes = self.config_bytes()?;
-        let some = super::fsutil::read(&self.index_path())
-            .ok()
-            .and_then(|index| teamindex::parse_some(&index, &bytes, names));
-        let roster = match some {
-            Some(index) => {
-                Roster::indexed(bytes, index.names, index.colors, index.spans).map(Roster::partial)
-            }
-            None => return self.roster(),
-        };
-        roster
-            .map(Roster::without_hosts)
-            .map_err(|e| self.damaged(&e))
+        let index = super::fsutil::read(&self.index_path()).ok();
+        self.roster_from(bytes, index.as_deref(), names)
     }
 
     fn exists(&self) -> bool {
