@@ -95,9 +95,13 @@ impl Stamp {
     /// change time; `None` when the file cannot be looked at. (Not for files written in place:
     /// two writes within one clock tick can leave all three as they were.)
     pub fn of_file(path: &std::path::Path) -> Option<Stamp> {
+        std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
+    }
+
+    /// The stamp of a file from its metadata (an open file's `fstat`).
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(Stamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
+        Stamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec())
     }
 
     /// The stamp of a revision number (a store with compare-and-set revisions).

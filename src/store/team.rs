@@ -10,6 +10,7 @@
 //! tasks.json, tasks.lock            the task list and its writers' lock (see tasks.rs)
 //! ```
 
+use std::ops::Range;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
@@ -131,15 +132,20 @@ impl FsStore {
 
     /// The team file's bytes, or the error for a team whose file is gone.
     fn config_bytes(&self) -> Result<Vec<u8>> {
+        super::fsutil::read(&self.config_path()).map_err(|e| self.config_error(e))
+    }
+
+    /// The error for the team file that could not be read: a team deleted says so.
+    fn config_error(&self, e: std::io::Error) -> Error {
         let path = self.config_path();
-        match super::fsutil::read(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::failed(format!(
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Error::failed(format!(
                 "team {} no longer exists (deleted; its team file {} is gone)",
                 self.team,
                 path.display()
-            ))),
-            read => read.at(&path),
+            ));
         }
+        Error::io(&path, e)
     }
 
     fn damaged(&self, e: &serde_json::Error) -> Error {
@@ -193,12 +199,14 @@ impl FsStore {
         colors: &[&str],
         sync: Sync,
     ) -> Result<()> {
-        write_atomic_with(&self.config_path(), &text.bytes, sync)?;
-        // The index after the file it describes, in place (`teamindex`); a failure leaves an
-        // index of another file, or a torn one, which no reader trusts.
+        let path = self.config_path();
+        write_atomic_with(&path, &text.bytes, sync)?;
+        // The index after the file it describes, in place (`teamindex`), with the file's stamp
+        // as it is now (every writer holds the team file's lock); a failure leaves an index
+        // of another file, or a torn one, which no reader trusts.
         let _ = super::fsutil::write_in_place(
             &self.index_path(),
-            &teamindex::format(text, names, colors),
+            &teamindex::format(text, names, colors, Stamp::of_file(&path)),
         );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
         Ok(())
@@ -303,6 +311,36 @@ impl Was {
     }
 }
 
+/// The team file held open as `file` (`len` bytes), read only where `spans` (in order, within
+/// it) lie and before the first and after the last (the team's own fields); the rest stays
+/// zeros, never touched: a zeroed allocation this large is fresh pages from the kernel, so a
+/// `send` to one of 1,000 members faults in a few pages, not the file's 100.
+fn read_spans(file: &std::fs::File, len: u64, spans: &[Range<usize>]) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let len = usize::try_from(len).map_err(std::io::Error::other)?;
+    let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+        return Err(std::io::ErrorKind::InvalidData.into());
+    };
+    let mut bytes = vec![0u8; len];
+    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(spans.len() + 2);
+    for r in std::iter::once(0..first.start)
+        .chain(spans.iter().cloned())
+        .chain(std::iter::once(last.end..len))
+    {
+        match ranges.last_mut() {
+            Some(prev) if r.start <= prev.end => prev.end = prev.end.max(r.end),
+            _ => ranges.push(r),
+        }
+    }
+    for r in ranges {
+        let buf = bytes
+            .get_mut(r.clone())
+            .ok_or(std::io::ErrorKind::InvalidData)?;
+        file.read_exact_at(buf, r.start as u64)?;
+    }
+    Ok(bytes)
+}
+
 impl Store for FsStore {
     fn team(&self) -> &Name {
         &self.team
@@ -322,9 +360,23 @@ impl Store for FsStore {
 
     /// Only the entries of `names` (and the first and last) read from the index, when it is
     /// trusted and has them all, and they are few; otherwise the whole roster, as `roster`.
+    /// When the index was written for the very file opened (its stamp), the file itself is
+    /// read only where those entries and the team's own fields are (`read_spans`).
     fn roster_with(&self, names: &[&Name]) -> Result<Roster> {
-        let bytes = self.config_bytes()?;
+        let path = self.config_path();
+        let mut file = super::fsutil::open_read(&path).map_err(|e| self.config_error(e))?;
         let index = super::fsutil::read(&self.index_path()).ok();
+        if (1..=4).contains(&names.len())
+            && let Some(index) = index.as_deref()
+            && let Ok(meta) = file.metadata()
+            && let Some(some) = teamindex::parse_some_stamped(index, Stamp::of(&meta), names)
+            && let Ok(bytes) = read_spans(&file, meta.len(), &some.spans)
+            && let Ok(roster) = Roster::indexed(bytes, some.names, some.colors, some.spans)
+        {
+            return Ok(roster.partial().without_hosts());
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).at(&path)?;
         self.roster_from(bytes, index.as_deref(), names)
     }
 
@@ -820,6 +872,99 @@ mod tests {
         let got = store.roster_with(&[&m5]).unwrap();
         assert!(!got.is_partial());
         assert_eq!(got.names().len(), 11);
+    }
+
+    /// `roster_with` trusts the index for the team file it opened by its stamp alone, and
+    /// reads only the entries asked for and the text around the members; the team file
+    /// changed by hand (replaced, or written in place, the same length) is another stamp:
+    /// read whole, and what it now says is what is given.
+    #[test]
+    fn a_few_members_are_read_by_the_stamp_and_a_file_edited_by_hand_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        store
+            .update(&mut |cfg| {
+                for i in 0..10 {
+                    let mut m = cfg.members[0].clone();
+                    m.name = Name::parse(&format!("m{i}")).unwrap();
+                    m.cwd = format!("/cwd/{i}");
+                    cfg.members.push(m);
+                }
+                Ok(())
+            })
+            .unwrap();
+        let m5 = Name::parse("m5").unwrap();
+        let path = store.local_dir().join("config.json");
+        let whole = store.roster().unwrap();
+        let some = store.roster_with(&[&m5]).unwrap();
+        assert!(some.is_partial());
+        assert_eq!(some.member("m5").unwrap(), whole.member("m5").unwrap());
+        assert_eq!(some.head(), whole.head());
+
+        // What the stamp path reads: the spans, and all before the first and after the last.
+        let file = std::fs::File::open(&path).unwrap();
+        let len = file.metadata().unwrap().len();
+        let text = std::fs::read(&path).unwrap();
+        let at = |needle: &str| {
+            let i = text
+                .windows(needle.len())
+                .position(|w| w == needle.as_bytes())
+                .unwrap();
+            i..i + needle.len()
+        };
+        let (a, b, c) = (at("\"m1\""), at("\"m5\""), at("\"m8\""));
+        let got = read_spans(&file, len, &[a.clone(), b.clone(), c.clone()]).unwrap();
+        assert_eq!(got.len(), text.len());
+        for (i, (g, t)) in got.iter().zip(&text).enumerate() {
+            let read = i < a.end || b.contains(&i) || i >= c.start;
+            assert_eq!(*g, if read { *t } else { 0 }, "byte {i}");
+        }
+
+        // Replaced by hand (a new inode), the same length, m5's directory changed.
+        let edited = String::from_utf8(text.clone())
+            .unwrap()
+            .replace("/cwd/5", "/cwd/X");
+        assert_eq!(edited.len(), text.len());
+        let tmp = store.local_dir().join("config.json.hand");
+        std::fs::write(&tmp, &edited).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        let got = store.roster_with(&[&m5]).unwrap();
+        assert!(
+            !got.is_partial(),
+            "replaced: not the file the index was written for"
+        );
+        assert_eq!(got.member("m5").unwrap().unwrap().cwd, "/cwd/X");
+
+        // Written in place (the same inode), the same length: its change time moves.
+        store.update(&mut |_| Ok(())).unwrap();
+        let stamped = Stamp::of_file(&path).unwrap();
+        assert!(store.roster_with(&[&m5]).unwrap().is_partial());
+        let now = std::fs::read(&path).unwrap();
+        let edited = String::from_utf8(now).unwrap().replace("/cwd/X", "/cwd/Y");
+        assert_ne!(edited.as_bytes(), std::fs::read(&path).unwrap());
+        // Written until its change time has moved (at once where the kernel gives a change
+        // time looked at a finer one; within a clock tick elsewhere).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, edited.as_bytes()))
+                .unwrap();
+            if Stamp::of_file(&path) != Some(stamped) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the team file's change time did not move"
+            );
+        }
+        let got = store.roster_with(&[&m5]).unwrap();
+        assert!(!got.is_partial(), "written in place: another change time");
+        assert_eq!(got.member("m5").unwrap().unwrap().cwd, "/cwd/Y");
     }
 
     /// Every write that copies unchanged members from the file's own text (through its
