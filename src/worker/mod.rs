@@ -14,7 +14,7 @@ mod heartbeat;
 pub mod launch;
 mod plan;
 mod shutdown;
-mod sink;
+pub mod sink;
 pub mod turn;
 
 use std::collections::VecDeque;

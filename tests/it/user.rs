@@ -1191,3 +1191,60 @@ fn a_misspelt_recipient_is_refused_before_stdin_is_read() {
     assert!(err.contains("no member \"bbo\""), "{err}");
     assert!(err.contains("bob"), "the members are named: {err}");
 }
+
+/// A teammate's own log (its worker's notes, its turns' output, timeouts and warnings) is
+/// `log --worker NAME`, followed with `-f`; `log NAME`, what a user tries first, says so
+/// (papercut: the log was reachable only as a file under the home).
+#[test]
+fn a_teammates_own_log_is_log_worker_and_log_name_points_to_it() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "echo \"bob says: $(cat)\"")]);
+    assert_eq!(env.ok(&["ask", "bob", "hello"]).trim(), "bob says: hello");
+    let log = env.ok(&["log", "--worker", "bob"]);
+    assert!(log.contains("bob says: hello"), "{log}");
+    assert!(log.contains("<- team-lead: hello"), "{log}");
+    let err = env.fails(&["log", "bob"], 2);
+    assert!(err.contains("teamctl log --worker bob"), "{err}");
+    assert!(err.contains("--from bob"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["log", "--worker", "nobody"], 2);
+    assert!(err.contains("no member \"nobody\""), "{err}");
+    let err = env.fails(&["log", "--worker", "team-lead"], 2);
+    assert!(err.contains("no worker"), "{err}");
+    // `-f`: what is there, then what the next turn writes.
+    let mut child = env
+        .cmd(&["log", "--worker", "bob", "-f"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut out = child.stdout.take().unwrap();
+    let into = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    wait_until("log -f shows what is there", T, || {
+        seen.lock().unwrap().contains("bob says: hello")
+    });
+    env.ok(&["ask", "bob", "again"]);
+    wait_until("log -f shows the next turn", T, || {
+        seen.lock().unwrap().contains("bob says: again")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    let text = seen.lock().unwrap().clone();
+    assert_eq!(text.matches("bob says: hello").count(), 1, "{text}");
+}
+
