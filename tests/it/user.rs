@@ -1248,3 +1248,47 @@ fn a_teammates_own_log_is_log_worker_and_log_name_points_to_it() {
     assert_eq!(text.matches("bob says: hello").count(), 1, "{text}");
 }
 
+/// `inbox NAME --peek` shows exactly the messages `status` counts unread for NAME (those past
+/// its worker's cursor), however often, and moves nothing (QA: peek kept a position of its
+/// own, so after bob had handled mail it showed that mail again and disagreed with status).
+#[test]
+fn peek_shows_what_status_counts_unread_and_moves_nothing() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("amy", "cat")]);
+    // bob handles a message: his worker's cursor moves past it.
+    assert_eq!(env.ok(&["ask", "bob", "handled"]).trim(), "handled");
+    env.ok(&["shutdown", "bob"]);
+    // A teammate's mail does not resume a teammate the leader stopped: it stays unread.
+    for i in 1..=3 {
+        env.ok(&["--as", "amy", "send", "bob", &format!("unread {i}")]);
+    }
+    let unread = || env.member("bob")["unread"].as_u64().unwrap();
+    assert_eq!(unread(), 3);
+    assert_eq!(env.member_status("bob"), "stopped");
+    let before = crate::common::snapshot(env.home_path());
+    for _ in 0..2 {
+        let shown: Vec<String> = json(&env.ok(&["--json", "inbox", "bob", "--peek"]))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["text"]
+                    .as_str()
+                    .unwrap_or(&m["type"].to_string())
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(shown, ["unread 1", "unread 2", "unread 3"]);
+        // The text view too, as amy (a teammate may look).
+        let text = env.ok(&["--as", "amy", "inbox", "bob", "--peek"]);
+        assert!(!text.contains("handled"), "{text}");
+        assert_eq!(text.matches("unread ").count(), 3, "{text}");
+    }
+    assert!(
+        crate::common::snapshot(env.home_path()) == before,
+        "peek changed a file"
+    );
+    assert_eq!(unread(), 3);
+    assert_eq!(env.member_status("bob"), "stopped");
+}
+
