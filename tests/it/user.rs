@@ -1292,3 +1292,57 @@ fn peek_shows_what_status_counts_unread_and_moves_nothing() {
     assert_eq!(env.member_status("bob"), "stopped");
 }
 
+/// Refusals that say what to do: a zero turn timeout says it must be at least 1 second (in
+/// `spawn` and in `up`'s file), `ask '*'` that ask takes one teammate and `send '*'` writes to
+/// everyone.
+#[test]
+fn a_zero_turn_timeout_and_ask_to_everyone_say_what_to_do() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for zero in ["0", "0s"] {
+        let err = env.fails(
+            &[
+                "spawn",
+                "bob",
+                "--backend",
+                "process",
+                "--exec",
+                "cat",
+                "--turn-timeout",
+                zero,
+            ],
+            2,
+        );
+        assert!(err.contains("at least 1 second"), "{err}");
+    }
+    let err = env.fails(
+        &[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--exec",
+            "cat",
+            "--max-turns",
+            "0",
+        ],
+        2,
+    );
+    assert!(err.contains("--max-turns must be at least 1"), "{err}");
+    let file = env.work.path().join("zero.toml");
+    for zero in ["0", "\"0s\""] {
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"alpha\"\n[[member]]\nname = \"x\"\nexec = \"cat\"\nbackend = \"process\"\nturn-timeout = {zero}\n"
+            ),
+        )
+        .unwrap();
+        let err = env.fails(&["up", file.to_str().unwrap()], 2);
+        assert!(err.contains("at least 1 second"), "{err}");
+    }
+    let err = env.fails(&["ask", "*", "hi"], 2);
+    assert!(err.contains("one teammate"), "{err}");
+    assert!(err.contains("teamctl send '*'"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
