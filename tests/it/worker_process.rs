@@ -196,3 +196,46 @@ fn a_turn_ended_by_its_timeout_says_so_in_the_log() {
         "{log}"
     );
 }
+
+/// A turn whose agent is killed by a signal from outside (`kill -9` of it) says so in the
+/// teammate's log, naming the signal; before, only the sender's failure notice did.
+#[test]
+fn a_turn_killed_by_a_signal_says_so_in_the_log() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let pid_file = env.work.path().join("agent.pid");
+    // The shell's pid is the agent's: `exec` keeps it.
+    let exec = format!("echo $$ > {}; exec sleep 1000", pid_file.display());
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", &exec]);
+    env.ok(&["send", "bob", "go"]);
+    let mut pid = 0;
+    crate::common::wait_until("the agent's pid", T, || {
+        pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        pid > 0
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("sleep"))
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    crate::common::wait_until("the failure notice", T, || {
+        env.inbox("alpha", "team-lead").iter().any(|m| {
+            m["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("turn failed"))
+        })
+    });
+    let log = member_log(&env, "bob");
+    let line = log
+        .lines()
+        .find(|l| l.contains("killed by signal"))
+        .unwrap_or_else(|| panic!("no line about the signal in:\n{log}"));
+    assert!(line.contains("SIGKILL"), "{line}");
+    assert_eq!(log.matches("killed by signal").count(), 1, "{log}");
+}
+
