@@ -239,3 +239,30 @@ fn a_turn_killed_by_a_signal_says_so_in_the_log() {
     assert_eq!(log.matches("killed by signal").count(), 1, "{log}");
 }
 
+/// `install -b` (a backup upgrade): the running file renamed to `teamctl~`, the new one put at
+/// `teamctl`. The agent gets the new binary at the path its worker was started from, not the
+/// backup that `/proc/self/exe` now names.
+#[test]
+fn after_an_upgrade_with_a_backup_the_agent_runs_the_new_teamctl() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    let (_dir, bin) = installed(
+        &env,
+        "command -v teamctl; stat -L -c %i \"$(command -v teamctl)\"",
+    );
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino().to_string();
+    let before = env.ok(&["ask", "bob", "which?"]);
+    assert_eq!(before.trim(), format!("{}\n{}", bin.display(), ino(&bin)));
+    let backup = bin.with_file_name("teamctl~");
+    std::fs::rename(&bin, &backup).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    assert_ne!(ino(&bin), ino(&backup));
+    let after = env.ok(&["ask", "bob", "which now?"]);
+    assert_eq!(
+        after.trim(),
+        format!("{}\n{}", bin.display(), ino(&bin)),
+        "the agent got the backup ({}, inode {}), not the new teamctl",
+        backup.display(),
+        ino(&backup)
+    );
+}
