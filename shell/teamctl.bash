@@ -1197,7 +1197,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__log)
-            opts="-f -h --team --home --as --json --color --follow --from --to --type --help"
+            opts="-f -h --team --home --as --json --color --follow --from --to --type --worker --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1231,6 +1231,10 @@ _teamctl_static() {
                     return 0
                     ;;
                 --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --worker)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

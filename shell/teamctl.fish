@@ -57,7 +57,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Bring b
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "plan" -d 'Answer plan approval requests'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "task" -d 'The shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "attach" -d 'Attach to the team\'s tmux session, focused on a teammate\'s pane'
-complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "log" -d 'Every message of the team in time order'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "log" -d 'Every message of the team in time order, or one teammate\'s own log'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check tmux, inotify limits, stale teams, orphaned panes and processes'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a demo team in real tmux panes'
@@ -561,6 +561,7 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
@@ -644,7 +645,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "plan" -d 'Answer plan approval requests'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "task" -d 'The shared task list'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "attach" -d 'Attach to the team\'s tmux session, focused on a teammate\'s pane'
-complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "log" -d 'Every message of the team in time order'
+complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "log" -d 'Every message of the team in time order, or one teammate\'s own log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "doctor" -d 'Check tmux, inotify limits, stale teams, orphaned panes and processes'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "completions" -d 'Print a shell completion script'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and not __fish_seen_subcommand_from create delete up down spawn send ask inbox status wait shutdown shutdown-response interrupt kill resume plan task attach log doctor completions demo lead help" -f -a "demo" -d 'Run a demo team in real tmux panes'

@@ -174,7 +174,7 @@ pub enum Command {
     Task(TaskCommand),
     /// Attach to the team's tmux session, focused on a teammate's pane
     Attach(AttachArgs),
-    /// Every message of the team in time order
+    /// Every message of the team in time order, or one teammate's own log
     Log(LogArgs),
     /// Check tmux, inotify limits, stale teams, orphaned panes and processes
     Doctor(DoctorArgs),
@@ -542,6 +542,9 @@ pub struct LogArgs {
     /// Only messages of this type (message, idle_notification, shutdown_request...)
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
+    /// A teammate's own log instead: its worker's notes and its turns' output (-f follows it)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["from", "to", "kind"])]
+    pub worker: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -591,8 +594,40 @@ pub struct WorkerArgs {
 /// and that one command, with the same definitions; whatever that parse does not take
 /// (help, version, any error) goes through the whole tree, so every result and every message
 /// is the same.
-pub fn parse(args: Vec<std::ffi::OsString>) -> Cli {
-    quick(&args).unwrap_or_else(|| Cli::parse_from(args))
+pub fn parse(args: &[std::ffi::OsString]) -> Cli {
+    if let Some(cli) = quick(args) {
+        return cli;
+    }
+    match Cli::try_parse_from(args.iter()) {
+        Ok(cli) => cli,
+        Err(e) => {
+            if let Some(hint) = meant(args, &e) {
+                eprintln!("{}", crate::output::printable(&format!("teamctl: {hint}")));
+                std::process::exit(2);
+            }
+            e.exit()
+        }
+    }
+}
+
+/// What a command line clap refused most likely meant, where clap's own message names no way
+/// there: `log NAME` (a user's first try at one teammate's output) is `log --worker NAME` or
+/// `log --from NAME`.
+fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument || command_word(args)? != "log" {
+        return None;
+    }
+    let ContextValue::String(given) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    if given.starts_with('-') {
+        return None;
+    }
+    let n = crate::domain::Name::parse(given).map_or_else(|_| "NAME".into(), |n| n.to_string());
+    Some(format!(
+        "log takes no member name (it shows every message of the team): `teamctl log --worker {n}` shows {n}'s own log (its turns' output, timeouts, warnings; -f follows it), `teamctl log --from {n}` (or --to {n}) its messages"
+    ))
 }
 
 /// Adds a command's arguments to its `clap::Command` (`Args::augment_args`).

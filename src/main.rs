@@ -36,7 +36,7 @@ fn main() {
         exit_on(teamctl::interactive::exec_env(&args[2..]));
         return;
     }
-    let cli = teamctl::cli::parse(args);
+    let cli = teamctl::cli::parse(&args);
     if matches!(cli.command, Some(teamctl::cli::Command::Demo(_))) {
         // The demo's teammates go to the team's detached session, never beside the caller's
         // pane: without `$TMUX_PANE` the tmux backend does not split the user's window.

@@ -4,7 +4,9 @@
 //! it in a directory of the home's own (`bin/KEY/teamctl`, KEY a hash of the binary's path),
 //! so that neither a missing `teamctl` nor another one on `PATH` is what agents reach. A
 //! binary replaced while it runs (an upgrade) is found at its path: the new one there is what
-//! agents get.
+//! agents get. A worker remembers that path when it starts (`remember`), since an upgrade that
+//! keeps a backup (`install -b`) renames the running file, and `/proc/self/exe` follows it to
+//! the backup.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -14,11 +16,28 @@ use std::path::{Path, PathBuf};
 /// What Linux adds to `/proc/self/exe` when the running binary's file was replaced or removed.
 const DELETED: &[u8] = b" (deleted)";
 
-/// The path the running binary was installed at: `std::env::current_exe`, less the
-/// " (deleted)" Linux adds once its file was replaced (`cargo install`, a copy renamed over it)
-/// or removed. An upgrade put its successor at that path, which is what a user means by
-/// "teamctl" from then on; after a removal nothing may be there (see `gone`).
+/// The path this process's binary was at when `remember` ran (a worker's start).
+static STARTED_AT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Remember where the running binary is now, so that `current` keeps to that path while a file
+/// is there: a worker calls it first thing. Without it, an upgrade with a backup (`install -b`:
+/// the running file renamed to `teamctl~`, the new one put at `teamctl`) gave agents the
+/// backup, the file `/proc/self/exe` now names.
+pub fn remember() {
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = STARTED_AT.set(installed(exe));
+    }
+}
+
+/// The path the running binary was installed at: where it was when the worker started
+/// (`remember`) while a file is there; else `std::env::current_exe`, less the " (deleted)"
+/// Linux adds once its file was replaced (`cargo install`, a copy renamed over it) or removed.
+/// An upgrade put its successor at that path, which is what a user means by "teamctl" from
+/// then on; after a removal nothing may be there (see `gone`).
 pub fn current() -> std::io::Result<PathBuf> {
+    if let Some(at) = STARTED_AT.get().filter(|p| p.is_file()) {
+        return Ok(at.clone());
+    }
     std::env::current_exe().map(installed)
 }
 

@@ -19,6 +19,11 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             args.name
         )));
     }
+    if args.name == "*" {
+        return Err(Error::bad(
+            "ask takes one teammate and waits for its reply; to write to everyone, use `teamctl send '*' TEXT`",
+        ));
+    }
     let target = Name::parse_as(&args.name, "member")?;
     if args.timeout == 0 {
         // It would send, then fail at once: the answer could never be waited for.

@@ -430,9 +430,10 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
             let s = leader::effective_status_with(m, store.live(&m.name)?.as_ref(), &seen);
             if s == Status::Dead {
                 return Err(Error::failed(format!(
-                    "demo teammate {} died; its output is in {} (`teamctl demo --stop` cleans up)",
+                    "demo teammate {} died; its output is in {} (`teamctl log --worker {}`; `teamctl demo --stop` cleans up)",
                     m.name,
-                    store.log_path(&m.name).display()
+                    store.log_path(&m.name).display(),
+                    m.name
                 )));
             }
         }
@@ -495,8 +496,13 @@ fn how_to_attach(p: Painter, store: &dyn Store, config: &TeamConfig, exe: &str) 
             p.bold(&format!("{exe} attach"))
         ));
     } else {
+        let first = config
+            .teammates()
+            .next()
+            .map_or_else(|| "NAME".to_string(), |m| m.name.to_string());
         out.push_str(&format!(
-            "No tmux here: the teammates run as processes; their output is in {}\n",
+            "No tmux here: the teammates run as processes; watch one work: {}   (files in {})\n",
+            p.bold(&format!("{exe} log --worker {first} -f")),
             store.local_dir().join("logs").display()
         ));
     }

@@ -2,7 +2,9 @@
 //! `inbox` keeps its own cursor, separate from the worker's. Idle notifications are state, not
 //! mail: the default view leaves them out (and passes its cursor over them: they are in the
 //! log, `status` and `wait` show them); `--type TYPE` shows one type without marking anything
-//! read; `--all` shows every message, read or not, idle notifications too.
+//! read; `--all` shows every message, read or not, idle notifications too. `--peek` shows the
+//! messages `status` counts unread (`leader::unread_start`: a teammate's from its worker's
+//! cursor) and changes nothing, not even the leader's bookkeeping (`reconcile`).
 
 use crate::cli::InboxArgs;
 use crate::context::Ctx;
@@ -38,18 +40,25 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
     }
     let store = ctx.store()?;
     let config = store.load()?;
-    config.require(who.as_str())?;
-    ctx.reconcile(&*store)?;
-    let mut pos = if args.all {
-        Position::START
+    let member = config.require(who.as_str())?;
+    // A look moves nothing: reconcile would act on shutdown answers (its own cursor).
+    if !args.peek {
+        ctx.reconcile(&*store)?;
+    }
+    let (mut pos, not_unread) = if args.all {
+        (Position::START, Vec::new())
+    } else if args.peek {
+        // What `status` counts unread: a teammate's from its worker's cursor, not `inbox`'s.
+        crate::leader::unread_start(&*store, member)?
     } else {
-        store.cursor(&who, READER)?
+        (store.cursor(&who, READER)?, Vec::new())
     };
     let mut shown = Vec::new();
     let mut idle_skipped = 0usize;
     let mut all = crate::store::entries(&*store, &who, pos);
     for e in all.by_ref() {
         match e?.item {
+            Item::Message(env) if not_unread.contains(&env.id) => {}
             Item::Message(env) => match &args.kind {
                 Some(k) if k != env.body.kind() => {}
                 None if !args.all && env.body.kind() == IDLE => idle_skipped += 1,

@@ -3,7 +3,8 @@
 //! object per line). With `-f` it then follows every inbox (members who join later too) through
 //! the store's tail of them (`Store::follow_inboxes`: on files each inbox read again from its
 //! position when woken, on NATS an ordered consumer), keeping a position per inbox and a
-//! bounded set of recent ids.
+//! bounded set of recent ids. `log --worker NAME [-f]`: a teammate's own log on this host (its
+//! worker's notes, its turns' output), shown as its pane shows it, followed on file events.
 
 use crate::store::Position;
 use crate::store::SharedStore;
@@ -114,6 +115,9 @@ pub const KINDS: &[&str] = &[
 ];
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
+    if let Some(name) = &args.worker {
+        return worker_log(ctx, name, args.follow);
+    }
     if let Some(k) = &args.kind
         && !KINDS.contains(&k.as_str())
     {
@@ -134,6 +138,173 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
         return Ok(());
     }
     follow(ctx, &store, args)
+}
+
+/// `log --worker NAME`: the teammate's log file on this host (logs are host-local), from its
+/// start; with `follow`, then whatever is written to it until Ctrl-C or its removal.
+fn worker_log(ctx: &Ctx, name: &str, follow: bool) -> Result<()> {
+    let name = Name::parse_as(name, "member")?;
+    let store = ctx.store()?;
+    let config = store.load()?;
+    let member = config.require(name.as_str())?;
+    if name.is_leader() {
+        return Err(Error::bad(format!(
+            "{name} runs no worker, so it has no log; `teamctl log` shows the team's messages"
+        )));
+    }
+    let path = store.log_path(&name);
+    // Armed before the first read: nothing written afterwards is missed.
+    let watch = if follow {
+        Some(crate::view::events::FileWatch::new(&path)?)
+    } else {
+        None
+    };
+    let mut log = LogFile::new(path);
+    let mut bytes = log.read_new();
+    if !log.seen() {
+        let where_ = match crate::backend::host::elsewhere(member) {
+            Some(h) => format!(
+                "; it runs on {}, where its log is",
+                crate::backend::host::label(h)
+            ),
+            None => String::new(),
+        };
+        eprintln!(
+            "teamctl: {name} has no log on this host yet ({}){where_}{}",
+            log.path.display(),
+            if follow { "; waiting for one" } else { "" }
+        );
+    }
+    let mut shown = Shown::new(ctx.json);
+    let mut out = std::io::stdout();
+    loop {
+        let text = shown.text(&bytes, watch.is_none());
+        if !text.is_empty()
+            && out
+                .write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .is_err()
+        {
+            return Ok(()); // the reader went away
+        }
+        let Some(w) = &watch else {
+            return Ok(());
+        };
+        if log.removed {
+            eprintln!("teamctl: {name}'s log was removed");
+            return Ok(());
+        }
+        w.wait();
+        if w.stopped() {
+            return Ok(());
+        }
+        bytes = log.read_new();
+    }
+}
+
+/// A log file read as it grows: its bytes past what was read, from the start again when it
+/// was replaced or cut shorter.
+struct LogFile {
+    path: std::path::PathBuf,
+    file: Option<(std::fs::File, u64)>,
+    pos: u64,
+    removed: bool,
+}
+
+impl LogFile {
+    fn new(path: std::path::PathBuf) -> LogFile {
+        LogFile {
+            path,
+            file: None,
+            pos: 0,
+            removed: false,
+        }
+    }
+
+    /// Whether the file was there at some read.
+    fn seen(&self) -> bool {
+        self.file.is_some() || self.removed
+    }
+
+    /// What was written since the last call (nothing when there is no file).
+    fn read_new(&mut self) -> Vec<u8> {
+        use std::io::{Read, Seek};
+        use std::os::unix::fs::MetadataExt;
+        let Ok(now) = std::fs::symlink_metadata(&self.path) else {
+            self.removed |= self.file.take().is_some();
+            return Vec::new();
+        };
+        if self
+            .file
+            .as_ref()
+            .is_some_and(|(_, ino)| *ino != now.ino() || now.len() < self.pos)
+        {
+            // Replaced or cut: from its start.
+            self.file = None;
+        }
+        if self.file.is_none() {
+            let Ok(f) = crate::store::fsutil::open_read(&self.path) else {
+                return Vec::new();
+            };
+            let ino = f.metadata().map_or(0, |m| m.ino());
+            self.file = Some((f, ino));
+            self.pos = 0;
+        }
+        let Some((f, _)) = &mut self.file else {
+            return Vec::new();
+        };
+        let mut bytes = Vec::new();
+        if f.seek(std::io::SeekFrom::Start(self.pos)).is_ok() {
+            let _ = f.read_to_end(&mut bytes);
+        }
+        self.pos += bytes.len() as u64;
+        bytes
+    }
+}
+
+/// A log's bytes as they are printed: as the pane shows them (escapes as text, `sink::shown`),
+/// or with `--json` each line as a JSON string (a line without its end yet waits for it).
+struct Shown {
+    json: bool,
+    carry: Vec<u8>,
+}
+
+impl Shown {
+    fn new(json: bool) -> Shown {
+        Shown {
+            json,
+            carry: Vec::new(),
+        }
+    }
+
+    fn text(&mut self, bytes: &[u8], last: bool) -> String {
+        if !self.json {
+            return crate::worker::sink::shown(&mut self.carry, bytes);
+        }
+        self.carry.extend_from_slice(bytes);
+        let whole = match self.carry.iter().rposition(|b| *b == b'\n') {
+            Some(end) => self.carry.drain(..=end).collect(),
+            None => Vec::new(),
+        };
+        let mut out = String::new();
+        let rest = if last {
+            std::mem::take(&mut self.carry)
+        } else {
+            Vec::new()
+        };
+        let mut lines: Vec<&[u8]> = whole.split(|b| *b == b'\n').collect();
+        lines.pop(); // after the last newline: nothing
+        if !rest.is_empty() {
+            lines.push(&rest);
+        }
+        for line in lines {
+            out.push_str(
+                &serde_json::to_string(&String::from_utf8_lossy(line)).unwrap_or_default(),
+            );
+            out.push('\n');
+        }
+        out
+    }
 }
 
 fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
@@ -254,6 +425,17 @@ mod tests {
                 f.seen.len()
             );
         }
+    }
+
+    #[test]
+    fn a_worker_log_in_json_is_one_string_per_line_a_partial_one_when_it_ends() {
+        let mut s = Shown::new(true);
+        assert_eq!(s.text(b"one\ntw", false), "\"one\"\n");
+        assert_eq!(s.text(b"o\x1b\nthr", false), "\"two\\u001b\"\n");
+        assert_eq!(s.text(b"ee", true), "\"three\"\n");
+        assert_eq!(s.text(b"", true), "");
+        let mut t = Shown::new(false);
+        assert_eq!(t.text(b"a\x1b[2Jb\nc", false), "a\\u{1b}[2Jb\nc");
     }
 
     #[test]

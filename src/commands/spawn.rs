@@ -76,9 +76,16 @@ pub struct Checked {
 pub fn check(args: &SpawnArgs) -> Result<Checked> {
     let name = Name::teammate(&args.name)?;
     let cwd = resolve_cwd(args.cwd.as_ref())?;
-    if args.turn_timeout == Some(0) || args.max_turns == Some(0) {
+    if args.turn_timeout == Some(0) {
+        // clap's parser refuses 0 already; a caller that builds SpawnArgs itself gets the same.
+        return Err(Error::bad(format!(
+            "--turn-timeout {}",
+            crate::domain::time::ZERO_SECS
+        )));
+    }
+    if args.max_turns == Some(0) {
         return Err(Error::bad(
-            "--turn-timeout and --max-turns must be at least 1",
+            "--max-turns must be at least 1 (leave it out for no limit)",
         ));
     }
     if args.plan.is_some() && !args.plan_mode_required {

@@ -446,7 +446,7 @@ fn duration_secs(v: &toml::Value) -> std::result::Result<u64, String> {
         other => return Err(bad(other.to_string())),
     };
     if secs == 0 {
-        return Err(bad("0".into()));
+        return Err(format!("turn-timeout {}", super::time::ZERO_SECS));
     }
     Ok(secs)
 }

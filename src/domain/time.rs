@@ -63,10 +63,14 @@ pub fn parse_secs(s: &str) -> Result<u64, String> {
         }
     };
     if secs == 0 {
-        return Err(bad("0"));
+        return Err(ZERO_SECS.into());
     }
     Ok(secs)
 }
+
+/// Why a timeout of 0 is refused: it is not "no limit" (leaving the option out is).
+pub const ZERO_SECS: &str =
+    "must be at least 1 second, not 0 (leave it out for no limit; a huge one means none too)";
 
 #[cfg(test)]
 mod parse_tests {
@@ -77,7 +81,8 @@ mod parse_tests {
         assert_eq!(parse_secs("600"), Ok(600));
         assert_eq!(parse_secs("10m"), Ok(600));
         assert_eq!(parse_secs("1h 30m"), Ok(5400));
-        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("0").is_err_and(|e| e.contains("at least 1 second")));
+        assert!(parse_secs("0s").is_err_and(|e| e.contains("at least 1 second")));
         assert!(parse_secs("1.5s").is_err());
         assert!(parse_secs("five minutes").is_err());
         assert!(parse_secs("-3").is_err());

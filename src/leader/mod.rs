@@ -9,7 +9,7 @@ mod wake;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{Held, Home, Item, LockKey, RosterCache, Store};
+use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
 pub use wake::{resume_stopped, wake, wake_in};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -549,6 +549,29 @@ pub fn unread_ids(store: &dyn Store, name: &Name, reader: &str, handled: &[Strin
             _ => None,
         })
         .collect()
+}
+
+/// Where `member`'s unread mail starts as `status` counts it (its own reader's cursor:
+/// `reader_for`), and the ids past it that `status` does not count: control requests its
+/// worker answered ahead of the cursor, and the message a running turn handles. `inbox --peek`
+/// shows exactly these unread messages, so it never disagrees with `status`.
+pub fn unread_start(store: &dyn Store, member: &Member) -> Result<(Position, Vec<String>)> {
+    let reader = reader_for(&member.name);
+    let live = store.live(&member.name).ok().flatten();
+    let mut skip = match &live {
+        Some(l) if reader == crate::worker::READER => l.handled_control.clone(),
+        _ => Vec::new(),
+    };
+    // As `status` rows do: the live state of the worker recorded, its turn only while working.
+    if let Some(turn) = live
+        .as_ref()
+        .filter(|l| member.pid.is_none_or(|p| p == l.pid))
+        .and_then(|l| l.current_turn.as_ref())
+        && effective_status(member, live.as_ref()) == Status::Working
+    {
+        skip.push(turn.message_id.clone());
+    }
+    Ok((store.cursor(&member.name, reader)?, skip))
 }
 
 /// The cursor a member's own messages are read with: the worker's, or `inbox` for the leader.

@@ -1,10 +1,12 @@
 //! What the live views wait on: file events of one team (live state, team file, task list and
-//! every member's inbox, re-subscribed when members join, or the leader's inbox only), typed
-//! lines from stdin, and Ctrl-C (which ends a view with exit 0). One doorbell gathers them all,
-//! so a view sleeps until something it shows may have changed.
+//! every member's inbox, re-subscribed when members join, or the leader's inbox only), or of
+//! one host-local file (a teammate's log, `log --worker -f`), typed lines from stdin, and
+//! Ctrl-C (which ends a view with exit 0). One doorbell gathers them all, so a view sleeps
+//! until something it shows may have changed.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -127,6 +129,50 @@ impl TeamWatch {
 
 fn member_names(config: &TeamConfig) -> Vec<Name> {
     config.members.iter().map(|m| m.name.clone()).collect()
+}
+
+/// One file's events (written, made, replaced or removed: its directory is watched) plus
+/// Ctrl-C, behind one doorbell.
+pub struct FileWatch {
+    bell: SyncBell,
+    _sub: Subscription,
+    stop: Arc<AtomicBool>,
+}
+
+impl FileWatch {
+    /// Watch `path` and catch Ctrl-C and SIGTERM. Armed when this returns: a read made
+    /// afterwards misses nothing.
+    pub fn new(path: &Path) -> Result<FileWatch> {
+        let (Some(dir), Some(file)) = (path.parent(), path.file_name().and_then(|f| f.to_str()))
+        else {
+            return Err(Error::failed(format!("cannot watch {}", path.display())));
+        };
+        let bell = SyncBell::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        catch_stop_signals(stop.clone(), bell.bell())?;
+        let sub = crate::store::wake::subscribe(
+            vec![crate::store::wake::Target::new(dir.to_path_buf(), &[file])],
+            bell.bell(),
+        )?;
+        Ok(FileWatch {
+            bell,
+            _sub: sub,
+            stop,
+        })
+    }
+
+    /// Has Ctrl-C (or SIGTERM) asked the view to end?
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Sleep until the file changes or a stop signal comes.
+    pub fn wait(&self) {
+        if !self.stopped() {
+            let far = Instant::now() + std::time::Duration::from_hours(1);
+            self.bell.wait_until(far);
+        }
+    }
 }
 
 fn subscribe(store: &dyn Store, members: &[Name], bell: Bell) -> Result<Subscription> {

@@ -638,12 +638,20 @@ impl Worker {
                             .await;
                     }
                 }
-                self.sink.note(&format!(
-                    "sent the cancel key ({})",
-                    self.companion
-                        .as_ref()
-                        .map_or("", |c| c.rule.cancel_key.as_str())
-                ));
+                let key = self
+                    .companion
+                    .as_ref()
+                    .map_or("", |c| c.rule.cancel_key.as_str());
+                if end == TurnEnd::TimedOut {
+                    // As a one-shot turn's timeout says (turn.rs): the failure notice goes to
+                    // the sender only.
+                    self.sink.note(&format!(
+                        "turn timed out after {} (its turn timeout); sent the cancel key ({key})",
+                        super::turn::seconds(timeout.unwrap_or_default())
+                    ));
+                } else {
+                    self.sink.note(&format!("sent the cancel key ({key})"));
+                }
                 return Ok(Some(TurnResult {
                     spawned: true,
                     end,

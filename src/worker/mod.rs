@@ -14,7 +14,7 @@ mod heartbeat;
 pub mod launch;
 mod plan;
 mod shutdown;
-mod sink;
+pub mod sink;
 pub mod turn;
 
 use std::collections::VecDeque;
@@ -83,6 +83,8 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
     // waits for its end, say), and a resident worker must not hold it for its whole life.
     crate::backend::fds::close_above_stdio();
+    // Before anything can rename it (`install -b`): the path agents' `teamctl` is taken from.
+    crate::backend::exe::remember();
     let (name, team) = id
         .split_once('@')
         .ok_or_else(|| Error::bad(format!("worker id {id:?} is not NAME@TEAM")))?;

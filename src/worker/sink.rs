@@ -95,7 +95,8 @@ impl Sink {
 /// `bytes` (after what `carry` kept) as the pane may show them: control characters escaped
 /// (`output::printable`), bytes that are not UTF-8 as U+FFFD; an incomplete character at the
 /// end is kept in `carry` for the next write, so a character split across writes stays whole.
-fn shown(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
+/// Also how `log --worker` shows a log file.
+pub fn shown(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
     carry.extend_from_slice(bytes);
     let mut out = String::new();
     loop {

@@ -368,7 +368,16 @@ pub async fn run(
         .map_err(|e| Error::failed(format!("waiting for the agent command: {e}")))?;
     let end = end.unwrap_or_else(|| match status.code() {
         Some(c) => TurnEnd::Exited(c),
-        None => TurnEnd::Signalled(status.signal().unwrap_or(0)),
+        None => {
+            // Not ended by teamctl (no interrupt, timeout or stop): `kill -9` of the agent, a
+            // crash. In the teammate's log too: the failure notice goes to the sender only.
+            let s = status.signal().unwrap_or(0);
+            sink.note(&format!(
+                "the turn's process was killed by signal {s} ({}), not by teamctl; the turn failed",
+                signal_name(s)
+            ));
+            TurnEnd::Signalled(s)
+        }
     });
     Ok(TurnResult {
         spawned: true,
@@ -378,8 +387,13 @@ pub async fn run(
     })
 }
 
+/// A signal's name ("SIGKILL"), or "unknown signal".
+fn signal_name(s: i32) -> &'static str {
+    Signal::try_from(s).map_or("unknown signal", Signal::as_str)
+}
+
 /// A duration for the log, in seconds: "1s", "300s", "0.5s".
-fn seconds(d: Duration) -> String {
+pub(super) fn seconds(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
     } else {

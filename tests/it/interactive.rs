@@ -357,6 +357,14 @@ fn a_turn_past_its_timeout_is_cancelled_with_the_cancel_key() {
     wait_until("KeyboardInterrupt in the pane", WAIT, || {
         screen(&env, &pane).contains("KeyboardInterrupt")
     });
+    // The teammate's log says so, in one line naming the timeout (as a one-shot turn's does).
+    let text = log(&env, &t, "py");
+    let line = text
+        .lines()
+        .find(|l| l.contains("timed out after 1s"))
+        .unwrap_or_else(|| panic!("no timeout line in:\n{text}"));
+    assert!(line.contains("cancel key"), "{line}");
+    assert_eq!(text.matches("timed out").count(), 1, "{text}");
     assert_eq!(
         env.ok(&["ask", "py", "5+5", "--timeout", "30"]).trim(),
         "10"

@@ -1191,3 +1191,158 @@ fn a_misspelt_recipient_is_refused_before_stdin_is_read() {
     assert!(err.contains("no member \"bbo\""), "{err}");
     assert!(err.contains("bob"), "the members are named: {err}");
 }
+
+/// A teammate's own log (its worker's notes, its turns' output, timeouts and warnings) is
+/// `log --worker NAME`, followed with `-f`; `log NAME`, what a user tries first, says so
+/// (papercut: the log was reachable only as a file under the home).
+#[test]
+fn a_teammates_own_log_is_log_worker_and_log_name_points_to_it() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "echo \"bob says: $(cat)\"")]);
+    assert_eq!(env.ok(&["ask", "bob", "hello"]).trim(), "bob says: hello");
+    let log = env.ok(&["log", "--worker", "bob"]);
+    assert!(log.contains("bob says: hello"), "{log}");
+    assert!(log.contains("<- team-lead: hello"), "{log}");
+    let err = env.fails(&["log", "bob"], 2);
+    assert!(err.contains("teamctl log --worker bob"), "{err}");
+    assert!(err.contains("--from bob"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["log", "--worker", "nobody"], 2);
+    assert!(err.contains("no member \"nobody\""), "{err}");
+    let err = env.fails(&["log", "--worker", "team-lead"], 2);
+    assert!(err.contains("no worker"), "{err}");
+    // `-f`: what is there, then what the next turn writes.
+    let mut child = env
+        .cmd(&["log", "--worker", "bob", "-f"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut out = child.stdout.take().unwrap();
+    let into = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    wait_until("log -f shows what is there", T, || {
+        seen.lock().unwrap().contains("bob says: hello")
+    });
+    env.ok(&["ask", "bob", "again"]);
+    wait_until("log -f shows the next turn", T, || {
+        seen.lock().unwrap().contains("bob says: again")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    let text = seen.lock().unwrap().clone();
+    assert_eq!(text.matches("bob says: hello").count(), 1, "{text}");
+}
+
+/// `inbox NAME --peek` shows exactly the messages `status` counts unread for NAME (those past
+/// its worker's cursor), however often, and moves nothing (QA: peek kept a position of its
+/// own, so after bob had handled mail it showed that mail again and disagreed with status).
+#[test]
+fn peek_shows_what_status_counts_unread_and_moves_nothing() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("amy", "cat")]);
+    // bob handles a message: his worker's cursor moves past it.
+    assert_eq!(env.ok(&["ask", "bob", "handled"]).trim(), "handled");
+    env.ok(&["shutdown", "bob"]);
+    // A teammate's mail does not resume a teammate the leader stopped: it stays unread.
+    for i in 1..=3 {
+        env.ok(&["--as", "amy", "send", "bob", &format!("unread {i}")]);
+    }
+    let unread = || env.member("bob")["unread"].as_u64().unwrap();
+    assert_eq!(unread(), 3);
+    assert_eq!(env.member_status("bob"), "stopped");
+    let before = crate::common::snapshot(env.home_path());
+    for _ in 0..2 {
+        let shown: Vec<String> = json(&env.ok(&["--json", "inbox", "bob", "--peek"]))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["text"]
+                    .as_str()
+                    .unwrap_or(&m["type"].to_string())
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(shown, ["unread 1", "unread 2", "unread 3"]);
+        // The text view too, as amy (a teammate may look).
+        let text = env.ok(&["--as", "amy", "inbox", "bob", "--peek"]);
+        assert!(!text.contains("handled"), "{text}");
+        assert_eq!(text.matches("unread ").count(), 3, "{text}");
+    }
+    assert!(
+        crate::common::snapshot(env.home_path()) == before,
+        "peek changed a file"
+    );
+    assert_eq!(unread(), 3);
+    assert_eq!(env.member_status("bob"), "stopped");
+}
+
+/// Refusals that say what to do: a zero turn timeout says it must be at least 1 second (in
+/// `spawn` and in `up`'s file), `ask '*'` that ask takes one teammate and `send '*'` writes to
+/// everyone.
+#[test]
+fn a_zero_turn_timeout_and_ask_to_everyone_say_what_to_do() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for zero in ["0", "0s"] {
+        let err = env.fails(
+            &[
+                "spawn",
+                "bob",
+                "--backend",
+                "process",
+                "--exec",
+                "cat",
+                "--turn-timeout",
+                zero,
+            ],
+            2,
+        );
+        assert!(err.contains("at least 1 second"), "{err}");
+    }
+    let err = env.fails(
+        &[
+            "spawn",
+            "bob",
+            "--backend",
+            "process",
+            "--exec",
+            "cat",
+            "--max-turns",
+            "0",
+        ],
+        2,
+    );
+    assert!(err.contains("--max-turns must be at least 1"), "{err}");
+    let file = env.work.path().join("zero.toml");
+    for zero in ["0", "\"0s\""] {
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"alpha\"\n[[member]]\nname = \"x\"\nexec = \"cat\"\nbackend = \"process\"\nturn-timeout = {zero}\n"
+            ),
+        )
+        .unwrap();
+        let err = env.fails(&["up", file.to_str().unwrap()], 2);
+        assert!(err.contains("at least 1 second"), "{err}");
+    }
+    let err = env.fails(&["ask", "*", "hi"], 2);
+    assert!(err.contains("one teammate"), "{err}");
+    assert!(err.contains("teamctl send '*'"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

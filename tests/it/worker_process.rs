@@ -196,3 +196,73 @@ fn a_turn_ended_by_its_timeout_says_so_in_the_log() {
         "{log}"
     );
 }
+
+/// A turn whose agent is killed by a signal from outside (`kill -9` of it) says so in the
+/// teammate's log, naming the signal; before, only the sender's failure notice did.
+#[test]
+fn a_turn_killed_by_a_signal_says_so_in_the_log() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let pid_file = env.work.path().join("agent.pid");
+    // The shell's pid is the agent's: `exec` keeps it.
+    let exec = format!("echo $$ > {}; exec sleep 1000", pid_file.display());
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", &exec]);
+    env.ok(&["send", "bob", "go"]);
+    let mut pid = 0;
+    crate::common::wait_until("the agent's pid", T, || {
+        pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        pid > 0
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("sleep"))
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    crate::common::wait_until("the failure notice", T, || {
+        env.inbox("alpha", "team-lead").iter().any(|m| {
+            m["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("turn failed"))
+        })
+    });
+    let log = member_log(&env, "bob");
+    let line = log
+        .lines()
+        .find(|l| l.contains("killed by signal"))
+        .unwrap_or_else(|| panic!("no line about the signal in:\n{log}"));
+    assert!(line.contains("SIGKILL"), "{line}");
+    assert_eq!(log.matches("killed by signal").count(), 1, "{log}");
+}
+
+/// `install -b` (a backup upgrade): the running file renamed to `teamctl~`, the new one put at
+/// `teamctl`. The agent gets the new binary at the path its worker was started from, not the
+/// backup that `/proc/self/exe` now names.
+#[test]
+fn after_an_upgrade_with_a_backup_the_agent_runs_the_new_teamctl() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    let (_dir, bin) = installed(
+        &env,
+        "command -v teamctl; stat -L -c %i \"$(command -v teamctl)\"",
+    );
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino().to_string();
+    let before = env.ok(&["ask", "bob", "which?"]);
+    assert_eq!(before.trim(), format!("{}\n{}", bin.display(), ino(&bin)));
+    let backup = bin.with_file_name("teamctl~");
+    std::fs::rename(&bin, &backup).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    assert_ne!(ino(&bin), ino(&backup));
+    let after = env.ok(&["ask", "bob", "which now?"]);
+    assert_eq!(
+        after.trim(),
+        format!("{}\n{}", bin.display(), ino(&bin)),
+        "the agent got the backup ({}, inode {}), not the new teamctl",
+        backup.display(),
+        ino(&backup)
+    );
+}
