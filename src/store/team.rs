@@ -317,6 +317,12 @@ impl Was {
 /// `send` to one of 1,000 members faults in a few pages, not the file's 100.
 fn read_spans(file: &std::fs::File, len: u64, spans: &[Range<usize>]) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
+    // A team file of 1,000 members is 400 KB; a far larger one (a sparse file put there) is
+    // read the whole way, whose errors are the ones a user gets.
+    const MAX: u64 = 256 << 20;
+    if len > MAX {
+        return Err(std::io::ErrorKind::InvalidData.into());
+    }
     let len = usize::try_from(len).map_err(std::io::Error::other)?;
     let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
         return Err(std::io::ErrorKind::InvalidData.into());
@@ -922,6 +928,11 @@ mod tests {
             let read = i < a.end || b.contains(&i) || i >= c.start;
             assert_eq!(*g, if read { *t } else { 0 }, "byte {i}");
         }
+
+        // A file far larger than any team's (sparse, put there by hand) is not allocated for.
+        let sparse = tempfile::tempfile().unwrap();
+        sparse.set_len(300 << 20).unwrap();
+        assert!(read_spans(&sparse, 300 << 20, std::slice::from_ref(&a)).is_err());
 
         // Replaced by hand (a new inode), the same length, m5's directory changed.
         let edited = String::from_utf8(text.clone())
