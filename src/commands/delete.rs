@@ -173,7 +173,14 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             Duration::from_secs(args.timeout),
             true,
         )
-        .and_then(|outcome| outcome.into_result(args.timeout));
+        .and_then(|mut outcome| {
+            // A teammate that died instead of answering ends with the team (all that is left
+            // of every teammate is ended below): said, not a reason to keep the team.
+            for (name, _) in outcome.died.drain(..) {
+                eprintln!("teamctl: {name} died before it answered; it ends with the team");
+            }
+            outcome.into_result(args.timeout)
+        });
         if let Err(e) = handed {
             // Kept: sends and resumes work again.
             set_mark(store, false)?;

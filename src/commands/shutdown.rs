@@ -98,6 +98,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         }
         outcome.refused.extend(more.refused);
         outcome.silent.extend(more.silent);
+        outcome.died.extend(more.died);
     }
     if ctx.json {
         ctx.print_json(&outcome.to_json());

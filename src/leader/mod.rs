@@ -419,6 +419,36 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
     Ok(ended_before)
 }
 
+/// A teammate whose worker died (asked to shut down, it never answered): what is left of it
+/// ends (its turn, agent processes, pane: tags checked), its awaited shutdown request is
+/// cleared and the leader's inbox told `why`. It is not marked stopped: it stays dead, as any
+/// teammate whose worker went without a clean exit (`status`, `doctor`; `resume` or mail
+/// starts it again where it left off, its tasks taken up again). True when nothing of it runs
+/// any more (its worker, or any process carrying its tag).
+pub fn end_dead(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
+    let live = store.live(&member.name)?;
+    store.update(&mut |cfg| {
+        if let Some(m) = cfg.member_mut(member.name.as_str()) {
+            m.shutdown_request_id = None;
+        }
+        Ok(())
+    })?;
+    let mut ended = true;
+    if backend::host::elsewhere(member).is_none() {
+        let backend = backend::for_member(member);
+        backend.terminate(member, live.as_ref(), backend::GRACE)?;
+        ended = backend.liveness(member, live.as_ref()) == Liveness::Gone
+            && backend::proc::tagged_processes(&member.agent_id).is_empty();
+    }
+    let notice = Envelope::new(
+        member.name.as_str(),
+        LEADER,
+        Body::message(format!("{} died ({why})", member.name), None),
+    );
+    store.append(&Name::leader(), &notice)?;
+    Ok(ended)
+}
+
 /// The leader already recorded `member` as stopped and nothing of it runs.
 pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
     member.status == Status::Stopped && !effective_status(member, live).is_running()

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{TestEnv, wait_until};
+use crate::common::{TestEnv, describe, wait_until};
 
 const LONG: Duration = Duration::from_secs(30);
 
@@ -24,6 +24,18 @@ fn deaf(dir: &Path, name: &str) -> String {
         "cd '{}' && echo $$ > {name}.pid && trap 'for f in *.pid; do kill -0 \"$(cat \"$f\")\" 2>/dev/null || echo \"${{f%.pid}} gone\" >> {name}.saw; done; echo term >> {name}.saw' TERM; while :; do sleep 0.1; done",
         dir.display()
     )
+}
+
+/// This home's processes whose argv or environment carries `tag` (`NAME@TEAM`).
+fn of(t: &TestEnv, tag: &str) -> Vec<u32> {
+    let has = |hay: &[u8]| hay.windows(tag.len()).any(|w| w == tag.as_bytes());
+    t.processes()
+        .into_iter()
+        .filter(|p| {
+            has(&std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default())
+                || has(&std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default())
+        })
+        .collect()
 }
 
 fn statuses(t: &TestEnv) -> Vec<(String, String)> {
@@ -131,4 +143,87 @@ fn shutdown_all_force_signals_everyone_first_and_leaves_nothing() {
     let _ = agent.wait();
     let _ = worker.stdin.take().unwrap().write_all(b"\n");
     let _ = worker.wait();
+}
+
+/// A teammate whose worker is killed (`kill -9`) while `shutdown` waits for its answer has
+/// not answered: `shutdown w3`, and `shutdown --all` for w4, say so by name and exit 1 without
+/// waiting out their timeout; nothing of it is left (its agent, mid-turn, ended too) and it
+/// shows as dead; the others stop (w3, dead before that `--all` asked anyone, is stopped by it).
+#[test]
+fn a_teammate_dying_during_shutdown_is_named_and_the_shutdown_fails() {
+    let t = TestEnv::new();
+    t.ok(&["create", "sdie"]);
+    spawn(&t, "a", "cat >/dev/null");
+    spawn(&t, "b", "cat >/dev/null");
+    // Busy until ended: the shutdown waits for their turn to finish.
+    spawn(&t, "w3", "while :; do sleep 0.1; done");
+    spawn(&t, "w4", "while :; do sleep 0.1; done");
+    for n in ["a", "b", "w3", "w4"] {
+        wait_until(&format!("{n} idle"), LONG, || t.member_status(n) == "idle");
+    }
+    for (victim, all) in [("w3", false), ("w4", true)] {
+        t.ok(&["send", victim, "go"]);
+        wait_until(&format!("{victim} mid-turn"), LONG, || {
+            t.member_status(victim) == "working"
+        });
+        let worker = t.member(victim)["pid"].as_u64().expect("a pid") as u32;
+        let args: &[&str] = if all {
+            &["shutdown", "--all", "--timeout", "300"]
+        } else {
+            &["shutdown", victim, "--timeout", "300"]
+        };
+        let mut child = t
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until(&format!("the shutdown request to {victim}"), LONG, || {
+            t.inbox("sdie", victim)
+                .iter()
+                .any(|m| m["type"] == "shutdown_request")
+        });
+        if all {
+            wait_until("a and b stopped", LONG, || {
+                t.member_status("a") == "stopped" && t.member_status("b") == "stopped"
+            });
+        }
+        let killed = Command::new("kill")
+            .args(["-9", &worker.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // Well within the timeout of 300 s: a teammate known dead is not waited for.
+        wait_until("the shutdown to end", LONG, || {
+            child.try_wait().unwrap().is_some()
+        });
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?} exited {:?} though {victim} died; stderr: {stderr}",
+            out.status.code()
+        );
+        assert!(
+            stderr.contains(&format!("{victim} died before it answered the shutdown")),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("w3 died") || victim == "w3", "{stderr}");
+        let tag = format!("{victim}@sdie");
+        wait_until(&format!("nothing of {victim} left"), LONG, || {
+            of(&t, &tag).is_empty()
+        });
+        assert_eq!(t.member_status(victim), "dead", "{args:?}");
+        let others: &[(&str, &str)] = if all {
+            &[("a", "stopped"), ("b", "stopped"), ("w3", "stopped")]
+        } else {
+            &[("a", "idle"), ("b", "idle"), ("w4", "idle")]
+        };
+        for (n, want) in others {
+            assert_eq!(&t.member_status(n), want, "{n} after {args:?}");
+        }
+    }
+    let left = t.processes();
+    assert!(left.is_empty(), "left: {}", describe(&left));
 }
