@@ -273,7 +273,10 @@ pub fn handoff(
             let config = store.load()?;
             let member = config.require(name.as_str())?;
             let why = match super::effective_status(member, store.live(&name)?.as_ref()) {
-                Status::Dead if !restarted(&name, member) => {
+                Status::Dead
+                    if !restarted(&name, member)
+                        && crate::backend::host::elsewhere(member).is_none() =>
+                {
                     // It has not answered, and never will: said by name, and the shutdown
                     // fails (SPEC section 7), at once rather than at the timeout.
                     let ended =
@@ -282,7 +285,14 @@ pub fn handoff(
                     waiting.retain(|w| *w != name);
                     continue;
                 }
-                Status::Dead => Some("it died after it was started again"),
+                Status::Dead if restarted(&name, member) => {
+                    Some("it died after it was started again")
+                }
+                // A member of another host is "dead" once its lease runs out, which says
+                // nothing certain of its worker (a host cut off, a stopped process): marked
+                // stopped below, that worker ends itself if it ever comes back
+                // (`worker::heartbeat`), as the waiting notice says.
+                Status::Dead => Some("its heartbeat lease ran out before it answered"),
                 Status::Stopped => Some("it stopped"),
                 _ if restarted(&name, member) => None,
                 _ => continue,
