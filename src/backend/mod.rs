@@ -2,6 +2,7 @@
 //! `Backend` turns it into a running worker and later checks or ends it. Every kill goes
 //! through a tag check, so teamctl never ends a pane or process that is not its own.
 
+pub mod ending;
 pub mod exe;
 pub mod fds;
 pub mod host;
@@ -10,6 +11,7 @@ pub mod process;
 pub mod snapshot;
 pub mod tmux;
 
+pub use ending::Ending;
 pub use snapshot::Snapshot;
 
 use std::path::{Path, PathBuf};
@@ -138,7 +140,19 @@ pub trait Backend {
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness;
     /// End the worker, its turn and its pane now: polite signal, `grace`, then kill. Only what
     /// carries the member's tag is touched.
-    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()>;
+    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
+        let mut ending = Ending::new(grace);
+        self.terminate_in(member, live, &mut ending)?;
+        ending.finish()
+    }
+    /// `terminate`, what is to be ended added to `ending`, which ends it (with other members'
+    /// workers: `shutdown --all --force`) when it finishes.
+    fn terminate_in(
+        &self,
+        member: &Member,
+        live: Option<&LiveState>,
+        ending: &mut Ending,
+    ) -> Result<()>;
     /// The server to record with a member (`tmuxSocket`) before its worker is placed, so a
     /// start cut short is never taken for one on another server. `None`: no server (or the
     /// default tmux server).

@@ -131,25 +131,50 @@ pub fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
 /// A zombie's (or an exiting process's) `cmdline` reads empty, its memory gone, so it is no
 /// worker: no separate look at its state is needed.
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
-    let Some(cmdline) = read_ours(pid, "cmdline") else {
-        return false;
-    };
+    read_ours(pid, "cmdline").is_some_and(|c| worker_ids(&c).any(|id| id == agent_id.as_bytes()))
+}
+
+/// The agent id `pid` is a worker of (in our home, of our user), as `is_worker` reads it.
+pub fn worker_id(pid: u32) -> Option<Vec<u8>> {
+    read_ours(pid, "cmdline").and_then(|c| worker_ids(&c).next().map(<[u8]>::to_vec))
+}
+
+/// The `--id` values of a worker's argv (`teamctl worker --home HOME --id NAME@TEAM`) whose
+/// `--home` is ours; none when `cmdline` is not a worker's.
+fn worker_ids(cmdline: &[u8]) -> impl Iterator<Item = &[u8]> {
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-    let flag = |name: &[u8], value: &[u8]| args.windows(2).any(|w| w[0] == name && w[1] == value);
-    args.get(1) == Some(&&b"worker"[..])
-        && flag(b"--id", agent_id.as_bytes())
+    let ours = args.get(1) == Some(&&b"worker"[..])
         && args
             .windows(2)
-            .any(|w| w[0] == b"--home" && same_home(w[1]))
+            .any(|w| w[0] == b"--home" && same_home(w[1]));
+    let ids: Vec<&[u8]> = if ours {
+        args.windows(2)
+            .filter(|w| w[0] == b"--id")
+            .map(|w| w[1])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ids.into_iter()
 }
 
 /// Does `pid` carry `TEAMCTL_AGENT_ID=agent_id` in its environment (an agent process of our
 /// user)? A zombie's `environ` reads empty, as its `cmdline` does (`is_worker`).
 pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
-    let Some(env) = read_ours(pid, "environ") else {
-        return false;
-    };
-    let want = format!("{}={agent_id}", crate::domain::env::AGENT_ID);
+    read_ours(pid, "environ").is_some_and(|e| agent_ids_in(&e).any(|id| id == agent_id.as_bytes()))
+}
+
+/// The agent ids `pid` carries in its environment (in our home, of our user), as
+/// `is_agent_process` reads them.
+pub fn agent_ids(pid: u32) -> Vec<Vec<u8>> {
+    read_ours(pid, "environ")
+        .map(|e| agent_ids_in(&e).map(<[u8]>::to_vec).collect())
+        .unwrap_or_default()
+}
+
+/// The `TEAMCTL_AGENT_ID` values of an environment whose `TEAMCTL_HOME` is ours (any, when
+/// this process was not scoped to a home).
+fn agent_ids_in(env: &[u8]) -> impl Iterator<Item = &[u8]> {
     let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
     let home_prefix = format!("{}=", crate::domain::env::HOME);
     let home_ok = HOME.get().is_none()
@@ -157,7 +182,15 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
             v.strip_prefix(home_prefix.as_bytes())
                 .is_some_and(same_home)
         });
-    home_ok && vars.contains(&want.as_bytes())
+    let id_prefix = format!("{}=", crate::domain::env::AGENT_ID);
+    let ids: Vec<&[u8]> = if home_ok {
+        vars.iter()
+            .filter_map(|v| v.strip_prefix(id_prefix.as_bytes()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ids.into_iter()
 }
 
 /// Every process this user can see in `/proc` but this one (zombies included: see `running`).
@@ -285,41 +318,12 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// End a tagged process group: SIGTERM, up to `grace`, then SIGKILL, as long as
-/// `still_there` (the caller's tag check on the group's leader) holds; when it does not,
-/// nothing is signalled.
-pub fn end_group(pgid: Pid, grace: Duration, still_there: impl Fn() -> bool) {
-    if !still_there() {
-        return;
-    }
-    signal_group(pgid.0, Signal::SIGTERM);
-    if !wait_for(grace, || !still_there()) {
-        signal_group(pgid.0, Signal::SIGKILL);
-        wait_for(Duration::from_secs(2), || !still_there());
-    }
-}
-
 /// End every process carrying `agent_id` (workers and agent processes), politely first.
 pub fn end_tagged(agent_id: &str, grace: Duration) {
-    let pids = tagged_processes(agent_id);
-    if pids.is_empty() {
-        return;
-    }
-    for &pid in &pids {
-        signal(pid, Signal::SIGTERM);
-    }
-    let left = || {
-        pids.iter()
-            .any(|&p| is_worker(p, agent_id) || is_agent_process(p, agent_id))
-    };
-    if !wait_for(grace, || !left()) {
-        for &pid in &pids {
-            if is_worker(pid, agent_id) || is_agent_process(pid, agent_id) {
-                signal(pid, Signal::SIGKILL);
-            }
-        }
-        wait_for(Duration::from_secs(2), || !left());
-    }
+    let mut ending = super::ending::Ending::new(grace);
+    ending.tagged(agent_id);
+    // Nothing but processes: no step after them that could fail.
+    let _ = ending.finish();
 }
 
 #[cfg(test)]

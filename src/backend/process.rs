@@ -3,8 +3,8 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
+use super::ending::{Ending, Tag};
 use super::{Backend, Launch, Liveness, Placement, proc};
 use crate::domain::{BackendType, LiveState, Member};
 use crate::error::{Error, Result};
@@ -68,16 +68,20 @@ impl Backend for ProcessBackend {
         worker_liveness(member, live)
     }
 
-    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
-        let id = member.agent_id.clone();
+    fn terminate_in(
+        &self,
+        member: &Member,
+        live: Option<&LiveState>,
+        ending: &mut Ending,
+    ) -> Result<()> {
+        // The worker leads its own process group (setsid): the group goes while its leader is
+        // this member's worker.
         for pid in [member.pid, live.map(|l| l.pid)].into_iter().flatten() {
-            if let Some(group) = proc::Pid::new(pid)
-                && proc::is_worker(pid, &id)
-            {
-                proc::end_group(group, grace, || proc::is_worker(pid, &id));
+            if let Some(group) = proc::Pid::new(pid) {
+                ending.group(group, Tag::Worker(member.agent_id.clone()));
             }
         }
-        end_turn(member, live, grace);
+        end_turn(member, live, ending);
         Ok(())
     }
 }
@@ -96,15 +100,14 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
     }
 }
 
-/// End the member's turn process group and any agent process still carrying its tag.
-pub fn end_turn(member: &Member, live: Option<&LiveState>, grace: Duration) {
+/// End the member's turn process group and any process still carrying its tag (its agent
+/// processes, its worker), with `ending`.
+pub fn end_turn(member: &Member, live: Option<&LiveState>, ending: &mut Ending) {
     let id = &member.agent_id;
-    if let Some(pgid) = live.and_then(|l| l.turn_pgid).and_then(proc::Pid::group)
-        && proc::is_agent_process(pgid.raw(), id)
-    {
-        proc::end_group(pgid, grace, || proc::is_agent_process(pgid.raw(), id));
+    if let Some(pgid) = live.and_then(|l| l.turn_pgid).and_then(proc::Pid::group) {
+        ending.group(pgid, Tag::Agent(id.clone()));
     }
-    proc::end_tagged(id, grace);
+    ending.tagged(id);
 }
 
 #[cfg(test)]

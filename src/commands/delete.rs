@@ -173,7 +173,14 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             Duration::from_secs(args.timeout),
             true,
         )
-        .and_then(|outcome| outcome.into_result(args.timeout));
+        .and_then(|mut outcome| {
+            // A teammate that died instead of answering ends with the team (all that is left
+            // of every teammate is ended below): said, not a reason to keep the team.
+            for (name, _) in outcome.died.drain(..) {
+                eprintln!("teamctl: {name} died before it answered; it ends with the team");
+            }
+            outcome.into_result(args.timeout)
+        });
         if let Err(e) = handed {
             // Kept: sends and resumes work again.
             set_mark(store, false)?;
@@ -221,9 +228,11 @@ fn set_mark(store: &dyn Store, on: bool) -> Result<()> {
     Ok(())
 }
 
-/// End every teammate, each under its start lock (so a start that began before the mark is
-/// finished and recorded first), until a look at the team file finds no one new (a spawn that
-/// added itself before the mark). Returns the team file as it was last read.
+/// End every teammate, until a look at the team file finds no one new (a spawn that added
+/// itself before the mark). Each one's start lock is taken and let go first, so a start that
+/// began before the mark is finished and recorded (a later one finds the mark and refuses);
+/// then all of them end together (`leader::end_members`: one grace, one walk of /proc).
+/// Returns the team file as it was last read.
 fn stop_everyone(store: &dyn Store) -> Result<crate::domain::TeamConfig> {
     let mut done: Vec<crate::domain::Name> = Vec::new();
     loop {
@@ -236,13 +245,16 @@ fn stop_everyone(store: &dyn Store) -> Result<crate::domain::TeamConfig> {
         if todo.is_empty() {
             return Ok(config);
         }
-        for name in todo {
-            let _starting = leader::start_lock(store, &name)?;
-            if let Some(m) = store.load()?.member(name.as_str()) {
-                leader::end_member(store, m, "team deleted")?;
-            }
-            done.push(name);
+        for name in &todo {
+            drop(leader::start_lock(store, name)?);
         }
+        let config = store.load()?;
+        let members: Vec<_> = todo
+            .iter()
+            .filter_map(|n| config.member(n.as_str()).cloned())
+            .collect();
+        leader::end_members(store, &members, "team deleted")?;
+        done.extend(todo);
     }
 }
 
@@ -276,11 +288,13 @@ fn verify_gone(config: &crate::domain::TeamConfig) -> Result<()> {
 /// their tags (one inbox per member names them) and ended, then the team is removed.
 fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()> {
     let team = store.team().clone();
+    let mut ending = crate::backend::Ending::new(crate::backend::GRACE);
     for name in store.inboxes() {
         if !name.is_leader() {
-            crate::backend::proc::end_tagged(&name.agent_id(&team), crate::backend::GRACE);
+            ending.tagged(&name.agent_id(&team));
         }
     }
+    ending.finish()?;
     store.destroy()?;
     if ctx.home.current().is_none() {
         ctx.home.set_current(None)?;

@@ -26,6 +26,10 @@ pub struct Outcome {
     pub requested: Vec<Name>,
     /// Running again at the end of `--all` (resumed by a message meanwhile).
     pub running: Vec<Name>,
+    /// Asked, and their worker died instead of answering; what was left of them was ended
+    /// (true: nothing of it runs any more). Not stopped: dead, as any teammate whose worker
+    /// went without a clean exit.
+    pub died: Vec<(Name, bool)>,
 }
 
 impl Outcome {
@@ -42,6 +46,7 @@ impl Outcome {
             })).collect::<Vec<_>>(),
             "noResponse": names(&self.silent),
             "running": names(&self.running),
+            "died": self.died.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
         })
     }
 
@@ -62,6 +67,17 @@ impl Outcome {
                 "{} still running at the end (a message resumed it during the shutdown); run `teamctl shutdown --all` again",
                 names(&self.running)
             ));
+        }
+        for (n, ended) in &self.died {
+            problems.push(if *ended {
+                format!(
+                    "{n} died before it answered the shutdown; nothing of it is left running (`teamctl status` shows it dead; `teamctl resume {n}` starts it again)"
+                )
+            } else {
+                format!(
+                    "{n} died before it answered the shutdown, and some of its processes could not be ended; `teamctl doctor` lists them"
+                )
+            });
         }
         if problems.is_empty() {
             Ok(())
@@ -188,22 +204,7 @@ pub fn handoff(
     let notice_at = Instant::now() + NOTICE_AFTER;
     let mut noticed = false;
     while !waiting.is_empty() {
-        for h in super::reconcile(store)? {
-            match h {
-                Handoff::Stopped(n) => {
-                    if waiting.contains(&n) {
-                        out.stopped.push(n.clone());
-                    }
-                    waiting.retain(|w| *w != n);
-                }
-                Handoff::Refused(n, why) => {
-                    if waiting.contains(&n) {
-                        out.refused.push((n.clone(), why));
-                    }
-                    waiting.retain(|w| *w != n);
-                }
-            }
-        }
+        take_answers(store, &mut waiting, &mut out)?;
         // Refusals another reader acted on: read from the inbox itself.
         let mut answers = crate::store::entries(store, &leader_name, answers_from);
         for e in answers.by_ref() {
@@ -232,23 +233,37 @@ pub fn handoff(
             }
         }
         answers_from = answers.pos();
-        // A worker that died instead of answering is cleaned up like a dead one; one that
-        // stopped without an answer the leader could match is cleaned up as stopped.
+        // A worker that died instead of answering has not answered: what is left of it ends,
+        // it stays dead, and the handoff says so (`Outcome::died`); one that stopped without
+        // an answer the leader could match is cleaned up as stopped.
         let config = store.load()?;
         let seen =
             crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
-        for name in waiting.clone() {
+        let restarted = |name: &Name, m: &crate::domain::Member| {
+            placed
+                .iter()
+                .find(|(n, _)| n == name)
+                .is_some_and(|(_, p)| *p != Placed::of(m))
+        };
+        let mut gone = Vec::new();
+        for name in &waiting {
             let member = config.require(name.as_str())?;
-            let was = placed.iter().find(|(n, _)| *n == name).map(|(_, p)| p);
-            let restarted = |m: &crate::domain::Member| was.is_some_and(|p| *p != Placed::of(m));
-            if !restarted(member)
-                && !matches!(
-                    super::effective_status_with(member, store.live(&name)?.as_ref(), &seen),
+            if restarted(name, member)
+                || matches!(
+                    super::effective_status_with(member, store.live(name)?.as_ref(), &seen),
                     Status::Dead | Status::Stopped
                 )
             {
-                continue;
+                gone.push(name.clone());
             }
+        }
+        if !gone.is_empty() {
+            // An answer may have come just before its worker went: acted on first, so only a
+            // worker that died without answering is taken for dead.
+            take_answers(store, &mut waiting, &mut out)?;
+        }
+        gone.retain(|n| waiting.contains(n));
+        for name in gone {
             // Judged again under its start lock before anything is ended: a send may have
             // resumed it since the look above (the worker asked is gone), and ending the
             // worker that send started would leave it "dead" (its start recorded after the
@@ -258,9 +273,28 @@ pub fn handoff(
             let config = store.load()?;
             let member = config.require(name.as_str())?;
             let why = match super::effective_status(member, store.live(&name)?.as_ref()) {
-                Status::Dead => Some("it died before answering"),
+                Status::Dead
+                    if !restarted(&name, member)
+                        && crate::backend::host::elsewhere(member).is_none() =>
+                {
+                    // It has not answered, and never will: said by name, and the shutdown
+                    // fails (SPEC section 7), at once rather than at the timeout.
+                    let ended =
+                        super::end_dead(store, member, "it died before it answered the shutdown")?;
+                    out.died.push((name.clone(), ended));
+                    waiting.retain(|w| *w != name);
+                    continue;
+                }
+                Status::Dead if restarted(&name, member) => {
+                    Some("it died after it was started again")
+                }
+                // A member of another host is "dead" once its lease runs out, which says
+                // nothing certain of its worker (a host cut off, a stopped process): marked
+                // stopped below, that worker ends itself if it ever comes back
+                // (`worker::heartbeat`), as the waiting notice says.
+                Status::Dead => Some("its heartbeat lease ran out before it answered"),
                 Status::Stopped => Some("it stopped"),
-                _ if restarted(member) => None,
+                _ if restarted(&name, member) => None,
                 _ => continue,
             };
             if let Some(why) = why {
@@ -284,6 +318,28 @@ pub fn handoff(
     }
     out.silent = waiting;
     Ok(out)
+}
+
+/// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one
+/// of `waiting` moves it to stopped or refused.
+fn take_answers(store: &dyn Store, waiting: &mut Vec<Name>, out: &mut Outcome) -> Result<()> {
+    for h in super::reconcile(store)? {
+        match h {
+            Handoff::Stopped(n) => {
+                if waiting.contains(&n) {
+                    out.stopped.push(n.clone());
+                }
+                waiting.retain(|w| *w != n);
+            }
+            Handoff::Refused(n, why) => {
+                if waiting.contains(&n) {
+                    out.refused.push((n.clone(), why));
+                }
+                waiting.retain(|w| *w != n);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where a member's worker was placed (its pid, its pane): a start changes it.

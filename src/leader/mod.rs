@@ -362,28 +362,91 @@ pub fn resume_if_down(
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
 /// unfinished tasks back and tell the leader's inbox.
 pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<()> {
-    let live = store.live(&member.name)?;
-    let ended_before = already_ended(member, live.as_ref());
+    end_members(store, std::slice::from_ref(member), why).map(drop)
+}
+
+/// `end_member` for many teammates at once (`shutdown --all --force`, `delete`): one write of
+/// the team file marks them all stopped, their workers end together (`backend::Ending`: one
+/// grace for all, one walk of `/proc`), one write of the task list hands their tasks back.
+/// Returns, for each, whether it had ended already (`already_ended`).
+pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<bool>> {
+    let seen = backend::Snapshot::of(members);
+    let mut lives = Vec::with_capacity(members.len());
+    let mut ended_before = Vec::with_capacity(members.len());
+    for m in members {
+        let live = store.live(&m.name)?;
+        ended_before.push(
+            m.status == Status::Stopped
+                && !effective_status_with(m, live.as_ref(), &seen).is_running(),
+        );
+        lives.push(live);
+    }
     // Recorded first: whoever watches (`wait`, `ask`) sees it stopped the moment its worker
     // is gone, never "dead" in between.
-    mark_stopped(store, &member.name)?;
+    let names: Vec<&Name> = members.iter().map(|m| &m.name).collect();
+    mark_all_stopped(store, &names)?;
     // A worker of another host is not ours to end: it reads the mark on its next heartbeat
     // and ends itself, closing its own pane there (`worker::heartbeat`).
-    if backend::host::elsewhere(member).is_none() {
-        backend::for_member(member).terminate(member, live.as_ref(), backend::GRACE)?;
+    let mut ending = backend::Ending::new(backend::GRACE);
+    for (m, live) in members.iter().zip(&lives) {
+        if backend::host::elsewhere(m).is_none() {
+            backend::for_member(m).terminate_in(m, live.as_ref(), &mut ending)?;
+        }
     }
-    release_tasks(store, &member.name)?;
-    if ended_before {
-        // Ended already (a second kill, a forced shutdown of a stopped teammate): the
-        // leader was told then, once.
-        return Ok(());
+    ending.finish()?;
+    // Their unfinished tasks (pending or in progress) go back to the list: pending again,
+    // without an owner, so another teammate can claim them.
+    let now = crate::domain::time::now_ms();
+    store.update_tasks(&mut |list| {
+        for name in &names {
+            list.release_owner(name, now);
+        }
+        Ok(())
+    })?;
+    for (m, before) in members.iter().zip(&ended_before) {
+        if *before {
+            // Ended already (a second kill, a forced shutdown of a stopped teammate): the
+            // leader was told then, once.
+            continue;
+        }
+        let notice = Envelope::new(
+            m.name.as_str(),
+            LEADER,
+            Body::message(format!("{} stopped ({why})", m.name), None),
+        );
+        store.append(&Name::leader(), &notice)?;
+    }
+    Ok(ended_before)
+}
+
+/// A teammate whose worker died (asked to shut down, it never answered): what is left of it
+/// ends (its turn, agent processes, pane: tags checked), its awaited shutdown request is
+/// cleared and the leader's inbox told `why`. It is not marked stopped: it stays dead, as any
+/// teammate whose worker went without a clean exit (`status`, `doctor`; `resume` or mail
+/// starts it again where it left off, its tasks taken up again). True when nothing of it runs
+/// any more (its worker, or any process carrying its tag).
+pub fn end_dead(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
+    let live = store.live(&member.name)?;
+    store.update(&mut |cfg| {
+        if let Some(m) = cfg.member_mut(member.name.as_str()) {
+            m.shutdown_request_id = None;
+        }
+        Ok(())
+    })?;
+    let mut ended = true;
+    if backend::host::elsewhere(member).is_none() {
+        let backend = backend::for_member(member);
+        backend.terminate(member, live.as_ref(), backend::GRACE)?;
+        ended = backend.liveness(member, live.as_ref()) == Liveness::Gone
+            && backend::proc::tagged_processes(&member.agent_id).is_empty();
     }
     let notice = Envelope::new(
         member.name.as_str(),
         LEADER,
-        Body::message(format!("{} stopped ({why})", member.name), None),
+        Body::message(format!("{} died ({why})", member.name), None),
     );
-    store.append(&Name::leader(), &notice)
+    store.append(&Name::leader(), &notice)?;
+    Ok(ended)
 }
 
 /// The leader already recorded `member` as stopped and nothing of it runs.
@@ -391,23 +454,15 @@ pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
     member.status == Status::Stopped && !effective_status(member, live).is_running()
 }
 
-pub fn mark_stopped(store: &dyn Store, name: &Name) -> Result<()> {
+/// Mark every one of `names` stopped, its awaited shutdown request cleared, in one write.
+fn mark_all_stopped(store: &dyn Store, names: &[&Name]) -> Result<()> {
     store.update(&mut |cfg| {
-        if let Some(m) = cfg.member_mut(name.as_str()) {
-            m.status = Status::Stopped;
-            m.shutdown_request_id = None;
+        for name in names {
+            if let Some(m) = cfg.member_mut(name.as_str()) {
+                m.status = Status::Stopped;
+                m.shutdown_request_id = None;
+            }
         }
-        Ok(())
-    })?;
-    Ok(())
-}
-
-/// Return a stopped teammate's unfinished tasks (pending or in progress) to the list:
-/// pending again, without an owner, so another teammate can claim them.
-pub fn release_tasks(store: &dyn Store, name: &Name) -> Result<()> {
-    let now = crate::domain::time::now_ms();
-    store.update_tasks(&mut |list| {
-        list.release_owner(name, now);
         Ok(())
     })?;
     Ok(())

@@ -23,6 +23,7 @@ mod proptest_messages;
 mod races;
 mod reliability;
 mod security;
+mod shutdown_all;
 mod spawnkill;
 mod tasks;
 mod tmux;

@@ -9,8 +9,6 @@ pub mod panes;
 pub mod place;
 pub mod run;
 
-use std::time::Duration;
-
 use argv::{PaneState, Server, Start};
 use run::{Fail, Tmux};
 
@@ -243,9 +241,15 @@ impl Backend for TmuxBackend {
         panes::liveness(member, live, state.as_ref())
     }
 
-    fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
-        // The turn group, then every process carrying the tag (the worker included).
-        super::process::end_turn(member, live, grace);
+    fn terminate_in(
+        &self,
+        member: &Member,
+        live: Option<&LiveState>,
+        ending: &mut super::ending::Ending,
+    ) -> Result<()> {
+        // The turn group, then every process carrying the tag (the worker included), then
+        // the panes.
+        super::process::end_turn(member, live, ending);
         let panes = [
             member.pane_id.as_deref(),
             live.and_then(|l| l.pane_id.as_deref()),
@@ -255,7 +259,8 @@ impl Backend for TmuxBackend {
             if panes[..i].contains(&Some(pane)) {
                 continue;
             }
-            self.close_tagged(pane, &member.agent_id)?;
+            let (me, pane, id) = (self.clone(), pane.to_string(), member.agent_id.clone());
+            ending.then(move || me.close_tagged(&pane, &id));
         }
         Ok(())
     }

@@ -1,0 +1,186 @@
+//! Ending the workers of one member or of many at once (`kill`, an approved shutdown,
+//! `shutdown --all --force`, `delete`). What each member's backend names is gathered first
+//! (`Backend::terminate_in`), then `finish` ends it all together in two ordered steps, each
+//! SIGTERM to every target, one grace shared by all, SIGKILL to what still carries its tag:
+//! first the process groups the records name (workers, turns), then every process carrying one
+//! of the members' tags, found in one walk of `/proc` taken once those groups are gone (so it
+//! finds what they started meanwhile). Panes close last, their tags checked. Every signal is
+//! preceded by a fresh tag check of that process (or group leader): a pid used again meanwhile
+//! is someone else's and is left alone. Member by member, each with its own grace and its own
+//! walk of `/proc`, 1,000 members took five minutes to end.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use super::proc::{self, Pid};
+use crate::error::Result;
+
+/// How long what was sent SIGKILL gets to be gone before `finish` goes on.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// What a process must still carry to be signalled: checked on the process itself, or on the
+/// leader of a group, just before each signal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tag {
+    /// A worker of this agent id in this home (its argv).
+    Worker(String),
+    /// An agent process of this agent id in this home (its environment).
+    Agent(String),
+}
+
+impl Tag {
+    fn on(&self, pid: u32) -> bool {
+        match self {
+            Tag::Worker(id) => proc::is_worker(pid, id),
+            Tag::Agent(id) => proc::is_agent_process(pid, id),
+        }
+    }
+}
+
+/// One process, or one process group by its leader, to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    pid: Pid,
+    group: bool,
+    tag: Tag,
+}
+
+impl Target {
+    fn there(&self) -> bool {
+        self.tag.on(self.pid.raw())
+    }
+
+    fn signal(&self, sig: Signal) {
+        if self.group {
+            proc::signal_group(self.pid.raw() as i32, sig);
+        } else {
+            proc::signal(self.pid.raw(), sig);
+        }
+    }
+}
+
+/// A step of work after the processes are gone (a pane closed, tag checked).
+type Then = Box<dyn FnOnce() -> Result<()>>;
+
+/// What is to be ended, gathered from one member or many, ended by `finish`.
+pub struct Ending {
+    grace: Duration,
+    groups: Vec<Target>,
+    ids: Vec<String>,
+    then: Vec<Then>,
+}
+
+impl Ending {
+    /// Nothing yet; `grace`: how long SIGTERM is given before SIGKILL, once for all.
+    pub fn new(grace: Duration) -> Ending {
+        Ending {
+            grace,
+            groups: Vec::new(),
+            ids: Vec::new(),
+            then: Vec::new(),
+        }
+    }
+
+    /// The process group led by `leader`, ended while its leader carries `tag`.
+    pub fn group(&mut self, leader: Pid, tag: Tag) {
+        let t = Target {
+            pid: leader,
+            group: true,
+            tag,
+        };
+        if !self.groups.contains(&t) {
+            self.groups.push(t);
+        }
+    }
+
+    /// Every process carrying `agent_id` (workers and agent processes of this home).
+    pub fn tagged(&mut self, agent_id: &str) {
+        if !self.ids.iter().any(|i| i == agent_id) {
+            self.ids.push(agent_id.to_string());
+        }
+    }
+
+    /// `step` once the processes are gone (closing a pane, its tag checked).
+    pub fn then(&mut self, step: impl FnOnce() -> Result<()> + 'static) {
+        self.then.push(Box::new(step));
+    }
+
+    /// End it all (see the module comment). Every step after the processes runs; the first
+    /// error among them is returned.
+    pub fn finish(self) -> Result<()> {
+        escalate(self.groups, self.grace);
+        if !self.ids.is_empty() {
+            escalate(walk(&self.ids), self.grace);
+        }
+        let mut first = Ok(());
+        for step in self.then {
+            let done = step();
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
+    }
+}
+
+/// The one walk of `/proc`: every process of ours carrying one of `ids`, as a worker (argv)
+/// or as an agent (environment), with the tag it was found by.
+fn walk(ids: &[String]) -> Vec<Target> {
+    let want: HashSet<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
+    let mut out = Vec::new();
+    for raw in proc::pids() {
+        let Some(pid) = Pid::new(raw) else { continue };
+        let tag = if let Some(id) = proc::worker_id(raw).filter(|i| want.contains(&i[..])) {
+            Tag::Worker(String::from_utf8_lossy(&id).into_owned())
+        } else if let Some(id) = proc::agent_ids(raw)
+            .into_iter()
+            .find(|i| want.contains(&i[..]))
+        {
+            Tag::Agent(String::from_utf8_lossy(&id).into_owned())
+        } else {
+            continue;
+        };
+        out.push(Target {
+            pid,
+            group: false,
+            tag,
+        });
+    }
+    out
+}
+
+/// SIGTERM to every target still tagged, up to `grace` for all of them together, SIGKILL to
+/// each still tagged then, and up to `AFTER_KILL` for those to go.
+fn escalate(targets: Vec<Target>, grace: Duration) {
+    let mut left: Vec<Target> = targets.into_iter().filter(Target::there).collect();
+    for t in &left {
+        t.signal(Signal::SIGTERM);
+    }
+    settle(&mut left, grace);
+    left.retain(|t| {
+        // Checked again just before the kill: the pid may be another process's by now.
+        let there = t.there();
+        if there {
+            t.signal(Signal::SIGKILL);
+        }
+        there
+    });
+    settle(&mut left, AFTER_KILL);
+}
+
+/// Wait up to `within` for the targets in `left` to be gone, dropping each once it is.
+fn settle(left: &mut Vec<Target>, within: Duration) {
+    let deadline = Instant::now() + within;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        left.retain(Target::there);
+        let now = Instant::now();
+        if left.is_empty() || now >= deadline {
+            return;
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
