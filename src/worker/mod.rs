@@ -79,6 +79,23 @@ async fn unless_stopped(
 const SEEN: usize = crate::domain::bounded::SEEN;
 
 /// Start the worker for `NAME@TEAM` and run it until it stops.
+/// Whether an idle worker keeps the next turn's process started ahead (`launch.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    /// No turn has run here yet (a teammate that never gets a message costs no second
+    /// process), or the teammate is interactive (its turns go to its pane).
+    NoTurnYet,
+    /// A turn has run: one is kept started while idle.
+    Keep,
+    /// One ended while it waited, since the last turn: another is started; when that one
+    /// ends too, `GaveUp` (`warm_ended`).
+    DiedOnce,
+    /// Two ended while waiting: none is started again until a turn has run.
+    GaveUp,
+    /// Starting one failed (out of processes or fds, say): said once, not tried again.
+    Failed,
+}
+
 pub fn run(home: PathBuf, id: &str) -> Result<()> {
     // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
     // waits for its end, say), and a resident worker must not hold it for its whole life.
@@ -165,14 +182,8 @@ struct Worker {
     owner: Option<heartbeat::Owner>,
     /// The next turn's process, started while idle (`launch.rs`).
     warm: Option<launch::Warm>,
-    /// Whether to keep one started: once a turn has run here (a teammate that never gets a
-    /// message costs no second process), and while starting one works.
-    keep_warm: bool,
-    /// Starting one failed (out of processes or fds, say): said once, not tried again.
-    warm_failed: bool,
-    /// One ended while it waited, since the last turn: when the next one does too, none is
-    /// started again until a turn has run (`warm_ended`).
-    warm_died: bool,
+    /// Whether to keep one started (`Ahead`).
+    ahead: Ahead,
     /// The worker's binary was removed with nothing in its place: said once (until it is back).
     exe_gone_said: bool,
 }
@@ -251,9 +262,7 @@ impl Worker {
             team_created: roster.created_at(),
             owner: None,
             warm: None,
-            keep_warm: false,
-            warm_failed: false,
-            warm_died: false,
+            ahead: Ahead::NoTurnYet,
             exe_gone_said: false,
         })
     }
@@ -800,8 +809,9 @@ impl Worker {
         let name = self.name.clone();
         let mut live = self.live.clone();
         let warm = self.warm.take();
-        self.keep_warm = self.companion.is_none() && !self.warm_failed;
-        self.warm_died = false;
+        if self.companion.is_none() && self.ahead != Ahead::Failed {
+            self.ahead = Ahead::Keep;
+        }
         let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
             live.turn_pgid = Some(pgid);
             live.last_seen = now_ms();
@@ -1059,7 +1069,9 @@ impl Worker {
 
     /// Have the next turn's process started and waiting (`launch.rs`), once a turn has run.
     fn warm_up(&mut self) {
-        if !self.keep_warm || self.warm.as_mut().is_some_and(launch::Warm::waiting) {
+        if !matches!(self.ahead, Ahead::Keep | Ahead::DiedOnce)
+            || self.warm.as_mut().is_some_and(launch::Warm::waiting)
+        {
             return;
         }
         let tag = [
@@ -1070,8 +1082,7 @@ impl Worker {
             Ok(w) => self.warm = Some(w),
             Err(e) => {
                 // Turns start the plain way, as before; said once.
-                self.keep_warm = false;
-                self.warm_failed = true;
+                self.ahead = Ahead::Failed;
                 self.warm = None;
                 self.sink.note(&format!(
                     "warning: cannot start a turn's process ahead ({e}); turns start when their message comes"
@@ -1092,13 +1103,13 @@ impl Worker {
             .reap()
             .await
             .map_or_else(|| "how is not known".to_string(), |s| s.to_string());
-        if self.warm_died {
-            self.keep_warm = false;
+        if self.ahead == Ahead::DiedOnce {
+            self.ahead = Ahead::GaveUp;
             self.sink.note(&format!(
                 "warning: the process started ahead for the next turn ended again while waiting ({how}); the next turn starts when its message comes"
             ));
         } else {
-            self.warm_died = true;
+            self.ahead = Ahead::DiedOnce;
             self.sink.note(&format!(
                 "warning: the process started ahead for the next turn ended while waiting ({how}); starting another"
             ));
