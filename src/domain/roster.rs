@@ -199,6 +199,23 @@ impl Roster {
         self
     }
 
+    /// Whether each member's text names the member it is listed as (the name an index gave
+    /// for it): a reader that trusted an index for where the members lie, and read only
+    /// there, checks that the bytes it read are those members (a file edited by hand while
+    /// its index was written would otherwise give another's text, or a name it no longer has).
+    pub fn named_as_read(&self) -> bool {
+        match &self.members {
+            Members::Text(bytes, spans) => self.names.iter().zip(spans).all(|(name, span)| {
+                bytes
+                    .get(span.clone())
+                    .and_then(|t| serde_json::from_slice::<&RawValue>(t).ok())
+                    .and_then(|raw| member_keys(raw).ok())
+                    .is_some_and(|(n, _)| n == *name)
+            }),
+            Members::Parsed(_) => true,
+        }
+    }
+
     /// Whether only some members were read (`partial`).
     pub fn is_partial(&self) -> bool {
         self.partial

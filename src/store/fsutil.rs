@@ -238,6 +238,15 @@ pub enum Sync {
 
 /// `write_atomic`, with as much forced to disk as `sync` says.
 pub fn write_atomic_with(path: &Path, bytes: &[u8], sync: Sync) -> Result<()> {
+    write_atomic_seen(path, bytes, sync).map(|_| ())
+}
+
+/// `write_atomic_with`, and the file's metadata as it is right after the rename, taken from the
+/// file written (its descriptor, not its path, which another may have replaced by then). `None`
+/// when it cannot be known to be only what was written: its size or modification time moved
+/// between the last write and that look (written to in place meanwhile), or a look failed.
+pub fn write_atomic_seen(path: &Path, bytes: &[u8], sync: Sync) -> Result<Option<fs::Metadata>> {
+    use std::os::unix::fs::MetadataExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path);
     let result = (|| {
@@ -248,13 +257,19 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], sync: Sync) -> Result<()> {
         if sync != Sync::None {
             f.sync_all().at(&tmp)?;
         }
+        let written = f.metadata().ok();
         fs::rename(&tmp, path).at(path)?;
+        let seen = f.metadata().ok().filter(|now| {
+            written.as_ref().is_some_and(|w| {
+                (w.len(), w.mtime(), w.mtime_nsec()) == (now.len(), now.mtime(), now.mtime_nsec())
+            })
+        });
         if sync == Sync::All
             && let Ok(d) = File::open(dir)
         {
             let _ = d.sync_all();
         }
-        Ok(())
+        Ok(seen)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -340,6 +355,24 @@ impl Drop for LockGuard {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// The metadata a replacing write gives is the file now at the path, as written.
+    #[test]
+    fn a_replacing_write_says_what_it_left_at_the_path() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        for (i, sync) in [Sync::All, Sync::Data, Sync::None].into_iter().enumerate() {
+            let bytes = vec![b'x'; 10 + i];
+            let seen = write_atomic_seen(&path, &bytes, sync).unwrap().unwrap();
+            let now = fs::metadata(&path).unwrap();
+            assert_eq!(
+                (seen.ino(), seen.len(), seen.ctime(), seen.ctime_nsec()),
+                (now.ino(), now.len(), now.ctime(), now.ctime_nsec())
+            );
+            assert_eq!(fs::read(&path).unwrap(), bytes);
+        }
+    }
 
     /// A victim file outside `dir` and a link to it at `dir/name`.
     fn planted(dir: &Path, name: &str) -> (PathBuf, PathBuf) {

@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use super::fsutil::{
-    LockGuard, Sync, ensure_dir, ensure_dir_levels, with_subdir, write_atomic, write_atomic_with,
+    LockGuard, Sync, ensure_dir, ensure_dir_levels, with_subdir, write_atomic, write_atomic_seen,
 };
 use super::inbox::{self, InboxPaths};
 use super::slots;
@@ -199,14 +199,14 @@ impl FsStore {
         colors: &[&str],
         sync: Sync,
     ) -> Result<()> {
-        let path = self.config_path();
-        write_atomic_with(&path, &text.bytes, sync)?;
-        // The index after the file it describes, in place (`teamindex`), with the file's stamp
-        // as it is now (every writer holds the team file's lock); a failure leaves an index
-        // of another file, or a torn one, which no reader trusts.
+        // The file's stamp as the rename left it, from the file written (every writer holds
+        // the team file's lock; none when something wrote to it in between).
+        let seen = write_atomic_seen(&self.config_path(), &text.bytes, sync)?;
+        // The index after the file it describes, in place (`teamindex`); a failure leaves an
+        // index of another file, or a torn one, which no reader trusts.
         let _ = super::fsutil::write_in_place(
             &self.index_path(),
-            &teamindex::format(text, names, colors, Stamp::of_file(&path)),
+            &teamindex::format(text, names, colors, seen.as_ref().map(Stamp::of)),
         );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
         Ok(())
@@ -378,6 +378,7 @@ impl Store for FsStore {
             && let Some(some) = teamindex::parse_some_stamped(index, Stamp::of(&meta), names)
             && let Ok(bytes) = read_spans(&file, meta.len(), &some.spans)
             && let Ok(roster) = Roster::indexed(bytes, some.names, some.colors, some.spans)
+            && roster.named_as_read()
         {
             return Ok(roster.partial().without_hosts());
         }
@@ -976,6 +977,75 @@ mod tests {
         let got = store.roster_with(&[&m5]).unwrap();
         assert!(!got.is_partial(), "written in place: another change time");
         assert_eq!(got.member("m5").unwrap().unwrap().cwd, "/cwd/Y");
+    }
+
+    /// A hand edit that lands while teamctl writes the team file (after its rename, before its
+    /// look at the stamp) can leave an index whose stamp is the edited file's. The members read
+    /// by it must still be the ones asked for: a member renamed by that edit is not given
+    /// under its old name, and its new name is found by reading the whole file (attacker QA).
+    #[test]
+    fn an_index_stamped_for_a_file_edited_as_it_was_written_gives_no_member_by_a_name_it_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        store
+            .update(&mut |cfg| {
+                for n in ["alice", "bob", "carol", "dave"] {
+                    let mut m = cfg.members[0].clone();
+                    m.name = Name::parse(n).unwrap();
+                    cfg.members.push(m);
+                }
+                Ok(())
+            })
+            .unwrap();
+        let path = store.local_dir().join("config.json");
+        let index_path = store.local_dir().join("config.index");
+        let whole = store.roster().unwrap();
+        let text = std::fs::read(&path).unwrap();
+        let index = std::fs::read(&index_path).unwrap();
+        let all = teamindex::parse(&index, &text).unwrap();
+        // bob renamed in place (the same length), then the index written again for the
+        // edited file's stamp with the names teamctl had: as the race leaves it.
+        let edited = String::from_utf8(text.clone())
+            .unwrap()
+            .replace("\"name\": \"bob\"", "\"name\": \"bib\"");
+        assert_ne!(edited.as_bytes(), &text[..]);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, edited.as_bytes()))
+            .unwrap();
+        let names: Vec<&Name> = all.names.iter().collect();
+        let colors: Vec<&str> = all.colors.iter().map(|c| c.as_ref()).collect();
+        let forged = teamindex::format(
+            &teamtext::Text {
+                bytes: text.clone(),
+                spans: all.spans.clone(),
+            },
+            &names,
+            &colors,
+            Stamp::of_file(&path),
+        );
+        std::fs::write(&index_path, forged).unwrap();
+        let bob = Name::parse("bob").unwrap();
+        let got = store.roster_with(&[&bob]).unwrap();
+        assert!(!got.is_partial(), "read whole: bob's text names bib");
+        assert!(!got.has("bob"));
+        let err = got.require("bob").unwrap_err().to_string();
+        assert!(
+            err.contains("bib"),
+            "the error lists the members as the file has them: {err}"
+        );
+        let bib = Name::parse("bib").unwrap();
+        let got = store.roster_with(&[&bib]).unwrap();
+        assert!(got.has("bib"), "its new name, from the whole file");
+        // Members the edit did not touch are still read by the stamp.
+        let carol = Name::parse("carol").unwrap();
+        let got = store.roster_with(&[&carol]).unwrap();
+        assert!(got.is_partial());
+        assert_eq!(got.member("carol").unwrap(), whole.member("carol").unwrap());
     }
 
     /// Every write that copies unchanged members from the file's own text (through its
