@@ -343,7 +343,8 @@ pub struct AskArgs {
 
 #[derive(Debug, Args)]
 pub struct InboxArgs {
-    /// Whose inbox (default: yours)
+    /// Whose inbox (default: yours). A teammate's shows what its worker has not delivered yet
+    /// (as `status` counts unread) and marks nothing read: its worker reads it
     pub name: Option<String>,
     /// Show without marking read
     #[arg(long)]

@@ -1346,3 +1346,60 @@ fn a_zero_turn_timeout_and_ask_to_everyone_say_what_to_do() {
     assert!(err.contains("teamctl send '*'"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// A teammate's inbox seen by the leader is what the teammate has not read, as `status`
+/// counts it, in every view: `inbox bob`, `--peek` and `--type` agree, and none of them moves
+/// bob's worker, which still gets the mail (QA: plain `inbox bob` and `--type` started at an
+/// `inbox` cursor of their own and showed mail bob had handled and shutdowns he answered).
+#[test]
+fn every_view_of_a_teammates_inbox_shows_what_it_has_not_read() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("amy", "cat")]);
+    assert_eq!(env.ok(&["ask", "bob", "handled"]).trim(), "handled");
+    env.ok(&["shutdown", "bob"]);
+    // The leader's mail resumes bob: he handles it, then answers a second shutdown.
+    env.ok(&["send", "bob", "waits"]);
+    env.ok(&["shutdown", "bob"]);
+    env.ok(&["--as", "amy", "send", "bob", "unread-1"]);
+    let unread = || env.member("bob")["unread"].as_u64().unwrap();
+    assert_eq!(unread(), 1);
+    let texts = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--json", "inbox", "bob"];
+        all.extend_from_slice(args);
+        json(&env.ok(&all))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["text"]
+                    .as_str()
+                    .map_or_else(|| m["type"].to_string(), String::from)
+            })
+            .collect()
+    };
+    for _ in 0..2 {
+        assert_eq!(texts(&[]), ["unread-1"], "inbox bob");
+        assert_eq!(texts(&["--peek"]), ["unread-1"], "inbox bob --peek");
+        assert_eq!(
+            texts(&["--type", "message"]),
+            ["unread-1"],
+            "--type message"
+        );
+        let text = env.ok(&["inbox", "bob"]);
+        assert!(
+            !text.contains("handled") && !text.contains("shutdown"),
+            "{text}"
+        );
+        assert_eq!(unread(), 1, "the leader's look marks nothing of bob's");
+    }
+    // bob's worker still gets it.
+    env.ok(&["resume", "bob"]);
+    wait_until("bob handles unread-1", T, || {
+        env.ok(&["log", "--worker", "bob"]).contains("unread-1") && unread() == 0
+    });
+    let out = env.run(&["--json", "inbox", "bob"]);
+    assert_eq!(
+        json(&String::from_utf8_lossy(&out.stdout)),
+        serde_json::json!([])
+    );
+}
