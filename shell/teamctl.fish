@@ -561,7 +561,7 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
@@ -668,3 +668,6 @@ function __teamctl_dynamic
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+# An option's value is completed from that option's own entries only: `log --worker` names
+# a teammate.
+complete -c teamctl -n '__fish_teamctl_using_subcommand log' -l worker -r -f -a '(__teamctl_dynamic)'

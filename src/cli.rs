@@ -544,7 +544,13 @@ pub struct LogArgs {
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
     /// A teammate's own log instead: its worker's notes and its turns' output (-f follows it)
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["from", "to", "kind"])]
+    // `Other`: a name, never a file (fish offered file names beside the teammates).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_hint = clap::ValueHint::Other,
+        conflicts_with_all = ["from", "to", "kind"]
+    )]
     pub worker: Option<String>,
 }
 

@@ -974,6 +974,8 @@ fn completion_candidates_come_from_the_current_team() {
         env.ok(&all).lines().map(String::from).collect()
     };
     assert_eq!(c(&["kill", ""]), ["bob", "bea"]);
+    // A teammate's own log: teammates only, the leader has none (QA 13: file names).
+    assert_eq!(c(&["log", "--worker", ""]), ["bob", "bea"]);
     assert_eq!(c(&["send", ""]), ["team-lead", "bob", "bea", "*"]);
     assert_eq!(c(&["ask", "bo"]), ["bob"]);
     assert_eq!(c(&["wait", "bob", ""]), ["bob", "bea"]);
