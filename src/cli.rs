@@ -619,7 +619,9 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
 
 /// What a command line clap refused most likely meant, where clap's own message names no way
 /// there: `log NAME` (a user's first try at one teammate's output) is `log --worker NAME` or
-/// `log --from NAME`.
+/// `log --from NAME`. Only a member of the team is named so, and only when the line without
+/// that word is a `log` without `--worker`; any other extra word keeps clap's own error
+/// (`log --worker bob extra`) or gets no name (`log 10`).
 fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if e.kind() != ErrorKind::UnknownArgument || command_word(args)? != "log" {
@@ -631,10 +633,40 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     if given.starts_with('-') {
         return None;
     }
-    let n = crate::domain::Name::parse(given).map_or_else(|_| "NAME".into(), |n| n.to_string());
-    Some(format!(
-        "log takes no member name (it shows every message of the team): `teamctl log --worker {n}` shows {n}'s own log (its turns' output, timeouts, warnings; -f follows it), `teamctl log --from {n}` (or --to {n}) its messages"
-    ))
+    // The line as it parses without the word (the first of its places that parses).
+    let (global, log) = (1..args.len())
+        .filter(|i| args[*i] == given.as_str())
+        .find_map(|i| {
+            let mut rest = args.to_vec();
+            rest.remove(i);
+            match Cli::try_parse_from(rest).ok()? {
+                Cli {
+                    global,
+                    command: Some(Command::Log(log)),
+                } => Some((global, log)),
+                _ => None,
+            }
+        })?;
+    if log.worker.is_some() {
+        return None;
+    }
+    let every = "log takes no member name (it shows every message of the team)";
+    match crate::domain::Name::parse(given) {
+        Ok(n) if is_member(global, &n) => Some(format!(
+            "{every}: `teamctl log --worker {n}` shows {n}'s own log (its turns' output, timeouts, warnings; -f follows it), `teamctl log --from {n}` (or --to {n}) its messages"
+        )),
+        _ => Some(format!(
+            "{every}, and {given:?} is no member of the team: `teamctl log --worker NAME` shows a teammate's own log, `teamctl log --from NAME` (or --to NAME) its messages"
+        )),
+    }
+}
+
+/// Whether `name` is a member of the team the global options choose (false on any error).
+fn is_member(global: GlobalArgs, name: &crate::domain::Name) -> bool {
+    crate::context::Ctx::new(global.resolve(), false)
+        .and_then(|ctx| ctx.store())
+        .and_then(|store| store.load())
+        .is_ok_and(|config| config.member(name.as_str()).is_some())
 }
 
 /// Adds a command's arguments to its `clap::Command` (`Args::augment_args`).

@@ -1405,3 +1405,34 @@ fn every_view_of_a_teammates_inbox_shows_what_it_has_not_read() {
         serde_json::json!([])
     );
 }
+
+/// `log WORD` names `log --worker WORD` only when WORD is a member and no `--worker` was
+/// given (QA 13: `log --worker bob extra` pointed to extra's log, `log 10` to a member 10).
+#[test]
+fn log_word_hints_the_worker_log_only_for_a_member_and_no_worker_given() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let err = env.fails(&["log", "bob"], 2);
+    assert!(err.contains("teamctl log --worker bob"), "{err}");
+    for (args, word) in [
+        (&["log", "--worker", "bob", "extra"][..], "extra"),
+        (&["log", "-f", "--worker", "bob", "bob"][..], "bob"),
+        (&["log", "10"][..], "10"),
+        (&["log", "amy"][..], "amy"),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            !err.contains(&format!("--worker {word}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains(&format!("{word}'s own log")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains(word), "{args:?}: {err}");
+    }
+    let err = env.fails(&["log", "10"], 2);
+    assert!(err.contains("log takes no member name"), "{err}");
+    let err = env.fails(&["log", "--worker", "bob", "extra"], 2);
+    assert!(err.contains("unexpected argument 'extra'"), "{err}");
+}
