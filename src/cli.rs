@@ -290,7 +290,8 @@ pub struct SpawnArgs {
     /// Claim the next task whenever idle
     #[arg(long)]
     pub auto_claim: bool,
-    /// Interrupt a turn that runs longer than this: seconds (600) or a duration (10m, 1h 30m)
+    /// Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m,
+    /// 1h 30m). Default: no limit
     #[arg(long, value_name = "S", value_parser = crate::domain::time::parse_secs)]
     pub turn_timeout: Option<u64>,
     /// Stop after N turns
@@ -531,7 +532,7 @@ pub struct AttachArgs {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Keep printing messages as they arrive
+    /// Keep printing messages as they arrive; with --worker, follow the teammate's log
     #[arg(short, long)]
     pub follow: bool,
     /// Only messages from this member
