@@ -562,6 +562,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only me
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N messages (with --worker: lines of its log) first, as `tail -n`; default: all' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive; with --worker, follow the teammate\'s log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'

@@ -553,6 +553,10 @@ pub struct LogArgs {
         conflicts_with_all = ["from", "to", "kind"]
     )]
     pub worker: Option<String>,
+    /// Only the last N messages (with --worker: lines of its log) first, as `tail -n`;
+    /// default: all
+    #[arg(short = 'n', long, value_name = "N")]
+    pub lines: Option<usize>,
 }
 
 #[derive(Debug, Args)]

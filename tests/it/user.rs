@@ -1436,3 +1436,47 @@ fn log_word_hints_the_worker_log_only_for_a_member_and_no_worker_given() {
     let err = env.fails(&["log", "--worker", "bob", "extra"], 2);
     assert!(err.contains("unexpected argument 'extra'"), "{err}");
 }
+
+/// `log --worker NAME` streams a big log (QA 13: a 200 MB log was read whole into memory
+/// first), and `-n N` prints only its last N lines first, read from its end (a few MB of
+/// lines here; memory and time are not asserted).
+#[test]
+fn log_worker_streams_a_big_log_and_n_gives_its_last_lines() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    // Stopped: nothing else writes the log.
+    env.ok(&["kill", "bob"]);
+    let path = env.team_dir("alpha").join("logs").join("bob.log");
+    assert!(path.exists(), "{}", path.display());
+    // Lines of about 60 bytes, some of them with a character across a 64 KiB boundary.
+    let mut big = Vec::new();
+    let mut i = 0;
+    while big.len() < 3 * 1024 * 1024 {
+        big.extend_from_slice(format!("line {i:07} é日本 {}\n", "x".repeat(i % 40)).as_bytes());
+        i += 1;
+    }
+    big.extend_from_slice(b"the last line, no newline");
+    std::fs::write(&path, &big).unwrap();
+    let all = env.ok(&["log", "--worker", "bob"]);
+    assert_eq!(all.as_bytes(), &big[..], "the whole log, as it is");
+    let last3 = env.ok(&["log", "--worker", "bob", "-n", "3"]);
+    let want: Vec<&str> = std::str::from_utf8(&big)
+        .unwrap()
+        .lines()
+        .rev()
+        .take(3)
+        .collect();
+    assert_eq!(last3.lines().rev().collect::<Vec<_>>(), want, "{last3}");
+    assert_eq!(
+        env.ok(&["log", "--worker", "bob", "--lines", "1"]),
+        "the last line, no newline"
+    );
+    assert_eq!(env.ok(&["log", "--worker", "bob", "-n", "0"]), "");
+    // More lines than there are: all of them; in JSON one string a line.
+    let json_all = env.ok(&["--json", "log", "--worker", "bob", "-n", "100000000"]);
+    assert_eq!(json_all.lines().count(), i + 1);
+    assert_eq!(
+        json_all.lines().last(),
+        Some("\"the last line, no newline\"")
+    );
+}
