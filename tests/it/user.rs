@@ -1361,9 +1361,13 @@ fn every_view_of_a_teammates_inbox_shows_what_it_has_not_read() {
     env.ok(&["shutdown", "bob"]);
     // The leader's mail resumes bob: he handles it, then answers a second shutdown.
     env.ok(&["send", "bob", "waits"]);
+    let unread = || env.member("bob")["unread"].as_u64().unwrap();
+    // Handled before the shutdown, which a worker would answer ahead of it.
+    wait_until("bob handles waits", T, || {
+        env.member_status("bob") == "idle" && unread() == 0
+    });
     env.ok(&["shutdown", "bob"]);
     env.ok(&["--as", "amy", "send", "bob", "unread-1"]);
-    let unread = || env.member("bob")["unread"].as_u64().unwrap();
     assert_eq!(unread(), 1);
     let texts = |args: &[&str]| -> Vec<String> {
         let mut all = vec!["--json", "inbox", "bob"];
