@@ -1197,7 +1197,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__log)
-            opts="-f -h --team --home --as --json --color --follow --from --to --type --worker --help"
+            opts="-f -n -h --team --home --as --json --color --follow --from --to --type --worker --lines --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1235,6 +1235,17 @@ _teamctl_static() {
                     return 0
                     ;;
                 --worker)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -157,7 +157,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The di
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent-type -d 'The kind of agent, recorded in the team file' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The command that writes the plan (with --plan-mode-required)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than this: seconds (600) or a duration (10m, 1h 30m)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m, 1h 30m). Default: no limit' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH)' -r
@@ -561,9 +561,10 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N messages (with --worker: lines of its log) first, as `tail -n`; default: all' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive; with --worker, follow the teammate\'s log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
@@ -668,3 +669,6 @@ function __teamctl_dynamic
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+# An option's value is completed from that option's own entries only: `log --worker` names
+# a teammate.
+complete -c teamctl -n '__fish_teamctl_using_subcommand log' -l worker -r -f -a '(__teamctl_dynamic)'

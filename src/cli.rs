@@ -290,7 +290,8 @@ pub struct SpawnArgs {
     /// Claim the next task whenever idle
     #[arg(long)]
     pub auto_claim: bool,
-    /// Interrupt a turn that runs longer than this: seconds (600) or a duration (10m, 1h 30m)
+    /// Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m,
+    /// 1h 30m). Default: no limit
     #[arg(long, value_name = "S", value_parser = crate::domain::time::parse_secs)]
     pub turn_timeout: Option<u64>,
     /// Stop after N turns
@@ -343,7 +344,8 @@ pub struct AskArgs {
 
 #[derive(Debug, Args)]
 pub struct InboxArgs {
-    /// Whose inbox (default: yours)
+    /// Whose inbox (default: yours). A teammate's shows what its worker has not delivered yet
+    /// (as `status` counts unread) and marks nothing read: its worker reads it
     pub name: Option<String>,
     /// Show without marking read
     #[arg(long)]
@@ -530,7 +532,7 @@ pub struct AttachArgs {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Keep printing messages as they arrive
+    /// Keep printing messages as they arrive; with --worker, follow the teammate's log
     #[arg(short, long)]
     pub follow: bool,
     /// Only messages from this member
@@ -543,8 +545,18 @@ pub struct LogArgs {
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: Option<String>,
     /// A teammate's own log instead: its worker's notes and its turns' output (-f follows it)
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["from", "to", "kind"])]
+    // `Other`: a name, never a file (fish offered file names beside the teammates).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_hint = clap::ValueHint::Other,
+        conflicts_with_all = ["from", "to", "kind"]
+    )]
     pub worker: Option<String>,
+    /// Only the last N messages (with --worker: lines of its log) first, as `tail -n`;
+    /// default: all
+    #[arg(short = 'n', long, value_name = "N")]
+    pub lines: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -612,7 +624,9 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
 
 /// What a command line clap refused most likely meant, where clap's own message names no way
 /// there: `log NAME` (a user's first try at one teammate's output) is `log --worker NAME` or
-/// `log --from NAME`.
+/// `log --from NAME`. Only a member of the team is named so, and only when the line without
+/// that word is a `log` without `--worker`; any other extra word keeps clap's own error
+/// (`log --worker bob extra`) or gets no name (`log 10`).
 fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if e.kind() != ErrorKind::UnknownArgument || command_word(args)? != "log" {
@@ -624,10 +638,40 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     if given.starts_with('-') {
         return None;
     }
-    let n = crate::domain::Name::parse(given).map_or_else(|_| "NAME".into(), |n| n.to_string());
-    Some(format!(
-        "log takes no member name (it shows every message of the team): `teamctl log --worker {n}` shows {n}'s own log (its turns' output, timeouts, warnings; -f follows it), `teamctl log --from {n}` (or --to {n}) its messages"
-    ))
+    // The line as it parses without the word (the first of its places that parses).
+    let (global, log) = (1..args.len())
+        .filter(|i| args[*i] == given.as_str())
+        .find_map(|i| {
+            let mut rest = args.to_vec();
+            rest.remove(i);
+            match Cli::try_parse_from(rest).ok()? {
+                Cli {
+                    global,
+                    command: Some(Command::Log(log)),
+                } => Some((global, log)),
+                _ => None,
+            }
+        })?;
+    if log.worker.is_some() {
+        return None;
+    }
+    let every = "log takes no member name (it shows every message of the team)";
+    match crate::domain::Name::parse(given) {
+        Ok(n) if is_member(global, &n) => Some(format!(
+            "{every}: `teamctl log --worker {n}` shows {n}'s own log (its turns' output, timeouts, warnings; -f follows it), `teamctl log --from {n}` (or --to {n}) its messages"
+        )),
+        _ => Some(format!(
+            "{every}, and {given:?} is no member of the team: `teamctl log --worker NAME` shows a teammate's own log, `teamctl log --from NAME` (or --to NAME) its messages"
+        )),
+    }
+}
+
+/// Whether `name` is a member of the team the global options choose (false on any error).
+fn is_member(global: GlobalArgs, name: &crate::domain::Name) -> bool {
+    crate::context::Ctx::new(global.resolve(), false)
+        .and_then(|ctx| ctx.store())
+        .and_then(|store| store.load())
+        .is_ok_and(|config| config.member(name.as_str()).is_some())
 }
 
 /// Adds a command's arguments to its `clap::Command` (`Args::augment_args`).

@@ -125,6 +125,8 @@ fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
         "--team" => Some(Want::Teams),
         "--as" | "--from" | "--to" => Some(Want::Members),
         "--owner" => Some(Want::Teammates),
+        // A teammate's own log: the leader runs no worker, so has none.
+        "--worker" if matches!(path, ["log"]) => Some(Want::Teammates),
         "--blocked-by" => Some(Want::Tasks),
         "--color" => Some(Want::Colors),
         "--type" if matches!(path, ["log" | "inbox"]) => Some(Want::Kinds),
@@ -236,6 +238,8 @@ mod tests {
         assert_eq!(want("task update 1 --owner "), Some(Want::Teammates));
         assert_eq!(want("log --from "), Some(Want::Members));
         assert_eq!(want("log --type "), Some(Want::Kinds));
+        assert_eq!(want("log --worker "), Some(Want::Teammates));
+        assert_eq!(want("log -f --worker b"), Some(Want::Teammates));
         assert_eq!(want("--color "), Some(Want::Colors));
         assert_eq!(want("status --team "), Some(Want::Teams));
         assert_eq!(want("kill --"), None);

@@ -89,4 +89,7 @@ function __teamctl_dynamic
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+# An option's value is completed from that option's own entries only: `log --worker` names
+# a teammate.
+complete -c teamctl -n '__fish_teamctl_using_subcommand log' -l worker -r -f -a '(__teamctl_dynamic)'
 ";

@@ -1,10 +1,14 @@
 //! `teamctl inbox [NAME]`: unread messages (the caller's by default), then marked read.
-//! `inbox` keeps its own cursor, separate from the worker's. Idle notifications are state, not
-//! mail: the default view leaves them out (and passes its cursor over them: they are in the
-//! log, `status` and `wait` show them); `--type TYPE` shows one type without marking anything
-//! read; `--all` shows every message, read or not, idle notifications too. `--peek` shows the
-//! messages `status` counts unread (`leader::unread_start`: a teammate's from its worker's
-//! cursor) and changes nothing, not even the leader's bookkeeping (`reconcile`).
+//! Unread is what `status` counts (`leader::unread_start`), in every view. The leader's own
+//! inbox is read through an `inbox` cursor that its default view moves to the end. A
+//! teammate's inbox is read by its worker: unread there is what the worker has not delivered
+//! (past its cursor, less control requests it answered and the message its running turn
+//! handles), and no view marks anything read, since moving the worker's cursor would make it
+//! skip mail. Idle notifications are state, not mail: the default view leaves them out (and
+//! passes the leader's cursor over them: they are in the log, `status` and `wait` show them);
+//! `--type TYPE` shows one type without marking anything read; `--all` shows every message,
+//! read or not, idle notifications too. `--peek` changes nothing, not even the leader's
+//! bookkeeping (`reconcile`).
 
 use crate::cli::InboxArgs;
 use crate::context::Ctx;
@@ -45,13 +49,12 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
     if !args.peek {
         ctx.reconcile(&*store)?;
     }
+    // What `status` counts unread: the leader's past `inbox`'s cursor (`READER`), a
+    // teammate's past its worker's.
     let (mut pos, not_unread) = if args.all {
         (Position::START, Vec::new())
-    } else if args.peek {
-        // What `status` counts unread: a teammate's from its worker's cursor, not `inbox`'s.
-        crate::leader::unread_start(&*store, member)?
     } else {
-        (store.cursor(&who, READER)?, Vec::new())
+        crate::leader::unread_start(&*store, member)?
     };
     let mut shown = Vec::new();
     let mut idle_skipped = 0usize;
@@ -95,8 +98,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
             );
         }
     }
-    // A filtered look (`--type`) marks nothing read: what it left out stays unread.
-    if !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER)? {
+    // A filtered look (`--type`) marks nothing read: what it left out stays unread. Only the
+    // leader's own inbox has a cursor of `inbox`'s to mark; a teammate's is its worker's.
+    if who.is_leader() && !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER)? {
         store.set_cursor(&who, READER, pos)?;
     }
     Ok(())

@@ -4,7 +4,9 @@
 //! the store's tail of them (`Store::follow_inboxes`: on files each inbox read again from its
 //! position when woken, on NATS an ordered consumer), keeping a position per inbox and a
 //! bounded set of recent ids. `log --worker NAME [-f]`: a teammate's own log on this host (its
-//! worker's notes, its turns' output), shown as its pane shows it, followed on file events.
+//! worker's notes, its turns' output), shown as its pane shows it, followed on file events,
+//! streamed in `CHUNK`s (a log may be hundreds of MB). `-n N` starts at the last N messages
+//! (or the log's last N lines, found reading back from its end).
 
 use crate::store::Position;
 use crate::store::SharedStore;
@@ -20,6 +22,9 @@ use crate::view::events::{Inboxes, TeamWatch};
 
 /// Ids remembered while following, to show a broadcast's copies once.
 const RECENT_IDS: usize = 4096;
+
+/// The most of a worker's log read (and printed) at a time.
+const CHUNK: usize = 64 * 1024;
 
 /// Reads every inbox of a team from where it last stopped, each message once.
 #[derive(Default)]
@@ -116,7 +121,7 @@ pub const KINDS: &[&str] = &[
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     if let Some(name) = &args.worker {
-        return worker_log(ctx, name, args.follow);
+        return worker_log(ctx, name, args.follow, args.lines);
     }
     if let Some(k) = &args.kind
         && !KINDS.contains(&k.as_str())
@@ -130,7 +135,9 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     if !args.follow {
         let config = store.load()?;
         let mut out = std::io::stdout().lock();
-        for env in all_messages(&*store)?.iter().filter(|e| matches(args, e)) {
+        let all = all_messages(&*store)?;
+        let shown: Vec<&Envelope> = all.iter().filter(|e| matches(args, e)).collect();
+        for env in &shown[last_n(shown.len(), args.lines)..] {
             if writeln!(out, "{}", line(ctx, &config, env)).is_err() {
                 break;
             }
@@ -140,9 +147,15 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     follow(ctx, &store, args)
 }
 
+/// Where the last `n` of `len` things start (`None`: all of them).
+fn last_n(len: usize, n: Option<usize>) -> usize {
+    n.map_or(0, |n| len.saturating_sub(n))
+}
+
 /// `log --worker NAME`: the teammate's log file on this host (logs are host-local), from its
-/// start; with `follow`, then whatever is written to it until Ctrl-C or its removal.
-fn worker_log(ctx: &Ctx, name: &str, follow: bool) -> Result<()> {
+/// start or its last `lines` lines; with `follow`, then whatever is written to it until Ctrl-C
+/// or its removal. Read and printed a chunk at a time, never the whole file at once.
+fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Result<()> {
     let name = Name::parse_as(name, "member")?;
     let store = ctx.store()?;
     let config = store.load()?;
@@ -160,7 +173,10 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool) -> Result<()> {
         None
     };
     let mut log = LogFile::new(path);
-    let mut bytes = log.read_new();
+    log.refresh();
+    if let Some(n) = lines {
+        log.start_at_last_lines(n);
+    }
     if !log.seen() {
         let where_ = match crate::backend::host::elsewhere(member) {
             Some(h) => format!(
@@ -177,17 +193,28 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool) -> Result<()> {
     }
     let mut shown = Shown::new(ctx.json);
     let mut out = std::io::stdout();
-    loop {
-        let text = shown.text(&bytes, watch.is_none());
-        if !text.is_empty()
-            && out
+    let mut write = |text: String| {
+        text.is_empty()
+            || out
                 .write_all(text.as_bytes())
                 .and_then(|()| out.flush())
-                .is_err()
-        {
-            return Ok(()); // the reader went away
+                .is_ok()
+    };
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        // What is there now, a chunk at a time.
+        loop {
+            let n = log.read_some(&mut buf);
+            if n == 0 {
+                break;
+            }
+            if !write(shown.text(&buf[..n], false)) {
+                return Ok(()); // the reader went away
+            }
         }
         let Some(w) = &watch else {
+            // The end: a last line without its newline too.
+            write(shown.text(&[], true));
             return Ok(());
         };
         if log.removed {
@@ -198,7 +225,7 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool) -> Result<()> {
         if w.stopped() {
             return Ok(());
         }
-        bytes = log.read_new();
+        log.refresh();
     }
 }
 
@@ -226,13 +253,13 @@ impl LogFile {
         self.file.is_some() || self.removed
     }
 
-    /// What was written since the last call (nothing when there is no file).
-    fn read_new(&mut self) -> Vec<u8> {
-        use std::io::{Read, Seek};
+    /// Looks at the file again: opened anew (read from its start) when it first appears, was
+    /// replaced or was cut shorter than what was read; its removal noted.
+    fn refresh(&mut self) {
         use std::os::unix::fs::MetadataExt;
         let Ok(now) = std::fs::symlink_metadata(&self.path) else {
             self.removed |= self.file.take().is_some();
-            return Vec::new();
+            return;
         };
         if self
             .file
@@ -244,22 +271,70 @@ impl LogFile {
         }
         if self.file.is_none() {
             let Ok(f) = crate::store::fsutil::open_read(&self.path) else {
-                return Vec::new();
+                return;
             };
             let ino = f.metadata().map_or(0, |m| m.ino());
             self.file = Some((f, ino));
             self.pos = 0;
         }
-        let Some((f, _)) = &mut self.file else {
-            return Vec::new();
-        };
-        let mut bytes = Vec::new();
-        if f.seek(std::io::SeekFrom::Start(self.pos)).is_ok() {
-            let _ = f.read_to_end(&mut bytes);
-        }
-        self.pos += bytes.len() as u64;
-        bytes
     }
+
+    /// Up to `buf.len()` bytes past what was read into `buf`: how many (0: no more now).
+    fn read_some(&mut self, buf: &mut [u8]) -> usize {
+        use std::os::unix::fs::FileExt;
+        let Some((f, _)) = &self.file else {
+            return 0;
+        };
+        let n = loop {
+            match f.read_at(buf, self.pos) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                r => break r.unwrap_or(0),
+            }
+        };
+        self.pos += n as u64;
+        n
+    }
+
+    /// Read on from the start of the file's last `n` lines as it is now.
+    fn start_at_last_lines(&mut self, n: usize) {
+        if let Some((f, _)) = &self.file {
+            self.pos = last_lines_start(f, n);
+        }
+    }
+}
+
+/// Where the last `n` lines of `f` start (a line ends at `\n`, the last one perhaps not),
+/// found by reading back from its end a chunk at a time; 0 when it has no more lines.
+fn last_lines_start(f: &std::fs::File, n: usize) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let Ok(len) = f.metadata().map(|m| m.len()) else {
+        return 0;
+    };
+    if n == 0 {
+        return len;
+    }
+    let mut buf = vec![0u8; CHUNK];
+    let mut end = len;
+    let mut ends = 0usize;
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK as u64);
+        let part = &mut buf[..usize::try_from(end - start).unwrap_or(CHUNK)];
+        if f.read_exact_at(part, start).is_err() {
+            return 0; // cut meanwhile: all of what is left
+        }
+        for (i, b) in part.iter().enumerate().rev() {
+            let at = start + i as u64;
+            // The newline ending the file ends the last line, it starts none.
+            if *b == b'\n' && at + 1 < len {
+                ends += 1;
+                if ends == n {
+                    return at + 1;
+                }
+            }
+        }
+        end = start;
+    }
+    0
 }
 
 /// A log's bytes as they are printed: as the pane shows them (escapes as text, `sink::shown`),
@@ -333,14 +408,18 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
         } else {
             follower.poll_tail(&mut *tail, &config)?
         };
+        let mut shown: Vec<&Envelope> = batch.iter().filter(|e| matches(args, e)).collect();
+        if first {
+            shown.drain(..last_n(shown.len(), args.lines));
+        }
+        let mut text = String::new();
+        for env in shown {
+            text.push_str(&line(ctx, &config, env));
+            text.push('\n');
+        }
         if first {
             follower.bound(RECENT_IDS);
             first = false;
-        }
-        let mut text = String::new();
-        for env in batch.iter().filter(|e| matches(args, e)) {
-            text.push_str(&line(ctx, &config, env));
-            text.push('\n');
         }
         if !text.is_empty()
             && out
@@ -436,6 +515,51 @@ mod tests {
         assert_eq!(s.text(b"", true), "");
         let mut t = Shown::new(false);
         assert_eq!(t.text(b"a\x1b[2Jb\nc", false), "a\\u{1b}[2Jb\nc");
+    }
+
+    /// A worker's log is read a chunk at a time: a boundary anywhere (inside a UTF-8
+    /// character, an escape sequence, a line) gives the text one read of it gives.
+    #[test]
+    fn chunk_boundaries_anywhere_give_the_text_of_one_read() {
+        let bytes = "a\x1b[31mé日本\n\x1b]0;t\x07🦀 z\x1b[0m\n\u{9b}2Jend".as_bytes();
+        for json in [false, true] {
+            let whole = Shown::new(json).text(bytes, true);
+            assert!(whole.contains("日本") && whole.contains("🦀"), "{whole}");
+            for size in 1..=bytes.len() {
+                let mut shown = Shown::new(json);
+                let mut text = String::new();
+                for chunk in bytes.chunks(size) {
+                    text.push_str(&shown.text(chunk, false));
+                }
+                text.push_str(&shown.text(&[], true));
+                assert_eq!(text, whole, "json {json}, chunks of {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_lines_start_where_tail_would_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let start = |text: &str, n: usize| {
+            std::fs::write(&path, text).unwrap();
+            let f = std::fs::File::open(&path).unwrap();
+            text[usize::try_from(last_lines_start(&f, n)).unwrap()..].to_string()
+        };
+        assert_eq!(start("a\nb\nc\n", 2), "b\nc\n");
+        assert_eq!(start("a\nb\nc", 1), "c");
+        assert_eq!(start("a\nb\nc", 2), "b\nc");
+        assert_eq!(start("a\nb\n", 5), "a\nb\n");
+        assert_eq!(start("a\nb\n", 0), "");
+        assert_eq!(start("\n\n", 1), "\n");
+        assert_eq!(start("", 3), "");
+        // Across chunks: the start is found reading back over more than one.
+        let long: String = (0..30_000).map(|i| format!("{i}\n")).collect();
+        assert_eq!(start(&long, 3), "29997\n29998\n29999\n");
+        assert_eq!(
+            start(&long, 20_000),
+            long[long.find("\n10000\n").unwrap() + 1..]
+        );
     }
 
     #[test]

@@ -974,6 +974,8 @@ fn completion_candidates_come_from_the_current_team() {
         env.ok(&all).lines().map(String::from).collect()
     };
     assert_eq!(c(&["kill", ""]), ["bob", "bea"]);
+    // A teammate's own log: teammates only, the leader has none (QA 13: file names).
+    assert_eq!(c(&["log", "--worker", ""]), ["bob", "bea"]);
     assert_eq!(c(&["send", ""]), ["team-lead", "bob", "bea", "*"]);
     assert_eq!(c(&["ask", "bo"]), ["bob"]);
     assert_eq!(c(&["wait", "bob", ""]), ["bob", "bea"]);
@@ -1345,4 +1347,140 @@ fn a_zero_turn_timeout_and_ask_to_everyone_say_what_to_do() {
     assert!(err.contains("one teammate"), "{err}");
     assert!(err.contains("teamctl send '*'"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+/// A teammate's inbox seen by the leader is what the teammate has not read, as `status`
+/// counts it, in every view: `inbox bob`, `--peek` and `--type` agree, and none of them moves
+/// bob's worker, which still gets the mail (QA: plain `inbox bob` and `--type` started at an
+/// `inbox` cursor of their own and showed mail bob had handled and shutdowns he answered).
+#[test]
+fn every_view_of_a_teammates_inbox_shows_what_it_has_not_read() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("amy", "cat")]);
+    assert_eq!(env.ok(&["ask", "bob", "handled"]).trim(), "handled");
+    env.ok(&["shutdown", "bob"]);
+    // The leader's mail resumes bob: he handles it, then answers a second shutdown.
+    env.ok(&["send", "bob", "waits"]);
+    let unread = || env.member("bob")["unread"].as_u64().unwrap();
+    // Handled before the shutdown, which a worker would answer ahead of it.
+    wait_until("bob handles waits", T, || {
+        env.member_status("bob") == "idle" && unread() == 0
+    });
+    env.ok(&["shutdown", "bob"]);
+    env.ok(&["--as", "amy", "send", "bob", "unread-1"]);
+    assert_eq!(unread(), 1);
+    let texts = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--json", "inbox", "bob"];
+        all.extend_from_slice(args);
+        json(&env.ok(&all))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["text"]
+                    .as_str()
+                    .map_or_else(|| m["type"].to_string(), String::from)
+            })
+            .collect()
+    };
+    for _ in 0..2 {
+        assert_eq!(texts(&[]), ["unread-1"], "inbox bob");
+        assert_eq!(texts(&["--peek"]), ["unread-1"], "inbox bob --peek");
+        assert_eq!(
+            texts(&["--type", "message"]),
+            ["unread-1"],
+            "--type message"
+        );
+        let text = env.ok(&["inbox", "bob"]);
+        assert!(
+            !text.contains("handled") && !text.contains("shutdown"),
+            "{text}"
+        );
+        assert_eq!(unread(), 1, "the leader's look marks nothing of bob's");
+    }
+    // bob's worker still gets it.
+    env.ok(&["resume", "bob"]);
+    wait_until("bob handles unread-1", T, || {
+        env.ok(&["log", "--worker", "bob"]).contains("unread-1") && unread() == 0
+    });
+    let out = env.run(&["--json", "inbox", "bob"]);
+    assert_eq!(
+        json(&String::from_utf8_lossy(&out.stdout)),
+        serde_json::json!([])
+    );
+}
+
+/// `log WORD` names `log --worker WORD` only when WORD is a member and no `--worker` was
+/// given (QA 13: `log --worker bob extra` pointed to extra's log, `log 10` to a member 10).
+#[test]
+fn log_word_hints_the_worker_log_only_for_a_member_and_no_worker_given() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let err = env.fails(&["log", "bob"], 2);
+    assert!(err.contains("teamctl log --worker bob"), "{err}");
+    for (args, word) in [
+        (&["log", "--worker", "bob", "extra"][..], "extra"),
+        (&["log", "-f", "--worker", "bob", "bob"][..], "bob"),
+        (&["log", "10"][..], "10"),
+        (&["log", "amy"][..], "amy"),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            !err.contains(&format!("--worker {word}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains(&format!("{word}'s own log")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains(word), "{args:?}: {err}");
+    }
+    let err = env.fails(&["log", "10"], 2);
+    assert!(err.contains("log takes no member name"), "{err}");
+    let err = env.fails(&["log", "--worker", "bob", "extra"], 2);
+    assert!(err.contains("unexpected argument 'extra'"), "{err}");
+}
+
+/// `log --worker NAME` streams a big log (QA 13: a 200 MB log was read whole into memory
+/// first), and `-n N` prints only its last N lines first, read from its end (a few MB of
+/// lines here; memory and time are not asserted).
+#[test]
+fn log_worker_streams_a_big_log_and_n_gives_its_last_lines() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    // Stopped: nothing else writes the log.
+    env.ok(&["kill", "bob"]);
+    let path = env.team_dir("alpha").join("logs").join("bob.log");
+    assert!(path.exists(), "{}", path.display());
+    // Lines of about 60 bytes, some of them with a character across a 64 KiB boundary.
+    let mut big = Vec::new();
+    let mut i = 0;
+    while big.len() < 3 * 1024 * 1024 {
+        big.extend_from_slice(format!("line {i:07} é日本 {}\n", "x".repeat(i % 40)).as_bytes());
+        i += 1;
+    }
+    big.extend_from_slice(b"the last line, no newline");
+    std::fs::write(&path, &big).unwrap();
+    let all = env.ok(&["log", "--worker", "bob"]);
+    assert_eq!(all.as_bytes(), &big[..], "the whole log, as it is");
+    let last3 = env.ok(&["log", "--worker", "bob", "-n", "3"]);
+    let want: Vec<&str> = std::str::from_utf8(&big)
+        .unwrap()
+        .lines()
+        .rev()
+        .take(3)
+        .collect();
+    assert_eq!(last3.lines().rev().collect::<Vec<_>>(), want, "{last3}");
+    assert_eq!(
+        env.ok(&["log", "--worker", "bob", "--lines", "1"]),
+        "the last line, no newline"
+    );
+    assert_eq!(env.ok(&["log", "--worker", "bob", "-n", "0"]), "");
+    // More lines than there are: all of them; in JSON one string a line.
+    let json_all = env.ok(&["--json", "log", "--worker", "bob", "-n", "100000000"]);
+    assert_eq!(json_all.lines().count(), i + 1);
+    assert_eq!(
+        json_all.lines().last(),
+        Some("\"the last line, no newline\"")
+    );
 }

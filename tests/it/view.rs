@@ -852,6 +852,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         )
     };
     assert_eq!(sorted(&bash("teamctl kill b")), ["bea", "bob"]);
+    assert_eq!(sorted(&bash("teamctl log --worker ''")), ["bea", "bob"]);
     assert_eq!(sorted(&bash("teamctl task done ''")), ["1"]);
     assert_eq!(sorted(&bash("teamctl --color n")), ["never"]);
     // Values only, no file names (the repository's files would show here).
@@ -874,6 +875,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         )
     };
     assert_eq!(sorted(&zsh("teamctl kill ''", 3)), ["bea", "bob"]);
+    assert_eq!(sorted(&zsh("teamctl log --worker ''", 4)), ["bea", "bob"]);
     assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1", "2"]);
     assert_eq!(sorted(&zsh("teamctl task done ''", 4)), ["1"]);
     assert_eq!(sorted(&zsh("teamctl --color ''", 3)), colours);
@@ -885,6 +887,7 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         )
     };
     assert_eq!(sorted(&fish("teamctl wait b")), ["bea", "bob"]);
+    assert_eq!(sorted(&fish("teamctl log --worker ")), ["bea", "bob"]);
     assert_eq!(sorted(&fish("teamctl task done ")), ["1"]);
     assert_eq!(sorted(&fish("teamctl --color bl")), ["blue"]);
     assert_eq!(sorted(&fish("teamctl --color ")), colours);
