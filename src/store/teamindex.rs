@@ -11,10 +11,12 @@
 //! writer, or a crash half-way, gives a body whose CRC does not match: not trusted.
 //!
 //! `send` to one of 1,000 members trusts it without reading the team file at all: the index
-//! also carries the file's stamp (`Stamp`: inode, size, change time) as its writer saw it
-//! right after the rename, under the team file's lock. When the file a reader opened has that
+//! also carries the file's stamp (`Stamp`: inode, size, change time) as its writer saw it on
+//! the file it wrote, right after the rename, under the team file's lock (none when the file
+//! was written to in between: `fsutil::write_atomic_seen`). When the file a reader opened has that
 //! stamp (one `fstat`), the index describes it, and only the few members' spans and the text
-//! around the members are read (`parse_some_stamped`); the CRC-32 of its 400 KB was most of
+//! around the members are read (`parse_some_stamped`), and each object read must name the
+//! member listed (`Roster::named_as_read`); the CRC-32 of its 400 KB was most of
 //! what such a `send` still did. A file edited by hand has another inode or change time (a
 //! rename, or a write, sets the change time; `utimes` cannot set it back).
 //!
