@@ -1,13 +1,14 @@
 //! Ending the workers of one member or of many at once (`kill`, an approved shutdown,
 //! `shutdown --all --force`, `delete`). What each member's backend names is gathered first
-//! (`Backend::terminate_in`), then `finish` ends it all together in two ordered steps, each
+//! (`Backend::terminate_in`), then `finish` ends it all together in three ordered steps, each
 //! SIGTERM to every target, one grace shared by all, SIGKILL to what still carries its tag:
-//! first the process groups the records name (workers, turns), then every process carrying one
-//! of the members' tags, found in one walk of `/proc` taken once those groups are gone (so it
-//! finds what they started meanwhile). Panes close last, their tags checked. Every signal is
-//! preceded by a fresh tag check of that process (or group leader): a pid used again meanwhile
-//! is someone else's and is left alone. Member by member, each with its own grace and its own
-//! walk of `/proc`, 1,000 members took five minutes to end.
+//! the workers' process groups the records name; then their turns' groups (a worker asked to
+//! stop ends its own turn first); then every process carrying one of the members' tags, found
+//! in one walk of `/proc` taken once those groups are gone (so it finds what they started
+//! meanwhile). Panes close last, their tags checked. Every signal is preceded by a fresh tag
+//! check of that process (or group leader): a pid used again meanwhile is someone else's and
+//! is left alone. Member by member, each with its own grace and its own walk of `/proc`, 1,000
+//! members took five minutes to end.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -110,7 +111,15 @@ impl Ending {
     /// End it all (see the module comment). Every step after the processes runs; the first
     /// error among them is returned.
     pub fn finish(self) -> Result<()> {
-        escalate(self.groups, self.grace);
+        // Workers first: a worker asked to stop ends its own turn and says it was stopped;
+        // its turn ended at the same moment would be a failed turn to the worker (and to
+        // whoever waits for its answer). Then the turns whose worker did not end them.
+        let (workers, turns): (Vec<Target>, Vec<Target>) = self
+            .groups
+            .into_iter()
+            .partition(|t| matches!(t.tag, Tag::Worker(_)));
+        escalate(workers, self.grace);
+        escalate(turns, self.grace);
         if !self.ids.is_empty() {
             escalate(walk(&self.ids), self.grace);
         }
