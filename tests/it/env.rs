@@ -201,20 +201,7 @@ fn an_agent_of_a_renamed_binary_finds_teamctl_and_it_is_that_binary() {
             .env_remove("TEAMCTL_TEAM")
             .env_remove("TMUX")
             .stdin(std::process::Stdio::null());
-        // A copy just written can be refused for a moment ("Text file busy"): another test's
-        // `fork` may still hold the copy's write descriptor until its child execs.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let out = loop {
-            match c.output() {
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::ExecutableFileBusy
-                        && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => break other.unwrap(),
-            }
-        };
+        let out = crate::common::output_of_copy(&mut c);
         assert!(
             out.status.success(),
             "{args:?}: {}",

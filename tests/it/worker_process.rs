@@ -16,7 +16,7 @@ const T: Duration = Duration::from_secs(20);
 
 /// Run `cmd`, require exit 0; its stdout.
 fn ok(mut cmd: Command) -> String {
-    let out = cmd.output().expect("run teamctl");
+    let out = crate::common::output_of_copy(&mut cmd);
     assert!(
         out.status.success(),
         "{cmd:?} failed ({:?})\nstdout: {}\nstderr: {}",

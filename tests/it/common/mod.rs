@@ -426,3 +426,21 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     walk(dir, &mut out);
     out
 }
+
+/// `cmd.output()` for a command whose program is a copy of teamctl just written: its exec can
+/// be refused for a moment ("Text file busy"), while another test's `fork` still holds the
+/// copy's write descriptor until its child execs; tried again until it is not (10 s at most).
+pub fn output_of_copy(cmd: &mut Command) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match cmd.output() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => break other.expect("run teamctl"),
+        }
+    }
+}
