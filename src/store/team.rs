@@ -814,26 +814,33 @@ mod tests {
         }
     }
 
+    /// Team `t` in a home at `dir`, with a member for each of `names` (the leader's entry
+    /// copied, each in directory `/cwd/I`).
+    fn team_of(dir: &std::path::Path, names: &[String]) -> crate::store::SharedStore {
+        let home = Home::new(dir.to_path_buf());
+        let store = home.create(&Name::parse("t").unwrap(), "", dir).unwrap();
+        store
+            .update(&mut |cfg| {
+                for (i, n) in names.iter().enumerate() {
+                    let mut m = cfg.members[0].clone();
+                    m.name = Name::parse(n).unwrap();
+                    m.cwd = format!("/cwd/{i}");
+                    cfg.members.push(m);
+                }
+                Ok(())
+            })
+            .unwrap();
+        store
+    }
+
     /// `roster_with` reads a few members through the index and says it holds some only; a
     /// whole roster asked for after it is read whole; without a trusted index, or for one
     /// who is not a member, it is the whole roster (whose error names the members).
     #[test]
     fn a_roster_of_a_few_members_is_partial_and_never_taken_for_the_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().to_path_buf());
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", dir.path())
-            .unwrap();
-        store
-            .update(&mut |cfg| {
-                for i in 0..10 {
-                    let mut m = cfg.members[0].clone();
-                    m.name = Name::parse(&format!("m{i}")).unwrap();
-                    cfg.members.push(m);
-                }
-                Ok(())
-            })
-            .unwrap();
+        let names: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+        let store = team_of(dir.path(), &names);
         let m5 = Name::parse("m5").unwrap();
         let whole = store.roster().unwrap();
         assert_eq!(whole.names().len(), 11);
@@ -888,21 +895,8 @@ mod tests {
     #[test]
     fn a_few_members_are_read_by_the_stamp_and_a_file_edited_by_hand_is_read_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().to_path_buf());
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", dir.path())
-            .unwrap();
-        store
-            .update(&mut |cfg| {
-                for i in 0..10 {
-                    let mut m = cfg.members[0].clone();
-                    m.name = Name::parse(&format!("m{i}")).unwrap();
-                    m.cwd = format!("/cwd/{i}");
-                    cfg.members.push(m);
-                }
-                Ok(())
-            })
-            .unwrap();
+        let names: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+        let store = team_of(dir.path(), &names);
         let m5 = Name::parse("m5").unwrap();
         let path = store.local_dir().join("config.json");
         let whole = store.roster().unwrap();
@@ -986,20 +980,8 @@ mod tests {
     #[test]
     fn an_index_stamped_for_a_file_edited_as_it_was_written_gives_no_member_by_a_name_it_lost() {
         let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().to_path_buf());
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", dir.path())
-            .unwrap();
-        store
-            .update(&mut |cfg| {
-                for n in ["alice", "bob", "carol", "dave"] {
-                    let mut m = cfg.members[0].clone();
-                    m.name = Name::parse(n).unwrap();
-                    cfg.members.push(m);
-                }
-                Ok(())
-            })
-            .unwrap();
+        let names = ["alice", "bob", "carol", "dave"].map(String::from);
+        let store = team_of(dir.path(), &names);
         let path = store.local_dir().join("config.json");
         let index_path = store.local_dir().join("config.index");
         let whole = store.roster().unwrap();
