@@ -36,8 +36,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         Some(n) => Name::parse_as(n, "member")?,
         None => me.clone(),
     };
-    // Marking another member's mail read is acting as that member: a teammate may only look.
-    if who != me && !me.is_leader() && !args.peek {
+    // Marking the leader's mail read is acting as the leader: a teammate may only look. (A
+    // teammate's inbox has nothing of `inbox`'s to mark: its worker's cursor says what is read.)
+    if who != me && who.is_leader() && !me.is_leader() && !args.peek {
         return Err(Error::bad(format!(
             "{me} cannot mark {who}'s mail read; look without marking with `teamctl inbox {who} --peek`"
         )));

@@ -1281,11 +1281,17 @@ fn peek_shows_what_status_counts_unread_and_moves_nothing() {
             })
             .collect();
         assert_eq!(shown, ["unread 1", "unread 2", "unread 3"]);
-        // The text view too, as amy (a teammate may look).
-        let text = env.ok(&["--as", "amy", "inbox", "bob", "--peek"]);
-        assert!(!text.contains("handled"), "{text}");
-        assert_eq!(text.matches("unread ").count(), 3, "{text}");
+        // The text view too, as amy (a teammate may look), with or without --peek: a
+        // teammate's inbox has nothing of `inbox`'s to mark read.
+        for peek in [&["--peek"][..], &[]] {
+            let text = env.ok(&[&["--as", "amy", "inbox", "bob"][..], peek].concat());
+            assert!(!text.contains("handled"), "{text}");
+            assert_eq!(text.matches("unread ").count(), 3, "{text}");
+        }
     }
+    // The leader's mail is another matter: reading it without --peek would mark it read.
+    let err = env.fails(&["--as", "amy", "inbox", "team-lead"], 2);
+    assert!(err.contains("cannot mark team-lead's mail read"), "{err}");
     assert!(
         crate::common::snapshot(env.home_path()) == before,
         "peek changed a file"
