@@ -177,6 +177,16 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
     if let Some(n) = lines {
         log.start_at_last_lines(n);
     }
+    if !log.seen()
+        && let Ok(odd) = std::fs::symlink_metadata(&log.path)
+        && !odd.is_file()
+    {
+        // Something put in its place that teamctl never reads through: said, not "no log".
+        return Err(Error::failed(format!(
+            "{}: not a regular file (a symbolic link, FIFO or directory); teamctl does not read through it: remove it, and {name}'s worker writes its log there again",
+            log.path.display()
+        )));
+    }
     if !log.seen() {
         let where_ = match crate::backend::host::elsewhere(member) {
             Some(h) => format!(

@@ -1250,6 +1250,28 @@ fn a_teammates_own_log_is_log_worker_and_log_name_points_to_it() {
     assert_eq!(text.matches("bob says: hello").count(), 1, "{text}");
 }
 
+/// A symbolic link (or a FIFO) where a teammate's log should be is named as what it is, and
+/// nothing is read through it; not "no log yet" (attacker QA).
+#[test]
+fn log_worker_names_a_link_in_place_of_the_log_and_reads_nothing_through_it() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["kill", "bob"]);
+    let logs = env.team_dir("alpha").join("logs");
+    let secret = env.work.path().join("secret");
+    std::fs::write(&secret, "do not show\n").unwrap();
+    let log = logs.join("bob.log");
+    let _ = std::fs::remove_file(&log);
+    std::os::unix::fs::symlink(&secret, &log).unwrap();
+    let err = env.fails(&["log", "--worker", "bob"], 1);
+    assert!(err.contains("not a regular file"), "{err}");
+    std::fs::remove_file(&log).unwrap();
+    nix::unistd::mkfifo(&log, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let err = env.fails(&["log", "--worker", "bob"], 1);
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
 /// `inbox NAME --peek` shows exactly the messages `status` counts unread for NAME (those past
 /// its worker's cursor), however often, and moves nothing (QA: peek kept a position of its
 /// own, so after bob had handled mail it showed that mail again and disagreed with status).
