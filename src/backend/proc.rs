@@ -318,17 +318,17 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// End every process carrying `agent_id` (workers and agent processes), politely first.
-pub fn end_tagged(agent_id: &str, grace: Duration) {
-    let mut ending = super::ending::Ending::new(grace);
-    ending.tagged(agent_id);
-    // Nothing but processes: no step after them that could fail.
-    let _ = ending.finish();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every process carrying `agent_id` ended as `kill` and `shutdown` end them
+    /// (`backend::Ending`).
+    fn end_tagged(agent_id: &str, grace: Duration) {
+        let mut ending = super::super::Ending::new(grace);
+        ending.tagged(agent_id);
+        ending.finish().unwrap();
+    }
 
     const KEY_OF_H: &str = "3bd80ffb681161e6";
 

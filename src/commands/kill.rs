@@ -15,8 +15,7 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped it.
     let member = store.load()?.require(name.as_str())?.clone();
-    let was_running = !leader::already_ended(&member, store.live(&name)?.as_ref());
-    leader::end_member(&*store, &member, "killed")?;
+    let was_running = !leader::end_member(&*store, &member, "killed")?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "name": name.as_str(),

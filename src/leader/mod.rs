@@ -360,15 +360,16 @@ pub fn resume_if_down(
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
-/// unfinished tasks back and tell the leader's inbox.
-pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<()> {
-    end_members(store, std::slice::from_ref(member), why).map(drop)
+/// unfinished tasks back and tell the leader's inbox. True when it had ended already (the
+/// leader recorded it stopped and nothing of it ran).
+pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
+    end_members(store, std::slice::from_ref(member), why).map(|before| before[0])
 }
 
 /// `end_member` for many teammates at once (`shutdown --all --force`, `delete`): one write of
 /// the team file marks them all stopped, their workers end together (`backend::Ending`: one
 /// grace for all, one walk of `/proc`), one write of the task list hands their tasks back.
-/// Returns, for each, whether it had ended already (`already_ended`).
+/// Returns, for each, whether it had ended already (recorded stopped, nothing of it running).
 pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<bool>> {
     let seen = backend::Snapshot::of(members);
     let mut lives = Vec::with_capacity(members.len());
@@ -447,11 +448,6 @@ pub fn end_dead(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
     );
     store.append(&Name::leader(), &notice)?;
     Ok(ended)
-}
-
-/// The leader already recorded `member` as stopped and nothing of it runs.
-pub fn already_ended(member: &Member, live: Option<&LiveState>) -> bool {
-    member.status == Status::Stopped && !effective_status(member, live).is_running()
 }
 
 /// Mark every one of `names` stopped, its awaited shutdown request cleared, in one write.
