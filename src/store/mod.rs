@@ -210,6 +210,12 @@ pub trait Store: Send + Sync {
 
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Result<Option<LiveState>>;
+    /// When `live` reads none: what keeps it from being read, if anything does (a FIFO,
+    /// directory or symbolic link where the file store keeps it). `status` shows it; the
+    /// worker goes on without its state as before (it says so in its log).
+    fn live_problem(&self, _member: &Name) -> Option<String> {
+        None
+    }
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
     /// Whether the team is known to be deleted: `Ok(false)` while it exists, an error when
     /// that cannot be told now (a server away), never a guess.
