@@ -48,6 +48,9 @@ pub const INBOX_FILE: &str = "inbox.jsonl";
 /// message to a new member costs its sender no more than any other (a broadcast to 300 fresh
 /// teammates made 900 files and directories, each a new inode, in the `send` process).
 pub fn prepare(paths: &InboxPaths) -> Result<()> {
+    // The inbox directory itself first: `ensure_dir_levels` looks at the deepest one that
+    // exists, through any link above it (a link planted at `inboxes/NAME` was followed).
+    check_dir(&paths.dir)?;
     let lock = paths.lock();
     // inboxes/NAME/cursors, never the team directory above them.
     ensure_dir_levels(lock.parent().expect("lock has a parent"), 3)?;

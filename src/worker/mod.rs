@@ -317,6 +317,8 @@ impl Worker {
         }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
+        // What kept the inbox from being watched again, last said (said once).
+        let mut watch_problem: Option<String> = None;
         loop {
             // An interactive teammate's agent ended (its pane with it): nothing to deliver
             // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
@@ -353,11 +355,18 @@ impl Worker {
                 match self.store.subscribe(&topics, ring.clone()) {
                     Ok(s) => _subscription = s,
                     Err(e) => {
-                        // Removed again while being made (a `rm -rf` in a loop): not the end
-                        // of the worker; the same wait, then another look.
-                        self.sink.note(&format!(
-                            "warning: cannot watch the inbox again ({e}); trying again"
-                        ));
+                        // Removed again while being made (a `rm -rf` in a loop), or a link or
+                        // file where the directory should be (never followed: `prepare`
+                        // refuses it): not the end of the worker; the same wait, then another
+                        // look. Said once, not every look (QA: a link there logged a line
+                        // every 250 ms, without end).
+                        let said = e.to_string();
+                        if watch_problem.as_deref() != Some(said.as_str()) {
+                            self.sink.note(&format!(
+                                "warning: cannot watch the inbox again ({said}); trying again until it can (said once)"
+                            ));
+                            watch_problem = Some(said);
+                        }
                         if let Some(sig) =
                             unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
                                 .await
@@ -368,9 +377,14 @@ impl Worker {
                     }
                 }
                 armed = before.or_else(|| self.store.inbox_generation(&self.name));
+                watch_problem = None;
                 self.control.restart();
                 self.sink
                     .note("warning: the inbox directory was removed; made it again, watching anew");
+            } else if watch_problem.take().is_some() {
+                // The same directory back where the link was: its watch never ended.
+                self.sink
+                    .note("the inbox directory is back; reading it again");
             }
             self.scan_control()?;
             if let Some(req) = self.control.take_shutdown() {

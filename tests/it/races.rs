@@ -899,3 +899,42 @@ fn an_interrupted_delete_refuses_sends_and_is_finished_by_delete_force() {
     t.ok(&["delete", "--force"]);
     assert!(!t.team_dir("r7i").exists());
 }
+
+/// An inbox directory replaced by a link to a directory (here, to itself moved aside;
+/// attacker QA): the worker logged "the inbox directory was removed; made it again, watching
+/// anew" every 250 ms, without end, watching and reading through the link. Now it says once
+/// what is wrong (a symbolic link, named), never reads through it, and takes mail again once
+/// the directory is back.
+#[test]
+fn an_inbox_directory_replaced_by_a_link_is_said_once_and_never_followed() {
+    let t = TestEnv::new();
+    let dir = team_with_idle_bob(&t, "r10s", "cat");
+    let moved = t.work.path().join("bob-inbox");
+    std::fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &dir).unwrap();
+    let log = t.team_dir("r10s").join("logs/bob.log");
+    let count = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches(what)
+            .count()
+    };
+    let link = format!("{} is a symbolic link", dir.display());
+    wait_until("bob's worker to name the link", LONG, || count(&link) >= 1);
+    // The worker looks every 250 ms: a repeated line would show within a few looks.
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        assert_eq!(count(&link), 1, "said more than once");
+        assert_eq!(count("watching anew"), 0, "watched through the link");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&moved, &dir).unwrap();
+    bob_answers(
+        &t,
+        "back again",
+        "after the link was replaced by the directory",
+    );
+    assert_eq!(count(&link), 1);
+    t.ok(&["delete", "--force"]);
+}
