@@ -938,3 +938,56 @@ fn an_inbox_directory_replaced_by_a_link_is_said_once_and_never_followed() {
     assert_eq!(count(&link), 1);
     t.ok(&["delete", "--force"]);
 }
+
+/// The leader's inbox emptied (truncated) while `ask` waits for the answer (QA): the answer,
+/// written into the emptied log before `ask`'s old place in it, went unseen, and `ask` said
+/// "turn ended without output". `ask` now reads a log shorter than its place again from the
+/// start, as a reader's cursor does, and prints the answer.
+#[test]
+fn ask_finds_the_answer_when_the_leaders_inbox_is_emptied_while_it_waits() {
+    let t = TestEnv::new();
+    let gate = t.work.path().join("gate");
+    nix::unistd::mkfifo(
+        &gate,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )
+    .unwrap();
+    // bob's turn waits for a line on the gate, then answers with the message.
+    let exec = format!("read _ < '{}'; cat", gate.display());
+    team_with_idle_bob(&t, "r-ask", &exec);
+    // Mail in the leader's inbox, longer than the answer will be.
+    let filler = "x".repeat(2000);
+    t.ok(&["send", "--as", "bob", "team-lead", &filler]);
+    let log = t.team_dir("r-ask").join("inboxes/team-lead/inbox.jsonl");
+    let ask = t
+        .cmd(&["ask", "bob", "the answer", "--timeout", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("bob to take the question", LONG, || {
+        t.member_status("bob") == "working"
+    });
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    use std::io::Write as _;
+    std::fs::File::options()
+        .write(true)
+        .open(&gate)
+        .unwrap()
+        .write_all(b"go\n")
+        .unwrap();
+    let out = ask.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "the answer",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t.ok(&["delete", "--force"]);
+}
