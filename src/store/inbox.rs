@@ -314,6 +314,19 @@ fn line_start(file: &File, pos: u64) -> u64 {
     0
 }
 
+/// Remove a reader's cursor file (none is no error). The inbox's directory and its `cursors`
+/// must be real directories (never a link: the removal would happen where it points); the
+/// file itself is unlinked, never followed.
+pub fn remove_cursor(paths: &InboxPaths, reader: &str) -> Result<()> {
+    let path = paths.cursor(reader);
+    check_dir(&paths.dir)?;
+    check_dir(path.parent().expect("a cursor has a parent"))?;
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(&path),
+        _ => Ok(()),
+    }
+}
+
 /// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before
 /// it; not fsynced: losing it on a crash means a redelivery, which at-least-once allows).
 pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {

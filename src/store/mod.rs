@@ -204,6 +204,10 @@ pub trait Store: Send + Sync {
     /// Where `reader` has read `inbox` to (`START` when it never has).
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position>;
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()>;
+    /// Forget `reader`'s cursor of `inbox` (none there is no error): it reads as `START`
+    /// again. For a reader that no longer reads that inbox (a teammate's old `inbox` view
+    /// cursor, removed by its worker when it starts).
+    fn remove_cursor(&self, inbox: &Name, reader: &str) -> Result<()>;
     /// Which incarnation of `inbox` this is; it changes when the inbox was removed and made
     /// anew (a subscriber must then subscribe again). `None` while it is missing.
     fn inbox_generation(&self, inbox: &Name) -> Option<u64>;

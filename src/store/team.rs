@@ -517,6 +517,10 @@ impl Store for FsStore {
         inbox::set_cursor(&self.inbox(member), reader, pos.raw())
     }
 
+    fn remove_cursor(&self, member: &Name, reader: &str) -> Result<()> {
+        inbox::remove_cursor(&self.inbox(member), reader)
+    }
+
     /// A state that cannot be read or parsed reads as none (a worker rewrites it soon).
     fn live(&self, member: &Name) -> Result<Option<LiveState>> {
         Ok(slots::load(&self.state_path(member)).and_then(|b| serde_json::from_slice(&b).ok()))

@@ -44,6 +44,12 @@ use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
 /// The worker's cursor name in its own inbox.
 pub const READER: &str = "worker";
 
+/// The cursor older builds' `teamctl inbox NAME` kept in a teammate's inbox. No view moves or
+/// reads it now (a teammate's unread is what its worker has not read), so the worker, whose
+/// inbox it is, removes it as it starts. The leader's own `inbox` cursor (the leader runs no
+/// worker) is in use and never touched.
+pub const RETIRED_VIEW_READER: &str = "inbox";
+
 /// The reply a sender gets when `name`'s turn for its message failed.
 pub fn failure_notice(name: &str, why: &str) -> String {
     format!("teamctl: {name}'s turn failed ({why})")
@@ -303,6 +309,13 @@ impl Worker {
                 every,
                 lease,
             );
+        }
+        if !self.name.is_leader()
+            && let Err(e) = self.store.remove_cursor(&self.name, RETIRED_VIEW_READER)
+        {
+            self.sink.note(&format!(
+                "warning: cannot remove the unused `inbox` cursor of an older teamctl ({e})"
+            ));
         }
         self.sink.note(&format!(
             "{} ready (pid {}); waiting for mail",

@@ -991,3 +991,36 @@ fn ask_finds_the_answer_when_the_leaders_inbox_is_emptied_while_it_waits() {
     );
     t.ok(&["delete", "--force"]);
 }
+
+/// A teammate's old `inbox` cursor (older builds' `teamctl inbox bob` kept one; no view uses
+/// it now) is removed when its worker starts; the leader's own `inbox` cursor, in use, and the
+/// worker's own stay.
+#[test]
+fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
+    let t = TestEnv::new();
+    let dir = team_with_idle_bob(&t, "r-cur", "cat");
+    t.ok(&["send", "--as", "bob", "team-lead", "hello"]);
+    t.ok(&["inbox"]);
+    let leaders = t.team_dir("r-cur").join("inboxes/team-lead/cursors/inbox");
+    assert!(leaders.is_file(), "the leader's view keeps a cursor");
+    let kept = std::fs::read(&leaders).unwrap();
+    bob_answers(&t, "one", "before the restart");
+    t.ok(&["kill", "bob"]);
+    let old = dir.join("cursors/inbox");
+    std::fs::copy(dir.join("cursors/worker"), &old).unwrap();
+    t.ok(&["resume", "bob"]);
+    wait_until("bob idle again", LONG, || t.member_status("bob") == "idle");
+    assert!(
+        !old.exists(),
+        "the unused cursor {} is still there",
+        old.display()
+    );
+    assert!(dir.join("cursors/worker").is_file());
+    assert_eq!(
+        std::fs::read(&leaders).unwrap(),
+        kept,
+        "the leader's cursor changed"
+    );
+    bob_answers(&t, "two", "after the restart");
+    t.ok(&["delete", "--force"]);
+}
