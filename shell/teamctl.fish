@@ -24,9 +24,9 @@ function __fish_teamctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_needs_command" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -63,9 +63,9 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Pr
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a demo team in real tmux panes'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -81,9 +81,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -99,9 +99,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Mach
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -114,9 +114,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -131,9 +131,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Sec
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -167,9 +167,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-requ
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 'Claim the next task whenever idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l interactive -d 'Run the agent\'s own TUI or REPL in the pane (you can watch it and type to it); a companion pastes each message into it when it is idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -184,9 +184,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -201,9 +201,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seco
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -214,14 +214,14 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l peek -d 'Show without marking read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Show every message, read or not, idle notifications included'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -235,9 +235,9 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l watch -d 'A live board, redrawn on file events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -252,9 +252,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Sec
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -273,9 +273,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'K
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l no-wait -d 'Send the request and return; the next leader command acts on the response'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l remove-worktree -d 'Also remove the teammate\'s git worktree'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -289,9 +289,9 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -304,9 +304,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -319,9 +319,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -335,9 +335,9 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS store: run the teammate here as the shared team file records it: one last started on another host (once nothing of it runs there), or one this home has no copy of what it runs for (it left and joined again)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -354,9 +354,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "approve" -d 'Approve NAME\'s pending plan'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -369,9 +369,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -384,9 +384,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -404,9 +404,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "approve" -d 'Approve NAME\'s pending plan'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -426,9 +426,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -440,13 +440,13 @@ cyan\t''
 red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -459,9 +459,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -474,9 +474,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -489,9 +489,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -503,13 +503,13 @@ cyan\t''
 red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -530,9 +530,9 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -545,9 +545,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -558,17 +558,17 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N messages (with --worker: lines of its log) first, as `tail -n`; default: all' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive; with --worker, follow the teammate\'s log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -582,9 +582,9 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'Clean up what was found'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -597,9 +597,9 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -613,9 +613,9 @@ white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l stop -d 'Stop the demo team and remove it'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -s h -l help -d 'Print help'
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a "auto\t''
 always\t''
 never\t''
@@ -661,14 +661,14 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "claim" -d 'Claim a task (the first claimable one without ID)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "update" -d 'Change a task\'s status or owner'
 complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_subcommand_from task" -f -a "done" -d 'Mark a task completed'
+complete -c teamctl -n 'contains -- (commandline -opc)[-1] --team' -l team -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n 'contains -- (commandline -opc)[-1] --as' -l as -r -f -a '(__teamctl_dynamic)'
 
 # Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them); elsewhere the completions above.
+# __complete` prints them; an option's value, such as `--team`'s or `--as`'s, from its own
+# entry above); elsewhere the completions above.
 function __teamctl_dynamic
     set -l words (commandline -opc)
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
-# An option's value is completed from that option's own entries only: `log --worker` names
-# a teammate.
-complete -c teamctl -n '__fish_teamctl_using_subcommand log' -l worker -r -f -a '(__teamctl_dynamic)'

@@ -66,7 +66,18 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut last_look = false;
     let mut handled = false;
     loop {
-        for e in store.read(&me, pos, 256)? {
+        // Our inbox emptied (truncated) or replaced by a shorter one while we wait: read it
+        // again from its start, as a reader's cursor past the end of its log does
+        // (`store/inbox.rs`). Only the teammate's answer to this message is taken, so a
+        // message read again is never mistaken for it; otherwise the answer, written into
+        // the new log before our old place, went unseen ("ended without output").
+        // (Asked only when nothing new was read: the usual wake-up costs nothing more.)
+        let mut batch = store.read(&me, pos, 256)?;
+        if batch.is_empty() && store.inbox_end(&me)? < pos {
+            pos = crate::store::Position::START;
+            batch = store.read(&me, pos, 256)?;
+        }
+        for e in batch {
             pos = e.end;
             // Only the teammate asked can answer: anyone may write `inReplyTo` in a message.
             if let Item::Message(reply) = e.item

@@ -119,6 +119,20 @@ fn takes_value(root: &clap::Command, cmd: &clap::Command, w: &str) -> bool {
         .is_some_and(|a| a.get_action().takes_values())
 }
 
+/// The options whose values `value_of` knows from the team (or a fixed list clap does not
+/// have): the fish script completes them from `__complete` alone, never from file names
+/// (`completions.rs`).
+pub const TEAM_VALUES: &[&str] = &[
+    "--team",
+    "--as",
+    "--from",
+    "--to",
+    "--owner",
+    "--worker",
+    "--blocked-by",
+    "--type",
+];
+
 /// What the value of option `opt` takes.
 fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
     match opt {
@@ -246,5 +260,15 @@ mod tests {
         assert_eq!(want("--home "), None);
         assert_eq!(want(""), None);
         assert_eq!(want("spawn "), None);
+    }
+
+    #[test]
+    fn every_option_the_fish_script_leaves_to_complete_has_values_here() {
+        for opt in TEAM_VALUES {
+            assert!(
+                value_of(opt, &["log"]).is_some(),
+                "{opt} is completed by __complete alone in fish, which offers nothing for it"
+            );
+        }
     }
 }

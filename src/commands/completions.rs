@@ -17,7 +17,22 @@ pub fn run(args: &CompletionsArgs) -> Result<()> {
         .subcommands(full.get_subcommands().filter(|c| !c.is_hide_set()).cloned());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "teamctl", &mut out);
-    let script = String::from_utf8_lossy(&out).into_owned();
+    let mut script = String::from_utf8_lossy(&out).into_owned();
+    if args.shell == Shell::Fish {
+        script = fish_values(&script);
+        // Typed before the subcommand (`teamctl --team <TAB>`), a global option's value has
+        // no entry whose condition holds (the generated one asks argparse, which fails on an
+        // option still without its value): one for each, only right after the option.
+        for arg in full.get_arguments().filter(|a| a.is_global_set()) {
+            if let Some(long) = arg.get_long()
+                && super::complete::TEAM_VALUES.contains(&format!("--{long}").as_str())
+            {
+                script.push_str(&format!(
+                    "complete -c teamctl -n 'contains -- (commandline -opc)[-1] --{long}' -l {long} -r -f -a '(__teamctl_dynamic)'\n"
+                ));
+            }
+        }
+    }
     print!("{}", with_dynamic(args.shell, script)?);
     Ok(())
 }
@@ -52,6 +67,36 @@ fn with_dynamic(shell: Shell, script: String) -> Result<String> {
     })
 }
 
+/// fish: each option whose value `teamctl __complete` knows (`complete::TEAM_VALUES`: a team,
+/// a member, a task id, a message type) completes from it alone. fish completes an option's
+/// value only from that option's own entries, and clap's `-r` without `-f` lets it offer file
+/// names there (QA: `--team`, `--as`, `--owner` offered the directory's files).
+fn fish_values(script: &str) -> String {
+    let dynamic = " -a '(__teamctl_dynamic)'";
+    script
+        .split_inclusive('\n')
+        .map(|line| {
+            let body = line.trim_end_matches('\n');
+            // `complete -c teamctl -n "COND" [-s X] -l LONG -d 'HELP' -r`: LONG is the first
+            // word after the last ` -l ` before the help text (which may hold anything).
+            let long = body
+                .split(" -d '")
+                .next()
+                .and_then(|head| head.rsplit_once(" -l "))
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            let ours = long
+                .is_some_and(|l| super::complete::TEAM_VALUES.contains(&format!("--{l}").as_str()));
+            if ours && body.ends_with(" -r") {
+                format!("{body} -f{dynamic}\n")
+            } else if ours && body.ends_with(" -r -f") {
+                format!("{body}{dynamic}\n")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
+}
+
 const BASH: &str = r#"
 # Teammate names, task ids, teams and option values from the current team (`teamctl
 # __complete` prints them), else the generated completion above.
@@ -83,13 +128,11 @@ _teamctl() {
 
 const FISH: &str = r"
 # Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them); elsewhere the completions above.
+# __complete` prints them; an option's value, such as `--team`'s or `--as`'s, from its own
+# entry above); elsewhere the completions above.
 function __teamctl_dynamic
     set -l words (commandline -opc)
     command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
-# An option's value is completed from that option's own entries only: `log --worker` names
-# a teammate.
-complete -c teamctl -n '__fish_teamctl_using_subcommand log' -l worker -r -f -a '(__teamctl_dynamic)'
 ";

@@ -329,6 +329,20 @@ pub(crate) fn cursors_per_reader(make: &Make) {
     // A cursor moves back as well as forward.
     s.set_cursor(&bob, "worker", Position::START).unwrap();
     assert_eq!(s.cursor(&bob, "worker").unwrap(), Position::START);
+    // A removed cursor reads as `START`, the others as they were; removing one that is not
+    // there is no error; and one set again after its removal works as a new one.
+    s.remove_cursor(&bob, "log").unwrap();
+    assert_eq!(s.cursor(&bob, "log").unwrap(), Position::START);
+    assert_eq!(
+        (made.reopen)().cursor(&bob, "log").unwrap(),
+        Position::START
+    );
+    s.set_cursor(&bob, "worker", all[1].end).unwrap();
+    s.remove_cursor(&bob, "log").unwrap();
+    s.remove_cursor(&name("carol"), "log").unwrap();
+    assert_eq!(s.cursor(&bob, "worker").unwrap(), all[1].end);
+    s.set_cursor(&bob, "log", all[1].end).unwrap();
+    assert_eq!(s.cursor(&bob, "log").unwrap(), all[1].end);
 }
 
 /// A reader that read but did not record its cursor (it crashed) gets the same messages again;

@@ -107,10 +107,13 @@ impl Home {
     }
 
     /// Whether `team` is in this home: its team file, or the pointer to the store that
-    /// keeps it.
+    /// keeps it. Anything at either path counts (looked at with `lstat`): a FIFO, directory
+    /// or symbolic link there is then refused by the read that opens it, an error naming the
+    /// file and what is wrong with it, not "no team selected" (attacker QA).
     pub fn exists(&self, team: &Name) -> bool {
         let dir = self.team_dir(team);
-        dir.join("config.json").is_file() || dir.join(POINTER).is_file()
+        fs::symlink_metadata(dir.join("config.json")).is_ok()
+            || fs::symlink_metadata(dir.join(POINTER)).is_ok()
     }
 
     /// The server a team kept elsewhere is in (its pointer file), `None` for a file-store team.

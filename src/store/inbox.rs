@@ -48,6 +48,9 @@ pub const INBOX_FILE: &str = "inbox.jsonl";
 /// message to a new member costs its sender no more than any other (a broadcast to 300 fresh
 /// teammates made 900 files and directories, each a new inode, in the `send` process).
 pub fn prepare(paths: &InboxPaths) -> Result<()> {
+    // The inbox directory itself first: `ensure_dir_levels` looks at the deepest one that
+    // exists, through any link above it (a link planted at `inboxes/NAME` was followed).
+    check_dir(&paths.dir)?;
     let lock = paths.lock();
     // inboxes/NAME/cursors, never the team directory above them.
     ensure_dir_levels(lock.parent().expect("lock has a parent"), 3)?;
@@ -309,6 +312,19 @@ fn line_start(file: &File, pos: u64) -> u64 {
         end = start;
     }
     0
+}
+
+/// Remove a reader's cursor file (none is no error). The inbox's directory and its `cursors`
+/// must be real directories (never a link: the removal would happen where it points); the
+/// file itself is unlinked, never followed.
+pub fn remove_cursor(paths: &InboxPaths, reader: &str) -> Result<()> {
+    let path = paths.cursor(reader);
+    check_dir(&paths.dir)?;
+    check_dir(path.parent().expect("a cursor has a parent"))?;
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(&path),
+        _ => Ok(()),
+    }
 }
 
 /// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before

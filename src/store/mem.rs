@@ -302,6 +302,12 @@ impl Store for MemStore {
         Ok(())
     }
 
+    fn remove_cursor(&self, inbox: &Name, reader: &str) -> Result<()> {
+        let mut st = self.live_state()?;
+        st.cursors.remove(&(inbox.clone(), reader.to_string()));
+        Ok(())
+    }
+
     fn inbox_generation(&self, inbox: &Name) -> Option<u64> {
         self.state().inboxes.contains_key(inbox).then_some(0)
     }

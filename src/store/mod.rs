@@ -204,12 +204,22 @@ pub trait Store: Send + Sync {
     /// Where `reader` has read `inbox` to (`START` when it never has).
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position>;
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()>;
+    /// Forget `reader`'s cursor of `inbox` (none there is no error): it reads as `START`
+    /// again. For a reader that no longer reads that inbox (a teammate's old `inbox` view
+    /// cursor, removed by its worker when it starts).
+    fn remove_cursor(&self, inbox: &Name, reader: &str) -> Result<()>;
     /// Which incarnation of `inbox` this is; it changes when the inbox was removed and made
     /// anew (a subscriber must then subscribe again). `None` while it is missing.
     fn inbox_generation(&self, inbox: &Name) -> Option<u64>;
 
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Result<Option<LiveState>>;
+    /// When `live` reads none: what keeps it from being read, if anything does (a FIFO,
+    /// directory or symbolic link where the file store keeps it). `status` shows it; the
+    /// worker goes on without its state as before (it says so in its log).
+    fn live_problem(&self, _member: &Name) -> Option<String> {
+        None
+    }
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
     /// Whether the team is known to be deleted: `Ok(false)` while it exists, an error when
     /// that cannot be told now (a server away), never a guess.

@@ -387,8 +387,10 @@ impl Store for FsStore {
         self.roster_from(bytes, index.as_deref(), names)
     }
 
+    /// Anything at the team file's path (`lstat`): a FIFO or link there is an error when
+    /// read, not a deleted team (see `Home::exists`).
     fn exists(&self) -> bool {
-        self.config_path().is_file()
+        std::fs::symlink_metadata(self.config_path()).is_ok()
     }
 
     /// Every writer replaces the team file, so its stamp changes with every change.
@@ -515,9 +517,25 @@ impl Store for FsStore {
         inbox::set_cursor(&self.inbox(member), reader, pos.raw())
     }
 
+    fn remove_cursor(&self, member: &Name, reader: &str) -> Result<()> {
+        inbox::remove_cursor(&self.inbox(member), reader)
+    }
+
     /// A state that cannot be read or parsed reads as none (a worker rewrites it soon).
     fn live(&self, member: &Name) -> Result<Option<LiveState>> {
         Ok(slots::load(&self.state_path(member)).and_then(|b| serde_json::from_slice(&b).ok()))
+    }
+
+    /// Looked at only when `live` read nothing: the open is non-blocking, never through a
+    /// link, and refuses anything but a regular file (`fsutil`), so a FIFO is never waited on.
+    fn live_problem(&self, member: &Name) -> Option<String> {
+        let path = self.state_path(member);
+        match super::fsutil::open_read(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Some(Error::io(&path, e).to_string())
+            }
+            _ => None,
+        }
     }
 
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {

@@ -223,6 +223,7 @@ mod tests {
             shutdown_requested: false,
             host: None,
             needs_user: None,
+            problem: None,
         }
     }
 

@@ -39,6 +39,10 @@ pub struct Row {
     /// permission prompt, a trust dialog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needs_user: Option<String>,
+    /// Its live state could not be read (a FIFO or link where the file should be): what is
+    /// wrong, shown under the table. Its state is then told without the worker's word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
@@ -60,6 +64,8 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
 struct Files {
     live: Option<LiveState>,
     unread: Vec<String>,
+    /// Why the live state could not be read.
+    problem: Option<String>,
 }
 
 fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
@@ -67,14 +73,22 @@ fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
         .members
         .iter()
         .map(|m| {
-            let live = store.live(&m.name).ok().flatten();
+            let (live, problem) = match store.live(&m.name) {
+                Ok(None) => (None, store.live_problem(&m.name)),
+                Ok(live) => (live, None),
+                Err(e) => (None, Some(e.to_string())),
+            };
             let reader = leader::reader_for(&m.name);
             let handled = match &live {
                 Some(l) if reader == crate::worker::READER => l.handled_control.clone(),
                 _ => Vec::new(),
             };
             let unread = leader::unread_ids(store, &m.name, reader, &handled);
-            Files { live, unread }
+            Files {
+                live,
+                unread,
+                problem,
+            }
         })
         .collect()
 }
@@ -89,53 +103,63 @@ fn rows_from(
         .members
         .iter()
         .zip(files)
-        .map(|(m, Files { live, unread })| {
-            let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
-            let status = status(m, live.as_ref());
-            // The message a running turn handles is not unread (a dead worker's is).
-            let handling = fresh
-                .and_then(|l| l.current_turn.as_ref())
-                .filter(|_| status == Status::Working)
-                .map(|t| t.message_id.as_str());
-            let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
-            let shown = if shutdown_requested {
-                Status::ShutdownPending
-            } else {
-                status
-            };
-            // What a stopped teammate's worker last wrote is history, not state.
-            let fresh = fresh.filter(|_| status != Status::Stopped);
-            Row {
-                name: m.name.to_string(),
-                agent_id: m.agent_id.clone(),
-                status: shown,
-                backend: m.backend_type.map(|b| b.to_string()),
-                // A stopped teammate's pane was closed (or is a dead one kept for reading).
-                pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
-                pid: fresh
-                    .map(|l| l.pid)
-                    .or(m.pid)
-                    .filter(|_| status != Status::Stopped),
-                unread: unread
-                    .iter()
-                    .filter(|id| Some(id.as_str()) != handling)
-                    .count(),
-                current_turn: fresh
+        .map(
+            |(
+                m,
+                Files {
+                    live,
+                    unread,
+                    problem,
+                },
+            )| {
+                let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
+                let status = status(m, live.as_ref());
+                // The message a running turn handles is not unread (a dead worker's is).
+                let handling = fresh
                     .and_then(|l| l.current_turn.as_ref())
-                    .map(|t| t.summary.clone()),
-                turn_started_at: fresh
-                    .and_then(|l| l.current_turn.as_ref())
-                    .map(|t| t.started_at),
-                current_task: fresh.and_then(|l| l.current_task),
-                last_seen: live.as_ref().map(|l| l.last_seen),
-                color: m.color.clone(),
-                shutdown_requested,
-                host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
-                needs_user: fresh
-                    .and_then(|l| l.needs_user.clone())
-                    .filter(|_| status.is_running()),
-            }
-        })
+                    .filter(|_| status == Status::Working)
+                    .map(|t| t.message_id.as_str());
+                let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
+                let shown = if shutdown_requested {
+                    Status::ShutdownPending
+                } else {
+                    status
+                };
+                // What a stopped teammate's worker last wrote is history, not state.
+                let fresh = fresh.filter(|_| status != Status::Stopped);
+                Row {
+                    name: m.name.to_string(),
+                    agent_id: m.agent_id.clone(),
+                    status: shown,
+                    backend: m.backend_type.map(|b| b.to_string()),
+                    // A stopped teammate's pane was closed (or is a dead one kept for reading).
+                    pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
+                    pid: fresh
+                        .map(|l| l.pid)
+                        .or(m.pid)
+                        .filter(|_| status != Status::Stopped),
+                    unread: unread
+                        .iter()
+                        .filter(|id| Some(id.as_str()) != handling)
+                        .count(),
+                    current_turn: fresh
+                        .and_then(|l| l.current_turn.as_ref())
+                        .map(|t| t.summary.clone()),
+                    turn_started_at: fresh
+                        .and_then(|l| l.current_turn.as_ref())
+                        .map(|t| t.started_at),
+                    current_task: fresh.and_then(|l| l.current_task),
+                    last_seen: live.as_ref().map(|l| l.last_seen),
+                    color: m.color.clone(),
+                    shutdown_requested,
+                    host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
+                    needs_user: fresh
+                        .and_then(|l| l.needs_user.clone())
+                        .filter(|_| status.is_running()),
+                    problem,
+                }
+            },
+        )
         .collect()
 }
 
@@ -211,6 +235,17 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             host_col(r.host.as_deref()),
             turn
         );
+    }
+    // Under the table, where a short line cannot break the columns.
+    for r in rows {
+        if let Some(problem) = &r.problem {
+            let _ = writeln!(
+                out,
+                "{}: its live state cannot be read, so its status is a guess: {}",
+                r.name,
+                crate::output::printable(problem)
+            );
+        }
     }
     out
 }

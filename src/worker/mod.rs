@@ -44,6 +44,12 @@ use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
 /// The worker's cursor name in its own inbox.
 pub const READER: &str = "worker";
 
+/// The cursor older builds' `teamctl inbox NAME` kept in a teammate's inbox. No view moves or
+/// reads it now (a teammate's unread is what its worker has not read), so the worker, whose
+/// inbox it is, removes it as it starts. The leader's own `inbox` cursor (the leader runs no
+/// worker) is in use and never touched.
+pub const RETIRED_VIEW_READER: &str = "inbox";
+
 /// The reply a sender gets when `name`'s turn for its message failed.
 pub fn failure_notice(name: &str, why: &str) -> String {
     format!("teamctl: {name}'s turn failed ({why})")
@@ -304,6 +310,13 @@ impl Worker {
                 lease,
             );
         }
+        if !self.name.is_leader()
+            && let Err(e) = self.store.remove_cursor(&self.name, RETIRED_VIEW_READER)
+        {
+            self.sink.note(&format!(
+                "warning: cannot remove the unused `inbox` cursor of an older teamctl ({e})"
+            ));
+        }
         self.sink.note(&format!(
             "{} ready (pid {}); waiting for mail",
             self.member.agent_id,
@@ -317,6 +330,8 @@ impl Worker {
         }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
+        // What kept the inbox from being watched again, last said (said once).
+        let mut watch_problem: Option<String> = None;
         loop {
             // An interactive teammate's agent ended (its pane with it): nothing to deliver
             // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
@@ -353,11 +368,18 @@ impl Worker {
                 match self.store.subscribe(&topics, ring.clone()) {
                     Ok(s) => _subscription = s,
                     Err(e) => {
-                        // Removed again while being made (a `rm -rf` in a loop): not the end
-                        // of the worker; the same wait, then another look.
-                        self.sink.note(&format!(
-                            "warning: cannot watch the inbox again ({e}); trying again"
-                        ));
+                        // Removed again while being made (a `rm -rf` in a loop), or a link or
+                        // file where the directory should be (never followed: `prepare`
+                        // refuses it): not the end of the worker; the same wait, then another
+                        // look. Said once, not every look (QA: a link there logged a line
+                        // every 250 ms, without end).
+                        let said = e.to_string();
+                        if watch_problem.as_deref() != Some(said.as_str()) {
+                            self.sink.note(&format!(
+                                "warning: cannot watch the inbox again ({said}); trying again until it can (said once)"
+                            ));
+                            watch_problem = Some(said);
+                        }
                         if let Some(sig) =
                             unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
                                 .await
@@ -368,9 +390,14 @@ impl Worker {
                     }
                 }
                 armed = before.or_else(|| self.store.inbox_generation(&self.name));
+                watch_problem = None;
                 self.control.restart();
                 self.sink
                     .note("warning: the inbox directory was removed; made it again, watching anew");
+            } else if watch_problem.take().is_some() {
+                // The same directory back where the link was: its watch never ended.
+                self.sink
+                    .note("the inbox directory is back; reading it again");
             }
             self.scan_control()?;
             if let Some(req) = self.control.take_shutdown() {

@@ -899,3 +899,128 @@ fn an_interrupted_delete_refuses_sends_and_is_finished_by_delete_force() {
     t.ok(&["delete", "--force"]);
     assert!(!t.team_dir("r7i").exists());
 }
+
+/// An inbox directory replaced by a link to a directory (here, to itself moved aside;
+/// attacker QA): the worker logged "the inbox directory was removed; made it again, watching
+/// anew" every 250 ms, without end, watching and reading through the link. Now it says once
+/// what is wrong (a symbolic link, named), never reads through it, and takes mail again once
+/// the directory is back.
+#[test]
+fn an_inbox_directory_replaced_by_a_link_is_said_once_and_never_followed() {
+    let t = TestEnv::new();
+    let dir = team_with_idle_bob(&t, "r10s", "cat");
+    let moved = t.work.path().join("bob-inbox");
+    std::fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &dir).unwrap();
+    let log = t.team_dir("r10s").join("logs/bob.log");
+    let count = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches(what)
+            .count()
+    };
+    let link = format!("{} is a symbolic link", dir.display());
+    wait_until("bob's worker to name the link", LONG, || count(&link) >= 1);
+    // The worker looks every 250 ms: a repeated line would show within a few looks.
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        assert_eq!(count(&link), 1, "said more than once");
+        assert_eq!(count("watching anew"), 0, "watched through the link");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&moved, &dir).unwrap();
+    bob_answers(
+        &t,
+        "back again",
+        "after the link was replaced by the directory",
+    );
+    assert_eq!(count(&link), 1);
+    t.ok(&["delete", "--force"]);
+}
+
+/// The leader's inbox emptied (truncated) while `ask` waits for the answer (QA): the answer,
+/// written into the emptied log before `ask`'s old place in it, went unseen, and `ask` said
+/// "turn ended without output". `ask` now reads a log shorter than its place again from the
+/// start, as a reader's cursor does, and prints the answer.
+#[test]
+fn ask_finds_the_answer_when_the_leaders_inbox_is_emptied_while_it_waits() {
+    let t = TestEnv::new();
+    let gate = t.work.path().join("gate");
+    nix::unistd::mkfifo(
+        &gate,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )
+    .unwrap();
+    // bob's turn waits for a line on the gate, then answers with the message.
+    let exec = format!("read _ < '{}'; cat", gate.display());
+    team_with_idle_bob(&t, "r-ask", &exec);
+    // Mail in the leader's inbox, longer than the answer will be.
+    let filler = "x".repeat(2000);
+    t.ok(&["send", "--as", "bob", "team-lead", &filler]);
+    let log = t.team_dir("r-ask").join("inboxes/team-lead/inbox.jsonl");
+    let ask = t
+        .cmd(&["ask", "bob", "the answer", "--timeout", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("bob to take the question", LONG, || {
+        t.member_status("bob") == "working"
+    });
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    use std::io::Write as _;
+    std::fs::File::options()
+        .write(true)
+        .open(&gate)
+        .unwrap()
+        .write_all(b"go\n")
+        .unwrap();
+    let out = ask.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "the answer",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t.ok(&["delete", "--force"]);
+}
+
+/// A teammate's old `inbox` cursor (older builds' `teamctl inbox bob` kept one; no view uses
+/// it now) is removed when its worker starts; the leader's own `inbox` cursor, in use, and the
+/// worker's own stay.
+#[test]
+fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
+    let t = TestEnv::new();
+    let dir = team_with_idle_bob(&t, "r-cur", "cat");
+    t.ok(&["send", "--as", "bob", "team-lead", "hello"]);
+    t.ok(&["inbox"]);
+    let leaders = t.team_dir("r-cur").join("inboxes/team-lead/cursors/inbox");
+    assert!(leaders.is_file(), "the leader's view keeps a cursor");
+    let kept = std::fs::read(&leaders).unwrap();
+    bob_answers(&t, "one", "before the restart");
+    t.ok(&["kill", "bob"]);
+    let old = dir.join("cursors/inbox");
+    std::fs::copy(dir.join("cursors/worker"), &old).unwrap();
+    t.ok(&["resume", "bob"]);
+    wait_until("bob idle again", LONG, || t.member_status("bob") == "idle");
+    assert!(
+        !old.exists(),
+        "the unused cursor {} is still there",
+        old.display()
+    );
+    assert!(dir.join("cursors/worker").is_file());
+    assert_eq!(
+        std::fs::read(&leaders).unwrap(),
+        kept,
+        "the leader's cursor changed"
+    );
+    bob_answers(&t, "two", "after the restart");
+    t.ok(&["delete", "--force"]);
+}

@@ -903,3 +903,108 @@ fn no_absolute_home_is_an_error_and_makes_nothing() {
         );
     }
 }
+
+/// Make a FIFO at `at` (its directory there already).
+fn fifo_at(at: &Path) {
+    nix::unistd::mkfifo(
+        at,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )
+    .unwrap();
+}
+
+/// How a test plants something at a path.
+type Plant<'a> = &'a dyn Fn(&Path);
+
+/// A FIFO, directory or link to a directory at the team file (attacker QA): every command
+/// said "no team selected" (exit 2), as if there were no team. Now the read that opens it
+/// fails (exit 1), naming the file and what is wrong with it; with `--team` too.
+#[test]
+fn a_special_file_at_the_team_file_is_named_not_taken_for_no_team() {
+    let env = TestEnv::new();
+    env.ok(&["create", "sec-conf"]);
+    let config = env.team_dir("sec-conf").join("config.json");
+    let kept = env.work.path().join("config.kept");
+    std::fs::rename(&config, &kept).unwrap();
+    let elsewhere = env.work.path().join("a-directory");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let plants: [(&str, Plant, &str); 3] = [
+        ("a FIFO", &fifo_at, "is not a regular file"),
+        (
+            "a directory",
+            &|p| std::fs::create_dir(p).unwrap(),
+            "is not a regular file",
+        ),
+        (
+            "a link to a directory",
+            &|p| std::os::unix::fs::symlink(&elsewhere, p).unwrap(),
+            "is a symbolic link",
+        ),
+    ];
+    for (what, plant, says) in plants {
+        plant(&config);
+        for args in [
+            &["status"][..],
+            &["--team", "sec-conf", "status"],
+            &["send", "x", "hi"],
+        ] {
+            let out = ends_within_wait(&env, args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what}, {args:?}: {err}");
+            assert!(
+                err.contains(says) && err.contains(&config.display().to_string()),
+                "{what}, {args:?}: {err}"
+            );
+        }
+        if std::fs::symlink_metadata(&config).unwrap().is_dir() {
+            std::fs::remove_dir(&config).unwrap();
+        } else {
+            std::fs::remove_file(&config).unwrap();
+        }
+    }
+    std::fs::rename(&kept, &config).unwrap();
+    env.ok(&["status"]);
+}
+
+/// A FIFO (or a link) at a running teammate's live state (attacker QA): `status` showed it
+/// `starting`, nothing said why. It still never waits on the FIFO, and now says under the
+/// table (and in `--json`, `problem`) that the state file cannot be read, naming it.
+#[test]
+fn a_special_file_at_a_live_state_is_shown_by_status() {
+    let env = TestEnv::new();
+    env.ok(&["create", "sec-live"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["wait", "bob"]);
+    let live = env.team_dir("sec-live").join("state/bob.json");
+    std::fs::remove_file(&live).unwrap();
+    fifo_at(&live);
+    let out = ends_within_wait(&env, &["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.lines().any(|l| l.starts_with("bob: ")
+            && l.contains(&live.display().to_string())
+            && l.contains("is not a regular file")),
+        "{text}"
+    );
+    let out = ends_within_wait(&env, &["--json", "status"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problem = json["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bob")
+        .map(|m| m["problem"].as_str().unwrap_or_default().to_string())
+        .unwrap();
+    assert!(problem.contains("is not a regular file"), "{json}");
+    std::fs::remove_file(&live).unwrap();
+    std::os::unix::fs::symlink(env.work.path(), &live).unwrap();
+    let text = env.ok(&["status"]);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("bob: ") && l.contains("is a symbolic link")),
+        "{text}"
+    );
+    std::fs::remove_file(&live).unwrap();
+    env.ok(&["kill", "bob"]);
+}

@@ -893,6 +893,25 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&fish("teamctl --color ")), colours);
     assert_eq!(sorted(&fish("teamctl stat")), ["status"]);
     assert_eq!(sorted(&fish("teamctl spawn x --agent ")), agents);
+    // An option's value comes from the team, never from file names (QA: fish offered the
+    // directory's files for `--team`, `--as`, `--from`, `--to` and `--owner`).
+    let members = ["bea", "bob", "team-lead"];
+    assert_eq!(sorted(&fish("teamctl --team ")), ["alpha"]);
+    assert_eq!(sorted(&fish("teamctl status --team ")), ["alpha"]);
+    assert_eq!(sorted(&fish("teamctl send --as ")), members);
+    assert_eq!(sorted(&fish("teamctl log --from ")), members);
+    assert_eq!(sorted(&fish("teamctl log --to b")), ["bea", "bob"]);
+    assert_eq!(
+        sorted(&fish("teamctl task update 1 --owner ")),
+        ["bea", "bob"]
+    );
+    assert_eq!(
+        sorted(&fish("teamctl task add x --blocked-by ")),
+        ["1", "2"]
+    );
+    // Nothing of the team's matches: nothing, not the repository's Cargo.toml.
+    assert!(fish("teamctl send --as Car").trim().is_empty());
+    assert!(fish("teamctl --team Car").trim().is_empty());
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
 }

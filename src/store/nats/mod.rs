@@ -681,6 +681,19 @@ impl Cursor {
         self.forget().await
     }
 
+    /// The consumer and the kept position gone (neither there is no fault).
+    async fn remove(&self, judge: &Judge) -> Result<(), Fault> {
+        if let Err(e) = self.stream.delete_consumer(&self.name).await
+            && !consumer_missing(&e)
+        {
+            return Err(judge.fault(e).await);
+        }
+        if self.kept().await?.0 {
+            self.forget().await?;
+        }
+        Ok(())
+    }
+
     async fn forget(&self) -> Result<(), Fault> {
         self.kv.delete(&self.key).await.map_err(Fault::of)
     }
@@ -1192,6 +1205,16 @@ impl Store for NatsStore {
         self.call("move a cursor", move || {
             let (cur, judge) = (cur.clone(), judge.clone());
             async move { cur.set(&judge, pos.raw()).await }
+        })
+    }
+
+    /// Its consumer deleted, and the position an older build kept in KV.
+    fn remove_cursor(&self, inbox: &Name, reader: &str) -> Result<()> {
+        let cur = self.cursor_handle(inbox, reader);
+        let judge = self.judge(false);
+        self.call("remove a cursor", move || {
+            let (cur, judge) = (cur.clone(), judge.clone());
+            async move { cur.remove(&judge).await }
         })
     }
 
