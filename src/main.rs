@@ -1,6 +1,34 @@
 //! The `teamctl` binary: parse, execute, turn an error into one line and an exit code.
+//!
+//! `main` is the C library's: Rust's own start-up (`lang_start`) is left out, because every
+//! agent turn runs `teamctl` (send, ask, task) and its start is on the wake-up's path. What
+//! that start-up did and teamctl needs is done here: descriptors 0-2 made open, SIGPIPE
+//! ignored, stdout flushed at the end, a panic turned into exit code 101. What is left out:
+//! the main thread's stack-overflow message (a read of /proc/self/maps and an alternate signal
+//! stack at every start); an overflow is then a plain SIGSEGV. The arguments still come from
+//! `std::env::args_os`, which glibc hands to std before `main`.
+#![no_main]
 
-fn main() {
+#[unsafe(no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    teamctl::backend::fds::open_stdio();
+    // SAFETY: set once, before any thread exists (std's start-up did the same).
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigIgn,
+        );
+    }
+    // The panic hook has printed the message; 101 is Rust's exit code for a panic.
+    let code = std::panic::catch_unwind(run).map_or(101, |()| 0);
+    // Flushes stdout, as returning from Rust's `main` does.
+    std::process::exit(code)
+}
+
+fn run() {
     // Nothing of teamctl's own is open yet: every descriptor from 3 up was inherited (a lock
     // held by `flock`, the pipe of an `out=$(...)`), and no child of ours gets it, neither a
     // worker nor the tmux server a `spawn` starts, which would hold it for its whole life.

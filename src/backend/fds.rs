@@ -5,6 +5,36 @@
 
 use nix::libc;
 
+/// Make descriptors 0, 1 and 2 open (on /dev/null where one is closed), as Rust's start-up
+/// does: else the first file teamctl opens would get the number of stdout, and what it prints
+/// would be written into that file (an inbox, say). For `main`, first thing.
+pub fn open_stdio() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // SAFETY: poll reads and writes only the three entries given.
+    let polled = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } >= 0;
+    for pfd in fds {
+        // Where poll could not tell (it failed), F_GETFD does.
+        // SAFETY: fcntl F_GETFD only reads the descriptor's flags.
+        let closed = if polled {
+            pfd.revents & libc::POLLNVAL != 0
+        } else {
+            (unsafe { libc::fcntl(pfd.fd, libc::F_GETFD) }) == -1
+        };
+        if closed {
+            // SAFETY: open of a constant path; the lowest free number is the closed one.
+            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+            if fd != pfd.fd {
+                // /dev/null missing or the wrong number: no safe way on (std aborts too).
+                std::process::abort();
+            }
+        }
+    }
+}
+
 /// Mark every descriptor from 3 up close-on-exec. Async-signal-safe (no allocation), for a
 /// `pre_exec`; best effort.
 pub fn cloexec_above_stdio() {

@@ -13,14 +13,23 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid as NixPid;
 
 static HOME: OnceLock<String> = OnceLock::new();
+static HOME_PATH: OnceLock<PathBuf> = OnceLock::new();
+/// Computed when first needed (most commands never need them: a `send` to a running
+/// teammate resolved the home's links twice and hashed it at every start).
 static HOME_CANON: OnceLock<PathBuf> = OnceLock::new();
 static HOME_KEY: OnceLock<String> = OnceLock::new();
 
 /// Make every tag check of this process require `home` too. Called once, at start-up.
 pub fn scope_to_home(home: &Path) {
     let _ = HOME.set(home.display().to_string());
-    let _ = HOME_CANON.set(canonical(home));
-    let _ = HOME_KEY.set(home_key_of(home));
+    let _ = HOME_PATH.set(home.to_path_buf());
+}
+
+/// This process's home in its canonical spelling, if it was scoped.
+fn home_canon() -> Option<&'static PathBuf> {
+    HOME_PATH
+        .get()
+        .map(|h| HOME_CANON.get_or_init(|| canonical(h)))
 }
 
 /// `home` in its one canonical spelling (links resolved). A home that does not exist yet is
@@ -45,9 +54,13 @@ fn canonical(home: &Path) -> PathBuf {
 /// purpose by choosing a path (four chosen bytes solve it), so one home could name, and then
 /// close, another home's panes.
 pub fn home_key_of(home: &Path) -> String {
+    key_of_canonical(&canonical(home))
+}
+
+fn key_of_canonical(canon: &Path) -> String {
     use sha2::Digest;
     use std::os::unix::ffi::OsStrExt;
-    let digest = sha2::Sha256::digest(canonical(home).as_os_str().as_bytes());
+    let digest = sha2::Sha256::digest(canon.as_os_str().as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -58,10 +71,10 @@ pub fn home_root() -> Option<&'static str> {
 
 /// This process's home key (`scope_to_home`); unscoped (unit tests), the key of no home.
 pub fn home_key() -> String {
-    HOME_KEY
-        .get()
-        .cloned()
-        .unwrap_or_else(|| home_key_of(Path::new("")))
+    home_canon().map_or_else(
+        || home_key_of(Path::new("")),
+        |c| HOME_KEY.get_or_init(|| key_of_canonical(c)).clone(),
+    )
 }
 
 /// Whether `value` (a process's `--home` or `TEAMCTL_HOME`) names this process's home: in
@@ -73,8 +86,7 @@ fn same_home(value: &[u8]) -> bool {
         return true;
     };
     value == h.as_bytes()
-        || HOME_CANON
-            .get()
+        || home_canon()
             .is_some_and(|c| canonical(Path::new(std::ffi::OsStr::from_bytes(value))) == *c)
 }
 

@@ -391,6 +391,48 @@ fn a_closed_stdout_ends_quietly() {
     );
 }
 
+/// Started with descriptors 0, 1 and 2 closed (`cmd <&- >&- 2>&-`), teamctl opens them on
+/// /dev/null first, as a Rust program's start-up does: else the files it opens would take
+/// those numbers, and what it prints could land in one of them. Seen while it is held at a
+/// pause point, after its append; the message is delivered.
+#[test]
+fn a_send_started_with_stdio_closed_has_them_on_dev_null() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let gate = env.work.path().join("gate");
+    let mut child = env
+        .cmd_of(
+            std::path::Path::new("sh"),
+            &[
+                "-c",
+                r#"exec "$0" send team-lead hello <&- >&- 2>&-"#,
+                crate::common::BIN,
+            ],
+        )
+        .env(
+            "TEAMCTL_TEST_PAUSE",
+            format!("send-wake:{}", gate.display()),
+        )
+        .spawn()
+        .unwrap();
+    let reached = env.work.path().join("gate.reached");
+    wait_until("the send held after its append", T, || reached.exists());
+    let fds: Vec<_> = (0..3)
+        .map(|fd| std::fs::read_link(format!("/proc/{}/fd/{fd}", child.id())).ok())
+        .collect();
+    std::fs::write(&gate, "").unwrap();
+    let status = child.wait().unwrap();
+    let null = Some(std::path::PathBuf::from("/dev/null"));
+    assert_eq!(fds, [null.clone(), null.clone(), null]);
+    assert!(status.success(), "{status:?}");
+    let texts: Vec<_> = env
+        .inbox("alpha", "team-lead")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(texts, ["hello"]);
+}
+
 /// A task subject is shown one per line: one with a line break is refused (the detail goes
 /// in -d), while unicode, quotes, `$(...)` and a leading dash are kept as they are.
 #[test]
