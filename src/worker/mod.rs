@@ -343,7 +343,10 @@ impl Worker {
             // The inbox directory removed (and perhaps made again by a sender): the watch went
             // with it. Make it again, arm anew, and read the new log from its start.
             let now = self.store.inbox_generation(&self.name);
-            if now.is_none() || now != armed {
+            // After a problem (a link where the directory should be), armed anew even when
+            // the same directory came back: its watch did not survive the move (QA: moved
+            // away and back, the teammate never woke again).
+            if now.is_none() || now != armed || watch_problem.is_some() {
                 if now.is_none() {
                     // Removed: a removal of the whole team (by hand) is let finish first; a
                     // team that is gone is not made again, and nothing is written for it.
@@ -390,14 +393,15 @@ impl Worker {
                     }
                 }
                 armed = before.or_else(|| self.store.inbox_generation(&self.name));
-                watch_problem = None;
                 self.control.restart();
-                self.sink
-                    .note("warning: the inbox directory was removed; made it again, watching anew");
-            } else if watch_problem.take().is_some() {
-                // The same directory back where the link was: its watch never ended.
-                self.sink
-                    .note("the inbox directory is back; reading it again");
+                if watch_problem.take().is_some() {
+                    self.sink
+                        .note("the inbox directory is back; watching it anew");
+                } else {
+                    self.sink.note(
+                        "warning: the inbox directory was removed; made it again, watching anew",
+                    );
+                }
             }
             self.scan_control()?;
             if let Some(req) = self.control.take_shutdown() {

@@ -928,8 +928,14 @@ fn an_inbox_directory_replaced_by_a_link_is_said_once_and_never_followed() {
         assert_eq!(count("watching anew"), 0, "watched through the link");
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert_eq!(count("watching anew"), 0, "watched through the link");
+    // The same directory moved back: once the worker has seen it back, a message must wake
+    // it (QA: its watch had not survived the move, and the teammate never woke again).
     std::fs::remove_file(&dir).unwrap();
     std::fs::rename(&moved, &dir).unwrap();
+    wait_until("bob's worker to see its inbox back", LONG, || {
+        count("the inbox directory is back") == 1
+    });
     bob_answers(
         &t,
         "back again",
