@@ -160,6 +160,20 @@ fn walk(ids: &[String]) -> Vec<Target> {
     out
 }
 
+/// Which of `ids` some process of ours still carries (as a worker or as an agent), in one
+/// walk of `/proc`.
+pub fn still_tagged(ids: &[String]) -> HashSet<String> {
+    if ids.is_empty() {
+        return HashSet::new();
+    }
+    walk(ids)
+        .into_iter()
+        .map(|t| match t.tag {
+            Tag::Worker(id) | Tag::Agent(id) => id,
+        })
+        .collect()
+}
+
 /// SIGTERM to every target still tagged, up to `grace` for all of them together, SIGKILL to
 /// each still tagged then, and up to `AFTER_KILL` for those to go.
 fn escalate(targets: Vec<Target>, grace: Duration) {

@@ -1,8 +1,11 @@
 //! The shutdown handoff of SPEC section 7 for a set of teammates: each is asked to stop (the
 //! request id recorded with the member before the request is sent) and, when asked to wait,
 //! the answers are acted on until a deadline. `shutdown`, `delete`, `down`, `demo` and the
-//! leader console use it.
+//! leader console use it. A whole team is asked a batch at a time (one read and one write of
+//! the team file per batch) and its answers are acted on as they come, those that came
+//! together at once (`leader::reconcile`), so 1,000 teammates cost a few passes, not 1,000.
 
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use super::Handoff;
@@ -139,64 +142,81 @@ pub fn handoff(
     } else {
         None
     };
-    let mut waiting = Vec::new();
+    let mut waiting: BTreeSet<Name> = BTreeSet::new();
     // The requests awaited, and where their answers can start in the leader's inbox: another
     // reader (the leader console) may act on a refusal first, and then only the inbox says.
-    let mut asked: Vec<(Name, String)> = Vec::new();
+    let mut asked: HashMap<Name, String> = HashMap::new();
     // Where each asked worker ran: placed anew since, it was started again (a send resumed it
     // once it had stopped).
-    let mut placed: Vec<(Name, Placed)> = Vec::new();
+    let mut placed: HashMap<Name, Placed> = HashMap::new();
     let leader_name = Name::leader();
     let mut answers_from = store
         .cursor(&leader_name, super::PROTOCOL_READER)?
         .min(store.inbox_end(&leader_name)?);
-    // One look at every target's pane or process (one tmux process per server).
-    let seen = {
+    // A batch of teammates at a time, under their start locks: a start in progress (a send
+    // resuming one) finishes first; it clears the awaited request when it records the new
+    // worker, which would then answer a request the leader no longer expects. One read of
+    // the team file, one look at the panes and processes, one write of the requests awaited
+    // for the whole batch (one of each per teammate made `shutdown --all` quadratic).
+    let mut sorted: Vec<&Name> = targets.iter().collect();
+    sorted.sort();
+    sorted.dedup();
+    for batch in sorted.chunks(super::START_LOCKS_AT_ONCE) {
+        let _starting = super::start_locks(store, batch)?;
         let config = store.load()?;
-        crate::backend::Snapshot::of(targets.iter().filter_map(|n| config.member(n.as_str())))
-    };
-    for name in targets {
-        // A start in progress (a send resuming it) finishes first: it clears the awaited
-        // request when it records the new worker, which would then answer a request the
-        // leader no longer expects.
-        let _starting = super::start_lock(store, name)?;
-        let config = store.load()?;
-        let member = config.require(name.as_str())?.clone();
-        match super::effective_status_with(&member, store.live(name)?.as_ref(), &seen) {
-            Status::Stopped => {
-                // Stopped on its own (or its answer was missed): make sure nothing is left.
-                if member.status != Status::Stopped {
-                    super::end_member(store, &member, "it had stopped")?;
+        let members = batch
+            .iter()
+            .map(|n| config.require(n.as_str()))
+            .collect::<Result<Vec<_>>>()?;
+        // One look at the batch's panes and processes (one tmux process per server).
+        let seen = crate::backend::Snapshot::of(members.iter().copied());
+        let (mut had_stopped, mut had_died, mut ask) = (Vec::new(), Vec::new(), Vec::new());
+        for member in members {
+            match super::effective_status_with(member, store.live(&member.name)?.as_ref(), &seen) {
+                Status::Stopped => {
+                    // Stopped on its own (or its answer was missed): make sure nothing is left.
+                    if member.status != Status::Stopped {
+                        had_stopped.push(member.clone());
+                    }
+                    out.stopped.push(member.name.clone());
                 }
-                out.stopped.push(name.clone());
-            }
-            Status::Dead => {
-                super::end_member(store, &member, "it had died")?;
-                out.stopped.push(name.clone());
-            }
-            _ => {
-                // Recorded first: a response can only be acted on once the leader expects it.
-                // A request still unanswered is awaited again, not repeated.
-                let (request_id, fresh) = super::expect_shutdown(store, name, &new_id())?;
-                if fresh {
-                    let env = Envelope::new(
-                        LEADER,
-                        name.as_str(),
-                        Body::ShutdownRequest {
-                            request_id: request_id.clone(),
-                            reason: reason.map(String::from),
-                        },
-                    );
-                    store.append(name, &env)?;
+                Status::Dead => {
+                    had_died.push(member.clone());
+                    out.stopped.push(member.name.clone());
                 }
-                asked.push((name.clone(), request_id));
-                placed.push((name.clone(), Placed::of(&member)));
-                waiting.push(name.clone());
+                _ => ask.push(member),
             }
+        }
+        if !had_stopped.is_empty() {
+            super::end_members(store, &had_stopped, "it had stopped")?;
+        }
+        if !had_died.is_empty() {
+            super::end_members(store, &had_died, "it had died")?;
+        }
+        // Recorded first: a response can only be acted on once the leader expects it. A
+        // request still unanswered is awaited again, not repeated.
+        let wanted: Vec<(Name, String)> = ask.iter().map(|m| (m.name.clone(), new_id())).collect();
+        let awaited = super::expect_shutdowns(store, &wanted)?;
+        for (member, (request_id, fresh)) in ask.into_iter().zip(awaited) {
+            let name = &member.name;
+            if fresh {
+                let env = Envelope::new(
+                    LEADER,
+                    name.as_str(),
+                    Body::ShutdownRequest {
+                        request_id: request_id.clone(),
+                        reason: reason.map(String::from),
+                    },
+                );
+                store.append(name, &env)?;
+            }
+            asked.insert(name.clone(), request_id);
+            placed.insert(name.clone(), Placed::of(member));
+            waiting.insert(name.clone());
         }
     }
     if !wait {
-        out.requested = waiting;
+        out.requested = waiting.into_iter().collect();
         return Ok(out);
     }
     let deadline = crate::domain::time::deadline_after(timeout);
@@ -220,16 +240,11 @@ pub fn handoff(
             else {
                 continue;
             };
-            let refused = !approve.0
-                && asked
-                    .iter()
-                    .any(|(n, id)| n.as_str() == env.from && id == request_id);
-            if let Some(n) = waiting.iter().find(|w| w.as_str() == env.from).cloned()
-                && refused
-            {
-                out.refused
-                    .push((n.clone(), reason.clone().unwrap_or_default()));
-                waiting.retain(|w| *w != n);
+            let Ok(n) = Name::teammate(&env.from) else {
+                continue;
+            };
+            if !approve.0 && asked.get(&n) == Some(request_id) && waiting.remove(&n) {
+                out.refused.push((n, reason.clone().unwrap_or_default()));
             }
         }
         answers_from = answers.pos();
@@ -240,10 +255,7 @@ pub fn handoff(
         let seen =
             crate::backend::Snapshot::of(waiting.iter().filter_map(|n| config.member(n.as_str())));
         let restarted = |name: &Name, m: &crate::domain::Member| {
-            placed
-                .iter()
-                .find(|(n, _)| n == name)
-                .is_some_and(|(_, p)| *p != Placed::of(m))
+            placed.get(name).is_some_and(|p| *p != Placed::of(m))
         };
         let mut gone = Vec::new();
         for name in &waiting {
@@ -263,52 +275,72 @@ pub fn handoff(
             take_answers(store, &mut waiting, &mut out)?;
         }
         gone.retain(|n| waiting.contains(n));
-        for name in gone {
-            // Judged again under its start lock before anything is ended: a send may have
-            // resumed it since the look above (the worker asked is gone), and ending the
+        for batch in gone.chunks(super::START_LOCKS_AT_ONCE) {
+            // Judged again under their start locks before anything is ended: a send may have
+            // resumed one since the look above (the worker asked is gone), and ending the
             // worker that send started would leave it "dead" (its start recorded after the
             // stop mark) or stopped with that message unhandled. Started again, it stopped:
             // `shutdown --all` asks it again.
-            let _starting = super::start_lock(store, &name)?;
+            let _starting = super::start_locks(store, &batch.iter().collect::<Vec<_>>())?;
             let config = store.load()?;
-            let member = config.require(name.as_str())?;
-            let why = match super::effective_status(member, store.live(&name)?.as_ref()) {
-                Status::Dead
-                    if !restarted(&name, member)
-                        && crate::backend::host::elsewhere(member).is_none() =>
-                {
-                    // It has not answered, and never will: said by name, and the shutdown
-                    // fails (SPEC section 7), at once rather than at the timeout.
-                    let ended =
-                        super::end_dead(store, member, "it died before it answered the shutdown")?;
-                    out.died.push((name.clone(), ended));
-                    waiting.retain(|w| *w != name);
-                    continue;
+            let mut died = Vec::new();
+            let mut ends: Vec<(&str, crate::domain::Member)> = Vec::new();
+            for name in batch {
+                let member = config.require(name.as_str())?;
+                let why = match super::effective_status(member, store.live(name)?.as_ref()) {
+                    Status::Dead
+                        if !restarted(name, member)
+                            && crate::backend::host::elsewhere(member).is_none() =>
+                    {
+                        // It has not answered, and never will: said by name, and the shutdown
+                        // fails (SPEC section 7), at once rather than at the timeout.
+                        died.push(member.clone());
+                        waiting.remove(name);
+                        continue;
+                    }
+                    Status::Dead if restarted(name, member) => {
+                        Some("it died after it was started again")
+                    }
+                    // A member of another host is "dead" once its lease runs out, which says
+                    // nothing certain of its worker (a host cut off, a stopped process):
+                    // marked stopped below, that worker ends itself if it ever comes back
+                    // (`worker::heartbeat`), as the waiting notice says.
+                    Status::Dead => Some("its heartbeat lease ran out before it answered"),
+                    Status::Stopped => Some("it stopped"),
+                    _ if restarted(name, member) => None,
+                    _ => continue,
+                };
+                if let Some(why) = why {
+                    ends.push((why, member.clone()));
                 }
-                Status::Dead if restarted(&name, member) => {
-                    Some("it died after it was started again")
-                }
-                // A member of another host is "dead" once its lease runs out, which says
-                // nothing certain of its worker (a host cut off, a stopped process): marked
-                // stopped below, that worker ends itself if it ever comes back
-                // (`worker::heartbeat`), as the waiting notice says.
-                Status::Dead => Some("its heartbeat lease ran out before it answered"),
-                Status::Stopped => Some("it stopped"),
-                _ if restarted(&name, member) => None,
-                _ => continue,
-            };
-            if let Some(why) = why {
-                super::end_member(store, member, why)?;
+                out.stopped.push(name.clone());
+                waiting.remove(name);
             }
-            out.stopped.push(name.clone());
-            waiting.retain(|w| *w != name);
+            if !died.is_empty() {
+                let ended =
+                    super::end_dead_all(store, &died, "it died before it answered the shutdown")?;
+                out.died.extend(died.into_iter().map(|m| m.name).zip(ended));
+            }
+            // The same reason, the same ending: all at once.
+            let mut whys: Vec<&str> = ends.iter().map(|(why, _)| *why).collect();
+            whys.sort_unstable();
+            whys.dedup();
+            for why in whys {
+                let members: Vec<_> = ends
+                    .iter()
+                    .filter(|(w, _)| *w == why)
+                    .map(|(_, m)| m.clone())
+                    .collect();
+                super::end_members(store, &members, why)?;
+            }
         }
         if waiting.is_empty() || Instant::now() >= deadline {
             break;
         }
         if !noticed && Instant::now() >= notice_at {
             noticed = true;
-            eprintln!("teamctl: {}", waiting_notice(&config, &waiting, deadline));
+            let left: Vec<Name> = waiting.iter().cloned().collect();
+            eprintln!("teamctl: {}", waiting_notice(&config, &left, deadline));
         }
         let mut until = deadline.min(Instant::now() + Duration::from_secs(1));
         if !noticed {
@@ -316,26 +348,24 @@ pub fn handoff(
         }
         bell.wait_until(until);
     }
-    out.silent = waiting;
+    out.silent = waiting.into_iter().collect();
     Ok(out)
 }
 
 /// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one
 /// of `waiting` moves it to stopped or refused.
-fn take_answers(store: &dyn Store, waiting: &mut Vec<Name>, out: &mut Outcome) -> Result<()> {
+fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outcome) -> Result<()> {
     for h in super::reconcile(store)? {
         match h {
             Handoff::Stopped(n) => {
-                if waiting.contains(&n) {
-                    out.stopped.push(n.clone());
+                if waiting.remove(&n) {
+                    out.stopped.push(n);
                 }
-                waiting.retain(|w| *w != n);
             }
             Handoff::Refused(n, why) => {
-                if waiting.contains(&n) {
-                    out.refused.push((n.clone(), why));
+                if waiting.remove(&n) {
+                    out.refused.push((n, why));
                 }
-                waiting.retain(|w| *w != n);
             }
         }
     }

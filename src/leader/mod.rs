@@ -6,6 +6,8 @@
 pub mod handoff;
 mod wake;
 
+use std::collections::HashMap;
+
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
@@ -420,33 +422,54 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
     Ok(ended_before)
 }
 
-/// A teammate whose worker died (asked to shut down, it never answered): what is left of it
-/// ends (its turn, agent processes, pane: tags checked), its awaited shutdown request is
-/// cleared and the leader's inbox told `why`. It is not marked stopped: it stays dead, as any
-/// teammate whose worker went without a clean exit (`status`, `doctor`; `resume` or mail
-/// starts it again where it left off, its tasks taken up again). True when nothing of it runs
-/// any more (its worker, or any process carrying its tag).
-pub fn end_dead(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
-    let live = store.live(&member.name)?;
+/// Teammates whose worker died (asked to shut down, they never answered): what is left of
+/// them ends (turns, agent processes, panes: tags checked; all together, as `end_members`
+/// does), their awaited shutdown requests are cleared (one write) and the leader's inbox is
+/// told `why`. They are not marked stopped: they stay dead, as any teammate whose worker
+/// went without a clean exit (`status`, `doctor`; `resume` or mail starts one again where it
+/// left off, its tasks taken up again). For each, true when nothing of it runs any more (its
+/// worker, or any process carrying its tag: one walk of `/proc` for all).
+pub fn end_dead_all(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<bool>> {
+    let lives = members
+        .iter()
+        .map(|m| store.live(&m.name))
+        .collect::<Result<Vec<_>>>()?;
     store.update(&mut |cfg| {
-        if let Some(m) = cfg.member_mut(member.name.as_str()) {
-            m.shutdown_request_id = None;
+        for member in members {
+            if let Some(m) = cfg.member_mut(member.name.as_str()) {
+                m.shutdown_request_id = None;
+            }
         }
         Ok(())
     })?;
-    let mut ended = true;
-    if backend::host::elsewhere(member).is_none() {
-        let backend = backend::for_member(member);
-        backend.terminate(member, live.as_ref(), backend::GRACE)?;
-        ended = backend.liveness(member, live.as_ref()) == Liveness::Gone
-            && backend::proc::tagged_processes(&member.agent_id).is_empty();
+    let here = |m: &Member| backend::host::elsewhere(m).is_none();
+    let mut ending = backend::Ending::new(backend::GRACE);
+    for (m, live) in members.iter().zip(&lives) {
+        if here(m) {
+            backend::for_member(m).terminate_in(m, live.as_ref(), &mut ending)?;
+        }
     }
-    let notice = Envelope::new(
-        member.name.as_str(),
-        LEADER,
-        Body::message(format!("{} died ({why})", member.name), None),
-    );
-    store.append(&Name::leader(), &notice)?;
+    ending.finish()?;
+    let ids: Vec<String> = members
+        .iter()
+        .filter(|m| here(m))
+        .map(|m| m.agent_id.clone())
+        .collect();
+    let tagged = backend::ending::still_tagged(&ids);
+    let mut ended = Vec::with_capacity(members.len());
+    for (m, live) in members.iter().zip(&lives) {
+        ended.push(
+            !here(m)
+                || (backend::for_member(m).liveness(m, live.as_ref()) == Liveness::Gone
+                    && !tagged.contains(&m.agent_id)),
+        );
+        let notice = Envelope::new(
+            m.name.as_str(),
+            LEADER,
+            Body::message(format!("{} died ({why})", m.name), None),
+        );
+        store.append(&Name::leader(), &notice)?;
+    }
     Ok(ended)
 }
 
@@ -469,17 +492,48 @@ fn mark_all_stopped(store: &dyn Store, names: &[&Name]) -> Result<()> {
 /// worker answers the first request it finds, so a second id would never be matched: the
 /// teammate would exit without ever being marked stopped or its tasks returned.
 pub fn expect_shutdown(store: &dyn Store, name: &Name, request_id: &str) -> Result<(String, bool)> {
-    let mut awaited = (request_id.to_string(), true);
+    let wanted = [(name.clone(), request_id.to_string())];
+    Ok(expect_shutdowns(store, &wanted)?.remove(0))
+}
+
+/// `expect_shutdown` for many teammates in one write of the team file (`shutdown --all`: one
+/// write, not one per teammate). For each `(name, new id)`, in order: the id awaited and
+/// whether it is new.
+pub fn expect_shutdowns(
+    store: &dyn Store,
+    wanted: &[(Name, String)],
+) -> Result<Vec<(String, bool)>> {
+    let mut awaited = Vec::new();
     store.update(&mut |cfg| {
-        if let Some(m) = cfg.member_mut(name.as_str()) {
-            match &m.shutdown_request_id {
-                Some(old) => awaited = (old.clone(), false),
-                None => m.shutdown_request_id = Some(request_id.to_string()),
+        // `update` may run this more than once (a store with compare-and-set): from scratch.
+        awaited.clear();
+        for (name, request_id) in wanted {
+            let mut this = (request_id.clone(), true);
+            if let Some(m) = cfg.member_mut(name.as_str()) {
+                match &m.shutdown_request_id {
+                    Some(old) => this = (old.clone(), false),
+                    None => m.shutdown_request_id = Some(request_id.clone()),
+                }
             }
+            awaited.push(this);
         }
         Ok(())
     })?;
     Ok(awaited)
+}
+
+/// How many teammates' start locks one process holds at once (each may be an open file);
+/// more are taken a batch at a time.
+pub const START_LOCKS_AT_ONCE: usize = 256;
+
+/// The start locks of `names` (at most `START_LOCKS_AT_ONCE`), taken in name order: every
+/// holder of several takes them in that order and holds no other start lock meanwhile, so
+/// two never wait for each other.
+pub fn start_locks(store: &dyn Store, names: &[&Name]) -> Result<Vec<Held>> {
+    let mut sorted = names.to_vec();
+    sorted.sort();
+    sorted.dedup();
+    sorted.into_iter().map(|n| start_lock(store, n)).collect()
 }
 
 /// What acting on the leader's protocol mail did.
@@ -491,81 +545,142 @@ pub enum Handoff {
 
 /// Act on shutdown responses that reached the leader since the last look: approved ones end
 /// exactly the pane or process group they name (tag checked) and mark the member stopped.
+/// The answers read together are acted on together (`act_on`): one read of the team file
+/// for all of them, one write for the refusals, and the approved teammates ended at once
+/// (`end_members`: one grace, one walk of `/proc`).
 pub fn reconcile(store: &dyn Store) -> Result<Vec<Handoff>> {
     let leader = Name::leader();
     if store.inbox_end(&leader)? <= store.cursor(&leader, PROTOCOL_READER)? {
         return Ok(Vec::new());
     }
     let _lock = store.lock(&LockKey::Protocol)?;
-    let mut out = Vec::new();
+    let mut answers = Vec::new();
     let mut all = crate::store::entries(store, &leader, store.cursor(&leader, PROTOCOL_READER)?);
     for e in all.by_ref() {
         let Item::Message(env) = e?.item else {
             continue;
         };
-        if let Some(h) = act_on(store, &env)? {
-            out.push(h);
+        if let Body::ShutdownResponse {
+            request_id,
+            approve,
+            reason,
+            pane_id,
+            ..
+        } = env.body
+        {
+            answers.push(Answer {
+                from: env.from,
+                request_id,
+                approve: approve.0,
+                reason,
+                pane_id,
+            });
         }
     }
+    let out = act_on(store, &answers)?;
     store.set_cursor(&leader, PROTOCOL_READER, all.pos())?;
     Ok(out)
 }
 
-fn act_on(store: &dyn Store, env: &Envelope) -> Result<Option<Handoff>> {
-    let Body::ShutdownResponse {
-        request_id,
-        approve,
-        reason,
-        pane_id,
-        ..
-    } = &env.body
-    else {
-        return Ok(None);
-    };
-    let config = store.load()?;
-    let Some(member) = config.member(&env.from) else {
-        return Ok(None);
-    };
-    let waiting = member.shutdown_request_id.as_deref();
-    // An approval answers any outstanding request (the leader may have asked twice); a
-    // refusal counts only for the request it answers.
-    let current = waiting == Some(request_id.as_str());
-    if !(current || (approve.0 && waiting.is_some())) {
-        return Ok(None);
+/// A shutdown response as the leader acts on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    from: String,
+    request_id: String,
+    approve: bool,
+    reason: Option<String>,
+    pane_id: Option<String>,
+}
+
+/// Act on `answers`, in the order they came. An answer counts only for the request it
+/// answers, the one recorded with its member (`shutdownRequestId`): the leader never has two
+/// outstanding for one teammate (`expect_shutdown` awaits an unanswered one again rather
+/// than make a second), and the worker answers the newest it finds, so an answer to another
+/// id is stale (a request from before a start, an old answer read again) and must not end
+/// the teammate, which may be about to refuse the one outstanding.
+fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
+    if answers.is_empty() {
+        return Ok(Vec::new());
     }
-    if !approve.0 {
+    let config = store.load()?;
+    // The request each teammate is awaited for, as the answers taken so far leave it.
+    let mut awaited: HashMap<&str, Option<&str>> = HashMap::new();
+    let mut out = Vec::new();
+    let mut refused: Vec<(&str, &str)> = Vec::new();
+    let mut approved: Vec<(Name, &Answer)> = Vec::new();
+    for a in answers {
+        let Some(member) = config.member(&a.from) else {
+            continue;
+        };
+        let slot = awaited
+            .entry(&a.from)
+            .or_insert(member.shutdown_request_id.as_deref());
+        if *slot != Some(a.request_id.as_str()) {
+            continue;
+        }
+        *slot = None;
+        if a.approve {
+            approved.push((member.name.clone(), a));
+            out.push(Handoff::Stopped(member.name.clone()));
+        } else {
+            refused.push((&a.from, &a.request_id));
+            out.push(Handoff::Refused(
+                member.name.clone(),
+                a.reason.clone().unwrap_or_default(),
+            ));
+        }
+    }
+    if !refused.is_empty() {
+        // Cleared only while still the one refused: a start and a new request meanwhile
+        // would be awaited.
         store.update(&mut |cfg| {
-            if let Some(m) = cfg.member_mut(&env.from) {
-                m.shutdown_request_id = None;
+            for (name, id) in &refused {
+                if let Some(m) = cfg.member_mut(name)
+                    && m.shutdown_request_id.as_deref() == Some(*id)
+                {
+                    m.shutdown_request_id = None;
+                }
             }
             Ok(())
         })?;
-        return Ok(Some(Handoff::Refused(
-            member.name.clone(),
-            reason.clone().unwrap_or_default(),
-        )));
+    }
+    if approved.is_empty() {
+        return Ok(out);
     }
     crate::pause::at("reconcile-end");
-    // Ended under its start lock, the request looked at again there: a send may have resumed
-    // it since the team file was read above (the worker that answered is gone), and ending it
-    // now would end the worker that send started, leaving it "dead" (its start recorded after
-    // the stop mark) or stopped with that message unhandled. A start clears the awaited
-    // request, as does another leader command that acted on this answer first: either way it
-    // has stopped, and nothing is ended here.
-    let _starting = start_lock(store, &member.name)?;
-    let config = store.load()?;
-    let Some(member) = config.member(&env.from) else {
-        return Ok(None);
-    };
-    if member.shutdown_request_id.as_deref() != waiting {
-        return Ok(Some(Handoff::Stopped(member.name.clone())));
+    // Ended under their start locks, each request looked at again there: a send may have
+    // resumed one since the team file was read above (the worker that answered is gone), and
+    // ending it now would end the worker that send started, leaving it "dead" (its start
+    // recorded after the stop mark) or stopped with that message unhandled. A start clears
+    // the awaited request, as does another leader command that acted on this answer first:
+    // either way it has stopped, and nothing is ended here.
+    approved.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut left_team = Vec::new();
+    for batch in approved.chunks(START_LOCKS_AT_ONCE) {
+        let names: Vec<&Name> = batch.iter().map(|(n, _)| n).collect();
+        let _starting = start_locks(store, &names)?;
+        let config = store.load()?;
+        let mut targets = Vec::new();
+        for (name, a) in batch {
+            let Some(member) = config.member(name.as_str()) else {
+                left_team.push(name.clone());
+                continue;
+            };
+            if member.shutdown_request_id.as_deref() != Some(a.request_id.as_str()) {
+                continue;
+            }
+            let mut target = member.clone();
+            if a.pane_id.is_some() {
+                target.pane_id = a.pane_id.clone();
+            }
+            targets.push(target);
+        }
+        if !targets.is_empty() {
+            end_members(store, &targets, "shutdown approved")?;
+        }
     }
-    let mut target = member.clone();
-    if pane_id.is_some() {
-        target.pane_id = pane_id.clone();
-    }
-    end_member(store, &target, "shutdown approved")?;
-    Ok(Some(Handoff::Stopped(member.name.clone())))
+    out.retain(|h| !matches!(h, Handoff::Stopped(n) if left_team.contains(n)));
+    Ok(out)
 }
 
 /// Unread messages in `name`'s inbox for `reader`. Control messages the worker already
@@ -673,6 +788,76 @@ mod tests {
             lease_until,
             needs_user: None,
         }
+    }
+
+    /// The shutdown answers that reached the leader together are acted on together: 40
+    /// approvals take three reads and one write of the team file (one for all, not two reads
+    /// and a write each), and each counts only for the request it answers: a stale approval
+    /// (of another id) ends nothing.
+    #[test]
+    fn answers_read_together_are_acted_on_in_one_pass() {
+        use crate::domain::message::Approve;
+        // A team name of this process's own: the ending walks /proc for its tags.
+        let team = Name::parse(&format!("recon{}", std::process::id())).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::mem::MemStore::new(team.clone(), dir.path().to_path_buf());
+        let names: Vec<Name> = (0..41)
+            .map(|i| Name::parse(&format!("w{i}")).unwrap())
+            .collect();
+        store
+            .update(&mut |cfg| {
+                for n in &names {
+                    let mut m = Member::leader(&team, "/".into(), 0);
+                    m.name = n.clone();
+                    m.agent_id = n.agent_id(&team);
+                    m.status = Status::Idle;
+                    m.shutdown_request_id = Some(format!("req-{n}"));
+                    cfg.members.push(m);
+                }
+                Ok(())
+            })
+            .unwrap();
+        let answer = |from: &Name, request_id: String| {
+            let body = Body::ShutdownResponse {
+                request_id,
+                approve: Approve(true),
+                reason: None,
+                pane_id: None,
+                backend_type: Some(crate::domain::BackendType::Process),
+            };
+            let env = Envelope::new(from.as_str(), LEADER, body);
+            store.append(&Name::leader(), &env).unwrap();
+        };
+        // w40 answers an older request only.
+        answer(&names[40], "req-older".into());
+        for n in &names[..40] {
+            answer(n, format!("req-{n}"));
+        }
+        let before = store.team_file_io();
+        let acted = reconcile(&store).unwrap();
+        let after = store.team_file_io();
+        assert_eq!(acted.len(), 40, "{acted:?}");
+        assert!(
+            acted
+                .iter()
+                .all(|h| matches!(h, Handoff::Stopped(n) if n != &names[40]))
+        );
+        let config = store.load().unwrap();
+        for n in &names[..40] {
+            let m = config.member(n.as_str()).unwrap();
+            assert_eq!(
+                (m.status, m.shutdown_request_id.as_deref()),
+                (Status::Stopped, None)
+            );
+        }
+        let stale = config.member("w40").unwrap();
+        assert_eq!(stale.status, Status::Idle, "a stale approval ended w40");
+        assert_eq!(stale.shutdown_request_id.as_deref(), Some("req-w40"));
+        let (loads, writes) = (after.0 - before.0, after.1 - before.1);
+        assert!(
+            loads <= 3 && writes <= 1,
+            "{loads} reads and {writes} writes of the team file for 40 answers"
+        );
     }
 
     /// A member of another host is what its worker says while the lease holds, and stopped or

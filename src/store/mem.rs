@@ -52,6 +52,8 @@ struct State {
     subs: Vec<(u64, Vec<Topic>, Bell)>,
     next_sub: u64,
     last_activity: Option<SystemTime>,
+    /// Reads of the team file (`load`, also inside `update`), for tests that bound them.
+    loads: usize,
 }
 
 impl MemStore {
@@ -84,6 +86,13 @@ impl MemStore {
                 freed: Condvar::new(),
             }),
         }
+    }
+
+    /// How many times the team file was read (`load`, also inside `update`) and written
+    /// (its revision) so far: what a test bounds to show work done once, not per member.
+    pub fn team_file_io(&self) -> (usize, u64) {
+        let st = self.state();
+        (st.loads, st.revision)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -213,7 +222,9 @@ impl Store for MemStore {
     }
 
     fn load(&self) -> Result<TeamConfig> {
-        self.state().config.clone().ok_or_else(|| self.gone())
+        let mut st = self.state();
+        st.loads += 1;
+        st.config.clone().ok_or_else(|| self.gone())
     }
 
     fn stamp(&self) -> Option<Stamp> {

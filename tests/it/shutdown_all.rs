@@ -227,3 +227,208 @@ fn a_teammate_dying_during_shutdown_is_named_and_the_shutdown_fails() {
     let left = t.processes();
     assert!(left.is_empty(), "left: {}", describe(&left));
 }
+
+/// Append `line` to `member`'s inbox of `team` as a raw line (as if written there earlier).
+fn append_raw(t: &TestEnv, team: &str, member: &str, line: &serde_json::Value) {
+    let inbox = t
+        .team_dir(team)
+        .join("inboxes")
+        .join(member)
+        .join("inbox.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&inbox)
+        .unwrap();
+    f.write_all(format!("{line}\n").as_bytes()).unwrap();
+}
+
+/// A shutdown response from `from` to `team`'s leader, as a worker writes it.
+fn response(t: &TestEnv, team: &str, from: &str, request_id: &str, approve: bool) {
+    let id = format!("resp-{from}-{request_id}-{approve}");
+    let mut line = serde_json::json!({
+        "v": 1, "id": id, "type": "shutdown_response", "requestId": request_id,
+        "approve": approve, "paneId": null, "backendType": "process",
+        "from": from, "to": "team-lead", "timestamp": "2026-01-01T00:00:00.000Z"
+    });
+    if !approve {
+        line["reason"] = "an old refusal".into();
+    }
+    append_raw(t, team, "team-lead", &line);
+}
+
+/// QA: an approval counts only for the request it answers. With a shutdown request to w
+/// outstanding (w is mid-turn, so it has not answered), an approval and a refusal of an
+/// earlier request (left in the leader's inbox, read again) neither end w nor settle the
+/// request; the approval of the outstanding request then ends it.
+#[test]
+fn a_stale_approval_does_not_end_a_teammate_asked_again() {
+    let t = TestEnv::new();
+    t.ok(&["create", "stale"]);
+    let gate = t.work.path().join("gate");
+    spawn(
+        &t,
+        "w",
+        &format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display()),
+    );
+    wait_until("w idle", LONG, || t.member_status("w") == "idle");
+    // The leader's inbox is made by the first message to it.
+    t.ok(&["--as", "w", "send", "team-lead", "hello"]);
+    t.ok(&["send", "w", "go"]);
+    wait_until("w mid-turn", LONG, || t.member_status("w") == "working");
+    let worker = t.member("w")["pid"].as_u64().expect("a pid") as u32;
+    t.ok(&["shutdown", "w", "--no-wait"]);
+    let outstanding = t.recorded("stale", "w")["shutdownRequestId"]
+        .as_str()
+        .expect("the request recorded")
+        .to_string();
+
+    response(&t, "stale", "w", "an-earlier-request", false);
+    response(&t, "stale", "w", "an-earlier-request", true);
+    // A leader command acts on what reached the leader.
+    t.ok(&["status"]);
+    assert!(
+        teamctl::backend::proc::running(worker),
+        "a stale approval ended w ({})",
+        t.member_status("w")
+    );
+    // Still in its turn (its worker may have seen the request: "shutdown_pending").
+    let status = t.member_status("w");
+    assert!(
+        status == "working" || status == "shutdown_pending",
+        "w is {status}"
+    );
+    assert_eq!(
+        t.recorded("stale", "w")["shutdownRequestId"].as_str(),
+        Some(outstanding.as_str()),
+        "a stale answer settled the outstanding request"
+    );
+
+    response(&t, "stale", "w", &outstanding, true);
+    t.ok(&["status"]);
+    wait_until("nothing of w left", LONG, || of(&t, "w@stale").is_empty());
+    assert_eq!(t.member_status("w"), "stopped");
+    assert!(t.recorded("stale", "w")["shutdownRequestId"].is_null());
+}
+
+/// A graceful `shutdown --all` of a dozen teammates, the answers that come together acted
+/// on together: the eight that approve (their turns ending at once) stop with nothing left;
+/// the one whose `--on-shutdown` refuses is named with its reason and keeps running; the one
+/// whose worker is killed before it answers is named as dead and nothing of it is left; and
+/// the one a send resumes while its approval is being acted on (held there by a pause point)
+/// keeps the worker the send started. The shutdown exits 1.
+#[test]
+fn a_graceful_shutdown_all_acts_on_each_answer_as_it_deserves() {
+    let t = TestEnv::new();
+    t.ok(&["create", "grace"]);
+    let gate = |n: &str| t.work.path().join(n);
+    let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
+    let paused = |args: &[&str], point: &str, n: &str| {
+        t.cmd(args)
+            .env(
+                "TEAMCTL_TEST_PAUSE",
+                format!("{point}:{}", gate(n).display()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let turns_end = gate("turns-end");
+    let gated = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done",
+        turns_end.display()
+    );
+    let approvers: Vec<String> = (0..8).map(|i| format!("a{i}")).collect();
+    for a in &approvers {
+        spawn(&t, a, &gated);
+    }
+    t.ok(&[
+        "spawn",
+        "r",
+        "--backend",
+        "process",
+        "--exec",
+        "cat >/dev/null",
+        "--on-shutdown",
+        "echo busy; exit 1",
+    ]);
+    spawn(&t, "d", "while :; do sleep 0.1; done");
+    spawn(&t, "s", "cat >/dev/null");
+    wait_until("every member idle", LONG, || {
+        statuses(&t).iter().all(|(_, s)| s == "idle")
+    });
+    let busy: Vec<&str> = approvers.iter().map(String::as_str).chain(["d"]).collect();
+    for n in &busy {
+        t.ok(&["send", n, "go"]);
+    }
+    wait_until("the approvers and d mid-turn", LONG, || {
+        busy.iter().all(|n| t.member_status(n) == "working")
+    });
+    let first = t.member("s")["pid"].as_u64().expect("a pid") as u32;
+    let dead_worker = t.member("d")["pid"].as_u64().expect("a pid") as u32;
+    // A send to s, held after its look at the leader's mail, before it resumes anyone.
+    let send = paused(&["send", "s", "hello"], "send-wake", "send");
+    wait_until("the send held", LONG, || held("send"));
+
+    // The shutdown, held when it is about to end the first approvals it read: s's (s is
+    // idle and answers at once; the others are in turns).
+    let shutdown = paused(
+        &["shutdown", "--all", "--timeout", "120"],
+        "reconcile-end",
+        "end",
+    );
+    wait_until("s's approval about to be acted on", LONG, || held("end"));
+    wait_until("s's first worker gone", LONG, || {
+        !teamctl::backend::proc::running(first)
+    });
+    // The send goes on: s looks stopped, and is resumed.
+    std::fs::write(gate("send"), "").unwrap();
+    let sent = send.wait_with_output().unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+    let second = t.recorded("grace", "s")["pid"]
+        .as_u64()
+        .expect("s's new worker") as u32;
+    assert_ne!(second, first);
+    std::fs::write(gate("end"), "").unwrap();
+
+    // d dies before it answers; then the approvers' turns end and they answer.
+    wait_until("the shutdown request to d", LONG, || {
+        t.inbox("grace", "d")
+            .iter()
+            .any(|m| m["type"] == "shutdown_request")
+    });
+    let killed = Command::new("kill")
+        .args(["-9", &dead_worker.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    std::fs::write(&turns_end, "").unwrap();
+
+    let out = shutdown.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains("r refused to shut down: busy"), "{stderr}");
+    assert!(
+        stderr.contains("d died before it answered the shutdown; nothing of it is left"),
+        "{stderr}"
+    );
+    for a in &approvers {
+        assert_eq!(t.member_status(a), "stopped", "{a}; stderr: {stderr}");
+        let tag = format!("{a}@grace");
+        wait_until(&format!("nothing of {a} left"), LONG, || {
+            of(&t, &tag).is_empty()
+        });
+    }
+    assert_eq!(t.member_status("d"), "dead");
+    assert!(of(&t, "d@grace").is_empty(), "something of d is left");
+    assert_eq!(t.member_status("r"), "idle");
+    assert!(
+        teamctl::backend::proc::running(second),
+        "the approval acted on late ended the worker the send started; s is {}",
+        t.member_status("s")
+    );
+    wait_until("s idle again", LONG, || t.member_status("s") == "idle");
+    t.ok(&["shutdown", "--all", "--force"]);
+    let left = t.processes();
+    assert!(left.is_empty(), "left: {}", describe(&left));
+}
