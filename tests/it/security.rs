@@ -751,7 +751,7 @@ fn a_home_owned_by_another_user_is_refused() {
 
 /// Workers of `agent_id` whatever home path started them.
 fn workers_of(agent_id: &str) -> Vec<u32> {
-    teamctl::backend::proc::pids()
+    let all: Vec<u32> = teamctl::backend::proc::pids()
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
                 let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
@@ -761,7 +761,8 @@ fn workers_of(agent_id: &str) -> Vec<u32> {
                         .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
             })
         })
-        .collect()
+        .collect();
+    crate::common::not_forks_of_each_other(&all)
 }
 
 #[test]

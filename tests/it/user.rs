@@ -452,9 +452,8 @@ fn task_subjects_are_one_line_and_kept_verbatim() {
 }
 
 /// Workers of `name` running under this home (argv `worker --home H --id NAME@alpha`).
-/// The worker processes of `name`. A worker's own child between its fork and its exec (the
-/// turn's process it starts ahead) still shows the worker's argv: it is not counted (under
-/// load the full suite saw 2 for one worker that way).
+/// How many worker processes `name` has (`common::not_forks_of_each_other`: a worker's child
+/// not yet exec'd is not a second worker).
 fn workers_of(env: &TestEnv, name: &str) -> usize {
     let id = format!("{name}@alpha");
     let workers: Vec<u32> = env
@@ -466,16 +465,7 @@ fn workers_of(env: &TestEnv, name: &str) -> usize {
             argv.get(1) == Some(&&b"worker"[..]) && argv.contains(&id.as_bytes())
         })
         .collect();
-    let parent = |p: u32| {
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        // pid (comm) state ppid ...: the comm may hold spaces, so after the last ')'.
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
-    };
-    workers
-        .iter()
-        .filter(|p| !parent(**p).is_some_and(|pp| workers.contains(&pp)))
-        .count()
+    crate::common::not_forks_of_each_other(&workers).len()
 }
 
 /// Sending to a teammate while `spawn` is still starting it must not start a second worker

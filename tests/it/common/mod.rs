@@ -389,6 +389,22 @@ fn uuid_like(p: &Path) -> String {
         .replace(['.', '/'], "")
 }
 
+/// `pids` less those whose parent is among them: a worker's own child between its fork and
+/// its exec (the turn's process it starts ahead) still shows the worker's argv, and is not a
+/// second worker (under load, tests counted it as one).
+pub fn not_forks_of_each_other(pids: &[u32]) -> Vec<u32> {
+    let parent = |p: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: the comm may hold spaces, so after the last ')'.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+    };
+    pids.iter()
+        .copied()
+        .filter(|p| !parent(*p).is_some_and(|pp| pids.contains(&pp)))
+        .collect()
+}
+
 /// Wait until `cond` holds, checking every 20 ms, or panic after `timeout` saying `what`.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
