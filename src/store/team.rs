@@ -630,16 +630,27 @@ impl Store for FsStore {
             .iter()
             .map(|t| super::doorbell::bell_dir(&self.dir, t))
             .collect();
+        // Watching several inboxes (`status --watch`, `log -f`): one that cannot be watched (a
+        // link where its directory should be) is left out, not the end of the watch on all
+        // the others (QA); the directory above still wakes the watcher when it changes.
+        let several = topics
+            .iter()
+            .filter(|t| matches!(t, Topic::Inbox(_)))
+            .nth(1)
+            .is_some();
         for topic in topics {
             let target = match topic {
                 Topic::Inbox(m) => {
                     let paths = self.inbox(m);
-                    inbox::prepare(&paths)?;
                     // The directory above too: a watch on a removed inbox directory is gone
                     // with it, and its removal or making again must still wake (the worker
                     // then arms anew; see `inbox_dir_id`).
                     targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
-                    Target::new(paths.dir, &[inbox::INBOX_FILE])
+                    match inbox::prepare(&paths) {
+                        Ok(()) => Target::new(paths.dir, &[inbox::INBOX_FILE]),
+                        Err(_) if several => continue,
+                        Err(e) => return Err(e),
+                    }
                 }
                 Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
                 Topic::Live => {

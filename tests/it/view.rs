@@ -440,6 +440,40 @@ fn console_shutdown_closes_the_teammate_when_it_answers() {
 
 // ---- log -f ----
 
+/// A link where one member's inbox directory should be leaves that inbox unwatched, and
+/// `log -f` and `status --watch` go on for the rest of the team (QA: both exited 1 at once).
+#[test]
+fn a_link_at_one_inbox_does_not_stop_watching_the_team() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    for name in ["amy", "bob"] {
+        env.ok(&[
+            "spawn",
+            name,
+            "--backend",
+            "process",
+            "--exec",
+            "cat >/dev/null",
+        ]);
+    }
+    let inbox = env.team_dir("t").join("inboxes/amy");
+    let moved = env.work.path().join("amy-inbox");
+    std::fs::rename(&inbox, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &inbox).unwrap();
+    let log = Follow::start(&env, &["log", "-f"]);
+    let board = Follow::start(&env, &["status", "--watch"]);
+    board.wait_for("a board", |l| l.contains("bob"));
+    env.ok(&["send", "bob", "still followed"]);
+    log.wait_for("the message to bob", |l| {
+        l.contains("team-lead -> bob: still followed")
+    });
+    env.ok(&["--as", "bob", "send", "team-lead", "done"]);
+    log.wait_for("bob's message", |l| l.contains("bob -> team-lead: done"));
+    std::fs::remove_file(&inbox).unwrap();
+    std::fs::rename(&moved, &inbox).unwrap();
+    env.ok(&["delete", "--force"]);
+}
+
 #[test]
 fn log_follow_prints_messages_sent_after_it_started() {
     let env = TestEnv::new();
