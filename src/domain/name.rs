@@ -42,7 +42,8 @@ impl Name {
         match problem(s) {
             None => Ok(Name(CompactString::from(s))),
             Some(why) => Err(Error::bad(format!(
-                "invalid {what} name {s:?}: {why} (use 1 to {MAX_LEN} of A-Z a-z 0-9 . _ -, not starting with . or -)"
+                "invalid {what}{}name {s:?}: {why} (use 1 to {MAX_LEN} of A-Z a-z 0-9 . _ -, not starting with . or -)",
+                if what.is_empty() { "" } else { " " }
             ))),
         }
     }
@@ -188,6 +189,14 @@ fn skeleton(name: &str) -> impl Iterator<Item = char> + '_ {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_bad_name_is_named_in_one_spaced_phrase() {
+        let e = Name::parse("-x").unwrap_err().to_string();
+        assert!(e.starts_with("invalid name \"-x\""), "{e}");
+        let e = Name::parse_as("-x", "team").unwrap_err().to_string();
+        assert!(e.starts_with("invalid team name \"-x\""), "{e}");
+    }
+
     #[test]
     fn agent_ids_are_name_at_team_or_nothing() {
         assert_eq!(AgentId::parse("bob", "recipient").unwrap(), None);
