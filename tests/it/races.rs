@@ -317,17 +317,7 @@ fn an_approval_acted_on_while_a_send_resumes_the_teammate_leaves_it_running() {
     let first = worker_pid(&t, "amy");
     let gate = |n: &str| t.work.path().join(n);
     let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
-    let paused = |args: &[&str], point: &str, n: &str| {
-        t.cmd(args)
-            .env(
-                "TEAMCTL_TEST_PAUSE",
-                format!("{point}:{}", gate(n).display()),
-            )
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let paused = |args: &[&str], point: &str, n: &str| t.paused(args, point, &gate(n));
     // From here until the end no leader command but these reads the leader's mail: the team
     // file is read directly.
     let recorded_pid = || {

@@ -322,17 +322,7 @@ fn a_graceful_shutdown_all_acts_on_each_answer_as_it_deserves() {
     t.ok(&["create", "grace"]);
     let gate = |n: &str| t.work.path().join(n);
     let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
-    let paused = |args: &[&str], point: &str, n: &str| {
-        t.cmd(args)
-            .env(
-                "TEAMCTL_TEST_PAUSE",
-                format!("{point}:{}", gate(n).display()),
-            )
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let paused = |args: &[&str], point: &str, n: &str| t.paused(args, point, &gate(n));
     let turns_end = gate("turns-end");
     let gated = format!(
         "while [ ! -e '{}' ]; do sleep 0.05; done",

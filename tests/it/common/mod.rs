@@ -122,6 +122,17 @@ impl TestEnv {
 
     /// A `teamctl` command with this environment: the temp home, the private tmux server,
     /// no inherited team, identity, tmux client or colour.
+    /// `args` started held at pause point `point` (src/pause.rs): it makes `GATE.reached`
+    /// there and goes on once `gate` exists. Its output is piped.
+    pub fn paused(&self, args: &[&str], point: &str, gate: &Path) -> std::process::Child {
+        self.cmd(args)
+            .env("TEAMCTL_TEST_PAUSE", format!("{point}:{}", gate.display()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     pub fn cmd(&self, args: &[&str]) -> Command {
         self.cmd_of(Path::new(BIN), args)
     }
