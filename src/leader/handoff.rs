@@ -5,7 +5,7 @@
 //! the team file per batch) and its answers are acted on as they come, those that came
 //! together at once (`leader::reconcile`), so 1,000 teammates cost a few passes, not 1,000.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use super::Handoff;
@@ -284,7 +284,8 @@ pub fn handoff(
             let _starting = super::start_locks(store, &batch.iter().collect::<Vec<_>>())?;
             let config = store.load()?;
             let mut died = Vec::new();
-            let mut ends: Vec<(&str, crate::domain::Member)> = Vec::new();
+            // The same reason, the same ending: all at once.
+            let mut ends: BTreeMap<&str, Vec<crate::domain::Member>> = BTreeMap::new();
             for name in batch {
                 let member = config.require(name.as_str())?;
                 let why = match super::effective_status(member, store.live(name)?.as_ref()) {
@@ -311,7 +312,7 @@ pub fn handoff(
                     _ => continue,
                 };
                 if let Some(why) = why {
-                    ends.push((why, member.clone()));
+                    ends.entry(why).or_default().push(member.clone());
                 }
                 out.stopped.push(name.clone());
                 waiting.remove(name);
@@ -321,16 +322,7 @@ pub fn handoff(
                     super::end_dead_all(store, &died, "it died before it answered the shutdown")?;
                 out.died.extend(died.into_iter().map(|m| m.name).zip(ended));
             }
-            // The same reason, the same ending: all at once.
-            let mut whys: Vec<&str> = ends.iter().map(|(why, _)| *why).collect();
-            whys.sort_unstable();
-            whys.dedup();
-            for why in whys {
-                let members: Vec<_> = ends
-                    .iter()
-                    .filter(|(w, _)| *w == why)
-                    .map(|(_, m)| m.clone())
-                    .collect();
+            for (why, members) in ends {
                 super::end_members(store, &members, why)?;
             }
         }
