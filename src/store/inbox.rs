@@ -110,7 +110,7 @@ fn write_once(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// One item read from the log.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     /// Where the entry starts (a byte offset in the file store).
     pub start: super::Position,
@@ -120,7 +120,7 @@ pub struct Entry {
 }
 
 /// What a line held.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Item {
     Message(Box<Envelope>),
     /// A line that is not a valid record, with a warning that says where it is.

@@ -36,7 +36,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::fsutil::{LockGuard, with_subdir};
-use crate::store::{ConfigCache, Home, Item, Position, RosterCache, SharedStore, Topic};
+use crate::store::{ConfigCache, Entry, Home, Item, Position, RosterCache, SharedStore, Topic};
 use control::{Action, Control};
 use sink::Sink;
 use turn::{Stoppers, TurnEnd, TurnResult, TurnSpec};
@@ -403,15 +403,24 @@ impl Worker {
                     );
                 }
             }
-            self.scan_control()?;
+            let mut cursor = self.store.cursor(&self.name, READER)?;
+            let mut at_cursor = self.scan_control_at(cursor)?;
             if let Some(req) = self.control.take_shutdown() {
                 match self.answer_shutdown(&req, &mut stop).await? {
                     Next::Exit | Next::Abandon => return Ok(()),
                     Next::Continue | Next::Again => {}
                 }
+                // Answering took a while and may have moved the cursor: read anew.
+                cursor = self.store.cursor(&self.name, READER)?;
+                at_cursor.clear();
             }
-            let cursor = self.store.cursor(&self.name, READER)?;
-            let entries = self.store.read(&self.name, cursor, BATCH)?;
+            // A wake-up from idle reads and parses its message once: what the look-ahead
+            // read at the cursor is what a read there would return.
+            let entries = if at_cursor.is_empty() {
+                self.store.read(&self.name, cursor, BATCH)?
+            } else {
+                at_cursor
+            };
             if entries.is_empty() {
                 if self.member.auto_claim {
                     match self.try_auto_claim(&mut stop).await? {
@@ -465,7 +474,7 @@ impl Worker {
                 if !same_log {
                     break;
                 }
-                self.scan_control()?;
+                self.scan_control_at(entry.end)?;
                 if self.control.shutdown_pending() {
                     break;
                 }
@@ -476,11 +485,26 @@ impl Worker {
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
     /// once.
     fn scan_control(&mut self) -> Result<()> {
-        let from = self.control.start(self.store.cursor(&self.name, READER)?);
+        let cursor = self.store.cursor(&self.name, READER)?;
+        self.scan_control_at(cursor).map(drop)
+    }
+
+    /// `scan_control` from `cursor`, the worker's cursor as just read or set. When the
+    /// look-ahead starts at the cursor itself (a wake-up from idle), what it read there comes
+    /// back too, up to `BATCH` entries, for the loop to handle without reading the same bytes
+    /// again; otherwise nothing does.
+    fn scan_control_at(&mut self, cursor: Position) -> Result<Vec<Entry>> {
+        let from = self.control.start(cursor);
+        let keep = from == cursor;
+        let mut at_cursor = Vec::new();
         let store = self.store.clone();
         let mut all = crate::store::entries(&*store, &self.name, from);
         for e in all.by_ref() {
-            let Item::Message(env) = e?.item else {
+            let e = e?;
+            if keep && at_cursor.len() < BATCH {
+                at_cursor.push(e.clone());
+            }
+            let Item::Message(env) = e.item else {
                 continue;
             };
             if let Some(settled) = self.control.see(*env, &self.live.handled_control) {
@@ -488,7 +512,7 @@ impl Worker {
             }
         }
         self.control.scanned(all.pos());
-        Ok(())
+        Ok(at_cursor)
     }
 
     async fn handle(&mut self, env: Envelope, stop: &mut Stoppers) -> Result<Next> {
