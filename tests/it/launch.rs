@@ -253,3 +253,33 @@ fn a_process_started_ahead_that_hangs_is_a_turn_that_hangs_and_is_ended_as_one()
     let out = env.ok(&["ask", "bob", "three"]);
     assert!(out.trim().ends_with(" 5"), "{out}");
 }
+
+#[test]
+fn a_turn_in_the_process_started_ahead_has_the_workers_environment_with_its_own_on_top() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    // The leader's environment, recorded by `spawn`, is the worker's and so the launcher's.
+    let mut spawn = env.cmd(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        r#"echo "$$ $LAUNCH_IT_KEPT $TEAMCTL_MESSAGE $(env | grep -c '^TEAMCTL_MESSAGE=')""#,
+    ]);
+    spawn.env("LAUNCH_IT_KEPT", "kept");
+    let out = spawn.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let first = env.ok(&["ask", "bob", "one"]);
+    assert_eq!(
+        first.split(' ').skip(1).collect::<Vec<_>>(),
+        ["kept", "one", "1\n"]
+    );
+    let ahead = waiting(&env, "bob");
+    // The launcher sets the turn's variables in its own environment before `exec`: the agent
+    // gets the worker's variables, the turn's on top, each once.
+    assert_eq!(
+        env.ok(&["ask", "bob", "two"]).trim(),
+        format!("{ahead} kept two 1")
+    );
+}
