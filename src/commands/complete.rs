@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     found.retain(|c| c.starts_with(current.as_str()));
     found.dedup();
     for c in found {
-        println!("{c}");
+        crate::outln!("{c}");
     }
     Ok(())
 }

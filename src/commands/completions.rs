@@ -33,7 +33,7 @@ pub fn run(args: &CompletionsArgs) -> Result<()> {
             }
         }
     }
-    print!("{}", with_dynamic(args.shell, script)?);
+    crate::out!("{}", with_dynamic(args.shell, script)?);
     Ok(())
 }
 

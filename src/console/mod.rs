@@ -68,6 +68,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             return Ok(());
         };
         console.status_line(&config);
+        // Nowhere to print (a full disk, a reader gone): the console ends with the error.
+        console.screen.check()?;
         let typed = lines.drain();
         for line in &typed {
             let Some(line) = line else {
