@@ -225,6 +225,7 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
         if w.stopped() {
             return Ok(());
         }
+        w.check_reader()?;
         log.refresh();
     }
 }
@@ -428,6 +429,7 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
         if watch.stopped() {
             return Ok(());
         }
+        watch.check_reader()?;
     }
 }
 

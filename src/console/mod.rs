@@ -108,6 +108,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         if watch.stopped() {
             return Ok(());
         }
+        watch.check_reader()?;
     }
 }
 
@@ -127,7 +128,7 @@ const REDRAW_GAP: Duration = Duration::from_millis(200);
 fn settle(watch: &TeamWatch, drawn: std::time::Instant) {
     let gap = drawn + REDRAW_GAP;
     let end = (std::time::Instant::now() + SETTLE_MAX).max(gap);
-    while !watch.stopped() {
+    while !watch.stopped() && watch.check_reader().is_ok() {
         let now = std::time::Instant::now();
         if now >= end {
             return;

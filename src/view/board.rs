@@ -88,6 +88,7 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
             if watch.stopped() {
                 return Ok(());
             }
+            watch.check_reader()?;
         }
     })();
     if tty {

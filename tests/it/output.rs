@@ -122,7 +122,7 @@ fn unread_mail_that_could_not_be_shown_stays_unread() {
 /// `cmd` with stdout on a pipe whose reader is already gone; `blocked`: with SIGPIPE blocked,
 /// as some parents leave it (the mask is inherited), so that the write fails with EPIPE.
 fn closed_pipe(mut cmd: Command, blocked: bool) -> Child {
-    let (reader, writer) = nix::unistd::pipe().unwrap();
+    let (reader, writer) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
     drop(reader);
     if blocked {
         // SAFETY: between fork and exec, only the async-signal-safe sigprocmask.
@@ -172,5 +172,49 @@ fn a_closed_pipe_ends_quietly_as_sigpipe_does() {
         .filter(|m| m["text"] == "again")
         .count();
     assert_eq!(again, 2);
+    env.ok(&["kill", "bob"]);
+}
+
+/// `teamctl log -f | head -1` on a quiet team: the view ends once its reader has gone, as
+/// SIGPIPE would, without waiting for a next write that may never come (a board prints only
+/// on change, `log -f` only on new mail). It lingered until the team's next message.
+#[test]
+fn a_live_view_ends_when_its_reader_goes_away_on_a_quiet_team() {
+    let env = team();
+    wait_until("bob's turn to end", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    for args in [
+        &["log", "-f"][..],
+        &["status", "--watch"],
+        &["--json", "status", "--watch"],
+        &["lead"],
+    ] {
+        let what = format!("teamctl {} | head -1", args.join(" "));
+        let (reader, writer) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        let child = env
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The first line, then the reader goes, as `head -1` does.
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(std::fs::File::from(reader)),
+            &mut first,
+        )
+        .unwrap();
+        assert!(!first.is_empty(), "{what}: printed nothing");
+        // stdin stays open (`lead` would end at its end): held by `child` until it is waited.
+        let (status, err) = ended(child, &what);
+        assert_eq!(err, "", "{what}: nothing on stderr");
+        assert_eq!(
+            status.signal(),
+            Some(nix::libc::SIGPIPE),
+            "{what}: ended as SIGPIPE would ({status:?})"
+        );
+    }
     env.ok(&["kill", "bob"]);
 }
