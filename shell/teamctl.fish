@@ -666,9 +666,14 @@ complete -c teamctl -n 'contains -- (commandline -opc)[-1] --as' -l as -r -f -a 
 
 # Teammate names, task ids, teams and option values from the current team (`teamctl
 # __complete` prints them; an option's value, such as `--team`'s or `--as`'s, from its own
-# entry above); elsewhere the completions above.
+# entry above); elsewhere the completions above. In the `--team=VALUE` form fish asks the
+# option's own entry for the VALUE and puts `--team=` back: asked as `--team VALUE`.
 function __teamctl_dynamic
     set -l words (commandline -opc)
-    command teamctl __complete -- $words[2..-1] (commandline -ct) 2>/dev/null
+    set -l current (commandline -ct)
+    if string match -qr -- '^--[^=]+=' $current
+        set current (string split -m1 = -- $current)
+    end
+    command teamctl __complete -- $words[2..-1] $current 2>/dev/null
 end
 complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'

@@ -233,7 +233,7 @@ impl Ctx {
 
     /// Print a JSON value on stdout.
     pub fn print_json(&self, value: &serde_json::Value) {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(value).unwrap_or_default()
         );

@@ -1,5 +1,6 @@
 //! Typed errors for the library, each carrying the exit code the CLI reports:
-//! `2` for bad input (nothing was written), `1` for a failure while acting.
+//! `2` for bad input (nothing was written), `1` for a failure while acting (a closed output
+//! aside: `Closed`, which ends the command as SIGPIPE would).
 
 use std::io;
 use std::path::Path;
@@ -22,6 +23,10 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// Standard output's reader went away (EPIPE: `teamctl log -f | head -1`). Not a failure
+    /// to report: `main` ends quietly, as a command killed by SIGPIPE does (`out.rs`).
+    #[error("the output's reader went away")]
+    Closed,
 }
 
 /// The source of the I/O error `store::fsutil` gives when a state file's path holds something
@@ -85,7 +90,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::BadInput(_) => 2,
-            Error::Failed(_) | Error::Io { .. } => 1,
+            Error::Failed(_) | Error::Io { .. } | Error::Closed => 1,
         }
     }
 }

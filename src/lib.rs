@@ -1,5 +1,7 @@
 //! teamctl: run teams of command-line agents in tmux panes, talking through a file-based
 //! message bus. See `docs/ARCHITECTURE.md` for the map of modules.
+// stdout through `outln!`/`out!` (out.rs), which report a write error instead of panicking.
+#![warn(clippy::print_stdout)]
 
 pub(crate) mod agent;
 pub mod backend;
@@ -13,6 +15,7 @@ pub mod domain;
 pub mod error;
 pub mod interactive;
 pub(crate) mod leader;
+pub mod out;
 pub mod output;
 pub mod pause;
 pub mod store;

@@ -193,9 +193,9 @@ fn print_reply(ctx: &Ctx, target: &Name, reply: &Envelope, text: &str, raw: bool
         } else {
             std::borrow::Cow::Owned(crate::output::printable(text))
         };
-        print!("{shown}");
+        crate::out!("{shown}");
         if !text.ends_with('\n') {
-            println!();
+            crate::outln!();
         }
     }
     Ok(())

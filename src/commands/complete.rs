@@ -39,14 +39,28 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let Some((current, before)) = args.words.split_last() else {
         return Ok(());
     };
-    let Some(want) = wanted(before, current) else {
+    // `--opt=VALUE` as one word (zsh; bash without `=` in COMP_WORDBREAKS): VALUE completes
+    // as after `--opt VALUE`, each candidate printed with `--opt=` in front, the word the
+    // shell replaces. (fish asks for VALUE alone: its script splits the word.)
+    let mut before = before.to_vec();
+    let mut current = current.as_str();
+    let mut prefix = "";
+    if let Some((opt, value)) = current.split_once('=')
+        && opt.starts_with("--")
+        && !before.iter().any(|w| w == "--")
+    {
+        before.push(opt.to_string());
+        prefix = &current[..=opt.len()];
+        current = value;
+    }
+    let Some(want) = wanted(&before, current) else {
         return Ok(());
     };
-    let mut found = candidates(ctx, before, want);
-    found.retain(|c| c.starts_with(current.as_str()));
+    let mut found = candidates(ctx, &before, want);
+    found.retain(|c| c.starts_with(current));
     found.dedup();
     for c in found {
-        println!("{c}");
+        crate::outln!("{prefix}{c}");
     }
     Ok(())
 }
@@ -75,6 +89,10 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
                 continue;
             }
             if takes_value(&root, cmd, w) {
+                // bash splits `--opt=VALUE` at `=` (COMP_WORDBREAKS): `--opt`, `=`, `VALUE`.
+                if before.get(i).is_some_and(|n| n == "=") {
+                    i += 1;
+                }
                 if i == before.len() {
                     // `current` is this option's value.
                     return value_of(w, &path);
@@ -155,7 +173,11 @@ fn option_in(before: &[String], long: &str) -> Option<String> {
     let mut words = before.iter().take_while(|w| *w != "--");
     while let Some(w) = words.next() {
         if w == long {
+            // `--team = alpha`: bash's words for `--team=alpha`.
             found = words.next().cloned();
+            if found.as_deref() == Some("=") {
+                found = words.next().cloned();
+            }
         } else if let Some(v) = w.strip_prefix(&eq) {
             found = Some(v.to_string());
         }
@@ -260,6 +282,27 @@ mod tests {
         assert_eq!(want("--home "), None);
         assert_eq!(want(""), None);
         assert_eq!(want("spawn "), None);
+        // bash's words for `--opt=VALUE`: `--opt`, `=`, `VALUE`.
+        assert_eq!(want("send --team = "), Some(Want::Teams));
+        assert_eq!(want("send --team = al"), Some(Want::Teams));
+        assert_eq!(want("--team = alpha send "), Some(Want::Recipients));
+        assert_eq!(want("log --type = "), Some(Want::Kinds));
+    }
+
+    #[test]
+    fn the_team_is_read_from_either_spelling() {
+        let words = |line: &str| -> Vec<String> { line.split(' ').map(String::from).collect() };
+        for line in [
+            "--team alpha send",
+            "--team=alpha send",
+            "--team = alpha send",
+        ] {
+            assert_eq!(
+                option_in(&words(line), "--team").as_deref(),
+                Some("alpha"),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
             "dir": store.location(),
         }));
     } else {
-        println!("{}", store.team());
+        crate::outln!("{}", store.team());
         if store.team() != &base {
             eprintln!(
                 "teamctl: team {base:?} exists; created {:?} instead",

@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
         if ctx.json {
             ctx.print_json(&serde_json::json!({ "deleted": team.as_str(), "alreadyGone": true }));
         } else {
-            println!(
+            crate::outln!(
                 "team {team} was already deleted on the NATS server at {server}; removed it from this home"
             );
         }
@@ -78,7 +78,7 @@ pub fn leave(ctx: &Ctx) -> Result<()> {
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "left": team.as_str(), "server": server }));
     } else {
-        println!(
+        crate::outln!(
             "left team {team}: removed it from this home; it stays on the NATS server at {server} for the other hosts"
         );
     }
@@ -214,7 +214,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
     } else {
-        println!("deleted team {}", config.name);
+        crate::outln!("deleted team {}", config.name);
     }
     Ok(())
 }
@@ -305,7 +305,7 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "deleted": team.as_str() }));
     } else {
-        println!("deleted team {team}");
+        crate::outln!("deleted team {team}");
     }
     Ok(())
 }

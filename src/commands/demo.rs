@@ -124,7 +124,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<()> {
                 if ctx.json {
                     ctx.print_json(&serde_json::json!({ "team": TEAM, "stopped": false }));
                 } else {
-                    println!(
+                    crate::outln!(
                         "no demo team in {}; nothing to stop",
                         ctx.home.root().display()
                     );
@@ -148,7 +148,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<()> {
     // the summary.
     let quiet = ctx.json.then(ToStderr::new).transpose()?;
     if ours == Some(true) {
-        println!("restarting the demo team");
+        crate::outln!("restarting the demo team");
         stop(&demo)?;
     }
     let result = start(&demo);
@@ -243,7 +243,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     }
     demo.home.set_current(Some(store.team()))?;
     let agents = write_agents(&*store)?;
-    println!(
+    crate::outln!(
         "{} team demo with three scripted teammates (their scripts: {})",
         demo.paint.bold("teamctl demo:"),
         agents.display()
@@ -257,11 +257,11 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     }
     let config = store.load()?;
     let rows = status::rows(&*store, &config);
-    println!();
-    print!("{}", status::render(demo.paint, &config, &rows));
-    println!();
+    crate::outln!();
+    crate::out!("{}", status::render(demo.paint, &config, &rows));
+    crate::outln!();
     let exe = teamctl_program(demo.home.root());
-    print!("{}", how_to_attach(demo.paint, &*store, &config, &exe));
+    crate::out!("{}", how_to_attach(demo.paint, &*store, &config, &exe));
     result?;
     Ok(serde_json::json!({
         "team": TEAM,
@@ -374,7 +374,7 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
     for (name, _, job) in MATES {
         let env = Envelope::new(LEADER, name, Body::message(*job, None));
         bus::deliver(store, &config, &env)?;
-        println!(
+        crate::outln!(
             "{} {}: {job}",
             demo.paint.dim("team-lead ->"),
             demo.paint.member(&config, name)
@@ -395,7 +395,7 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
                 && waiting.iter().any(|(_, w)| w == id)
             {
                 waiting.retain(|(_, w)| w != id);
-                println!(
+                crate::outln!(
                     "{} {}",
                     demo.paint.member(&config, &env.from),
                     demo.paint.dim(&format!(
@@ -412,7 +412,7 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
                 && !crosstalk
             {
                 crosstalk = true;
-                println!(
+                crate::outln!(
                     "{} {}",
                     demo.paint.member(&config, "coder"),
                     demo.paint
@@ -421,7 +421,7 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
             }
         }
         if waiting.is_empty() && crosstalk {
-            println!("every teammate answered");
+            crate::outln!("every teammate answered");
             return Ok(());
         }
         let current = store.load()?;

@@ -49,13 +49,13 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
         }));
     } else {
         for line in &fixed {
-            println!("{} {line}", ctx.paint.color("fixed", "green"));
+            crate::outln!("{} {line}", ctx.paint.color("fixed", "green"));
         }
         for line in &failed {
-            println!("{} {line}", ctx.paint.color("not fixed", "red"));
+            crate::outln!("{} {line}", ctx.paint.color("not fixed", "red"));
         }
         for f in &findings {
-            print!("{}", render(ctx, f));
+            crate::out!("{}", render(ctx, f));
         }
     }
     if problems > 0 || !failed.is_empty() {

@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
         if ctx.json {
             ctx.print_json(&serde_json::json!({ "deleted": null, "team": team.as_str() }));
         } else {
-            println!("team {team} is not up; nothing to do");
+            crate::outln!("team {team} is not up; nothing to do");
         }
         return Ok(());
     }

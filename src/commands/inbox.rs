@@ -90,7 +90,7 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         }
     } else {
         for env in &shown {
-            println!("{}", ctx.paint.message(&config, env));
+            crate::outln!("{}", ctx.paint.message(&config, env));
         }
         if idle_skipped > 0 {
             eprintln!(
@@ -99,6 +99,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
             );
         }
     }
+    // Marked read only once shown: output that could not be written (a full disk, a closed
+    // pipe) leaves the mail unread, for the next look.
+    crate::out::finish()?;
     // A filtered look (`--type`) marks nothing read: what it left out stays unread. Only the
     // leader's own inbox has a cursor of `inbox`'s to mark; a teammate's is its worker's.
     if who.is_leader() && !args.peek && args.kind.is_none() && pos > store.cursor(&who, READER)? {

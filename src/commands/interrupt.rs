@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
                 "interrupted": null,
             }));
         } else {
-            println!("{name} has no turn running; nothing to interrupt");
+            crate::outln!("{name} has no turn running; nothing to interrupt");
         }
         return Ok(());
     };
@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
                     "summary": turn.summary,
                 }));
             } else {
-                println!(
+                crate::outln!(
                     "interrupted {name}'s turn: {}",
                     crate::output::printable(&turn.summary)
                 );

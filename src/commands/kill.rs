@@ -23,14 +23,14 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
             "status": "stopped",
         }));
     } else if let Some(host) = crate::backend::host::elsewhere(&member).filter(|_| was_running) {
-        println!(
+        crate::outln!(
             "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",
             crate::domain::live::HEARTBEAT.as_secs()
         );
     } else if was_running {
-        println!("{name} killed");
+        crate::outln!("{name} killed");
     } else {
-        println!("{name} was not running (stopped); nothing to kill");
+        crate::outln!("{name} was not running (stopped); nothing to kill");
     }
     Ok(())
 }

@@ -11,7 +11,6 @@
 use crate::store::Position;
 use crate::store::SharedStore;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io::Write;
 
 use crate::cli::LogArgs;
 use crate::context::Ctx;
@@ -134,13 +133,10 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     let store = ctx.store()?;
     if !args.follow {
         let config = store.load()?;
-        let mut out = std::io::stdout().lock();
         let all = all_messages(&*store)?;
         let shown: Vec<&Envelope> = all.iter().filter(|e| matches(args, e)).collect();
         for env in &shown[last_n(shown.len(), args.lines)..] {
-            if writeln!(out, "{}", line(ctx, &config, env)).is_err() {
-                break;
-            }
+            crate::outln!("{}", line(ctx, &config, env));
         }
         return Ok(());
     }
@@ -202,13 +198,10 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
         );
     }
     let mut shown = Shown::new(ctx.json);
-    let mut out = std::io::stdout();
-    let mut write = |text: String| {
-        text.is_empty()
-            || out
-                .write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .is_ok()
+    // Each chunk flushed at once; a write error (a full disk, a reader gone) ends the command.
+    let write = |text: String| match text.as_str() {
+        "" => Ok(()),
+        t => crate::out::now(t.as_bytes()),
     };
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -218,14 +211,11 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
             if n == 0 {
                 break;
             }
-            if !write(shown.text(&buf[..n], false)) {
-                return Ok(()); // the reader went away
-            }
+            write(shown.text(&buf[..n], false))?;
         }
         let Some(w) = &watch else {
             // The end: a last line without its newline too.
-            write(shown.text(&[], true));
-            return Ok(());
+            return write(shown.text(&[], true));
         };
         if log.removed {
             eprintln!("teamctl: {name}'s log was removed");
@@ -235,6 +225,7 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
         if w.stopped() {
             return Ok(());
         }
+        w.check_reader()?;
         log.refresh();
     }
 }
@@ -407,7 +398,6 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     let mut tail = store.follow_inboxes(watch.bell())?;
     let mut follower = Follower::default();
     let mut first = true;
-    let mut out = std::io::stdout();
     loop {
         let Some(config) = watch.load()? else {
             return Ok(());
@@ -431,18 +421,15 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
             follower.bound(RECENT_IDS);
             first = false;
         }
-        if !text.is_empty()
-            && out
-                .write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .is_err()
-        {
-            return Ok(()); // the reader went away
+        if !text.is_empty() {
+            // A write error (a full disk, a reader gone) ends the follow.
+            crate::out::now(text.as_bytes())?;
         }
         watch.wait(None);
         if watch.stopped() {
             return Ok(());
         }
+        watch.check_reader()?;
     }
 }
 

@@ -17,6 +17,10 @@ pub(crate) mod lead;
 pub(crate) mod log;
 pub(crate) mod plan;
 pub(crate) mod resume;
+#[allow(
+    clippy::print_stdout,
+    reason = "send.rs is being changed on another branch; its three println! go to outln! then"
+)]
 pub(crate) mod send;
 pub(crate) mod shutdown;
 pub(crate) mod shutdown_response;
@@ -47,7 +51,13 @@ pub fn run(cli: Cli) -> Result<()> {
     if !matches!(command, Command::Completions(_)) {
         ctx.home.verify()?;
     }
-    dispatch(command, &ctx)
+    // The worker writes its pane through its own sink and must outlive a closed one.
+    let worker = matches!(command, Command::Worker(_));
+    let result = dispatch(command, &ctx);
+    // The output is the last step: what the command did stands whether or not its report
+    // could be written; a write error is reported only when nothing else went wrong.
+    let printed = if worker { Ok(()) } else { crate::out::finish() };
+    result.and(printed)
 }
 
 fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {

@@ -70,7 +70,7 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
         }));
     } else {
         let verb = if approve { "approved" } else { "rejected" };
-        println!(
+        crate::outln!(
             "{verb} {name}'s plan ({})",
             crate::output::printable(&req.request_id)
         );
@@ -85,11 +85,11 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
         return Ok(());
     }
     if pending.is_empty() {
-        println!("no plans waiting for approval");
+        crate::outln!("no plans waiting for approval");
         return Ok(());
     }
     for p in &pending {
-        println!(
+        crate::outln!(
             "{} {}",
             ctx.paint.bold(&p.name),
             ctx.paint.dim(&crate::output::printable(&format!(
@@ -98,9 +98,9 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
             )))
         );
         for line in crate::output::printable(&p.plan).lines() {
-            println!("  {line}");
+            crate::outln!("  {line}");
         }
-        println!(
+        crate::outln!(
             "  {}",
             ctx.paint.dim(&format!(
                 "teamctl plan approve {0} | teamctl plan reject {0} --feedback TEXT",

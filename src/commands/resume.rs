@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         // One recorded but never placed is checked again under its start lock.
         if status.is_running() && !leader::cut_short(&member, status) {
             if args.name.is_some() && !ctx.json {
-                println!("{name} is already running ({status})");
+                crate::outln!("{name} is already running ({status})");
             }
             running.push(name.to_string());
             continue;
@@ -52,7 +52,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                 .clone()
                 .or(m.pid.map(|p| format!("pid {p}")))
                 .unwrap_or_default();
-            println!("{name} resumed ({place})");
+            crate::outln!("{name} resumed ({place})");
         }
         resumed.push(m);
     }

@@ -30,9 +30,9 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         if !ctx.json {
             for (name, before) in targets.iter().zip(ended_before) {
                 if before {
-                    println!("{name} was already stopped");
+                    crate::outln!("{name} was already stopped");
                 } else {
-                    println!("{name} stopped (forced)");
+                    crate::outln!("{name} stopped (forced)");
                 }
             }
         }
@@ -104,10 +104,10 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         ctx.print_json(&outcome.to_json());
     } else {
         for n in &outcome.stopped {
-            println!("{n} stopped");
+            crate::outln!("{n} stopped");
         }
         for n in &outcome.requested {
-            println!("{n}: shutdown requested; the next teamctl command acts on the answer");
+            crate::outln!("{n}: shutdown requested; the next teamctl command acts on the answer");
         }
     }
     if args.remove_worktree {
@@ -161,7 +161,7 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
         let dirty = crate::worktree::recorded_here(member, &store.local_dir())
             .is_some_and(|w| w.exists() && crate::worktree::is_dirty(&w));
         if let Some(path) = crate::worktree::remove_for(member, &store.local_dir())? {
-            println!("removed {name}'s worktree {}", path.display());
+            crate::outln!("removed {name}'s worktree {}", path.display());
             if dirty {
                 eprintln!(
                     "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"

@@ -50,7 +50,7 @@ pub fn record(ctx: &Ctx, approve: bool, reason: Option<String>) -> Result<()> {
         ctx.print_json(&serde_json::json!({"requestId": request_id, "approve": approve}));
     } else {
         let what = if approve { "approved" } else { "rejected" };
-        println!(
+        crate::outln!(
             "shutdown request {request_id} {what}; the answer goes to the leader when this turn ends"
         );
     }

@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
             .backend_type
             .map(|k| k.to_string())
             .unwrap_or_default();
-        println!(
+        crate::outln!(
             "{} {} {}",
             ctx.paint.color(started.name.as_str(), &started.color),
             ctx.paint.dim(&started.agent_id),

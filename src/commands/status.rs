@@ -20,6 +20,6 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
         ctx.print_json(&serde_json::json!({ "team": config.name.as_str(), "members": rows }));
         return Ok(());
     }
-    print!("{}", render(ctx.paint, &config, &rows));
+    crate::out!("{}", render(ctx.paint, &config, &rows));
     Ok(())
 }

@@ -93,7 +93,7 @@ fn add(ctx: &Ctx, args: TaskAddArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        println!("task #{} added: {}", task.id, task.subject);
+        crate::outln!("task #{} added: {}", task.id, task.subject);
     }
     Ok(())
 }
@@ -108,7 +108,7 @@ fn list(ctx: &Ctx) -> Result<()> {
         return Ok(());
     }
     if list.tasks.is_empty() {
-        println!("no tasks yet; add one with `teamctl task add SUBJECT`");
+        crate::outln!("no tasks yet; add one with `teamctl task add SUBJECT`");
         return Ok(());
     }
     let order = [
@@ -122,9 +122,9 @@ fn list(ctx: &Ctx) -> Result<()> {
         if group.is_empty() {
             continue;
         }
-        println!("{} ({})", ctx.paint.bold(status.as_str()), group.len());
+        crate::outln!("{} ({})", ctx.paint.bold(status.as_str()), group.len());
         for t in group {
-            println!("{}", line(ctx, &config, &list, t));
+            crate::outln!("{}", line(ctx, &config, &list, t));
         }
     }
     Ok(())
@@ -170,7 +170,7 @@ fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
         let at = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms));
         format!("{at} ({} ago)", age(ms, now))
     };
-    println!("#{} {}", t.id, ctx.paint.bold(&t.subject));
+    crate::outln!("#{} {}", t.id, ctx.paint.bold(&t.subject));
     let open = list.open_blockers(t);
     let blocked = if !open.is_empty() && !t.status.is_finished() {
         ctx.paint
@@ -178,25 +178,25 @@ fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
     } else {
         String::new()
     };
-    println!("status:      {}{blocked}", t.status);
+    crate::outln!("status:      {}{blocked}", t.status);
     let owner = t
         .owner
         .as_ref()
         .map_or_else(|| "-".into(), |o| ctx.paint.member(&config, o.as_str()));
-    println!("owner:       {owner}");
+    crate::outln!("owner:       {owner}");
     if !t.blocked_by.is_empty() {
-        println!("blocked by:  {}", ids(&t.blocked_by));
+        crate::outln!("blocked by:  {}", ids(&t.blocked_by));
     }
     if !t.blocks.is_empty() {
-        println!("blocks:      {}", ids(&t.blocks));
+        crate::outln!("blocks:      {}", ids(&t.blocks));
     }
-    println!("created:     {}", when(t.created_at));
-    println!("updated:     {}", when(t.updated_at));
+    crate::outln!("created:     {}", when(t.created_at));
+    crate::outln!("updated:     {}", when(t.updated_at));
     if !t.description.trim().is_empty() {
-        println!("description:\n{}", indent(&t.description));
+        crate::outln!("description:\n{}", indent(&t.description));
     }
     if let Some(r) = &t.result {
-        println!("result:\n{}", indent(r));
+        crate::outln!("result:\n{}", indent(r));
     }
     Ok(())
 }
@@ -225,7 +225,7 @@ fn claim(ctx: &Ctx, args: &TaskClaimArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        println!("{me} claimed task #{}: {}", task.id, task.subject);
+        crate::outln!("{me} claimed task #{}: {}", task.id, task.subject);
     }
     Ok(())
 }
@@ -303,7 +303,7 @@ fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
         ctx.print_json(&task_json(&list, &task));
     } else {
         let owner = task.owner.as_ref().map_or("nobody", |o| o.as_str());
-        println!("task #{} updated: {}, owner {owner}", task.id, task.status);
+        crate::outln!("task #{} updated: {}, owner {owner}", task.id, task.status);
     }
     Ok(())
 }
@@ -329,7 +329,7 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        println!("task #{} completed: {}", task.id, task.subject);
+        crate::outln!("task #{} completed: {}", task.id, task.subject);
     }
     Ok(())
 }

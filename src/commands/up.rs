@@ -186,12 +186,12 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     };
     if !ctx.json {
         if created {
-            println!("team {team} created");
+            crate::outln!("team {team} created");
         } else {
-            println!("team {team}");
+            crate::outln!("team {team}");
         }
         for s in &out.settings {
-            println!("  {s}");
+            crate::outln!("  {s}");
         }
     }
     let again = if args.file.as_os_str() == "teamctl.toml" {
@@ -247,7 +247,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
             }
         };
         if !ctx.json {
-            println!("{line}");
+            crate::outln!("{line}");
         }
     }
     let config = store.load()?;
@@ -255,9 +255,10 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
         if file.members.iter().all(|s| s.name() != &m.name) {
             out.undeclared.push(m.name.to_string());
             if !ctx.json {
-                println!(
+                crate::outln!(
                     "{} is in team {team} but not in {origin}; left as it is (`teamctl shutdown {}` stops it)",
-                    m.name, m.name
+                    m.name,
+                    m.name
                 );
             }
         }
@@ -271,14 +272,14 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     for id in &added {
         let task = list.get(*id)?;
         if !ctx.json {
-            println!("task #{id} added: {}", task.subject);
+            crate::outln!("task #{id} added: {}", task.subject);
         }
         super::task::tell_owner(ctx, &*store, &me, &list, task)?;
     }
     out.tasks_added = added.clone();
     out.tasks_kept = file.tasks.len() - added.len();
     if !ctx.json && out.tasks_kept > 0 {
-        println!(
+        crate::outln!(
             "{} task(s) of the file already in the list (matched by subject), left as they are",
             out.tasks_kept
         );

@@ -68,6 +68,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             return Ok(());
         };
         console.status_line(&config);
+        // Nowhere to print (a full disk, a reader gone): the console ends with the error.
+        console.screen.check()?;
         let typed = lines.drain();
         for line in &typed {
             let Some(line) = line else {
@@ -106,6 +108,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         if watch.stopped() {
             return Ok(());
         }
+        watch.check_reader()?;
     }
 }
 
@@ -125,7 +128,7 @@ const REDRAW_GAP: Duration = Duration::from_millis(200);
 fn settle(watch: &TeamWatch, drawn: std::time::Instant) {
     let gap = drawn + REDRAW_GAP;
     let end = (std::time::Instant::now() + SETTLE_MAX).max(gap);
-    while !watch.stopped() {
+    while !watch.stopped() && watch.check_reader().is_ok() {
         let now = std::time::Instant::now();
         if now >= end {
             return;

@@ -19,6 +19,8 @@ pub struct Screen {
     /// The last lines shown, to redraw after a resize (tmux delivers a pane's new size late,
     /// so lines drawn just before may have gone to the wrong rows).
     shown: VecDeque<String>,
+    /// The first write error (a full disk, a reader gone): the console then ends (`check`).
+    failed: Option<std::io::Error>,
 }
 
 impl Screen {
@@ -35,6 +37,7 @@ impl Screen {
             status: String::new(),
             prompt: prompt.to_string(),
             shown: VecDeque::new(),
+            failed: None,
         };
         s.layout();
         s
@@ -67,7 +70,7 @@ impl Screen {
             let skip = self.shown.len().saturating_sub(area);
             let lines: Vec<&str> = self.shown.iter().skip(skip).map(String::as_str).collect();
             buf.push_str(&lines.join("\r\n"));
-            let _ = self.out.write_all(buf.as_bytes());
+            self.put(&buf);
             let status = std::mem::take(&mut self.status);
             self.status(&status);
             self.prompt();
@@ -89,13 +92,10 @@ impl Screen {
                     buf.push_str(&format!("\x1b[{};1H\n{l}", rows - 2));
                 }
                 buf.push_str("\x1b8");
-                let _ = self.out.write_all(buf.as_bytes());
+                self.put(&buf);
             }
-            None => {
-                let _ = writeln!(self.out, "{text}");
-            }
+            None => self.put(&format!("{text}\n")),
         }
-        let _ = self.out.flush();
     }
 
     /// Show the status line: fixed on a terminal, else printed when it changes.
@@ -103,18 +103,13 @@ impl Screen {
         self.refresh();
         match self.size {
             Some((rows, cols)) => {
-                let _ = write!(
-                    self.out,
+                self.put(&format!(
                     "\x1b7\x1b[{};1H\x1b[2K{}\x1b8",
                     rows - 1,
                     crate::output::clip(text, cols as usize)
-                );
-                let _ = self.out.flush();
+                ));
             }
-            None if text != self.status => {
-                let _ = writeln!(self.out, "{text}");
-                let _ = self.out.flush();
-            }
+            None if text != self.status => self.put(&format!("{text}\n")),
             None => {}
         }
         self.status = text.to_string();
@@ -123,9 +118,28 @@ impl Screen {
     /// Draw a fresh input line (only after a line was read: it clears what is typed).
     pub fn prompt(&mut self) {
         if let Some((rows, _)) = self.size {
-            let _ = write!(self.out, "\x1b[{rows};1H\x1b[2K{} ", self.prompt);
-            let _ = self.out.flush();
+            let prompt = format!("\x1b[{rows};1H\x1b[2K{} ", self.prompt);
+            self.put(&prompt);
         }
+    }
+
+    /// Write and flush `text`, unless an earlier write failed; a failure is kept for `check`.
+    fn put(&mut self, text: &str) {
+        if self.failed.is_none()
+            && let Err(e) = self
+                .out
+                .write_all(text.as_bytes())
+                .and_then(|()| self.out.flush())
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The first write error, as the console's error: it cannot go on with nowhere to print.
+    pub fn check(&mut self) -> crate::error::Result<()> {
+        self.failed
+            .take()
+            .map_or(Ok(()), |e| Err(crate::out::error(e)))
     }
 
     /// Drawing on a terminal (not plain lines)?

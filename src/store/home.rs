@@ -51,7 +51,19 @@ impl Home {
     /// Refuse a home (or its `teams` directory) that is not the caller's alone: owned by
     /// another uid, or writable by group or others (`fsutil::check_private_dir`). A home that
     /// does not exist yet passes: teamctl makes it `0700`.
+    ///
+    /// A home whose path is not UTF-8 is refused (bad input) before anything is written: the
+    /// path goes into JSON (a shared team's host record, an interactive agent's settings),
+    /// into the text of a turn's environment and prompt, and into the tags that tell this
+    /// home's panes and processes apart, none of which carries such bytes unchanged. A
+    /// worker's `--home` once reached it with U+FFFD in place of the byte: another directory.
     pub fn verify(&self) -> Result<()> {
+        if self.root.to_str().is_none() {
+            return Err(Error::bad(format!(
+                "the home {} is not valid UTF-8: teamctl writes its path into JSON, into teammates' environments and prompts, and into the tags of its panes and processes, none of which can carry it unchanged; choose a home whose path is UTF-8 (--home DIR, TEAMCTL_HOME, XDG_STATE_HOME)",
+                std::os::unix::ffi::OsStrExt::as_bytes(self.root.as_os_str()).escape_ascii()
+            )));
+        }
         check_private_dir(&self.root, "home", true)?;
         check_private_dir(&self.teams_dir(), "teams directory", false)
     }

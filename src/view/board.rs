@@ -61,9 +61,8 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
             let k = key(&rows);
             if ctx.json && last_key.as_ref() != Some(&k) {
                 let value = serde_json::json!({ "team": config.name.as_str(), "members": rows });
-                if writeln!(out, "{value}").and_then(|()| out.flush()).is_err() {
-                    return Ok(());
-                }
+                // A write error (a full disk, a reader gone) ends the board.
+                crate::out::now(format!("{value}\n").as_bytes())?;
                 last_key = Some(k);
             } else if !ctx.json && (tty || last_key.as_ref() != Some(&k)) {
                 let board = render(ctx, &config, &rows, now_ms());
@@ -82,19 +81,14 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
                 } else {
                     format!("{board}\n")
                 };
-                if out
-                    .write_all(text.as_bytes())
-                    .and_then(|()| out.flush())
-                    .is_err()
-                {
-                    return Ok(()); // the reader went away
-                }
+                crate::out::now(text.as_bytes())?;
                 last_key = Some(k);
             }
             watch.wait(Some(Instant::now() + TICK));
             if watch.stopped() {
                 return Ok(());
             }
+            watch.check_reader()?;
         }
     })();
     if tty {

@@ -1,7 +1,8 @@
 //! What the live views wait on: file events of one team (live state, team file, task list and
 //! every member's inbox, re-subscribed when members join, or the leader's inbox only), or of
-//! one host-local file (a teammate's log, `log --worker -f`), typed lines from stdin, and
-//! Ctrl-C (which ends a view with exit 0). One doorbell gathers them all, so a view sleeps
+//! one host-local file (a teammate's log, `log --worker -f`), typed lines from stdin, Ctrl-C
+//! (which ends a view with exit 0), and stdout's reader going away (which ends it as SIGPIPE
+//! would). One doorbell gathers them all, so a view sleeps
 //! until something it shows may have changed.
 
 use std::collections::VecDeque;
@@ -33,6 +34,7 @@ pub struct TeamWatch {
     inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
+    gone: Arc<AtomicBool>,
     /// The team file as last read, shared with the caller (not copied for every redraw:
     /// 1,000 members are a dozen thousand strings), with the stamp it was read at.
     config: Option<(Stamp, Arc<TeamConfig>)>,
@@ -45,6 +47,7 @@ impl TeamWatch {
         let bell = SyncBell::default();
         let stop = Arc::new(AtomicBool::new(false));
         catch_stop_signals(stop.clone(), bell.bell())?;
+        let gone = watch_reader(bell.bell());
         let members = match inboxes {
             Inboxes::Every => member_names(&store.load()?),
             Inboxes::Leader => vec![Name::leader()],
@@ -57,6 +60,7 @@ impl TeamWatch {
             inboxes,
             members,
             stop,
+            gone,
             config: None,
         })
     }
@@ -96,9 +100,15 @@ impl TeamWatch {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// `Err(Closed)` once the reader of stdout (a pipe) went away: the view ends as SIGPIPE
+    /// would, without waiting for its next write (`log -f | head -1` on a quiet team).
+    pub fn check_reader(&self) -> Result<()> {
+        reader_check(&self.gone)
+    }
+
     /// Sleep until an event, a stop signal, or `deadline`; true when something rang.
     pub fn wait(&self, deadline: Option<Instant>) -> bool {
-        if self.stopped() {
+        if self.stopped() || self.gone.load(Ordering::Relaxed) {
             return true;
         }
         let far = Instant::now() + std::time::Duration::from_hours(1);
@@ -137,6 +147,7 @@ pub struct FileWatch {
     bell: SyncBell,
     _sub: Subscription,
     stop: Arc<AtomicBool>,
+    gone: Arc<AtomicBool>,
 }
 
 impl FileWatch {
@@ -150,6 +161,7 @@ impl FileWatch {
         let bell = SyncBell::default();
         let stop = Arc::new(AtomicBool::new(false));
         catch_stop_signals(stop.clone(), bell.bell())?;
+        let gone = watch_reader(bell.bell());
         let sub = crate::store::wake::subscribe(
             vec![crate::store::wake::Target::new(dir.to_path_buf(), &[file])],
             bell.bell(),
@@ -158,6 +170,7 @@ impl FileWatch {
             bell,
             _sub: sub,
             stop,
+            gone,
         })
     }
 
@@ -166,9 +179,14 @@ impl FileWatch {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// Sleep until the file changes or a stop signal comes.
+    /// As `TeamWatch::check_reader`.
+    pub fn check_reader(&self) -> Result<()> {
+        reader_check(&self.gone)
+    }
+
+    /// Sleep until the file changes, a stop signal comes or stdout's reader goes away.
     pub fn wait(&self) {
-        if !self.stopped() {
+        if !self.stopped() && !self.gone.load(Ordering::Relaxed) {
             let far = Instant::now() + std::time::Duration::from_hours(1);
             self.bell.wait_until(far);
         }
@@ -212,6 +230,58 @@ fn catch_stop_signals(stop: Arc<AtomicBool>, bell: Bell) -> Result<()> {
         })
         .map_err(|e| Error::failed(format!("cannot start the signal handler: {e}")))?;
     Ok(())
+}
+
+fn reader_check(gone: &AtomicBool) -> Result<()> {
+    if gone.load(Ordering::Relaxed) {
+        Err(Error::Closed)
+    } else {
+        Ok(())
+    }
+}
+
+/// When stdout is a pipe, a thread that sets the flag returned and rings `bell` once its
+/// reader has gone (the write end then polls as POLLERR, whatever events are asked for). A
+/// view that prints only on change would otherwise learn it at its next write, maybe never.
+/// A terminal or a file: a flag that stays false.
+fn watch_reader(bell: Bell) -> Arc<AtomicBool> {
+    use std::os::fd::AsRawFd;
+    let gone = Arc::new(AtomicBool::new(false));
+    let fd = std::io::stdout().as_raw_fd();
+    let is_pipe = nix::sys::stat::fstat(std::io::stdout())
+        .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFIFO);
+    if !is_pipe {
+        return gone;
+    }
+    let flag = gone.clone();
+    let _ = std::thread::Builder::new()
+        .name("teamctl-reader".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut pfd = nix::libc::pollfd {
+                fd,
+                events: 0,
+                revents: 0,
+            };
+            loop {
+                // SAFETY: one valid pollfd; stdout stays open for the process's life.
+                let n = unsafe { nix::libc::poll(&raw mut pfd, 1, -1) };
+                if n > 0 {
+                    // POLLERR (or POLLHUP): the reader went away; POLLNVAL: nothing to watch.
+                    if pfd.revents & (nix::libc::POLLERR | nix::libc::POLLHUP) != 0 {
+                        flag.store(true, Ordering::Relaxed);
+                        bell();
+                    }
+                    return;
+                }
+                if n < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+            }
+        });
+    gone
 }
 
 /// Lines typed on stdin, read by a thread; `None` once stdin is closed.

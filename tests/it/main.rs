@@ -19,6 +19,7 @@ mod loops;
 mod nats;
 #[cfg(feature = "nats")]
 mod nats_faults;
+mod output;
 mod proptest_messages;
 mod races;
 mod reliability;

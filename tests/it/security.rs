@@ -905,6 +905,84 @@ fn no_absolute_home_is_an_error_and_makes_nothing() {
     }
 }
 
+/// A home whose path is not UTF-8 (a 0xff byte in it) is refused (exit 2, one line saying
+/// why) before anything is made, whichever way it is given: the path goes into JSON, turns'
+/// environments and prompts and process tags, which cannot carry it unchanged. A worker got
+/// it with U+FFFD in place of the byte (another directory) and died at once.
+#[test]
+fn a_home_whose_path_is_not_utf8_is_refused_and_nothing_is_made() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let odd = |parent: &Path, name: &[u8]| parent.join(std::ffi::OsStr::from_bytes(name));
+    let made = env.work.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    std::fs::set_permissions(&made, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let existing = odd(&made, b"existing\xff");
+    std::fs::create_dir(&existing).unwrap();
+    std::fs::set_permissions(
+        &existing,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let fresh = odd(env.work.path(), b"fresh\xff");
+    let state = odd(env.work.path(), b"state\xff");
+    type Give<'a> = &'a dyn Fn(&mut std::process::Command);
+    let ways: [(&str, Give, &Path); 4] = [
+        (
+            "TEAMCTL_HOME",
+            &|c| {
+                c.env("TEAMCTL_HOME", &fresh);
+            },
+            &fresh,
+        ),
+        (
+            "an existing TEAMCTL_HOME",
+            &|c| {
+                c.env("TEAMCTL_HOME", &existing);
+            },
+            &existing,
+        ),
+        (
+            "--home",
+            &|c| {
+                c.env_remove("TEAMCTL_HOME").arg("--home").arg(&fresh);
+            },
+            &fresh,
+        ),
+        (
+            "XDG_STATE_HOME",
+            &|c| {
+                c.env_remove("TEAMCTL_HOME").env("XDG_STATE_HOME", &state);
+            },
+            &state,
+        ),
+    ];
+    for (how, give, path) in ways {
+        for args in [
+            &["create", "t"][..],
+            &["spawn", "w", "--backend", "process", "--exec", "cat"],
+        ] {
+            let mut c = env.cmd(&[]);
+            give(&mut c);
+            let out = c.args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{how} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{how}: {err}");
+            assert!(err.contains("is not valid UTF-8"), "{how}: {err}");
+            assert!(err.contains("\\xff"), "{how}: the path as it is: {err}");
+        }
+        if path == existing.as_path() {
+            assert!(
+                std::fs::read_dir(path).unwrap().next().is_none(),
+                "{how}: made something"
+            );
+        } else {
+            assert!(!path.exists(), "{how}: made {path:?}");
+        }
+    }
+    assert!(!env.home_path().join("teams").exists());
+}
+
 /// Make a FIFO at `at` (its directory there already).
 fn fifo_at(at: &Path) {
     nix::unistd::mkfifo(

@@ -864,7 +864,8 @@ fn sorted(text: &str) -> Vec<String> {
 }
 
 /// Issue 11.21: in bash, zsh and fish, teammate names and task ids complete from the current
-/// team, `--color` offers its values, and the rest still completes as before.
+/// team, `--color` offers its values, and the rest still completes as before; an option's
+/// value also in the `--opt=VALUE` form.
 #[test]
 fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     let env = TestEnv::new();
@@ -946,6 +947,55 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     // Nothing of the team's matches: nothing, not the repository's Cargo.toml.
     assert!(fish("teamctl send --as Car").trim().is_empty());
     assert!(fish("teamctl --team Car").trim().is_empty());
+    // The `--opt=VALUE` form completes the same values, `--opt=` kept in front (it completed
+    // nothing: `__complete` took `--team=` for an option being typed).
+    let eq = |opt: &str, values: &[&str]| -> Vec<String> {
+        values.iter().map(|v| format!("{opt}={v}")).collect()
+    };
+    assert_eq!(sorted(&fish("teamctl --team=")), eq("--team", &["alpha"]));
+    assert_eq!(
+        sorted(&fish("teamctl send --team=al")),
+        eq("--team", &["alpha"])
+    );
+    assert_eq!(sorted(&fish("teamctl send --as=")), eq("--as", &members));
+    assert_eq!(sorted(&fish("teamctl log --from=")), eq("--from", &members));
+    assert_eq!(
+        sorted(&fish("teamctl log --to=b")),
+        eq("--to", &["bea", "bob"])
+    );
+    assert_eq!(
+        sorted(&fish("teamctl --team=alpha log --worker=")),
+        eq("--worker", &["bea", "bob"])
+    );
+    assert_eq!(
+        sorted(&fish("teamctl task update 1 --owner=")),
+        eq("--owner", &["bea", "bob"])
+    );
+    assert_eq!(
+        sorted(&fish("teamctl task add x --blocked-by=")),
+        eq("--blocked-by", &["1", "2"])
+    );
+    assert_eq!(
+        sorted(&fish("teamctl log --type=idle")),
+        eq("--type", &["idle_notification"])
+    );
+    assert!(fish("teamctl send --as=Car").trim().is_empty());
+    // bash splits `--team=` at `=` (COMP_WORDBREAKS): the value's word completes alone; zsh
+    // keeps one word, which gets its candidates with `--team=` in front.
+    assert_eq!(sorted(&bash("teamctl send --team = ''")), ["alpha"]);
+    assert_eq!(
+        sorted(&bash("teamctl --team = alpha task update 1 --owner = ''")),
+        ["bea", "bob"]
+    );
+    assert_eq!(sorted(&bash("teamctl log --to = b")), ["bea", "bob"]);
+    assert_eq!(
+        sorted(&zsh("teamctl send --team=", 3)),
+        eq("--team", &["alpha"])
+    );
+    assert_eq!(
+        sorted(&zsh("teamctl --team=alpha log --worker=b", 4)),
+        eq("--worker", &["bea", "bob"])
+    );
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
 }

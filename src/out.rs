@@ -1,0 +1,79 @@
+//! Standard output, checked. Commands print through `outln!` and `out!` (std's `println!`
+//! panics on a write error: `teamctl status > /dev/full` exited 101 with a backtrace). As in
+//! coreutils, a write error is kept, later writes are skipped and the command goes on: what it
+//! changed in the store is never left half done because its report could not be printed. At
+//! the end `finish` flushes and returns the first error, which `main` reports in one line
+//! (`teamctl: cannot write output: ...`, exit 1), or, for a reader that went away (EPIPE),
+//! ends quietly as a command killed by SIGPIPE does. Long-running printers (`log -f`,
+//! `status --watch`, `lead`) write through `now`, which returns the error at once, so they
+//! stop instead of running on with nowhere to print.
+
+use std::io::{self, Write};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+/// The first write error on stdout, once there was one.
+static FAILED: Mutex<Option<io::Error>> = Mutex::new(None);
+
+/// Write `args` on stdout, unless an earlier write failed; a failure is kept for `finish`.
+pub fn write(args: std::fmt::Arguments<'_>) {
+    let mut failed = FAILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if failed.is_none()
+        && let Err(e) = io::stdout().lock().write_fmt(args)
+    {
+        *failed = Some(e);
+    }
+}
+
+/// Write `text` on stdout and flush it now: the error, if any, as the command's error.
+pub fn now(text: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text)
+        .and_then(|()| out.flush())
+        .map_err(error)
+}
+
+/// Flush stdout: the first error met since the start (or by this flush), if any.
+pub fn finish() -> Result<()> {
+    let mut failed = FAILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if failed.is_none()
+        && let Err(e) = io::stdout().lock().flush()
+    {
+        *failed = Some(e);
+    }
+    failed.take().map_or(Ok(()), |e| Err(error(e)))
+}
+
+/// A write error on stdout as the command's error: a reader gone away (EPIPE) is
+/// `Error::Closed`, which `main` ends quietly on.
+pub fn error(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::Closed
+    } else {
+        Error::io_while("cannot write output", e)
+    }
+}
+
+/// `println!` on stdout, checked (see the module).
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::out::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` on stdout, checked (see the module).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!($($arg)*))
+    };
+}
