@@ -17,10 +17,6 @@ pub(crate) mod lead;
 pub(crate) mod log;
 pub(crate) mod plan;
 pub(crate) mod resume;
-#[allow(
-    clippy::print_stdout,
-    reason = "send.rs is being changed on another branch; its three println! go to outln! then"
-)]
 pub(crate) mod send;
 pub(crate) mod shutdown;
 pub(crate) mod shutdown_response;

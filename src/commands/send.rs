@@ -121,11 +121,11 @@ pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 } else {
                     "members"
                 };
-                println!("sent to {} {members}: {}", names.len(), names.join(", "));
+                crate::outln!("sent to {} {members}: {}", names.len(), names.join(", "));
             }
             Recipient::One(_) => {
                 for n in &to {
-                    println!("sent to {n}");
+                    crate::outln!("sent to {n}");
                 }
             }
         }
@@ -208,7 +208,7 @@ fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs)
             "waiting": if running == Some(false) { vec![to.to_string()] } else { vec![] },
         }));
     } else {
-        println!("sent to {to}");
+        crate::outln!("sent to {to}");
         if running == Some(false) {
             eprintln!(
                 "teamctl: {to} is stopped; the message waits in its inbox until team {}'s leader resumes it",

@@ -19,6 +19,7 @@ const COMMANDS: &[&[&str]] = &[
     &["status", "--watch", "--json"],
     &["task", "list"],
     &["--json", "send", "bob", "again"],
+    &["send", "bob", "plain"],
     &["lead"],
 ];
 
@@ -99,6 +100,12 @@ fn a_full_device_is_one_line_and_exit_1() {
         .filter(|m| m["text"] == "again")
         .count();
     assert_eq!(again, 1);
+    let plain = env
+        .inbox("t", "bob")
+        .iter()
+        .filter(|m| m["text"] == "plain")
+        .count();
+    assert_eq!(plain, 1);
     env.ok(&["kill", "bob"]);
 }
 
