@@ -617,7 +617,25 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
                 eprintln!("{}", crate::output::printable(&format!("teamctl: {hint}")));
                 std::process::exit(2);
             }
-            e.exit()
+            // Help and version go to stdout: one that cannot be written is said, as any
+            // command's output is (`out`); clap's own `exit` ignores the error (QA: `teamctl
+            // --help > /dev/full` exited 0).
+            if e.use_stderr() {
+                e.exit()
+            }
+            match e
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
+            {
+                Ok(()) => std::process::exit(e.exit_code()),
+                // A reader gone away (SIGPIPE blocked by the caller): the status a shell reads
+                // as SIGPIPE's, quietly, as for any command's output.
+                Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+                Err(err) => {
+                    eprintln!("teamctl: cannot write output: {err}");
+                    std::process::exit(1);
+                }
+            }
         }
     }
 }

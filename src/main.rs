@@ -71,17 +71,11 @@ fn run() {
         // SAFETY: before any thread exists.
         unsafe { std::env::remove_var("TMUX_PANE") };
     }
-    if !matches!(cli.command, Some(teamctl::cli::Command::Worker(_))) {
-        // `teamctl status | head` ends quietly, as Unix tools do, instead of panicking on a
-        // closed stdout. Not in the worker: it must survive an agent that closes its stdin.
-        // SAFETY: set once, before any thread exists.
-        unsafe {
-            let _ = nix::sys::signal::signal(
-                nix::sys::signal::Signal::SIGPIPE,
-                nix::sys::signal::SigHandler::SigDfl,
-            );
-        }
-    }
+    // SIGPIPE stays ignored: a closed stdout is an error `out` keeps while the command finishes
+    // what it changes, and `exit_on` then ends it as SIGPIPE would. With the default action,
+    // the first line written to a reader gone away killed the command halfway (QA: `teamctl
+    // resume | head -1` resumed one teammate of four). The worker must also survive an agent
+    // that closes its stdin. Children get the default back (std resets it at `exec`).
     exit_on(teamctl::commands::run(cli));
 }
 

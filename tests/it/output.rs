@@ -53,6 +53,14 @@ fn ended(mut child: Child, what: &str) -> (ExitStatus, String) {
     (status.unwrap(), err)
 }
 
+/// How many messages in bob's inbox read `text`.
+fn in_bobs_inbox(env: &TestEnv, text: &str) -> usize {
+    env.inbox("t", "bob")
+        .iter()
+        .filter(|m| m["text"] == text)
+        .count()
+}
+
 fn no_panic(err: &str, what: &str) {
     assert!(
         !err.contains("panicked") && !err.contains("backtrace"),
@@ -93,19 +101,9 @@ fn a_full_device_is_one_line_and_exit_1() {
             "{what}: {err}"
         );
     }
-    // The send was done once, whatever became of its report.
-    let again = env
-        .inbox("t", "bob")
-        .iter()
-        .filter(|m| m["text"] == "again")
-        .count();
-    assert_eq!(again, 1);
-    let plain = env
-        .inbox("t", "bob")
-        .iter()
-        .filter(|m| m["text"] == "plain")
-        .count();
-    assert_eq!(plain, 1);
+    // Each send was done once, whatever became of its report.
+    assert_eq!(in_bobs_inbox(&env, "again"), 1);
+    assert_eq!(in_bobs_inbox(&env, "plain"), 1);
     env.ok(&["kill", "bob"]);
 }
 
@@ -173,12 +171,7 @@ fn a_closed_pipe_ends_quietly_as_sigpipe_does() {
         }
     }
     // Each of the two sends was done once.
-    let again = env
-        .inbox("t", "bob")
-        .iter()
-        .filter(|m| m["text"] == "again")
-        .count();
-    assert_eq!(again, 2);
+    assert_eq!(in_bobs_inbox(&env, "again"), 2);
     env.ok(&["kill", "bob"]);
 }
 
@@ -224,4 +217,58 @@ fn a_live_view_ends_when_its_reader_goes_away_on_a_quiet_team() {
         );
     }
     env.ok(&["kill", "bob"]);
+}
+
+/// clap's own printers (help, version) to a full device: one line and exit 1, as any
+/// command's output (QA: `teamctl --help > /dev/full` exited 0 with nothing written).
+#[test]
+fn help_and_version_to_a_full_device_are_one_line_and_exit_1() {
+    let env = TestEnv::new();
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["help", "status"],
+        &["status", "--help"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = env.cmd(args).stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        no_panic(&err, &format!("{args:?}"));
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(
+            err.trim(),
+            "teamctl: cannot write output: No space left on device (os error 28)",
+            "{args:?}"
+        );
+    }
+}
+
+/// A command whose reader goes away at its first line (`teamctl resume | head -1`, SIGPIPE at
+/// its default as a shell leaves it) still does all it was asked, then ends as SIGPIPE would
+/// (new-user QA: it was killed at that first line, one teammate of four resumed).
+#[test]
+fn a_command_piped_into_head_finishes_its_work_before_it_ends() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    let names = ["a1", "a2", "a3", "a4"];
+    for n in names {
+        env.ok(&["spawn", n, "--backend", "process", "--exec", "cat"]);
+    }
+    env.ok(&["shutdown", "--all", "--force"]);
+    let (status, err) = ended(closed_pipe(env.cmd(&["resume"]), false), "resume | head -0");
+    no_panic(&err, "resume");
+    assert_eq!(
+        status.signal(),
+        Some(nix::libc::SIGPIPE),
+        "{status:?}: {err}"
+    );
+    for n in names {
+        wait_until(&format!("{n} resumed"), Duration::from_secs(20), || {
+            env.member_status(n) == "idle"
+        });
+    }
+    env.ok(&["shutdown", "--all", "--force"]);
 }
