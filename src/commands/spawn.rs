@@ -358,5 +358,14 @@ fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {
             dir.display()
         )));
     }
+    // Recorded in the team file (JSON) as text: a byte that is not UTF-8 became U+FFFD, and
+    // the teammate ran in that other directory, which anyone who can write the parent may
+    // make (attacker QA). Refused, as a home of such a path is.
+    if dir.to_str().is_none() {
+        return Err(Error::bad(format!(
+            "the working directory {} is not valid UTF-8: teamctl records it in the team file, which cannot carry it unchanged; use --cwd with a directory whose path is UTF-8",
+            std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()).escape_ascii()
+        )));
+    }
     Ok(dir)
 }

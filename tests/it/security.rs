@@ -1087,3 +1087,44 @@ fn a_special_file_at_a_live_state_is_shown_by_status() {
     std::fs::remove_file(&live).unwrap();
     env.ok(&["kill", "bob"]);
 }
+
+/// A working directory whose path is not UTF-8 (`--cwd`, or the shell's own directory) is
+/// refused, as such a home is: recorded in the team file as text, it became the U+FFFD
+/// spelling, and the teammate ran in that other directory, which anyone who can write the
+/// parent may make (attacker QA). Nothing is left of the refused spawn.
+#[test]
+fn a_working_directory_whose_path_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    let odd = env.work.path().join(std::ffi::OsStr::from_bytes(b"c\xff"));
+    std::fs::create_dir(&odd).unwrap();
+    // The look-alike another user could make.
+    std::fs::create_dir(env.work.path().join("c\u{fffd}")).unwrap();
+    let mut given = env.cmd(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        "pwd",
+        "--cwd",
+    ]);
+    given.arg(&odd);
+    let mut here = env.cmd(&["spawn", "w", "--backend", "process", "--exec", "pwd"]);
+    here.current_dir(&odd);
+    for (how, mut cmd) in [("--cwd", given), ("the current directory", here)] {
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{how}: {err}");
+        assert!(
+            err.contains(r"c\xff") && err.contains("not valid UTF-8"),
+            "{how}: {err}"
+        );
+        assert!(
+            env.config("t")["members"].as_array().unwrap().len() == 1,
+            "{how}"
+        );
+        assert!(!env.team_dir("t").join("env/w").exists(), "{how}");
+    }
+}
