@@ -103,10 +103,13 @@ pub const STORE: &str = "TEAMCTL_STORE";
 pub const HEARTBEAT_MS: &str = "TEAMCTL_HEARTBEAT_MS";
 
 /// What a worker and its turns never inherit from whoever started them: the identity variables
-/// (the launch sets the worker's own) and the store's address, which may carry a login (the
-/// team's pointer file names the store; an agent's environment can end up in its output).
+/// (the launch sets the worker's own), the variables only a task's or a plan's turn is given
+/// (set in the leader's shell, they reached every turn: a `task done` in a turn that had no
+/// task could close the wrong one; attacker QA), and the store's address, which may carry a
+/// login (the team's pointer file names the store; an agent's environment can end up in its
+/// output).
 pub fn not_inherited() -> impl Iterator<Item = &'static str> {
-    identity().chain(std::iter::once(STORE))
+    identity().chain([TASK_ID, PLAN, PLAN_ROUND, FEEDBACK, STORE])
 }
 
 /// The variables that stand in for global options.

@@ -227,3 +227,33 @@ fn an_agent_of_a_renamed_binary_finds_teamctl_and_it_is_that_binary() {
     );
     run(&["delete", "--force"]);
 }
+
+/// The variables only a task's or a plan's turn is given, set in the leader's shell, reach no
+/// turn of a teammate spawned from it (attacker QA: a stale `TEAMCTL_TASK_ID` let a turn that
+/// had no task `task done` another one).
+#[test]
+fn a_task_or_plan_variable_of_the_leaders_shell_reaches_no_turn() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    let mut spawn = env.cmd(&[
+        "spawn",
+        "w",
+        "--backend",
+        "process",
+        "--exec",
+        "env | grep -c LEAKED || true",
+    ]);
+    for var in [
+        "TEAMCTL_TASK_ID",
+        "TEAMCTL_PLAN",
+        "TEAMCTL_PLAN_ROUND",
+        "TEAMCTL_FEEDBACK",
+    ] {
+        spawn.env(var, "LEAKED");
+    }
+    let out = spawn.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The first turn, and one in the process started ahead after it.
+    assert_eq!(ask(&env, "w", "one"), "0");
+    assert_eq!(ask(&env, "w", "two"), "0");
+}
