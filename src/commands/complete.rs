@@ -52,6 +52,15 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         before.push(opt.to_string());
         prefix = &current[..=opt.len()];
         current = value;
+    } else if current == "="
+        && before.last().is_some_and(|w| w.starts_with("--"))
+        && !before.iter().any(|w| w == "--")
+    {
+        // bash splits `--opt=` at `=` and completes the word `=` itself until a letter
+        // follows (QA: `--as=<Tab>` listed files): every value, each with `=` in front, the
+        // word the shell replaces.
+        prefix = "=";
+        current = "";
     }
     let Some(want) = wanted(&before, current) else {
         return Ok(());

@@ -988,6 +988,11 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         ["bea", "bob"]
     );
     assert_eq!(sorted(&bash("teamctl log --to = b")), ["bea", "bob"]);
+    // With nothing typed after `=`, bash completes the word `=` itself: the values come back
+    // with `=` in front, the word bash replaces (new-user QA: it listed file names).
+    let after_eq: Vec<String> = members.iter().map(|m| format!("={m}")).collect();
+    assert_eq!(sorted(&bash("teamctl send --as =")), after_eq);
+    assert_eq!(sorted(&bash("teamctl --team =")), ["=alpha"]);
     assert_eq!(
         sorted(&zsh("teamctl send --team=", 3)),
         eq("--team", &["alpha"])
