@@ -628,13 +628,7 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
                 .and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
             {
                 Ok(()) => std::process::exit(e.exit_code()),
-                // A reader gone away (SIGPIPE blocked by the caller): the status a shell reads
-                // as SIGPIPE's, quietly, as for any command's output.
-                Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
-                Err(err) => {
-                    eprintln!("teamctl: cannot write output: {err}");
-                    std::process::exit(1);
-                }
+                Err(err) => crate::out::exit_with(&crate::out::error(err)),
             }
         }
     }

@@ -81,31 +81,7 @@ fn run() {
 
 /// One line and the error's exit code, or nothing; a closed output ends as SIGPIPE would.
 fn exit_on(result: teamctl::error::Result<()>) {
-    if let Err(teamctl::error::Error::Closed) = result {
-        die_of_sigpipe();
-    }
     if let Err(err) = result {
-        // An error may quote a teammate's words (a failure notice, a refusal).
-        eprintln!("{}", teamctl::output::printable(&format!("teamctl: {err}")));
-        std::process::exit(err.exit_code());
+        teamctl::out::exit_with(&err);
     }
-}
-
-/// End as a command killed by SIGPIPE: quietly, with the status a shell reads as such (141),
-/// so that `teamctl log -f | head -1` looks like any other pipeline. The signal reaches here
-/// only when it was blocked or ignored when writing (a parent's signal mask is inherited; the
-/// worker ignores it): otherwise the write itself ended the process.
-fn die_of_sigpipe() -> ! {
-    use nix::sys::signal::{
-        SigHandler, SigSet, SigmaskHow, Signal, pthread_sigmask, raise, signal,
-    };
-    // SAFETY: the default action, set on the way out; no handler of ours runs.
-    unsafe {
-        let _ = signal(Signal::SIGPIPE, SigHandler::SigDfl);
-    }
-    let mut pipe = SigSet::empty();
-    pipe.add(Signal::SIGPIPE);
-    let _ = pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&pipe), None);
-    let _ = raise(Signal::SIGPIPE);
-    std::process::exit(128 + Signal::SIGPIPE as i32)
 }

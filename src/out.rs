@@ -59,6 +59,35 @@ pub fn error(e: io::Error) -> Error {
     }
 }
 
+/// End the process on `err`: one line and its exit code, or, for a reader that went away
+/// (`Error::Closed`), quietly as a command killed by SIGPIPE. teamctl ignores SIGPIPE (`main`)
+/// so that a command finishes what it changes before it ends so.
+pub fn exit_with(err: &Error) -> ! {
+    if let Error::Closed = err {
+        die_of_sigpipe();
+    }
+    // An error may quote a teammate's words (a failure notice, a refusal).
+    eprintln!("{}", crate::output::printable(&format!("teamctl: {err}")));
+    std::process::exit(err.exit_code());
+}
+
+/// End as a command killed by SIGPIPE: quietly, with the status a shell reads as such (141),
+/// so that `teamctl log -f | head -1` looks like any other pipeline.
+fn die_of_sigpipe() -> ! {
+    use nix::sys::signal::{
+        SigHandler, SigSet, SigmaskHow, Signal, pthread_sigmask, raise, signal,
+    };
+    // SAFETY: the default action, set on the way out; no handler of ours runs.
+    unsafe {
+        let _ = signal(Signal::SIGPIPE, SigHandler::SigDfl);
+    }
+    let mut pipe = SigSet::empty();
+    pipe.add(Signal::SIGPIPE);
+    let _ = pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&pipe), None);
+    let _ = raise(Signal::SIGPIPE);
+    std::process::exit(128 + Signal::SIGPIPE as i32)
+}
+
 /// `println!` on stdout, checked (see the module).
 #[macro_export]
 macro_rules! outln {

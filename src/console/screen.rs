@@ -20,7 +20,7 @@ pub struct Screen {
     /// so lines drawn just before may have gone to the wrong rows).
     shown: VecDeque<String>,
     /// The first write error (a full disk, a reader gone): the console then ends (`check`).
-    failed: Option<std::io::Error>,
+    failed: Option<crate::error::Error>,
 }
 
 impl Screen {
@@ -126,10 +126,7 @@ impl Screen {
     /// Write and flush `text`, unless an earlier write failed; a failure is kept for `check`.
     fn put(&mut self, text: &str) {
         if self.failed.is_none()
-            && let Err(e) = self
-                .out
-                .write_all(text.as_bytes())
-                .and_then(|()| self.out.flush())
+            && let Err(e) = crate::out::now(text.as_bytes())
         {
             self.failed = Some(e);
         }
@@ -137,9 +134,7 @@ impl Screen {
 
     /// The first write error, as the console's error: it cannot go on with nowhere to print.
     pub fn check(&mut self) -> crate::error::Result<()> {
-        self.failed
-            .take()
-            .map_or(Ok(()), |e| Err(crate::out::error(e)))
+        self.failed.take().map_or(Ok(()), Err)
     }
 
     /// Drawing on a terminal (not plain lines)?

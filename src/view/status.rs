@@ -103,63 +103,59 @@ fn rows_from(
         .members
         .iter()
         .zip(files)
-        .map(
-            |(
-                m,
-                Files {
-                    live,
-                    unread,
-                    problem,
-                },
-            )| {
-                let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
-                let status = status(m, live.as_ref());
-                // The message a running turn handles is not unread (a dead worker's is).
-                let handling = fresh
+        .map(|(m, files)| {
+            let Files {
+                live,
+                unread,
+                problem,
+            } = files;
+            let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
+            let status = status(m, live.as_ref());
+            // The message a running turn handles is not unread (a dead worker's is).
+            let handling = fresh
+                .and_then(|l| l.current_turn.as_ref())
+                .filter(|_| status == Status::Working)
+                .map(|t| t.message_id.as_str());
+            let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
+            let shown = if shutdown_requested {
+                Status::ShutdownPending
+            } else {
+                status
+            };
+            // What a stopped teammate's worker last wrote is history, not state.
+            let fresh = fresh.filter(|_| status != Status::Stopped);
+            Row {
+                name: m.name.to_string(),
+                agent_id: m.agent_id.clone(),
+                status: shown,
+                backend: m.backend_type.map(|b| b.to_string()),
+                // A stopped teammate's pane was closed (or is a dead one kept for reading).
+                pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
+                pid: fresh
+                    .map(|l| l.pid)
+                    .or(m.pid)
+                    .filter(|_| status != Status::Stopped),
+                unread: unread
+                    .iter()
+                    .filter(|id| Some(id.as_str()) != handling)
+                    .count(),
+                current_turn: fresh
                     .and_then(|l| l.current_turn.as_ref())
-                    .filter(|_| status == Status::Working)
-                    .map(|t| t.message_id.as_str());
-                let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
-                let shown = if shutdown_requested {
-                    Status::ShutdownPending
-                } else {
-                    status
-                };
-                // What a stopped teammate's worker last wrote is history, not state.
-                let fresh = fresh.filter(|_| status != Status::Stopped);
-                Row {
-                    name: m.name.to_string(),
-                    agent_id: m.agent_id.clone(),
-                    status: shown,
-                    backend: m.backend_type.map(|b| b.to_string()),
-                    // A stopped teammate's pane was closed (or is a dead one kept for reading).
-                    pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
-                    pid: fresh
-                        .map(|l| l.pid)
-                        .or(m.pid)
-                        .filter(|_| status != Status::Stopped),
-                    unread: unread
-                        .iter()
-                        .filter(|id| Some(id.as_str()) != handling)
-                        .count(),
-                    current_turn: fresh
-                        .and_then(|l| l.current_turn.as_ref())
-                        .map(|t| t.summary.clone()),
-                    turn_started_at: fresh
-                        .and_then(|l| l.current_turn.as_ref())
-                        .map(|t| t.started_at),
-                    current_task: fresh.and_then(|l| l.current_task),
-                    last_seen: live.as_ref().map(|l| l.last_seen),
-                    color: m.color.clone(),
-                    shutdown_requested,
-                    host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
-                    needs_user: fresh
-                        .and_then(|l| l.needs_user.clone())
-                        .filter(|_| status.is_running()),
-                    problem,
-                }
-            },
-        )
+                    .map(|t| t.summary.clone()),
+                turn_started_at: fresh
+                    .and_then(|l| l.current_turn.as_ref())
+                    .map(|t| t.started_at),
+                current_task: fresh.and_then(|l| l.current_task),
+                last_seen: live.as_ref().map(|l| l.last_seen),
+                color: m.color.clone(),
+                shutdown_requested,
+                host: crate::backend::host::elsewhere(m).map(crate::backend::host::label),
+                needs_user: fresh
+                    .and_then(|l| l.needs_user.clone())
+                    .filter(|_| status.is_running()),
+                problem,
+            }
+        })
         .collect()
 }
 

@@ -48,13 +48,18 @@ pub struct Launch {
 impl Launch {
     /// The command, with nothing of the turn's stdio or process set-up (the caller's).
     pub fn command(&self) -> std::process::Command {
+        let mut cmd = self.without_env();
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    /// `command` without the variables (a launcher sets those itself: `become_it`).
+    fn without_env(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(&self.program);
         if let Some(arg0) = &self.arg0 {
             cmd.arg0(arg0);
         }
-        cmd.args(&self.args)
-            .current_dir(&self.cwd)
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.args(&self.args).current_dir(&self.cwd);
         cmd
     }
 }
@@ -281,11 +286,7 @@ fn become_it(launch: &Launch) -> std::io::Error {
         // another), so nothing reads the environment meanwhile.
         unsafe { std::env::set_var(k, v) };
     }
-    let mut cmd = std::process::Command::new(&launch.program);
-    if let Some(arg0) = &launch.arg0 {
-        cmd.arg0(arg0);
-    }
-    cmd.args(&launch.args).current_dir(&launch.cwd).exec()
+    launch.without_env().exec()
 }
 
 /// Run, while nothing waits for it, the code that becoming a turn runs (reading a `Launch`,
