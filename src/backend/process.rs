@@ -74,15 +74,22 @@ impl Backend for ProcessBackend {
         live: Option<&LiveState>,
         ending: &mut Ending,
     ) -> Result<()> {
-        // The worker leads its own process group (setsid): the group goes while its leader is
-        // this member's worker.
-        for pid in [member.pid, live.map(|l| l.pid)].into_iter().flatten() {
-            if let Some(group) = proc::Pid::new(pid) {
-                ending.group(group, Tag::Worker(member.agent_id.clone()));
-            }
-        }
+        end_worker(member, live, ending);
         end_turn(member, live, ending);
         Ok(())
+    }
+}
+
+/// End the member's worker with `ending`, before its turn: a worker asked to stop ends its
+/// own turn and leaves the message for `resume`; a turn ended first is a failed turn to a
+/// worker still running, which then takes the next message. The worker leads its own process
+/// group (setsid here, tmux's own for a pane): the group goes while its leader is this
+/// member's worker.
+pub fn end_worker(member: &Member, live: Option<&LiveState>, ending: &mut Ending) {
+    for pid in [member.pid, live.map(|l| l.pid)].into_iter().flatten() {
+        if let Some(group) = proc::Pid::new(pid) {
+            ending.group(group, Tag::Worker(member.agent_id.clone()));
+        }
     }
 }
 

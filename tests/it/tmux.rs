@@ -847,3 +847,45 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
 
 /// `argv::STATE_FORMAT`, as the logging tmux prints it.
 const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";
+
+/// `kill` during a turn ends the worker before its turn: the turn is the worker's to end
+/// (stopped, left for `resume`), never a failure "not by teamctl" that lets the worker take
+/// the next queued message before it is killed too (QA: that message's agent started, was
+/// killed, and ran again on `resume`).
+#[test]
+fn kill_during_a_turn_stops_the_worker_before_it_takes_the_next_message() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-killturn");
+    let marks = env.home_path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    // Each turn adds a line to a file named after its message; the first message's first
+    // turn then waits.
+    let exec = format!(
+        "m=$(cat); f='{}'/\"$m\"; echo x >> \"$f\"; [ \"$m\" = first ] && [ $(wc -l < \"$f\") = 1 ] && exec sleep 60; echo done",
+        marks.display()
+    );
+    env.ok(&["spawn", "w", "--exec", &exec]);
+    env.ok(&["send", "w", "first"]);
+    env.ok(&["send", "w", "second"]);
+    wait_until("the first turn runs", WAIT, || marks.join("first").exists());
+    env.ok(&["kill", "w"]);
+    assert!(
+        !marks.join("second").exists(),
+        "the next message's turn started during kill"
+    );
+    let log = std::fs::read_to_string(env.team_dir(&t).join("logs").join("w.log")).unwrap();
+    assert!(!log.contains("not by teamctl"), "{log}");
+    assert_eq!(env.member_status("w"), "stopped");
+    // Both messages are still to be handled: `resume` runs the first again, then the second
+    // once.
+    env.ok(&["resume", "w"]);
+    let runs = |m: &str| {
+        std::fs::read_to_string(marks.join(m))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    wait_until("the second turn after resume", WAIT, || runs("second") == 1);
+    assert_eq!(runs("first"), 2);
+    env.ok(&["kill", "w"]);
+    assert_eq!(runs("second"), 1);
+}

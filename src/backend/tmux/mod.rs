@@ -247,8 +247,9 @@ impl Backend for TmuxBackend {
         live: Option<&LiveState>,
         ending: &mut super::ending::Ending,
     ) -> Result<()> {
-        // The turn group, then every process carrying the tag (the worker included), then
-        // the panes.
+        // The worker, then the turn group, then every process carrying the tag, then the
+        // panes.
+        super::process::end_worker(member, live, ending);
         super::process::end_turn(member, live, ending);
         let panes = [
             member.pane_id.as_deref(),
