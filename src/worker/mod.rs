@@ -404,7 +404,10 @@ impl Worker {
                 }
             }
             let mut cursor = self.store.cursor(&self.name, READER)?;
-            let mut at_cursor = self.scan_control_at(cursor)?;
+            let scanned = self.scan_control_at(cursor);
+            let Some(mut at_cursor) = self.unless_removed(scanned, armed).await? else {
+                continue;
+            };
             if let Some(req) = self.control.take_shutdown() {
                 match self.answer_shutdown(&req, &mut stop).await? {
                     Next::Exit | Next::Abandon => return Ok(()),
@@ -417,7 +420,11 @@ impl Worker {
             // A wake-up from idle reads and parses its message once: what the look-ahead
             // read at the cursor is what a read there would return.
             let entries = if at_cursor.is_empty() {
-                self.store.read(&self.name, cursor, BATCH)?
+                let read = self.store.read(&self.name, cursor, BATCH);
+                let Some(entries) = self.unless_removed(read, armed).await? else {
+                    continue;
+                };
+                entries
             } else {
                 at_cursor
             };
@@ -464,9 +471,10 @@ impl Worker {
                 // hand) has a log of its own, read from its own start once the worker has
                 // armed anew (the top of the loop). Before, the old log's offset was written
                 // into the new directory, and the new log's first messages were skipped.
-                let same_log = self.store.inbox_generation(&self.name) == armed;
+                let mut same_log = self.store.inbox_generation(&self.name) == armed;
                 if same_log {
-                    self.store.set_cursor(&self.name, READER, entry.end)?;
+                    let set = self.store.set_cursor(&self.name, READER, entry.end);
+                    same_log = self.unless_removed(set, armed).await?.is_some();
                 }
                 if next == Next::Exit {
                     return Ok(());
@@ -474,12 +482,35 @@ impl Worker {
                 if !same_log {
                     break;
                 }
-                self.scan_control_at(entry.end)?;
+                let scanned = self.scan_control_at(entry.end);
+                if self.unless_removed(scanned, armed).await?.is_none() {
+                    break;
+                }
                 if self.control.shutdown_pending() {
                     break;
                 }
             }
         }
+    }
+
+    /// `done`, unless it failed because the inbox directory was removed or replaced while it
+    /// ran (by hand: `rm -rf` takes its files one by one, so the worker can find the cursors'
+    /// directory gone, or make it again just as its parent goes): then `None`, and the loop
+    /// goes back to its top, which arms anew and reads the new log from its start. A removal
+    /// still under way when the failure is seen is given `REMOVAL_SETTLE` to finish. Any other
+    /// failure is the worker's end, as before (QA: a worker died with "inboxes/bob/cursors: No
+    /// such file or directory" when its inbox directory was removed just after a turn).
+    async fn unless_removed<T>(&self, done: Result<T>, armed: Option<u64>) -> Result<Option<T>> {
+        let e = match done {
+            Ok(v) => return Ok(Some(v)),
+            Err(e) => e,
+        };
+        let moved = || self.store.inbox_generation(&self.name) != armed;
+        if moved() {
+            return Ok(None);
+        }
+        tokio::time::sleep(REMOVAL_SETTLE).await;
+        if moved() { Ok(None) } else { Err(e) }
     }
 
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte

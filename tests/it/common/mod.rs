@@ -428,6 +428,26 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
     }
 }
 
+/// `wait_until`, and on a timeout the panic also shows `context()` (a log, say), so a failure
+/// seen once under load can be read afterwards.
+pub fn wait_until_or_show(
+    what: &str,
+    timeout: Duration,
+    mut cond: impl FnMut() -> bool,
+    context: impl Fn() -> String,
+) {
+    let deadline = Instant::now() + timeout;
+    while !cond() {
+        if Instant::now() >= deadline {
+            panic!(
+                "timed out after {timeout:?} waiting for {what}; then:\n{}",
+                context()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A snapshot of every file under `dir` (path and bytes), to show nothing changed.
 pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
