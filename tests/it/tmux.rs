@@ -1,7 +1,8 @@
 //! End-to-end tests of the tmux backend (SPEC section 8) against a private tmux server per
 //! test (`TestEnv::with_tmux`, killed on drop): placement inside and outside tmux, tags,
 //! liveness, tag-checked kills, the user's options left alone, resume after a server restart
-//! and attach. They fail, never pass, when tmux is missing.
+//! and attach; and `kill` during a turn on both backends. They fail, never pass, when tmux is
+//! missing.
 
 use std::time::Duration;
 
@@ -854,8 +855,17 @@ const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent
 /// killed, and ran again on `resume`).
 #[test]
 fn kill_during_a_turn_stops_the_worker_before_it_takes_the_next_message() {
-    let env = TestEnv::with_tmux();
-    let t = team(&env, "tm-killturn");
+    kill_during_a_turn(&TestEnv::with_tmux(), "tm-killturn", "tmux");
+}
+
+/// The same on the process backend (its worker was signalled first already).
+#[test]
+fn kill_during_a_turn_of_a_process_teammate_stops_its_worker_first() {
+    kill_during_a_turn(&TestEnv::new(), "tm-killturn-p", "process");
+}
+
+fn kill_during_a_turn(env: &TestEnv, team_name: &str, backend: &str) {
+    let t = team(env, team_name);
     let marks = env.home_path().join("marks");
     std::fs::create_dir(&marks).unwrap();
     // Each turn adds a line to a file named after its message; the first message's first
@@ -864,7 +874,7 @@ fn kill_during_a_turn_stops_the_worker_before_it_takes_the_next_message() {
         "m=$(cat); f='{}'/\"$m\"; echo x >> \"$f\"; [ \"$m\" = first ] && [ $(wc -l < \"$f\") = 1 ] && exec sleep 60; echo done",
         marks.display()
     );
-    env.ok(&["spawn", "w", "--exec", &exec]);
+    env.ok(&["spawn", "w", "--backend", backend, "--exec", &exec]);
     env.ok(&["send", "w", "first"]);
     env.ok(&["send", "w", "second"]);
     wait_until("the first turn runs", WAIT, || marks.join("first").exists());
