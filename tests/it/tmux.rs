@@ -889,11 +889,7 @@ fn kill_during_a_turn(env: &TestEnv, team_name: &str, backend: &str) {
     // Both messages are still to be handled: `resume` runs the first again, then the second
     // once.
     env.ok(&["resume", "w"]);
-    let runs = |m: &str| {
-        std::fs::read_to_string(marks.join(m))
-            .map(|s| s.lines().count())
-            .unwrap_or(0)
-    };
+    let runs = |m: &str| std::fs::read_to_string(marks.join(m)).map_or(0, |s| s.lines().count());
     wait_until("the second turn after resume", WAIT, || runs("second") == 1);
     assert_eq!(runs("first"), 2);
     env.ok(&["kill", "w"]);

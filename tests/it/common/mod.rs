@@ -438,12 +438,11 @@ pub fn wait_until_or_show(
 ) {
     let deadline = Instant::now() + timeout;
     while !cond() {
-        if Instant::now() >= deadline {
-            panic!(
-                "timed out after {timeout:?} waiting for {what}; then:\n{}",
-                context()
-            );
-        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}; then:\n{}",
+            context()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
