@@ -131,7 +131,9 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
     // from the servers this host's own records name: the console would otherwise go on
     // acting as the team's leader.
     let sockets = crate::store::spec::tmux_sockets(&ctx.home.team_dir(team));
-    crate::backend::tmux::forget_session(team, None, sockets);
+    for left in crate::backend::tmux::forget_session(team, None, sockets) {
+        eprintln!("{}", crate::backend::tmux::left_open_note(&left));
+    }
     ctx.home.forget(team)
 }
 
@@ -205,7 +207,9 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             eprintln!("teamctl: {e}");
         }
     }
-    crate::backend::tmux::forget_team(&last);
+    for left in crate::backend::tmux::forget_team(&last) {
+        eprintln!("{}", crate::backend::tmux::left_open_note(&left));
+    }
     store.destroy()?;
     verify_gone(&last)?;
     if ctx.home.current().is_none() {

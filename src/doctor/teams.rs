@@ -377,17 +377,16 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
         .and_then(|n| n.to_str())
         .and_then(|n| Name::parse(n).ok());
     if let Some(t) = &team {
-        match home.handle(t).and_then(|s| s.load()) {
+        let left = match home.handle(t).and_then(|s| s.load()) {
             Ok(cfg) => crate::backend::tmux::forget_team(&cfg),
             // No team file to read (a team another host deleted from the server): this
             // host's own records say where its members ran.
             Err(_) => {
-                crate::backend::tmux::forget_session(
-                    t,
-                    None,
-                    crate::store::spec::tmux_sockets(dir),
-                );
+                crate::backend::tmux::forget_session(t, None, crate::store::spec::tmux_sockets(dir))
             }
+        };
+        for session in left {
+            eprintln!("{}", crate::backend::tmux::left_open_note(&session));
         }
     }
     let was_current = std::fs::read_to_string(home.root().join("current"))

@@ -411,10 +411,8 @@ fn resume_after_the_tmux_server_died_starts_new_panes() {
 #[test]
 fn delete_closes_the_team_session_it_made() {
     let env = TestEnv::with_tmux();
-    let t = team(&env, "tm-delete");
+    team(&env, "tm-delete");
     spawn(&env, "a");
-    // A window the user opened in the team session goes with it.
-    env.tmux_ok(&["new-window", "-d", "-t", &format!("={}:", env.session(&t))]);
     user_session(&env);
     env.ok(&["delete", "--force"]);
     let sessions = env.tmux_ok(&["list-sessions", "-F", "#{session_name}"]);
@@ -424,6 +422,55 @@ fn delete_closes_the_team_session_it_made() {
         Duration::from_secs(10),
         || env.consoles().is_empty(),
     );
+}
+
+/// A window or pane the user opened in the team session is theirs: `delete` closes the
+/// console and the teammates' panes, and leaves the session with the user's own running, and
+/// says so (QA: it killed the whole session, and what ran in the user's pane with it).
+#[test]
+fn delete_leaves_the_users_own_panes_in_the_team_session() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-delete-mine");
+    spawn(&env, "a");
+    let session = env.session(&t);
+    let a = env.pane_of(&t, "a");
+    let window = env
+        .tmux_ok(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+        ])
+        .trim()
+        .to_string();
+    let split = env
+        .tmux_ok(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &a])
+        .trim()
+        .to_string();
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stays open"), "{err}");
+    let panes = env.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={session}:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    let mut left: Vec<&str> = panes.lines().collect();
+    left.sort_unstable();
+    let mut mine = vec![window.as_str(), split.as_str()];
+    mine.sort_unstable();
+    assert_eq!(left, mine, "only the user's panes stay");
+    wait_until("the console to end", Duration::from_secs(10), || {
+        env.consoles().is_empty()
+    });
+    assert!(tags(&env).is_empty(), "{:?}", tags(&env));
 }
 
 #[test]

@@ -13,6 +13,9 @@ pub const AGENT_OPTION: &str = "@teamctl-agent";
 /// The pane, window and session user option holding the team name scoped to its home
 /// (`TEAM/HOMEKEY`).
 pub const TEAM_OPTION: &str = "@teamctl-team";
+/// The pane user option marking the leader console teamctl put in the first pane of a team
+/// session it made (the team's scoped tag, as `TEAM_OPTION`).
+pub const CONSOLE_OPTION: &str = "@teamctl-console";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
 /// The pane user option holding the member's name (the border label: an agent may change
@@ -472,6 +475,47 @@ pub fn kill_session(session_target: &str) -> Cmd {
     words(&["kill-session", "-t", session_target])
 }
 
+/// Mark `pane` as the team session's leader console (`CONSOLE_OPTION`, pane level).
+pub fn tag_console(pane: &str, team: &str) -> Cmd {
+    words(&["set-option", "-p", "-t", pane, CONSOLE_OPTION, team])
+}
+
+/// Every pane of a session, in all its windows: id, agent tag, console tag, tab-separated
+/// (`parse_session_panes`).
+pub fn session_panes(session_target: &str) -> Cmd {
+    words(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &in_session(session_target),
+        "-F",
+        "#{pane_id}\t#{@teamctl-agent}\t#{@teamctl-console}",
+    ])
+}
+
+/// The panes of `session_panes`'s output that teamctl made for `team` (a teammate's, tagged
+/// with an agent id of the team, or the team's console), and how many others there are (the
+/// user's own, split into the session: never closed by teamctl).
+pub fn parse_session_panes(out: &str, team: &str) -> (Vec<String>, usize) {
+    let mut ours = Vec::new();
+    let mut others = 0;
+    for line in out.lines().filter(|l| !l.is_empty()) {
+        let mut it = line.split('\t');
+        let id = it.next().unwrap_or_default();
+        let agent = it.next().unwrap_or_default();
+        let console = it.next().unwrap_or_default();
+        let of_team = agent
+            .split_once('@')
+            .is_some_and(|(_, scoped_team)| scoped_team == team);
+        if id.starts_with('%') && (of_team || console == team) {
+            ours.push(id.to_string());
+        } else {
+            others += 1;
+        }
+    }
+    (ours, others)
+}
+
 /// Make `pane` the current pane of its window and its window the current one.
 pub fn focus(pane: &str) -> Vec<Cmd> {
     vec![
@@ -641,6 +685,16 @@ pub fn parse_version(out: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_pane_is_teamctls_by_its_teams_agent_tag_or_console_tag() {
+        let out = "%1\t\tt/k\n%2\tbob@t/k\t\n%3\t\t\n%4\tbob@other/k\t\n%5\t\tother/k\n";
+        assert_eq!(
+            parse_session_panes(out, "t/k"),
+            (vec!["%1".to_string(), "%2".to_string()], 3)
+        );
+        assert_eq!(parse_session_panes("", "t/k"), (Vec::new(), 0));
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|w| w.to_string()).collect()

@@ -284,7 +284,8 @@ impl TmuxBackend {
 /// Remove what teamctl made in tmux for a team being deleted: its detached session, only
 /// when that session carries the team's tag of this home, on every server the team's members
 /// used. (The session recorded by an older teamctl carries no home in its tag: left alone.)
-pub fn forget_team(config: &TeamConfig) {
+/// Returns the sessions left open because they hold panes teamctl did not make.
+pub fn forget_team(config: &TeamConfig) -> Vec<String> {
     // Only this host's members: another host's tmux server is that host's to clean.
     let sockets = config
         .teammates()
@@ -293,18 +294,27 @@ pub fn forget_team(config: &TeamConfig) {
                 && crate::backend::host::elsewhere(m).is_none()
         })
         .map(|m| m.tmux_socket.clone());
-    forget_session(&config.name, config.tmux_session.as_deref(), sockets);
+    forget_session(&config.name, config.tmux_session.as_deref(), sockets)
+}
+
+/// What to tell the user of a session `forget_session` left open.
+pub fn left_open_note(session: &str) -> String {
+    format!(
+        "teamctl: the tmux session {session} stays open: it holds panes teamctl did not make (yours are left running; teamctl closed its own)"
+    )
 }
 
 /// Remove the team's session of this home (tag checked) from the servers its members of this
 /// host used (`sockets`, as recorded) and from the server new teammates would go to (the
 /// environment's): a home that leaves a team, or finds it deleted by another host, has only
-/// its own records of where its members ran.
+/// its own records of where its members ran. A session that holds a pane teamctl did not
+/// make (the user's own, split into it) stays, with only teamctl's panes closed; those
+/// sessions are returned.
 pub fn forget_session(
     team: &Name,
     recorded_session: Option<&str>,
     sockets: impl IntoIterator<Item = Option<String>>,
-) {
+) -> Vec<String> {
     let tag = argv::scoped(team.as_str(), &crate::backend::proc::home_key());
     let mut names = vec![argv::session_name(&tag)];
     if let Some(recorded) = recorded_session
@@ -322,14 +332,33 @@ pub fn forget_session(
             servers.push(s);
         }
     }
-    let Ok(program) = find_tmux() else { return };
+    let mut left = Vec::new();
+    let Ok(program) = find_tmux() else {
+        return left;
+    };
     for server in servers {
         let t = Tmux::new(program.clone(), server);
         for name in &names {
             let target = argv::exact_session(name);
-            if place::session_owner(&t, &target).is_ok_and(|owner| owner.as_deref() == Some(&tag)) {
+            if !place::session_owner(&t, &target).is_ok_and(|owner| owner.as_deref() == Some(&tag))
+            {
+                continue;
+            }
+            // A pane the user split into the session is theirs: then only teamctl's own
+            // panes close, and the session stays (QA: `delete` killed what ran there).
+            let Ok(out) = t.run(&[argv::session_panes(&target)]) else {
+                continue;
+            };
+            let (ours, others) = argv::parse_session_panes(&out, &tag);
+            if others == 0 {
                 let _ = t.run(&[argv::kill_session(&target)]);
+            } else {
+                for pane in &ours {
+                    let _ = t.run(&[argv::kill_pane(pane)]);
+                }
+                left.push(name.clone());
             }
         }
     }
+    left
 }
