@@ -155,15 +155,30 @@ pub fn with_dir<T>(dir: &Path, mut op: impl FnMut() -> Result<T>) -> Result<T> {
 /// directories of a team (`inboxes/NAME/cursors`, `state`, `locks`) are made again when
 /// missing, but never the team directory itself, so a write racing `delete` cannot bring a
 /// deleted team back (docs/PROTOCOL.md, "Deleting a team").
+/// A directory removed again while it is being made (an `rm -rf` running beside: its parent
+/// gone between the look and the `mkdir`) is made again, up to `SUBDIR_TRIES` times in all,
+/// rather than failing with the raw "No such file or directory" (QA: 4 sends in 40).
 pub fn with_subdir<T>(dir: &Path, levels: usize, mut op: impl FnMut() -> Result<T>) -> Result<T> {
-    match op() {
-        Err(_) => {
-            ensure_dir_levels(dir, levels)?;
-            op()
+    let mut tries = 1;
+    loop {
+        let failed = match op() {
+            Err(e) => e,
+            done => return done,
+        };
+        if tries == SUBDIR_TRIES {
+            return Err(failed);
         }
-        done => done,
+        tries += 1;
+        if let Err(e) = ensure_dir_levels(dir, levels)
+            && (tries == SUBDIR_TRIES || e.io_kind() != Some(std::io::ErrorKind::NotFound))
+        {
+            return Err(e);
+        }
     }
 }
+
+/// How many times `with_subdir` runs its step.
+const SUBDIR_TRIES: usize = 4;
 
 /// Make `dir`, creating at most its last `levels` components (each `0700`); a missing
 /// directory above them is an error (`NotFound`), not made.
@@ -354,6 +369,32 @@ impl Drop for LockGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subdirectory_removed_again_while_it_is_made_is_made_again() {
+        let team = tempfile::tempdir().unwrap();
+        let dir = team.path().join("inboxes").join("carl").join("cursors");
+        // Each of the first two writes finds its directory gone (an `rm -rf` beside).
+        let mut calls = 0;
+        let wrote = with_subdir(&dir, 3, || {
+            calls += 1;
+            if calls <= 2 {
+                let _ = std::fs::remove_dir_all(team.path().join("inboxes"));
+            }
+            std::fs::write(dir.join("worker"), b"x").at(&dir)
+        });
+        assert!(wrote.is_ok(), "{wrote:?}");
+        assert_eq!(calls, 3);
+        // Never the team directory itself: once it is gone, the error says so.
+        let gone = team.path().join("gone").join("inboxes").join("x");
+        let err = with_subdir(&gone, 2, || std::fs::write(gone.join("f"), b"x").at(&gone));
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("team directory is gone")
+        );
+        assert!(!team.path().join("gone").exists());
+    }
     use std::os::unix::fs::PermissionsExt;
 
     /// The metadata a replacing write gives is the file now at the path, as written.
