@@ -256,6 +256,30 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                     )),
                 );
             }
+            // A worker that cannot watch its inbox reads no mail (it says why in its log).
+            if let Some(why) = live
+                .as_ref()
+                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
+                .and_then(|l| l.inbox_problem.as_deref())
+            {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "{}@{} reads no mail: its inbox cannot be watched ({})",
+                            m.name,
+                            cfg.name,
+                            crate::output::printable(why)
+                        ),
+                    )
+                    .hint(
+                        "move away what is in the inbox directory's place; the worker watches again by itself"
+                            .to_string(),
+                    ),
+                );
+                continue;
+            }
             // An interactive agent at a dialog only the user can answer: not stuck, waiting.
             if let Some(what) = live
                 .as_ref()

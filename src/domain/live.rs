@@ -51,6 +51,10 @@ pub struct LiveState {
     /// pane (a permission prompt, a trust dialog): what, as its companion last saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_user: Option<String>,
+    /// Why the worker cannot watch its inbox (something not a directory where it should be):
+    /// no mail is read until that is moved away. `status` and `doctor` show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inbox_problem: Option<String>,
 }
 
 /// How often a worker on a store that hosts share renews its lease, and how long each renewal

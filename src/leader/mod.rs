@@ -787,6 +787,7 @@ mod tests {
             session_turns: 0,
             lease_until,
             needs_user: None,
+            inbox_problem: None,
         }
     }
 

@@ -189,6 +189,7 @@ fn live(status: Status, pid: u32) -> LiveState {
         session_turns: 0,
         lease_until: None,
         needs_user: None,
+        inbox_problem: None,
     }
 }
 

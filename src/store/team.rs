@@ -1197,6 +1197,7 @@ mod tests {
             session_turns: 0,
             lease_until: None,
             needs_user: None,
+            inbox_problem: None,
         };
         store.set_live(&bob, &live).unwrap();
         assert_eq!(store.live(&bob).unwrap().unwrap().pid, 1);

@@ -43,6 +43,9 @@ pub struct Row {
     /// wrong, shown under the table. Its state is then told without the worker's word.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Why its running worker cannot watch its inbox (so reads no mail), shown under the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inbox_problem: Option<String>,
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
@@ -153,6 +156,9 @@ fn rows_from(
                 needs_user: fresh
                     .and_then(|l| l.needs_user.clone())
                     .filter(|_| status.is_running()),
+                inbox_problem: fresh
+                    .and_then(|l| l.inbox_problem.clone())
+                    .filter(|_| status.is_running()),
                 problem,
             }
         })
@@ -238,6 +244,14 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             let _ = writeln!(
                 out,
                 "{}: its live state cannot be read, so its status is a guess: {}",
+                r.name,
+                crate::output::printable(problem)
+            );
+        }
+        if let Some(problem) = &r.inbox_problem {
+            let _ = writeln!(
+                out,
+                "{}: reads no mail: its inbox cannot be watched ({}); move that away, and it watches again by itself",
                 r.name,
                 crate::output::printable(problem)
             );

@@ -229,6 +229,7 @@ impl Worker {
                 .map_or(0, |p| p.session_turns),
             lease_until: None,
             needs_user: None,
+            inbox_problem: None,
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -381,6 +382,11 @@ impl Worker {
                             self.sink.note(&format!(
                                 "warning: cannot watch the inbox again ({said}); trying again until it can (said once)"
                             ));
+                            // `status` and `doctor` say why no mail is read (QA: `status`
+                            // showed a turn long done as still running, `doctor` all well).
+                            self.live.inbox_problem = Some(said.clone());
+                            self.go_idle()?;
+                            self.save_live();
                             watch_problem = Some(said);
                         }
                         if let Some(sig) =
@@ -395,6 +401,8 @@ impl Worker {
                 armed = before.or_else(|| self.store.inbox_generation(&self.name));
                 self.control.restart();
                 if watch_problem.take().is_some() {
+                    self.live.inbox_problem = None;
+                    self.save_live();
                     self.sink
                         .note("the inbox directory is back; watching it anew");
                 } else {

@@ -334,3 +334,36 @@ fn a_worker_arming_anew_keeps_one_inotify_instance() {
         );
     }
 }
+
+/// A file where a worker's inbox directory should be: the worker cannot watch it, and reads no
+/// mail until it is moved away. `status` and `doctor` say so (QA: `status` showed the turn long
+/// done as still running and `doctor` found nothing), and stop saying it once it is gone.
+#[test]
+fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
+        "m1"
+    );
+    let dir = env.team_dir("alpha").join("inboxes/bob");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, "not a directory").unwrap();
+    let problem = |env: &TestEnv| env.member("bob")["inboxProblem"].clone();
+    wait_until("status to show bob's inbox problem", T, || {
+        problem(&env).is_string()
+    });
+    let table = env.ok(&["status"]);
+    assert!(table.contains("bob: reads no mail"), "{table}");
+    let doctor = env.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(said.contains("bob@alpha reads no mail"), "{said}");
+    assert!(!doctor.status.success());
+    std::fs::remove_file(&dir).unwrap();
+    wait_until("bob to watch again", T, || problem(&env).is_null());
+    assert_eq!(
+        env.ok(&["ask", "bob", "m2", "--timeout", "20"]).trim(),
+        "m2"
+    );
+}

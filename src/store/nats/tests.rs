@@ -164,6 +164,7 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
         session_turns: 0,
         lease_until: None,
         needs_user: None,
+        inbox_problem: None,
     };
     rang(Topic::Live, &|| store.set_live(&bob, &live).unwrap());
     assert_eq!(store.live(&bob).unwrap().unwrap().pid, 7);
