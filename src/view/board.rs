@@ -218,6 +218,7 @@ mod tests {
             host: None,
             needs_user: None,
             problem: None,
+            inbox_problem: None,
         }
     }
 
