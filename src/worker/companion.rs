@@ -582,12 +582,34 @@ impl Worker {
                 }
                 continue;
             }
+            let mark = format!("Message from {} (", env.from);
+            let input = claude_input_line(&look.screen);
+            // Hooks: the Enter was lost. On a loaded machine Claude Code can still be taking
+            // the paste in when Enter comes (`settled` gives up after 2 s), and drops it: the
+            // paste sat in the input line, no turn started, and the message waited for the
+            // turn's timeout (the claude_* tests failed so, a few runs in ten with eight
+            // copies side by side). While no prompt of ours was submitted and the input line
+            // still holds the paste, unchanged for the quiet time, Enter is pressed again (a
+            // first Enter taken late meanwhile leaves this one an empty line, where Enter
+            // does nothing).
+            if hooks
+                && !c.ours_running
+                && input.is_some_and(|l| l.contains("[Pasted text #") || l.contains(&mark))
+                && c.quiet(&look.screen)
+            {
+                c.screen = None;
+                if let Err(e) = c.enter() {
+                    return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+                }
+                self.sink
+                    .note("Enter again: the paste still sat in the agent's input line");
+                continue;
+            }
             // Hooks: the user pressed Escape in the pane. Claude Code fires no Stop for that,
             // so without this the turn ran on until its timeout, holding all later mail (QA).
             // Claude Code then puts the interrupted message back in the input line, or asks
             // "What should Claude do instead?" with the line empty.
-            let mark = format!("Message from {} (", env.from);
-            let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(&mark));
+            let restored = input.is_some_and(|l| l.contains(&mark));
             if hooks
                 && c.ours_running
                 && (restored
