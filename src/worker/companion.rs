@@ -55,6 +55,9 @@ pub struct Companion {
     screen: Option<(u64, Instant)>,
     /// Hooks: the running turn is the one the companion pasted.
     ours_running: bool,
+    /// Hooks: the header (`frame_header`) of the last message whose turn was cancelled,
+    /// which Claude Code may still put back in the input line.
+    cancelled: Option<String>,
     /// Set once the pane's process has ended (`watch`).
     exited: Arc<AtomicBool>,
 }
@@ -105,6 +108,7 @@ impl Companion {
             busy: false,
             screen: None,
             ours_running: false,
+            cancelled: None,
             exited: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -424,6 +428,24 @@ impl Worker {
                 self.needs_user(None);
                 return Ok(Waited::Ready);
             }
+            // A cancelled message put back in the input line after `clear_restored` stopped
+            // watching (on a loaded machine Claude Code can take longer than its 3 s): every
+            // later message waited behind it for good (the claude_interrupt test, a few runs
+            // in twenty with eight copies side by side). Its header names its id, which no
+            // user types: one `C-c` clears it, once (a second on an empty line would ask
+            // Claude Code to exit).
+            if readiness == Readiness::Typed
+                && let Some(header) = c.cancelled.take_if(|h| {
+                    claude_input_line(&look.screen).is_some_and(|l| l.contains(h.as_str()))
+                })
+            {
+                let _ = c.tmux.run(&[argv::send_key(&c.pane, "C-c")]);
+                c.screen = None;
+                self.sink.note(&format!(
+                    "cleared a cancelled message put back in the agent's input line ({header})"
+                ));
+                continue;
+            }
             self.needs_user(dialog);
             // Each reason said once per wait.
             if !said.contains(&readiness) {
@@ -656,6 +678,7 @@ impl Worker {
                     c.ours_running = false;
                     c.screen = None;
                     if hooks {
+                        c.cancelled = Some(header.clone());
                         c.clear_restored(&id, &format!("Message from {} (", env.from))
                             .await;
                     }
