@@ -55,6 +55,9 @@ pub struct Companion {
     screen: Option<(u64, Instant)>,
     /// Hooks: the running turn is the one the companion pasted.
     ours_running: bool,
+    /// Hooks: the header (`frame_header`) of the last message whose turn was cancelled,
+    /// which Claude Code may still put back in the input line.
+    cancelled: Option<String>,
     /// Set once the pane's process has ended (`watch`).
     exited: Arc<AtomicBool>,
 }
@@ -105,6 +108,7 @@ impl Companion {
             busy: false,
             screen: None,
             ours_running: false,
+            cancelled: None,
             exited: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -424,6 +428,24 @@ impl Worker {
                 self.needs_user(None);
                 return Ok(Waited::Ready);
             }
+            // A cancelled message put back in the input line after `clear_restored` stopped
+            // watching (on a loaded machine Claude Code can take longer than its 3 s): every
+            // later message waited behind it for good (the claude_interrupt test, a few runs
+            // in twenty with eight copies side by side). Its header names its id, which no
+            // user types: one `C-c` clears it, once (a second on an empty line would ask
+            // Claude Code to exit).
+            if readiness == Readiness::Typed
+                && let Some(header) = c.cancelled.take_if(|h| {
+                    claude_input_line(&look.screen).is_some_and(|l| l.contains(h.as_str()))
+                })
+            {
+                let _ = c.tmux.run(&[argv::send_key(&c.pane, "C-c")]);
+                c.screen = None;
+                self.sink.note(&format!(
+                    "cleared a cancelled message put back in the agent's input line ({header})"
+                ));
+                continue;
+            }
             self.needs_user(dialog);
             // Each reason said once per wait.
             if !said.contains(&readiness) {
@@ -582,12 +604,34 @@ impl Worker {
                 }
                 continue;
             }
+            let mark = format!("Message from {} (", env.from);
+            let input = claude_input_line(&look.screen);
+            // Hooks: the Enter was lost. On a loaded machine Claude Code can still be taking
+            // the paste in when Enter comes (`settled` gives up after 2 s), and drops it: the
+            // paste sat in the input line, no turn started, and the message waited for the
+            // turn's timeout (the claude_* tests failed so, a few runs in ten with eight
+            // copies side by side). While no prompt of ours was submitted and the input line
+            // still holds the paste, unchanged for the quiet time, Enter is pressed again (a
+            // first Enter taken late meanwhile leaves this one an empty line, where Enter
+            // does nothing).
+            if hooks
+                && !c.ours_running
+                && input.is_some_and(|l| l.contains("[Pasted text #") || l.contains(&mark))
+                && c.quiet(&look.screen)
+            {
+                c.screen = None;
+                if let Err(e) = c.enter() {
+                    return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+                }
+                self.sink
+                    .note("Enter again: the paste still sat in the agent's input line");
+                continue;
+            }
             // Hooks: the user pressed Escape in the pane. Claude Code fires no Stop for that,
             // so without this the turn ran on until its timeout, holding all later mail (QA).
             // Claude Code then puts the interrupted message back in the input line, or asks
             // "What should Claude do instead?" with the line empty.
-            let mark = format!("Message from {} (", env.from);
-            let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(&mark));
+            let restored = input.is_some_and(|l| l.contains(&mark));
             if hooks
                 && c.ours_running
                 && (restored
@@ -634,6 +678,7 @@ impl Worker {
                     c.ours_running = false;
                     c.screen = None;
                     if hooks {
+                        c.cancelled = Some(header.clone());
                         c.clear_restored(&id, &format!("Message from {} (", env.from))
                             .await;
                     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until, wait_until_or_show};
 
 const WAIT: Duration = Duration::from_secs(30);
 const PYTHON: &str = "python3 -i";
@@ -871,8 +871,16 @@ fn claude_a_stop_naming_another_transcript_does_not_end_the_turn() {
     )
     .unwrap();
     *forged.lock().unwrap() = format!("teamctl hook stop < {}", input.display());
-    let out = env.ok(&["ask", "bob", "forge an old stop", "--timeout", "60"]);
-    assert_eq!(out.trim(), "the real reply", "{}", log(&env, &t, "bob"));
+    let out = env.run(&["ask", "bob", "forge an old stop", "--timeout", "60"]);
+    let pane = env.pane_of(&t, "bob");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "the real reply",
+        "{}\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
     assert_eq!(replies(&env, &t, "bob"), ["the real reply"]);
     let results: Vec<String> = model
         .requests()
@@ -1149,9 +1157,12 @@ fn claude_at_a_permission_prompt_shows_it_needs_the_user() {
     let (env, _cc, t) = claude_team(&model, "it-cc-perm");
     env.ok(&["send", "bob", "run it"]);
     let pane = env.pane_of(&t, "bob");
-    wait_until("bob needs the user", CLAUDE_WAIT, || {
-        env.member("bob")["needsUser"] == "a permission prompt"
-    });
+    wait_until_or_show(
+        "bob needs the user",
+        CLAUDE_WAIT,
+        || env.member("bob")["needsUser"] == "a permission prompt",
+        || format!("{}\n{}", screen(&env, &pane), log(&env, &t, "bob")),
+    );
     let table = env.ok(&["status"]);
     assert!(table.contains("(needs you)"), "{table}");
     assert!(
