@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{BIN, TestEnv};
+use crate::common::{BIN, TestEnv, wait_until};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -83,14 +83,20 @@ fn a_worker_whose_binary_was_removed_says_so_in_its_log() {
     env.ok(&["ask", "bob", "which?"]);
     std::fs::remove_file(&bin).unwrap();
     env.ok(&["ask", "bob", "which now?"]);
+    // Said as the worker goes idle, after the reply that ends `ask` (the flake hunt: under
+    // load the log was read before it).
+    wait_until(
+        "the line about the removed binary",
+        Duration::from_secs(20),
+        || member_log(&env, "bob").contains("was removed"),
+    );
     let log = member_log(&env, "bob");
-    let line = log
-        .lines()
-        .find(|l| l.contains("was removed"))
-        .unwrap_or_else(|| panic!("no line about the removed binary in:\n{log}"));
+    let line = log.lines().find(|l| l.contains("was removed")).unwrap();
     assert!(line.contains(&bin.display().to_string()), "{line}");
-    // Said once, not on every turn.
+    // Said once, not on every turn: the second ask's turn went idle (and would have said it
+    // again) before the third one's started.
     env.ok(&["ask", "bob", "and now?"]);
+    env.ok(&["ask", "bob", "once more"]);
     let log = member_log(&env, "bob");
     assert_eq!(log.matches("was removed").count(), 1, "{log}");
 }
