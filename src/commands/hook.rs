@@ -164,6 +164,14 @@ fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Opt
                 }
             }
             Ok(text) => match delivering.map(|id| turn_in_transcript(&text, id)) {
+                // Our prompt and nothing after it yet: either the reply's entries are still
+                // in Claude Code's write queue, or this Stop was run from a tool call whose
+                // entry is (the flake hunt: with the queue lagging under load, a Stop forged
+                // from the Bash tool ended the turn with its own text, 5 runs in 16). Looked
+                // at until `FIND_TURN`, by which the tool call shows as pending.
+                Some(TurnSeen::Ended(a)) if a.is_empty() && Instant::now() < found_by => {
+                    answer = Some(a);
+                }
                 Some(TurnSeen::Ended(a)) => {
                     // Settled once it says what the hook says (or twice alike): the last
                     // entries may come a moment after the Stop.
@@ -181,7 +189,8 @@ fn check_stop(input: &serde_json::Value, delivering: Option<&str>) -> Result<Opt
             Err(e) => return Err(e),
         }
         let now = Instant::now();
-        if clear >= 2 || now >= deadline && (answer.is_some() || now >= found_by) {
+        let answered = answer.as_ref().is_some_and(|a| !a.is_empty());
+        if clear >= 2 || now >= deadline && (answered || now >= found_by) {
             return Ok(answer);
         }
         std::thread::sleep(LOOK_AGAIN);
