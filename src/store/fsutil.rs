@@ -165,7 +165,10 @@ pub fn with_subdir<T>(dir: &Path, levels: usize, mut op: impl FnMut() -> Result<
             Err(e) => e,
             done => return done,
         };
-        if tries == SUBDIR_TRIES {
+        // After the first making-again, only a directory gone again is worth another try: a
+        // step failing for another reason fails the same way each time.
+        let gone_again = failed.io_kind() == Some(std::io::ErrorKind::NotFound);
+        if tries == SUBDIR_TRIES || tries > 1 && !gone_again {
             return Err(failed);
         }
         tries += 1;
@@ -369,6 +372,7 @@ impl Drop for LockGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_subdirectory_removed_again_while_it_is_made_is_made_again() {
@@ -395,7 +399,6 @@ mod tests {
         );
         assert!(!team.path().join("gone").exists());
     }
-    use std::os::unix::fs::PermissionsExt;
 
     /// The metadata a replacing write gives is the file now at the path, as written.
     #[test]
