@@ -348,7 +348,10 @@ fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
         "m1"
     );
     let dir = env.team_dir("alpha").join("inboxes/bob");
-    std::fs::remove_dir_all(&dir).unwrap();
+    // The worker may still be writing its cursor after the reply: again until removed.
+    wait_until("the inbox directory removed", T, || {
+        std::fs::remove_dir_all(&dir).is_ok()
+    });
     std::fs::write(&dir, "not a directory").unwrap();
     let problem = |env: &TestEnv| env.member("bob")["inboxProblem"].clone();
     wait_until("status to show bob's inbox problem", T, || {
