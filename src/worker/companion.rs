@@ -98,6 +98,13 @@ pub enum Waited {
     Exit,
 }
 
+/// A screen's fingerprint, to tell whether it changed.
+fn screen_hash(screen: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    screen.hash(&mut h);
+    h.finish()
+}
+
 impl Companion {
     pub fn new(server: Server, pane: String, rule: Interactive) -> Companion {
         let program = crate::backend::tmux::find_tmux().unwrap_or_else(|_| "tmux".into());
@@ -191,9 +198,7 @@ impl Companion {
 
     /// The screen has not changed for the rule's quiet time (recorded as a side effect).
     fn quiet(&mut self, screen: &str) -> bool {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        screen.hash(&mut h);
-        let hash = h.finish();
+        let hash = screen_hash(screen);
         match self.screen {
             Some((old, since)) if old == hash => {
                 since.elapsed() >= Duration::from_millis(self.rule.quiet_ms)
@@ -283,18 +288,40 @@ impl Companion {
     /// line. When that is the companion's own message (its header, `mark`, on the input
     /// line), the line is cleared with one `C-c` (which clears text there; on an empty line it
     /// would only warn), so the next delivery finds it free. Text of the user's is left alone.
-    async fn clear_restored(&mut self, agent_id: &str, mark: &str) {
+    ///
+    /// `pressed`: the companion pressed the cancel key itself just before. Claude Code can
+    /// drop a key under load, as it drops an Enter (`deliver`): the turn then ran on, the
+    /// message was reported interrupted, and every later one waited behind a turn that never
+    /// ended (flake hunt). So while no sign of the interruption shows (the message put back,
+    /// or Claude Code asking what to do instead) and the screen still moves a second after
+    /// the key (a running turn animates its spinner; an ended one is still), with the input
+    /// line empty (nothing of the user's to lose), the key is pressed again, at most twice.
+    /// Returns how many times it was pressed again.
+    async fn after_cancel(&mut self, agent_id: &str, mark: &str, pressed: bool) -> u32 {
         // Claude Code restores the prompt a moment after the key: an empty line right away
-        // proves nothing, so only a line that stayed free for a second ends the watch early.
-        let deadline = Instant::now() + Duration::from_secs(3);
+        // proves nothing, so only a line that stayed free and still for a second ends the
+        // watch early.
+        const AGAIN_AFTER: Duration = Duration::from_secs(1);
+        const MOVING: Duration = Duration::from_millis(300);
+        let mut key_at = Instant::now();
+        let mut again = 0;
         let mut cleared = false;
         let mut free_since: Option<Instant> = None;
-        while Instant::now() < deadline {
+        let mut seen: Option<(u64, Instant)> = None;
+        while key_at.elapsed() < Duration::from_secs(3) {
             let look = self.look(agent_id);
             if look.gone {
-                return;
+                return again;
             }
+            let hash = screen_hash(&look.screen);
+            let changed_at = match seen {
+                Some((h, at)) if h == hash => at,
+                _ => Instant::now(),
+            };
+            seen = Some((hash, changed_at));
+            let still = changed_at.elapsed() >= MOVING;
             let restored = claude_input_line(&look.screen).is_some_and(|l| l.contains(mark));
+            let free = self.rule.input_free(&look.screen, look.cursor);
             if restored {
                 free_since = None;
                 if !cleared {
@@ -302,15 +329,31 @@ impl Companion {
                     cleared = true;
                 }
             } else if cleared {
-                return;
-            } else if self.rule.input_free(&look.screen, look.cursor) {
+                return again;
+            } else if pressed
+                && again < 2
+                && free
+                && !still
+                && key_at.elapsed() >= AGAIN_AFTER
+                && !claude_interrupted_after(&look.screen, mark)
+            {
+                let _ = self
+                    .tmux
+                    .run(&[argv::send_key(&self.pane, &self.rule.cancel_key)]);
+                again += 1;
+                key_at = Instant::now();
+                free_since = None;
+            } else if free && still {
                 let since = *free_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= Duration::from_secs(1) {
-                    return;
+                    return again;
                 }
+            } else {
+                free_since = None;
             }
             tokio::time::sleep(POLL).await;
         }
+        again
     }
 
     /// The generic reply: the pane from line `from` (counting history) to the bottom, the
@@ -428,7 +471,7 @@ impl Worker {
                 self.needs_user(None);
                 return Ok(Waited::Ready);
             }
-            // A cancelled message put back in the input line after `clear_restored` stopped
+            // A cancelled message put back in the input line after `after_cancel` stopped
             // watching (on a loaded machine Claude Code can take longer than its 3 s): every
             // later message waited behind it for good (the claude_interrupt test, a few runs
             // in twenty with eight copies side by side). Its header names its id, which no
@@ -643,7 +686,7 @@ impl Worker {
                 c.ours_running = false;
                 c.screen = None;
                 if restored {
-                    c.clear_restored(&id, &mark).await;
+                    c.after_cancel(&id, &mark, false).await;
                 }
                 self.needs_user(None);
                 self.sink
@@ -672,6 +715,7 @@ impl Worker {
                 _ = stop.hangup.recv() => return Ok(Some(stopped("SIGHUP"))),
             };
             if let Some(end) = end {
+                let mut again = 0;
                 if let Some(c) = self.companion.as_mut() {
                     c.cancel(&id);
                     c.busy = false;
@@ -679,7 +723,8 @@ impl Worker {
                     c.screen = None;
                     if hooks {
                         c.cancelled = Some(header.clone());
-                        c.clear_restored(&id, &format!("Message from {} (", env.from))
+                        again = c
+                            .after_cancel(&id, &format!("Message from {} (", env.from), true)
                             .await;
                     }
                 }
@@ -696,6 +741,11 @@ impl Worker {
                     ));
                 } else {
                     self.sink.note(&format!("sent the cancel key ({key})"));
+                }
+                if again > 0 {
+                    self.sink.note(&format!(
+                        "the turn still ran: pressed the cancel key again ({again}x)"
+                    ));
                 }
                 return Ok(Some(TurnResult {
                     spawned: true,

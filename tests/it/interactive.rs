@@ -635,6 +635,69 @@ fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
     );
 }
 
+/// Claude Code can drop a key under load: the cancel key was pressed, the message reported
+/// interrupted, and the turn ran on, so every later message waited behind it (flake hunt:
+/// the pane still showed the spinner). Here `tmux` on the teammate's PATH drops the first
+/// Escape it is asked to send; the companion sees the turn still running and presses the key
+/// again, and the next message is answered.
+#[test]
+fn claude_interrupt_presses_the_cancel_key_again_when_the_first_is_dropped() {
+    use std::os::unix::fs::PermissionsExt;
+    let model = FakeModel::start(script);
+    let (mut env, _cc, t) = claude_env(&model, "it-cc-drop");
+    let real = which::which("tmux").expect("tmux on PATH");
+    let dir = env.work.path().join("droptmux");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dropped = env.work.path().join("escape-dropped");
+    let wrapper = dir.join("tmux");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in\n  *\" send-keys \"*\" Escape \"*)\n    if [ ! -e '{m}' ]; then : > '{m}'; exit 0; fi ;;\nesac\nexec '{real}' \"$@\"\n",
+            m = dropped.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = env
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    env.env
+        .push(("PATH".into(), format!("{}:{path}", dir.display())));
+    env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
+    env.ok(&["send", "bob", "take forever"]);
+    wait_until("the slow request reached the model", CLAUDE_WAIT, || {
+        !asked(&model, "take forever").is_empty()
+    });
+    let out = env.ok(&["interrupt", "bob"]);
+    assert!(out.contains("interrupted"), "{out}");
+    wait_until("the failure notice", CLAUDE_WAIT, || {
+        replies(&env, &t, "bob")
+            .iter()
+            .any(|r| r.contains("interrupted"))
+    });
+    assert!(dropped.exists(), "the wrapper dropped no Escape");
+    let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
+    let pane = env.pane_of(&t, "bob");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "got: after that",
+        "{}\n{}",
+        screen(&env, &pane),
+        log(&env, &t, "bob")
+    );
+    assert!(
+        log(&env, &t, "bob").contains("pressed the cancel key again"),
+        "{}",
+        log(&env, &t, "bob")
+    );
+}
+
 /// The user presses Escape in the pane mid-turn: Claude Code fires no Stop hook for it, and
 /// the turn used to run on until its timeout, holding all later mail (third QA pass). The
 /// turn ends as interrupted and the next message is answered.
