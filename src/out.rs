@@ -66,8 +66,13 @@ pub fn exit_with(err: &Error) -> ! {
     if let Error::Closed = err {
         die_of_sigpipe();
     }
-    // An error may quote a teammate's words (a failure notice, a refusal).
-    eprintln!("{}", crate::output::printable(&format!("teamctl: {err}")));
+    // An error may quote a teammate's words (a failure notice, a refusal). Not `eprintln!`,
+    // which panics when stderr cannot be written (a worker's log on a full disk).
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        crate::output::printable(&format!("teamctl: {err}"))
+    );
     std::process::exit(err.exit_code());
 }
 

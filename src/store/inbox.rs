@@ -96,11 +96,18 @@ pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     } else {
         line
     };
-    write_once(&file, bytes).at(&log)
+    // A write that failed part-way (no room left on the file system: the first `write()`
+    // takes what fits) is taken back, under the lock still held, so the log keeps no torn
+    // record and the sender can try again (attacker QA: a full disk left one behind).
+    write_once(&file, bytes)
+        .inspect_err(|_| {
+            let _ = file.set_len(len);
+        })
+        .at(&log)
 }
 
-/// One `write()` for the whole buffer; a short write (never seen for regular files with
-/// O_APPEND) is finished rather than left torn.
+/// One `write()` for the whole buffer; a short write (seen for regular files with O_APPEND
+/// only when the file system fills up) is finished rather than left torn.
 fn write_once(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
     let n = file.write(bytes)?;
     if n < bytes.len() {

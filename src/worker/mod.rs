@@ -679,7 +679,9 @@ impl Worker {
             };
             // Whatever the agent asked the user belonged to this turn.
             self.live.needs_user = None;
-            return self.turn_done(env, summary, &result, sender_end);
+            return self
+                .turn_done(env, summary, &result, sender_end, stop)
+                .await;
         }
         let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
             // No agent command: show the message for a person to answer.
@@ -687,17 +689,19 @@ impl Worker {
             self.finish_turn(IdleReason::Available, summary);
             return self.after_turn();
         };
-        self.turn_done(env, summary, &result, sender_end)
+        self.turn_done(env, summary, &result, sender_end, stop)
+            .await
     }
 
     /// After a turn: answer the sender (unless the turn reported to it already with
     /// `teamctl send`, which carried `inReplyTo`), record the outcome, stop or go on.
-    fn turn_done(
+    async fn turn_done(
         &mut self,
         env: &Envelope,
         summary: String,
         result: &TurnResult,
         sender_end: Option<(Position, Name)>,
+        stop: &mut Stoppers,
     ) -> Result<Next> {
         match sender_end {
             Some((from, sender)) if result.succeeded() && self.reported(&sender, from, &env.id) => {
@@ -708,7 +712,12 @@ impl Worker {
                     env.from
                 ));
             }
-            _ => self.answer(env, result)?,
+            _ => {
+                if !self.answer_with_room(env, result, stop).await? {
+                    // Not handled: the cursor stays, so `resume` runs this message again.
+                    return Ok(Next::Abandon);
+                }
+            }
         }
         let reason = match result.end {
             TurnEnd::Exited(0) => IdleReason::Available,
@@ -1069,6 +1078,55 @@ impl Worker {
         self.send_hops(&env.from, body, env.hops.saturating_add(1))
     }
 
+    /// `answer`, waiting while the file system has no room for it (ENOSPC, EDQUOT): the
+    /// answer is kept in memory and written once there is room, the message stays unhandled
+    /// meanwhile (the cursor does not move), and the worker lives on. Before, the failed
+    /// write ended the worker, silently (its log was full too), and each `resume` ran the
+    /// turn again into the same full disk (attacker QA). False: SIGTERM or SIGHUP came first,
+    /// and the message is left for `resume`.
+    async fn answer_with_room(
+        &mut self,
+        env: &Envelope,
+        result: &TurnResult,
+        stop: &mut Stoppers,
+    ) -> Result<bool> {
+        let mut wait = Duration::from_millis(200);
+        let mut waited = false;
+        loop {
+            match self.answer(env, result) {
+                Err(e) if no_room(&e) => {
+                    if !waited {
+                        self.sink.note(&format!(
+                            "no room to write the answer to {}: {e}; trying again until there is",
+                            env.from
+                        ));
+                        waited = true;
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        _ = stop.terminate.recv() => {
+                            self.exit_on_signal("SIGTERM")?;
+                            return Ok(false);
+                        }
+                        _ = stop.hangup.recv() => {
+                            self.exit_on_signal("SIGHUP")?;
+                            return Ok(false);
+                        }
+                    }
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => return Err(e),
+                Ok(()) => {
+                    if waited {
+                        self.sink
+                            .note(&format!("the answer to {} is written", env.from));
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
     fn send(&mut self, to: &str, body: Body) -> Result<()> {
         self.send_hops(to, body, 0)
     }
@@ -1270,4 +1328,11 @@ impl Worker {
 #[allow(clippy::needless_pass_by_value, reason = "passed to map_err by name")]
 fn sig_err(e: std::io::Error) -> Error {
     Error::failed(format!("cannot install signal handlers: {e}"))
+}
+/// The file system has no room for a write (ENOSPC), or the user's quota is spent (EDQUOT).
+fn no_room(e: &Error) -> bool {
+    matches!(
+        e.io_kind(),
+        Some(std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
+    )
 }

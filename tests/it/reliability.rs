@@ -760,3 +760,67 @@ fn twenty_concurrent_spawns_are_all_recorded_and_running() {
                 .all(|m| m["name"] == "team-lead" || m["status"] == "idle")
     });
 }
+
+/// Run inside a user and mount namespace (`unshare --user --map-root-user --mount`): the
+/// leader's inbox directory gets a 64 KiB tmpfs of its own, so the teammate's 200 KB answer
+/// finds no room while everything else (its log, cursor and live state) still can be written.
+const FULL_DISK: &str = r#"set -u
+T="$1"; H="$2"; W="$3"
+LOG="$H/teams/full/logs/w.log"
+fail() { echo "FAIL: $*"; echo "--- w.log"; tail -c 3000 "$LOG" 2>/dev/null | tr -s y; exit 1; }
+wait_for() {
+  what=$1; n=$(($2 * 20)); shift 2
+  while ! "$@"; do n=$((n - 1)); [ $n -gt 0 ] || fail "timed out waiting for $what"; sleep 0.05; done
+}
+export TEAMCTL_HOME="$H"
+trap '"$T" shutdown --all --force >/dev/null 2>&1' EXIT
+"$T" create full >/dev/null || fail create
+L="$H/teams/full/inboxes/team-lead"
+mkdir -p "$L" && chmod 700 "$L" || fail "mkdir $L"
+mount -t tmpfs -o size=64k,mode=700 tmpfs "$L" || fail "mount a tmpfs at $L"
+printf '#!/bin/sh\ncat >/dev/null\nhead -c 200000 /dev/zero | tr "\\0" y\n' > "$W/agent"
+chmod 755 "$W/agent"
+"$T" spawn w --backend process --exec "$W/agent" >/dev/null || fail spawn
+pid=$("$T" --json status | grep -o '"pid": *[0-9]*' | grep -o '[0-9]*$' | head -1)
+[ -n "$pid" ] || fail "no worker pid in status"
+"$T" send w go >/dev/null || fail send
+wait_for "the worker to say it waits for room" 30 grep -q "no room to write the answer to team-lead" "$LOG"
+kill -0 "$pid" 2>/dev/null || fail "the worker died"
+! grep -q yyyyyyyy "$L/inbox.jsonl" || fail "an answer in a full inbox"
+mount -o remount,size=2m "$L" || fail remount
+wait_for "the answer" 30 grep -q yyyyyyyy "$L/inbox.jsonl"
+wait_for "the worker to say it is written" 10 grep -q "the answer to team-lead is written" "$LOG"
+kill -0 "$pid" 2>/dev/null || fail "the worker died after writing"
+n=$(grep -c yyyyyyyy "$L/inbox.jsonl"); [ "$n" = 1 ] || fail "$n answers"
+bad=$(grep -vc '^{"v":1,' "$L/inbox.jsonl"); [ "$bad" = 0 ] || fail "$bad torn lines in the leader's inbox"
+echo OK
+"#;
+
+/// A full disk: before, the worker's failed write of its answer ended it (silently: its log
+/// was full too, and the error's own line panicked on the full stderr), and each `resume` ran
+/// the turn again into the same disk; the failed write also left a torn record behind
+/// (attacker QA). Now the answer is held until there is room, the worker lives on, and the
+/// inbox gets the answer once, whole.
+#[test]
+fn a_full_disk_holds_the_answer_until_there_is_room_and_the_worker_lives_on() {
+    let env = TestEnv::new();
+    let script = env.work.path().join("full.sh");
+    std::fs::write(&script, FULL_DISK).unwrap();
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh"])
+        .arg(&script)
+        .arg(crate::common::BIN)
+        .arg(env.home.path())
+        .arg(env.work.path())
+        .output()
+        .expect("unshare (util-linux) runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.trim_end().ends_with("OK"),
+        "{text}"
+    );
+}
