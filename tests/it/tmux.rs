@@ -453,24 +453,43 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
     let out = env.run(&["delete", "--force"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("stays open"), "{err}");
-    let panes = env.tmux_ok(&[
-        "list-panes",
-        "-s",
-        "-t",
-        &format!("={session}:"),
-        "-F",
-        "#{pane_id}",
-    ]);
-    let mut left: Vec<&str> = panes.lines().collect();
-    left.sort_unstable();
-    let mut mine = vec![window.as_str(), split.as_str()];
+    // It is the user's now: renamed, its team tags taken off.
+    let kept = format!("{session}-kept");
+    assert!(err.contains(&format!("{kept} stays open")), "{err}");
+    let panes_of = |s: &str| {
+        let panes = env.tmux_ok(&[
+            "list-panes",
+            "-s",
+            "-t",
+            &format!("={s}:"),
+            "-F",
+            "#{pane_id}",
+        ]);
+        let mut left: Vec<String> = panes.lines().map(String::from).collect();
+        left.sort_unstable();
+        left
+    };
+    let mut mine = vec![window.clone(), split.clone()];
     mine.sort_unstable();
-    assert_eq!(left, mine, "only the user's panes stay");
+    assert_eq!(panes_of(&kept), mine, "only the user's panes stay");
     wait_until("the console to end", Duration::from_secs(10), || {
         env.consoles().is_empty()
     });
     assert!(tags(&env).is_empty(), "{:?}", tags(&env));
+    let options = env.tmux_ok(&["show-options", "-t", &format!("={kept}:")]);
+    assert!(!options.contains("@teamctl-team"), "{options}");
+    // A new team of the same name makes a session of its own, with its console, and never
+    // splits into the window the user opened (attacker QA: it moved into the kept session).
+    assert_eq!(team(&env, "tm-delete-mine"), t);
+    spawn(&env, "b");
+    assert_eq!(panes_of(&kept), mine, "the kept session is left alone");
+    let b = env.pane_of(&t, "b");
+    assert!(panes_of(&session).contains(&b));
+    wait_until(
+        "a console in the new session",
+        Duration::from_secs(10),
+        || !env.consoles().is_empty(),
+    );
 }
 
 #[test]

@@ -475,6 +475,32 @@ pub fn kill_session(session_target: &str) -> Cmd {
     words(&["kill-session", "-t", session_target])
 }
 
+/// Take teamctl's team tags off a session it leaves open for the user's panes (`delete`),
+/// and off each of its windows (`windows`, ids): a new team of the same name must not take
+/// the session, or a window the user opened in it, for its own (attacker QA).
+pub fn untag_session(session_target: &str, team: &str, windows: &[String]) -> Vec<Cmd> {
+    let key = team_key(team);
+    let mut cmds = Vec::new();
+    for opt in [TEAM_OPTION, key.as_str()] {
+        cmds.push(words(&[
+            "set-option",
+            "-u",
+            "-t",
+            &in_session(session_target),
+            opt,
+        ]));
+        for w in windows {
+            cmds.push(words(&["set-option", "-w", "-u", "-t", w, opt]));
+        }
+    }
+    cmds
+}
+
+/// Rename a session (`rename-session`): fails with "duplicate session" when `name` is taken.
+pub fn rename_session(session_target: &str, name: &str) -> Cmd {
+    words(&["rename-session", "-t", session_target, name])
+}
+
 /// Mark `pane` as the team session's leader console (`CONSOLE_OPTION`, pane level).
 pub fn tag_console(pane: &str, team: &str) -> Cmd {
     words(&["set-option", "-p", "-t", pane, CONSOLE_OPTION, team])

@@ -300,8 +300,39 @@ pub fn forget_team(config: &TeamConfig) -> Vec<String> {
 /// What to tell the user of a session `forget_session` left open.
 pub fn left_open_note(session: &str) -> String {
     format!(
-        "teamctl: the tmux session {session} stays open: it holds panes teamctl did not make (yours are left running; teamctl closed its own)"
+        "teamctl: the tmux session {session} stays open, no longer teamctl's: it holds panes teamctl did not make (yours are left running; teamctl closed its own)"
     )
+}
+
+/// A team session left open for the user's panes stops being teamctl's: its tags come off
+/// (session and windows), and it is renamed `NAME-kept` (or `-kept-2`...), so a new team of
+/// the same name makes a session of its own instead of taking this one, or failing on its
+/// name. Returns the name it has now.
+fn keep_for_the_user(t: &Tmux, target: &str, name: &str, tag: &str) -> String {
+    let windows: Vec<String> = t
+        .run(&[argv::list_windows(target)])
+        .map(|out| {
+            argv::parse_rows(&out)
+                .iter()
+                .filter_map(argv::parse_window)
+                .map(|(id, _, _)| id)
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = t.run(&argv::untag_session(target, tag, &windows));
+    for n in 1..10 {
+        let new = if n == 1 {
+            format!("{name}-kept")
+        } else {
+            format!("{name}-kept-{n}")
+        };
+        match t.run(&[argv::rename_session(target, &new)]) {
+            Ok(_) => return new,
+            Err(Fail::Other(m)) if m.contains("duplicate session") => {}
+            Err(_) => break,
+        }
+    }
+    name.to_string()
 }
 
 /// Remove the team's session of this home (tag checked) from the servers its members of this
@@ -356,7 +387,7 @@ pub fn forget_session(
                 for pane in &ours {
                     let _ = t.run(&[argv::kill_pane(pane)]);
                 }
-                left.push(name.clone());
+                left.push(keep_for_the_user(&t, &target, name, &tag));
             }
         }
     }
