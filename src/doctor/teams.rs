@@ -267,16 +267,13 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         "teammates",
                         Level::Problem,
                         format!(
-                            "{}@{} reads no mail: its inbox cannot be watched ({})",
+                            "{}@{} reads no mail: its inbox cannot be watched: {}",
                             m.name,
                             cfg.name,
                             crate::output::printable(why)
                         ),
                     )
-                    .hint(
-                        "move away what is in the inbox directory's place; the worker watches again by itself"
-                            .to_string(),
-                    ),
+                    .hint("the worker watches again by itself once that is done".to_string()),
                 );
                 continue;
             }

@@ -48,8 +48,10 @@ pub const INBOX_FILE: &str = "inbox.jsonl";
 /// message to a new member costs its sender no more than any other (a broadcast to 300 fresh
 /// teammates made 900 files and directories, each a new inode, in the `send` process).
 pub fn prepare(paths: &InboxPaths) -> Result<()> {
-    // The inbox directory itself first: `ensure_dir_levels` looks at the deepest one that
-    // exists, through any link above it (a link planted at `inboxes/NAME` was followed).
+    // The inbox directory itself first, and `inboxes` above it: `ensure_dir_levels` looks at
+    // the deepest one that exists, through any link above it (a link planted at
+    // `inboxes/NAME`, or at `inboxes`, was followed; attacker QA).
+    check_dir(paths.dir.parent().expect("an inbox directory has a parent"))?;
     check_dir(&paths.dir)?;
     let lock = paths.lock();
     // inboxes/NAME/cursors, never the team directory above them.
@@ -72,8 +74,10 @@ pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
 pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     debug_assert!(line.ends_with(b"\n"));
     let lock = paths.lock();
-    // The member's inbox directory and its `cursors` must be real directories: a link there
-    // would take the record (and the lock) wherever it points. Two `lstat`s per append.
+    // `inboxes`, the member's inbox directory and its `cursors` must be real directories: a
+    // link there would take the record (and the lock) wherever it points. Three `lstat`s per
+    // append.
+    check_dir(paths.dir.parent().expect("an inbox directory has a parent"))?;
     check_dir(&paths.dir)?;
     check_dir(lock.parent().expect("lock has a parent"))?;
     let _guard = with_subdir(lock.parent().expect("lock has a parent"), 3, || {

@@ -426,7 +426,13 @@ impl Store for FsStore {
 
     /// Which directory `member`'s inbox is now (its inode), `None` when it is missing: a
     /// watcher whose directory was removed (and perhaps made again) must arm a new watch.
+    /// Also `None` while `inboxes` above it is not a real directory (a link planted there):
+    /// the worker then reads nothing through it and says why (attacker QA: it read and
+    /// answered through the link, and `doctor` saw nothing).
     fn inbox_generation(&self, member: &Name) -> Option<u64> {
+        std::fs::symlink_metadata(self.dir.join("inboxes"))
+            .ok()
+            .filter(|m| m.is_dir())?;
         std::fs::symlink_metadata(self.inbox(member).dir)
             .ok()
             .filter(|m| m.is_dir())

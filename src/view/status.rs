@@ -251,7 +251,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
         if let Some(problem) = &r.inbox_problem {
             let _ = writeln!(
                 out,
-                "{}: reads no mail: its inbox cannot be watched ({}); move that away, and it watches again by itself",
+                "{}: reads no mail: its inbox cannot be watched: {}; it watches again by itself once that is done",
                 r.name,
                 crate::output::printable(problem)
             );

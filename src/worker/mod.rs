@@ -283,9 +283,20 @@ impl Worker {
         if self.companion.is_some() {
             topics.push(Topic::Hooks(self.name.clone()));
         }
-        // Armed before the first read: nothing written after this point can be missed.
+        // Armed before the first read: nothing written after this point can be missed. An
+        // inbox that cannot be watched at the start (a file or link in its directory's place)
+        // is the loop's, as when it happens later: the worker says so in `status` and `doctor`
+        // and watches once that is fixed. Before, it died at once, `resume` said "resumed",
+        // and only the dead pane said why (new-user QA).
         let ring: crate::store::Bell = Arc::new(move || bell.notify_one());
-        let mut _subscription = self.store.subscribe(&topics, ring.clone())?;
+        let mut unwatched = false;
+        let mut _subscription = match self.store.subscribe(&topics, ring.clone()) {
+            Ok(s) => Some(s),
+            Err(_) => {
+                unwatched = true;
+                None
+            }
+        };
         let mut armed = self.store.inbox_generation(&self.name);
         let mut stop = Stoppers {
             interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
@@ -347,7 +358,7 @@ impl Worker {
             // After a problem (a link where the directory should be), armed anew even when
             // the same directory came back: its watch did not survive the move (QA: moved
             // away and back, the teammate never woke again).
-            if now.is_none() || now != armed || watch_problem.is_some() {
+            if now.is_none() || now != armed || watch_problem.is_some() || unwatched {
                 if now.is_none() {
                     // Removed: a removal of the whole team (by hand) is let finish first; a
                     // team that is gone is not made again, and nothing is written for it.
@@ -370,7 +381,10 @@ impl Worker {
                 // armed then reads as changed at the next look, and is armed anew again.
                 let before = self.store.inbox_generation(&self.name);
                 match self.store.subscribe(&topics, ring.clone()) {
-                    Ok(s) => _subscription = s,
+                    Ok(s) => {
+                        _subscription = Some(s);
+                        unwatched = false;
+                    }
                     Err(e) => {
                         // Removed again while being made (a `rm -rf` in a loop), or a link or
                         // file where the directory should be (never followed: `prepare`
@@ -1078,12 +1092,14 @@ impl Worker {
         self.send_hops(&env.from, body, env.hops.saturating_add(1))
     }
 
-    /// `answer`, waiting while the file system has no room for it (ENOSPC, EDQUOT): the
-    /// answer is kept in memory and written once there is room, the message stays unhandled
-    /// meanwhile (the cursor does not move), and the worker lives on. Before, the failed
-    /// write ended the worker, silently (its log was full too), and each `resume` ran the
-    /// turn again into the same full disk (attacker QA). False: SIGTERM or SIGHUP came first,
-    /// and the message is left for `resume`.
+    /// `answer`, waiting while it cannot be written: no room on the file system (ENOSPC,
+    /// EDQUOT), or the sender's inbox not a directory (a file or link in its place). The
+    /// answer is kept in memory and written once it can be, the message stays unhandled
+    /// meanwhile (the cursor does not move), and the worker lives on, its log saying why
+    /// (once). Before, the failed write ended the worker, silently on a full disk (its log
+    /// was full too), and each `resume` ran the turn again into the same failure (both QA
+    /// passes). A sender no longer in the team is not waited for (`send_hops`). False:
+    /// SIGTERM or SIGHUP came first, and the message is left for `resume`.
     async fn answer_with_room(
         &mut self,
         env: &Envelope,
@@ -1094,10 +1110,15 @@ impl Worker {
         let mut waited = false;
         loop {
             match self.answer(env, result) {
-                Err(e) if no_room(&e) => {
+                Err(e) => {
                     if !waited {
+                        let why = if no_room(&e) {
+                            "no room"
+                        } else {
+                            "cannot write it"
+                        };
                         self.sink.note(&format!(
-                            "no room to write the answer to {}: {e}; trying again until there is",
+                            "{why}: the answer to {} waits ({e}); trying again until it can be written",
                             env.from
                         ));
                         waited = true;
@@ -1115,7 +1136,6 @@ impl Worker {
                     }
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
-                Err(e) => return Err(e),
                 Ok(()) => {
                     if waited {
                         self.sink

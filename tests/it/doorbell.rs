@@ -370,3 +370,142 @@ fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
         "m2"
     );
 }
+
+/// `resume` with a file where the teammate's inbox directory should be: before, the worker
+/// died at once, `resume` said "resumed", and `status` and `doctor` said only "dead" (a
+/// `resume` loop; new-user QA). Now the worker runs, says why it reads no mail, and reads it
+/// once the directory is back.
+#[test]
+fn a_worker_started_on_an_inbox_it_cannot_watch_waits_and_says_so() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
+        "m1"
+    );
+    env.ok(&["kill", "bob"]);
+    let dir = env.team_dir("alpha").join("inboxes/bob");
+    let kept = env.work.path().join("bob-inbox");
+    std::fs::rename(&dir, &kept).unwrap();
+    std::fs::write(&dir, "not a directory").unwrap();
+    env.ok(&["resume", "bob"]);
+    let problem = |env: &TestEnv| env.member("bob")["inboxProblem"].clone();
+    wait_until("status to show bob's inbox problem", T, || {
+        problem(&env).is_string()
+    });
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    assert_eq!(env.member_status("bob"), "idle");
+    let doctor = env.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(said.contains("bob@alpha reads no mail"), "{said}");
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&kept, &dir).unwrap();
+    wait_until("bob to watch", T, || problem(&env).is_null());
+    assert_eq!(
+        env.ok(&["ask", "bob", "m2", "--timeout", "20"]).trim(),
+        "m2"
+    );
+    assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
+}
+
+/// The leader's inbox replaced by a file while a teammate works: before, the teammate's worker
+/// died writing its answer, and `resume` ran the turn again (new-user QA). Now the answer
+/// waits, the worker says why in its log, and the answer arrives, once, when the inbox is back.
+#[test]
+fn an_answer_to_an_inbox_that_cannot_take_it_waits_and_the_worker_lives_on() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let go = env.work.path().join("go");
+    let agent = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; cat",
+        go.display()
+    );
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", &agent]);
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    env.ok(&["send", "bob", "m1"]);
+    wait_until("bob to work", T, || env.member_status("bob") == "working");
+    let dir = env.team_dir("alpha").join("inboxes/team-lead");
+    let kept = env.work.path().join("lead-inbox");
+    if !dir.exists() {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    }
+    std::fs::rename(&dir, &kept).unwrap();
+    std::fs::write(&dir, "not a directory").unwrap();
+    std::fs::write(&go, "").unwrap();
+    let log = env.team_dir("alpha").join("logs/bob.log");
+    wait_until("bob to say its answer waits", T, || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("the answer to team-lead waits")
+    });
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&kept, &dir).unwrap();
+    let answers = || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["from"] == "bob" && m["text"] == "m1")
+            .count()
+    };
+    wait_until("the answer", T, || answers() == 1);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    assert_eq!(answers(), 1);
+    assert_eq!(env.member("bob")["pid"].as_u64().unwrap(), pid);
+}
+
+/// A symbolic link planted at `inboxes` (the directory moved elsewhere): before, the worker
+/// read a record written there and answered into the leader's inbox through the link, and
+/// `doctor` saw nothing (attacker QA). Now it reads nothing through the link and says why;
+/// with the directory back it reads the mail.
+#[test]
+fn a_link_at_the_inboxes_directory_is_not_read_through() {
+    use teamctl::domain::{Body, Envelope, Name};
+    use teamctl::store::Home;
+    use teamctl::store::inbox::{self, InboxPaths};
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
+        "m1"
+    );
+    let inboxes = env.team_dir("alpha").join("inboxes");
+    let out = env.work.path().join("inboxes-elsewhere");
+    std::fs::rename(&inboxes, &out).unwrap();
+    std::os::unix::fs::symlink(&out, &inboxes).unwrap();
+    let planted = Envelope::new("team-lead", "bob", Body::message("thru link", None));
+    inbox::append(&InboxPaths::new(out.join("bob")), &planted).unwrap();
+    let store = Home::new(env.home.path().to_path_buf())
+        .handle(&Name::parse("alpha").unwrap())
+        .unwrap();
+    let bob = Name::parse("bob").unwrap();
+    wait_until("bob to say it cannot watch its inbox", T, || {
+        store
+            .live(&bob)
+            .ok()
+            .flatten()
+            .is_some_and(|l| l.inbox_problem.is_some())
+    });
+    let answered = |dir: &Path| {
+        std::fs::read_to_string(dir.join("team-lead/inbox.jsonl"))
+            .unwrap_or_default()
+            .contains(&planted.id)
+    };
+    assert!(!answered(&out), "bob answered through the link");
+    std::fs::remove_file(&inboxes).unwrap();
+    std::fs::rename(&out, &inboxes).unwrap();
+    wait_until("bob to read its inbox again", T, || {
+        store
+            .live(&bob)
+            .ok()
+            .flatten()
+            .is_some_and(|l| l.inbox_problem.is_none())
+    });
+    assert_eq!(
+        env.ok(&["ask", "bob", "m2", "--timeout", "20"]).trim(),
+        "m2"
+    );
+}

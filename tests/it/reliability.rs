@@ -784,7 +784,7 @@ chmod 755 "$W/agent"
 pid=$("$T" --json status | grep -o '"pid": *[0-9]*' | grep -o '[0-9]*$' | head -1)
 [ -n "$pid" ] || fail "no worker pid in status"
 "$T" send w go >/dev/null || fail send
-wait_for "the worker to say it waits for room" 30 grep -q "no room to write the answer to team-lead" "$LOG"
+wait_for "the worker to say it waits for room" 30 grep -q "no room: the answer to team-lead waits" "$LOG"
 kill -0 "$pid" 2>/dev/null || fail "the worker died"
 ! grep -q yyyyyyyy "$L/inbox.jsonl" || fail "an answer in a full inbox"
 mount -o remount,size=2m "$L" || fail remount
