@@ -51,14 +51,14 @@ fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, St
                     )
                 } else {
                     format!(
-                        "{name} runs on {host}, on the process backend there: it has no pane; follow it with `teamctl log -f` on that host"
+                        "{name} runs on {host}, on the process backend there: it has no pane; follow its output with `teamctl log --worker {name} -f` on that host"
                     )
                 },
             ));
         }
         if member.backend_type != Some(BackendType::Tmux) {
             return Err(Error::bad(format!(
-                "{name} runs on the process backend and has no pane; follow it with `teamctl log -f`"
+                "{name} runs on the process backend and has no pane; follow its output with `teamctl log --worker {name} -f`"
             )));
         }
         return pane_of(member).ok_or_else(|| {

@@ -245,9 +245,14 @@ fn nothing_to_claim(list: &TaskList, me: &Name) -> String {
         .iter()
         .filter(|t| t.owner.as_ref().is_some_and(|o| o != me))
         .count();
+    let n = pending.len();
+    let (tasks, wait, belong) = (
+        if n == 1 { "task" } else { "tasks" },
+        if blocked == 1 { "waits" } else { "wait" },
+        if others == 1 { "belongs" } else { "belong" },
+    );
     format!(
-        "nothing to claim for {me}: of {} pending tasks, {blocked} wait on unfinished blockers and {others} belong to others",
-        pending.len()
+        "nothing to claim for {me}: of {n} pending {tasks}, {blocked} {wait} on unfinished blockers and {others} {belong} to others"
     )
 }
 
@@ -403,5 +408,25 @@ mod tests {
         for bad in ["", "x", "0", "-1", "1.5", "99999999999999999999999"] {
             assert_eq!(parse_id(bad).unwrap_err().exit_code(), 2, "{bad:?}");
         }
+    }
+
+    /// New-user QA: "of 1 pending tasks, 1 wait on ... and 1 belong to others".
+    #[test]
+    fn nothing_to_claim_counts_in_words_that_agree() {
+        let me = Name::parse("bob").unwrap();
+        let mut list = TaskList::default();
+        list.add(
+            NewTask {
+                subject: "theirs".into(),
+                owner: Some(Name::parse("ann").unwrap()),
+                ..NewTask::default()
+            },
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            nothing_to_claim(&list, &me),
+            "nothing to claim for bob: of 1 pending task, 0 wait on unfinished blockers and 1 belongs to others"
+        );
     }
 }

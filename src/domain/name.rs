@@ -64,7 +64,7 @@ impl Name {
         let name = Name::parse_as(s, "member")?;
         if name.is_leader() {
             return Err(Error::bad(format!(
-                "{LEADER:?} is reserved for the leader; choose another teammate name"
+                "{LEADER:?} is the leader's name, not a teammate's: use another name"
             )));
         }
         Ok(name)
