@@ -556,7 +556,7 @@ owner = "bob"
                 6,
                 "invalid member name",
             ),
-            ("[[member]]\nname = \"team-lead\"\n", 6, "reserved"),
+            ("[[member]]\nname = \"team-lead\"\n", 6, "the leader's name"),
             (
                 "[[task]]\nsubject = \"a\"\nblocked-by = [\"zz\"]\n",
                 7,

@@ -335,11 +335,8 @@ fn a_worker_arming_anew_keeps_one_inotify_instance() {
     }
 }
 
-/// A file where a worker's inbox directory should be: the worker cannot watch it, and reads no
-/// mail until it is moved away. `status` and `doctor` say so (QA: `status` showed the turn long
-/// done as still running and `doctor` found nothing), and stop saying it once it is gone.
-#[test]
-fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
+/// Team alpha with a process teammate bob (`cat`) that has answered once.
+fn alpha_with_bob() -> TestEnv {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
     env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
@@ -347,6 +344,15 @@ fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
         env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
         "m1"
     );
+    env
+}
+
+/// A file where a worker's inbox directory should be: the worker cannot watch it, and reads no
+/// mail until it is moved away. `status` and `doctor` say so (QA: `status` showed the turn long
+/// done as still running and `doctor` found nothing), and stop saying it once it is gone.
+#[test]
+fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
+    let env = alpha_with_bob();
     let dir = env.team_dir("alpha").join("inboxes/bob");
     // The worker may still be writing its cursor after the reply: again until removed.
     wait_until("the inbox directory removed", T, || {
@@ -377,13 +383,7 @@ fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
 /// once the directory is back.
 #[test]
 fn a_worker_started_on_an_inbox_it_cannot_watch_waits_and_says_so() {
-    let env = TestEnv::new();
-    env.ok(&["create", "alpha"]);
-    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
-    assert_eq!(
-        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
-        "m1"
-    );
+    let env = alpha_with_bob();
     env.ok(&["kill", "bob"]);
     let dir = env.team_dir("alpha").join("inboxes/bob");
     let kept = env.work.path().join("bob-inbox");
@@ -465,13 +465,7 @@ fn a_link_at_the_inboxes_directory_is_not_read_through() {
     use teamctl::domain::{Body, Envelope, Name};
     use teamctl::store::Home;
     use teamctl::store::inbox::{self, InboxPaths};
-    let env = TestEnv::new();
-    env.ok(&["create", "alpha"]);
-    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
-    assert_eq!(
-        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
-        "m1"
-    );
+    let env = alpha_with_bob();
     let inboxes = env.team_dir("alpha").join("inboxes");
     let out = env.work.path().join("inboxes-elsewhere");
     std::fs::rename(&inboxes, &out).unwrap();

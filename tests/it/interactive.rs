@@ -604,30 +604,36 @@ fn claude_mail_sent_mid_turn_is_delivered_after_the_turn() {
     assert!(first < answer && answer < text.rfind("the second").unwrap());
 }
 
-#[test]
-fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
-    let model = FakeModel::start(script);
-    let (env, _cc, t) = claude_team(&model, "it-cc-int");
+/// `interrupt` of bob's turn on a message the model never answers: the failure notice comes,
+/// and the next message is answered.
+fn interrupt_a_slow_turn_then_ask(model: &FakeModel, env: &TestEnv, t: &str) {
     env.ok(&["send", "bob", "take forever"]);
     wait_until("the slow request reached the model", CLAUDE_WAIT, || {
-        !asked(&model, "take forever").is_empty()
+        !asked(model, "take forever").is_empty()
     });
     let out = env.ok(&["interrupt", "bob"]);
     assert!(out.contains("interrupted"), "{out}");
     wait_until("the failure notice", CLAUDE_WAIT, || {
-        replies(&env, &t, "bob")
+        replies(env, t, "bob")
             .iter()
             .any(|r| r.contains("interrupted"))
     });
     let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
-    let pane = env.pane_of(&t, "bob");
+    let pane = env.pane_of(t, "bob");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
         "got: after that",
         "{}\n{}",
-        screen(&env, &pane),
-        log(&env, &t, "bob")
+        screen(env, &pane),
+        log(env, t, "bob")
     );
+}
+
+#[test]
+fn claude_interrupt_sends_escape_and_cancels_a_slow_reply() {
+    let model = FakeModel::start(script);
+    let (env, _cc, t) = claude_team(&model, "it-cc-int");
+    interrupt_a_slow_turn_then_ask(&model, &env, &t);
     assert!(
         !replies(&env, &t, "bob")
             .iter()
@@ -670,27 +676,8 @@ fn claude_interrupt_presses_the_cancel_key_again_when_the_first_is_dropped() {
     env.env
         .push(("PATH".into(), format!("{}:{path}", dir.display())));
     env.ok(&["spawn", "bob", "--agent", "claude", "--interactive"]);
-    env.ok(&["send", "bob", "take forever"]);
-    wait_until("the slow request reached the model", CLAUDE_WAIT, || {
-        !asked(&model, "take forever").is_empty()
-    });
-    let out = env.ok(&["interrupt", "bob"]);
-    assert!(out.contains("interrupted"), "{out}");
-    wait_until("the failure notice", CLAUDE_WAIT, || {
-        replies(&env, &t, "bob")
-            .iter()
-            .any(|r| r.contains("interrupted"))
-    });
+    interrupt_a_slow_turn_then_ask(&model, &env, &t);
     assert!(dropped.exists(), "the wrapper dropped no Escape");
-    let out = env.run(&["ask", "bob", "after that", "--timeout", "20"]);
-    let pane = env.pane_of(&t, "bob");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "got: after that",
-        "{}\n{}",
-        screen(&env, &pane),
-        log(&env, &t, "bob")
-    );
     assert!(
         log(&env, &t, "bob").contains("pressed the cancel key again"),
         "{}",
