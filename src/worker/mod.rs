@@ -1098,7 +1098,8 @@ impl Worker {
     /// meanwhile (the cursor does not move), and the worker lives on, its log saying why
     /// (once). Before, the failed write ended the worker, silently on a full disk (its log
     /// was full too), and each `resume` ran the turn again into the same failure (both QA
-    /// passes). A sender no longer in the team is not waited for (`send_hops`). False:
+    /// passes). A sender no longer in the team is not waited for (`send_hops`), nor a team
+    /// that is gone. False:
     /// SIGTERM or SIGHUP came first, and the message is left for `resume`.
     async fn answer_with_room(
         &mut self,
@@ -1110,6 +1111,9 @@ impl Worker {
         let mut waited = false;
         loop {
             match self.answer(env, result) {
+                // A team that is gone (removed by hand) is not waited for: the worker ends,
+                // as it did before.
+                Err(e) if self.store.stamp().is_none() => return Err(e),
                 Err(e) => {
                     if !waited {
                         let why = if no_room(&e) {
