@@ -24,7 +24,7 @@ fn key(rows: &[Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
             format!(
-                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
                 r.name,
                 r.status,
                 r.current_turn,
@@ -34,7 +34,9 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.pane_id,
                 r.pid,
                 r.host,
-                r.needs_user
+                r.needs_user,
+                r.problem,
+                r.inbox_problem
             )
         })
         .collect()
@@ -161,6 +163,9 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             host_col(r.host.as_deref()),
         ));
     }
+    // What `status` says under its table (new-user QA: the board showed a teammate that
+    // reads no mail as plainly idle).
+    crate::view::status::notes(&mut out, rows);
     out
 }
 
@@ -256,6 +261,31 @@ mod tests {
         assert!(board.lines().nth(1).unwrap().contains("HOST"), "{board}");
         assert!(board.lines().nth(2).unwrap().contains("hostb"), "{board}");
         assert_ne!(key(&here), key(&there));
+    }
+
+    #[test]
+    fn an_inbox_that_cannot_be_watched_shows_under_the_board_and_redraws_it() {
+        let ctx = Ctx {
+            home: crate::store::Home::new("/nonexistent".into()),
+            team: None,
+            as_name: "team-lead".into(),
+            turn: None,
+            json: false,
+            paint: crate::output::Painter::new(false),
+            member_color: None,
+        };
+        let config: TeamConfig = serde_json::from_value(serde_json::json!({
+            "name": "t", "description": "", "createdAt": 0, "leadAgentId": "team-lead@t",
+            "leadSessionId": "x", "members": []
+        }))
+        .unwrap();
+        let fine = vec![row("bob", Status::Idle)];
+        let mut stuck = fine.clone();
+        stuck[0].inbox_problem = Some("/h/inboxes/bob is not a directory; move it away".into());
+        let board = render(&ctx, &config, &stuck, 2_000);
+        assert!(board.contains("bob: reads no mail"), "{board}");
+        assert!(!render(&ctx, &config, &fine, 2_000).contains("reads no mail"));
+        assert_ne!(key(&fine), key(&stuck));
     }
 
     #[test]

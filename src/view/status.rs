@@ -238,7 +238,13 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             turn
         );
     }
-    // Under the table, where a short line cannot break the columns.
+    notes(&mut out, rows);
+    out
+}
+
+/// Under the table (`status` and the live board), where a short line cannot break the
+/// columns: why a member's live state cannot be read, or its inbox cannot be watched.
+pub fn notes(out: &mut String, rows: &[Row]) {
     for r in rows {
         if let Some(problem) = &r.problem {
             let _ = writeln!(
@@ -257,7 +263,6 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             );
         }
     }
-    out
 }
 
 /// A number, or `-` for none, padded as asked.
