@@ -152,7 +152,17 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     let (file, len) = match open_log(log, meta) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).at(log),
+        Err(e) => {
+            // A file or link where a directory should be is said as `send` says it, with
+            // what to do, not as "Not a directory (os error 20)" (new-user QA).
+            if let Some(dir) = log.parent() {
+                if let Some(inboxes) = dir.parent() {
+                    check_dir(inboxes)?;
+                }
+                check_dir(dir)?;
+            }
+            return Err(e).at(log);
+        }
     };
     if from >= len {
         return Ok(Vec::new());

@@ -365,6 +365,15 @@ fn a_worker_that_cannot_watch_its_inbox_is_shown_by_status_and_doctor() {
     });
     let table = env.ok(&["status"]);
     assert!(table.contains("bob: reads no mail"), "{table}");
+    // Said as `send` says it, with what to do, not "Not a directory (os error 20)".
+    for args in [&["inbox", "bob"][..], &["log"][..]] {
+        let out = env.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not a directory; move it away"),
+            "{args:?}: {err}"
+        );
+    }
     let doctor = env.run(&["doctor"]);
     let said = String::from_utf8_lossy(&doctor.stdout);
     assert!(said.contains("bob@alpha reads no mail"), "{said}");
