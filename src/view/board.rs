@@ -227,6 +227,25 @@ mod tests {
         }
     }
 
+    /// A context without colour and an empty team t, to render boards with.
+    fn plain() -> (Ctx, TeamConfig) {
+        let ctx = Ctx {
+            home: crate::store::Home::new("/nonexistent".into()),
+            team: None,
+            as_name: "team-lead".into(),
+            turn: None,
+            json: false,
+            paint: crate::output::Painter::new(false),
+            member_color: None,
+        };
+        let config: TeamConfig = serde_json::from_value(serde_json::json!({
+            "name": "t", "description": "", "createdAt": 0, "leadAgentId": "team-lead@t",
+            "leadSessionId": "x", "members": []
+        }))
+        .unwrap();
+        (ctx, config)
+    }
+
     #[test]
     fn ages_do_not_change_the_key_but_states_do() {
         let a = vec![row("bob", Status::Idle)];
@@ -239,20 +258,7 @@ mod tests {
 
     #[test]
     fn a_host_column_shows_only_when_a_member_runs_elsewhere_and_its_change_redraws() {
-        let ctx = Ctx {
-            home: crate::store::Home::new("/nonexistent".into()),
-            team: None,
-            as_name: "team-lead".into(),
-            turn: None,
-            json: false,
-            paint: crate::output::Painter::new(false),
-            member_color: None,
-        };
-        let config: TeamConfig = serde_json::from_value(serde_json::json!({
-            "name": "t", "description": "", "createdAt": 0, "leadAgentId": "team-lead@t",
-            "leadSessionId": "x", "members": []
-        }))
-        .unwrap();
+        let (ctx, config) = plain();
         let here = vec![row("bob", Status::Idle)];
         assert!(!render(&ctx, &config, &here, 2_000).contains("HOST"));
         let mut there = here.clone();
@@ -265,20 +271,7 @@ mod tests {
 
     #[test]
     fn an_inbox_that_cannot_be_watched_shows_under_the_board_and_redraws_it() {
-        let ctx = Ctx {
-            home: crate::store::Home::new("/nonexistent".into()),
-            team: None,
-            as_name: "team-lead".into(),
-            turn: None,
-            json: false,
-            paint: crate::output::Painter::new(false),
-            member_color: None,
-        };
-        let config: TeamConfig = serde_json::from_value(serde_json::json!({
-            "name": "t", "description": "", "createdAt": 0, "leadAgentId": "team-lead@t",
-            "leadSessionId": "x", "members": []
-        }))
-        .unwrap();
+        let (ctx, config) = plain();
         let fine = vec![row("bob", Status::Idle)];
         let mut stuck = fine.clone();
         stuck[0].inbox_problem = Some("/h/inboxes/bob is not a directory; move it away".into());
