@@ -635,13 +635,18 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
 }
 
 /// What a command line clap refused most likely meant, where clap's own message names no way
-/// there: `log NAME` (a user's first try at one teammate's output) is `log --worker NAME` or
-/// `log --from NAME`. Only a member of the team is named so, and only when the line without
+/// there. `log NAME` (a user's first try at one teammate's output) is `log --worker NAME` or
+/// `log --from NAME`: only a member of the team is named so, and only when the line without
 /// that word is a `log` without `--worker`; any other extra word keeps clap's own error
-/// (`log --worker bob extra`) or gets no name (`log 10`).
+/// (`log --worker bob extra`) or gets no name (`log 10`). `delete NAME` (a user's first try
+/// at removing a team, or one teammate) says how to do either; it never deletes anything.
 fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument || command_word(args)? != "log" {
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let word = command_word(args)?;
+    if word != "log" && word != "delete" {
         return None;
     }
     let ContextValue::String(given) = e.get(ContextKind::InvalidArg)? else {
@@ -651,7 +656,7 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         return None;
     }
     // The line as it parses without the word (the first of its places that parses).
-    let (global, log) = (1..args.len())
+    let (global, command) = (1..args.len())
         .filter(|i| args[*i] == given.as_str())
         .find_map(|i| {
             let mut rest = args.to_vec();
@@ -659,11 +664,16 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
             match Cli::try_parse_from(rest).ok()? {
                 Cli {
                     global,
-                    command: Some(Command::Log(log)),
-                } => Some((global, log)),
-                _ => None,
+                    command: Some(command),
+                } => Some((global, command)),
+                Cli { command: None, .. } => None,
             }
         })?;
+    let log = match command {
+        Command::Log(log) => log,
+        Command::Delete(_) => return Some(delete_meant(global, given)),
+        _ => return None,
+    };
     if log.worker.is_some() {
         return None;
     }
@@ -675,6 +685,34 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         _ => Some(format!(
             "{every}, and {given:?} is no member of the team: `teamctl log --worker NAME` shows a teammate's own log, `teamctl log --from NAME` (or --to NAME) its messages"
         )),
+    }
+}
+
+/// `delete NAME`: `delete` removes the team `--team` chooses, and takes no name. A team of
+/// that name is pointed to with `--team` (the team chosen otherwise is named, so the user sees
+/// which one a bare `delete` would remove); a member is pointed to `shutdown`/`kill`.
+fn delete_meant(global: GlobalArgs, given: &str) -> String {
+    let every = "delete takes no name (it removes the whole team chosen by --team, default the one created last)";
+    let Ok(name) = crate::domain::Name::parse(given) else {
+        return format!("{every}, and {given:?} is not a valid name");
+    };
+    if is_member(global.clone(), &name) {
+        return format!(
+            "{every}: to stop the teammate {name} and keep the team, `teamctl shutdown {name}` (or `teamctl kill {name}`)"
+        );
+    }
+    let team = GlobalArgs {
+        team: Some(name.as_str().to_string()),
+        ..global
+    };
+    let exists = crate::context::Ctx::new(team.resolve(), false)
+        .and_then(|ctx| ctx.store())
+        .and_then(|store| store.load())
+        .is_ok();
+    if exists {
+        format!("{every}: to delete the team {name}, `teamctl delete --team {name}`")
+    } else {
+        format!("{every}, and there is no team or teammate {name:?} here")
     }
 }
 

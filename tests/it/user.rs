@@ -1515,6 +1515,25 @@ fn log_word_hints_the_worker_log_only_for_a_member_and_no_worker_given() {
     assert!(err.contains("unexpected argument 'extra'"), "{err}");
 }
 
+/// `delete WORD` (a first try at removing a team, or one teammate) says how to do either and
+/// deletes nothing: the team and its teammate are still there after each.
+#[test]
+fn delete_word_says_how_to_delete_the_team_or_stop_the_teammate() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let err = env.fails(&["delete", "alpha"], 2);
+    assert!(err.contains("`teamctl delete --team alpha`"), "{err}");
+    let err = env.fails(&["delete", "--force", "bob"], 2);
+    assert!(err.contains("`teamctl shutdown bob`"), "{err}");
+    let err = env.fails(&["delete", "zed"], 2);
+    assert!(err.contains("no team or teammate \"zed\""), "{err}");
+    let err = env.fails(&["delete", "a/b"], 2);
+    assert!(err.contains("not a valid name"), "{err}");
+    let status = env.ok(&["status"]);
+    assert!(status.contains("bob"), "{status}");
+    assert!(env.team_dir("alpha").join("config.json").exists());
+}
+
 /// `log --worker NAME` streams a big log (QA 13: a 200 MB log was read whole into memory
 /// first), and `-n N` prints only its last N lines first, read from its end (a few MB of
 /// lines here; memory and time are not asserted).
