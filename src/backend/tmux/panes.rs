@@ -1,7 +1,8 @@
 //! Telling whether a tmux teammate's worker is there, from what tmux says about its pane: the
 //! one rule (`verdict`, pure) shared by the single-member probe and the whole-team views, and
 //! `Panes`, every pane of each server read with one `list-panes -a` per server, so a view of
-//! 300 teammates costs one tmux process instead of 300.
+//! 300 teammates costs one tmux process instead of 300. A pane's tag counts only while the pane
+//! runs (or last ran) the process teamctl tagged it for (`argv::parse_state`).
 
 use std::collections::HashMap;
 
@@ -14,7 +15,7 @@ use crate::domain::{LiveState, Member};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// No pane recorded, a dead pane, or a pane carrying someone else's tag (or none; or this
-    /// member's name in another home).
+    /// member's name in another home; or a tag set for a process the pane no longer runs).
     Gone,
     /// The pane is alive and carries the member's tag: the worker runs there, unless the
     /// pane's pid is a running process that is not this member's worker.
@@ -156,11 +157,7 @@ mod tests {
 
     /// A pane whose tag is exactly `tag`.
     fn raw(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
-        PaneState {
-            dead,
-            pid,
-            tag: tag.into(),
-        }
+        PaneState::tagged(dead, pid, tag)
     }
 
     #[test]
