@@ -1,7 +1,8 @@
 //! Panes teamctl no longer owns, against a private tmux server per test: a pane teamctl tagged
 //! is its own only while it runs (or last ran) the process teamctl started there. One the user
 //! respawned with a program of their own (`respawn-pane -k`) is the user's: `delete`, `kill`
-//! and `shutdown` leave it open and take teamctl's tags off it. A team window the user linked into a session of their own closes
+//! and `shutdown` leave it open and take teamctl's tags off it, and `status` no longer shows
+//! it as a teammate's pane. A team window the user linked into a session of their own closes
 //! with the team, and the user's session stays.
 
 use std::time::Duration;
@@ -237,4 +238,81 @@ fn delete_closes_a_team_window_the_user_linked_into_their_session() {
         "only the user's own window"
     );
     assert_eq!(env.pane_format(&user, "#{pane_dead}").as_deref(), Some("0"));
+}
+
+/// `status` shows a teammate's pane only while that pane is the teammate's: not one the user
+/// respawned, and not a pane id reused by a tmux server started again (ids restart at %0).
+/// `-` instead (`--json`: `paneId` null).
+#[test]
+fn status_shows_a_pane_only_while_it_is_the_teammates() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-status");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    take_over(&env, &b, &["sleep", "100000"]);
+    wait_until("b is dead", WAIT, || env.member_status("b") == "dead");
+    let pane = |env: &TestEnv, name: &str| env.member(name)["paneId"].clone();
+    assert_eq!(pane(&env, "a"), serde_json::json!(a));
+    assert_eq!(
+        pane(&env, "b"),
+        serde_json::Value::Null,
+        "b's pane is the user's"
+    );
+    let table = env.ok(&["status"]);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}: {table}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("a")[3], a, "{table}");
+    assert_eq!(row("b")[3], "-", "{table}");
+    // No tmux to ask (not on PATH): the recorded id, marked as unchecked.
+    let empty = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd(&["status"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let blind = String::from_utf8_lossy(&out.stdout);
+    let a_row = blind
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("a"))
+        .unwrap_or_else(|| panic!("{blind}"));
+    assert_eq!(
+        a_row.split_whitespace().nth(3),
+        Some(format!("{a}?").as_str()),
+        "{blind}"
+    );
+
+    // The server goes; the user starts it again, with panes of their own.
+    env.tmux_ok(&["kill-server"]);
+    wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
+    assert_eq!(
+        pane(&env, "a"),
+        serde_json::Value::Null,
+        "no server, no pane"
+    );
+    env.tmux_ok(&["new-session", "-d", "-s", "user", "-x", "120", "-y", "40"]);
+    for _ in 0..4 {
+        env.tmux_ok(&["split-window", "-d", "-t", "=user:"]);
+        env.tmux_ok(&["select-layout", "-t", "=user:", "tiled"]);
+    }
+    assert!(
+        env.pane_format(&a, "#{pane_id}").is_some(),
+        "a's old pane id is a pane of the user's now"
+    );
+    assert_eq!(pane(&env, "a"), serde_json::Value::Null);
+    let table = env.ok(&["status"]);
+    let a_row = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("a"))
+        .unwrap()
+        .to_string();
+    assert_eq!(a_row.split_whitespace().nth(3), Some("-"), "{table}");
 }
