@@ -375,8 +375,9 @@ mod tests {
 
     #[test]
     fn agent_tag_is_read_from_the_environment() {
-        // A tag no other test or process uses.
-        let id = format!("bob@proc-test-{}", std::process::id());
+        // A tag no other test or process uses (`a_running_worker_is_one_and_its_zombie_is_not`,
+        // running beside it, has a worker of its own: a shared tag found both).
+        let id = format!("bob@proc-env-test-{}", std::process::id());
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .env(crate::domain::env::AGENT_ID, &id)

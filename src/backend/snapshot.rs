@@ -31,4 +31,13 @@ impl Snapshot {
         };
         read.unwrap_or_else(|| for_member(member).liveness(member, live))
     }
+
+    /// Is `member`'s recorded pane still its own (`Panes::is_members_pane`)? `None` when this
+    /// reading cannot tell (not a tmux member of this host, its server unreadable).
+    pub fn is_members_pane(&self, member: &Member) -> Option<bool> {
+        match member.backend_type {
+            Some(BackendType::Tmux) => self.tmux.is_members_pane(member),
+            _ => None,
+        }
+    }
 }

@@ -31,7 +31,7 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.turn_started_at,
                 r.unread,
                 r.current_task,
-                r.pane_id,
+                r.pane(),
                 r.pid,
                 r.host,
                 r.needs_user,
@@ -144,7 +144,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             _ => state,
         };
         let place = match (&r.pane_id, r.pid) {
-            (Some(p), _) => p.clone(),
+            (Some(_), _) => r.pane(),
             (None, Some(pid)) => pid.to_string(),
             _ => "-".into(),
         };
@@ -212,6 +212,7 @@ mod tests {
             status,
             backend: Some("process".into()),
             pane_id: None,
+            pane_unchecked: false,
             pid: Some(42),
             unread: 0,
             current_turn: None,

@@ -3,7 +3,9 @@
 //! teammate the leader asked to stop shows as `shutdown_pending` (its turn still shown) until
 //! it answers; a stopped one shows no turn, task or pid (they belonged to a worker that is
 //! gone). An interactive teammate whose agent waits for the user (a permission prompt, a trust
-//! dialog) says so and names the pane to answer in. `teamctl status`, the board and the
+//! dialog) says so and names the pane to answer in. A tmux teammate's pane is shown only
+//! while it is the teammate's (after a tmux server restart the id may be a pane of the
+//! user's), marked `?` when tmux could not be asked. `teamctl status`, the board and the
 //! console's `/status` show these.
 
 use std::fmt::Write as _;
@@ -22,7 +24,12 @@ pub struct Row {
     pub agent_id: String,
     pub status: Status,
     pub backend: Option<String>,
+    /// The member's pane, while it is the member's (none when tmux says it is gone, another's,
+    /// or a program of the user's runs in it).
     pub pane_id: Option<String>,
+    /// `pane_id` is as recorded: tmux could not be asked whether it is still the member's.
+    #[serde(skip)]
+    pub pane_unchecked: bool,
     pub pid: Option<u32>,
     pub unread: usize,
     pub current_turn: Option<String>,
@@ -48,6 +55,18 @@ pub struct Row {
     pub inbox_problem: Option<String>,
 }
 
+impl Row {
+    /// The PANE column: the pane while it is the member's, marked `?` when tmux could not be
+    /// asked; `-` for none.
+    pub fn pane(&self) -> String {
+        match (&self.pane_id, self.pane_unchecked) {
+            (Some(p), false) => p.clone(),
+            (Some(p), true) => format!("{p}?"),
+            (None, _) => "-".into(),
+        }
+    }
+}
+
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
     // One reading of every pane for the whole table (one tmux process per server), made
     // while the members' files are read: with a thousand teammates each takes tens of ms.
@@ -55,9 +74,12 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         let seen = s.spawn(|| crate::backend::Snapshot::of(&config.members));
         let files = read_files(store, config);
         let seen = seen.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        rows_from(config, files, |m, live| {
-            leader::effective_status_with(m, live, &seen)
-        })
+        rows_from(
+            config,
+            files,
+            |m, live| leader::effective_status_with(m, live, &seen),
+            |m| seen.is_members_pane(m),
+        )
     })
 }
 
@@ -96,11 +118,14 @@ fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
         .collect()
 }
 
-/// The rows, each member's state told by `status` (`leader::effective_status_with`).
+/// The rows, each member's state told by `status` (`leader::effective_status_with`), whether
+/// its recorded pane is still its own by `pane` (`Snapshot::is_members_pane`; `None`: cannot
+/// tell).
 fn rows_from(
     config: &TeamConfig,
     files: Vec<Files>,
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
+    pane: impl Fn(&Member) -> Option<bool>,
 ) -> Vec<Row> {
     config
         .members
@@ -127,13 +152,20 @@ fn rows_from(
             };
             // What a stopped teammate's worker last wrote is history, not state.
             let fresh = fresh.filter(|_| status != Status::Stopped);
+            // A stopped teammate's pane was closed (or is a dead one kept for reading). Another
+            // host's is that host's to tell.
+            let recorded = m.pane_id.clone().filter(|_| status != Status::Stopped);
+            let seen = match (&recorded, crate::backend::host::elsewhere(m)) {
+                (Some(_), None) => pane(m),
+                _ => Some(true),
+            };
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
                 status: shown,
                 backend: m.backend_type.map(|b| b.to_string()),
-                // A stopped teammate's pane was closed (or is a dead one kept for reading).
-                pane_id: m.pane_id.clone().filter(|_| status != Status::Stopped),
+                pane_id: recorded.filter(|_| seen != Some(false)),
+                pane_unchecked: seen.is_none(),
                 pid: fresh
                     .map(|l| l.pid)
                     .or(m.pid)
@@ -216,7 +248,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             turn = format!("task #{task}: {turn}");
         }
         if let Some(what) = &r.needs_user {
-            let pane = r.pane_id.as_deref().unwrap_or("-");
+            let pane = r.pane();
             turn = format!(
                 "answer {} in pane {pane}; {turn}",
                 crate::output::printable(what)
@@ -230,7 +262,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             paint.color(&name, &r.color),
             status,
             r.backend.as_deref().unwrap_or("-"),
-            r.pane_id.as_deref().unwrap_or("-"),
+            r.pane(),
             Dash(r.pid),
             r.unread,
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),

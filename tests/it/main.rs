@@ -26,6 +26,7 @@ mod reliability;
 mod security;
 mod shutdown_all;
 mod spawnkill;
+mod takeover;
 mod tasks;
 mod tmux;
 mod up;

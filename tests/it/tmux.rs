@@ -456,6 +456,12 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
     // It is the user's now: renamed, its team tags taken off.
     let kept = format!("{session}-kept");
     assert!(err.contains(&format!("{kept} stays open")), "{err}");
+    // And how to close it when done, on teamctl's server (`TEAMCTL_TMUX_SOCKET`, a `-L` name).
+    let socket = env.socket.as_ref().unwrap();
+    assert!(
+        err.contains(&format!("tmux -L {socket} kill-session -t {kept}")),
+        "{err}"
+    );
     let panes_of = |s: &str| {
         let panes = env.tmux_ok(&[
             "list-panes",
@@ -913,7 +919,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
 }
 
 /// `argv::STATE_FORMAT`, as the logging tmux prints it.
-const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";
+const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
 
 /// `kill` during a turn ends the worker before its turn: the turn is the worker's to end
 /// (stopped, left for `resume`), never a failure "not by teamctl" that lets the worker take

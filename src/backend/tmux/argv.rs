@@ -16,6 +16,10 @@ pub const TEAM_OPTION: &str = "@teamctl-team";
 /// The pane user option marking the leader console teamctl put in the first pane of a team
 /// session it made (the team's scoped tag, as `TEAM_OPTION`).
 pub const CONSOLE_OPTION: &str = "@teamctl-console";
+/// The pane user option holding the pid of the process teamctl started in the pane, set with
+/// the tags (`#{pane_pid}` then). The tags name that process, not the pane: once the pane runs
+/// another (the user's `respawn-pane -k`), it is the user's (`holds`).
+pub const PID_OPTION: &str = "@teamctl-pid";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
 /// The pane user option holding the member's name (the border label: an agent may change
@@ -24,10 +28,12 @@ pub const NAME_OPTION: &str = "@teamctl-name";
 
 /// What `-P -F` prints for a new pane (and how many panes its window has now).
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_panes}";
-/// What a liveness probe prints: pane id, dead flag, pid, then the tag (possibly empty).
-/// `display-message -t` does not fail on a missing pane (it prints the format without one),
-/// so the pane id is printed back and checked.
-pub const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-agent}";
+/// What a liveness probe prints: pane id, dead flag, pid, the pid teamctl tagged the pane for
+/// (`PID_OPTION`), then the tag (either possibly empty). `display-message -t` does not fail on
+/// a missing pane (it prints the format without one), so the pane id is printed back and
+/// checked.
+pub const STATE_FORMAT: &str =
+    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
 /// Where a pane is: pane id (checked, as above), session id, window id.
 pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 /// The border label on windows teamctl created: the name in the member's colour.
@@ -342,11 +348,35 @@ pub fn own_window(window: &str, team: &str) -> Vec<Cmd> {
     ]
 }
 
-/// Pane-level options on the teammate's own pane: the tag, team, colour, remain-on-exit and
-/// its title. Only `-p` options that exist at pane level, so the window is not touched.
+/// Record the pid of the process `pane` runs now (`PID_OPTION`), which teamctl's tags then
+/// name: set first, in the invocation that tags the pane, once teamctl's process runs there.
+pub fn tag_pid(pane: &str) -> Cmd {
+    words(&[
+        "set-option",
+        "-p",
+        "-F",
+        "-t",
+        pane,
+        PID_OPTION,
+        "#{pane_pid}",
+    ])
+}
+
+/// Do the tags of a pane running `pane_pid` (as tmux printed it) still hold, given the pid
+/// they were set for (`PID_OPTION`, empty when unset)? Only while the pane runs that process,
+/// or is dead with it as its last one. A pane the user respawned is theirs. A pane tagged by
+/// an older teamctl records no pid: its tags are judged alone, as that teamctl did.
+pub fn holds(pane_pid: &str, tagged_pid: &str) -> bool {
+    tagged_pid.is_empty() || (!pane_pid.is_empty() && pane_pid == tagged_pid)
+}
+
+/// Pane-level options on the teammate's own pane: the pid they name, the tag, team, colour,
+/// remain-on-exit and its title. Only `-p` options that exist at pane level, so the window is
+/// not touched.
 pub fn tag_pane(pane: &str, agent_id: &str, team: &str, color: &str, title: &str) -> Vec<Cmd> {
     let set = |opt: &str, val: &str| words(&["set-option", "-p", "-t", pane, opt, val]);
     vec![
+        tag_pid(pane),
         set(AGENT_OPTION, agent_id),
         set(TEAM_OPTION, team),
         set(COLOR_OPTION, color),
@@ -501,45 +531,94 @@ pub fn rename_session(session_target: &str, name: &str) -> Cmd {
     words(&["rename-session", "-t", session_target, name])
 }
 
-/// Mark `pane` as the team session's leader console (`CONSOLE_OPTION`, pane level).
-pub fn tag_console(pane: &str, team: &str) -> Cmd {
-    words(&["set-option", "-p", "-t", pane, CONSOLE_OPTION, team])
+/// Mark `pane` as the team session's leader console (`CONSOLE_OPTION`, pane level), naming
+/// the console's process (`tag_pid`).
+pub fn tag_console(pane: &str, team: &str) -> Vec<Cmd> {
+    vec![
+        tag_pid(pane),
+        words(&["set-option", "-p", "-t", pane, CONSOLE_OPTION, team]),
+    ]
 }
 
-/// Every pane of a session, in all its windows: id, agent tag, console tag, tab-separated
-/// (`parse_session_panes`).
-pub fn session_panes(session_target: &str) -> Cmd {
+/// Take every tag teamctl sets off a pane that is the user's now (`holds` no longer).
+pub fn untag_pane(pane: &str) -> Vec<Cmd> {
+    [
+        AGENT_OPTION,
+        TEAM_OPTION,
+        CONSOLE_OPTION,
+        COLOR_OPTION,
+        NAME_OPTION,
+        PID_OPTION,
+    ]
+    .iter()
+    .map(|opt| words(&["set-option", "-p", "-u", "-t", pane, opt]))
+    .collect()
+}
+
+/// Every pane of the server, once for each session its window is linked into: id, pid, the
+/// pid the tags name, agent tag, console tag, then the session's name (the one free-form
+/// field, last), tab-separated (`parse_team_panes`).
+pub fn team_panes() -> Cmd {
     words(&[
         "list-panes",
-        "-s",
-        "-t",
-        &in_session(session_target),
+        "-a",
         "-F",
-        "#{pane_id}\t#{@teamctl-agent}\t#{@teamctl-console}",
+        "#{pane_id}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
     ])
 }
 
-/// The panes of `session_panes`'s output that teamctl made for `team` (a teammate's, tagged
-/// with an agent id of the team, or the team's console), and how many others there are (the
-/// user's own, split into the session: never closed by teamctl).
-pub fn parse_session_panes(out: &str, team: &str) -> (Vec<String>, usize) {
-    let mut ours = Vec::new();
-    let mut others = 0;
-    for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.split('\t');
-        let id = it.next().unwrap_or_default();
-        let agent = it.next().unwrap_or_default();
-        let console = it.next().unwrap_or_default();
-        let of_team = agent
-            .split_once('@')
-            .is_some_and(|(_, scoped_team)| scoped_team == team);
-        if id.starts_with('%') && (of_team || console == team) {
-            ours.push(id.to_string());
-        } else {
-            others += 1;
-        }
+/// A team's panes on one server, from `team_panes`'s output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamPanes {
+    /// teamctl's own panes of the team, wherever they are (a teammate's, tagged with an agent
+    /// id of the team, or the team's console), each once: closed with the team.
+    pub ours: Vec<String>,
+    /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
+    /// respawned them): the user's, left open, their tags taken off.
+    pub taken: Vec<String>,
+    /// (session name, pane) of every pane, to count what else a session holds.
+    rows: Vec<(String, String)>,
+}
+
+impl TeamPanes {
+    /// How many panes `session` holds that are not teamctl's (the user's own, split into it
+    /// or respawned: never closed by teamctl).
+    pub fn others_in(&self, session: &str) -> usize {
+        self.rows
+            .iter()
+            .filter(|(s, p)| s == session && !self.ours.contains(p))
+            .count()
     }
-    (ours, others)
+}
+
+/// The panes of `team` (its scoped tag) in `team_panes`'s output.
+pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
+    let mut panes = TeamPanes::default();
+    for line in out.lines().filter(|l| !l.is_empty()) {
+        let mut it = line.splitn(6, '\t');
+        let mut next = || it.next().unwrap_or_default();
+        let (id, pid, tagged_pid, agent, console, session) =
+            (next(), next(), next(), next(), next(), next());
+        if !id.starts_with('%') {
+            continue;
+        }
+        let of_team = console == team
+            || agent
+                .split_once('@')
+                .is_some_and(|(_, scoped_team)| scoped_team == team);
+        let list = match (of_team, holds(pid, tagged_pid)) {
+            (true, true) => Some(&mut panes.ours),
+            (true, false) => Some(&mut panes.taken),
+            (false, _) => None,
+        };
+        if let Some(list) = list
+            && !list.iter().any(|p| p == id)
+        {
+            list.push(id.to_string());
+        }
+        panes.rows.push((session.to_string(), id.to_string()));
+    }
+    panes
 }
 
 /// Make `pane` the current pane of its window and its window the current one.
@@ -588,13 +667,30 @@ pub fn parse_new_pane(out: &str) -> Option<NewPane> {
 pub struct PaneState {
     pub dead: bool,
     pub pid: Option<u32>,
+    /// teamctl's agent tag on the pane while it holds (`holds`: the pane runs, or last ran,
+    /// the process it was set for); empty otherwise, or when there is none.
     pub tag: String,
+    /// The agent tag the pane carries for a process it no longer runs (the user respawned it:
+    /// it is theirs, and its stale tags come off when teamctl comes across it); else empty.
+    pub stale_tag: String,
+}
+
+impl PaneState {
+    /// A pane running `pid` with teamctl's agent tag `tag` set for it (`tag` empty: none).
+    pub fn tagged(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
+        PaneState {
+            dead,
+            pid,
+            tag: tag.to_string(),
+            stale_tag: String::new(),
+        }
+    }
 }
 
 /// `None` unless the output is about `pane` (it does not exist otherwise).
 pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
     let line = out.lines().next()?;
-    let mut it = line.splitn(4, ' ');
+    let mut it = line.splitn(5, ' ');
     if it.next()? != pane {
         return None;
     }
@@ -603,9 +699,21 @@ pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
         "0" => false,
         _ => return None,
     };
-    let pid = it.next()?.parse().ok();
-    let tag = it.next().unwrap_or("").trim().to_string();
-    Some(PaneState { dead, pid, tag })
+    let pid_word = it.next()?;
+    let pid = pid_word.parse().ok();
+    let tagged_pid = it.next()?;
+    let tag = it.next().unwrap_or("").trim();
+    let (tag, stale_tag) = if holds(pid_word, tagged_pid) {
+        (tag.to_string(), String::new())
+    } else {
+        (String::new(), tag.to_string())
+    };
+    Some(PaneState {
+        dead,
+        pid,
+        tag,
+        stale_tag,
+    })
 }
 
 /// Each pane of `all_pane_states` output with its state, read line by line as `parse_state`
@@ -713,13 +821,77 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_session_pane_is_teamctls_by_its_teams_agent_tag_or_console_tag() {
-        let out = "%1\t\tt/k\n%2\tbob@t/k\t\n%3\t\t\n%4\tbob@other/k\t\n%5\t\tother/k\n";
+    fn a_pane_is_teamctls_by_its_teams_agent_or_console_tag_for_the_process_it_runs() {
+        // id, pid, tagged pid, agent tag, console tag, session.
+        let out = "%1\t10\t10\t\tt/k\tteamctl-t-k\n\
+                   %2\t11\t11\tbob@t/k\t\tteamctl-t-k\n\
+                   %3\t12\t\t\t\tteamctl-t-k\n\
+                   %4\t13\t13\tbob@other/k\t\tteamctl-t-k\n\
+                   %5\t14\t14\t\tother/k\tteamctl-t-k\n\
+                   %6\t99\t15\tcarol@t/k\t\tteamctl-t-k\n\
+                   %7\t98\t16\t\tt/k\tmine\n\
+                   %2\t11\t11\tbob@t/k\t\tmy session, linked\n\
+                   %8\t17\t17\tdan@t/k\t\tmine\n\
+                   %9\t18\t\tolder@t/k\t\tmine\n";
+        let panes = parse_team_panes(out, "t/k");
+        // The console, bob (linked into another session too: once), dan elsewhere, and a pane
+        // of an older teamctl that recorded no pid.
+        assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
+        // Respawned by the user: carol's pane and a console.
+        assert_eq!(panes.taken, s(&["%6", "%7"]));
+        // %3, %4, %5 and carol's pane %6 are not teamctl's.
+        assert_eq!(panes.others_in("teamctl-t-k"), 4);
+        assert_eq!(panes.others_in("mine"), 1);
+        assert_eq!(panes.others_in("my session, linked"), 0);
+        assert_eq!(panes.others_in("none"), 0);
+        assert_eq!(parse_team_panes("", "t/k"), TeamPanes::default());
+    }
+
+    #[test]
+    fn tags_hold_only_for_the_process_they_were_set_for() {
+        assert!(holds("42", "42"));
+        assert!(!holds("43", "42"), "respawned");
+        assert!(!holds("", "42"));
+        assert!(holds("42", ""), "an older teamctl recorded no pid");
         assert_eq!(
-            parse_session_panes(out, "t/k"),
-            (vec!["%1".to_string(), "%2".to_string()], 3)
+            parse_state("%3 0 43 42 bob@t/k\n", "%3"),
+            Some(PaneState {
+                dead: false,
+                pid: Some(43),
+                tag: String::new(),
+                stale_tag: "bob@t/k".into(),
+            })
         );
-        assert_eq!(parse_session_panes("", "t/k"), (Vec::new(), 0));
+        assert_eq!(
+            parse_state("%3 1 42 42 bob@t/k\n", "%3"),
+            Some(PaneState::tagged(true, Some(42), "bob@t/k")),
+            "dead, teamctl's process its last"
+        );
+        assert_eq!(
+            parse_state("%3 0 43 42 \n", "%3"),
+            Some(PaneState::tagged(false, Some(43), "")),
+        );
+        assert_eq!(
+            tag_pid("%3"),
+            s(&[
+                "set-option",
+                "-p",
+                "-F",
+                "-t",
+                "%3",
+                PID_OPTION,
+                "#{pane_pid}"
+            ])
+        );
+        assert_eq!(tag_pane("%3", "a@t", "t", "blue", "a")[0], tag_pid("%3"));
+        assert_eq!(tag_console("%0", "t")[0], tag_pid("%0"));
+        let untag = untag_pane("%3");
+        for opt in [AGENT_OPTION, CONSOLE_OPTION, PID_OPTION, TEAM_OPTION] {
+            assert!(
+                untag.contains(&s(&["set-option", "-p", "-u", "-t", "%3", opt])),
+                "{opt}"
+            );
+        }
     }
 
     fn s(v: &[&str]) -> Vec<String> {
@@ -1047,24 +1219,16 @@ mod tests {
         );
         assert_eq!(parse_new_pane("garbage"), None);
         assert_eq!(
-            parse_state("%3 0 42 bob@t\n", "%3"),
-            Some(PaneState {
-                dead: false,
-                pid: Some(42),
-                tag: "bob@t".into()
-            })
+            parse_state("%3 0 42 42 bob@t\n", "%3"),
+            Some(PaneState::tagged(false, Some(42), "bob@t"))
         );
         assert_eq!(
-            parse_state("%3 1 42 \n", "%3"),
-            Some(PaneState {
-                dead: true,
-                pid: Some(42),
-                tag: String::new()
-            })
+            parse_state("%3 1 42  \n", "%3"),
+            Some(PaneState::tagged(true, Some(42), ""))
         );
         // A missing pane: tmux prints the format with empty fields and succeeds.
-        assert_eq!(parse_state("   \n", "%3"), None);
-        assert_eq!(parse_state("%4 0 42 bob@t", "%3"), None);
+        assert_eq!(parse_state("    \n", "%3"), None);
+        assert_eq!(parse_state("%4 0 42 42 bob@t", "%3"), None);
         assert_eq!(parse_state("", "%3"), None);
         assert_eq!(
             parse_home("%1 $2 @3\n", "%1"),
@@ -1096,20 +1260,16 @@ mod tests {
 
     #[test]
     fn all_pane_states_are_parsed_and_garbage_skipped() {
-        let out = "%1 0 100 bob@t\n\
-                   %2 1 101 \n\
-                   %3 0 102 \n\
+        let out = "%1 0 100 100 bob@t\n\
+                   %2 1 101  \n\
+                   %3 0 102  \n\
                    garbage line\n\
                    \n\
-                   %4 x 103 a@t\n\
-                   %5 0 nopid carol@t\n\
+                   %4 x 103 103 a@t\n\
+                   %5 0 nopid  carol@t\n\
                    %6\n\
-                   %7 0 104 dan@t\n";
-        let state = |dead, pid, tag: &str| PaneState {
-            dead,
-            pid,
-            tag: tag.into(),
-        };
+                   %7 0 104 104 dan@t\n";
+        let state = PaneState::tagged;
         assert_eq!(
             parse_pane_states(out),
             vec![

@@ -28,7 +28,12 @@ fn quote(word: &str) -> Option<String> {
 /// tmux command string, followed by a line naming the pane tagged. `None` when a value cannot
 /// be quoted (the caller tags the pane separately).
 pub fn tag_script(agent_id: &str, team: &str, color: &str, title: &str) -> Option<String> {
-    let mut cmds = Vec::new();
+    // The pid the tags name first (`argv::tag_pid`): the new pane's, the worker's.
+    let mut cmds = vec![format!(
+        "set-option -p -F {} {}",
+        quote(argv::PID_OPTION)?,
+        quote("#{pane_pid}")?
+    )];
     for (opt, val) in [
         (argv::AGENT_OPTION, agent_id),
         (argv::TEAM_OPTION, team),
@@ -98,7 +103,8 @@ mod tests {
         let s = tag_script("ann@t", "t", "blue", "ann").unwrap();
         assert_eq!(
             s,
-            "set-option -p '@teamctl-agent' 'ann@t' ; set-option -p '@teamctl-team' 't' ; \
+            "set-option -p -F '@teamctl-pid' '#{pane_pid}' ; \
+             set-option -p '@teamctl-agent' 'ann@t' ; set-option -p '@teamctl-team' 't' ; \
              set-option -p '@teamctl-color' 'blue' ; set-option -p '@teamctl-name' 'ann' ; \
              set-option -p 'remain-on-exit' 'on' ; select-pane -T 'ann' ; \
              display-message -p 'teamctl-tagged #{pane_id} #{@teamctl-agent}'"

@@ -1,7 +1,8 @@
 //! The `tmux` backend (SPEC section 8): each teammate's worker runs directly in its own pane
 //! (argv after `--`, no `send-keys`, no shell, no focus change). Panes carry teamctl's tag (a
-//! pane user option holding the agent id); every look at or kill of a recorded pane checks it
-//! first, because pane ids are reused after a server restart.
+//! pane user option holding the agent id, and the pid of the process teamctl started there);
+//! every look at or kill of a recorded pane checks it first, because pane ids are reused after
+//! a server restart, and a pane the user respawned with a program of their own is theirs.
 
 pub mod argv;
 pub mod hook;
@@ -117,8 +118,9 @@ impl TmuxBackend {
         argv::scoped(name, &self.home_key)
     }
 
-    /// Does `pane` exist and carry `agent_id`'s tag of this home? (A pane tagged by an older
-    /// teamctl, without a home, never does.)
+    /// Does `pane` exist and carry `agent_id`'s tag of this home, for the process it runs (or
+    /// last ran)? (A pane tagged by an older teamctl, without a home, never does; nor one the
+    /// user respawned.)
     pub fn is_tagged(&self, pane: &str, agent_id: &str) -> bool {
         let tag = self.tag(agent_id);
         self.probe(pane).is_some_and(|s| s.tag == tag)
@@ -269,13 +271,21 @@ impl Backend for TmuxBackend {
 
 impl TmuxBackend {
     /// Close `pane` if it still carries `agent_id`'s tag (a pane id that no longer does is
-    /// someone else's now); a pane already gone is fine.
+    /// someone else's now); a pane already gone is fine. A pane the user respawned with a
+    /// program of their own (the tag names a process it no longer runs) is theirs: left
+    /// open, the tags taken off.
     pub fn close_tagged(&self, pane: &str, agent_id: &str) -> Result<()> {
-        if self.is_tagged(pane, agent_id) {
+        let tag = self.tag(agent_id);
+        let Some(state) = self.probe(pane) else {
+            return Ok(());
+        };
+        if state.tag == tag {
             match self.tmux.run(&[argv::kill_pane(pane)]) {
                 Ok(_) | Err(Fail::Gone(_)) => {}
                 Err(e) => return Err(e.into_error(&format!("close pane {pane}"))),
             }
+        } else if state.stale_tag == tag {
+            let _ = self.tmux.run(&argv::untag_pane(pane));
         }
         Ok(())
     }
@@ -285,7 +295,7 @@ impl TmuxBackend {
 /// when that session carries the team's tag of this home, on every server the team's members
 /// used. (The session recorded by an older teamctl carries no home in its tag: left alone.)
 /// Returns the sessions left open because they hold panes teamctl did not make.
-pub fn forget_team(config: &TeamConfig) -> Vec<String> {
+pub fn forget_team(config: &TeamConfig) -> Vec<Kept> {
     // Only this host's members: another host's tmux server is that host's to clean.
     let sockets = config
         .teammates()
@@ -297,11 +307,40 @@ pub fn forget_team(config: &TeamConfig) -> Vec<String> {
     forget_session(&config.name, config.tmux_session.as_deref(), sockets)
 }
 
-/// What to tell the user of a session `forget_session` left open.
-pub fn left_open_note(session: &str) -> String {
+/// A team session `forget_session` left open for the user's panes: its name now, and its
+/// server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub session: String,
+    pub server: Server,
+}
+
+/// What to tell the user of a session `forget_session` left open, and how to close it when
+/// they are done (on teamctl's server: `-L NAME` or `-S PATH` unless it is the default one).
+pub fn left_open_note(kept: &Kept) -> String {
+    let mut close = vec!["tmux".to_string()];
+    close.extend(kept.server.flags());
+    close.extend(["kill-session".into(), "-t".into(), kept.session.clone()]);
+    let close: Vec<String> = close.iter().map(|w| shell_word(w)).collect();
     format!(
-        "teamctl: the tmux session {session} stays open, no longer teamctl's: it holds panes teamctl did not make (yours are left running; teamctl closed its own)"
+        "teamctl: the tmux session {} stays open, no longer teamctl's: it holds panes teamctl did not make (yours are left running; teamctl closed its own); close it when you are done: {}",
+        kept.session,
+        close.join(" ")
     )
+}
+
+/// `word` as a POSIX shell reads it back unchanged: as it is when it holds only characters no
+/// shell treats specially, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// A team session left open for the user's panes stops being teamctl's: its tags come off
@@ -338,14 +377,17 @@ fn keep_for_the_user(t: &Tmux, target: &str, name: &str, tag: &str) -> String {
 /// Remove the team's session of this home (tag checked) from the servers its members of this
 /// host used (`sockets`, as recorded) and from the server new teammates would go to (the
 /// environment's): a home that leaves a team, or finds it deleted by another host, has only
-/// its own records of where its members ran. A session that holds a pane teamctl did not
-/// make (the user's own, split into it) stays, with only teamctl's panes closed; those
-/// sessions are returned.
+/// its own records of where its members ran. teamctl's own panes of the team close wherever
+/// they are (a team window the user linked into a session of their own goes from there too:
+/// killing the session alone would leave it, console and all); a pane whose process is no
+/// longer the one teamctl tagged it for (the user respawned it) is the user's, and loses its
+/// tags. A session that holds a pane teamctl did not make (the user's own, split into it, or
+/// respawned) stays, with only teamctl's panes closed; those sessions are returned.
 pub fn forget_session(
     team: &Name,
     recorded_session: Option<&str>,
     sockets: impl IntoIterator<Item = Option<String>>,
-) -> Vec<String> {
+) -> Vec<Kept> {
     let tag = argv::scoped(team.as_str(), &crate::backend::proc::home_key());
     let mut names = vec![argv::session_name(&tag)];
     if let Some(recorded) = recorded_session
@@ -369,27 +411,86 @@ pub fn forget_session(
     };
     for server in servers {
         let t = Tmux::new(program.clone(), server);
-        for name in &names {
+        let sessions: Vec<&String> = names
+            .iter()
+            .filter(|name| {
+                place::session_owner(&t, &argv::exact_session(name))
+                    .is_ok_and(|owner| owner.as_deref() == Some(&tag))
+            })
+            .collect();
+        // Every pane of the server in one look (no server: nothing to do here).
+        let Ok(out) = t.run(&[argv::team_panes()]) else {
+            continue;
+        };
+        let panes = argv::parse_team_panes(&out, &tag);
+        close_panes(&t, &panes.ours);
+        for pane in &panes.taken {
+            let _ = t.run(&argv::untag_pane(pane));
+        }
+        for name in sessions {
             let target = argv::exact_session(name);
-            if !place::session_owner(&t, &target).is_ok_and(|owner| owner.as_deref() == Some(&tag))
-            {
-                continue;
-            }
-            // A pane the user split into the session is theirs: then only teamctl's own
-            // panes close, and the session stays (QA: `delete` killed what ran there).
-            let Ok(out) = t.run(&[argv::session_panes(&target)]) else {
-                continue;
-            };
-            let (ours, others) = argv::parse_session_panes(&out, &tag);
-            if others == 0 {
+            // A pane the user split into the session, or respawned there, is theirs: then
+            // only teamctl's own panes close, and the session stays (QA: `delete` killed
+            // what ran there).
+            if panes.others_in(name) == 0 {
+                // Gone already with its last pane, as a rule.
                 let _ = t.run(&[argv::kill_session(&target)]);
             } else {
-                for pane in &ours {
-                    let _ = t.run(&[argv::kill_pane(pane)]);
-                }
-                left.push(keep_for_the_user(&t, &target, name, &tag));
+                left.push(Kept {
+                    session: keep_for_the_user(&t, &target, name, &tag),
+                    server: t.server.clone(),
+                });
             }
         }
     }
     left
+}
+
+/// Kill `panes`: in one tmux invocation, or one each when that stopped at a pane gone
+/// meanwhile (tmux stops a command list at its first error).
+fn close_panes(t: &Tmux, panes: &[String]) {
+    if panes.is_empty() {
+        return;
+    }
+    let all: Vec<argv::Cmd> = panes.iter().map(|p| argv::kill_pane(p)).collect();
+    if t.run(&all).is_err() {
+        for pane in panes {
+            let _ = t.run(&[argv::kill_pane(pane)]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kept_session_note_says_how_to_close_it_on_teamctls_server() {
+        let kept = |server| Kept {
+            session: "teamctl-t-0badc0de-kept".into(),
+            server,
+        };
+        let note = left_open_note(&kept(Server::Default));
+        assert!(
+            note.contains("teamctl-t-0badc0de-kept stays open"),
+            "{note}"
+        );
+        assert!(
+            note.ends_with(": tmux kill-session -t teamctl-t-0badc0de-kept"),
+            "{note}"
+        );
+        assert!(
+            left_open_note(&kept(Server::Named("work".into())))
+                .ends_with(": tmux -L work kill-session -t teamctl-t-0badc0de-kept")
+        );
+        // A socket path a shell would split or expand is quoted.
+        assert!(
+            left_open_note(&kept(Server::Path("/tmp/my socket's/s".into()))).ends_with(
+                ": tmux -S '/tmp/my socket'\\''s/s' kill-session -t teamctl-t-0badc0de-kept"
+            )
+        );
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("a-b_c.d/e:1"), "a-b_c.d/e:1");
+    }
 }

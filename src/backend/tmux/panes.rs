@@ -1,12 +1,13 @@
 //! Telling whether a tmux teammate's worker is there, from what tmux says about its pane: the
 //! one rule (`verdict`, pure) shared by the single-member probe and the whole-team views, and
 //! `Panes`, every pane of each server read with one `list-panes -a` per server, so a view of
-//! 300 teammates costs one tmux process instead of 300.
+//! 300 teammates costs one tmux process instead of 300. A pane's tag counts only while the pane
+//! runs (or last ran) the process teamctl tagged it for (`argv::parse_state`).
 
 use std::collections::HashMap;
 
 use super::argv::{self, PaneState, Server};
-use super::run::Tmux;
+use super::run::{Fail, Tmux};
 use crate::backend::{Liveness, proc, process};
 use crate::domain::{LiveState, Member};
 
@@ -14,7 +15,7 @@ use crate::domain::{LiveState, Member};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// No pane recorded, a dead pane, or a pane carrying someone else's tag (or none; or this
-    /// member's name in another home).
+    /// member's name in another home; or a tag set for a process the pane no longer runs).
     Gone,
     /// The pane is alive and carries the member's tag: the worker runs there, unless the
     /// pane's pid is a running process that is not this member's worker.
@@ -74,7 +75,8 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
     }
 }
 
-/// The panes of one server, or `None` when `list-panes -a` failed (no server, no tmux).
+/// The panes of one server (none when no server runs there), or `None` when `list-panes -a`
+/// failed otherwise (no tmux).
 type Table = Option<HashMap<String, PaneState>>;
 
 /// Every pane of some tmux servers, each read once.
@@ -103,10 +105,14 @@ impl Panes {
             }
             let server = Server::from_record(m.tmux_socket.as_deref());
             if panes.table(&server).is_none() {
-                let table = Tmux::new(program.to_path_buf(), server.clone())
+                let table = match Tmux::new(program.to_path_buf(), server.clone())
                     .run(&[argv::all_pane_states()])
-                    .ok()
-                    .map(|out| argv::parse_pane_states(&out).into_iter().collect());
+                {
+                    Ok(out) => Some(argv::parse_pane_states(&out).into_iter().collect()),
+                    // No server there (it died, or was never started): no pane at all.
+                    Err(Fail::Gone(_)) => Some(HashMap::new()),
+                    Err(_) => None,
+                };
                 panes.servers.push((server, table));
             }
         }
@@ -130,6 +136,29 @@ impl Panes {
             .zip(table.as_ref())
             .and_then(|(p, t)| t.get(p));
         Some(liveness(member, live, pane))
+    }
+
+    /// Is `member`'s recorded pane still its own: a pane with that id there (alive or dead)
+    /// carrying the member's tag for the process it runs or last ran? `Some(false)` when it is
+    /// not (gone, another's, the user's now, or no pane recorded); `None` when this reading
+    /// cannot tell (its server was not read, or could not be; a tag of an older teamctl,
+    /// which names no home).
+    pub fn is_members_pane(&self, member: &Member) -> Option<bool> {
+        let Some(pane) = member.pane_id.as_deref() else {
+            return Some(false);
+        };
+        // Another host's pane, on that host's server.
+        if crate::backend::host::elsewhere(member).is_some() {
+            return None;
+        }
+        let table = self
+            .table(&Server::from_record(member.tmux_socket.as_deref()))?
+            .as_ref()?;
+        match table.get(pane) {
+            Some(s) if s.tag == argv::scoped(&member.agent_id, &proc::home_key()) => Some(true),
+            Some(s) if s.tag == member.agent_id => None,
+            _ => Some(false),
+        }
     }
 }
 
@@ -156,11 +185,7 @@ mod tests {
 
     /// A pane whose tag is exactly `tag`.
     fn raw(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
-        PaneState {
-            dead,
-            pid,
-            tag: tag.into(),
-        }
+        PaneState::tagged(dead, pid, tag)
     }
 
     #[test]
@@ -290,6 +315,51 @@ mod tests {
         let mut elsewhere = m.clone();
         elsewhere.tmux_socket = Some("another".into());
         assert_eq!(panes.liveness(&elsewhere, None), None);
+    }
+
+    #[test]
+    fn a_pane_is_shown_as_the_members_only_while_it_carries_its_tag_for_its_process() {
+        let m = member(Some("%3"));
+        let server = Server::Named("teamctl-unit-no-such-server".into());
+        let reading = |panes: Vec<(&str, PaneState)>| Panes {
+            servers: vec![(
+                server.clone(),
+                Some(panes.into_iter().map(|(p, s)| (p.to_string(), s)).collect()),
+            )],
+        };
+        // Alive or dead (kept for reading): the member's.
+        for dead in [false, true] {
+            let r = reading(vec![("%3", state(dead, Some(7), "bob@t"))]);
+            assert_eq!(r.is_members_pane(&m), Some(true));
+        }
+        // Gone (a server started again has no such pane), untagged (a pane id reused by the
+        // user's pane), another's, or respawned by the user (the tag holds no more).
+        let respawned = argv::parse_state(
+            &format!("%3 0 8 7 {}", argv::scoped("bob@t", &proc::home_key())),
+            "%3",
+        )
+        .unwrap();
+        for panes in [
+            vec![],
+            vec![("%3", raw(false, Some(7), ""))],
+            vec![("%3", state(false, Some(7), "carol@t"))],
+            vec![("%3", respawned)],
+        ] {
+            assert_eq!(
+                reading(panes.clone()).is_members_pane(&m),
+                Some(false),
+                "{panes:?}"
+            );
+        }
+        // No word: the server could not be read, or an older teamctl's tag.
+        let blind = Panes {
+            servers: vec![(server.clone(), None)],
+        };
+        assert_eq!(blind.is_members_pane(&m), None);
+        assert_eq!(Panes::default().is_members_pane(&m), None);
+        let older = reading(vec![("%3", raw(false, Some(7), "bob@t"))]);
+        assert_eq!(older.is_members_pane(&m), None);
+        assert_eq!(older.is_members_pane(&member(None)), Some(false));
     }
 
     #[test]

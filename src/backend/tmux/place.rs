@@ -151,7 +151,7 @@ pub fn detached(
                 let first = new_pane(&out)?;
                 // Marked as teamctl's, so `delete` can tell it from a pane the user split
                 // into the session (`forget_session`).
-                let mark = vec![argv::tag_console(&first.pane, team)];
+                let mark = argv::tag_console(&first.pane, team);
                 start_in(t, &first, team, console, mark)?;
                 let (pane, tagged) = fill(t, &target, team, start, tag)?;
                 return Ok(Placed {

@@ -1,0 +1,318 @@
+//! Panes teamctl no longer owns, against a private tmux server per test: a pane teamctl tagged
+//! is its own only while it runs (or last ran) the process teamctl started there. One the user
+//! respawned with a program of their own (`respawn-pane -k`) is the user's: `delete`, `kill`
+//! and `shutdown` leave it open and take teamctl's tags off it, and `status` no longer shows
+//! it as a teammate's pane. A team window the user linked into a session of their own closes
+//! with the team, and the user's session stays.
+
+use std::time::Duration;
+
+use crate::common::{TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Replies with the agent's name and the message text.
+const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
+
+fn team(env: &TestEnv, name: &str) -> String {
+    env.ok(&["create", name]).trim().to_string()
+}
+
+fn spawn(env: &TestEnv, name: &str) {
+    env.ok(&["spawn", name, "--exec", ECHO]);
+}
+
+/// The leader console's pane in the team session (the pane carrying `@teamctl-console`).
+fn console_pane(env: &TestEnv, session: &str) -> String {
+    let out = env.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={session}:"),
+        "-F",
+        "#{pane_id} #{@teamctl-console}",
+    ]);
+    out.lines()
+        .find_map(|l| {
+            l.split_once(' ')
+                .filter(|(_, c)| !c.is_empty())
+                .map(|(p, _)| p.to_string())
+        })
+        .unwrap_or_else(|| panic!("no console pane in {session}: {out}"))
+}
+
+/// The user takes `pane` over: their own program in it, teamctl's killed (`respawn-pane -k`).
+/// Returns the pid of the user's program.
+fn take_over(env: &TestEnv, pane: &str, argv: &[&str]) -> String {
+    let mut args = vec!["respawn-pane", "-k", "-t", pane, "--"];
+    args.extend_from_slice(argv);
+    env.tmux_ok(&args);
+    env.pane_format(pane, "#{pane_pid}")
+        .expect("the pane is there")
+}
+
+/// The pane-level options of `pane` that are teamctl's (`@teamctl-*`).
+fn tags(env: &TestEnv, pane: &str) -> Vec<String> {
+    env.tmux_ok(&["show-options", "-p", "-t", pane])
+        .lines()
+        .filter(|l| l.starts_with("@teamctl"))
+        .map(String::from)
+        .collect()
+}
+
+fn pid_runs(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+    })
+}
+
+fn sessions(env: &TestEnv) -> Vec<String> {
+    let out = env.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    let mut s: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    s.sort_unstable();
+    s
+}
+
+/// Panes of a session, sorted.
+fn panes_of(env: &TestEnv, session: &str) -> Vec<String> {
+    let out = env.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={session}:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    let mut p: Vec<String> = out.lines().map(String::from).collect();
+    p.sort_unstable();
+    p
+}
+
+/// `delete` closes the panes that still run (or last ran) what teamctl started there: a
+/// teammate's dead pane goes. The console pane the user respawned with a program of their
+/// own, and a teammate's pane the user respawned (even once their program has exited), are
+/// the user's: left open, untagged, in the session kept for them. (QA: `delete` closed them,
+/// with the user's program in one.)
+#[test]
+fn delete_leaves_the_panes_the_user_took_over_and_closes_teamctls_dead_ones() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-delete");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let session = env.session(&t);
+    let console = console_pane(&env, &session);
+    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
+    wait_until("a console runs", WAIT, || !env.consoles().is_empty());
+
+    // The console pane: the user's program now.
+    let mine = take_over(&env, &console, &["sleep", "100000"]);
+    wait_until("the console ended", WAIT, || env.consoles().is_empty());
+    // a's worker dies: its pane stays dead, teamctl's process its last one.
+    let a_pid = env.recorded(&t, "a")["pid"].as_u64().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-9", &a_pid])
+        .status()
+        .unwrap();
+    wait_until("a's pane is dead", WAIT, || {
+        env.pane_format(&a, "#{pane_dead}").as_deref() == Some("1")
+    });
+    // b's pane: the user ran something of their own in it, which has exited since.
+    let theirs = take_over(&env, &b, &["sh", "-c", "exit 3"]);
+    wait_until("the user's program in b's pane exited", WAIT, || {
+        env.pane_format(&b, "#{pane_dead}").as_deref() == Some("1")
+    });
+
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+
+    assert_eq!(
+        env.pane_format(&console, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{mine} 0")),
+        "the pane the user took over stays, their program running: {err}"
+    );
+    assert!(pid_runs(&mine));
+    assert_eq!(
+        env.pane_format(&b, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{theirs} 1")),
+        "b's pane ran the user's program last: theirs"
+    );
+    assert_eq!(
+        env.pane_format(&a, "#{pane_id}"),
+        None,
+        "a's dead pane closes"
+    );
+    for p in [&console, &b] {
+        assert!(tags(&env, p).is_empty(), "{p}: {:?}", tags(&env, p));
+    }
+    let kept = format!("{session}-kept");
+    assert!(err.contains(&format!("{kept} stays open")), "{err}");
+    let mut left = vec![console.clone(), b.clone()];
+    left.sort_unstable();
+    assert_eq!(panes_of(&env, &kept), left);
+}
+
+/// `kill` and `shutdown` of a teammate whose pane the user respawned leave the pane and what
+/// runs in it, and take teamctl's tags off it.
+#[test]
+fn kill_and_shutdown_leave_a_teammates_pane_the_user_respawned() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-kill");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
+    let a_user = take_over(&env, &a, &["sleep", "100000"]);
+    let b_user = take_over(&env, &b, &["sleep", "100001"]);
+    wait_until("a and b are dead", WAIT, || {
+        env.member_status("a") == "dead" && env.member_status("b") == "dead"
+    });
+    env.ok(&["kill", "a"]);
+    env.ok(&["shutdown", "b", "--timeout", "20"]);
+    for (pane, pid) in [(&a, &a_user), (&b, &b_user)] {
+        assert_eq!(
+            env.pane_format(pane, "#{pane_pid} #{pane_dead}"),
+            Some(format!("{pid} 0")),
+            "{pane} is the user's"
+        );
+        assert!(pid_runs(pid));
+        assert!(
+            tags(&env, pane).is_empty(),
+            "{pane}: {:?}",
+            tags(&env, pane)
+        );
+    }
+    assert_eq!(env.member_status("a"), "stopped");
+    assert_eq!(env.member_status("b"), "stopped");
+}
+
+/// A team window the user linked into their own session (`link-window`) closes with the team:
+/// `delete` closes teamctl's panes wherever they are linked, so no console lives on in the
+/// user's session; the user's session and its own window stay as they were. (QA: the linked
+/// window, console and all, outlived the team.)
+#[test]
+fn delete_closes_a_team_window_the_user_linked_into_their_session() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-linked");
+    spawn(&env, "a");
+    let session = env.session(&t);
+    wait_until("a console runs", WAIT, || !env.consoles().is_empty());
+    let user = env
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            "user",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ])
+        .trim()
+        .to_string();
+    env.tmux_ok(&[
+        "link-window",
+        "-d",
+        "-s",
+        &format!("={session}:0"),
+        "-t",
+        "user:",
+    ]);
+    assert_eq!(
+        env.tmux_ok(&["list-windows", "-t", "=user:", "-F", "#{window_id}"])
+            .lines()
+            .count(),
+        2
+    );
+    env.ok(&["delete", "--force"]);
+    wait_until("the console ended", WAIT, || env.consoles().is_empty());
+    assert_eq!(sessions(&env), vec!["user".to_string()]);
+    assert_eq!(
+        panes_of(&env, "user"),
+        vec![user.clone()],
+        "only the user's own window"
+    );
+    assert_eq!(env.pane_format(&user, "#{pane_dead}").as_deref(), Some("0"));
+}
+
+/// `status` shows a teammate's pane only while that pane is the teammate's: not one the user
+/// respawned, and not a pane id reused by a tmux server started again (ids restart at %0).
+/// `-` instead (`--json`: `paneId` null).
+#[test]
+fn status_shows_a_pane_only_while_it_is_the_teammates() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-status");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    take_over(&env, &b, &["sleep", "100000"]);
+    wait_until("b is dead", WAIT, || env.member_status("b") == "dead");
+    let pane = |env: &TestEnv, name: &str| env.member(name)["paneId"].clone();
+    assert_eq!(pane(&env, "a"), serde_json::json!(a));
+    assert_eq!(
+        pane(&env, "b"),
+        serde_json::Value::Null,
+        "b's pane is the user's"
+    );
+    let table = env.ok(&["status"]);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}: {table}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("a")[3], a, "{table}");
+    assert_eq!(row("b")[3], "-", "{table}");
+    // No tmux to ask (not on PATH): the recorded id, marked as unchecked.
+    let empty = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd(&["status"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let blind = String::from_utf8_lossy(&out.stdout);
+    let a_row = blind
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("a"))
+        .unwrap_or_else(|| panic!("{blind}"));
+    assert_eq!(
+        a_row.split_whitespace().nth(3),
+        Some(format!("{a}?").as_str()),
+        "{blind}"
+    );
+
+    // The server goes; the user starts it again, with panes of their own.
+    env.tmux_ok(&["kill-server"]);
+    wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
+    assert_eq!(
+        pane(&env, "a"),
+        serde_json::Value::Null,
+        "no server, no pane"
+    );
+    env.tmux_ok(&["new-session", "-d", "-s", "user", "-x", "120", "-y", "40"]);
+    for _ in 0..4 {
+        env.tmux_ok(&["split-window", "-d", "-t", "=user:"]);
+        env.tmux_ok(&["select-layout", "-t", "=user:", "tiled"]);
+    }
+    assert!(
+        env.pane_format(&a, "#{pane_id}").is_some(),
+        "a's old pane id is a pane of the user's now"
+    );
+    assert_eq!(pane(&env, "a"), serde_json::Value::Null);
+    let table = env.ok(&["status"]);
+    let a_row = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("a"))
+        .unwrap()
+        .to_string();
+    assert_eq!(a_row.split_whitespace().nth(3), Some("-"), "{table}");
+}
