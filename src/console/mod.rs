@@ -30,11 +30,13 @@ use input::{HELP, Input};
 use screen::Screen;
 use states::States;
 
-/// Run the console until `/quit`, the end of input, or Ctrl-C.
+/// Run the console until `/quit`, the end of input or Ctrl-C (exit 0), or until the team is
+/// deleted (an error: exit 1, saying so).
 pub fn run(ctx: &Ctx) -> Result<()> {
     ctx.require_leader("run the leader console")?;
     let store = ctx.store()?;
     let mut watch = TeamWatch::new(&store, Inboxes::Leader)?;
+    watch.quiet_when_deleted();
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let lines = Lines::spawn(watch.bell());
     let prompt = ctx.paint.bold("lead>");
@@ -58,14 +60,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         let drawn = std::time::Instant::now();
         console.screen.refresh();
         let Some(config) = watch.load()? else {
-            return Ok(());
+            return Err(deleted(&store));
         };
         watch.follow_members(&config)?;
         console.handoffs();
         console.inbox(&config)?;
         // Again: the handoffs may have changed it (read again only if so).
         let Some(config) = watch.load()? else {
-            return Ok(());
+            return Err(deleted(&store));
         };
         console.status_line(&config);
         // Nowhere to print (a full disk, a reader gone): the console ends with the error.
@@ -110,6 +112,16 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         }
         watch.check_reader()?;
     }
+}
+
+/// Why the console ends when its team is deleted under it: one line after the screen is given
+/// back (on a terminal, a line printed while it runs was cleared with its input line), exit 1
+/// (SPEC: it failed; `ask` ends the same way).
+fn deleted(store: &SharedStore) -> Error {
+    Error::failed(format!(
+        "team {} was deleted; the leader console ends",
+        store.team()
+    ))
 }
 
 /// How long a burst of events may go quiet before the console redraws, and how long it may

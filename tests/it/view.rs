@@ -383,6 +383,50 @@ fn console_shows_a_teammate_killed_behind_its_back_as_dead() {
     assert!(status.success(), "{status:?}");
 }
 
+/// `teamctl lead` run by hand in the user's own pane, when the team is deleted under it: it
+/// says so in one line, left on the screen, and exits 1 (QA: it ended silently, exit 0; the
+/// line it printed was cleared with its input line).
+#[test]
+fn console_says_why_it_ends_when_the_team_is_deleted() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "t"]);
+    let home = format!("TEAMCTL_HOME={}", env.home_path().display());
+    env.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "mine",
+        "-x",
+        "120",
+        "-y",
+        "20",
+        "env",
+        "-u",
+        "TEAMCTL_TEAM",
+        "-u",
+        "TEAMCTL_AGENT_NAME",
+        &home,
+        "NO_COLOR=1",
+        "sh",
+        "-c",
+        "\"$0\" lead; echo \"exit $?\"; exec sleep 600",
+        BIN,
+    ]);
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-t", "mine"]);
+    wait_until("the console to start", WAIT, || {
+        screen().contains("teamctl lead: t")
+    });
+    env.ok(&["delete"]);
+    wait_until("the console to end", WAIT, || screen().contains("exit "));
+    let shown = screen();
+    assert!(
+        shown.contains("teamctl: team t was deleted; the leader console ends"),
+        "{shown}"
+    );
+    assert!(shown.contains("exit 1"), "{shown}");
+    env.tmux_ok(&["kill-session", "-t", "mine"]);
+}
+
 /// With many teammates the status line counts states instead of naming a few and cutting
 /// off the rest (it has one terminal line).
 #[test]
