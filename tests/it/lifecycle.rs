@@ -1098,3 +1098,135 @@ fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
     }
     env.ok(&["shutdown", "--all"]);
 }
+
+/// The leftover of a team: its directory with an inbox of mail but no team file (an `rm -rf`
+/// racing sends, or a crash part-way through a delete), made by hand. `status` and `send`
+/// name that state instead of "no team selected" / "no team", and change nothing; `doctor`
+/// reports it with the mail it holds (QA: it reported nothing); `doctor --fix` keeps it for
+/// that mail; `delete` refuses without `--force`, and `delete --force` removes it, saying how
+/// many messages went with it.
+#[test]
+fn a_team_directory_without_its_team_file_is_reported_and_its_mail_removed_only_when_asked() {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let env = TestEnv::new();
+    create(&env, "lc-left");
+    // The leftover shape, by hand: only an inbox with two messages is left.
+    let dir = env.team_dir("lc-left");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir.join("inboxes/bob"))
+        .unwrap();
+    let line = |id: &str, text: &str| {
+        serde_json::json!({
+            "v": 1, "id": id, "type": "message", "from": "team-lead", "to": "bob",
+            "text": text, "summary": text, "timestamp": "2026-11-30T14:10:38.123Z"
+        })
+        .to_string()
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(dir.join("inboxes/bob/inbox.jsonl"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(f, "{}\n{}", line("m-one", "first"), line("m-two", "second")).unwrap();
+    drop(f);
+    let before = crate::common::snapshot(env.home_path());
+
+    // The current team (`status` alone) and the team named: the state, what it holds, the way out.
+    for args in [
+        &["status"][..],
+        &["status", "--team", "lc-left"],
+        &["send", "--team", "lc-left", "bob", "hi"],
+        &["send", "bob", "hi"],
+    ] {
+        let err = env.fails(args, 1);
+        assert!(
+            err.contains("\"lc-left\" has no team file"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("2 messages in the inbox of bob (2)"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("teamctl delete --force --team lc-left"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("lc-left is a team directory without a team file")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 messages in the inbox of bob (2), all unread"),
+        "{message}"
+    );
+    assert!(
+        found[0]["fix"].is_null(),
+        "--fix must not throw mail away: {report:#}"
+    );
+    let hint = found[0]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("teamctl delete --force --team lc-left"),
+        "{hint}"
+    );
+
+    // `--fix` keeps it for its mail; `delete` without `--force` too.
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let err = env.fails(&["delete", "--team", "lc-left"], 1);
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+
+    // `delete --force` (of the current team, unnamed) removes it and says what went with it.
+    let out = env.ok(&["delete", "--force"]);
+    assert!(
+        out.contains(
+            "deleted what was left of team lc-left (no team file), with the 2 messages in it"
+        ),
+        "{out}"
+    );
+    assert!(!dir.exists());
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let err = env.fails(&["status"], 2);
+    assert!(err.contains("no team selected"), "{err}");
+
+    // Without mail: `delete` alone removes it (nothing in it is lost).
+    let empty = env.team_dir("lc-empty");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(empty.join("inboxes/amy"))
+        .unwrap();
+    let err = env.fails(&["status", "--team", "lc-empty"], 1);
+    assert!(err.contains("no messages"), "{err}");
+    assert!(
+        err.contains("`teamctl delete --team lc-empty` removes it"),
+        "{err}"
+    );
+    let out = env.ok(&["delete", "--team", "lc-empty"]);
+    assert!(
+        out.contains("deleted what was left of team lc-empty"),
+        "{out}"
+    );
+    assert!(!empty.exists());
+}
