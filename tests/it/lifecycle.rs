@@ -1230,3 +1230,77 @@ fn a_team_directory_without_its_team_file_is_reported_and_its_mail_removed_only_
     );
     assert!(!empty.exists());
 }
+
+/// A team whose directory was removed by hand leaves its tmux session: the leader console's
+/// pane (dead, or still running) carries no agent tag, so `doctor --fix` used to close the
+/// teammates' panes and keep the session for good (QA). Now it closes the session as `delete`
+/// would: the whole of it while every pane is teamctl's, else only teamctl's panes, the
+/// user's own kept in a session renamed `-kept`.
+#[test]
+fn doctor_closes_the_session_of_a_team_whose_directory_was_removed() {
+    let env = TestEnv::with_tmux();
+    let session_of = |team: &str| {
+        create(&env, team);
+        env.ok(&["spawn", "bob", "--backend", "tmux", "--exec", "cat"]);
+        wait_until("bob idle", LONG, || env.member_status("bob") == "idle");
+        let _ = std::fs::remove_file(env.home_path().join("current"));
+        env.session(team)
+    };
+    let all_ours = session_of("lc-sess-a");
+    let with_mine = session_of("lc-sess-b");
+    let mine = env
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={with_mine}:"),
+            "sleep 600",
+        ])
+        .trim()
+        .to_string();
+    for team in ["lc-sess-a", "lc-sess-b"] {
+        std::fs::remove_dir_all(env.team_dir(team)).unwrap();
+    }
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = problems(&report).join("\n");
+    for (s, team) in [(&all_ours, "lc-sess-a"), (&with_mine, "lc-sess-b")] {
+        assert!(
+            found.contains(&format!("tmux session {s} is team {team}'s")),
+            "{found}"
+        );
+    }
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    let has = |s: &str| {
+        env.tmux(&["has-session", "-t", &format!("={s}")])
+            .status
+            .success()
+    };
+    assert!(!has(&all_ours), "{report:#}");
+    assert!(!has(&with_mine), "{report:#}");
+    let kept = format!("{with_mine}-kept");
+    let left = env.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={kept}:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    assert_eq!(left.trim(), mine, "only the user's pane stays: {report:#}");
+    assert_eq!(tagged_panes(&env), 0);
+    wait_until("no console left", LONG, || env.consoles().is_empty());
+    // The user's pane runs on (its process has the home in the environment tmux gave it).
+    let pid: u32 = env
+        .pane_format(&mine, "#{pane_pid}")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(env.processes(), vec![pid]);
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+}
