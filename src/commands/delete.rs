@@ -3,6 +3,7 @@
 //! kept out by a mark in the team file taken first (docs/PROTOCOL.md, "Deleting a team").
 //! A team kept on a NATS server that another host deleted already is removed from this home
 //! only; `delete --leave` removes a NATS team from this home only, leaving it to the others.
+//! A team directory without its team file (a leftover) is removed, its mail only with `--force`.
 
 use std::time::Duration;
 
@@ -29,8 +30,59 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
         }
         return Ok(());
     }
+    if let Some(team) = named(ctx)?
+        && let Some(left) = ctx.home.leftover(&team)
+    {
+        return delete_leftover(ctx, &left, args.force);
+    }
     let store = ctx.store()?;
     delete_team(ctx, &*store, args, "teamctl delete --force")
+}
+
+/// `delete` of a team directory without a team file (`Home::leftover`: a crash, an interrupted
+/// `delete`, an `rm -rf` racing sends). Mail in it is removed only with `--force`, and said.
+/// Workers still tagged with its members' ids end first (one inbox per member names them),
+/// then its worktrees, its tmux session and the directory go as `delete` removes them.
+fn delete_leftover(ctx: &Ctx, left: &crate::store::home::Leftover, force: bool) -> Result<()> {
+    let team = &left.team;
+    let n = left.messages();
+    if n > 0 && !force {
+        return Err(crate::Error::failed(format!(
+            "team {team} has no team file: {} is {}, holding {}; `teamctl delete --force --team {team}` removes it and {} ({})",
+            left.dir.display(),
+            left.cause(),
+            left.contents(),
+            if n == 1 {
+                "that message"
+            } else {
+                "those messages"
+            },
+            left.where_messages()
+        )));
+    }
+    let mut ending = crate::backend::Ending::new(crate::backend::GRACE);
+    for (name, _) in left.inboxes.iter().filter(|(n, _)| !n.is_leader()) {
+        ending.tagged(&name.agent_id(team));
+    }
+    ending.finish()?;
+    forget_here(ctx, team, Some(force))?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "deleted": team.as_str(),
+            "leftover": true,
+            "messagesRemoved": n,
+        }));
+    } else {
+        crate::outln!(
+            "deleted what was left of team {team} (no team file){}",
+            match n {
+                0 => String::new(),
+                1 => ", with the 1 message in it".to_string(),
+                n => format!(", with the {n} messages in it"),
+            }
+        );
+    }
+    Ok(())
 }
 
 /// `delete --leave`: this home stops taking part in a team kept on a NATS server (its pointer
@@ -89,7 +141,12 @@ pub fn leave(ctx: &Ctx) -> Result<()> {
 fn named(ctx: &Ctx) -> Result<Option<crate::domain::Name>> {
     match &ctx.team {
         Some(t) => crate::domain::Name::parse_as(t, "team").map(Some),
-        None => Ok(ctx.home.current()),
+        // The team led last, also when only a leftover of it is here (no team file).
+        None => Ok(ctx.home.current().or_else(|| {
+            ctx.home
+                .current_named()
+                .filter(|t| ctx.home.leftover(t).is_some())
+        })),
     }
 }
 

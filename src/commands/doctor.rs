@@ -1,5 +1,5 @@
-//! `teamctl doctor [--fix]`: check tmux, the inotify limits, stale teams and worktrees, and
-//! orphaned processes and panes (see `crate::doctor`). With `--fix`, clean up what was found
+//! `teamctl doctor [--fix]`: check tmux, the inotify limits, stale and leftover teams and
+//! worktrees, and orphaned processes, panes and team sessions (see `crate::doctor`). With `--fix`, clean up what was found
 //! and say what was done. Exit 1 when something is wrong and was not fixed.
 
 use crate::cli::DoctorArgs;

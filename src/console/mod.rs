@@ -6,8 +6,9 @@
 //! `/status`, `/shutdown NAME`, `/tasks`, `/help`, `/quit`) read by a thread. Everything is
 //! redrawn on file events, and shutdown responses are acted on (`leader::reconcile`) as soon
 //! as they arrive; the only timed look is at the teammates' processes, every
-//! `states::RECHECK` (a worker that dies writes no file). Without a terminal it is plain line
-//! mode.
+//! `states::RECHECK` (a worker that dies writes no file). A teammate that reads no mail is said
+//! once in `status`'s words and marked on the status line. The team deleted under it ends it
+//! with an error (exit 1). Without a terminal it is plain line mode.
 
 pub mod input;
 pub mod screen;
@@ -30,11 +31,13 @@ use input::{HELP, Input};
 use screen::Screen;
 use states::States;
 
-/// Run the console until `/quit`, the end of input, or Ctrl-C.
+/// Run the console until `/quit`, the end of input or Ctrl-C (exit 0), or until the team is
+/// deleted (an error: exit 1, saying so).
 pub fn run(ctx: &Ctx) -> Result<()> {
     ctx.require_leader("run the leader console")?;
     let store = ctx.store()?;
     let mut watch = TeamWatch::new(&store, Inboxes::Leader)?;
+    watch.quiet_when_deleted();
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let lines = Lines::spawn(watch.bell());
     let prompt = ctx.paint.bold("lead>");
@@ -45,6 +48,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         states: States::default(),
         // From what the leader has not read yet (`teamctl inbox`'s cursor, only read here).
         shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader()))?,
+        noted: std::collections::HashMap::new(),
     };
     let config = store.load()?;
     console.say(&format!(
@@ -58,14 +62,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         let drawn = std::time::Instant::now();
         console.screen.refresh();
         let Some(config) = watch.load()? else {
-            return Ok(());
+            return Err(deleted(&store));
         };
         watch.follow_members(&config)?;
         console.handoffs();
         console.inbox(&config)?;
         // Again: the handoffs may have changed it (read again only if so).
         let Some(config) = watch.load()? else {
-            return Ok(());
+            return Err(deleted(&store));
         };
         console.status_line(&config);
         // Nowhere to print (a full disk, a reader gone): the console ends with the error.
@@ -112,6 +116,16 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     }
 }
 
+/// Why the console ends when its team is deleted under it: one line after the screen is given
+/// back (on a terminal, a line printed while it runs was cleared with its input line), exit 1
+/// (SPEC: it failed; `ask` ends the same way).
+fn deleted(store: &SharedStore) -> Error {
+    Error::failed(format!(
+        "team {} was deleted; the leader console ends",
+        store.team()
+    ))
+}
+
 /// How long a burst of events may go quiet before the console redraws, and how long it may
 /// last in all. A spawn alone changes the team file twice, then the worker its live state and
 /// the leader's inbox; redrawing (every member's state, inbox subscriptions) on each of them
@@ -154,6 +168,8 @@ struct Console<'a> {
     states: States,
     /// Where in the leader's inbox this console has shown up to.
     shown: Position,
+    /// The inbox problem last said of each teammate (said again only when it changes).
+    noted: std::collections::HashMap<Name, String>,
 }
 
 impl Console<'_> {
@@ -264,6 +280,22 @@ impl Console<'_> {
     /// are few, counted by state when there are many.
     fn status_line(&mut self, config: &TeamConfig) {
         let mates = self.states.look(&*self.store, config);
+        // A teammate that reads no mail: said in full once (as `status` says it under its
+        // table), and in a word on the status line while it lasts.
+        self.noted.retain(|n, _| {
+            mates
+                .iter()
+                .any(|m| &m.name == n && m.inbox_problem.is_some())
+        });
+        for m in &mates {
+            if let Some(why) = &m.inbox_problem
+                && self.noted.get(&m.name) != Some(why)
+            {
+                self.noted.insert(m.name.clone(), why.clone());
+                let note = status::inbox_note(m.name.as_str(), why);
+                self.say(&note);
+            }
+        }
         let p = &self.ctx.paint;
         let line = if mates.is_empty() {
             "no teammates yet: `teamctl spawn NAME --exec CMD`".to_string()
@@ -276,7 +308,16 @@ impl Console<'_> {
                         .as_ref()
                         .map(|t| format!(" ({})", printable(t)))
                         .unwrap_or_default();
-                    format!("{} {}{turn}", p.color(m.name.as_str(), &m.color), m.status)
+                    let no_mail = if m.inbox_problem.is_some() {
+                        format!(", {}", status::NO_MAIL)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{} {}{no_mail}{turn}",
+                        p.color(m.name.as_str(), &m.color),
+                        m.status
+                    )
                 })
                 .collect();
             parts.join(" · ")
@@ -285,7 +326,12 @@ impl Console<'_> {
                 .iter()
                 .map(|(status, n)| format!("{n} {status}"))
                 .collect();
-            format!("{} teammates: {}", mates.len(), counts.join(" · "))
+            let no_mail = match mates.iter().filter(|m| m.inbox_problem.is_some()).count() {
+                0 => String::new(),
+                1 => format!("; 1 {}", status::NO_MAIL),
+                n => format!("; {n} read no mail"),
+            };
+            format!("{} teammates: {}{no_mail}", mates.len(), counts.join(" · "))
         };
         let line = p.dim(&format!("── {line}"));
         self.screen.status(&line);

@@ -25,6 +25,8 @@ pub struct Mate {
     pub status: Status,
     /// The first line of the current turn's summary.
     pub turn: Option<String>,
+    /// Why its running worker cannot watch its inbox, so reads no mail (`inboxProblem`).
+    pub inbox_problem: Option<String>,
 }
 
 struct Seen {
@@ -76,15 +78,20 @@ impl States {
 
 fn look_at(m: &Member, live: Option<&LiveState>) -> Mate {
     let status = leader::seen_status(m, live);
-    let turn = live
-        .filter(|l| m.pid.is_none_or(|p| p == l.pid))
+    // The live state of the worker recorded, as `status` rows read it.
+    let fresh = live.filter(|l| m.pid.is_none_or(|p| p == l.pid));
+    let turn = fresh
         .and_then(|l| l.current_turn.as_ref())
         .map(|t| t.summary.lines().next().unwrap_or("").to_string());
+    let inbox_problem = fresh
+        .and_then(|l| l.inbox_problem.clone())
+        .filter(|_| status.is_running());
     Mate {
         name: m.name.clone(),
         color: m.color.clone(),
         status,
         turn,
+        inbox_problem,
     }
 }
 
@@ -111,6 +118,7 @@ mod tests {
             color: "blue".into(),
             status,
             turn: None,
+            inbox_problem: None,
         }
     }
 

@@ -88,6 +88,16 @@ pub enum Fix {
     RemoveTeam { home: PathBuf, dir: PathBuf },
     /// Remove a git worktree.
     RemoveWorktree { path: PathBuf },
+    /// Close the tmux session of a team that no longer exists (its tag checked again; a
+    /// session holding the user's own panes keeps them, as `delete` leaves it).
+    CloseSession {
+        home: PathBuf,
+        team: String,
+        session: String,
+        /// The server, as a member records it (none: the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        socket: Option<String>,
+    },
 }
 
 /// How long polite signals get before the kill.
@@ -141,6 +151,12 @@ impl Fix {
                 crate::worktree::remove_at(path)?;
                 Ok(format!("removed worktree {}", path.display()))
             }
+            Fix::CloseSession {
+                home,
+                team,
+                session,
+                socket,
+            } => orphans::close_session(home, team, session, socket.as_deref()),
         }
     }
 }
@@ -168,5 +184,6 @@ pub fn check(home: &Home) -> Vec<Finding> {
     out.extend(teams::worktrees(home));
     out.extend(orphans::processes(home));
     out.extend(orphans::panes(home));
+    out.extend(orphans::sessions(home));
     out
 }

@@ -2,8 +2,9 @@
 //! A worker is known by its argv (`worker --home H --id NAME@TEAM`), an agent process by
 //! `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment (and left behind when its
 //! teammate is no longer running), a pane by its `@teamctl-agent` user option
-//! (`NAME@TEAM/HOMEKEY`): panes of another home (another key) are that home's business, and
-//! panes an older teamctl tagged without a home are reported, never closed.
+//! (`NAME@TEAM/HOMEKEY`), a team session by its `@teamctl-team` option (`TEAM/HOMEKEY`): panes
+//! and sessions of another home (another key) are that home's business, and panes an older
+//! teamctl tagged without a home are reported, never closed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -255,6 +256,118 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// Team sessions (`teamctl-TEAM-KEY`, tagged `@teamctl-team` = `TEAM/KEY`) of this home whose
+/// team is gone: its directory removed by hand, say, where the dead leader console would
+/// otherwise stay for good (it carries no agent tag, so the pane check never sees it). Looked
+/// for on the servers the pane check reads, and on those a leftover team directory's own
+/// records name.
+pub fn sessions(home: &Home) -> Vec<Finding> {
+    if which::which("tmux").is_err() {
+        return Vec::new();
+    }
+    let mut servers: Vec<Option<String>> = vec![
+        Server::from_env_values(
+            std::env::var("TEAMCTL_TMUX_SOCKET").ok().as_deref(),
+            std::env::var("TMUX").ok().as_deref(),
+        )
+        .record(),
+    ];
+    let dirs = std::fs::read_dir(home.teams_dir())
+        .into_iter()
+        .flatten()
+        .flatten();
+    for socket in dirs.flat_map(|e| crate::store::spec::tmux_sockets(&e.path())) {
+        if !servers.contains(&socket) {
+            servers.push(socket);
+        }
+    }
+    for (_, cfg) in super::teams::all(home) {
+        for m in cfg
+            .teammates()
+            .filter(|m| crate::backend::host::elsewhere(m).is_none() && m.tmux_socket.is_some())
+        {
+            if !servers.contains(&m.tmux_socket) {
+                servers.push(m.tmux_socket.clone());
+            }
+        }
+    }
+    let our_key = proc::home_key();
+    let mut out = Vec::new();
+    for socket in servers {
+        let flags = Server::from_record(socket.as_deref()).flags();
+        let Some(list) = tmux(
+            &flags,
+            &["list-sessions", "-F", "#{session_name}\t#{@teamctl-team}"],
+        ) else {
+            continue;
+        };
+        for line in list.lines() {
+            let Some((session, tag)) = line.split_once('\t') else {
+                continue;
+            };
+            // Only this home's tags (an older teamctl's, without a home, are left alone).
+            let Some((team, key)) = tag.rsplit_once('/') else {
+                continue;
+            };
+            let Ok(team) = Name::parse(team) else {
+                continue;
+            };
+            if key != our_key || home.exists(&team) {
+                continue;
+            }
+            // A directory that may be a team being made again under this name: not yet.
+            if home.leftover(&team).is_some_and(|l| l.maybe_being_made()) {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    "sessions",
+                    Level::Problem,
+                    format!(
+                        "tmux session {session} is team {team}'s, and team {team} no longer exists in {}",
+                        home.root().display()
+                    ),
+                )
+                .hint(
+                    "`teamctl doctor --fix` closes teamctl's panes in it, and the session unless it holds panes of yours",
+                )
+                .fix(Fix::CloseSession {
+                    home: home.root().to_path_buf(),
+                    team: team.to_string(),
+                    session: session.to_string(),
+                    socket: socket.clone(),
+                }),
+            );
+        }
+    }
+    out
+}
+
+/// Close a gone team's session as `delete` would (`backend::tmux::forget_session`: its tag
+/// checked again; a session holding panes teamctl did not make keeps them, renamed), unless
+/// the team exists again meanwhile.
+pub fn close_session(
+    home: &Path,
+    team: &str,
+    session: &str,
+    socket: Option<&str>,
+) -> Result<String> {
+    let team = Name::parse(team)?;
+    if Home::new(home.to_path_buf()).exists(&team) {
+        return Ok(format!(
+            "team {team} exists again; its tmux session {session} is left alone"
+        ));
+    }
+    let kept =
+        crate::backend::tmux::forget_session(&team, Some(session), [socket.map(String::from)]);
+    Ok(match kept.first() {
+        Some(now) => format!(
+            "closed teamctl's panes in tmux session {session} of team {team}, which is gone; the session holds panes of yours, so it stays, renamed {now}"
+        ),
+        None => format!("closed tmux session {session} of team {team}, which is gone"),
+    })
 }
 
 /// A pane of an existing member that is not the member's pane (left from an earlier run), or

@@ -1,5 +1,6 @@
-//! Team checks: stale teams (no teammate running and nothing happened for an hour, a team
-//! directory without a team file, or a pointer to a server that no longer has the team),
+//! Team checks: stale teams (no teammate running and nothing happened for an hour, or a
+//! pointer to a server that no longer has the team), team directories without a team file
+//! (what mail they hold: `--fix` removes only those without),
 //! teammates that are dead or do not take their mail (or wait for the user to answer a dialog
 //! in their pane), and stale worktrees (of stopped
 //! teammates, of members that are gone, or unknown to every member).
@@ -17,8 +18,9 @@ use crate::worktree;
 /// A team with no running teammate and no activity for this long is stale.
 pub const STALE_AFTER: Duration = Duration::from_hours(1);
 
-/// A team directory without a team file is left alone for this long (it may be being made).
-const HALF_MADE_GRACE: Duration = Duration::from_mins(1);
+/// A team directory without a team file or mail is left alone for this long (it may be
+/// being made); an interrupted `delete`'s mark too.
+const HALF_MADE_GRACE: Duration = crate::store::home::HALF_MADE_GRACE;
 
 /// Every team of the home whose team file can be read.
 pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {
@@ -30,10 +32,6 @@ pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {
             Some((store, cfg))
         })
         .collect()
-}
-
-fn mtime(p: &Path) -> Option<SystemTime> {
-    std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
 fn ago(t: SystemTime) -> String {
@@ -82,19 +80,8 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
             continue;
         };
         if !home.exists(&team) {
-            let old = mtime(&dir)
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|a| a > HALF_MADE_GRACE);
-            if old {
-                out.push(
-                    Finding::new(
-                        "teams",
-                        Level::Problem,
-                        format!("{} is a team directory without a team file", dir.display()),
-                    )
-                    .hint("left over from a crash or a half-finished delete; `teamctl doctor --fix` removes it")
-                    .fix(fix),
-                );
+            if let Some(left) = home.leftover(&team) {
+                out.extend(leftover(home, &left, fix));
             }
             continue;
         }
@@ -189,6 +176,51 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// A team directory without a team file (`Home::leftover`): what it holds and the way out.
+/// Without mail it is removed by `--fix` (once it cannot be a team being made); with mail,
+/// only by the user's own `delete --force`, which says it removes those messages: `--fix`
+/// never throws mail away.
+fn leftover(home: &Home, left: &crate::store::home::Leftover, fix: Fix) -> Option<Finding> {
+    if left.maybe_being_made() {
+        return None;
+    }
+    let team = &left.team;
+    let unread: usize = match home.handle(team) {
+        Ok(store) => left
+            .inboxes
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, _)| leader::unread(&*store, name, leader::reader_for(name)))
+            .sum(),
+        Err(_) => 0,
+    };
+    let message = format!(
+        "{} is a team directory without a team file ({}): it holds {}{}",
+        left.dir.display(),
+        left.cause(),
+        left.contents(),
+        match (left.messages(), unread) {
+            (0, _) => String::new(),
+            (_, 0) => ", none unread".to_string(),
+            (n, u) if n == u => ", all unread".to_string(),
+            (_, u) => format!(", {u} unread"),
+        }
+    );
+    let f = Finding::new("teams", Level::Problem, message);
+    Some(match left.messages() {
+        0 => f
+            .hint(format!(
+                "`teamctl doctor --fix` (or `teamctl delete --team {team}`) removes it"
+            ))
+            .fix(fix),
+        n => f.hint(format!(
+            "`teamctl doctor --fix` keeps it for its mail; `teamctl delete --force --team {team}` removes it and {} ({})",
+            if n == 1 { "that message" } else { "those messages" },
+            left.where_messages()
+        )),
+    })
 }
 
 /// Mail that has waited this long in the inbox of an idle worker is stuck: a worker wakes on a
@@ -381,6 +413,22 @@ fn waiting(n: usize) -> String {
 /// Remove a stale team: its worktrees through git (refused when one has uncommitted
 /// changes), then the directory; forget it as the current team.
 pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
+    let team = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| Name::parse(n).ok());
+    // A leftover without a team file is removed only while it holds no mail (mail that came
+    // since the check is not thrown away unsaid).
+    if let Some(left) = team.as_ref().and_then(|t| home.leftover(t))
+        && left.messages() > 0
+    {
+        return Err(Error::failed(format!(
+            "{} holds {} now; kept: `teamctl delete --force --team {}` removes it and them",
+            dir.display(),
+            left.contents(),
+            left.team
+        )));
+    }
     let trees = dir.join("worktrees");
     for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
         if worktree::is_dirty(&e.path()) {
@@ -393,10 +441,6 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
     for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
         worktree::remove_at(&e.path())?;
     }
-    let team = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| Name::parse(n).ok());
     if let Some(t) = &team {
         let left = match home.handle(t).and_then(|s| s.load()) {
             Ok(cfg) => crate::backend::tmux::forget_team(&cfg),

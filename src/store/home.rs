@@ -99,6 +99,12 @@ impl Home {
         self.exists(&name).then_some(name)
     }
 
+    /// The team the `current` file names, whether or not it exists.
+    pub fn current_named(&self) -> Option<Name> {
+        let name = super::fsutil::read_to_string(&self.current_file()).ok()?;
+        Name::parse(name.trim()).ok()
+    }
+
     pub fn set_current(&self, team: Option<&Name>) -> Result<()> {
         match team {
             Some(t) => write_atomic(&self.current_file(), t.as_str().as_bytes(), false),
@@ -223,6 +229,62 @@ impl Home {
         self.open_nats(team, &url).map(Some)
     }
 
+    /// What is left of `team` when its directory is here without a team file or a pointer
+    /// (a crash, an interrupted `delete`, or an `rm -rf` racing `send`s can leave inboxes
+    /// behind): `None` when the team exists, or has no directory here.
+    pub fn leftover(&self, team: &Name) -> Option<Leftover> {
+        let dir = self.team_dir(team);
+        let meta = fs::symlink_metadata(&dir).ok()?;
+        if !meta.is_dir() || self.exists(team) {
+            return None;
+        }
+        // Read only: a store on the directory reads its inboxes as they are, making nothing.
+        let store = FsStore::new(team.clone(), dir.clone());
+        let inboxes = super::Store::inboxes(&store)
+            .into_iter()
+            .map(|name| {
+                let n = super::entries(&store, &name, super::Position::START)
+                    .map_while(|e| e.ok())
+                    .filter(|e| matches!(e.item, super::Item::Message(_)))
+                    .count();
+                (name, n)
+            })
+            .collect();
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|t| std::time::SystemTime::now().duration_since(t).ok());
+        Some(Leftover {
+            team: team.clone(),
+            dir,
+            inboxes,
+            age,
+        })
+    }
+
+    /// The error for a command naming `team` when it is a leftover (`leftover`).
+    fn leftover_error(&self, team: &Name) -> Option<Error> {
+        let left = self.leftover(team)?;
+        let what = match left.messages() {
+            0 => format!("`teamctl delete --team {team}` removes it"),
+            n => format!(
+                "`teamctl delete --force --team {team}` removes it and {} ({})",
+                if n == 1 {
+                    "that message"
+                } else {
+                    "those messages"
+                },
+                left.where_messages()
+            ),
+        };
+        Some(Error::failed(format!(
+            "team {team:?} has no team file: {} is {}, holding {}; {what}",
+            left.dir.display(),
+            left.cause(),
+            left.contents()
+        )))
+    }
+
     /// Every team in this home, by name.
     pub fn teams(&self) -> Vec<Name> {
         let mut out: Vec<Name> = fs::read_dir(self.teams_dir())
@@ -245,6 +307,9 @@ impl Home {
             && let Some(store) = self.join(team)?
         {
             return Ok(store);
+        }
+        if let Some(e) = self.leftover_error(team) {
+            return Err(e);
         }
         if !self.exists(team) {
             let from_env = store_from_env().ok().flatten();
@@ -292,9 +357,13 @@ impl Home {
             Some(t) => self.open(&Name::parse_as(t, "team")?),
             None => match self.current() {
                 Some(t) => self.open(&t),
-                None => Err(Error::bad(
-                    "no team selected: create one with `teamctl create NAME`, or pass --team NAME (or set TEAMCTL_TEAM)",
-                )),
+                // The team led last lost its team file: that, not "no team selected".
+                None => Err(self
+                    .current_named()
+                    .and_then(|t| self.leftover_error(&t))
+                    .unwrap_or_else(|| Error::bad(
+                        "no team selected: create one with `teamctl create NAME`, or pass --team NAME (or set TEAMCTL_TEAM)",
+                    ))),
             },
         }
     }
@@ -384,6 +453,70 @@ impl Home {
         Err(Error::failed(format!(
             "could not find a free name for team {base}"
         )))
+    }
+}
+
+/// A team directory without its team file (`Home::leftover`): what it holds, so that no
+/// message in it goes unsaid before it is removed.
+#[derive(Debug, Clone)]
+pub struct Leftover {
+    pub team: Name,
+    pub dir: PathBuf,
+    /// Each inbox in it and how many messages it holds.
+    pub inboxes: Vec<(Name, usize)>,
+    /// Since the directory last changed.
+    pub age: Option<std::time::Duration>,
+}
+
+/// A directory without a team file younger than this and without mail may be a team being
+/// made (`create` makes the directory, then the file).
+pub const HALF_MADE_GRACE: std::time::Duration = std::time::Duration::from_mins(1);
+
+impl Leftover {
+    /// The messages in all its inboxes.
+    pub fn messages(&self) -> usize {
+        self.inboxes.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Possibly a team being made right now: no mail, and changed within `HALF_MADE_GRACE`.
+    pub fn maybe_being_made(&self) -> bool {
+        self.messages() == 0 && self.age.is_none_or(|a| a < HALF_MADE_GRACE)
+    }
+
+    /// How it came to be, as far as can be told.
+    pub fn cause(&self) -> &'static str {
+        if self.maybe_being_made() {
+            "being made, or left over from a crash or an interrupted delete"
+        } else {
+            "left over from a crash or an interrupted delete"
+        }
+    }
+
+    /// `3 messages in the inboxes of bob (2), team-lead (1)`, or `no messages`.
+    pub fn contents(&self) -> String {
+        let with: Vec<String> = self
+            .inboxes
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} ({n})"))
+            .collect();
+        match self.messages() {
+            0 => "no messages".to_string(),
+            n => format!(
+                "{n} message{} in the inbox{} of {}",
+                if n == 1 { "" } else { "s" },
+                if with.len() == 1 { "" } else { "es" },
+                with.join(", ")
+            ),
+        }
+    }
+
+    /// Where its messages are, to read or copy before removing them.
+    pub fn where_messages(&self) -> String {
+        format!(
+            "they are in {}/inboxes/NAME/inbox.jsonl, one JSON message a line: copy what you want to keep first",
+            self.dir.display()
+        )
     }
 }
 

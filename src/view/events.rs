@@ -38,6 +38,8 @@ pub struct TeamWatch {
     /// The team file as last read, shared with the caller (not copied for every redraw:
     /// 1,000 members are a dozen thousand strings), with the stamp it was read at.
     config: Option<(Stamp, Arc<TeamConfig>)>,
+    /// Say on stderr that the team was deleted when `load` finds it so (else the caller does).
+    say_deleted: bool,
 }
 
 impl TeamWatch {
@@ -62,7 +64,13 @@ impl TeamWatch {
             stop,
             gone,
             config: None,
+            say_deleted: true,
         })
+    }
+
+    /// The caller says itself why it ends when the team is deleted (the console: as its error).
+    pub fn quiet_when_deleted(&mut self) {
+        self.say_deleted = false;
     }
 
     /// The team file (parsed again only when it changed), or `None` once the team has been
@@ -83,7 +91,9 @@ impl TeamWatch {
                 Ok(Some(c))
             }
             Err(_) if !self.store.exists() => {
-                eprintln!("teamctl: team {} was deleted", self.store.team());
+                if self.say_deleted {
+                    eprintln!("teamctl: team {} was deleted", self.store.team());
+                }
                 Ok(None)
             }
             Err(e) => Err(e),

@@ -287,14 +287,22 @@ pub fn notes(out: &mut String, rows: &[Row]) {
             );
         }
         if let Some(problem) = &r.inbox_problem {
-            let _ = writeln!(
-                out,
-                "{}: reads no mail: its inbox cannot be watched: {}; it watches again by itself once that is done",
-                r.name,
-                crate::output::printable(problem)
-            );
+            let _ = writeln!(out, "{}", inbox_note(&r.name, problem));
         }
     }
+}
+
+/// What a teammate whose worker cannot watch its inbox is, in a word (the console's status
+/// line says it after the state).
+pub const NO_MAIL: &str = "reads no mail";
+
+/// The line said of a teammate whose running worker cannot watch its inbox (`status`, the
+/// board, the console).
+pub fn inbox_note(name: &str, problem: &str) -> String {
+    format!(
+        "{name}: {NO_MAIL}: its inbox cannot be watched: {}; it watches again by itself once that is done",
+        crate::output::printable(problem)
+    )
 }
 
 /// A number, or `-` for none, padded as asked.

@@ -1098,3 +1098,209 @@ fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
     }
     env.ok(&["shutdown", "--all"]);
 }
+
+/// The leftover of a team: its directory with an inbox of mail but no team file (an `rm -rf`
+/// racing sends, or a crash part-way through a delete), made by hand. `status` and `send`
+/// name that state instead of "no team selected" / "no team", and change nothing; `doctor`
+/// reports it with the mail it holds (QA: it reported nothing); `doctor --fix` keeps it for
+/// that mail; `delete` refuses without `--force`, and `delete --force` removes it, saying how
+/// many messages went with it.
+#[test]
+fn a_team_directory_without_its_team_file_is_reported_and_its_mail_removed_only_when_asked() {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let env = TestEnv::new();
+    create(&env, "lc-left");
+    // The leftover shape, by hand: only an inbox with two messages is left.
+    let dir = env.team_dir("lc-left");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir.join("inboxes/bob"))
+        .unwrap();
+    let line = |id: &str, text: &str| {
+        serde_json::json!({
+            "v": 1, "id": id, "type": "message", "from": "team-lead", "to": "bob",
+            "text": text, "summary": text, "timestamp": "2026-11-30T14:10:38.123Z"
+        })
+        .to_string()
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(dir.join("inboxes/bob/inbox.jsonl"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(f, "{}\n{}", line("m-one", "first"), line("m-two", "second")).unwrap();
+    drop(f);
+    let before = crate::common::snapshot(env.home_path());
+
+    // The current team (`status` alone) and the team named: the state, what it holds, the way out.
+    for args in [
+        &["status"][..],
+        &["status", "--team", "lc-left"],
+        &["send", "--team", "lc-left", "bob", "hi"],
+        &["send", "bob", "hi"],
+    ] {
+        let err = env.fails(args, 1);
+        assert!(
+            err.contains("\"lc-left\" has no team file"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("2 messages in the inbox of bob (2)"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("teamctl delete --force --team lc-left"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("lc-left is a team directory without a team file")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 messages in the inbox of bob (2), all unread"),
+        "{message}"
+    );
+    assert!(
+        found[0]["fix"].is_null(),
+        "--fix must not throw mail away: {report:#}"
+    );
+    let hint = found[0]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("teamctl delete --force --team lc-left"),
+        "{hint}"
+    );
+
+    // `--fix` keeps it for its mail; `delete` without `--force` too.
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let err = env.fails(&["delete", "--team", "lc-left"], 1);
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+
+    // `delete --force` (of the current team, unnamed) removes it and says what went with it.
+    let out = env.ok(&["delete", "--force"]);
+    assert!(
+        out.contains(
+            "deleted what was left of team lc-left (no team file), with the 2 messages in it"
+        ),
+        "{out}"
+    );
+    assert!(!dir.exists());
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let err = env.fails(&["status"], 2);
+    assert!(err.contains("no team selected"), "{err}");
+
+    // Without mail: `delete` alone removes it (nothing in it is lost).
+    let empty = env.team_dir("lc-empty");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(empty.join("inboxes/amy"))
+        .unwrap();
+    let err = env.fails(&["status", "--team", "lc-empty"], 1);
+    assert!(err.contains("no messages"), "{err}");
+    assert!(
+        err.contains("`teamctl delete --team lc-empty` removes it"),
+        "{err}"
+    );
+    let out = env.ok(&["delete", "--team", "lc-empty"]);
+    assert!(
+        out.contains("deleted what was left of team lc-empty"),
+        "{out}"
+    );
+    assert!(!empty.exists());
+}
+
+/// A team whose directory was removed by hand leaves its tmux session: the leader console's
+/// pane (dead, or still running) carries no agent tag, so `doctor --fix` used to close the
+/// teammates' panes and keep the session for good (QA). Now it closes the session as `delete`
+/// would: the whole of it while every pane is teamctl's, else only teamctl's panes, the
+/// user's own kept in a session renamed `-kept`.
+#[test]
+fn doctor_closes_the_session_of_a_team_whose_directory_was_removed() {
+    let env = TestEnv::with_tmux();
+    let session_of = |team: &str| {
+        create(&env, team);
+        env.ok(&["spawn", "bob", "--backend", "tmux", "--exec", "cat"]);
+        wait_until("bob idle", LONG, || env.member_status("bob") == "idle");
+        let _ = std::fs::remove_file(env.home_path().join("current"));
+        env.session(team)
+    };
+    let all_ours = session_of("lc-sess-a");
+    let with_mine = session_of("lc-sess-b");
+    let mine = env
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={with_mine}:"),
+            "sleep 600",
+        ])
+        .trim()
+        .to_string();
+    for team in ["lc-sess-a", "lc-sess-b"] {
+        std::fs::remove_dir_all(env.team_dir(team)).unwrap();
+    }
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = problems(&report).join("\n");
+    for (s, team) in [(&all_ours, "lc-sess-a"), (&with_mine, "lc-sess-b")] {
+        assert!(
+            found.contains(&format!("tmux session {s} is team {team}'s")),
+            "{found}"
+        );
+    }
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    let has = |s: &str| {
+        env.tmux(&["has-session", "-t", &format!("={s}")])
+            .status
+            .success()
+    };
+    assert!(!has(&all_ours), "{report:#}");
+    assert!(!has(&with_mine), "{report:#}");
+    let kept = format!("{with_mine}-kept");
+    let left = env.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={kept}:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    assert_eq!(left.trim(), mine, "only the user's pane stays: {report:#}");
+    assert_eq!(tagged_panes(&env), 0);
+    wait_until("no console left", LONG, || env.consoles().is_empty());
+    // The user's pane runs on (its process has the home in the environment tmux gave it).
+    let pid: u32 = env
+        .pane_format(&mine, "#{pane_pid}")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(env.processes(), vec![pid]);
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+}

@@ -383,6 +383,103 @@ fn console_shows_a_teammate_killed_behind_its_back_as_dead() {
     assert!(status.success(), "{status:?}");
 }
 
+/// A teammate whose worker cannot watch its inbox (so reads no mail) is said on the console
+/// as `status` says it under its table, and marked on the status line while it lasts (QA:
+/// `status` and the board showed it, the console's status line said plainly "idle").
+#[test]
+fn console_shows_a_teammate_that_reads_no_mail() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "m1", "--timeout", "20"]).trim(),
+        "m1"
+    );
+    let mut cmd = env.cmd(&["lead"]);
+    cmd.stdin(Stdio::piped());
+    let mut console = Follow::start_with(cmd);
+    console.wait_for("bob idle on the status line", |l| l == "── bob idle");
+    let dir = env.team_dir("t").join("inboxes/bob");
+    // The worker may still be writing its cursor after the reply: again until removed.
+    wait_until("the inbox directory removed", WAIT, || {
+        std::fs::remove_dir_all(&dir).is_ok()
+    });
+    std::fs::write(&dir, "not a directory").unwrap();
+    console.wait_for("bob marked on the status line", |l| {
+        l == "── bob idle, reads no mail"
+    });
+    // Said once in full, in `status`'s words.
+    let note = format!(
+        "bob: reads no mail: its inbox cannot be watched: {} is not a directory; move it away",
+        dir.display()
+    );
+    assert_eq!(
+        console
+            .lines()
+            .iter()
+            .filter(|l| l.starts_with(&note))
+            .count(),
+        1,
+        "{:?}",
+        console.lines()
+    );
+    let table = env.ok(&["status"]);
+    assert!(table.contains(&note), "{table}");
+    // Once the file is gone the worker watches again, and the mark goes.
+    std::fs::remove_file(&dir).unwrap();
+    let shown = console.lines().len();
+    wait_until("bob plainly idle again", WAIT, || {
+        console.lines()[shown..].iter().any(|l| l == "── bob idle")
+    });
+    drop(console.child.stdin.take());
+    let status = console.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// `teamctl lead` run by hand in the user's own pane, when the team is deleted under it: it
+/// says so in one line, left on the screen, and exits 1 (QA: it ended silently, exit 0; the
+/// line it printed was cleared with its input line).
+#[test]
+fn console_says_why_it_ends_when_the_team_is_deleted() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "t"]);
+    let home = format!("TEAMCTL_HOME={}", env.home_path().display());
+    env.tmux_ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "mine",
+        "-x",
+        "120",
+        "-y",
+        "20",
+        "env",
+        "-u",
+        "TEAMCTL_TEAM",
+        "-u",
+        "TEAMCTL_AGENT_NAME",
+        &home,
+        "NO_COLOR=1",
+        "sh",
+        "-c",
+        "\"$0\" lead; echo \"exit $?\"; exec sleep 600",
+        BIN,
+    ]);
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-t", "mine"]);
+    wait_until("the console to start", WAIT, || {
+        screen().contains("teamctl lead: t")
+    });
+    env.ok(&["delete"]);
+    wait_until("the console to end", WAIT, || screen().contains("exit "));
+    let shown = screen();
+    assert!(
+        shown.contains("teamctl: team t was deleted; the leader console ends"),
+        "{shown}"
+    );
+    assert!(shown.contains("exit 1"), "{shown}");
+    env.tmux_ok(&["kill-session", "-t", "mine"]);
+}
+
 /// With many teammates the status line counts states instead of naming a few and cutting
 /// off the rest (it has one terminal line).
 #[test]
