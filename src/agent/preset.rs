@@ -73,12 +73,17 @@ pub const PRESETS: &[Preset] = &[
         first_turn: &["exec"],
         later_turn: &["exec", "resume", "--last"],
         // Sandboxed to its directory, plus teamctl's state directory so `teamctl` can write.
+        // Its shell tool runs commands in a login shell by default (`bash -lc`), whose profile
+        // resets PATH: the worker's `teamctl`, first on the turn's PATH, was "command not
+        // found" (or another one ran). No login shell keeps the turn's PATH.
         base: &[
             "--skip-git-repo-check",
             "-c",
             "sandbox_mode=\"workspace-write\"",
             "-c",
             "sandbox_workspace_write.writable_roots=[\"{home}\"]",
+            "-c",
+            "allow_login_shell=false",
         ],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
