@@ -15,6 +15,13 @@ const T: Duration = Duration::from_mins(1);
 
 /// A team `t1` with the real codex first on teammates' PATH, talking to `server`.
 fn codex_team(server: &FakeResponses) -> (TestEnv, Codex) {
+    let (t, cx) = codex_env(server);
+    t.ok(&["create", "t1"]);
+    (t, cx)
+}
+
+/// A test env with the real codex first on teammates' PATH, talking to `server`; no team yet.
+fn codex_env(server: &FakeResponses) -> (TestEnv, Codex) {
     let mut t = TestEnv::new();
     let cx = fake::codex(server);
     t.env.extend(cx.env.iter().cloned());
@@ -24,7 +31,6 @@ fn codex_team(server: &FakeResponses) -> (TestEnv, Codex) {
         std::env::var("PATH").unwrap_or_default()
     );
     t.env.push(("PATH".into(), path));
-    t.ok(&["create", "t1"]);
     (t, cx)
 }
 
@@ -323,4 +329,24 @@ fn a_codex_teammate_refuses_shutdown_from_its_shell_tool() {
         "60",
     ]);
     assert_eq!(t.member_status("bob"), "stopped");
+}
+
+/// On a team kept on a NATS server, the agent's tools still reach the team from codex's
+/// sandbox (which has no network unless the preset lets it out): `teamctl send` from its
+/// shell tool said "cannot reach the NATS server".
+#[cfg(feature = "nats")]
+#[test]
+fn a_codex_teammate_on_a_nats_team_runs_teamctl_from_its_shell_tool() {
+    let nats = crate::common::nats::NatsServer::start();
+    let server = FakeResponses::start(|req| {
+        if fake::ends_with_tool_output(req) {
+            let out = fake::last_tool_output(req).unwrap_or_default();
+            return Reply::text(format!("ran: {out}"));
+        }
+        Reply::shell("teamctl send team-lead 'over the network'")
+    });
+    let (t, _cx) = codex_env(&server);
+    t.ok(&["create", "n1", "--store", &nats.url()]);
+    spawn_codex(&t, "bob", &[]);
+    assert_eq!(ask(&t, "bob", "report"), "over the network");
 }
