@@ -228,6 +228,7 @@ fn claude_argv(
         message: "",
         home: &home,
         sessions: &sessions,
+        networked: store.spans_hosts(),
         extra: &member.agent_args,
     });
     argv.retain(|w| w != "-p");

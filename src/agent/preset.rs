@@ -1,9 +1,12 @@
 //! The preset table: one plain entry per agent CLI, and the argv a turn runs built from it.
 //!
 //! Flag spellings were checked against each CLI's own `--help` (Claude Code 2.1.197,
-//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md). Templates may hold
-//! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory) and
-//! `{sessions}` (a directory of the team for agents' session files, made before the turn);
+//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md); `claude` and `codex`
+//! also run end to end, the real CLIs against a stand-in for their model API
+//! (tests/it/agents.rs, tests/it/agent_codex.rs). Templates may hold
+//! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory),
+//! `{sessions}` (a directory of the team for agents' session files, made before the turn) and
+//! `{networked}` (`true` when the team's store is reached over the network, else `false`);
 //! each is replaced inside its own argv element, and the argv is run directly, never through a
 //! shell, so no text is ever interpolated into a command line.
 
@@ -70,15 +73,25 @@ pub const PRESETS: &[Preset] = &[
         install: "npm install -g @openai/codex",
         // Codex picks its own session ids: a later turn resumes the newest session recorded
         // for the member's directory (give each codex teammate its own --cwd or --worktree).
+        // `exec` never asks for approval; its shell tool runs in the sandbox below.
         first_turn: &["exec"],
         later_turn: &["exec", "resume", "--last"],
         // Sandboxed to its directory, plus teamctl's state directory so `teamctl` can write.
+        // Its shell tool runs commands in a login shell by default (`bash -lc`), whose profile
+        // resets PATH: the worker's `teamctl`, first on the turn's PATH, was "command not
+        // found" (or another one ran). No login shell keeps the turn's PATH.
         base: &[
             "--skip-git-repo-check",
             "-c",
             "sandbox_mode=\"workspace-write\"",
             "-c",
             "sandbox_workspace_write.writable_roots=[\"{home}\"]",
+            "-c",
+            "allow_login_shell=false",
+            // Its sandbox has no network: a team kept on a NATS server is out of `teamctl`'s
+            // reach ("cannot reach the NATS server") unless the sandbox lets it out.
+            "-c",
+            "sandbox_workspace_write.network_access={networked}",
         ],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
@@ -148,6 +161,9 @@ pub struct TurnArgs<'a> {
     pub home: &'a str,
     /// The team's directory for agents' session files.
     pub sessions: &'a str,
+    /// Whether the team's store is reached over the network (NATS): a sandboxed agent's tools
+    /// need the network to run `teamctl`.
+    pub networked: bool,
     /// What the user added after `--`.
     pub extra: &'a [String],
 }
@@ -189,6 +205,7 @@ impl Preset {
                 "message" => Some(&message),
                 "home" => Some(a.home),
                 "sessions" => Some(a.sessions),
+                "networked" => Some(if a.networked { "true" } else { "false" }),
                 _ => None,
             })
         };
@@ -261,6 +278,7 @@ mod tests {
             message,
             home: "/h",
             sessions: "/h/s",
+            networked: false,
             extra,
         }
     }
@@ -315,6 +333,34 @@ mod tests {
         let (later, _) = p.turn(&args(2, "m", &[]));
         assert!(later.contains(&"--restore-chat-history".to_string()));
         assert!(!find("claude").unwrap().uses_sessions_dir());
+    }
+
+    #[test]
+    fn codex_keeps_its_path_and_reaches_the_network_only_for_a_networked_store() {
+        let p = find("codex").unwrap();
+        let (argv, stdin) = p.turn(&args(1, "m", &[]));
+        assert_eq!(argv.last().unwrap(), "-", "the message is on stdin");
+        assert_eq!(stdin, "P\n\n---\n\nm");
+        let has = |argv: &[String], v: &str| argv.windows(2).any(|w| w[0] == "-c" && w[1] == v);
+        assert!(has(&argv, "allow_login_shell=false"), "{argv:?}");
+        assert!(
+            has(&argv, "sandbox_workspace_write.writable_roots=[\"/h\"]"),
+            "{argv:?}"
+        );
+        assert!(
+            has(&argv, "sandbox_workspace_write.network_access=false"),
+            "{argv:?}"
+        );
+        let nats = TurnArgs {
+            networked: true,
+            ..args(2, "m", &[])
+        };
+        let (later, _) = p.turn(&nats);
+        assert_eq!(later[..4], ["codex", "exec", "resume", "--last"]);
+        assert!(
+            has(&later, "sandbox_workspace_write.network_access=true"),
+            "{later:?}"
+        );
     }
 
     #[test]

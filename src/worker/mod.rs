@@ -788,6 +788,8 @@ impl Worker {
         let sessions_dir = self.store.local_dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
+        // A store reached over the network (NATS): a sandboxed agent needs it for `teamctl`.
+        let networked = self.store.spans_hosts();
         // A preset agent gets the message framed with its sender and id, which no text can
         // fake (`domain::interactive::frame`); a plain `--exec` gets the text as it is.
         let message = match preset {
@@ -808,6 +810,7 @@ impl Worker {
                     message,
                     home: &home,
                     sessions: &sessions,
+                    networked,
                     extra: &agent_args,
                 })
             })
