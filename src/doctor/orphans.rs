@@ -364,7 +364,9 @@ pub fn close_session(
         crate::backend::tmux::forget_session(&team, Some(session), [socket.map(String::from)]);
     Ok(match kept.first() {
         Some(now) => format!(
-            "closed teamctl's panes in tmux session {session} of team {team}, which is gone; the session holds panes of yours, so it stays, renamed {now}"
+            "closed teamctl's panes in tmux session {session} of team {team}, which is gone; the session holds panes of yours, so it stays, renamed {}; close it when you are done: {}",
+            now.session,
+            crate::backend::tmux::close_command(now)
         ),
         None => format!("closed tmux session {session} of team {team}, which is gone"),
     })

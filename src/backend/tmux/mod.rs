@@ -318,15 +318,20 @@ pub struct Kept {
 /// What to tell the user of a session `forget_session` left open, and how to close it when
 /// they are done (on teamctl's server: `-L NAME` or `-S PATH` unless it is the default one).
 pub fn left_open_note(kept: &Kept) -> String {
+    format!(
+        "teamctl: the tmux session {} stays open, no longer teamctl's: it holds panes teamctl did not make (yours are left running; teamctl closed its own); close it when you are done: {}",
+        kept.session,
+        close_command(kept)
+    )
+}
+
+/// The shell command that closes a kept session on its server.
+pub fn close_command(kept: &Kept) -> String {
     let mut close = vec!["tmux".to_string()];
     close.extend(kept.server.flags());
     close.extend(["kill-session".into(), "-t".into(), kept.session.clone()]);
     let close: Vec<String> = close.iter().map(|w| shell_word(w)).collect();
-    format!(
-        "teamctl: the tmux session {} stays open, no longer teamctl's: it holds panes teamctl did not make (yours are left running; teamctl closed its own); close it when you are done: {}",
-        kept.session,
-        close.join(" ")
-    )
+    close.join(" ")
 }
 
 /// `word` as a POSIX shell reads it back unchanged: as it is when it holds only characters no
