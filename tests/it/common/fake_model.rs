@@ -278,7 +278,8 @@ fn serve(
     }
 }
 
-fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+/// A body sent with `Transfer-Encoding: chunked`, read whole (shared by the stand-ins).
+pub(crate) fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let mut size = String::new();

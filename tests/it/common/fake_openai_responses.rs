@@ -251,7 +251,7 @@ fn serve(
             }
         }
         let body = if chunked {
-            read_chunked(&mut reader)?
+            super::fake_model::read_chunked(&mut reader)?
         } else {
             let mut b = vec![0; length];
             reader.read_exact(&mut b)?;
@@ -293,22 +293,6 @@ fn serve(
 fn error_json(message: &str) -> String {
     json!({"error": {"type": "invalid_request_error", "code": null, "message": message}})
         .to_string()
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        reader.read_line(&mut size)?;
-        let n =
-            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
-        let mut chunk = vec![0; n + 2];
-        reader.read_exact(&mut chunk)?;
-        if n == 0 {
-            return Ok(body);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
 }
 
 fn respond(out: &mut TcpStream, code: u16, body: &str) -> std::io::Result<()> {
