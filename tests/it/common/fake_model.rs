@@ -485,35 +485,7 @@ impl Drop for Claude {
     /// directory, one per interactive test. Killed (SIGKILL), it writes nothing more. Tmux
     /// servers are left to `TestEnv`, which ends them without leaving their sockets.
     fn drop(&mut self) {
-        let want = format!("HOME={}", self.home.path().display());
-        let users = || {
-            teamctl::backend::proc::pids()
-                .filter(|&p| teamctl::backend::proc::running(p))
-                .filter(|p| {
-                    std::fs::read(format!("/proc/{p}/environ"))
-                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
-                })
-                .filter(|p| {
-                    let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
-                    !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
-                })
-                .collect::<Vec<u32>>()
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = users();
-            if left.is_empty() || std::time::Instant::now() >= deadline {
-                break;
-            }
-            for pid in left {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        end_processes_of_home(self.home.path());
     }
 }
 
@@ -521,5 +493,39 @@ impl Claude {
     /// The directory holding `claude`, to put first on a teammate's PATH.
     pub fn bin_dir(&self) -> PathBuf {
         self.bin.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+/// Ends (SIGKILL) every process whose environment has HOME=`home`, but tmux servers (left to
+/// `TestEnv`, which ends them without leaving their sockets); waits up to 10 s for them to go.
+pub(crate) fn end_processes_of_home(home: &Path) {
+    let want = format!("HOME={}", home.display());
+    let users = || {
+        teamctl::backend::proc::pids()
+            .filter(|&p| teamctl::backend::proc::running(p))
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+            })
+            .filter(|p| {
+                let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
+                !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
+            })
+            .collect::<Vec<u32>>()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = users();
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            break;
+        }
+        for pid in left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

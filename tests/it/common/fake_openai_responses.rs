@@ -498,35 +498,6 @@ impl Drop for Codex {
     /// Whatever still runs with this HOME (a teammate's worker, a codex turn a failed test
     /// left) ends before the directory is removed, so nothing writes it again after.
     fn drop(&mut self) {
-        let want = format!("HOME={}", self.home.path().display());
-        let users = || {
-            teamctl::backend::proc::pids()
-                .filter(|&p| teamctl::backend::proc::running(p))
-                .filter(|p| {
-                    std::fs::read(format!("/proc/{p}/environ"))
-                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
-                })
-                .filter(|p| {
-                    // A tmux server is left to `TestEnv`, which ends it without leaving its socket.
-                    let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
-                    !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
-                })
-                .collect::<Vec<u32>>()
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = users();
-            if left.is_empty() || std::time::Instant::now() >= deadline {
-                break;
-            }
-            for pid in left {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        super::fake_model::end_processes_of_home(self.home.path());
     }
 }
