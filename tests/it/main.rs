@@ -4,6 +4,7 @@
 mod common;
 
 mod across;
+mod agent_gemini;
 mod agents;
 mod core;
 mod doorbell;

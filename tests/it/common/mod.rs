@@ -3,6 +3,7 @@
 //! deadline, never sleeps. Dropping a `TestEnv` ends every process started under its home.
 #![allow(dead_code)]
 
+pub mod fake_gemini;
 pub mod fake_model;
 #[cfg(feature = "nats")]
 pub mod nats;
