@@ -229,6 +229,7 @@ fn claude_argv(
         home: &home,
         sessions: &sessions,
         extra: &member.agent_args,
+        cut_dir: None,
     });
     argv.retain(|w| w != "-p");
     argv[0] = program.display().to_string();

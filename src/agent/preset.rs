@@ -5,7 +5,9 @@
 //! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory) and
 //! `{sessions}` (a directory of the team for agents' session files, made before the turn);
 //! each is replaced inside its own argv element, and the argv is run directly, never through a
-//! shell, so no text is ever interpolated into a command line.
+//! shell, so no text is ever interpolated into a command line. `{cut_dir}` is the directory of
+//! the file holding a message too long for an argument, on a turn whose message was cut; an
+//! element naming it is left out on other turns.
 
 /// How the team prompt reaches the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +94,13 @@ pub const PRESETS: &[Preset] = &[
         install: "npm install -g @google/gemini-cli",
         first_turn: &["--session-id", "{session}"],
         later_turn: &["--resume", "{session}"],
-        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen.
-        base: &["--skip-trust", "--allowed-tools=run_shell_command(teamctl)"],
+        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen. Its
+        // file tools read only inside its workspace: a cut message's file is added to it.
+        base: &[
+            "--skip-trust",
+            "--allowed-tools=run_shell_command(teamctl)",
+            "--include-directories={cut_dir}",
+        ],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
@@ -150,6 +157,8 @@ pub struct TurnArgs<'a> {
     pub sessions: &'a str,
     /// What the user added after `--`.
     pub extra: &'a [String],
+    /// The directory of the file holding the whole message, when it was cut (`ARG_ROOM`).
+    pub cut_dir: Option<&'a str>,
 }
 
 /// The most of a message a preset that takes it as an argument (`MessageVia::Args`) is given
@@ -189,17 +198,19 @@ impl Preset {
                 "message" => Some(&message),
                 "home" => Some(a.home),
                 "sessions" => Some(a.sessions),
+                "cut_dir" => a.cut_dir,
                 _ => None,
             })
         };
+        let here = |t: &&&str| a.cut_dir.is_some() || !t.contains("{cut_dir}");
         let mut argv = vec![self.program.to_string()];
         let session = if a.turn <= 1 {
             self.first_turn
         } else {
             self.later_turn
         };
-        argv.extend(session.iter().map(|t| fill(t)));
-        argv.extend(self.base.iter().map(|t| fill(t)));
+        argv.extend(session.iter().filter(here).map(|t| fill(t)));
+        argv.extend(self.base.iter().filter(here).map(|t| fill(t)));
         if a.model.is_some() {
             argv.extend(self.model.iter().map(|t| fill(t)));
         }
@@ -211,11 +222,11 @@ impl Preset {
         argv.extend(a.extra.iter().cloned());
         match self.message {
             MessageVia::Stdin(args) => {
-                argv.extend(args.iter().map(|t| fill(t)));
+                argv.extend(args.iter().filter(here).map(|t| fill(t)));
                 (argv, message)
             }
             MessageVia::Args(args) => {
-                argv.extend(args.iter().map(|t| fill(t)));
+                argv.extend(args.iter().filter(here).map(|t| fill(t)));
                 (argv, String::new())
             }
         }
@@ -262,6 +273,7 @@ mod tests {
             home: "/h",
             sessions: "/h/s",
             extra,
+            cut_dir: None,
         }
     }
 
@@ -301,6 +313,24 @@ mod tests {
         let (later, _) = p.turn(&args(3, "-do it", &[]));
         assert_eq!(later.last().unwrap(), "--prompt=-do it");
         assert_eq!(later[1..3], ["--resume", "S-1"]);
+    }
+
+    #[test]
+    fn gemini_may_read_the_file_of_a_cut_message_only_on_that_turn() {
+        let p = find("gemini").unwrap();
+        let (plain, _) = p.turn(&args(2, "m", &[]));
+        assert!(
+            !plain.iter().any(|a| a.contains("include-directories")),
+            "{plain:?}"
+        );
+        let (cut, _) = p.turn(&TurnArgs {
+            cut_dir: Some("/h/t/messages"),
+            ..args(2, "m", &[])
+        });
+        assert!(
+            cut.contains(&"--include-directories=/h/t/messages".to_string()),
+            "{cut:?}"
+        );
     }
 
     #[test]

@@ -788,12 +788,19 @@ impl Worker {
         let sessions_dir = self.store.local_dir().join("sessions");
         let sessions = sessions_dir.display().to_string();
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
+        let cut =
+            preset.is_some_and(|p| p.message_in_args()) && text.len() > agent::preset::ARG_ROOM;
+        // Where `message_cut` puts the whole text, for a preset whose file tools must be let in.
+        let cut_dir = self
+            .store
+            .local_dir()
+            .join("messages")
+            .display()
+            .to_string();
         // A preset agent gets the message framed with its sender and id, which no text can
         // fake (`domain::interactive::frame`); a plain `--exec` gets the text as it is.
         let message = match preset {
-            Some(p) if p.message_in_args() && text.len() > agent::preset::ARG_ROOM => {
-                self.message_cut(env, text)?
-            }
+            Some(_) if cut => self.message_cut(env, text)?,
             Some(_) => frame(&env.from, &env.id, text),
             None => text.to_string(),
         };
@@ -809,6 +816,7 @@ impl Worker {
                     home: &home,
                     sessions: &sessions,
                     extra: &agent_args,
+                    cut_dir: cut.then_some(cut_dir.as_str()),
                 })
             })
         };

@@ -264,3 +264,60 @@ fn a_gemini_teammate_runs_teamctl_from_its_shell_tool() {
     assert!(reply.contains("denied"), "{reply}");
     assert!(!target.exists(), "a command other than teamctl ran");
 }
+
+/// (e) A message over what one argument can hold (128 KiB), to the gemini preset (which passes
+/// the message as an argument): the turn holds its first 96 KiB framed and the cut marker
+/// naming the file that has it whole (docs/RECIPES.md), and the agent reads that file whole
+/// with its own file tool ("their file tools can read it"). Gemini CLI's file tools refused
+/// it, outside their workspace: "Path not in workspace".
+#[test]
+fn a_gemini_teammate_gets_a_long_message_whole() {
+    // 1500 lines of 200 bytes: within what the CLI's file tool returns whole (2000 lines,
+    // 2000 characters a line).
+    let text: String = (0..1500)
+        .map(|i| format!("line {i:04} {}\n", "abcdefghij".repeat(19)))
+        .collect::<String>()
+        + "THE END";
+    let whole = text.clone();
+    let model = FakeGemini::start(move |req| {
+        if let Some(out) = fake_gemini::last_function_response(req) {
+            let got = out["output"].as_str().unwrap_or_default();
+            return Reply::text(if got.contains(&whole) {
+                "whole, read from the file".to_string()
+            } else {
+                let said: String = out.to_string().chars().take(600).collect();
+                format!("the file tool said: {said}")
+            });
+        }
+        let asked = fake_gemini::last_user_text(req);
+        if let Some(path) = asked
+            .rsplit_once("the whole message is in ")
+            .map(|(_, p)| p.trim_end().trim_end_matches(']').to_string())
+        {
+            return Reply {
+                parts: vec![fake_gemini::Part::Call {
+                    name: "read_file".into(),
+                    args: serde_json::json!({"file_path": path}),
+                }],
+                error: None,
+            };
+        }
+        Reply::text(format!("cut, and no marker ({} bytes)", asked.len()))
+    });
+    let (t, _g) = gemini_team(&model);
+    t.ok(&["spawn", "bob", "--agent", "gemini"]);
+    let reply = t.ok_stdin(&["ask", "bob", "--timeout", "60"], &text);
+    assert_eq!(reply.trim(), "whole, read from the file");
+    // What the turn held: the cut text in its frame, then the marker.
+    let asked = fake_gemini::last_user_text(&model.conversation_requests()[0]);
+    let marker = asked.lines().last().unwrap_or_default();
+    assert!(marker.starts_with("[teamctl: message cut: "), "{marker}");
+    assert!(asked.len() < 128 * 1024, "{}", asked.len());
+    assert!(asked.contains("line 0000 ") && !asked.contains("THE END"));
+    let file = marker
+        .rsplit_once("the whole message is in ")
+        .unwrap()
+        .1
+        .trim_end_matches(']');
+    assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+}
