@@ -105,7 +105,10 @@ pub const PRESETS: &[Preset] = &[
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
         message: MessageVia::Args(&["--prompt={message}"]),
-        session_retry: &["Error resuming session"],
+        // Not resumable ("Error resuming session: No previous sessions found"); there already
+        // ("Error starting session: Session ID ... already exists"), also when it holds nothing
+        // to resume (a first turn that failed at the model): then a new session.
+        session_retry: &["Error resuming session", "Error starting session"],
     },
     Preset {
         name: "aider",

@@ -321,3 +321,54 @@ fn a_gemini_teammate_gets_a_long_message_whole() {
         .trim_end_matches(']');
     assert_eq!(std::fs::read_to_string(file).unwrap(), text);
 }
+
+/// (f) A gemini teammate whose first turn failed at the model (here the API does not know the
+/// model; also a first turn killed or interrupted during its model call) goes on with its next
+/// message, in a new session. Gemini CLI keeps such a session's file, holding no conversation:
+/// it will neither resume it ("Error resuming session: No previous sessions found") nor start
+/// it again ("Error starting session: Session ID ... already exists"), and every later turn
+/// of the teammate failed.
+#[test]
+fn a_gemini_teammate_whose_first_turn_failed_at_the_model_goes_on() {
+    let model = FakeGemini::start(|req| {
+        if fake_gemini::last_user_text(req).contains("first") {
+            return Reply::error(404, "models/gemini-test-1 is not found");
+        }
+        turns_reply(req)
+    });
+    let (t, g) = gemini_team(&model);
+    t.ok(&["spawn", "bob", "--agent", "gemini"]);
+    let out = t.run(&["ask", "bob", "first question", "--timeout", "60"]);
+    assert!(!out.status.success(), "{out:?}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    // The CLI kept a session file for the id.
+    let session = t.recorded("t1", "bob")["sessionId"]
+        .as_str()
+        .map(str::to_string);
+    let kept = g
+        .chats()
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .filter_map(Result::ok)
+        .any(|f| {
+            std::fs::read_to_string(f.path())
+                .is_ok_and(|s| session.as_deref().is_some_and(|id| s.contains(id)))
+        });
+    assert!(kept, "no session file for {session:?} in {:?}", g.chats());
+    let ask = |q: &str| {
+        t.ok(&["ask", "bob", q, "--timeout", "60"])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(ask("second question"), "turns=1");
+    assert_eq!(ask("third question"), "turns=2");
+    // The new session is the member's now, so `kill` + `resume` goes on with it.
+    let now = t.recorded("t1", "bob")["sessionId"]
+        .as_str()
+        .map(str::to_string);
+    assert!(now.is_some() && now != session, "{now:?} {session:?}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    t.ok(&["kill", "bob"]);
+    t.ok(&["resume", "bob"]);
+    assert_eq!(ask("fourth question"), "turns=3");
+}
