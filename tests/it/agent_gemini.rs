@@ -372,3 +372,32 @@ fn a_gemini_teammate_whose_first_turn_failed_at_the_model_goes_on() {
     t.ok(&["resume", "bob"]);
     assert_eq!(ask("fourth question"), "turns=3");
 }
+
+/// The command of the first `teamctl spawn NAME --exec '...'` in docs/RECIPES.md, as written
+/// there.
+fn recipe(name: &str) -> String {
+    let doc = include_str!("../../docs/RECIPES.md");
+    let start = format!("teamctl spawn {name} --exec '");
+    let from = doc
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {start} in RECIPES.md"))
+        + start.len();
+    let len = doc[from..].find('\'').expect("the closing quote");
+    doc[from..from + len].to_string()
+}
+
+/// docs/RECIPES.md's `--exec` recipes for Gemini CLI, as written there, against the real CLI:
+/// the message on stdin answers, and the session recipe's second message continues the first's
+/// conversation. Without `--skip-trust` (as they were) every turn failed: headless, the CLI
+/// refuses a directory not trusted (exit 55).
+#[test]
+fn the_recipes_gemini_exec_commands_work() {
+    let model = FakeGemini::start(turns_reply);
+    let (t, _g) = gemini_team(&model);
+    t.ok(&["spawn", "analyst", "--exec", &recipe("analyst")]);
+    t.ok(&["spawn", "ann", "--exec", &recipe("ann")]);
+    let ask = |who: &str, q: &str| t.ok(&["ask", who, q, "--timeout", "60"]).trim().to_string();
+    assert_eq!(ask("analyst", "hello"), "turns=1");
+    assert_eq!(ask("ann", "one"), "turns=1");
+    assert_eq!(ask("ann", "two"), "turns=2");
+}
