@@ -8,6 +8,9 @@
 //! shell, so no text is ever interpolated into a command line. `{cut_dir}` is the directory of
 //! the file holding a message too long for an argument, on a turn whose message was cut; an
 //! element naming it is left out on other turns.
+//!
+//! The gemini entry also runs end to end against the real Gemini CLI 0.61.0, offline
+//! (tests/it/agent_gemini.rs).
 
 /// How the team prompt reaches the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
