@@ -230,6 +230,7 @@ fn claude_argv(
         sessions: &sessions,
         networked: store.spans_hosts(),
         extra: &member.agent_args,
+        cut_dir: None,
     });
     argv.retain(|w| w != "-p");
     argv[0] = program.display().to_string();

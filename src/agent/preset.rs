@@ -1,14 +1,16 @@
 //! The preset table: one plain entry per agent CLI, and the argv a turn runs built from it.
 //!
 //! Flag spellings were checked against each CLI's own `--help` (Claude Code 2.1.197,
-//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md); `claude` and `codex`
-//! also run end to end, the real CLIs against a stand-in for their model API
-//! (tests/it/agents.rs, tests/it/agent_codex.rs). Templates may hold
+//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md); `claude`, `codex`
+//! and `gemini` also run end to end, the real CLIs against a stand-in for their model API
+//! (tests/it/agents.rs, tests/it/agent_codex.rs, tests/it/agent_gemini.rs). Templates may hold
 //! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory),
 //! `{sessions}` (a directory of the team for agents' session files, made before the turn) and
 //! `{networked}` (`true` when the team's store is reached over the network, else `false`);
 //! each is replaced inside its own argv element, and the argv is run directly, never through a
-//! shell, so no text is ever interpolated into a command line.
+//! shell, so no text is ever interpolated into a command line. `{cut_dir}` is the directory of
+//! the file holding a message too long for an argument, on a turn whose message was cut; an
+//! element naming it is left out on other turns.
 
 /// How the team prompt reaches the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,13 +107,21 @@ pub const PRESETS: &[Preset] = &[
         install: "npm install -g @google/gemini-cli",
         first_turn: &["--session-id", "{session}"],
         later_turn: &["--resume", "{session}"],
-        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen.
-        base: &["--skip-trust", "--allowed-tools=run_shell_command(teamctl)"],
+        // Headless mode refuses an untrusted directory: the teammate's --cwd was chosen. Its
+        // file tools read only inside its workspace: a cut message's file is added to it.
+        base: &[
+            "--skip-trust",
+            "--allowed-tools=run_shell_command(teamctl)",
+            "--include-directories={cut_dir}",
+        ],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
         // Headless mode; the message is the prompt (`=` so a leading `-` stays text).
         message: MessageVia::Args(&["--prompt={message}"]),
-        session_retry: &["Error resuming session"],
+        // Not resumable ("Error resuming session: No previous sessions found"); there already
+        // ("Error starting session: Session ID ... already exists"), also when it holds nothing
+        // to resume (a first turn that failed at the model): then a new session.
+        session_retry: &["Error resuming session", "Error starting session"],
     },
     Preset {
         name: "aider",
@@ -166,6 +176,8 @@ pub struct TurnArgs<'a> {
     pub networked: bool,
     /// What the user added after `--`.
     pub extra: &'a [String],
+    /// The directory of the file holding the whole message, when it was cut (`ARG_ROOM`).
+    pub cut_dir: Option<&'a str>,
 }
 
 /// The most of a message a preset that takes it as an argument (`MessageVia::Args`) is given
@@ -206,17 +218,19 @@ impl Preset {
                 "home" => Some(a.home),
                 "sessions" => Some(a.sessions),
                 "networked" => Some(if a.networked { "true" } else { "false" }),
+                "cut_dir" => a.cut_dir,
                 _ => None,
             })
         };
+        let here = |t: &&&str| a.cut_dir.is_some() || !t.contains("{cut_dir}");
         let mut argv = vec![self.program.to_string()];
         let session = if a.turn <= 1 {
             self.first_turn
         } else {
             self.later_turn
         };
-        argv.extend(session.iter().map(|t| fill(t)));
-        argv.extend(self.base.iter().map(|t| fill(t)));
+        argv.extend(session.iter().filter(here).map(|t| fill(t)));
+        argv.extend(self.base.iter().filter(here).map(|t| fill(t)));
         if a.model.is_some() {
             argv.extend(self.model.iter().map(|t| fill(t)));
         }
@@ -228,11 +242,11 @@ impl Preset {
         argv.extend(a.extra.iter().cloned());
         match self.message {
             MessageVia::Stdin(args) => {
-                argv.extend(args.iter().map(|t| fill(t)));
+                argv.extend(args.iter().filter(here).map(|t| fill(t)));
                 (argv, message)
             }
             MessageVia::Args(args) => {
-                argv.extend(args.iter().map(|t| fill(t)));
+                argv.extend(args.iter().filter(here).map(|t| fill(t)));
                 (argv, String::new())
             }
         }
@@ -280,6 +294,7 @@ mod tests {
             sessions: "/h/s",
             networked: false,
             extra,
+            cut_dir: None,
         }
     }
 
@@ -319,6 +334,24 @@ mod tests {
         let (later, _) = p.turn(&args(3, "-do it", &[]));
         assert_eq!(later.last().unwrap(), "--prompt=-do it");
         assert_eq!(later[1..3], ["--resume", "S-1"]);
+    }
+
+    #[test]
+    fn gemini_may_read_the_file_of_a_cut_message_only_on_that_turn() {
+        let p = find("gemini").unwrap();
+        let (plain, _) = p.turn(&args(2, "m", &[]));
+        assert!(
+            !plain.iter().any(|a| a.contains("include-directories")),
+            "{plain:?}"
+        );
+        let (cut, _) = p.turn(&TurnArgs {
+            cut_dir: Some("/h/t/messages"),
+            ..args(2, "m", &[])
+        });
+        assert!(
+            cut.contains(&"--include-directories=/h/t/messages".to_string()),
+            "{cut:?}"
+        );
     }
 
     #[test]

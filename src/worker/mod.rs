@@ -790,20 +790,27 @@ impl Worker {
         let (model, agent_args) = (self.member.model.clone(), self.member.agent_args.clone());
         // A store reached over the network (NATS): a sandboxed agent needs it for `teamctl`.
         let networked = self.store.spans_hosts();
+        let cut =
+            preset.is_some_and(|p| p.message_in_args()) && text.len() > agent::preset::ARG_ROOM;
+        // Where `message_cut` puts the whole text, for a preset whose file tools must be let in.
+        let cut_dir = self
+            .store
+            .local_dir()
+            .join("messages")
+            .display()
+            .to_string();
         // A preset agent gets the message framed with its sender and id, which no text can
         // fake (`domain::interactive::frame`); a plain `--exec` gets the text as it is.
         let message = match preset {
-            Some(p) if p.message_in_args() && text.len() > agent::preset::ARG_ROOM => {
-                self.message_cut(env, text)?
-            }
+            Some(_) if cut => self.message_cut(env, text)?,
             Some(_) => frame(&env.from, &env.id, text),
             None => text.to_string(),
         };
         let message = message.as_str();
-        let args = |turn: u64, prompt: &str| -> (Vec<String>, String) {
+        let args = |session: &str, turn: u64, prompt: &str| -> (Vec<String>, String) {
             preset.map_or_else(Default::default, |p| {
                 p.turn(&agent::TurnArgs {
-                    session: &session,
+                    session,
                     turn,
                     model: model.as_deref(),
                     prompt,
@@ -812,6 +819,7 @@ impl Worker {
                     sessions: &sessions,
                     networked,
                     extra: &agent_args,
+                    cut_dir: cut.then_some(cut_dir.as_str()),
                 })
             })
         };
@@ -820,7 +828,7 @@ impl Worker {
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
-            let (argv, stdin) = args(turn_no, &prompt);
+            let (argv, stdin) = args(&session, turn_no, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
         } else if let Some(name) = &self.member.agent {
@@ -833,13 +841,15 @@ impl Worker {
             }));
         }
         let mut result = self.run_spec(&spec, stop).await;
-        if let Some(preset) = preset
-            && matches!(result.end, TurnEnd::Exited(c) if c != 0)
-            && preset
-                .session_retry
-                .iter()
-                .any(|p| result.stderr_tail.contains(p) || result.stdout.contains(p))
-        {
+        let refused = |r: &TurnResult| {
+            preset.is_some_and(|p| {
+                matches!(r.end, TurnEnd::Exited(c) if c != 0)
+                    && p.session_retry
+                        .iter()
+                        .any(|s| r.stderr_tail.contains(s) || r.stdout.contains(s))
+            })
+        };
+        if refused(&result) {
             // The agent lost the session (or already has it): once more the other way.
             let as_turn = if turn_no <= 1 { 2 } else { 1 };
             self.sink.note(&format!(
@@ -851,10 +861,32 @@ impl Worker {
                     "continuing it"
                 },
             ));
-            let (argv, stdin) = args(as_turn, &prompt);
+            let (argv, stdin) = args(&session, as_turn, &prompt);
             spec.argv = Some(argv);
             spec.stdin = stdin;
             result = self.run_spec(&spec, stop).await;
+            if refused(&result) {
+                // Refused both ways: the agent keeps a record of the id that it can neither
+                // continue nor start again (Gemini CLI, after a first turn that failed at the
+                // model), so nothing of it can be resumed. A new session, or every later turn
+                // fails the same.
+                let fresh = self.new_session(&session);
+                self.sink.note(&format!(
+                    "session {session} can be neither continued nor started; running the turn as new session {fresh}"
+                ));
+                self.live.session_turns = 1;
+                for (k, v) in &mut spec.env {
+                    if k == env::SESSION_ID {
+                        v.clone_from(&fresh);
+                    } else if k == env::TURN {
+                        *v = "1".into();
+                    }
+                }
+                let (argv, stdin) = args(&fresh, 1, &prompt);
+                spec.argv = Some(argv);
+                spec.stdin = stdin;
+                result = self.run_spec(&spec, stop).await;
+            }
         }
         if !result.spawned {
             self.live.session_turns -= 1;
@@ -879,13 +911,22 @@ impl Worker {
         {
             return id.clone();
         }
+        self.record_session(&|s| s.is_none_or(|s| uuid::Uuid::parse_str(s).is_err()))
+    }
+
+    /// A new session id for the member in place of `old`, which its agent cannot use.
+    fn new_session(&mut self, old: &str) -> String {
+        self.record_session(&|s| s.is_none_or(|s| s == old || uuid::Uuid::parse_str(s).is_err()))
+    }
+
+    /// Make a session id and record it as the member's where `stale` says of the recorded one;
+    /// the member's id as recorded then.
+    fn record_session(&mut self, stale: &dyn Fn(Option<&str>) -> bool) -> String {
         let id = agent::new_session_id();
         let name = self.name.clone();
         let recorded = self.store.update(&mut |cfg| {
             if let Some(m) = cfg.member_mut(name.as_str())
-                && m.session_id
-                    .as_deref()
-                    .is_none_or(|s| uuid::Uuid::parse_str(s).is_err())
+                && stale(m.session_id.as_deref())
             {
                 m.session_id = Some(id.clone());
             }

@@ -5,6 +5,7 @@ mod common;
 
 mod across;
 mod agent_codex;
+mod agent_gemini;
 mod agents;
 mod core;
 mod doorbell;

@@ -3,6 +3,7 @@
 //! deadline, never sleeps. Dropping a `TestEnv` ends every process started under its home.
 #![allow(dead_code)]
 
+pub mod fake_gemini;
 pub mod fake_model;
 pub mod fake_openai_responses;
 #[cfg(feature = "nats")]
