@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod fake_openai_chat;
 #[cfg(feature = "nats")]
 pub mod nats;
 
