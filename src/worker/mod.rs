@@ -812,14 +812,47 @@ impl Worker {
                 })
             })
         };
+        // The files of the turn (`MessageVia::File`, `ReplyVia::AiderHistory`): the one the
+        // message is written to; the one the reply is read from (aider's chat history) and its
+        // length before the turn, as the reply is in what the turn appends.
+        let files = agent::TurnArgs {
+            session: &session,
+            turn: turn_no,
+            model: None,
+            prompt: "",
+            message: "",
+            home: &home,
+            sessions: &sessions,
+            extra: &[],
+        };
+        let message_file = preset
+            .and_then(|p| p.message_file(&files))
+            .map(PathBuf::from);
+        let history = preset.and_then(|p| p.reply_file(&files)).map(|f| {
+            let f = PathBuf::from(f);
+            let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
+            (f, len)
+        });
+        // The message's text goes on stdin, or into its file (stdin then empty).
+        let place = |text: String| -> Result<String> {
+            match &message_file {
+                Some(file) => {
+                    crate::store::fsutil::with_subdir(&sessions_dir, 1, || {
+                        crate::store::fsutil::write_atomic(file, text.as_bytes(), false)
+                    })?;
+                    Ok(String::new())
+                }
+                None => Ok(text),
+            }
+        };
         if let Some(preset) = preset {
             prompt = self.team_prompt()?;
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
-            let (argv, stdin) = args(turn_no, &prompt);
+            let (argv, text) = args(turn_no, &prompt);
             spec.argv = Some(argv);
-            spec.stdin = stdin;
+            spec.stdin = place(text)?;
         } else if let Some(name) = &self.member.agent {
             self.live.session_turns -= 1;
             return Ok(Some(TurnResult {
@@ -848,10 +881,20 @@ impl Worker {
                     "continuing it"
                 },
             ));
-            let (argv, stdin) = args(as_turn, &prompt);
+            let (argv, text) = args(as_turn, &prompt);
             spec.argv = Some(argv);
-            spec.stdin = stdin;
+            spec.stdin = place(text)?;
             result = self.run_spec(&spec, stop).await;
+        }
+        if let Some(file) = &message_file {
+            // The message is in the inbox; its copy for the turn is not kept.
+            let _ = std::fs::remove_file(file);
+        }
+        if let Some((file, from)) = &history
+            && result.succeeded()
+            && let Some(reply) = turn::appended_reply(file, *from, &spec)
+        {
+            result.stdout = reply;
         }
         if !result.spawned {
             self.live.session_turns -= 1;
@@ -1025,7 +1068,7 @@ impl Worker {
             .join(format!("{id}.txt"))
     }
 
-    /// `text`, a message too long for an argument (gemini, aider), cut to
+    /// `text`, a message too long for an argument (gemini), cut to
     /// `agent::preset::ARG_ROOM` and framed, with a marker after the frame naming
     /// `messages/ID.txt` beside the replies, which gets the whole text (0600, never through a
     /// link): every turn of such a message failed with "Argument list too long" (attacker QA).
