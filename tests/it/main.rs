@@ -4,6 +4,7 @@
 mod common;
 
 mod across;
+mod agent_aider;
 mod agents;
 mod core;
 mod doorbell;
