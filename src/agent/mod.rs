@@ -2,6 +2,7 @@
 //! as a teammate (`spawn --agent`), and the team prompt that tells it who it is and how to use
 //! teamctl. Pure data and string building (and fresh session ids), no I/O.
 
+pub mod aider;
 pub mod preset;
 pub mod prompt;
 

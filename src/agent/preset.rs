@@ -1,12 +1,13 @@
 //! The preset table: one plain entry per agent CLI, and the argv a turn runs built from it.
 //!
 //! Flag spellings were checked against each CLI's own `--help` (Claude Code 2.1.197,
-//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat; see docs/RECIPES.md); `claude`, `codex`
-//! and `gemini` also run end to end, the real CLIs against a stand-in for their model API
-//! (tests/it/agents.rs, tests/it/agent_codex.rs, tests/it/agent_gemini.rs). Templates may hold
-//! `{session}`, `{model}`, `{prompt}`, `{message}`, `{home}` (teamctl's state directory),
-//! `{sessions}` (a directory of the team for agents' session files, made before the turn) and
-//! `{networked}` (`true` when the team's store is reached over the network, else `false`);
+//! codex-cli 0.171.0, gemini-cli 0.61.0, aider-chat 0.86.2; see docs/RECIPES.md); each also runs
+//! end to end, the real CLI against a stand-in for its model API on loopback (tests/it/agents.rs,
+//! agent_codex.rs, agent_gemini.rs, agent_aider.rs). Templates may hold `{session}`, `{model}`,
+//! `{prompt}`, `{message}`, `{home}` (teamctl's state directory), `{sessions}` (a directory of
+//! the team for agents' session files, made before the turn), `{networked}` (`true` when the
+//! team's store is reached over the network, else `false`) and `{message_file}` (the file
+//! holding the message, `MessageVia::File`);
 //! each is replaced inside its own argv element, and the argv is run directly, never through a
 //! shell, so no text is ever interpolated into a command line. `{cut_dir}` is the directory of
 //! the file holding a message too long for an argument, on a turn whose message was cut; an
@@ -28,6 +29,13 @@ pub enum MessageVia {
     Stdin(&'static [&'static str]),
     /// As arguments, last on the command line (`{message}`); stdin stays empty.
     Args(&'static [&'static str]),
+    /// In a file the worker writes before the turn (`path`, a template like the session
+    /// arguments', 0600), named by `args` last on the command line (`{message_file}`); stdin
+    /// stays empty, so the agent's own questions read no line of the message as an answer.
+    File {
+        path: &'static str,
+        args: &'static [&'static str],
+    },
 }
 
 /// One agent CLI.
@@ -52,6 +60,20 @@ pub struct Preset {
     /// Output meaning the session could not be continued (lost) or started (already there):
     /// the turn is run once more with the other session arguments.
     pub session_retry: &'static [&'static str],
+    /// Where the turn's reply is read.
+    pub reply: ReplyVia,
+}
+
+/// Where the reply of a turn is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyVia {
+    /// The turn's stdout.
+    Stdout,
+    /// The model's last message in what the turn appended to this aider chat history file (a
+    /// template, filled as the session arguments are; `agent::aider::last_reply`): aider's
+    /// stdout is its whole transcript (banners, questions, token counts). The stdout when the
+    /// turn appended no model text (aider failed before asking the model: its error is there).
+    AiderHistory(&'static str),
 }
 
 /// Every preset, by `--agent` name.
@@ -68,6 +90,7 @@ pub const PRESETS: &[Preset] = &[
         prompt: PromptVia::Args(&["--append-system-prompt", "{prompt}"]),
         message: MessageVia::Stdin(&[]),
         session_retry: &["No conversation found with session ID", "is already in use"],
+        reply: ReplyVia::Stdout,
     },
     Preset {
         name: "codex",
@@ -100,6 +123,7 @@ pub const PRESETS: &[Preset] = &[
         // `-`: the prompt is read from stdin.
         message: MessageVia::Stdin(&["-"]),
         session_retry: &[],
+        reply: ReplyVia::Stdout,
     },
     Preset {
         name: "gemini",
@@ -122,6 +146,7 @@ pub const PRESETS: &[Preset] = &[
         // ("Error starting session: Session ID ... already exists"), also when it holds nothing
         // to resume (a first turn that failed at the model): then a new session.
         session_retry: &["Error resuming session", "Error starting session"],
+        reply: ReplyVia::Stdout,
     },
     Preset {
         name: "aider",
@@ -134,16 +159,35 @@ pub const PRESETS: &[Preset] = &[
             "{sessions}/{session}.aider.md",
             "--restore-chat-history",
         ],
+        // No `--yes-always`: with it aider never runs a shell command (the one question it
+        // answers no), so `teamctl` could not run. Its questions get their defaults (yes) from
+        // the turn's closed stdin instead, shell commands included. What a default yes must
+        // not do headless is turned off: opening a browser (release notes, model warnings),
+        // fetching URLs found in a message, analytics, the update check, prompt_toolkit's
+        // terminal input.
         base: &[
-            "--yes-always",
             "--no-pretty",
             "--no-stream",
+            "--no-fancy-input",
             "--no-check-update",
+            "--no-analytics",
+            "--no-show-release-notes",
+            "--no-show-model-warnings",
+            "--no-detect-urls",
         ],
         model: &["--model", "{model}"],
         prompt: PromptVia::FirstMessage,
-        message: MessageVia::Args(&["--message={message}"]),
+        // In a file, not `--message`: aider logs its command line into the chat history, where
+        // every line of a message after its first was restored on later turns as the model's
+        // own words; and an argument is capped at 128 KiB. Not `--message-file=/dev/stdin`:
+        // aider's questions before it reads the file (a git repository to make, .gitignore)
+        // took the message's first lines from stdin as their answers.
+        message: MessageVia::File {
+            path: "{sessions}/{session}.message.txt",
+            args: &["--message-file", "{message_file}"],
+        },
         session_retry: &[],
+        reply: ReplyVia::AiderHistory("{sessions}/{session}.aider.md"),
     },
 ];
 
@@ -192,16 +236,44 @@ impl Preset {
         matches!(self.message, MessageVia::Args(_))
     }
 
+    /// The file a turn's reply is read from (`ReplyVia::AiderHistory`), filled in.
+    pub fn reply_file(&self, a: &TurnArgs) -> Option<String> {
+        match self.reply {
+            ReplyVia::Stdout => None,
+            ReplyVia::AiderHistory(t) => Some(fill_path(t, a)),
+        }
+    }
+
+    /// The file the worker writes a turn's message to (`MessageVia::File`), filled in.
+    pub fn message_file(&self, a: &TurnArgs) -> Option<String> {
+        match self.message {
+            MessageVia::File { path, .. } => Some(fill_path(path, a)),
+            _ => None,
+        }
+    }
+
     /// Whether a turn needs the team's sessions directory.
     pub fn uses_sessions_dir(&self) -> bool {
+        let files = [
+            match self.message {
+                MessageVia::File { path, .. } => path,
+                _ => "",
+            },
+            match self.reply {
+                ReplyVia::AiderHistory(t) => t,
+                ReplyVia::Stdout => "",
+            },
+        ];
         self.first_turn
             .iter()
             .chain(self.later_turn)
+            .chain(&files)
             .any(|t| t.contains("{sessions}"))
     }
 
-    /// The argv of one turn (program first), and the text for its stdin (empty when the
-    /// message is an argument).
+    /// The argv of one turn (program first), and the message's text: for its stdin, or, with
+    /// `MessageVia::File`, for the message file (`message_file`); empty when the message is an
+    /// argument.
     pub fn turn(&self, a: &TurnArgs) -> (Vec<String>, String) {
         let message = match self.prompt {
             PromptVia::FirstMessage if a.turn <= 1 && !a.prompt.is_empty() => {
@@ -209,6 +281,7 @@ impl Preset {
             }
             _ => a.message.to_string(),
         };
+        let message_file = self.message_file(a);
         let fill = |t: &str| {
             fill(t, &|key| match key {
                 "session" => Some(a.session),
@@ -219,6 +292,7 @@ impl Preset {
                 "sessions" => Some(a.sessions),
                 "networked" => Some(if a.networked { "true" } else { "false" }),
                 "cut_dir" => a.cut_dir,
+                "message_file" => message_file.as_deref(),
                 _ => None,
             })
         };
@@ -249,8 +323,22 @@ impl Preset {
                 argv.extend(args.iter().filter(here).map(|t| fill(t)));
                 (argv, String::new())
             }
+            MessageVia::File { args, .. } => {
+                argv.extend(args.iter().map(|t| fill(t)));
+                (argv, message)
+            }
         }
     }
+}
+
+/// A file's template filled in: `{session}`, `{home}`, `{sessions}`.
+fn fill_path(template: &str, a: &TurnArgs) -> String {
+    fill(template, &|key| match key {
+        "session" => Some(a.session),
+        "home" => Some(a.home),
+        "sessions" => Some(a.sessions),
+        _ => None,
+    })
 }
 
 /// `template` with each `{key}` replaced by its value, in one pass (a value is never scanned
@@ -366,6 +454,34 @@ mod tests {
         let (later, _) = p.turn(&args(2, "m", &[]));
         assert!(later.contains(&"--restore-chat-history".to_string()));
         assert!(!find("claude").unwrap().uses_sessions_dir());
+        // Its reply is read from that same file.
+        assert_eq!(
+            p.reply_file(&args(2, "m", &[])).as_deref(),
+            Some("/h/s/S-1.aider.md")
+        );
+        assert_eq!(find("claude").unwrap().reply_file(&args(1, "m", &[])), None);
+    }
+
+    #[test]
+    fn aider_reads_the_message_from_a_file_and_never_answers_yes_to_everything() {
+        let p = find("aider").unwrap();
+        let (first, text) = p.turn(&args(1, "line one\nline two", &[]));
+        assert_eq!(text, "P\n\n---\n\nline one\nline two");
+        assert_eq!(
+            first[first.len() - 2..],
+            ["--message-file", "/h/s/S-1.message.txt"]
+        );
+        assert_eq!(
+            p.message_file(&args(1, "m", &[])).as_deref(),
+            Some("/h/s/S-1.message.txt")
+        );
+        assert!(!p.message_in_args());
+        assert_eq!(
+            find("claude").unwrap().message_file(&args(1, "m", &[])),
+            None
+        );
+        // `--yes-always` answers no to every shell command: teamctl could not run.
+        assert!(!first.iter().any(|a| a.starts_with("--yes")), "{first:?}");
     }
 
     #[test]

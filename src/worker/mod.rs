@@ -823,14 +823,61 @@ impl Worker {
                 })
             })
         };
+        // The files of a turn in `session` (`MessageVia::File`, `ReplyVia::AiderHistory`): the
+        // one the message is written to; the one the reply is read from (aider's chat history).
+        let files = |session: &str| {
+            let a = agent::TurnArgs {
+                session,
+                turn: turn_no,
+                model: None,
+                prompt: "",
+                message: "",
+                home: &home,
+                sessions: &sessions,
+                networked,
+                extra: &[],
+                cut_dir: None,
+            };
+            let message = preset.and_then(|p| p.message_file(&a)).map(PathBuf::from);
+            let reply = preset.and_then(|p| p.reply_file(&a)).map(PathBuf::from);
+            (message, reply)
+        };
+        // The reply file and its length before the turn: the reply is in what the turn appends.
+        let history_of = |session: &str| {
+            files(session).1.map(|f| {
+                let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
+                (f, len)
+            })
+        };
+        let mut history = history_of(&session);
+        // The message's text goes on stdin, or into its file (stdin then empty), removed after
+        // the turn (`unplace`): the message is in the inbox; its copy for the turn is not kept.
+        let place = |session: &str, text: String| -> Result<String> {
+            match files(session).0 {
+                Some(file) => {
+                    crate::store::fsutil::with_subdir(&sessions_dir, 1, || {
+                        crate::store::fsutil::write_atomic(&file, text.as_bytes(), false)
+                    })?;
+                    Ok(String::new())
+                }
+                None => Ok(text),
+            }
+        };
+        let unplace = |session: &str| {
+            if let Some(file) = files(session).0 {
+                let _ = std::fs::remove_file(file);
+            }
+        };
+        // The session the turn ran in last.
+        let mut ran_in = session.clone();
         if let Some(preset) = preset {
             prompt = self.team_prompt()?;
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
-            let (argv, stdin) = args(&session, turn_no, &prompt);
+            let (argv, text) = args(&session, turn_no, &prompt);
             spec.argv = Some(argv);
-            spec.stdin = stdin;
+            spec.stdin = place(&session, text)?;
         } else if let Some(name) = &self.member.agent {
             self.live.session_turns -= 1;
             return Ok(Some(TurnResult {
@@ -861,9 +908,9 @@ impl Worker {
                     "continuing it"
                 },
             ));
-            let (argv, stdin) = args(&session, as_turn, &prompt);
+            let (argv, text) = args(&session, as_turn, &prompt);
             spec.argv = Some(argv);
-            spec.stdin = stdin;
+            spec.stdin = place(&session, text)?;
             result = self.run_spec(&spec, stop).await;
             if refused(&result) {
                 // Refused both ways: the agent keeps a record of the id that it can neither
@@ -882,11 +929,21 @@ impl Worker {
                         *v = "1".into();
                     }
                 }
-                let (argv, stdin) = args(&fresh, 1, &prompt);
+                let (argv, text) = args(&fresh, 1, &prompt);
                 spec.argv = Some(argv);
-                spec.stdin = stdin;
+                unplace(&session);
+                spec.stdin = place(&fresh, text)?;
+                ran_in.clone_from(&fresh);
+                history = history_of(&fresh);
                 result = self.run_spec(&spec, stop).await;
             }
+        }
+        unplace(&ran_in);
+        if let Some((file, from)) = &history
+            && result.succeeded()
+            && let Some(reply) = turn::appended_reply(file, *from, &spec)
+        {
+            result.stdout = reply;
         }
         if !result.spawned {
             self.live.session_turns -= 1;
@@ -1069,7 +1126,7 @@ impl Worker {
             .join(format!("{id}.txt"))
     }
 
-    /// `text`, a message too long for an argument (gemini, aider), cut to
+    /// `text`, a message too long for an argument (gemini), cut to
     /// `agent::preset::ARG_ROOM` and framed, with a marker after the frame naming
     /// `messages/ID.txt` beside the replies, which gets the whole text (0600, never through a
     /// link): every turn of such a message failed with "Argument list too long" (attacker QA).

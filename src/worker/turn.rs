@@ -562,6 +562,32 @@ fn escaped_len(c: char) -> usize {
     }
 }
 
+/// The reply read from an agent's own record of the turn rather than its stdout (aider's chat
+/// history, `agent::preset::ReplyVia::AiderHistory`): the model's last message in what `file`
+/// got after its first `from` bytes, fitted as a stdout reply is (`fit_reply`). `None` when
+/// nothing of the model's was appended or the file cannot be read (a link, not a regular
+/// file, shorter than before, or more than `MAX_HISTORY_READ` appended): the stdout stays the reply.
+pub fn appended_reply(file: &Path, from: u64, spec: &TurnSpec) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    /// The most of a history file one turn's reply is looked for in.
+    const MAX_HISTORY_READ: u64 = 16 * 1024 * 1024;
+    let mut f = crate::store::fsutil::open_read(file).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len < from || len - from > MAX_HISTORY_READ {
+        return None;
+    }
+    f.seek(SeekFrom::Start(from)).ok()?;
+    let mut bytes = Vec::new();
+    f.take(len - from).read_to_end(&mut bytes).ok()?;
+    let reply = crate::agent::aider::last_reply(&String::from_utf8_lossy(&bytes))?;
+    Some(fit_reply(
+        reply.as_bytes(),
+        reply.len(),
+        None,
+        spec.spill.as_deref(),
+    ))
+}
+
 /// The reply made of `kept`, the first bytes of a stdout of `total` bytes: whole when it fits
 /// `MAX_REPLY` as JSON, else cut with a marker saying how much was cut and where the whole
 /// text is (written to `path` now if the stream did not spill there already).

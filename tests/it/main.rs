@@ -4,6 +4,7 @@
 mod common;
 
 mod across;
+mod agent_aider;
 mod agent_codex;
 mod agent_gemini;
 mod agents;

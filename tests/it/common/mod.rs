@@ -5,6 +5,7 @@
 
 pub mod fake_gemini;
 pub mod fake_model;
+pub mod fake_openai_chat;
 pub mod fake_openai_responses;
 #[cfg(feature = "nats")]
 pub mod nats;
