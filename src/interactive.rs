@@ -210,6 +210,7 @@ fn claude_argv(
         leader: LEADER,
         teammates: &mates,
         interactive: true,
+        runs_teamctl: preset.runs_teamctl(&member.agent_args),
         instructions: member.prompt.as_deref(),
     }
     .render();

@@ -62,6 +62,12 @@ pub struct Preset {
     pub session_retry: &'static [&'static str],
     /// Where the turn's reply is read.
     pub reply: ReplyVia,
+    /// For an agent that could run only any command or none (no list of allowed ones): the
+    /// flag the user adds after `--` to let it run every shell command its model proposes,
+    /// unsandboxed, `teamctl` among them. Without it the preset runs none (its `base` says so)
+    /// and the team prompt does not offer `teamctl`. `None`: the agent may run `teamctl` (and
+    /// only what its own rules allow) on every turn.
+    pub shell_opt_in: Option<&'static str>,
 }
 
 /// Where the reply of a turn is read.
@@ -91,6 +97,7 @@ pub const PRESETS: &[Preset] = &[
         message: MessageVia::Stdin(&[]),
         session_retry: &["No conversation found with session ID", "is already in use"],
         reply: ReplyVia::Stdout,
+        shell_opt_in: None,
     },
     Preset {
         name: "codex",
@@ -124,6 +131,7 @@ pub const PRESETS: &[Preset] = &[
         message: MessageVia::Stdin(&["-"]),
         session_retry: &[],
         reply: ReplyVia::Stdout,
+        shell_opt_in: None,
     },
     Preset {
         name: "gemini",
@@ -147,6 +155,7 @@ pub const PRESETS: &[Preset] = &[
         // to resume (a first turn that failed at the model): then a new session.
         session_retry: &["Error resuming session", "Error starting session"],
         reply: ReplyVia::Stdout,
+        shell_opt_in: None,
     },
     Preset {
         name: "aider",
@@ -160,12 +169,15 @@ pub const PRESETS: &[Preset] = &[
             "--restore-chat-history",
         ],
         // No `--yes-always`: with it aider never runs a shell command (the one question it
-        // answers no), so `teamctl` could not run. Its questions get their defaults (yes) from
-        // the turn's closed stdin instead, shell commands included. What a default yes must
-        // not do headless is turned off: opening a browser (release notes, model warnings),
-        // fetching URLs found in a message, analytics, the update check, prompt_toolkit's
-        // terminal input.
+        // answers no). Its questions get their defaults (yes) from the turn's closed stdin
+        // instead, and aider has no list of allowed commands: it would run every command its
+        // model proposes, whatever a message talked it into. So none by default
+        // (`--no-suggest-shell-commands`; `shell_opt_in` lets the user choose otherwise). What
+        // a default yes must not do headless is turned off: opening a browser (release notes,
+        // model warnings), fetching URLs found in a message, analytics, the update check,
+        // prompt_toolkit's terminal input.
         base: &[
+            "--no-suggest-shell-commands",
             "--no-pretty",
             "--no-stream",
             "--no-fancy-input",
@@ -188,6 +200,8 @@ pub const PRESETS: &[Preset] = &[
         },
         session_retry: &[],
         reply: ReplyVia::AiderHistory("{sessions}/{session}.aider.md"),
+        // After the preset's `--no-suggest-shell-commands`: the last of the two counts.
+        shell_opt_in: Some("--suggest-shell-commands"),
     },
 ];
 
@@ -250,6 +264,20 @@ impl Preset {
             MessageVia::File { path, .. } => Some(fill_path(path, a)),
             _ => None,
         }
+    }
+
+    /// Whether the agent can run `teamctl` from its shell tool, given what the user added after
+    /// `--` (`shell_opt_in`).
+    pub fn runs_teamctl(&self, extra: &[String]) -> bool {
+        let Some(on) = self.shell_opt_in else {
+            return true;
+        };
+        let off = format!("--no-{}", on.trim_start_matches("--"));
+        extra
+            .iter()
+            .rev()
+            .find(|e| *e == on || **e == off)
+            .is_some_and(|e| e == on)
     }
 
     /// Whether a turn needs the team's sessions directory.
@@ -482,6 +510,29 @@ mod tests {
         );
         // `--yes-always` answers no to every shell command: teamctl could not run.
         assert!(!first.iter().any(|a| a.starts_with("--yes")), "{first:?}");
+    }
+
+    #[test]
+    fn aider_runs_no_shell_command_unless_the_user_adds_the_flag_last() {
+        let p = find("aider").unwrap();
+        let (argv, _) = p.turn(&args(1, "m", &[]));
+        assert!(argv.contains(&"--no-suggest-shell-commands".to_string()));
+        let extra = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!p.runs_teamctl(&[]));
+        assert!(!p.runs_teamctl(&extra(&["--no-git"])));
+        let on = extra(&["--no-git", "--suggest-shell-commands"]);
+        assert!(p.runs_teamctl(&on));
+        // The flag comes after the preset's own, so aider takes it.
+        let (argv, _) = p.turn(&args(1, "m", &on));
+        let at = |f: &str| argv.iter().position(|a| a == f).unwrap();
+        assert!(at("--suggest-shell-commands") > at("--no-suggest-shell-commands"));
+        assert!(!p.runs_teamctl(&extra(&[
+            "--suggest-shell-commands",
+            "--no-suggest-shell-commands"
+        ])));
+        for other in ["claude", "codex", "gemini"] {
+            assert!(find(other).unwrap().runs_teamctl(&[]), "{other}");
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub struct TeamPrompt<'a> {
     /// An interactive agent (`spawn --interactive`): its prompt is made once, as it starts,
     /// and a shutdown is not put to it as a turn.
     pub interactive: bool,
+    /// Whether the agent can run `teamctl` from a shell tool (`Preset::runs_teamctl`): if not,
+    /// the prompt says its answers are all it has.
+    pub runs_teamctl: bool,
     /// The user's `--prompt`, if any.
     pub instructions: Option<&'a str>,
 }
@@ -34,7 +37,11 @@ impl TeamPrompt<'_> {
         }
         // A list as of now: teammates join and leave later (and an interactive agent's prompt
         // is never made again), so the prompt points to where the current one is.
-        let now = "`teamctl status` shows who is in the team now";
+        let now = if self.runs_teamctl {
+            "`teamctl status` shows who is in the team now"
+        } else {
+            "the leader knows who is in the team now"
+        };
         if self.teammates.is_empty() {
             s.push_str(&format!(
                 "When this was written you had no other teammates; others may join: {now}.\n"
@@ -51,18 +58,29 @@ impl TeamPrompt<'_> {
                 "Your teammates when this was written: {names}; others may join or leave: {now}.\n"
             ));
         }
-        s.push_str(&format!(
-            "\nEach message sent to you arrives as one turn of this conversation. What you answer at the end of the turn goes back to whoever sent the message, so just answer; no need to send it.\n\
-\nUse the `teamctl` command with your shell tool to work with the team (your team and name are already set in the environment):\n\
+        s.push_str(
+            "\nEach message sent to you arrives as one turn of this conversation. What you answer at the end of the turn goes back to whoever sent the message, so just answer; no need to send it.\n",
+        );
+        if self.runs_teamctl {
+            s.push_str(&format!(
+                "\nUse the `teamctl` command with your shell tool to work with the team (your team and name are already set in the environment):\n\
 - `teamctl send NAME \"text\"`: message a teammate, or {leader}; `teamctl send '*' \"text\"` messages everyone.\n\
 - `teamctl send {leader} \"question\"`: ask the leader when you are blocked or need a decision.\n\
 - `teamctl inbox`: read your unread messages.\n\
 - `teamctl task list`, `teamctl task claim [ID]`, `teamctl task done ID`: the shared task list; claim a task before working on it, mark it done when finished.\n\
 - `teamctl status`: who is working and who is idle.\n\
-\n{shutdown}\n\
-Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n",
-            shutdown = self.shutdown()
-        ));
+\n{shutdown}\n",
+                shutdown = self.shutdown()
+            ));
+        } else {
+            s.push_str(&format!(
+                "\nShell commands are not run for you here, so you cannot use teamctl or message anyone yourself: your answer is how you reach the team. If you are blocked or need a decision from {leader}, say so in your answer.\n\
+\nA shutdown request from {leader} also arrives as a turn: finish up and end your turn, and you will be stopped.\n"
+            ));
+        }
+        s.push_str(
+            "Do not answer a teammate's reply just to acknowledge it: messages that need no answer end there.\n",
+        );
         // Who sent a message is the frame's header, never what its text says (attacker QA).
         s.push_str(crate::domain::interactive::FRAMING_NOTE);
         if self.interactive {
@@ -105,6 +123,7 @@ mod tests {
             leader: "team-lead",
             teammates: &mates,
             interactive: false,
+            runs_teamctl: true,
             instructions: Some("review code"),
         }
         .render();
@@ -127,6 +146,36 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_without_a_shell_is_not_offered_teamctl() {
+        let p = TeamPrompt {
+            team: "t1",
+            description: "",
+            name: "bob",
+            leader: "team-lead",
+            teammates: &[],
+            interactive: false,
+            runs_teamctl: false,
+            instructions: None,
+        }
+        .render();
+        for gone in [
+            "teamctl send NAME",
+            "teamctl inbox",
+            "teamctl status",
+            "shutdown-response",
+        ] {
+            assert!(!p.contains(gone), "{gone:?} in:\n{p}");
+        }
+        for needle in [
+            "goes back to whoever sent the message",
+            "cannot use teamctl",
+            "A shutdown request from team-lead",
+        ] {
+            assert!(p.contains(needle), "{needle:?} missing from:\n{p}");
+        }
+    }
+
+    #[test]
     fn a_thousand_teammates_are_counted_not_named() {
         let mates: Vec<String> = (0..1000).map(|i| format!("teammate-{i:04}")).collect();
         let p = TeamPrompt {
@@ -136,6 +185,7 @@ mod tests {
             leader: "team-lead",
             teammates: &mates,
             interactive: true,
+            runs_teamctl: true,
             instructions: Some(&"x".repeat(crate::domain::member::MAX_PROMPT)),
         }
         .render();
@@ -154,6 +204,7 @@ mod tests {
             leader: "team-lead",
             teammates: &[],
             interactive: true,
+            runs_teamctl: true,
             instructions: None,
         }
         .render();

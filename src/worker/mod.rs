@@ -1016,6 +1016,12 @@ impl Worker {
             leader: LEADER,
             teammates: &mates,
             interactive: false,
+            runs_teamctl: self
+                .member
+                .agent
+                .as_deref()
+                .and_then(agent::preset::find)
+                .is_none_or(|p| p.runs_teamctl(&self.member.agent_args)),
             instructions: self.member.prompt.as_deref(),
         }
         .render())

@@ -239,11 +239,12 @@ fn an_aider_teammate_gets_the_team_prompt_once_and_framed_messages() {
     assert!(fetched.is_empty(), "aider fetched a URL: {fetched:?}");
 }
 
-/// d: the model proposes `teamctl send` as aider's shell command, which runs without a
-/// question anyone must answer (`--yes-always`, which the preset had, answers no to every
-/// shell command: nothing ran) and reaches the leader from bob, in bob's pane (tmux).
+/// d: with the user's `-- --suggest-shell-commands`, the model proposes `teamctl send` as
+/// aider's shell command, which runs without a question anyone must answer (`--yes-always`,
+/// which the preset had, answers no to every shell command: nothing ran) and reaches the
+/// leader from bob, in bob's pane (tmux).
 #[test]
-fn an_aider_teammate_runs_teamctl_from_its_shell_commands() {
+fn an_aider_teammate_runs_teamctl_from_its_shell_commands_when_the_user_lets_it() {
     let server = FakeOpenAiChat::start(|req| {
         if fake_openai_chat::last_user_text(req).contains("report") {
             return Reply::shell(
@@ -263,6 +264,8 @@ fn an_aider_teammate_runs_teamctl_from_its_shell_commands() {
         "aider",
         "--model",
         MODEL,
+        "--",
+        "--suggest-shell-commands",
     ]);
     // bob's report goes to the sender of the message it handles: it carries `inReplyTo` and
     // is the answer `ask` prints.
@@ -285,6 +288,41 @@ fn an_aider_teammate_runs_teamctl_from_its_shell_commands() {
         .filter(|m| m["from"] == "bob" && m["type"] == "message")
         .count();
     assert_eq!(answers, 1, "{:?}", t.inbox("t1", "team-lead"));
+}
+
+/// d2: by default an aider teammate runs no shell command its model proposes (aider has no
+/// list of allowed ones: a message could talk it into any), and its team prompt does not offer
+/// teamctl; its answer still comes back.
+#[test]
+fn an_aider_teammate_runs_no_shell_command_by_default() {
+    let marker = tempfile::tempdir().unwrap();
+    let touched = marker.path().join("ran");
+    let cmd = format!(
+        "teamctl send team-lead 'status: all good' && touch {}",
+        touched.display()
+    );
+    let server = FakeOpenAiChat::start(move |req| {
+        if fake_openai_chat::last_user_text(req).contains("report") {
+            return Reply::shell("Reporting to the leader.", &cmd);
+        }
+        Reply::text("?")
+    });
+    let (t, _aider) = aider_team(&server, false);
+    t.ok(&["spawn", "bob", "--agent", "aider", "--model", MODEL]);
+    let reply = t.ok(&["ask", "bob", "report to the leader", "--timeout", "120"]);
+    assert!(reply.contains("Reporting to the leader."), "{reply}");
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    assert!(!touched.exists(), "aider ran the proposed command");
+    let sent: Vec<_> = t
+        .inbox("t1", "team-lead")
+        .into_iter()
+        .filter(|m| m["text"] == "status: all good")
+        .collect();
+    assert!(sent.is_empty(), "{sent:?}");
+    let first = asked_with(&server, "report to the leader");
+    let prompt = fake_openai_chat::texts_of(&first[0], "user").join("\n");
+    assert!(prompt.contains("cannot use teamctl"), "{prompt}");
+    assert!(!prompt.contains("teamctl send NAME"), "{prompt}");
 }
 
 /// e: a message over what one argument can hold (128 KiB) reaches aider whole, on stdin: no
