@@ -147,6 +147,9 @@ fn delete_leaves_the_panes_the_user_took_over_and_closes_teamctls_dead_ones() {
     );
     for p in [&console, &b] {
         assert!(tags(&env, p).is_empty(), "{p}: {:?}", tags(&env, p));
+        // Nor teamctl's pane settings: the user's program ends there as their settings say.
+        let own = env.tmux_ok(&["show-options", "-p", "-t", p]);
+        assert!(!own.contains("remain-on-exit"), "{p}: {own}");
     }
     let kept = format!("{session}-kept");
     assert!(err.contains(&format!("{kept} stays open")), "{err}");

@@ -456,10 +456,11 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
     // It is the user's now: renamed, its team tags taken off.
     let kept = format!("{session}-kept");
     assert!(err.contains(&format!("{kept} stays open")), "{err}");
-    // And how to close it when done, on teamctl's server (`TEAMCTL_TMUX_SOCKET`, a `-L` name).
+    // And how to close it when done, on teamctl's server (`TEAMCTL_TMUX_SOCKET`, a `-L` name),
+    // by its exact name (QA: a bare `-t NAME` is a prefix, and run again closed `NAME-2`).
     let socket = env.socket.as_ref().unwrap();
     assert!(
-        err.contains(&format!("tmux -L {socket} kill-session -t {kept}")),
+        err.contains(&format!("tmux -L {socket} kill-session -t '={kept}'")),
         "{err}"
     );
     let panes_of = |s: &str| {
@@ -484,6 +485,30 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
     assert!(tags(&env).is_empty(), "{:?}", tags(&env));
     let options = env.tmux_ok(&["show-options", "-t", &format!("={kept}:")]);
     assert!(!options.contains("@teamctl-team"), "{options}");
+    // Nor teamctl's window settings: a pane of the user's that ends there closes as the user's
+    // settings say, instead of staying dead (QA: the kept session never went away).
+    let window_options = env.tmux_ok(&["show-options", "-w", "-t", &window]);
+    for teamctls in ["remain-on-exit", "pane-border-format"] {
+        assert!(!window_options.contains(teamctls), "{window_options}");
+    }
+    let brief = env
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &window,
+            "true",
+        ])
+        .trim()
+        .to_string();
+    wait_until(
+        "the user's ended pane to close",
+        Duration::from_secs(10),
+        || !panes_of(&kept).contains(&brief),
+    );
     // A new team of the same name makes a session of its own, with its console, and never
     // splits into the window the user opened (attacker QA: it moved into the kept session).
     assert_eq!(team(&env, "tm-delete-mine"), t);

@@ -335,16 +335,21 @@ pub fn session_tag(session_target: &str) -> Cmd {
     ])
 }
 
+/// The settings `own_window` gives a window of teamctl's, taken off when it is left to the user.
+const OWN_WINDOW_SETTINGS: [&str; 3] =
+    ["remain-on-exit", "pane-border-status", "pane-border-format"];
+
 /// Window options for a window teamctl created (never the user's, never global): keep dead
 /// panes readable, show each pane's name in its colour on the border.
 pub fn own_window(window: &str, team: &str) -> Vec<Cmd> {
     let set = |opt: &str, val: &str| words(&["set-option", "-w", "-t", window, opt, val]);
+    let [remain, border, format] = OWN_WINDOW_SETTINGS;
     vec![
         set(TEAM_OPTION, team),
         set(&team_key(team), "1"),
-        set("remain-on-exit", "on"),
-        set("pane-border-status", "top"),
-        set("pane-border-format", BORDER_FORMAT),
+        set(remain, "on"),
+        set(border, "top"),
+        set(format, BORDER_FORMAT),
     ]
 }
 
@@ -523,6 +528,13 @@ pub fn untag_session(session_target: &str, team: &str, windows: &[String]) -> Ve
             cmds.push(words(&["set-option", "-w", "-u", "-t", w, opt]));
         }
     }
+    // And the window settings teamctl gave them (`own_window`): the user's panes left there
+    // end, and show their borders, as the user's own settings say (QA: they stayed dead).
+    for w in windows {
+        for opt in OWN_WINDOW_SETTINGS {
+            cmds.push(words(&["set-option", "-w", "-u", "-t", w, opt]));
+        }
+    }
     cmds
 }
 
@@ -549,6 +561,8 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
         COLOR_OPTION,
         NAME_OPTION,
         PID_OPTION,
+        // teamctl's, not the user's: their pane ends as their settings say.
+        "remain-on-exit",
     ]
     .iter()
     .map(|opt| words(&["set-option", "-p", "-u", "-t", pane, opt]))

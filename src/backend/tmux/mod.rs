@@ -325,11 +325,17 @@ pub fn left_open_note(kept: &Kept) -> String {
     )
 }
 
-/// The shell command that closes a kept session on its server.
+/// The shell command that closes a kept session on its server: by its exact name (`=NAME`;
+/// tmux takes a bare `-t NAME` as a prefix when no session has that name, so the same command
+/// run again would close `NAME-2`, another kept session with the user's programs: QA).
 pub fn close_command(kept: &Kept) -> String {
     let mut close = vec!["tmux".to_string()];
     close.extend(kept.server.flags());
-    close.extend(["kill-session".into(), "-t".into(), kept.session.clone()]);
+    close.extend([
+        "kill-session".into(),
+        "-t".into(),
+        argv::exact_session(&kept.session),
+    ]);
     let close: Vec<String> = close.iter().map(|w| shell_word(w)).collect();
     close.join(" ")
 }
@@ -481,17 +487,17 @@ mod tests {
             "{note}"
         );
         assert!(
-            note.ends_with(": tmux kill-session -t teamctl-t-0badc0de-kept"),
+            note.ends_with(": tmux kill-session -t '=teamctl-t-0badc0de-kept'"),
             "{note}"
         );
         assert!(
             left_open_note(&kept(Server::Named("work".into())))
-                .ends_with(": tmux -L work kill-session -t teamctl-t-0badc0de-kept")
+                .ends_with(": tmux -L work kill-session -t '=teamctl-t-0badc0de-kept'")
         );
         // A socket path a shell would split or expand is quoted.
         assert!(
             left_open_note(&kept(Server::Path("/tmp/my socket's/s".into()))).ends_with(
-                ": tmux -S '/tmp/my socket'\\''s/s' kill-session -t teamctl-t-0badc0de-kept"
+                ": tmux -S '/tmp/my socket'\\''s/s' kill-session -t '=teamctl-t-0badc0de-kept'"
             )
         );
         assert_eq!(shell_word("$HOME"), "'$HOME'");
