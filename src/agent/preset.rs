@@ -57,7 +57,7 @@ pub struct Preset {
     pub model: &'static [&'static str],
     pub prompt: PromptVia,
     pub message: MessageVia,
-    /// Output meaning the session could not be continued (lost) or started (already there):
+    /// Stderr meaning the session could not be continued (lost) or started (already there):
     /// the turn is run once more with the other session arguments.
     pub session_retry: &'static [&'static str],
     /// Where the turn's reply is read.

@@ -108,6 +108,9 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
     if let Some(p) = &args.prompt {
         crate::domain::member::check_prompt(p).map_err(|e| Error::bad(format!("--prompt: {e}")))?;
     }
+    if let Some(m) = &args.model {
+        crate::domain::member::check_model(m).map_err(|e| Error::bad(format!("--model: {e}")))?;
+    }
     // A teammate without an agent could never answer (issue 11 item 14).
     if args.exec.is_none() && args.agent.is_none() {
         return Err(Error::bad(format!(

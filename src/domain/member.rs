@@ -74,6 +74,26 @@ pub fn check_prompt(prompt: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `model` refused when an agent CLI could read it as something other than a model name: a
+/// leading `-` makes it a flag of the CLI's own (attacker QA: `--model=--yolo` gave Gemini CLI
+/// `--model --yolo`, every tool approved), and control characters or blanks are no model's.
+pub fn check_model(model: &str) -> Result<(), String> {
+    if model.trim().is_empty() {
+        return Err("the model is empty; give a model name or leave --model out".into());
+    }
+    if model.starts_with('-') {
+        return Err(format!(
+            "{model:?} begins with '-', which the agent would read as one of its own flags, not a model name"
+        ));
+    }
+    if model.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!(
+            "{model:?} holds a blank or control character, which no model name has"
+        ));
+    }
+    Ok(())
+}
+
 impl TeamConfig {
     /// Every member's agent id made its name at this team, whatever the file said: the id
     /// tags the member's panes and processes (a shared file may have been written by anyone).
@@ -560,6 +580,21 @@ impl FromStr for Status {
 mod tests {
     /// A misspelt member name gets the member it most likely meant, and a big team's list is
     /// cut short (QA, twelfth session: 151 names on one line and no hint).
+    #[test]
+    fn a_model_name_is_never_a_flag_nor_blank() {
+        for ok in [
+            "sonnet",
+            "openai/gpt-4.1",
+            "claude-opus-4-1@20250805",
+            "gemini-2.5-pro",
+        ] {
+            assert_eq!(check_model(ok), Ok(()), "{ok}");
+        }
+        for bad in ["--yolo", "-m", "", " ", "a b", "a\tb", "x\u{1b}[2J"] {
+            assert!(check_model(bad).is_err(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn an_unknown_member_error_says_who_was_meant_and_lists_a_few() {
         let team = Name::parse("t").unwrap();

@@ -65,6 +65,25 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
     check_dir(path)
 }
 
+/// `path`, when it exists, is a regular file (`lstat`): a symbolic link there is refused,
+/// whatever it points at, and so is a FIFO or a device (a program that opens it would block,
+/// or read and write elsewhere).
+pub fn check_file(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).at(path),
+        Ok(m) if m.file_type().is_symlink() => Err(Error::failed(format!(
+            "{} is a symbolic link; teamctl never follows links inside its home: remove it",
+            path.display()
+        ))),
+        Ok(m) if !m.is_file() => Err(Error::failed(format!(
+            "{} is not a regular file; move it away",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// `path`, when it exists, is a real directory (`lstat`): a symbolic link there is refused,
 /// whatever it points at.
 pub fn check_dir(path: &Path) -> Result<()> {

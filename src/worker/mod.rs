@@ -875,25 +875,32 @@ impl Worker {
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
             }
+            // The agent opens its history file itself: never through a link (it would read and
+            // write outside the home) nor a FIFO (it would block): attacker QA. The turn fails
+            // saying why; the worker goes on.
+            if let Some((file, _)) = &history
+                && let Err(e) = crate::store::fsutil::check_file(file)
+            {
+                return Ok(Some(self.not_run(e.to_string())));
+            }
             let (argv, text) = args(&session, turn_no, &prompt);
             spec.argv = Some(argv);
             spec.stdin = place(&session, text)?;
         } else if let Some(name) = &self.member.agent {
-            self.live.session_turns -= 1;
+            let why = format!("unknown agent preset {name:?} in the team file");
             return Ok(Some(TurnResult {
-                spawned: false,
                 end: TurnEnd::Exited(127),
-                stdout: String::new(),
-                stderr_tail: format!("unknown agent preset {name:?} in the team file"),
+                ..self.not_run(why)
             }));
         }
         let mut result = self.run_spec(&spec, stop).await;
+        // On stderr only: stdout is the model's text, which may say anything (attacker QA: a
+        // model that wrote "Error starting session" gave up a working session, and ran the
+        // message three times).
         let refused = |r: &TurnResult| {
             preset.is_some_and(|p| {
                 matches!(r.end, TurnEnd::Exited(c) if c != 0)
-                    && p.session_retry
-                        .iter()
-                        .any(|s| r.stderr_tail.contains(s) || r.stdout.contains(s))
+                    && p.session_retry.iter().any(|s| r.stderr_tail.contains(s))
             })
         };
         if refused(&result) {
@@ -932,9 +939,14 @@ impl Worker {
                 let (argv, text) = args(&fresh, 1, &prompt);
                 spec.argv = Some(argv);
                 unplace(&session);
+                history = history_of(&fresh);
+                if let Some((file, _)) = &history
+                    && let Err(e) = crate::store::fsutil::check_file(file)
+                {
+                    return Ok(Some(self.not_run(e.to_string())));
+                }
                 spec.stdin = place(&fresh, text)?;
                 ran_in.clone_from(&fresh);
-                history = history_of(&fresh);
                 result = self.run_spec(&spec, stop).await;
             }
         }
@@ -1025,6 +1037,17 @@ impl Worker {
             instructions: self.member.prompt.as_deref(),
         }
         .render())
+    }
+
+    /// A turn that fails before its agent runs, for `why`; the worker goes on.
+    fn not_run(&mut self, why: String) -> TurnResult {
+        self.live.session_turns -= 1;
+        TurnResult {
+            spawned: false,
+            end: TurnEnd::Exited(1),
+            stdout: String::new(),
+            stderr_tail: why,
+        }
     }
 
     /// Run a command as a turn does (own process group, recorded for `interrupt`).

@@ -351,3 +351,64 @@ fn a_long_message_reaches_aider_whole() {
     assert_eq!(marker, "", "the message was cut");
     assert!(last.contains(&text), "the message was not whole");
 }
+
+/// f: aider opens its chat history itself, so teamctl checks it first: never through a link
+/// (aider read the file outside the home into the conversation, sent it to the model, and
+/// appended the turn to it) nor a FIFO (every turn hung): the turn fails saying why, aider is
+/// not run, and once the history is a file again (or none) turns run.
+#[test]
+fn aider_never_opens_its_history_through_a_link_or_a_fifo() {
+    let server = FakeOpenAiChat::start(|_| Reply::text("fine"));
+    let (t, _aider) = aider_team(&server, false);
+    t.ok(&["spawn", "bob", "--agent", "aider", "--model", MODEL]);
+    let ask = |q: &str| t.run(&["ask", "bob", q, "--timeout", "120"]);
+    let first = ask("one");
+    assert_eq!(String::from_utf8_lossy(&first.stdout).trim(), "fine");
+    let session = t.recorded("t1", "bob")["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let history = t
+        .team_dir("t1")
+        .join("sessions")
+        .join(format!("{session}.aider.md"));
+    assert!(history.is_file());
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("notes.md");
+    std::fs::write(&secret, "SECRET-OUTSIDE\n").unwrap();
+    let log = || std::fs::read_to_string(t.team_dir("t1").join("logs/bob.log")).unwrap_or_default();
+    let asked = || server.requests().len();
+
+    std::fs::remove_file(&history).unwrap();
+    std::os::unix::fs::symlink(&secret, &history).unwrap();
+    let before = asked();
+    let two = ask("two");
+    assert!(!two.status.success());
+    wait_until("bob idle", T, || t.member_status("bob") == "idle");
+    let said = String::from_utf8_lossy(&two.stderr);
+    assert!(said.contains("is a symbolic link"), "{said}\n{}", log());
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "SECRET-OUTSIDE\n"
+    );
+    assert_eq!(asked(), before, "aider ran: {:?}", server.requests());
+
+    std::fs::remove_file(&history).unwrap();
+    let made = Command::new("mkfifo").arg(&history).status().unwrap();
+    assert!(made.success());
+    let three = ask("three");
+    let said = String::from_utf8_lossy(&three.stderr);
+    assert!(said.contains("is not a regular file"), "{said}\n{}", log());
+    wait_until("bob idle, not stuck in a turn", T, || {
+        t.member_status("bob") == "idle"
+    });
+    assert_eq!(asked(), before, "aider ran: {:?}", server.requests());
+
+    std::fs::remove_file(&history).unwrap();
+    let again = ask("four");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout).trim(),
+        "fine",
+        "{again:?}"
+    );
+}

@@ -517,6 +517,38 @@ fn a_message_too_long_for_an_argument_is_cut_with_the_whole_in_a_file() {
 /// A prompt over 8 KiB is bad input at `spawn` and in `up`'s file (exit 2, nothing
 /// written): a 140 KB one was taken, then every turn failed ("Argument list too long"), and an
 /// interactive spawn failed with tmux's "command too long" (attacker QA). One of 8 KiB works.
+/// A model name the agent CLI would read as a flag of its own is refused, by `spawn` and by
+/// `up`, and nothing is written (attacker QA: `--model=--yolo` gave Gemini CLI `--model
+/// --yolo`, every tool approved without asking).
+#[test]
+fn a_model_that_reads_as_a_flag_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["create", "mdl"]);
+    let before = crate::common::snapshot(env.home_path());
+    for model in ["--yolo", "-x", "a b", ""] {
+        let flag = format!("--model={model}");
+        let err = env.fails(&["spawn", "g", "--agent", "claude", &flag], 2);
+        assert!(err.contains("--model:"), "{model:?}: {err}");
+        assert_eq!(
+            crate::common::snapshot(env.home_path()),
+            before,
+            "{model:?}"
+        );
+    }
+    let file = env.work.path().join("teamctl.toml");
+    std::fs::write(
+        &file,
+        "name = \"mdl\"\n[[member]]\nname = \"g\"\nagent = \"claude\"\nmodel = \"--yolo\"\n",
+    )
+    .unwrap();
+    let err = env.fails(&["up", &file.display().to_string()], 2);
+    assert!(
+        err.contains("teamctl.toml:") && err.contains("begins with '-'"),
+        "{err}"
+    );
+    assert_eq!(crate::common::snapshot(env.home_path()), before);
+}
+
 #[test]
 fn a_prompt_over_the_limit_is_refused_and_one_at_it_works() {
     let env = TestEnv::new();
