@@ -7,6 +7,7 @@ pub mod fake_gemini;
 pub mod fake_model;
 pub mod fake_openai_chat;
 pub mod fake_openai_responses;
+pub use fake_model::loopback_http;
 #[cfg(feature = "nats")]
 pub mod nats;
 
