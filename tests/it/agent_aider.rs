@@ -106,7 +106,7 @@ fn the_stand_in_serves_the_real_aider_cli() {
             ("POST", "/v1/chat/completions")
         );
         assert_eq!(
-            r.authorization.as_deref(),
+            r.header("authorization"),
             Some(format!("Bearer {}", fake_openai_chat::FAKE_KEY).as_str())
         );
         assert_eq!(r.body["model"], "teamctl-test", "{}", r.body);
