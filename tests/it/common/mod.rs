@@ -137,6 +137,18 @@ impl TestEnv {
             .unwrap()
     }
 
+    /// Teammates find the agent CLI in `bin_dir` first on their PATH and get `env` (what a
+    /// stand-in prepared for that CLI: its HOME, the stand-in's URL, a dummy key).
+    pub fn add_agent_cli(&mut self, bin_dir: &Path, env: &[(String, String)]) {
+        self.env.extend(env.iter().cloned());
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        self.env.push(("PATH".into(), path));
+    }
+
     pub fn cmd(&self, args: &[&str]) -> Command {
         self.cmd_of(Path::new(BIN), args)
     }
