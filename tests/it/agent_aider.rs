@@ -20,13 +20,7 @@ fn aider_team(server: &FakeOpenAiChat, tmux: bool) -> (TestEnv, Aider) {
         TestEnv::new()
     };
     let aider = fake_openai_chat::aider(server);
-    t.env.extend(aider.env.iter().cloned());
-    let path = format!(
-        "{}:{}",
-        aider.bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    t.env.push(("PATH".into(), path));
+    t.add_agent_cli(aider.bin_dir(), &aider.env);
     t.ok(&["create", "t1"]);
     (t, aider)
 }
@@ -106,7 +100,7 @@ fn the_stand_in_serves_the_real_aider_cli() {
             ("POST", "/v1/chat/completions")
         );
         assert_eq!(
-            r.authorization.as_deref(),
+            r.header("authorization"),
             Some(format!("Bearer {}", fake_openai_chat::FAKE_KEY).as_str())
         );
         assert_eq!(r.body["model"], "teamctl-test", "{}", r.body);

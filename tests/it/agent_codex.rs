@@ -24,13 +24,7 @@ fn codex_team(server: &FakeResponses) -> (TestEnv, Codex) {
 fn codex_env(server: &FakeResponses) -> (TestEnv, Codex) {
     let mut t = TestEnv::new();
     let cx = fake::codex(server);
-    t.env.extend(cx.env.iter().cloned());
-    let path = format!(
-        "{}:{}",
-        cx.bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    t.env.push(("PATH".into(), path));
+    t.add_agent_cli(&cx.bin_dir(), &cx.env);
     (t, cx)
 }
 

@@ -17,13 +17,7 @@ const T: Duration = Duration::from_mins(1);
 fn gemini_team(model: &FakeGemini) -> (TestEnv, Gemini) {
     let mut t = TestEnv::new();
     let g = fake_gemini::gemini(model);
-    t.env.extend(g.env.iter().cloned());
-    let path = format!(
-        "{}:{}",
-        g.bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    t.env.push(("PATH".into(), path));
+    t.add_agent_cli(&g.bin_dir(), &g.env);
     t.ok(&["create", "t1"]);
     (t, g)
 }

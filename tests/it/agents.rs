@@ -66,13 +66,7 @@ const T: Duration = Duration::from_mins(1);
 fn claude_team(model: &FakeModel) -> (TestEnv, Claude) {
     let mut t = TestEnv::new();
     let cc = fake_model::claude(model, &[t.work.path()]);
-    t.env.extend(cc.env.iter().cloned());
-    let path = format!(
-        "{}:{}",
-        cc.bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    t.env.push(("PATH".into(), path));
+    t.add_agent_cli(&cc.bin_dir(), &cc.env);
     t.ok(&["create", "t1"]);
     (t, cc)
 }
@@ -475,12 +469,7 @@ fn with_fake_gemini(body: &str) -> TestEnv {
     let fake = bin.join("gemini");
     std::fs::write(&fake, format!("#!/bin/sh\nfor a; do last=$a; done\n{body}")).unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    env.env.push(("PATH".into(), path));
+    env.add_agent_cli(&bin, &[]);
     env
 }
 

@@ -6,6 +6,8 @@
 //! checks, which ask for JSON by a schema and offer no tools) get a JSON value filled in from
 //! their schema. Also finds the real `gemini` binary and prepares a temporary HOME whose
 //! settings point it at the stand-in with a dummy key and turn off what would go elsewhere.
+//! The server itself (reading, recording, stopping) and the clean-up of that HOME are
+//! `loopback_http`'s.
 //!
 //! What Gemini CLI 0.61.0 sends was read from its bundle, not guessed: the base URL comes from
 //! `GOOGLE_GEMINI_BASE_URL` (plain http only to loopback), the key in `x-goog-api-key`; the
@@ -13,15 +15,14 @@
 //! `@google/genai` SDK), each JSON a `GenerateContentResponse`.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+use super::loopback_http as http;
 
 /// One part of a scripted reply.
 #[derive(Clone, Debug)]
@@ -70,7 +71,7 @@ impl Reply {
     }
 }
 
-/// One recorded request.
+/// One recorded request of the API: a `generateContent` or `streamGenerateContent` call.
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The model named in the path (`models/MODEL:method`).
@@ -83,59 +84,58 @@ pub struct Request {
 }
 
 impl Request {
+    /// The call `req` makes, if it is one: `POST /v1beta/models/MODEL:METHOD` with METHOD
+    /// `generateContent` or `streamGenerateContent`.
+    fn of(req: &http::Request) -> Option<Request> {
+        let (model, verb) = req.path.rsplit_once("/models/")?.1.split_once(':')?;
+        let stream = match verb {
+            "streamGenerateContent" => true,
+            "generateContent" => false,
+            _ => return None,
+        };
+        (req.method == "POST").then(|| Request {
+            model: model.to_string(),
+            stream,
+            key: req.header("x-goog-api-key").unwrap_or_default().to_string(),
+            body: req.body.clone(),
+        })
+    }
+
     /// Whether this is a request of the conversation: it offers tools.
     pub fn is_conversation(&self) -> bool {
         tool_names(&self.body).next().is_some()
     }
 }
 
-type Script = dyn Fn(&Value) -> Reply + Send + Sync;
-
 /// The running server; stops when dropped.
 pub struct FakeGemini {
     pub port: u16,
     /// `http://127.0.0.1:PORT`, for GOOGLE_GEMINI_BASE_URL.
     pub url: String,
-    requests: Arc<Mutex<Vec<Request>>>,
-    stop: Arc<AtomicBool>,
+    server: http::Server,
 }
 
 impl FakeGemini {
     /// Start on 127.0.0.1, port 0; `script` picks the reply to each request of the
     /// conversation (its body is given).
     pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeGemini {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake Gemini API");
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let script: Arc<Script> = Arc::new(script);
-        {
-            let requests = requests.clone();
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    let (requests, script) = (requests.clone(), script.clone());
-                    std::thread::spawn(move || {
-                        let _ = serve(conn, &requests, &*script);
-                    });
-                }
-            });
-        }
+        let server = http::Server::start("the fake Gemini API", move |req, out| {
+            answer(req, out, &script)
+        });
         FakeGemini {
-            port,
-            url: format!("http://127.0.0.1:{port}"),
-            requests,
-            stop,
+            port: server.port,
+            url: server.url(),
+            server,
         }
     }
 
-    /// Every request so far, in arrival order.
+    /// Every call so far, in arrival order.
     pub fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        self.server
+            .requests()
+            .iter()
+            .filter_map(Request::of)
+            .collect()
     }
 
     /// The bodies of the conversation's requests (those offering tools), in arrival order.
@@ -145,14 +145,6 @@ impl FakeGemini {
             .filter(Request::is_conversation)
             .map(|r| r.body)
             .collect()
-    }
-}
-
-impl Drop for FakeGemini {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
     }
 }
 
@@ -232,94 +224,32 @@ pub fn last_function_response(req: &Value) -> Option<Value> {
         .map(|f| f["response"].clone())
 }
 
-fn serve(conn: TcpStream, requests: &Mutex<Vec<Request>>, script: &Script) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_mins(2)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
-    loop {
-        // Request line and headers.
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut length = 0usize;
-        let mut chunked = false;
-        let mut key = String::new();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h)? == 0 {
-                return Ok(());
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-                if k == "content-length" {
-                    length = v.parse().unwrap_or(0);
-                } else if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
-                    chunked = true;
-                } else if k == "x-goog-api-key" {
-                    key = v.to_string();
-                }
-            }
-        }
-        let body = if chunked {
-            read_chunked(&mut reader)?
+fn answer(
+    req: &http::Request,
+    out: &mut http::Responder,
+    script: &impl Fn(&Value) -> Reply,
+) -> std::io::Result<()> {
+    if let Some(call) = Request::of(req) {
+        let reply = if call.is_conversation() {
+            script(&call.body)
         } else {
-            let mut b = vec![0; length];
-            reader.read_exact(&mut b)?;
-            b
+            side_reply(&call.body)
         };
-        let route = path.split('?').next().unwrap_or("");
-        // `/v1beta/models/MODEL:METHOD`
-        let call = route
-            .rsplit_once("/models/")
-            .and_then(|(_, m)| m.split_once(':'));
-        match (method.as_str(), call) {
-            ("POST", Some((model, verb @ ("generateContent" | "streamGenerateContent")))) => {
-                let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let request = Request {
-                    model: model.to_string(),
-                    stream: verb == "streamGenerateContent",
-                    key: key.clone(),
-                    body: req,
-                };
-                requests.lock().unwrap().push(request.clone());
-                let reply = if request.is_conversation() {
-                    script(&request.body)
-                } else {
-                    side_reply(&request.body)
-                };
-                if let Some((status, message)) = &reply.error {
-                    let body =
-                        json!({"error": {"code": status, "message": message, "status": "ERROR"}});
-                    respond(&mut out, *status, &body.to_string())?;
-                    continue;
-                }
-                if request.stream {
-                    // Streamed to the end of the connection, then closed.
-                    write_stream(&mut out, &reply)?;
-                    return Ok(());
-                }
-                let body = response_json(&reply, true).to_string();
-                respond(&mut out, 200, &body)?;
-            }
-            ("POST", Some((_, "countTokens"))) => {
-                respond(&mut out, 200, r#"{"totalTokens":10}"#)?;
-            }
-            _ => {
-                respond(
-                    &mut out,
-                    404,
-                    r#"{"error":{"code":404,"message":"not here","status":"NOT_FOUND"}}"#,
-                )?;
-            }
+        if let Some((status, message)) = &reply.error {
+            let body = json!({"error": {"code": status, "message": message, "status": "ERROR"}});
+            return out.json(*status, &body.to_string());
         }
+        if call.stream {
+            return write_stream(out.event_stream()?, &reply);
+        }
+        out.json(200, &response_json(&reply, true).to_string())
+    } else if req.method == "POST" && req.path.ends_with(":countTokens") {
+        out.json(200, r#"{"totalTokens":10}"#)
+    } else {
+        out.json(
+            404,
+            r#"{"error":{"code":404,"message":"not here","status":"NOT_FOUND"}}"#,
+        )
     }
 }
 
@@ -363,36 +293,6 @@ fn fill_schema(schema: &Value) -> Value {
     }
 }
 
-fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        reader.read_line(&mut size)?;
-        let n =
-            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
-        let mut chunk = vec![0; n + 2];
-        reader.read_exact(&mut chunk)?;
-        if n == 0 {
-            return Ok(body);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn respond(out: &mut TcpStream, code: u16, body: &str) -> std::io::Result<()> {
-    let reason = match code {
-        200 => "OK",
-        404 => "Not Found",
-        _ => "Error",
-    };
-    write!(
-        out,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
-}
-
 fn part_json(p: &Part) -> Value {
     match p {
         Part::Text(t) => json!({"text": t}),
@@ -417,10 +317,6 @@ fn response_json(reply: &Reply, last: bool) -> Value {
 
 /// `reply` as server-sent events: one event per part, the last with the finish reason.
 fn write_stream(out: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-    )?;
     let n = reply.parts.len();
     for (i, p) in reply.parts.iter().enumerate() {
         let one = Reply {
@@ -523,35 +419,7 @@ impl Drop for Gemini {
     /// Whatever still runs with this HOME ends (SIGKILL: the CLI's launcher process ignores
     /// SIGTERM) before the directory is removed, so nothing writes into it again afterwards.
     fn drop(&mut self) {
-        let want = format!("HOME={}", self.home.path().display());
-        let users = || {
-            teamctl::backend::proc::pids()
-                .filter(|&p| teamctl::backend::proc::running(p))
-                .filter(|p| {
-                    std::fs::read(format!("/proc/{p}/environ"))
-                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
-                })
-                .filter(|p| {
-                    let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
-                    !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
-                })
-                .collect::<Vec<u32>>()
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = users();
-            if left.is_empty() || std::time::Instant::now() >= deadline {
-                break;
-            }
-            for pid in left {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        http::end_processes_of_home(self.home.path());
     }
 }
 

@@ -1,18 +1,24 @@
 //! A stand-in for the Anthropic Messages API on loopback, so the real Claude Code CLI runs in
 //! tests without a network or a model: `POST /v1/messages` answered (SSE streaming or plain
 //! JSON) with replies a script chooses from the request, every request recorded. Also finds the
-//! real `claude` binary and prepares a temporary HOME it accepts without onboarding.
+//! real `claude` binary and prepares a temporary HOME it accepts without onboarding. The server
+//! itself (reading, recording, stopping) and the clean-up of that HOME are `loopback_http`'s.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+// Declared here rather than beside it in `common/mod.rs` (which re-exports it for the other
+// stand-ins) because benches/preset.rs takes this file alone by its path: so it comes along.
+#[path = "loopback_http.rs"]
+pub mod loopback_http;
+
+use loopback_http::{Request, Responder, Server};
 
 /// One content block of a scripted reply.
 #[derive(Clone, Debug)]
@@ -69,53 +75,30 @@ impl Reply {
     }
 }
 
-type Script = dyn Fn(&Value) -> Reply + Send + Sync;
-
 /// The running server; stops when dropped.
 pub struct FakeModel {
     pub port: u16,
     /// `http://127.0.0.1:PORT`, for ANTHROPIC_BASE_URL.
     pub url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-    stop: Arc<AtomicBool>,
+    server: Server,
 }
 
 impl FakeModel {
     /// Start on 127.0.0.1, port 0; `script` picks the reply to each `POST /v1/messages`.
     pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeModel {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake model server");
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let script: Arc<Script> = Arc::new(script);
-        let ids = Arc::new(AtomicU64::new(1));
-        {
-            let requests = requests.clone();
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    let (requests, script, ids) = (requests.clone(), script.clone(), ids.clone());
-                    std::thread::spawn(move || {
-                        let _ = serve(conn, &requests, &*script, &ids);
-                    });
-                }
-            });
-        }
+        let server = Server::start("the fake model server", move |req, out| {
+            answer(req, out, &script)
+        });
         FakeModel {
-            port,
-            url: format!("http://127.0.0.1:{port}"),
-            requests,
-            stop,
+            port: server.port,
+            url: server.url(),
+            server,
         }
     }
 
     /// Every `/v1/messages` request body so far, in arrival order.
     pub fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
+        self.server.bodies("POST", "/v1/messages")
     }
 
     /// The requests of the main conversation: those offering tools (Claude Code's side requests,
@@ -125,14 +108,6 @@ impl FakeModel {
             .into_iter()
             .filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
             .collect()
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
     }
 }
 
@@ -201,108 +176,32 @@ pub fn last_tool_result(req: &Value) -> Option<String> {
     })
 }
 
-fn serve(
-    conn: TcpStream,
-    requests: &Mutex<Vec<Value>>,
-    script: &Script,
-    ids: &AtomicU64,
+fn answer(
+    req: &Request,
+    out: &mut Responder,
+    script: &impl Fn(&Value) -> Reply,
 ) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_mins(2)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
-    loop {
-        // Request line and headers.
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
+    if req.is("POST", "/v1/messages") {
+        let reply = script(&req.body);
+        if let Some(d) = reply.delay {
+            std::thread::sleep(d);
         }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut length = 0usize;
-        let mut chunked = false;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h)? == 0 {
-                return Ok(());
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-                if k == "content-length" {
-                    length = v.parse().unwrap_or(0);
-                } else if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
-                    chunked = true;
-                }
-            }
+        let id = format!("msg_fake{}", req.number);
+        let model = req.body["model"].as_str().unwrap_or("claude-fake");
+        if req.body["stream"] == true {
+            return write_stream(out.event_stream()?, &id, model, &reply);
         }
-        let body = if chunked {
-            read_chunked(&mut reader)?
-        } else {
-            let mut b = vec![0; length];
-            reader.read_exact(&mut b)?;
-            b
-        };
-        let route = path.split('?').next().unwrap_or("");
-        if method == "POST" && route == "/v1/messages" {
-            let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            requests.lock().unwrap().push(req.clone());
-            let reply = script(&req);
-            if let Some(d) = reply.delay {
-                std::thread::sleep(d);
-            }
-            let id = format!("msg_fake{}", ids.fetch_add(1, Ordering::SeqCst));
-            let model = req["model"].as_str().unwrap_or("claude-fake").to_string();
-            if req["stream"] == true {
-                // Streamed to the end of the connection, then closed.
-                write_stream(&mut out, &id, &model, &reply)?;
-                return Ok(());
-            }
-            let body = message_json(&id, &model, &reply).to_string();
-            respond(&mut out, 200, "application/json", &body)?;
-        } else if method == "POST" && route == "/v1/messages/count_tokens" {
-            respond(&mut out, 200, "application/json", r#"{"input_tokens":10}"#)?;
-        } else if method == "HEAD" || method == "GET" {
-            respond(&mut out, 200, "application/json", "{}")?;
-        } else {
-            respond(
-                &mut out,
-                404,
-                "application/json",
-                r#"{"type":"error","error":{"type":"not_found_error","message":"not here"}}"#,
-            )?;
-        }
+        out.json(200, &message_json(&id, model, &reply).to_string())
+    } else if req.is("POST", "/v1/messages/count_tokens") {
+        out.json(200, r#"{"input_tokens":10}"#)
+    } else if req.method == "HEAD" || req.method == "GET" {
+        out.json(200, "{}")
+    } else {
+        out.json(
+            404,
+            r#"{"type":"error","error":{"type":"not_found_error","message":"not here"}}"#,
+        )
     }
-}
-
-/// A body sent with `Transfer-Encoding: chunked`, read whole (shared by the stand-ins).
-pub(crate) fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        reader.read_line(&mut size)?;
-        let n =
-            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
-        let mut chunk = vec![0; n + 2];
-        reader.read_exact(&mut chunk)?;
-        if n == 0 {
-            return Ok(body);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn respond(out: &mut TcpStream, code: u16, ctype: &str, body: &str) -> std::io::Result<()> {
-    let reason = if code == 200 { "OK" } else { "Not Found" };
-    write!(
-        out,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
 }
 
 fn usage() -> Value {
@@ -329,10 +228,6 @@ fn message_json(id: &str, model: &str, reply: &Reply) -> Value {
 }
 
 fn write_stream(out: &mut TcpStream, id: &str, model: &str, reply: &Reply) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-    )?;
     let mut event = |name: &str, data: Value| -> std::io::Result<()> {
         write!(out, "event: {name}\ndata: {data}\n\n")?;
         out.flush()
@@ -485,7 +380,7 @@ impl Drop for Claude {
     /// directory, one per interactive test. Killed (SIGKILL), it writes nothing more. Tmux
     /// servers are left to `TestEnv`, which ends them without leaving their sockets.
     fn drop(&mut self) {
-        end_processes_of_home(self.home.path());
+        loopback_http::end_processes_of_home(self.home.path());
     }
 }
 
@@ -493,39 +388,5 @@ impl Claude {
     /// The directory holding `claude`, to put first on a teammate's PATH.
     pub fn bin_dir(&self) -> PathBuf {
         self.bin.parent().map(Path::to_path_buf).unwrap_or_default()
-    }
-}
-
-/// Ends (SIGKILL) every process whose environment has HOME=`home`, but tmux servers (left to
-/// `TestEnv`, which ends them without leaving their sockets); waits up to 10 s for them to go.
-pub(crate) fn end_processes_of_home(home: &Path) {
-    let want = format!("HOME={}", home.display());
-    let users = || {
-        teamctl::backend::proc::pids()
-            .filter(|&p| teamctl::backend::proc::running(p))
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
-            })
-            .filter(|p| {
-                let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
-                !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
-            })
-            .collect::<Vec<u32>>()
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = users();
-        if left.is_empty() || std::time::Instant::now() >= deadline {
-            break;
-        }
-        for pid in left {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -3,18 +3,19 @@
 //! without a network or a model: `POST /v1/chat/completions` answered (plain JSON, or
 //! server-sent chunks when the request says `"stream": true`) with replies a script chooses
 //! from the request, every request recorded. Also finds the real `aider` binary and prepares a
-//! temporary HOME that points it here and keeps it off the network.
+//! temporary HOME that points it here and keeps it off the network. The server itself
+//! (reading, recording, stopping) and the clean-up of that HOME are `loopback_http`'s.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+pub use super::loopback_http::Request;
+use super::loopback_http::{self, Responder, Server};
 
 /// A scripted reply: the assistant's text. aider has no function calls: the shell commands it
 /// runs are fenced `bash` blocks in the text (`Reply::shell`).
@@ -35,80 +36,35 @@ impl Reply {
     }
 }
 
-/// One request the server got: method, path, the `Authorization` header, and the JSON body
-/// (`Null` for none).
-#[derive(Clone, Debug)]
-pub struct Request {
-    pub method: String,
-    pub path: String,
-    pub authorization: Option<String>,
-    pub body: Value,
-}
-
-type Script = dyn Fn(&Value) -> Reply + Send + Sync;
-
 /// The running server; stops when dropped.
 pub struct FakeOpenAiChat {
     pub port: u16,
     /// `http://127.0.0.1:PORT/v1`, the API base an OpenAI client is given.
     pub base: String,
-    requests: Arc<Mutex<Vec<Request>>>,
-    stop: Arc<AtomicBool>,
+    server: Server,
 }
 
 impl FakeOpenAiChat {
     /// Start on 127.0.0.1, port 0; `script` picks the reply to each chat completion request.
     pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOpenAiChat {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake chat server");
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let script: Arc<Script> = Arc::new(script);
-        let ids = Arc::new(AtomicU64::new(1));
-        {
-            let requests = requests.clone();
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    let (requests, script, ids) = (requests.clone(), script.clone(), ids.clone());
-                    std::thread::spawn(move || {
-                        let _ = serve(conn, &requests, &*script, &ids);
-                    });
-                }
-            });
-        }
+        let server = Server::start("the fake chat server", move |req, out| {
+            answer(req, out, &script)
+        });
         FakeOpenAiChat {
-            port,
-            base: format!("http://127.0.0.1:{port}/v1"),
-            requests,
-            stop,
+            port: server.port,
+            base: format!("{}/v1", server.url()),
+            server,
         }
     }
 
     /// Every request so far (any path), in arrival order.
     pub fn all_requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        self.server.requests()
     }
 
     /// The bodies of the chat completion requests so far, in arrival order.
     pub fn requests(&self) -> Vec<Value> {
-        self.all_requests()
-            .into_iter()
-            .filter(|r| r.method == "POST" && r.path == "/v1/chat/completions")
-            .map(|r| r.body)
-            .collect()
-    }
-}
-
-impl Drop for FakeOpenAiChat {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        self.server.bodies("POST", "/v1/chat/completions")
     }
 }
 
@@ -149,120 +105,38 @@ pub fn is_conversation(req: &Value) -> bool {
         .is_some_and(|s| s.starts_with("Act as an expert software developer."))
 }
 
-fn serve(
-    conn: TcpStream,
-    requests: &Mutex<Vec<Request>>,
-    script: &Script,
-    ids: &AtomicU64,
+fn answer(
+    req: &Request,
+    out: &mut Responder,
+    script: &impl Fn(&Value) -> Reply,
 ) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_mins(2)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut length = 0usize;
-        let mut chunked = false;
-        let mut authorization = None;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h)? == 0 {
-                return Ok(());
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-                if k == "content-length" {
-                    length = v.parse().unwrap_or(0);
-                } else if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
-                    chunked = true;
-                } else if k == "authorization" {
-                    authorization = Some(v.to_string());
-                }
-            }
-        }
-        let body = if chunked {
-            read_chunked(&mut reader)?
-        } else {
-            let mut b = vec![0; length];
-            reader.read_exact(&mut b)?;
-            b
-        };
-        let route = path.split('?').next().unwrap_or("").to_string();
-        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        requests.lock().unwrap().push(Request {
-            method: method.clone(),
-            path: route.clone(),
-            authorization,
-            body: req.clone(),
-        });
-        if method == "POST" && route == "/v1/chat/completions" {
-            let reply = script(&req);
-            let id = format!("chatcmpl-fake{}", ids.fetch_add(1, Ordering::SeqCst));
-            let model = req["model"].as_str().unwrap_or("fake").to_string();
-            if req["stream"] == true {
-                // Streamed to the end of the connection, then closed.
-                let usage = req["stream_options"]["include_usage"] == true;
-                write_stream(&mut out, &id, &model, &reply, usage)?;
-                return Ok(());
-            }
-            let body = json!({
-                "id": id, "object": "chat.completion", "created": 1_700_000_000, "model": model,
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.text},
-                    "finish_reason": "stop",
-                }],
-                "usage": usage(),
-            })
-            .to_string();
-            respond(&mut out, 200, &body)?;
-        } else {
-            respond(
-                &mut out,
-                404,
-                r#"{"error":{"message":"not here","type":"invalid_request_error"}}"#,
-            )?;
-        }
+    if !req.is("POST", "/v1/chat/completions") {
+        return out.json(
+            404,
+            r#"{"error":{"message":"not here","type":"invalid_request_error"}}"#,
+        );
     }
+    let reply = script(&req.body);
+    let id = format!("chatcmpl-fake{}", req.number);
+    let model = req.body["model"].as_str().unwrap_or("fake");
+    if req.body["stream"] == true {
+        let usage = req.body["stream_options"]["include_usage"] == true;
+        return write_stream(out.event_stream()?, &id, model, &reply, usage);
+    }
+    let body = json!({
+        "id": id, "object": "chat.completion", "created": 1_700_000_000, "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": reply.text},
+            "finish_reason": "stop",
+        }],
+        "usage": usage(),
+    });
+    out.json(200, &body.to_string())
 }
 
 fn usage() -> Value {
     json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        reader.read_line(&mut size)?;
-        let n =
-            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
-        let mut chunk = vec![0; n + 2];
-        reader.read_exact(&mut chunk)?;
-        if n == 0 {
-            return Ok(body);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn respond(out: &mut TcpStream, code: u16, body: &str) -> std::io::Result<()> {
-    let reason = if code == 200 { "OK" } else { "Not Found" };
-    write!(
-        out,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
 }
 
 fn write_stream(
@@ -272,10 +146,6 @@ fn write_stream(
     reply: &Reply,
     with_usage: bool,
 ) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-    )?;
     let mut chunk = |choices: Value, usage: Option<Value>| -> std::io::Result<()> {
         let mut c = json!({
             "id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
@@ -435,34 +305,6 @@ impl Drop for Aider {
     /// Whatever still runs with this HOME ends (SIGKILL) before the directory is removed, so
     /// nothing writes it again afterwards.
     fn drop(&mut self) {
-        let want = format!("HOME={}", self.home.path().display());
-        let users = || {
-            teamctl::backend::proc::pids()
-                .filter(|&p| teamctl::backend::proc::running(p))
-                .filter(|p| {
-                    std::fs::read(format!("/proc/{p}/environ"))
-                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
-                })
-                .filter(|p| {
-                    let argv = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                    let argv0 = argv.split(|b| *b == 0).next().unwrap_or_default();
-                    !(argv0 == b"tmux" || argv0.ends_with(b"/tmux"))
-                })
-                .collect::<Vec<u32>>()
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = users();
-            if left.is_empty() || std::time::Instant::now() >= deadline {
-                break;
-            }
-            for pid in left {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        loopback_http::end_processes_of_home(self.home.path());
     }
 }

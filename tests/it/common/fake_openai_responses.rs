@@ -3,7 +3,8 @@
 //! (SSE when the request says `"stream": true`, as codex always does; plain JSON otherwise) with
 //! replies a script chooses from the request, every request recorded. Also finds the real
 //! `codex` binary and prepares a temporary HOME (and `CODEX_HOME`) whose config points codex at
-//! the stand-in as a custom model provider and turns off what would go elsewhere.
+//! the stand-in as a custom model provider and turns off what would go elsewhere. The server
+//! itself (reading, recording, stopping) and the clean-up of that HOME are `loopback_http`'s.
 //!
 //! The shapes are codex 0.171.0's, read from its requests and its SSE parser
 //! (`codex-rs/codex-api/src/sse/responses.rs`): the conversation is the request's `input`
@@ -15,15 +16,14 @@
 //! response.completed").
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+use super::loopback_http::{self, Request, Responder, Server};
 
 /// One output item of a scripted reply.
 #[derive(Clone, Debug)]
@@ -56,79 +56,38 @@ impl Reply {
     }
 }
 
-type Script = dyn Fn(&Value) -> Reply + Send + Sync;
-
-/// One request the stand-in got, whatever its route.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    pub method: String,
-    pub path: String,
-    /// The body as JSON (`Null` when it was empty or not JSON).
-    pub body: Value,
-}
+/// One request the stand-in got, whatever its route: method, path, headers and JSON body.
+pub type Seen = Request;
 
 /// The running server; stops when dropped.
 pub struct FakeResponses {
     pub port: u16,
     /// `http://127.0.0.1:PORT/v1`, the provider's `base_url` (codex appends `/responses`).
     pub base_url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
+    server: Server,
 }
 
 impl FakeResponses {
     /// Start on 127.0.0.1, port 0; `script` picks the reply to each `POST /v1/responses`.
     pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeResponses {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake Responses server");
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let script: Arc<Script> = Arc::new(script);
-        let ids = Arc::new(AtomicU64::new(1));
-        {
-            let seen = seen.clone();
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    let (seen, script, ids) = (seen.clone(), script.clone(), ids.clone());
-                    std::thread::spawn(move || {
-                        let _ = serve(conn, &seen, &*script, &ids);
-                    });
-                }
-            });
-        }
+        let server = Server::start("the fake Responses server", move |req, out| {
+            answer(req, out, &script)
+        });
         FakeResponses {
-            port,
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            seen,
-            stop,
+            port: server.port,
+            base_url: format!("{}/v1", server.url()),
+            server,
         }
     }
 
     /// Every request so far, any route, in arrival order.
     pub fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.server.requests()
     }
 
     /// Every `POST /v1/responses` body so far, in arrival order.
     pub fn requests(&self) -> Vec<Value> {
-        self.seen()
-            .into_iter()
-            .filter(|s| s.method == "POST" && s.path == "/v1/responses")
-            .map(|s| s.body)
-            .collect()
-    }
-}
-
-impl Drop for FakeResponses {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        self.server.bodies("POST", "/v1/responses")
     }
 }
 
@@ -209,104 +168,41 @@ pub fn tool_names(req: &Value) -> Vec<String> {
         .collect()
 }
 
-fn serve(
-    conn: TcpStream,
-    seen: &Mutex<Vec<Seen>>,
-    script: &Script,
-    ids: &AtomicU64,
+fn answer(
+    req: &Request,
+    out: &mut Responder,
+    script: &impl Fn(&Value) -> Reply,
 ) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_mins(2)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
-    loop {
-        // Request line and headers.
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
+    if let Some(enc) = req
+        .header("content-encoding")
+        .filter(|v| !v.eq_ignore_ascii_case("identity"))
+    {
+        // Codex compresses request bodies only for OpenAI's own backend; should it ever do so
+        // here, say so plainly rather than answer a body that was not read.
+        let msg = format!("the fake Responses server reads no {enc}-encoded bodies");
+        return out.json(415, &error_json(&msg));
+    }
+    if req.is("POST", "/v1/responses") {
+        let reply = script(&req.body);
+        let id = format!("resp_fake{}", req.number);
+        let model = req.body["model"].as_str().unwrap_or("gpt-fake");
+        if req.body["stream"] == true {
+            return write_stream(out.event_stream()?, &id, model, &reply);
         }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut length = 0usize;
-        let mut chunked = false;
-        let mut encoded = None;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h)? == 0 {
-                return Ok(());
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-                if k == "content-length" {
-                    length = v.parse().unwrap_or(0);
-                } else if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
-                    chunked = true;
-                } else if k == "content-encoding" && !v.eq_ignore_ascii_case("identity") {
-                    encoded = Some(v.to_string());
-                }
-            }
-        }
-        let body = if chunked {
-            super::fake_model::read_chunked(&mut reader)?
-        } else {
-            let mut b = vec![0; length];
-            reader.read_exact(&mut b)?;
-            b
-        };
-        let route = path.split('?').next().unwrap_or("").to_string();
-        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        seen.lock().unwrap().push(Seen {
-            method: method.clone(),
-            path: route.clone(),
-            body: req.clone(),
-        });
-        if let Some(enc) = encoded {
-            // Codex compresses request bodies only for OpenAI's own backend; should it ever do
-            // so here, say so plainly rather than answer a body that was not read.
-            let msg = format!("the fake Responses server reads no {enc}-encoded bodies");
-            respond(&mut out, 415, &error_json(&msg))?;
-            return Ok(());
-        }
-        if method == "POST" && route == "/v1/responses" {
-            let reply = script(&req);
-            let id = format!("resp_fake{}", ids.fetch_add(1, Ordering::SeqCst));
-            let model = req["model"].as_str().unwrap_or("gpt-fake").to_string();
-            if req["stream"] == true {
-                // Streamed to the end of the connection, then closed.
-                write_stream(&mut out, &id, &model, &reply)?;
-                return Ok(());
-            }
-            let body = response_json(&id, &model, &reply, "completed").to_string();
-            respond(&mut out, 200, &body)?;
-        } else if method == "GET" && route == "/v1/models" {
-            respond(&mut out, 200, r#"{"object":"list","data":[]}"#)?;
-        } else {
-            respond(&mut out, 404, &error_json("not here"))?;
-        }
+        out.json(
+            200,
+            &response_json(&id, model, &reply, "completed").to_string(),
+        )
+    } else if req.is("GET", "/v1/models") {
+        out.json(200, r#"{"object":"list","data":[]}"#)
+    } else {
+        out.json(404, &error_json("not here"))
     }
 }
 
 fn error_json(message: &str) -> String {
     json!({"error": {"type": "invalid_request_error", "code": null, "message": message}})
         .to_string()
-}
-
-fn respond(out: &mut TcpStream, code: u16, body: &str) -> std::io::Result<()> {
-    let reason = match code {
-        200 => "OK",
-        404 => "Not Found",
-        _ => "Unsupported Media Type",
-    };
-    write!(
-        out,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
 }
 
 /// The output items of `reply`, as the Responses API gives them (done: whole).
@@ -351,10 +247,6 @@ fn response_json(id: &str, model: &str, reply: &Reply, status: &str) -> Value {
 }
 
 fn write_stream(out: &mut TcpStream, id: &str, model: &str, reply: &Reply) -> std::io::Result<()> {
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-    )?;
     let mut seq = 0u64;
     let mut event = |mut data: Value| -> std::io::Result<()> {
         data["sequence_number"] = json!(seq);
@@ -498,6 +390,6 @@ impl Drop for Codex {
     /// Whatever still runs with this HOME (a teammate's worker, a codex turn a failed test
     /// left) ends before the directory is removed, so nothing writes it again after.
     fn drop(&mut self) {
-        super::fake_model::end_processes_of_home(self.home.path());
+        loopback_http::end_processes_of_home(self.home.path());
     }
 }

@@ -7,6 +7,7 @@ pub mod fake_gemini;
 pub mod fake_model;
 pub mod fake_openai_chat;
 pub mod fake_openai_responses;
+pub use fake_model::loopback_http;
 #[cfg(feature = "nats")]
 pub mod nats;
 
@@ -134,6 +135,18 @@ impl TestEnv {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
+    }
+
+    /// Teammates find the agent CLI in `bin_dir` first on their PATH and get `env` (what a
+    /// stand-in prepared for that CLI: its HOME, the stand-in's URL, a dummy key).
+    pub fn add_agent_cli(&mut self, bin_dir: &Path, env: &[(String, String)]) {
+        self.env.extend(env.iter().cloned());
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        self.env.push(("PATH".into(), path));
     }
 
     pub fn cmd(&self, args: &[&str]) -> Command {
