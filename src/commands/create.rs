@@ -33,14 +33,27 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
         }));
     } else {
         crate::outln!("{}", store.team());
-        if store.team() != &base {
-            eprintln!(
-                "teamctl: team {base:?} exists; created {:?} instead",
-                store.team().as_str()
-            );
-        }
+    }
+    if store.team() != &base {
+        eprintln!("teamctl: {}", taken_note(ctx, &base, store.team()));
     }
     Ok(())
+}
+
+/// What was made instead of `base`, and why (SPEC: a taken name gets a unique suffix). A
+/// leftover directory of `base` (no team file) takes the name as a team does, but a send to
+/// `base` then fails on it: that is said, with what it holds and the command that removes it.
+fn taken_note(ctx: &Ctx, base: &Name, made: &Name) -> String {
+    match ctx.home.leftover(base) {
+        Some(left) => format!(
+            "created {:?}: {base:?} is taken by a leftover, not a team ({} is a team directory without a team file, holding {}); {}",
+            made.as_str(),
+            left.dir.display(),
+            left.contents(),
+            left.removal()
+        ),
+        None => format!("team {base:?} exists; created {:?} instead", made.as_str()),
+    }
 }
 
 fn refuse_if_leading(ctx: &Ctx) -> Result<()> {

@@ -6,7 +6,8 @@
 //! bounded set of recent ids. `log --worker NAME [-f]`: a teammate's own log on this host (its
 //! worker's notes, its turns' output), shown as its pane shows it, followed on file events,
 //! streamed in `CHUNK`s (a log may be hundreds of MB). `-n N` starts at the last N messages
-//! (or the log's last N lines, found reading back from its end).
+//! (or the log's last N lines, found reading back from its end). The team deleted under a
+//! follow ends it with one line on stderr, exit 1.
 
 use crate::store::Position;
 use crate::store::SharedStore;
@@ -218,6 +219,14 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
             return write(shown.text(&[], true));
         };
         if log.removed {
+            // With its team (`delete` marks the team, then removes its directory): an error,
+            // as `log -f` ends.
+            if !store.exists() || store.load().is_ok_and(|c| c.deleting.is_some()) {
+                return Err(crate::view::events::deleted(
+                    store.team(),
+                    "`log --worker -f`",
+                ));
+            }
             eprintln!("teamctl: {name}'s log was removed");
             return Ok(());
         }
@@ -391,7 +400,8 @@ fn line(ctx: &Ctx, config: &TeamConfig, env: &Envelope) -> String {
     }
 }
 
-/// Print what is there, then every new message as it arrives, until Ctrl-C.
+/// Print what is there, then every new message as it arrives, until Ctrl-C (or the team is
+/// deleted: an error).
 fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     // Armed before the first read: nothing written afterwards is missed.
     let mut watch = TeamWatch::new(store, Inboxes::Every)?;
@@ -400,7 +410,7 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     let mut first = true;
     loop {
         let Some(config) = watch.load()? else {
-            return Ok(());
+            return Err(crate::view::events::deleted(store.team(), "`log -f`"));
         };
         watch.follow_members(&config)?;
         let batch = if first {

@@ -37,7 +37,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     ctx.require_leader("run the leader console")?;
     let store = ctx.store()?;
     let mut watch = TeamWatch::new(&store, Inboxes::Leader)?;
-    watch.quiet_when_deleted();
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let lines = Lines::spawn(watch.bell());
     let prompt = ctx.paint.bold("lead>");
@@ -120,10 +119,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 /// back (on a terminal, a line printed while it runs was cleared with its input line), exit 1
 /// (SPEC: it failed; `ask` ends the same way).
 fn deleted(store: &SharedStore) -> Error {
-    Error::failed(format!(
-        "team {} was deleted; the leader console ends",
-        store.team()
-    ))
+    crate::view::events::deleted(store.team(), "the leader console")
 }
 
 /// How long a burst of events may go quiet before the console redraws, and how long it may

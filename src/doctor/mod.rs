@@ -78,9 +78,11 @@ pub enum Fix {
         home: PathBuf,
     },
     /// Kill a tmux pane (it must still carry the `@teamctl-agent` tag `agent_id`, the whole
-    /// `NAME@TEAM/HOMEKEY`).
+    /// `NAME@TEAM/HOMEKEY`, for the process it runs).
     KillPane {
-        server: Vec<String>,
+        /// The server, as a member records it (none: the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        socket: Option<String>,
         pane: String,
         agent_id: String,
     },
@@ -131,14 +133,10 @@ impl Fix {
                 ))
             }
             Fix::KillPane {
-                server,
+                socket,
                 pane,
                 agent_id,
-            } => {
-                orphans::kill_pane(server, pane, agent_id)?;
-                let id = crate::backend::tmux::argv::unscoped(agent_id);
-                Ok(format!("killed orphaned tmux pane {pane} ({id})"))
-            }
+            } => orphans::kill_pane(socket.as_deref(), pane, agent_id),
             // An earlier fix may have removed it already (a stale team's worktrees).
             Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir } if !dir.exists() => {
                 Ok(format!("{} is already gone", dir.display()))

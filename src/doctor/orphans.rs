@@ -7,14 +7,15 @@
 //! teamctl tagged without a home are reported, never closed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::backend::tmux::argv::Server;
+use crate::backend::tmux::argv::{self, Server};
+use crate::backend::tmux::run::Tmux;
+use crate::backend::tmux::{Closing, close_if_tagged};
 
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
 use crate::domain::{Name, Status};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::leader;
 use crate::store::Home;
 
@@ -138,32 +139,31 @@ pub fn processes(home: &Home) -> Vec<Finding> {
     out
 }
 
-/// The server teamctl would use here: `TEAMCTL_TMUX_SOCKET`, else `$TMUX`'s, else the default.
-fn env_server() -> Vec<String> {
+/// The server teamctl would use here, as a member records it: `TEAMCTL_TMUX_SOCKET`, else
+/// `$TMUX`'s, else the default (`None`).
+fn env_server() -> Option<String> {
     Server::from_env_values(
         std::env::var("TEAMCTL_TMUX_SOCKET").ok().as_deref(),
         std::env::var("TMUX").ok().as_deref(),
     )
-    .flags()
+    .record()
 }
 
-/// A recorded server: a path is a `-S` socket, a bare name an `-L` one.
-fn server_args(socket: &str) -> Vec<String> {
-    Server::from_record(Some(socket)).flags()
+/// A tmux runner for a server as a member records it (`None`: the default server).
+fn runner(socket: Option<&str>) -> Option<Tmux> {
+    let program = crate::backend::tmux::find_tmux().ok()?;
+    Some(Tmux::new(program, Server::from_record(socket)))
 }
 
-fn tmux(server: &[String], args: &[&str]) -> Option<String> {
-    let out = Command::new("tmux")
-        .args(server)
-        .args(args)
-        .env_remove("TMUX")
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+fn tmux(socket: Option<&str>, args: &[&str]) -> Option<String> {
+    let cmd = args.iter().map(|a| a.to_string()).collect();
+    runner(socket)?.run(&[cmd]).ok()
 }
 
+/// Panes of this home tagged for a teammate whose team or member is gone, or that are not
+/// its member's any more. A pane's tag counts only while the pane runs (or last ran) the
+/// process teamctl tagged it for (`argv::parse_pane_states`, the rule every view applies): a
+/// pane the user respawned is theirs, never an orphan.
 pub fn panes(home: &Home) -> Vec<Finding> {
     if which::which("tmux").is_err() {
         return Vec::new();
@@ -175,36 +175,25 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             .teammates()
             .filter(|m| crate::backend::host::elsewhere(m).is_none())
         {
-            if let Some(s) = &m.tmux_socket {
-                let args = server_args(s);
-                if !servers.contains(&args) {
-                    servers.push(args);
-                }
+            if m.tmux_socket.is_some() && !servers.contains(&m.tmux_socket) {
+                servers.push(m.tmux_socket.clone());
             }
         }
     }
     let mut out = Vec::new();
     let mut seen = 0;
     let our_key = proc::home_key();
-    for server in servers {
+    for socket in servers {
         // No server running: nothing to look at.
-        let Some(list) = tmux(
-            &server,
-            &[
-                "list-panes",
-                "-a",
-                "-F",
-                "#{pane_id}\t#{pane_pid}\t#{@teamctl-agent}",
-            ],
-        ) else {
+        let Some(t) = runner(socket.as_deref()) else {
             continue;
         };
-        for line in list.lines() {
-            let mut parts = line.splitn(3, '\t');
-            let (Some(pane), Some(_pid), Some(tag)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
+        let Ok(list) = t.run(&[argv::all_pane_states()]) else {
+            continue;
+        };
+        for (pane, state) in argv::parse_pane_states(&list) {
+            // No tag, or one set for a process the pane no longer runs (the user's now).
+            let tag = state.tag;
             if tag.is_empty() {
                 continue;
             }
@@ -230,7 +219,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             }
             seen += 1;
             let why =
-                why_orphaned(home.root(), id, true).or_else(|| stale_pane(home.root(), id, pane));
+                why_orphaned(home.root(), id, true).or_else(|| stale_pane(home.root(), id, &pane));
             if let Some(why) = why {
                 out.push(
                     Finding::new(
@@ -240,9 +229,9 @@ pub fn panes(home: &Home) -> Vec<Finding> {
                     )
                     .hint("`teamctl doctor --fix` kills it")
                     .fix(Fix::KillPane {
-                        server: server.clone(),
-                        pane: pane.to_string(),
-                        agent_id: tag.to_string(),
+                        socket: socket.clone(),
+                        pane: pane.clone(),
+                        agent_id: tag.clone(),
                     }),
                 );
             }
@@ -267,13 +256,7 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
     if which::which("tmux").is_err() {
         return Vec::new();
     }
-    let mut servers: Vec<Option<String>> = vec![
-        Server::from_env_values(
-            std::env::var("TEAMCTL_TMUX_SOCKET").ok().as_deref(),
-            std::env::var("TMUX").ok().as_deref(),
-        )
-        .record(),
-    ];
+    let mut servers: Vec<Option<String>> = vec![env_server()];
     let dirs = std::fs::read_dir(home.teams_dir())
         .into_iter()
         .flatten()
@@ -296,9 +279,8 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
     let our_key = proc::home_key();
     let mut out = Vec::new();
     for socket in servers {
-        let flags = Server::from_record(socket.as_deref()).flags();
         let Some(list) = tmux(
-            &flags,
+            socket.as_deref(),
             &["list-sessions", "-F", "#{session_name}\t#{@teamctl-team}"],
         ) else {
             continue;
@@ -401,25 +383,42 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
     }
 }
 
-/// Kill `pane` if it still carries the tag `agent_id` (scoped to its home: the whole tag).
-pub fn kill_pane(server: &[String], pane: &str, agent_id: &str) -> Result<()> {
-    let tag = tmux(
-        server,
-        &["display-message", "-p", "-t", pane, "#{@teamctl-agent}"],
-    );
-    if tag.as_deref().map(str::trim) != Some(agent_id) {
-        // Gone already, or no longer ours.
-        return Ok(());
-    }
-    tmux(server, &["kill-pane", "-t", pane])
-        .map(|_| ())
-        .ok_or_else(|| Error::failed(format!("tmux could not kill pane {pane}")))
+/// Kill `pane` if it still carries the tag `agent_id` (scoped to its home: the whole tag) for
+/// the process it runs, by the rule every close of a pane follows (`tmux::close_if_tagged`:
+/// the kill guarded by that process in the same tmux command; a pane the user respawned
+/// meanwhile is left open, its stale tags taken off). Returns what was done, in one line.
+pub fn kill_pane(socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
+    let id = argv::unscoped(agent_id);
+    let Some(t) = runner(socket) else {
+        return Ok(format!("tmux pane {pane} ({id}) is gone"));
+    };
+    let done = close_if_tagged(&t, pane, agent_id)
+        .map_err(|e| e.into_error(&format!("kill pane {pane}")))?;
+    let still_there = || {
+        t.run(&[argv::pane_state(pane)])
+            .ok()
+            .and_then(|out| argv::parse_state(&out, pane))
+    };
+    Ok(match done {
+        Closing::Killed { pid } => match still_there() {
+            // Respawned between the look and the kill: the guard left it.
+            Some(s) if s.pid != Some(pid) => format!(
+                "left tmux pane {pane} open: it runs another program now, not teamctl's ({id})"
+            ),
+            _ => format!("killed orphaned tmux pane {pane} ({id})"),
+        },
+        Closing::Untagged => format!(
+            "left tmux pane {pane} open: it runs another program now, not teamctl's ({id}); its tags are off"
+        ),
+        Closing::NotOurs => format!("tmux pane {pane} is no longer tagged {id}; left alone"),
+    })
 }
 
 #[cfg(test)]
 mod lookalike_tests {
     use super::*;
     use std::os::unix::process::CommandExt;
+    use std::process::Command;
     use std::time::Duration;
 
     /// Run as root (as CI is): another user's process with a worker's argv and an agent's tag

@@ -265,23 +265,12 @@ impl Home {
     /// The error for a command naming `team` when it is a leftover (`leftover`).
     fn leftover_error(&self, team: &Name) -> Option<Error> {
         let left = self.leftover(team)?;
-        let what = match left.messages() {
-            0 => format!("`teamctl delete --team {team}` removes it"),
-            n => format!(
-                "`teamctl delete --force --team {team}` removes it and {} ({})",
-                if n == 1 {
-                    "that message"
-                } else {
-                    "those messages"
-                },
-                left.where_messages()
-            ),
-        };
         Some(Error::failed(format!(
-            "team {team:?} has no team file: {} is {}, holding {}; {what}",
+            "team {team:?} has no team file: {} is {}, holding {}; {}",
             left.dir.display(),
             left.cause(),
-            left.contents()
+            left.contents(),
+            left.removal()
         )))
     }
 
@@ -507,6 +496,24 @@ impl Leftover {
                 if n == 1 { "" } else { "s" },
                 if with.len() == 1 { "" } else { "es" },
                 with.join(", ")
+            ),
+        }
+    }
+
+    /// The command that removes it: `delete` when it holds no message, else `delete --force`,
+    /// saying what goes with it and where that is.
+    pub fn removal(&self) -> String {
+        let team = &self.team;
+        match self.messages() {
+            0 => format!("`teamctl delete --team {team}` removes it"),
+            n => format!(
+                "`teamctl delete --force --team {team}` removes it and {} ({})",
+                if n == 1 {
+                    "that message"
+                } else {
+                    "those messages"
+                },
+                self.where_messages()
             ),
         }
     }

@@ -2,8 +2,9 @@
 //! team file, task list, inboxes). On a terminal the screen is cleared and redrawn, and a
 //! 1 s timer refreshes the ages; otherwise a new board is printed only when what it shows
 //! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle
-//! notifications appear as state, never as lines. Ctrl-C exits 0. A HOST column appears when
-//! a member runs on another host, as in `status`.
+//! notifications appear as state, never as lines. Ctrl-C exits 0; the team deleted under it
+//! ends it with one line on stderr, exit 1. A HOST column appears when a member runs on another
+//! host, as in `status`.
 
 use crate::store::SharedStore;
 use std::io::{IsTerminal, Write};
@@ -13,7 +14,7 @@ use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
 use crate::error::Result;
-use crate::view::events::{Inboxes, TeamWatch};
+use crate::view::events::{Inboxes, TeamWatch, deleted};
 use crate::view::status::{Row, rows};
 
 /// How often ages are refreshed (and dead workers, which write no event, noticed).
@@ -42,7 +43,7 @@ fn key(rows: &[Row]) -> Vec<String> {
         .collect()
 }
 
-/// Run the board until Ctrl-C.
+/// Run the board until Ctrl-C (or the team is deleted: an error).
 pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
     let tty = std::io::stdout().is_terminal() && !ctx.json;
     let mut watch = TeamWatch::new(store, Inboxes::Every)?;
@@ -55,7 +56,7 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
     let result = (|| -> Result<()> {
         loop {
             let Some(config) = watch.load()? else {
-                return Ok(());
+                return Err(deleted(store.team(), "`status --watch`"));
             };
             watch.follow_members(&config)?;
             let _ = ctx.reconcile(&**store);

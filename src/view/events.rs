@@ -1,8 +1,8 @@
 //! What the live views wait on: file events of one team (live state, team file, task list and
 //! every member's inbox, re-subscribed when members join, or the leader's inbox only), or of
 //! one host-local file (a teammate's log, `log --worker -f`), typed lines from stdin, Ctrl-C
-//! (which ends a view with exit 0), and stdout's reader going away (which ends it as SIGPIPE
-//! would). One doorbell gathers them all, so a view sleeps
+//! (which ends a view with exit 0), stdout's reader going away (which ends it as SIGPIPE
+//! would), and the team deleted under it (exit 1, `deleted`). One doorbell gathers them all, so a view sleeps
 //! until something it shows may have changed.
 
 use std::collections::VecDeque;
@@ -38,8 +38,6 @@ pub struct TeamWatch {
     /// The team file as last read, shared with the caller (not copied for every redraw:
     /// 1,000 members are a dozen thousand strings), with the stamp it was read at.
     config: Option<(Stamp, Arc<TeamConfig>)>,
-    /// Say on stderr that the team was deleted when `load` finds it so (else the caller does).
-    say_deleted: bool,
 }
 
 impl TeamWatch {
@@ -64,17 +62,11 @@ impl TeamWatch {
             stop,
             gone,
             config: None,
-            say_deleted: true,
         })
     }
 
-    /// The caller says itself why it ends when the team is deleted (the console: as its error).
-    pub fn quiet_when_deleted(&mut self) {
-        self.say_deleted = false;
-    }
-
     /// The team file (parsed again only when it changed), or `None` once the team has been
-    /// deleted (the view then ends).
+    /// deleted (the view then ends, with `deleted`'s error).
     pub fn load(&mut self) -> Result<Option<Arc<TeamConfig>>> {
         // Stamp first, then read: a change made in between leaves a stale stamp, so the next
         // look reads again.
@@ -90,12 +82,7 @@ impl TeamWatch {
                 self.config = stamp.map(|s| (s, c.clone()));
                 Ok(Some(c))
             }
-            Err(_) if !self.store.exists() => {
-                if self.say_deleted {
-                    eprintln!("teamctl: team {} was deleted", self.store.team());
-                }
-                Ok(None)
-            }
+            Err(_) if !self.store.exists() => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -145,6 +132,13 @@ impl TeamWatch {
         }
         Ok(new)
     }
+}
+
+/// How a live view (`view`: the leader console, `status --watch`, `log -f`) ends when its
+/// team is deleted under it: an error (exit 1, SPEC: it did not end as asked), one line on
+/// stderr once the view has given the screen back.
+pub fn deleted(team: &Name, view: &str) -> Error {
+    Error::failed(format!("team {team} was deleted; {view} ends"))
 }
 
 fn member_names(config: &TeamConfig) -> Vec<Name> {

@@ -1099,6 +1099,61 @@ fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
     env.ok(&["shutdown", "--all"]);
 }
 
+/// `create T` beside a leftover `teams/T` (no team file) makes `T-2`, as for a taken name
+/// (SPEC), and says on stderr that T is a leftover, what it holds and the command that removes
+/// it; the leftover is left as it was. (Review: it said nothing, and sends to T then failed on
+/// the leftover.)
+#[test]
+fn create_beside_a_leftover_names_it_and_the_way_to_remove_it() {
+    use std::os::unix::fs::DirBuilderExt;
+    let env = TestEnv::new();
+    let dir = env.team_dir("lc-old");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir.join("inboxes/bob"))
+        .unwrap();
+    let line = |id: &str| {
+        serde_json::json!({
+            "v": 1, "id": id, "type": "message", "from": "team-lead", "to": "bob",
+            "text": "hi", "summary": "hi", "timestamp": "2026-11-30T14:10:38.123Z"
+        })
+        .to_string()
+    };
+    std::fs::write(
+        dir.join("inboxes/bob/inbox.jsonl"),
+        format!("{}\n{}\n", line("m-one"), line("m-two")),
+    )
+    .unwrap();
+    let before = crate::common::snapshot(&dir);
+
+    let out = env.run(&["create", "lc-old"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "lc-old-2\n");
+    assert!(
+        err.contains("created \"lc-old-2\": \"lc-old\" is taken by a leftover, not a team"),
+        "{err}"
+    );
+    assert!(err.contains("2 messages in the inbox of bob (2)"), "{err}");
+    assert!(
+        err.contains("`teamctl delete --force --team lc-old` removes it"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        before,
+        crate::common::snapshot(&dir),
+        "the leftover is untouched"
+    );
+
+    // The way out it names works, and the name is free again.
+    env.ok(&["delete", "--force", "--team", "lc-old"]);
+    assert!(!dir.exists());
+    env.ok(&["delete"]);
+    assert_eq!(env.ok(&["create", "lc-old"]), "lc-old\n");
+}
+
 /// The leftover of a team: its directory with an inbox of mail but no team file (an `rm -rf`
 /// racing sends, or a crash part-way through a delete), made by hand. `status` and `send`
 /// name that state instead of "no team selected" / "no team", and change nothing; `doctor`

@@ -413,8 +413,11 @@ fn log_follow_on_nats_ends_when_another_home_deletes_the_team() {
     });
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(err.contains("team alpha was deleted"), "{err}");
-    assert_eq!(code, Some(Some(0)), "{err}");
+    assert!(
+        err.contains("team alpha was deleted; `log -f` ends"),
+        "{err}"
+    );
+    assert_eq!(code, Some(Some(1)), "{err}");
 }
 
 /// At-least-once on NATS: a worker killed (SIGKILL) in the middle of a turn has not

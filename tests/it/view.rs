@@ -571,6 +571,58 @@ fn a_link_at_one_inbox_does_not_stop_watching_the_team() {
     env.ok(&["delete", "--force"]);
 }
 
+/// `status --watch`, `log -f` and `log --worker NAME -f` end as the console does when their
+/// team is deleted under them: one line on stderr saying so, exit 1. (Review: they ended with
+/// exit 0, `status --watch` and `log -f` with a bare "was deleted", `log --worker -f` saying
+/// only that the log was removed.)
+#[test]
+fn live_views_say_why_they_end_when_the_team_is_deleted() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "bob", "before"]);
+    let log = env.team_dir("t").join("logs/bob.log");
+    wait_until("bob's turn in its log", WAIT, || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("before"))
+    });
+    let views: [(&[&str], &str); 3] = [
+        (&["status", "--watch"], "`status --watch`"),
+        (&["log", "-f"], "`log -f`"),
+        (&["log", "--worker", "bob", "-f"], "`log --worker -f`"),
+    ];
+    let mut running = Vec::new();
+    for (i, (args, _)) in views.iter().enumerate() {
+        let err = env.work.path().join(format!("view-{i}.err"));
+        let mut cmd = env.cmd(args);
+        cmd.stderr(std::fs::File::create(&err).unwrap());
+        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+        // Armed once it has printed something (each view subscribes before its first read).
+        // Its stdout stays open: a reader gone would end it another way.
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        running.push((child, out, err));
+    }
+    env.ok(&["delete"]);
+    for ((mut child, _out, err), (args, view)) in running.into_iter().zip(views) {
+        let mut code = None;
+        wait_until("the view to end after the delete", WAIT, || {
+            code = child.try_wait().unwrap().map(|s| s.code());
+            code.is_some()
+        });
+        let err = std::fs::read_to_string(err).unwrap();
+        assert_eq!(code, Some(Some(1)), "{args:?}: {err}");
+        // Its last word (`status --watch` may first say what the delete's handoff did).
+        assert_eq!(
+            err.lines().last(),
+            Some(format!("teamctl: team t was deleted; {view} ends").as_str()),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.matches("was deleted").count(), 1, "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn log_follow_prints_messages_sent_after_it_started() {
     let env = TestEnv::new();

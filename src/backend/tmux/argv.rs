@@ -442,6 +442,32 @@ pub fn kill_pane(pane: &str) -> Cmd {
     words(&["kill-pane", "-t", pane])
 }
 
+/// Is `word` a tmux pane id (`%` then digits)? Only such a word goes into a command string
+/// that tmux parses (`kill_pane_running`).
+pub fn is_pane_id(word: &str) -> bool {
+    word.strip_prefix('%')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Kill `pane` only while it runs, or last ran, process `pid` (the one teamctl found it
+/// running when it judged the pane its own): the check and the kill are one tmux command,
+/// which the server runs with nothing in between, so a pane the user respawned after teamctl
+/// looked at it is left open. `if-shell -F` evaluates a format (no shell is run); a missing
+/// pane expands to nothing, so nothing is killed. The kill is a command string tmux parses:
+/// it holds only the pane id (`None` for any other word) and a number.
+pub fn kill_pane_running(pane: &str, pid: u32) -> Option<Cmd> {
+    is_pane_id(pane).then(|| {
+        words(&[
+            "if-shell",
+            "-F",
+            "-t",
+            pane,
+            &format!("#{{==:#{{pane_pid}},{pid}}}"),
+            &format!("kill-pane -t {pane}"),
+        ])
+    })
+}
+
 /// Load stdin into a named buffer (an interactive teammate's private one, never the
 /// user's paste buffers).
 pub fn load_buffer(buffer: &str) -> Cmd {
@@ -587,6 +613,8 @@ pub struct TeamPanes {
     /// teamctl's own panes of the team, wherever they are (a teammate's, tagged with an agent
     /// id of the team, or the team's console), each once: closed with the team.
     pub ours: Vec<String>,
+    /// The pid each of `ours` ran when it was read (`pid_of`): what its kill is guarded by.
+    pids: Vec<(String, u32)>,
     /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
     /// respawned them): the user's, left open, their tags taken off.
     pub taken: Vec<String>,
@@ -595,6 +623,14 @@ pub struct TeamPanes {
 }
 
 impl TeamPanes {
+    /// The pid `pane` (one of `ours`) ran, or last ran, when it was read.
+    pub fn pid_of(&self, pane: &str) -> Option<u32> {
+        self.pids
+            .iter()
+            .find(|(p, _)| p == pane)
+            .map(|(_, pid)| *pid)
+    }
+
     /// How many panes `session` holds that are not teamctl's (the user's own, split into it
     /// or respawned: never closed by teamctl).
     pub fn others_in(&self, session: &str) -> usize {
@@ -629,6 +665,9 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
             && !list.iter().any(|p| p == id)
         {
             list.push(id.to_string());
+            if let (true, true, Ok(pid)) = (of_team, holds(pid, tagged_pid), pid.parse()) {
+                panes.pids.push((id.to_string(), pid));
+            }
         }
         panes.rows.push((session.to_string(), id.to_string()));
     }
@@ -851,6 +890,10 @@ mod tests {
         // The console, bob (linked into another session too: once), dan elsewhere, and a pane
         // of an older teamctl that recorded no pid.
         assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
+        // Each with the pid its kill is guarded by.
+        assert_eq!(panes.pid_of("%2"), Some(11));
+        assert_eq!(panes.pid_of("%9"), Some(18));
+        assert_eq!(panes.pid_of("%6"), None, "not ours");
         // Respawned by the user: carol's pane and a console.
         assert_eq!(panes.taken, s(&["%6", "%7"]));
         // %3, %4, %5 and carol's pane %6 are not teamctl's.
@@ -1153,6 +1196,21 @@ mod tests {
             s(&["display-message", "-p", "-t", "%7", STATE_FORMAT])
         );
         assert_eq!(kill_pane("%7"), s(&["kill-pane", "-t", "%7"]));
+        assert_eq!(
+            kill_pane_running("%7", 4242),
+            Some(s(&[
+                "if-shell",
+                "-F",
+                "-t",
+                "%7",
+                "#{==:#{pane_pid},4242}",
+                "kill-pane -t %7"
+            ]))
+        );
+        // Anything but a pane id stays out of the command string tmux parses.
+        for word in ["%", "7", "%7 ; kill-server", "%7;", "=s:0.1", "%1a", ""] {
+            assert_eq!(kill_pane_running(word, 1), None, "{word:?}");
+        }
         assert_eq!(
             kill_session("=teamctl-t"),
             s(&["kill-session", "-t", "=teamctl-t"])

@@ -270,25 +270,61 @@ impl Backend for TmuxBackend {
 }
 
 impl TmuxBackend {
-    /// Close `pane` if it still carries `agent_id`'s tag (a pane id that no longer does is
-    /// someone else's now); a pane already gone is fine. A pane the user respawned with a
-    /// program of their own (the tag names a process it no longer runs) is theirs: left
-    /// open, the tags taken off.
+    /// Close `pane` if it still carries `agent_id`'s tag (`close_if_tagged`).
     pub fn close_tagged(&self, pane: &str, agent_id: &str) -> Result<()> {
-        let tag = self.tag(agent_id);
-        let Some(state) = self.probe(pane) else {
-            return Ok(());
-        };
-        if state.tag == tag {
-            match self.tmux.run(&[argv::kill_pane(pane)]) {
-                Ok(_) | Err(Fail::Gone(_)) => {}
-                Err(e) => return Err(e.into_error(&format!("close pane {pane}"))),
-            }
-        } else if state.stale_tag == tag {
-            let _ = self.tmux.run(&argv::untag_pane(pane));
-        }
-        Ok(())
+        close_if_tagged(&self.tmux, pane, &self.tag(agent_id))
+            .map(|_| ())
+            .map_err(|e| e.into_error(&format!("close pane {pane}")))
     }
+}
+
+/// Close `pane` if it still carries `tag` (an agent id scoped to its home, `argv::scoped`) for
+/// the process it runs or last ran (`argv::holds`): a pane id that no longer does is someone
+/// else's now; a pane already gone is fine. A pane the user respawned with a program of their
+/// own (the tag names a process it no longer runs) is theirs: left open, the tags taken off.
+/// The kill itself is guarded by the pid the pane ran when it was read (`argv::
+/// kill_pane_running`), so a respawn after the look is not missed. The one rule for every
+/// close of one pane: a member's (`kill`, `shutdown`, the worker's own) and `doctor --fix`'s.
+pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<Closing, Fail> {
+    let Some(state) = t
+        .run(&[argv::pane_state(pane)])
+        .ok()
+        .and_then(|out| argv::parse_state(&out, pane))
+    else {
+        return Ok(Closing::NotOurs);
+    };
+    if state.tag == tag {
+        // No pid to guard the kill by: nothing proves the pane is still teamctl's.
+        let Some(pid) = state.pid else {
+            return Ok(Closing::NotOurs);
+        };
+        let Some(kill) = argv::kill_pane_running(pane, pid) else {
+            return Ok(Closing::NotOurs);
+        };
+        crate::pause::at("close-pane");
+        match t.run(&[kill]) {
+            Ok(_) => return Ok(Closing::Killed { pid }),
+            Err(Fail::Gone(_)) => return Ok(Closing::NotOurs),
+            Err(e) => return Err(e),
+        }
+    }
+    if state.stale_tag == tag {
+        let _ = t.run(&argv::untag_pane(pane));
+        return Ok(Closing::Untagged);
+    }
+    Ok(Closing::NotOurs)
+}
+
+/// What `close_if_tagged` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closing {
+    /// The pane ran `pid` under the tag: killed, unless it ran another process by the time
+    /// tmux came to the kill (the user respawned it in between: then it is left open).
+    Killed { pid: u32 },
+    /// The pane was the user's (respawned): left open, its tags taken off.
+    Untagged,
+    /// Gone, or not the tag's.
+    NotOurs,
 }
 
 /// Remove what teamctl made in tmux for a team being deleted: its detached session, only
@@ -434,7 +470,7 @@ pub fn forget_session(
             continue;
         };
         let panes = argv::parse_team_panes(&out, &tag);
-        close_panes(&t, &panes.ours);
+        close_panes(&t, &panes);
         for pane in &panes.taken {
             let _ = t.run(&argv::untag_pane(pane));
         }
@@ -457,16 +493,21 @@ pub fn forget_session(
     left
 }
 
-/// Kill `panes`: in one tmux invocation, or one each when that stopped at a pane gone
-/// meanwhile (tmux stops a command list at its first error).
-fn close_panes(t: &Tmux, panes: &[String]) {
-    if panes.is_empty() {
+/// Kill teamctl's panes of a team (`ours`), each only while it runs the process it ran when
+/// the panes were read (`argv::kill_pane_running`): in one tmux invocation, or one each when
+/// that stopped at an error.
+fn close_panes(t: &Tmux, panes: &argv::TeamPanes) {
+    let all: Vec<argv::Cmd> = panes
+        .ours
+        .iter()
+        .filter_map(|p| argv::kill_pane_running(p, panes.pid_of(p)?))
+        .collect();
+    if all.is_empty() {
         return;
     }
-    let all: Vec<argv::Cmd> = panes.iter().map(|p| argv::kill_pane(p)).collect();
     if t.run(&all).is_err() {
-        for pane in panes {
-            let _ = t.run(&[argv::kill_pane(pane)]);
+        for kill in all {
+            let _ = t.run(&[kill]);
         }
     }
 }
