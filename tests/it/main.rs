@@ -34,3 +34,4 @@ mod up;
 mod user;
 mod view;
 mod worker_process;
+mod worktree_links;
