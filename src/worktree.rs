@@ -1,12 +1,15 @@
 //! Git worktrees for teammates (`spawn --worktree [BRANCH]`): each one under the team
 //! directory (`teams/TEAM/worktrees/NAME`), on its own branch (`teamctl/NAME` by default). git
-//! runs with argument vectors only, never through a shell.
+//! runs with argument vectors only, never through a shell, and never through a symbolic link
+//! found there: a link is not a worktree teamctl made, so a removal unlinks the link itself
+//! (and says so) and leaves what it points at alone; a resume refuses it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::domain::{Member, Name};
 use crate::error::{Error, Result};
+use crate::store::fsutil::{self, Link};
 
 /// A worktree to make for a new teammate, decided before anything is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +79,8 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
         )));
     }
     let path = team_dir.join("worktrees").join(name.as_str());
-    if path.exists() {
+    // `lstat`: a link there, even one pointing nowhere, is something in the way.
+    if path.symlink_metadata().is_ok() {
         return Err(Error::bad(format!(
             "{} already exists (left over from an earlier {name}?); `teamctl doctor --fix` removes stale worktrees",
             path.display()
@@ -121,18 +125,98 @@ pub fn remove(repo: &Path, path: &Path) -> Result<()> {
     run(c, &format!("remove the worktree {}", path.display())).map(|_| ())
 }
 
-/// Remove the worktree at `path`, finding its repository from the worktree itself; a
-/// directory git no longer knows is removed as a plain directory.
-pub fn remove_at(path: &Path) -> Result<()> {
-    match main_repo(path) {
-        Some(repo) if repo != path => remove(&repo, path),
-        _ => std::fs::remove_dir_all(path)
-            .map_err(|e| Error::failed(format!("cannot remove {}: {e}", path.display()))),
+/// What a removal under a team's `worktrees/` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removed {
+    /// A worktree (through git), or a directory git does not know.
+    Worktree(PathBuf),
+    /// A symbolic link, unlinked; what it points at is left as it is.
+    Link(Link),
+}
+
+impl std::fmt::Display for Removed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Removed::Worktree(path) => write!(f, "worktree {}", path.display()),
+            Removed::Link(link) => f.write_str(&link_note(link)),
+        }
     }
 }
 
-/// Uncommitted changes (or untracked files) in the worktree.
+/// What is said of a link removed instead of followed.
+pub fn link_note(link: &Link) -> String {
+    format!(
+        "symbolic link {} (to {}; teamctl never follows links inside its home: the link is removed, what it points at is left as it is)",
+        link.path.display(),
+        crate::output::printable(&link.target.display().to_string())
+    )
+}
+
+/// What a team's `worktrees/` holds (`local`: the team's local directory), read without
+/// following any symbolic link: `trees`, the entries to remove as worktrees, and `links`, the
+/// symbolic links among them, never a worktree teamctl made. `local` or `worktrees` itself a
+/// link is one of the links, and nothing behind it is listed.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub trees: Vec<PathBuf>,
+    pub links: Vec<Link>,
+}
+
+pub fn found(local: &Path) -> Found {
+    let mut out = Found::default();
+    if let Some(link) = fsutil::link_at(local) {
+        out.links.push(link);
+        return out;
+    }
+    for (path, link) in fsutil::entries_nofollow(&local.join("worktrees")) {
+        match link {
+            Some(link) => out.links.push(link),
+            None => out.trees.push(path),
+        }
+    }
+    out
+}
+
+/// Remove the worktree at `path`, finding its repository from the worktree itself; a
+/// directory git no longer knows is removed as a plain directory. A symbolic link at `path`,
+/// or at the `worktrees` directory above it, is unlinked instead, never followed: git would
+/// otherwise remove the worktree it points at, wherever that is.
+pub fn remove_at(path: &Path) -> Result<Removed> {
+    if let Some(link) = unlink_link_at(path)? {
+        return Ok(Removed::Link(link));
+    }
+    match main_repo(path) {
+        Some(repo) if repo != path => remove(&repo, path)?,
+        _ => {
+            fsutil::remove_tree(path)
+                .map_err(|e| Error::failed(format!("cannot remove {}: {e}", path.display())))?;
+        }
+    }
+    Ok(Removed::Worktree(path.to_path_buf()))
+}
+
+/// Unlink a symbolic link at `path` or at its parent (a team's `worktrees/`), whichever is
+/// one, parent first.
+fn unlink_link_at(path: &Path) -> Result<Option<Link>> {
+    if let Some(parent) = path.parent()
+        && let Some(link) = fsutil::unlink_if_link(parent)?
+    {
+        return Ok(Some(link));
+    }
+    fsutil::unlink_if_link(path)
+}
+
+/// `path` or its parent is a symbolic link (`lstat`).
+fn through_link(path: &Path) -> bool {
+    path.parent().is_some_and(|p| fsutil::link_at(p).is_some()) || fsutil::link_at(path).is_some()
+}
+
+/// Uncommitted changes (or untracked files) in the worktree. A symbolic link there (or at
+/// `worktrees/` above it) has none: git never runs through it, and removing it loses nothing.
 pub fn is_dirty(path: &Path) -> bool {
+    if through_link(path) {
+        return false;
+    }
     let mut c = git(path);
     c.args(["status", "--porcelain"]);
     run(c, "check the worktree").is_ok_and(|s| !s.is_empty())
@@ -187,6 +271,17 @@ pub fn restore(member: &Member, local: &Path) -> Result<()> {
     let Some(path) = owned(member, local)? else {
         return Ok(());
     };
+    // The worker would run in whatever a link there points at.
+    for p in [path.parent().unwrap_or(local), path.as_path()] {
+        if fsutil::link_at(p).is_some() {
+            return Err(Error::failed(format!(
+                "{}'s worktree {}: {} is a symbolic link; teamctl never follows links inside its home: remove it",
+                member.name,
+                path.display(),
+                p.display()
+            )));
+        }
+    }
     if path.exists() {
         return Ok(());
     }
@@ -205,19 +300,22 @@ pub fn restore(member: &Member, local: &Path) -> Result<()> {
     add(&repo, &path, branch)
 }
 
-/// Remove a member's recorded worktree, if it still exists; returns its path when removed.
-/// The record stays, so `resume` can make it again from the branch. `local` is the team's
-/// local directory.
-pub fn remove_for(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
+/// Remove a member's recorded worktree, if it still exists; says what was removed (a
+/// symbolic link found there is unlinked, never followed: `remove_at`). The record stays, so
+/// `resume` can make it again from the branch. `local` is the team's local directory.
+pub fn remove_for(member: &Member, local: &Path) -> Result<Option<Removed>> {
     let Some(path) = owned(member, local)? else {
         return Ok(None);
     };
+    if let Some(link) = unlink_link_at(&path)? {
+        return Ok(Some(Removed::Link(link)));
+    }
     if !path.exists() {
         return Ok(None);
     }
     match member.worktree_repo.as_deref() {
         Some(repo) => remove(Path::new(repo), &path)?,
-        None => remove_at(&path)?,
+        None => return remove_at(&path).map(Some),
     }
-    Ok(Some(path))
+    Ok(Some(Removed::Worktree(path)))
 }

@@ -153,14 +153,10 @@ fn named(ctx: &Ctx) -> Result<Option<crate::domain::Name>> {
 /// Remove this home's directory of `team` (its worktrees through git, so the repositories
 /// keep no stale entries; refused while one has uncommitted changes unless `force` is
 /// `Some(true)`; `None` when `--force` is not offered), and forget it as the current team.
+/// A symbolic link among the worktrees is unlinked and said, never followed
+/// (`worktree::found`): git would remove the worktree it points at, outside the home.
 fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Result<()> {
-    let trees: Vec<_> = std::fs::read_dir(ctx.home.team_dir(team).join("worktrees"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
+    let crate::worktree::Found { trees, links } = crate::worktree::found(&ctx.home.team_dir(team));
     if force != Some(true) {
         let dirty: Vec<String> = trees
             .iter()
@@ -179,9 +175,19 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
             )));
         }
     }
+    for link in links {
+        match crate::store::fsutil::unlink_if_link(&link.path) {
+            Ok(_) => eprintln!("teamctl: removed {}", crate::worktree::link_note(&link)),
+            Err(e) => eprintln!("teamctl: {e}"),
+        }
+    }
     for p in &trees {
-        if let Err(e) = crate::worktree::remove_at(p) {
-            eprintln!("teamctl: {e}");
+        match crate::worktree::remove_at(p) {
+            Ok(removed @ crate::worktree::Removed::Link(_)) => {
+                eprintln!("teamctl: removed {removed}");
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("teamctl: {e}"),
         }
     }
     // This home's team session (its leader console, panes of members that ended) goes too,
@@ -260,8 +266,18 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         .teammates()
         .filter_map(|m| crate::store::spec::local_view(store, m))
     {
-        if let Err(e) = crate::worktree::remove_for(&m, &store.local_dir()) {
-            eprintln!("teamctl: {e}");
+        match crate::worktree::remove_for(&m, &store.local_dir()) {
+            Ok(Some(removed @ crate::worktree::Removed::Link(_))) => {
+                eprintln!("teamctl: removed {removed}");
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("teamctl: {e}"),
+        }
+    }
+    // Links planted beside them go with the directory (never followed): said here.
+    for link in crate::worktree::found(&store.local_dir()).links {
+        if crate::store::fsutil::unlink_if_link(&link.path).is_ok() {
+            eprintln!("teamctl: removed {}", crate::worktree::link_note(&link));
         }
     }
     for left in crate::backend::tmux::forget_team(&last) {

@@ -160,8 +160,8 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
         let member = &member;
         let dirty = crate::worktree::recorded_here(member, &store.local_dir())
             .is_some_and(|w| w.exists() && crate::worktree::is_dirty(&w));
-        if let Some(path) = crate::worktree::remove_for(member, &store.local_dir())? {
-            crate::outln!("removed {name}'s worktree {}", path.display());
+        if let Some(removed) = crate::worktree::remove_for(member, &store.local_dir())? {
+            crate::outln!("removed {name}'s {removed}");
             if dirty {
                 eprintln!(
                     "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"

@@ -137,17 +137,23 @@ impl Fix {
                 pane,
                 agent_id,
             } => orphans::kill_pane(socket.as_deref(), pane, agent_id),
-            // An earlier fix may have removed it already (a stale team's worktrees).
-            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir } if !dir.exists() => {
+            // An earlier fix may have removed it already (a stale team's worktrees). `lstat`:
+            // a link pointing nowhere is still there, and still removed.
+            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir }
+                if dir.symlink_metadata().is_err() =>
+            {
                 Ok(format!("{} is already gone", dir.display()))
             }
             Fix::RemoveTeam { home, dir } => {
-                teams::remove_team(&Home::new(home.clone()), dir)?;
-                Ok(format!("removed stale team {}", dir.display()))
+                let links = teams::remove_team(&Home::new(home.clone()), dir)?;
+                let mut done = format!("removed stale team {}", dir.display());
+                for link in links {
+                    done.push_str(&format!(", and the {link}"));
+                }
+                Ok(done)
             }
             Fix::RemoveWorktree { path } => {
-                crate::worktree::remove_at(path)?;
-                Ok(format!("removed worktree {}", path.display()))
+                Ok(format!("removed {}", crate::worktree::remove_at(path)?))
             }
             Fix::CloseSession {
                 home,

@@ -411,8 +411,9 @@ fn waiting(n: usize) -> String {
 }
 
 /// Remove a stale team: its worktrees through git (refused when one has uncommitted
-/// changes), then the directory; forget it as the current team.
-pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
+/// changes), then the directory; forget it as the current team. Symbolic links among the
+/// worktrees are unlinked, never followed (`worktree::found`); returns them, to be said.
+pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
     let team = dir
         .file_name()
         .and_then(|n| n.to_str())
@@ -429,17 +430,26 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
             left.team
         )));
     }
-    let trees = dir.join("worktrees");
-    for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
-        if worktree::is_dirty(&e.path()) {
+    let worktree::Found { trees, links } = worktree::found(dir);
+    for path in &trees {
+        if worktree::is_dirty(path) {
             return Err(Error::failed(format!(
                 "{} has uncommitted changes; commit them or remove the worktree by hand",
-                e.path().display()
+                path.display()
             )));
         }
     }
-    for e in std::fs::read_dir(&trees).into_iter().flatten().flatten() {
-        worktree::remove_at(&e.path())?;
+    let mut said = Vec::new();
+    for link in links {
+        if crate::store::fsutil::unlink_if_link(&link.path)?.is_some() {
+            said.push(worktree::Removed::Link(link));
+        }
+    }
+    for path in &trees {
+        match worktree::remove_at(path)? {
+            link @ worktree::Removed::Link(_) => said.push(link),
+            worktree::Removed::Worktree(_) => {}
+        }
     }
     if let Some(t) = &team {
         let left = match home.handle(t).and_then(|s| s.load()) {
@@ -456,12 +466,15 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<()> {
     }
     let was_current = std::fs::read_to_string(home.root().join("current"))
         .is_ok_and(|c| team.as_ref().is_some_and(|t| c.trim() == t.as_str()));
-    std::fs::remove_dir_all(dir)
-        .map_err(|e| Error::failed(format!("cannot remove {}: {e}", dir.display())))?;
+    if let Some(link) = crate::store::fsutil::remove_tree(dir)
+        .map_err(|e| Error::failed(format!("cannot remove {}: {e}", dir.display())))?
+    {
+        said.push(worktree::Removed::Link(link));
+    }
     if was_current {
         home.set_current(None)?;
     }
-    Ok(())
+    Ok(said)
 }
 
 pub fn worktrees(home: &Home) -> Vec<Finding> {
@@ -471,8 +484,12 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             .teammates()
             .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
             .collect();
+        // A real directory (`lstat`): a link there is reported below, as a link.
         let kept = |m: &&crate::domain::Member| {
-            m.worktree.as_deref().is_some_and(|p| Path::new(p).exists())
+            m.worktree
+                .as_deref()
+                .and_then(|p| Path::new(p).symlink_metadata().ok())
+                .is_some_and(|meta| meta.is_dir())
         };
         let seen = crate::backend::Snapshot::of(cfg.teammates().filter(kept));
         for m in cfg.teammates().filter(kept) {
@@ -508,9 +525,26 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             };
             out.push(f);
         }
-        let dir = store.local_dir().join("worktrees");
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = e.path();
+        let found = worktree::found(&store.local_dir());
+        // Never a worktree teamctl made, whoever's name it has: `--fix` unlinks it, and git
+        // never runs through it (it would remove what it points at).
+        for link in found.links {
+            out.push(
+                Finding::new(
+                    "worktrees",
+                    Level::Problem,
+                    format!(
+                        "{} in team {} is a symbolic link to {}, not a worktree teamctl made",
+                        link.path.display(),
+                        cfg.name,
+                        crate::output::printable(&link.target.display().to_string())
+                    ),
+                )
+                .hint("`teamctl doctor --fix` removes the link (never what it points at)")
+                .fix(Fix::RemoveWorktree { path: link.path }),
+            );
+        }
+        for path in found.trees {
             if recorded.contains(&path) {
                 continue;
             }

@@ -102,6 +102,82 @@ pub fn check_dir(path: &Path) -> Result<()> {
     }
 }
 
+/// A symbolic link found where teamctl removes something under its home (a planted
+/// `teams/T/worktrees/NAME`, say): a removal unlinks the link itself and never follows it, so
+/// what it points at (a git worktree outside the home, uncommitted work and all) stays as it
+/// is. `target` is what it pointed at, for the caller to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub path: PathBuf,
+    pub target: PathBuf,
+}
+
+/// `path` when it is a symbolic link (`lstat`), with where it points.
+pub fn link_at(path: &Path) -> Option<Link> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    meta.file_type().is_symlink().then(|| Link {
+        path: path.to_path_buf(),
+        target: fs::read_link(path).unwrap_or_default(),
+    })
+}
+
+/// Unlink `path` when it is a symbolic link (never what it points at); the link, when it was
+/// one. Anything else there is left alone (`None`).
+pub fn unlink_if_link(path: &Path) -> Result<Option<Link>> {
+    let Some(link) = link_at(path) else {
+        return Ok(None);
+    };
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(path),
+        _ => Ok(Some(link)),
+    }
+}
+
+/// Remove `path` under the home and all it holds, never through a symbolic link: a link at
+/// `path` or anywhere below it is unlinked, what it points at left as it is (std's
+/// `remove_dir_all` walks so: `lstat`, then `openat` with `O_NOFOLLOW` all the way down; the
+/// tests below hold it to that). Nothing there is done already. Returns the link when `path`
+/// itself was one, for the caller to say. The one way teamctl removes a tree under its home.
+pub fn remove_tree(path: &Path) -> Result<Option<Link>> {
+    if let Some(link) = unlink_if_link(path)? {
+        return Ok(Some(link));
+    }
+    let removed = match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) => Err(e),
+    };
+    match removed {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(path),
+        _ => Ok(None),
+    }
+}
+
+/// What directory `dir` holds, as it is: each entry's path, and its link when it is a
+/// symbolic link (from `DirEntry::file_type`, which never follows one). When `dir` itself is a
+/// link, it alone is returned, as one: nothing behind it is read, so nothing there is acted on.
+/// Missing or unreadable: nothing.
+pub fn entries_nofollow(dir: &Path) -> Vec<(PathBuf, Option<Link>)> {
+    if let Some(link) = link_at(dir) {
+        return vec![(dir.to_path_buf(), Some(link))];
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let path = e.path();
+            let link = e
+                .file_type()
+                .is_ok_and(|t| t.is_symlink())
+                .then(|| link_at(&path))
+                .flatten();
+            (path, link)
+        })
+        .collect()
+}
+
 /// A home or team directory (`what`), when it exists, belongs to the caller alone: owned by
 /// the caller's (effective) uid and writable by no group or other. Otherwise someone else
 /// could plant links or files that teamctl would act on. `link_ok`: the path may be a symbolic
@@ -623,5 +699,75 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// `remove_tree` never goes through a link: one at the path is unlinked, ones below it
+    /// (a `sessions` or `state` directory, a file) are unlinked with the tree, and what they
+    /// point at stays whole. `remove_dir_all` is held to this here, since every removal under
+    /// the home counts on it.
+    #[test]
+    fn remove_tree_unlinks_links_and_never_removes_what_they_point_at() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        let keep = outside.path().join("keep");
+        fs::create_dir_all(keep.join("deep")).unwrap();
+        fs::write(keep.join("deep/data.txt"), "mine").unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let team = home.path().join("team");
+        fs::create_dir_all(team.join("state")).unwrap();
+        symlink(&keep, team.join("sessions")).unwrap();
+        symlink(keep.join("deep/data.txt"), team.join("state/x")).unwrap();
+        fs::create_dir_all(team.join("worktrees")).unwrap();
+        symlink(&keep, team.join("worktrees/w")).unwrap();
+        assert_eq!(remove_tree(&team).unwrap(), None);
+        assert!(team.symlink_metadata().is_err());
+        // A link as the tree itself: the link goes, and is said.
+        let top = home.path().join("top");
+        symlink(&keep, &top).unwrap();
+        let link = remove_tree(&top).unwrap().expect("a link");
+        assert_eq!(
+            (link.path.as_path(), link.target.as_path()),
+            (top.as_path(), keep.as_path())
+        );
+        assert!(top.symlink_metadata().is_err());
+        assert_eq!(
+            fs::read_to_string(keep.join("deep/data.txt")).unwrap(),
+            "mine"
+        );
+        // Nothing there: done.
+        assert_eq!(remove_tree(&top).unwrap(), None);
+    }
+
+    /// `entries_nofollow` tells links apart without following them, and lists nothing behind
+    /// a directory that is itself a link.
+    #[test]
+    fn entries_nofollow_lists_links_as_links_and_nothing_behind_one() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir(outside.path().join("tree")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let trees = dir.path().join("worktrees");
+        fs::create_dir(&trees).unwrap();
+        fs::create_dir(trees.join("real")).unwrap();
+        symlink(outside.path().join("tree"), trees.join("planted")).unwrap();
+        let mut found = entries_nofollow(&trees);
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].0, trees.join("planted"));
+        assert_eq!(
+            found[0].1.as_ref().map(|l| l.target.clone()),
+            Some(outside.path().join("tree"))
+        );
+        assert_eq!(
+            (found[1].0.clone(), found[1].1.clone()),
+            (trees.join("real"), None)
+        );
+        let linked = dir.path().join("linked");
+        symlink(outside.path(), &linked).unwrap();
+        let found = entries_nofollow(&linked);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, linked);
+        assert!(found[0].1.is_some());
+        assert!(entries_nofollow(&dir.path().join("missing")).is_empty());
     }
 }

@@ -198,11 +198,7 @@ impl Home {
         self.verify()?;
         let was_current = super::fsutil::read_to_string(&self.current_file())
             .is_ok_and(|c| c.trim() == team.as_str());
-        let dir = self.team_dir(team);
-        match fs::remove_dir_all(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).at(&dir),
-            _ => {}
-        }
+        super::fsutil::remove_tree(&self.team_dir(team))?;
         if was_current {
             self.set_current(None)?;
         }
@@ -426,11 +422,11 @@ impl Home {
                 match made {
                     Ok(Created::Made(s)) => return Ok(s.shared()),
                     Ok(Created::Taken) => {
-                        let _ = fs::remove_dir_all(&dir);
+                        let _ = super::fsutil::remove_tree(&dir);
                         continue;
                     }
                     Err(e) => {
-                        let _ = fs::remove_dir_all(&dir);
+                        let _ = super::fsutil::remove_tree(&dir);
                         return Err(e);
                     }
                 }

@@ -140,9 +140,57 @@ pub enum Item {
     Blank,
 }
 
+/// The longest line a record can be, its newline included (`Envelope::to_line` refuses a
+/// longer one: the 1 MiB cap is on the whole JSON line, envelope and all). A longer line is
+/// unreadable: it is passed over like any garbage line, never held in memory (an inbox of
+/// gigabytes without a newline made `status`, `send` and `inbox --peek` allocate all of it).
+pub const MAX_LINE: u64 = crate::domain::message::MAX_MESSAGE_BYTES as u64;
+
+/// How the next line of the log read (`next_line`).
+enum Line {
+    /// Whole, its newline included, in the buffer: this many bytes.
+    Whole(usize),
+    /// The log ends before a newline: a line still being written, or torn (left for a later
+    /// read; the next append closes a torn one with a newline).
+    Partial,
+    /// Longer than `MAX_LINE`: this many bytes, its newline included, read past and not kept.
+    TooLong(u64),
+}
+
+/// Read the next line into `line` (cleared first), keeping at most `MAX_LINE` bytes of it.
+fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Line> {
+    line.clear();
+    let mut n: u64 = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            line.clear();
+            return Ok(Line::Partial);
+        }
+        let (take, ends) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        n += take as u64;
+        if n <= MAX_LINE {
+            line.extend_from_slice(&buf[..take]);
+        } else {
+            line.clear();
+        }
+        reader.consume(take);
+        if ends {
+            return Ok(match usize::try_from(n) {
+                Ok(whole) if n <= MAX_LINE => Line::Whole(whole),
+                _ => Line::TooLong(n),
+            });
+        }
+    }
+}
+
 /// Read up to `max` complete lines starting at byte `from`. A partial last line (no newline
 /// yet) is left for a later read. Garbage lines come back as errors, in order, so the caller
-/// can warn and move past them.
+/// can warn and move past them; a line longer than any record (`MAX_LINE`) is one of them,
+/// and is never held whole.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     let meta = fs::symlink_metadata(log);
     // Nothing past `from`: not opened (`status` asks this of every member's inbox).
@@ -174,12 +222,23 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     let mut pos = from;
     let mut line = Vec::new();
     while out.len() < max {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).at(log)?;
-        if n == 0 || line.last() != Some(&b'\n') {
-            break;
-        }
         let start = pos;
+        let n = match next_line(&mut reader, &mut line).at(log)? {
+            Line::Partial => break,
+            Line::TooLong(n) => {
+                pos += n;
+                out.push(Entry {
+                    start: super::Position::from_raw(start),
+                    end: super::Position::from_raw(pos),
+                    item: Item::Garbage(format!(
+                        "skipped an unreadable line at byte {start} of {}: it is {n} bytes long, longer than any message can be ({MAX_LINE} bytes)",
+                        log.display()
+                    )),
+                });
+                continue;
+            }
+            Line::Whole(n) => n,
+        };
         pos += n as u64;
         let body = &line[..line.len() - 1];
         let item = if body.iter().all(|b| b.is_ascii_whitespace()) {
@@ -468,6 +527,80 @@ mod tests {
         let got = read_from(&p.log(), 0, 100).unwrap();
         assert_eq!(texts(&got), ["one", "two"]);
         assert_eq!(got.len(), 3, "the torn fragment is one skipped line");
+    }
+
+    /// A line longer than any record (`MAX_LINE`) is read past in pieces, never held: here a
+    /// sparse stretch of several times the cap without a newline. While it is the log's
+    /// unfinished tail it is left, as a torn line is (the cursor stays before it); once the
+    /// next append closes it with a newline it is one garbage line, said, and the message
+    /// after it is read.
+    #[test]
+    fn a_line_longer_than_any_record_is_skipped_as_garbage_and_the_next_message_read() {
+        let (_d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let start = log_len(&p.log());
+        let huge = 8 * MAX_LINE;
+        open_append(&p.log())
+            .unwrap()
+            .set_len(start + huge)
+            .unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(texts(&got), ["one"]);
+        assert_eq!(got.len(), 1, "the unfinished tail is left for later");
+        assert_eq!(got[0].end.raw(), start);
+        append(&p, &msg("two")).unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(texts(&got), ["one", "two"]);
+        assert_eq!(got.len(), 3, "{got:?}");
+        let Item::Garbage(said) = &got[1].item else {
+            panic!("{got:?}");
+        };
+        assert!(
+            said.contains(&format!("at byte {start} "))
+                && said.contains("longer than any message can be"),
+            "{said}"
+        );
+        // Its newline included; the cursor moves past it to the next message.
+        assert_eq!(got[1].start.raw(), start);
+        assert_eq!(got[1].end.raw(), start + huge + 1);
+        assert_eq!(got[2].start.raw(), got[1].end.raw());
+        assert_eq!(
+            texts(&read_from(&p.log(), got[1].end.raw(), 100).unwrap()),
+            ["two"]
+        );
+    }
+
+    /// The cap is the record's: a line of exactly `MAX_LINE` bytes is read; one byte more,
+    /// even of well-formed JSON (no teamctl wrote it), is unreadable.
+    #[test]
+    fn a_record_of_the_largest_size_is_read_and_one_byte_more_is_not() {
+        let (_d, p) = setup();
+        let line = |len: u64| {
+            // A summary given: a derived one would grow with the text.
+            let mut env = msg("");
+            env.body = Body::message("", Some("s".into()));
+            let base = env.to_line().unwrap().len() as u64;
+            env.body = Body::message("x".repeat((len - base) as usize), Some("s".into()));
+            let mut bytes = serde_json::to_vec(&env).unwrap();
+            bytes.push(b'\n');
+            assert_eq!(bytes.len() as u64, len);
+            bytes
+        };
+        prepare(&p).unwrap();
+        let mut f = open_append(&p.log()).unwrap();
+        f.write_all(&line(MAX_LINE)).unwrap();
+        f.write_all(&line(MAX_LINE + 1)).unwrap();
+        append(&p, &msg("after")).unwrap();
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(got.len(), 3);
+        assert!(matches!(got[0].item, Item::Message(_)));
+        let said = match &got[1].item {
+            Item::Garbage(s) => s.clone(),
+            Item::Message(_) => "read as a message".into(),
+            Item::Blank => "read as blank".into(),
+        };
+        assert!(said.contains("longer than any message"), "{said}");
+        assert_eq!(texts(&got[2..]), ["after"]);
     }
 
     #[test]

@@ -693,10 +693,9 @@ impl Store for FsStore {
         let dir = &self.dir;
         let mut last = None;
         for _ in 0..200 {
-            match std::fs::remove_dir_all(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => last = Some(e),
+            // Never through a link (`fsutil::remove_tree`).
+            if let Err(e) = super::fsutil::remove_tree(dir) {
+                last = Some(e);
             }
             if std::fs::symlink_metadata(dir).is_err() {
                 return Ok(());

@@ -36,3 +36,4 @@ mod up;
 mod user;
 mod view;
 mod worker_process;
+mod worktree_links;

@@ -1508,10 +1508,7 @@ impl Store for NatsStore {
                 Ok(())
             }
         })?;
-        match std::fs::remove_dir_all(&self.local) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&self.local, e)),
-            _ => Ok(()),
-        }
+        super::fsutil::remove_tree(&self.local).map(|_| ())
     }
 
     fn last_activity(&self) -> Option<std::time::SystemTime> {
