@@ -416,7 +416,7 @@ impl Console<'_> {
     }
 
     fn shutdown(&mut self, name: &str) -> Result<()> {
-        let name = Name::teammate(name)?;
+        let name = Name::teammate_to_end(name, "shut down")?;
         self.store.load()?.require(name.as_str())?;
         let out = leader::handoff::handoff(
             &*self.store,
