@@ -264,25 +264,7 @@ impl Home {
 
     /// The error for a command naming `team` when it is a leftover (`leftover`).
     fn leftover_error(&self, team: &Name) -> Option<Error> {
-        let left = self.leftover(team)?;
-        let what = match left.messages() {
-            0 => format!("`teamctl delete --team {team}` removes it"),
-            n => format!(
-                "`teamctl delete --force --team {team}` removes it and {} ({})",
-                if n == 1 {
-                    "that message"
-                } else {
-                    "those messages"
-                },
-                left.where_messages()
-            ),
-        };
-        Some(Error::failed(format!(
-            "team {team:?} has no team file: {} is {}, holding {}; {what}",
-            left.dir.display(),
-            left.cause(),
-            left.contents()
-        )))
+        Some(self.leftover(team)?.error(&[]))
     }
 
     /// Every team in this home, by name.
@@ -468,6 +450,17 @@ pub struct Leftover {
     pub age: Option<std::time::Duration>,
 }
 
+/// `bob's worker`, or `the workers of bob, carol`.
+pub fn workers_of(names: &[Name]) -> String {
+    match names {
+        [one] => format!("{one}'s worker"),
+        many => format!(
+            "the workers of {}",
+            many.iter().map(Name::as_str).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 /// A directory without a team file younger than this and without mail may be a team being
 /// made (`create` makes the directory, then the file).
 pub const HALF_MADE_GRACE: std::time::Duration = std::time::Duration::from_mins(1);
@@ -509,6 +502,52 @@ impl Leftover {
                 with.join(", ")
             ),
         }
+    }
+
+    /// The error for a command naming this team. `running`: its teammates whose workers still
+    /// run (their live states say so, checked above the store); then it is no crash's or
+    /// interrupted delete's leftover, and `delete` ends those workers too.
+    pub fn error(&self, running: &[Name]) -> Error {
+        let team = &self.team;
+        let workers = workers_of(running);
+        let ends = if running.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ends {} and",
+                if running.len() == 1 {
+                    "that worker"
+                } else {
+                    "those workers"
+                }
+            )
+        };
+        let what = match self.messages() {
+            0 => format!("`teamctl delete --team {team}`{ends} removes it"),
+            n => format!(
+                "`teamctl delete --force --team {team}`{ends} removes it and {} ({})",
+                if n == 1 {
+                    "that message"
+                } else {
+                    "those messages"
+                },
+                self.where_messages()
+            ),
+        };
+        if running.is_empty() {
+            return Error::failed(format!(
+                "team {team:?} has no team file: {} is {}, holding {}; {what}",
+                self.dir.display(),
+                self.cause(),
+                self.contents()
+            ));
+        }
+        Error::failed(format!(
+            "team {team:?} has no team file: its config.json is gone from {} while {workers} still {}; the directory holds {}; {what}",
+            self.dir.display(),
+            if running.len() == 1 { "runs" } else { "run" },
+            self.contents()
+        ))
     }
 
     /// Where its messages are, to read or copy before removing them.

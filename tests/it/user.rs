@@ -1661,3 +1661,29 @@ fn the_leaders_name_and_extra_delete_words_get_hints_that_fit() {
     assert!(env.team_dir("alpha").join("config.json").exists());
 }
 
+/// Plurals (QA 19): one idle notification left out is "it", not "them".
+#[test]
+fn one_idle_notification_left_out_is_it() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo ok")]);
+    env.ok(&["send", "w", "hi"]);
+    let idles = || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["type"] == "idle_notification")
+            .count()
+    };
+    wait_until("the reply and an idle notification", T, || {
+        idles() == 1
+            && env
+                .inbox("alpha", "team-lead")
+                .iter()
+                .any(|m| m["type"] == "message")
+    });
+    let out = env.run(&["inbox", "--peek"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("(1 idle notification left out; `--type idle_notification` shows it)"),
+        "{stderr}"
+    );
+}
