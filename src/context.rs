@@ -240,11 +240,11 @@ impl Ctx {
         match running.as_slice() {
             [] if !from_record => e,
             [] => Error::failed(format!(
-                "{who} is gone: its directory {} was removed; `teamctl doctor --fix` ends whatever of it may still run (panes, its tmux session); `teamctl create NAME` starts a new team",
+                "{who} no longer exists: its directory {} was removed; `teamctl doctor --fix` ends whatever of it may still run (panes, its tmux session); `teamctl create NAME` starts a new team",
                 dir.display()
             )),
             r => Error::failed(format!(
-                "{who} is gone: its directory {} was removed while {} still {}; `teamctl doctor --fix` ends {} and whatever else of it is left (panes, its tmux session); `teamctl create NAME` starts a new team",
+                "{who} no longer exists: its directory {} was removed while {} still {}; `teamctl doctor --fix` ends {} and whatever else of it is left (panes, its tmux session); `teamctl create NAME` starts a new team",
                 dir.display(),
                 crate::store::home::workers_of(r),
                 if r.len() == 1 { "runs" } else { "run" },

@@ -1322,9 +1322,9 @@ fn doctor_closes_the_session_of_a_team_whose_directory_was_removed() {
 /// A team's files removed by hand while its workers run (QA 19). Its team file alone: `status`
 /// and `send` say the workers still run (no crash leaves them so) and that `delete` ends them,
 /// and the leader console says the team file is gone, not that the team was deleted. Its whole
-/// directory: the team chosen (the one created last, `--team` or `TEAMCTL_TEAM`) is said to be
-/// gone, with its running workers and `doctor --fix`, not "no team selected"; once `doctor
-/// --fix` ended them, the team created last is still said to be gone. A team left over with
+/// directory: the team chosen (the one created last, `--team` or `TEAMCTL_TEAM`) is said to
+/// exist no longer, with its running workers and `doctor --fix`, not "no team selected"; once
+/// `doctor --fix` ended them, the team created last is still said so. A team left over with
 /// one message is deleted "with the one message in it".
 #[test]
 fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
@@ -1366,25 +1366,25 @@ fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
     std::fs::remove_dir_all(&dir).unwrap();
     let err = env.fails(&["status"], 1);
     assert!(
-        err.contains("the team you created last, \"alpha\", is gone"),
+        err.contains("the team you created last, \"alpha\", no longer exists"),
         "{err}"
     );
     assert!(err.contains("bob's worker still runs"), "{err}");
     assert!(err.contains("`teamctl doctor --fix` ends it"), "{err}");
     let err = env.fails(&["--team", "alpha", "status"], 1);
-    assert!(err.contains("team \"alpha\" is gone"), "{err}");
+    assert!(err.contains("team \"alpha\" no longer exists"), "{err}");
     let out = env
         .cmd(&["status"])
         .env("TEAMCTL_TEAM", "alpha")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("team \"alpha\" is gone"), "{err}");
+    assert!(err.contains("team \"alpha\" no longer exists"), "{err}");
     assert!(err.contains("bob's worker still runs"), "{err}");
     env.ok(&["doctor", "--fix"]);
     let err = env.fails(&["status"], 1);
     assert!(
-        err.contains("the team you created last, \"alpha\", is gone"),
+        err.contains("the team you created last, \"alpha\", no longer exists"),
         "{err}"
     );
     assert!(!err.contains("still runs"), "{err}");

@@ -196,7 +196,7 @@ fn ending_a_stopped_teammate_again_is_a_no_op() {
     assert_eq!(env.ok(&["kill", "w"]).trim(), "w killed");
     let again = env.ok(&["kill", "w"]);
     assert!(again.contains("not running"), "{again}");
-    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w stopped");
+    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w was already stopped");
     let forced = env.ok(&["shutdown", "w", "--force"]);
     assert!(forced.contains("already stopped"), "{forced}");
     assert_eq!(stop_notices(&env, "w"), 1);
