@@ -639,40 +639,29 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
 /// `log --from NAME`: only a member of the team is named so, and only when the line without
 /// that word is a `log` without `--worker`; any other extra word keeps clap's own error
 /// (`log --worker bob extra`) or gets no name (`log 10`). `delete NAME` (a user's first try
-/// at removing a team, or one teammate) says how to do either; it never deletes anything.
+/// at removing a team, or one teammate) says how to do either, also for several words
+/// (`delete my team`) and words after `--`; it never deletes anything.
 fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::error::ErrorKind;
     if e.kind() != ErrorKind::UnknownArgument {
         return None;
     }
     let word = command_word(args)?;
-    if word != "log" && word != "delete" {
+    if word == "delete" {
+        let (global, words) = without_extra_words(args, e)?;
+        return Some(delete_meant(&global, &words));
+    }
+    if word != "log" {
         return None;
     }
-    let ContextValue::String(given) = e.get(ContextKind::InvalidArg)? else {
-        return None;
-    };
+    let given = refused_word(e)?;
     if given.starts_with('-') {
         return None;
     }
     // The line as it parses without the word (the first of its places that parses).
-    let (global, command) = (1..args.len())
-        .filter(|i| args[*i] == given.as_str())
-        .find_map(|i| {
-            let mut rest = args.to_vec();
-            rest.remove(i);
-            match Cli::try_parse_from(rest).ok()? {
-                Cli {
-                    global,
-                    command: Some(command),
-                } => Some((global, command)),
-                Cli { command: None, .. } => None,
-            }
-        })?;
-    let log = match command {
-        Command::Log(log) => log,
-        Command::Delete(_) => return Some(delete_meant(global, given)),
-        _ => return None,
+    let (global, command) = parses_without(args, given)?;
+    let Command::Log(log) = command else {
+        return None;
     };
     if log.worker.is_some() {
         return None;
@@ -688,32 +677,155 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     }
 }
 
-/// `delete NAME`: `delete` removes the team `--team` chooses, and takes no name. A team of
-/// that name is pointed to with `--team` (the team chosen otherwise is named, so the user sees
-/// which one a bare `delete` would remove); a member is pointed to `shutdown`/`kill`.
-fn delete_meant(global: GlobalArgs, given: &str) -> String {
-    let every = "delete takes no name (it removes the whole team chosen by --team, default the one created last)";
-    let Ok(name) = crate::domain::Name::parse(given) else {
-        return format!("{every}, and {given:?} is not a valid name");
-    };
-    if is_member(global.clone(), &name) {
-        return format!(
-            "{every}: to stop the teammate {name} and keep the team, `teamctl shutdown {name}` (or `teamctl kill {name}`)"
-        );
+/// The word clap refused as an unexpected argument.
+fn refused_word(e: &clap::Error) -> Option<&str> {
+    use clap::error::{ContextKind, ContextValue};
+    match e.get(ContextKind::InvalidArg)? {
+        ContextValue::String(given) => Some(given),
+        _ => None,
     }
+}
+
+/// The line as it parses without `word` (the first of its places that parses), with the
+/// global options and the command it then gives.
+fn parses_without(args: &[std::ffi::OsString], word: &str) -> Option<(GlobalArgs, Command)> {
+    (1..args.len()).filter(|i| args[*i] == word).find_map(|i| {
+        let mut rest = args.to_vec();
+        rest.remove(i);
+        match Cli::try_parse_from(rest).ok()? {
+            Cli {
+                global,
+                command: Some(command),
+            } => Some((global, command)),
+            Cli { command: None, .. } => None,
+        }
+    })
+}
+
+/// The line without the words clap refused one after the other (`delete my team`: `my`, then
+/// `team`), when it then parses: its global options and those words. A refused word that
+/// looks like an option counts only after `--` (`delete -- --team`); before it, clap's own
+/// error stays (`delete --tema` gets its "a similar argument exists").
+fn without_extra_words(
+    args: &[std::ffi::OsString],
+    first: &clap::Error,
+) -> Option<(GlobalArgs, Vec<String>)> {
+    let mut rest = args.to_vec();
+    let mut words = Vec::new();
+    let mut given = refused_word(first)?.to_string();
+    // A handful at most: a line of many words is not a name given by mistake.
+    for _ in 0..8 {
+        let dashes = rest.iter().position(|a| a == "--");
+        // The last place it is at: the command's own words come after the global options.
+        let at = (1..rest.len()).rev().find(|i| {
+            rest[*i] == given.as_str()
+                && (!given.starts_with('-') || dashes.is_some_and(|d| d < *i))
+        })?;
+        rest.remove(at);
+        words.push(given);
+        given = match Cli::try_parse_from(&rest) {
+            Ok(Cli {
+                global,
+                command: Some(_),
+            }) => return Some((global, words)),
+            Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+                refused_word(&e)?.to_string()
+            }
+            Ok(_) | Err(_) => return None,
+        };
+    }
+    None
+}
+
+/// `delete NAME...`: `delete` removes the team `--team` chooses, and takes no name. A team of
+/// that name is pointed to with `--team` (the team chosen otherwise is named, so the user sees
+/// which one a bare `delete` would remove); a member is pointed to `shutdown`/`kill`; the
+/// leader's own name to what ends the team or every teammate (`shutdown` and `kill` refuse it).
+fn delete_meant(global: &GlobalArgs, given: &[String]) -> String {
+    let every = "delete takes no name (it removes the whole team chosen by --team, default the one created last)";
+    let quoted = |words: &[&String]| {
+        words
+            .iter()
+            .map(|w| format!("{w:?}"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    let (names, invalid): (Vec<_>, Vec<_>) = given
+        .iter()
+        .map(|w| (w, crate::domain::Name::parse(w)))
+        .partition(|(_, n)| n.is_ok());
+    let names: Vec<(&String, crate::domain::Name)> = names
+        .into_iter()
+        .filter_map(|(w, n)| Some((w, n.ok()?)))
+        .collect();
+    let invalid: Vec<&String> = invalid.into_iter().map(|(w, _)| w).collect();
+    let mut ways = Vec::new();
+    let mut unknown = Vec::new();
+    for (word, name) in &names {
+        if name.is_leader() {
+            let team = current_team(global.clone()).map_or(String::new(), |t| format!(" {t}"));
+            ways.push(format!(
+                "{name} is the leader, you: `teamctl delete` ends the whole team{team}, `teamctl shutdown --all` stops every teammate and keeps it"
+            ));
+        } else if is_member(global.clone(), name) {
+            ways.push(format!(
+                "to stop the teammate {name} and keep the team, `teamctl shutdown {name}` (or `teamctl kill {name}`)"
+            ));
+        } else if team_exists(global.clone(), name) {
+            ways.push(format!(
+                "to delete the team {name}, `teamctl delete --team {name}`"
+            ));
+        } else {
+            unknown.push(*word);
+        }
+    }
+    let mut text = every.to_string();
+    if !ways.is_empty() {
+        text.push_str(": ");
+        text.push_str(&ways.join("; "));
+    }
+    let mut and = Vec::new();
+    match invalid.as_slice() {
+        [] => {}
+        [one] => and.push(format!("{one:?} is not a valid name")),
+        many => and.push(format!(
+            "{} are not valid names",
+            quoted(many).replace(" or ", ", ")
+        )),
+    }
+    if !unknown.is_empty() {
+        and.push(format!(
+            "there is no team or teammate {} here",
+            quoted(&unknown)
+        ));
+    }
+    if !and.is_empty() {
+        text.push_str(if ways.is_empty() { ", and " } else { "; " });
+        text.push_str(&and.join(", and "));
+    }
+    text
+}
+
+/// Whether a team `name` is there (the team the global options would choose with `--team
+/// NAME`; false on any error).
+fn team_exists(global: GlobalArgs, name: &crate::domain::Name) -> bool {
     let team = GlobalArgs {
         team: Some(name.as_str().to_string()),
         ..global
     };
-    let exists = crate::context::Ctx::new(team.resolve(), false)
+    crate::context::Ctx::new(team.resolve(), false)
         .and_then(|ctx| ctx.store())
         .and_then(|store| store.load())
-        .is_ok();
-    if exists {
-        format!("{every}: to delete the team {name}, `teamctl delete --team {name}`")
-    } else {
-        format!("{every}, and there is no team or teammate {name:?} here")
-    }
+        .is_ok()
+}
+
+/// The name of the team the global options choose, if it can be read.
+fn current_team(global: GlobalArgs) -> Option<crate::domain::Name> {
+    crate::context::Ctx::new(global.resolve(), false)
+        .and_then(|ctx| ctx.store())
+        .and_then(|store| store.load())
+        .ok()
+        .map(|config| config.name)
 }
 
 /// Whether `name` is a member of the team the global options choose (false on any error).

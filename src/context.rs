@@ -174,7 +174,83 @@ impl Ctx {
 
     /// The team this command acts on.
     pub fn store(&self) -> Result<SharedStore> {
-        self.home.resolve(self.team.as_deref())
+        self.home
+            .resolve(self.team.as_deref())
+            .map_err(|e| self.why_no_team(e))
+    }
+
+    /// `resolve`'s error, said more truly when the team chosen (`--team`, `TEAMCTL_TEAM`, or
+    /// the team created last) lost its files while its workers run: its team file alone gone
+    /// (the leftover's error then names the workers, which no crash leaves running), or its
+    /// whole directory (then `doctor --fix` ends what is left). The workers are looked for
+    /// only here, on the way to an error.
+    fn why_no_team(&self, e: Error) -> Error {
+        let from_record = self.team.is_none();
+        let named = match &self.team {
+            Some(t) => Name::parse(t).ok(),
+            None => self.home.current_named(),
+        };
+        let Some(team) = named else {
+            return e;
+        };
+        if let Some(left) = self.home.leftover(&team) {
+            // Its members are known by their inboxes; a live state whose pid is the member's
+            // worker says it runs (as `status` judges a worker of no recorded pid).
+            let running: Vec<Name> = match self.home.handle(&team) {
+                Ok(store) => left
+                    .inboxes
+                    .iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| !n.is_leader())
+                    .filter(|n| {
+                        store.live(n).ok().flatten().is_some_and(|l| {
+                            crate::backend::proc::is_worker(l.pid, &n.agent_id(&team))
+                        })
+                    })
+                    .cloned()
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            return if running.is_empty() {
+                e
+            } else {
+                left.error(&running)
+            };
+        }
+        let dir = self.home.team_dir(&team);
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            return e;
+        }
+        // The whole directory is gone: its workers are found by their argv (one /proc walk).
+        let suffix = format!("@{team}");
+        let mut running: Vec<Name> = crate::backend::proc::pids()
+            .filter_map(crate::backend::proc::worker_id)
+            .filter_map(|id| {
+                let id = String::from_utf8(id).ok()?;
+                Name::parse(id.strip_suffix(&suffix)?).ok()
+            })
+            .collect();
+        running.sort();
+        running.dedup();
+        let who = if from_record {
+            format!("the team you created last, {:?},", team.as_str())
+        } else {
+            format!("team {:?}", team.as_str())
+        };
+        match running.as_slice() {
+            [] if !from_record => e,
+            [] => Error::failed(format!(
+                "{who} no longer exists: its directory {} was removed; `teamctl doctor --fix` ends whatever of it may still run (panes, its tmux session); `teamctl create NAME` starts a new team",
+                dir.display()
+            )),
+            r => Error::failed(format!(
+                "{who} no longer exists: its directory {} was removed while {} still {}; `teamctl doctor --fix` ends {} and whatever else of it is left (panes, its tmux session); `teamctl create NAME` starts a new team",
+                dir.display(),
+                crate::store::home::workers_of(r),
+                if r.len() == 1 { "runs" } else { "run" },
+                if r.len() == 1 { "it" } else { "them" }
+            )),
+        }
     }
 
     /// Who is acting (`--as`), validated.

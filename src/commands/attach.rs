@@ -38,6 +38,26 @@ fn pane_of(member: &Member) -> Option<(TmuxBackend, String)> {
         .then_some((backend, pane))
 }
 
+/// Why a teammate's recorded pane cannot be shown: gone, or there but running something else
+/// (the user's own program after `respawn-pane -k`: the pane is theirs now, see `argv::holds`;
+/// tmux never gives a pane id to another pane while its server runs).
+fn not_its_pane(member: &Member) -> Error {
+    let name = &member.name;
+    let pane = member.pane_id.as_deref().and_then(|p| {
+        TmuxBackend::for_member(member)
+            .probe(p)
+            .map(|_| p.to_string())
+    });
+    match pane {
+        Some(pane) => Error::failed(format!(
+            "{name}'s pane {pane} now runs something else (not teamctl's: it is yours, and teamctl leaves it alone); `teamctl resume {name}` starts {name} in a new pane"
+        )),
+        None => Error::failed(format!(
+            "{name}'s pane is gone; bring it back with `teamctl resume {name}`"
+        )),
+    }
+}
+
 /// The server and the `-t` target: NAME's pane, else the first teammate pane still there,
 /// else the team's session.
 fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, String)> {
@@ -61,11 +81,7 @@ fn target(config: &TeamConfig, wanted: Option<&Name>) -> Result<(TmuxBackend, St
                 "{name} runs on the process backend and has no pane; follow its output with `teamctl log --worker {name} -f`"
             )));
         }
-        return pane_of(member).ok_or_else(|| {
-            Error::failed(format!(
-                "{name}'s pane is gone; bring it back with `teamctl resume {name}`"
-            ))
-        });
+        return pane_of(member).ok_or_else(|| not_its_pane(member));
     }
     if let Some(found) = config.teammates().find_map(pane_of) {
         return Ok(found);

@@ -77,7 +77,7 @@ fn delete_leftover(ctx: &Ctx, left: &crate::store::home::Leftover, force: bool) 
             "deleted what was left of team {team} (no team file){}",
             match n {
                 0 => String::new(),
-                1 => ", with the 1 message in it".to_string(),
+                1 => ", with the one message in it".to_string(),
                 n => format!(", with the {n} messages in it"),
             }
         );

@@ -82,8 +82,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         };
         if idle_skipped > 0 {
             eprintln!(
-                "{what} ({idle_skipped} idle notification{}; `--type {IDLE}` shows them)",
-                plural(idle_skipped)
+                "{what} ({idle_skipped} idle notification{}; `--type {IDLE}` shows {})",
+                plural(idle_skipped),
+                them(idle_skipped)
             );
         } else {
             eprintln!("{what}");
@@ -94,8 +95,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         }
         if idle_skipped > 0 {
             eprintln!(
-                "({idle_skipped} idle notification{} left out; `--type {IDLE}` shows them)",
-                plural(idle_skipped)
+                "({idle_skipped} idle notification{} left out; `--type {IDLE}` shows {})",
+                plural(idle_skipped),
+                them(idle_skipped)
             );
         }
     }
@@ -112,4 +114,9 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// "it" for one, "them" for more.
+fn them(n: usize) -> &'static str {
+    if n == 1 { "it" } else { "them" }
 }

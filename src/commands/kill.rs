@@ -9,7 +9,7 @@ use crate::leader;
 
 pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     ctx.require_leader("kill teammates")?;
-    let name = Name::teammate(&args.name)?;
+    let name = Name::teammate_to_end(&args.name, "kill")?;
     let store = ctx.store()?;
     store.load()?.require(name.as_str())?;
     ctx.reconcile(&*store)?;

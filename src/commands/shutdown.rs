@@ -14,6 +14,9 @@ use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
+    if let Some(n) = &args.name {
+        Name::teammate_to_end(n, "shut down")?;
+    }
     let store = ctx.store()?;
     let config = store.load()?;
     let targets = config.named_or_all(args.name.as_deref())?;
@@ -83,7 +86,12 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() || !outcome.silent.is_empty() {
-            outcome.running = again;
+            // Only those started again: one that never answered is running because it was
+            // never stopped, and is said once, as silent.
+            outcome.running = again
+                .into_iter()
+                .filter(|n| !outcome.silent.contains(n))
+                .collect();
             break;
         }
         eprintln!(
@@ -104,7 +112,11 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         ctx.print_json(&outcome.to_json());
     } else {
         for n in &outcome.stopped {
-            crate::outln!("{n} stopped");
+            if outcome.already.contains(n) {
+                crate::outln!("{n} was already stopped");
+            } else {
+                crate::outln!("{n} stopped");
+            }
         }
         for n in &outcome.requested {
             crate::outln!("{n}: shutdown requested; the next teamctl command acts on the answer");

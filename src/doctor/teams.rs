@@ -215,8 +215,9 @@ fn leftover(home: &Home, left: &crate::store::home::Leftover, fix: Fix) -> Optio
                 "`teamctl doctor --fix` (or `teamctl delete --team {team}`) removes it"
             ))
             .fix(fix),
+        // `--fix` leaves it (never mail): the hint says what the user does instead.
         n => f.hint(format!(
-            "`teamctl doctor --fix` keeps it for its mail; `teamctl delete --force --team {team}` removes it and {} ({})",
+            "kept for its mail (`--fix` never removes mail): `teamctl delete --force --team {team}` drops it with {} ({})",
             if n == 1 { "that message" } else { "those messages" },
             left.where_messages()
         )),

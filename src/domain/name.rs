@@ -70,6 +70,17 @@ impl Name {
         Ok(name)
     }
 
+    /// A teammate to end (`verb`: "shut down", "kill"): the leader's own name is refused in
+    /// words that fit (`teammate`'s "use another name" is for a new teammate's name).
+    pub fn teammate_to_end(s: &str, verb: &str) -> Result<Name> {
+        if s == LEADER {
+            return Err(Error::bad(format!(
+                "{LEADER:?} is the leader, you, not a teammate to {verb}: `teamctl shutdown --all` stops every teammate and keeps the team, `teamctl delete` ends the whole team"
+            )));
+        }
+        Name::teammate(s)
+    }
+
     pub fn leader() -> Name {
         Name(CompactString::const_new(LEADER))
     }

@@ -23,6 +23,9 @@ pub fn names(v: &[Name]) -> String {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub stopped: Vec<Name>,
+    /// Those of `stopped` that were stopped already, recorded so, before they were asked
+    /// (nothing was asked of them; said as "already stopped").
+    pub already: Vec<Name>,
     pub refused: Vec<(Name, String)>,
     pub silent: Vec<Name>,
     /// Asked, not waited for (`--no-wait`).
@@ -59,10 +62,10 @@ impl Outcome {
             problems.push(format!("{n} refused to shut down: {why}"));
         }
         if !self.silent.is_empty() {
-            let names: Vec<&str> = self.silent.iter().map(|n| n.as_str()).collect();
             problems.push(format!(
-                "no shutdown response from {} within {timeout} s (still in a turn?); `teamctl shutdown --force NAME` ends it now",
-                names.join(", ")
+                "no shutdown response from {} within {timeout} s (still in a turn?); {}",
+                names(&self.silent),
+                force_hint(&self.silent)
             ));
         }
         if !self.running.is_empty() {
@@ -87,6 +90,19 @@ impl Outcome {
         } else {
             Err(Error::failed(problems.join("; ")))
         }
+    }
+}
+
+/// The commands that end `silent` teammates now, by name: each one's own while they are few.
+fn force_hint(silent: &[Name]) -> String {
+    let force = |n: &Name| format!("`teamctl shutdown --force {n}`");
+    match silent {
+        [one] => format!("{} ends it now", force(one)),
+        few if few.len() <= 3 => format!(
+            "{} end them now",
+            few.iter().map(force).collect::<Vec<_>>().join(", ")
+        ),
+        _ => "`teamctl shutdown --force NAME` ends one now, `teamctl shutdown --all --force` every teammate".to_string(),
     }
 }
 
@@ -175,7 +191,9 @@ pub fn handoff(
             match super::effective_status_with(member, store.live(&member.name)?.as_ref(), &seen) {
                 Status::Stopped => {
                     // Stopped on its own (or its answer was missed): make sure nothing is left.
-                    if member.status != Status::Stopped {
+                    if member.status == Status::Stopped {
+                        out.already.push(member.name.clone());
+                    } else {
                         had_stopped.push(member.clone());
                     }
                     out.stopped.push(member.name.clone());

@@ -260,14 +260,7 @@ impl Home {
 
     /// The error for a command naming `team` when it is a leftover (`leftover`).
     fn leftover_error(&self, team: &Name) -> Option<Error> {
-        let left = self.leftover(team)?;
-        Some(Error::failed(format!(
-            "team {team:?} has no team file: {} is {}, holding {}; {}",
-            left.dir.display(),
-            left.cause(),
-            left.contents(),
-            left.removal()
-        )))
+        Some(self.leftover(team)?.error(&[]))
     }
 
     /// Every team in this home, by name.
@@ -453,6 +446,17 @@ pub struct Leftover {
     pub age: Option<std::time::Duration>,
 }
 
+/// `bob's worker`, or `the workers of bob, carol`.
+pub fn workers_of(names: &[Name]) -> String {
+    match names {
+        [one] => format!("{one}'s worker"),
+        many => format!(
+            "the workers of {}",
+            many.iter().map(Name::as_str).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 /// A directory without a team file younger than this and without mail may be a team being
 /// made (`create` makes the directory, then the file).
 pub const HALF_MADE_GRACE: std::time::Duration = std::time::Duration::from_mins(1);
@@ -499,11 +503,21 @@ impl Leftover {
     /// The command that removes it: `delete` when it holds no message, else `delete --force`,
     /// saying what goes with it and where that is.
     pub fn removal(&self) -> String {
+        self.removal_ending(&[])
+    }
+
+    /// `removal`, saying that it also ends the workers `running`.
+    fn removal_ending(&self, running: &[Name]) -> String {
         let team = &self.team;
+        let ends = match running.len() {
+            0 => String::new(),
+            1 => " ends that worker and".to_string(),
+            _ => " ends those workers and".to_string(),
+        };
         match self.messages() {
-            0 => format!("`teamctl delete --team {team}` removes it"),
+            0 => format!("`teamctl delete --team {team}`{ends} removes it"),
             n => format!(
-                "`teamctl delete --force --team {team}` removes it and {} ({})",
+                "`teamctl delete --force --team {team}`{ends} removes it and {} ({})",
                 if n == 1 {
                     "that message"
                 } else {
@@ -512,6 +526,29 @@ impl Leftover {
                 self.where_messages()
             ),
         }
+    }
+
+    /// The error for a command naming this team. `running`: its teammates whose workers still
+    /// run (their live states say so, checked above the store); then it is no crash's or
+    /// interrupted delete's leftover, and `delete` ends those workers too.
+    pub fn error(&self, running: &[Name]) -> Error {
+        let team = &self.team;
+        let what = self.removal_ending(running);
+        if running.is_empty() {
+            return Error::failed(format!(
+                "team {team:?} has no team file: {} is {}, holding {}; {what}",
+                self.dir.display(),
+                self.cause(),
+                self.contents()
+            ));
+        }
+        Error::failed(format!(
+            "team {team:?} has no team file: its config.json is gone from {} while {} still {}; the directory holds {}; {what}",
+            self.dir.display(),
+            workers_of(running),
+            if running.len() == 1 { "runs" } else { "run" },
+            self.contents()
+        ))
     }
 
     /// Where its messages are, to read or copy before removing them.

@@ -1243,10 +1243,24 @@ fn a_team_directory_without_its_team_file_is_reported_and_its_mail_removed_only_
         "{hint}"
     );
 
-    // `--fix` keeps it for its mail; `delete` without `--force` too.
+    // `--fix` keeps it for its mail; `delete` without `--force` too. The problem left after
+    // `--fix` says what to do instead, not `--fix` again (QA 19).
     let (code, report) = doctor(&env, &["--fix"]);
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let left: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "teams" && f["level"] == "problem")
+        .collect();
+    assert_eq!(left.len(), 1, "{report:#}");
+    let hint = left[0]["hint"].as_str().unwrap();
+    assert!(!hint.contains("doctor --fix"), "{hint}");
+    assert!(
+        hint.contains("`teamctl delete --force --team lc-left` drops it with those messages"),
+        "{hint}"
+    );
     let err = env.fails(&["delete", "--team", "lc-left"], 1);
     assert!(err.contains("--force"), "{err}");
     assert_eq!(before, crate::common::snapshot(env.home_path()));
@@ -1358,4 +1372,92 @@ fn doctor_closes_the_session_of_a_team_whose_directory_was_removed() {
     assert_eq!(env.processes(), vec![pid]);
     let (code, report) = doctor(&env, &[]);
     assert_eq!(code, 0, "{report:#}");
+}
+
+/// A team's files removed by hand while its workers run (QA 19). Its team file alone: `status`
+/// and `send` say the workers still run (no crash leaves them so) and that `delete` ends them,
+/// and the leader console says the team file is gone, not that the team was deleted. Its whole
+/// directory: the team chosen (the one created last, `--team` or `TEAMCTL_TEAM`) is said to
+/// exist no longer, with its running workers and `doctor --fix`, not "no team selected"; once
+/// `doctor --fix` ended them, the team created last is still said so. A team left over with
+/// one message is deleted "with the one message in it".
+#[test]
+fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    create(&env, "alpha");
+    spawn(&env, "bob", &["--exec", "cat"]);
+    env.ok(&["send", "bob", "hi"]);
+    let dir = env.team_dir("alpha");
+    // The console, its output in a file: it has started once its banner is there.
+    let banner = env.work.path().join("lead.out");
+    let mut lead = env
+        .cmd(&["lead"])
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&banner).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the console started", LONG, || {
+        std::fs::read_to_string(&banner).is_ok_and(|s| s.contains("teamctl lead:"))
+    });
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    for args in [&["status"][..], &["send", "bob", "again"]] {
+        let err = env.fails(args, 1);
+        assert!(err.contains("has no team file"), "{args:?}: {err}");
+        assert!(err.contains("bob's worker still runs"), "{args:?}: {err}");
+        assert!(err.contains("ends that worker"), "{args:?}: {err}");
+        assert!(!err.contains("crash"), "{args:?}: {err}");
+    }
+    wait_until("the console ended", LONG, || {
+        lead.try_wait().unwrap().is_some()
+    });
+    let out = lead.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("team alpha's team file"), "{said}");
+    assert!(!said.contains("was deleted"), "{said}");
+
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = env.fails(&["status"], 1);
+    assert!(
+        err.contains("the team you created last, \"alpha\", no longer exists"),
+        "{err}"
+    );
+    assert!(err.contains("bob's worker still runs"), "{err}");
+    assert!(err.contains("`teamctl doctor --fix` ends it"), "{err}");
+    let err = env.fails(&["--team", "alpha", "status"], 1);
+    assert!(err.contains("team \"alpha\" no longer exists"), "{err}");
+    let out = env
+        .cmd(&["status"])
+        .env("TEAMCTL_TEAM", "alpha")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team \"alpha\" no longer exists"), "{err}");
+    assert!(err.contains("bob's worker still runs"), "{err}");
+    env.ok(&["doctor", "--fix"]);
+    let err = env.fails(&["status"], 1);
+    assert!(
+        err.contains("the team you created last, \"alpha\", no longer exists"),
+        "{err}"
+    );
+    assert!(!err.contains("still runs"), "{err}");
+
+    // A leftover with one message: deleted with "the one message".
+    create(&env, "lone");
+    std::fs::remove_file(env.team_dir("lone").join("config.json")).unwrap();
+    std::fs::remove_dir_all(env.team_dir("lone").join("inboxes")).unwrap();
+    std::fs::create_dir_all(env.team_dir("lone").join("inboxes/bob")).unwrap();
+    let line = serde_json::json!({
+        "v": 1, "id": "m-one", "type": "message", "from": "team-lead", "to": "bob",
+        "text": "only", "summary": "only", "timestamp": "2026-11-30T14:10:38.123Z"
+    });
+    std::fs::write(
+        env.team_dir("lone").join("inboxes/bob/inbox.jsonl"),
+        format!("{line}\n"),
+    )
+    .unwrap();
+    let out = env.ok(&["delete", "--force", "--team", "lone"]);
+    assert!(out.contains("with the one message in it"), "{out}");
 }

@@ -461,3 +461,28 @@ fn a_pane_respawned_between_the_look_and_the_kill_is_left_open() {
     assert_eq!(env.pane_format(&b, "#{pane_id}"), None, "b's pane closes");
     env.ok(&["delete", "--force"]);
 }
+
+/// `attach NAME` after the user respawned NAME's pane (QA 19): the pane is not gone, it runs
+/// the user's program; the error says so, and that `resume` starts NAME in a new pane, which
+/// it does, the user's pane left running.
+#[test]
+fn attach_to_a_teammate_whose_pane_the_user_respawned_says_whose_it_is_now() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-attach");
+    spawn(&env, "a");
+    let pane = env.pane_of(&t, "a");
+    let user = take_over(&env, &pane, &["sleep", "100002"]);
+    wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
+    let err = env.fails(&["attach", "a"], 1);
+    assert!(err.contains("now runs something else"), "{err}");
+    assert!(err.contains("`teamctl resume a`"), "{err}");
+    assert!(!err.contains("gone"), "{err}");
+    env.ok(&["resume", "a"]);
+    assert_ne!(env.pane_of(&t, "a"), pane, "a new pane");
+    assert_eq!(
+        env.pane_format(&pane, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{user} 0")),
+        "the user's pane runs on"
+    );
+    assert!(pid_runs(&user));
+}

@@ -196,7 +196,7 @@ fn ending_a_stopped_teammate_again_is_a_no_op() {
     assert_eq!(env.ok(&["kill", "w"]).trim(), "w killed");
     let again = env.ok(&["kill", "w"]);
     assert!(again.contains("not running"), "{again}");
-    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w stopped");
+    assert_eq!(env.ok(&["shutdown", "w"]).trim(), "w was already stopped");
     let forced = env.ok(&["shutdown", "w", "--force"]);
     assert!(forced.contains("already stopped"), "{forced}");
     assert_eq!(stop_notices(&env, "w"), 1);
@@ -1575,5 +1575,115 @@ fn log_worker_streams_a_big_log_and_n_gives_its_last_lines() {
     assert_eq!(
         json_all.lines().last(),
         Some("\"the last line, no newline\"")
+    );
+}
+
+/// `shutdown --all` says each thing once and truly (QA 19): a teammate busy in a turn is named
+/// as not answering, with the command that ends it by its own name, and not also as "still
+/// running at the end (a message resumed it)", which nothing did; one stopped before is said
+/// to be already stopped, not stopped again. `shutdown NAME` names it in its hint too.
+#[test]
+fn shutdown_all_names_a_busy_teammate_once_and_an_already_stopped_one_as_such() {
+    let env = TestEnv::new();
+    team_with(&env, &[("alice", UNTIL_GO), ("bob", "cat")]);
+    env.ok(&["shutdown", "bob", "--timeout", "20"]);
+    env.ok(&["send", "alice", "work"]);
+    wait_until("alice working", T, || {
+        env.member_status("alice") == "working"
+    });
+    let out = env.run(&["shutdown", "--all", "--timeout", "1"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("bob was already stopped"), "{stdout}");
+    assert!(!stdout.contains("bob stopped"), "{stdout}");
+    assert!(
+        stderr.contains("no shutdown response from alice within 1 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`teamctl shutdown --force alice` ends it now"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("still running at the end"), "{stderr}");
+    assert!(!stderr.contains("resumed"), "{stderr}");
+    assert!(!stderr.contains("NAME"), "{stderr}");
+    let err = env.fails(&["shutdown", "alice", "--timeout", "1"], 1);
+    assert!(
+        err.contains("`teamctl shutdown --force alice` ends it now"),
+        "{err}"
+    );
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    wait_until("alice stopped", T, || {
+        env.member_status("alice") == "stopped"
+    });
+}
+
+/// The leader's own name (QA 19): `shutdown` and `kill` refuse it in words that fit (not
+/// spawn's "use another name") and say what ends the team; `delete team-lead` suggests no
+/// command that is refused. `delete` with several words, or a word after `--`, gets the same
+/// hint as one word (not clap's bare "unexpected argument"); a misspelt option keeps clap's.
+/// Nothing is changed by any of them.
+#[test]
+fn the_leaders_name_and_extra_delete_words_get_hints_that_fit() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    for args in [&["shutdown", "team-lead"][..], &["kill", "team-lead"]] {
+        let err = env.fails(args, 2);
+        assert!(err.contains("is the leader, you"), "{args:?}: {err}");
+        assert!(err.contains("`teamctl delete`"), "{args:?}: {err}");
+        assert!(!err.contains("use another name"), "{args:?}: {err}");
+    }
+    let err = env.fails(&["delete", "team-lead"], 2);
+    assert!(!err.contains("shutdown team-lead"), "{err}");
+    assert!(!err.contains("kill team-lead"), "{err}");
+    assert!(
+        err.contains("`teamctl delete` ends the whole team alpha"),
+        "{err}"
+    );
+    let err = env.fails(&["delete", "my", "team"], 2);
+    assert!(err.contains("delete takes no name"), "{err}");
+    assert!(
+        err.contains("no team or teammate \"my\" or \"team\" here"),
+        "{err}"
+    );
+    let err = env.fails(&["delete", "bob", "alpha"], 2);
+    assert!(err.contains("`teamctl shutdown bob`"), "{err}");
+    assert!(err.contains("`teamctl delete --team alpha`"), "{err}");
+    let err = env.fails(&["delete", "--", "--team"], 2);
+    assert!(err.contains("delete takes no name"), "{err}");
+    assert!(!err.contains("unexpected argument"), "{err}");
+    let err = env.fails(&["delete", "--tema"], 2);
+    assert!(err.contains("unexpected argument '--tema'"), "{err}");
+    assert!(env.ok(&["status"]).contains("bob"));
+    assert!(env.team_dir("alpha").join("config.json").exists());
+}
+
+/// Plurals (QA 19): one idle notification left out is "it", not "them".
+#[test]
+fn one_idle_notification_left_out_is_it() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo ok")]);
+    env.ok(&["send", "w", "hi"]);
+    let idles = || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["type"] == "idle_notification")
+            .count()
+    };
+    wait_until("the reply and an idle notification", T, || {
+        idles() == 1
+            && env
+                .inbox("alpha", "team-lead")
+                .iter()
+                .any(|m| m["type"] == "message")
+    });
+    let out = env.run(&["inbox", "--peek"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("(1 idle notification left out; `--type idle_notification` shows it)"),
+        "{stderr}"
     );
 }
