@@ -69,24 +69,17 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
 /// whatever it points at, and so is a FIFO or a device (a program that opens it would block,
 /// or read and write elsewhere).
 pub fn check_file(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).at(path),
-        Ok(m) if m.file_type().is_symlink() => Err(Error::failed(format!(
-            "{} is a symbolic link; teamctl never follows links inside its home: remove it",
-            path.display()
-        ))),
-        Ok(m) if !m.is_file() => Err(Error::failed(format!(
-            "{} is not a regular file; move it away",
-            path.display()
-        ))),
-        Ok(_) => Ok(()),
-    }
+    check_kind(path, fs::Metadata::is_file, "is not a regular file")
 }
 
 /// `path`, when it exists, is a real directory (`lstat`): a symbolic link there is refused,
 /// whatever it points at.
 pub fn check_dir(path: &Path) -> Result<()> {
+    check_kind(path, fs::Metadata::is_dir, "is not a directory")
+}
+
+/// `path`, when it exists, is no symbolic link and is what `is` says (else `not`).
+fn check_kind(path: &Path, is: fn(&fs::Metadata) -> bool, not: &str) -> Result<()> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e).at(path),
@@ -94,8 +87,8 @@ pub fn check_dir(path: &Path) -> Result<()> {
             "{} is a symbolic link; teamctl never follows links inside its home: remove it",
             path.display()
         ))),
-        Ok(m) if !m.is_dir() => Err(Error::failed(format!(
-            "{} is not a directory; move it away",
+        Ok(m) if !is(&m) => Err(Error::failed(format!(
+            "{} {not}; move it away",
             path.display()
         ))),
         Ok(_) => Ok(()),
