@@ -843,13 +843,21 @@ impl Worker {
             (message, reply)
         };
         // The reply file and its length before the turn: the reply is in what the turn appends.
-        let history_of = |session: &str| {
-            files(session).1.map(|f| {
-                let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
-                (f, len)
-            })
+        // The agent opens that file itself: never through a link (it would read and write
+        // outside the home) nor a FIFO (it would block): attacker QA. Else the turn fails
+        // saying why (`not_run`); the worker goes on.
+        let history_of = |session: &str| -> std::result::Result<Option<(PathBuf, u64)>, String> {
+            let Some(f) = files(session).1 else {
+                return Ok(None);
+            };
+            crate::store::fsutil::check_file(&f).map_err(|e| e.to_string())?;
+            let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
+            Ok(Some((f, len)))
         };
-        let mut history = history_of(&session);
+        let mut history = match history_of(&session) {
+            Ok(h) => h,
+            Err(why) => return Ok(Some(self.not_run(why))),
+        };
         // The message's text goes on stdin, or into its file (stdin then empty), removed after
         // the turn (`unplace`): the message is in the inbox; its copy for the turn is not kept.
         let place = |session: &str, text: String| -> Result<String> {
@@ -874,14 +882,6 @@ impl Worker {
             prompt = self.team_prompt()?;
             if preset.uses_sessions_dir() {
                 crate::store::fsutil::ensure_dir_levels(&sessions_dir, 1)?;
-            }
-            // The agent opens its history file itself: never through a link (it would read and
-            // write outside the home) nor a FIFO (it would block): attacker QA. The turn fails
-            // saying why; the worker goes on.
-            if let Some((file, _)) = &history
-                && let Err(e) = crate::store::fsutil::check_file(file)
-            {
-                return Ok(Some(self.not_run(e.to_string())));
             }
             let (argv, text) = args(&session, turn_no, &prompt);
             spec.argv = Some(argv);
@@ -939,12 +939,10 @@ impl Worker {
                 let (argv, text) = args(&fresh, 1, &prompt);
                 spec.argv = Some(argv);
                 unplace(&session);
-                history = history_of(&fresh);
-                if let Some((file, _)) = &history
-                    && let Err(e) = crate::store::fsutil::check_file(file)
-                {
-                    return Ok(Some(self.not_run(e.to_string())));
-                }
+                history = match history_of(&fresh) {
+                    Ok(h) => h,
+                    Err(why) => return Ok(Some(self.not_run(why))),
+                };
                 spec.stdin = place(&fresh, text)?;
                 ran_in.clone_from(&fresh);
                 result = self.run_spec(&spec, stop).await;
