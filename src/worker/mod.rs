@@ -8,10 +8,12 @@
 //! One idle notification goes to the leader per busy-to-idle edge.
 
 mod agent_turn;
+mod answer;
 mod autoclaim;
 mod call;
 pub mod companion;
 mod control;
+mod handle;
 mod heartbeat;
 pub mod launch;
 mod plan;
@@ -19,6 +21,7 @@ mod session;
 mod shutdown;
 pub mod sink;
 pub mod turn;
+mod watch;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -28,19 +31,15 @@ use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Notify;
 
-use crate::bus;
 use crate::domain::env;
-use crate::domain::name::AgentId;
 use crate::domain::time::now_ms;
-use crate::domain::{
-    Body, Envelope, IdleReason, LEADER, LiveState, Member, Name, Status, TurnInfo,
-};
+use crate::domain::{Body, IdleReason, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::store::fsutil::{LockGuard, with_subdir};
-use crate::store::{ConfigCache, Entry, Home, Item, Position, RosterCache, SharedStore, Topic};
-use control::{Action, Control};
+use crate::store::{ConfigCache, Entry, Home, Item, Position, RosterCache, SharedStore};
+use control::Control;
 use sink::Sink;
-use turn::{Stoppers, TurnEnd, TurnResult};
+use turn::Stoppers;
 
 /// The worker's cursor name in its own inbox.
 pub const READER: &str = "worker";
@@ -64,22 +63,47 @@ pub fn is_failure_notice(name: &str, text: &str) -> bool {
 /// Messages read per batch: memory stays flat however long the backlog.
 const BATCH: usize = 8;
 
-/// How long a worker whose inbox directory was removed waits before it makes it again: long
-/// enough for a removal of the whole team directory to finish (then nothing is made again).
-const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
+/// The signals the loop answers: those that end a turn (`Stoppers`, passed on to each turn)
+/// and SIGINT, which ends the worker between turns.
+struct Signals {
+    stop: Stoppers,
+    int: tokio::signal::unix::Signal,
+}
 
-/// `until` finished (`None`), or the name of the stopping signal that came first.
-async fn unless_stopped(
-    stop: &mut Stoppers,
-    int: &mut tokio::signal::unix::Signal,
-    until: impl std::future::Future<Output = ()>,
-) -> Option<&'static str> {
-    tokio::select! {
-        () = until => None,
-        _ = stop.terminate.recv() => Some("SIGTERM"),
-        _ = stop.hangup.recv() => Some("SIGHUP"),
-        _ = int.recv() => Some("SIGINT"),
+impl Signals {
+    fn install() -> Result<Signals> {
+        Ok(Signals {
+            stop: Stoppers {
+                interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
+                terminate: signal(SignalKind::terminate()).map_err(sig_err)?,
+                hangup: signal(SignalKind::hangup()).map_err(sig_err)?,
+            },
+            int: signal(SignalKind::interrupt()).map_err(sig_err)?,
+        })
     }
+
+    /// `until` finished (`None`), or the name of the stopping signal that came first.
+    async fn unless(
+        &mut self,
+        until: impl std::future::Future<Output = ()>,
+    ) -> Option<&'static str> {
+        tokio::select! {
+            () = until => None,
+            _ = self.stop.terminate.recv() => Some("SIGTERM"),
+            _ = self.stop.hangup.recv() => Some("SIGHUP"),
+            _ = self.int.recv() => Some("SIGINT"),
+        }
+    }
+}
+
+/// Where the loop goes after one of its steps.
+enum Step<T> {
+    /// On with this round, with what the step found.
+    On(T),
+    /// Back to the top of the loop.
+    Again,
+    /// Out of the loop: the worker ends.
+    Out,
 }
 
 /// Recent message ids kept to drop repeats.
@@ -276,35 +300,49 @@ impl Worker {
     }
 
     async fn run(&mut self) -> Result<()> {
-        let bell = self.bell.clone();
-        let mut topics = vec![Topic::Inbox(self.name.clone())];
-        if self.member.auto_claim {
-            topics.push(Topic::Tasks);
+        let mut watch = self.watch();
+        let mut sig = Signals::install()?;
+        self.begin();
+        if let Some(c) = &self.companion
+            && !c.watch(&self.member.agent_id, self.bell.clone())
+        {
+            self.sink.note("the agent's pane is gone; exiting");
+            return Ok(());
         }
-        if self.companion.is_some() {
-            topics.push(Topic::Hooks(self.name.clone()));
-        }
-        // Armed before the first read: nothing written after this point can be missed. An
-        // inbox that cannot be watched at the start (a file or link in its directory's place)
-        // is the loop's, as when it happens later: the worker says so in `status` and `doctor`
-        // and watches once that is fixed. Before, it died at once, `resume` said "resumed",
-        // and only the dead pane said why (new-user QA).
-        let ring: crate::store::Bell = Arc::new(move || bell.notify_one());
-        let mut unwatched = false;
-        let mut _subscription = match self.store.subscribe(&topics, ring.clone()) {
-            Ok(s) => Some(s),
-            Err(_) => {
-                unwatched = true;
-                None
+        self.take_up_own_tasks();
+        self.set_status(Status::Idle);
+        loop {
+            // An interactive teammate's agent ended (its pane with it): nothing to deliver
+            // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
+            if self.companion.as_ref().is_some_and(|c| c.exited()) {
+                self.sink
+                    .note("the agent's pane is gone (its program ended); exiting");
+                return Ok(());
             }
-        };
-        let mut armed = self.store.inbox_generation(&self.name);
-        let mut stop = Stoppers {
-            interrupt: signal(SignalKind::user_defined1()).map_err(sig_err)?,
-            terminate: signal(SignalKind::terminate()).map_err(sig_err)?,
-            hangup: signal(SignalKind::hangup()).map_err(sig_err)?,
-        };
-        let mut int = signal(SignalKind::interrupt()).map_err(sig_err)?;
+            match self.keep_watching(&mut watch, &mut sig).await? {
+                Step::On(()) => {}
+                Step::Again => continue,
+                Step::Out => return Ok(()),
+            }
+            let entries = match self.next_entries(watch.armed, &mut sig).await? {
+                Step::On(entries) => entries,
+                Step::Again => continue,
+                Step::Out => return Ok(()),
+            };
+            let step = if entries.is_empty() {
+                self.idle(&mut sig).await?
+            } else {
+                self.handle_all(entries, watch.armed, &mut sig).await?
+            };
+            if let Step::Out = step {
+                return Ok(());
+            }
+        }
+    }
+
+    /// What a worker does once, before its loop: its heartbeat on a store that hosts share,
+    /// the retired cursor removed, and the line saying it is ready.
+    fn begin(&mut self) {
         if self.store.spans_hosts() {
             let (every, lease) = heartbeat::period();
             self.lease = Some(lease);
@@ -335,205 +373,124 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
-        if let Some(c) = &self.companion
-            && !c.watch(&self.member.agent_id, self.bell.clone())
-        {
-            self.sink.note("the agent's pane is gone; exiting");
-            return Ok(());
-        }
-        self.take_up_own_tasks();
-        self.set_status(Status::Idle);
-        // What kept the inbox from being watched again, last said (said once).
-        let mut watch_problem: Option<String> = None;
-        loop {
-            // An interactive teammate's agent ended (its pane with it): nothing to deliver
-            // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
-            if self.companion.as_ref().is_some_and(|c| c.exited()) {
-                self.sink
-                    .note("the agent's pane is gone (its program ended); exiting");
-                return Ok(());
-            }
-            // The inbox directory removed (and perhaps made again by a sender): the watch went
-            // with it. Make it again, arm anew, and read the new log from its start.
-            let now = self.store.inbox_generation(&self.name);
-            // After a problem (a link where the directory should be), armed anew even when
-            // the same directory came back: its watch did not survive the move (QA: moved
-            // away and back, the teammate never woke again).
-            if now.is_none() || now != armed || watch_problem.is_some() || unwatched {
-                if now.is_none() {
-                    // Removed: a removal of the whole team (by hand) is let finish first; a
-                    // team that is gone is not made again, and nothing is written for it.
-                    if let Some(sig) =
-                        unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
-                            .await
-                    {
-                        return self.exit_on_signal(sig);
-                    }
-                    if self.store.stamp().is_none() {
-                        self.sink
-                            .note("warning: the team directory is gone; waiting to be ended");
-                        match unless_stopped(&mut stop, &mut int, self.bell.notified()).await {
-                            Some(sig) => return self.exit_on_signal(sig),
-                            None => continue,
-                        }
-                    }
-                }
-                // Its generation read first: a directory replaced while the watch is being
-                // armed then reads as changed at the next look, and is armed anew again.
-                let before = self.store.inbox_generation(&self.name);
-                match self.store.subscribe(&topics, ring.clone()) {
-                    Ok(s) => {
-                        _subscription = Some(s);
-                        unwatched = false;
-                    }
-                    Err(e) => {
-                        // Removed again while being made (a `rm -rf` in a loop), or a link or
-                        // file where the directory should be (never followed: `prepare`
-                        // refuses it): not the end of the worker; the same wait, then another
-                        // look. Said once, not every look (QA: a link there logged a line
-                        // every 250 ms, without end).
-                        let said = e.to_string();
-                        if watch_problem.as_deref() != Some(said.as_str()) {
-                            self.sink.note(&format!(
-                                "warning: cannot watch the inbox again ({said}); trying again until it can (said once)"
-                            ));
-                            // `status` and `doctor` say why no mail is read (QA: `status`
-                            // showed a turn long done as still running, `doctor` all well).
-                            self.live.inbox_problem = Some(said.clone());
-                            self.go_idle()?;
-                            self.save_live();
-                            watch_problem = Some(said);
-                        }
-                        if let Some(sig) =
-                            unless_stopped(&mut stop, &mut int, tokio::time::sleep(REMOVAL_SETTLE))
-                                .await
-                        {
-                            return self.exit_on_signal(sig);
-                        }
-                        continue;
-                    }
-                }
-                armed = before.or_else(|| self.store.inbox_generation(&self.name));
-                self.control.restart();
-                if watch_problem.take().is_some() {
-                    self.live.inbox_problem = None;
-                    self.save_live();
-                    self.sink
-                        .note("the inbox directory is back; watching it anew");
-                } else {
-                    self.sink.note(
-                        "warning: the inbox directory was removed; made it again, watching anew",
-                    );
-                }
-            }
-            let mut cursor = self.store.cursor(&self.name, READER)?;
-            let scanned = self.scan_control_at(cursor);
-            let Some(mut at_cursor) = self.unless_removed(scanned, armed).await? else {
-                continue;
-            };
-            if let Some(req) = self.control.take_shutdown() {
-                match self.answer_shutdown(&req, &mut stop).await? {
-                    Next::Exit | Next::Abandon => return Ok(()),
-                    Next::Continue | Next::Again => {}
-                }
-                // Answering took a while and may have moved the cursor: read anew.
-                cursor = self.store.cursor(&self.name, READER)?;
-                at_cursor.clear();
-            }
-            // A wake-up from idle reads and parses its message once: what the look-ahead
-            // read at the cursor is what a read there would return.
-            let entries = if at_cursor.is_empty() {
-                let read = self.store.read(&self.name, cursor, BATCH);
-                let Some(entries) = self.unless_removed(read, armed).await? else {
-                    continue;
-                };
-                entries
-            } else {
-                at_cursor
-            };
-            if entries.is_empty() {
-                if self.member.auto_claim {
-                    match self.try_auto_claim(&mut stop).await? {
-                        Next::Exit | Next::Abandon => return Ok(()),
-                        Next::Again => continue,
-                        Next::Continue => {}
-                    }
-                }
-                self.go_idle()?;
-                tokio::select! {
-                    () = self.bell.notified() => {}
-                    _ = stop.terminate.recv() => return self.exit_on_signal("SIGTERM"),
-                    _ = stop.hangup.recv() => return self.exit_on_signal("SIGHUP"),
-                    _ = int.recv() => return self.exit_on_signal("SIGINT"),
-                    // An interrupt with no turn running has nothing to cancel.
-                    _ = stop.interrupt.recv() => {}
-                    // The next turn's process died while it waited: not left `<defunct>`.
-                    () = async {
-                        match &self.warm {
-                            Some(w) => w.ended().await,
-                            None => std::future::pending().await,
-                        }
-                    } => self.warm_ended().await,
-                }
-                continue;
-            }
-            for entry in entries {
-                let next = match entry.item {
-                    Item::Message(env) => self.handle(*env, &mut stop).await?,
-                    Item::Garbage(warning) => {
-                        self.sink.note(&format!("warning: {warning}"));
-                        Next::Continue
-                    }
-                    Item::Blank => Next::Continue,
-                };
-                if next == Next::Abandon {
-                    return Ok(());
-                }
-                // The cursor moves only once the message is handled, and only in the log the
-                // message came from: an inbox directory removed or made again meanwhile (by
-                // hand) has a log of its own, read from its own start once the worker has
-                // armed anew (the top of the loop). Before, the old log's offset was written
-                // into the new directory, and the new log's first messages were skipped.
-                let mut same_log = self.store.inbox_generation(&self.name) == armed;
-                if same_log {
-                    let set = self.store.set_cursor(&self.name, READER, entry.end);
-                    same_log = self.unless_removed(set, armed).await?.is_some();
-                }
-                if next == Next::Exit {
-                    return Ok(());
-                }
-                if !same_log {
-                    break;
-                }
-                let scanned = self.scan_control_at(entry.end);
-                if self.unless_removed(scanned, armed).await?.is_none() {
-                    break;
-                }
-                if self.control.shutdown_pending() {
-                    break;
-                }
-            }
-        }
     }
 
-    /// `done`, unless it failed because the inbox directory was removed or replaced while it
-    /// ran (by hand: `rm -rf` takes its files one by one, so the worker can find the cursors'
-    /// directory gone, or make it again just as its parent goes): then `None`, and the loop
-    /// goes back to its top, which arms anew and reads the new log from its start. A removal
-    /// still under way when the failure is seen is given `REMOVAL_SETTLE` to finish. Any other
-    /// failure is the worker's end, as before (QA: a worker died with "inboxes/bob/cursors: No
-    /// such file or directory" when its inbox directory was removed just after a turn).
-    async fn unless_removed<T>(&self, done: Result<T>, armed: Option<u64>) -> Result<Option<T>> {
-        let e = match done {
-            Ok(v) => return Ok(Some(v)),
-            Err(e) => e,
+    /// The next messages to handle, read at the cursor (a shutdown request found ahead of
+    /// them is answered first), in the log the watch is `armed` on; none when the inbox is
+    /// read to its end.
+    async fn next_entries(
+        &mut self,
+        armed: Option<u64>,
+        sig: &mut Signals,
+    ) -> Result<Step<Vec<Entry>>> {
+        let mut cursor = self.store.cursor(&self.name, READER)?;
+        let scanned = self.scan_control_at(cursor);
+        let Some(mut at_cursor) = self.unless_removed(scanned, armed).await? else {
+            return Ok(Step::Again);
         };
-        let moved = || self.store.inbox_generation(&self.name) != armed;
-        if moved() {
-            return Ok(None);
+        if let Some(req) = self.control.take_shutdown() {
+            match self.answer_shutdown(&req, &mut sig.stop).await? {
+                Next::Exit | Next::Abandon => return Ok(Step::Out),
+                Next::Continue | Next::Again => {}
+            }
+            // Answering took a while and may have moved the cursor: read anew.
+            cursor = self.store.cursor(&self.name, READER)?;
+            at_cursor.clear();
         }
-        tokio::time::sleep(REMOVAL_SETTLE).await;
-        if moved() { Ok(None) } else { Err(e) }
+        // A wake-up from idle reads and parses its message once: what the look-ahead
+        // read at the cursor is what a read there would return.
+        if !at_cursor.is_empty() {
+            return Ok(Step::On(at_cursor));
+        }
+        let read = self.store.read(&self.name, cursor, BATCH);
+        Ok(match self.unless_removed(read, armed).await? {
+            Some(entries) => Step::On(entries),
+            None => Step::Again,
+        })
+    }
+
+    /// No mail left: a task claimed (`--auto-claim`), or the idle edge and the wait for a
+    /// wake-up or a signal.
+    async fn idle(&mut self, sig: &mut Signals) -> Result<Step<()>> {
+        if self.member.auto_claim {
+            match self.try_auto_claim(&mut sig.stop).await? {
+                Next::Exit | Next::Abandon => return Ok(Step::Out),
+                Next::Again => return Ok(Step::Again),
+                Next::Continue => {}
+            }
+        }
+        self.go_idle()?;
+        let stop = &mut sig.stop;
+        let signal = tokio::select! {
+            () = self.bell.notified() => None,
+            _ = stop.terminate.recv() => Some("SIGTERM"),
+            _ = stop.hangup.recv() => Some("SIGHUP"),
+            _ = sig.int.recv() => Some("SIGINT"),
+            // An interrupt with no turn running has nothing to cancel.
+            _ = stop.interrupt.recv() => None,
+            // The next turn's process died while it waited: not left `<defunct>`.
+            () = async {
+                match &self.warm {
+                    Some(w) => w.ended().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                self.warm_ended().await;
+                None
+            }
+        };
+        if let Some(signal) = signal {
+            self.exit_on_signal(signal)?;
+            return Ok(Step::Out);
+        }
+        Ok(Step::Again)
+    }
+
+    /// Handle `entries` in order, the cursor moved past each once it is handled; stopped
+    /// early when the inbox's log changed or a shutdown request is waiting.
+    async fn handle_all(
+        &mut self,
+        entries: Vec<Entry>,
+        armed: Option<u64>,
+        sig: &mut Signals,
+    ) -> Result<Step<()>> {
+        for entry in entries {
+            let next = match entry.item {
+                Item::Message(env) => self.handle(*env, &mut sig.stop).await?,
+                Item::Garbage(warning) => {
+                    self.sink.note(&format!("warning: {warning}"));
+                    Next::Continue
+                }
+                Item::Blank => Next::Continue,
+            };
+            if next == Next::Abandon {
+                return Ok(Step::Out);
+            }
+            // The cursor moves only once the message is handled, and only in the log the
+            // message came from: an inbox directory removed or made again meanwhile (by
+            // hand) has a log of its own, read from its own start once the worker has
+            // armed anew (the top of the loop). Before, the old log's offset was written
+            // into the new directory, and the new log's first messages were skipped.
+            let mut same_log = self.store.inbox_generation(&self.name) == armed;
+            if same_log {
+                let set = self.store.set_cursor(&self.name, READER, entry.end);
+                same_log = self.unless_removed(set, armed).await?.is_some();
+            }
+            if next == Next::Exit {
+                return Ok(Step::Out);
+            }
+            if !same_log {
+                break;
+            }
+            let scanned = self.scan_control_at(entry.end);
+            if self.unless_removed(scanned, armed).await?.is_none() {
+                break;
+            }
+            if self.control.shutdown_pending() {
+                break;
+            }
+        }
+        Ok(Step::Again)
     }
 
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
@@ -567,362 +524,6 @@ impl Worker {
         }
         self.control.scanned(all.pos());
         Ok(at_cursor)
-    }
-
-    async fn handle(&mut self, env: Envelope, stop: &mut Stoppers) -> Result<Next> {
-        let action = control::action(&env, &self.seen, &self.live.handled_control);
-        if action == Action::Skip {
-            return Ok(Next::Continue);
-        }
-        // A worker back from a pause (or a cut-off network) whose member has moved or was
-        // stopped meanwhile handles nothing more: the message stays for the member's worker.
-        // The team file is read through the worker's cache: again only when it changed.
-        let why = match &self.owner {
-            Some(owner) => self
-                .store
-                .load_cached(&mut self.config)
-                .ok()
-                .and_then(|config| heartbeat::lost_in(config, &self.name, owner)),
-            None => None,
-        };
-        if let Some(why) = why {
-            self.sink
-                .note(&format!("{why}; exiting without handling more mail"));
-            return Ok(Next::Abandon);
-        }
-        crate::domain::bounded::push(&mut self.seen, env.id.clone(), SEEN);
-        if matches!(action, Action::Turn(_) | Action::Task(..)) && self.over_hops(&env)? {
-            return Ok(Next::Continue);
-        }
-        match action {
-            Action::Skip => Ok(Next::Continue),
-            Action::Turn(text) => self.turn(&env, text, &[], stop).await,
-            Action::Task(task_id, subject) => {
-                self.assigned_task(&env, task_id, subject, stop).await
-            }
-            Action::Shutdown => self.answer_shutdown(&env, stop).await,
-            Action::Ignore(kind) => {
-                self.sink.note(&format!(
-                    "ignored a {kind} from {} (not for teammates)",
-                    env.from
-                ));
-                Ok(Next::Continue)
-            }
-        }
-    }
-
-    /// The loop guard: a message more hops away from its origin than the team allows is
-    /// left stored but starts no turn, and the leader hears of the loop once.
-    fn over_hops(&mut self, env: &Envelope) -> Result<bool> {
-        // Hop 0 (the leader's mail, anything sent from outside a turn) is within any limit:
-        // the team file, read again after every change to it (400 KB with 1,000 members, each
-        // worker parsing it on its next message), is not parsed for it. Only that it is there.
-        if env.hops == 0 && self.store.stamp().is_some() {
-            return Ok(false);
-        }
-        let max = self.store.load_cached(&mut self.config)?.max_hops();
-        if env.hops <= max {
-            return Ok(false);
-        }
-        self.sink.note(&format!(
-            "loop guard: not answering {} from {} ({} hops, over --max-hops {max})",
-            env.id, env.from, env.hops
-        ));
-        if self.store.first_loop_notice(&env.from, self.name.as_str()) {
-            let text = format!(
-                "teamctl: loop guard: {from} and {me} kept messaging each other; a message from {from} to {me} reached {hops} hops (over --max-hops {max}) and started no turn. It is stored: `teamctl inbox {me} --all` shows it; send {me} a new message to go on.",
-                from = env.from,
-                me = self.name,
-                hops = env.hops
-            );
-            self.send(LEADER, Body::message(text, None))?;
-        }
-        Ok(true)
-    }
-
-    /// Run one turn for `env` and answer its sender.
-    async fn turn(
-        &mut self,
-        env: &Envelope,
-        text: &str,
-        extra_env: &[(String, String)],
-        stop: &mut Stoppers,
-    ) -> Result<Next> {
-        let summary = env.body.preview();
-        self.live.current_turn = Some(TurnInfo {
-            message_id: env.id.clone(),
-            from: env.from.clone(),
-            summary: summary.clone(),
-            started_at: now_ms(),
-            hops: env.hops,
-        });
-        if self.member.runs_agent() && !self.member.plan_mode_required {
-            // Written once the agent's process group exists (with it, for `interrupt`): one
-            // live-state write per turn start instead of two.
-            self.mark_status(Status::Working);
-        } else {
-            self.set_status(Status::Working);
-        }
-        self.sink.note(&format!("<- {}: {summary}", env.from));
-        let mut extra_env = extra_env.to_vec();
-        let mut with_plan = None;
-        if self.member.plan_mode_required {
-            match self.plan_gate(env, text, &extra_env, stop).await? {
-                plan::Gate::Approved(plan) => {
-                    extra_env.push((env::PLAN.into(), turn::env_value(&plan)));
-                    // A preset agent reads no environment: the plan goes with the message
-                    // (second new-user pass: a Claude teammate never saw its approved plan).
-                    if self.member.agent.is_some() && !plan.trim().is_empty() {
-                        with_plan = Some(format!(
-                            "{text}\n\nYour plan for this, approved by {LEADER}:\n{plan}"
-                        ));
-                    }
-                    self.set_status(Status::Working);
-                }
-                plan::Gate::Done(next) => return Ok(next),
-            }
-        }
-        let text = with_plan.as_deref().unwrap_or(text);
-        // Where the sender's inbox ends now: a report the turn sends itself lands after it.
-        let sender_end = Name::parse(&env.from)
-            .ok()
-            .and_then(|n| Some((self.store.inbox_end(&n).ok()?, n)));
-        if self.companion.is_some() {
-            // Working (and the turn recorded, for `interrupt`) once the message is pasted.
-            let Some(result) = self.interactive_turn(env, text, stop).await? else {
-                return Ok(Next::Abandon);
-            };
-            // Whatever the agent asked the user belonged to this turn.
-            self.live.needs_user = None;
-            return self
-                .turn_done(env, summary, &result, sender_end, stop)
-                .await;
-        }
-        let Some(result) = self.agent_turn(env, text, &extra_env, stop).await? else {
-            // No agent command: show the message for a person to answer.
-            self.sink.output(format!("{text}\n").as_bytes());
-            self.finish_turn(IdleReason::Available, summary);
-            return self.after_turn();
-        };
-        self.turn_done(env, summary, &result, sender_end, stop)
-            .await
-    }
-
-    /// After a turn: answer the sender (unless the turn reported to it already with
-    /// `teamctl send`, which carried `inReplyTo`), record the outcome, stop or go on.
-    async fn turn_done(
-        &mut self,
-        env: &Envelope,
-        summary: String,
-        result: &TurnResult,
-        sender_end: Option<(Position, Name)>,
-        stop: &mut Stoppers,
-    ) -> Result<Next> {
-        match sender_end {
-            Some((from, sender)) if result.succeeded() && self.reported(&sender, from, &env.id) => {
-                // That report was the answer, `ask` took it; the turn's output stays in the
-                // pane and the log only.
-                self.sink.note(&format!(
-                    "{} already has this turn's report (teamctl send); its output is not sent again",
-                    env.from
-                ));
-            }
-            _ => {
-                if !self.answer_with_room(env, result, stop).await? {
-                    // Not handled: the cursor stays, so `resume` runs this message again.
-                    return Ok(Next::Abandon);
-                }
-            }
-        }
-        let reason = match result.end {
-            TurnEnd::Exited(0) => IdleReason::Available,
-            TurnEnd::Interrupted => IdleReason::Interrupted,
-            _ => IdleReason::Failed,
-        };
-        let what = if result.succeeded() {
-            summary
-        } else {
-            result.failure()
-        };
-        self.finish_turn(reason, what);
-        self.task_turn_done(result);
-        if result.end == TurnEnd::Stopped {
-            // Not handled: the cursor stays, so `resume` runs this message again.
-            self.exit_on_signal("a stop signal")?;
-            return Ok(Next::Abandon);
-        }
-        self.after_turn()
-    }
-
-    /// Whether `sender`'s inbox, from byte `from` on, holds a message of ours in reply to `id`.
-    fn reported(&self, sender: &Name, from: Position, id: &str) -> bool {
-        crate::store::entries(&*self.store, sender, from)
-            .map_while(|e| e.ok())
-            .any(|e| {
-                matches!(&e.item, Item::Message(m) if m.from == self.name.as_str()
-                    && matches!(&m.body, Body::Message { in_reply_to: Some(r), .. } if r == id))
-            })
-    }
-
-    /// Send the turn's stdout (or a failure notice) back to the sender. A teammate's reply is
-    /// never answered automatically, so two agents cannot ping-pong forever.
-    fn answer(&mut self, env: &Envelope, result: &TurnResult) -> Result<()> {
-        let is_teammate_reply = env.from != LEADER
-            && matches!(
-                &env.body,
-                Body::Message {
-                    in_reply_to: Some(_),
-                    ..
-                }
-            );
-        if is_teammate_reply || env.from == self.name.as_str() {
-            return Ok(());
-        }
-        let text = if result.succeeded() {
-            if result.stdout.trim().is_empty() {
-                return Ok(());
-            }
-            result.stdout.clone()
-        } else if result.end == TurnEnd::Stopped {
-            return Ok(());
-        } else {
-            failure_notice(self.name.as_str(), &result.failure())
-        };
-        let mut body = Body::message(text, None);
-        if let Body::Message { in_reply_to, .. } = &mut body {
-            *in_reply_to = Some(env.id.clone());
-        }
-        self.send_hops(&env.from, body, env.hops.saturating_add(1))
-    }
-
-    /// `answer`, waiting while it cannot be written: no room on the file system (ENOSPC,
-    /// EDQUOT), or the sender's inbox not a directory (a file or link in its place). The
-    /// answer is kept in memory and written once it can be, the message stays unhandled
-    /// meanwhile (the cursor does not move), and the worker lives on, its log saying why
-    /// (once). Before, the failed write ended the worker, silently on a full disk (its log
-    /// was full too), and each `resume` ran the turn again into the same failure (both QA
-    /// passes). A sender no longer in the team is not waited for (`send_hops`), nor a team
-    /// that is gone. False:
-    /// SIGTERM or SIGHUP came first, and the message is left for `resume`.
-    async fn answer_with_room(
-        &mut self,
-        env: &Envelope,
-        result: &TurnResult,
-        stop: &mut Stoppers,
-    ) -> Result<bool> {
-        let mut wait = Duration::from_millis(200);
-        let mut waited = false;
-        loop {
-            match self.answer(env, result) {
-                // A team that is gone (removed by hand) is not waited for: the worker ends,
-                // as it did before.
-                Err(e) if self.store.stamp().is_none() => return Err(e),
-                Err(e) => {
-                    if !waited {
-                        let why = if no_room(&e) {
-                            "no room"
-                        } else {
-                            "cannot write it"
-                        };
-                        self.sink.note(&format!(
-                            "{why}: the answer to {} waits ({e}); trying again until it can be written",
-                            env.from
-                        ));
-                        waited = true;
-                    }
-                    tokio::select! {
-                        () = tokio::time::sleep(wait) => {}
-                        _ = stop.terminate.recv() => {
-                            self.exit_on_signal("SIGTERM")?;
-                            return Ok(false);
-                        }
-                        _ = stop.hangup.recv() => {
-                            self.exit_on_signal("SIGHUP")?;
-                            return Ok(false);
-                        }
-                    }
-                    wait = (wait * 2).min(Duration::from_secs(5));
-                }
-                Ok(()) => {
-                    if waited {
-                        self.sink
-                            .note(&format!("the answer to {} is written", env.from));
-                    }
-                    return Ok(true);
-                }
-            }
-        }
-    }
-
-    fn send(&mut self, to: &str, body: Body) -> Result<()> {
-        self.send_hops(to, body, 0)
-    }
-
-    /// Send with a hop count (the loop guard).
-    fn send_hops(&mut self, to: &str, body: Body, hops: u32) -> Result<()> {
-        let mut env = Envelope::new(self.name.as_str(), to, body);
-        env.hops = hops;
-        let sent = match AgentId::parse(to, "recipient") {
-            // A sender of another team (`send NAME@TEAM`): the answer goes back there, under
-            // this teammate's agent id.
-            Ok(Some(id)) if &id.team != self.store.team() => {
-                env.from = self.name.agent_id(self.store.team());
-                env.to = id.name.as_str().to_string();
-                bus::across(&*self.store, &id, &env).map(|_| Vec::new())
-            }
-            _ => self.deliver(&env),
-        };
-        match sent {
-            Ok(_) => Ok(()),
-            // The sender may have left the team; say so in the log, keep working.
-            Err(Error::BadInput(why)) => {
-                self.sink.note(&format!("could not answer {to}: {why}"));
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Validate and append `env`, against the team file as it is now (read again only when
-    /// it changed: with 300 members it is about 200 KB of JSON, and every turn sends twice).
-    fn deliver(&mut self, env: &Envelope) -> Result<Vec<Name>> {
-        if let Some(done) = bus::to_leader(&*self.store, &self.name, env) {
-            return done;
-        }
-        // As a roster: a teammate's reply to another reads one member's worth of the team
-        // file after a change to it, not all 400 KB of 1,000 members.
-        let roster = self.store.roster_cached(&mut self.roster)?;
-        bus::deliver_in(&*self.store, roster, env)
-    }
-
-    fn finish_turn(&mut self, reason: IdleReason, what: String) {
-        self.live.turns += 1;
-        self.live.current_turn = None;
-        self.live.last_idle_reason = Some(reason);
-        let worst = match (&self.since_idle, reason) {
-            (Some((IdleReason::Failed, w)), IdleReason::Available) => {
-                (IdleReason::Failed, w.clone())
-            }
-            _ => (reason, what),
-        };
-        self.since_idle = Some(worst);
-    }
-
-    /// After a turn: stop when `--max-turns` is reached.
-    fn after_turn(&mut self) -> Result<Next> {
-        match self.member.max_turns {
-            Some(max) if self.live.turns >= max => {
-                self.go_idle()?;
-                let text = format!(
-                    "{} stopped after {max} turns (--max-turns {max}); unread mail stays on disk, `teamctl resume {}` brings it back",
-                    self.name, self.name
-                );
-                self.send(LEADER, Body::message(text, None))?;
-                self.stop_cleanly()?;
-                Ok(Next::Exit)
-            }
-            _ => Ok(Next::Continue),
-        }
     }
 
     /// The busy-to-idle edge: one notification to the leader, then the idle state.
@@ -1055,11 +656,4 @@ impl Worker {
 #[allow(clippy::needless_pass_by_value, reason = "passed to map_err by name")]
 fn sig_err(e: std::io::Error) -> Error {
     Error::failed(format!("cannot install signal handlers: {e}"))
-}
-/// The file system has no room for a write (ENOSPC), or the user's quota is spent (EDQUOT).
-fn no_room(e: &Error) -> bool {
-    matches!(
-        e.io_kind(),
-        Some(std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
-    )
 }

@@ -1,0 +1,170 @@
+//! The inbox's watch in the worker's loop: armed before the first read, armed anew when the
+//! inbox directory was removed or replaced (by hand), said once (in the log, `status` and
+//! `doctor`) while it cannot be; and `unless_removed`: a read or write of the inbox that
+//! failed because its directory went meanwhile sends the loop back to its top.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Signals, Step, Worker};
+use crate::error::Result;
+use crate::store::{Bell, Subscription, Topic};
+
+/// How long a worker whose inbox directory was removed waits before it makes it again: long
+/// enough for a removal of the whole team directory to finish (then nothing is made again).
+const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
+
+/// The loop's watch on its inbox (and on tasks and hook events, as the member has them).
+pub(super) struct Watch {
+    topics: Vec<Topic>,
+    ring: Bell,
+    /// Held for the wake-ups it brings (they end when it is dropped); replaced when armed anew.
+    #[allow(dead_code, reason = "held, never read")]
+    subscription: Option<Subscription>,
+    /// It could not be armed at the start: armed at the first look.
+    unwatched: bool,
+    /// The inbox's generation the watch was armed on: the log the cursor belongs to.
+    pub armed: Option<u64>,
+    /// What kept the inbox from being watched again, last said (said once).
+    problem: Option<String>,
+}
+
+impl Worker {
+    /// Arm the watch. Armed before the first read: nothing written after this point can be
+    /// missed. An inbox that cannot be watched at the start (a file or link in its
+    /// directory's place) is the loop's, as when it happens later: the worker says so in
+    /// `status` and `doctor` and watches once that is fixed. Before, it died at once, `resume`
+    /// said "resumed", and only the dead pane said why (new-user QA).
+    pub(super) fn watch(&self) -> Watch {
+        let bell = self.bell.clone();
+        let mut topics = vec![Topic::Inbox(self.name.clone())];
+        if self.member.auto_claim {
+            topics.push(Topic::Tasks);
+        }
+        if self.companion.is_some() {
+            topics.push(Topic::Hooks(self.name.clone()));
+        }
+        let ring: Bell = Arc::new(move || bell.notify_one());
+        let mut unwatched = false;
+        let subscription = match self.store.subscribe(&topics, ring.clone()) {
+            Ok(s) => Some(s),
+            Err(_) => {
+                unwatched = true;
+                None
+            }
+        };
+        Watch {
+            topics,
+            ring,
+            subscription,
+            unwatched,
+            armed: self.store.inbox_generation(&self.name),
+            problem: None,
+        }
+    }
+
+    /// At the top of each round: the inbox directory removed (and perhaps made again by a
+    /// sender) took the watch with it. Make it again, arm anew, and read the new log from its
+    /// start (`Again` while it cannot be).
+    pub(super) async fn keep_watching(
+        &mut self,
+        w: &mut Watch,
+        sig: &mut Signals,
+    ) -> Result<Step<()>> {
+        let now = self.store.inbox_generation(&self.name);
+        // After a problem (a link where the directory should be), armed anew even when
+        // the same directory came back: its watch did not survive the move (QA: moved
+        // away and back, the teammate never woke again).
+        if !(now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
+            return Ok(Step::On(()));
+        }
+        if now.is_none() {
+            // Removed: a removal of the whole team (by hand) is let finish first; a
+            // team that is gone is not made again, and nothing is written for it.
+            if let Some(s) = sig.unless(tokio::time::sleep(REMOVAL_SETTLE)).await {
+                self.exit_on_signal(s)?;
+                return Ok(Step::Out);
+            }
+            if self.store.stamp().is_none() {
+                self.sink
+                    .note("warning: the team directory is gone; waiting to be ended");
+                return match sig.unless(self.bell.notified()).await {
+                    Some(s) => {
+                        self.exit_on_signal(s)?;
+                        Ok(Step::Out)
+                    }
+                    None => Ok(Step::Again),
+                };
+            }
+        }
+        // Its generation read first: a directory replaced while the watch is being
+        // armed then reads as changed at the next look, and is armed anew again.
+        let before = self.store.inbox_generation(&self.name);
+        match self.store.subscribe(&w.topics, w.ring.clone()) {
+            Ok(s) => {
+                w.subscription = Some(s);
+                w.unwatched = false;
+            }
+            Err(e) => {
+                // Removed again while being made (a `rm -rf` in a loop), or a link or
+                // file where the directory should be (never followed: `prepare`
+                // refuses it): not the end of the worker; the same wait, then another
+                // look. Said once, not every look (QA: a link there logged a line
+                // every 250 ms, without end).
+                let said = e.to_string();
+                if w.problem.as_deref() != Some(said.as_str()) {
+                    self.sink.note(&format!(
+                        "warning: cannot watch the inbox again ({said}); trying again until it can (said once)"
+                    ));
+                    // `status` and `doctor` say why no mail is read (QA: `status`
+                    // showed a turn long done as still running, `doctor` all well).
+                    self.live.inbox_problem = Some(said.clone());
+                    self.go_idle()?;
+                    self.save_live();
+                    w.problem = Some(said);
+                }
+                if let Some(s) = sig.unless(tokio::time::sleep(REMOVAL_SETTLE)).await {
+                    self.exit_on_signal(s)?;
+                    return Ok(Step::Out);
+                }
+                return Ok(Step::Again);
+            }
+        }
+        w.armed = before.or_else(|| self.store.inbox_generation(&self.name));
+        self.control.restart();
+        if w.problem.take().is_some() {
+            self.live.inbox_problem = None;
+            self.save_live();
+            self.sink
+                .note("the inbox directory is back; watching it anew");
+        } else {
+            self.sink
+                .note("warning: the inbox directory was removed; made it again, watching anew");
+        }
+        Ok(Step::On(()))
+    }
+
+    /// `done`, unless it failed because the inbox directory was removed or replaced while it
+    /// ran (by hand: `rm -rf` takes its files one by one, so the worker can find the cursors'
+    /// directory gone, or make it again just as its parent goes): then `None`, and the loop
+    /// goes back to its top, which arms anew and reads the new log from its start. A removal
+    /// still under way when the failure is seen is given `REMOVAL_SETTLE` to finish. Any other
+    /// failure is the worker's end, as before (QA: a worker died with "inboxes/bob/cursors: No
+    /// such file or directory" when its inbox directory was removed just after a turn).
+    pub(super) async fn unless_removed<T>(
+        &self,
+        done: Result<T>,
+        armed: Option<u64>,
+    ) -> Result<Option<T>> {
+        let e = match done {
+            Ok(v) => return Ok(Some(v)),
+            Err(e) => e,
+        };
+        let moved = || self.store.inbox_generation(&self.name) != armed;
+        if moved() {
+            return Ok(None);
+        }
+        tokio::time::sleep(REMOVAL_SETTLE).await;
+        if moved() { Ok(None) } else { Err(e) }
+    }
+}
