@@ -6,6 +6,10 @@
 //! assignments become turns; a shutdown request is answered as soon as the current turn is
 //! done, even when other mail is queued ahead of it (that mail stays on disk for `resume`).
 //! One idle notification goes to the leader per busy-to-idle edge.
+//!
+//! Here: the worker's state and its loop. The loop's pieces are beside it: the inbox's watch
+//! (`watch.rs`), one message and its turn (`handle.rs`, the agent's turn in `agent_turn.rs`,
+//! `call.rs` and `session.rs`), what the worker sends (`answer.rs`).
 
 mod agent_turn;
 mod answer;
@@ -109,7 +113,6 @@ enum Step<T> {
 /// Recent message ids kept to drop repeats.
 const SEEN: usize = crate::domain::bounded::SEEN;
 
-/// Start the worker for `NAME@TEAM` and run it until it stops.
 /// Whether an idle worker keeps the next turn's process started ahead (`launch.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ahead {
@@ -127,6 +130,7 @@ enum Ahead {
     Failed,
 }
 
+/// Start the worker for `NAME@TEAM` and run it until it stops.
 pub fn run(home: PathBuf, id: &str) -> Result<()> {
     // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
     // waits for its end, say), and a resident worker must not hold it for its whole life.
