@@ -197,3 +197,89 @@ fn message_cut(local: &Path, env: &Envelope, text: &str) -> Result<String> {
         path.display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Body;
+
+    fn message(id: &str) -> Envelope {
+        let mut env = Envelope::new("alice", "bob", Body::message("hi", None));
+        env.id = id.into();
+        env
+    }
+
+    fn ended(code: i32, stdout: &str, stderr: &str) -> TurnResult {
+        TurnResult {
+            spawned: true,
+            end: TurnEnd::Exited(code),
+            stdout: stdout.into(),
+            stderr_tail: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_reply_file_is_named_by_the_message_id_only_when_that_id_is_plain() {
+        let local = Path::new("/home/t");
+        assert_eq!(
+            reply_file(local, &message("0190-abc")),
+            local.join("replies").join("0190-abc.txt")
+        );
+        for id in ["../../x", "a/b", "", &"a".repeat(65)] {
+            let file = reply_file(local, &message(id));
+            assert_eq!(
+                file.parent(),
+                Some(local.join("replies").as_path()),
+                "{id:?}"
+            );
+            assert_ne!(
+                file.file_name(),
+                Some(format!("{id}.txt").as_ref()),
+                "{id:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_a_failed_turn_saying_so_on_stderr_refused_its_session() {
+        let team = crate::domain::Name::parse("t").unwrap();
+        let store = crate::store::mem::MemStore::new(team.clone(), "/home/t".into());
+        let member = Member::leader(&team, String::new(), 0);
+        let preset = agent::preset::find("claude").unwrap();
+        let said = preset.session_retry[0];
+        let call = Call::new(
+            preset,
+            &member,
+            Path::new("/home"),
+            &store,
+            &message("m"),
+            "hi",
+            1,
+        )
+        .unwrap();
+        assert!(call.refused(&ended(1, "", said)));
+        // The model's own text may say anything.
+        assert!(!call.refused(&ended(1, said, "")));
+        assert!(!call.refused(&ended(0, "", said)));
+        assert!(!call.refused(&ended(1, "", "some other failure")));
+    }
+
+    #[test]
+    fn a_message_too_long_for_an_argument_is_cut_and_kept_whole_beside_the_replies() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "é".repeat(agent::preset::ARG_ROOM);
+        let cut = message_cut(dir.path(), &message("m1"), &text).unwrap();
+        let whole = dir.path().join("messages").join("m1.txt");
+        assert_eq!(std::fs::read_to_string(&whole).unwrap(), text);
+        assert!(
+            cut.ends_with(&format!(
+                "[teamctl: message cut: {} of {} bytes not shown; the whole message is in {}]",
+                text.len() - agent::preset::ARG_ROOM,
+                text.len(),
+                whole.display()
+            )),
+            "{}",
+            &cut[cut.len() - 200..]
+        );
+    }
+}
