@@ -840,19 +840,22 @@ impl Worker {
             };
             let message = preset.and_then(|p| p.message_file(&a)).map(PathBuf::from);
             let reply = preset.and_then(|p| p.reply_file(&a)).map(PathBuf::from);
-            (message, reply)
+            let own = preset.map(|p| p.own_files(&a)).unwrap_or_default();
+            (message, reply, own)
         };
-        // The reply file and its length before the turn: the reply is in what the turn appends.
-        // The agent opens that file itself: never through a link (it would read and write
+        // The files the agent opens itself: never through a link (it would read and write
         // outside the home) nor a FIFO (it would block): attacker QA. Else the turn fails
-        // saying why (`not_run`); the worker goes on.
-        let history_of = |session: &str| -> std::result::Result<Option<(PathBuf, u64)>, String> {
-            let Some(f) = files(session).1 else {
-                return Ok(None);
-            };
-            crate::store::fsutil::check_file(&f).map_err(|e| e.to_string())?;
-            let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
-            Ok(Some((f, len)))
+        // saying why (`not_run`); the worker goes on. The reply file is then made anew.
+        let history_of = |session: &str| -> std::result::Result<Option<PathBuf>, String> {
+            let (_, reply, own) = files(session);
+            for f in own {
+                crate::store::fsutil::check_file(std::path::Path::new(&f))
+                    .map_err(|e| e.to_string())?;
+            }
+            let Some(f) = reply else { return Ok(None) };
+            crate::store::fsutil::with_subdir(&sessions_dir, 1, || turn::fresh_record(&f))
+                .map_err(|e| e.to_string())?;
+            Ok(Some(f))
         };
         let mut history = match history_of(&session) {
             Ok(h) => h,
@@ -949,11 +952,13 @@ impl Worker {
             }
         }
         unplace(&ran_in);
-        if let Some((file, from)) = &history
+        if let Some(file) = &history
             && result.succeeded()
-            && let Some(reply) = turn::appended_reply(file, *from, &spec)
         {
-            result.stdout = reply;
+            match turn::recorded_reply(file, &spec) {
+                Ok(reply) => result.stdout = reply,
+                Err(why) => result.no_reply(&why),
+            }
         }
         if !result.spawned {
             self.live.session_turns -= 1;
