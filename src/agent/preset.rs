@@ -62,6 +62,11 @@ pub struct Preset {
     pub session_retry: &'static [&'static str],
     /// Where the turn's reply is read.
     pub reply: ReplyVia,
+    /// Files of the session the agent opens itself (templates, filled as the session arguments
+    /// are): before each turn each must be a regular file or missing, never a link (the agent
+    /// would read and write outside the home) nor a FIFO (it would block), else the turn is
+    /// not run.
+    pub own_files: &'static [&'static str],
     /// For an agent that could run only any command or none (no list of allowed ones): the
     /// flag the user adds after `--` to let it run every shell command its model proposes,
     /// unsandboxed, `teamctl` among them. Without it the preset runs none (its `base` says so)
@@ -75,11 +80,12 @@ pub struct Preset {
 pub enum ReplyVia {
     /// The turn's stdout.
     Stdout,
-    /// The model's last message in what the turn appended to this aider chat history file (a
-    /// template, filled as the session arguments are; `agent::aider::last_reply`): aider's
-    /// stdout is its whole transcript (banners, questions, token counts). The stdout when the
-    /// turn appended no model text (aider failed before asking the model: its error is there).
-    AiderHistory(&'static str),
+    /// The model's last answer in this aider LLM history file (a template, filled as the
+    /// session arguments are; `agent::aider::last_reply`), which the worker makes anew, empty,
+    /// before each turn: aider's stdout is its whole transcript (banners, questions, token
+    /// counts), and its chat history has its own output unmarked among the model's words. A
+    /// turn whose record ends with no answer fails (aider's stdout says why).
+    AiderLlmHistory(&'static str),
 }
 
 /// Every preset, by `--agent` name.
@@ -97,6 +103,7 @@ pub const PRESETS: &[Preset] = &[
         message: MessageVia::Stdin(&[]),
         session_retry: &["No conversation found with session ID", "is already in use"],
         reply: ReplyVia::Stdout,
+        own_files: &[],
         shell_opt_in: None,
     },
     Preset {
@@ -131,6 +138,7 @@ pub const PRESETS: &[Preset] = &[
         message: MessageVia::Stdin(&["-"]),
         session_retry: &[],
         reply: ReplyVia::Stdout,
+        own_files: &[],
         shell_opt_in: None,
     },
     Preset {
@@ -155,17 +163,26 @@ pub const PRESETS: &[Preset] = &[
         // to resume (a first turn that failed at the model): then a new session.
         session_retry: &["Error resuming session", "Error starting session"],
         reply: ReplyVia::Stdout,
+        own_files: &[],
         shell_opt_in: None,
     },
     Preset {
         name: "aider",
         program: "aider",
         install: "python3 -m pip install aider-chat",
-        // Its memory is a chat history file per session, restored on later turns.
-        first_turn: &["--chat-history-file", "{sessions}/{session}.aider.md"],
+        // Its memory is a chat history file per session, restored on later turns. The reply is
+        // read from its record of the turn's requests and answers (`AiderLlmHistory`).
+        first_turn: &[
+            "--chat-history-file",
+            "{sessions}/{session}.aider.md",
+            "--llm-history-file",
+            "{sessions}/{session}.aider-llm.txt",
+        ],
         later_turn: &[
             "--chat-history-file",
             "{sessions}/{session}.aider.md",
+            "--llm-history-file",
+            "{sessions}/{session}.aider-llm.txt",
             "--restore-chat-history",
         ],
         // No `--yes-always`: with it aider never runs a shell command (the one question it
@@ -199,7 +216,11 @@ pub const PRESETS: &[Preset] = &[
             args: &["--message-file", "{message_file}"],
         },
         session_retry: &[],
-        reply: ReplyVia::AiderHistory("{sessions}/{session}.aider.md"),
+        reply: ReplyVia::AiderLlmHistory("{sessions}/{session}.aider-llm.txt"),
+        own_files: &[
+            "{sessions}/{session}.aider.md",
+            "{sessions}/{session}.aider-llm.txt",
+        ],
         // After the preset's `--no-suggest-shell-commands`: the last of the two counts.
         shell_opt_in: Some("--suggest-shell-commands"),
     },
@@ -250,12 +271,17 @@ impl Preset {
         matches!(self.message, MessageVia::Args(_))
     }
 
-    /// The file a turn's reply is read from (`ReplyVia::AiderHistory`), filled in.
+    /// The file a turn's reply is read from (`ReplyVia::AiderLlmHistory`), filled in.
     pub fn reply_file(&self, a: &TurnArgs) -> Option<String> {
         match self.reply {
             ReplyVia::Stdout => None,
-            ReplyVia::AiderHistory(t) => Some(fill_path(t, a)),
+            ReplyVia::AiderLlmHistory(t) => Some(fill_path(t, a)),
         }
+    }
+
+    /// The files the agent opens itself (`own_files`), filled in.
+    pub fn own_files(&self, a: &TurnArgs) -> Vec<String> {
+        self.own_files.iter().map(|t| fill_path(t, a)).collect()
     }
 
     /// The file the worker writes a turn's message to (`MessageVia::File`), filled in.
@@ -288,7 +314,7 @@ impl Preset {
                 _ => "",
             },
             match self.reply {
-                ReplyVia::AiderHistory(t) => t,
+                ReplyVia::AiderLlmHistory(t) => t,
                 ReplyVia::Stdout => "",
             },
         ];
@@ -296,6 +322,7 @@ impl Preset {
             .iter()
             .chain(self.later_turn)
             .chain(&files)
+            .chain(self.own_files)
             .any(|t| t.contains("{sessions}"))
     }
 
@@ -482,12 +509,28 @@ mod tests {
         let (later, _) = p.turn(&args(2, "m", &[]));
         assert!(later.contains(&"--restore-chat-history".to_string()));
         assert!(!find("claude").unwrap().uses_sessions_dir());
-        // Its reply is read from that same file.
+        // Its reply is read from its LLM history, beside it, also named on every turn.
+        for turn in [1, 2] {
+            let (argv, _) = p.turn(&args(turn, "m", &[]));
+            let at = argv.iter().position(|a| a == "--llm-history-file").unwrap();
+            assert_eq!(argv[at + 1], "/h/s/S-1.aider-llm.txt", "{argv:?}");
+        }
         assert_eq!(
             p.reply_file(&args(2, "m", &[])).as_deref(),
-            Some("/h/s/S-1.aider.md")
+            Some("/h/s/S-1.aider-llm.txt")
         );
         assert_eq!(find("claude").unwrap().reply_file(&args(1, "m", &[])), None);
+        // Both files are checked before a turn: aider opens them itself.
+        assert_eq!(
+            p.own_files(&args(2, "m", &[])),
+            ["/h/s/S-1.aider.md", "/h/s/S-1.aider-llm.txt"]
+        );
+        assert!(
+            find("claude")
+                .unwrap()
+                .own_files(&args(1, "m", &[]))
+                .is_empty()
+        );
     }
 
     #[test]

@@ -112,11 +112,13 @@ impl Worker {
             }
         }
         call.unplace(&ran_in);
-        if let Some((file, from)) = &history
+        if let Some(file) = &history
             && result.succeeded()
-            && let Some(reply) = turn::appended_reply(file, *from, spec)
         {
-            result.stdout = reply;
+            match turn::recorded_reply(file, spec) {
+                Ok(reply) => result.stdout = reply,
+                Err(why) => result.no_reply(&why),
+            }
         }
         self.count_if_spawned(&mut result, Some(call.preset));
         Ok(result)

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::turn::{TurnEnd, TurnResult, TurnSpec};
+use super::turn::{self, TurnEnd, TurnResult, TurnSpec};
 use crate::agent::{self, preset::Preset};
 use crate::domain::interactive::frame;
 use crate::domain::{Envelope, Member};
@@ -86,8 +86,8 @@ impl Call {
     }
 
     /// The files of a turn in `session`: the one the message is written to; the one the reply
-    /// is read from (aider's chat history).
-    fn files(&self, session: &str) -> (Option<PathBuf>, Option<PathBuf>) {
+    /// is read from (aider's LLM history); every file the agent opens itself.
+    fn files(&self, session: &str) -> (Option<PathBuf>, Option<PathBuf>, Vec<String>) {
         let a = agent::TurnArgs {
             session,
             turn: self.turn,
@@ -102,20 +102,21 @@ impl Call {
         };
         let message = self.preset.message_file(&a).map(PathBuf::from);
         let reply = self.preset.reply_file(&a).map(PathBuf::from);
-        (message, reply)
+        (message, reply, self.preset.own_files(&a))
     }
 
-    /// The reply file of a turn in `session` and its length before the turn: the reply is in
-    /// what the turn appends. The agent opens that file itself: never through a link (it would
-    /// read and write outside the home) nor a FIFO (it would block): attacker QA. Else why
-    /// not, for a turn that fails saying so (`Worker::not_run`); the worker goes on.
-    pub fn history(&self, session: &str) -> std::result::Result<Option<(PathBuf, u64)>, String> {
-        let Some(f) = self.files(session).1 else {
-            return Ok(None);
-        };
-        check_file(&f).map_err(|e| e.to_string())?;
-        let len = std::fs::symlink_metadata(&f).map_or(0, |m| m.len());
-        Ok(Some((f, len)))
+    /// The reply file of a turn in `session`, made anew (empty, 0600) for the turn. The agent
+    /// opens its files itself: never through a link (it would read and write outside the
+    /// home) nor a FIFO (it would block): attacker QA. Else why not, for a turn that fails
+    /// saying so (`Worker::not_run`); the worker goes on.
+    pub fn history(&self, session: &str) -> std::result::Result<Option<PathBuf>, String> {
+        let (_, reply, own) = self.files(session);
+        for f in own {
+            check_file(Path::new(&f)).map_err(|e| e.to_string())?;
+        }
+        let Some(f) = reply else { return Ok(None) };
+        with_subdir(&self.sessions_dir, 1, || turn::fresh_record(&f)).map_err(|e| e.to_string())?;
+        Ok(Some(f))
     }
 
     /// Set `spec` to run turn `turn` in `session`. The message's text goes on stdin, or into

@@ -61,6 +61,9 @@ pub enum TurnEnd {
     TimedOut,
     /// The worker itself was told to stop.
     Stopped,
+    /// The agent exited 0, but its record of the turn holds no answer from its model
+    /// (`agent::preset::ReplyVia::AiderLlmHistory`): the model was never reached or failed.
+    NoReply,
 }
 
 #[derive(Debug)]
@@ -77,6 +80,13 @@ impl TurnResult {
         self.end == TurnEnd::Exited(0)
     }
 
+    /// The turn gave no reply (`TurnEnd::NoReply`) for the reason `why`, said after the end of
+    /// the agent's stdout (aider's own words on what went wrong).
+    pub fn no_reply(&mut self, why: &str) {
+        self.end = TurnEnd::NoReply;
+        self.stderr_tail = format!("{}\n{why}", self.stdout.trim_end());
+    }
+
     /// A short line saying why the turn failed.
     pub fn failure(&self) -> String {
         let why = match &self.end {
@@ -85,6 +95,7 @@ impl TurnResult {
             TurnEnd::Interrupted => "interrupted".into(),
             TurnEnd::TimedOut => "timed out".into(),
             TurnEnd::Stopped => "stopped".into(),
+            TurnEnd::NoReply => "no reply".into(),
         };
         // Some agents say why on stdout (Claude Code's "Not logged in"): with nothing on
         // stderr, the end of stdout explains the failure instead.
@@ -106,7 +117,9 @@ impl TurnResult {
                 TurnEnd::Interrupted | TurnEnd::TimedOut | TurnEnd::Stopped => {
                     format!("{why}; its last output: {}", &said[cut..])
                 }
-                TurnEnd::Exited(_) | TurnEnd::Signalled(_) => format!("{why}: {}", &said[cut..]),
+                TurnEnd::Exited(_) | TurnEnd::Signalled(_) | TurnEnd::NoReply => {
+                    format!("{why}: {}", &said[cut..])
+                }
             }
         }
     }
@@ -562,25 +575,52 @@ fn escaped_len(c: char) -> usize {
     }
 }
 
-/// The reply read from an agent's own record of the turn rather than its stdout (aider's chat
-/// history, `agent::preset::ReplyVia::AiderHistory`): the model's last message in what `file`
-/// got after its first `from` bytes, fitted as a stdout reply is (`fit_reply`). `None` when
-/// nothing of the model's was appended or the file cannot be read (a link, not a regular
-/// file, shorter than before, or more than `MAX_HISTORY_READ` appended): the stdout stays the reply.
-pub fn appended_reply(file: &Path, from: u64, spec: &TurnSpec) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    /// The most of a history file one turn's reply is looked for in.
-    const MAX_HISTORY_READ: u64 = 16 * 1024 * 1024;
-    let mut f = crate::store::fsutil::open_read(file).ok()?;
-    let len = f.metadata().ok()?.len();
-    if len < from || len - from > MAX_HISTORY_READ {
-        return None;
+/// Make `file` anew, empty and 0600, for the agent to write its record of the turn to
+/// (`agent::preset::ReplyVia::AiderLlmHistory`): so the record is this turn's alone, and it
+/// holds one turn at most, not every request of the conversation. What was there is unlinked,
+/// never written through (a hard link's other name keeps its text); the caller has checked it
+/// is no link or FIFO (`fsutil::check_file`).
+pub fn fresh_record(file: &Path) -> Result<()> {
+    use crate::error::IoContext;
+    match std::fs::remove_file(file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).at(file),
+        _ => {}
     }
-    f.seek(SeekFrom::Start(from)).ok()?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_CLOEXEC)
+        .open(file)
+        .at(file)?;
+    Ok(())
+}
+
+/// The reply read from an agent's own record of the turn rather than its stdout (aider's LLM
+/// history, made anew before the turn by `fresh_record`): the model's last answer at the end
+/// of `file`, fitted as a stdout reply is (`fit_reply`). Only the last `MAX_RECORD_READ` bytes
+/// are read (every request of the turn, with the whole conversation, is before it). Else why
+/// not: no answer there, or the file could not be read (a link or not a regular file now).
+pub fn recorded_reply(file: &Path, spec: &TurnSpec) -> std::result::Result<String, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    /// The most of the end of a record the answer is looked for in.
+    const MAX_RECORD_READ: u64 = 16 * 1024 * 1024;
+    let unread = |e: std::io::Error| format!("{} could not be read: {e}", file.display());
+    let mut f = crate::store::fsutil::open_read(file).map_err(unread)?;
+    let len = f.metadata().map_err(unread)?.len();
+    let from = len.saturating_sub(MAX_RECORD_READ);
+    f.seek(SeekFrom::Start(from)).map_err(unread)?;
     let mut bytes = Vec::new();
-    f.take(len - from).read_to_end(&mut bytes).ok()?;
-    let reply = crate::agent::aider::last_reply(&String::from_utf8_lossy(&bytes))?;
-    Some(fit_reply(
+    f.take(len - from).read_to_end(&mut bytes).map_err(unread)?;
+    let mut text = String::from_utf8_lossy(&bytes);
+    if from > 0 {
+        // The first line read is cut.
+        let rest = text.find('\n').map_or("", |at| &text[at + 1..]);
+        text = std::borrow::Cow::Owned(rest.to_string());
+    }
+    let reply = crate::agent::aider::last_reply(&text)
+        .ok_or_else(|| format!("{} ends with no answer from the model", file.display()))?;
+    Ok(fit_reply(
         reply.as_bytes(),
         reply.len(),
         None,
@@ -650,6 +690,53 @@ mod tests {
             result(TurnEnd::Interrupted, "", "").failure(),
             "interrupted"
         );
+    }
+
+    #[test]
+    fn a_turn_without_a_reply_fails_with_the_agents_words_and_the_reason() {
+        let mut r = TurnResult {
+            spawned: true,
+            end: TurnEnd::Exited(0),
+            stdout: "Aider v0.86.2\nlitellm.AuthenticationError: bad key\n\n".into(),
+            stderr_tail: String::new(),
+        };
+        r.no_reply("/s/x.aider-llm.txt ends with no answer from the model");
+        assert!(!r.succeeded());
+        assert_eq!(
+            r.failure(),
+            "no reply: Aider v0.86.2 | litellm.AuthenticationError: bad key | /s/x.aider-llm.txt ends with no answer from the model"
+        );
+    }
+
+    #[test]
+    fn a_record_is_made_anew_private_and_never_written_through_another_name() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("s.aider-llm.txt");
+        fresh_record(&record).unwrap();
+        let meta = std::fs::metadata(&record).unwrap();
+        assert_eq!((meta.len(), meta.permissions().mode() & 0o777), (0, 0o600));
+        // Last turn's record, also under another name (a hard link planted beside).
+        let other = dir.path().join("other.txt");
+        std::fs::write(&record, "LLM RESPONSE 2026-01-01T00:00:00\nASSISTANT old\n").unwrap();
+        std::fs::hard_link(&record, &other).unwrap();
+        fresh_record(&record).unwrap();
+        assert_eq!(std::fs::read(&record).unwrap(), b"");
+        assert_eq!(std::fs::metadata(&record).unwrap().nlink(), 1);
+        assert!(std::fs::read_to_string(&other).unwrap().contains("old"));
+        let spec = TurnSpec {
+            command: String::new(),
+            argv: None,
+            cwd: dir.path().into(),
+            env: Vec::new(),
+            stdin: String::new(),
+            timeout: None,
+            spill: None,
+        };
+        let why = recorded_reply(&record, &spec).unwrap_err();
+        assert!(why.contains("ends with no answer"), "{why}");
+        std::fs::write(&record, "LLM RESPONSE 2026-01-01T00:00:00\nASSISTANT new\n").unwrap();
+        assert_eq!(recorded_reply(&record, &spec).unwrap(), "new");
     }
 
     #[test]

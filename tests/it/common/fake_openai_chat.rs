@@ -18,15 +18,29 @@ pub use super::loopback_http::Request;
 use super::loopback_http::{self, Responder, Server};
 
 /// A scripted reply: the assistant's text. aider has no function calls: the shell commands it
-/// runs are fenced `bash` blocks in the text (`Reply::shell`).
+/// runs are fenced `bash` blocks in the text (`Reply::shell`). Or an API error (`Reply::error`).
 #[derive(Clone, Debug, Default)]
 pub struct Reply {
     pub text: String,
+    /// An HTTP error status answered instead, with `text` as the error's message.
+    pub error: Option<u16>,
 }
 
 impl Reply {
     pub fn text(t: impl Into<String>) -> Reply {
-        Reply { text: t.into() }
+        Reply {
+            text: t.into(),
+            error: None,
+        }
+    }
+
+    /// The API refusing the request with `status` (401: litellm's `AuthenticationError`,
+    /// which aider does not retry) and `message`, as OpenAI words an error.
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply {
+            text: message.to_string(),
+            error: Some(status),
+        }
     }
 
     /// A reply proposing `command` the way aider's prompts ask a model to: a fenced `bash`
@@ -97,6 +111,14 @@ pub fn last_user_text(req: &Value) -> String {
     texts_of(req, "user").pop().unwrap_or_default()
 }
 
+/// Whether `req` asks aider's weak model for a commit message (its system prompt is aider's
+/// commit prompt): not part of the conversation, and not logged in aider's LLM history.
+pub fn is_commit_message(req: &Value) -> bool {
+    texts_of(req, "system")
+        .first()
+        .is_some_and(|s| s.contains("Git commit message"))
+}
+
 /// Whether `req` is a main-conversation request (not, say, a commit message or a summary for
 /// aider's weak model): its system prompt is aider's coder prompt.
 pub fn is_conversation(req: &Value) -> bool {
@@ -117,6 +139,10 @@ fn answer(
         );
     }
     let reply = script(&req.body);
+    if let Some(status) = reply.error {
+        let body = json!({"error": {"message": reply.text, "type": "invalid_request_error"}});
+        return out.json(status, &body.to_string());
+    }
     let id = format!("chatcmpl-fake{}", req.number);
     let model = req.body["model"].as_str().unwrap_or("fake");
     if req.body["stream"] == true {
