@@ -4,13 +4,25 @@
 
 use crate::cli::ResumeArgs;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::domain::{LEADER, Name};
+use crate::error::{Error, Result};
 use crate::leader;
 
 pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
+    if let Some(name) = &args.name {
+        not_a_teammate(name)?;
+    }
     let store = ctx.store()?;
     let config = store.load()?;
+    // A name that only looks like the leader's (`Team-Lead`, `team_lead`) is nobody's: no
+    // teammate may look like a member (`spawn`), and the leader is always one.
+    if let Some(name) = args.name.as_deref().and_then(|n| Name::parse(n).ok())
+        && config.member(name.as_str()).is_none()
+        && name.looks_like(&Name::leader())
+    {
+        return Err(leader_error(name.as_str()));
+    }
     let names = config.named_or_all(args.name.as_deref())?;
     ctx.reconcile(&*store)?;
     let mut resumed = Vec::new();
@@ -75,4 +87,39 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's,
+/// `*`, an agent id. Other names are checked against the team (`named_or_all`).
+fn not_a_teammate(name: &str) -> Result<()> {
+    if name == LEADER {
+        return Err(leader_error(name));
+    }
+    if name == "*" {
+        return Err(Error::bad(
+            "\"*\" is not a teammate: `teamctl resume` with no name resumes every teammate that is stopped or dead",
+        ));
+    }
+    if let Some((member, team)) = name.split_once('@')
+        && Name::parse(member).is_ok()
+        && Name::parse(team).is_ok()
+    {
+        return Err(Error::bad(format!(
+            "resume takes a teammate's name, not an agent id: `teamctl resume {member} --team {team}`"
+        )));
+    }
+    Ok(())
+}
+
+/// The leader is not a process teamctl runs, so there is nothing of it to resume. `name`: the
+/// leader's, or one that looks like it.
+fn leader_error(name: &str) -> Error {
+    let nobody = if name == LEADER {
+        String::new()
+    } else {
+        format!("{name:?} is no teammate; ")
+    };
+    Error::bad(format!(
+        "{nobody}{LEADER:?} is the leader, you, not a teammate to resume: teamctl runs no process for the leader (your own shell leads, or `teamctl lead` for the console); `teamctl resume NAME` resumes a teammate, `teamctl resume` every one that is stopped or dead"
+    ))
 }

@@ -2,8 +2,9 @@
 //! pointer to a server that no longer has the team), team directories without a team file
 //! (what mail they hold: `--fix` removes only those without),
 //! teammates that are dead or do not take their mail (or wait for the user to answer a dialog
-//! in their pane), and stale worktrees (of stopped
-//! teammates, of members that are gone, or unknown to every member).
+//! in their pane), stale worktrees (of stopped
+//! teammates, of members that are gone, or unknown to every member), and a current-team record
+//! naming a team that no longer exists.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -21,6 +22,56 @@ pub const STALE_AFTER: Duration = Duration::from_hours(1);
 /// A team directory without a team file or mail is left alone for this long (it may be
 /// being made); an interrupted `delete`'s mark too.
 const HALF_MADE_GRACE: Duration = crate::store::home::HALF_MADE_GRACE;
+
+/// The current-team record (`$TEAMCTL_HOME/current`, the team created last) when it names a
+/// team gone from the home, directory and all: every command without `--team` then says that
+/// team no longer exists, and sends the user here. A directory still there (a leftover, or a
+/// team being made) is the leftover check's business: the record still says which team it was.
+pub fn current(home: &Home) -> Option<Finding> {
+    let team = home.current_named()?;
+    if home.exists(&team) || std::fs::symlink_metadata(home.team_dir(&team)).is_ok() {
+        return None;
+    }
+    Some(
+        Finding::new(
+            "current",
+            Level::Warn,
+            format!(
+                "the current-team record ({}) names team {team}, which no longer exists",
+                home.root().join("current").display()
+            ),
+        )
+        .hint("`teamctl doctor --fix` clears it; commands then say no team is selected until `teamctl create`")
+        .fix(Fix::ClearCurrent {
+            home: home.root().to_path_buf(),
+            team: team.to_string(),
+        }),
+    )
+}
+
+/// Clear the current-team record if it still names `team` and `team` is still gone, under the
+/// lock `create` holds until it records its team, so a team created meanwhile stays current.
+/// (`up` and `demo` record theirs without it: one of them finishing between the look and the
+/// removal here loses its record, as if it had been made with another team current.)
+pub fn clear_current(home: &Path, team: &str) -> Result<String> {
+    let home = Home::new(home.to_path_buf());
+    let _creating = home.lock_create()?;
+    let named = home.current_named();
+    let gone = named.as_ref().is_some_and(|t| {
+        t.as_str() == team
+            && !home.exists(t)
+            && std::fs::symlink_metadata(home.team_dir(t)).is_err()
+    });
+    if !gone {
+        return Ok(format!(
+            "the current-team record no longer names a gone team {team}; left as it is"
+        ));
+    }
+    home.set_current(None)?;
+    Ok(format!(
+        "cleared the current-team record: it named team {team}, which no longer exists; no team is selected now"
+    ))
+}
 
 /// Every team of the home whose team file can be read.
 pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {

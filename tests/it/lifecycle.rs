@@ -1379,7 +1379,8 @@ fn doctor_closes_the_session_of_a_team_whose_directory_was_removed() {
 /// and the leader console says the team file is gone, not that the team was deleted. Its whole
 /// directory: the team chosen (the one created last, `--team` or `TEAMCTL_TEAM`) is said to
 /// exist no longer, with its running workers and `doctor --fix`, not "no team selected"; once
-/// `doctor --fix` ended them, the team created last is still said so. A team left over with
+/// `doctor --fix` ended them and cleared the record of the team created last, no team is
+/// selected. A team left over with
 /// one message is deleted "with the one message in it".
 #[test]
 fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
@@ -1436,13 +1437,16 @@ fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team \"alpha\" no longer exists"), "{err}");
     assert!(err.contains("bob's worker still runs"), "{err}");
-    env.ok(&["doctor", "--fix"]);
-    let err = env.fails(&["status"], 1);
+    // `doctor --fix` ends them, and clears the record of the team created last, which names
+    // a team that no longer exists: no team is selected then.
+    let fixed = env.ok(&["doctor", "--fix"]);
+    assert!(fixed.contains("ended orphaned worker bob@alpha"), "{fixed}");
     assert!(
-        err.contains("the team you created last, \"alpha\", no longer exists"),
-        "{err}"
+        fixed.contains("cleared the current-team record: it named team alpha"),
+        "{fixed}"
     );
-    assert!(!err.contains("still runs"), "{err}");
+    let err = env.fails(&["status"], 2);
+    assert!(err.contains("no team selected"), "{err}");
 
     // A leftover with one message: deleted with "the one message".
     create(&env, "lone");
@@ -1460,4 +1464,73 @@ fn a_team_whose_files_were_removed_while_its_workers_run_is_said_so() {
     .unwrap();
     let out = env.ok(&["delete", "--force", "--team", "lone"]);
     assert!(out.contains("with the one message in it"), "{out}");
+}
+
+/// The record of the team created last (`$TEAMCTL_HOME/current`) naming a team whose directory
+/// is gone: `doctor` reports it (a warning: nothing runs), `doctor --fix` clears it and says
+/// so, and commands then say no team is selected, as with no team created. (QA 20: every
+/// command sent the user to `doctor --fix`, which left the record, for good.) A record naming
+/// a team that exists, or one whose directory is still there (the leftover check's), stays.
+#[test]
+fn doctor_fix_clears_the_record_of_a_current_team_that_no_longer_exists() {
+    let env = TestEnv::new();
+    create(&env, "gone");
+    std::fs::remove_dir_all(env.team_dir("gone")).unwrap();
+    let err = env.fails(&["status"], 1);
+    assert!(err.contains("`teamctl doctor --fix`"), "{err}");
+
+    let out = env.run(&["--json", "doctor"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "current")
+        .unwrap_or_else(|| panic!("no finding: {report:#}"))
+        .clone();
+    assert_eq!(finding["level"], "warn");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("names team gone, which no longer exists"),
+        "{finding:#}"
+    );
+    assert!(
+        finding["hint"]
+            .as_str()
+            .unwrap()
+            .contains("`teamctl doctor --fix` clears it"),
+        "{finding:#}"
+    );
+    assert!(
+        env.home_path().join("current").exists(),
+        "doctor only looks"
+    );
+
+    let fixed = env.ok(&["doctor", "--fix"]);
+    assert!(
+        fixed.contains("cleared the current-team record: it named team gone"),
+        "{fixed}"
+    );
+    assert!(!env.home_path().join("current").exists());
+    let err = env.fails(&["status"], 2);
+    assert!(err.contains("no team selected"), "{err}");
+    let out = env.ok(&["doctor"]);
+    assert!(!out.contains("current-team"), "{out}");
+
+    // A team that exists, and a directory left without its team file, keep the record.
+    create(&env, "here");
+    env.ok(&["doctor", "--fix"]);
+    assert_eq!(
+        std::fs::read_to_string(env.home_path().join("current")).unwrap(),
+        "here"
+    );
+    std::fs::remove_file(env.team_dir("here").join("config.json")).unwrap();
+    let out = env.run(&["doctor"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("current-team"),
+        "{out:?}"
+    );
 }

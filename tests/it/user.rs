@@ -1687,3 +1687,51 @@ fn one_idle_notification_left_out_is_it() {
         "{stderr}"
     );
 }
+
+/// `resume` with the leader's name (QA 20) says in its own words that the leader is no
+/// teammate to resume and what to do instead (not spawn's "use another name"); a name that
+/// only looks like the leader's, `*` and an agent id get words that fit too, an unknown name
+/// the members. Nothing is started and nothing changes.
+#[test]
+fn resume_refuses_the_leader_and_other_names_of_no_teammate_in_words_that_fit() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    env.ok(&["shutdown", "bob", "--force"]);
+    let before = std::fs::read(env.team_dir("alpha").join("config.json")).unwrap();
+    for name in ["team-lead", "Team-Lead", "team_lead"] {
+        let err = env.fails(&["resume", name], 2);
+        assert!(
+            err.contains("\"team-lead\" is the leader, you, not a teammate to resume"),
+            "{name}: {err}"
+        );
+        assert!(err.contains("`teamctl lead`"), "{name}: {err}");
+        assert!(err.contains("`teamctl resume` every one"), "{name}: {err}");
+        assert!(!err.contains("use another name"), "{name}: {err}");
+        assert!(!err.contains("did you mean"), "{name}: {err}");
+        assert_eq!(
+            err.contains(&format!("{name:?} is no teammate")),
+            name != "team-lead",
+            "{name}: {err}"
+        );
+    }
+    let err = env.fails(&["resume", "*"], 2);
+    assert!(
+        err.contains("`teamctl resume` with no name resumes every teammate"),
+        "{err}"
+    );
+    let err = env.fails(&["resume", "bob@alpha"], 2);
+    assert!(
+        err.contains("not an agent id: `teamctl resume bob --team alpha`"),
+        "{err}"
+    );
+    let err = env.fails(&["resume", "carol"], 2);
+    assert!(
+        err.contains("no member \"carol\" in team alpha; members: team-lead, bob"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(env.team_dir("alpha").join("config.json")).unwrap(),
+        before
+    );
+    assert_eq!(env.member_status("bob"), "stopped");
+}
