@@ -73,6 +73,12 @@ pub struct Preset {
     /// and the team prompt does not offer `teamctl`. `None`: the agent may run `teamctl` (and
     /// only what its own rules allow) on every turn.
     pub shell_opt_in: Option<&'static str>,
+    /// Template keys whose values the CLI splits at commas, with no way to quote one
+    /// (gemini-cli 0.61.0's `--include-directories`: every value, repeated or not, split at
+    /// `,` and trimmed): a value holding a comma would name other directories. `spawn` refuses
+    /// such a teammate in a home whose path holds one (`comma_problem`); an element whose
+    /// value holds one is left out of a turn's argv (`turn`).
+    pub comma_split: &'static [&'static str],
 }
 
 /// Where the reply of a turn is read.
@@ -105,6 +111,7 @@ pub const PRESETS: &[Preset] = &[
         reply: ReplyVia::Stdout,
         own_files: &[],
         shell_opt_in: None,
+        comma_split: &[],
     },
     Preset {
         name: "codex",
@@ -140,6 +147,7 @@ pub const PRESETS: &[Preset] = &[
         reply: ReplyVia::Stdout,
         own_files: &[],
         shell_opt_in: None,
+        comma_split: &[],
     },
     Preset {
         name: "gemini",
@@ -165,6 +173,8 @@ pub const PRESETS: &[Preset] = &[
         reply: ReplyVia::Stdout,
         own_files: &[],
         shell_opt_in: None,
+        // `--include-directories` (a comma-separated list; see `comma_split`).
+        comma_split: &["cut_dir"],
     },
     Preset {
         name: "aider",
@@ -223,6 +233,7 @@ pub const PRESETS: &[Preset] = &[
         ],
         // After the preset's `--no-suggest-shell-commands`: the last of the two counts.
         shell_opt_in: Some("--suggest-shell-commands"),
+        comma_split: &[],
     },
 ];
 
@@ -306,6 +317,19 @@ impl Preset {
             .is_some_and(|e| e == on)
     }
 
+    /// Why a teammate of this preset cannot run in a team kept under `home` (teamctl's state
+    /// directory, where a cut message's directory is): a path holding a comma, which the CLI
+    /// would split (`comma_split`).
+    pub fn comma_problem(&self, home: &str) -> Option<String> {
+        if self.comma_split.is_empty() || !home.contains(',') {
+            return None;
+        }
+        Some(format!(
+            "{} splits the directories it is given with --include-directories at commas, with no way to quote one, and teamctl gives it one under its home ({home}: a comma in it) on a turn whose message is too long for its command line; use a home without a comma (--home or TEAMCTL_HOME)",
+            self.program
+        ))
+    }
+
     /// Whether a turn needs the team's sessions directory.
     pub fn uses_sessions_dir(&self) -> bool {
         let files = [
@@ -337,6 +361,12 @@ impl Preset {
             _ => a.message.to_string(),
         };
         let message_file = self.message_file(a);
+        // An element naming the cut message's directory only on a turn whose message was cut,
+        // and never with a comma the CLI would split it at (`comma_split`: it would name other
+        // directories; `spawn` refuses such a home).
+        let cut_dir = a
+            .cut_dir
+            .filter(|d| !(self.comma_split.contains(&"cut_dir") && d.contains(',')));
         let fill = |t: &str| {
             fill(t, &|key| match key {
                 "session" => Some(a.session),
@@ -346,12 +376,12 @@ impl Preset {
                 "home" => Some(a.home),
                 "sessions" => Some(a.sessions),
                 "networked" => Some(if a.networked { "true" } else { "false" }),
-                "cut_dir" => a.cut_dir,
+                "cut_dir" => cut_dir,
                 "message_file" => message_file.as_deref(),
                 _ => None,
             })
         };
-        let here = |t: &&&str| a.cut_dir.is_some() || !t.contains("{cut_dir}");
+        let here = |t: &&&str| cut_dir.is_some() || !t.contains("{cut_dir}");
         let mut argv = vec![self.program.to_string()];
         let session = if a.turn <= 1 {
             self.first_turn
@@ -495,6 +525,38 @@ mod tests {
             cut.contains(&"--include-directories=/h/t/messages".to_string()),
             "{cut:?}"
         );
+    }
+
+    /// gemini-cli splits `--include-directories` at commas: a directory with one in its path is
+    /// never given (it would name `/h/a` and the relative `b/t/messages`), and such a home is
+    /// refused for gemini, said why; the other presets take it.
+    #[test]
+    fn gemini_is_never_given_a_directory_it_would_split_at_a_comma() {
+        let p = find("gemini").unwrap();
+        let (cut, _) = p.turn(&TurnArgs {
+            cut_dir: Some("/h/a,b/t/messages"),
+            ..args(2, "m", &[])
+        });
+        assert!(
+            !cut.iter().any(|a| a.contains("include-directories")),
+            "{cut:?}"
+        );
+        let said = p.comma_problem("/h/a,b").unwrap();
+        assert!(
+            said.contains(
+                "splits the directories it is given with --include-directories at commas"
+            ) && said.contains("/h/a,b")
+                && said.contains("use a home without a comma"),
+            "{said}"
+        );
+        assert_eq!(p.comma_problem("/h/a b"), None);
+        for other in ["claude", "codex", "aider"] {
+            assert_eq!(
+                find(other).unwrap().comma_problem("/h/a,b"),
+                None,
+                "{other}"
+            );
+        }
     }
 
     #[test]

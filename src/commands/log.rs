@@ -7,7 +7,8 @@
 //! worker's notes, its turns' output), shown as its pane shows it, followed on file events,
 //! streamed in `CHUNK`s (a log may be hundreds of MB). `-n N` starts at the last N messages
 //! (or the log's last N lines, found reading back from its end). The team deleted under a
-//! follow ends it with one line on stderr, exit 1.
+//! follow ends it with one line on stderr, exit 1; so does its team file alone removed (a
+//! leftover directory, said so, with how to remove it).
 
 use crate::store::Position;
 use crate::store::SharedStore;
@@ -219,13 +220,11 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
             return write(shown.text(&[], true));
         };
         if log.removed {
-            // With its team (`delete` marks the team, then removes its directory): an error,
-            // as `log -f` ends.
-            if !store.exists() || store.load().is_ok_and(|c| c.deleting.is_some()) {
-                return Err(crate::view::events::deleted(
-                    store.team(),
-                    "`log --worker -f`",
-                ));
+            // With its team (`delete` marks the team, then removes its directory), or with
+            // its team file alone (a leftover): an error, as `log -f` ends.
+            let marked = store.load().is_ok_and(|c| c.deleting.is_some());
+            if marked || !store.exists() {
+                return Err(w.why_gone(&ctx.home, store.team(), marked, "`log --worker -f`"));
             }
             eprintln!("teamctl: {name}'s log was removed");
             return Ok(());
@@ -410,7 +409,7 @@ fn follow(ctx: &Ctx, store: &SharedStore, args: &LogArgs) -> Result<()> {
     let mut first = true;
     loop {
         let Some(config) = watch.load()? else {
-            return Err(crate::view::events::deleted(store.team(), "`log -f`"));
+            return Err(watch.why_gone(&ctx.home, "`log -f`"));
         };
         watch.follow_members(&config)?;
         let batch = if first {

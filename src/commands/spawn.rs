@@ -39,6 +39,7 @@ fn look_alike(roster: &Roster, name: &Name) -> Result<()> {
 pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     ctx.require_leader("spawn teammates")?;
     let checked = check(args)?;
+    check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
     let started = start(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
     if ctx.json {
@@ -61,6 +62,19 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// An `--agent` whose CLI cannot be given the directories it needs under this home
+/// (`Preset::comma_problem`: gemini and a comma in the home's path): bad input, before
+/// anything is written.
+pub fn check_home(ctx: &Ctx, agent: Option<&str>) -> Result<()> {
+    let Some(preset) = agent.and_then(agent::preset::find) else {
+        return Ok(());
+    };
+    match preset.comma_problem(&ctx.home.root().display().to_string()) {
+        Some(why) => Err(Error::bad(format!("--agent {}: {why}", preset.name))),
+        None => Ok(()),
+    }
 }
 
 /// What `check` found: the spawn request's parts that need no team to be known.

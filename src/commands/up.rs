@@ -92,6 +92,8 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
         }
         let checked =
             spawn::check(&req).map_err(|e| at(m.line, format!("member {}: {e}", m.name())))?;
+        spawn::check_home(ctx, req.agent.as_deref())
+            .map_err(|e| at(m.line_of("agent"), format!("member {}: {e}", m.name())))?;
         members.push((m, req, checked));
     }
     // The team: the file's, which must be the one this leader leads (if any).

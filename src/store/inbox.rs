@@ -147,30 +147,39 @@ pub enum Item {
 pub const MAX_LINE: u64 = crate::domain::message::MAX_MESSAGE_BYTES as u64;
 
 /// How the next line of the log read (`next_line`).
-enum Line {
+pub(super) enum Line {
     /// Whole, its newline included, in the buffer: this many bytes.
     Whole(usize),
-    /// The log ends before a newline: a line still being written, or torn (left for a later
-    /// read; the next append closes a torn one with a newline).
-    Partial,
+    /// The log ends before a newline, this many bytes into the line: a line still being
+    /// written, or torn (left for a later read; the next append closes a torn one with a
+    /// newline).
+    Partial(u64),
     /// Longer than `MAX_LINE`: this many bytes, its newline included, read past and not kept.
     TooLong(u64),
 }
 
 /// Read the next line into `line` (cleared first), keeping at most `MAX_LINE` bytes of it.
-fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Line> {
+/// `passed`: bytes of this line already read past before the reader's position, by an
+/// earlier read that found no newline in them (more than `MAX_LINE`: none of it is kept).
+pub(super) fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    passed: u64,
+) -> std::io::Result<Line> {
     line.clear();
-    let mut n: u64 = 0;
+    let mut n: u64 = passed;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
             line.clear();
-            return Ok(Line::Partial);
+            return Ok(Line::Partial(n));
         }
         let (take, ends) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
+        #[cfg(test)]
+        SCANNED.set(SCANNED.get() + take as u64);
         n += take as u64;
         if n <= MAX_LINE {
             line.extend_from_slice(&buf[..take]);
@@ -197,7 +206,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     if meta.as_ref().is_ok_and(|m| m.is_file() && m.len() <= from) {
         return Ok(Vec::new());
     }
-    let (file, len) = match open_log(log, meta) {
+    let (file, len, id) = match open_log(log, meta) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
@@ -221,11 +230,31 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
     let mut pos = from;
     let mut line = Vec::new();
+    let tail = long_tail(id, len);
     while out.len() < max {
         let start = pos;
-        let n = match next_line(&mut reader, &mut line).at(log)? {
-            Line::Partial => break,
+        // The log's long unfinished tail, read past before: only what came after is read.
+        let mut passed = 0;
+        if let Some(t) = tail.filter(|t| t.start == start) {
+            file.seek(SeekFrom::Start(t.passed)).at(log)?;
+            reader = BufReader::with_capacity(64 * 1024, file.take(len - t.passed));
+            passed = t.passed - t.start;
+        }
+        let n = match next_line(&mut reader, &mut line, passed).at(log)? {
+            Line::Partial(n) => {
+                if n > MAX_LINE {
+                    remember_long_tail(LongTail {
+                        id,
+                        start,
+                        passed: start + n,
+                    });
+                }
+                break;
+            }
             Line::TooLong(n) => {
+                if passed > 0 {
+                    forget_long_tail(id);
+                }
                 pos += n;
                 out.push(Entry {
                     start: super::Position::from_raw(start),
@@ -265,6 +294,48 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
 /// the log of the member it answered.
 const KEPT_LOGS: usize = 2;
 
+/// An unfinished line at a log's end (no newline yet) already longer than `MAX_LINE`, so never
+/// a record: where it starts and how far it was read past. A read that reaches it goes on
+/// from there: such a tail (gigabytes without a newline) was read through again on every read,
+/// the worker's and `status`'s, until an append closed it. When one does, the line is skipped
+/// as any longer line is, said with its whole length. Kept per thread, in memory, for the log
+/// of that device and inode, while the log is no shorter than what was read (a log cut back
+/// or written anew in place forgets it). A log is append-only: the bytes read past stay as
+/// they were.
+#[derive(Debug, Clone, Copy)]
+struct LongTail {
+    id: (u64, u64),
+    start: u64,
+    passed: u64,
+}
+
+/// How many logs' long tails a thread remembers (the latest first).
+const KEPT_TAILS: usize = 8;
+
+/// The long tail remembered for the log `id`, when it still holds what was read (`len`).
+fn long_tail(id: (u64, u64), len: u64) -> Option<LongTail> {
+    TAILS.with_borrow_mut(|tails| {
+        let at = tails.iter().position(|t| t.id == id)?;
+        if tails[at].passed > len {
+            tails.remove(at);
+            return None;
+        }
+        Some(tails[at])
+    })
+}
+
+fn remember_long_tail(tail: LongTail) {
+    TAILS.with_borrow_mut(|tails| {
+        tails.retain(|t| t.id != tail.id);
+        tails.insert(0, tail);
+        tails.truncate(KEPT_TAILS);
+    });
+}
+
+fn forget_long_tail(id: (u64, u64)) {
+    TAILS.with_borrow_mut(|tails| tails.retain(|t| t.id != id));
+}
+
 /// A log kept open by `open_log`, with the device and inode it had when it was opened.
 struct KeptLog {
     path: PathBuf,
@@ -277,6 +348,14 @@ thread_local! {
     static KEPT: RefCell<Vec<KeptLog>> = const { RefCell::new(Vec::new()) };
     /// When `open_log` last looked for kept logs removed by hand.
     static LOOKED: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+    /// The long unfinished tails this thread read past (`LongTail`).
+    static TAILS: RefCell<Vec<LongTail>> = const { RefCell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many bytes of logs `next_line` read on this thread (tests count them).
+    static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How often, at most, `open_log` looks for kept logs removed by hand (a `fstat` each): often
@@ -285,7 +364,8 @@ thread_local! {
 const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The log at `log` (`meta`: what `symlink_metadata` said of it just before; a caller that
-/// needs no more than its length stops there), open for reading, and its length. The logs this
+/// needs no more than its length stops there), open for reading, its length, and its device
+/// and inode. The logs this
 /// thread read last stay open and are used again while `log` still names the same file (the
 /// same device and inode, looked up on the path without opening it); a log replaced or removed
 /// is opened anew, and one removed by hand (no name left) is let go at the thread's first read
@@ -294,7 +374,10 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// `IN_OPEN`), so each time a worker opened its own log it woke its own watching thread, a
 /// wake-up across CPUs on the way from a message to its agent
 /// (BENCHMARKS.md, tenth session).
-fn open_log(log: &Path, meta: std::io::Result<fs::Metadata>) -> std::io::Result<(Rc<File>, u64)> {
+fn open_log(
+    log: &Path,
+    meta: std::io::Result<fs::Metadata>,
+) -> std::io::Result<(Rc<File>, u64, (u64, u64))> {
     let kept = KEPT.with_borrow_mut(|kept| {
         let now = std::time::Instant::now();
         if LOOKED
@@ -310,14 +393,14 @@ fn open_log(log: &Path, meta: std::io::Result<fs::Metadata>) -> std::io::Result<
             .as_ref()
             .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == entry.id);
         same.then(|| {
-            let file = entry.file.clone();
+            let found = (entry.file.clone(), entry.id);
             kept.insert(0, entry);
-            file
+            found
         })
     });
     let meta = meta?;
-    if let Some(file) = kept {
-        return Ok((file, meta.len()));
+    if let Some((file, id)) = kept {
+        return Ok((file, meta.len(), id));
     }
     // Not kept, or not a plain file: opened as every state file is (a link fails here).
     let file = Rc::new(super::fsutil::open_read(log)?);
@@ -333,7 +416,7 @@ fn open_log(log: &Path, meta: std::io::Result<fs::Metadata>) -> std::io::Result<
         );
         kept.truncate(KEPT_LOGS);
     });
-    Ok((file, m.len()))
+    Ok((file, m.len(), (m.dev(), m.ino())))
 }
 
 /// The size of the log in bytes (0 when it does not exist yet).
@@ -363,8 +446,8 @@ pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
         return pos;
     }
     match open_log(&log, meta) {
-        Ok((_, len)) if pos == len => pos,
-        Ok((file, len)) if pos < len => line_start(&file, pos),
+        Ok((_, len, _)) if pos == len => pos,
+        Ok((file, len, _)) if pos < len => line_start(&file, pos),
         _ => 0,
     }
 }
@@ -568,6 +651,79 @@ mod tests {
             texts(&read_from(&p.log(), got[1].end.raw(), 100).unwrap()),
             ["two"]
         );
+    }
+
+    /// An unfinished line longer than any record at the log's end is read past once: a later
+    /// read, from its start or from before it, goes on where the last one stopped (bytes read
+    /// counted), also while it grows, until an append closes it; it is then skipped as before,
+    /// said with its whole length. A log cut back in place forgets it.
+    #[test]
+    fn a_long_unfinished_tail_is_read_past_once() {
+        let (_d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let start = log_len(&p.log());
+        let huge = 4 * MAX_LINE;
+        let f = open_append(&p.log()).unwrap();
+        f.set_len(start + huge).unwrap();
+        SCANNED.set(0);
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!((texts(&got), got.len()), (vec!["one".to_string()], 1));
+        assert_eq!(SCANNED.get(), start + huge);
+        SCANNED.set(0);
+        assert!(read_from(&p.log(), start, 100).unwrap().is_empty());
+        assert_eq!(
+            SCANNED.get(),
+            0,
+            "from the tail's start, nothing read again"
+        );
+        assert_eq!(texts(&read_from(&p.log(), 0, 100).unwrap()), ["one"]);
+        assert_eq!(
+            SCANNED.get(),
+            start,
+            "from before it, only the line before it"
+        );
+        // It grows, still without a newline: only what came is read.
+        f.set_len(start + huge + MAX_LINE).unwrap();
+        SCANNED.set(0);
+        assert!(read_from(&p.log(), start, 100).unwrap().is_empty());
+        assert_eq!(SCANNED.get(), MAX_LINE);
+        // Closed by an append: one unreadable line of its whole length, then the message.
+        append(&p, &msg("two")).unwrap();
+        let got = read_from(&p.log(), start, 100).unwrap();
+        let long = huge + MAX_LINE + 1;
+        let Item::Garbage(said) = &got[0].item else {
+            panic!("{got:?}");
+        };
+        assert!(
+            said.contains(&format!("at byte {start} "))
+                && said.contains(&format!("it is {long} bytes long")),
+            "{said}"
+        );
+        assert_eq!(
+            (got[0].start.raw(), got[0].end.raw()),
+            (start, start + long)
+        );
+        assert_eq!(texts(&got[1..]), ["two"]);
+        // Forgotten once closed: a read from the start reads the whole log again.
+        SCANNED.set(0);
+        let got = read_from(&p.log(), 0, 100).unwrap();
+        assert_eq!(
+            (texts(&got), got.len()),
+            (vec!["one".into(), "two".into()], 3)
+        );
+        assert_eq!(SCANNED.get(), log_len(&p.log()));
+        // Another long tail, then the log cut back and written anew in place (the same inode),
+        // a line starting where the tail did: what was read past is not taken for the new
+        // log's.
+        let end = log_len(&p.log());
+        f.set_len(end + huge).unwrap();
+        read_from(&p.log(), 0, 100).unwrap();
+        f.set_len(0).unwrap();
+        let mut filler = vec![b' '; usize::try_from(end).unwrap()];
+        filler[usize::try_from(end).unwrap() - 1] = b'\n';
+        open_append(&p.log()).unwrap().write_all(&filler).unwrap();
+        append(&p, &msg("fresh")).unwrap();
+        assert_eq!(texts(&read_from(&p.log(), 0, 100).unwrap()), ["fresh"]);
     }
 
     /// The cap is the record's: a line of exactly `MAX_LINE` bytes is read; one byte more,

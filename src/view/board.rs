@@ -3,7 +3,7 @@
 //! 1 s timer refreshes the ages; otherwise a new board is printed only when what it shows
 //! (ages aside) changed; with `--json`, one JSON object per line, also only on change. Idle
 //! notifications appear as state, never as lines. Ctrl-C exits 0; the team deleted under it
-//! ends it with one line on stderr, exit 1. A HOST column appears when a member runs on another
+//! (or its team file alone removed: a leftover, said so) ends it with one line on stderr, exit 1. A HOST column appears when a member runs on another
 //! host, as in `status`.
 
 use crate::store::SharedStore;
@@ -14,7 +14,7 @@ use crate::context::Ctx;
 use crate::domain::time::{age, now_ms};
 use crate::domain::{Status, TeamConfig};
 use crate::error::Result;
-use crate::view::events::{Inboxes, TeamWatch, deleted};
+use crate::view::events::{Inboxes, TeamWatch};
 use crate::view::status::{Row, rows};
 
 /// How often ages are refreshed (and dead workers, which write no event, noticed).
@@ -56,7 +56,7 @@ pub fn watch(ctx: &Ctx, store: &SharedStore) -> Result<()> {
     let result = (|| -> Result<()> {
         loop {
             let Some(config) = watch.load()? else {
-                return Err(deleted(store.team(), "`status --watch`"));
+                return Err(watch.why_gone(&ctx.home, "`status --watch`"));
             };
             watch.follow_members(&config)?;
             let _ = ctx.reconcile(&**store);

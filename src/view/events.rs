@@ -2,18 +2,20 @@
 //! every member's inbox, re-subscribed when members join, or the leader's inbox only), or of
 //! one host-local file (a teammate's log, `log --worker -f`), typed lines from stdin, Ctrl-C
 //! (which ends a view with exit 0), stdout's reader going away (which ends it as SIGPIPE
-//! would), and the team deleted under it (exit 1, `deleted`). One doorbell gathers them all, so a view sleeps
-//! until something it shows may have changed.
+//! would), and the team deleted under it (exit 1, `deleted`), or its team file alone removed
+//! (exit 1, `why_gone`: a leftover directory, said with how to remove it). One doorbell gathers
+//! them all, so a view sleeps until something it shows may have changed.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::domain::{Name, TeamConfig};
 use crate::error::{Error, Result};
+use crate::store::home::Home;
 use crate::store::{Bell, SharedStore, Stamp, Store, Subscription, SyncBell, Topic};
 
 /// Whose inboxes a view follows.
@@ -38,6 +40,8 @@ pub struct TeamWatch {
     /// The team file as last read, shared with the caller (not copied for every redraw:
     /// 1,000 members are a dozen thousand strings), with the stamp it was read at.
     config: Option<(Stamp, Arc<TeamConfig>)>,
+    /// Whether the team file last read carried `delete`'s mark: its removal is then a delete.
+    marked: bool,
 }
 
 impl TeamWatch {
@@ -48,9 +52,12 @@ impl TeamWatch {
         let stop = Arc::new(AtomicBool::new(false));
         catch_stop_signals(stop.clone(), bell.bell())?;
         let gone = watch_reader(bell.bell());
-        let members = match inboxes {
-            Inboxes::Every => member_names(&store.load()?),
-            Inboxes::Leader => vec![Name::leader()],
+        let (members, marked) = match inboxes {
+            Inboxes::Every => {
+                let config = store.load()?;
+                (member_names(&config), config.deleting.is_some())
+            }
+            Inboxes::Leader => (vec![Name::leader()], false),
         };
         let sub = subscribe(&**store, &members, bell.bell())?;
         Ok(TeamWatch {
@@ -62,6 +69,7 @@ impl TeamWatch {
             stop,
             gone,
             config: None,
+            marked,
         })
     }
 
@@ -78,6 +86,7 @@ impl TeamWatch {
         }
         match self.store.load() {
             Ok(c) => {
+                self.marked = c.deleting.is_some();
                 let c = Arc::new(c);
                 self.config = stamp.map(|s| (s, c.clone()));
                 Ok(Some(c))
@@ -85,6 +94,20 @@ impl TeamWatch {
             Err(_) if !self.store.exists() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Why `view` ends once `load` found no team file: `why_gone`, waiting on this watch.
+    pub fn why_gone(&self, home: &Home, view: &str) -> Error {
+        why_gone(
+            home,
+            self.store.team(),
+            self.marked,
+            view,
+            &mut |deadline| {
+                self.wait(Some(deadline));
+                !self.stopped() && !self.gone.load(Ordering::Relaxed)
+            },
+        )
     }
 
     /// A bell other sources (the stdin reader) can ring.
@@ -141,6 +164,51 @@ pub fn deleted(team: &Name, view: &str) -> Error {
     Error::failed(format!("team {team} was deleted; {view} ends"))
 }
 
+/// How long a view whose team file is gone, with no `delete` mark seen, waits for the team's
+/// directory to go too before it takes what is left for a leftover: `delete` marks the team,
+/// then removes the whole directory, and a view may find the file gone before the rest of
+/// it, the mark unseen (a forced delete, a busy machine).
+const GONE_GRACE: Duration = Duration::from_secs(2);
+
+/// How a live view (`view`) ends when its team file is gone: `deleted` when the team was
+/// deleted (`marked`: the team file it read last carried `delete`'s mark, or the directory
+/// went too within `GONE_GRACE`); when the directory stays without its team file (removed by
+/// hand, not by `delete`), that, what the directory holds, and how to remove it. Exit 1 either
+/// way. `wait` sleeps until the deadline or an event of the team, false when the view must
+/// end at once (Ctrl-C, stdout's reader gone).
+pub fn why_gone(
+    home: &Home,
+    team: &Name,
+    marked: bool,
+    view: &str,
+    wait: &mut dyn FnMut(Instant) -> bool,
+) -> Error {
+    if !marked {
+        let deadline = Instant::now() + GONE_GRACE;
+        // A team file (or a NATS team's pointer) there: no leftover.
+        while !home.exists(team) && std::fs::symlink_metadata(home.team_dir(team)).is_ok() {
+            if Instant::now() >= deadline || !wait(deadline) {
+                if let Some(left) = home.leftover(team) {
+                    return leftover(&left, view);
+                }
+                break;
+            }
+        }
+    }
+    deleted(team, view)
+}
+
+/// A view's end when its team's directory is left without its team file (`why_gone`).
+fn leftover(left: &crate::store::home::Leftover, view: &str) -> Error {
+    Error::failed(format!(
+        "team {}'s team file ({}) was removed, but not by `teamctl delete`: its directory is left, holding {}; {}; {view} ends",
+        left.team,
+        left.dir.join("config.json").display(),
+        left.contents(),
+        left.removal()
+    ))
+}
+
 fn member_names(config: &TeamConfig) -> Vec<Name> {
     config.members.iter().map(|m| m.name.clone()).collect()
 }
@@ -186,6 +254,16 @@ impl FileWatch {
     /// As `TeamWatch::check_reader`.
     pub fn check_reader(&self) -> Result<()> {
         reader_check(&self.gone)
+    }
+
+    /// `why_gone` for `team`, waiting on this watch (`marked`: as there).
+    pub fn why_gone(&self, home: &Home, team: &Name, marked: bool, view: &str) -> Error {
+        why_gone(home, team, marked, view, &mut |deadline| {
+            if !self.stopped() && !self.gone.load(Ordering::Relaxed) {
+                self.bell.wait_until(deadline);
+            }
+            !self.stopped() && !self.gone.load(Ordering::Relaxed)
+        })
     }
 
     /// Sleep until the file changes, a stop signal comes or stdout's reader goes away.

@@ -316,6 +316,47 @@ fn a_gemini_teammate_gets_a_long_message_whole() {
     assert_eq!(std::fs::read_to_string(file).unwrap(), text);
 }
 
+/// gemini-cli 0.61.0 splits every `--include-directories` value at commas (no quoting, the
+/// flag repeated split too), so a cut message's directory under a home with a comma in its
+/// path would name other directories: `spawn --agent gemini` (and `up`) there is refused,
+/// exit 2, saying why and what to do, before anything is written; `--exec` is not.
+#[test]
+fn a_gemini_teammate_is_refused_in_a_home_with_a_comma() {
+    let model = FakeGemini::start(turns_reply);
+    let mut t = TestEnv::new();
+    let g = fake_gemini::gemini(&model);
+    t.add_agent_cli(&g.bin_dir(), &g.env);
+    let home = t.home.path().join("a,b");
+    t.env
+        .push(("TEAMCTL_HOME".into(), home.display().to_string()));
+    t.ok(&["create", "t1"]);
+    let err = t.fails(
+        &["spawn", "bob", "--agent", "gemini", "--backend", "process"],
+        2,
+    );
+    assert!(
+        err.contains("--agent gemini: gemini splits the directories it is given with --include-directories at commas")
+            && err.contains(&home.display().to_string())
+            && err.contains("use a home without a comma (--home or TEAMCTL_HOME)"),
+        "{err}"
+    );
+    let team = std::fs::read_to_string(home.join("teams/t1/config.json")).unwrap();
+    assert!(!team.contains("\"bob\""), "{team}");
+    let file = t.work.path().join("team.toml");
+    std::fs::write(
+        &file,
+        "name = \"t1\"\n\n[[member]]\nname = \"carol\"\nagent = \"gemini\"\n",
+    )
+    .unwrap();
+    let err = t.fails(&["up", file.to_str().unwrap()], 2);
+    assert!(
+        err.contains("member carol: --agent gemini: gemini splits"),
+        "{err}"
+    );
+    t.ok(&["spawn", "dave", "--backend", "process", "--exec", "cat"]);
+    t.ok(&["delete", "--force"]);
+}
+
 /// (f) A gemini teammate whose first turn failed at the model (here the API does not know the
 /// model; also a first turn killed or interrupted during its model call) goes on with its next
 /// message, in a new session. Gemini CLI keeps such a session's file, holding no conversation:

@@ -623,6 +623,71 @@ fn live_views_say_why_they_end_when_the_team_is_deleted() {
     }
 }
 
+/// A team whose team file alone was removed (by hand, not by `delete`: its directory and its
+/// mail are left) is not said to be deleted by `status --watch`, `log -f` and
+/// `log --worker -f` (its log removed too): they say what is left and how to remove it, exit 1.
+/// (They said "team t was deleted".)
+#[test]
+fn live_views_say_a_team_file_removed_by_hand_leaves_a_leftover() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "bob", "before"]);
+    let dir = env.team_dir("t");
+    let log = dir.join("logs/bob.log");
+    wait_until("bob's turn in its log", WAIT, || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("before"))
+    });
+    env.ok(&["kill", "bob"]);
+    let views: [(&[&str], &str); 3] = [
+        (&["status", "--watch"], "`status --watch`"),
+        (&["log", "-f"], "`log -f`"),
+        (&["log", "--worker", "bob", "-f"], "`log --worker -f`"),
+    ];
+    let mut running = Vec::new();
+    for (i, (args, _)) in views.iter().enumerate() {
+        let err = env.work.path().join(format!("view-{i}.err"));
+        let mut cmd = env.cmd(args);
+        cmd.stderr(std::fs::File::create(&err).unwrap());
+        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+        // Armed once it has printed something; its stdout stays open.
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        running.push((child, out, err));
+    }
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    for ((mut child, _out, err), (args, view)) in running.into_iter().zip(views) {
+        let mut code = None;
+        wait_until("the view to end", WAIT, || {
+            code = child.try_wait().unwrap().map(|s| s.code());
+            code.is_some()
+        });
+        let err = std::fs::read_to_string(err).unwrap();
+        assert_eq!(code, Some(Some(1)), "{args:?}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.contains(&format!(
+                "team t's team file ({}) was removed, but not by `teamctl delete`: its directory is left, holding ",
+                dir.join("config.json").display()
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(
+            last.contains("bob (1)")
+                && last.contains("`teamctl delete --force --team t` removes it and those messages")
+                && last.ends_with(&format!("; {view} ends")),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("was deleted"), "{args:?}: {err}");
+    }
+    // As said.
+    env.ok(&["delete", "--force", "--team", "t"]);
+    assert!(!dir.exists());
+}
+
 #[test]
 fn log_follow_prints_messages_sent_after_it_started() {
     let env = TestEnv::new();
