@@ -477,21 +477,52 @@ fn a_link_at_the_inboxes_directory_is_not_read_through() {
     let env = alpha_with_bob();
     let inboxes = env.team_dir("alpha").join("inboxes");
     let out = env.work.path().join("inboxes-elsewhere");
-    std::fs::rename(&inboxes, &out).unwrap();
-    std::os::unix::fs::symlink(&out, &inboxes).unwrap();
+    // The link takes the directory's place in one step (swapped, then the directory moved
+    // out): a moment with no `inboxes` at all, as a rename then a link left, let bob make
+    // the directory again first (seen under load: the link then failed "File exists").
+    let link = env.work.path().join("inboxes-link");
+    std::os::unix::fs::symlink(&out, &link).unwrap();
+    nix::fcntl::renameat2(
+        nix::fcntl::AT_FDCWD,
+        &inboxes,
+        nix::fcntl::AT_FDCWD,
+        &link,
+        nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+    )
+    .unwrap();
+    std::fs::rename(&link, &out).unwrap();
     let planted = Envelope::new("team-lead", "bob", Body::message("thru link", None));
     inbox::append(&InboxPaths::new(out.join("bob")), &planted).unwrap();
+    // A worker that waits on doorbells (the user's inotify instances spent by everything
+    // else running, as when suites run side by side) hears only a ring: what a sender's
+    // append through the store would do.
+    teamctl::store::doorbell::ring_topic(
+        &env.team_dir("alpha"),
+        &teamctl::store::Topic::Inbox(Name::parse("bob").unwrap()),
+    );
     let store = Home::new(env.home.path().to_path_buf())
         .handle(&Name::parse("alpha").unwrap())
         .unwrap();
     let bob = Name::parse("bob").unwrap();
-    wait_until("bob to say it cannot watch its inbox", T, || {
-        store
-            .live(&bob)
-            .ok()
-            .flatten()
-            .is_some_and(|l| l.inbox_problem.is_some())
-    });
+    let log = env.team_dir("alpha").join("logs/bob.log");
+    wait_until_or_show(
+        "bob to say it cannot watch its inbox",
+        T,
+        || {
+            store
+                .live(&bob)
+                .ok()
+                .flatten()
+                .is_some_and(|l| l.inbox_problem.is_some())
+        },
+        || {
+            format!(
+                "bob's log:\n{}\nlive: {:?}",
+                std::fs::read_to_string(&log).unwrap_or_default(),
+                store.live(&bob)
+            )
+        },
+    );
     let answered = |dir: &Path| {
         std::fs::read_to_string(dir.join("team-lead/inbox.jsonl"))
             .unwrap_or_default()
