@@ -86,16 +86,6 @@ pub enum Fix {
         pane: String,
         agent_id: String,
     },
-    /// Take teamctl's tags off a tmux pane the user respawned (they name a process it no
-    /// longer runs: `agent_id`, the whole `NAME@TEAM/HOMEKEY`, must still be its stale tag).
-    /// The pane is never closed.
-    UntagPane {
-        /// The server, as a member records it (none: the default).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        socket: Option<String>,
-        pane: String,
-        agent_id: String,
-    },
     /// Clear the current-team record (`$TEAMCTL_HOME/current`) while it still names `team`,
     /// which no longer exists.
     ClearCurrent { home: PathBuf, team: String },
@@ -150,11 +140,6 @@ impl Fix {
                 pane,
                 agent_id,
             } => orphans::kill_pane(socket.as_deref(), pane, agent_id),
-            Fix::UntagPane {
-                socket,
-                pane,
-                agent_id,
-            } => orphans::untag_pane(socket.as_deref(), pane, agent_id),
             Fix::ClearCurrent { home, team } => teams::clear_current(home, team),
             // An earlier fix may have removed it already (a stale team's worktrees). `lstat`:
             // a link pointing nowhere is still there, and still removed.

@@ -4,14 +4,13 @@
 //! teammate is no longer running), a pane by its `@teamctl-agent` user option
 //! (`NAME@TEAM/HOMEKEY`), a team session by its `@teamctl-team` option (`TEAM/HOMEKEY`): panes
 //! and sessions of another home (another key) are that home's business, and panes an older
-//! teamctl tagged without a home are reported, never closed. Tags of this home left on a pane
-//! the user respawned are reported too, and taken off by `--fix`, the pane never closed.
+//! teamctl tagged without a home are reported, never closed.
 
 use std::path::{Path, PathBuf};
 
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::Tmux;
-use crate::backend::tmux::{Closing, close_if_tagged, untag_if_stale};
+use crate::backend::tmux::{Closing, close_if_tagged};
 
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
@@ -164,8 +163,7 @@ fn tmux(socket: Option<&str>, args: &[&str]) -> Option<String> {
 /// Panes of this home tagged for a teammate whose team or member is gone, or that are not
 /// its member's any more. A pane's tag counts only while the pane runs (or last ran) the
 /// process teamctl tagged it for (`argv::parse_pane_states`, the rule every view applies): a
-/// pane the user respawned is theirs, never an orphan; the tags left on it are reported, and
-/// `--fix` takes them off, the pane left alone.
+/// pane the user respawned is theirs, never an orphan.
 pub fn panes(home: &Home) -> Vec<Finding> {
     if which::which("tmux").is_err() {
         return Vec::new();
@@ -197,12 +195,6 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             // No tag, or one set for a process the pane no longer runs (the user's now).
             let tag = state.tag;
             if tag.is_empty() {
-                out.extend(stale_tags(
-                    socket.as_deref(),
-                    &pane,
-                    &state.stale_tag,
-                    &our_key,
-                ));
                 continue;
             }
             let Some((id, key)) = tag.rsplit_once('/') else {
@@ -253,53 +245,6 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         ));
     }
     out
-}
-
-/// The tags this home left on `pane` for a process it no longer runs (`stale`, the pane's
-/// `PaneState::stale_tag`): the user respawned it with a program of their own, which makes it
-/// theirs. Reported so that they know teamctl's tags are still on it; `--fix` takes them off
-/// and leaves the pane alone. Another home's tags (another key), or an older teamctl's without
-/// a home, are not this home's to take off.
-fn stale_tags(socket: Option<&str>, pane: &str, stale: &str, our_key: &str) -> Option<Finding> {
-    let (id, key) = stale.rsplit_once('/')?;
-    if key != our_key {
-        return None;
-    }
-    Some(
-        Finding::new(
-            "panes",
-            Level::Warn,
-            format!(
-                "tmux pane {pane} still carries teamctl's tags for {id}, set for a process it no longer runs: \
-                 it was started again with another program, so it is yours, and teamctl leaves it alone"
-            ),
-        )
-        .hint("`teamctl doctor --fix` takes teamctl's tags off it (the pane and what runs in it stay)")
-        .fix(Fix::UntagPane {
-            socket: socket.map(String::from),
-            pane: pane.to_string(),
-            agent_id: stale.to_string(),
-        }),
-    )
-}
-
-/// Take the tags `agent_id` (scoped: the whole tag) off `pane` while they still name a process
-/// the pane no longer runs (`tmux::untag_if_stale`); the pane is never closed. Returns what
-/// was done, in one line.
-pub fn untag_pane(socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
-    let id = argv::unscoped(agent_id);
-    let Some(t) = runner(socket) else {
-        return Ok(format!("tmux pane {pane} ({id}) is gone"));
-    };
-    Ok(match untag_if_stale(&t, pane, agent_id) {
-        Ok(true) => format!(
-            "took teamctl's tags for {id} off tmux pane {pane}; the pane and what runs in it are left alone"
-        ),
-        Ok(false) | Err(crate::backend::tmux::run::Fail::Gone(_)) => {
-            format!("tmux pane {pane} no longer carries stale tags for {id}; left alone")
-        }
-        Err(e) => return Err(e.into_error(&format!("untag pane {pane}"))),
-    })
 }
 
 /// Team sessions (`teamctl-TEAM-KEY`, tagged `@teamctl-team` = `TEAM/KEY`) of this home whose

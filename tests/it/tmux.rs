@@ -660,10 +660,9 @@ fn attach_from_inside_tmux_switches_the_client_to_the_teammates_pane() {
     assert_eq!(now.trim(), format!("{} 1 1", env.session(&t)));
 }
 
-/// After the first teammate, a spawn into the team session splits in one tmux invocation: it
-/// splits the window the last teammate went to (recorded as `tmuxFill`), behind a guard that
-/// stops tmux unless that window is one teamctl made for this team, and tags the new pane;
-/// one more records the start time of its process beside its pid (tmux cannot read it). A hint that is stale or
+/// After the first teammate, a spawn into the team session is one tmux invocation: it splits
+/// the window the last teammate went to (recorded as `tmuxFill`), behind a guard that stops
+/// tmux unless that window is one teamctl made for this team. A hint that is stale or
 /// points at someone else's window (even one carrying the team's name as a value) makes
 /// nothing there: the spawn looks the session up instead.
 #[test]
@@ -682,13 +681,11 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
     // Count the tmux processes one spawn starts.
     let (out, calls) = logged_tmux_calls(&env, &["spawn", "c", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(calls.len(), 2, "the split, then the start time: {calls:?}");
-    assert!(calls[0].contains("split-window"), "{calls:?}");
-    assert!(calls[1].contains("@teamctl-start"), "{calls:?}");
+    assert_eq!(calls.len(), 1, "one tmux call: {calls:?}");
     assert_eq!(
         env.pane_format(&env.pane_of(&t, "c"), "#{@teamctl-agent}"),
         Some(env.tag(&format!("c@{t}"))),
-        "tagged in the split's call"
+        "tagged in that call"
     );
 
     // A hint naming someone else's window, which even carries the team's name as a value.
@@ -750,8 +747,8 @@ fn spawns_split_the_hinted_window_in_one_call_and_never_trust_a_stale_hint() {
 }
 
 /// When the window the last teammate went to is full, the next one opens a new window of the
-/// team session straight away (two tmux calls, behind the session's guard, and the start
-/// time's), tagged and kept like every other. A session without the guard's key (as an older teamctl made them) is
+/// team session straight away (two tmux calls, behind the session's guard), tagged and kept
+/// like every other. A session without the guard's key (as an older teamctl made them) is
 /// looked up instead, and still gets its teammate.
 #[test]
 fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up() {
@@ -764,9 +761,8 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
     assert_eq!(env.config(&t)["tmuxFill"]["panes"], 8);
     let (out, calls) = logged_tmux_calls(&env, &["spawn", "m8", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[0].contains("new-window"), "{calls:?}");
-    assert!(calls[2].contains("@teamctl-start"), "{calls:?}");
     let pane = env.pane_of(&t, "m8");
     assert_eq!(
         env.pane_format(
@@ -796,7 +792,7 @@ fn a_full_window_opens_the_next_in_two_calls_and_an_unkeyed_session_is_looked_up
     ]);
     let (out, calls) = logged_tmux_calls(&env, &["spawn", "m16", "--exec", ECHO]);
     assert!(out.status.success(), "{out:?}");
-    assert!(calls.len() > 3, "looked up: {calls:?}");
+    assert!(calls.len() > 2, "looked up: {calls:?}");
     assert_eq!(
         env.pane_format(&env.pane_of(&t, "m16"), "#{session_name} #{@teamctl-agent}"),
         Some(format!(
@@ -947,8 +943,8 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
     assert_eq!(blind, want);
 }
 
-/// What every pane's state is read with, as the logging tmux prints it.
-use teamctl::backend::tmux::argv::STATE_FORMAT;
+/// `argv::STATE_FORMAT`, as the logging tmux prints it.
+const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
 
 /// `kill` during a turn ends the worker before its turn: the turn is the worker's to end
 /// (stopped, left for `resume`), never a failure "not by teamctl" that lets the worker take

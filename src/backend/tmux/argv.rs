@@ -4,8 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::proc;
-
 /// One tmux command: its words, command name first.
 pub type Cmd = Vec<String>;
 
@@ -22,11 +20,6 @@ pub const CONSOLE_OPTION: &str = "@teamctl-console";
 /// the tags (`#{pane_pid}` then). The tags name that process, not the pane: once the pane runs
 /// another (the user's `respawn-pane -k`), it is the user's (`holds`).
 pub const PID_OPTION: &str = "@teamctl-pid";
-/// The pane user option holding the start time of that process (`proc::start_time`), set
-/// beside `PID_OPTION` once teamctl has read it: a pid the system used again for another
-/// process (the user's, respawned into the pane) has another start time. Unset on a pane an
-/// older teamctl tagged, whose tags are judged by the pid alone.
-pub const START_OPTION: &str = "@teamctl-start";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
 /// The pane user option holding the member's name (the border label: an agent may change
@@ -36,11 +29,11 @@ pub const NAME_OPTION: &str = "@teamctl-name";
 /// What `-P -F` prints for a new pane (and how many panes its window has now).
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_panes}";
 /// What a liveness probe prints: pane id, dead flag, pid, the pid teamctl tagged the pane for
-/// (`PID_OPTION`) and its start time (`START_OPTION`), then the tag (any of the last three
-/// possibly empty). `display-message -t` does not fail on a missing pane (it prints the format
-/// without one), so the pane id is printed back and checked.
+/// (`PID_OPTION`), then the tag (either possibly empty). `display-message -t` does not fail on
+/// a missing pane (it prints the format without one), so the pane id is printed back and
+/// checked.
 pub const STATE_FORMAT: &str =
-    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-start} #{@teamctl-agent}";
+    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
 /// Where a pane is: pane id (checked, as above), session id, window id.
 pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 /// The border label on windows teamctl created: the name in the member's colour.
@@ -374,80 +367,12 @@ pub fn tag_pid(pane: &str) -> Cmd {
     ])
 }
 
-/// Record the start time of process `pid` (`START_OPTION`) on `pane`, only while the pane
-/// runs that very pid (the same `if-shell -F` guard as `kill_pane_running`: a format tmux
-/// evaluates, no shell): set after the tags, in the spawn's own tmux invocation when teamctl
-/// tags the pane itself, else in one of its own (tmux cannot read a start time; teamctl
-/// learns the pid only from what the invocation that made the pane printed). `None` for a
-/// word that is not a pane id.
-pub fn tag_start(pane: &str, pid: u32, start: u64) -> Option<Cmd> {
-    is_pane_id(pane).then(|| {
-        words(&[
-            "if-shell",
-            "-F",
-            "-t",
-            pane,
-            &format!("#{{==:#{{pane_pid}},{pid}}}"),
-            &format!("set-option -p -t {pane} {START_OPTION} {start}"),
-        ])
-    })
-}
-
-/// The start time of the process a pid names now (`proc::start_time`; a stand-in in tests).
-pub type StartOf<'a> = &'a dyn Fn(u32) -> Option<u64>;
-
-/// Do the tags of a pane running `pane_pid` (as tmux printed it; `dead`: it ran it last) still
-/// hold, given the process they were set for: its pid (`PID_OPTION`) and start time
-/// (`START_OPTION`), each empty when unset? Only while the pane runs that process, or is dead
-/// with it as its last one. A pane the user respawned is theirs, also when the system gave
-/// their program the very pid teamctl's had: its start time (read from `/proc`, `start_of`)
-/// differs. Tags of an older teamctl record no start time (judged by the pid alone) or no pid
-/// (judged alone), as that teamctl did. A dead pane runs nothing whose start time could be
-/// read: its pid decides. A live pane whose process is gone from `/proc` (it exited, and tmux
-/// has not marked the pane dead yet) is judged as the dead pane it is about to be.
-pub fn holds(
-    pane_pid: &str,
-    dead: bool,
-    tagged_pid: &str,
-    tagged_start: &str,
-    start_of: StartOf,
-) -> bool {
-    if tagged_pid.is_empty() {
-        return true;
-    }
-    if pane_pid.is_empty() || pane_pid != tagged_pid {
-        return false;
-    }
-    if tagged_start.is_empty() || dead {
-        return true;
-    }
-    match (pane_pid.parse::<u32>(), tagged_start.parse::<u64>()) {
-        (Ok(pid), Ok(start)) => start_of(pid).is_none_or(|now| now == start),
-        // A start time that is not a number proves nothing.
-        _ => false,
-    }
-}
-
-/// The process a pane's tags were found set for, when teamctl judged the pane its own: what
-/// its close is guarded by (`tmux::kill_running`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Owner {
-    pub pid: u32,
-    /// Its start time, checked against `/proc` just before the kill: the one recorded with the
-    /// tags; none for an older teamctl's tags, or a pane found dead (nothing runs whose start
-    /// time could be compared).
-    pub start: Option<u64>,
-}
-
-impl Owner {
-    /// The owner of a pane read running `pid` (`dead`: ran it last), its tags recording
-    /// `tagged_start` (`START_OPTION`, empty when unset).
-    fn read(pid: u32, dead: bool, tagged_start: &str) -> Owner {
-        Owner {
-            pid,
-            start: (!dead).then(|| tagged_start.parse().ok()).flatten(),
-        }
-    }
+/// Do the tags of a pane running `pane_pid` (as tmux printed it) still hold, given the pid
+/// they were set for (`PID_OPTION`, empty when unset)? Only while the pane runs that process,
+/// or is dead with it as its last one. A pane the user respawned is theirs. A pane tagged by
+/// an older teamctl records no pid: its tags are judged alone, as that teamctl did.
+pub fn holds(pane_pid: &str, tagged_pid: &str) -> bool {
+    tagged_pid.is_empty() || (!pane_pid.is_empty() && pane_pid == tagged_pid)
 }
 
 /// Pane-level options on the teammate's own pane: the pid they name, the tag, team, colour,
@@ -511,6 +436,10 @@ pub fn list_windows(session_target: &str) -> Cmd {
         "-F",
         "#{window_id} #{window_panes} #{@teamctl-team}",
     ])
+}
+
+pub fn kill_pane(pane: &str) -> Cmd {
+    words(&["kill-pane", "-t", pane])
 }
 
 /// Is `word` a tmux pane id (`%` then digits)? Only such a word goes into a command string
@@ -658,7 +587,6 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
         COLOR_OPTION,
         NAME_OPTION,
         PID_OPTION,
-        START_OPTION,
         // teamctl's, not the user's: their pane ends as their settings say.
         "remain-on-exit",
     ]
@@ -667,15 +595,15 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
     .collect()
 }
 
-/// Every pane of the server, once for each session its window is linked into: id, dead
-/// flag, pid, the pid the tags name and its start time, agent tag, console tag, then the
-/// session's name (the one free-form field, last), tab-separated (`parse_team_panes`).
+/// Every pane of the server, once for each session its window is linked into: id, pid, the
+/// pid the tags name, agent tag, console tag, then the session's name (the one free-form
+/// field, last), tab-separated (`parse_team_panes`).
 pub fn team_panes() -> Cmd {
     words(&[
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-start}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
+        "#{pane_id}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
     ])
 }
 
@@ -685,9 +613,8 @@ pub struct TeamPanes {
     /// teamctl's own panes of the team, wherever they are (a teammate's, tagged with an agent
     /// id of the team, or the team's console), each once: closed with the team.
     pub ours: Vec<String>,
-    /// The process each of `ours` ran when it was read (`owner_of`): what its kill is
-    /// guarded by.
-    owners: Vec<(String, Owner)>,
+    /// The pid each of `ours` ran when it was read (`pid_of`): what its kill is guarded by.
+    pids: Vec<(String, u32)>,
     /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
     /// respawned them): the user's, left open, their tags taken off.
     pub taken: Vec<String>,
@@ -696,12 +623,12 @@ pub struct TeamPanes {
 }
 
 impl TeamPanes {
-    /// The process `pane` (one of `ours`) ran, or last ran, when it was read.
-    pub fn owner_of(&self, pane: &str) -> Option<Owner> {
-        self.owners
+    /// The pid `pane` (one of `ours`) ran, or last ran, when it was read.
+    pub fn pid_of(&self, pane: &str) -> Option<u32> {
+        self.pids
             .iter()
             .find(|(p, _)| p == pane)
-            .map(|(_, owner)| *owner)
+            .map(|(_, pid)| *pid)
     }
 
     /// How many panes `session` holds that are not teamctl's (the user's own, split into it
@@ -714,27 +641,14 @@ impl TeamPanes {
     }
 }
 
-/// The panes of `team` (its scoped tag) in `team_panes`'s output, judged by `/proc`.
+/// The panes of `team` (its scoped tag) in `team_panes`'s output.
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
-    parse_team_panes_with(out, team, &proc::start_time)
-}
-
-/// `parse_team_panes`, start times read by `start_of`.
-pub fn parse_team_panes_with(out: &str, team: &str, start_of: StartOf) -> TeamPanes {
     let mut panes = TeamPanes::default();
     for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.splitn(8, '\t');
+        let mut it = line.splitn(6, '\t');
         let mut next = || it.next().unwrap_or_default();
-        let (id, dead, pid, tagged_pid, tagged_start, agent, console, session) = (
-            next(),
-            next() == "1",
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-        );
+        let (id, pid, tagged_pid, agent, console, session) =
+            (next(), next(), next(), next(), next(), next());
         if !id.starts_with('%') {
             continue;
         }
@@ -742,8 +656,7 @@ pub fn parse_team_panes_with(out: &str, team: &str, start_of: StartOf) -> TeamPa
             || agent
                 .split_once('@')
                 .is_some_and(|(_, scoped_team)| scoped_team == team);
-        let held = of_team && holds(pid, dead, tagged_pid, tagged_start, start_of);
-        let list = match (of_team, held) {
+        let list = match (of_team, holds(pid, tagged_pid)) {
             (true, true) => Some(&mut panes.ours),
             (true, false) => Some(&mut panes.taken),
             (false, _) => None,
@@ -752,9 +665,8 @@ pub fn parse_team_panes_with(out: &str, team: &str, start_of: StartOf) -> TeamPa
             && !list.iter().any(|p| p == id)
         {
             list.push(id.to_string());
-            if let (true, Ok(pid)) = (held, pid.parse()) {
-                let owner = Owner::read(pid, dead, tagged_start);
-                panes.owners.push((id.to_string(), owner));
+            if let (true, true, Ok(pid)) = (of_team, holds(pid, tagged_pid), pid.parse()) {
+                panes.pids.push((id.to_string(), pid));
             }
         }
         panes.rows.push((session.to_string(), id.to_string()));
@@ -814,8 +726,6 @@ pub struct PaneState {
     /// The agent tag the pane carries for a process it no longer runs (the user respawned it:
     /// it is theirs, and its stale tags come off when teamctl comes across it); else empty.
     pub stale_tag: String,
-    /// The start time to check just before closing the pane (`Owner::start`).
-    pub start: Option<u64>,
 }
 
 impl PaneState {
@@ -826,29 +736,14 @@ impl PaneState {
             pid,
             tag: tag.to_string(),
             stale_tag: String::new(),
-            start: None,
         }
     }
-
-    /// The process the pane's tags hold for (`Owner`), when they hold and tmux showed a pid.
-    pub fn owner(&self) -> Option<Owner> {
-        Some(Owner {
-            pid: self.pid?,
-            start: self.start,
-        })
-    }
 }
 
-/// `None` unless the output is about `pane` (it does not exist otherwise). Start times are
-/// read from `/proc` (`holds`).
+/// `None` unless the output is about `pane` (it does not exist otherwise).
 pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
-    parse_state_with(out, pane, &proc::start_time)
-}
-
-/// `parse_state`, start times read by `start_of`.
-pub fn parse_state_with(out: &str, pane: &str, start_of: StartOf) -> Option<PaneState> {
     let line = out.lines().next()?;
-    let mut it = line.splitn(6, ' ');
+    let mut it = line.splitn(5, ' ');
     if it.next()? != pane {
         return None;
     }
@@ -860,23 +755,17 @@ pub fn parse_state_with(out: &str, pane: &str, start_of: StartOf) -> Option<Pane
     let pid_word = it.next()?;
     let pid = pid_word.parse().ok();
     let tagged_pid = it.next()?;
-    let tagged_start = it.next()?;
     let tag = it.next().unwrap_or("").trim();
-    let held = holds(pid_word, dead, tagged_pid, tagged_start, start_of);
-    let (tag, stale_tag) = if held {
+    let (tag, stale_tag) = if holds(pid_word, tagged_pid) {
         (tag.to_string(), String::new())
     } else {
         (String::new(), tag.to_string())
     };
-    let start = pid
-        .filter(|_| held)
-        .and_then(|p| Owner::read(p, dead, tagged_start).start);
     Some(PaneState {
         dead,
         pid,
         tag,
         stale_tag,
-        start,
     })
 }
 
@@ -986,42 +875,30 @@ mod tests {
 
     #[test]
     fn a_pane_is_teamctls_by_its_teams_agent_or_console_tag_for_the_process_it_runs() {
-        // id, dead, pid, tagged pid, its start time, agent tag, console tag, session. A pid
-        // runs a process started at tick pid * 1000.
-        let out = "%1\t0\t10\t10\t10000\t\tt/k\tteamctl-t-k\n\
-                   %2\t0\t11\t11\t11000\tbob@t/k\t\tteamctl-t-k\n\
-                   %3\t0\t12\t\t\t\t\tteamctl-t-k\n\
-                   %4\t0\t13\t13\t\tbob@other/k\t\tteamctl-t-k\n\
-                   %5\t0\t14\t14\t\t\tother/k\tteamctl-t-k\n\
-                   %6\t0\t99\t15\t15000\tcarol@t/k\t\tteamctl-t-k\n\
-                   %7\t0\t98\t16\t\t\tt/k\tmine\n\
-                   %2\t0\t11\t11\t11000\tbob@t/k\t\tmy session, linked\n\
-                   %8\t0\t17\t17\t\tdan@t/k\t\tmine\n\
-                   %9\t0\t18\t\t\tolder@t/k\t\tmine\n\
-                   %10\t0\t19\t19\t5\teve@t/k\t\tmine\n\
-                   %11\t1\t20\t20\t5\tfay@t/k\t\tmine\n";
-        let panes = parse_team_panes_with(out, "t/k", &|pid| Some(u64::from(pid) * 1000));
-        // The console, bob (linked into another session too: once), dan elsewhere, a pane of
-        // an older teamctl that recorded no pid, and fay's dead pane (nothing runs there whose
-        // start time could be read: its pid decides).
-        assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9", "%11"]));
-        // Each with the process its kill is guarded by.
-        let owner = |pid, start| Some(Owner { pid, start });
-        assert_eq!(panes.owner_of("%2"), owner(11, Some(11000)));
-        assert_eq!(
-            panes.owner_of("%8"),
-            owner(17, None),
-            "no start time recorded"
-        );
-        assert_eq!(panes.owner_of("%9"), owner(18, None));
-        assert_eq!(panes.owner_of("%11"), owner(20, None), "dead");
-        assert_eq!(panes.owner_of("%6"), None, "not ours");
-        // Respawned by the user: carol's pane, a console, and eve's pane, whose program the
-        // system gave the very pid teamctl's had (another start time).
-        assert_eq!(panes.taken, s(&["%6", "%7", "%10"]));
+        // id, pid, tagged pid, agent tag, console tag, session.
+        let out = "%1\t10\t10\t\tt/k\tteamctl-t-k\n\
+                   %2\t11\t11\tbob@t/k\t\tteamctl-t-k\n\
+                   %3\t12\t\t\t\tteamctl-t-k\n\
+                   %4\t13\t13\tbob@other/k\t\tteamctl-t-k\n\
+                   %5\t14\t14\t\tother/k\tteamctl-t-k\n\
+                   %6\t99\t15\tcarol@t/k\t\tteamctl-t-k\n\
+                   %7\t98\t16\t\tt/k\tmine\n\
+                   %2\t11\t11\tbob@t/k\t\tmy session, linked\n\
+                   %8\t17\t17\tdan@t/k\t\tmine\n\
+                   %9\t18\t\tolder@t/k\t\tmine\n";
+        let panes = parse_team_panes(out, "t/k");
+        // The console, bob (linked into another session too: once), dan elsewhere, and a pane
+        // of an older teamctl that recorded no pid.
+        assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
+        // Each with the pid its kill is guarded by.
+        assert_eq!(panes.pid_of("%2"), Some(11));
+        assert_eq!(panes.pid_of("%9"), Some(18));
+        assert_eq!(panes.pid_of("%6"), None, "not ours");
+        // Respawned by the user: carol's pane and a console.
+        assert_eq!(panes.taken, s(&["%6", "%7"]));
         // %3, %4, %5 and carol's pane %6 are not teamctl's.
         assert_eq!(panes.others_in("teamctl-t-k"), 4);
-        assert_eq!(panes.others_in("mine"), 2, "the console and eve's pane");
+        assert_eq!(panes.others_in("mine"), 1);
         assert_eq!(panes.others_in("my session, linked"), 0);
         assert_eq!(panes.others_in("none"), 0);
         assert_eq!(parse_team_panes("", "t/k"), TeamPanes::default());
@@ -1029,85 +906,28 @@ mod tests {
 
     #[test]
     fn tags_hold_only_for_the_process_they_were_set_for() {
-        // Process 42 started at tick 700; 43 is gone.
-        let start_of = |pid| (pid == 42).then_some(700);
-        let holds = |pane_pid, dead, tagged_pid, tagged_start| {
-            holds(pane_pid, dead, tagged_pid, tagged_start, &start_of)
-        };
-        assert!(holds("42", false, "42", "700"));
-        assert!(!holds("42", false, "42", "699"), "the pid used again");
-        assert!(!holds("42", false, "42", "x"), "no number proves nothing");
-        assert!(
-            holds("42", true, "42", "699"),
-            "dead: nothing runs to compare"
-        );
-        assert!(
-            holds("43", false, "43", "5"),
-            "gone from /proc: about to show dead"
-        );
-        assert!(!holds("43", false, "42", "700"), "respawned");
-        assert!(!holds("43", true, "42", "700"), "respawned, and ended");
-        assert!(!holds("", false, "42", ""));
-        assert!(
-            holds("42", false, "42", ""),
-            "an older teamctl recorded no start time"
-        );
-        assert!(
-            holds("42", false, "", ""),
-            "an older teamctl recorded no pid"
-        );
-        let parse = |out: &str| parse_state_with(out, "%3", &start_of);
+        assert!(holds("42", "42"));
+        assert!(!holds("43", "42"), "respawned");
+        assert!(!holds("", "42"));
+        assert!(holds("42", ""), "an older teamctl recorded no pid");
         assert_eq!(
-            parse("%3 0 43 42 700 bob@t/k\n"),
+            parse_state("%3 0 43 42 bob@t/k\n", "%3"),
             Some(PaneState {
                 dead: false,
                 pid: Some(43),
                 tag: String::new(),
                 stale_tag: "bob@t/k".into(),
-                start: None,
             })
         );
         assert_eq!(
-            parse("%3 0 42 42 699 bob@t/k\n"),
-            Some(PaneState {
-                dead: false,
-                pid: Some(42),
-                tag: String::new(),
-                stale_tag: "bob@t/k".into(),
-                start: None,
-            }),
-            "the pid used again for the user's program"
-        );
-        let mine = parse("%3 0 42 42 700 bob@t/k\n").unwrap();
-        assert_eq!((mine.tag.as_str(), mine.start), ("bob@t/k", Some(700)));
-        assert_eq!(
-            mine.owner(),
-            Some(Owner {
-                pid: 42,
-                start: Some(700)
-            })
-        );
-        assert_eq!(
-            parse("%3 1 42 42 699 bob@t/k\n"),
+            parse_state("%3 1 42 42 bob@t/k\n", "%3"),
             Some(PaneState::tagged(true, Some(42), "bob@t/k")),
             "dead, teamctl's process its last"
         );
         assert_eq!(
-            parse("%3 0 43 42  \n"),
+            parse_state("%3 0 43 42 \n", "%3"),
             Some(PaneState::tagged(false, Some(43), "")),
         );
-        assert_eq!(
-            tag_start("%3", 42, 700),
-            Some(s(&[
-                "if-shell",
-                "-F",
-                "-t",
-                "%3",
-                "#{==:#{pane_pid},42}",
-                "set-option -p -t %3 @teamctl-start 700"
-            ]))
-        );
-        assert_eq!(tag_start("%3 ; kill-server", 42, 700), None);
         assert_eq!(
             tag_pid("%3"),
             s(&[
@@ -1123,13 +943,7 @@ mod tests {
         assert_eq!(tag_pane("%3", "a@t", "t", "blue", "a")[0], tag_pid("%3"));
         assert_eq!(tag_console("%0", "t")[0], tag_pid("%0"));
         let untag = untag_pane("%3");
-        for opt in [
-            AGENT_OPTION,
-            CONSOLE_OPTION,
-            PID_OPTION,
-            START_OPTION,
-            TEAM_OPTION,
-        ] {
+        for opt in [AGENT_OPTION, CONSOLE_OPTION, PID_OPTION, TEAM_OPTION] {
             assert!(
                 untag.contains(&s(&["set-option", "-p", "-u", "-t", "%3", opt])),
                 "{opt}"
@@ -1381,6 +1195,7 @@ mod tests {
             pane_state("%7"),
             s(&["display-message", "-p", "-t", "%7", STATE_FORMAT])
         );
+        assert_eq!(kill_pane("%7"), s(&["kill-pane", "-t", "%7"]));
         assert_eq!(
             kill_pane_running("%7", 4242),
             Some(s(&[
@@ -1476,16 +1291,16 @@ mod tests {
         );
         assert_eq!(parse_new_pane("garbage"), None);
         assert_eq!(
-            parse_state("%3 0 42 42  bob@t\n", "%3"),
+            parse_state("%3 0 42 42 bob@t\n", "%3"),
             Some(PaneState::tagged(false, Some(42), "bob@t"))
         );
         assert_eq!(
-            parse_state("%3 1 42   \n", "%3"),
+            parse_state("%3 1 42  \n", "%3"),
             Some(PaneState::tagged(true, Some(42), ""))
         );
         // A missing pane: tmux prints the format with empty fields and succeeds.
-        assert_eq!(parse_state("     \n", "%3"), None);
-        assert_eq!(parse_state("%4 0 42 42  bob@t", "%3"), None);
+        assert_eq!(parse_state("    \n", "%3"), None);
+        assert_eq!(parse_state("%4 0 42 42 bob@t", "%3"), None);
         assert_eq!(parse_state("", "%3"), None);
         assert_eq!(
             parse_home("%1 $2 @3\n", "%1"),
@@ -1517,15 +1332,15 @@ mod tests {
 
     #[test]
     fn all_pane_states_are_parsed_and_garbage_skipped() {
-        let out = "%1 0 100 100  bob@t\n\
-                   %2 1 101   \n\
-                   %3 0 102   \n\
+        let out = "%1 0 100 100 bob@t\n\
+                   %2 1 101  \n\
+                   %3 0 102  \n\
                    garbage line\n\
                    \n\
-                   %4 x 103 103  a@t\n\
-                   %5 0 nopid   carol@t\n\
+                   %4 x 103 103 a@t\n\
+                   %5 0 nopid  carol@t\n\
                    %6\n\
-                   %7 0 104 104  dan@t\n";
+                   %7 0 104 104 dan@t\n";
         let state = PaneState::tagged;
         assert_eq!(
             parse_pane_states(out),

@@ -1,7 +1,6 @@
 //! The `tmux` backend (SPEC section 8): each teammate's worker runs directly in its own pane
 //! (argv after `--`, no `send-keys`, no shell, no focus change). Panes carry teamctl's tag (a
-//! pane user option holding the agent id, and the pid and start time of the process teamctl
-//! started there);
+//! pane user option holding the agent id, and the pid of the process teamctl started there);
 //! every look at or kill of a recorded pane checks it first, because pane ids are reused after
 //! a server restart, and a pane the user respawned with a program of their own is theirs.
 
@@ -11,10 +10,10 @@ pub mod panes;
 pub mod place;
 pub mod run;
 
-use argv::{Owner, PaneState, Server, Start};
+use argv::{PaneState, Server, Start};
 use run::{Fail, Tmux};
 
-use super::{Backend, Launch, Liveness, Placement, proc};
+use super::{Backend, Launch, Liveness, Placement};
 use crate::domain::{BackendType, LiveState, Member, Name, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
 
@@ -202,24 +201,14 @@ impl Backend for TmuxBackend {
         };
         let placed = self.place(launch, &start).map_err(|e| self.too_old_or(e))?;
         let pane = &placed.pane.pane;
-        // The start time of what runs there, beside its pid (none: it is gone already).
-        let started = place::record_start(&placed.pane);
-        if placed.tagged {
-            // Tagged by the invocation that made the pane, before teamctl knew the pid: one
-            // more tmux process. Until it runs, the pid alone decides (as for an older
-            // teamctl's tags); a pane gone meanwhile has nothing left to record.
-            if let Some(cmd) = started {
-                let _ = self.tmux.run(&[cmd]);
-            }
-        } else {
-            let mut tags = argv::tag_pane(
+        if !placed.tagged {
+            let tags = argv::tag_pane(
                 pane,
                 &self.tag(&launch.agent_id),
                 &self.tag(launch.team.as_str()),
                 &launch.color,
                 launch.member.as_str(),
             );
-            tags.extend(started);
             self.tmux.run(&tags).map_err(|e| match e {
                 Fail::Gone(_) => Error::failed(format!(
                     "the worker of {} exited as soon as it started (pane {pane} closed); see `teamctl log`",
@@ -290,13 +279,12 @@ impl TmuxBackend {
 }
 
 /// Close `pane` if it still carries `tag` (an agent id scoped to its home, `argv::scoped`) for
-/// the process it runs or last ran (`argv::holds`: its pid, and its start time when recorded):
-/// a pane id that no longer does is someone else's now; a pane already gone is fine. A pane
-/// the user respawned with a program of their own (the tag names a process it no longer runs)
-/// is theirs: left open, the tags taken off. The kill itself is guarded by the process the
-/// pane ran when it was read (`kill_running`), so a respawn after the look is not missed. The
-/// one rule for every close of one pane: a member's (`kill`, `shutdown`, the worker's own) and
-/// `doctor --fix`'s.
+/// the process it runs or last ran (`argv::holds`): a pane id that no longer does is someone
+/// else's now; a pane already gone is fine. A pane the user respawned with a program of their
+/// own (the tag names a process it no longer runs) is theirs: left open, the tags taken off.
+/// The kill itself is guarded by the pid the pane ran when it was read (`argv::
+/// kill_pane_running`), so a respawn after the look is not missed. The one rule for every
+/// close of one pane: a member's (`kill`, `shutdown`, the worker's own) and `doctor --fix`'s.
 pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<Closing, Fail> {
     let Some(state) = t
         .run(&[argv::pane_state(pane)])
@@ -307,63 +295,24 @@ pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<C
     };
     if state.tag == tag {
         // No pid to guard the kill by: nothing proves the pane is still teamctl's.
-        let Some(owner) = state.owner() else {
+        let Some(pid) = state.pid else {
+            return Ok(Closing::NotOurs);
+        };
+        let Some(kill) = argv::kill_pane_running(pane, pid) else {
             return Ok(Closing::NotOurs);
         };
         crate::pause::at("close-pane");
-        return match kill_running(t, pane, owner) {
-            Ok(true) => Ok(Closing::Killed { pid: owner.pid }),
-            Ok(false) | Err(Fail::Gone(_)) => Ok(Closing::NotOurs),
-            Err(e) => Err(e),
-        };
+        match t.run(&[kill]) {
+            Ok(_) => return Ok(Closing::Killed { pid }),
+            Err(Fail::Gone(_)) => return Ok(Closing::NotOurs),
+            Err(e) => return Err(e),
+        }
     }
     if state.stale_tag == tag {
         let _ = t.run(&argv::untag_pane(pane));
         return Ok(Closing::Untagged);
     }
     Ok(Closing::NotOurs)
-}
-
-/// Is `owner`'s process still the one its pid names, as far as `/proc` can tell: the same
-/// start time, or no process there (it ended: the pane is dead, or about to show dead, with
-/// it as its last)? Always, when no start time was recorded (an older teamctl's tags, a pane
-/// found dead).
-fn still_runs(owner: Owner) -> bool {
-    owner
-        .start
-        .is_none_or(|start| proc::start_time(owner.pid).is_none_or(|now| now == start))
-}
-
-/// Kill `pane` only while it runs, or last ran, `owner`'s process: the one guarded close every
-/// close of a pane goes through (`close_if_tagged`, `delete`'s `close_panes`, a placeholder
-/// left by a failed start). Its start time is compared with `/proc` right before; its pid is
-/// compared by tmux in the same command as the kill (`argv::kill_pane_running`: a format tmux
-/// evaluates, nothing run in between), so a pane the user respawns after the look is left
-/// open. tmux cannot read `/proc`, so the start time cannot be part of that command: what is
-/// left is a respawn between this check and the kill whose program the system gives that very
-/// pid again, within that instant. `Ok(false)`: not tried (the pid runs another process now,
-/// or `pane` is not a pane id); `Ok(true)` says that tmux ran the guarded kill.
-pub fn kill_running(t: &Tmux, pane: &str, owner: Owner) -> std::result::Result<bool, Fail> {
-    let Some(kill) = argv::kill_pane_running(pane, owner.pid) else {
-        return Ok(false);
-    };
-    if !still_runs(owner) {
-        return Ok(false);
-    }
-    t.run(&[kill]).map(|_| true)
-}
-
-/// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an agent
-/// id scoped to its home, is the pane's `PaneState::stale_tag`: the user respawned it). The
-/// pane is the user's: it is never closed here. True when the tags came off.
-pub fn untag_if_stale(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<bool, Fail> {
-    let state = t
-        .run(&[argv::pane_state(pane)])
-        .map(|out| argv::parse_state(&out, pane))?;
-    match state {
-        Some(s) if s.stale_tag == tag => t.run(&argv::untag_pane(pane)).map(|_| true),
-        _ => Ok(false),
-    }
 }
 
 /// What `close_if_tagged` did.
@@ -545,17 +494,13 @@ pub fn forget_session(
 }
 
 /// Kill teamctl's panes of a team (`ours`), each only while it runs the process it ran when
-/// the panes were read (`kill_running`'s guard: the start times checked, then the pids in the
-/// same tmux command as each kill): in one tmux invocation, or one each when that stopped at an
-/// error.
+/// the panes were read (`argv::kill_pane_running`): in one tmux invocation, or one each when
+/// that stopped at an error.
 fn close_panes(t: &Tmux, panes: &argv::TeamPanes) {
     let all: Vec<argv::Cmd> = panes
         .ours
         .iter()
-        .filter_map(|p| {
-            let owner = panes.owner_of(p).filter(|o| still_runs(*o))?;
-            argv::kill_pane_running(p, owner.pid)
-        })
+        .filter_map(|p| argv::kill_pane_running(p, panes.pid_of(p)?))
         .collect();
     if all.is_empty() {
         return;

@@ -335,7 +335,7 @@ mod tests {
         // Gone (a server started again has no such pane), untagged (a pane id reused by the
         // user's pane), another's, or respawned by the user (the tag holds no more).
         let respawned = argv::parse_state(
-            &format!("%3 0 8 7  {}", argv::scoped("bob@t", &proc::home_key())),
+            &format!("%3 0 8 7 {}", argv::scoped("bob@t", &proc::home_key())),
             "%3",
         )
         .unwrap();

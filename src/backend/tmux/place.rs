@@ -38,16 +38,6 @@ pub struct Hint<'a> {
     pub panes: usize,
 }
 
-/// The command recording the start time of the process `pane` was made with, beside its pid
-/// (`argv::tag_start`); `None` when that process is gone already.
-pub fn record_start(pane: &NewPane) -> Option<Cmd> {
-    argv::tag_start(
-        &pane.pane,
-        pane.pid,
-        crate::backend::proc::start_time(pane.pid)?,
-    )
-}
-
 fn new_pane(out: &str) -> Result<NewPane> {
     argv::parse_new_pane(out)
         .ok_or_else(|| Error::failed(format!("tmux printed an unexpected pane: {out:?}")))
@@ -162,12 +152,7 @@ pub fn detached(
                 // Marked as teamctl's, so `delete` can tell it from a pane the user split
                 // into the session (`forget_session`).
                 let mark = argv::tag_console(&first.pane, team);
-                let console = start_in(t, &first, team, console, mark)?;
-                // The console's start time beside its pid, as for a teammate's pane (one more
-                // tmux process, once per team session).
-                if let Some(cmd) = record_start(&console) {
-                    let _ = t.run(&[cmd]);
-                }
+                start_in(t, &first, team, console, mark)?;
                 let (pane, tagged) = fill(t, &target, team, start, tag)?;
                 return Ok(Placed {
                     pane,
@@ -357,15 +342,8 @@ fn start_in(
     match t.run(&cmds) {
         Ok(out) => new_pane(&out),
         Err(e) => {
-            // Leave no placeholder behind: closed as every pane teamctl closes, only while it
-            // runs the placeholder (a server started again meanwhile reuses pane ids for the
-            // user's panes). tmux stops a command list at its first error, and once the
-            // respawn is done only a pane gone fails, so a failed start left it running that.
-            let placeholder_runs = argv::Owner {
-                pid: placeholder.pid,
-                start: None,
-            };
-            let _ = super::kill_running(t, &placeholder.pane, placeholder_runs);
+            // Leave no placeholder behind.
+            let _ = t.run(&[argv::kill_pane(&placeholder.pane)]);
             Err(e.into_error("start the worker in its pane"))
         }
     }
