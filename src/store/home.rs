@@ -94,15 +94,16 @@ impl Home {
 
     /// The team the leader created last, if it still exists.
     pub fn current(&self) -> Option<Name> {
-        let name = super::fsutil::read_to_string(&self.current_file()).ok()?;
-        let name = Name::parse(name.trim()).ok()?;
+        let name = self.current_named()?;
         self.exists(&name).then_some(name)
     }
 
-    /// The team the `current` file names, whether or not it exists.
+    /// The team the `current` file names, whether or not it exists. Read to a name's length
+    /// at most: a file grown past it names no team (attacker QA: a 1 GiB sparse file was read
+    /// whole by every command run without `--team`, 3 GB of memory).
     pub fn current_named(&self) -> Option<Name> {
-        let name = super::fsutil::read_to_string(&self.current_file()).ok()?;
-        Name::parse(name.trim()).ok()
+        let text = current_text(&self.current_file())?;
+        Name::parse(text.trim()).ok()
     }
 
     pub fn set_current(&self, team: Option<&Name>) -> Result<()> {
@@ -196,8 +197,8 @@ impl Home {
     /// deleted from another host.
     pub fn forget(&self, team: &Name) -> Result<()> {
         self.verify()?;
-        let was_current = super::fsutil::read_to_string(&self.current_file())
-            .is_ok_and(|c| c.trim() == team.as_str());
+        let was_current =
+            current_text(&self.current_file()).is_some_and(|c| c.trim() == team.as_str());
         super::fsutil::remove_tree(&self.team_dir(team))?;
         if was_current {
             self.set_current(None)?;
@@ -590,4 +591,38 @@ fn gone_error(team: &Name, url: &ServerUrl) -> Error {
 
 fn store_from_env() -> Result<Option<ServerUrl>> {
     parse_store(std::env::var(STORE_ENV).ok().as_deref())
+}
+
+/// The `current` file's text, when it is short enough to hold a team's name (and a newline).
+fn current_text(path: &Path) -> Option<String> {
+    use std::io::Read;
+    const MAX: u64 = 1024;
+    let mut text = String::new();
+    super::fsutil::open_read(path)
+        .ok()?
+        .take(MAX + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= MAX).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_current_file_longer_than_a_name_names_no_team() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        std::fs::write(home.current_file(), "t\n").unwrap();
+        assert_eq!(
+            home.current_named().map(|n| n.to_string()),
+            Some("t".into())
+        );
+        // Not read whole: what lies past a name's length is not looked for a name.
+        let mut long = String::from("t");
+        long.push_str(&" ".repeat(4096));
+        std::fs::write(home.current_file(), long).unwrap();
+        assert_eq!(home.current_named(), None);
+    }
 }
