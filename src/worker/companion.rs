@@ -60,6 +60,8 @@ pub struct Companion {
     cancelled: Option<String>,
     /// Set once the pane's process has ended (`watch`).
     exited: Arc<AtomicBool>,
+    /// Why the hook events could not be read, last said (said once, in the worker's log).
+    hooks_problem: Option<String>,
 }
 
 /// One look at the pane.
@@ -117,6 +119,7 @@ impl Companion {
             ours_running: false,
             cancelled: None,
             exited: Arc::new(AtomicBool::new(false)),
+            hooks_problem: None,
         }
     }
 
@@ -398,7 +401,27 @@ impl Worker {
         reason = "None: no Stop of ours yet; Some(None): a Stop without a message"
     )]
     fn take_hook_events(&mut self, ours: Option<(&str, &str)>) -> Option<Option<String>> {
-        let events = hooks::take(&*self.store, &self.name).unwrap_or_default();
+        // A file the events cannot be read from (a FIFO, a link, a device in its place) is
+        // said once in the worker's log, not taken for "no events" in silence (attacker QA:
+        // the turn then waited for its timeout with nothing said why).
+        let events = match hooks::take(&*self.store, &self.name) {
+            Ok(events) => {
+                self.companion.as_mut().map(|c| c.hooks_problem.take());
+                events
+            }
+            Err(e) => {
+                let said = e.to_string();
+                if let Some(c) = self.companion.as_mut()
+                    && c.hooks_problem.as_deref() != Some(said.as_str())
+                {
+                    c.hooks_problem = Some(said.clone());
+                    self.sink.note(&format!(
+                        "warning: cannot read the agent's hook events ({said}); its turns end by their timeout until that is fixed"
+                    ));
+                }
+                Vec::new()
+            }
+        };
         let mut stopped = None;
         for e in events {
             let Some(c) = self.companion.as_mut() else {
