@@ -328,10 +328,10 @@ fn a_worker_arming_anew_keeps_one_inotify_instance() {
         // (then a doorbell), never two.
         wait_until("the old instance to close", T, || inotify_count(pid) <= 1);
         let text = format!("m{round}");
-        assert_eq!(
-            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
-            text
-        );
+        // Seen under a heavy load (suites side by side), rarely: an empty answer to m3. What
+        // bob said is shown if it happens again.
+        let answer = env.ok(&["ask", "bob", &text, "--timeout", "20"]);
+        assert_eq!(answer.trim(), text, "bob's log:\n{}", said());
     }
 }
 
