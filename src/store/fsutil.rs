@@ -54,6 +54,19 @@ pub fn read_to_string(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// A small file's text (a name, a number), never through a symbolic link, read to `max`
+/// bytes at most: none when it is longer (grown by hand, or sparse gigabytes), unreadable or
+/// not UTF-8.
+pub fn read_small(path: &Path, max: u64) -> Option<String> {
+    let mut text = String::new();
+    open_read(path)
+        .ok()?
+        .take(max + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= max).then_some(text)
+}
+
 /// Create a directory and its parents, each new one `0700`; the directory must then be a real
 /// directory, not a symbolic link to one.
 pub fn ensure_dir(path: &Path) -> Result<()> {

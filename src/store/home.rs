@@ -16,6 +16,9 @@ use crate::domain::time::now_ms;
 use crate::domain::{LEADER, Member, Name, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 
+/// The most of the `current` file read: far more than any team name and a newline.
+const CURRENT_MAX: u64 = 1024;
+
 /// `$TEAMCTL_HOME`.
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -102,7 +105,7 @@ impl Home {
     /// at most: a file grown past it names no team (attacker QA: a 1 GiB sparse file was read
     /// whole by every command run without `--team`, 3 GB of memory).
     pub fn current_named(&self) -> Option<Name> {
-        let text = current_text(&self.current_file())?;
+        let text = super::fsutil::read_small(&self.current_file(), CURRENT_MAX)?;
         Name::parse(text.trim()).ok()
     }
 
@@ -197,8 +200,8 @@ impl Home {
     /// deleted from another host.
     pub fn forget(&self, team: &Name) -> Result<()> {
         self.verify()?;
-        let was_current =
-            current_text(&self.current_file()).is_some_and(|c| c.trim() == team.as_str());
+        let was_current = super::fsutil::read_small(&self.current_file(), CURRENT_MAX)
+            .is_some_and(|c| c.trim() == team.as_str());
         super::fsutil::remove_tree(&self.team_dir(team))?;
         if was_current {
             self.set_current(None)?;
@@ -591,19 +594,6 @@ fn gone_error(team: &Name, url: &ServerUrl) -> Error {
 
 fn store_from_env() -> Result<Option<ServerUrl>> {
     parse_store(std::env::var(STORE_ENV).ok().as_deref())
-}
-
-/// The `current` file's text, when it is short enough to hold a team's name (and a newline).
-fn current_text(path: &Path) -> Option<String> {
-    use std::io::Read;
-    const MAX: u64 = 1024;
-    let mut text = String::new();
-    super::fsutil::open_read(path)
-        .ok()?
-        .take(MAX + 1)
-        .read_to_string(&mut text)
-        .ok()?;
-    (text.len() as u64 <= MAX).then_some(text)
 }
 
 #[cfg(test)]

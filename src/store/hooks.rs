@@ -200,16 +200,10 @@ pub fn set_last_hops(store: &dyn Store, name: &Name, hops: u32) -> Result<()> {
 /// `MAX_HOPS_BYTES` are read: a longer file (gigabytes read by every `send` from the pane) is
 /// no number teamctl wrote.
 pub fn last_hops(store: &dyn Store, name: &Name) -> Option<u32> {
-    let mut text = String::new();
-    super::fsutil::open_read(&hops_path(store, name))
-        .ok()?
-        .take(MAX_HOPS_BYTES + 1)
-        .read_to_string(&mut text)
-        .ok()?;
-    if text.len() as u64 > MAX_HOPS_BYTES {
-        return None;
-    }
-    text.trim().parse().ok()
+    super::fsutil::read_small(&hops_path(store, name), MAX_HOPS_BYTES)?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Write the settings file that makes Claude Code run `teamctl hook EVENT` on each hook
@@ -288,6 +282,15 @@ mod tests {
         }
     }
 
+    /// A team `t` in a new home under `tmp`, and its teammate bob's name.
+    fn team_with_bob(tmp: &tempfile::TempDir) -> (crate::store::SharedStore, Name) {
+        let home = Home::new(tmp.path().join("home"));
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", tmp.path())
+            .unwrap();
+        (store, Name::teammate("bob").unwrap())
+    }
+
     fn kinds(events: &[HookEvent]) -> Vec<(String, u64)> {
         events.iter().map(|e| (e.event.clone(), e.at)).collect()
     }
@@ -299,11 +302,7 @@ mod tests {
     #[test]
     fn a_line_longer_than_any_event_is_passed_over_and_the_events_around_it_taken() {
         let tmp = tempfile::tempdir().unwrap();
-        let home = Home::new(tmp.path().join("home"));
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", tmp.path())
-            .unwrap();
-        let bob = Name::teammate("bob").unwrap();
+        let (store, bob) = team_with_bob(&tmp);
         let path = dir(&*store).join(events_file(&bob));
         let long_line = |stretch: u64| {
             let f = std::fs::OpenOptions::new()
@@ -332,11 +331,7 @@ mod tests {
     #[test]
     fn a_fifo_at_the_events_file_is_refused_at_once() {
         let tmp = tempfile::tempdir().unwrap();
-        let home = Home::new(tmp.path().join("home"));
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", tmp.path())
-            .unwrap();
-        let bob = Name::teammate("bob").unwrap();
+        let (store, bob) = team_with_bob(&tmp);
         std::fs::create_dir_all(dir(&*store)).unwrap();
         let path = dir(&*store).join(events_file(&bob));
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
@@ -360,11 +355,7 @@ mod tests {
     #[test]
     fn an_event_escaping_past_the_longest_line_is_cut_to_fit_and_taken() {
         let tmp = tempfile::tempdir().unwrap();
-        let home = Home::new(tmp.path().join("home"));
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", tmp.path())
-            .unwrap();
-        let bob = Name::teammate("bob").unwrap();
+        let (store, bob) = team_with_bob(&tmp);
         let text = "\"".repeat(crate::domain::interactive::MAX_REPLY);
         append(&*store, &bob, &event("stop", 1, Some(text.clone()))).unwrap();
         let got = take(&*store, &bob).unwrap();
@@ -393,11 +384,7 @@ mod tests {
     #[test]
     fn a_hops_file_longer_than_a_number_is_not_read() {
         let tmp = tempfile::tempdir().unwrap();
-        let home = Home::new(tmp.path().join("home"));
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", tmp.path())
-            .unwrap();
-        let bob = Name::teammate("bob").unwrap();
+        let (store, bob) = team_with_bob(&tmp);
         set_last_hops(&*store, &bob, 3).unwrap();
         assert_eq!(last_hops(&*store, &bob), Some(3));
         let mut long = b"3".to_vec();

@@ -406,7 +406,9 @@ impl Worker {
         // the turn then waited for its timeout with nothing said why).
         let events = match hooks::take(&*self.store, &self.name) {
             Ok(events) => {
-                self.companion.as_mut().map(|c| c.hooks_problem.take());
+                if let Some(c) = self.companion.as_mut() {
+                    c.hooks_problem = None;
+                }
                 events
             }
             Err(e) => {
