@@ -533,14 +533,23 @@ impl Worker {
     /// The busy-to-idle edge: one notification to the leader, then the idle state.
     fn go_idle(&mut self) -> Result<()> {
         if let Some((reason, summary)) = self.since_idle.take() {
-            self.task_tally.clear();
-            self.send(
-                LEADER,
-                Body::IdleNotification {
-                    idle_reason: reason,
-                    summary: Some(summary),
-                },
-            )?;
+            let body = Body::IdleNotification {
+                idle_reason: reason,
+                summary: Some(summary.clone()),
+            };
+            match self.send(LEADER, body) {
+                Ok(()) => self.task_tally.clear(),
+                // The leader's inbox cannot be written (a link put in its place by hand,
+                // the disk full): not the end of the worker, which would leave it shown
+                // working for ever (seen when the inboxes directory was swapped for a link
+                // just after a reply). Kept, and told at the next idle edge.
+                Err(e) => {
+                    self.sink.note(&format!(
+                        "warning: could not tell {LEADER} this teammate is idle ({e}); told at the next idle edge"
+                    ));
+                    self.since_idle = Some((reason, summary));
+                }
+            }
         }
         if self.live.status != Status::Idle {
             self.set_status(Status::Idle);

@@ -268,6 +268,49 @@ fn one_idle_notification_per_busy_to_idle_edge() {
     assert_eq!(idles, 1, "{idles} idle notifications for 5 queued messages");
 }
 
+/// The leader's inbox cannot be written when a turn ends (here the turn itself swaps it for a
+/// link, which the store never follows): the worker says so and lives on, and the idle
+/// notification goes out at the next idle edge. Before, the failed notification ended the
+/// worker, left shown as working for ever (CI: the inboxes directory swapped for a link just
+/// after a reply).
+#[test]
+fn an_idle_notice_that_cannot_be_written_does_not_end_the_worker() {
+    let env = TestEnv::new();
+    let away = env.work.path().join("away");
+    let once = env.work.path().join("once");
+    let exec = format!(
+        "[ -e '{once}' ] || {{ touch '{once}'; d=\"$TEAMCTL_HOME/teams/alpha/inboxes/team-lead\"; mkdir -p \"$d\"; mv \"$d\" '{away}' && ln -s '{away}' \"$d\"; }}",
+        once = once.display(),
+        away = away.display()
+    );
+    team_with(&env, &[("bob", &exec)]);
+    env.ok(&["send", "bob", "m1"]);
+    let log = env.team_dir("alpha").join("logs/bob.log");
+    let said = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    wait_until("bob to say it could not tell the leader", T, || {
+        said("could not tell team-lead") || said("teamctl: ")
+    });
+    assert!(
+        said("could not tell team-lead"),
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    let inbox = env.team_dir("alpha").join("inboxes/team-lead");
+    std::fs::remove_file(&inbox).unwrap();
+    std::fs::rename(&away, &inbox).unwrap();
+    env.ok(&["send", "bob", "m2"]);
+    wait_until("bob's idle notification", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "idle_notification" && m["from"] == "bob")
+    });
+    assert_eq!(env.member_status("bob"), "idle");
+}
+
 #[test]
 fn max_turns_stops_and_tells_the_leader() {
     let env = TestEnv::new();
