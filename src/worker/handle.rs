@@ -215,7 +215,7 @@ impl Worker {
     pub(super) fn after_turn(&mut self) -> Result<Next> {
         match self.member.max_turns {
             Some(max) if self.live.turns >= max => {
-                self.go_idle()?;
+                self.go_idle();
                 let text = format!(
                     "{} stopped after {max} turns (--max-turns {max}); unread mail stays on disk, `teamctl resume {}` brings it back",
                     self.name, self.name

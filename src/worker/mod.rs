@@ -423,7 +423,7 @@ impl Worker {
                 Next::Continue => {}
             }
         }
-        self.go_idle()?;
+        self.go_idle();
         let stop = &mut sig.stop;
         let signal = tokio::select! {
             () = self.bell.notified() => None,
@@ -531,7 +531,7 @@ impl Worker {
     }
 
     /// The busy-to-idle edge: one notification to the leader, then the idle state.
-    fn go_idle(&mut self) -> Result<()> {
+    fn go_idle(&mut self) {
         if let Some((reason, summary)) = self.since_idle.take() {
             let body = Body::IdleNotification {
                 idle_reason: reason,
@@ -557,7 +557,6 @@ impl Worker {
         // Checked while idle, not on a message's way to its agent.
         self.say_if_exe_gone();
         self.warm_up();
-        Ok(())
     }
 
     /// Have the next turn's process started and waiting (`launch.rs`), once a turn has run.

@@ -66,7 +66,7 @@ impl Worker {
             self.set_status(Status::Idle);
             return Ok(Next::Continue);
         }
-        self.go_idle()?;
+        self.go_idle();
         self.set_status(Status::ShutdownPending);
         // Stopped is written before the answer: the leader may end the pane right after it.
         self.live.status = Status::Stopped;

@@ -119,7 +119,7 @@ impl Worker {
                     // `status` and `doctor` say why no mail is read (QA: `status`
                     // showed a turn long done as still running, `doctor` all well).
                     self.live.inbox_problem = Some(said.clone());
-                    self.go_idle()?;
+                    self.go_idle();
                     self.save_live();
                     w.problem = Some(said);
                 }
