@@ -503,10 +503,19 @@ pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
     // Real directories only (see `fsutil::check_dir`): the inbox's and its `cursors`.
     if let Some(inbox) = dir.parent() {
         check_dir(inbox)?;
+        // A cursor at the start needs no file: a missing cursor reads as the start.
+        if pos == 0 && std::fs::symlink_metadata(inbox).is_err() {
+            return Ok(());
+        }
     }
     check_dir(dir)?;
-    // inboxes/NAME/cursors, never the team directory above them.
-    let file = with_subdir(dir, 3, || {
+    // A cursor is a place in one log, so it is written only into the inbox directory that
+    // log is in: `cursors` may be made, never the inbox directory itself. Made anew here
+    // (an `rm -rf` of the inbox running beside the write), the new directory got the old
+    // log's offset: the new log's first messages were skipped by the worker, and `ask` took
+    // its message for handled and printed nothing (a flaky doorbell test). The write fails
+    // `NotFound` instead, and the worker reads the new log from its start.
+    let file = with_subdir(dir, 1, || {
         open_or_create(&path, OpenOptions::new().read(true).write(true)).at(&path)
     })?;
     slots::store_in::<Offset>(&file, &path, &pos)
@@ -894,6 +903,26 @@ mod tests {
             ["four"],
             "from {from}"
         );
+    }
+
+    /// A cursor is a place in one log: with the inbox directory removed (an `rm -rf` beside
+    /// the write), it is not written into a directory made anew, where it would skip the new
+    /// log's first messages. One at the start needs no file.
+    #[test]
+    fn a_cursor_is_never_written_into_an_inbox_made_anew() {
+        let (d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let end = read_from(&p.log(), 0, 100).unwrap()[0].end.raw();
+        fs::remove_dir_all(d.path().join("bob")).unwrap();
+        let e = set_cursor(&p, "w", end).unwrap_err();
+        assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound), "{e}");
+        set_cursor(&p, "w", 0).unwrap();
+        assert!(!d.path().join("bob").exists());
+        // The cursors directory alone may be made again, in the inbox it belongs to.
+        append(&p, &msg("two")).unwrap();
+        fs::remove_dir_all(d.path().join("bob/cursors")).unwrap();
+        set_cursor(&p, "w", end).unwrap();
+        assert_eq!(cursor(&p, "w"), end);
     }
 
     #[test]
