@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
-use super::launch::{Launch, Report, Warm, in_child};
+use super::launch::{Launch, Report, Warm, cannot_start, in_child};
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -469,21 +469,6 @@ fn cold(launch: &Launch) -> std::result::Result<tokio::process::Child, String> {
         .map_err(|e| cannot_start(&launch.what, &launch.cwd, &e))
 }
 
-/// Why a turn did not start, in words: "No such file or directory" named the turn's directory
-/// while what was missing was the program or its `#!` interpreter (new-user QA).
-pub(super) fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound if !dir.is_dir() => {
-            format!("{what}: its directory {} does not exist", dir.display())
-        }
-        std::io::ErrorKind::NotFound => format!(
-            "{what} in {}: not found (not on the turn's PATH, or its #! interpreter is missing)",
-            dir.display()
-        ),
-        _ => format!("{what} in {}: {e}", dir.display()),
-    }
-}
-
 /// Output as message text: a NUL byte, which no message may hold (the next turn could not be
 /// given it), becomes U+FFFD, so a reply with one is still delivered.
 fn no_nul(text: String) -> String {
@@ -737,27 +722,6 @@ mod tests {
         assert!(why.contains("ends with no answer"), "{why}");
         std::fs::write(&record, "LLM RESPONSE 2026-01-01T00:00:00\nASSISTANT new\n").unwrap();
         assert_eq!(recorded_reply(&record, &spec).unwrap(), "new");
-    }
-
-    #[test]
-    fn a_turn_that_cannot_start_says_what_is_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let gone = dir.path().join("gone");
-        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-        assert_eq!(
-            cannot_start("cannot run claude", &gone, &missing),
-            format!(
-                "cannot run claude: its directory {} does not exist",
-                gone.display()
-            )
-        );
-        let said = cannot_start("cannot run the agent command", dir.path(), &missing);
-        assert!(
-            said.ends_with("not found (not on the turn's PATH, or its #! interpreter is missing)"),
-            "{said}"
-        );
-        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert!(cannot_start("cannot run x", dir.path(), &denied).contains("denied"));
     }
 
     #[test]
