@@ -20,9 +20,8 @@ use std::time::Instant;
 
 use nix::libc;
 
+use super::Topic;
 use super::fsutil::ensure_dir_levels;
-use super::wake::{Bell, Subscription};
-use super::{FsStore, Store, Topic};
 use crate::error::{IoContext, Result};
 
 /// A waiter's FIFO, open for reading (and writing, so it never reads end-of-file); removed
@@ -192,27 +191,6 @@ pub fn ring_topic(team_dir: &Path, topic: &Topic) {
     if let Some(dir) = bell_dir(team_dir, topic) {
         ring(&dir);
     }
-}
-
-/// The file store's `subscribe_brief`, for a waiter that lives briefly (`ask`, `wait`):
-/// doorbells, which cost nothing at exit; the usual subscription when forced to poll or when a
-/// FIFO cannot be made.
-pub fn subscribe_brief(store: &FsStore, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-    if std::env::var_os(super::wake::POLL_ENV).is_some() {
-        return store.subscribe(topics, bell);
-    }
-    let dirs: Option<Vec<PathBuf>> = topics.iter().map(|t| bell_dir(store.dir(), t)).collect();
-    let Some(dirs) = dirs else {
-        return store.subscribe(topics, bell);
-    };
-    let mut bells = Vec::with_capacity(dirs.len());
-    for d in &dirs {
-        match Doorbell::arm(d, 2) {
-            Ok(b) => bells.push(b),
-            Err(_) => return store.subscribe(topics, bell),
-        }
-    }
-    super::wake::doorbells(bells, bell)
 }
 
 #[cfg(test)]

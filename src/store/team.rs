@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
+use super::doorbell::Doorbell;
 use super::fsutil::{
     LockGuard, Sync, ensure_dir, ensure_dir_levels, with_subdir, write_atomic, write_atomic_seen,
 };
@@ -680,8 +681,27 @@ impl Store for FsStore {
         self.dir.join("logs").join(format!("{member}.log"))
     }
 
+    /// For a waiter that lives briefly (`ask`, `wait`): doorbells, which cost nothing at exit;
+    /// the usual subscription when forced to poll or when a FIFO cannot be made.
     fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        super::doorbell::subscribe_brief(self, topics, bell)
+        if std::env::var_os(wake::POLL_ENV).is_some() {
+            return self.subscribe(topics, bell);
+        }
+        let dirs: Option<Vec<PathBuf>> = topics
+            .iter()
+            .map(|t| super::doorbell::bell_dir(&self.dir, t))
+            .collect();
+        let Some(dirs) = dirs else {
+            return self.subscribe(topics, bell);
+        };
+        let mut bells = Vec::with_capacity(dirs.len());
+        for d in &dirs {
+            match Doorbell::arm(d, 2) {
+                Ok(b) => bells.push(b),
+                Err(_) => return self.subscribe(topics, bell),
+            }
+        }
+        wake::doorbells(bells, bell)
     }
 
     fn local_dir(&self) -> PathBuf {

@@ -100,6 +100,67 @@ pub enum Waited {
     Exit,
 }
 
+/// A message pasted into the pane, what watching its turn needs.
+struct Pasted {
+    /// The member's agent id (its pane's tag).
+    id: String,
+    /// The cursor's line before the paste (a generic REPL's reply comes below it).
+    line: i64,
+    /// The message's header (`frame_header`), which the hooks' submitted prompt holds.
+    header: String,
+    /// What the message's turn shows of it in the input line (`Message from NAME (`).
+    mark: String,
+    /// The text as pasted.
+    text: String,
+    /// The agent's hooks tell its turns (else the prompt rule).
+    hooks: bool,
+}
+
+/// What one look at the pane during a turn came to.
+enum Seen {
+    /// The turn is over (or cannot go on).
+    Ended(TurnResult),
+    /// Enter was pressed again: look again at once.
+    Again,
+    /// Nothing yet; what the agent waits for the user to answer, if anything.
+    Waiting(Option<&'static str>),
+}
+
+/// What a wait during a turn ended with.
+enum Woke {
+    /// The bell, or time for the next look.
+    Changed,
+    /// The turn is to be cancelled: timed out or interrupted.
+    End(TurnEnd),
+    /// The worker was told to stop.
+    Stop(&'static str),
+}
+
+/// A turn that did not run to its end, stopped for `why`.
+fn stopped(why: &str) -> TurnResult {
+    TurnResult {
+        spawned: false,
+        end: TurnEnd::Stopped,
+        stdout: String::new(),
+        stderr_tail: why.to_string(),
+    }
+}
+
+/// A turn of the agent that ended so, with this reply.
+fn ended(end: TurnEnd, stdout: String) -> TurnResult {
+    TurnResult {
+        spawned: true,
+        end,
+        stdout,
+        stderr_tail: String::new(),
+    }
+}
+
+/// Why a turn stopped when Enter could not be pressed.
+fn enter_failed(e: &Fail) -> String {
+    format!("Enter failed: {}", e.message())
+}
+
 /// A screen's fingerprint, to tell whether it changed.
 fn screen_hash(screen: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -359,6 +420,40 @@ impl Companion {
         again
     }
 
+    /// A look of a generic REPL's turn: over when the prompt is back below the line the
+    /// paste went to, and quiet (the reply is what came between); at a continuation prompt,
+    /// one more Enter.
+    fn generic_look(
+        &mut self,
+        turn: &Pasted,
+        look: &Look,
+        continued: &mut bool,
+        dialog: Option<&'static str>,
+    ) -> Seen {
+        if look.line > turn.line && self.ready(look) {
+            self.busy = false;
+            let reply = self.reply_since(turn.line, look, &turn.text);
+            return Seen::Ended(ended(TurnEnd::Exited(0), reply));
+        }
+        // A one-line compound statement waits at a continuation prompt (`... `) for the
+        // empty line that ends it: one more Enter, once.
+        if !*continued
+            && look.line > turn.line
+            && self.quiet(&look.screen)
+            && look
+                .cursor
+                .is_some_and(|at| continuation_prompt(&look.screen, at))
+        {
+            *continued = true;
+            self.screen = None;
+            if let Err(e) = self.enter() {
+                return Seen::Ended(stopped(&enter_failed(&e)));
+            }
+            return Seen::Again;
+        }
+        Seen::Waiting(dialog)
+    }
+
     /// The generic reply: the pane from line `from` (counting history) to the bottom, the
     /// first of them echoing `first` (the input's first line). Once the history is full,
     /// lines counted from its top move: when the echo is no longer where it was, the reply's
@@ -555,28 +650,44 @@ impl Worker {
         text: &str,
         stop: &mut Stoppers,
     ) -> Result<Option<TurnResult>> {
-        let stopped = |why: &str| TurnResult {
-            spawned: false,
-            end: TurnEnd::Stopped,
-            stdout: String::new(),
-            stderr_tail: why.to_string(),
-        };
+        // Idle, input line empty (a shutdown answered meanwhile).
         match self.wait_ready(stop).await? {
             Waited::Ready => {}
             Waited::Exit => return Ok(None),
             Waited::Stop(why) => return Ok(Some(stopped(why))),
         }
-        // The turn (and its hops) recorded before the paste: the pane has no `TEAMCTL_HOPS`,
-        // so the agent's `teamctl send` reads them here (the loop guard).
+        // The hops where the agent's `teamctl send` reads them.
+        self.record_turn_hops(env);
+        // Paste, Enter: working.
+        let turn = match self.paste_message(env, text).await {
+            Ok(turn) => turn,
+            Err(why) => return Ok(Some(stopped(&why))),
+        };
+        // Its reply, or how it was ended.
+        Ok(Some(self.until_turn_ends(env, &turn, stop).await))
+    }
+
+    /// Record the turn (and its hops) before the paste: the pane has no `TEAMCTL_HOPS`, so
+    /// the agent's `teamctl send` reads them here (the loop guard).
+    fn record_turn_hops(&mut self, env: &Envelope) {
         self.save_live();
         if let Err(e) = hooks::set_last_hops(&*self.store, &self.name, env.hops) {
             self.sink
                 .note(&format!("warning: cannot record the turn's hops: {e}"));
         }
+    }
+
+    /// Paste the message into the pane and press Enter; the member is then working. Err: why
+    /// it could not be delivered (the turn is stopped).
+    async fn paste_message(
+        &mut self,
+        env: &Envelope,
+        text: &str,
+    ) -> std::result::Result<Pasted, String> {
         let id = self.member.agent_id.clone();
         let buffer = format!("teamctl-{}-{}", id.replace('@', "-"), env.id);
         let Some(c) = self.companion.as_mut() else {
-            return Ok(Some(stopped("no pane")));
+            return Err("no pane".to_string());
         };
         let before = c.look(&id);
         let started = Instant::now();
@@ -592,22 +703,16 @@ impl Worker {
         } else {
             text.clone()
         };
-        if let Err(e) = c.paste(&buffer, &pasted) {
-            return Ok(Some(stopped(&format!("paste failed: {}", e.message()))));
-        }
+        c.paste(&buffer, &pasted)
+            .map_err(|e| format!("paste failed: {}", e.message()))?;
         if c.rule.uses_hooks() {
             c.settled(&id).await;
         }
-        if let Err(e) = c.enter() {
-            return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
-        }
+        c.enter().map_err(|e| enter_failed(&e))?;
         // A line-oriented REPL ends a block of several lines (python's `for ...:` and its
         // body) at an empty line, which the paste's trimmed end no longer has: one more Enter.
-        if !c.rule.uses_hooks()
-            && text.trim_end_matches(['\n', '\r']).contains('\n')
-            && let Err(e) = c.enter()
-        {
-            return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
+        if !c.rule.uses_hooks() && text.trim_end_matches(['\n', '\r']).contains('\n') {
+            c.enter().map_err(|e| enter_failed(&e))?;
         }
         c.busy = true;
         c.ours_running = false;
@@ -620,165 +725,193 @@ impl Worker {
         );
         self.set_status(Status::Working);
         self.sink.note(&note);
+        Ok(Pasted {
+            id,
+            line: before.line,
+            header,
+            mark: format!("Message from {} (", env.from),
+            text: pasted,
+            hooks,
+        })
+    }
+
+    /// Watch the pane until the pasted message's turn ends: its reply (the hooks' Stop, or
+    /// the prompt back), interrupted in the pane, timed out or interrupted (cancelled), or
+    /// stopped.
+    async fn until_turn_ends(
+        &mut self,
+        env: &Envelope,
+        turn: &Pasted,
+        stop: &mut Stoppers,
+    ) -> TurnResult {
         let timeout = self.member.turn_timeout_secs.map(Duration::from_secs);
         // Never past what a clock can hold (a huge recorded timeout is no timeout).
         let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
         // A paste of several lines got the empty line that ends a block already: no
         // continuation Enter for it.
-        let input_lines = pasted.trim_end_matches(['\n', '\r']).lines().count();
-        let mut continued = input_lines > 1;
+        let mut continued = turn.text.trim_end_matches(['\n', '\r']).lines().count() > 1;
         loop {
-            if hooks && let Some(reply) = self.take_hook_events(Some((&header, &env.id))) {
-                return Ok(Some(TurnResult {
-                    spawned: true,
-                    end: TurnEnd::Exited(0),
-                    stdout: reply.unwrap_or_default(),
-                    stderr_tail: String::new(),
-                }));
+            // Hooks: the Stop that ends our turn carries the reply.
+            if turn.hooks
+                && let Some(reply) = self.take_hook_events(Some((&turn.header, &env.id)))
+            {
+                return ended(TurnEnd::Exited(0), reply.unwrap_or_default());
             }
-            let Some(c) = self.companion.as_mut() else {
-                return Ok(Some(stopped("no pane")));
+            // One look at the pane: the turn's end, an Enter pressed again, or nothing yet.
+            let dialog = match self.look_during_turn(turn, &mut continued).await {
+                Seen::Ended(result) => return result,
+                Seen::Again => continue,
+                Seen::Waiting(dialog) => dialog,
             };
-            let look = c.look(&id);
-            if look.gone {
-                return Ok(Some(stopped("the agent's pane is gone")));
-            }
-            let dialog = c.dialog(&look);
-            // Generic: the prompt is back below the line the paste went to, and quiet.
-            if !hooks && look.line > before.line && c.ready(&look) {
-                c.busy = false;
-                let reply = c.reply_since(before.line, &look, &pasted);
-                return Ok(Some(TurnResult {
-                    spawned: true,
-                    end: TurnEnd::Exited(0),
-                    stdout: reply,
-                    stderr_tail: String::new(),
-                }));
-            }
-            // Generic: a one-line compound statement waits at a continuation prompt (`... `)
-            // for the empty line that ends it: one more Enter, once.
-            if !hooks
-                && !continued
-                && look.line > before.line
-                && c.quiet(&look.screen)
-                && look
-                    .cursor
-                    .is_some_and(|at| continuation_prompt(&look.screen, at))
-            {
-                continued = true;
-                c.screen = None;
-                if let Err(e) = c.enter() {
-                    return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
-                }
-                continue;
-            }
-            let mark = format!("Message from {} (", env.from);
-            let input = claude_input_line(&look.screen);
-            // Hooks: the Enter was lost. On a loaded machine Claude Code can still be taking
-            // the paste in when Enter comes (`settled` gives up after 2 s), and drops it: the
-            // paste sat in the input line, no turn started, and the message waited for the
-            // turn's timeout (the claude_* tests failed so, a few runs in ten with eight
-            // copies side by side). While no prompt of ours was submitted and the input line
-            // still holds the paste, unchanged for the quiet time, Enter is pressed again (a
-            // first Enter taken late meanwhile leaves this one an empty line, where Enter
-            // does nothing).
-            if hooks
-                && !c.ours_running
-                && input.is_some_and(|l| l.contains("[Pasted text #") || l.contains(&mark))
-                && c.quiet(&look.screen)
-            {
-                c.screen = None;
-                if let Err(e) = c.enter() {
-                    return Ok(Some(stopped(&format!("Enter failed: {}", e.message()))));
-                }
-                self.sink
-                    .note("Enter again: the paste still sat in the agent's input line");
-                continue;
-            }
-            // Hooks: the user pressed Escape in the pane. Claude Code fires no Stop for that,
-            // so without this the turn ran on until its timeout, holding all later mail (QA).
-            // Claude Code then puts the interrupted message back in the input line, or asks
-            // "What should Claude do instead?" with the line empty.
-            let restored = input.is_some_and(|l| l.contains(&mark));
-            if hooks
-                && c.ours_running
-                && (restored
-                    || (claude_interrupted_after(&look.screen, &mark)
-                        && c.rule.input_free(&look.screen, look.cursor)))
-                && c.quiet(&look.screen)
-            {
-                c.busy = false;
-                c.ours_running = false;
-                c.screen = None;
-                if restored {
-                    c.after_cancel(&id, &mark, false).await;
-                }
-                self.needs_user(None);
-                self.sink
-                    .note("the turn was interrupted in the agent's pane");
-                return Ok(Some(TurnResult {
-                    spawned: true,
-                    end: TurnEnd::Interrupted,
-                    stdout: String::new(),
-                    stderr_tail: String::new(),
-                }));
-            }
             self.needs_user(dialog);
-            let poll = if hooks { HOOK_POLL } else { POLL };
-            let timed_out = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
-            let end = tokio::select! {
-                () = self.bell.notified() => None,
-                () = tokio::time::sleep(poll) => None,
-                () = timed_out => Some(TurnEnd::TimedOut),
-                _ = stop.interrupt.recv() => Some(TurnEnd::Interrupted),
-                _ = stop.terminate.recv() => return Ok(Some(stopped("SIGTERM"))),
-                _ = stop.hangup.recv() => return Ok(Some(stopped("SIGHUP"))),
-            };
-            if let Some(end) = end {
-                let mut again = 0;
-                if let Some(c) = self.companion.as_mut() {
-                    c.cancel(&id);
-                    c.busy = false;
-                    c.ours_running = false;
-                    c.screen = None;
-                    if hooks {
-                        c.cancelled = Some(header.clone());
-                        again = c
-                            .after_cancel(&id, &format!("Message from {} (", env.from), true)
-                            .await;
-                    }
-                }
-                let key = self
-                    .companion
-                    .as_ref()
-                    .map_or("", |c| c.rule.cancel_key.as_str());
-                if end == TurnEnd::TimedOut {
-                    // As a one-shot turn's timeout says (turn.rs): the failure notice goes to
-                    // the sender only.
-                    self.sink.note(&format!(
-                        "turn timed out after {} (its turn timeout); sent the cancel key ({key})",
-                        super::turn::seconds(timeout.unwrap_or_default())
-                    ));
-                } else {
-                    self.sink.note(&format!("sent the cancel key ({key})"));
-                }
-                if again > 0 {
-                    self.sink.note(&format!(
-                        "the turn still ran: pressed the cancel key again ({again}x)"
-                    ));
-                }
-                return Ok(Some(TurnResult {
-                    spawned: true,
-                    end,
-                    stdout: String::new(),
-                    stderr_tail: String::new(),
-                }));
+            // Wait for a change, the turn's timeout or a signal.
+            match self.wait_during_turn(turn.hooks, deadline, stop).await {
+                Woke::Changed => {}
+                Woke::Stop(why) => return stopped(why),
+                Woke::End(end) => return self.cancel_turn(turn, end, timeout).await,
             }
         }
+    }
+
+    /// Look at the pane once while the turn runs: gone, the turn over, or Enter pressed
+    /// again (its paste still in the input line, or a continuation prompt).
+    async fn look_during_turn(&mut self, turn: &Pasted, continued: &mut bool) -> Seen {
+        let Some(c) = self.companion.as_mut() else {
+            return Seen::Ended(stopped("no pane"));
+        };
+        let look = c.look(&turn.id);
+        if look.gone {
+            return Seen::Ended(stopped("the agent's pane is gone"));
+        }
+        let dialog = c.dialog(&look);
+        if turn.hooks {
+            self.hooks_look(turn, &look, dialog).await
+        } else {
+            c.generic_look(turn, &look, continued, dialog)
+        }
+    }
+
+    /// A look of a turn told by the hooks: its Enter lost, or the turn interrupted in the
+    /// pane.
+    async fn hooks_look(
+        &mut self,
+        turn: &Pasted,
+        look: &Look,
+        dialog: Option<&'static str>,
+    ) -> Seen {
+        let Some(c) = self.companion.as_mut() else {
+            return Seen::Ended(stopped("no pane"));
+        };
+        let mark = &turn.mark;
+        let input = claude_input_line(&look.screen);
+        // The Enter was lost. On a loaded machine Claude Code can still be taking
+        // the paste in when Enter comes (`settled` gives up after 2 s), and drops it: the
+        // paste sat in the input line, no turn started, and the message waited for the
+        // turn's timeout (the claude_* tests failed so, a few runs in ten with eight
+        // copies side by side). While no prompt of ours was submitted and the input line
+        // still holds the paste, unchanged for the quiet time, Enter is pressed again (a
+        // first Enter taken late meanwhile leaves this one an empty line, where Enter
+        // does nothing).
+        if !c.ours_running
+            && input.is_some_and(|l| l.contains("[Pasted text #") || l.contains(mark.as_str()))
+            && c.quiet(&look.screen)
+        {
+            c.screen = None;
+            if let Err(e) = c.enter() {
+                return Seen::Ended(stopped(&enter_failed(&e)));
+            }
+            self.sink
+                .note("Enter again: the paste still sat in the agent's input line");
+            return Seen::Again;
+        }
+        // The user pressed Escape in the pane. Claude Code fires no Stop for that,
+        // so without this the turn ran on until its timeout, holding all later mail (QA).
+        // Claude Code then puts the interrupted message back in the input line, or asks
+        // "What should Claude do instead?" with the line empty.
+        let restored = input.is_some_and(|l| l.contains(mark.as_str()));
+        if c.ours_running
+            && (restored
+                || (claude_interrupted_after(&look.screen, mark)
+                    && c.rule.input_free(&look.screen, look.cursor)))
+            && c.quiet(&look.screen)
+        {
+            c.busy = false;
+            c.ours_running = false;
+            c.screen = None;
+            if restored {
+                c.after_cancel(&turn.id, mark, false).await;
+            }
+            self.needs_user(None);
+            self.sink
+                .note("the turn was interrupted in the agent's pane");
+            return Seen::Ended(ended(TurnEnd::Interrupted, String::new()));
+        }
+        Seen::Waiting(dialog)
+    }
+
+    /// Wait while the turn runs: for the bell or the next look, the turn's `deadline`, an
+    /// interrupt, or a signal to stop.
+    async fn wait_during_turn(
+        &self,
+        hooks: bool,
+        deadline: Option<tokio::time::Instant>,
+        stop: &mut Stoppers,
+    ) -> Woke {
+        let poll = if hooks { HOOK_POLL } else { POLL };
+        let timed_out = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = self.bell.notified() => Woke::Changed,
+            () = tokio::time::sleep(poll) => Woke::Changed,
+            () = timed_out => Woke::End(TurnEnd::TimedOut),
+            _ = stop.interrupt.recv() => Woke::End(TurnEnd::Interrupted),
+            _ = stop.terminate.recv() => Woke::Stop("SIGTERM"),
+            _ = stop.hangup.recv() => Woke::Stop("SIGHUP"),
+        }
+    }
+
+    /// End the turn from here (`end`: timed out or interrupted): the cancel key, pressed
+    /// again while the turn still runs (hooks), and said in the log.
+    async fn cancel_turn(
+        &mut self,
+        turn: &Pasted,
+        end: TurnEnd,
+        timeout: Option<Duration>,
+    ) -> TurnResult {
+        let mut again = 0;
+        if let Some(c) = self.companion.as_mut() {
+            c.cancel(&turn.id);
+            c.busy = false;
+            c.ours_running = false;
+            c.screen = None;
+            if turn.hooks {
+                c.cancelled = Some(turn.header.clone());
+                again = c.after_cancel(&turn.id, &turn.mark, true).await;
+            }
+        }
+        let key = self
+            .companion
+            .as_ref()
+            .map_or("", |c| c.rule.cancel_key.as_str());
+        if end == TurnEnd::TimedOut {
+            // As a one-shot turn's timeout says (turn.rs): the failure notice goes to
+            // the sender only.
+            self.sink.note(&format!(
+                "turn timed out after {} (its turn timeout); sent the cancel key ({key})",
+                super::turn::seconds(timeout.unwrap_or_default())
+            ));
+        } else {
+            self.sink.note(&format!("sent the cancel key ({key})"));
+        }
+        if again > 0 {
+            self.sink.note(&format!(
+                "the turn still ran: pressed the cancel key again ({again}x)"
+            ));
+        }
+        ended(end, String::new())
     }
 }

@@ -15,7 +15,7 @@
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
@@ -262,9 +262,24 @@ pub fn serve() -> ! {
         std::process::exit(127);
     };
     let e = become_it(&launch);
-    let why = super::turn::cannot_start(&launch.what, &launch.cwd, &e);
+    let why = cannot_start(&launch.what, &launch.cwd, &e);
     let _ = status.write_all(why.as_bytes());
     std::process::exit(127);
+}
+
+/// Why a turn did not start, in words: "No such file or directory" named the turn's directory
+/// while what was missing was the program or its `#!` interpreter (new-user QA).
+pub(super) fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound if !dir.is_dir() => {
+            format!("{what}: its directory {} does not exist", dir.display())
+        }
+        std::io::ErrorKind::NotFound => format!(
+            "{what} in {}: not found (not on the turn's PATH, or its #! interpreter is missing)",
+            dir.display()
+        ),
+        _ => format!("{what} in {}: {e}", dir.display()),
+    }
 }
 
 /// Become `launch` with `exec`; returns only if that failed. Its variables are set in this
@@ -356,5 +371,26 @@ mod tests {
             );
             assert!(std::env::var_os("TEAMCTL_LAUNCH_UT_FIRST").is_none());
         }
+    }
+
+    #[test]
+    fn a_turn_that_cannot_start_says_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(
+            cannot_start("cannot run claude", &gone, &missing),
+            format!(
+                "cannot run claude: its directory {} does not exist",
+                gone.display()
+            )
+        );
+        let said = cannot_start("cannot run the agent command", dir.path(), &missing);
+        assert!(
+            said.ends_with("not found (not on the turn's PATH, or its #! interpreter is missing)"),
+            "{said}"
+        );
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(cannot_start("cannot run x", dir.path(), &denied).contains("denied"));
     }
 }

@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::signal::unix::Signal as SignalStream;
 use tokio::time::Instant;
 
-use super::launch::{Launch, Report, Warm, in_child};
+use super::launch::{Launch, Report, Warm, cannot_start, in_child};
 use super::sink::Sink;
 use crate::backend::proc::signal_group;
 use crate::error::{Error, Result};
@@ -238,64 +238,150 @@ pub async fn run(
     on_start: impl FnOnce(i32),
 ) -> Result<TurnResult> {
     sink.begin_turn();
-    let launch = launch_of(spec);
-    // A warm start's report pipe: why its launcher could not become the program, if it could
-    // not; read beside the output, so a launcher that hangs is a turn that hangs.
-    let mut report: Option<Report> = None;
+    // The process: the warm launcher become the program, or a fork of the worker.
+    let (mut child, report) = start(&launch_of(spec), warm, sink).await?;
+    let pgid = child.id().map_or(0, |p| p as i32);
+    on_start(pgid);
+    // The message on stdin, written beside the reading of the output.
+    feed_stdin(&mut child, &spec.stdin);
+    // Its output read until it ended (or was ended: timeout, interrupt, stop).
+    let mut ran = until_ended(&mut child, report, spec, sink, stop, pgid).await;
+    // A launcher that could not become the program: a turn that did not start.
+    ran.launch_failure(sink).await?;
+    // How it ended, and what it wrote.
+    ran.result(spec, sink)
+}
+
+/// Start the turn's process: through `warm` when its launcher is still there (with the pipe
+/// its launcher reports on: why it could not become the program, if it could not; read
+/// beside the output, so a launcher that hangs is a turn that hangs), else a fork of the
+/// worker. One that cannot start is said in the teammate's log and pane too.
+async fn start(
+    launch: &Launch,
+    warm: Option<Warm>,
+    sink: &mut Sink,
+) -> Result<(tokio::process::Child, Option<Report>)> {
     let warm = match warm {
-        Some(warm) => warm.go(&launch).await,
+        Some(warm) => warm.go(launch).await,
         None => None,
     };
     let started = match warm {
-        Some((child, pipe)) => {
-            report = Some(pipe);
-            Ok(child)
-        }
-        None => cold(&launch),
+        Some((child, pipe)) => Ok((child, Some(pipe))),
+        None => cold(launch).map(|child| (child, None)),
     };
-    let mut child = match started {
-        Ok(child) => child,
-        Err(why) => {
-            // In the teammate's own log and pane too, not only in the failure notice.
-            sink.note(&why);
-            return Err(Error::failed(why));
-        }
-    };
-    let pgid = child.id().map_or(0, |p| p as i32);
-    on_start(pgid);
+    started.map_err(|why| {
+        // In the teammate's own log and pane too, not only in the failure notice.
+        sink.note(&why);
+        Error::failed(why)
+    })
+}
 
+/// Write the message on the turn's stdin from a task of its own (an agent that reads it
+/// only after writing must not hold the turn).
+fn feed_stdin(child: &mut tokio::process::Child, text: &str) {
     if let Some(mut stdin) = child.stdin.take() {
-        let text = spec.stdin.clone();
+        let text = text.to_string();
         tokio::spawn(async move {
             let _ = stdin.write_all(text.as_bytes()).await;
         });
     }
+}
+
+/// What a turn wrote: the reply kept from its stdout (all of it spilled to a file past
+/// `MAX_REPLY`), and the tail of its stderr.
+#[derive(Default)]
+struct Output {
+    stdout: Vec<u8>,
+    /// Bytes of stdout in all.
+    total: usize,
+    spill: Option<Spill>,
+    tail: Vec<u8>,
+}
+
+impl Output {
+    /// Take a read of stdout: kept for the reply up to `MAX_REPLY`, the whole text written
+    /// to `spill_to` too from when it is longer.
+    fn stdout(&mut self, bytes: &[u8], spill_to: Option<&Path>) {
+        self.total += bytes.len();
+        if self.total > MAX_REPLY && self.spill.is_none() {
+            // From here on the whole text goes to the file too.
+            self.spill = Some(Spill::open(spill_to, &self.stdout));
+        }
+        if let Some(f) = &mut self.spill {
+            f.write(bytes);
+        }
+        let room = MAX_REPLY.saturating_sub(self.stdout.len());
+        self.stdout
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Take a read of stderr: its last 2 to 4 KiB kept.
+    fn stderr(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > 4096 {
+            self.tail.drain(..self.tail.len() - 2048);
+        }
+    }
+}
+
+/// A running turn being ended by teamctl: why, and when SIGKILL follows the SIGTERM.
+struct Ending {
+    pgid: i32,
+    end: Option<TurnEnd>,
+    kill_at: Instant,
+}
+
+impl Ending {
+    /// End the turn for `why` (the first reason stands): SIGTERM to its group now, SIGKILL
+    /// after the grace.
+    fn stop(&mut self, why: TurnEnd) {
+        if self.end.is_none() {
+            self.end = Some(why);
+            signal_group(self.pgid, Signal::SIGTERM);
+            self.kill_at = Instant::now() + KILL_GRACE;
+        }
+    }
+}
+
+/// A turn's process that has ended, and what it wrote.
+struct Ran {
+    status: std::io::Result<std::process::ExitStatus>,
+    /// Why teamctl ended it, if it did.
+    end: Option<TurnEnd>,
+    output: Output,
+    /// A warm start's report pipe, if not read to its end yet, and what it said so far.
+    report: Option<Report>,
+    why: Vec<u8>,
+}
+
+/// Read the turn's output (to the sink, and kept) until its process ended and its pipes
+/// closed or were given up on, ending it on its timeout or when told to; a warm start's
+/// report read beside.
+async fn until_ended(
+    child: &mut tokio::process::Child,
+    mut report: Option<Report>,
+    spec: &TurnSpec,
+    sink: &mut Sink,
+    stop: &mut Stoppers,
+    pgid: i32,
+) -> Ran {
     let mut out = child.stdout.take().expect("stdout piped");
     let mut err = child.stderr.take().expect("stderr piped");
     let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 4096]);
     let (mut out_open, mut err_open) = (true, true);
-    let mut stdout = Vec::new();
-    let mut total = 0usize;
-    let mut spill: Option<Spill> = None;
-    let mut tail: Vec<u8> = Vec::new();
+    let mut output = Output::default();
     let mut status = None;
-    let mut end: Option<TurnEnd> = None;
     let far = Instant::now() + Duration::from_hours(10 * 365 * 24);
     let timeout_at = spec
         .timeout
         .and_then(|t| Instant::now().checked_add(t))
         .map_or(far, |at| at.min(far));
-    let mut kill_at = far;
-    let mut pipes_until = far;
-
-    let stop_with = |end: &mut Option<TurnEnd>, kill_at: &mut Instant, why: TurnEnd| {
-        if end.is_none() {
-            *end = Some(why);
-            signal_group(pgid, Signal::SIGTERM);
-            *kill_at = Instant::now() + KILL_GRACE;
-        }
+    let mut ending = Ending {
+        pgid,
+        end: None,
+        kill_at: far,
     };
-
+    let mut pipes_until = far;
     let mut why = Vec::new();
     while out_open || err_open || status.is_none() {
         tokio::select! {
@@ -309,26 +395,14 @@ pub async fn run(
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
                     sink.output(&obuf[..n]);
-                    total += n;
-                    if total > MAX_REPLY && spill.is_none() {
-                        // From here on the whole text goes to the file too.
-                        spill = Some(Spill::open(spec.spill.as_deref(), &stdout));
-                    }
-                    if let Some(f) = &mut spill {
-                        f.write(&obuf[..n]);
-                    }
-                    let room = MAX_REPLY.saturating_sub(stdout.len());
-                    stdout.extend_from_slice(&obuf[..n.min(room)]);
+                    output.stdout(&obuf[..n], spec.spill.as_deref());
                 }
             },
             n = err.read(&mut ebuf), if err_open => match n {
                 Ok(0) | Err(_) => err_open = false,
                 Ok(n) => {
                     sink.output(&ebuf[..n]);
-                    tail.extend_from_slice(&ebuf[..n]);
-                    if tail.len() > 4096 {
-                        tail.drain(..tail.len() - 2048);
-                    }
+                    output.stderr(&ebuf[..n]);
                 }
             },
             st = child.wait(), if status.is_none() => {
@@ -337,27 +411,25 @@ pub async fn run(
                 signal_group(pgid, Signal::SIGKILL);
                 pipes_until = Instant::now() + Duration::from_secs(2);
             }
-            () = tokio::time::sleep_until(timeout_at), if end.is_none() && status.is_none() => {
+            () = tokio::time::sleep_until(timeout_at), if ending.end.is_none() && status.is_none() => {
                 // In the teammate's log too: the failure notice goes to the sender only.
                 sink.note(&format!(
                     "turn timed out after {} (its turn timeout); ending it: SIGTERM to its processes, SIGKILL {} later if still running",
                     seconds(spec.timeout.unwrap_or_default()),
                     seconds(KILL_GRACE)
                 ));
-                stop_with(&mut end, &mut kill_at, TurnEnd::TimedOut);
+                ending.stop(TurnEnd::TimedOut);
             }
-            _ = stop.interrupt.recv(), if status.is_none() => {
-                stop_with(&mut end, &mut kill_at, TurnEnd::Interrupted);
-            }
-            _ = stop.terminate.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
-            _ = stop.hangup.recv() => stop_with(&mut end, &mut kill_at, TurnEnd::Stopped),
-            () = tokio::time::sleep_until(kill_at), if status.is_none() => {
+            _ = stop.interrupt.recv(), if status.is_none() => ending.stop(TurnEnd::Interrupted),
+            _ = stop.terminate.recv() => ending.stop(TurnEnd::Stopped),
+            _ = stop.hangup.recv() => ending.stop(TurnEnd::Stopped),
+            () = tokio::time::sleep_until(ending.kill_at), if status.is_none() => {
                 sink.note(&format!(
                     "the turn was still running {} after SIGTERM; killed it (SIGKILL)",
                     seconds(KILL_GRACE)
                 ));
                 signal_group(pgid, Signal::SIGKILL);
-                kill_at = far;
+                ending.kill_at = far;
             }
             // A process that escaped the group may hold the pipes open: stop reading.
             () = tokio::time::sleep_until(pipes_until) => {
@@ -366,38 +438,63 @@ pub async fn run(
             }
         }
     }
-    // What is left of a launcher's report: its writer is gone once the child has ended.
-    if let Some(mut rest) = report.take() {
-        while matches!(rest.read_into(&mut why).await, Ok(n) if n > 0) {}
+    Ran {
+        status: status.expect("loop ends after wait"),
+        end: ending.end,
+        output,
+        report,
+        why,
     }
-    if !why.is_empty() {
-        // It could not become the program: a turn that did not start, as a cold start says.
-        let why = no_nul(String::from_utf8_lossy(&why).trim().to_string());
-        sink.note(&why);
-        return Err(Error::failed(why));
-    }
-    let status = status
-        .expect("loop ends after wait")
-        .map_err(|e| Error::failed(format!("waiting for the agent command: {e}")))?;
-    let end = end.unwrap_or_else(|| match status.code() {
-        Some(c) => TurnEnd::Exited(c),
-        None => {
-            // Not ended by teamctl (no interrupt, timeout or stop): `kill -9` of the agent, a
-            // crash. In the teammate's log too: the failure notice goes to the sender only.
-            let s = status.signal().unwrap_or(0);
-            sink.note(&format!(
-                "the turn's process was killed by signal {s} ({}), not by teamctl; the turn failed",
-                signal_name(s)
-            ));
-            TurnEnd::Signalled(s)
+}
+
+impl Ran {
+    /// What a warm start's launcher said, read to its end (its writer is gone once the child
+    /// has ended): anything there means it could not become the program, a turn that did not
+    /// start, as a cold start says.
+    async fn launch_failure(&mut self, sink: &mut Sink) -> Result<()> {
+        if let Some(mut rest) = self.report.take() {
+            while matches!(rest.read_into(&mut self.why).await, Ok(n) if n > 0) {}
         }
-    });
-    Ok(TurnResult {
-        spawned: true,
-        end,
-        stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
-        stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
-    })
+        if self.why.is_empty() {
+            return Ok(());
+        }
+        let why = no_nul(String::from_utf8_lossy(&self.why).trim().to_string());
+        sink.note(&why);
+        Err(Error::failed(why))
+    }
+
+    /// The turn's result: how it ended (a signal not sent by teamctl said in the log), its
+    /// reply and its stderr's tail.
+    fn result(self, spec: &TurnSpec, sink: &mut Sink) -> Result<TurnResult> {
+        let status = self
+            .status
+            .map_err(|e| Error::failed(format!("waiting for the agent command: {e}")))?;
+        let end = self.end.unwrap_or_else(|| match status.code() {
+            Some(c) => TurnEnd::Exited(c),
+            None => {
+                // Not ended by teamctl (no interrupt, timeout or stop): `kill -9` of the agent, a
+                // crash. In the teammate's log too: the failure notice goes to the sender only.
+                let s = status.signal().unwrap_or(0);
+                sink.note(&format!(
+                    "the turn's process was killed by signal {s} ({}), not by teamctl; the turn failed",
+                    signal_name(s)
+                ));
+                TurnEnd::Signalled(s)
+            }
+        });
+        let Output {
+            stdout,
+            total,
+            spill,
+            tail,
+        } = self.output;
+        Ok(TurnResult {
+            spawned: true,
+            end,
+            stdout: fit_reply(&stdout, total, spill, spec.spill.as_deref()),
+            stderr_tail: no_nul(String::from_utf8_lossy(&tail).into_owned()),
+        })
+    }
 }
 
 /// A signal's name ("SIGKILL"), or "unknown signal".
@@ -467,21 +564,6 @@ fn cold(launch: &Launch) -> std::result::Result<tokio::process::Child, String> {
     }
     cmd.spawn()
         .map_err(|e| cannot_start(&launch.what, &launch.cwd, &e))
-}
-
-/// Why a turn did not start, in words: "No such file or directory" named the turn's directory
-/// while what was missing was the program or its `#!` interpreter (new-user QA).
-pub(super) fn cannot_start(what: &str, dir: &Path, e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound if !dir.is_dir() => {
-            format!("{what}: its directory {} does not exist", dir.display())
-        }
-        std::io::ErrorKind::NotFound => format!(
-            "{what} in {}: not found (not on the turn's PATH, or its #! interpreter is missing)",
-            dir.display()
-        ),
-        _ => format!("{what} in {}: {e}", dir.display()),
-    }
 }
 
 /// Output as message text: a NUL byte, which no message may hold (the next turn could not be
@@ -737,27 +819,6 @@ mod tests {
         assert!(why.contains("ends with no answer"), "{why}");
         std::fs::write(&record, "LLM RESPONSE 2026-01-01T00:00:00\nASSISTANT new\n").unwrap();
         assert_eq!(recorded_reply(&record, &spec).unwrap(), "new");
-    }
-
-    #[test]
-    fn a_turn_that_cannot_start_says_what_is_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let gone = dir.path().join("gone");
-        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-        assert_eq!(
-            cannot_start("cannot run claude", &gone, &missing),
-            format!(
-                "cannot run claude: its directory {} does not exist",
-                gone.display()
-            )
-        );
-        let said = cannot_start("cannot run the agent command", dir.path(), &missing);
-        assert!(
-            said.ends_with("not found (not on the turn's PATH, or its #! interpreter is missing)"),
-            "{said}"
-        );
-        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert!(cannot_start("cannot run x", dir.path(), &denied).contains("denied"));
     }
 
     #[test]
