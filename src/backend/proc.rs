@@ -266,6 +266,23 @@ pub fn running(pid: u32) -> bool {
     }
 }
 
+/// When process `pid` started: field 22 of `/proc/PID/stat`, clock ticks since boot. With the
+/// pid, it names one process for good: a pid is used again only by a process started later.
+/// `None` when there is no such process (or no `/proc`).
+pub fn start_time(pid: u32) -> Option<u64> {
+    Pid::new(pid)?;
+    start_time_in(&std::fs::read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The start time in a `/proc/PID/stat` line. The command name (field 2, in parentheses) may
+/// hold spaces and `)` itself: the fields after it start after the line's last `)`.
+pub fn start_time_in(stat: &[u8]) -> Option<u64> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    // Field 3 (the state) is the first after the name: field 22 is the 20th.
+    rest.split_ascii_whitespace().nth(22 - 3)?.parse().ok()
+}
+
 /// Call `then`, on a small thread of its own, once process `pid` has ended (exited, or been
 /// killed; found through a pidfd, so nothing polls meanwhile). False when it cannot be watched:
 /// gone already, or a kernel without `pidfd_open` (before Linux 5.3).
@@ -362,6 +379,24 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert_eq!(home_key_of(&link), home_key_of(&real));
         assert_eq!(home_key_of(&link.join("h")), home_key_of(&real.join("h")));
+    }
+
+    #[test]
+    fn a_start_time_is_read_after_the_last_parenthesis() {
+        // Field 22; the name (field 2) with spaces and parentheses of its own.
+        let tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";
+        for name in ["(sh)", "(a b)", "(x) 9 9 (y)", "(:) )", "())"] {
+            let line = format!("77 {name} {tail}\n");
+            assert_eq!(start_time_in(line.as_bytes()), Some(424_242), "{line}");
+        }
+        assert_eq!(start_time_in(b"77 (sh) S 1 2"), None, "cut short");
+        assert_eq!(start_time_in(b"77 sh S 1 2 3"), None, "no name");
+        assert_eq!(start_time_in(b""), None);
+        // Our own, as the kernel writes it: the same on every read, and none for no process.
+        let me = std::process::id();
+        assert!(start_time(me).is_some());
+        assert_eq!(start_time(me), start_time(me));
+        assert_eq!(start_time(0), None);
     }
 
     #[test]

@@ -194,7 +194,8 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
     // from the servers this host's own records name: the console would otherwise go on
     // acting as the team's leader.
     let sockets = crate::store::spec::tmux_sockets(&ctx.home.team_dir(team));
-    for left in crate::backend::tmux::forget_session(team, None, sockets) {
+    // No team file read here: the pids decide (`backend::tmux::Records`).
+    for left in crate::backend::tmux::forget_session(team, None, sockets, &Vec::new()) {
         eprintln!("{}", crate::backend::tmux::left_open_note(&left));
     }
     ctx.home.forget(team)
@@ -280,7 +281,16 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             eprintln!("teamctl: removed {}", crate::worktree::link_note(&link));
         }
     }
-    for left in crate::backend::tmux::forget_team(&last) {
+    // Each member's pane judged by what its worker recorded of its process, read before the
+    // files go.
+    let records: crate::backend::tmux::Records = last
+        .teammates()
+        .filter_map(|m| {
+            let live = store.live(&m.name).ok().flatten();
+            crate::backend::tmux::record_of(&m.agent_id, live.as_ref())
+        })
+        .collect();
+    for left in crate::backend::tmux::forget_team(&last, &records) {
         eprintln!("{}", crate::backend::tmux::left_open_note(&left));
     }
     store.destroy()?;

@@ -80,6 +80,19 @@ pub enum Fix {
     /// Kill a tmux pane (it must still carry the `@teamctl-agent` tag `agent_id`, the whole
     /// `NAME@TEAM/HOMEKEY`, for the process it runs).
     KillPane {
+        /// The home whose member's live state the pane's process is judged by.
+        home: PathBuf,
+        /// The server, as a member records it (none: the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        socket: Option<String>,
+        pane: String,
+        agent_id: String,
+    },
+    /// Take teamctl's tags off a tmux pane the user respawned (they name a process it no
+    /// longer runs: `agent_id`, the whole `NAME@TEAM/HOMEKEY`, must still be its stale tag).
+    /// The pane is never closed.
+    UntagPane {
+        home: PathBuf,
         /// The server, as a member records it (none: the default).
         #[serde(skip_serializing_if = "Option::is_none")]
         socket: Option<String>,
@@ -136,10 +149,17 @@ impl Fix {
                 ))
             }
             Fix::KillPane {
+                home,
                 socket,
                 pane,
                 agent_id,
-            } => orphans::kill_pane(socket.as_deref(), pane, agent_id),
+            } => orphans::kill_pane(home, socket.as_deref(), pane, agent_id),
+            Fix::UntagPane {
+                home,
+                socket,
+                pane,
+                agent_id,
+            } => orphans::untag_pane(home, socket.as_deref(), pane, agent_id),
             Fix::ClearCurrent { home, team } => teams::clear_current(home, team),
             // An earlier fix may have removed it already (a stale team's worktrees). `lstat`:
             // a link pointing nowhere is still there, and still removed.

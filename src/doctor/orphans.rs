@@ -4,20 +4,43 @@
 //! teammate is no longer running), a pane by its `@teamctl-agent` user option
 //! (`NAME@TEAM/HOMEKEY`), a team session by its `@teamctl-team` option (`TEAM/HOMEKEY`): panes
 //! and sessions of another home (another key) are that home's business, and panes an older
-//! teamctl tagged without a home are reported, never closed.
+//! teamctl tagged without a home are reported, never closed. Tags of this home left on a pane
+//! the user respawned (its pid another, or the same pid given again to the user's program, as
+//! the member's live state tells) are reported too, and taken off by `--fix`, the pane never
+//! closed.
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::tmux::argv::{self, Server};
+use crate::backend::tmux::argv::{self, Server, Started};
 use crate::backend::tmux::run::Tmux;
-use crate::backend::tmux::{Closing, close_if_tagged};
+use crate::backend::tmux::{Closing, Records, close_if_tagged, record_of, untag_if_stale};
 
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
-use crate::domain::{Name, Status};
+use crate::domain::{Name, Status, TeamConfig};
 use crate::error::Result;
 use crate::leader;
-use crate::store::Home;
+use crate::store::{Home, Store};
+
+/// What each member of `cfg` of this host recorded of its worker process (`tmux::Records`).
+pub fn records(store: &dyn Store, cfg: &TeamConfig) -> Records {
+    cfg.teammates()
+        .filter_map(|m| record_of(&m.agent_id, store.live(&m.name).ok().flatten().as_ref()))
+        .collect()
+}
+
+/// What the worker of `agent_id` (`NAME@TEAM`) in `home` recorded of its process, while its
+/// team and live state are there to read (none otherwise: the pid decides).
+fn record(home: &Path, agent_id: &str) -> Option<Started> {
+    let (name, team) = agent_id.split_once('@')?;
+    let (name, team) = (Name::parse(name).ok()?, Name::parse(team).ok()?);
+    let home = Home::new(home.to_path_buf());
+    if !home.exists(&team) {
+        return None;
+    }
+    let live = home.open(&team).ok()?.live(&name).ok().flatten()?;
+    Started::of(&live)
+}
 
 /// `(home, agent id)` when `pid` is a live teamctl worker of this user (`proc::read_ours`:
 /// another user's process shaped like one is none of ours, even to root).
@@ -163,7 +186,9 @@ fn tmux(socket: Option<&str>, args: &[&str]) -> Option<String> {
 /// Panes of this home tagged for a teammate whose team or member is gone, or that are not
 /// its member's any more. A pane's tag counts only while the pane runs (or last ran) the
 /// process teamctl tagged it for (`argv::parse_pane_states`, the rule every view applies): a
-/// pane the user respawned is theirs, never an orphan.
+/// pane the user respawned is theirs, never an orphan (also when the system gave their program
+/// the very pid teamctl's had: the member's live state records its start time); the tags left
+/// on it are reported, and `--fix` takes them off, the pane left alone.
 pub fn panes(home: &Home) -> Vec<Finding> {
     if which::which("tmux").is_err() {
         return Vec::new();
@@ -195,6 +220,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             // No tag, or one set for a process the pane no longer runs (the user's now).
             let tag = state.tag;
             if tag.is_empty() {
+                out.extend(stale_tags(home, socket.as_deref(), &pane, &state.stale_tag));
                 continue;
             }
             let Some((id, key)) = tag.rsplit_once('/') else {
@@ -217,6 +243,15 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             if key != our_key {
                 continue;
             }
+            // The pid it runs given again, to the user's program: theirs, its tags stale.
+            let reused = state.pid.is_some_and(|pid| {
+                let record = record(home.root(), id);
+                !argv::runs_started(pid, state.dead, record, &proc::start_time)
+            });
+            if reused {
+                out.extend(stale_tags(home, socket.as_deref(), &pane, &tag));
+                continue;
+            }
             seen += 1;
             let why =
                 why_orphaned(home.root(), id, true).or_else(|| stale_pane(home.root(), id, &pane));
@@ -229,6 +264,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
                     )
                     .hint("`teamctl doctor --fix` kills it")
                     .fix(Fix::KillPane {
+                        home: home.root().to_path_buf(),
                         socket: socket.clone(),
                         pane: pane.clone(),
                         agent_id: tag.clone(),
@@ -245,6 +281,54 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// The tags this home left on `pane` for a process it no longer runs (`stale`, the whole tag):
+/// the user respawned it with a program of their own, which makes it theirs. Reported so that
+/// they know teamctl's tags are still on it; `--fix` takes them off and leaves the pane alone.
+/// Another home's tags (another key), or an older teamctl's without a home, are not this
+/// home's to take off.
+fn stale_tags(home: &Home, socket: Option<&str>, pane: &str, stale: &str) -> Option<Finding> {
+    let (id, key) = stale.rsplit_once('/')?;
+    if key != proc::home_key() {
+        return None;
+    }
+    Some(
+        Finding::new(
+            "panes",
+            Level::Warn,
+            format!(
+                "tmux pane {pane} still carries teamctl's tags for {id}, set for a process it no longer runs: \
+                 it was started again with another program, so it is yours, and teamctl leaves it alone"
+            ),
+        )
+        .hint("`teamctl doctor --fix` takes teamctl's tags off it (the pane and what runs in it stay)")
+        .fix(Fix::UntagPane {
+            home: home.root().to_path_buf(),
+            socket: socket.map(String::from),
+            pane: pane.to_string(),
+            agent_id: stale.to_string(),
+        }),
+    )
+}
+
+/// Take the tags `agent_id` (scoped: the whole tag) off `pane` while they still name a process
+/// the pane no longer runs (`tmux::untag_if_stale`, judged by the member's record in `home`);
+/// the pane is never closed. Returns what was done, in one line.
+pub fn untag_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
+    let id = argv::unscoped(agent_id);
+    let Some(t) = runner(socket) else {
+        return Ok(format!("tmux pane {pane} ({id}) is gone"));
+    };
+    Ok(match untag_if_stale(&t, pane, agent_id, record(home, id)) {
+        Ok(true) => format!(
+            "took teamctl's tags for {id} off tmux pane {pane}; the pane and what runs in it are left alone"
+        ),
+        Ok(false) | Err(crate::backend::tmux::run::Fail::Gone(_)) => {
+            format!("tmux pane {pane} no longer carries stale tags for {id}; left alone")
+        }
+        Err(e) => return Err(e.into_error(&format!("untag pane {pane}"))),
+    })
 }
 
 /// Team sessions (`teamctl-TEAM-KEY`, tagged `@teamctl-team` = `TEAM/KEY`) of this home whose
@@ -342,8 +426,13 @@ pub fn close_session(
             "team {team} exists again; its tmux session {session} is left alone"
         ));
     }
-    let kept =
-        crate::backend::tmux::forget_session(&team, Some(session), [socket.map(String::from)]);
+    // The team's files are gone: the pids decide.
+    let kept = crate::backend::tmux::forget_session(
+        &team,
+        Some(session),
+        [socket.map(String::from)],
+        &Vec::new(),
+    );
     Ok(match kept.first() {
         Some(now) => format!(
             "closed teamctl's panes in tmux session {session} of team {team}, which is gone; the session holds panes of yours, so it stays, renamed {}; close it when you are done: {}",
@@ -387,12 +476,12 @@ fn stale_pane(home: &Path, agent_id: &str, pane: &str) -> Option<String> {
 /// the process it runs, by the rule every close of a pane follows (`tmux::close_if_tagged`:
 /// the kill guarded by that process in the same tmux command; a pane the user respawned
 /// meanwhile is left open, its stale tags taken off). Returns what was done, in one line.
-pub fn kill_pane(socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
+pub fn kill_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
     let id = argv::unscoped(agent_id);
     let Some(t) = runner(socket) else {
         return Ok(format!("tmux pane {pane} ({id}) is gone"));
     };
-    let done = close_if_tagged(&t, pane, agent_id)
+    let done = close_if_tagged(&t, pane, agent_id, record(home, id))
         .map_err(|e| e.into_error(&format!("kill pane {pane}")))?;
     let still_there = || {
         t.run(&[argv::pane_state(pane)])

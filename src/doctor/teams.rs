@@ -504,13 +504,24 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
         }
     }
     if let Some(t) = &team {
-        let left = match home.handle(t).and_then(|s| s.load()) {
-            Ok(cfg) => crate::backend::tmux::forget_team(&cfg),
-            // No team file to read (a team another host deleted from the server): this
-            // host's own records say where its members ran.
-            Err(_) => {
-                crate::backend::tmux::forget_session(t, None, crate::store::spec::tmux_sockets(dir))
+        let store = home.handle(t);
+        let left = match store
+            .as_ref()
+            .map_err(|_| ())
+            .and_then(|s| s.load().map_err(|_| ()))
+        {
+            Ok(cfg) => {
+                let records = super::orphans::records(&**store.as_ref().expect("loaded"), &cfg);
+                crate::backend::tmux::forget_team(&cfg, &records)
             }
+            // No team file to read (a team another host deleted from the server): this
+            // host's own records say where its members ran; the pids decide.
+            Err(()) => crate::backend::tmux::forget_session(
+                t,
+                None,
+                crate::store::spec::tmux_sockets(dir),
+                &Vec::new(),
+            ),
         };
         for session in left {
             eprintln!("{}", crate::backend::tmux::left_open_note(&session));

@@ -12,6 +12,14 @@ pub struct LiveState {
     pub status: Status,
     /// The worker's own pid.
     pub pid: u32,
+    /// When the worker's process started (field 22 of `/proc/PID/stat`, clock ticks since
+    /// boot; `backend::proc::start_time`), read by the worker itself as it starts. With `pid`
+    /// it names that one process for good: in a tmux pane the worker is the pane's process, so
+    /// a pane running this pid with another start time runs a program the system gave the
+    /// same pid again (the user's, respawned into the pane), not teamctl's. Absent in a state
+    /// an older teamctl wrote (the pid alone decides then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
     /// The process group of the running turn, when a turn runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_pgid: Option<i32>,

@@ -774,6 +774,7 @@ mod tests {
         LiveState {
             status,
             pid,
+            start_ticks: None,
             turn_pgid: None,
             current_turn: None,
             current_task: None,

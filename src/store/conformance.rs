@@ -176,6 +176,7 @@ fn live(status: Status, pid: u32) -> LiveState {
     LiveState {
         status,
         pid,
+        start_ticks: None,
         turn_pgid: None,
         current_turn: None,
         current_task: None,

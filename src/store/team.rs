@@ -1209,6 +1209,7 @@ mod tests {
         let live = crate::domain::LiveState {
             status: crate::domain::Status::Idle,
             pid: 1,
+            start_ticks: None,
             turn_pgid: None,
             current_turn: None,
             current_task: None,

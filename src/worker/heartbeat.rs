@@ -108,8 +108,15 @@ fn end_self(member: &Member, pane: Option<&str>, why: &str) {
     if let Some(pane) = pane
         && member.backend_type == Some(BackendType::Tmux)
     {
-        let _ = crate::backend::tmux::TmuxBackend::for_member(member)
-            .close_tagged(pane, &member.agent_id);
+        // The pane's process is this worker: its own pid and start time.
+        let me = std::process::id();
+        let record = crate::backend::proc::start_time(me)
+            .map(|start| crate::backend::tmux::argv::Started { pid: me, start });
+        let _ = crate::backend::tmux::TmuxBackend::for_member(member).close_tagged(
+            pane,
+            &member.agent_id,
+            record,
+        );
     }
     let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGTERM);
 }

@@ -239,6 +239,9 @@ impl Worker {
         let live = LiveState {
             status: Status::Starting,
             pid: std::process::id(),
+            // In a tmux pane this process is the pane's: its start time tells it from a
+            // program the system gives the same pid later (`backend::tmux::Started`).
+            start_ticks: crate::backend::proc::start_time(std::process::id()),
             turn_pgid: None,
             current_turn: None,
             current_task: None,

@@ -96,7 +96,8 @@ impl Worker {
             return;
         };
         let backend = crate::backend::tmux::TmuxBackend::for_member(&self.member);
-        if let Err(e) = backend.close_tagged(pane, &self.member.agent_id) {
+        let record = crate::backend::tmux::argv::Started::of(&self.live);
+        if let Err(e) = backend.close_tagged(pane, &self.member.agent_id, record) {
             self.sink
                 .note(&format!("warning: cannot close my pane: {e}"));
         }

@@ -1,8 +1,10 @@
 //! Panes teamctl no longer owns, against a private tmux server per test: a pane teamctl tagged
 //! is its own only while it runs (or last ran) the process teamctl started there. One the user
-//! respawned with a program of their own (`respawn-pane -k`) is the user's: `delete`, `kill`
-//! and `shutdown` leave it open and take teamctl's tags off it, and `status` no longer shows
-//! it as a teammate's pane. A team window the user linked into a session of their own closes
+//! respawned with a program of their own (`respawn-pane -k`) is the user's, also when the
+//! system gave their program the very pid teamctl's had (the worker's live state records its
+//! start time beside its pid, and the user's program has another): `delete`, `kill`,
+//! `shutdown` and `doctor --fix` leave it open and take teamctl's tags off it, `doctor`
+//! reports the tags left on it, and `status` no longer shows it as a teammate's pane. A team window the user linked into a session of their own closes
 //! with the team, and the user's session stays.
 
 use std::time::Duration;
@@ -368,8 +370,9 @@ fn doctor_json(env: &TestEnv, args: &[&str]) -> (i32, serde_json::Value, String)
 
 /// `doctor` judges a tagged pane by the rule every view uses: its tags count only while it
 /// runs the process they were set for. A pane of a gone team that the user respawned with a
-/// program of their own (before teamctl took the tags off) is theirs: not reported, and
-/// `doctor --fix` leaves it running; a genuine orphan beside it is still closed. (Review: the
+/// program of their own (before teamctl took the tags off) is theirs: not reported as an
+/// orphan (only the tags left on it), and `doctor --fix` leaves it running; a genuine orphan
+/// beside it is still closed. (Review: the
 /// orphan check read the raw `@teamctl-agent` tag and killed the user's pane.)
 #[test]
 fn doctor_fix_leaves_a_pane_the_user_respawned_and_closes_a_genuine_orphan() {
@@ -384,7 +387,14 @@ fn doctor_fix_leaves_a_pane_the_user_respawned_and_closes_a_genuine_orphan() {
         text.contains(&format!("orphaned tmux pane {orphan} tagged ghost@tk-gone")),
         "{report:#}"
     );
-    assert!(!text.contains("wraith@tk-gone"), "{report:#}");
+    // Only its tags are reported: left on a pane teamctl leaves alone.
+    assert!(!text.contains("tagged wraith@tk-gone"), "{report:#}");
+    assert!(
+        text.contains(&format!(
+            "tmux pane {respawned} still carries teamctl's tags for wraith@tk-gone"
+        )),
+        "{report:#}"
+    );
 
     let (code, report, _) = doctor_json(&env, &["--fix"]);
     assert_eq!(code, 0, "{report:#}");
@@ -485,4 +495,172 @@ fn attach_to_a_teammate_whose_pane_the_user_respawned_says_whose_it_is_now() {
         "the user's pane runs on"
     );
     assert!(pid_runs(&user));
+}
+
+/// The team's store, to read and forge a member's live state.
+fn store(env: &TestEnv, team: &str) -> teamctl::store::SharedStore {
+    teamctl::store::Home::new(env.home.path().to_path_buf())
+        .handle(&teamctl::domain::Name::parse(team).unwrap())
+        .unwrap()
+}
+
+fn live(env: &TestEnv, team: &str, name: &str) -> teamctl::domain::LiveState {
+    store(env, team)
+        .live(&teamctl::domain::Name::parse(name).unwrap())
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name} wrote no live state"))
+}
+
+fn start_time(pid: &str) -> u64 {
+    teamctl::backend::proc::start_time(pid.parse().unwrap()).expect("the process runs")
+}
+
+/// The user takes `name`'s pane over and the system happens to give their program the very
+/// pid teamctl's worker had: teamctl's tags and the worker's live state then name the pid the
+/// pane runs, with the start time of teamctl's worker (forged here: `@teamctl-pid` and the
+/// live state's pid moved to the user's pid, the recorded start time kept). Returns the pane
+/// and the pid of the user's program.
+fn taken_over_with_the_same_pid(
+    env: &TestEnv,
+    team: &str,
+    name: &str,
+    argv: &[&str],
+) -> (String, String) {
+    let pane = env.pane_of(team, name);
+    let mut state = live(env, team, name);
+    let pid = take_over(env, &pane, argv);
+    assert_ne!(state.start_ticks, Some(start_time(&pid)), "started apart");
+    env.tmux_ok(&["set-option", "-p", "-t", &pane, "@teamctl-pid", &pid]);
+    state.pid = pid.parse().unwrap();
+    store(env, team)
+        .set_live(&teamctl::domain::Name::parse(name).unwrap(), &state)
+        .unwrap();
+    assert_eq!(
+        env.pane_format(&pane, "#{pane_pid} #{@teamctl-pid}"),
+        Some(format!("{pid} {pid}"))
+    );
+    (pane, pid)
+}
+
+/// A pane runs the user's program, untagged.
+fn left_to_the_user(env: &TestEnv, pane: &str, pid: &str, what: &str) {
+    assert_eq!(
+        env.pane_format(pane, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{pid} 0")),
+        "{what}: the user's pane stays, their program running"
+    );
+    assert!(pid_runs(pid), "{what}");
+    assert!(tags(env, pane).is_empty(), "{what}: {:?}", tags(env, pane));
+}
+
+/// A pane is teamctl's while it runs the process teamctl started there: the pid, and the start
+/// time its worker records beside it in its live state (no tmux call for it). The user's
+/// program in a pane teamctl tagged is theirs even when the system gave it the very pid
+/// teamctl's worker had (its start time differs): `shutdown --force` and `delete` leave it
+/// running and take the tags off, while each still closes a pane of teamctl's own. (Attacker
+/// QA: the pid alone decided.)
+#[test]
+fn a_pane_whose_pid_was_used_again_for_the_users_program_is_theirs() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-reuse");
+    for n in ["a", "b", "c"] {
+        spawn(&env, n);
+    }
+    for n in ["a", "b", "c"] {
+        wait_until(&format!("{n} is idle"), WAIT, || {
+            env.member_status(n) == "idle"
+        });
+        // Each worker is its pane's process and records its start time beside its pid.
+        let pid = env.pane_format(&env.pane_of(&t, n), "#{pane_pid}").unwrap();
+        let state = live(&env, &t, n);
+        assert_eq!(state.pid.to_string(), pid, "{n}");
+        assert_eq!(state.start_ticks, Some(start_time(&pid)), "{n}");
+    }
+
+    // shutdown --force: a's pane, the user's by a pid used again, stays; b's closes.
+    let (a, mine) = taken_over_with_the_same_pid(&env, &t, "a", &["sleep", "100000"]);
+    env.ok(&["shutdown", "a", "--force"]);
+    left_to_the_user(&env, &a, &mine, "shutdown --force");
+    let b = env.pane_of(&t, "b");
+    env.ok(&["shutdown", "b", "--force"]);
+    assert_eq!(env.pane_format(&b, "#{pane_id}"), None, "b's pane closes");
+
+    // delete: c's pane, the user's by a pid used again, stays in the session kept for it; the
+    // console closes.
+    let console = console_pane(&env, &env.session(&t));
+    let (c, yours) = taken_over_with_the_same_pid(&env, &t, "c", &["sleep", "100003"]);
+    let session = env.session(&t);
+    env.ok(&["delete", "--force"]);
+    left_to_the_user(&env, &c, &yours, "delete");
+    assert_eq!(env.pane_format(&console, "#{pane_id}"), None);
+    // Beside a's, the user's since `shutdown --force`.
+    let mut kept = vec![a.clone(), c.clone()];
+    kept.sort_unstable();
+    assert_eq!(panes_of(&env, &format!("{session}-kept")), kept);
+}
+
+/// `doctor` reports the tags teamctl left on a pane the user respawned (they name a process
+/// the pane no longer runs: another pid, or the same pid given again to the user's program,
+/// as the member's live state tells): what they are, that `doctor --fix` takes them off and
+/// that the pane is left alone. `--fix` takes them off and leaves the pane and the user's
+/// program. (QA: `doctor` said nothing of them, and `--fix` left them.)
+#[test]
+fn doctor_reports_the_tags_left_on_a_pane_the_user_respawned_and_fix_takes_them_off() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-stale");
+    spawn(&env, "a");
+    spawn(&env, "b");
+    wait_until("b is idle", WAIT, || env.member_status("b") == "idle");
+    let a = env.pane_of(&t, "a");
+    let mine = take_over(&env, &a, &["sleep", "100000"]);
+    assert!(!tags(&env, &a).is_empty());
+    let (b, yours) = taken_over_with_the_same_pid(&env, &t, "b", &["sleep", "100001"]);
+
+    // (a and b are dead too: a problem of their own.)
+    let (_, report, _) = doctor_json(&env, &[]);
+    for (pane, n) in [(&a, "a"), (&b, "b")] {
+        let id = format!("{n}@{t}");
+        let finding = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(pane.as_str()))
+            })
+            .unwrap_or_else(|| panic!("nothing about {pane}: {report:#}"))
+            .clone();
+        assert_eq!(finding["level"], "warn", "{finding:#}");
+        let message = finding["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("teamctl's tags for {id}")),
+            "{message}"
+        );
+        assert!(message.contains("teamctl leaves it alone"), "{message}");
+        let hint = finding["hint"].as_str().unwrap();
+        assert!(hint.contains("`teamctl doctor --fix` takes"), "{hint}");
+        assert_eq!(finding["fix"]["action"], "untag_pane", "{finding:#}");
+    }
+    let out = env.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("warn    panes     tmux pane {a}")),
+        "{text}"
+    );
+
+    let (_, report, _) = doctor_json(&env, &["--fix"]);
+    for (pane, n) in [(&a, "a"), (&b, "b")] {
+        assert!(
+            report["fixed"].to_string().contains(&format!(
+                "took teamctl's tags for {n}@{t} off tmux pane {pane}"
+            )),
+            "{report:#}"
+        );
+    }
+    left_to_the_user(&env, &a, &mine, "doctor --fix");
+    left_to_the_user(&env, &b, &yours, "doctor --fix");
+    let (_, report, text) = doctor_json(&env, &[]);
+    assert!(!text.contains(&a), "nothing left to say: {report:#}");
+    assert!(!text.contains(&b), "nothing left to say: {report:#}");
 }

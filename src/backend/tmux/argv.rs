@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::domain::LiveState;
+
 /// One tmux command: its words, command name first.
 pub type Cmd = Vec<String>;
 
@@ -375,6 +377,47 @@ pub fn holds(pane_pid: &str, tagged_pid: &str) -> bool {
     tagged_pid.is_empty() || (!pane_pid.is_empty() && pane_pid == tagged_pid)
 }
 
+/// The process teamctl started in a pane, as its worker recorded it in its live state
+/// (`LiveState::pid` and `start_ticks`: in a pane, the worker is the pane's process). tmux
+/// records only the pid (`PID_OPTION`), and a pid can be given again to another process; the
+/// start time tells them apart, read from the worker's own record, so a spawn makes no tmux
+/// call for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started {
+    pub pid: u32,
+    /// Clock ticks since boot (`proc::start_time`).
+    pub start: u64,
+}
+
+impl Started {
+    /// The worker's record in `live`; none from an older teamctl's worker.
+    pub fn of(live: &LiveState) -> Option<Started> {
+        Some(Started {
+            pid: live.pid,
+            start: live.start_ticks?,
+        })
+    }
+}
+
+/// The start time of the process a pid names now (`proc::start_time`; a stand-in in tests).
+pub type StartOf<'a> = &'a dyn Fn(u32) -> Option<u64>;
+
+/// Is the process a pane runs as `pid` (as tmux printed it; `dead`: ran it last) still the
+/// one teamctl started there, as far as the worker's `record` can tell? Not when the record
+/// names that very pid with another start time than the one `start_of` gives for it now: the
+/// system gave the pid again, to the user's program respawned into the pane. Yes without a
+/// record, or a record of another pid (an older teamctl's worker, the console, a pane of a
+/// team whose files are gone, a worker that has not written its state yet): the pid decides,
+/// as the tags do. A dead pane runs nothing whose start time could be read, and a pid gone
+/// from `/proc` ended (the pane is dead, or about to show it): the pid decides there too.
+/// The one start-time compare, behind every close (`tmux::close_cmd`).
+pub fn runs_started(pid: u32, dead: bool, record: Option<Started>, start_of: StartOf) -> bool {
+    match record {
+        Some(r) if r.pid == pid && !dead => start_of(pid).is_none_or(|now| now == r.start),
+        _ => true,
+    }
+}
+
 /// Pane-level options on the teammate's own pane: the pid they name, the tag, team, colour,
 /// remain-on-exit and its title. Only `-p` options that exist at pane level, so the window is
 /// not touched.
@@ -436,10 +479,6 @@ pub fn list_windows(session_target: &str) -> Cmd {
         "-F",
         "#{window_id} #{window_panes} #{@teamctl-team}",
     ])
-}
-
-pub fn kill_pane(pane: &str) -> Cmd {
-    words(&["kill-pane", "-t", pane])
 }
 
 /// Is `word` a tmux pane id (`%` then digits)? Only such a word goes into a command string
@@ -595,15 +634,15 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
     .collect()
 }
 
-/// Every pane of the server, once for each session its window is linked into: id, pid, the
-/// pid the tags name, agent tag, console tag, then the session's name (the one free-form
-/// field, last), tab-separated (`parse_team_panes`).
+/// Every pane of the server, once for each session its window is linked into: id, dead flag,
+/// pid, the pid the tags name, agent tag, console tag, then the session's name (the one
+/// free-form field, last), tab-separated (`parse_team_panes`).
 pub fn team_panes() -> Cmd {
     words(&[
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
+        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
     ])
 }
 
@@ -613,8 +652,9 @@ pub struct TeamPanes {
     /// teamctl's own panes of the team, wherever they are (a teammate's, tagged with an agent
     /// id of the team, or the team's console), each once: closed with the team.
     pub ours: Vec<String>,
-    /// The pid each of `ours` ran when it was read (`pid_of`): what its kill is guarded by.
-    pids: Vec<(String, u32)>,
+    /// The process each of `ours` ran when it was read (`owner_of`): what its kill is guarded
+    /// by.
+    owners: Vec<(String, Owner)>,
     /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
     /// respawned them): the user's, left open, their tags taken off.
     pub taken: Vec<String>,
@@ -623,12 +663,12 @@ pub struct TeamPanes {
 }
 
 impl TeamPanes {
-    /// The pid `pane` (one of `ours`) ran, or last ran, when it was read.
-    pub fn pid_of(&self, pane: &str) -> Option<u32> {
-        self.pids
+    /// The process `pane` (one of `ours`) ran, or last ran, when it was read.
+    pub fn owner_of(&self, pane: &str) -> Option<&Owner> {
+        self.owners
             .iter()
             .find(|(p, _)| p == pane)
-            .map(|(_, pid)| *pid)
+            .map(|(_, owner)| owner)
     }
 
     /// How many panes `session` holds that are not teamctl's (the user's own, split into it
@@ -641,14 +681,31 @@ impl TeamPanes {
     }
 }
 
+/// The process a pane of `ours` ran, or last ran, when it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: u32,
+    /// It had ended (the pane was dead).
+    pub dead: bool,
+    /// The pane's agent tag (empty for the console): whose record (`Started`) it is judged by.
+    pub agent: String,
+}
+
 /// The panes of `team` (its scoped tag) in `team_panes`'s output.
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
     let mut panes = TeamPanes::default();
     for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.splitn(6, '\t');
+        let mut it = line.splitn(7, '\t');
         let mut next = || it.next().unwrap_or_default();
-        let (id, pid, tagged_pid, agent, console, session) =
-            (next(), next(), next(), next(), next(), next());
+        let (id, dead, pid, tagged_pid, agent, console, session) = (
+            next(),
+            next() == "1",
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        );
         if !id.starts_with('%') {
             continue;
         }
@@ -666,7 +723,10 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
         {
             list.push(id.to_string());
             if let (true, true, Ok(pid)) = (of_team, holds(pid, tagged_pid), pid.parse()) {
-                panes.pids.push((id.to_string(), pid));
+                let agent = agent.to_string();
+                panes
+                    .owners
+                    .push((id.to_string(), Owner { pid, dead, agent }));
             }
         }
         panes.rows.push((session.to_string(), id.to_string()));
@@ -875,25 +935,32 @@ mod tests {
 
     #[test]
     fn a_pane_is_teamctls_by_its_teams_agent_or_console_tag_for_the_process_it_runs() {
-        // id, pid, tagged pid, agent tag, console tag, session.
-        let out = "%1\t10\t10\t\tt/k\tteamctl-t-k\n\
-                   %2\t11\t11\tbob@t/k\t\tteamctl-t-k\n\
-                   %3\t12\t\t\t\tteamctl-t-k\n\
-                   %4\t13\t13\tbob@other/k\t\tteamctl-t-k\n\
-                   %5\t14\t14\t\tother/k\tteamctl-t-k\n\
-                   %6\t99\t15\tcarol@t/k\t\tteamctl-t-k\n\
-                   %7\t98\t16\t\tt/k\tmine\n\
-                   %2\t11\t11\tbob@t/k\t\tmy session, linked\n\
-                   %8\t17\t17\tdan@t/k\t\tmine\n\
-                   %9\t18\t\tolder@t/k\t\tmine\n";
+        // id, dead, pid, tagged pid, agent tag, console tag, session.
+        let out = "%1\t0\t10\t10\t\tt/k\tteamctl-t-k\n\
+                   %2\t0\t11\t11\tbob@t/k\t\tteamctl-t-k\n\
+                   %3\t0\t12\t\t\t\tteamctl-t-k\n\
+                   %4\t0\t13\t13\tbob@other/k\t\tteamctl-t-k\n\
+                   %5\t0\t14\t14\t\tother/k\tteamctl-t-k\n\
+                   %6\t0\t99\t15\tcarol@t/k\t\tteamctl-t-k\n\
+                   %7\t0\t98\t16\t\tt/k\tmine\n\
+                   %2\t0\t11\t11\tbob@t/k\t\tmy session, linked\n\
+                   %8\t1\t17\t17\tdan@t/k\t\tmine\n\
+                   %9\t0\t18\t\tolder@t/k\t\tmine\n";
         let panes = parse_team_panes(out, "t/k");
-        // The console, bob (linked into another session too: once), dan elsewhere, and a pane
-        // of an older teamctl that recorded no pid.
+        // The console, bob (linked into another session too: once), dan's dead pane elsewhere,
+        // and a pane of an older teamctl that recorded no pid.
         assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
-        // Each with the pid its kill is guarded by.
-        assert_eq!(panes.pid_of("%2"), Some(11));
-        assert_eq!(panes.pid_of("%9"), Some(18));
-        assert_eq!(panes.pid_of("%6"), None, "not ours");
+        // Each with the process its kill is guarded by, and whose record judges it.
+        let owner = |pid, dead, agent: &str| Owner {
+            pid,
+            dead,
+            agent: agent.into(),
+        };
+        assert_eq!(panes.owner_of("%1"), Some(&owner(10, false, "")));
+        assert_eq!(panes.owner_of("%2"), Some(&owner(11, false, "bob@t/k")));
+        assert_eq!(panes.owner_of("%8"), Some(&owner(17, true, "dan@t/k")));
+        assert_eq!(panes.owner_of("%9"), Some(&owner(18, false, "older@t/k")));
+        assert_eq!(panes.owner_of("%6"), None, "not ours");
         // Respawned by the user: carol's pane and a console.
         assert_eq!(panes.taken, s(&["%6", "%7"]));
         // %3, %4, %5 and carol's pane %6 are not teamctl's.
@@ -902,6 +969,31 @@ mod tests {
         assert_eq!(panes.others_in("my session, linked"), 0);
         assert_eq!(panes.others_in("none"), 0);
         assert_eq!(parse_team_panes("", "t/k"), TeamPanes::default());
+    }
+
+    #[test]
+    fn a_pid_given_again_to_another_process_is_not_the_one_its_worker_recorded() {
+        // Process 42 started at tick 700; 43 is gone.
+        let start_of = |pid| (pid == 42).then_some(700);
+        let record = |pid, start| Some(Started { pid, start });
+        let runs = |pid, dead, rec| runs_started(pid, dead, rec, &start_of);
+        assert!(runs(42, false, record(42, 700)), "the worker itself");
+        assert!(!runs(42, false, record(42, 699)), "the pid used again");
+        assert!(runs(42, true, record(42, 699)), "dead: nothing to compare");
+        assert!(runs(43, false, record(43, 5)), "gone from /proc: ended");
+        assert!(runs(42, false, record(41, 1)), "a record of another pid");
+        assert!(runs(42, false, None), "no record: the pid decides");
+        let mut live: LiveState =
+            serde_json::from_str(r#"{"status":"idle","pid":42,"since":0,"lastSeen":0}"#)
+                .expect("an older worker's state still reads");
+        assert_eq!(Started::of(&live), None, "it recorded no start time");
+        live.start_ticks = Some(700);
+        assert_eq!(Started::of(&live), record(42, 700));
+        assert!(
+            serde_json::to_string(&live)
+                .unwrap()
+                .contains(r#""startTicks":700"#)
+        );
     }
 
     #[test]
@@ -1195,7 +1287,6 @@ mod tests {
             pane_state("%7"),
             s(&["display-message", "-p", "-t", "%7", STATE_FORMAT])
         );
-        assert_eq!(kill_pane("%7"), s(&["kill-pane", "-t", "%7"]));
         assert_eq!(
             kill_pane_running("%7", 4242),
             Some(s(&[

@@ -10,10 +10,10 @@ pub mod panes;
 pub mod place;
 pub mod run;
 
-use argv::{PaneState, Server, Start};
+use argv::{PaneState, Server, Start, Started};
 use run::{Fail, Tmux};
 
-use super::{Backend, Launch, Liveness, Placement};
+use super::{Backend, Launch, Liveness, Placement, proc};
 use crate::domain::{BackendType, LiveState, Member, Name, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
 
@@ -263,29 +263,38 @@ impl Backend for TmuxBackend {
                 continue;
             }
             let (me, pane, id) = (self.clone(), pane.to_string(), member.agent_id.clone());
-            ending.then(move || me.close_tagged(&pane, &id));
+            let record = live.and_then(Started::of);
+            ending.then(move || me.close_tagged(&pane, &id, record));
         }
         Ok(())
     }
 }
 
 impl TmuxBackend {
-    /// Close `pane` if it still carries `agent_id`'s tag (`close_if_tagged`).
-    pub fn close_tagged(&self, pane: &str, agent_id: &str) -> Result<()> {
-        close_if_tagged(&self.tmux, pane, &self.tag(agent_id))
+    /// Close `pane` if it still carries `agent_id`'s tag for the process its worker recorded
+    /// (`record`, from its live state: `close_if_tagged`).
+    pub fn close_tagged(&self, pane: &str, agent_id: &str, record: Option<Started>) -> Result<()> {
+        close_if_tagged(&self.tmux, pane, &self.tag(agent_id), record)
             .map(|_| ())
             .map_err(|e| e.into_error(&format!("close pane {pane}")))
     }
 }
 
 /// Close `pane` if it still carries `tag` (an agent id scoped to its home, `argv::scoped`) for
-/// the process it runs or last ran (`argv::holds`): a pane id that no longer does is someone
-/// else's now; a pane already gone is fine. A pane the user respawned with a program of their
-/// own (the tag names a process it no longer runs) is theirs: left open, the tags taken off.
-/// The kill itself is guarded by the pid the pane ran when it was read (`argv::
-/// kill_pane_running`), so a respawn after the look is not missed. The one rule for every
-/// close of one pane: a member's (`kill`, `shutdown`, the worker's own) and `doctor --fix`'s.
-pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<Closing, Fail> {
+/// the process it runs or last ran (`argv::holds`), and that process is the one its worker
+/// recorded (`record`, from the member's live state: the same pid with another start time is
+/// a program the system gave that pid again): a pane id that no longer does is someone else's
+/// now; a pane already gone is fine. A pane the user respawned with a program of their own
+/// (the tag names a process it no longer runs) is theirs: left open, the tags taken off. The
+/// kill itself is guarded by the pid the pane ran when it was read (`close_cmd`), so a
+/// respawn after the look is not missed. The one rule for every close of one pane: a
+/// member's (`kill`, `shutdown`, the worker's own) and `doctor --fix`'s.
+pub fn close_if_tagged(
+    t: &Tmux,
+    pane: &str,
+    tag: &str,
+    record: Option<Started>,
+) -> std::result::Result<Closing, Fail> {
     let Some(state) = t
         .run(&[argv::pane_state(pane)])
         .ok()
@@ -298,14 +307,20 @@ pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<C
         let Some(pid) = state.pid else {
             return Ok(Closing::NotOurs);
         };
-        let Some(kill) = argv::kill_pane_running(pane, pid) else {
-            return Ok(Closing::NotOurs);
-        };
-        crate::pause::at("close-pane");
-        match t.run(&[kill]) {
-            Ok(_) => return Ok(Closing::Killed { pid }),
-            Err(Fail::Gone(_)) => return Ok(Closing::NotOurs),
-            Err(e) => return Err(e),
+        match close_cmd(pane, pid, state.dead, record) {
+            Close::Kill(kill) => {
+                crate::pause::at("close-pane");
+                return match t.run(&[kill]) {
+                    Ok(_) => Ok(Closing::Killed { pid }),
+                    Err(Fail::Gone(_)) => Ok(Closing::NotOurs),
+                    Err(e) => Err(e),
+                };
+            }
+            Close::Theirs => {
+                let _ = t.run(&argv::untag_pane(pane));
+                return Ok(Closing::Untagged);
+            }
+            Close::Not => return Ok(Closing::NotOurs),
         }
     }
     if state.stale_tag == tag {
@@ -313,6 +328,59 @@ pub fn close_if_tagged(t: &Tmux, pane: &str, tag: &str) -> std::result::Result<C
         return Ok(Closing::Untagged);
     }
     Ok(Closing::NotOurs)
+}
+
+/// How to close a pane judged teamctl's by its tags (`close_cmd`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Close {
+    /// The guarded kill to run.
+    Kill(argv::Cmd),
+    /// The pane runs the user's program under the pid teamctl's had (its start time is not
+    /// the recorded one): theirs, left open, its tags to come off.
+    Theirs,
+    /// Not a pane id: nothing to run.
+    Not,
+}
+
+/// The close of `pane`, found running `pid` (`dead`: ran it last) under teamctl's tags: the
+/// one helper every close of a pane goes through (`close_if_tagged`, `delete`'s
+/// `close_panes`, the placeholder a failed start leaves). The start time its worker recorded
+/// (`record`) is compared with `/proc` here (`argv::runs_started`); the pid is then compared
+/// by tmux in the same command as the kill (`argv::kill_pane_running`: a format tmux
+/// evaluates, nothing run in between), so a pane the user respawns after the look is left
+/// open. tmux cannot read `/proc`, so the start time cannot be part of that command: what is
+/// left is a respawn between this check and the kill whose program the system gives that very
+/// pid again, within that instant.
+pub fn close_cmd(pane: &str, pid: u32, dead: bool, record: Option<Started>) -> Close {
+    if !argv::runs_started(pid, dead, record, &proc::start_time) {
+        return Close::Theirs;
+    }
+    argv::kill_pane_running(pane, pid).map_or(Close::Not, Close::Kill)
+}
+
+/// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an
+/// agent id scoped to its home: the pane's `PaneState::stale_tag`, or its tag for a pid whose
+/// process is not the one its worker recorded, `record`): the user respawned it. The pane is
+/// the user's: it is never closed here. True when the tags came off.
+pub fn untag_if_stale(
+    t: &Tmux,
+    pane: &str,
+    tag: &str,
+    record: Option<Started>,
+) -> std::result::Result<bool, Fail> {
+    let state = t
+        .run(&[argv::pane_state(pane)])
+        .map(|out| argv::parse_state(&out, pane))?;
+    let stale = state.is_some_and(|s| {
+        s.stale_tag == tag
+            || (s.tag == tag
+                && s.pid
+                    .is_some_and(|pid| !argv::runs_started(pid, s.dead, record, &proc::start_time)))
+    });
+    if !stale {
+        return Ok(false);
+    }
+    t.run(&argv::untag_pane(pane)).map(|_| true)
 }
 
 /// What `close_if_tagged` did.
@@ -331,7 +399,7 @@ pub enum Closing {
 /// when that session carries the team's tag of this home, on every server the team's members
 /// used. (The session recorded by an older teamctl carries no home in its tag: left alone.)
 /// Returns the sessions left open because they hold panes teamctl did not make.
-pub fn forget_team(config: &TeamConfig) -> Vec<Kept> {
+pub fn forget_team(config: &TeamConfig, records: &Records) -> Vec<Kept> {
     // Only this host's members: another host's tmux server is that host's to clean.
     let sockets = config
         .teammates()
@@ -340,7 +408,25 @@ pub fn forget_team(config: &TeamConfig) -> Vec<Kept> {
                 && crate::backend::host::elsewhere(m).is_none()
         })
         .map(|m| m.tmux_socket.clone());
-    forget_session(&config.name, config.tmux_session.as_deref(), sockets)
+    forget_session(
+        &config.name,
+        config.tmux_session.as_deref(),
+        sockets,
+        records,
+    )
+}
+
+/// What each member's worker recorded of its process (`Started`), by its pane tag (the agent
+/// id scoped to this home, `argv::scoped`): what `forget_session` judges a member's pane by.
+/// Empty where the team's files are gone: the pids decide then.
+pub type Records = Vec<(String, Started)>;
+
+/// The `Records` entry of `agent_id`, from its live state (none from an older teamctl's).
+pub fn record_of(agent_id: &str, live: Option<&LiveState>) -> Option<(String, Started)> {
+    Some((
+        argv::scoped(agent_id, &proc::home_key()),
+        live.and_then(Started::of)?,
+    ))
 }
 
 /// A team session `forget_session` left open for the user's panes: its name now, and its
@@ -434,6 +520,7 @@ pub fn forget_session(
     team: &Name,
     recorded_session: Option<&str>,
     sockets: impl IntoIterator<Item = Option<String>>,
+    records: &Records,
 ) -> Vec<Kept> {
     let tag = argv::scoped(team.as_str(), &crate::backend::proc::home_key());
     let mut names = vec![argv::session_name(&tag)];
@@ -469,8 +556,8 @@ pub fn forget_session(
         let Ok(out) = t.run(&[argv::team_panes()]) else {
             continue;
         };
-        let panes = argv::parse_team_panes(&out, &tag);
-        close_panes(&t, &panes);
+        let mut panes = argv::parse_team_panes(&out, &tag);
+        close_panes(&t, &mut panes, records);
         for pane in &panes.taken {
             let _ = t.run(&argv::untag_pane(pane));
         }
@@ -494,14 +581,29 @@ pub fn forget_session(
 }
 
 /// Kill teamctl's panes of a team (`ours`), each only while it runs the process it ran when
-/// the panes were read (`argv::kill_pane_running`): in one tmux invocation, or one each when
-/// that stopped at an error.
-fn close_panes(t: &Tmux, panes: &argv::TeamPanes) {
-    let all: Vec<argv::Cmd> = panes
-        .ours
-        .iter()
-        .filter_map(|p| argv::kill_pane_running(p, panes.pid_of(p)?))
-        .collect();
+/// the panes were read, the one its worker recorded (`close_cmd`, judged by `records`): in one
+/// tmux invocation, or one each when that stopped at an error. A pane whose pid the system
+/// gave again to the user's program is theirs: moved to `taken` (left open, a session holding
+/// it kept, its tags to come off).
+fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, records: &Records) {
+    let mut all: Vec<argv::Cmd> = Vec::new();
+    let mut theirs: Vec<String> = Vec::new();
+    for pane in &panes.ours {
+        let Some(owner) = panes.owner_of(pane) else {
+            continue;
+        };
+        let record = records
+            .iter()
+            .find(|(agent, _)| !owner.agent.is_empty() && *agent == owner.agent)
+            .map(|(_, r)| *r);
+        match close_cmd(pane, owner.pid, owner.dead, record) {
+            Close::Kill(kill) => all.push(kill),
+            Close::Theirs => theirs.push(pane.clone()),
+            Close::Not => {}
+        }
+    }
+    panes.ours.retain(|p| !theirs.contains(p));
+    panes.taken.extend(theirs);
     if all.is_empty() {
         return;
     }

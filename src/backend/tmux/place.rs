@@ -342,8 +342,16 @@ fn start_in(
     match t.run(&cmds) {
         Ok(out) => new_pane(&out),
         Err(e) => {
-            // Leave no placeholder behind.
-            let _ = t.run(&[argv::kill_pane(&placeholder.pane)]);
+            // Leave no placeholder behind: closed as every pane teamctl closes
+            // (`close_cmd`), only while it runs the placeholder (a server started again
+            // meanwhile reuses pane ids for the user's panes). tmux stops a command list at
+            // its first error, and once the respawn is done only a pane gone fails, so a
+            // failed start left it running that. No worker ran there: no start time recorded.
+            if let super::Close::Kill(kill) =
+                super::close_cmd(&placeholder.pane, placeholder.pid, false, None)
+            {
+                let _ = t.run(&[kill]);
+            }
             Err(e.into_error("start the worker in its pane"))
         }
     }

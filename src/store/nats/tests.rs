@@ -151,6 +151,7 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
     let live = crate::domain::LiveState {
         status: crate::domain::Status::Idle,
         pid: 7,
+        start_ticks: None,
         turn_pgid: None,
         current_turn: None,
         current_task: None,
