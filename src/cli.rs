@@ -972,6 +972,95 @@ mod tests {
         }
     }
 
+    /// A word of a generated command line: command words, global and command options, values
+    /// of every kind (empty, unicode, a leading `-`, not UTF-8).
+    fn word() -> impl proptest::strategy::Strategy<Value = std::ffi::OsString> {
+        use proptest::prelude::*;
+        let fixed = prop::sample::select(vec![
+            "send",
+            "ask",
+            "inbox",
+            "status",
+            "wait",
+            "hook",
+            "task",
+            "spawn",
+            "sned",
+            "help",
+            "--team",
+            "--team=t",
+            "--home",
+            "--home=/h",
+            "--as",
+            "--as=bob",
+            "--json",
+            "--json=1",
+            "--color",
+            "--color=never",
+            "--color=blue",
+            "--summary",
+            "--structured",
+            "{}",
+            "--timeout",
+            "5",
+            "-5",
+            "--raw",
+            "--all",
+            "--peek",
+            "--type",
+            "--watch",
+            "-h",
+            "--help",
+            "-V",
+            "--version",
+            "--",
+            "-",
+            "-x",
+            "--bogus",
+            "",
+            " ",
+            "bob",
+            "*",
+            "w@t",
+            "é",
+            "日本語",
+            "-ü",
+            "--summary=s",
+            "--timeout=x",
+            "stop",
+            "--tea",
+        ]);
+        prop_oneof![
+            4 => fixed.prop_map(std::ffi::OsString::from),
+            1 => any::<String>().prop_map(std::ffi::OsString::from),
+            1 => Just(std::os::unix::ffi::OsStringExt::from_vec(vec![b'a', 0xff])),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        /// For any command line, the quick parse gives exactly what the whole tree gives, or
+        /// hands over to it (`None`), never a different result: the same command and arguments
+        /// (compared through `Debug`), never a line the whole tree refuses or explains.
+        #[test]
+        fn the_quick_parse_agrees_with_the_whole_tree_or_hands_over(
+            before in proptest::collection::vec(word(), 0..3),
+            command in proptest::sample::select(vec!["send", "ask", "inbox", "status", "wait", "hook"]),
+            after in proptest::collection::vec(word(), 0..6),
+        ) {
+            let mut argv = vec![std::ffi::OsString::from("teamctl")];
+            argv.extend(before);
+            argv.push(command.into());
+            argv.extend(after);
+            if let Some(quick) = quick(&argv) {
+                let full = Cli::try_parse_from(&argv);
+                proptest::prop_assert!(full.is_ok(), "{argv:?}: quick took a line the whole tree refuses: {:?}", full.err().map(|e| e.kind()));
+                proptest::prop_assert_eq!(format!("{quick:?}"), format!("{:?}", full.unwrap()), "{:?}", argv);
+            }
+        }
+    }
+
     #[test]
     fn only_the_workers_own_argv_skips_clap() {
         let mut argv = vec!["teamctl".to_string()];

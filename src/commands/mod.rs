@@ -45,7 +45,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // Before anything is read or written: a home that is not the caller's alone is refused
     // (`completions` touches no home).
     if !matches!(command, Command::Completions(_)) {
-        ctx.home.verify()?;
+        ctx.home.verify_for_command()?;
     }
     // The worker writes its pane through its own sink and must outlive a closed one.
     let worker = matches!(command, Command::Worker(_));

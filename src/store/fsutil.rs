@@ -25,11 +25,18 @@ fn nofollow(options: &mut OpenOptions) -> &mut OpenOptions {
 /// FIFO, a directory, a device) is refused (`NotRegular`). A FIFO that nobody reads fails a
 /// non-blocking open for writing with `ENXIO`; one that opens is refused once open.
 fn open_regular(options: &OpenOptions, path: &Path) -> std::io::Result<File> {
+    open_regular_sized(options, path).map(|(file, _)| file)
+}
+
+/// `open_regular`, with the file's size as the check found it.
+fn open_regular_sized(options: &OpenOptions, path: &Path) -> std::io::Result<(File, u64)> {
     let not_regular =
         || std::io::Error::new(std::io::ErrorKind::InvalidInput, crate::error::NotRegular);
     match options.open(path) {
-        Ok(file) if file.metadata()?.is_file() => Ok(file),
-        Ok(_) => Err(not_regular()),
+        Ok(file) => match file.metadata()? {
+            m if m.is_file() => Ok((file, m.len())),
+            _ => Err(not_regular()),
+        },
         Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => Err(not_regular()),
         Err(e) => Err(e),
     }
@@ -40,18 +47,30 @@ pub fn open_read(path: &Path) -> std::io::Result<File> {
     open_regular(nofollow(OpenOptions::new().read(true)), path)
 }
 
-/// A whole file's bytes, never through a symbolic link.
+/// A whole file's bytes, never through a symbolic link. Room for them is made from the size
+/// the open's check saw (`File::read_to_end` asks the kernel for it again, and for the
+/// position: two more system calls per file read on `send`'s path); a file that grew since is
+/// read to its end all the same.
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let (file, len) = open_regular_sized(nofollow(OpenOptions::new().read(true)), path)?;
     let mut bytes = Vec::new();
-    open_read(path)?.read_to_end(&mut bytes)?;
+    // One byte over, so a file that did not grow ends in one read that returns 0.
+    bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0).saturating_add(1))?;
+    // Through a `Take`: its `read_to_end` reads into the room made, with no look of its own.
+    file.take(u64::MAX).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
-/// A whole file as text, never through a symbolic link.
+/// A whole file as text, never through a symbolic link (`read`).
 pub fn read_to_string(path: &Path) -> std::io::Result<String> {
-    let mut text = String::new();
-    open_read(path)?.read_to_string(&mut text)?;
-    Ok(text)
+    String::from_utf8(read(path)?)
+        // std's own words for it.
+        .map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
 }
 
 /// A small file's text (a name, a number), never through a symbolic link, read to `max`
@@ -307,7 +326,20 @@ pub fn ensure_dir_levels(dir: &Path, levels: usize) -> Result<()> {
 
 /// Open (creating `0600`) a file for appending; it can be read too (to check its tail).
 pub fn open_append(path: &Path) -> Result<File> {
-    open_or_create(path, OpenOptions::new().read(true).append(true)).at(path)
+    open_append_sized(path).map(|(file, _)| file)
+}
+
+/// `open_append`, with the file's length as the open's check found it (no second look).
+pub fn open_append_sized(path: &Path) -> Result<(File, u64)> {
+    let mut options = OpenOptions::new();
+    let options = nofollow(options.read(true).append(true));
+    match open_regular_sized(options, path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            open_regular_sized(options.create(true).mode(0o600), path)
+        }
+        done => done,
+    }
+    .at(path)
 }
 
 /// Open an existing file with `options`, creating it (`0600`) only when it is missing. An

@@ -7,6 +7,7 @@ use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::SharedStore;
 use super::fsutil::{check_dir, check_private_dir, ensure_dir, write_atomic};
@@ -20,14 +21,30 @@ use crate::error::{Error, IoContext, Result};
 const CURRENT_MAX: u64 = 1024;
 
 /// `$TEAMCTL_HOME`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Home {
     root: PathBuf,
+    /// Set by `verify_for_command` and taken by the next `open`: the home and teams-directory
+    /// checks a command makes before it starts stand for its first open's, made a moment later
+    /// in the same process (`send` made them twice, four system calls on every agent turn's
+    /// path). Any later open checks again: a console running for hours sees a home made
+    /// public meanwhile.
+    verified: AtomicBool,
+}
+
+/// A copy checks for itself: what this one checked is not handed on.
+impl Clone for Home {
+    fn clone(&self) -> Home {
+        Home::new(self.root.clone())
+    }
 }
 
 impl Home {
     pub fn new(root: PathBuf) -> Home {
-        Home { root }
+        Home {
+            root,
+            verified: AtomicBool::new(false),
+        }
     }
 
     /// `${XDG_STATE_HOME:-$HOME/.local/state}/teamctl`; only absolute paths count (a relative
@@ -71,10 +88,20 @@ impl Home {
         check_private_dir(&self.teams_dir(), "teams directory", false)
     }
 
+    /// `verify`, made by a command before it starts: it stands for the home's checks of the
+    /// command's first `open` (`verified`).
+    pub fn verify_for_command(&self) -> Result<()> {
+        self.verify()?;
+        self.verified.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Refuse a team directory that is not the caller's alone or a real directory, or whose
     /// state directories are symbolic links.
     fn verify_team(&self, team: &Name) -> Result<()> {
-        self.verify()?;
+        if !self.verified.swap(false, Ordering::Relaxed) {
+            self.verify()?;
+        }
         let dir = self.team_dir(team);
         check_private_dir(&dir, "team directory", false)?;
         for sub in ["inboxes", "state", "logs"] {
@@ -282,45 +309,59 @@ impl Home {
 
     /// Open an existing team, or a bad-input error that says how to make one.
     pub fn open(&self, team: &Name) -> Result<SharedStore> {
+        self.open_seen(team, None)
+    }
+
+    /// `open`, with what the caller found `exists` to say (`None`: not looked at). Each look
+    /// is done once: the team file and the pointer were looked at up to five times and the
+    /// pointer read twice on `send`'s way to its append.
+    fn open_seen(&self, team: &Name, exists: Option<bool>) -> Result<SharedStore> {
         if let Some(url) = self.pointer(team)? {
             return self.open_nats(team, &url);
         }
-        if !self.exists(team)
-            && let Some(store) = self.join(team)?
-        {
-            return Ok(store);
-        }
-        if let Some(e) = self.leftover_error(team) {
-            return Err(e);
-        }
-        if !self.exists(team) {
-            let from_env = store_from_env().ok().flatten();
-            let elsewhere = match &from_env {
-                Some(url) => format!(" nor on {}", url.shown()),
-                None => String::new(),
-            };
-            // One that differs only in what a reader cannot tell apart is the likely one meant
-            // (a new one of that name would be refused as too like it).
-            if let Some(like) = self.teams().into_iter().find(|t| t.looks_like(team)) {
-                return Err(Error::bad(format!(
-                    "no team {team:?} in {}{elsewhere}; did you mean {like:?}? (`--team {like}`)",
-                    self.root.display()
-                )));
+        if !exists.unwrap_or_else(|| self.exists(team)) {
+            if let Some(store) = self.join(team)? {
+                return Ok(store);
             }
-            let join = if from_env.is_some() {
-                String::new()
-            } else {
-                format!(
-                    ", or join a team kept on a NATS server by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status"
-                )
-            };
-            return Err(Error::bad(format!(
-                "no team {team:?} in {}{elsewhere}; create it with `teamctl create {team}`, pick one with --team{join}",
-                self.root.display()
-            )));
+            // A team that is here is no leftover: looked for only when it is not.
+            if let Some(e) = self.leftover_error(team) {
+                return Err(e);
+            }
+            if !self.exists(team) {
+                return Err(self.no_team(team));
+            }
         }
         self.verify_team(team)?;
-        self.handle(team)
+        // No pointer (read above): a team of files here, as `handle` gives.
+        Ok(Arc::new(FsStore::new(team.clone(), self.team_dir(team))))
+    }
+
+    /// The error for a team that is not here, saying how to make, pick or join one.
+    fn no_team(&self, team: &Name) -> Error {
+        let from_env = store_from_env().ok().flatten();
+        let elsewhere = match &from_env {
+            Some(url) => format!(" nor on {}", url.shown()),
+            None => String::new(),
+        };
+        // One that differs only in what a reader cannot tell apart is the likely one meant
+        // (a new one of that name would be refused as too like it).
+        if let Some(like) = self.teams().into_iter().find(|t| t.looks_like(team)) {
+            return Error::bad(format!(
+                "no team {team:?} in {}{elsewhere}; did you mean {like:?}? (`--team {like}`)",
+                self.root.display()
+            ));
+        }
+        let join = if from_env.is_some() {
+            String::new()
+        } else {
+            format!(
+                ", or join a team kept on a NATS server by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status"
+            )
+        };
+        Error::bad(format!(
+            "no team {team:?} in {}{elsewhere}; create it with `teamctl create {team}`, pick one with --team{join}",
+            self.root.display()
+        ))
     }
 
     /// The store of `team`, whether or not it exists (doctor looks at half-made teams).
@@ -337,11 +378,11 @@ impl Home {
     pub fn resolve(&self, team: Option<&str>) -> Result<SharedStore> {
         match team {
             Some(t) => self.open(&Name::parse_as(t, "team")?),
-            None => match self.current() {
-                Some(t) => self.open(&t),
+            None => match self.current_named() {
+                // `current`, the look at the team file handed on.
+                Some(t) if self.exists(&t) => self.open_seen(&t, Some(true)),
                 // The team led last lost its team file: that, not "no team selected".
-                None => Err(self
-                    .current_named()
+                named => Err(named
                     .and_then(|t| self.leftover_error(&t))
                     .unwrap_or_else(|| Error::bad(
                         "no team selected: create one with `teamctl create NAME`, or pass --team NAME (or set TEAMCTL_TEAM)",

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::fsutil::{
-    LockGuard, check_dir, ensure_dir_levels, open_append, open_or_create, with_subdir,
+    LockGuard, check_dir, ensure_dir_levels, open_append, open_append_sized, open_or_create,
+    with_subdir,
 };
 use super::slots::{self, Offset};
 use crate::domain::Envelope;
@@ -84,8 +85,7 @@ pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
         LockGuard::acquire(&lock)
     })?;
     let log = paths.log();
-    let file = open_append(&log)?;
-    let len = file.metadata().at(&log)?.len();
+    let (file, len) = open_append_sized(&log)?;
     let torn = len > 0 && {
         let mut last = [0u8; 1];
         file.read_exact_at(&mut last, len - 1).at(&log)?;
