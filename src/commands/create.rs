@@ -25,7 +25,10 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
             Ok(())
         })?;
     }
-    creating.set_current(Some(store.team()))?;
+    // Only while the team is still there: a racing `delete` may have removed it already.
+    if ctx.home.exists(store.team()) {
+        creating.set_current(Some(store.team()))?;
+    }
     drop(creating);
     if ctx.json {
         ctx.print_json(&serde_json::json!({

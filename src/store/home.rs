@@ -204,12 +204,10 @@ impl Home {
     /// deleted from another host.
     pub fn forget(&self, team: &Name) -> Result<()> {
         self.verify()?;
-        let was_current = super::fsutil::read_small(&self.current_file(), CURRENT_MAX)
-            .is_some_and(|c| c.trim() == team.as_str());
         super::fsutil::remove_tree(&self.team_dir(team))?;
-        if was_current {
-            self.clear_current_if_gone(team)?;
-        }
+        // Looked at under the lock, after the removal: a `create` recording `team` meanwhile
+        // is not missed.
+        self.clear_current_if_gone(team)?;
         Ok(())
     }
 
