@@ -13,6 +13,8 @@
 //! the file holding a message too long for an argument, on a turn whose message was cut; an
 //! element naming it is left out on other turns.
 
+use std::path::Path;
+
 /// How the team prompt reaches the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptVia {
@@ -76,7 +78,7 @@ pub struct Preset {
     /// Template keys whose values the CLI splits at commas, with no way to quote one
     /// (gemini-cli 0.61.0's `--include-directories`: every value, repeated or not, split at
     /// `,` and trimmed): a value holding a comma would name other directories. `spawn` refuses
-    /// such a teammate in a home whose path holds one (`comma_problem`); an element whose
+    /// such a teammate in a home whose path holds one (`home_problem`); an element whose
     /// value holds one is left out of a turn's argv (`turn`).
     pub comma_split: &'static [&'static str],
 }
@@ -131,7 +133,9 @@ pub const PRESETS: &[Preset] = &[
             "-c",
             "sandbox_mode=\"workspace-write\"",
             "-c",
-            "sandbox_workspace_write.writable_roots=[\"{home}\"]",
+            // The home as a TOML string (`toml_string`): a `"` or `\\` in its path would
+            // break the value or change its meaning.
+            "sandbox_workspace_write.writable_roots=[{home_toml}]",
             "-c",
             "allow_login_shell=false",
             // Its sandbox has no network: a team kept on a NATS server is out of `teamctl`'s
@@ -319,8 +323,18 @@ impl Preset {
 
     /// Why a teammate of this preset cannot run in a team kept under `home` (teamctl's state
     /// directory, where a cut message's directory is): a path holding a comma, which the CLI
-    /// would split (`comma_split`).
-    pub fn comma_problem(&self, home: &str) -> Option<String> {
+    /// would split (`comma_split`); one that cannot be written as the TOML string the CLI is
+    /// given it in (`{home_toml}`, `toml_string`: a control character, or not UTF-8).
+    pub fn home_problem(&self, home: &Path) -> Option<String> {
+        let in_toml = self.base.iter().any(|t| t.contains("{home_toml}"));
+        if in_toml && home.to_str().and_then(toml_string).is_none() {
+            return Some(format!(
+                "{} is given teamctl's home as a TOML string (-c sandbox_workspace_write.writable_roots=[...]), and this home's path ({:?}) holds a control character or is not UTF-8, which teamctl does not write into one; use a home without one (--home or TEAMCTL_HOME)",
+                self.program,
+                home.to_string_lossy()
+            ));
+        }
+        let home = home.display().to_string();
         if self.comma_split.is_empty() || !home.contains(',') {
             return None;
         }
@@ -361,6 +375,9 @@ impl Preset {
             _ => a.message.to_string(),
         };
         let message_file = self.message_file(a);
+        // Never unset in practice: `spawn` refuses a home it cannot write (`home_problem`); a
+        // home moved there later gets no writable root (`[]`) rather than a broken value.
+        let home_toml = toml_string(a.home).unwrap_or_default();
         // An element naming the cut message's directory only on a turn whose message was cut,
         // and never with a comma the CLI would split it at (`comma_split`: it would name other
         // directories; `spawn` refuses such a home).
@@ -374,6 +391,7 @@ impl Preset {
                 "prompt" => Some(a.prompt),
                 "message" => Some(&message),
                 "home" => Some(a.home),
+                "home_toml" => Some(&home_toml),
                 "sessions" => Some(a.sessions),
                 "networked" => Some(if a.networked { "true" } else { "false" }),
                 "cut_dir" => cut_dir,
@@ -414,6 +432,29 @@ impl Preset {
             }
         }
     }
+}
+
+/// `s` as a TOML string value: a literal string (`'...'`, taken as it is) when it holds no
+/// `'`, else a basic string with `"` and `\\` escaped. `None` when it holds a control
+/// character other than tab (TOML lets a basic string hold one only escaped, and teamctl puts
+/// none in an agent's configuration).
+pub fn toml_string(s: &str) -> Option<String> {
+    if s.chars().any(|c| c != '\t' && (c < ' ' || c == '\u{7f}')) {
+        return None;
+    }
+    if !s.contains('\'') {
+        return Some(format!("'{s}'"));
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    Some(out)
 }
 
 /// A file's template filled in: `{session}`, `{home}`, `{sessions}`.
@@ -541,7 +582,7 @@ mod tests {
             !cut.iter().any(|a| a.contains("include-directories")),
             "{cut:?}"
         );
-        let said = p.comma_problem("/h/a,b").unwrap();
+        let said = p.home_problem(Path::new("/h/a,b")).unwrap();
         assert!(
             said.contains(
                 "splits the directories it is given with --include-directories at commas"
@@ -549,10 +590,10 @@ mod tests {
                 && said.contains("use a home without a comma"),
             "{said}"
         );
-        assert_eq!(p.comma_problem("/h/a b"), None);
+        assert_eq!(p.home_problem(Path::new("/h/a b")), None);
         for other in ["claude", "codex", "aider"] {
             assert_eq!(
-                find(other).unwrap().comma_problem("/h/a,b"),
+                find(other).unwrap().home_problem(Path::new("/h/a,b")),
                 None,
                 "{other}"
             );
@@ -649,7 +690,7 @@ mod tests {
         let has = |argv: &[String], v: &str| argv.windows(2).any(|w| w[0] == "-c" && w[1] == v);
         assert!(has(&argv, "allow_login_shell=false"), "{argv:?}");
         assert!(
-            has(&argv, "sandbox_workspace_write.writable_roots=[\"/h\"]"),
+            has(&argv, "sandbox_workspace_write.writable_roots=['/h']"),
             "{argv:?}"
         );
         assert!(
@@ -678,6 +719,68 @@ mod tests {
             let (a, _) = p.turn(&args(1, "m", &[]));
             let (b, _) = p.turn(&args(2, "m", &[]));
             assert_ne!(a, b, "{}: later turns must continue the session", p.name);
+        }
+    }
+
+    /// A home as a TOML string: literal when it can be (no `'`), escaped when it holds one;
+    /// each read back by a TOML parser as the path itself. A control character is refused.
+    #[test]
+    fn toml_string_writes_any_path_toml_reads_back_as_it_is() {
+        assert_eq!(toml_string("/h").unwrap(), "'/h'");
+        assert_eq!(toml_string(r#"/h/a"b\c"#).unwrap(), r#"'/h/a"b\c'"#);
+        assert_eq!(toml_string(r"/h/it's").unwrap(), r#""/h/it's""#);
+        assert_eq!(toml_string(r#"/h/'"\"#).unwrap(), r#""/h/'\"\\""#);
+        for path in [
+            "/h",
+            r#"/h/a"b"#,
+            r"/h/a\b",
+            r"/h/it's",
+            r#"/h/'"\"],x="#,
+            "/h/tab\there",
+            "/h/é ü",
+        ] {
+            let doc = format!("r = [{}]", toml_string(path).unwrap());
+            let v: toml::Table = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+            assert_eq!(v["r"][0].as_str(), Some(path), "{doc}");
+        }
+        for bad in ["/h/a\nb", "/h/\u{1b}[31m", "/h/\u{7f}", "/h/\0"] {
+            assert_eq!(toml_string(bad), None, "{bad:?}");
+        }
+    }
+
+    /// codex is given the home escaped in its argv (a `"` in it broke the TOML value), and
+    /// a home it cannot be given is refused for codex, said why, as gemini's comma is.
+    #[test]
+    fn codex_is_given_its_home_as_a_toml_string_or_refused() {
+        let p = find("codex").unwrap();
+        let home = r#"/h/a"b\c's"#;
+        let (argv, _) = p.turn(&TurnArgs {
+            home,
+            ..args(1, "m", &[])
+        });
+        assert!(
+            argv.windows(2).any(|w| w[0] == "-c"
+                && w[1] == r#"sandbox_workspace_write.writable_roots=["/h/a\"b\\c's"]"#),
+            "{argv:?}"
+        );
+        assert_eq!(p.home_problem(Path::new(home)), None);
+        let said = p.home_problem(Path::new("/h/a\nb")).unwrap();
+        assert!(
+            said.starts_with("codex is given teamctl's home as a TOML string")
+                && said.contains(r#"("/h/a\nb")"#)
+                && said.contains("holds a control character")
+                && said.contains("use a home without one (--home or TEAMCTL_HOME)"),
+            "{said}"
+        );
+        use std::os::unix::ffi::OsStrExt;
+        let latin1 = std::ffi::OsStr::from_bytes(b"/h/\xe9");
+        assert!(p.home_problem(Path::new(latin1)).is_some());
+        for other in ["claude", "gemini", "aider"] {
+            assert_eq!(
+                find(other).unwrap().home_problem(Path::new("/h/a\nb")),
+                None,
+                "{other}"
+            );
         }
     }
 }

@@ -12,7 +12,7 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
     refuse_if_leading(ctx)?;
     // One `create` at a time per home: the check again and the team it makes are one step,
     // so concurrent runs make exactly one team and the others see it as the one led.
-    let _creating = ctx.home.lock_create()?;
+    let creating = ctx.home.lock_create()?;
     refuse_if_leading(ctx)?;
     let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
     let store = ctx
@@ -25,7 +25,11 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
             Ok(())
         })?;
     }
-    ctx.home.set_current(Some(store.team()))?;
+    // Only while the team is still there: a racing `delete` may have removed it already.
+    if ctx.home.exists(store.team()) {
+        creating.set_current(Some(store.team()))?;
+    }
+    drop(creating);
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "team": store.team().as_str(),

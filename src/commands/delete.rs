@@ -295,8 +295,12 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     }
     store.destroy()?;
     verify_gone(&last)?;
-    if ctx.home.current().is_none() {
-        ctx.home.set_current(None)?;
+    {
+        // Under `create`'s lock: a team created meanwhile stays current.
+        let creating = ctx.home.lock_create()?;
+        if ctx.home.current().is_none() {
+            creating.set_current(None)?;
+        }
     }
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
@@ -383,8 +387,12 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
     }
     ending.finish()?;
     store.destroy()?;
-    if ctx.home.current().is_none() {
-        ctx.home.set_current(None)?;
+    {
+        // Under `create`'s lock: a team created meanwhile stays current.
+        let creating = ctx.home.lock_create()?;
+        if ctx.home.current().is_none() {
+            creating.set_current(None)?;
+        }
     }
     eprintln!(
         "teamctl: {why}\nteamctl: removed it anyway (--force); tmux panes it may have left are found by `teamctl doctor`"

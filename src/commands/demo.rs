@@ -241,7 +241,14 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
             "a team `demo` appeared while the demo started; run `teamctl demo` again",
         ));
     }
-    demo.home.set_current(Some(store.team()))?;
+    // Under `create`'s lock, as every writer of the current-team record.
+    // Under `create`'s lock, as every writer of the current-team record (and only while the
+    // team is still there: a `delete` may have removed it already).
+    let creating = demo.home.lock_create()?;
+    if demo.home.exists(store.team()) {
+        creating.set_current(Some(store.team()))?;
+    }
+    drop(creating);
     let agents = write_agents(&*store)?;
     crate::outln!(
         "{} team demo with three scripted teammates (their scripts: {})",

@@ -89,8 +89,8 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's,
-/// `*`, an agent id. Other names are checked against the team (`named_or_all`).
+/// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's
+/// (or the leader's agent id), `*`, an agent id. Other names are checked against the team (`named_or_all`).
 fn not_a_teammate(name: &str) -> Result<()> {
     if name == LEADER {
         return Err(leader_error(name));
@@ -101,9 +101,15 @@ fn not_a_teammate(name: &str) -> Result<()> {
         ));
     }
     if let Some((member, team)) = name.split_once('@')
-        && Name::parse(member).is_ok()
+        && let Ok(member) = Name::parse(member)
         && Name::parse(team).is_ok()
     {
+        // The leader's id (`team-lead@t1`, or a spelling of it: no teammate may look like
+        // the leader, `spawn`) gets the leader's words at once, not a suggestion that would
+        // then be refused with them.
+        if member.looks_like(&Name::leader()) {
+            return Err(leader_error(name));
+        }
         return Err(Error::bad(format!(
             "resume takes a teammate's name, not an agent id: `teamctl resume {member} --team {team}`"
         )));

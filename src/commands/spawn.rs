@@ -65,13 +65,14 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
 }
 
 /// An `--agent` whose CLI cannot be given the directories it needs under this home
-/// (`Preset::comma_problem`: gemini and a comma in the home's path): bad input, before
+/// (`Preset::home_problem`: gemini and a comma in the home's path, codex and a control
+/// character in it): bad input, before
 /// anything is written.
 pub fn check_home(ctx: &Ctx, agent: Option<&str>) -> Result<()> {
     let Some(preset) = agent.and_then(agent::preset::find) else {
         return Ok(());
     };
-    match preset.comma_problem(&ctx.home.root().display().to_string()) {
+    match preset.home_problem(ctx.home.root()) {
         Some(why) => Err(Error::bad(format!("--agent {}: {why}", preset.name))),
         None => Ok(()),
     }

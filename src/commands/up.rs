@@ -175,8 +175,13 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
             (s, true)
         }
     };
-    if ctx.home.current().is_none() {
-        ctx.home.set_current(Some(team))?;
+    {
+        // Under `create`'s lock, as every writer of the record: a `create` or `delete` racing
+        // this one leaves a record naming a team that exists, or none.
+        let creating = ctx.home.lock_create()?;
+        if ctx.home.current().is_none() && ctx.home.exists(team) {
+            creating.set_current(Some(team))?;
+        }
     }
     ctx.reconcile(&*store)?;
     let settings = team_settings(&*store, &file)?;

@@ -57,23 +57,19 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ctx.paint
             .dim("(@NAME text to send, /help for commands, /quit to leave)")
     ));
-    // Whether the team file last read carried `delete`'s mark: its removal is then a delete.
-    let mut marked = config.deleting.is_some();
     loop {
         let drawn = std::time::Instant::now();
         console.screen.refresh();
         let Some(config) = watch.load()? else {
-            return Err(deleted(ctx, &store, marked));
+            return Err(deleted(ctx, &watch));
         };
-        marked = config.deleting.is_some();
         watch.follow_members(&config)?;
         console.handoffs();
         console.inbox(&config)?;
         // Again: the handoffs may have changed it (read again only if so).
         let Some(config) = watch.load()? else {
-            return Err(deleted(ctx, &store, marked));
+            return Err(deleted(ctx, &watch));
         };
-        marked = config.deleting.is_some();
         console.status_line(&config);
         // Nowhere to print (a full disk, a reader gone): the console ends with the error.
         console.screen.check()?;
@@ -119,20 +115,13 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     }
 }
 
-/// Why the console ends when its team is deleted under it: one line after the screen is given
-/// back (on a terminal, a line printed while it runs was cleared with its input line), exit 1
-/// (SPEC: it failed; `ask` ends the same way).
-/// A team directory still there without its team file (removed by hand, not by `delete`,
-/// which marks the team first and removes the whole directory) is said as that.
-fn deleted(ctx: &Ctx, store: &SharedStore, marked: bool) -> Error {
-    let team = store.team();
-    match ctx.home.leftover(team) {
-        Some(left) if !marked => Error::failed(format!(
-            "team {team}'s team file ({}) is gone, its directory left; the leader console ends (`teamctl status` says what is left of it)",
-            left.dir.join("config.json").display()
-        )),
-        _ => crate::view::events::deleted(team, "the leader console"),
-    }
+/// Why the console ends when its team file is gone under it: the live views' rule and words
+/// (`view::events::why_gone`: deleted, a leftover directory, or something not a regular file
+/// in the team file's place), one line after the screen is given back (on a terminal, a line
+/// printed while it runs was cleared with its input line), exit 1 (SPEC: it failed; `ask`
+/// ends the same way).
+fn deleted(ctx: &Ctx, watch: &TeamWatch) -> Error {
+    watch.why_gone(&ctx.home, "the leader console")
 }
 
 /// How long a burst of events may go quiet before the console redraws, and how long it may

@@ -51,11 +51,9 @@ pub fn current(home: &Home) -> Option<Finding> {
 
 /// Clear the current-team record if it still names `team` and `team` is still gone, under the
 /// lock `create` holds until it records its team, so a team created meanwhile stays current.
-/// (`up` and `demo` record theirs without it: one of them finishing between the look and the
-/// removal here loses its record, as if it had been made with another team current.)
 pub fn clear_current(home: &Path, team: &str) -> Result<String> {
     let home = Home::new(home.to_path_buf());
-    let _creating = home.lock_create()?;
+    let creating = home.lock_create()?;
     let named = home.current_named();
     let gone = named.as_ref().is_some_and(|t| {
         t.as_str() == team
@@ -67,7 +65,7 @@ pub fn clear_current(home: &Path, team: &str) -> Result<String> {
             "the current-team record no longer names a gone team {team}; left as it is"
         ));
     }
-    home.set_current(None)?;
+    creating.set_current(None)?;
     Ok(format!(
         "cleared the current-team record: it named team {team}, which no longer exists; no team is selected now"
     ))
@@ -534,8 +532,8 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
     {
         said.push(worktree::Removed::Link(link));
     }
-    if was_current {
-        home.set_current(None)?;
+    if was_current && let Some(t) = &team {
+        home.clear_current_if_gone(t)?;
     }
     Ok(said)
 }

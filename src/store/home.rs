@@ -136,23 +136,27 @@ impl Home {
         Name::parse(text.trim()).ok()
     }
 
-    pub fn set_current(&self, team: Option<&Name>) -> Result<()> {
-        match team {
-            Some(t) => write_atomic(&self.current_file(), t.as_str().as_bytes(), false),
-            None => match fs::remove_file(self.current_file()) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).at(&self.current_file())
-                }
-                _ => Ok(()),
-            },
-        }
+    /// Held by `create` from its "do you lead a team already?" check until the new team is
+    /// the current one (`$TEAMCTL_HOME/create.lock`), and by every other writer of the
+    /// current-team record (`up`, `demo`, `delete`, `doctor --fix`) around its look and its
+    /// write: the record is written only through the guard (`Creating::set_current`), so none
+    /// writes it without the lock.
+    pub fn lock_create(&self) -> Result<Creating<'_>> {
+        ensure_dir(&self.root)?;
+        Ok(Creating {
+            home: self,
+            _lock: super::fsutil::LockGuard::acquire(&self.root.join("create.lock"))?,
+        })
     }
 
-    /// Held by `create` from its "do you lead a team already?" check until the new team is
-    /// the current one (`$TEAMCTL_HOME/create.lock`).
-    pub fn lock_create(&self) -> Result<super::fsutil::LockGuard> {
-        ensure_dir(&self.root)?;
-        super::fsutil::LockGuard::acquire(&self.root.join("create.lock"))
+    /// Clear the current-team record when it names `team` and `team` no longer exists, under
+    /// `create`'s lock (a team created meanwhile stays current).
+    pub fn clear_current_if_gone(&self, team: &Name) -> Result<()> {
+        let creating = self.lock_create()?;
+        if self.current_named().as_ref() == Some(team) && !self.exists(team) {
+            creating.set_current(None)?;
+        }
+        Ok(())
     }
 
     /// Whether `team` is in this home: its team file, or the pointer to the store that
@@ -227,12 +231,10 @@ impl Home {
     /// deleted from another host.
     pub fn forget(&self, team: &Name) -> Result<()> {
         self.verify()?;
-        let was_current = super::fsutil::read_small(&self.current_file(), CURRENT_MAX)
-            .is_some_and(|c| c.trim() == team.as_str());
         super::fsutil::remove_tree(&self.team_dir(team))?;
-        if was_current {
-            self.set_current(None)?;
-        }
+        // Looked at under the lock, after the removal: a `create` recording `team` meanwhile
+        // is not missed.
+        self.clear_current_if_gone(team)?;
         Ok(())
     }
 
@@ -476,6 +478,28 @@ impl Home {
         Err(Error::failed(format!(
             "could not find a free name for team {base}"
         )))
+    }
+}
+
+/// `create`'s lock on a home (`Home::lock_create`), held: the only way to write the
+/// current-team record.
+pub struct Creating<'h> {
+    home: &'h Home,
+    _lock: super::fsutil::LockGuard,
+}
+
+impl Creating<'_> {
+    /// Record `team` as the current one (atomically: a reader sees the old name or the new),
+    /// or forget the record (`None`).
+    pub fn set_current(&self, team: Option<&Name>) -> Result<()> {
+        let path = self.home.current_file();
+        match team {
+            Some(t) => write_atomic(&path, t.as_str().as_bytes(), false),
+            None => match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(&path),
+                _ => Ok(()),
+            },
+        }
     }
 }
 

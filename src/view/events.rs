@@ -170,12 +170,15 @@ pub fn deleted(team: &Name, view: &str) -> Error {
 /// it, the mark unseen (a forced delete, a busy machine).
 const GONE_GRACE: Duration = Duration::from_secs(2);
 
-/// How a live view (`view`) ends when its team file is gone: `deleted` when the team was
-/// deleted (`marked`: the team file it read last carried `delete`'s mark, or the directory
-/// went too within `GONE_GRACE`); when the directory stays without its team file (removed by
-/// hand, not by `delete`), that, what the directory holds, and how to remove it. Exit 1 either
-/// way. `wait` sleeps until the deadline or an event of the team, false when the view must
-/// end at once (Ctrl-C, stdout's reader gone).
+/// How a live view (`view`: the leader console, `status --watch`, `log -f`, `log --worker
+/// -f`) ends when its team file is gone: `deleted` when the team was deleted (`marked`: the
+/// team file it read last carried `delete`'s mark, or the directory went too within
+/// `GONE_GRACE`); when the directory stays without its team file (removed by hand, not by
+/// `delete`), that, what the directory holds, and how to remove it; when something other than
+/// a regular file was put at the team file's path (a directory, FIFO or symbolic link: looked
+/// at with `lstat`, never followed or opened), that, and to remove it. Exit 1 either way.
+/// `wait` sleeps until the deadline or an event of the team, false when the view must end at
+/// once (Ctrl-C, stdout's reader gone). The one rule for every view: the console uses it too.
 pub fn why_gone(
     home: &Home,
     team: &Name,
@@ -185,9 +188,18 @@ pub fn why_gone(
 ) -> Error {
     if !marked {
         let deadline = Instant::now() + GONE_GRACE;
-        // A team file (or a NATS team's pointer) there: no leftover.
-        while !home.exists(team) && std::fs::symlink_metadata(home.team_dir(team)).is_ok() {
+        // A regular team file (or a NATS team's pointer) there: the team was made again, no
+        // leftover. Anything else at the team file's path is looked at again until the
+        // deadline, as an absent one is: `delete` may still remove the whole directory.
+        while std::fs::symlink_metadata(home.team_dir(team)).is_ok() {
+            let kind = not_regular(home, team);
+            if kind.is_none() && home.exists(team) {
+                break;
+            }
             if Instant::now() >= deadline || !wait(deadline) {
+                if let Some(kind) = not_regular(home, team) {
+                    return replaced(home, team, kind, view);
+                }
                 if let Some(left) = home.leftover(team) {
                     return leftover(&left, view);
                 }
@@ -196,6 +208,38 @@ pub fn why_gone(
         }
     }
     deleted(team, view)
+}
+
+/// What is at `team`'s team file path when it is there but not a regular file (`lstat`: a
+/// link is not followed, a FIFO not opened), `None` when it is a regular file or absent.
+fn not_regular(home: &Home, team: &Name) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(home.team_dir(team).join("config.json"))
+        .ok()?
+        .file_type();
+    if kind.is_file() {
+        return None;
+    }
+    Some(if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    })
+}
+
+/// A view's end when its team file was replaced by something that is not a regular file
+/// (`why_gone`).
+fn replaced(home: &Home, team: &Name, kind: &str, view: &str) -> Error {
+    Error::failed(format!(
+        "team {team}'s team file ({}) was replaced, not by teamctl: {kind} is there, not a regular file, and teamctl does not read through it; remove it, then `teamctl status --team {team}` says what is left of the team and how to remove that; {view} ends",
+        home.team_dir(team).join("config.json").display(),
+    ))
 }
 
 /// A view's end when its team's directory is left without its team file (`why_gone`).
@@ -405,5 +449,71 @@ impl Lines {
     /// Everything typed since the last call, in order (`None` marks the end of input).
     pub fn drain(&self) -> Vec<Option<String>> {
         self.queue.lock().expect("stdin queue").drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A team directory whose team file is gone, `put` then done at its path before
+    /// `why_gone` looks; what `why_gone` says (its wait ends at once, as on Ctrl-C).
+    fn said_after(put: impl FnOnce(&Path)) -> String {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let team = Name::parse("t").unwrap();
+        let dir = home.team_dir(&team);
+        std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+        put(&dir.join("config.json"));
+        why_gone(&home, &team, false, "`log -f`", &mut |_| false).to_string()
+    }
+
+    /// Something other than a regular file put where the team file was is said as that, with
+    /// what to do, and not as a delete (it was: the grace loop stopped looking once anything
+    /// was at the path). The link is not followed (it points at a good team file elsewhere),
+    /// the FIFO not opened (that would block).
+    #[test]
+    fn a_non_regular_file_in_the_team_files_place_is_said_as_that() {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let good = elsewhere.path().join("config.json");
+        std::fs::write(&good, br#"{"name":"t","members":[]}"#).unwrap();
+        type Put = Box<dyn FnOnce(&Path)>;
+        let cases: [(&str, Put); 3] = [
+            ("a directory", Box::new(|p| std::fs::create_dir(p).unwrap())),
+            (
+                "a FIFO",
+                Box::new(|p| {
+                    nix::unistd::mkfifo(p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+                }),
+            ),
+            (
+                "a symbolic link",
+                Box::new(move |p| std::os::unix::fs::symlink(&good, p).unwrap()),
+            ),
+        ];
+        for (kind, put) in cases {
+            let said = said_after(put);
+            assert!(
+                said.contains("config.json) was replaced, not by teamctl: ")
+                    && said.contains(&format!("{kind} is there, not a regular file"))
+                    && said.contains("remove it, then `teamctl status --team t` says what is left")
+                    && said.ends_with("; `log -f` ends"),
+                "{kind}: {said}"
+            );
+            assert!(!said.contains("deleted"), "{kind}: {said}");
+        }
+    }
+
+    /// The team file absent, its directory left: a leftover; a regular team file back (the
+    /// team made again): deleted.
+    #[test]
+    fn an_absent_team_file_is_a_leftover_and_a_regular_one_a_new_team() {
+        let said = said_after(|_| {});
+        assert!(
+            said.contains("was removed, but not by `teamctl delete`: its directory is left"),
+            "{said}"
+        );
+        let said = said_after(|p| std::fs::write(p, b"{}").unwrap());
+        assert_eq!(said, "team t was deleted; `log -f` ends");
     }
 }

@@ -557,3 +557,56 @@ fn up_of_another_team_while_leading_one_is_refused() {
     assert!(err.contains("declares team up-second"), "{err}");
     assert!(snapshot(env.home_path()) == before);
 }
+
+/// `create`, `up` and `delete` run at once leave a current-team record that names a team
+/// that exists, or none: every writer of the record holds `create`'s lock around its look
+/// and its write. (QA 21: `up` and `demo` wrote it without the lock, and `up` recorded a
+/// team a racing `delete` had just removed.) Run as processes, again and again until a
+/// deadline.
+#[test]
+fn racing_create_up_and_delete_leave_a_current_record_naming_a_team_or_none() {
+    let env = TestEnv::new();
+    write(&env, "name = \"u\"\ndescription = \"raced\"\n");
+    let current = env.home_path().join("current");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut rounds = 0;
+    while std::time::Instant::now() < deadline {
+        rounds += 1;
+        // Team u there and no record: the racing `up` then records u, unless it finds u gone.
+        env.ok(&["up"]);
+        let _ = std::fs::remove_file(&current);
+        let run = |args: &[&str]| {
+            env.cmd(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut racing = vec![
+            run(&["delete", "--force", "--team", "u"]),
+            run(&["up"]),
+            run(&["create", "c"]),
+            run(&["delete", "--force", "--team", "c"]),
+        ];
+        for child in &mut racing {
+            child.wait().unwrap();
+        }
+        match std::fs::read_to_string(&current) {
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "round {rounds}"),
+            Ok(named) => {
+                let team = named.trim();
+                assert!(
+                    env.team_dir(team).join("config.json").is_file(),
+                    "round {rounds}: the record names {named:?}, which does not exist"
+                );
+            }
+        }
+        // The next round starts with neither team.
+        for t in ["u", "c"] {
+            if env.team_dir(t).exists() {
+                env.ok(&["delete", "--force", "--team", t]);
+            }
+        }
+    }
+    assert!(rounds > 1, "{rounds}");
+}

@@ -1714,6 +1714,20 @@ fn resume_refuses_the_leader_and_other_names_of_no_teammate_in_words_that_fit() 
             "{name}: {err}"
         );
     }
+    // The leader's agent id, of this team or another, in any spelling of the leader's name,
+    // gets the leader's words at once (QA 21: it was told `teamctl resume team-lead --team
+    // t1`, which was then refused with them).
+    for id in ["team-lead@alpha", "team-lead@t1", "Team_Lead@alpha"] {
+        let err = env.fails(&["resume", id], 2);
+        assert!(
+            err.contains(&format!(
+                "{id:?} is no teammate; \"team-lead\" is the leader, you, not a teammate to resume"
+            )),
+            "{id}: {err}"
+        );
+        assert!(!err.contains("not an agent id"), "{id}: {err}");
+        assert!(!err.contains("--team"), "{id}: {err}");
+    }
     let err = env.fails(&["resume", "*"], 2);
     assert!(
         err.contains("`teamctl resume` with no name resumes every teammate"),

@@ -688,6 +688,51 @@ fn live_views_say_a_team_file_removed_by_hand_leaves_a_leftover() {
     assert!(!dir.exists());
 }
 
+/// The leader console says a team file removed by hand in the live views' words (one rule,
+/// `view::events::why_gone`): what is left and how to remove it, exit 1. (It had its own
+/// words, "is gone, its directory left", said without the views' grace.)
+#[test]
+fn console_says_a_team_file_removed_by_hand_as_the_views_do() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "bob", "before"]);
+    env.ok(&["kill", "bob"]);
+    let dir = env.team_dir("t");
+    let err = env.work.path().join("lead.err");
+    let mut console = env
+        .cmd(&["lead"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let _stdin = console.stdin.take().unwrap();
+    let mut out = BufReader::new(console.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("teamctl lead: t"), "{first}");
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    let mut code = None;
+    wait_until("the console to end", WAIT, || {
+        code = console.try_wait().unwrap().map(|s| s.code());
+        code.is_some()
+    });
+    let err = std::fs::read_to_string(err).unwrap();
+    assert_eq!(code, Some(Some(1)), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&format!(
+            "team t's team file ({}) was removed, but not by `teamctl delete`: its directory is left, holding ",
+            dir.join("config.json").display()
+        )) && last.contains("bob (1)")
+            && last.contains("`teamctl delete --force --team t` removes it and those messages")
+            && last.ends_with("; the leader console ends"),
+        "{err}"
+    );
+    env.ok(&["delete", "--force", "--team", "t"]);
+}
+
 #[test]
 fn log_follow_prints_messages_sent_after_it_started() {
     let env = TestEnv::new();
