@@ -53,12 +53,34 @@ pub fn open_read(path: &Path) -> std::io::Result<File> {
 /// read to its end all the same.
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     let (file, len) = open_regular_sized(nofollow(OpenOptions::new().read(true)), path)?;
+    // A file past `READ_WHOLE_MAX` is none teamctl wrote (a planted sparse team file of
+    // gigabytes was read whole by every command: 3-4 GB of memory, seconds; attacker QA).
+    if len > READ_WHOLE_MAX {
+        return Err(too_big(len));
+    }
     let mut bytes = Vec::new();
     // One byte over, so a file that did not grow ends in one read that returns 0.
     bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0).saturating_add(1))?;
-    // Through a `Take`: its `read_to_end` reads into the room made, with no look of its own.
-    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    // Through a `Take`: its `read_to_end` reads into the room made, with no look of its own;
+    // one that grows past the limit meanwhile is read no further.
+    file.take(READ_WHOLE_MAX + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > READ_WHOLE_MAX {
+        return Err(too_big(bytes.len() as u64));
+    }
     Ok(bytes)
+}
+
+/// The most `read` takes in: a team file of 1,000 members is under 1 MiB.
+pub const READ_WHOLE_MAX: u64 = 256 << 20;
+
+fn too_big(len: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "{len} bytes, more than teamctl reads of a file it wrote ({} MiB): not one of its files; move it away",
+            READ_WHOLE_MAX >> 20
+        ),
+    )
 }
 
 /// A whole file as text, never through a symbolic link (`read`).
@@ -506,6 +528,21 @@ impl Drop for LockGuard {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// A sparse file past the limit (planted: gigabytes read whole by every command) is
+    /// refused before anything is read; one of ordinary size reads as before.
+    #[test]
+    fn a_file_past_the_whole_read_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("config.json");
+        let f = File::create(&big).unwrap();
+        f.set_len(READ_WHOLE_MAX + 1).unwrap();
+        let e = read(&big).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{e}");
+        assert!(e.to_string().contains("move it away"), "{e}");
+        std::fs::write(&big, b"{}").unwrap();
+        assert_eq!(read(&big).unwrap(), b"{}");
+    }
 
     #[test]
     fn a_subdirectory_removed_again_while_it_is_made_is_made_again() {

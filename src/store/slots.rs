@@ -114,19 +114,27 @@ impl Format for Payload {
     }
 }
 
+/// The most a value written whole (`Format::WHOLE`) is read to: a live state is a few KiB.
+const WHOLE_MAX: u64 = 16 << 20;
+
 /// The newest value in the file, `None` when there is none.
 pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
     let file = open_read(path).ok()?;
     // Read through `Take`, which gives no size hint: `read_to_end` on a `File` itself first
     // asks `fstat` and `lseek` for one, two system calls of the seven a live state's read
     // made (`status` reads a thousand of them). Into spare capacity, not a zeroed buffer.
+    // A value written whole is still bounded: a state file grown past `WHOLE_MAX` (a planted
+    // sparse file of gigabytes, read by `status` for every member) reads as none.
     let limit = if F::WHOLE {
-        u64::MAX
+        WHOLE_MAX + 1
     } else {
         2 * F::SLOT as u64 + 1
     };
     let mut buf = Vec::with_capacity(2 * F::SLOT + 1);
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut buf).ok()?;
+    if buf.len() as u64 > WHOLE_MAX {
+        return None;
+    }
     parse_as::<F>(&buf)
 }
 
@@ -245,6 +253,23 @@ mod tests {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         let file = open_or_create(p, OpenOptions::new().read(true).write(true)).at(p)?;
         store_in::<Offset>(&file, p, &pos)
+    }
+
+    /// A live state grown past `WHOLE_MAX` (a planted sparse file, read by `status` for
+    /// every member) reads as none, unread past the limit.
+    #[test]
+    fn a_state_file_grown_past_the_limit_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.json");
+        store(&p, b"{\"status\":\"idle\"}").unwrap();
+        assert!(load(&p).is_some());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(WHOLE_MAX + 1)
+            .unwrap();
+        assert_eq!(load(&p), None);
     }
 
     #[test]
