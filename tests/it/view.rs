@@ -571,6 +571,68 @@ fn a_link_at_one_inbox_does_not_stop_watching_the_team() {
     env.ok(&["delete", "--force"]);
 }
 
+/// One of the three live views of team t (`status --watch`, `log -f`, `log --worker bob -f`)
+/// running, its stderr kept in a file.
+struct LiveView {
+    args: &'static [&'static str],
+    name: &'static str,
+    child: Child,
+    // Its stdout stays open: a reader gone would end it another way.
+    _out: BufReader<std::process::ChildStdout>,
+    err: std::path::PathBuf,
+}
+
+impl LiveView {
+    /// The three started, each armed once it has printed something (each view subscribes
+    /// before its first read).
+    fn start_all(env: &TestEnv) -> Vec<LiveView> {
+        let views: [(&'static [&'static str], &'static str); 3] = [
+            (&["status", "--watch"], "`status --watch`"),
+            (&["log", "-f"], "`log -f`"),
+            (&["log", "--worker", "bob", "-f"], "`log --worker -f`"),
+        ];
+        let mut running = Vec::new();
+        for (i, (args, name)) in views.into_iter().enumerate() {
+            let err = env.work.path().join(format!("view-{i}.err"));
+            let mut cmd = env.cmd(args);
+            cmd.stderr(std::fs::File::create(&err).unwrap());
+            let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let mut first = String::new();
+            out.read_line(&mut first).unwrap();
+            assert!(!first.is_empty(), "{args:?}");
+            running.push(LiveView {
+                args,
+                name,
+                child,
+                _out: out,
+                err,
+            });
+        }
+        running
+    }
+
+    /// Waits for the view to end: its argv, its name, its exit code (as `try_wait` then
+    /// `code` give it) and its stderr.
+    #[allow(clippy::option_option)]
+    fn ended(
+        mut self,
+    ) -> (
+        &'static [&'static str],
+        &'static str,
+        Option<Option<i32>>,
+        String,
+    ) {
+        let mut code = None;
+        wait_until("the view to end", WAIT, || {
+            code = self.child.try_wait().unwrap().map(|s| s.code());
+            code.is_some()
+        });
+        let err = std::fs::read_to_string(&self.err).unwrap();
+        (self.args, self.name, code, err)
+    }
+}
+
 /// `status --watch`, `log -f` and `log --worker NAME -f` end as the console does when their
 /// team is deleted under them: one line on stderr saying so, exit 1. (Review: they ended with
 /// exit 0, `status --watch` and `log -f` with a bare "was deleted", `log --worker -f` saying
@@ -585,33 +647,10 @@ fn live_views_say_why_they_end_when_the_team_is_deleted() {
     wait_until("bob's turn in its log", WAIT, || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("before"))
     });
-    let views: [(&[&str], &str); 3] = [
-        (&["status", "--watch"], "`status --watch`"),
-        (&["log", "-f"], "`log -f`"),
-        (&["log", "--worker", "bob", "-f"], "`log --worker -f`"),
-    ];
-    let mut running = Vec::new();
-    for (i, (args, _)) in views.iter().enumerate() {
-        let err = env.work.path().join(format!("view-{i}.err"));
-        let mut cmd = env.cmd(args);
-        cmd.stderr(std::fs::File::create(&err).unwrap());
-        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
-        // Armed once it has printed something (each view subscribes before its first read).
-        // Its stdout stays open: a reader gone would end it another way.
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        out.read_line(&mut first).unwrap();
-        assert!(!first.is_empty(), "{args:?}");
-        running.push((child, out, err));
-    }
+    let running = LiveView::start_all(&env);
     env.ok(&["delete"]);
-    for ((mut child, _out, err), (args, view)) in running.into_iter().zip(views) {
-        let mut code = None;
-        wait_until("the view to end after the delete", WAIT, || {
-            code = child.try_wait().unwrap().map(|s| s.code());
-            code.is_some()
-        });
-        let err = std::fs::read_to_string(err).unwrap();
+    for view in running {
+        let (args, view, code, err) = view.ended();
         assert_eq!(code, Some(Some(1)), "{args:?}: {err}");
         // Its last word (`status --watch` may first say what the delete's handoff did).
         assert_eq!(
@@ -639,33 +678,11 @@ fn live_views_say_a_team_file_removed_by_hand_leaves_a_leftover() {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("before"))
     });
     env.ok(&["kill", "bob"]);
-    let views: [(&[&str], &str); 3] = [
-        (&["status", "--watch"], "`status --watch`"),
-        (&["log", "-f"], "`log -f`"),
-        (&["log", "--worker", "bob", "-f"], "`log --worker -f`"),
-    ];
-    let mut running = Vec::new();
-    for (i, (args, _)) in views.iter().enumerate() {
-        let err = env.work.path().join(format!("view-{i}.err"));
-        let mut cmd = env.cmd(args);
-        cmd.stderr(std::fs::File::create(&err).unwrap());
-        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
-        // Armed once it has printed something; its stdout stays open.
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        out.read_line(&mut first).unwrap();
-        assert!(!first.is_empty(), "{args:?}");
-        running.push((child, out, err));
-    }
+    let running = LiveView::start_all(&env);
     std::fs::remove_file(dir.join("config.json")).unwrap();
     std::fs::remove_file(&log).unwrap();
-    for ((mut child, _out, err), (args, view)) in running.into_iter().zip(views) {
-        let mut code = None;
-        wait_until("the view to end", WAIT, || {
-            code = child.try_wait().unwrap().map(|s| s.code());
-            code.is_some()
-        });
-        let err = std::fs::read_to_string(err).unwrap();
+    for view in running {
+        let (args, view, code, err) = view.ended();
         assert_eq!(code, Some(Some(1)), "{args:?}: {err}");
         let last = err.lines().last().unwrap_or_default();
         assert!(
