@@ -543,9 +543,10 @@ impl Worker {
             match self.send(LEADER, body) {
                 Ok(()) => self.task_tally.clear(),
                 // The leader's inbox cannot be written (a link put in its place by hand,
-                // the disk full): not the end of the worker, which would leave it shown
-                // working for ever (seen when the inboxes directory was swapped for a link
-                // just after a reply). Kept, and told at the next idle edge.
+                // the disk full): not the end of the worker, whose state then still said
+                // working and whose mail waited for a resume (seen when the inboxes directory
+                // was swapped for a link just after a reply). Kept, and told at the next idle
+                // edge.
                 Err(e) => {
                     self.sink.note(&format!(
                         "warning: could not tell {LEADER} this teammate is idle ({e}); told at the next idle edge"
