@@ -72,15 +72,63 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
     // while the members' files are read: with a thousand teammates each takes tens of ms.
     std::thread::scope(|s| {
         let seen = s.spawn(|| crate::backend::Snapshot::of(&config.members));
-        let files = read_files(store, config);
+        let files = in_parts(config.members.iter().collect(), |part| {
+            read_files(store, part)
+        });
         let seen = seen.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        rows_from(
-            config,
-            files,
-            |m, live| leader::effective_status_with(m, live, &seen),
-            |m| seen.is_members_pane(m),
-        )
+        let members: Vec<(&Member, Files)> = config.members.iter().zip(files).collect();
+        in_parts(members, |part| {
+            rows_from(
+                part,
+                |m, live| leader::effective_status_with(m, live, &seen),
+                |m| seen.is_members_pane(m),
+            )
+        })
     })
+}
+
+/// Members per thread below which a table is made on the calling thread alone: a thread
+/// costs tens of microseconds; one member's files and process check, a few.
+const PART: usize = 128;
+
+/// `each` over `items` in order, split over the machine's cores when there are many (a
+/// thousand members' files are read in ~50 ms on one core, most of it system calls that
+/// run in parallel).
+fn in_parts<T: Send, R: Send>(items: Vec<T>, each: impl Fn(Vec<T>) -> Vec<R> + Sync) -> Vec<R> {
+    let parts = parts_for(items.len());
+    if parts <= 1 {
+        return each(items);
+    }
+    let size = items.len().div_ceil(parts);
+    let mut chunks = Vec::with_capacity(parts);
+    let mut rest = items.into_iter();
+    loop {
+        let chunk: Vec<T> = rest.by_ref().take(size).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    std::thread::scope(|s| {
+        let each = &each;
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| s.spawn(move || each(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// How many threads for `n` members: one per `PART`, at most the cores (and 8).
+fn parts_for(n: usize) -> usize {
+    if n < 2 * PART {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    (n / PART).clamp(1, cores.min(8))
 }
 
 /// What a row needs from a member's files: its live state, and the ids of its unread
@@ -93,10 +141,9 @@ struct Files {
     problem: Option<String>,
 }
 
-fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
-    config
-        .members
-        .iter()
+fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
+    members
+        .into_iter()
         .map(|m| {
             let (live, problem) = match store.live(&m.name) {
                 Ok(None) => (None, store.live_problem(&m.name)),
@@ -122,15 +169,12 @@ fn read_files(store: &dyn Store, config: &TeamConfig) -> Vec<Files> {
 /// its recorded pane is still its own by `pane` (`Snapshot::is_members_pane`; `None`: cannot
 /// tell).
 fn rows_from(
-    config: &TeamConfig,
-    files: Vec<Files>,
+    members: Vec<(&Member, Files)>,
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
     pane: impl Fn(&Member) -> Option<bool>,
 ) -> Vec<Row> {
-    config
-        .members
-        .iter()
-        .zip(files)
+    members
+        .into_iter()
         .map(|(m, files)| {
             let Files {
                 live,
@@ -313,6 +357,20 @@ impl std::fmt::Display for Dash {
         match self.0 {
             Some(n) => std::fmt::Display::fmt(&n, f),
             None => f.pad("-"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_split_over_threads_keeps_every_row_in_order() {
+        for n in [0, 1, PART, 2 * PART, 1000, 1001] {
+            let items: Vec<usize> = (0..n).collect();
+            let doubled = in_parts(items, |part| part.into_iter().map(|x| x * 2).collect());
+            assert_eq!(doubled, (0..n).map(|x| x * 2).collect::<Vec<_>>(), "n = {n}");
         }
     }
 }
