@@ -12,8 +12,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::proc;
+use crate::domain::TeamConfig;
 use crate::error::Result;
-use crate::store::Home;
+use crate::store::{Home, SharedStore};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -200,6 +201,18 @@ fn end(pid: u32, still: impl Fn() -> bool) {
         proc::signal(pid, Signal::SIGKILL);
         proc::wait_for(Duration::from_secs(2), || !still());
     }
+}
+
+/// Every team of the home whose team file can be read.
+pub fn readable_teams(home: &Home) -> Vec<(SharedStore, TeamConfig)> {
+    home.teams()
+        .into_iter()
+        .filter_map(|t| {
+            let store = home.open(&t).ok()?;
+            let cfg = store.load().ok()?;
+            Some((store, cfg))
+        })
+        .collect()
 }
 
 /// Every check, in order.

@@ -194,7 +194,7 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         return Vec::new();
     }
     let mut servers = vec![env_server()];
-    for (_, cfg) in super::teams::all(home) {
+    for (_, cfg) in super::readable_teams(home) {
         // Only this host's members: a socket path another host recorded is not this host's.
         for m in cfg
             .teammates()
@@ -350,7 +350,7 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             servers.push(socket);
         }
     }
-    for (_, cfg) in super::teams::all(home) {
+    for (_, cfg) in super::readable_teams(home) {
         for m in cfg
             .teammates()
             .filter(|m| crate::backend::host::elsewhere(m).is_none() && m.tmux_socket.is_some())

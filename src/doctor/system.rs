@@ -3,12 +3,12 @@
 
 use std::process::Command;
 
-use super::{Finding, Level, teams};
+use super::{Finding, Level};
 use crate::domain::BackendType;
 use crate::store::Home;
 
 pub fn tmux(home: &Home) -> Vec<Finding> {
-    let uses_tmux = teams::all(home).iter().any(|(_, cfg)| {
+    let uses_tmux = super::readable_teams(home).iter().any(|(_, cfg)| {
         cfg.teammates()
             .any(|m| m.backend_type == Some(BackendType::Tmux))
     });
@@ -90,7 +90,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
     };
     let mut running = 0u64;
     let mut size = 0u64;
-    for (store, cfg) in teams::all(home) {
+    for (store, cfg) in super::readable_teams(home) {
         let seen = crate::backend::Snapshot::of(cfg.teammates());
         for m in cfg.teammates() {
             size += 1;

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::{Finding, Fix, Level};
-use crate::domain::{Name, Status, TeamConfig};
+use crate::domain::{Name, Status};
 use crate::error::{Error, Result};
 use crate::leader;
-use crate::store::{Home, SharedStore};
+use crate::store::Home;
 use crate::worktree;
 
 /// A team with no running teammate and no activity for this long is stale.
@@ -69,18 +69,6 @@ pub fn clear_current(home: &Path, team: &str) -> Result<String> {
     Ok(format!(
         "cleared the current-team record: it named team {team}, which no longer exists; no team is selected now"
     ))
-}
-
-/// Every team of the home whose team file can be read.
-pub fn all(home: &Home) -> Vec<(SharedStore, TeamConfig)> {
-    home.teams()
-        .into_iter()
-        .filter_map(|t| {
-            let store = home.open(&t).ok()?;
-            let cfg = store.load().ok()?;
-            Some((store, cfg))
-        })
-        .collect()
 }
 
 fn ago(t: SystemTime) -> String {
@@ -282,7 +270,7 @@ pub const STUCK_AFTER: Duration = Duration::from_secs(3);
 /// stopped process). Each names the teammate and the way out.
 pub fn teammates(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (store, cfg) in all(home) {
+    for (store, cfg) in super::readable_teams(home) {
         if let Some(since) = cfg.deleting {
             // A `delete` runs now, or was interrupted (it keeps sends and starts out).
             let age = crate::domain::time::now_ms().saturating_sub(since);
@@ -540,7 +528,7 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
 
 pub fn worktrees(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (store, cfg) in all(home) {
+    for (store, cfg) in super::readable_teams(home) {
         let recorded: Vec<PathBuf> = cfg
             .teammates()
             .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
