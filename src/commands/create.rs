@@ -25,7 +25,8 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
             Ok(())
         })?;
     }
-    // Only while the team is still there: a racing `delete` may have removed it already.
+    // Only while the team is still there (a `delete` waits for the lock, but `doctor --fix`
+    // removes a leftover without it).
     if ctx.home.exists(store.team()) {
         creating.set_current(Some(store.team()))?;
     }

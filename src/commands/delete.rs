@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     {
         // Deleted from another host: only this home's pointer and local files are left (a
         // worktree with uncommitted changes among them is kept unless `--force`, as always).
-        forget_here(ctx, &team, Some(args.force))?;
+        forget_here(ctx, &team, Some(args.force), &ctx.home.lock_create()?)?;
         if ctx.json {
             ctx.print_json(&serde_json::json!({ "deleted": team.as_str(), "alreadyGone": true }));
         } else {
@@ -33,6 +33,8 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     if let Some(team) = named(ctx)?
         && let Some(left) = ctx.home.leftover(&team)
     {
+        // Found a leftover, nothing removed yet (tests force a race here).
+        crate::pause::at("delete-leftover");
         return delete_leftover(ctx, &left, args.force);
     }
     let store = ctx.store()?;
@@ -43,8 +45,25 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
 /// `delete`, an `rm -rf` racing sends). Mail in it is removed only with `--force`, and said.
 /// Workers still tagged with its members' ids end first (one inbox per member names them),
 /// then its worktrees, its tmux session and the directory go as `delete` removes them.
+/// Looked at again under `create`'s lock, held to the removal: a `create` (or `up`, `demo`)
+/// holds it from making the directory to writing the team file, so what is found then is a
+/// leftover, gone, or a team made meanwhile (removed nothing: it is no leftover).
 fn delete_leftover(ctx: &Ctx, left: &crate::store::home::Leftover, force: bool) -> Result<()> {
     let team = &left.team;
+    let creating = ctx.home.lock_create()?;
+    if ctx.home.exists(team) {
+        return Err(crate::Error::failed(format!(
+            "team {team} was made while this delete ran (its directory had no team file yet): it is a team now, not a leftover, and nothing was removed; `teamctl delete --team {team}` deletes the team"
+        )));
+    }
+    // Gone meanwhile (another `delete`): nothing is left to remove, and no mail with it.
+    let left = ctx
+        .home
+        .leftover(team)
+        .unwrap_or_else(|| crate::store::home::Leftover {
+            inboxes: Vec::new(),
+            ..left.clone()
+        });
     let n = left.messages();
     if n > 0 && !force {
         return Err(crate::Error::failed(format!(
@@ -65,7 +84,7 @@ fn delete_leftover(ctx: &Ctx, left: &crate::store::home::Leftover, force: bool) 
         ending.tagged(&name.agent_id(team));
     }
     ending.finish()?;
-    forget_here(ctx, team, Some(force))?;
+    forget_here(ctx, team, Some(force), &creating)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "deleted": team.as_str(),
@@ -126,7 +145,7 @@ pub fn leave(ctx: &Ctx) -> Result<()> {
             )));
         }
     }
-    forget_here(ctx, &team, None)?;
+    forget_here(ctx, &team, None, &ctx.home.lock_create()?)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "left": team.as_str(), "server": server }));
     } else {
@@ -152,10 +171,16 @@ fn named(ctx: &Ctx) -> Result<Option<crate::domain::Name>> {
 
 /// Remove this home's directory of `team` (its worktrees through git, so the repositories
 /// keep no stale entries; refused while one has uncommitted changes unless `force` is
-/// `Some(true)`; `None` when `--force` is not offered), and forget it as the current team.
+/// `Some(true)`; `None` when `--force` is not offered), and forget it as the current team;
+/// `creating`: `create`'s lock, held by the caller.
 /// A symbolic link among the worktrees is unlinked and said, never followed
 /// (`worktree::found`): git would remove the worktree it points at, outside the home.
-fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Result<()> {
+fn forget_here(
+    ctx: &Ctx,
+    team: &crate::domain::Name,
+    force: Option<bool>,
+    creating: &crate::store::home::Creating,
+) -> Result<()> {
     let crate::worktree::Found { trees, links } = crate::worktree::found(&ctx.home.team_dir(team));
     if force != Some(true) {
         let dirty: Vec<String> = trees
@@ -198,7 +223,7 @@ fn forget_here(ctx: &Ctx, team: &crate::domain::Name, force: Option<bool>) -> Re
     for left in crate::backend::tmux::forget_session(team, None, sockets, &Vec::new()) {
         eprintln!("{}", crate::backend::tmux::left_open_note(&left));
     }
-    ctx.home.forget(team)
+    creating.forget(team)
 }
 
 /// The handoff for every teammate of the team in `store`, then its removal (`delete`, `down`).
@@ -293,15 +318,10 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     for left in crate::backend::tmux::forget_team(&last, &records) {
         eprintln!("{}", crate::backend::tmux::left_open_note(&left));
     }
-    store.destroy()?;
+    // Under `create`'s lock, the removal and the record's clear: no `create` makes a team in
+    // the directory while it goes, and a team created meanwhile stays current.
+    ctx.home.lock_create()?.destroy(store)?;
     verify_gone(&last)?;
-    {
-        // Under `create`'s lock: a team created meanwhile stays current.
-        let creating = ctx.home.lock_create()?;
-        if ctx.home.current().is_none() {
-            creating.set_current(None)?;
-        }
-    }
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
     } else {
@@ -386,14 +406,8 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
         }
     }
     ending.finish()?;
-    store.destroy()?;
-    {
-        // Under `create`'s lock: a team created meanwhile stays current.
-        let creating = ctx.home.lock_create()?;
-        if ctx.home.current().is_none() {
-            creating.set_current(None)?;
-        }
-    }
+    // As `delete_team`: under `create`'s lock.
+    ctx.home.lock_create()?.destroy(store)?;
     eprintln!(
         "teamctl: {why}\nteamctl: removed it anyway (--force); tmux panes it may have left are found by `teamctl doctor`"
     );

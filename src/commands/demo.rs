@@ -233,6 +233,9 @@ fn stop(demo: &Ctx) -> Result<()> {
 /// Make the team, run the exchange, print the board and the hints; the summary for `--json`.
 fn start(demo: &Ctx) -> Result<serde_json::Value> {
     let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
+    // Under `create`'s lock from the making to the record, as `create`: a `delete` of `demo`
+    // waits until the team is whole.
+    let creating = demo.home.lock_create()?;
     let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
     if store.team().as_str() != TEAM {
         // Another process made `demo` in between: leave both alone.
@@ -241,13 +244,7 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
             "a team `demo` appeared while the demo started; run `teamctl demo` again",
         ));
     }
-    // Under `create`'s lock, as every writer of the current-team record.
-    // Under `create`'s lock, as every writer of the current-team record (and only while the
-    // team is still there: a `delete` may have removed it already).
-    let creating = demo.home.lock_create()?;
-    if demo.home.exists(store.team()) {
-        creating.set_current(Some(store.team()))?;
-    }
+    creating.set_current(Some(store.team()))?;
     drop(creating);
     let agents = write_agents(&*store)?;
     crate::outln!(

@@ -29,6 +29,22 @@ pub struct Loaded {
     pub dir: PathBuf,
 }
 
+/// The error when this home leads a team other than `team` (one team at a time).
+fn refuse_if_leading_another(ctx: &Ctx, team: &Name) -> Result<()> {
+    let Some(current) = ctx.home.current().filter(|c| c != team) else {
+        return Ok(());
+    };
+    let leave = match ctx.home.server_of(&current).ok().flatten() {
+        Some(_) => format!(
+            ", or leave it for this home only with `teamctl delete --leave --team {current}` (it is kept on its NATS server for the other hosts)"
+        ),
+        None => String::new(),
+    };
+    Err(Error::bad(format!(
+        "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first{leave}, or use another --home"
+    )))
+}
+
 /// Read and check a team file (`up` and `down`).
 pub fn load(path: &Path) -> Result<Loaded> {
     let origin = path.display().to_string();
@@ -105,19 +121,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
             "{origin} declares team {team}, not {t:?} (--team / TEAMCTL_TEAM); drop --team, or edit the file"
         )));
     }
-    if let Some(current) = ctx.home.current()
-        && &current != team
-    {
-        let leave = match ctx.home.server_of(&current).ok().flatten() {
-            Some(_) => format!(
-                ", or leave it for this home only with `teamctl delete --leave --team {current}` (it is kept on its NATS server for the other hosts)"
-            ),
-            None => String::new(),
-        };
-        return Err(Error::bad(format!(
-            "you already lead team {current:?}; a leader leads one team at a time: `teamctl delete --team {current}` (or `teamctl down` with its file) first{leave}, or use another --home"
-        )));
-    }
+    refuse_if_leading_another(ctx, team)?;
     let existing = if ctx.home.exists(team) {
         Some(ctx.home.open(team)?)
     } else {
@@ -159,23 +163,39 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     add_tasks(&mut tasks_now.clone(), &file, now_ms()).map_err(|(line, e)| at(line, e))?;
 
     // Checked: from here on, things are written and started.
+    let appeared = || {
+        Error::failed(format!(
+            "team {team} appeared while `up` was creating it; run `teamctl up` again"
+        ))
+    };
     let (store, created) = match existing {
         Some(s) => (s, false),
         None => {
             let cwd =
                 std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
+            // Under `create`'s lock from the checks to the record, as `create`: a `delete` of
+            // the name waits (it removed the directory while the team file was being written,
+            // leaving a directory without it), and a `create` racing this one leads its team
+            // or this one, not both.
+            let creating = ctx.home.lock_create()?;
+            refuse_if_leading_another(ctx, team)?;
+            if ctx.home.exists(team) {
+                return Err(appeared());
+            }
             let s = ctx.home.create(team, &file.description, &cwd)?;
             if s.team() != team {
-                // Made by someone else meanwhile: this one is not the file's.
+                // The name is taken by a directory without a team file: this one is not the
+                // file's.
                 let _ = s.destroy();
-                return Err(Error::failed(format!(
-                    "team {team} appeared while `up` was creating it; run `teamctl up` again"
-                )));
+                return Err(appeared());
+            }
+            if ctx.home.current().is_none() {
+                creating.set_current(Some(team))?;
             }
             (s, true)
         }
     };
-    {
+    if !created {
         // Under `create`'s lock, as every writer of the record: a `create` or `delete` racing
         // this one leaves a record naming a team that exists, or none.
         let creating = ctx.home.lock_create()?;

@@ -137,10 +137,14 @@ impl Home {
     }
 
     /// Held by `create` from its "do you lead a team already?" check until the new team is
-    /// the current one (`$TEAMCTL_HOME/create.lock`), and by every other writer of the
-    /// current-team record (`up`, `demo`, `delete`, `doctor --fix`) around its look and its
-    /// write: the record is written only through the guard (`Creating::set_current`), so none
-    /// writes it without the lock.
+    /// the current one (`$TEAMCTL_HOME/create.lock`), by `up` and `demo` from their look for
+    /// the team until it is made and recorded (`create_in` is called only with it held), by
+    /// `delete` from its look at what is there until the team directory is removed and the
+    /// record cleared (`Creating::forget`, `Creating::destroy`), and by `doctor --fix` around
+    /// its look at the record and its write. The record is written only through the guard
+    /// (`Creating::set_current`). So a team directory is never removed while a team is being
+    /// made in it (which left a directory without its team file, recorded as current), and a
+    /// remover's look (a leftover, or a team?) holds until its removal.
     pub fn lock_create(&self) -> Result<Creating<'_>> {
         ensure_dir(&self.root)?;
         Ok(Creating {
@@ -224,18 +228,6 @@ impl Home {
             return Ok(None);
         };
         Ok((!NatsStore::exists_at(&url, team)?).then(|| url.shown().to_string()))
-    }
-
-    /// Remove this home's directory of `team` (its pointer, logs, local state) and forget it
-    /// as the current team. Nothing kept on a server is touched: `delete --leave`, and a team
-    /// deleted from another host.
-    pub fn forget(&self, team: &Name) -> Result<()> {
-        self.verify()?;
-        super::fsutil::remove_tree(&self.team_dir(team))?;
-        // Looked at under the lock, after the removal: a `create` recording `team` meanwhile
-        // is not missed.
-        self.clear_current_if_gone(team)?;
-        Ok(())
     }
 
     /// A team this home does not have, found in the store `TEAMCTL_STORE` names: this home
@@ -399,7 +391,9 @@ impl Home {
     }
 
     /// As `create`, kept in the NATS server at `store` when given (else files here). A name is
-    /// taken when this home or the server has it.
+    /// taken when this home or the server has it. Commands call it with `lock_create`'s guard
+    /// held (a `delete` then never removes the directory between its making and its team
+    /// file's).
     pub fn create_in(
         &self,
         base: &Name,
@@ -440,6 +434,8 @@ impl Home {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e).at(&dir),
             }
+            // The directory is made, its team file not yet (tests force a race here).
+            crate::pause::at("team-dir-made");
             let now = now_ms();
             let config = TeamConfig {
                 name: candidate.clone(),
@@ -500,6 +496,33 @@ impl Creating<'_> {
                 _ => Ok(()),
             },
         }
+    }
+
+    /// Forget the record when the team it names is gone.
+    fn clear_gone(&self) -> Result<()> {
+        match self.home.current_named() {
+            Some(t) if !self.home.exists(&t) => self.set_current(None),
+            _ => Ok(()),
+        }
+    }
+
+    /// Remove this home's directory of `team` (its pointer, logs, local state) and forget it
+    /// as the current team. Nothing kept on a server is touched: `delete --leave`, a team
+    /// deleted from another host, a leftover. The record is looked at even when the removal
+    /// failed part way: it never names a team whose file went.
+    pub fn forget(&self, team: &Name) -> Result<()> {
+        self.home.verify()?;
+        let removed = super::fsutil::remove_tree(&self.home.team_dir(team));
+        self.clear_gone()?;
+        removed.map(drop)
+    }
+
+    /// Remove the team `store` holds (`Store::destroy`) and forget it as the current team,
+    /// also when the removal failed part way.
+    pub fn destroy(&self, store: &dyn super::Store) -> Result<()> {
+        let destroyed = store.destroy();
+        self.clear_gone()?;
+        destroyed
     }
 }
 

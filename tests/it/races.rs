@@ -1020,3 +1020,130 @@ fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
     bob_answers(&t, "two", "after the restart");
     t.ok(&["delete", "--force"]);
 }
+
+/// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
+/// /proc/locks: `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`).
+fn waits_for_lock(pid: u32, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(ino) = std::fs::metadata(path).map(|m| m.ino()) else {
+        return false;
+    };
+    std::fs::read_to_string("/proc/locks")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once("->").map(|(_, rest)| rest))
+        .any(|rest| {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            f.first() == Some(&"FLOCK")
+                && f.get(3) == Some(&pid.to_string().as_str())
+                && f.get(4)
+                    .and_then(|d| d.rsplit(':').next())
+                    .is_some_and(|i| i == ino.to_string())
+        })
+}
+
+/// The name the home's current-team record holds, if any.
+fn recorded_current(t: &TestEnv) -> Option<String> {
+    std::fs::read_to_string(t.home_path().join("current"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// A `delete` that found team c's directory without a team file (a `create` had made the
+/// directory, not yet the file) and goes on once that `create` has finished must not remove
+/// the team it made as a leftover: the team, its task and the record naming it stay, and the
+/// `delete` says why it removed nothing. (It removed the whole team, task and all, as "what
+/// was left of team c", without `--force`.)
+#[test]
+fn a_delete_of_a_leftover_that_a_create_then_makes_whole_removes_nothing() {
+    let t = TestEnv::new();
+    let gate = |n: &str| t.work.path().join(n);
+    let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
+    let create = t.paused(&["create", "c"], "team-dir-made", &gate("create"));
+    wait_until("the create held with the directory made", LONG, || {
+        held("create")
+    });
+    let delete = t.paused(
+        &["delete", "--team", "c"],
+        "delete-leftover",
+        &gate("delete"),
+    );
+    wait_until(
+        "the delete held on what it took for a leftover",
+        LONG,
+        || held("delete"),
+    );
+    std::fs::write(gate("create"), "").unwrap();
+    let made = create.wait_with_output().unwrap();
+    assert!(made.status.success(), "{made:?}");
+    t.ok(&["--team", "c", "task", "add", "keep me"]);
+    std::fs::write(gate("delete"), "").unwrap();
+    let deleted = delete.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&deleted.stderr);
+    assert!(
+        !deleted.status.success() && said.contains("made while"),
+        "{deleted:?}"
+    );
+    assert!(t.team_dir("c").join("config.json").is_file());
+    assert_eq!(recorded_current(&t).as_deref(), Some("c"));
+    let tasks = t.ok(&["--json", "--team", "c", "task", "list"]);
+    assert!(tasks.contains("keep me"), "{tasks}");
+    t.ok(&["delete", "--force", "--team", "c"]);
+    assert!(!t.team_dir("c").exists());
+    assert_eq!(recorded_current(&t), None);
+}
+
+/// A `delete` of a team directory that a `create` is making (held there, with `create`'s lock)
+/// waits for that lock before it removes anything, then finds a team, not a leftover, and
+/// removes nothing. (It removed the directory under the `create`, which made it again as it
+/// wrote the team; a removal racing those writes could leave a directory without its team
+/// file, recorded as the current team: the CI failure of the racing test in tests/it/up.rs.)
+#[test]
+fn a_delete_of_a_team_being_made_waits_for_the_create_and_removes_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let t = TestEnv::new();
+    let gate = t.work.path().join("create");
+    let create = t.paused(&["create", "c"], "team-dir-made", &gate);
+    wait_until("the create held with the directory made", LONG, || {
+        t.work.path().join("create.reached").exists()
+    });
+    let dir = t.team_dir("c");
+    let made = std::fs::metadata(&dir).unwrap().ino();
+    let mut delete = t
+        .cmd(&["delete", "--team", "c"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = t.home_path().join("create.lock");
+    let pid = delete.id();
+    let mut ended = false;
+    wait_until(
+        "the delete waiting for create's lock, or ended",
+        LONG,
+        || {
+            ended = ended || delete.try_wait().unwrap().is_some();
+            ended || waits_for_lock(pid, &lock)
+        },
+    );
+    assert_eq!(
+        std::fs::metadata(&dir).ok().map(|m| m.ino()),
+        Some(made),
+        "the delete removed the directory a create was making (ended: {ended})"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let out = create.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let deleted = delete.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&deleted.stderr);
+    assert!(
+        !deleted.status.success() && said.contains("made while"),
+        "{deleted:?}"
+    );
+    assert_eq!(std::fs::metadata(&dir).unwrap().ino(), made);
+    assert!(dir.join("config.json").is_file());
+    assert_eq!(recorded_current(&t).as_deref(), Some("c"));
+    t.ok(&["delete", "--team", "c"]);
+    assert!(!dir.exists());
+    assert_eq!(recorded_current(&t), None);
+}
