@@ -1,0 +1,122 @@
+//! What an interrupted stop leaves behind: a shutdown request the leader gave up on (a
+//! graceful shutdown that timed out, then `kill` or `shutdown --force`) does not stop the
+//! worker `resume` starts later.
+
+use std::time::Duration;
+
+use crate::common::{TestEnv, wait_until};
+use serde_json::Value;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn create(env: &TestEnv, team: &str) {
+    let out = env.ok(&["create", team]);
+    assert_eq!(out.trim(), team);
+}
+
+/// Messages in the leader's inbox of `team` from `from` of type `kind`.
+fn leader_mail(env: &TestEnv, team: &str, from: &str, kind: &str) -> Vec<Value> {
+    env.inbox(team, "team-lead")
+        .into_iter()
+        .filter(|m| m["from"] == from && m["type"] == kind)
+        .collect()
+}
+
+fn replies(env: &TestEnv, team: &str, from: &str) -> Vec<String> {
+    leader_mail(env, team, from, "message")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn log_of(env: &TestEnv, team: &str, name: &str) -> String {
+    std::fs::read_to_string(env.team_dir(team).join("logs").join(format!("{name}.log")))
+        .unwrap_or_default()
+}
+
+/// `teammate`'s worker pid as the team file records it.
+fn pid_of(env: &TestEnv, team: &str, name: &str) -> u64 {
+    env.recorded(team, name)["pid"].as_u64().expect("a pid")
+}
+
+/// How a stop that was given up on is ended.
+#[derive(Clone, Copy)]
+enum End {
+    Kill,
+    Force,
+}
+
+/// bob on `backend`, busy in a long turn on a first message, asked to shut down and not
+/// answering in time, then ended by `end`, then resumed: the new worker must not answer the
+/// old request (and stop at once), must handle the message the killed turn left, answer a
+/// question, and still stop on a request sent after the resume.
+fn a_request_given_up_on(env: &TestEnv, team: &str, backend: &str, end: End) {
+    create(env, team);
+    // The `mkdir` succeeds once: only the first worker's turn is long.
+    let once = env.work.path().join("once");
+    let exec = format!(
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ] && mkdir '{}' 2>/dev/null; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+        once.display()
+    );
+    env.ok(&["spawn", "bob", "--backend", backend, "--exec", &exec]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working on the slow message", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let err = env.fails(&["shutdown", "bob", "--timeout", "1"], 1);
+    assert!(err.contains("no shutdown response from bob"), "{err}");
+    match end {
+        End::Kill => env.ok(&["kill", "bob"]),
+        End::Force => env.ok(&["shutdown", "bob", "--force"]),
+    };
+    assert_eq!(env.member_status("bob"), "stopped");
+    let responses_before = leader_mail(env, team, "bob", "shutdown_response").len();
+    env.ok(&["resume", "bob"]);
+    let pid = pid_of(env, team, "bob");
+    // The request is before this question in bob's inbox: by the answer, the worker has
+    // dealt with it.
+    let answer = env.ok(&["ask", "bob", "still there?", "--timeout", "30"]);
+    assert_eq!(answer.trim(), "re: still there?");
+    let log = || log_of(env, team, "bob");
+    assert_eq!(
+        leader_mail(env, team, "bob", "shutdown_response").len(),
+        responses_before,
+        "the resumed worker answered the request given up on:\n{}",
+        log()
+    );
+    assert_eq!(
+        pid_of(env, team, "bob"),
+        pid,
+        "the worker resume started stopped (and was started again):\n{}",
+        log()
+    );
+    let bob = env.member("bob");
+    assert_eq!(bob["status"], "idle", "{bob}\n{}", log());
+    assert_eq!(bob["unread"], 0, "{bob}");
+    // The message the killed turn never finished is handled again (at least once).
+    assert!(replies(env, team, "bob").contains(&"re: slow\n".to_string()));
+    assert!(log().contains("no longer waits for"), "{}", log());
+    // A request sent after the resume still stops it.
+    env.ok(&["shutdown", "bob", "--timeout", "30"]);
+    assert_eq!(env.member_status("bob"), "stopped");
+    assert_eq!(env.processes(), Vec::<u32>::new());
+    env.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn a_request_given_up_on_by_kill_does_not_stop_the_resumed_busy_teammate() {
+    let env = TestEnv::new();
+    a_request_given_up_on(&env, "ir-kill", "process", End::Kill);
+}
+
+#[test]
+fn a_request_given_up_on_by_force_does_not_stop_the_resumed_busy_teammate() {
+    let env = TestEnv::new();
+    a_request_given_up_on(&env, "ir-force", "process", End::Force);
+}
+
+#[test]
+fn a_request_given_up_on_does_not_stop_the_resumed_teammate_in_tmux() {
+    let env = TestEnv::with_tmux();
+    a_request_given_up_on(&env, "ir-tmux", "tmux", End::Kill);
+}
