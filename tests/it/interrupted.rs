@@ -1,10 +1,12 @@
 //! What an interrupted stop leaves behind: a shutdown request the leader gave up on (a
 //! graceful shutdown that timed out, then `kill` or `shutdown --force`) does not stop the
-//! worker `resume` starts later.
+//! worker `resume` starts later; Ctrl-C (a real SIGINT) in `delete` undoes its deleting mark
+//! and exits 130 saying so.
 
+use std::process::{Child, Output};
 use std::time::Duration;
 
-use crate::common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until, wait_until_or_show};
 use serde_json::Value;
 
 const LONG: Duration = Duration::from_secs(30);
@@ -119,4 +121,97 @@ fn a_request_given_up_on_by_force_does_not_stop_the_resumed_busy_teammate() {
 fn a_request_given_up_on_does_not_stop_the_resumed_teammate_in_tmux() {
     let env = TestEnv::with_tmux();
     a_request_given_up_on(&env, "ir-tmux", "tmux", End::Kill);
+}
+
+/// Send SIGINT to `child` (a teamctl command the test started).
+fn interrupt(child: &Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+fn finished(child: Child) -> (Option<i32>, String) {
+    let Output { status, stderr, .. } = child.wait_with_output().unwrap();
+    (status.code(), String::from_utf8_lossy(&stderr).into_owned())
+}
+
+#[test]
+fn ctrl_c_in_delete_before_it_asks_anyone_keeps_the_team_unmarked() {
+    let env = TestEnv::new();
+    create(&env, "ir-del");
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let pid = pid_of(&env, "ir-del", "bob");
+    let gate = env.work.path().join("gate");
+    let child = env.paused(&["delete"], "delete-marked", &gate);
+    let reached = env.work.path().join("gate.reached");
+    wait_until("delete holding after its mark", LONG, || reached.exists());
+    assert!(env.config("ir-del").get("deleting").is_some());
+    interrupt(&child);
+    std::fs::write(&gate, b"").unwrap();
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("team ir-del is kept"),
+        "{err}"
+    );
+    assert!(env.config("ir-del").get("deleting").is_none());
+    // Nothing was asked of bob: it runs on, and sends are taken again.
+    assert_eq!(pid_of(&env, "ir-del", "bob"), pid);
+    let answer = env.ok(&["ask", "bob", "hello", "--timeout", "30"]);
+    assert_eq!(answer.trim(), "hello");
+    env.ok(&["delete"]);
+    assert!(!env.team_dir("ir-del").exists());
+}
+
+#[test]
+fn ctrl_c_in_delete_waiting_for_a_busy_teammate_keeps_the_team_and_says_who_was_asked() {
+    let env = TestEnv::new();
+    create(&env, "ir-delbusy");
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+    ]);
+    env.ok(&["spawn", "amy", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let child = env
+        .cmd(&["delete", "--timeout", "600"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // amy answers and stops; bob has the request, deep in its turn.
+    wait_until_or_show(
+        "amy stopped and bob asked",
+        LONG,
+        || {
+            env.member_status("amy") == "stopped"
+                && env
+                    .inbox("ir-delbusy", "bob")
+                    .iter()
+                    .any(|m| m["type"] == "shutdown_request")
+        },
+        || format!("{:#?}", env.status()),
+    );
+    interrupt(&child);
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("team ir-delbusy is kept"), "{err}");
+    assert!(err.contains("amy stopped"), "{err}");
+    assert!(err.contains("bob"), "{err}");
+    assert!(env.config("ir-delbusy").get("deleting").is_none());
+    // Sends are taken again.
+    env.ok(&["send", "amy", "back?"]);
+    wait_until("amy resumed and answering", LONG, || {
+        replies(&env, "ir-delbusy", "amy").contains(&"back?".to_string())
+    });
+    env.ok(&["delete", "--force"]);
 }
