@@ -1,9 +1,10 @@
 //! Ctrl-C (SIGINT) and SIGTERM for the commands that must not end halfway without a word:
-//! `delete` undoes its deleting mark. Once a command calls `catch`, the signal is recorded
-//! (`caught`) instead of ending the process; a small thread then rings the bells of the waits
-//! that asked for it (`ring_on`), so a wait ends at once, and the command acts on it at its
-//! next safe point, exiting with 128 + the signal (`Error::Interrupted`). A command that never
-//! calls `catch` keeps the default: the signal ends it.
+//! `delete` undoes its deleting mark, `ask` says where its question and the answer are. Once a
+//! command calls `catch`, the signal is recorded (`caught`) instead of ending the process; a
+//! small thread then rings the bells of the waits that asked for it (`ring_on`), so a wait ends
+//! at once, and the command acts on it at its next safe point, exiting with 128 + the signal
+//! (`Error::Interrupted`). A command that never calls `catch` keeps the default: the signal
+//! ends it.
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,7 +1,8 @@
 //! What an interrupted stop leaves behind: a shutdown request the leader gave up on (a
 //! graceful shutdown that timed out, then `kill` or `shutdown --force`) does not stop the
 //! worker `resume` starts later; Ctrl-C (a real SIGINT) in `delete` undoes its deleting mark
-//! and exits 130 saying so.
+//! and exits 130 saying so; Ctrl-C in `ask` exits 130 saying where the question and its
+//! answer go.
 
 use std::process::{Child, Output};
 use std::time::Duration;
@@ -212,6 +213,59 @@ fn ctrl_c_in_delete_waiting_for_a_busy_teammate_keeps_the_team_and_says_who_was_
     env.ok(&["send", "amy", "back?"]);
     wait_until("amy resumed and answering", LONG, || {
         replies(&env, "ir-delbusy", "amy").contains(&"back?".to_string())
+    });
+    env.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn ctrl_c_in_ask_says_the_question_stays_and_where_the_answer_goes() {
+    let env = TestEnv::new();
+    create(&env, "ir-ask");
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+    ]);
+    // bob busy on another message: the question waits unread.
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let child = env
+        .cmd(&["ask", "bob", "are you there?", "--timeout", "600"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the question in bob's inbox", LONG, || {
+        env.inbox("ir-ask", "bob")
+            .iter()
+            .any(|m| m["text"] == "are you there?")
+    });
+    interrupt(&child);
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    let id = env
+        .inbox("ir-ask", "bob")
+        .iter()
+        .find(|m| m["text"] == "are you there?")
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(err.contains(&id), "{err}");
+    assert!(err.contains("stays in bob's inbox"), "{err}");
+    assert!(
+        err.contains("team-lead's inbox") && err.contains("`teamctl inbox`"),
+        "{err}"
+    );
+    // True: it is unread there, and once bob's turn is interrupted it is answered to the
+    // leader's inbox.
+    assert_eq!(env.member("bob")["unread"], 1);
+    env.ok(&["interrupt", "bob"]);
+    wait_until("the answer in the leader's inbox", LONG, || {
+        replies(&env, "ir-ask", "bob").contains(&"re: are you there?\n".to_string())
     });
     env.ok(&["delete", "--force"]);
 }
