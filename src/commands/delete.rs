@@ -228,13 +228,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             )));
         }
     }
-    // The mark first, under the team file's lock: from here on no send appends, and no spawn
-    // or resume starts a worker (each checks it under the same lock or the start lock).
     // Ctrl-C (or SIGTERM) from here on is acted on where the team can still be kept: the mark
     // is undone and the command says what it left (`interrupted`), exit 130. Once teammates
     // are being ended, the delete is finished first.
     crate::signals::catch()?;
     let again = forced.trim_end_matches(" --force");
+    // The mark first, under the team file's lock: from here on no send appends, and no spawn
+    // or resume starts a worker (each checks it under the same lock or the start lock).
     set_mark(store, true)?;
     crate::pause::at("delete-marked");
     if !args.force {
@@ -246,13 +246,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             true,
         )
         .and_then(|mut outcome| {
+            if let Some(signal) = outcome.interrupted {
+                return Err(interrupted(&config.name, signal, &names, &outcome, again));
+            }
             // A teammate that died instead of answering ends with the team (all that is left
             // of every teammate is ended below): said, not a reason to keep the team.
             for (name, _) in outcome.died.drain(..) {
                 eprintln!("teamctl: {name} died before it answered; it ends with the team");
-            }
-            if let Some(signal) = outcome.interrupted {
-                return Err(interrupted(&config.name, signal, &outcome, again));
             }
             outcome.into_result(args.timeout)
         });
@@ -347,11 +347,12 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
 }
 
 /// What a delete interrupted during its handoff left: the team kept, unmarked; who stopped,
-/// who still has the request (and stops once it answers it, its turn done), who was not
-/// asked.
+/// who refused, who still has the request (and stops once it answers it, its turn done), who
+/// was not asked (of `all`, the teammates the handoff was for).
 fn interrupted(
     team: &crate::domain::Name,
     signal: nix::sys::signal::Signal,
+    all: &[crate::domain::Name],
     outcome: &crate::leader::handoff::Outcome,
     again: &str,
 ) -> crate::Error {
@@ -370,6 +371,11 @@ fn interrupted(
     for (name, why) in &outcome.refused {
         what.push_str(&format!("; {name} refused to shut down: {why}"));
     }
+    for (name, _) in &outcome.died {
+        what.push_str(&format!(
+            "; {name} died before it answered (`teamctl resume {name}` starts it again)"
+        ));
+    }
     if !outcome.silent.is_empty() {
         let one = outcome.silent.len() == 1;
         what.push_str(&format!(
@@ -377,6 +383,19 @@ fn interrupted(
             names(&outcome.silent),
             if one { "it stops" } else { "they stop" },
             if one { "it answers" } else { "they answer" },
+        ));
+    }
+    let asked = |n: &crate::domain::Name| {
+        outcome.stopped.contains(n)
+            || outcome.silent.contains(n)
+            || outcome.refused.iter().any(|(r, _)| r == n)
+            || outcome.died.iter().any(|(d, _)| d == n)
+    };
+    let not_asked: Vec<_> = all.iter().filter(|n| !asked(n)).cloned().collect();
+    if !not_asked.is_empty() {
+        what.push_str(&format!(
+            "; {} not asked (running as before)",
+            names(&not_asked)
         ));
     }
     what.push_str(&format!("; `{again}` deletes it"));
