@@ -27,6 +27,11 @@ pub enum Error {
     /// to report: `main` ends quietly, as a command killed by SIGPIPE does (`out.rs`).
     #[error("the output's reader went away")]
     Closed,
+    /// Ctrl-C (SIGINT) or SIGTERM caught by a command that then stopped at a safe point
+    /// (`signals`): the line says what it left; the exit code is 128 + the signal (130 for
+    /// Ctrl-C), as a shell reports a command the signal ended.
+    #[error("{message}")]
+    Interrupted { code: i32, message: String },
 }
 
 /// The source of the I/O error `store::fsutil` gives when a state file's path holds something
@@ -91,6 +96,7 @@ impl Error {
         match self {
             Error::BadInput(_) => 2,
             Error::Failed(_) | Error::Io { .. } | Error::Closed => 1,
+            Error::Interrupted { code, .. } => *code,
         }
     }
 }

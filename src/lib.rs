@@ -18,6 +18,7 @@ pub(crate) mod leader;
 pub mod out;
 pub mod output;
 pub mod pause;
+pub(crate) mod signals;
 pub mod store;
 pub(crate) mod view;
 pub mod worker;

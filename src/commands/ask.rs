@@ -52,6 +52,12 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let _sub = store.subscribe_brief(&[Topic::Inbox(me.clone()), Topic::Live], bell.bell())?;
     let mut pos = store.inbox_end(&me)?;
     let theirs = store.inbox_end(&target)?;
+    // Ctrl-C (or SIGTERM) while waiting says where the question and its answer are, exit 130.
+    crate::signals::catch()?;
+    let _ringing = crate::signals::ring_on(&bell.bell());
+    if let Some(signal) = crate::signals::caught() {
+        return Err(crate::signals::interrupted(signal, "nothing was sent"));
+    }
     bus::deliver(&*store, &config, &env)?;
     let handled_at = end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
@@ -149,8 +155,50 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             last_look = true;
             continue;
         }
+        if let Some(signal) = crate::signals::caught() {
+            return Err(interrupted(&*store, &me, &target, &env.id, signal));
+        }
         bell.wait_until(deadline.min(Instant::now() + Duration::from_secs(1)));
     }
+}
+
+/// An `ask` interrupted while it waits: the question stays in `target`'s inbox (a worker moves
+/// its cursor past a message only once it is handled and answered), and the answer goes to
+/// the asker's inbox, as any reply does.
+fn interrupted(
+    store: &dyn crate::store::Store,
+    me: &Name,
+    target: &Name,
+    id: &str,
+    signal: nix::sys::signal::Signal,
+) -> Error {
+    let config = store.load().ok();
+    let member = config.as_ref().and_then(|c| c.member(target.as_str()));
+    let live = store.live(target).ok().flatten();
+    let state = match member {
+        _ if live
+            .as_ref()
+            .and_then(|l| l.current_turn.as_ref())
+            .is_some_and(|t| t.message_id == id) =>
+        {
+            format!("{target} is answering it now")
+        }
+        Some(m) if !leader::effective_status(m, live.as_ref()).is_running() => {
+            format!("{target} is not running: answered once `teamctl resume {target}` starts it")
+        }
+        _ => format!("{target} answers it in turn"),
+    };
+    let shown = if me.is_leader() {
+        ": `teamctl inbox` shows it".to_string()
+    } else {
+        format!(", where {me}'s worker takes it as a message")
+    };
+    crate::signals::interrupted(
+        signal,
+        format!(
+            "the question ({id}) stays in {target}'s inbox ({state}); the answer goes to {me}'s inbox{shown}"
+        ),
+    )
 }
 
 /// Where the message `id` ends in `inbox`, looking from `from` (where the inbox ended just

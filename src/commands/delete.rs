@@ -253,9 +253,15 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             )));
         }
     }
+    // Ctrl-C (or SIGTERM) from here on is acted on where the team can still be kept: the mark
+    // is undone and the command says what it left (`interrupted`), exit 130. Once teammates
+    // are being ended, the delete is finished first.
+    crate::signals::catch()?;
+    let again = forced.trim_end_matches(" --force");
     // The mark first, under the team file's lock: from here on no send appends, and no spawn
     // or resume starts a worker (each checks it under the same lock or the start lock).
     set_mark(store, true)?;
+    crate::pause::at("delete-marked");
     if !args.force {
         let handed = crate::leader::handoff::handoff(
             store,
@@ -265,6 +271,9 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             true,
         )
         .and_then(|mut outcome| {
+            if let Some(signal) = outcome.interrupted {
+                return Err(interrupted(&config.name, signal, &names, &outcome, again));
+            }
             // A teammate that died instead of answering ends with the team (all that is left
             // of every teammate is ended below): said, not a reason to keep the team.
             for (name, _) in outcome.died.drain(..) {
@@ -275,11 +284,28 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         if let Err(e) = handed {
             // Kept: sends and resumes work again.
             set_mark(store, false)?;
+            if let crate::Error::Interrupted { .. } = e {
+                return Err(e);
+            }
             return Err(crate::Error::failed(format!(
-                "{e}; the team is kept, the teammates that answered stopped: `{} --timeout SECS` waits longer for the rest, `{forced}` ends them now",
-                forced.trim_end_matches(" --force")
+                "{e}; the team is kept, the teammates that answered stopped: `{again} --timeout SECS` waits longer for the rest, `{forced}` ends them now",
             )));
         }
+    }
+    if let Some(signal) = crate::signals::caught() {
+        set_mark(store, false)?;
+        let ended = if args.force {
+            "no teammate was ended"
+        } else {
+            "every teammate stopped"
+        };
+        return Err(crate::signals::interrupted(
+            signal,
+            format!(
+                "team {} is kept and takes messages again (its deleting mark is undone); {ended}; `{again}` deletes it",
+                config.name
+            ),
+        ));
     }
     // Whatever is left (forced, leftovers of stopped members, or one a start that began before
     // the mark brought up) ends now, tag checked.
@@ -327,7 +353,73 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     } else {
         crate::outln!("deleted team {}", config.name);
     }
+    if let Some(signal) = crate::signals::caught() {
+        // Too late to keep it: its teammates were being ended.
+        return Err(crate::signals::interrupted(
+            signal,
+            format!(
+                "it came while the teammates were being ended, so the delete was finished: team {} is deleted",
+                config.name
+            ),
+        ));
+    }
     Ok(())
+}
+
+/// What a delete interrupted during its handoff left: the team kept, unmarked; who stopped,
+/// who refused, who still has the request (and stops once it answers it, its turn done), who
+/// was not asked (of `all`, the teammates the handoff was for).
+fn interrupted(
+    team: &crate::domain::Name,
+    signal: nix::sys::signal::Signal,
+    all: &[crate::domain::Name],
+    outcome: &crate::leader::handoff::Outcome,
+    again: &str,
+) -> crate::Error {
+    use crate::leader::handoff::names;
+    let mut what =
+        format!("team {team} is kept and takes messages again (its deleting mark is undone)");
+    let stopped: Vec<_> = outcome
+        .stopped
+        .iter()
+        .filter(|n| !outcome.already.contains(n))
+        .cloned()
+        .collect();
+    if !stopped.is_empty() {
+        what.push_str(&format!("; {} stopped", names(&stopped)));
+    }
+    for (name, why) in &outcome.refused {
+        what.push_str(&format!("; {name} refused to shut down: {why}"));
+    }
+    for (name, _) in &outcome.died {
+        what.push_str(&format!(
+            "; {name} died before it answered (`teamctl resume {name}` starts it again)"
+        ));
+    }
+    if !outcome.silent.is_empty() {
+        let one = outcome.silent.len() == 1;
+        what.push_str(&format!(
+            "; {} had not answered yet: the request is still awaited, and {} once {} (a turn in progress finishes first; `teamctl status` shows it)",
+            names(&outcome.silent),
+            if one { "it stops" } else { "they stop" },
+            if one { "it answers" } else { "they answer" },
+        ));
+    }
+    let asked = |n: &crate::domain::Name| {
+        outcome.stopped.contains(n)
+            || outcome.silent.contains(n)
+            || outcome.refused.iter().any(|(r, _)| r == n)
+            || outcome.died.iter().any(|(d, _)| d == n)
+    };
+    let not_asked: Vec<_> = all.iter().filter(|n| !asked(n)).cloned().collect();
+    if !not_asked.is_empty() {
+        what.push_str(&format!(
+            "; {} not asked (running as before)",
+            names(&not_asked)
+        ));
+    }
+    what.push_str(&format!("; `{again}` deletes it"));
+    crate::signals::interrupted(signal, what)
 }
 
 /// Set (or, when a handoff refused, clear) the team's deleting mark.

@@ -36,6 +36,10 @@ pub struct Outcome {
     /// (true: nothing of it runs any more). Not stopped: dead, as any teammate whose worker
     /// went without a clean exit.
     pub died: Vec<(Name, bool)>,
+    /// Stopped early by Ctrl-C or SIGTERM (in a command that catches them, `signals`): those
+    /// asked and not yet answered are in `silent`, their requests still awaited; those not
+    /// asked yet are in no list.
+    pub interrupted: Option<nix::sys::signal::Signal>,
 }
 
 impl Outcome {
@@ -158,6 +162,8 @@ pub fn handoff(
     } else {
         None
     };
+    // A Ctrl-C the command catches ends the wait at once (`signals`).
+    let _ringing = crate::signals::ring_on(&bell.bell());
     let mut waiting: BTreeSet<Name> = BTreeSet::new();
     // The requests awaited, and where their answers can start in the leader's inbox: another
     // reader (the leader console) may act on a refusal first, and then only the inbox says.
@@ -178,6 +184,10 @@ pub fn handoff(
     sorted.sort();
     sorted.dedup();
     for batch in sorted.chunks(super::START_LOCKS_AT_ONCE) {
+        if crate::signals::caught().is_some() {
+            // Nobody more is asked.
+            break;
+        }
         let _starting = super::start_locks(store, batch)?;
         let config = store.load()?;
         let members = batch
@@ -237,12 +247,17 @@ pub fn handoff(
         out.requested = waiting.into_iter().collect();
         return Ok(out);
     }
+    out.interrupted = crate::signals::caught();
     let deadline = crate::domain::time::deadline_after(timeout);
     // Said once, when the answers take long enough to look like a hang.
     let notice_at = Instant::now() + NOTICE_AFTER;
     let mut noticed = false;
     while !waiting.is_empty() {
         take_answers(store, &mut waiting, &mut out)?;
+        if let Some(signal) = crate::signals::caught() {
+            out.interrupted = Some(signal);
+            break;
+        }
         // Refusals another reader acted on: read from the inbox itself.
         let mut answers = crate::store::entries(store, &leader_name, answers_from);
         for e in answers.by_ref() {

@@ -182,7 +182,11 @@ pub fn start_worker_in(
         .spans_hosts()
         .then(|| backend::host::here(home.root(), crate::domain::time::now_ms()));
     let new_socket = member.tmux_socket != socket && member.pane_id.is_none();
-    let (member, fill) = if new_socket || host.is_some() {
+    // A shutdown request still awaited is given up before the new worker can read it: that
+    // worker answers only the request the record names (`worker::shutdown`), and one of a
+    // worker gone is nobody's to answer (cleared after the start as well, as always).
+    let stale_request = member.shutdown_request_id.is_some();
+    let (member, fill) = if new_socket || host.is_some() || stale_request {
         let roster = store.update_member(cache, name, &mut |_, _, slot| {
             if let Some(m) = slot {
                 if new_socket {
@@ -191,6 +195,7 @@ pub fn start_worker_in(
                 if host.is_some() {
                     m.host = host.clone();
                 }
+                m.shutdown_request_id = None;
             }
             Ok(())
         })?;

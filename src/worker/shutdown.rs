@@ -30,6 +30,16 @@ impl Worker {
             ));
             return Ok(Next::Continue);
         }
+        if !self.awaited(request_id) {
+            // Left in the inbox by a stop the leader gave up on (a shutdown that timed out,
+            // then `kill` or `shutdown --force`): answered now, it would stop the worker a
+            // `resume` just started. Remembered as handled, written at once.
+            self.sink.note(&format!(
+                "ignored shutdown request {request_id}: {LEADER} no longer waits for its answer (it ended or started this teammate again since)"
+            ));
+            self.save_live();
+            return Ok(Next::Continue);
+        }
         self.sink.note(&format!(
             "shutdown requested{}",
             reason
@@ -83,6 +93,24 @@ impl Worker {
         self.sink.note("shutdown approved; exiting");
         self.close_own_pane();
         Ok(Next::Exit)
+    }
+
+    /// Whether the leader still waits for the answer to `request_id`. It records the request
+    /// it waits for with the member before sending it (`leader::expect_shutdowns`) and clears
+    /// the record once it has the answer or gives up: `kill`, `shutdown --force`, a worker
+    /// found dead, a new start of this teammate. A request it no longer waits for would only
+    /// stop a worker nobody asked to stop; its answer would be ignored too (`leader::act_on`).
+    /// Read anew from the team file (a request is rare); when it cannot be read, answered as
+    /// before.
+    fn awaited(&self, request_id: &str) -> bool {
+        match self
+            .store
+            .roster_with(&[&self.name])
+            .and_then(|r| r.member(self.name.as_str()))
+        {
+            Ok(Some(m)) => m.shutdown_request_id.as_deref() == Some(request_id),
+            Ok(None) | Err(_) => true,
+        }
     }
 
     /// On a store that hosts share, the leader may run on another host, where it cannot close

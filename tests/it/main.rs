@@ -15,6 +15,7 @@ mod env;
 mod hosts;
 mod identity;
 mod interactive;
+mod interrupted;
 mod launch;
 mod lifecycle;
 mod loops;

@@ -1,0 +1,272 @@
+//! What an interrupted stop leaves behind: a shutdown request the leader gave up on (a
+//! graceful shutdown that timed out, then `kill` or `shutdown --force`) does not stop the
+//! worker `resume` starts later; Ctrl-C (a real SIGINT) in `delete` undoes its deleting mark
+//! and exits 130 saying so; Ctrl-C in `ask` exits 130 saying where the question and its
+//! answer go.
+
+use std::process::{Child, Output};
+use std::time::Duration;
+
+use crate::common::{TestEnv, wait_until, wait_until_or_show};
+use serde_json::Value;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn create(env: &TestEnv, team: &str) {
+    let out = env.ok(&["create", team]);
+    assert_eq!(out.trim(), team);
+}
+
+/// Messages in the leader's inbox of `team` from `from` of type `kind`.
+fn leader_mail(env: &TestEnv, team: &str, from: &str, kind: &str) -> Vec<Value> {
+    env.inbox(team, "team-lead")
+        .into_iter()
+        .filter(|m| m["from"] == from && m["type"] == kind)
+        .collect()
+}
+
+fn replies(env: &TestEnv, team: &str, from: &str) -> Vec<String> {
+    leader_mail(env, team, from, "message")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn log_of(env: &TestEnv, team: &str, name: &str) -> String {
+    std::fs::read_to_string(env.team_dir(team).join("logs").join(format!("{name}.log")))
+        .unwrap_or_default()
+}
+
+/// `teammate`'s worker pid as the team file records it.
+fn pid_of(env: &TestEnv, team: &str, name: &str) -> u64 {
+    env.recorded(team, name)["pid"].as_u64().expect("a pid")
+}
+
+/// How a stop that was given up on is ended.
+#[derive(Clone, Copy)]
+enum End {
+    Kill,
+    Force,
+}
+
+/// bob on `backend`, busy in a long turn on a first message, asked to shut down and not
+/// answering in time, then ended by `end`, then resumed: the new worker must not answer the
+/// old request (and stop at once), must handle the message the killed turn left, answer a
+/// question, and still stop on a request sent after the resume.
+fn a_request_given_up_on(env: &TestEnv, team: &str, backend: &str, end: End) {
+    create(env, team);
+    // The `mkdir` succeeds once: only the first worker's turn is long.
+    let once = env.work.path().join("once");
+    let exec = format!(
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ] && mkdir '{}' 2>/dev/null; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+        once.display()
+    );
+    env.ok(&["spawn", "bob", "--backend", backend, "--exec", &exec]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working on the slow message", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let err = env.fails(&["shutdown", "bob", "--timeout", "1"], 1);
+    assert!(err.contains("no shutdown response from bob"), "{err}");
+    match end {
+        End::Kill => env.ok(&["kill", "bob"]),
+        End::Force => env.ok(&["shutdown", "bob", "--force"]),
+    };
+    assert_eq!(env.member_status("bob"), "stopped");
+    let responses_before = leader_mail(env, team, "bob", "shutdown_response").len();
+    env.ok(&["resume", "bob"]);
+    let pid = pid_of(env, team, "bob");
+    // The request is before this question in bob's inbox: by the answer, the worker has
+    // dealt with it.
+    let answer = env.ok(&["ask", "bob", "still there?", "--timeout", "30"]);
+    assert_eq!(answer.trim(), "re: still there?");
+    let log = || log_of(env, team, "bob");
+    assert_eq!(
+        leader_mail(env, team, "bob", "shutdown_response").len(),
+        responses_before,
+        "the resumed worker answered the request given up on:\n{}",
+        log()
+    );
+    assert_eq!(
+        pid_of(env, team, "bob"),
+        pid,
+        "the worker resume started stopped (and was started again):\n{}",
+        log()
+    );
+    let bob = env.member("bob");
+    assert_eq!(bob["status"], "idle", "{bob}\n{}", log());
+    assert_eq!(bob["unread"], 0, "{bob}");
+    // The message the killed turn never finished is handled again (at least once).
+    assert!(replies(env, team, "bob").contains(&"re: slow\n".to_string()));
+    assert!(log().contains("no longer waits for"), "{}", log());
+    // A request sent after the resume still stops it.
+    env.ok(&["shutdown", "bob", "--timeout", "30"]);
+    assert_eq!(env.member_status("bob"), "stopped");
+    assert_eq!(env.processes(), Vec::<u32>::new());
+    env.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn a_request_given_up_on_by_kill_does_not_stop_the_resumed_busy_teammate() {
+    let env = TestEnv::new();
+    a_request_given_up_on(&env, "ir-kill", "process", End::Kill);
+}
+
+#[test]
+fn a_request_given_up_on_by_force_does_not_stop_the_resumed_busy_teammate() {
+    let env = TestEnv::new();
+    a_request_given_up_on(&env, "ir-force", "process", End::Force);
+}
+
+#[test]
+fn a_request_given_up_on_does_not_stop_the_resumed_teammate_in_tmux() {
+    let env = TestEnv::with_tmux();
+    a_request_given_up_on(&env, "ir-tmux", "tmux", End::Kill);
+}
+
+/// Send SIGINT to `child` (a teamctl command the test started).
+fn interrupt(child: &Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+fn finished(child: Child) -> (Option<i32>, String) {
+    let Output { status, stderr, .. } = child.wait_with_output().unwrap();
+    (status.code(), String::from_utf8_lossy(&stderr).into_owned())
+}
+
+#[test]
+fn ctrl_c_in_delete_before_it_asks_anyone_keeps_the_team_unmarked() {
+    let env = TestEnv::new();
+    create(&env, "ir-del");
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let pid = pid_of(&env, "ir-del", "bob");
+    let gate = env.work.path().join("gate");
+    let child = env.paused(&["delete"], "delete-marked", &gate);
+    let reached = env.work.path().join("gate.reached");
+    wait_until("delete holding after its mark", LONG, || reached.exists());
+    assert!(env.config("ir-del").get("deleting").is_some());
+    interrupt(&child);
+    std::fs::write(&gate, b"").unwrap();
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        err.contains("interrupted (SIGINT)") && err.contains("team ir-del is kept"),
+        "{err}"
+    );
+    assert!(err.contains("bob not asked"), "{err}");
+    assert!(env.config("ir-del").get("deleting").is_none());
+    // Nothing was asked of bob: it runs on, and sends are taken again.
+    assert_eq!(pid_of(&env, "ir-del", "bob"), pid);
+    let answer = env.ok(&["ask", "bob", "hello", "--timeout", "30"]);
+    assert_eq!(answer.trim(), "hello");
+    env.ok(&["delete"]);
+    assert!(!env.team_dir("ir-del").exists());
+}
+
+#[test]
+fn ctrl_c_in_delete_waiting_for_a_busy_teammate_keeps_the_team_and_says_who_was_asked() {
+    let env = TestEnv::new();
+    create(&env, "ir-delbusy");
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+    ]);
+    env.ok(&["spawn", "amy", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let child = env
+        .cmd(&["delete", "--timeout", "600"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // amy answers and stops; bob has the request, deep in its turn.
+    wait_until_or_show(
+        "amy stopped and bob asked",
+        LONG,
+        || {
+            env.member_status("amy") == "stopped"
+                && env
+                    .inbox("ir-delbusy", "bob")
+                    .iter()
+                    .any(|m| m["type"] == "shutdown_request")
+        },
+        || format!("{:#?}", env.status()),
+    );
+    interrupt(&child);
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("team ir-delbusy is kept"), "{err}");
+    assert!(err.contains("amy stopped"), "{err}");
+    assert!(err.contains("bob had not answered yet"), "{err}");
+    assert!(env.config("ir-delbusy").get("deleting").is_none());
+    // Sends are taken again.
+    env.ok(&["send", "amy", "back?"]);
+    wait_until("amy resumed and answering", LONG, || {
+        replies(&env, "ir-delbusy", "amy").contains(&"back?".to_string())
+    });
+    env.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn ctrl_c_in_ask_says_the_question_stays_and_where_the_answer_goes() {
+    let env = TestEnv::new();
+    create(&env, "ir-ask");
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+    ]);
+    // bob busy on another message: the question waits unread.
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let child = env
+        .cmd(&["ask", "bob", "are you there?", "--timeout", "600"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the question in bob's inbox", LONG, || {
+        env.inbox("ir-ask", "bob")
+            .iter()
+            .any(|m| m["text"] == "are you there?")
+    });
+    interrupt(&child);
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    let id = env
+        .inbox("ir-ask", "bob")
+        .iter()
+        .find(|m| m["text"] == "are you there?")
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(err.contains(&id), "{err}");
+    assert!(err.contains("stays in bob's inbox"), "{err}");
+    assert!(
+        err.contains("team-lead's inbox") && err.contains("`teamctl inbox`"),
+        "{err}"
+    );
+    // True: it is unread there, and once bob's turn is interrupted it is answered to the
+    // leader's inbox.
+    assert_eq!(env.member("bob")["unread"], 1);
+    env.ok(&["interrupt", "bob"]);
+    wait_until("the answer in the leader's inbox", LONG, || {
+        replies(&env, "ir-ask", "bob").contains(&"re: are you there?\n".to_string())
+    });
+    env.ok(&["delete", "--force"]);
+}
