@@ -370,7 +370,11 @@ mod tests {
         for n in [0, 1, PART, 2 * PART, 1000, 1001] {
             let items: Vec<usize> = (0..n).collect();
             let doubled = in_parts(items, |part| part.into_iter().map(|x| x * 2).collect());
-            assert_eq!(doubled, (0..n).map(|x| x * 2).collect::<Vec<_>>(), "n = {n}");
+            assert_eq!(
+                doubled,
+                (0..n).map(|x| x * 2).collect::<Vec<_>>(),
+                "n = {n}"
+            );
         }
     }
 }
