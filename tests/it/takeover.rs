@@ -777,6 +777,54 @@ fn a_pane_rerun_by_the_user_is_still_the_teammates() {
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
 }
 
+/// Between the re-run and its worker taking the pane back (held there), the teammate is not
+/// taken for dead: `status` shows it starting, and an `ask` then sends it the question
+/// instead of starting a second worker; once the worker goes on it answers from its pane.
+#[test]
+fn a_pane_rerun_is_not_taken_for_dead_before_its_worker_takes_it_back() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-rerun-gap");
+    spawn(&env, "a");
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    let pane = env.pane_of(&t, "a");
+    // The re-run worker gets the server's environment: it waits at the pause point.
+    let gate = env.work.path().join("take-back");
+    let pause = format!("take-back:{}", gate.display());
+    env.tmux_ok(&["set-environment", "-g", "TEAMCTL_TEST_PAUSE", &pause]);
+    let pid = rerun(&env, &pane);
+    let reached = env.work.path().join("take-back.reached");
+    wait_until("the worker reached the pause point", WAIT, || {
+        reached.exists()
+    });
+    env.tmux_ok(&["set-environment", "-g", "-u", "TEAMCTL_TEST_PAUSE"]);
+    assert_eq!(std::fs::read_to_string(&reached).unwrap(), pid);
+    let shown = env.member_status("a");
+    assert!(shown == "starting" || shown == "idle", "{shown}");
+    let asking = env
+        .cmd(&["ask", "a", "still there?", "--timeout", "20"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The question is in a's inbox: the ask did not resume a (that would record a new pane).
+    wait_until("the question is sent", WAIT, || {
+        env.inbox(&t, "a")
+            .iter()
+            .any(|m| m["text"].as_str() == Some("still there?"))
+    });
+    std::fs::write(&gate, "").unwrap();
+    let out = asking.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("a got: still there?"), "{answer}");
+    assert_eq!(env.pane_of(&t, "a"), pane, "not placed anew");
+    assert_eq!(env.recorded(&t, "a")["pid"].to_string(), pid);
+    assert_eq!(
+        workers_of(&env, &format!("a@{t}")),
+        vec![pid.parse::<u32>().unwrap()]
+    );
+}
+
 /// A teammate's pane the user respawned with a program of their own (`bash`) stays the
 /// user's: the teammate is dead, its pane not shown as its own; `kill` leaves the pane and
 /// the user's shell running and takes teamctl's tags off it.
