@@ -350,6 +350,7 @@ impl Worker {
     /// What a worker does once, before its loop: its heartbeat on a store that hosts share,
     /// the retired cursor removed, and the line saying it is ready.
     fn begin(&mut self) {
+        self.take_back_pane();
         if self.store.spans_hosts() {
             let (every, lease) = heartbeat::period();
             self.lease = Some(lease);
@@ -380,6 +381,71 @@ impl Worker {
             self.member.agent_id,
             std::process::id()
         ));
+    }
+
+    /// A worker the user re-ran in its recorded pane (`respawn-pane -k` with no command runs
+    /// the pane's command, this `teamctl worker` line, again) is the teammate, in its pane:
+    /// the pane's tags are made to name this worker (`tmux::take_back`, which leaves alone a
+    /// pane that does not run it or has lost the member's tag) and its pid is recorded as the
+    /// member's while the member is still placed in that pane. So `status` shows it live,
+    /// `ask` reaches it instead of starting a second worker, and `shutdown`, `kill` and
+    /// `delete` close the pane as teamctl's own.
+    fn take_back_pane(&mut self) {
+        let pid = std::process::id();
+        let m = &self.member;
+        let Some(pane) = self
+            .live
+            .pane_id
+            .clone()
+            .filter(|p| m.pane_id.as_ref() == Some(p))
+        else {
+            return;
+        };
+        if m.pid == Some(pid)
+            || m.backend_type != Some(crate::domain::BackendType::Tmux)
+            || m.interactive.is_some()
+            || crate::backend::host::elsewhere(m).is_some()
+        {
+            return;
+        }
+        crate::pause::at("take-back");
+        match crate::backend::tmux::take_back(m, &pane, pid) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                self.sink.note(&format!(
+                    "warning: this worker runs in {}'s pane {pane}, re-run there, but cannot take the pane back ({e})",
+                    self.name
+                ));
+                return;
+            }
+        }
+        let name = self.name.clone();
+        let recorded = self
+            .store
+            .update_member(&mut self.roster, &name, &mut |_, _, slot| match slot {
+                Some(m) if m.pane_id.as_deref() == Some(pane.as_str()) => {
+                    m.pid = Some(pid);
+                    Ok(())
+                }
+                // Placed elsewhere since, or gone: nothing to change.
+                _ => Err(Error::failed(format!(
+                    "{name} is no longer placed in {pane}"
+                ))),
+            });
+        match recorded {
+            Ok(_) => {
+                self.member.pid = Some(pid);
+                self.sink.note(&format!(
+                    "pane {pane} was re-run: this worker (pid {pid}) is {} there now",
+                    self.name
+                ));
+            }
+            Err(e) => self.sink.note(&format!(
+                "warning: pane {pane} was re-run, but this worker cannot be recorded as {}'s ({e})",
+                self.name
+            )),
+        }
     }
 
     /// The next messages to handle, read at the cursor (a shutdown request found ahead of

@@ -5,7 +5,8 @@
 //! start time beside its pid, and the user's program has another): `delete`, `kill`,
 //! `shutdown` and `doctor --fix` leave it open and take teamctl's tags off it, `doctor`
 //! reports the tags left on it, and `status` no longer shows it as a teammate's pane. A team window the user linked into a session of their own closes
-//! with the team, and the user's session stays.
+//! with the team, and the user's session stays. A pane the user re-ran with its own command
+//! (`respawn-pane -k`, no command: the teammate's worker again) is still the teammate's.
 
 use std::time::Duration;
 
@@ -663,4 +664,182 @@ fn doctor_reports_the_tags_left_on_a_pane_the_user_respawned_and_fix_takes_them_
     let (_, report, text) = doctor_json(&env, &[]);
     assert!(!text.contains(&a), "nothing left to say: {report:#}");
     assert!(!text.contains(&b), "nothing left to say: {report:#}");
+}
+
+/// The user re-runs a teammate's pane (`respawn-pane -k` with no command): tmux runs the
+/// pane's own command again, the same `teamctl worker` line, so the pane holds that
+/// teammate's worker again. Returns the new worker's pid, once the pane runs it.
+fn rerun(env: &TestEnv, pane: &str) -> String {
+    let old = env
+        .pane_format(pane, "#{pane_pid}")
+        .expect("the pane is there");
+    env.tmux_ok(&["respawn-pane", "-k", "-t", pane]);
+    let new = env
+        .pane_format(pane, "#{pane_pid}")
+        .expect("the pane is there");
+    assert_ne!(new, old, "respawned");
+    new
+}
+
+/// The worker processes of `agent_id` of this home, counted by `/proc`.
+fn workers_of(env: &TestEnv, agent_id: &str) -> Vec<u32> {
+    env.processes()
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
+        })
+        .collect()
+}
+
+/// A teammate's pane the user re-ran (`respawn-pane -k`, no command) runs that teammate's
+/// worker again: it is the teammate, alive, in its pane. `status` shows it idle in its pane
+/// with the new pid, `ask` reaches it (no second worker is started), and `shutdown`, `kill`
+/// and `delete` each close exactly that pane, leaving no session kept for the user. (QA:
+/// `status` called it dead and the pane the user's, `ask` started a second worker and left
+/// the pane dead and untagged, `delete` kept the session as `-kept`.)
+#[test]
+fn a_pane_rerun_by_the_user_is_still_the_teammates() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-rerun");
+    for n in ["a", "b", "c"] {
+        spawn(&env, n);
+    }
+    for n in ["a", "b", "c"] {
+        wait_until(&format!("{n} is idle"), WAIT, || {
+            env.member_status(n) == "idle"
+        });
+    }
+    let session = env.session(&t);
+    let panes: Vec<String> = ["a", "b", "c"].iter().map(|n| env.pane_of(&t, n)).collect();
+    for (n, pane) in ["a", "b", "c"].iter().zip(&panes) {
+        let pid = rerun(&env, pane);
+        let shown = || {
+            let m = env.member(n);
+            (m["status"].clone(), m["paneId"].clone(), m["pid"].clone())
+        };
+        let want = (
+            serde_json::json!("idle"),
+            serde_json::json!(pane),
+            serde_json::json!(pid.parse::<u64>().unwrap()),
+        );
+        crate::common::wait_until_or_show(
+            &format!("{n} shown idle in its pane with its new pid"),
+            WAIT,
+            || shown() == want,
+            || format!("{:?} (want {want:?})", shown()),
+        );
+        // Its pane's tags name the worker it runs now.
+        assert_eq!(
+            env.pane_format(pane, "#{@teamctl-pid} #{@teamctl-agent}"),
+            Some(format!("{pid} {}", env.tag(&format!("{n}@{t}"))))
+        );
+    }
+    let answer = env.ok(&["ask", "a", "hello", "--timeout", "20"]);
+    assert!(answer.contains("a got: hello"), "{answer}");
+    assert_eq!(
+        env.pane_format(&panes[0], "#{pane_pid} #{pane_dead}"),
+        Some(format!("{} 0", env.member("a")["pid"].as_u64().unwrap())),
+        "a's worker answered from its pane"
+    );
+    for n in ["a", "b", "c"] {
+        let id = format!("{n}@{t}");
+        assert_eq!(workers_of(&env, &id).len(), 1, "one worker of {n}");
+    }
+
+    env.ok(&["shutdown", "a", "--timeout", "20"]);
+    assert_eq!(
+        env.pane_format(&panes[0], "#{pane_id}"),
+        None,
+        "a's pane closes"
+    );
+    env.ok(&["kill", "b"]);
+    assert_eq!(
+        env.pane_format(&panes[1], "#{pane_id}"),
+        None,
+        "b's pane closes"
+    );
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("stays open"), "{err}");
+    assert_eq!(
+        env.pane_format(&panes[2], "#{pane_id}"),
+        None,
+        "c's pane closes"
+    );
+    assert!(
+        !sessions(&env).iter().any(|s| s.starts_with(&session)),
+        "no session kept: {:?}",
+        sessions(&env)
+    );
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// Between the re-run and its worker taking the pane back (held there), the teammate is not
+/// taken for dead: `status` shows it starting, and an `ask` then sends it the question
+/// instead of starting a second worker; once the worker goes on it answers from its pane.
+#[test]
+fn a_pane_rerun_is_not_taken_for_dead_before_its_worker_takes_it_back() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-rerun-gap");
+    spawn(&env, "a");
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    let pane = env.pane_of(&t, "a");
+    // The re-run worker gets the server's environment: it waits at the pause point.
+    let gate = env.work.path().join("take-back");
+    let pause = format!("take-back:{}", gate.display());
+    env.tmux_ok(&["set-environment", "-g", "TEAMCTL_TEST_PAUSE", &pause]);
+    let pid = rerun(&env, &pane);
+    let reached = env.work.path().join("take-back.reached");
+    wait_until("the worker reached the pause point", WAIT, || {
+        reached.exists()
+    });
+    env.tmux_ok(&["set-environment", "-g", "-u", "TEAMCTL_TEST_PAUSE"]);
+    assert_eq!(std::fs::read_to_string(&reached).unwrap(), pid);
+    let shown = env.member_status("a");
+    assert!(shown == "starting" || shown == "idle", "{shown}");
+    let asking = env
+        .cmd(&["ask", "a", "still there?", "--timeout", "20"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The question is in a's inbox: the ask did not resume a (that would record a new pane).
+    wait_until("the question is sent", WAIT, || {
+        env.inbox(&t, "a")
+            .iter()
+            .any(|m| m["text"].as_str() == Some("still there?"))
+    });
+    std::fs::write(&gate, "").unwrap();
+    let out = asking.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("a got: still there?"), "{answer}");
+    assert_eq!(env.pane_of(&t, "a"), pane, "not placed anew");
+    assert_eq!(env.recorded(&t, "a")["pid"].to_string(), pid);
+    assert_eq!(
+        workers_of(&env, &format!("a@{t}")),
+        vec![pid.parse::<u32>().unwrap()]
+    );
+}
+
+/// A teammate's pane the user respawned with a program of their own (`bash`) stays the
+/// user's: the teammate is dead, its pane not shown as its own; `kill` leaves the pane and
+/// the user's shell running and takes teamctl's tags off it.
+#[test]
+fn a_pane_respawned_with_bash_stays_the_users() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tk-bash");
+    spawn(&env, "a");
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    let pane = env.pane_of(&t, "a");
+    let shell = take_over(&env, &pane, &["bash", "--norc", "--noprofile"]);
+    wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
+    assert_eq!(env.member("a")["paneId"], serde_json::Value::Null);
+    assert!(workers_of(&env, &format!("a@{t}")).is_empty());
+    env.ok(&["kill", "a"]);
+    left_to_the_user(&env, &pane, &shell, "kill");
+    assert_eq!(env.member_status("a"), "stopped");
 }

@@ -507,6 +507,29 @@ pub fn kill_pane_running(pane: &str, pid: u32) -> Option<Cmd> {
     })
 }
 
+/// Make `pane`'s tags name `pid` (`PID_OPTION`), only while the pane runs `pid` and carries
+/// the agent tag `tag`: a worker the user re-ran in its own pane (`respawn-pane -k`, no
+/// command) taking it back. The check and the change are one tmux command (`if-shell -F`, as
+/// `kill_pane_running`), so a pane respawned again meanwhile, or untagged, is left as it is.
+/// The command string tmux parses holds only the pane id, a number and the tag, whose
+/// characters (a name's, `@`, `/`) mean nothing to tmux: `None` for any other word.
+pub fn retag_running(pane: &str, pid: u32, tag: &str) -> Option<Cmd> {
+    let plain = !tag.is_empty()
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@/._-".contains(&b));
+    (is_pane_id(pane) && plain).then(|| {
+        words(&[
+            "if-shell",
+            "-F",
+            "-t",
+            pane,
+            &format!("#{{==:#{{pane_pid}} #{{{AGENT_OPTION}}},{pid} {tag}}}"),
+            &format!("set-option -p -t {pane} {PID_OPTION} {pid}"),
+        ])
+    })
+}
+
 /// Load stdin into a named buffer (an interactive teammate's private one, never the
 /// user's paste buffers).
 pub fn load_buffer(buffer: &str) -> Cmd {
@@ -1301,6 +1324,28 @@ mod tests {
         // Anything but a pane id stays out of the command string tmux parses.
         for word in ["%", "7", "%7 ; kill-server", "%7;", "=s:0.1", "%1a", ""] {
             assert_eq!(kill_pane_running(word, 1), None, "{word:?}");
+            assert_eq!(retag_running(word, 1, "a@t/k"), None, "{word:?}");
+        }
+        assert_eq!(
+            retag_running("%7", 4242, "a@t.1/0badc0de"),
+            Some(s(&[
+                "if-shell",
+                "-F",
+                "-t",
+                "%7",
+                "#{==:#{pane_pid} #{@teamctl-agent},4242 a@t.1/0badc0de}",
+                "set-option -p -t %7 @teamctl-pid 4242"
+            ]))
+        );
+        // A tag tmux would read as more than text stays out of both.
+        for tag in [
+            "",
+            "a@t/k}",
+            "a@t/k,x",
+            "a@t/k ; kill-server",
+            "#{pane_pid}",
+        ] {
+            assert_eq!(retag_running("%7", 1, tag), None, "{tag:?}");
         }
         assert_eq!(
             kill_session("=teamctl-t"),

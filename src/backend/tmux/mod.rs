@@ -358,6 +358,28 @@ pub fn close_cmd(pane: &str, pid: u32, dead: bool, record: Option<Started>) -> C
     argv::kill_pane_running(pane, pid).map_or(Close::Not, Close::Kill)
 }
 
+/// A worker started as `pane`'s own process (`pid`, this process) in the pane recorded for
+/// `member`, whose tags there name another process: the user re-ran the pane
+/// (`respawn-pane -k` with no command runs the pane's command, the same `teamctl worker` line,
+/// again). The pane is the teammate's again: its tags are made to name this worker, only
+/// while the pane runs it and carries the member's tag of this home (`argv::retag_running`:
+/// one tmux command), so a pane the user respawned with a program of their own, or whose
+/// tags came off, is never taken. True when the pane carries the member's tag for `pid` now.
+/// The caller records `pid` as the member's (`Member::pid`), which its live state then
+/// matches.
+pub fn take_back(member: &Member, pane: &str, pid: u32) -> Result<bool> {
+    let backend = TmuxBackend::for_member(member);
+    let tag = backend.tag(&member.agent_id);
+    let Some(retag) = argv::retag_running(pane, pid, &tag) else {
+        return Ok(false);
+    };
+    let out = backend
+        .tmux
+        .run(&[retag, argv::pane_state(pane)])
+        .map_err(|e| e.into_error(&format!("take pane {pane} back")))?;
+    Ok(argv::parse_state(&out, pane).is_some_and(|s| s.tag == tag && s.pid == Some(pid)))
+}
+
 /// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an
 /// agent id scoped to its home: the pane's `PaneState::stale_tag`, or its tag for a pid whose
 /// process is not the one its worker recorded, `record`): the user respawned it. The pane is

@@ -20,6 +20,11 @@ pub enum Verdict {
     /// The pane is alive and carries the member's tag: the worker runs there, unless the
     /// pane's pid is a running process that is not this member's worker.
     TaggedPane { pid: Option<u32> },
+    /// The pane is alive and carries the member's tag for a process it no longer runs: the
+    /// user respawned it. It holds the teammate only when what it runs now is this member's
+    /// worker: the pane re-run (`respawn-pane -k` with no command runs the same `teamctl
+    /// worker` line), a worker that takes the pane back as it starts (`tmux::take_back`).
+    Respawned { pid: Option<u32> },
     /// No word about the pane (it is gone, or tmux cannot be run from here: a minimal PATH,
     /// an agent's environment): the worker process itself decides, tag checked, so a live
     /// teammate is never taken for dead and "resumed" over.
@@ -40,6 +45,7 @@ pub fn verdict(member: &Member, pane: Option<&PaneState>) -> Verdict {
         None => Verdict::AskWorker,
         Some(s) if !s.dead && s.tag == ours => Verdict::TaggedPane { pid: s.pid },
         Some(s) if !s.dead && s.tag == member.agent_id => Verdict::AskWorker,
+        Some(s) if !s.dead && s.stale_tag == ours => Verdict::Respawned { pid: s.pid },
         Some(_) => Verdict::Gone,
     }
 }
@@ -58,6 +64,17 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
                 Liveness::Gone
             } else {
                 process::worker_liveness(member, live)
+            }
+        }
+        // Until its worker has taken the pane back: alive, so no second worker is started
+        // beside it. An interactive teammate's pane runs its agent, never its worker.
+        Verdict::Respawned { pid } => {
+            let rerun = member.interactive.is_none()
+                && pid.is_some_and(|p| proc::is_worker(p, &member.agent_id));
+            if rerun {
+                Liveness::Alive
+            } else {
+                Liveness::Gone
             }
         }
         Verdict::TaggedPane { pid } => {
@@ -183,6 +200,16 @@ mod tests {
         raw(dead, pid, &argv::scoped(tag, &proc::home_key()))
     }
 
+    /// A pane running `pid` that carries `tag` of this home for another process (respawned).
+    fn respawned(pid: u32, tag: &str) -> PaneState {
+        PaneState {
+            dead: false,
+            pid: Some(pid),
+            tag: String::new(),
+            stale_tag: argv::scoped(tag, &proc::home_key()),
+        }
+    }
+
     /// A pane whose tag is exactly `tag`.
     fn raw(dead: bool, pid: Option<u32>, tag: &str) -> PaneState {
         PaneState::tagged(dead, pid, tag)
@@ -230,6 +257,15 @@ mod tests {
             verdict(&m, Some(&state(false, Some(7), "bob@t2"))),
             Verdict::Gone
         );
+        // Respawned by the user: what it runs now is checked next; dead, it is gone.
+        assert_eq!(
+            verdict(&m, Some(&respawned(8, "bob@t"))),
+            Verdict::Respawned { pid: Some(8) }
+        );
+        let mut dead = respawned(8, "bob@t");
+        dead.dead = true;
+        assert_eq!(verdict(&m, Some(&dead)), Verdict::Gone);
+        assert_eq!(verdict(&m, Some(&respawned(8, "carol@t"))), Verdict::Gone);
         // No word: the worker process decides.
         assert_eq!(verdict(&m, None), Verdict::AskWorker);
         // No pane recorded: gone whatever tmux says.
@@ -298,10 +334,20 @@ mod tests {
         let alive = liveness(&m, None, None);
         // A tagged pane showing that worker's pid: alive too.
         let shown = liveness(&m, None, Some(&state(false, Some(fake.id()), &m.agent_id)));
+        // A pane respawned with that worker in it (re-run by the user): alive; with another
+        // program (this test's own process), or for an interactive teammate, gone.
+        let rerun = liveness(&m, None, Some(&respawned(fake.id(), &m.agent_id)));
+        let theirs = liveness(&m, None, Some(&respawned(std::process::id(), &m.agent_id)));
+        let mut interactive = m.clone();
+        interactive.interactive = Some(crate::domain::Interactive::claude());
+        let agent_pane = liveness(&interactive, None, Some(&respawned(fake.id(), &m.agent_id)));
         let _ = fake.kill();
         let _ = fake.wait();
         assert_eq!(alive, Liveness::Alive);
         assert_eq!(shown, Liveness::Alive);
+        assert_eq!(rerun, Liveness::Alive);
+        assert_eq!(theirs, Liveness::Gone);
+        assert_eq!(agent_pane, Liveness::Gone);
     }
 
     #[test]
