@@ -6,39 +6,23 @@
 //! (`Error::Interrupted`). A command that never calls `catch` keeps the default: the signal
 //! ends it.
 
-use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+use nix::sys::signal::Signal;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::{Handle, Signals};
 
 use crate::error::{Error, Result};
 use crate::store::Bell;
 
 /// The first signal caught (0: none yet).
 static CAUGHT: AtomicI32 = AtomicI32::new(0);
-/// The pipe's write end, for the handler (-1 until `catch`).
-static POKE: AtomicI32 = AtomicI32::new(-1);
-/// Set once `catch` has run (the pipe's write end kept open here).
-static CATCHING: OnceLock<OwnedFd> = OnceLock::new();
+/// Set once `catch` has run (the handle keeps the signals caught for the process's life).
+static CATCHING: OnceLock<Handle> = OnceLock::new();
 /// The bells to ring when a signal comes, by the id of their `Ringing`.
 static BELLS: Mutex<Vec<(u64, Bell)>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
-
-/// The handler: only async-signal-safe work (an atomic store, one `write`).
-extern "C" fn on_signal(signal: nix::libc::c_int) {
-    let _ = CAUGHT.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-    let fd = POKE.load(Ordering::SeqCst);
-    if fd >= 0 {
-        // SAFETY: `write` is async-signal-safe; the byte is on the handler's stack. A full
-        // pipe (signals faster than the thread reads) loses nothing: one byte is enough.
-        unsafe {
-            let byte = 1u8;
-            let _ = nix::libc::write(fd, (&raw const byte).cast(), 1);
-        }
-    }
-}
 
 /// From now on SIGINT and SIGTERM are recorded, not fatal. Once per process; later calls do
 /// nothing.
@@ -46,39 +30,21 @@ pub fn catch() -> Result<()> {
     if CATCHING.get().is_some() {
         return Ok(());
     }
-    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| Error::failed(format!("cannot catch Ctrl-C: a pipe: {e}")))?;
-    let fd = write.as_raw_fd();
-    if CATCHING.set(write).is_err() {
+    let mut signals = Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| Error::failed(format!("cannot catch Ctrl-C: {e}")))?;
+    if CATCHING.set(signals.handle()).is_err() {
         return Ok(());
     }
     std::thread::Builder::new()
         .name("teamctl-signals".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let mut read = std::fs::File::from(read);
-            let mut buf = [0u8; 16];
-            loop {
-                match read.read(&mut buf) {
-                    Ok(0) => return,
-                    Ok(_) => ring_all(),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => return,
-                }
+            for signal in signals.forever() {
+                let _ = CAUGHT.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+                ring_all();
             }
         })
         .map_err(|e| Error::failed(format!("cannot catch Ctrl-C: a thread: {e}")))?;
-    POKE.store(fd, Ordering::SeqCst);
-    let action = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
-    for signal in [Signal::SIGINT, Signal::SIGTERM] {
-        // SAFETY: the handler does only async-signal-safe work (see `on_signal`).
-        unsafe { sigaction(signal, &action) }
-            .map_err(|e| Error::failed(format!("cannot catch {signal}: {e}")))?;
-    }
     Ok(())
 }
 
