@@ -79,8 +79,8 @@ pub struct GlobalArgs {
 }
 
 /// A value parser that takes any text (the command says which ones it takes) and offers a
-/// list for completion: `--color`'s (auto, always, never and the teammate colours) and
-/// `--agent`'s (the preset table's names).
+/// list for completion: `--color`'s (auto, always, never and the teammate colours),
+/// `--agent`'s (the preset table's names) and `task update --status`'s (the SPEC's statuses).
 #[derive(Clone)]
 struct Offered(fn() -> Vec<&'static str>);
 
@@ -88,6 +88,15 @@ fn color_values() -> Vec<&'static str> {
     let mut v = vec!["auto", "always", "never"];
     v.extend_from_slice(crate::domain::member::COLORS);
     v
+}
+
+/// The SPEC's task statuses, the words completion offers (`TaskStatus::from_str` takes the
+/// words users type too).
+fn task_statuses() -> Vec<&'static str> {
+    crate::domain::task::TaskStatus::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .collect()
 }
 
 impl clap::builder::TypedValueParser for Offered {
@@ -504,8 +513,8 @@ pub struct TaskClaimArgs {
 pub struct TaskUpdateArgs {
     /// The task's number
     pub id: String,
-    /// pending, in_progress, completed or failed
-    #[arg(long)]
+    /// The new status (done, todo and doing are taken for completed, pending and in_progress)
+    #[arg(long, value_parser = Offered(task_statuses))]
     pub status: Option<String>,
     /// Give the task to this member (it is sent a task_assignment); "" removes the owner
     #[arg(long)]
