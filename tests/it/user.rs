@@ -1777,3 +1777,36 @@ fn an_empty_team_option_is_refused_not_taken_for_the_default_team() {
     assert!(c.output().unwrap().status.success());
 }
 
+/// A message typed unquoted (the shell makes it several words) gets the line with it quoted:
+/// `send`, `ask` and `task add`; nothing is sent or added. An option typed wrong keeps clap's
+/// own error. (New-user QA: clap's "unexpected argument 'there'" said nothing of quoting.)
+#[test]
+fn an_unquoted_message_is_refused_with_the_line_quoted() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["send", "team-lead", "hello", "there"][..],
+            "quote the message: teamctl send team-lead 'hello there'",
+        ),
+        (
+            &["send", "*", "it's", "all", "done", "--summary", "s"],
+            r"quote the message: teamctl send '*' 'it'\''s all done'",
+        ),
+        (
+            &["ask", "bob", "what", "is", "up"],
+            "quote the question: teamctl ask bob 'what is up'",
+        ),
+        (
+            &["task", "add", "fix", "the", "bug"],
+            "quote the subject: teamctl task add 'fix the bug'",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let err = env.fails(&["send", "team-lead", "hi", "--bogus"], 2);
+    assert!(!err.contains("quote"), "{err}");
+}
