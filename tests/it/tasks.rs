@@ -508,7 +508,8 @@ fn shutdown_hands_back_assigned_tasks_and_a_crashed_worker_takes_its_task_up_aga
 
 /// `task update --status` takes the words users type (`done`, `doing`, `todo`) and stores the
 /// SPEC's (`completed`, `in_progress`, `pending`); the shells' completion offers the SPEC's four.
-/// (New-user QA: `--status done` was refused.)
+/// (New-user QA: `--status done` was refused.) `task done` of a task completed already says so
+/// (it said "task #1 completed").
 #[test]
 fn task_update_takes_done_and_stores_completed() {
     let env = TestEnv::new();
@@ -525,6 +526,11 @@ fn task_update_takes_done_and_stores_completed() {
         assert_eq!(stored(&env), spec, "{typed}");
         assert!(said.contains(&format!(": {spec},")), "{typed}: {said}");
     }
+    // A second `done` says the task was completed already, not that it completes now.
+    assert_eq!(
+        env.ok(&["task", "done", "1"]).trim(),
+        "task #1 was completed already: one"
+    );
     let err = env.fails(&["task", "update", "1", "--status", "finito"], 2);
     assert!(
         err.contains("use pending, in_progress, completed or failed"),
