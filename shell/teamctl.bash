@@ -2089,7 +2089,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "pending in_progress completed failed" -- "${cur}"))
                     return 0
                     ;;
                 --owner)

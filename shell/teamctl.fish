@@ -502,7 +502,10 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'pending, in_progress, completed or failed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'The new status (done, todo and doing are taken for completed, pending and in_progress)' -r -f -a "pending\t''
+in_progress\t''
+completed\t''
+failed\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l owner -d 'Give the task to this member (it is sent a task_assignment); "" removes the owner' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l blocked-by -d 'Add blockers: tasks that must be completed first (a cycle is refused)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'

@@ -79,8 +79,8 @@ pub struct GlobalArgs {
 }
 
 /// A value parser that takes any text (the command says which ones it takes) and offers a
-/// list for completion: `--color`'s (auto, always, never and the teammate colours) and
-/// `--agent`'s (the preset table's names).
+/// list for completion: `--color`'s (auto, always, never and the teammate colours),
+/// `--agent`'s (the preset table's names) and `task update --status`'s (the SPEC's statuses).
 #[derive(Clone)]
 struct Offered(fn() -> Vec<&'static str>);
 
@@ -88,6 +88,15 @@ fn color_values() -> Vec<&'static str> {
     let mut v = vec!["auto", "always", "never"];
     v.extend_from_slice(crate::domain::member::COLORS);
     v
+}
+
+/// The SPEC's task statuses, the words completion offers (`TaskStatus::from_str` takes the
+/// words users type too).
+fn task_statuses() -> Vec<&'static str> {
+    crate::domain::task::TaskStatus::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .collect()
 }
 
 impl clap::builder::TypedValueParser for Offered {
@@ -504,8 +513,8 @@ pub struct TaskClaimArgs {
 pub struct TaskUpdateArgs {
     /// The task's number
     pub id: String,
-    /// pending, in_progress, completed or failed
-    #[arg(long)]
+    /// The new status (done, todo and doing are taken for completed, pending and in_progress)
+    #[arg(long, value_parser = Offered(task_statuses))]
     pub status: Option<String>,
     /// Give the task to this member (it is sent a task_assignment); "" removes the owner
     #[arg(long)]
@@ -648,8 +657,11 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     }
     let word = command_word(args)?;
     if word == "delete" {
-        let (global, words) = without_extra_words(args, e)?;
+        let (global, _, words) = without_extra_words(args, e)?;
         return Some(delete_meant(&global, &words));
+    }
+    if matches!(word, "send" | "ask" | "task") {
+        return text_meant(args, e);
     }
     if word != "log" {
         return None;
@@ -674,6 +686,52 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         _ => Some(format!(
             "{every}, and {given:?} is no member of the team: `teamctl log --worker NAME` shows a teammate's own log, `teamctl log --from NAME` (or --to NAME) its messages"
         )),
+    }
+}
+
+/// `send w hello there` (the message not quoted: the shell made it three words, clap refused
+/// the third): the same line with the message quoted, for every command whose text is one
+/// argument (`send`'s message, `ask`'s question, `task add`'s subject). Only words clap
+/// refused after that text count; an option typed wrong keeps clap's own error.
+fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    let (_, command, extra) = without_extra_words(args, e)?;
+    let (line, text, what) = match &command {
+        Command::Send(SendArgs {
+            to,
+            text: Some(text),
+            ..
+        }) => (format!("send {}", shell_word(to)), text, "message"),
+        Command::Ask(AskArgs {
+            name,
+            text: Some(text),
+            ..
+        }) => (format!("ask {}", shell_word(name)), text, "question"),
+        Command::Task(TaskCommand::Add(TaskAddArgs { subject, .. })) => {
+            ("task add".to_string(), subject, "subject")
+        }
+        _ => return None,
+    };
+    let whole = std::iter::once(text.as_str())
+        .chain(extra.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(format!(
+        "unexpected argument {:?}: the {what} is one argument; quote the {what}: teamctl {line} {}",
+        extra[0],
+        crate::store::hooks::shell_quote(&whole)
+    ))
+}
+
+/// `word` as typed in a shell: as it is when nothing in it is special, else quoted (`*`).
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@/".contains(c))
+    {
+        word.to_string()
+    } else {
+        crate::store::hooks::shell_quote(word)
     }
 }
 
@@ -703,13 +761,13 @@ fn parses_without(args: &[std::ffi::OsString], word: &str) -> Option<(GlobalArgs
 }
 
 /// The line without the words clap refused one after the other (`delete my team`: `my`, then
-/// `team`), when it then parses: its global options and those words. A refused word that
+/// `team`), when it then parses: its global options, its command and those words. A refused word that
 /// looks like an option counts only after `--` (`delete -- --team`); before it, clap's own
 /// error stays (`delete --tema` gets its "a similar argument exists").
 fn without_extra_words(
     args: &[std::ffi::OsString],
     first: &clap::Error,
-) -> Option<(GlobalArgs, Vec<String>)> {
+) -> Option<(GlobalArgs, Command, Vec<String>)> {
     let mut rest = args.to_vec();
     let mut words = Vec::new();
     let mut given = refused_word(first)?.to_string();
@@ -726,8 +784,8 @@ fn without_extra_words(
         given = match Cli::try_parse_from(&rest) {
             Ok(Cli {
                 global,
-                command: Some(_),
-            }) => return Some((global, words)),
+                command: Some(command),
+            }) => return Some((global, command, words)),
             Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
                 refused_word(&e)?.to_string()
             }

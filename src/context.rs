@@ -124,7 +124,15 @@ impl Ctx {
             Some(h) => h,
             None => Home::default_root()?,
         }));
-        let team = global.team.filter(|t| !t.is_empty());
+        // An empty variable was dropped by `GlobalArgs::resolve`: only `--team=` or `--team ""`
+        // is empty here, which named no team (it was taken for the default one, while an
+        // empty `--as` was refused).
+        if global.team.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Error::bad(
+                "--team is empty: name a team (`--team NAME`), or leave --team out for the team created last (an empty TEAMCTL_TEAM counts as unset)",
+            ));
+        }
+        let team = global.team;
         let turn = Turn::from_env()?;
         if let Some(t) = &turn {
             t.check(global.as_name.as_deref(), team.as_deref(), home.root())?;

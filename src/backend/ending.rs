@@ -62,8 +62,9 @@ impl Target {
     }
 }
 
-/// A step of work after the processes are gone (a pane closed, tag checked).
-type Then = Box<dyn FnOnce() -> Result<()>>;
+/// A step of work after the processes are gone (a pane closed, tag checked). `Some(pane)`:
+/// that pane was found to be the user's (respawned) and left open, its tags taken off.
+type Then = Box<dyn FnOnce() -> Result<Option<String>>>;
 
 /// What is to be ended, gathered from one member or many, ended by `finish`.
 pub struct Ending {
@@ -103,14 +104,16 @@ impl Ending {
         }
     }
 
-    /// `step` once the processes are gone (closing a pane, its tag checked).
-    pub fn then(&mut self, step: impl FnOnce() -> Result<()> + 'static) {
+    /// `step` once the processes are gone (closing a pane, its tag checked); it returns the
+    /// pane it left open to the user, if it did.
+    pub fn then(&mut self, step: impl FnOnce() -> Result<Option<String>> + 'static) {
         self.then.push(Box::new(step));
     }
 
     /// End it all (see the module comment). Every step after the processes runs; the first
-    /// error among them is returned.
-    pub fn finish(self) -> Result<()> {
+    /// error among them is returned, else the panes left open because they are the user's
+    /// now (what `kill` tells the user instead of "killed").
+    pub fn finish(self) -> Result<Vec<String>> {
         // Workers first: a worker asked to stop ends its own turn and says it was stopped;
         // its turn ended at the same moment would be a failed turn to the worker (and to
         // whoever waits for its answer). Then the turns whose worker did not end them.
@@ -124,13 +127,18 @@ impl Ending {
             escalate(walk(&self.ids), self.grace);
         }
         let mut first = Ok(());
+        let mut left = Vec::new();
         for step in self.then {
-            let done = step();
-            if first.is_ok() {
-                first = done;
+            match step() {
+                Ok(kept) => left.extend(kept),
+                Err(e) => {
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
             }
         }
-        first
+        first.map(|()| left)
     }
 }
 

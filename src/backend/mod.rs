@@ -143,7 +143,7 @@ pub trait Backend {
     fn terminate(&self, member: &Member, live: Option<&LiveState>, grace: Duration) -> Result<()> {
         let mut ending = Ending::new(grace);
         self.terminate_in(member, live, &mut ending)?;
-        ending.finish()
+        ending.finish().map(drop)
     }
     /// `terminate`, what is to be ended added to `ending`, which ends it (with other members'
     /// workers: `shutdown --all --force`) when it finishes.

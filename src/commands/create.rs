@@ -17,7 +17,7 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
     let cwd = std::env::current_dir().map_err(|e| Error::io_while("current directory", e))?;
     let store = ctx
         .home
-        .create_in(&base, &args.description, &cwd, kept_in.as_ref())?;
+        .create_in(&creating, &base, &args.description, &cwd, kept_in.as_ref())?;
     if args.max_hops != crate::domain::member::DEFAULT_MAX_HOPS {
         let max = args.max_hops;
         store.update(&mut |cfg| {

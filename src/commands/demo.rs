@@ -236,7 +236,9 @@ fn start(demo: &Ctx) -> Result<serde_json::Value> {
     // Under `create`'s lock from the making to the record, as `create`: a `delete` of `demo`
     // waits until the team is whole.
     let creating = demo.home.lock_create()?;
-    let store = demo.home.create(&Name::parse(TEAM)?, MARK, &cwd)?;
+    let store = demo
+        .home
+        .create_in(&creating, &Name::parse(TEAM)?, MARK, &cwd, None)?;
     if store.team().as_str() != TEAM {
         // Another process made `demo` in between: leave both alone.
         let _ = store.destroy();

@@ -1,5 +1,6 @@
 //! `teamctl kill NAME`: end the teammate and its pane now, without the handshake. Killing a
-//! teammate that is already stopped changes nothing and says so.
+//! teammate that is already stopped changes nothing and says so; a pane the user took over
+//! (respawned with a program of theirs) is left open, and it says that rather than "killed".
 
 use crate::cli::NameArg;
 use crate::context::Ctx;
@@ -15,13 +16,20 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped it.
     let member = store.load()?.require(name.as_str())?.clone();
-    let was_running = !leader::end_member(&*store, &member, "killed")?;
+    let ended = leader::end_member(&*store, &member, "killed")?;
+    let was_running = !ended.before;
     if ctx.json {
         ctx.print_json(&serde_json::json!({
             "name": name.as_str(),
             "killed": was_running,
             "status": "stopped",
+            "leftOpen": ended.left_open,
         }));
+    } else if !ended.left_open.is_empty() {
+        crate::outln!(
+            "{name} marked stopped; its pane {} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off",
+            ended.left_open.join(", ")
+        );
     } else if let Some(host) = crate::backend::host::elsewhere(&member).filter(|_| was_running) {
         crate::outln!(
             "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",

@@ -333,6 +333,18 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
     }
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
+    } else if before == TaskStatus::Completed {
+        // Said as it is: nothing was completed now (a second `task done`).
+        crate::outln!(
+            "task #{} was completed already: {}{}",
+            task.id,
+            task.subject,
+            if args.result.is_some() {
+                " (its result is now the one given)"
+            } else {
+                ""
+            }
+        );
     } else {
         crate::outln!("task #{} completed: {}", task.id, task.subject);
     }

@@ -182,7 +182,9 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
             if ctx.home.exists(team) {
                 return Err(appeared());
             }
-            let s = ctx.home.create(team, &file.description, &cwd)?;
+            let s = ctx
+                .home
+                .create_in(&creating, team, &file.description, &cwd, None)?;
             if s.team() != team {
                 // The name is taken by a directory without a team file: this one is not the
                 // file's.

@@ -58,16 +58,39 @@ impl fmt::Display for TaskStatus {
     }
 }
 
+/// The words users type for a status beside the SPEC's own (`done` for `completed`): taken,
+/// and stored as the SPEC's word.
+const SYNONYMS: &[(&str, TaskStatus)] = &[
+    ("todo", TaskStatus::Pending),
+    ("open", TaskStatus::Pending),
+    ("inprogress", TaskStatus::InProgress),
+    ("doing", TaskStatus::InProgress),
+    ("started", TaskStatus::InProgress),
+    ("wip", TaskStatus::InProgress),
+    ("done", TaskStatus::Completed),
+    ("complete", TaskStatus::Completed),
+    ("finished", TaskStatus::Completed),
+    ("fail", TaskStatus::Failed),
+];
+
 impl FromStr for TaskStatus {
     type Err = Error;
+    /// A SPEC status in any case, `-` or a space for `_` (`In-Progress`), or a word users type
+    /// for one (`SYNONYMS`: `done`, `todo`, `doing`...).
     fn from_str(s: &str) -> Result<TaskStatus, Error> {
-        let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
+        let wanted = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
         TaskStatus::ALL
             .into_iter()
             .find(|st| st.as_str() == wanted)
+            .or_else(|| {
+                SYNONYMS
+                    .iter()
+                    .find(|(word, _)| *word == wanted)
+                    .map(|(_, st)| *st)
+            })
             .ok_or_else(|| {
                 Error::bad(format!(
-                    "unknown task status {s:?}; use pending, in_progress, completed or failed"
+                    "unknown task status {s:?}; use pending, in_progress, completed or failed (done, todo and doing are taken too)"
                 ))
             })
     }
@@ -903,6 +926,31 @@ mod tests {
         assert_eq!(ready, vec![3]);
     }
 
+    /// The words users type are taken for the SPEC's statuses (new-user QA: `task update 1
+    /// --status done` was refused).
+    #[test]
+    fn the_words_users_type_are_taken_for_the_spec_statuses() {
+        for (typed, status) in [
+            ("done", TaskStatus::Completed),
+            ("Done", TaskStatus::Completed),
+            ("complete", TaskStatus::Completed),
+            ("todo", TaskStatus::Pending),
+            ("doing", TaskStatus::InProgress),
+            ("in progress", TaskStatus::InProgress),
+            ("inprogress", TaskStatus::InProgress),
+            ("fail", TaskStatus::Failed),
+        ] {
+            assert_eq!(typed.parse::<TaskStatus>().unwrap(), status, "{typed}");
+        }
+        // Every synonym names a status other than by its SPEC word.
+        for (word, _) in SYNONYMS {
+            assert!(
+                TaskStatus::ALL.iter().all(|s| s.as_str() != *word),
+                "{word}"
+            );
+        }
+    }
+
     #[test]
     fn statuses_parse_and_serialise_in_snake_case() {
         assert_eq!(
@@ -913,7 +961,8 @@ mod tests {
             "In-Progress".parse::<TaskStatus>().unwrap(),
             TaskStatus::InProgress
         );
-        assert_eq!("done".parse::<TaskStatus>().unwrap_err().exit_code(), 2);
+        assert_eq!("finito".parse::<TaskStatus>().unwrap_err().exit_code(), 2);
+        assert_eq!("".parse::<TaskStatus>().unwrap_err().exit_code(), 2);
         let mut l = list(1);
         l.add(new("b", &[1]), 0).unwrap();
         let v = serde_json::to_value(&l).unwrap();

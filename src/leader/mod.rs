@@ -367,10 +367,22 @@ pub fn resume_if_down(
 }
 
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
-/// unfinished tasks back and tell the leader's inbox. True when it had ended already (the
-/// leader recorded it stopped and nothing of it ran).
-pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<bool> {
-    end_members(store, std::slice::from_ref(member), why).map(|before| before[0])
+/// unfinished tasks back and tell the leader's inbox.
+pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<Ended> {
+    end_members_noting(store, std::slice::from_ref(member), why).map(|(before, left_open)| Ended {
+        before: before[0],
+        left_open,
+    })
+}
+
+/// What `end_member` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// It had ended already (the leader recorded it stopped and nothing of it ran).
+    pub before: bool,
+    /// Its panes found to be the user's now (respawned with a program of theirs): left open,
+    /// teamctl's tags taken off them.
+    pub left_open: Vec<String>,
 }
 
 /// `end_member` for many teammates at once (`shutdown --all --force`, `delete`): one write of
@@ -378,6 +390,15 @@ pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<bool>
 /// grace for all, one walk of `/proc`), one write of the task list hands their tasks back.
 /// Returns, for each, whether it had ended already (recorded stopped, nothing of it running).
 pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<bool>> {
+    end_members_noting(store, members, why).map(|(before, _)| before)
+}
+
+/// `end_members`, with the panes left open to the user (`Ended::left_open`).
+fn end_members_noting(
+    store: &dyn Store,
+    members: &[Member],
+    why: &str,
+) -> Result<(Vec<bool>, Vec<String>)> {
     let seen = backend::Snapshot::of(members);
     let mut lives = Vec::with_capacity(members.len());
     let mut ended_before = Vec::with_capacity(members.len());
@@ -401,7 +422,7 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
             backend::for_member(m).terminate_in(m, live.as_ref(), &mut ending)?;
         }
     }
-    ending.finish()?;
+    let left_open = ending.finish()?;
     // Their unfinished tasks (pending or in progress) go back to the list: pending again,
     // without an owner, so another teammate can claim them.
     let now = crate::domain::time::now_ms();
@@ -424,7 +445,7 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
         );
         store.append(&Name::leader(), &notice)?;
     }
-    Ok(ended_before)
+    Ok((ended_before, left_open))
 }
 
 /// Teammates whose worker died (asked to shut down, they never answered): what is left of

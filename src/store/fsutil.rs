@@ -518,6 +518,16 @@ impl LockGuard {
     }
 }
 
+/// Whether another open file holds the lock at `path` now (looked at without waiting, and
+/// without making the file: none there is no holder). What `Home::leftover` tells a team
+/// being made by.
+pub fn lock_held(path: &Path) -> bool {
+    let Ok(file) = open_regular(nofollow(OpenOptions::new().write(true)), path) else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let _ = self.file.unlock();

@@ -145,12 +145,18 @@ impl Home {
     /// (`Creating::set_current`). So a team directory is never removed while a team is being
     /// made in it (which left a directory without its team file, recorded as current), and a
     /// remover's look (a leftover, or a team?) holds until its removal.
+    /// Every team is made under it too (`create_in`), which tells a team directory being made
+    /// from one left over (`leftover`).
     pub fn lock_create(&self) -> Result<Creating<'_>> {
         ensure_dir(&self.root)?;
         Ok(Creating {
             home: self,
-            _lock: super::fsutil::LockGuard::acquire(&self.root.join("create.lock"))?,
+            _lock: super::fsutil::LockGuard::acquire(&self.create_lock())?,
         })
+    }
+
+    fn create_lock(&self) -> PathBuf {
+        self.root.join("create.lock")
     }
 
     /// Clear the current-team record when it names `team` and `team` no longer exists, under
@@ -271,16 +277,30 @@ impl Home {
                 (name, n)
             })
             .collect();
-        let age = meta
+        let young = meta
             .modified()
             .ok()
-            .and_then(|t| std::time::SystemTime::now().duration_since(t).ok());
-        Some(Leftover {
+            .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+            .is_none_or(|age| age < HALF_MADE_GRACE);
+        let mut left = Leftover {
             team: team.clone(),
             dir,
             inboxes,
-            age,
-        })
+            being_made: false,
+        };
+        // `create` makes the directory and then the team file, both under its lock
+        // (`create_in`): a young directory without mail is a team being made while that lock
+        // is held. Once it is not, a `create` that was making it has ended: its team file is
+        // there now (not a leftover after all), or it never came (left over). The age alone
+        // said "being made" for a minute of a directory nothing was making.
+        if left.messages() == 0 && young {
+            if super::fsutil::lock_held(&self.create_lock()) {
+                left.being_made = true;
+            } else if self.exists(team) {
+                return None;
+            }
+        }
+        Some(left)
     }
 
     /// The error for a command naming `team` when it is a leftover (`leftover`).
@@ -386,8 +406,10 @@ impl Home {
     }
 
     /// Make a new team named `base`, or `base-2`, `base-3`... when the name is taken.
+    /// Under `create`'s lock, taken here.
     pub fn create(&self, base: &Name, description: &str, cwd: &Path) -> Result<SharedStore> {
-        self.create_in(base, description, cwd, None)
+        let creating = self.lock_create()?;
+        self.create_in(&creating, base, description, cwd, None)
     }
 
     /// As `create`, kept in the NATS server at `store` when given (else files here). A name is
@@ -396,6 +418,7 @@ impl Home {
     /// file's).
     pub fn create_in(
         &self,
+        _creating: &Creating<'_>,
         base: &Name,
         description: &str,
         cwd: &Path,
@@ -534,8 +557,8 @@ pub struct Leftover {
     pub dir: PathBuf,
     /// Each inbox in it and how many messages it holds.
     pub inboxes: Vec<(Name, usize)>,
-    /// Since the directory last changed.
-    pub age: Option<std::time::Duration>,
+    /// A team being made right now (`Home::leftover`).
+    pub being_made: bool,
 }
 
 /// `bob's worker`, or `the workers of bob, carol`.
@@ -550,7 +573,7 @@ pub fn workers_of(names: &[Name]) -> String {
 }
 
 /// A directory without a team file younger than this and without mail may be a team being
-/// made (`create` makes the directory, then the file).
+/// made (`create` makes the directory, then the file), while `create`'s lock is held.
 pub const HALF_MADE_GRACE: std::time::Duration = std::time::Duration::from_mins(1);
 
 impl Leftover {
@@ -559,9 +582,10 @@ impl Leftover {
         self.inboxes.iter().map(|(_, n)| n).sum()
     }
 
-    /// Possibly a team being made right now: no mail, and changed within `HALF_MADE_GRACE`.
+    /// Possibly a team being made right now: no mail, changed within `HALF_MADE_GRACE`, and
+    /// `create`'s lock held when it was looked at.
     pub fn maybe_being_made(&self) -> bool {
-        self.messages() == 0 && self.age.is_none_or(|a| a < HALF_MADE_GRACE)
+        self.being_made
     }
 
     /// How it came to be, as far as can be told.

@@ -1534,3 +1534,44 @@ fn doctor_fix_clears_the_record_of_a_current_team_that_no_longer_exists() {
         "{out:?}"
     );
 }
+
+/// A team directory without its team file is a team being made only while `create`'s lock
+/// is held (`create` makes the directory and the file under it): `doctor` leaves a young one
+/// alone then, and reports it, with the way out, as soon as no `create` runs. (New-user QA:
+/// `doctor` said "ok" for such a directory for its first minute, nothing making it.)
+#[test]
+fn doctor_reports_a_new_directory_without_a_team_file_unless_a_create_holds_the_lock() {
+    let env = TestEnv::new();
+    create(&env, "lc-base");
+    let dir = env.team_dir("lc-young");
+    std::fs::create_dir(&dir).unwrap();
+    let about = |report: &Value| -> Vec<String> {
+        problems(report)
+            .into_iter()
+            .filter(|m| m.contains("lc-young is a team directory without a team file"))
+            .collect()
+    };
+
+    // No `create` runs: a leftover, however young.
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = about(&report);
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert!(
+        found[0].contains("left over from a crash or an interrupted delete"),
+        "{}",
+        found[0]
+    );
+
+    // A `create` holds the lock (this test, as `create` does): being made, not reported.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.home_path().join("create.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let (code, report) = doctor(&env, &[]);
+    assert!(about(&report).is_empty(), "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
+    drop(lock);
+    assert!(dir.is_dir(), "looking removed nothing");
+}

@@ -162,7 +162,7 @@ fn delete_leaves_the_panes_the_user_took_over_and_closes_teamctls_dead_ones() {
 }
 
 /// `kill` and `shutdown` of a teammate whose pane the user respawned leave the pane and what
-/// runs in it, and take teamctl's tags off it.
+/// runs in it, and take teamctl's tags off it; `kill` says so instead of "killed".
 #[test]
 fn kill_and_shutdown_leave_a_teammates_pane_the_user_respawned() {
     let env = TestEnv::with_tmux();
@@ -175,7 +175,14 @@ fn kill_and_shutdown_leave_a_teammates_pane_the_user_respawned() {
     wait_until("a and b are dead", WAIT, || {
         env.member_status("a") == "dead" && env.member_status("b") == "dead"
     });
-    env.ok(&["kill", "a"]);
+    // It says what it did: nothing of teamctl's ran in a's pane to kill. (QA: "a killed".)
+    let said = env.ok(&["kill", "a"]);
+    assert_eq!(
+        said.trim(),
+        format!(
+            "a marked stopped; its pane {a} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off"
+        )
+    );
     env.ok(&["shutdown", "b", "--timeout", "20"]);
     for (pane, pid) in [(&a, &a_user), (&b, &b_user)] {
         assert_eq!(

@@ -289,9 +289,9 @@ fn bad_input_exits_2_and_leaves_the_task_list_as_it_was() {
         &["task", "update", "2", "--blocked-by", "2"],
         &["--as", "bob", "task", "claim", "2"],
         &["--as", "bob", "task", "claim", "1"],
-        &["task", "update", "2", "--status", "finished"],
+        &["task", "update", "2", "--status", "finito"],
         &["task", "update", "2", "--owner", "nobody"],
-        &["task", "update", "2", "--owner", "bob", "--status", "done"],
+        &["task", "update", "2", "--owner", "bob", "--status", "nah"],
         &["task", "add", "four", "--owner", "nobody"],
         &["task", "add", "four", "--owner", "../x"],
         &["task", "add", "   "],
@@ -503,5 +503,47 @@ fn shutdown_hands_back_assigned_tasks_and_a_crashed_worker_takes_its_task_up_aga
     assert_eq!(
         (t["owner"].as_str(), t["result"].as_str()),
         (Some("carol"), Some("second time"))
+    );
+}
+
+/// `task update --status` takes the words users type (`done`, `doing`, `todo`) and stores the
+/// SPEC's (`completed`, `in_progress`, `pending`); the shells' completion offers the SPEC's four.
+/// (New-user QA: `--status done` was refused.) `task done` of a task completed already says so
+/// (it said "task #1 completed").
+#[test]
+fn task_update_takes_done_and_stores_completed() {
+    let env = TestEnv::new();
+    env.ok(&["create", "words"]);
+    env.ok(&["task", "add", "one"]);
+    let stored = |env: &TestEnv| task(env, 1)["status"].as_str().unwrap().to_string();
+    for (typed, spec) in [
+        ("doing", "in_progress"),
+        ("todo", "pending"),
+        ("In-Progress", "in_progress"),
+        ("done", "completed"),
+    ] {
+        let said = env.ok(&["task", "update", "1", "--status", typed]);
+        assert_eq!(stored(&env), spec, "{typed}");
+        assert!(said.contains(&format!(": {spec},")), "{typed}: {said}");
+    }
+    // A second `done` says the task was completed already, not that it completes now.
+    assert_eq!(
+        env.ok(&["task", "done", "1"]).trim(),
+        "task #1 was completed already: one"
+    );
+    let err = env.fails(&["task", "update", "1", "--status", "finito"], 2);
+    assert!(
+        err.contains("use pending, in_progress, completed or failed"),
+        "{err}"
+    );
+    assert_eq!(stored(&env), "completed");
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let bash = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        bash.contains("\"pending in_progress completed failed\""),
+        "{bash}"
     );
 }

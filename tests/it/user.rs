@@ -1749,3 +1749,64 @@ fn resume_refuses_the_leader_and_other_names_of_no_teammate_in_words_that_fit() 
     );
     assert_eq!(env.member_status("bob"), "stopped");
 }
+
+/// An empty `--team` names no team: refused (exit 2), saying so, for every command, also
+/// before the command word; nothing is done. An empty TEAMCTL_TEAM still counts as unset.
+/// (New-user QA: `--team=` acted on the team created last, while `--as=` was refused.)
+#[test]
+fn an_empty_team_option_is_refused_not_taken_for_the_default_team() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for args in [
+        &["--team=", "task", "add", "x"][..],
+        &["task", "add", "x", "--team", ""],
+        &["--team=", "status"],
+        &["send", "--team=", "team-lead", "hi"],
+        &["--team", " ", "delete", "--force"],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains("--team is empty: name a team"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let mut c = env.cmd(&["status"]);
+    c.env("TEAMCTL_TEAM", "");
+    assert!(c.output().unwrap().status.success());
+}
+
+/// A message typed unquoted (the shell makes it several words) gets the line with it quoted:
+/// `send`, `ask` and `task add`; nothing is sent or added. An option typed wrong keeps clap's
+/// own error. (New-user QA: clap's "unexpected argument 'there'" said nothing of quoting.)
+#[test]
+fn an_unquoted_message_is_refused_with_the_line_quoted() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["send", "team-lead", "hello", "there"][..],
+            "quote the message: teamctl send team-lead 'hello there'",
+        ),
+        (
+            &["send", "*", "it's", "all", "done", "--summary", "s"],
+            r"quote the message: teamctl send '*' 'it'\''s all done'",
+        ),
+        (
+            &["ask", "bob", "what", "is", "up"],
+            "quote the question: teamctl ask bob 'what is up'",
+        ),
+        (
+            &["task", "add", "fix", "the", "bug"],
+            "quote the subject: teamctl task add 'fix the bug'",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let err = env.fails(&["send", "team-lead", "hi", "--bogus"], 2);
+    assert!(!err.contains("quote"), "{err}");
+}

@@ -264,7 +264,10 @@ impl Backend for TmuxBackend {
             }
             let (me, pane, id) = (self.clone(), pane.to_string(), member.agent_id.clone());
             let record = live.and_then(Started::of);
-            ending.then(move || me.close_tagged(&pane, &id, record));
+            ending.then(move || {
+                let closing = me.close_tagged(&pane, &id, record)?;
+                Ok((closing == Closing::Untagged).then_some(pane))
+            });
         }
         Ok(())
     }
@@ -272,10 +275,14 @@ impl Backend for TmuxBackend {
 
 impl TmuxBackend {
     /// Close `pane` if it still carries `agent_id`'s tag for the process its worker recorded
-    /// (`record`, from its live state: `close_if_tagged`).
-    pub fn close_tagged(&self, pane: &str, agent_id: &str, record: Option<Started>) -> Result<()> {
+    /// (`record`, from its live state: `close_if_tagged`), saying what was done.
+    pub fn close_tagged(
+        &self,
+        pane: &str,
+        agent_id: &str,
+        record: Option<Started>,
+    ) -> Result<Closing> {
         close_if_tagged(&self.tmux, pane, &self.tag(agent_id), record)
-            .map(|_| ())
             .map_err(|e| e.into_error(&format!("close pane {pane}")))
     }
 }
