@@ -512,9 +512,10 @@ pub fn replace_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> 
     let path = paths.cursor(reader);
     check_dir(&paths.dir)?;
     check_dir(path.parent().expect("a cursor has a parent"))?;
-    match fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).at(&path),
-        _ => {}
+    if let Err(e) = fs::remove_file(&path)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(e).at(&path);
     }
     set_cursor(paths, reader, pos)
 }

@@ -45,6 +45,13 @@ fn running(pid: u32) -> bool {
     teamctl::backend::proc::running(pid)
 }
 
+/// Whether bob is idle and its worker waits for a wake-up (its one thread parked in
+/// `epoll_wait`), not still on its way there after its last round.
+fn parked(t: &TestEnv, pid: u32) -> bool {
+    t.member_status("bob") == "idle"
+        && std::fs::read_to_string(format!("/proc/{pid}/wchan")).is_ok_and(|w| w.contains("epoll"))
+}
+
 /// The whole `inboxes` directory moved away (`mv inboxes inboxes.old`) under an idle worker:
 /// its watch went with it and nothing woke it, so it stayed deaf to every later send (doctor
 /// noticed after some 30 s). A send after the move is now answered.
@@ -53,6 +60,9 @@ fn a_moved_inboxes_directory_is_watched_anew_and_a_later_send_answered() {
     let t = TestEnv::new();
     team_with_idle_bob(&t, "mv1", "cat");
     bob_answers(&t, "mv1", "before", "before the move");
+    let pid = t.member("bob")["pid"].as_u64().unwrap() as u32;
+    // Waiting, not still on its way to wait: a round after the move arms anew by itself.
+    wait_until("bob's worker to wait for mail", LONG, || parked(&t, pid));
     let dir = t.team_dir("mv1");
     std::fs::rename(dir.join("inboxes"), dir.join("inboxes.old")).unwrap();
     bob_answers(&t, "mv1", "after", "after inboxes was moved away");
@@ -151,9 +161,8 @@ enum Planted {
 }
 
 fn plant(at: &Path, what: Planted, outside: &Path) {
-    match std::fs::remove_file(at) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
-        _ => {}
+    if let Err(e) = std::fs::remove_file(at) {
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
     }
     match what {
         Planted::Fifo => nix::unistd::mkfifo(
