@@ -124,10 +124,16 @@ pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
 
 /// `load_as`, telling a file that is missing (`Ok(None)`) from one that cannot be opened as
 /// a regular file (`Err`: a FIFO, a symbolic link, a directory planted there; never waited on
-/// nor followed). A file that opens but holds no valid value is `Ok(None)`, as before.
+/// nor followed). A file that opens but holds no valid value is `Ok(None)`, as before; so is
+/// one whose directory is a file (`ENOTDIR`: a worker says that inbox problem itself and waits
+/// for it to be put right).
 pub(crate) fn load_checked<F: Format>(path: &Path) -> std::io::Result<Option<F::Value>> {
     let file = match open_read(path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e)
+            if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(nix::libc::ENOTDIR) =>
+        {
+            return Ok(None);
+        }
         opened => opened?,
     };
     // Read through `Take`, which gives no size hint: `read_to_end` on a `File` itself first
