@@ -316,6 +316,15 @@ pub fn resume_if_down(
     if status.is_running() && !cut_short(member, status) {
         return Ok(None);
     }
+    // Its worker would end at once, its cursor file spoiled (a FIFO or link planted there:
+    // `worker::watch::read_cursor`): said here, not only in its log.
+    store
+        .own_cursor(name, crate::worker::READER)
+        .map_err(|e| {
+            Error::failed(format!(
+                "cannot resume {name}: cannot tell where its inbox was handled to ({e}); its worker would run handled messages again. Removing that file has the inbox read from its start (handled messages then run again)"
+            ))
+        })?;
     let elsewhere = backend::host::elsewhere(member);
     if let Some(host) = elsewhere
         && !here

@@ -110,6 +110,18 @@ impl Home {
         Ok(())
     }
 
+    /// The checks `open` makes of the path down to a team (the home, `teams`, the team
+    /// directory: no links but an owned home's, the caller's alone), made again by a process
+    /// that keeps the team open: a worker, each round and before it writes. A link swapped in
+    /// for `teams` or the team directory while it ran was followed: it armed anew, watched,
+    /// answered and wrote its state there (attacker QA). The directories inside the team
+    /// (`inboxes`, `state`, `logs`) are checked where they are used: a worker lives on past a
+    /// link there, saying so, and takes its mail again once it is gone.
+    pub fn check_team_path(&self, team: &Name) -> Result<()> {
+        self.verify()?;
+        check_private_dir(&self.team_dir(team), "team directory", false)
+    }
+
     pub fn teams_dir(&self) -> PathBuf {
         self.root.join("teams")
     }

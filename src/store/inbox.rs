@@ -434,7 +434,21 @@ pub fn log_len(log: &Path) -> u64 {
 /// Not caught: a new log whose lines end exactly at the old offset (its messages before the
 /// offset are skipped); only the log's identity kept with the cursor would tell.
 pub fn cursor(paths: &InboxPaths, reader: &str) -> u64 {
-    let pos = slots::load_as::<Offset>(&paths.cursor(reader)).unwrap_or(0);
+    cursor_checked(paths, reader).unwrap_or(0)
+}
+
+/// `cursor`, as its own reader (the worker) reads it: a cursor file that is not a regular file
+/// (a FIFO, a symbolic link, a directory planted at it) is an error that names it, not the
+/// log's start. Read as the start, it had the worker run its handled messages again (each
+/// `resume` the first one; attacker QA). Never followed, never waited on.
+pub fn cursor_checked(paths: &InboxPaths, reader: &str) -> Result<u64> {
+    let path = paths.cursor(reader);
+    let pos = slots::load_checked::<Offset>(&path).at(&path)?.unwrap_or(0);
+    Ok(at_line_start(paths, pos))
+}
+
+/// `pos`, a cursor read from its file, checked against the log (see `cursor`).
+fn at_line_start(paths: &InboxPaths, pos: u64) -> u64 {
     if pos == 0 {
         return 0;
     }
@@ -488,6 +502,22 @@ pub fn remove_cursor(paths: &InboxPaths, reader: &str) -> Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).at(&path),
         _ => Ok(()),
     }
+}
+
+/// Put a fresh cursor file in place of whatever is at the reader's cursor (a FIFO or link
+/// planted there; unlinked, never followed nor opened), holding `pos`: for the reader that
+/// knows where it is (the worker, whose own record of handled work this is). A directory
+/// there is not removed (an error).
+pub fn replace_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
+    let path = paths.cursor(reader);
+    check_dir(&paths.dir)?;
+    check_dir(path.parent().expect("a cursor has a parent"))?;
+    if let Err(e) = fs::remove_file(&path)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(e).at(&path);
+    }
+    set_cursor(paths, reader, pos)
 }
 
 /// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before
@@ -923,6 +953,48 @@ mod tests {
         fs::remove_dir_all(d.path().join("bob/cursors")).unwrap();
         set_cursor(&p, "w", end).unwrap();
         assert_eq!(cursor(&p, "w"), end);
+    }
+
+    /// A FIFO or link planted at a cursor is never waited on nor followed: its own reader is
+    /// told (`cursor_checked`), views read the start as before, and `replace_cursor` puts a
+    /// regular file in its place, leaving what a link pointed at as it was.
+    #[test]
+    fn a_planted_cursor_is_refused_to_its_reader_and_replaced_without_following() {
+        let (d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let end = read_from(&p.log(), 0, 100).unwrap()[0].end.raw();
+        set_cursor(&p, "w", end).unwrap();
+        assert_eq!(cursor_checked(&p, "w").unwrap(), end);
+        assert_eq!(
+            cursor_checked(&p, "nobody").unwrap(),
+            0,
+            "a missing cursor is the start"
+        );
+        let outside = d.path().join("outside");
+        fs::write(&outside, b"keep").unwrap();
+        for planted in ["fifo", "link"] {
+            fs::remove_file(p.cursor("w")).unwrap();
+            if planted == "fifo" {
+                nix::unistd::mkfifo(
+                    &p.cursor("w"),
+                    nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+                )
+                .unwrap();
+            } else {
+                std::os::unix::fs::symlink(&outside, p.cursor("w")).unwrap();
+            }
+            let e = cursor_checked(&p, "w").unwrap_err().to_string();
+            assert!(e.contains(&p.cursor("w").display().to_string()), "{e}");
+            assert_eq!(cursor(&p, "w"), 0, "{planted}: a view reads the start");
+            assert!(
+                set_cursor(&p, "w", end).is_err(),
+                "{planted}: written through"
+            );
+            replace_cursor(&p, "w", end).unwrap();
+            assert!(fs::symlink_metadata(p.cursor("w")).unwrap().is_file());
+            assert_eq!(cursor_checked(&p, "w").unwrap(), end, "{planted}");
+            assert_eq!(fs::read(&outside).unwrap(), b"keep");
+        }
     }
 
     #[test]

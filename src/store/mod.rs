@@ -204,6 +204,17 @@ pub trait Store: Send + Sync {
     /// Where `reader` has read `inbox` to (`START` when it never has).
     fn cursor(&self, inbox: &Name, reader: &str) -> Result<Position>;
     fn set_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()>;
+    /// `cursor`, as its own reader (the worker) reads it: where a store keeps cursors as files,
+    /// one that is there but not a regular file (a FIFO, a link planted at it) is an error
+    /// saying so, not the start (which had handled messages run again).
+    fn own_cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
+        self.cursor(inbox, reader)
+    }
+    /// Put `pos` in place of a cursor that `own_cursor` refused (the thing there removed,
+    /// never followed), for the reader that knows where it is.
+    fn replace_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
+        self.set_cursor(inbox, reader, pos)
+    }
     /// Forget `reader`'s cursor of `inbox` (none there is no error): it reads as `START`
     /// again. For a reader that no longer reads that inbox (a teammate's old `inbox` view
     /// cursor, removed by its worker when it starts).

@@ -119,7 +119,23 @@ const WHOLE_MAX: u64 = 16 << 20;
 
 /// The newest value in the file, `None` when there is none.
 pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
-    let file = open_read(path).ok()?;
+    load_checked::<F>(path).ok().flatten()
+}
+
+/// `load_as`, telling a file that is missing (`Ok(None)`) from one that cannot be opened as
+/// a regular file (`Err`: a FIFO, a symbolic link, a directory planted there; never waited on
+/// nor followed). A file that opens but holds no valid value is `Ok(None)`, as before; so is
+/// one whose directory is a file (`ENOTDIR`: a worker says that inbox problem itself and waits
+/// for it to be put right).
+pub(crate) fn load_checked<F: Format>(path: &Path) -> std::io::Result<Option<F::Value>> {
+    let file = match open_read(path) {
+        Err(e)
+            if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(nix::libc::ENOTDIR) =>
+        {
+            return Ok(None);
+        }
+        opened => opened?,
+    };
     // Read through `Take`, which gives no size hint: `read_to_end` on a `File` itself first
     // asks `fstat` and `lseek` for one, two system calls of the seven a live state's read
     // made (`status` reads a thousand of them). Into spare capacity, not a zeroed buffer.
@@ -131,11 +147,12 @@ pub(crate) fn load_as<F: Format>(path: &Path) -> Option<F::Value> {
         2 * F::SLOT as u64 + 1
     };
     let mut buf = Vec::with_capacity(2 * F::SLOT + 1);
-    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut buf).ok()?;
-    if buf.len() as u64 > WHOLE_MAX {
-        return None;
+    if std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut buf).is_err()
+        || buf.len() as u64 > WHOLE_MAX
+    {
+        return Ok(None);
     }
-    parse_as::<F>(&buf)
+    Ok(parse_as::<F>(&buf))
 }
 
 /// The value in a file's bytes (see the module comment), `None` when there is none.

@@ -524,6 +524,14 @@ impl Store for FsStore {
         inbox::set_cursor(&self.inbox(member), reader, pos.raw())
     }
 
+    fn own_cursor(&self, member: &Name, reader: &str) -> Result<Position> {
+        inbox::cursor_checked(&self.inbox(member), reader).map(Position::from_raw)
+    }
+
+    fn replace_cursor(&self, member: &Name, reader: &str, pos: Position) -> Result<()> {
+        inbox::replace_cursor(&self.inbox(member), reader, pos.raw())
+    }
+
     fn remove_cursor(&self, member: &Name, reader: &str) -> Result<()> {
         inbox::remove_cursor(&self.inbox(member), reader)
     }

@@ -41,8 +41,12 @@ impl Target {
         }
     }
 
+    /// An event on one of `files`, or on the directory itself: moved or removed (`mv
+    /// inboxes inboxes.old` took a worker's watch away with it, and nothing rang: it stayed
+    /// deaf to later mail; attacker QA).
     fn matches(&self, path: &Path) -> bool {
         self.files.is_empty()
+            || path == self.dir
             || path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -397,22 +401,15 @@ mod tests {
         }
     }
 
-    #[test]
-    fn inotify_rings_on_a_write_to_a_watched_file_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let bell = SyncBell::default();
+    /// An inotify subscription to `targets` (waiting for an instance: see below).
+    fn inotify(targets: &[Target], bell: &SyncBell) -> Subscription {
         // An inotify instance is a per-user resource (128 by default) that other programs may
         // hold all of for a while (a 1,000-teammate bench does): wait for one, then say why.
         let deadline = Instant::now() + Duration::from_mins(1);
-        // Held to the end: the watch lives as long as the subscription.
-        let _sub = loop {
-            let sub = subscribe(
-                vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
-                bell.bell(),
-            )
-            .unwrap();
+        loop {
+            let sub = subscribe(targets.to_vec(), bell.bell()).unwrap();
             if sub.mode == WakeMode::Inotify {
-                break sub;
+                return sub;
             }
             assert!(
                 Instant::now() < deadline,
@@ -420,7 +417,38 @@ mod tests {
             );
             drop(sub);
             std::thread::sleep(Duration::from_millis(200));
-        };
+        }
+    }
+
+    /// A watched directory moved away (`mv inboxes inboxes.old`: its watch goes with it) or
+    /// removed rings, whatever names are watched in it; before, only events on those names
+    /// did, and a worker whose `inboxes` was moved stayed deaf to later mail.
+    #[test]
+    fn a_watched_directory_moved_or_removed_rings() {
+        for removed in [false, true] {
+            let top = tempfile::tempdir().unwrap();
+            let dir = top.path().join("inboxes");
+            std::fs::create_dir(&dir).unwrap();
+            let bell = SyncBell::default();
+            let _sub = inotify(&[Target::new(dir.clone(), &["bob"])], &bell);
+            if removed {
+                std::fs::remove_dir(&dir).unwrap();
+            } else {
+                std::fs::rename(&dir, top.path().join("inboxes.old")).unwrap();
+            }
+            assert!(
+                bell.wait_until(Instant::now() + Duration::from_secs(5)),
+                "no ring (removed: {removed})"
+            );
+        }
+    }
+
+    #[test]
+    fn inotify_rings_on_a_write_to_a_watched_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let bell = SyncBell::default();
+        // Held to the end: the watch lives as long as the subscription.
+        let _sub = inotify(&[Target::new(dir.path().into(), &["inbox.jsonl"])], &bell);
         std::fs::write(dir.path().join("other"), b"x").unwrap();
         // Drain anything the unrelated write produced (it must not ring; give it a moment).
         let rang_for_other = bell.wait_until(Instant::now() + Duration::from_millis(200));

@@ -75,8 +75,10 @@ impl Worker {
         loop {
             match self.answer(env, result) {
                 // A team that is gone (removed by hand) is not waited for: the worker ends,
-                // as it did before.
-                Err(e) if self.store.stamp().is_none() => return Err(e),
+                // as it did before; nor a team whose path is not teamctl's (`check_path`).
+                Err(e) if self.store.stamp().is_none() || self.path_broken.is_some() => {
+                    return Err(e);
+                }
                 Err(e) => {
                     if !waited {
                         let why = if no_room(&e) {
@@ -120,6 +122,8 @@ impl Worker {
 
     /// Send with a hop count (the loop guard).
     fn send_hops(&mut self, to: &str, body: Body, hops: u32) -> Result<()> {
+        // Never into a copy linked in for the team's directories (`check_path`).
+        self.check_path()?;
         let mut env = Envelope::new(self.name.as_str(), to, body);
         env.hops = hops;
         let sent = match AgentId::parse(to, "recipient") {

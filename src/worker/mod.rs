@@ -151,7 +151,13 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
         .map_err(|e| Error::io_while("cannot start the worker runtime", e))?;
     runtime.block_on(async move {
         let mut worker = Worker::new(store, home, name)?;
-        worker.run().await
+        let done = worker.run().await;
+        // Why it ended, in its log too: in a tmux pane it was only on the dead pane, gone
+        // with it, and `log`, `status` and the next `resume` had nothing to say (attacker QA).
+        if let Err(e) = &done {
+            worker.sink.note(&format!("error: {e}; exiting"));
+        }
+        done
     })
 }
 
@@ -221,6 +227,12 @@ struct Worker {
     ahead: Ahead,
     /// The worker's binary was removed with nothing in its place: said once (until it is back).
     exe_gone_said: bool,
+    /// Where this worker last read or moved its cursor to, and the inbox's generation then
+    /// (the log it is a place in): its own record of handled work, put back in place of a
+    /// cursor file found spoiled (`watch::read_cursor`).
+    kept_cursor: Option<(Option<u64>, Position)>,
+    /// Why the team's path is not to be used any more (`watch::check_path`): the worker ends.
+    path_broken: Option<String>,
 }
 
 impl Worker {
@@ -303,6 +315,8 @@ impl Worker {
             warm: None,
             ahead: Ahead::NoTurnYet,
             exe_gone_said: false,
+            kept_cursor: None,
+            path_broken: None,
         })
     }
 
@@ -456,7 +470,7 @@ impl Worker {
         armed: Option<u64>,
         sig: &mut Signals,
     ) -> Result<Step<Vec<Entry>>> {
-        let mut cursor = self.store.cursor(&self.name, READER)?;
+        let mut cursor = self.read_cursor(armed)?;
         let scanned = self.scan_control_at(cursor);
         let Some(mut at_cursor) = self.unless_removed(scanned, armed).await? else {
             return Ok(Step::Again);
@@ -467,7 +481,7 @@ impl Worker {
                 Next::Continue | Next::Again => {}
             }
             // Answering took a while and may have moved the cursor: read anew.
-            cursor = self.store.cursor(&self.name, READER)?;
+            cursor = self.read_cursor(armed)?;
             at_cursor.clear();
         }
         // A wake-up from idle reads and parses its message once: what the look-ahead
@@ -546,7 +560,9 @@ impl Worker {
             // into the new directory, and the new log's first messages were skipped.
             let mut same_log = self.store.inbox_generation(&self.name) == armed;
             if same_log {
-                let set = self.store.set_cursor(&self.name, READER, entry.end);
+                // Never written through a link swapped in above the inbox.
+                self.check_path()?;
+                let set = self.store_cursor(entry.end, armed);
                 same_log = self.unless_removed(set, armed).await?.is_some();
             }
             if next == Next::Exit {
@@ -569,7 +585,7 @@ impl Worker {
     /// Look ahead of the cursor for shutdown requests and plan approval responses, each byte
     /// once.
     fn scan_control(&mut self) -> Result<()> {
-        let cursor = self.store.cursor(&self.name, READER)?;
+        let cursor = self.read_cursor(self.store.inbox_generation(&self.name))?;
         self.scan_control_at(cursor).map(drop)
     }
 
@@ -724,6 +740,11 @@ impl Worker {
     }
 
     fn save_live(&mut self) {
+        // Not written through a link swapped in for the team's directories: the worker ends
+        // at its next check, saying why (`check_path`).
+        if self.check_path().is_err() {
+            return;
+        }
         self.live.last_seen = now_ms();
         if let Some(lease) = self.lease {
             self.live.lease_until = Some(self.live.last_seen + lease.as_millis() as u64);

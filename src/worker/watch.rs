@@ -1,14 +1,18 @@
 //! The inbox's watch in the worker's loop: armed before the first read, armed anew when the
-//! inbox directory was removed or replaced (by hand), said once (in the log, `status` and
-//! `doctor`) while it cannot be; and `unless_removed`: a read or write of the inbox that
-//! failed because its directory went meanwhile sends the loop back to its top.
+//! inbox directory (or `inboxes` above it) was removed or replaced (by hand), said once (in
+//! the log, `status` and `doctor`) while it cannot be; and `unless_removed`: a read or write of
+//! the inbox that failed because its directory went meanwhile sends the loop back to its top.
+//! Also the worker's view of the directories above: the team's whole path checked at each
+//! round and before each write (`check_path`; a link swapped in ends the worker, never
+//! followed), and its cursor read and written as its own (`read_cursor`, `store_cursor`: a
+//! FIFO or link planted at it is never waited on nor followed).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Signals, Step, Worker};
-use crate::error::Result;
-use crate::store::{Bell, Subscription, Topic};
+use super::{READER, Signals, Step, Worker};
+use crate::error::{Error, Result};
+use crate::store::{Bell, Home, Position, Subscription, Topic};
 
 /// How long a worker whose inbox directory was removed waits before it makes it again: long
 /// enough for a removal of the whole team directory to finish (then nothing is made again).
@@ -71,6 +75,8 @@ impl Worker {
         w: &mut Watch,
         sig: &mut Signals,
     ) -> Result<Step<()>> {
+        // Before anything is read, watched or written through them (a re-arm included).
+        self.check_path()?;
         let now = self.store.inbox_generation(&self.name);
         // After a problem (a link where the directory should be), armed anew even when
         // the same directory came back: its watch did not survive the move (QA: moved
@@ -166,5 +172,80 @@ impl Worker {
         }
         tokio::time::sleep(REMOVAL_SETTLE).await;
         if moved() { Ok(None) } else { Err(e) }
+    }
+}
+
+impl Worker {
+    /// The team's whole path checked as commands check it (`Home::check_team_path`: the home,
+    /// `teams` and the team directory no links, the caller's alone; its state directories real
+    /// ones). A link swapped in for `teams` or the team directory while the worker ran was
+    /// followed: it armed anew through it, answered, said it was idle and watched there, and
+    /// later mail was never read (attacker QA). On a failure the worker ends (its log says why:
+    /// the file it opened at the start, never through the link); its unread mail stays in the
+    /// inbox for `resume`. Said once: every later check fails the same way.
+    pub(super) fn check_path(&mut self) -> Result<()> {
+        if let Some(why) = &self.path_broken {
+            return Err(Error::failed(why.clone()));
+        }
+        let Err(e) = Home::new(self.home.clone()).check_team_path(self.store.team()) else {
+            return Ok(());
+        };
+        let why = format!(
+            "the team's directories are not as teamctl made them ({e}); this teammate ends rather than read or write through them, its unread mail kept in the inbox for `teamctl resume` once they are put right"
+        );
+        self.path_broken = Some(why.clone());
+        Err(Error::failed(why))
+    }
+
+    /// The worker's cursor, read as its own (`Store::own_cursor`): a cursor file that is not a
+    /// regular file (a FIFO or link planted there) is never waited on nor followed. While the
+    /// worker runs, it knows where it handled its inbox to (`kept_cursor`, in the same log):
+    /// a fresh cursor file holding that goes in its place, said in the log. Without that
+    /// record (the worker just started) it refuses to go on, saying why: read as the start,
+    /// handled messages ran again, the first one at each `resume` (attacker QA).
+    pub(super) fn read_cursor(&mut self, armed: Option<u64>) -> Result<Position> {
+        match self.store.own_cursor(&self.name, READER) {
+            Ok(pos) => {
+                self.kept_cursor = Some((armed, pos));
+                Ok(pos)
+            }
+            Err(e) => match self.kept_cursor {
+                Some((then, pos))
+                    if then == armed && self.store.inbox_generation(&self.name) == armed =>
+                {
+                    self.put_back_cursor(&e, pos)?;
+                    Ok(pos)
+                }
+                _ => Err(Error::failed(format!(
+                    "cannot tell where this teammate's inbox was handled to ({e}); not reading it, so that no handled message runs again. Removing the cursor file has the inbox read from its start (handled messages then run again)"
+                ))),
+            },
+        }
+    }
+
+    /// Move the cursor to `pos` in the log the watch is `armed` on. A cursor file spoiled
+    /// meanwhile (a FIFO or link planted there) is replaced by a fresh one holding `pos`.
+    pub(super) fn store_cursor(&mut self, pos: Position, armed: Option<u64>) -> Result<()> {
+        match self.store.set_cursor(&self.name, READER, pos) {
+            Ok(()) => {}
+            Err(e)
+                if self.store.own_cursor(&self.name, READER).is_err()
+                    && self.store.inbox_generation(&self.name) == armed =>
+            {
+                self.put_back_cursor(&e, pos)?;
+            }
+            Err(e) => return Err(e),
+        }
+        self.kept_cursor = Some((armed, pos));
+        Ok(())
+    }
+
+    fn put_back_cursor(&mut self, why: &Error, pos: Position) -> Result<()> {
+        self.store.replace_cursor(&self.name, READER, pos)?;
+        self.sink.note(&format!(
+            "warning: the cursor file was spoiled ({why}); replaced it with a fresh one at byte {}, where this worker had handled its inbox to",
+            pos.raw()
+        ));
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@ mod agent_aider;
 mod agent_codex;
 mod agent_gemini;
 mod agents;
+mod attack;
 mod core;
 mod doorbell;
 mod env;
