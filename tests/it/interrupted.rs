@@ -171,19 +171,8 @@ fn ctrl_c_in_delete_before_it_asks_anyone_keeps_the_team_unmarked() {
 fn ctrl_c_in_delete_waiting_for_a_busy_teammate_keeps_the_team_and_says_who_was_asked() {
     let env = TestEnv::new();
     create(&env, "ir-delbusy");
-    env.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--exec",
-        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
-    ]);
+    busy_bob(&env);
     env.ok(&["spawn", "amy", "--backend", "process", "--exec", "cat"]);
-    env.ok(&["send", "bob", "slow"]);
-    wait_until("bob working", LONG, || {
-        env.member_status("bob") == "working"
-    });
     let child = env
         .cmd(&["delete", "--timeout", "600"])
         .stderr(std::process::Stdio::piped())
@@ -222,19 +211,8 @@ fn ctrl_c_in_delete_waiting_for_a_busy_teammate_keeps_the_team_and_says_who_was_
 fn ctrl_c_in_ask_says_the_question_stays_and_where_the_answer_goes() {
     let env = TestEnv::new();
     create(&env, "ir-ask");
-    env.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--exec",
-        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
-    ]);
     // bob busy on another message: the question waits unread.
-    env.ok(&["send", "bob", "slow"]);
-    wait_until("bob working", LONG, || {
-        env.member_status("bob") == "working"
-    });
+    busy_bob(&env);
     let child = env
         .cmd(&["ask", "bob", "are you there?", "--timeout", "600"])
         .stderr(std::process::Stdio::piped())
@@ -269,4 +247,20 @@ fn ctrl_c_in_ask_says_the_question_stays_and_where_the_answer_goes() {
         replies(&env, "ir-ask", "bob").contains(&"re: are you there?\n".to_string())
     });
     env.ok(&["delete", "--force"]);
+}
+
+/// bob, working on the message "slow" for ten minutes (others are answered "re: M").
+fn busy_bob(env: &TestEnv) {
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then sleep 600; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+    ]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
 }
