@@ -103,8 +103,14 @@ pub enum Fix {
     /// Clear the current-team record (`$TEAMCTL_HOME/current`) while it still names `team`,
     /// which no longer exists.
     ClearCurrent { home: PathBuf, team: String },
-    /// Remove a team directory (worktrees first, through git).
-    RemoveTeam { home: PathBuf, dir: PathBuf },
+    /// Remove a team directory (worktrees first, through git). `leftover`: it had no team
+    /// file when found; one made since (a `create` of that name after a `delete`) keeps it.
+    RemoveTeam {
+        home: PathBuf,
+        dir: PathBuf,
+        #[serde(skip)]
+        leftover: bool,
+    },
     /// Remove a git worktree.
     RemoveWorktree { path: PathBuf },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a
@@ -169,8 +175,12 @@ impl Fix {
             {
                 Ok(format!("{} is already gone", dir.display()))
             }
-            Fix::RemoveTeam { home, dir } => {
-                let links = teams::remove_team(&Home::new(home.clone()), dir)?;
+            Fix::RemoveTeam {
+                home,
+                dir,
+                leftover,
+            } => {
+                let links = teams::remove_team(&Home::new(home.clone()), dir, *leftover)?;
                 let mut done = format!("removed stale team {}", dir.display());
                 for link in links {
                     done.push_str(&format!(", and the {link}"));

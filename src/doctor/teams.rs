@@ -108,13 +108,14 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
             continue;
         }
         let label = entry.file_name().to_string_lossy().into_owned();
-        let fix = Fix::RemoveTeam {
-            home: home.root().to_path_buf(),
-            dir: dir.clone(),
-        };
         // Only directories named like a team are teamctl's; anything else is left alone.
         let Ok(team) = Name::parse(&label) else {
             continue;
+        };
+        let fix = Fix::RemoveTeam {
+            home: home.root().to_path_buf(),
+            dir: dir.clone(),
+            leftover: !home.exists(&team),
         };
         if !home.exists(&team) {
             if let Some(left) = home.leftover(&team) {
@@ -451,11 +452,22 @@ fn waiting(n: usize) -> String {
 /// Remove a stale team: its worktrees through git (refused when one has uncommitted
 /// changes), then the directory; forget it as the current team. Symbolic links among the
 /// worktrees are unlinked, never followed (`worktree::found`); returns them, to be said.
-pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
+pub fn remove_team(home: &Home, dir: &Path, leftover: bool) -> Result<Vec<worktree::Removed>> {
     let team = dir
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(|n| Name::parse(n).ok());
+    // Under `create`'s lock to the end, as `delete`: no team is being made in the directory
+    // while it is removed, and a leftover is looked at again there: a `delete` then a `create`
+    // of its name since `doctor` looked made a whole team in its place (attacker QA: removed).
+    crate::pause::at("doctor-remove-team");
+    let creating = home.lock_create()?;
+    if leftover && let Some(t) = team.as_ref().filter(|t| home.exists(t)) {
+        return Err(Error::failed(format!(
+            "team {t} was made in {} since doctor looked; left alone",
+            dir.display()
+        )));
+    }
     // A leftover without a team file is removed only while it holds no mail (mail that came
     // since the check is not thrown away unsaid).
     if let Some(left) = team.as_ref().and_then(|t| home.leftover(t))
@@ -520,8 +532,8 @@ pub fn remove_team(home: &Home, dir: &Path) -> Result<Vec<worktree::Removed>> {
     {
         said.push(worktree::Removed::Link(link));
     }
-    if was_current && let Some(t) = &team {
-        home.clear_current_if_gone(t)?;
+    if was_current {
+        creating.clear_gone()?;
     }
     Ok(said)
 }

@@ -171,16 +171,6 @@ impl Home {
         self.root.join("create.lock")
     }
 
-    /// Clear the current-team record when it names `team` and `team` no longer exists, under
-    /// `create`'s lock (a team created meanwhile stays current).
-    pub fn clear_current_if_gone(&self, team: &Name) -> Result<()> {
-        let creating = self.lock_create()?;
-        if self.current_named().as_ref() == Some(team) && !self.exists(team) {
-            creating.set_current(None)?;
-        }
-        Ok(())
-    }
-
     /// Whether `team` is in this home: its team file, or the pointer to the store that
     /// keeps it. Anything at either path counts (looked at with `lstat`): a FIFO, directory
     /// or symbolic link there is then refused by the read that opens it, an error naming the
@@ -534,7 +524,7 @@ impl Creating<'_> {
     }
 
     /// Forget the record when the team it names is gone.
-    fn clear_gone(&self) -> Result<()> {
+    pub fn clear_gone(&self) -> Result<()> {
         match self.home.current_named() {
             Some(t) if !self.home.exists(&t) => self.set_current(None),
             _ => Ok(()),

@@ -1147,3 +1147,37 @@ fn a_delete_of_a_team_being_made_waits_for_the_create_and_removes_nothing() {
     assert!(!dir.exists());
     assert_eq!(recorded_current(&t), None);
 }
+
+/// `doctor --fix` found team r's directory left over (no team file, hours old); before its fix
+/// ran, a `delete` removed that leftover and a `create` made team r anew. The fix must not
+/// remove the new team (attacker QA: it did, 9 rounds in 40, "removed stale team").
+#[test]
+fn a_doctor_fix_of_a_leftover_made_whole_since_leaves_the_new_team() {
+    let t = TestEnv::new();
+    let dir = t.home_path().join("teams/r");
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    for d in [t.home_path(), &t.home_path().join("teams"), &dir] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    }
+    let old = std::time::SystemTime::now() - Duration::from_hours(2);
+    std::fs::File::open(&dir)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let gate = t.work.path().join("doctor");
+    let doctor = t.paused(&["doctor", "--fix"], "doctor-remove-team", &gate);
+    wait_until("doctor held before its removal", LONG, || {
+        t.work.path().join("doctor.reached").exists()
+    });
+    t.ok(&["delete", "--team", "r"]);
+    assert_eq!(t.ok(&["create", "r"]).trim(), "r");
+    t.ok(&["--team", "r", "task", "add", "keep me"]);
+    std::fs::write(&gate, "").unwrap();
+    let fixed = doctor.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&fixed.stdout).to_string()
+        + &String::from_utf8_lossy(&fixed.stderr);
+    assert!(said.contains("since doctor looked"), "{said}");
+    assert!(dir.join("config.json").is_file(), "{said}");
+    let tasks = t.ok(&["--json", "--team", "r", "task", "list"]);
+    assert!(tasks.contains("keep me"), "{tasks}");
+}
