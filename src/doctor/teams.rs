@@ -396,6 +396,9 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         }),
                     );
                 }
+                // Asked to stop, it may be running its `--on-shutdown` command with the request
+                // still unread: answering, not stuck (`status` says shutdown_pending).
+                Status::Idle if m.shutdown_request_id.is_some() => {}
                 Status::Idle => {
                     let quiet = store
                         .last_mail(&m.name)

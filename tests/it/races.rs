@@ -1181,3 +1181,37 @@ fn a_doctor_fix_of_a_leftover_made_whole_since_leaves_the_new_team() {
     let tasks = t.ok(&["--json", "--team", "r", "task", "list"]);
     assert!(tasks.contains("keep me"), "{tasks}");
 }
+
+/// A teammate running its `--on-shutdown` command has the request unread, idle by its last
+/// word: answering, not stuck. `doctor` must not call it a problem (new-user QA: "is idle but
+/// does not take its mail", exit 1, with advice to kill and resume it).
+#[test]
+fn doctor_leaves_a_teammate_answering_a_shutdown_alone() {
+    let t = TestEnv::new();
+    t.ok(&["create", "rh"]);
+    let ran = t.work.path().join("hook-ran");
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--on-shutdown",
+        &format!("touch '{}'; sleep 60", ran.display()),
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    t.ok(&["shutdown", "bob", "--no-wait"]);
+    wait_until("bob's --on-shutdown running", LONG, || ran.exists());
+    // Past the age at which unread mail counts as not taken.
+    let inbox = t.team_dir("rh").join("inboxes/bob/inbox.jsonl");
+    wait_until("the request older than doctor's patience", LONG, || {
+        std::fs::metadata(&inbox)
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m.elapsed().is_ok_and(|a| a > Duration::from_secs(4)))
+    });
+    let (code, report) = doctor(&t);
+    assert!(findings(&report, "teammates").is_empty(), "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
+    t.ok(&["kill", "bob"]);
+}
