@@ -690,33 +690,40 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
 }
 
 /// `send w hello there` (the message not quoted: the shell made it three words, clap refused
-/// the third): the same line with the message quoted, for every command whose text is one
-/// argument (`send`'s message, `ask`'s question, `task add`'s subject). Only words clap
-/// refused after that text count; an option typed wrong keeps clap's own error.
+/// the third): the text quoted, for every command whose text is one argument (`send`'s
+/// message, `ask`'s question, `task add`'s subject). Only the text is shown, never a whole
+/// line made again (it would drop the options typed: new-user QA). A recipient that is a file
+/// here was most likely an unquoted `*` the shell expanded. Only words clap refused after that
+/// text count; an option typed wrong keeps clap's own error.
 fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     let (_, command, extra) = without_extra_words(args, e)?;
-    let (line, text, what) = match &command {
+    let (to, text, what) = match &command {
         Command::Send(SendArgs {
             to,
             text: Some(text),
             ..
-        }) => (format!("send {}", shell_word(to)), text, "message"),
+        }) => (Some(to), text, "message"),
         Command::Ask(AskArgs {
             name,
             text: Some(text),
             ..
-        }) => (format!("ask {}", shell_word(name)), text, "question"),
-        Command::Task(TaskCommand::Add(TaskAddArgs { subject, .. })) => {
-            ("task add".to_string(), subject, "subject")
-        }
+        }) => (Some(name), text, "question"),
+        Command::Task(TaskCommand::Add(TaskAddArgs { subject, .. })) => (None, subject, "subject"),
         _ => return None,
     };
     let whole = std::iter::once(text.as_str())
         .chain(extra.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
+    let glob = match to {
+        Some(to) if std::path::Path::new(to).symlink_metadata().is_ok() => format!(
+            "; and {} is a file here: an unquoted * is the shell's list of files, write '*' for everyone",
+            shell_word(to)
+        ),
+        _ => String::new(),
+    };
     Some(format!(
-        "unexpected argument {:?}: the {what} is one argument; quote the {what}: teamctl {line} {}",
+        "unexpected argument {:?}: the {what} is one argument: quote it, as {}{glob}",
         extra[0],
         crate::store::hooks::shell_quote(&whole)
     ))

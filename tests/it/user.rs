@@ -1788,19 +1788,19 @@ fn an_unquoted_message_is_refused_with_the_line_quoted() {
     for (args, hint) in [
         (
             &["send", "team-lead", "hello", "there"][..],
-            "quote the message: teamctl send team-lead 'hello there'",
+            "the message is one argument: quote it, as 'hello there'",
         ),
         (
             &["send", "*", "it's", "all", "done", "--summary", "s"],
-            r"quote the message: teamctl send '*' 'it'\''s all done'",
+            r"the message is one argument: quote it, as 'it'\''s all done'",
         ),
         (
             &["ask", "bob", "what", "is", "up"],
-            "quote the question: teamctl ask bob 'what is up'",
+            "the question is one argument: quote it, as 'what is up'",
         ),
         (
             &["task", "add", "fix", "the", "bug"],
-            "quote the subject: teamctl task add 'fix the bug'",
+            "the subject is one argument: quote it, as 'fix the bug'",
         ),
     ] {
         let err = env.fails(args, 2);
@@ -1809,4 +1809,24 @@ fn an_unquoted_message_is_refused_with_the_line_quoted() {
     assert_eq!(before, crate::common::snapshot(env.home_path()));
     let err = env.fails(&["send", "team-lead", "hi", "--bogus"], 2);
     assert!(!err.contains("quote"), "{err}");
+    // `teamctl send * hi` in a directory of files: the shell gave `main.rs notes.txt hi`.
+    let here = env.work.path().join("src");
+    std::fs::create_dir_all(&here).unwrap();
+    for f in ["main.rs", "notes.txt"] {
+        std::fs::write(here.join(f), "").unwrap();
+    }
+    let out = env
+        .cmd(&["send", "main.rs", "notes.txt", "hi"])
+        .current_dir(&here)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "main.rs is a file here: an unquoted * is the shell's list of files, write '*'"
+        ),
+        "{err}"
+    );
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
 }
