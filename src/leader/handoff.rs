@@ -66,8 +66,14 @@ impl Outcome {
             problems.push(format!("{n} refused to shut down: {why}"));
         }
         if !self.silent.is_empty() {
+            // The request stays recorded as awaited: the teammate stops once it answers (new-user
+            // QA: it stopped ten seconds after this said nothing of it).
+            let stops = match self.silent.as_slice() {
+                [_] => "it stops once it answers",
+                _ => "each stops once it answers",
+            };
             problems.push(format!(
-                "no shutdown response from {} within {timeout} s (still in a turn?); {}",
+                "no shutdown response from {} within {timeout} s (still in a turn?): the request stands and {stops}; {}",
                 names(&self.silent),
                 force_hint(&self.silent)
             ));
