@@ -37,6 +37,8 @@
 //!   starts through `posix_spawn`, a cheaper path than the one a changed environment and
 //!   directory take).
 //!
+//! `WHOLE_BACKEND=tmux` runs the teammate `w` of `wake` and `ask` in a pane of a private tmux
+//! server instead of as a detached process (the default, `process`).
 //! `WHOLE_PARTS=wake,ask,senders` picks parts; `WHOLE_WAKE_N`, `WHOLE_POLL_N`, `WHOLE_ASK_N`,
 //! `WHOLE_SENDERS`, `WHOLE_EACH` set the counts.
 
@@ -58,6 +60,7 @@ const TEAM: &str = "whole";
 
 fn main() -> Result<()> {
     print_machine("whole");
+    println!("teammate backend (wake, ask): {}", backend()?);
     let parts = std::env::var("WHOLE_PARTS").unwrap_or_else(|_| "wake,ask,senders".into());
     for part in parts.split(',') {
         match part {
@@ -70,11 +73,26 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// A team with one process-backend worker `w` running `agent` (forced polling if `poll_ms`).
+/// The teammates' backend: `process` (the default) or `tmux` (`WHOLE_BACKEND`; a private
+/// server, killed with the home).
+fn backend() -> Result<&'static str> {
+    match std::env::var("WHOLE_BACKEND").as_deref() {
+        Err(_) | Ok("" | "process") => Ok("process"),
+        Ok("tmux") => Ok("tmux"),
+        Ok(other) => anyhow::bail!("WHOLE_BACKEND={other}: process or tmux"),
+    }
+}
+
+/// A team with one worker `w` running `agent` (forced polling if `poll_ms`), on `backend()`.
 fn team(agent: &str, poll_ms: Option<u64>) -> Result<Env> {
-    let env = Env::new()?;
+    let backend = backend()?;
+    let env = if backend == "tmux" {
+        Env::with_tmux()?
+    } else {
+        Env::new()?
+    };
     env.ok(&["create", TEAM])?;
-    let mut spawn = env.cmd(&["spawn", "w", "--backend", "process", "--exec", agent]);
+    let mut spawn = env.cmd(&["spawn", "w", "--backend", backend, "--exec", agent]);
     if let Some(ms) = poll_ms {
         spawn.env("TEAMCTL_POLL_MS", ms.to_string());
     }
