@@ -235,7 +235,7 @@ pub fn check_private_dir(path: &Path, what: &str, link_ok: bool) -> Result<()> {
         Err(e) => return Err(e).at(path),
         Ok(m) => m,
     };
-    let me = nix::unistd::geteuid().as_raw();
+    let me = my_uid();
     let meta = if meta.file_type().is_symlink() {
         if !link_ok {
             return Err(Error::failed(format!(
@@ -254,6 +254,19 @@ pub fn check_private_dir(path: &Path, what: &str, link_ok: bool) -> Result<()> {
     } else {
         meta
     };
+    check_private_meta(path, what, &meta)
+}
+
+/// The caller's effective uid, asked once (teamctl never changes it): each directory checked
+/// asked again, a system call apiece on `send`'s path.
+fn my_uid() -> u32 {
+    static UID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *UID.get_or_init(|| nix::unistd::geteuid().as_raw())
+}
+
+/// The owner and mode rules of `check_private_dir`, on what was found at `path`.
+fn check_private_meta(path: &Path, what: &str, meta: &fs::Metadata) -> Result<()> {
+    let me = my_uid();
     if !meta.is_dir() {
         return Err(Error::failed(format!(
             "refusing {what} {}: it is not a directory",
@@ -276,6 +289,145 @@ pub fn check_private_dir(path: &Path, what: &str, link_ok: bool) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A directory held open by its descriptor, with its path for what is said of it. What lies
+/// below it is opened relative to it (`openat`), each step with `O_NOFOLLOW`: a link swapped
+/// in for a directory above, or for one on the way down, after the look that checked the path
+/// cannot take a write elsewhere. A check of the path followed by an open of the path could
+/// (attacker QA: a link to a copy swapped in for the team directory, or for `teams`, and back,
+/// took 1-4 of 200 sends into the copy, each `send` exiting 0).
+#[derive(Debug)]
+pub struct DirFd {
+    dir: File,
+    path: PathBuf,
+}
+
+/// How every directory below the home is opened: never through a link at its name (`ELOOP`,
+/// or `ENOTDIR` with `O_DIRECTORY`), never kept across an `exec`.
+fn dir_flags() -> nix::fcntl::OFlag {
+    use nix::fcntl::OFlag;
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+impl DirFd {
+    /// Open `path` as a directory, following a link at `path` itself (a home's place is the
+    /// user's choice: `Home::verify` checks that link), and require it to be the caller's
+    /// alone, as `check_private_dir` says (`what`), from the open directory (`fstat`).
+    pub fn open_private(path: &Path, what: &str) -> Result<DirFd> {
+        use nix::fcntl::OFlag;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = nix::fcntl::openat(
+            nix::fcntl::AT_FDCWD,
+            path,
+            flags,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(std::io::Error::from)
+        .at(path)?;
+        let dir = DirFd {
+            dir: File::from(fd),
+            path: path.to_path_buf(),
+        };
+        check_private_meta(path, what, &dir.metadata().at(path)?)?;
+        Ok(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open directory's metadata (`fstat`): whatever its path names now.
+    pub fn metadata(&self) -> std::io::Result<fs::Metadata> {
+        self.dir.metadata()
+    }
+
+    /// The directory `name` in this one, opened: a real directory (a link or anything else
+    /// there is refused with what it is, never followed). With `make`, made `0700` when
+    /// missing. With `private`, it must be the caller's alone (`check_private_dir`'s rules,
+    /// `private` naming it). `NotFound` when missing (and not made), or when this directory
+    /// was removed meanwhile (nothing can be made in it).
+    pub fn dir(
+        &self,
+        name: &(impl AsRef<std::ffi::OsStr> + ?Sized),
+        make: bool,
+        private: Option<&str>,
+    ) -> Result<DirFd> {
+        let name = name.as_ref();
+        let path = self.path.join(name);
+        let open =
+            || nix::fcntl::openat(&self.dir, name, dir_flags(), nix::sys::stat::Mode::empty());
+        let fd = match open() {
+            Err(nix::errno::Errno::ENOENT) if make => {
+                match nix::sys::stat::mkdirat(&self.dir, name, nix::sys::stat::Mode::S_IRWXU) {
+                    Ok(()) | Err(nix::errno::Errno::EEXIST) => open(),
+                    Err(e) => Err(e),
+                }
+            }
+            done => done,
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(e @ (nix::errno::Errno::ENOTDIR | nix::errno::Errno::ELOOP)) => {
+                // What is there, said as `check_dir` says it (looked at only now, on the
+                // error's path: gone back to a directory meanwhile, the raw error).
+                check_dir(&path)?;
+                return Err(std::io::Error::from(e)).at(&path);
+            }
+            Err(e) => return Err(std::io::Error::from(e)).at(&path),
+        };
+        let dir = DirFd {
+            dir: File::from(fd),
+            path,
+        };
+        if let Some(what) = private {
+            check_private_meta(&dir.path, what, &dir.metadata().at(&dir.path)?)?;
+        }
+        Ok(dir)
+    }
+
+    /// The regular file `name` in this directory, opened with `flags` (`O_NOFOLLOW`,
+    /// `O_NONBLOCK` and `O_CLOEXEC` added, as `nofollow` adds them: a link there fails, a FIFO
+    /// is refused as not a regular file), created `0600` when missing, with its size as the
+    /// open's check found it.
+    pub fn file(
+        &self,
+        name: &(impl AsRef<std::ffi::OsStr> + ?Sized),
+        flags: nix::fcntl::OFlag,
+    ) -> Result<(File, u64)> {
+        use nix::fcntl::OFlag;
+        let name = name.as_ref();
+        let path = self.path.join(name);
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let mode = nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR;
+        let open = |flags: OFlag| {
+            nix::fcntl::openat(&self.dir, name, flags, mode).map_err(std::io::Error::from)
+        };
+        // Without `O_CREAT` first: an open that may create takes the directory's lock for
+        // writing even when the file exists (see `open_or_create`).
+        let fd = match open(flags) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(flags | OFlag::O_CREAT),
+            done => done,
+        };
+        let regular = fd.and_then(|fd| {
+            let file = File::from(fd);
+            match file.metadata()? {
+                m if m.is_file() => Ok((file, m.len())),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    crate::error::NotRegular,
+                )),
+            }
+        });
+        match regular {
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                crate::error::NotRegular,
+            )),
+            done => done,
+        }
+        .at(&path)
+    }
 }
 
 /// Run `op`; if it fails, make sure `dir` exists and run it once more. Directories are thus

@@ -10,10 +10,9 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::fsutil::{
-    LockGuard, check_dir, ensure_dir_levels, open_append, open_append_sized, open_or_create,
-    with_subdir,
-};
+use nix::fcntl::OFlag;
+
+use super::fsutil::{DirFd, check_dir, open_or_create, with_subdir};
 use super::slots::{self, Offset};
 use crate::domain::Envelope;
 use crate::error::{Error, IoContext, Result};
@@ -22,11 +21,36 @@ use crate::error::{Error, IoContext, Result};
 #[derive(Debug, Clone)]
 pub struct InboxPaths {
     pub dir: PathBuf,
+    /// How many of `dir`'s last components are walked down by descriptors (`open_dir`) from
+    /// the directory above them, which is opened by its path: for a team's inbox, `teams`,
+    /// the team, `inboxes` and the member's name below the home.
+    walked: usize,
+    /// What the first walked directories are called, each checked to be the caller's alone
+    /// (`check_private_dir`'s rules); the base is too, as `base_is`.
+    private: &'static [&'static str],
+    base_is: &'static str,
 }
 
 impl InboxPaths {
+    /// The inbox directory `dir`, reached from the directory above it (tests).
     pub fn new(dir: PathBuf) -> Self {
-        InboxPaths { dir }
+        InboxPaths {
+            dir,
+            walked: 1,
+            private: &[],
+            base_is: "directory",
+        }
+    }
+
+    /// `member`'s inbox in the team directory `team_dir` (`HOME/teams/TEAM`), reached from
+    /// the home: `teams`, the team, `inboxes`, the member.
+    pub fn in_team(team_dir: &Path, member: &str) -> Self {
+        InboxPaths {
+            dir: team_dir.join("inboxes").join(member),
+            walked: 4,
+            private: &["teams directory", "team directory"],
+            base_is: "home",
+        }
     }
 
     pub fn log(&self) -> PathBuf {
@@ -34,33 +58,83 @@ impl InboxPaths {
     }
 
     pub fn lock(&self) -> PathBuf {
-        self.dir.join("cursors").join(".inbox.lock")
+        self.dir.join("cursors").join(LOCK_FILE)
     }
 
     pub fn cursor(&self, reader: &str) -> PathBuf {
         self.dir.join("cursors").join(reader)
+    }
+
+    /// The inbox directory, opened by descriptors: the base by its path (the home: a link
+    /// there is the user's choice), then each directory below it by its name in the one
+    /// above, never through a link (`DirFd`), the home, `teams` and the team checked to be
+    /// the caller's alone. A link swapped in anywhere on the way after the command checked
+    /// the path fails the open (said as `check_dir` says it) or is passed by: what is
+    /// opened is always the real directory. With `make`, the last two (`inboxes` and the
+    /// member's) are made when missing, never the team directory itself, so a write racing
+    /// `delete` cannot bring a deleted team back (docs/PROTOCOL.md, "Deleting a team").
+    pub fn open_dir(&self, make: bool) -> Result<DirFd> {
+        let mut names: Vec<&std::ffi::OsStr> = self.dir.iter().rev().take(self.walked).collect();
+        names.reverse();
+        let mut base = self.dir.clone();
+        for _ in 0..names.len() {
+            base.pop();
+        }
+        let mut dir = DirFd::open_private(&base, self.base_is)?;
+        let makeable = names.len().saturating_sub(2);
+        for (i, name) in names.into_iter().enumerate() {
+            let make = make && i >= makeable;
+            dir = match dir.dir(name, make, self.private.get(i).copied()) {
+                Err(e) if i < makeable && e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "the team directory is gone (deleted?)",
+                    ))
+                    .at(&dir.path().join(name));
+                }
+                next => next?,
+            };
+        }
+        Ok(dir)
     }
 }
 
 /// The log's file name; watchers look for events on this name.
 pub const INBOX_FILE: &str = "inbox.jsonl";
 
+/// The append lock's file name, in `cursors`.
+const LOCK_FILE: &str = ".inbox.lock";
+
+/// How many times a write into the inbox is tried while its directories are removed again
+/// as they are made (an `rm -rf` running beside it: `NotFound`), as `fsutil::with_subdir`.
+const TRIES: usize = 4;
+
+/// `op` on the inbox directory opened (`open_dir`, its missing directories made), tried
+/// again while a directory it needs goes missing meanwhile.
+fn in_dir<T>(paths: &InboxPaths, mut op: impl FnMut(&DirFd) -> Result<T>) -> Result<T> {
+    let mut tries = 1;
+    loop {
+        let done = paths.open_dir(true).and_then(|dir| op(&dir));
+        match done {
+            Err(e) if tries < TRIES && e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// Make the inbox's directories, log and lock file where they are missing, so the first
 /// message to a new member costs its sender no more than any other (a broadcast to 300 fresh
 /// teammates made 900 files and directories, each a new inode, in the `send` process).
+/// Reached as `append` reaches them (`open_dir`): a link planted at `inboxes/NAME`, at
+/// `inboxes` or above, is refused, never followed (attacker QA).
 pub fn prepare(paths: &InboxPaths) -> Result<()> {
-    // The inbox directory itself first, and `inboxes` above it: `ensure_dir_levels` looks at
-    // the deepest one that exists, through any link above it (a link planted at
-    // `inboxes/NAME`, or at `inboxes`, was followed; attacker QA).
-    check_dir(paths.dir.parent().expect("an inbox directory has a parent"))?;
-    check_dir(&paths.dir)?;
-    let lock = paths.lock();
-    // inboxes/NAME/cursors, never the team directory above them.
-    ensure_dir_levels(lock.parent().expect("lock has a parent"), 3)?;
-    open_append(&paths.log())?;
-    open_or_create(&lock, fs::OpenOptions::new().write(true))
-        .at(&lock)
-        .map(drop)
+    in_dir(paths, |dir| {
+        let cursors = dir.dir("cursors", true, None)?;
+        dir.file(INBOX_FILE, OFlag::O_RDWR | OFlag::O_APPEND)?;
+        cursors.file(LOCK_FILE, OFlag::O_WRONLY).map(drop)
+    })
 }
 
 /// Append one record. The whole line goes out in one `write()` under the inbox lock. A torn
@@ -71,21 +145,21 @@ pub fn append(paths: &InboxPaths, env: &Envelope) -> Result<()> {
     append_line(paths, &line)
 }
 
-/// Append an already-encoded line (which must end with a newline).
+/// Append an already-encoded line (which must end with a newline). The lock and the log are
+/// opened in the inbox directory as `open_dir` opened it, by its descriptor: never through a
+/// link, whenever one is swapped in.
 pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
     debug_assert!(line.ends_with(b"\n"));
-    let lock = paths.lock();
-    // `inboxes`, the member's inbox directory and its `cursors` must be real directories: a
-    // link there would take the record (and the lock) wherever it points. Three `lstat`s per
-    // append.
-    check_dir(paths.dir.parent().expect("an inbox directory has a parent"))?;
-    check_dir(&paths.dir)?;
-    check_dir(lock.parent().expect("lock has a parent"))?;
-    let _guard = with_subdir(lock.parent().expect("lock has a parent"), 3, || {
-        LockGuard::acquire(&lock)
-    })?;
-    let log = paths.log();
-    let (file, len) = open_append_sized(&log)?;
+    in_dir(paths, |dir| append_in(dir, line))
+}
+
+fn append_in(dir: &DirFd, line: &[u8]) -> Result<()> {
+    let cursors = dir.dir("cursors", true, None)?;
+    // Held until this returns: the lock is let go when its file is closed.
+    let (lock, _) = cursors.file(LOCK_FILE, OFlag::O_WRONLY)?;
+    lock.lock().at(&cursors.path().join(LOCK_FILE))?;
+    let log = dir.path().join(INBOX_FILE);
+    let (file, len) = dir.file(INBOX_FILE, OFlag::O_RDWR | OFlag::O_APPEND)?;
     let torn = len > 0 && {
         let mut last = [0u8; 1];
         file.read_exact_at(&mut last, len - 1).at(&log)?;
@@ -551,10 +625,27 @@ pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
     slots::store_in::<Offset>(&file, &path, &pos)
 }
 
+/// Store a reader's cursor in the inbox directory `dir` as it was opened (`open_dir`; the
+/// worker holds the one its watch was armed on): a cursor is a place in one log, and written
+/// through the directory's descriptor it lands in that log's directory or nowhere. By path,
+/// a sender that made the inbox directory again between the worker's look and its write got
+/// the old log's offset into the new directory, and the new log's first messages were
+/// skipped. `cursors` may be made again in `dir`; `dir` removed, the write fails `NotFound`
+/// (a cursor at the start needs no file: done).
+pub fn set_cursor_in(dir: &DirFd, reader: &str, pos: u64) -> Result<()> {
+    let cursors = match dir.dir("cursors", true, None) {
+        Err(e) if pos == 0 && e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(()),
+        done => done?,
+    };
+    let (file, _) = cursors.file(reader, OFlag::O_RDWR)?;
+    slots::store_in::<Offset>(&file, &cursors.path().join(reader), &pos)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::{Body, Envelope};
+    use crate::store::fsutil::open_append;
 
     fn setup() -> (tempfile::TempDir, InboxPaths) {
         let dir = tempfile::tempdir().unwrap();
@@ -953,6 +1044,64 @@ mod tests {
         fs::remove_dir_all(d.path().join("bob/cursors")).unwrap();
         set_cursor(&p, "w", end).unwrap();
         assert_eq!(cursor(&p, "w"), end);
+    }
+
+    /// The race `set_cursor_in` closes, forced: the worker holds the inbox directory its
+    /// watch was armed on; the directory is removed and a sender makes it again (with a new
+    /// log) before the worker's cursor write. Written through the held directory, the old
+    /// log's offset never lands in the new one (by path it did: the new log's first messages
+    /// were then skipped); the write fails `NotFound` and the new log is read from its start.
+    #[test]
+    fn a_cursor_written_through_the_held_directory_never_lands_in_one_made_anew() {
+        let (d, p) = setup();
+        append(&p, &msg("one")).unwrap();
+        let end = read_from(&p.log(), 0, 100).unwrap()[0].end.raw();
+        let held = p.open_dir(false).unwrap();
+        set_cursor_in(&held, "w", end).unwrap();
+        assert_eq!(cursor(&p, "w"), end, "written where it is held");
+        fs::remove_dir_all(d.path().join("bob")).unwrap();
+        append(&p, &msg("a new message, in a new log")).unwrap();
+        let e = set_cursor_in(&held, "w", end).unwrap_err();
+        assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound), "{e}");
+        assert!(
+            !p.cursor("w").exists(),
+            "the old offset went into the new inbox"
+        );
+        assert_eq!(cursor(&p, "w"), 0);
+        // At the start: no file needed, nothing made.
+        set_cursor_in(&held, "w", 0).unwrap();
+        assert!(!p.cursor("w").exists());
+        // Only `cursors` removed: made again in the directory held.
+        let held = p.open_dir(false).unwrap();
+        fs::remove_dir_all(d.path().join("bob/cursors")).unwrap();
+        set_cursor_in(&held, "w", 7).unwrap();
+        assert!(p.cursor("w").exists());
+    }
+
+    /// The inbox is reached by descriptors: a link planted at `bob` (to a real inbox
+    /// elsewhere) is refused by `append`, `prepare` and `open_dir`, said as a link, and
+    /// nothing is written where it points.
+    #[test]
+    fn an_inbox_reached_through_a_link_is_refused_and_nothing_written_there() {
+        let (d, p) = setup();
+        let elsewhere = InboxPaths::new(d.path().join("carol"));
+        append(&elsewhere, &msg("carol's")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("carol"), &p.dir).unwrap();
+        for e in [
+            append(&p, &msg("into the link")).unwrap_err(),
+            prepare(&p).unwrap_err(),
+            p.open_dir(false).unwrap_err(),
+        ] {
+            let said = e.to_string();
+            assert!(
+                said.contains("symbolic link") && said.contains(&p.dir.display().to_string()),
+                "{said}"
+            );
+        }
+        assert_eq!(
+            texts(&read_from(&elsewhere.log(), 0, 100).unwrap()),
+            ["carol's"]
+        );
     }
 
     /// A FIFO or link planted at a cursor is never waited on nor followed: its own reader is

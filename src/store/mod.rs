@@ -173,6 +173,23 @@ pub type MemberChange<'f> =
 /// A store shared by the parts of one process.
 pub type SharedStore = std::sync::Arc<dyn Store>;
 
+/// An inbox held as it was at one moment (`Store::hold_inbox`): its generation (what
+/// `inbox_generation` said of it) and, for the file store, its directory open.
+#[derive(Debug)]
+pub struct HeldInbox {
+    pub generation: u64,
+    pub(crate) dir: Option<fsutil::DirFd>,
+}
+
+impl HeldInbox {
+    pub fn new(generation: u64) -> HeldInbox {
+        HeldInbox {
+            generation,
+            dir: None,
+        }
+    }
+}
+
 /// Everything the CLI, the leader and the worker need from shared state. Nothing above
 /// `store/` knows which store it has. Host-local files (logs, worktrees, agent sessions, hook
 /// events, recorded environments) live under `local_dir()`, on the host that uses them.
@@ -222,6 +239,23 @@ pub trait Store: Send + Sync {
     /// Which incarnation of `inbox` this is; it changes when the inbox was removed and made
     /// anew (a subscriber must then subscribe again). `None` while it is missing.
     fn inbox_generation(&self, inbox: &Name) -> Option<u64>;
+    /// `inbox` as it is now, held: its generation, and where the store keeps it as a
+    /// directory, that directory open (`HeldInbox`). `None` while it is missing.
+    fn hold_inbox(&self, inbox: &Name) -> Option<HeldInbox> {
+        self.inbox_generation(inbox).map(HeldInbox::new)
+    }
+    /// `set_cursor`, into the inbox `held` was taken of and no other: where the store keeps
+    /// cursors in the inbox's directory, written through the one held, so never into a
+    /// directory made anew in its place (the write fails `NotFound` once it is removed).
+    fn set_held_cursor(
+        &self,
+        _held: &HeldInbox,
+        inbox: &Name,
+        reader: &str,
+        pos: Position,
+    ) -> Result<()> {
+        self.set_cursor(inbox, reader, pos)
+    }
 
     /// A worker's live state, if it has written one.
     fn live(&self, member: &Name) -> Result<Option<LiveState>>;

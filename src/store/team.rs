@@ -24,7 +24,8 @@ use super::tasks::TaskFile;
 use super::teamindex;
 use super::wake::{self, Bell, Subscription, Target};
 use super::{
-    ConfigCache, Entry, Held, LockKey, MemberChange, Position, RosterCache, Stamp, Store, Topic,
+    ConfigCache, Entry, Held, HeldInbox, LockKey, MemberChange, Position, RosterCache, Stamp,
+    Store, Topic,
 };
 use crate::domain::live::ShutdownAnswer;
 use crate::domain::task::TaskList;
@@ -104,7 +105,7 @@ impl FsStore {
     }
 
     fn inbox(&self, member: &Name) -> InboxPaths {
-        InboxPaths::new(self.dir.join("inboxes").join(member.as_str()))
+        InboxPaths::in_team(&self.dir, member.as_str())
     }
 
     fn state_path(&self, member: &Name) -> PathBuf {
@@ -438,6 +439,30 @@ impl Store for FsStore {
             .ok()
             .filter(|m| m.is_dir())
             .map(|m| generation(&m))
+    }
+
+    /// The inbox directory opened as `append` opens it (never through a link), its generation
+    /// taken from the open directory: the one held is the one the generation names.
+    fn hold_inbox(&self, member: &Name) -> Option<HeldInbox> {
+        let dir = self.inbox(member).open_dir(false).ok()?;
+        let generation = generation(&dir.metadata().ok()?);
+        Some(HeldInbox {
+            generation,
+            dir: Some(dir),
+        })
+    }
+
+    fn set_held_cursor(
+        &self,
+        held: &HeldInbox,
+        member: &Name,
+        reader: &str,
+        pos: Position,
+    ) -> Result<()> {
+        match &held.dir {
+            Some(dir) => inbox::set_cursor_in(dir, reader, pos.raw()),
+            None => self.set_cursor(member, reader, pos),
+        }
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {

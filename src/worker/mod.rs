@@ -233,6 +233,9 @@ struct Worker {
     kept_cursor: Option<(Option<u64>, Position)>,
     /// Why the team's path is not to be used any more (`watch::check_path`): the worker ends.
     path_broken: Option<String>,
+    /// The inbox the watch was armed on, held (`watch::store_cursor` writes the cursor into
+    /// it and no other).
+    held_inbox: Option<crate::store::HeldInbox>,
 }
 
 impl Worker {
@@ -317,6 +320,7 @@ impl Worker {
             exe_gone_said: false,
             kept_cursor: None,
             path_broken: None,
+            held_inbox: None,
         })
     }
 

@@ -39,7 +39,7 @@ impl Worker {
     /// directory's place) is the loop's, as when it happens later: the worker says so in
     /// `status` and `doctor` and watches once that is fixed. Before, it died at once, `resume`
     /// said "resumed", and only the dead pane said why (new-user QA).
-    pub(super) fn watch(&self) -> Watch {
+    pub(super) fn watch(&mut self) -> Watch {
         let bell = self.bell.clone();
         let mut topics = vec![Topic::Inbox(self.name.clone())];
         if self.member.auto_claim {
@@ -57,12 +57,13 @@ impl Worker {
                 None
             }
         };
+        self.held_inbox = self.store.hold_inbox(&self.name);
         Watch {
             topics,
             ring,
             subscription,
             unwatched,
-            armed: self.store.inbox_generation(&self.name),
+            armed: self.held_inbox.as_ref().map(|h| h.generation),
             problem: None,
         }
     }
@@ -105,7 +106,10 @@ impl Worker {
         }
         // Its generation read first: a directory replaced while the watch is being
         // armed then reads as changed at the next look, and is armed anew again.
-        let before = self.store.inbox_generation(&self.name);
+        // Held (its directory open, in the file store) with it: the cursor is written into
+        // that directory and no other (`store_cursor`).
+        let held = self.store.hold_inbox(&self.name);
+        let before = held.as_ref().map(|h| h.generation);
         match self.store.subscribe(&w.topics, w.ring.clone()) {
             Ok(s) => {
                 w.subscription = Some(s);
@@ -136,7 +140,8 @@ impl Worker {
                 return Ok(Step::Again);
             }
         }
-        w.armed = before.or_else(|| self.store.inbox_generation(&self.name));
+        self.held_inbox = held.or_else(|| self.store.hold_inbox(&self.name));
+        w.armed = before.or_else(|| self.held_inbox.as_ref().map(|h| h.generation));
         self.control.restart();
         if w.problem.take().is_some() {
             self.live.inbox_problem = None;
@@ -225,8 +230,18 @@ impl Worker {
 
     /// Move the cursor to `pos` in the log the watch is `armed` on. A cursor file spoiled
     /// meanwhile (a FIFO or link planted there) is replaced by a fresh one holding `pos`.
+    /// Written through the inbox held since the watch was armed: a sender that made the
+    /// inbox directory again between the caller's look at its generation and this write
+    /// cannot get the old log's offset into the new directory (the write fails `NotFound`,
+    /// and the loop arms anew).
     pub(super) fn store_cursor(&mut self, pos: Position, armed: Option<u64>) -> Result<()> {
-        match self.store.set_cursor(&self.name, READER, pos) {
+        let set = match &self.held_inbox {
+            Some(held) if Some(held.generation) == armed => {
+                self.store.set_held_cursor(held, &self.name, READER, pos)
+            }
+            _ => self.store.set_cursor(&self.name, READER, pos),
+        };
+        match set {
             Ok(()) => {}
             Err(e)
                 if self.store.own_cursor(&self.name, READER).is_err()

@@ -247,3 +247,140 @@ fn a_fifo_or_link_at_the_cursor_of_a_stopped_worker_is_refused_with_the_reason()
         t.ok(&["delete", "--force"]);
     }
 }
+
+/// The texts of every message in the inbox logs under `dir` (a copy of a team directory, or
+/// of `teams`), whatever member they went to.
+fn texts_under(dir: &Path) -> Vec<String> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(p, _)| p.ends_with("inbox.jsonl"))
+        .flat_map(|(_, bytes)| {
+            String::from_utf8_lossy(&bytes)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter_map(|m| m["text"].as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A link to a copy swapped in for the team directory (or `teams`) and back, again and again
+/// (`renameat2(RENAME_EXCHANGE)`, so the name is never missing), while sends run: a send
+/// checked the path, then opened the log by path, and 1-4 in 200 went into the copy,
+/// exiting 0 (attacker QA). Now the append walks down from the home by directory
+/// descriptors, never through a link: a send either fails, saying so, or its message is in
+/// the real inbox, once. None is ever in the copy.
+fn sends_while_a_link_is_swapped_in_and_out(teams_too: bool) {
+    use nix::fcntl::{RenameFlags, renameat2};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let t = TestEnv::new();
+    let team = if teams_too { "swap2" } else { "swap1" };
+    t.ok(&["create", team]);
+    // bob, stopped: a sender only (a send to a stopped teammate would resume it).
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    t.ok(&["kill", "bob"]);
+    let real = if teams_too {
+        t.home_path().join("teams")
+    } else {
+        t.team_dir(team)
+    };
+    let copy = t.work.path().join("copy");
+    let cp = Command::new("cp").arg("-a").arg(&real).arg(&copy).status();
+    assert!(cp.unwrap().success());
+    let link = real.with_file_name("link");
+    std::os::unix::fs::symlink(&copy, &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let attacker = {
+        let (stop, swaps, real, link) = (stop.clone(), swaps.clone(), real.clone(), link.clone());
+        std::thread::spawn(move || {
+            let swap = || {
+                let (cwd, cwd2) = (nix::fcntl::AT_FDCWD, nix::fcntl::AT_FDCWD);
+                renameat2(cwd, &real, cwd2, &link, RenameFlags::RENAME_EXCHANGE).unwrap();
+            };
+            while !stop.load(Ordering::Relaxed) {
+                swap();
+                std::thread::yield_now();
+                swap();
+                swaps.fetch_add(1, Ordering::Relaxed);
+                std::thread::yield_now();
+            }
+        })
+    };
+    // Sends on two threads at once, each text its own.
+    const SENDS: usize = 120;
+    let results: Vec<(String, std::process::Output)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|k| {
+                let t = &t;
+                s.spawn(move || {
+                    (0..SENDS / 2)
+                        .map(|i| {
+                            let text = format!("m-{k}-{i}");
+                            let out =
+                                t.run(&["--as", "bob", "--team", team, "send", "team-lead", &text]);
+                            (text, out)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    stop.store(true, Ordering::Relaxed);
+    attacker.join().unwrap();
+    // The real directory is back at its name (the attacker ends each round with it there).
+    assert!(!std::fs::symlink_metadata(&real).unwrap().is_symlink());
+    assert!(
+        swaps.load(Ordering::Relaxed) > 0,
+        "the attacker never swapped"
+    );
+    let in_copy = texts_under(&copy);
+    let in_real: Vec<String> = t
+        .inbox(team, "team-lead")
+        .iter()
+        .filter_map(|m| m["text"].as_str().map(str::to_string))
+        .collect();
+    let sent_ok: Vec<&String> = results
+        .iter()
+        .filter(|(_, out)| out.status.success())
+        .map(|(text, _)| text)
+        .collect();
+    let leaked: Vec<&String> = results
+        .iter()
+        .map(|(text, _)| text)
+        .filter(|text| in_copy.contains(text))
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "{} of {SENDS} sends ({} exited 0) went into the copy: {leaked:?}",
+        leaked.len(),
+        sent_ok.len()
+    );
+    for text in &sent_ok {
+        let n = in_real.iter().filter(|t| t == text).count();
+        assert_eq!(n, 1, "{text}: exited 0, in the real inbox {n} times");
+    }
+    for (text, out) in results.iter().filter(|(_, out)| !out.status.success()) {
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!said.trim().is_empty(), "{text}: failed without a word");
+    }
+    // At least some went through: the test shows the sends' outcome, not only refusals.
+    assert!(!sent_ok.is_empty(), "no send exited 0: {:?}", results[0].1);
+    std::fs::remove_file(&link).unwrap();
+    t.ok(&["--team", team, "delete", "--force"]);
+}
+
+#[test]
+fn sends_while_a_link_is_swapped_for_the_team_directory_never_land_in_the_copy() {
+    sends_while_a_link_is_swapped_in_and_out(false);
+}
+
+#[test]
+fn sends_while_a_link_is_swapped_for_teams_never_land_in_the_copy() {
+    sends_while_a_link_is_swapped_in_and_out(true);
+}
