@@ -1,0 +1,191 @@
+//! teamctl's tags are pane options anyone can set, and `teamctl worker` is a command anyone can
+//! type: against a private tmux server per test, neither makes teamctl take what is not its
+//! own. A pane whose tags were forged (`tmux set -p @teamctl-agent ...`) on a program of the
+//! user's is no orphan to `doctor`, and `doctor --fix` and `delete` leave it running
+//! (attacker QA, session 22).
+
+use std::time::Duration;
+
+use crate::common::{BIN, TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Replies with the agent's name and the message text.
+const ECHO: &str = "printf '%s got: ' \"$TEAMCTL_AGENT_NAME\"; cat";
+
+/// A new session `session` on the private server whose one pane runs `argv`, kept when its
+/// program ends (`remain-on-exit`, set before the program runs). Returns the pane and its pid.
+fn pane_running(env: &TestEnv, session: &str, argv: &[&str]) -> (String, String) {
+    let pane = env
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "cat",
+        ])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
+    let mut respawn = vec!["respawn-pane", "-k", "-t", &pane, "--"];
+    respawn.extend_from_slice(argv);
+    env.tmux_ok(&respawn);
+    let pid = env.pane_format(&pane, "#{pane_pid}").expect("the pane");
+    (pane, pid)
+}
+
+/// Forge teamctl's tags on `pane`: `option` (`@teamctl-agent` or `@teamctl-console`) set to
+/// `value`, for the process the pane runs (`@teamctl-pid`), as teamctl itself sets them.
+fn forge(env: &TestEnv, pane: &str, option: &str, value: &str) {
+    env.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-F",
+        "-t",
+        pane,
+        "@teamctl-pid",
+        "#{pane_pid}",
+    ]);
+    env.tmux_ok(&["set-option", "-p", "-t", pane, option, value]);
+}
+
+fn runs(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pane is there, running `pid`.
+fn still_runs(env: &TestEnv, pane: &str, pid: &str, what: &str) {
+    assert_eq!(
+        env.pane_format(pane, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{pid} 0")),
+        "{what}: the pane with forged tags stays, its program running"
+    );
+    assert!(runs(pid), "{what}");
+}
+
+fn doctor_json(env: &TestEnv, args: &[&str]) -> (i32, String) {
+    let mut all = vec!["--json", "doctor"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().unwrap(), format!("{v:#}"))
+}
+
+/// A `sleep` pane of the user's with teamctl's tags forged on it, naming a teammate of a team
+/// that is gone: `doctor` does not call it an orphan (it says the tags are on a process that
+/// is not teamctl's), and `doctor --fix` leaves it running, says so, and takes the tags off.
+/// A genuine orphan beside it (the dead pane of a teamctl worker of that team) is still
+/// closed. (Attacker QA: `--fix` killed the `sleep`.)
+#[test]
+fn doctor_fix_leaves_a_pane_with_forged_tags_running_and_says_so() {
+    let env = TestEnv::with_tmux();
+    let (forged, sleep) = pane_running(&env, "forged", &["sleep", "100000"]);
+    forge(&env, &forged, "@teamctl-agent", &env.tag("ghost@tags-gone"));
+    let home = env.home_path().display().to_string();
+    let worker = [BIN, "worker", "--home", &home, "--id", "wraith@tags-gone"];
+    let (orphan, _) = pane_running(&env, "orphan", &worker);
+    wait_until("the orphan's worker ended", WAIT, || {
+        env.pane_format(&orphan, "#{pane_dead}").as_deref() == Some("1")
+    });
+    forge(
+        &env,
+        &orphan,
+        "@teamctl-agent",
+        &env.tag("wraith@tags-gone"),
+    );
+
+    let (_, report) = doctor_json(&env, &[]);
+    assert!(
+        !report.contains(&format!("orphaned tmux pane {forged}")),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "tmux pane {forged} carries teamctl's tags for ghost@tags-gone, but its process (pid {sleep}) is not teamctl's"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "orphaned tmux pane {orphan} tagged wraith@tags-gone"
+        )),
+        "{report}"
+    );
+
+    let (code, report) = doctor_json(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report}");
+    still_runs(&env, &forged, &sleep, "doctor --fix");
+    assert!(
+        report.contains(&format!(
+            "took teamctl's tags for ghost@tags-gone off tmux pane {forged}"
+        )),
+        "{report}"
+    );
+    assert_eq!(
+        env.pane_format(&forged, "#{@teamctl-agent}#{@teamctl-pid}"),
+        Some(String::new()),
+        "the forged tags are off"
+    );
+    assert_eq!(
+        env.pane_format(&orphan, "#{pane_id}"),
+        None,
+        "the genuine orphan is closed: {report}"
+    );
+    let (_, report) = doctor_json(&env, &[]);
+    assert!(!report.contains(&forged), "nothing left to say: {report}");
+}
+
+/// `delete` closes the team's panes wherever they are, found by their tags: panes of the
+/// user's with a teammate's or the console's tags forged on them stay, their programs
+/// running, while the team's own panes close. (Attacker QA: they were killed.)
+#[test]
+fn delete_leaves_panes_with_forged_team_tags_running() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-del"]).trim().to_string();
+    env.ok(&["spawn", "a", "--exec", ECHO]);
+    wait_until("a is idle", WAIT, || env.member_status("a") == "idle");
+    let a = env.pane_of(&t, "a");
+    let (as_mate, mate_pid) = pane_running(&env, "mine", &["sleep", "100001"]);
+    forge(
+        &env,
+        &as_mate,
+        "@teamctl-agent",
+        &env.tag(&format!("b@{t}")),
+    );
+    let (as_console, console_pid) = pane_running(&env, "mine-too", &["sleep", "100002"]);
+    forge(&env, &as_console, "@teamctl-console", &env.tag(&t));
+
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    still_runs(&env, &as_mate, &mate_pid, "delete (a teammate's tag)");
+    still_runs(
+        &env,
+        &as_console,
+        &console_pid,
+        "delete (the console's tag)",
+    );
+    assert_eq!(env.pane_format(&a, "#{pane_id}"), None, "a's pane closes");
+    let id = format!("a@{t}");
+    wait_until("a's worker ended", WAIT, || {
+        workers_of(&env, &id).is_empty()
+    });
+}
+
+/// The worker processes of `agent_id` of this home.
+fn workers_of(env: &TestEnv, agent_id: &str) -> Vec<u32> {
+    env.processes()
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
+        })
+        .collect()
+}
