@@ -1,12 +1,13 @@
 //! teamctl's tags are pane options anyone can set, and `teamctl worker` is a command anyone can
 //! type: against a private tmux server per test, neither makes teamctl take what is not its
 //! own. A pane whose tags were forged (`tmux set -p @teamctl-agent ...`) on a program of the
-//! user's is no orphan to `doctor`, and `doctor --fix` and `delete` leave it running
-//! (attacker QA, session 22).
+//! user's is no orphan to `doctor`, and `doctor --fix` and `delete` leave it running; a worker
+//! typed by hand in a pane of the user's does not serve the teammate, and a re-run of the
+//! teammate's own pane still does (attacker QA, session 22).
 
 use std::time::Duration;
 
-use crate::common::{BIN, TestEnv, wait_until};
+use crate::common::{BIN, TestEnv, wait_until, wait_until_or_show};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// Replies with the agent's name and the message text.
@@ -188,4 +189,87 @@ fn workers_of(env: &TestEnv, agent_id: &str) -> Vec<u32> {
             args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
         })
         .collect()
+}
+
+/// A `teamctl worker --id w@T` typed in a pane of the user's while w runs: it does not serve
+/// w (it says why, and ends), and when the user then re-runs w's own pane (`respawn-pane -k`,
+/// no command), the worker re-run there is w, in its pane: recorded, answering, the only
+/// worker of w. (Attacker QA: the stray, waiting on w's worker lock, took it first at the
+/// re-run and served w from the untagged pane; the re-run pane died, `status` said
+/// `starting`.)
+#[test]
+fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-stray"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let pane = env.pane_of(&t, "w");
+    let id = format!("w@{t}");
+    let first = workers_of(&env, &id);
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    // The user's shell types the worker's line; its exit code and stderr are kept.
+    let err = env.work.path().join("stray.err");
+    let code = env.work.path().join("stray.code");
+    let line = format!(
+        "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+        env.home_path().display(),
+        err.display(),
+        code.display()
+    );
+    pane_running(&env, "mine", &["sh", "-c", &line]);
+    wait_until("the stray worker started", WAIT, || {
+        workers_of(&env, &id).len() == 2
+    });
+
+    // The user re-runs w's pane.
+    let old = env.pane_format(&pane, "#{pane_pid}").unwrap();
+    env.tmux_ok(&["respawn-pane", "-k", "-t", &pane]);
+    let rerun = env.pane_format(&pane, "#{pane_pid}").unwrap();
+    assert_ne!(rerun, old);
+    let shown = || {
+        let m = env.member("w");
+        (m["status"].clone(), m["paneId"].clone(), m["pid"].clone())
+    };
+    let want = (
+        serde_json::json!("idle"),
+        serde_json::json!(pane),
+        serde_json::json!(rerun.parse::<u64>().unwrap()),
+    );
+    wait_until_or_show(
+        "w shown idle in its own pane with the re-run worker's pid",
+        WAIT,
+        || shown() == want,
+        || format!("{:?} (want {want:?})", shown()),
+    );
+
+    wait_until("the stray worker ended", Duration::from_mins(1), || {
+        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+    });
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_ne!(
+        std::fs::read_to_string(&code).unwrap().trim(),
+        "0",
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("this worker of {id} will not serve"))
+            && said.contains("which is not w's pane"),
+        "{said}"
+    );
+
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    assert_eq!(
+        env.pane_format(&pane, "#{pane_pid} #{pane_dead}"),
+        Some(format!("{rerun} 0")),
+        "w answered from its own pane"
+    );
+    assert_eq!(
+        workers_of(&env, &id),
+        vec![rerun.parse::<u32>().unwrap()],
+        "one worker of w, in its pane"
+    );
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
 }

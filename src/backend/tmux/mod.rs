@@ -196,10 +196,19 @@ impl Backend for TmuxBackend {
 
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
         let argv = launch.argv();
+        // A worker's pane says it was placed by teamctl (`worker::placed`), kept by tmux
+        // when the user re-runs the pane: the worker need not ask tmux for its pane's tag.
+        let mut env = launch.env.clone();
+        if launch.args.first().is_some_and(|a| a == "worker") {
+            env.push((
+                crate::domain::env::PLACED.into(),
+                self.tag(&launch.agent_id),
+            ));
+        }
         let start = Start {
             argv: &argv,
             cwd: &launch.cwd,
-            env: &launch.env,
+            env: &env,
         };
         let placed = self.place(launch, &start).map_err(|e| self.too_old_or(e))?;
         let pane = &placed.pane.pane;
