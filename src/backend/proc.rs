@@ -205,6 +205,77 @@ fn agent_ids_in(env: &[u8]) -> impl Iterator<Item = &[u8]> {
     ids.into_iter()
 }
 
+/// Has process `pid` ended: no such process, or a zombie (its pane shows it dead once tmux
+/// has reaped it)? Read from `/proc` alone, not with a signal: another user's live process
+/// (one the signal may not reach) has not ended.
+pub fn ended(pid: u32) -> bool {
+    if Pid::new(pid).is_none() {
+        return true;
+    }
+    match std::fs::read(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .iter()
+            .rposition(|b| *b == b')')
+            .and_then(|close| stat[close + 1..].iter().find(|b| !b.is_ascii_whitespace()))
+            .is_some_and(|state| matches!(state, b'Z' | b'X')),
+        Err(_) => true,
+    }
+}
+
+/// Is the program `pid` runs a teamctl binary (ours, of our user)? The same file as this
+/// process's own, or one whose name starts with `teamctl` (another build, one an upgrade
+/// replaced: `teamctl (deleted)`, or renamed aside: `teamctl~`; `teamctl-nats`). Read through
+/// the process's own `/proc/PID` directory, as `read_ours` reads, so a pid used again
+/// meanwhile is not mistaken for it. A guard against a pane or a process dressed up as a
+/// worker (its argv copied, `exec -a`), not against a program the user names `teamctl`.
+pub fn runs_teamctl(pid: u32) -> bool {
+    use nix::fcntl::{AtFlags, readlinkat};
+    use nix::sys::stat::fstatat;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    if Pid::new(pid).is_none() {
+        return false;
+    }
+    let Ok(dir) = std::fs::File::open(format!("/proc/{pid}")) else {
+        return false;
+    };
+    if !dir.metadata().is_ok_and(|m| m.uid() == euid()) {
+        return false;
+    }
+    let Ok(target) = readlinkat(&dir, "exe") else {
+        return false;
+    };
+    let same = fstatat(&dir, "exe", AtFlags::empty()).is_ok_and(|theirs| {
+        std::fs::metadata("/proc/self/exe")
+            .is_ok_and(|mine| mine.dev() == theirs.st_dev && mine.ino() == theirs.st_ino)
+    });
+    same || Path::new(&target)
+        .file_name()
+        .is_some_and(|n| n.as_bytes().starts_with(b"teamctl"))
+}
+
+/// Is `pid` a teamctl worker of `agent_id` in our home: its argv (`is_worker`) and its program
+/// a teamctl binary (`runs_teamctl`)? What a pane tagged for `agent_id` must run to be closed
+/// as teamctl's (`backend::tmux::close_cmd`): a tag is a pane option anyone can set.
+pub fn is_teamctl_worker(pid: u32, agent_id: &str) -> bool {
+    is_worker(pid, agent_id) && runs_teamctl(pid)
+}
+
+/// Is `pid` the leader console teamctl put in a team session of `team` (in our home): a
+/// teamctl binary running `lead --home HOME --team TEAM` (`backend::Launch::console`)?
+pub fn is_console(pid: u32, team: &str) -> bool {
+    read_ours(pid, "cmdline").is_some_and(|c| {
+        let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
+        args.get(1) == Some(&&b"lead"[..])
+            && args
+                .windows(2)
+                .any(|w| w[0] == b"--home" && same_home(w[1]))
+            && args
+                .windows(2)
+                .any(|w| w[0] == b"--team" && w[1] == team.as_bytes())
+    }) && runs_teamctl(pid)
+}
+
 /// Every process this user can see in `/proc` but this one (zombies included: see `running`).
 pub fn pids() -> impl Iterator<Item = u32> {
     std::fs::read_dir("/proc")
@@ -468,6 +539,67 @@ mod tests {
         assert!(!running(pid));
         child.wait().unwrap();
         assert!(!is_worker(pid, &id));
+    }
+
+    /// A process is teamctl's worker (or console) when its argv says so and its program is a
+    /// teamctl binary: argv can be copied (`exec -a`, a script called `worker`), the binary's
+    /// name or file less by accident. Stood in for here by `sh` copied under the name
+    /// `teamctl`, which runs the script `worker` (or `lead`) in its directory.
+    #[test]
+    fn a_worker_or_console_is_teamctls_only_when_a_teamctl_binary_runs_it() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        for script in ["worker", "lead"] {
+            std::fs::write(dir.path().join(script), "read line\n").unwrap();
+        }
+        let sh = which::which("sh").unwrap();
+        let named = dir.path().join("teamctl");
+        std::fs::copy(&sh, &named).unwrap();
+        let id = format!("bob@proc-exe-test-{}", std::process::id());
+        let start = |program: &Path, args: &[&str]| {
+            let child = std::process::Command::new(program)
+                .args(args)
+                .current_dir(dir.path())
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            let word = args[0].as_bytes().to_vec();
+            assert!(wait_for(Duration::from_secs(5), || {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(&word[..]))
+            }));
+            child
+        };
+        let worker = ["worker", "--home", "/nonexistent-teamctl/h", "--id", &id];
+        let lead = ["lead", "--home", "/nonexistent-teamctl/h", "--team", "t"];
+        let mut fake = start(&sh, &worker);
+        let mut ours = start(&named, &worker);
+        let mut console = start(&named, &lead);
+        let mut fake_console = start(&sh, &lead);
+        let (f, o, c, fc) = (fake.id(), ours.id(), console.id(), fake_console.id());
+        // The argv alone says "worker" for both; only one runs a teamctl binary.
+        assert!(is_worker(f, &id) && is_worker(o, &id));
+        assert!(!runs_teamctl(f) && runs_teamctl(o));
+        assert!(!is_teamctl_worker(f, &id));
+        assert!(is_teamctl_worker(o, &id));
+        assert!(!is_teamctl_worker(o, "alice@t"));
+        assert!(!is_teamctl_worker(c, &id));
+        assert!(is_console(c, "t") && !is_console(c, "u"));
+        assert!(!is_console(fc, "t") && !is_console(o, "t"));
+        // This test's own binary is a teamctl binary (the same file as its own).
+        assert!(runs_teamctl(std::process::id()));
+        assert!(!ended(f) && !ended(std::process::id()));
+        for child in [&mut fake, &mut ours, &mut console, &mut fake_console] {
+            child.stdin.take().unwrap().write_all(b"\n").unwrap();
+        }
+        // A zombie has ended, as has a pid with no process.
+        assert!(wait_for(Duration::from_secs(5), || ended(o)));
+        assert!(!runs_teamctl(0) && ended(0));
+        for child in [&mut fake, &mut ours, &mut console, &mut fake_console] {
+            child.wait().unwrap();
+        }
+        assert!(ended(o) && !is_teamctl_worker(o, &id));
     }
 
     /// Run as root (as CI is), a process of another user that carries the same tag is not

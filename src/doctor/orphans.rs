@@ -7,13 +7,17 @@
 //! teamctl tagged without a home are reported, never closed. Tags of this home left on a pane
 //! the user respawned (its pid another, or the same pid given again to the user's program, as
 //! the member's live state tells) are reported too, and taken off by `--fix`, the pane never
-//! closed.
+//! closed. A tag is a pane option anyone can set: a pane of this home's tags whose live process
+//! is not teamctl's for them (`tmux::runs_teamctls`) is reported as carrying foreign tags, never
+//! as an orphan, and never closed.
 
 use std::path::{Path, PathBuf};
 
 use crate::backend::tmux::argv::{self, Server, Started};
 use crate::backend::tmux::run::Tmux;
-use crate::backend::tmux::{Closing, Records, close_if_tagged, record_of, untag_if_stale};
+use crate::backend::tmux::{
+    Closing, Records, Who, close_if_tagged, record_of, runs_teamctls, untag_if_stale,
+};
 
 use super::{Finding, Fix, Level};
 use crate::backend::proc;
@@ -252,6 +256,15 @@ pub fn panes(home: &Home) -> Vec<Finding> {
                 out.extend(stale_tags(home, socket.as_deref(), &pane, &tag));
                 continue;
             }
+            // Tags anyone could have set, on a pane whose process is not teamctl's: no orphan
+            // of teamctl's, never closed.
+            if let Some(pid) = state
+                .pid
+                .filter(|&pid| !runs_teamctls(pid, state.dead, Who::Agent(id)))
+            {
+                out.push(foreign_tags(home, socket.as_deref(), &pane, &tag, pid));
+                continue;
+            }
             seen += 1;
             let why =
                 why_orphaned(home.root(), id, true).or_else(|| stale_pane(home.root(), id, &pane));
@@ -312,9 +325,32 @@ fn stale_tags(home: &Home, socket: Option<&str>, pane: &str, stale: &str) -> Opt
     )
 }
 
+/// teamctl's tags for `tag` (the whole tag, this home's) on `pane`, whose live process `pid`
+/// is not teamctl's for it (`tmux::runs_teamctls`): set by someone else (a pane option anyone
+/// can set). Reported, never called an orphan: the pane and its program are not teamctl's to
+/// close. `--fix` takes the tags off, the pane left alone.
+fn foreign_tags(home: &Home, socket: Option<&str>, pane: &str, tag: &str, pid: u32) -> Finding {
+    let id = argv::unscoped(tag);
+    Finding::new(
+        "panes",
+        Level::Warn,
+        format!(
+            "tmux pane {pane} carries teamctl's tags for {id}, but its process (pid {pid}) is not teamctl's: \
+             left open; teamctl never closes it"
+        ),
+    )
+    .hint("`teamctl doctor --fix` takes teamctl's tags off it (the pane and what runs in it stay)")
+    .fix(Fix::UntagPane {
+        home: home.root().to_path_buf(),
+        socket: socket.map(String::from),
+        pane: pane.to_string(),
+        agent_id: tag.to_string(),
+    })
+}
+
 /// Take the tags `agent_id` (scoped: the whole tag) off `pane` while they still name a process
-/// the pane no longer runs (`tmux::untag_if_stale`, judged by the member's record in `home`);
-/// the pane is never closed. Returns what was done, in one line.
+/// the pane no longer runs, or one that is not teamctl's (`tmux::untag_if_stale`, judged by the
+/// member's record in `home`); the pane is never closed. Returns what was done, in one line.
 pub fn untag_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) -> Result<String> {
     let id = argv::unscoped(agent_id);
     let Some(t) = runner(socket) else {
@@ -498,6 +534,9 @@ pub fn kill_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) 
         },
         Closing::Untagged => format!(
             "left tmux pane {pane} open: it runs another program now, not teamctl's ({id}); its tags are off"
+        ),
+        Closing::Foreign => format!(
+            "left tmux pane {pane} open: its process is not teamctl's ({id}: the tags were set by something else); its tags are off"
         ),
         Closing::NotOurs => format!("tmux pane {pane} is no longer tagged {id}; left alone"),
     })

@@ -46,6 +46,9 @@ pub const FEEDBACK: &str = "TEAMCTL_FEEDBACK";
 pub const COMPANION_PANE: &str = "TEAMCTL_COMPANION_PANE";
 /// That pane's tmux server as members record it (empty: the default server).
 pub const COMPANION_SERVER: &str = "TEAMCTL_COMPANION_SERVER";
+/// A worker's pane made by teamctl: the agent id as teamctl tags it (`worker::placed`). The
+/// worker takes it out of its own environment as it starts.
+pub const PLACED: &str = "TEAMCTL_PLACED";
 
 /// One variable and where it belongs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +92,7 @@ pub const VARS: &[Var] = &[
     var(FEEDBACK, false, false),
     var(COMPANION_PANE, false, false),
     var(COMPANION_SERVER, false, false),
+    var(PLACED, false, false),
 ];
 
 /// The variables naming an agent or its turn.
@@ -107,9 +111,9 @@ pub const HEARTBEAT_MS: &str = "TEAMCTL_HEARTBEAT_MS";
 /// (set in the leader's shell, they reached every turn: a `task done` in a turn that had no
 /// task could close the wrong one; attacker QA), and the store's address, which may carry a
 /// login (the team's pointer file names the store; an agent's environment can end up in its
-/// output).
+/// output), and the mark of a worker's pane (`PLACED`: tmux would hand it to every pane).
 pub fn not_inherited() -> impl Iterator<Item = &'static str> {
-    identity().chain([TASK_ID, PLAN, PLAN_ROUND, FEEDBACK, STORE])
+    identity().chain([TASK_ID, PLAN, PLAN_ROUND, FEEDBACK, STORE, PLACED])
 }
 
 /// The variables that stand in for global options.

@@ -20,6 +20,7 @@ mod control;
 mod handle;
 mod heartbeat;
 pub mod launch;
+mod placed;
 mod plan;
 mod session;
 mod shutdown;
@@ -135,6 +136,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     // Nothing is open yet but stdio: whatever else is, it inherited (a pipe whose reader
     // waits for its end, say), and a resident worker must not hold it for its whole life.
     crate::backend::fds::close_above_stdio();
+    let placed = placed::take_marker();
     // Before anything can rename it (`install -b`): the path agents' `teamctl` is taken from.
     crate::backend::exe::remember();
     let (name, team) = id
@@ -143,6 +145,11 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let team = Name::parse_as(team, "team")?;
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
+    // Only where teamctl placed it, checked before the lock (`placed.rs`).
+    if let Err(e) = placed::check(id, placed) {
+        Sink::open(&store.log_path(&name)).note(&format!("error: {e}; exiting"));
+        return Err(e);
+    }
     let _alone = only_worker(&*store, &name)?;
     turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -916,10 +916,30 @@ fn doctor_finds_and_fixes_orphans_stale_teams_and_worktrees() {
         assert!(ok.success());
     }
 
-    // An orphaned pane on the private tmux server.
-    env.tmux_ok(&["new-session", "-d", "-s", "planted", "sleep 600"]);
+    // An orphaned pane on the private tmux server: a teamctl worker of a team that does not
+    // exist ran there (and ended at once; the pane is kept). A pane whose program is not
+    // teamctl's is no orphan of teamctl's, however it is tagged (tags.rs).
+    env.tmux_ok(&["new-session", "-d", "-s", "planted", "cat"]);
     let pane = env.tmux_ok(&["display-message", "-p", "-t", "planted", "#{pane_id}"]);
     let pane = pane.trim();
+    env.tmux_ok(&["set-option", "-p", "-t", pane, "remain-on-exit", "on"]);
+    let home = env.home_path().display().to_string();
+    env.tmux_ok(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        pane,
+        "--",
+        crate::common::BIN,
+        "worker",
+        "--home",
+        &home,
+        "--id",
+        "ghost@nosuchteam",
+    ]);
+    wait_until("the planted worker ended", Duration::from_secs(20), || {
+        env.pane_format(pane, "#{pane_dead}").as_deref() == Some("1")
+    });
     env.tmux_ok(&[
         "set-option",
         "-p",

@@ -31,6 +31,7 @@ mod reliability;
 mod security;
 mod shutdown_all;
 mod spawnkill;
+mod tags;
 mod takeover;
 mod tasks;
 mod tmux;

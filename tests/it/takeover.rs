@@ -330,10 +330,10 @@ fn status_shows_a_pane_only_while_it_is_the_teammates() {
     assert_eq!(a_row.split_whitespace().nth(3), Some("-"), "{table}");
 }
 
-/// A pane on the private server running `argv`, tagged as teamctl tags a teammate's pane:
-/// `agent_id` of this home, for the process it runs now (`@teamctl-pid`).
+/// A pane on the private server running `argv` (kept once it ends), tagged as teamctl tags a
+/// teammate's pane: `agent_id` of this home, for the process it runs now (`@teamctl-pid`).
 fn planted(env: &TestEnv, session: &str, agent_id: &str, argv: &[&str]) -> String {
-    let mut args = vec![
+    let args = [
         "new-session",
         "-d",
         "-s",
@@ -342,10 +342,13 @@ fn planted(env: &TestEnv, session: &str, agent_id: &str, argv: &[&str]) -> Strin
         "-F",
         "#{pane_id}",
         "--",
+        "cat",
     ];
-    args.extend_from_slice(argv);
     let pane = env.tmux_ok(&args).trim().to_string();
     env.tmux_ok(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
+    let mut respawn = vec!["respawn-pane", "-k", "-t", &pane, "--"];
+    respawn.extend_from_slice(argv);
+    env.tmux_ok(&respawn);
     env.tmux_ok(&[
         "set-option",
         "-p",
@@ -363,6 +366,26 @@ fn planted(env: &TestEnv, session: &str, agent_id: &str, argv: &[&str]) -> Strin
         "@teamctl-agent",
         &env.tag(agent_id),
     ]);
+    pane
+}
+
+/// A genuine orphan of teamctl's: the dead pane of a worker of `agent_id`, whose team is gone
+/// (it ends at once), tagged for it (`planted`). A pane whose tags were set on a program of
+/// the user's is no orphan of teamctl's (tags.rs).
+fn orphan(env: &TestEnv, session: &str, agent_id: &str) -> String {
+    let home = env.home_path().display().to_string();
+    let worker = [
+        crate::common::BIN,
+        "worker",
+        "--home",
+        &home,
+        "--id",
+        agent_id,
+    ];
+    let pane = planted(env, session, agent_id, &worker);
+    wait_until("the orphan's worker ended", WAIT, || {
+        env.pane_format(&pane, "#{pane_dead}").as_deref() == Some("1")
+    });
     pane
 }
 
@@ -385,7 +408,7 @@ fn doctor_json(env: &TestEnv, args: &[&str]) -> (i32, serde_json::Value, String)
 #[test]
 fn doctor_fix_leaves_a_pane_the_user_respawned_and_closes_a_genuine_orphan() {
     let env = TestEnv::with_tmux();
-    let orphan = planted(&env, "orphan", "ghost@tk-gone", &["sleep", "100000"]);
+    let orphan = orphan(&env, "orphan", "ghost@tk-gone");
     let respawned = planted(&env, "respawned", "wraith@tk-gone", &["sleep", "100001"]);
     let mine = take_over(&env, &respawned, &["sleep", "100002"]);
 
@@ -430,7 +453,7 @@ fn a_pane_respawned_between_the_look_and_the_kill_is_left_open() {
     let reached = |n: &str| env.work.path().join(format!("{n}.reached"));
 
     // doctor --fix, an orphaned pane.
-    let orphan = planted(&env, "orphan", "ghost@tk-gone", &["sleep", "100000"]);
+    let orphan = orphan(&env, "orphan", "ghost@tk-gone");
     let doctor = env.paused(
         &["--json", "doctor", "--fix"],
         "close-pane",

@@ -2,7 +2,9 @@
 //! (argv after `--`, no `send-keys`, no shell, no focus change). Panes carry teamctl's tag (a
 //! pane user option holding the agent id, and the pid of the process teamctl started there);
 //! every look at or kill of a recorded pane checks it first, because pane ids are reused after
-//! a server restart, and a pane the user respawned with a program of their own is theirs.
+//! a server restart, and a pane the user respawned with a program of their own is theirs. A
+//! tag is a pane option anyone can set: a pane is closed only when what it runs is teamctl's
+//! own process for its tag too (`runs_teamctls`).
 
 pub mod argv;
 pub mod hook;
@@ -194,10 +196,19 @@ impl Backend for TmuxBackend {
 
     fn spawn(&self, launch: &Launch) -> Result<Placement> {
         let argv = launch.argv();
+        // A worker's pane says it was placed by teamctl (`worker::placed`), kept by tmux
+        // when the user re-runs the pane: the worker need not ask tmux for its pane's tag.
+        let mut env = launch.env.clone();
+        if launch.args.first().is_some_and(|a| a == "worker") {
+            env.push((
+                crate::domain::env::PLACED.into(),
+                self.tag(&launch.agent_id),
+            ));
+        }
         let start = Start {
             argv: &argv,
             cwd: &launch.cwd,
-            env: &launch.env,
+            env: &env,
         };
         let placed = self.place(launch, &start).map_err(|e| self.too_old_or(e))?;
         let pane = &placed.pane.pane;
@@ -266,7 +277,7 @@ impl Backend for TmuxBackend {
             let record = live.and_then(Started::of);
             ending.then(move || {
                 let closing = me.close_tagged(&pane, &id, record)?;
-                Ok((closing == Closing::Untagged).then_some(pane))
+                Ok(matches!(closing, Closing::Untagged | Closing::Foreign).then_some(pane))
             });
         }
         Ok(())
@@ -294,8 +305,10 @@ impl TmuxBackend {
 /// now; a pane already gone is fine. A pane the user respawned with a program of their own
 /// (the tag names a process it no longer runs) is theirs: left open, the tags taken off. The
 /// kill itself is guarded by the pid the pane ran when it was read (`close_cmd`), so a
-/// respawn after the look is not missed. The one rule for every close of one pane: a
-/// member's (`kill`, `shutdown`, the worker's own) and `doctor --fix`'s.
+/// respawn after the look is not missed. A pane whose live process is not teamctl's for the
+/// tag (`runs_teamctls`: the tags were set by someone else) is left open too, its tags taken
+/// off (`Closing::Foreign`). The one rule for every close of one pane: a member's (`kill`,
+/// `shutdown`, the worker's own) and `doctor --fix`'s.
 pub fn close_if_tagged(
     t: &Tmux,
     pane: &str,
@@ -314,7 +327,8 @@ pub fn close_if_tagged(
         let Some(pid) = state.pid else {
             return Ok(Closing::NotOurs);
         };
-        match close_cmd(pane, pid, state.dead, record) {
+        let who = Who::Agent(argv::unscoped(tag));
+        match close_cmd(pane, pid, state.dead, record, Some(who)) {
             Close::Kill(kill) => {
                 crate::pause::at("close-pane");
                 return match t.run(&[kill]) {
@@ -326,6 +340,10 @@ pub fn close_if_tagged(
             Close::Theirs => {
                 let _ = t.run(&argv::untag_pane(pane));
                 return Ok(Closing::Untagged);
+            }
+            Close::Foreign => {
+                let _ = t.run(&argv::untag_pane(pane));
+                return Ok(Closing::Foreign);
             }
             Close::Not => return Ok(Closing::NotOurs),
         }
@@ -345,6 +363,10 @@ pub enum Close {
     /// The pane runs the user's program under the pid teamctl's had (its start time is not
     /// the recorded one): theirs, left open, its tags to come off.
     Theirs,
+    /// The pane carries teamctl's tags for the process it runs, but that process is not
+    /// teamctl's (`runs_teamctls`: the tags were set by someone else): left open, the tags,
+    /// teamctl's own options, to come off.
+    Foreign,
     /// Not a pane id: nothing to run.
     Not,
 }
@@ -358,11 +380,51 @@ pub enum Close {
 /// open. tmux cannot read `/proc`, so the start time cannot be part of that command: what is
 /// left is a respawn between this check and the kill whose program the system gives that very
 /// pid again, within that instant.
-pub fn close_cmd(pane: &str, pid: u32, dead: bool, record: Option<Started>) -> Close {
+///
+/// `who`: whose tag the pane carries, whose process it must then run (`runs_teamctls`): a
+/// tag is a pane option anyone can set, so a pane whose live process is not teamctl's is
+/// left open however it is tagged (`Close::Foreign`). `None` only for a pane teamctl just
+/// made itself and judges by the pid tmux gave it then (the placeholder).
+pub fn close_cmd(
+    pane: &str,
+    pid: u32,
+    dead: bool,
+    record: Option<Started>,
+    who: Option<Who>,
+) -> Close {
     if !argv::runs_started(pid, dead, record, &proc::start_time) {
         return Close::Theirs;
     }
+    if who.is_some_and(|who| !runs_teamctls(pid, dead, who)) {
+        return Close::Foreign;
+    }
     argv::kill_pane_running(pane, pid).map_or(Close::Not, Close::Kill)
+}
+
+/// Whose tag a pane carries: a teammate's (its agent id, `NAME@TEAM`) or a team's console
+/// (the team's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who<'a> {
+    Agent(&'a str),
+    Console(&'a str),
+}
+
+/// Does a pane tagged for `who`, found running `pid` (`dead`: ran it last), run teamctl's
+/// process for it? A teammate's pane runs its worker (a teamctl binary running `worker --home
+/// HOME --id ID` of this home: `proc::is_teamctl_worker`), or, for an interactive teammate,
+/// its agent (`TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment, as teamctl started it:
+/// `proc::is_agent_process`); a console pane runs `teamctl lead` for its team
+/// (`proc::is_console`). A dead pane, or one whose process has just ended, runs nothing to be
+/// told apart by: its tags decide, as they did (nothing runs there to be ended). Another
+/// user's live process is not ended, and not teamctl's.
+pub fn runs_teamctls(pid: u32, dead: bool, who: Who) -> bool {
+    if dead || proc::ended(pid) {
+        return true;
+    }
+    match who {
+        Who::Agent(id) => proc::is_teamctl_worker(pid, id) || proc::is_agent_process(pid, id),
+        Who::Console(team) => proc::is_console(pid, team),
+    }
 }
 
 /// A worker started as `pane`'s own process (`pid`, this process) in the pane recorded for
@@ -389,8 +451,9 @@ pub fn take_back(member: &Member, pane: &str, pid: u32) -> Result<bool> {
 
 /// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an
 /// agent id scoped to its home: the pane's `PaneState::stale_tag`, or its tag for a pid whose
-/// process is not the one its worker recorded, `record`): the user respawned it. The pane is
-/// the user's: it is never closed here. True when the tags came off.
+/// process is not the one its worker recorded, `record`): the user respawned it. Or while the
+/// process they name is not teamctl's for the tag (`runs_teamctls`): someone else set them.
+/// The pane is the user's: it is never closed here. True when the tags came off.
 pub fn untag_if_stale(
     t: &Tmux,
     pane: &str,
@@ -400,11 +463,14 @@ pub fn untag_if_stale(
     let state = t
         .run(&[argv::pane_state(pane)])
         .map(|out| argv::parse_state(&out, pane))?;
+    let who = Who::Agent(argv::unscoped(tag));
     let stale = state.is_some_and(|s| {
         s.stale_tag == tag
             || (s.tag == tag
-                && s.pid
-                    .is_some_and(|pid| !argv::runs_started(pid, s.dead, record, &proc::start_time)))
+                && s.pid.is_some_and(|pid| {
+                    !argv::runs_started(pid, s.dead, record, &proc::start_time)
+                        || !runs_teamctls(pid, s.dead, who)
+                }))
     });
     if !stale {
         return Ok(false);
@@ -420,6 +486,9 @@ pub enum Closing {
     Killed { pid: u32 },
     /// The pane was the user's (respawned): left open, its tags taken off.
     Untagged,
+    /// The pane carried the tag, but what runs in it is not teamctl's process for it (tags
+    /// set by someone else: `runs_teamctls`): left open, its tags taken off.
+    Foreign,
     /// Gone, or not the tag's.
     NotOurs,
 }
@@ -586,7 +655,7 @@ pub fn forget_session(
             continue;
         };
         let mut panes = argv::parse_team_panes(&out, &tag);
-        close_panes(&t, &mut panes, records);
+        close_panes(&t, &mut panes, team.as_str(), records);
         for pane in &panes.taken {
             let _ = t.run(&argv::untag_pane(pane));
         }
@@ -612,9 +681,10 @@ pub fn forget_session(
 /// Kill teamctl's panes of a team (`ours`), each only while it runs the process it ran when
 /// the panes were read, the one its worker recorded (`close_cmd`, judged by `records`): in one
 /// tmux invocation, or one each when that stopped at an error. A pane whose pid the system
-/// gave again to the user's program is theirs: moved to `taken` (left open, a session holding
-/// it kept, its tags to come off).
-fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, records: &Records) {
+/// gave again to the user's program is theirs, and so is one whose live process is not
+/// teamctl's for its tag (`runs_teamctls`; `team`: the team's name, which its console runs
+/// for): moved to `taken` (left open, a session holding it kept, its tags to come off).
+fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, team: &str, records: &Records) {
     let mut all: Vec<argv::Cmd> = Vec::new();
     let mut theirs: Vec<String> = Vec::new();
     for pane in &panes.ours {
@@ -625,9 +695,14 @@ fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, records: &Records) {
             .iter()
             .find(|(agent, _)| !owner.agent.is_empty() && *agent == owner.agent)
             .map(|(_, r)| *r);
-        match close_cmd(pane, owner.pid, owner.dead, record) {
+        let who = if owner.agent.is_empty() {
+            Who::Console(team)
+        } else {
+            Who::Agent(argv::unscoped(&owner.agent))
+        };
+        match close_cmd(pane, owner.pid, owner.dead, record, Some(who)) {
             Close::Kill(kill) => all.push(kill),
-            Close::Theirs => theirs.push(pane.clone()),
+            Close::Theirs | Close::Foreign => theirs.push(pane.clone()),
             Close::Not => {}
         }
     }
@@ -646,6 +721,39 @@ fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, records: &Records) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pane is closed by its tag only while what it runs is teamctl's for that tag, or it
+    /// runs nothing (dead, or its process ended); the placeholder teamctl just made is judged
+    /// by its pid alone.
+    #[test]
+    fn a_tagged_pane_whose_live_process_is_not_teamctls_is_left_open() {
+        // This test's process runs, and is no worker or console of anyone's.
+        let me = std::process::id();
+        let agent = Some(Who::Agent("bob@t"));
+        let console = Some(Who::Console("t"));
+        for who in [agent, console] {
+            assert_eq!(close_cmd("%3", me, false, None, who), Close::Foreign);
+            assert!(matches!(
+                close_cmd("%3", me, true, None, who),
+                Close::Kill(_)
+            ));
+        }
+        assert!(matches!(
+            close_cmd("%3", me, false, None, None),
+            Close::Kill(_)
+        ));
+        // A process that has ended (reaped: no such pid now).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        assert!(matches!(
+            close_cmd("%3", gone, false, None, agent),
+            Close::Kill(_)
+        ));
+        // The pid given again to another program (start time not the recorded one): theirs.
+        let record = Some(Started { pid: me, start: 1 });
+        assert_eq!(close_cmd("%3", me, false, record, agent), Close::Theirs);
+    }
 
     #[test]
     fn the_kept_session_note_says_how_to_close_it_on_teamctls_server() {

@@ -348,7 +348,7 @@ fn start_in(
             // its first error, and once the respawn is done only a pane gone fails, so a
             // failed start left it running that. No worker ran there: no start time recorded.
             if let super::Close::Kill(kill) =
-                super::close_cmd(&placeholder.pane, placeholder.pid, false, None)
+                super::close_cmd(&placeholder.pane, placeholder.pid, false, None, None)
             {
                 let _ = t.run(&[kill]);
             }
