@@ -333,6 +333,9 @@ impl Ctx {
             for h in crate::leader::reconcile(store)? {
                 match h {
                     crate::leader::Handoff::Stopped(n) => eprintln!("teamctl: {n} has shut down"),
+                    crate::leader::Handoff::LeftOpen(n, panes) => {
+                        eprintln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));
+                    }
                     crate::leader::Handoff::Refused(n, why) => {
                         eprintln!(
                             "teamctl: {n} refused to shut down: {}",
