@@ -334,3 +334,38 @@ fn ctrl_c_in_shutdown_says_the_request_stands() {
     assert_eq!(env.processes(), Vec::<u32>::new());
     env.ok(&["delete", "--force"]);
 }
+
+/// Ctrl-C once `delete` is ending the teammates (past the point the team can be kept): the
+/// delete is finished and exits 0, saying the signal came too late to keep the team. (QA: it
+/// said the team was deleted and exited 130.)
+#[test]
+fn ctrl_c_in_delete_too_late_to_keep_the_team_finishes_and_exits_0() {
+    let env = TestEnv::new();
+    create(&env, "ir-late");
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let gate = env.work.path().join("gate");
+    let child = env.paused(&["delete"], "delete-ending", &gate);
+    let reached = env.work.path().join("gate.reached");
+    wait_until("delete past its last keeping point", LONG, || {
+        reached.exists()
+    });
+    interrupt(&child);
+    std::fs::write(&gate, b"").unwrap();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&stdout),
+        String::from_utf8_lossy(&stderr),
+    );
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert_eq!(out.trim(), "deleted team ir-late");
+    assert!(
+        err.contains("SIGINT came while the teammates were being ended, too late to keep the team"),
+        "{err}"
+    );
+    assert!(!env.team_dir("ir-late").exists());
+    assert_eq!(env.processes(), Vec::<u32>::new());
+}
