@@ -1832,3 +1832,98 @@ fn an_unquoted_message_is_refused_with_the_line_quoted() {
     );
     assert_eq!(before, crate::common::snapshot(env.home_path()));
 }
+
+/// `task doing 2` (a status word taken for a task command): clap's tip was "done", which
+/// would complete it. The hint names the command that marks it in progress, with the id typed.
+#[test]
+fn a_status_word_as_a_task_command_names_the_command_that_sets_it() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["task", "doing", "2"][..],
+            "`teamctl task update 2 --status in_progress` marks it in progress",
+        ),
+        (
+            &["task", "start", "2"][..],
+            "`teamctl task update 2 --status in_progress`",
+        ),
+        (
+            &["task", "wip"][..],
+            "`teamctl task update ID --status in_progress`",
+        ),
+        (&["task", "finished", "3"][..], "`teamctl task done 3`"),
+        (
+            &["task", "todo", "3"][..],
+            "`teamctl task update 3 --status pending`",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+        assert!(!err.contains("similar subcommand"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    // Any other word keeps clap's own error.
+    let err = env.fails(&["task", "frob", "2"], 2);
+    assert!(err.contains("unrecognized subcommand 'frob'"), "{err}");
+}
+
+/// `send all hi` with no member named all: the error says how to send to everyone (`'*'`),
+/// also for `everyone` and `@all`; a member named `all` is sent to as usual.
+#[test]
+fn sending_to_all_points_at_the_broadcast() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    for to in ["all", "everyone", "@all"] {
+        let err = env.fails(&["send", to, "hi"], 2);
+        assert!(
+            err.contains(&format!("no member {to:?}"))
+                && err.contains("to send to everyone use '*' (quoted"),
+            "{to}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // Nothing was sent.
+    assert!(env.inbox("alpha", "bob").is_empty());
+    env.ok(&["spawn", "all", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "all", "hi"]);
+    let err = env.fails(&["send", "nobody", "hi"], 2);
+    assert!(!err.contains("'*'"), "{err}");
+}
+
+/// A command that only acts on an existing team (`delete`, `status`, `shutdown`, `kill`...)
+/// given `--team` of no team: says it does not exist and lists the teams there are, with no
+/// advice to create it (QA: `--team nope delete` was told `create nope`).
+#[test]
+fn acting_on_a_team_that_does_not_exist_lists_the_teams_and_never_says_create() {
+    let env = TestEnv::new();
+    let err = env.fails(&["--team", "nope", "delete"], 2);
+    assert!(
+        err.contains("no team \"nope\"") && err.contains("there are no teams here"),
+        "{err}"
+    );
+    assert!(!err.contains("create"), "{err}");
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for args in [
+        &["--team", "nope", "delete"][..],
+        &["--team", "nope", "delete", "--force"][..],
+        &["--team", "nope", "status"][..],
+        &["--team", "nope", "shutdown", "bob"][..],
+        &["--team", "nope", "shutdown", "--all"][..],
+        &["--team", "nope", "kill", "bob"][..],
+        &["--team", "nope", "resume"][..],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains("no team \"nope\"")
+                && err.contains("the teams here: alpha (pick one with --team)"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("create"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
