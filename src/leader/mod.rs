@@ -778,10 +778,27 @@ pub fn unread_but(store: &dyn Store, name: &Name, reader: &str, handling: Option
 
 /// The ids of the messages in `name`'s inbox past `reader`'s cursor, but those in `handled`.
 pub fn unread_ids(store: &dyn Store, name: &Name, reader: &str, handled: &[String]) -> Vec<String> {
+    unread_kinds(store, name, reader, handled)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// `unread_ids`, each with whether it is an idle notification (state, which the default
+/// `inbox` view leaves out: `status` shows how many of the unread are such).
+pub fn unread_kinds(
+    store: &dyn Store,
+    name: &Name,
+    reader: &str,
+    handled: &[String],
+) -> Vec<(String, bool)> {
     crate::store::entries(store, name, store.cursor(name, reader).unwrap_or_default())
         .map_while(|e| e.ok())
         .filter_map(|e| match e.item {
-            Item::Message(env) if !handled.contains(&env.id) => Some(env.id),
+            Item::Message(env) if !handled.contains(&env.id) => {
+                let idle = matches!(env.body, Body::IdleNotification { .. });
+                Some((env.id, idle))
+            }
             _ => None,
         })
         .collect()

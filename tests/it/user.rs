@@ -1927,3 +1927,96 @@ fn acting_on_a_team_that_does_not_exist_lists_the_teams_and_never_says_create() 
     }
     assert_eq!(before, crate::common::snapshot(env.home_path()));
 }
+
+/// The leader's UNREAD in `status` agrees with `inbox`: the messages `inbox` shows, and the
+/// idle notifications (which it leaves out) beside them, `(+N idle)`; `--json`'s `unread`
+/// still counts both, and `unreadIdle` is added.
+#[test]
+fn the_leaders_unread_in_status_agrees_with_inbox() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "echo \"re: $TEAMCTL_MESSAGE\"")]);
+    env.ok(&["send", "bob", "one"]);
+    env.ok(&["send", "bob", "two"]);
+    wait_until("bob answered both and is idle", T, || {
+        let replies = env
+            .inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["type"] == "message" && m["from"] == "bob")
+            .count();
+        replies == 2 && env.member_status("bob") == "idle"
+    });
+    let mail = env.inbox("alpha", "team-lead");
+    let idle = mail
+        .iter()
+        .filter(|m| m["type"] == "idle_notification")
+        .count();
+    let messages = mail.len() - idle;
+    assert!(idle > 0, "{mail:#?}");
+    let lead = env.member("team-lead");
+    assert_eq!(lead["unread"], mail.len(), "{lead}");
+    assert_eq!(lead["unreadIdle"], idle, "{lead}");
+    let table = env.ok(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("team-lead "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.contains(&format!(" {messages} (+{idle} idle) ")),
+        "{table}"
+    );
+    // The header stays over the column.
+    let header = table.lines().nth(1).unwrap();
+    assert_eq!(
+        header.find("UNREAD").map(|i| i + "UNREAD".len()),
+        row.find(" idle)").map(|i| i + " idle)".len()),
+        "{table}"
+    );
+    // `inbox` shows exactly the messages counted, and says the idle ones it left out.
+    let out = env.run(&["inbox"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(shown.lines().count(), messages, "{shown}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("{idle} idle notification")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.member("team-lead")["unread"], 0);
+    let table = env.ok(&["status"]);
+    assert!(!table.contains("idle)"), "{table}");
+}
+
+/// A worker killed with SIGKILL in the middle of a turn: `status` shows it dead and its turn
+/// as interrupted, not as running with a clock (new-user QA); `--json` says `turnInterrupted`.
+#[test]
+fn a_turn_whose_worker_was_killed_is_shown_interrupted_not_running() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", UNTIL_GO)]);
+    env.ok(&["send", "bob", "slow one"]);
+    wait_until("bob working", T, || env.member_status("bob") == "working");
+    let running = env.ok(&["status"]);
+    assert!(!running.contains("interrupted"), "{running}");
+    assert!(env.member("bob").get("turnInterrupted").is_none());
+    let pid = config_member(&env, "bob")["pid"].as_u64().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("bob dead", T, || env.member_status("bob") == "dead");
+    let table = env.ok(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("bob "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.ends_with("slow one (interrupted: its worker died)"),
+        "{table}"
+    );
+    let bob = env.member("bob");
+    assert_eq!(bob["turnInterrupted"], true, "{bob}");
+    assert_eq!(bob["currentTurn"], "slow one", "{bob}");
+    // The message its turn handled is unread again.
+    assert_eq!(bob["unread"], 1, "{bob}");
+    std::fs::write(env.work.path().join("go"), b"").unwrap();
+    env.ok(&["delete", "--force"]);
+}
