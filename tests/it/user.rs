@@ -1200,6 +1200,8 @@ fn wait_all_waits_for_every_teammate_and_usage_names_all() {
 
 /// A team name that differs from one of this home only in case or look-alike letters gets a
 /// "did you mean" (creating it would be refused as too like the other), not "create it".
+/// Another name: `status` (which only looks at a team that exists) lists the teams here, and
+/// `spawn` (a command that would make the team's first teammate) still says how to create it.
 #[test]
 fn a_look_alike_team_name_is_answered_with_the_team_meant() {
     let env = TestEnv::new();
@@ -1208,6 +1210,9 @@ fn a_look_alike_team_name_is_answered_with_the_team_meant() {
     assert!(err.contains("did you mean \"beta\""), "{err}");
     assert!(!err.contains("teamctl create"), "{err}");
     let err = env.fails(&["--team", "gamma", "status"], 2);
+    assert!(err.contains("the teams here: beta"), "{err}");
+    assert!(!err.contains("teamctl create"), "{err}");
+    let err = env.fails(&["--team", "gamma", "spawn", "bob", "--exec", "cat"], 2);
     assert!(err.contains("teamctl create gamma"), "{err}");
 }
 
