@@ -652,6 +652,9 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
 /// (`delete my team`) and words after `--`; it never deletes anything.
 fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::InvalidSubcommand && command_word(args) == Some("task") {
+        return task_meant(args, e);
+    }
     if e.kind() != ErrorKind::UnknownArgument {
         return None;
     }
@@ -726,6 +729,43 @@ fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         "unexpected argument {:?}: the {what} is one argument: quote it, as {}{glob}",
         extra[0],
         crate::store::hooks::shell_quote(&whole)
+    ))
+}
+
+/// `task doing 2`, `task start 2` (a status word, or a word for starting, taken for a task
+/// command; clap's own tip for `doing` is "done", which would complete it): the command that
+/// sets that status, with the id typed (`ID` when none was). Any other word keeps clap's error.
+fn task_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    use crate::domain::task::TaskStatus;
+    use clap::error::{ContextKind, ContextValue};
+    let ContextValue::String(given) = e.get(ContextKind::InvalidSubcommand)? else {
+        return None;
+    };
+    let status = match given.to_ascii_lowercase().as_str() {
+        "start" | "begin" | "progress" | "work" => TaskStatus::InProgress,
+        "reopen" | "reset" => TaskStatus::Pending,
+        word => word.parse::<TaskStatus>().ok()?,
+    };
+    let task = args.iter().position(|a| a == "task")?;
+    let at = task
+        + 1
+        + args[task + 1..]
+            .iter()
+            .position(|a| a.to_str() == Some(given.as_str()))?;
+    let id = args
+        .get(at + 1)
+        .and_then(|a| a.to_str())
+        .filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()))
+        .unwrap_or("ID");
+    let how = match status {
+        TaskStatus::Completed => format!("`teamctl task done {id}` marks it completed"),
+        TaskStatus::InProgress => format!(
+            "`teamctl task update {id} --status in_progress` marks it in progress (`teamctl task claim {id}` takes it as yours and starts it)"
+        ),
+        s => format!("`teamctl task update {id} --status {s}` sets it"),
+    };
+    Some(format!(
+        "no task command {given:?}: {how}; the task commands are add, list, show, claim, update, done"
     ))
 }
 

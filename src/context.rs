@@ -187,6 +187,51 @@ impl Ctx {
             .map_err(|e| self.why_no_team(e))
     }
 
+    /// For a command that only acts on a team that exists (`delete`, `status`, `shutdown`...,
+    /// `doing`: what it would do, "delete"): a team named with `--team` (or `TEAMCTL_TEAM`)
+    /// that is not in this home is refused saying so and listing the teams there are, with no
+    /// advice to create it (new-user QA: `--team nope delete` was told `create nope`). `status`
+    /// still says how a team kept on a NATS server is joined (that is how one is). Anything
+    /// else (a leftover, a pointer, `TEAMCTL_STORE` set) goes on to `store`, which says it.
+    pub fn require_existing_team(&self, doing: &str) -> Result<()> {
+        let Some(team) = self.team.as_deref().and_then(|t| Name::parse(t).ok()) else {
+            return Ok(());
+        };
+        if self.home.exists(&team)
+            || self.home.leftover(&team).is_some()
+            || std::env::var_os(crate::store::home::STORE_ENV).is_some()
+            || std::fs::symlink_metadata(self.home.team_dir(&team)).is_ok()
+            // Its directory removed while its workers run: `store` says what ends them.
+            || !workers_of_gone(&team).is_empty()
+        {
+            return Ok(());
+        }
+        let teams = self.home.teams();
+        let there = match teams.iter().find(|t| t.looks_like(&team)) {
+            Some(like) => format!("did you mean {like:?}? (`--team {like}`)"),
+            None if teams.is_empty() => "there are no teams here".to_string(),
+            None => format!(
+                "the teams here: {} (pick one with --team)",
+                teams
+                    .iter()
+                    .map(Name::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let join = if doing == "show the status of" {
+            format!(
+                "; a team kept on a NATS server is joined by naming the server once: TEAMCTL_STORE=nats://HOST:PORT teamctl --team {team} status"
+            )
+        } else {
+            String::new()
+        };
+        Err(Error::bad(format!(
+            "no team {team:?} in {}, nothing to {doing}: {there}{join}",
+            self.home.root().display()
+        )))
+    }
+
     /// `resolve`'s error, said more truly when the team chosen (`--team`, `TEAMCTL_TEAM`, or
     /// the team created last) lost its files while its workers run: its team file alone gone
     /// (the leftover's error then names the workers, which no crash leaves running), or its
@@ -229,17 +274,7 @@ impl Ctx {
         if std::fs::symlink_metadata(&dir).is_ok() {
             return e;
         }
-        // The whole directory is gone: its workers are found by their argv (one /proc walk).
-        let suffix = format!("@{team}");
-        let mut running: Vec<Name> = crate::backend::proc::pids()
-            .filter_map(crate::backend::proc::worker_id)
-            .filter_map(|id| {
-                let id = String::from_utf8(id).ok()?;
-                Name::parse(id.strip_suffix(&suffix)?).ok()
-            })
-            .collect();
-        running.sort();
-        running.dedup();
+        let running = workers_of_gone(&team);
         let who = if from_record {
             format!("the team you created last, {:?},", team.as_str())
         } else {
@@ -324,6 +359,22 @@ impl Ctx {
     }
 }
 
+/// The members of `team` whose worker runs though the team's directory is gone, found by
+/// their argv (one /proc walk).
+fn workers_of_gone(team: &Name) -> Vec<Name> {
+    let suffix = format!("@{team}");
+    let mut running: Vec<Name> = crate::backend::proc::pids()
+        .filter_map(crate::backend::proc::worker_id)
+        .filter_map(|id| {
+            let id = String::from_utf8(id).ok()?;
+            Name::parse(id.strip_suffix(&suffix)?).ok()
+        })
+        .collect();
+    running.sort();
+    running.dedup();
+    running
+}
+
 impl Ctx {
     /// Act on any shutdown responses waiting for the leader (so `shutdown --no-wait` is
     /// completed by whichever leader command runs next). Called after a command's input is
@@ -333,6 +384,9 @@ impl Ctx {
             for h in crate::leader::reconcile(store)? {
                 match h {
                     crate::leader::Handoff::Stopped(n) => eprintln!("teamctl: {n} has shut down"),
+                    crate::leader::Handoff::LeftOpen(n, panes) => {
+                        eprintln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));
+                    }
                     crate::leader::Handoff::Refused(n, why) => {
                         eprintln!(
                             "teamctl: {n} refused to shut down: {}",

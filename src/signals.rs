@@ -1,5 +1,6 @@
 //! Ctrl-C (SIGINT) and SIGTERM for the commands that must not end halfway without a word:
-//! `delete` undoes its deleting mark, `ask` says where its question and the answer are. Once a
+//! `delete` undoes its deleting mark, `ask` says where its question and the answer are,
+//! `shutdown` that the requests it sent stand. Once a
 //! command calls `catch`, the signal is recorded (`caught`) instead of ending the process; a
 //! small thread then rings the bells of the waits that asked for it (`ring_on`), so a wait ends
 //! at once, and the command acts on it at its next safe point, exiting with 128 + the signal

@@ -27,8 +27,8 @@ pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
         }));
     } else if !ended.left_open.is_empty() {
         crate::outln!(
-            "{name} marked stopped; its pane {} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off",
-            ended.left_open.join(", ")
+            "{name} marked stopped; {}",
+            leader::left_open_words(&ended.left_open)
         );
     } else if let Some(host) = crate::backend::host::elsewhere(&member).filter(|_| was_running) {
         crate::outln!(

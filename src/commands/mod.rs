@@ -57,6 +57,22 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
+    // Commands that only act on a team that exists: a `--team` not here is said so, with the
+    // teams there are, never "create it".
+    let existing = match &command {
+        Command::Delete(a) if !a.leave => Some("delete"),
+        Command::Status(_) => Some("show the status of"),
+        Command::Shutdown(_) => Some("shut down"),
+        Command::Kill(_) => Some("kill"),
+        Command::Interrupt(_) => Some("interrupt"),
+        Command::Resume(_) => Some("resume"),
+        Command::Wait(_) => Some("wait for"),
+        Command::Attach(_) => Some("attach to"),
+        _ => None,
+    };
+    if let Some(doing) = existing {
+        ctx.require_existing_team(doing)?;
+    }
     match command {
         Command::Create(a) => create::run(ctx, &a),
         Command::Delete(a) if a.leave => delete::leave(ctx),

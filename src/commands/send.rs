@@ -13,7 +13,46 @@ use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{RosterCache, Store};
 
-pub fn run(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
+    let to = args.to.clone();
+    send(ctx, args).map_err(|e| broadcast_hint(&to, e))
+}
+
+/// Words a user types for "everyone" (`send all hi`): none names a member (a member named so
+/// is sent to as usual), and the broadcast is `*`.
+const EVERYONE: &[&str] = &[
+    "all",
+    "everyone",
+    "everybody",
+    "@all",
+    "@everyone",
+    "@here",
+    "@channel",
+];
+
+/// A refused recipient that is a word for "everyone" gets the way to broadcast added (new-user
+/// QA: `send all hi` said only "no member "all"").
+fn broadcast_hint(to: &str, e: Error) -> Error {
+    match e {
+        Error::BadInput(msg)
+            if EVERYONE.contains(&to.to_ascii_lowercase().as_str())
+                && (msg.starts_with("no member") || msg.starts_with("invalid recipient")) =>
+        {
+            // `@all` is refused as an address with no name before the `@`: said plainly.
+            let msg = if msg.starts_with("invalid recipient") {
+                format!("no member {to:?}")
+            } else {
+                msg
+            };
+            Error::BadInput(format!(
+                "{msg}; to send to everyone use '*' (quoted, so the shell does not expand it): `teamctl send '*' TEXT`"
+            ))
+        }
+        e => e,
+    }
+}
+
+fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     let me = ctx.me()?;
     let store = ctx.store()?;
     if let Some(to) = AgentId::parse(&args.to, "recipient")? {

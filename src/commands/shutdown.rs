@@ -1,6 +1,9 @@
 //! `teamctl shutdown NAME|--all`: the handoff of SPEC section 7. The request id is recorded
 //! with the member before the request is sent; the response is acted on by `leader::reconcile`
-//! (here, while waiting, or by the next leader command with `--no-wait`).
+//! (here, while waiting, or by the next leader command with `--no-wait`). Ctrl-C (or SIGTERM)
+//! while it waits ends the wait and says what stands (`signals`): the requests sent are still
+//! awaited, and each teammate asked stops once it answers. A teammate's pane the user took
+//! over (respawned with a program of theirs) is left open, and said so, as `kill` does.
 
 use std::time::{Duration, Instant};
 
@@ -29,16 +32,26 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             .iter()
             .map(|n| config.require(n.as_str()).cloned())
             .collect::<Result<Vec<_>>>()?;
-        let ended_before = leader::end_members(&*store, &members, "killed by shutdown --force")?;
+        let ended = leader::end_members_noting(&*store, &members, "killed by shutdown --force")?;
         if !ctx.json {
-            for (name, before) in targets.iter().zip(ended_before) {
-                if before {
-                    crate::outln!("{name} was already stopped");
+            for (name, ended) in targets.iter().zip(&ended) {
+                let open = match ended.left_open.as_slice() {
+                    [] => String::new(),
+                    panes => format!("; {}", leader::left_open_words(panes)),
+                };
+                if ended.before {
+                    crate::outln!("{name} was already stopped{open}");
                 } else {
-                    crate::outln!("{name} stopped (forced)");
+                    crate::outln!("{name} stopped (forced){open}");
                 }
             }
         }
+        let left_open: Vec<(Name, Vec<String>)> = targets
+            .iter()
+            .zip(ended)
+            .filter(|(_, e)| !e.left_open.is_empty())
+            .map(|(n, e)| (n.clone(), e.left_open))
+            .collect();
         let forced = targets.clone();
         if args.name.is_none() {
             // A send may have resumed one meanwhile: end those too, then look once more.
@@ -57,6 +70,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             ctx.print_json(
                 &Outcome {
                     stopped: forced,
+                    left_open,
                     ..Outcome::default()
                 }
                 .to_json(),
@@ -66,6 +80,10 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             remove_worktrees(&*store, &targets)?;
         }
         return Ok(());
+    }
+    if !args.no_wait {
+        // From here a Ctrl-C ends the wait, and what stands is said (`interrupted`).
+        crate::signals::catch()?;
     }
     let timeout = Duration::from_secs(args.timeout);
     let deadline = crate::domain::time::deadline_after(timeout);
@@ -79,7 +97,11 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     // `--all` ends with every teammate stopped or says who is not: a message sent meanwhile
     // resumes its recipient (sends are not held back), so those are asked again until the
     // timeout.
-    while args.name.is_none() && !args.no_wait && outcome.refused.is_empty() {
+    while args.name.is_none()
+        && !args.no_wait
+        && outcome.refused.is_empty()
+        && outcome.interrupted.is_none()
+    {
         let again = still_running(&*store)?;
         if again.is_empty() {
             break;
@@ -107,15 +129,21 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         outcome.refused.extend(more.refused);
         outcome.silent.extend(more.silent);
         outcome.died.extend(more.died);
+        outcome.left_open.extend(more.left_open);
+        outcome.interrupted = more.interrupted;
     }
     if ctx.json {
         ctx.print_json(&outcome.to_json());
     } else {
         for n in &outcome.stopped {
+            let open = match outcome.left_open_of(n) {
+                Some(panes) => format!("; {}", leader::left_open_words(panes)),
+                None => String::new(),
+            };
             if outcome.already.contains(n) {
-                crate::outln!("{n} was already stopped");
+                crate::outln!("{n} was already stopped{open}");
             } else {
-                crate::outln!("{n} stopped");
+                crate::outln!("{n} stopped{open}");
             }
         }
         for n in &outcome.requested {
@@ -130,7 +158,52 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             );
         }
     }
+    if let Some(signal) = outcome.interrupted {
+        return Err(interrupted(signal, &targets, &outcome));
+    }
     outcome.into_result(args.timeout)
+}
+
+/// What a shutdown interrupted while it waited leaves (its stopped teammates were said on
+/// stdout): each request sent stands, recorded as awaited, so whoever it was sent to stops
+/// once it answers; who refused or died; who was not asked yet (of `all`, the targets).
+fn interrupted(signal: nix::sys::signal::Signal, all: &[Name], outcome: &Outcome) -> Error {
+    let mut what = Vec::new();
+    if !outcome.silent.is_empty() {
+        let one = outcome.silent.len() == 1;
+        what.push(format!(
+            "the shutdown request to {} was sent and stands: {} once it answers (a turn in progress finishes first; `teamctl status` shows {} shutdown_pending); {}",
+            names(&outcome.silent),
+            if one { "it stops" } else { "each stops" },
+            if one { "it" } else { "them" },
+            crate::leader::handoff::force_hint(&outcome.silent)
+        ));
+    }
+    for (name, why) in &outcome.refused {
+        what.push(format!("{name} refused to shut down: {why}"));
+    }
+    for (name, _) in &outcome.died {
+        what.push(format!(
+            "{name} died before it answered (`teamctl resume {name}` starts it again)"
+        ));
+    }
+    let asked = |n: &Name| {
+        outcome.stopped.contains(n)
+            || outcome.silent.contains(n)
+            || outcome.refused.iter().any(|(r, _)| r == n)
+            || outcome.died.iter().any(|(d, _)| d == n)
+    };
+    let not_asked: Vec<Name> = all.iter().filter(|n| !asked(n)).cloned().collect();
+    if !not_asked.is_empty() {
+        what.push(format!(
+            "{} not asked (running as before)",
+            names(&not_asked)
+        ));
+    }
+    if what.is_empty() {
+        what.push("every teammate asked had stopped".to_string());
+    }
+    crate::signals::interrupted(signal, what.join("; "))
 }
 
 /// Teammates whose worker runs now (a send resumed them during a shutdown).

@@ -40,6 +40,9 @@ pub struct Outcome {
     /// asked and not yet answered are in `silent`, their requests still awaited; those not
     /// asked yet are in no list.
     pub interrupted: Option<nix::sys::signal::Signal>,
+    /// Panes of those stopped (or dead) found to be the user's (respawned with a program of
+    /// theirs): left open, teamctl's tags taken off, by teammate.
+    pub left_open: Vec<(Name, Vec<String>)>,
 }
 
 impl Outcome {
@@ -57,7 +60,26 @@ impl Outcome {
             "noResponse": names(&self.silent),
             "running": names(&self.running),
             "died": self.died.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            "leftOpen": self.left_open.iter().map(|(n, panes)| (n.as_str().to_string(), panes.clone().into()))
+                .collect::<serde_json::Map<String, serde_json::Value>>(),
         })
+    }
+
+    /// The panes of `name` left open to the user, if any (`left_open`).
+    pub fn left_open_of(&self, name: &Name) -> Option<&[String]> {
+        self.left_open
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p.as_slice())
+    }
+
+    /// Record what `end_members_noting` said of `members`: the panes left open.
+    fn note(&mut self, members: &[crate::domain::Member], ended: Vec<super::Ended>) {
+        for (m, e) in members.iter().zip(ended) {
+            if !e.left_open.is_empty() {
+                self.left_open.push((m.name.clone(), e.left_open));
+            }
+        }
     }
 
     pub fn into_result(self, timeout: u64) -> Result<()> {
@@ -104,7 +126,7 @@ impl Outcome {
 }
 
 /// The commands that end `silent` teammates now, by name: each one's own while they are few.
-fn force_hint(silent: &[Name]) -> String {
+pub fn force_hint(silent: &[Name]) -> String {
     let force = |n: &Name| format!("`teamctl shutdown --force {n}`");
     match silent {
         [one] => format!("{} ends it now", force(one)),
@@ -222,10 +244,12 @@ pub fn handoff(
             }
         }
         if !had_stopped.is_empty() {
-            super::end_members(store, &had_stopped, "it had stopped")?;
+            let ended = super::end_members_noting(store, &had_stopped, "it had stopped")?;
+            out.note(&had_stopped, ended);
         }
         if !had_died.is_empty() {
-            super::end_members(store, &had_died, "it had died")?;
+            let ended = super::end_members_noting(store, &had_died, "it had died")?;
+            out.note(&had_died, ended);
         }
         // Recorded first: a response can only be acted on once the leader expects it. A
         // request still unanswered is awaited again, not repeated.
@@ -362,7 +386,8 @@ pub fn handoff(
                 out.died.extend(died.into_iter().map(|m| m.name).zip(ended));
             }
             for (why, members) in ends {
-                super::end_members(store, &members, why)?;
+                let ended = super::end_members_noting(store, &members, why)?;
+                out.note(&members, ended);
             }
         }
         if waiting.is_empty() || Instant::now() >= deadline {
@@ -398,6 +423,7 @@ fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outco
                     out.refused.push((n, why));
                 }
             }
+            Handoff::LeftOpen(n, panes) => out.left_open.push((n, panes)),
         }
     }
     Ok(())

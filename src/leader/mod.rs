@@ -378,10 +378,7 @@ pub fn resume_if_down(
 /// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
 /// unfinished tasks back and tell the leader's inbox.
 pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<Ended> {
-    end_members_noting(store, std::slice::from_ref(member), why).map(|(before, left_open)| Ended {
-        before: before[0],
-        left_open,
-    })
+    end_members_noting(store, std::slice::from_ref(member), why).map(|mut ended| ended.remove(0))
 }
 
 /// What `end_member` found.
@@ -399,15 +396,13 @@ pub struct Ended {
 /// grace for all, one walk of `/proc`), one write of the task list hands their tasks back.
 /// Returns, for each, whether it had ended already (recorded stopped, nothing of it running).
 pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<bool>> {
-    end_members_noting(store, members, why).map(|(before, _)| before)
+    end_members_noting(store, members, why).map(|e| e.into_iter().map(|e| e.before).collect())
 }
 
-/// `end_members`, with the panes left open to the user (`Ended::left_open`).
-fn end_members_noting(
-    store: &dyn Store,
-    members: &[Member],
-    why: &str,
-) -> Result<(Vec<bool>, Vec<String>)> {
+/// `end_members`, saying for each (in `members` order) what `end_member` says of one: whether
+/// it had ended already, and the panes of its left open to the user (`Ended::left_open`), so
+/// `shutdown` can say so as `kill` does.
+pub fn end_members_noting(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<Ended>> {
     let seen = backend::Snapshot::of(members);
     let mut lives = Vec::with_capacity(members.len());
     let mut ended_before = Vec::with_capacity(members.len());
@@ -454,7 +449,23 @@ fn end_members_noting(
         );
         store.append(&Name::leader(), &notice)?;
     }
-    Ok((ended_before, left_open))
+    // Each pane left open is told of the member whose pane it was (recorded, or its worker's).
+    Ok(members
+        .iter()
+        .zip(&lives)
+        .zip(ended_before)
+        .map(|((m, live), before)| Ended {
+            before,
+            left_open: left_open
+                .iter()
+                .filter(|p| {
+                    m.pane_id.as_deref() == Some(p.as_str())
+                        || live.as_ref().and_then(|l| l.pane_id.as_deref()) == Some(p.as_str())
+                })
+                .cloned()
+                .collect(),
+        })
+        .collect())
 }
 
 /// Teammates whose worker died (asked to shut down, they never answered): what is left of
@@ -576,6 +587,23 @@ pub fn start_locks(store: &dyn Store, names: &[&Name]) -> Result<Vec<Held>> {
 pub enum Handoff {
     Stopped(Name),
     Refused(Name, String),
+    /// Said after its `Stopped`: the panes of it found to be the user's (respawned with a
+    /// program of theirs), left open with teamctl's tags taken off.
+    LeftOpen(Name, Vec<String>),
+}
+
+/// What is said of a stopped teammate's panes the user took over (`Ended::left_open`), after
+/// "NAME marked stopped; " or "NAME stopped; " (`kill`, `shutdown`).
+pub fn left_open_words(panes: &[String]) -> String {
+    match panes {
+        [one] => format!(
+            "its pane {one} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off"
+        ),
+        many => format!(
+            "its panes {} are not teamctl's any more (another program was started in them): left open, teamctl's tags taken off",
+            many.join(", ")
+        ),
+    }
 }
 
 /// Act on shutdown responses that reached the leader since the last look: approved ones end
@@ -691,6 +719,7 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
     // either way it has stopped, and nothing is ended here.
     approved.sort_by(|a, b| a.0.cmp(&b.0));
     let mut left_team = Vec::new();
+    let mut left_open = Vec::new();
     for batch in approved.chunks(START_LOCKS_AT_ONCE) {
         let names: Vec<&Name> = batch.iter().map(|(n, _)| n).collect();
         let _starting = start_locks(store, &names)?;
@@ -711,10 +740,16 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
             targets.push(target);
         }
         if !targets.is_empty() {
-            end_members(store, &targets, "shutdown approved")?;
+            let ended = end_members_noting(store, &targets, "shutdown approved")?;
+            for (m, e) in targets.iter().zip(ended) {
+                if !e.left_open.is_empty() {
+                    left_open.push(Handoff::LeftOpen(m.name.clone(), e.left_open));
+                }
+            }
         }
     }
     out.retain(|h| !matches!(h, Handoff::Stopped(n) if left_team.contains(n)));
+    out.extend(left_open);
     Ok(out)
 }
 
@@ -743,10 +778,27 @@ pub fn unread_but(store: &dyn Store, name: &Name, reader: &str, handling: Option
 
 /// The ids of the messages in `name`'s inbox past `reader`'s cursor, but those in `handled`.
 pub fn unread_ids(store: &dyn Store, name: &Name, reader: &str, handled: &[String]) -> Vec<String> {
+    unread_kinds(store, name, reader, handled)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// `unread_ids`, each with whether it is an idle notification (state, which the default
+/// `inbox` view leaves out: `status` shows how many of the unread are such).
+pub fn unread_kinds(
+    store: &dyn Store,
+    name: &Name,
+    reader: &str,
+    handled: &[String],
+) -> Vec<(String, bool)> {
     crate::store::entries(store, name, store.cursor(name, reader).unwrap_or_default())
         .map_while(|e| e.ok())
         .filter_map(|e| match e.item {
-            Item::Message(env) if !handled.contains(&env.id) => Some(env.id),
+            Item::Message(env) if !handled.contains(&env.id) => {
+                let idle = matches!(env.body, Body::IdleNotification { .. });
+                Some((env.id, idle))
+            }
             _ => None,
         })
         .collect()

@@ -25,12 +25,14 @@ fn key(rows: &[Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
             format!(
-                "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+                "{}|{}|{:?}|{:?}|{}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
                 r.name,
                 r.status,
                 r.current_turn,
                 r.turn_started_at,
+                r.turn_interrupted,
                 r.unread,
+                r.unread_idle,
                 r.current_task,
                 r.pane(),
                 r.pid,
@@ -124,8 +126,9 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
         Some(w) => format!("{:<w$}  ", h.unwrap_or("-")),
         None => String::new(),
     };
+    let unread_w = crate::view::status::unread_width(rows);
     out.push_str(&format!(
-        "{:<16} {:<22}  {:>6}  {:<6} {:<10} {:<9}  {}{}\n",
+        "{:<16} {:<22}  {:>unread_w$}  {:<6} {:<10} {:<9}  {}{}\n",
         "NAME",
         "STATE",
         "UNREAD",
@@ -149,14 +152,14 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             (None, Some(pid)) => pid.to_string(),
             _ => "-".into(),
         };
-        let turn = match (&r.current_turn, r.turn_started_at) {
-            (Some(t), Some(at)) => format!("{} ({})", one_line(t), age(at, now)),
+        let turn = match (&r.current_turn, r.turn_note(now)) {
+            (Some(t), Some(note)) => format!("{} {note}", one_line(t)),
             (Some(t), None) => one_line(t),
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{name} {state}  {:>6}  {:<6} {:<10} {:<9}  {}{turn}\n",
-            r.unread,
+            "{name} {state}  {:>unread_w$}  {:<6} {:<10} {:<9}  {}{turn}\n",
+            r.unread_cell(),
             r.current_task
                 .map_or_else(|| "-".into(), |t| format!("#{t}")),
             place,
@@ -216,8 +219,10 @@ mod tests {
             pane_unchecked: false,
             pid: Some(42),
             unread: 0,
+            unread_idle: 0,
             current_turn: None,
             turn_started_at: None,
+            turn_interrupted: false,
             current_task: None,
             last_seen: Some(1_000),
             color: "blue".into(),

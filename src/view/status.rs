@@ -5,8 +5,10 @@
 //! gone). An interactive teammate whose agent waits for the user (a permission prompt, a trust
 //! dialog) says so and names the pane to answer in. A tmux teammate's pane is shown only
 //! while it is the teammate's (after a tmux server restart the id may be a pane of the
-//! user's), marked `?` when tmux could not be asked. `teamctl status`, the board and the
-//! console's `/status` show these.
+//! user's), marked `?` when tmux could not be asked. A turn whose worker died is not running:
+//! shown as interrupted, with no clock. Unread idle notifications (state, left out of the
+//! default `inbox` view) are counted apart: UNREAD is what `inbox` shows, `(+N idle)` beside
+//! it. `teamctl status`, the board and the console's `/status` show these.
 
 use std::fmt::Write as _;
 
@@ -31,9 +33,16 @@ pub struct Row {
     #[serde(skip)]
     pub pane_unchecked: bool,
     pub pid: Option<u32>,
+    /// Every unread message, idle notifications too (as `--json` always said).
     pub unread: usize,
+    /// Of `unread`, the idle notifications: the default `inbox` view leaves them out, so the
+    /// table shows `unread - unreadIdle` and `(+N idle)` beside it.
+    pub unread_idle: usize,
     pub current_turn: Option<String>,
     pub turn_started_at: Option<u64>,
+    /// `current_turn` was its worker's when it died: the turn is not running (no clock).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub turn_interrupted: bool,
     pub current_task: Option<u64>,
     pub last_seen: Option<u64>,
     pub color: String,
@@ -65,6 +74,33 @@ impl Row {
             (None, _) => "-".into(),
         }
     }
+
+    /// The UNREAD cell: the messages `inbox` shows, and the idle notifications beside them.
+    pub fn unread_cell(&self) -> String {
+        match self.unread_idle {
+            0 => self.unread.to_string(),
+            idle => format!("{} (+{idle} idle)", self.unread - idle),
+        }
+    }
+
+    /// What follows the turn's summary: its age while it runs; a turn whose worker died is
+    /// not running (new-user QA: a `kill -9`ed worker's turn kept a running clock).
+    pub fn turn_note(&self, now: u64) -> Option<String> {
+        if self.turn_interrupted {
+            return Some("(interrupted: its worker died)".into());
+        }
+        self.turn_started_at.map(|at| format!("({})", age(at, now)))
+    }
+}
+
+/// The UNREAD column's width: 6, or wider for a cell with idle notifications beside.
+pub fn unread_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .filter(|r| r.unread_idle > 0)
+        .map(|r| r.unread_cell().len())
+        .max()
+        .unwrap_or(0)
+        .max(6)
 }
 
 pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
@@ -132,11 +168,11 @@ fn parts_for(n: usize) -> usize {
 }
 
 /// What a row needs from a member's files: its live state, and the ids of its unread
-/// messages (the handled control requests left out; the one a running turn handles is left
-/// out once its state is known).
+/// messages, each with whether it is an idle notification (the handled control requests left
+/// out; the one a running turn handles is left out once its state is known).
 struct Files {
     live: Option<LiveState>,
-    unread: Vec<String>,
+    unread: Vec<(String, bool)>,
     /// Why the live state could not be read.
     problem: Option<String>,
 }
@@ -155,7 +191,7 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
                 Some(l) if reader == crate::worker::READER => l.handled_control.clone(),
                 _ => Vec::new(),
             };
-            let unread = leader::unread_ids(store, &m.name, reader, &handled);
+            let unread = leader::unread_kinds(store, &m.name, reader, &handled);
             Files {
                 live,
                 unread,
@@ -216,7 +252,11 @@ fn rows_from(
                     .filter(|_| status != Status::Stopped),
                 unread: unread
                     .iter()
-                    .filter(|id| Some(id.as_str()) != handling)
+                    .filter(|(id, _)| Some(id.as_str()) != handling)
+                    .count(),
+                unread_idle: unread
+                    .iter()
+                    .filter(|(id, idle)| *idle && Some(id.as_str()) != handling)
                     .count(),
                 current_turn: fresh
                     .and_then(|l| l.current_turn.as_ref())
@@ -224,6 +264,8 @@ fn rows_from(
                 turn_started_at: fresh
                     .and_then(|l| l.current_turn.as_ref())
                     .map(|t| t.started_at),
+                turn_interrupted: status == Status::Dead
+                    && fresh.is_some_and(|l| l.current_turn.is_some()),
                 current_task: fresh.and_then(|l| l.current_task),
                 last_seen: live.as_ref().map(|l| l.last_seen),
                 color: m.color.clone(),
@@ -257,8 +299,9 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
         Some(w) => format!("{:<w$}  ", h.unwrap_or("-")),
         None => String::new(),
     };
+    let unread_w = unread_width(rows);
     out.push_str(&format!(
-        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}\n",
+        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>unread_w$}  {:<9}  {}{}\n",
         "NAME",
         "STATUS",
         "BACKEND",
@@ -281,8 +324,8 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             Status::Idle => paint.color(&status, "green"),
             _ => status,
         };
-        let mut turn = match (&r.current_turn, r.turn_started_at) {
-            (Some(t), Some(at)) => format!("{} ({})", crate::output::printable(t), age(at, now)),
+        let mut turn = match (&r.current_turn, r.turn_note(now)) {
+            (Some(t), Some(note)) => format!("{} {note}", crate::output::printable(t)),
             _ => String::new(),
         };
         if let Some(task) = r.current_task
@@ -302,13 +345,13 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
         // teammates (BENCHMARKS.md, twelfth session).
         let _ = writeln!(
             out,
-            "{} {}  {:<8} {:<6} {:<8} {:>6}  {:<9}  {}{}",
+            "{} {}  {:<8} {:<6} {:<8} {:>unread_w$}  {:<9}  {}{}",
             paint.color(&name, &r.color),
             status,
             r.backend.as_deref().unwrap_or("-"),
             r.pane(),
             Dash(r.pid),
-            r.unread,
+            r.unread_cell(),
             r.last_seen.map_or_else(|| "-".into(), |s| age(s, now)),
             host_col(r.host.as_deref()),
             turn

@@ -264,3 +264,108 @@ fn busy_bob(env: &TestEnv) {
         env.member_status("bob") == "working"
     });
 }
+
+/// Send `signal` to `child` (a teamctl command the test started).
+fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+/// Ctrl-C while `shutdown` waits for a busy teammate: exit 130 saying the request was sent
+/// and stands (the teammate stops once it answers) and how to end it now; SIGTERM: 143. And
+/// it is so: once bob's turn ends, bob answers and stops. (QA: it exited 130 silently.)
+#[test]
+fn ctrl_c_in_shutdown_says_the_request_stands() {
+    let env = TestEnv::new();
+    create(&env, "ir-shut");
+    busy_bob(&env);
+    let asked = || {
+        env.inbox("ir-shut", "bob")
+            .iter()
+            .filter(|m| m["type"] == "shutdown_request")
+            .count()
+    };
+    let child = env
+        .cmd(&["shutdown", "bob", "--timeout", "600"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("bob asked", LONG, || asked() == 1);
+    interrupt(&child);
+    let (code, err) = finished(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted (SIGINT)"), "{err}");
+    assert!(
+        err.contains("the shutdown request to bob was sent and stands: it stops once it answers"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`teamctl shutdown --force bob` ends it now"),
+        "{err}"
+    );
+    assert_eq!(env.member_status("bob"), "shutdown_pending");
+    // Asked again and ended by SIGTERM once it waits (it says so on stderr): the same request
+    // is awaited, not a second one; exit 143.
+    let log = env.work.path().join("shutdown.err");
+    let child = env
+        .cmd(&["shutdown", "bob", "--timeout", "600"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_until_or_show(
+        "the second shutdown waiting",
+        LONG,
+        || said().contains("waiting for bob to answer"),
+        said,
+    );
+    signal(&child, nix::sys::signal::Signal::SIGTERM);
+    let (code, _) = finished(child);
+    let err = said();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
+    assert_eq!(asked(), 1);
+    // What it said stands: bob's turn ends, it answers, and the next command acts on it.
+    env.ok(&["interrupt", "bob"]);
+    wait_until("bob stopped once it answered", LONG, || {
+        env.member_status("bob") == "stopped"
+    });
+    assert_eq!(env.processes(), Vec::<u32>::new());
+    env.ok(&["delete", "--force"]);
+}
+
+/// Ctrl-C once `delete` is ending the teammates (past the point the team can be kept): the
+/// delete is finished and exits 0, saying the signal came too late to keep the team. (QA: it
+/// said the team was deleted and exited 130.)
+#[test]
+fn ctrl_c_in_delete_too_late_to_keep_the_team_finishes_and_exits_0() {
+    let env = TestEnv::new();
+    create(&env, "ir-late");
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let gate = env.work.path().join("gate");
+    let child = env.paused(&["delete"], "delete-ending", &gate);
+    let reached = env.work.path().join("gate.reached");
+    wait_until("delete past its last keeping point", LONG, || {
+        reached.exists()
+    });
+    interrupt(&child);
+    std::fs::write(&gate, b"").unwrap();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&stdout),
+        String::from_utf8_lossy(&stderr),
+    );
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert_eq!(out.trim(), "deleted team ir-late");
+    assert!(
+        err.contains("SIGINT came while the teammates were being ended, too late to keep the team"),
+        "{err}"
+    );
+    assert!(!env.team_dir("ir-late").exists());
+    assert_eq!(env.processes(), Vec::<u32>::new());
+}

@@ -161,30 +161,61 @@ fn delete_leaves_the_panes_the_user_took_over_and_closes_teamctls_dead_ones() {
     assert_eq!(panes_of(&env, &kept), left);
 }
 
-/// `kill` and `shutdown` of a teammate whose pane the user respawned leave the pane and what
-/// runs in it, and take teamctl's tags off it; `kill` says so instead of "killed".
+/// `kill` and `shutdown` (plain, `--force`, `--all`) of a teammate whose pane the user
+/// respawned leave the pane and what runs in it, and take teamctl's tags off it; each says so
+/// instead of "killed" or "stopped" alone (QA: shutdown said only "b stopped").
 #[test]
 fn kill_and_shutdown_leave_a_teammates_pane_the_user_respawned() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "tk-kill");
-    spawn(&env, "a");
-    spawn(&env, "b");
-    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
-    let a_user = take_over(&env, &a, &["sleep", "100000"]);
-    let b_user = take_over(&env, &b, &["sleep", "100001"]);
-    wait_until("a and b are dead", WAIT, || {
-        env.member_status("a") == "dead" && env.member_status("b") == "dead"
+    for n in ["a", "b", "c", "d"] {
+        spawn(&env, n);
+    }
+    let panes: Vec<String> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| env.pane_of(&t, n))
+        .collect();
+    let users: Vec<String> = panes
+        .iter()
+        .zip(["100000", "100001", "100002", "100003"])
+        .map(|(p, secs)| take_over(&env, p, &["sleep", secs]))
+        .collect();
+    wait_until("a, b, c and d are dead", WAIT, || {
+        ["a", "b", "c", "d"]
+            .iter()
+            .all(|n| env.member_status(n) == "dead")
     });
+    let left_open = |pane: &str| {
+        format!(
+            "its pane {pane} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off"
+        )
+    };
     // It says what it did: nothing of teamctl's ran in a's pane to kill. (QA: "a killed".)
     let said = env.ok(&["kill", "a"]);
     assert_eq!(
         said.trim(),
-        format!(
-            "a marked stopped; its pane {a} is not teamctl's any more (another program was started in it): left open, teamctl's tags taken off"
-        )
+        format!("a marked stopped; {}", left_open(&panes[0]))
     );
-    env.ok(&["shutdown", "b", "--timeout", "20"]);
-    for (pane, pid) in [(&a, &a_user), (&b, &b_user)] {
+    let said = env.ok(&["shutdown", "b", "--timeout", "20"]);
+    assert_eq!(said.trim(), format!("b stopped; {}", left_open(&panes[1])));
+    let said = env.ok(&["shutdown", "c", "--force"]);
+    assert_eq!(
+        said.trim(),
+        format!("c stopped (forced); {}", left_open(&panes[2]))
+    );
+    let said = env.ok(&["shutdown", "--all", "--timeout", "20"]);
+    assert!(
+        said.lines()
+            .any(|l| l == format!("d stopped; {}", left_open(&panes[3]))),
+        "{said}"
+    );
+    let said = env.ok(&["--json", "shutdown", "--all", "--force"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&said).unwrap()["leftOpen"],
+        serde_json::json!({}),
+        "{said}"
+    );
+    for (pane, pid) in panes.iter().zip(&users) {
         assert_eq!(
             env.pane_format(pane, "#{pane_pid} #{pane_dead}"),
             Some(format!("{pid} 0")),
@@ -197,8 +228,9 @@ fn kill_and_shutdown_leave_a_teammates_pane_the_user_respawned() {
             tags(&env, pane)
         );
     }
-    assert_eq!(env.member_status("a"), "stopped");
-    assert_eq!(env.member_status("b"), "stopped");
+    for n in ["a", "b", "c", "d"] {
+        assert_eq!(env.member_status(n), "stopped");
+    }
 }
 
 /// A team window the user linked into their own session (`link-window`) closes with the team:

@@ -1200,6 +1200,8 @@ fn wait_all_waits_for_every_teammate_and_usage_names_all() {
 
 /// A team name that differs from one of this home only in case or look-alike letters gets a
 /// "did you mean" (creating it would be refused as too like the other), not "create it".
+/// Another name: `status` (which only looks at a team that exists) lists the teams here, and
+/// `spawn` (a command that would make the team's first teammate) still says how to create it.
 #[test]
 fn a_look_alike_team_name_is_answered_with_the_team_meant() {
     let env = TestEnv::new();
@@ -1208,6 +1210,9 @@ fn a_look_alike_team_name_is_answered_with_the_team_meant() {
     assert!(err.contains("did you mean \"beta\""), "{err}");
     assert!(!err.contains("teamctl create"), "{err}");
     let err = env.fails(&["--team", "gamma", "status"], 2);
+    assert!(err.contains("the teams here: beta"), "{err}");
+    assert!(!err.contains("teamctl create"), "{err}");
+    let err = env.fails(&["--team", "gamma", "spawn", "bob", "--exec", "cat"], 2);
     assert!(err.contains("teamctl create gamma"), "{err}");
 }
 
@@ -1831,4 +1836,192 @@ fn an_unquoted_message_is_refused_with_the_line_quoted() {
         "{err}"
     );
     assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
+
+/// `task doing 2` (a status word taken for a task command): clap's tip was "done", which
+/// would complete it. The hint names the command that marks it in progress, with the id typed.
+#[test]
+fn a_status_word_as_a_task_command_names_the_command_that_sets_it() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["task", "doing", "2"][..],
+            "`teamctl task update 2 --status in_progress` marks it in progress",
+        ),
+        (
+            &["task", "start", "2"][..],
+            "`teamctl task update 2 --status in_progress`",
+        ),
+        (
+            &["task", "wip"][..],
+            "`teamctl task update ID --status in_progress`",
+        ),
+        (&["task", "finished", "3"][..], "`teamctl task done 3`"),
+        (
+            &["task", "todo", "3"][..],
+            "`teamctl task update 3 --status pending`",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+        assert!(!err.contains("similar subcommand"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    // Any other word keeps clap's own error.
+    let err = env.fails(&["task", "frob", "2"], 2);
+    assert!(err.contains("unrecognized subcommand 'frob'"), "{err}");
+}
+
+/// `send all hi` with no member named all: the error says how to send to everyone (`'*'`),
+/// also for `everyone` and `@all`; a member named `all` is sent to as usual.
+#[test]
+fn sending_to_all_points_at_the_broadcast() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    for to in ["all", "everyone", "@all"] {
+        let err = env.fails(&["send", to, "hi"], 2);
+        assert!(
+            err.contains(&format!("no member {to:?}"))
+                && err.contains("to send to everyone use '*' (quoted"),
+            "{to}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // Nothing was sent.
+    assert!(env.inbox("alpha", "bob").is_empty());
+    env.ok(&["spawn", "all", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["send", "all", "hi"]);
+    let err = env.fails(&["send", "nobody", "hi"], 2);
+    assert!(!err.contains("'*'"), "{err}");
+}
+
+/// A command that only acts on an existing team (`delete`, `status`, `shutdown`, `kill`...)
+/// given `--team` of no team: says it does not exist and lists the teams there are, with no
+/// advice to create it (QA: `--team nope delete` was told `create nope`).
+#[test]
+fn acting_on_a_team_that_does_not_exist_lists_the_teams_and_never_says_create() {
+    let env = TestEnv::new();
+    let err = env.fails(&["--team", "nope", "delete"], 2);
+    assert!(
+        err.contains("no team \"nope\"") && err.contains("there are no teams here"),
+        "{err}"
+    );
+    assert!(!err.contains("create"), "{err}");
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for args in [
+        &["--team", "nope", "delete"][..],
+        &["--team", "nope", "delete", "--force"][..],
+        &["--team", "nope", "status"][..],
+        &["--team", "nope", "shutdown", "bob"][..],
+        &["--team", "nope", "shutdown", "--all"][..],
+        &["--team", "nope", "kill", "bob"][..],
+        &["--team", "nope", "resume"][..],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains("no team \"nope\"")
+                && err.contains("the teams here: alpha (pick one with --team)"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("create"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
+
+/// The leader's UNREAD in `status` agrees with `inbox`: the messages `inbox` shows, and the
+/// idle notifications (which it leaves out) beside them, `(+N idle)`; `--json`'s `unread`
+/// still counts both, and `unreadIdle` is added.
+#[test]
+fn the_leaders_unread_in_status_agrees_with_inbox() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "echo \"re: $TEAMCTL_MESSAGE\"")]);
+    env.ok(&["send", "bob", "one"]);
+    env.ok(&["send", "bob", "two"]);
+    wait_until("bob answered both and is idle", T, || {
+        let replies = env
+            .inbox("alpha", "team-lead")
+            .iter()
+            .filter(|m| m["type"] == "message" && m["from"] == "bob")
+            .count();
+        replies == 2 && env.member_status("bob") == "idle"
+    });
+    let mail = env.inbox("alpha", "team-lead");
+    let idle = mail
+        .iter()
+        .filter(|m| m["type"] == "idle_notification")
+        .count();
+    let messages = mail.len() - idle;
+    assert!(idle > 0, "{mail:#?}");
+    let lead = env.member("team-lead");
+    assert_eq!(lead["unread"], mail.len(), "{lead}");
+    assert_eq!(lead["unreadIdle"], idle, "{lead}");
+    let table = env.ok(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("team-lead "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.contains(&format!(" {messages} (+{idle} idle) ")),
+        "{table}"
+    );
+    // The header stays over the column.
+    let header = table.lines().nth(1).unwrap();
+    assert_eq!(
+        header.find("UNREAD").map(|i| i + "UNREAD".len()),
+        row.find(" idle)").map(|i| i + " idle)".len()),
+        "{table}"
+    );
+    // `inbox` shows exactly the messages counted, and says the idle ones it left out.
+    let out = env.run(&["inbox"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(shown.lines().count(), messages, "{shown}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("{idle} idle notification")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.member("team-lead")["unread"], 0);
+    let table = env.ok(&["status"]);
+    assert!(!table.contains("idle)"), "{table}");
+}
+
+/// A worker killed with SIGKILL in the middle of a turn: `status` shows it dead and its turn
+/// as interrupted, not as running with a clock (new-user QA); `--json` says `turnInterrupted`.
+#[test]
+fn a_turn_whose_worker_was_killed_is_shown_interrupted_not_running() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", UNTIL_GO)]);
+    env.ok(&["send", "bob", "slow one"]);
+    wait_until("bob working", T, || env.member_status("bob") == "working");
+    let running = env.ok(&["status"]);
+    assert!(!running.contains("interrupted"), "{running}");
+    assert!(env.member("bob").get("turnInterrupted").is_none());
+    let pid = config_member(&env, "bob")["pid"].as_u64().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("bob dead", T, || env.member_status("bob") == "dead");
+    let table = env.ok(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("bob "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.ends_with("slow one (interrupted: its worker died)"),
+        "{table}"
+    );
+    let bob = env.member("bob");
+    assert_eq!(bob["turnInterrupted"], true, "{bob}");
+    assert_eq!(bob["currentTurn"], "slow one", "{bob}");
+    // The message its turn handled is unread again.
+    assert_eq!(bob["unread"], 1, "{bob}");
+    std::fs::write(env.work.path().join("go"), b"").unwrap();
+    env.ok(&["delete", "--force"]);
 }
