@@ -93,9 +93,16 @@ fn a_request_given_up_on(env: &TestEnv, team: &str, backend: &str, end: End) {
         "the worker resume started stopped (and was started again):\n{}",
         log()
     );
-    let bob = env.member("bob");
-    assert_eq!(bob["status"], "idle", "{bob}\n{}", log());
-    assert_eq!(bob["unread"], 0, "{bob}");
+    // The answer is written before the worker records itself idle and moves its cursor.
+    wait_until_or_show(
+        "bob idle with nothing unread after the answer",
+        LONG,
+        || {
+            let bob = env.member("bob");
+            bob["status"] == "idle" && bob["unread"] == 0
+        },
+        || format!("{}\n{}", env.member("bob"), log()),
+    );
     // The message the killed turn never finished is handled again (at least once).
     assert!(replies(env, team, "bob").contains(&"re: slow\n".to_string()));
     assert!(log().contains("no longer waits for"), "{}", log());
