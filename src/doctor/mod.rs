@@ -245,8 +245,8 @@ pub fn check(home: &Home) -> Vec<Finding> {
     out.extend(teams::odd_files(home));
     out.extend(teams::stale_teams(home));
     out.extend(teams::teammates(home));
-    out.extend(teams::cursors(home));
     out.extend(teams::worktrees(home));
+    out.extend(teams::cursors(home));
     out.extend(orphans::processes(home));
     out.extend(orphans::panes(home));
     out.extend(orphans::sessions(home));
