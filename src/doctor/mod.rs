@@ -113,6 +113,12 @@ pub enum Fix {
     },
     /// Remove a git worktree.
     RemoveWorktree { path: PathBuf },
+    /// Put a fresh lock file in place of a FIFO, link, socket, device or empty directory at a
+    /// lock file's path (`fsutil::replace_odd_lock`: never followed nor opened).
+    ReplaceLock { path: PathBuf },
+    /// Remove a FIFO, link, socket or device at a live-state file's path (unlinked, never
+    /// followed nor opened; a directory is left). It held no state: the worker writes its own.
+    RemoveOddFile { path: PathBuf },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a
     /// session holding the user's own panes keeps them, as `delete` leaves it).
     CloseSession {
@@ -196,6 +202,11 @@ impl Fix {
                 session,
                 socket,
             } => orphans::close_session(home, team, session, socket.as_deref()),
+            Fix::ReplaceLock { path } => Ok(match crate::store::fsutil::replace_odd_lock(path)? {
+                Some(kind) => format!("replaced {} ({kind}) with a lock file", path.display()),
+                None => format!("{} is a lock file again; left as it is", path.display()),
+            }),
+            Fix::RemoveOddFile { path } => teams::remove_odd_file(path),
         }
     }
 }
@@ -230,9 +241,12 @@ pub fn check(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(system::tmux(home));
     out.extend(system::inotify(home));
+    out.extend(system::create_lock(home));
+    out.extend(teams::odd_files(home));
     out.extend(teams::stale_teams(home));
     out.extend(teams::teammates(home));
     out.extend(teams::worktrees(home));
+    out.extend(teams::cursors(home));
     out.extend(orphans::processes(home));
     out.extend(orphans::panes(home));
     out.extend(orphans::sessions(home));

@@ -1,9 +1,10 @@
-//! Machine checks: tmux (found, version) and the inotify limits workers need (one inotify
-//! instance and a few watches each), with the sysctl line that raises them.
+//! Machine checks: tmux (found, version), the inotify limits workers need (one inotify
+//! instance and a few watches each), with the sysctl line that raises them, and the home's
+//! own lock file (`create.lock`) being one.
 
 use std::process::Command;
 
-use super::{Finding, Level};
+use super::{Finding, Fix, Level};
 use crate::domain::BackendType;
 use crate::store::Home;
 
@@ -126,4 +127,27 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
         ));
     }
     vec![f]
+}
+
+/// Something not a lock file at `$TEAMCTL_HOME/create.lock` (a FIFO, a directory, a link):
+/// every `create`, `up`, `demo` and `delete` takes that lock, and fails on it.
+pub fn create_lock(home: &Home) -> Option<Finding> {
+    let path = home.create_lock();
+    let kind = crate::store::fsutil::odd_kind(&path)?;
+    Some(
+        Finding::new(
+            "locks",
+            Level::Problem,
+            format!(
+                "{} is {kind}, not teamctl's lock file: every `create`, `up`, `demo` and `delete` fails on it",
+                path.display()
+            ),
+        )
+        .hint(if kind == "a directory" {
+            "`teamctl doctor --fix` replaces it with a lock file when it is empty; one holding files is to be moved away by hand"
+        } else {
+            "`teamctl doctor --fix` replaces it with a lock file (or remove it: teamctl makes a new one)"
+        })
+        .fix(Fix::ReplaceLock { path }),
+    )
 }

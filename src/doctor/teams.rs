@@ -4,7 +4,8 @@
 //! teammates that are dead or do not take their mail (or wait for the user to answer a dialog
 //! in their pane), stale worktrees (of stopped
 //! teammates, of members that are gone, or unknown to every member), and a current-team record
-//! naming a team that no longer exists.
+//! naming a team that no longer exists; lock and live-state files with something else in
+//! their place (a FIFO, a link, a directory), and teammates' spoiled cursors.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -629,6 +630,182 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             } else {
                 f.hint("`teamctl doctor --fix` removes it")
                     .fix(Fix::RemoveWorktree { path })
+            };
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The team directories under the home's `teams` named like a team (real directories, never
+/// a link), whether or not their team file can be read.
+fn team_dirs(home: &Home) -> Vec<(Name, PathBuf)> {
+    crate::store::fsutil::entries_nofollow(&home.teams_dir())
+        .into_iter()
+        .filter(|(p, link)| link.is_none() && p.is_dir())
+        .filter_map(|(p, _)| Some((Name::parse(p.file_name()?.to_str()?).ok()?, p)))
+        .collect()
+}
+
+/// A team's lock files and its members' live-state files with something else in their place
+/// (`fsutil::odd_kind`: a FIFO, a link, a directory, planted or left by hand): every command
+/// taking such a lock fails on it, and `status` cannot tell what a member whose state file it
+/// is does. `--fix` puts a lock file in place of an odd lock, and removes an odd state file
+/// (it held no state; the worker writes its own); a directory holding files is left.
+pub fn odd_files(home: &Home) -> Vec<Finding> {
+    use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
+    let mut out = Vec::new();
+    for (team, dir) in team_dirs(home) {
+        for path in crate::store::team::lock_files(&dir) {
+            let Some(kind) = odd_kind(&path) else {
+                continue;
+            };
+            out.push(
+                Finding::new(
+                    "locks",
+                    Level::Problem,
+                    format!(
+                        "{} is {kind}, not teamctl's lock file: the commands of team {team} that take it fail on it",
+                        path.display()
+                    ),
+                )
+                .hint(lock_hint(kind))
+                .fix(Fix::ReplaceLock { path }),
+            );
+        }
+        let state = dir.join("state");
+        let listed = if link_at(&state).is_some() {
+            Vec::new()
+        } else {
+            entries_nofollow(&state)
+        };
+        for (path, _) in listed {
+            let Some(member) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| Name::parse(n).ok())
+            else {
+                continue;
+            };
+            let Some(kind) = odd_kind(&path) else {
+                continue;
+            };
+            let f = Finding::new(
+                "state",
+                Level::Problem,
+                format!(
+                    "{} is {kind}, not {member}@{team}'s live-state file: `status` cannot tell what {member} does",
+                    path.display()
+                ),
+            );
+            out.push(if kind == "a directory" {
+                f.hint("move it away by hand (`--fix` leaves a directory: it may hold someone's files); a running worker writes its state again then")
+            } else {
+                f.hint("a running worker puts its own file there at its next write; `teamctl doctor --fix` removes it now (it holds no state)")
+                    .fix(Fix::RemoveOddFile { path })
+            });
+        }
+    }
+    out
+}
+
+fn lock_hint(kind: &str) -> &'static str {
+    if kind == "a directory" {
+        "`teamctl doctor --fix` replaces it with a lock file when it is empty; one holding files is to be moved away by hand"
+    } else {
+        "`teamctl doctor --fix` replaces it with a lock file (or remove it: teamctl makes a new one)"
+    }
+}
+
+/// Remove what `odd_files` found at a live-state file's path, if it is still not a regular
+/// file nor a directory: unlinked, never followed nor opened.
+pub fn remove_odd_file(path: &Path) -> Result<String> {
+    match crate::store::fsutil::odd_kind(path) {
+        None => Ok(format!(
+            "{} is a regular file now (or gone); left as it is",
+            path.display()
+        )),
+        Some(kind @ "a directory") => Err(Error::failed(format!(
+            "{} is {kind}; left as it is: move it away by hand",
+            path.display()
+        ))),
+        Some(kind) => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+            _ => Ok(format!("removed {} ({kind})", path.display())),
+        },
+    }
+}
+
+/// Teammates whose cursor (where their worker handled their inbox to) is spoiled: something
+/// not a file there (its worker refuses it, and `resume` with it), a file holding no cursor
+/// teamctl wrote, or one past the end of the log (both read as the log's start: handled
+/// messages run again). Reported only: no safe fix exists, since nothing else records where
+/// the inbox was handled to (the live state does not), and removing the file has the inbox
+/// read from its start. A running worker puts its own record in place of an odd file at its
+/// next read (`worker::watch::read_cursor`).
+pub fn cursors(home: &Home) -> Vec<Finding> {
+    use crate::store::CursorProblem;
+    let mut out = Vec::new();
+    for (store, cfg) in super::readable_teams(home) {
+        let seen = crate::backend::Snapshot::of(cfg.teammates());
+        for m in cfg.teammates() {
+            let Some(problem) = store.cursor_problem(&m.name, crate::worker::READER) else {
+                continue;
+            };
+            let live = store.live(&m.name).ok().flatten();
+            let running = leader::effective_status_with(m, live.as_ref(), &seen).is_running();
+            let messages = crate::store::entries(&*store, &m.name, crate::store::Position::START)
+                .map_while(std::result::Result::ok)
+                .filter(|e| matches!(e.item, crate::store::Item::Message(_)))
+                .count();
+            let who = format!("{}@{}", m.name, cfg.name);
+            let again = format!(
+                "its inbox is then read from its start ({messages} message{}: those it handled run again)",
+                if messages == 1 { "" } else { "s" }
+            );
+            let f = match problem {
+                CursorProblem::NotAFile { path, kind } => {
+                    let f = Finding::new(
+                        "cursors",
+                        if running { Level::Warn } else { Level::Problem },
+                        format!(
+                            "{who}'s cursor {} is {kind}, not a cursor file: its worker cannot tell where it handled its inbox to{}",
+                            path.display(),
+                            if running { "" } else { ", and `teamctl resume` refuses it" }
+                        ),
+                    );
+                    if running {
+                        f.hint("its worker puts its own record there when it next reads its inbox")
+                    } else {
+                        f.hint(format!(
+                            "no safe fix (nothing else records where the inbox was handled to): `rm {}` and `teamctl resume --team {} {}`: {again}",
+                            path.display(),
+                            cfg.name,
+                            m.name
+                        ))
+                    }
+                }
+                CursorProblem::NoRecord { path } => Finding::new(
+                    "cursors",
+                    Level::Warn,
+                    format!(
+                        "{who}'s cursor {} holds no cursor teamctl wrote: its worker reads its inbox from the start",
+                        path.display()
+                    ),
+                )
+                .hint(format!(
+                    "written by hand? {again}; nothing else records where it was handled to"
+                )),
+                CursorProblem::PastEnd { path, at, len } => Finding::new(
+                    "cursors",
+                    Level::Warn,
+                    format!(
+                        "{who}'s cursor {} is at byte {at}, past the end of its inbox log ({len} bytes: replaced or cut by hand): its worker reads the log from its start",
+                        path.display()
+                    ),
+                )
+                .hint(format!("{again}; nothing else records where it was handled to")),
             };
             out.push(f);
         }

@@ -620,7 +620,8 @@ pub struct LockGuard {
 impl LockGuard {
     /// Block until the lock at `path` (created `0600` if missing) is ours.
     pub fn acquire(path: &Path) -> Result<LockGuard> {
-        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true))
+            .map_err(|e| lock_error(path, e))?;
         file.lock().at(path)?;
         Ok(LockGuard {
             file,
@@ -631,7 +632,8 @@ impl LockGuard {
     /// A shared lock at `path` (created `0600` if missing; its directory must exist): many
     /// holders at once, none while an exclusive one is held.
     pub fn shared(path: &Path) -> Result<LockGuard> {
-        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true))
+            .map_err(|e| lock_error(path, e))?;
         file.lock_shared().at(path)?;
         Ok(LockGuard {
             file,
@@ -643,7 +645,8 @@ impl LockGuard {
     /// to let go: `None` when it still holds it then. The wait is a blocking `flock` on a
     /// thread of its own (a dup of the same open file, so the lock is this guard's), not a poll.
     pub fn acquire_within(path: &Path, within: std::time::Duration) -> Result<Option<LockGuard>> {
-        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true)).at(path)?;
+        let file = open_or_create(path, OpenOptions::new().truncate(false).write(true))
+            .map_err(|e| lock_error(path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -678,6 +681,72 @@ pub fn lock_held(path: &Path) -> bool {
         return false;
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// What is at `path` when something is there that is not a regular file, looked at with
+/// `lstat` (never followed, never opened: a FIFO is not waited on): `a FIFO`, `a directory`,
+/// `a symbolic link`, `a socket` or `a device`. `None` when nothing or a regular file is there.
+pub fn odd_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = fs::symlink_metadata(path).ok()?.file_type();
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    })
+}
+
+/// The error for a lock file that could not be opened: when something else is in its place (a
+/// FIFO, a directory, a link planted there), what it is and the way out, which every command
+/// taking that lock fails on until it is gone (attacker QA: a FIFO at `create.lock` made every
+/// `create` fail with "not a regular file" while `doctor` said ok). Otherwise the error as it is.
+pub fn lock_error(path: &Path, e: std::io::Error) -> Error {
+    match odd_kind(path) {
+        Some(kind) => Error::failed(format!(
+            "{} is {kind}, not teamctl's lock file: remove it (`teamctl doctor --fix` replaces it with one)",
+            path.display()
+        )),
+        None => Error::io(path, e),
+    }
+}
+
+/// Put a fresh lock file (empty, `0600`) in place of what `odd_kind` finds at `path`: a FIFO,
+/// link, socket or device is unlinked (never followed nor opened), a directory removed only
+/// when empty (one holding files is an error: someone's, to move by hand). What was there is
+/// returned; `None` when a regular file (or nothing) is there: left as it is. teamctl itself
+/// never replaces a lock file, it only makes a missing one, so a lock held meanwhile is a
+/// regular file this leaves alone.
+pub fn replace_odd_lock(path: &Path) -> Result<Option<&'static str>> {
+    let Some(kind) = odd_kind(path) else {
+        return Ok(None);
+    };
+    let removed = if kind == "a directory" {
+        fs::remove_dir(path)
+    } else {
+        fs::remove_file(path)
+    };
+    match removed {
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENOTEMPTY) => {
+            return Err(Error::failed(format!(
+                "{} is a directory holding files, not teamctl's lock file: move it away by hand",
+                path.display()
+            )));
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).at(path),
+        _ => {}
+    }
+    match nofollow(OpenOptions::new().write(true).create_new(true).mode(0o600)).open(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e).at(path),
+        _ => Ok(Some(kind)),
+    }
 }
 
 impl Drop for LockGuard {
@@ -838,8 +907,11 @@ mod tests {
             .expect("every open returns at once");
         for r in refused {
             let msg = r.expect_err("a FIFO is not a state file");
+            // A lock names what is there instead (`lock_error`).
             assert!(
-                msg.contains("is not a regular file") && msg.contains("inbox.jsonl"),
+                (msg.contains("is not a regular file")
+                    || msg.contains("is a FIFO, not teamctl's lock file: remove it"))
+                    && msg.contains("inbox.jsonl"),
                 "{msg}"
             );
         }

@@ -167,7 +167,8 @@ impl Home {
         })
     }
 
-    fn create_lock(&self) -> PathBuf {
+    /// `create`'s lock file (`lock_create`); `doctor` looks at what is there.
+    pub fn create_lock(&self) -> PathBuf {
         self.root.join("create.lock")
     }
 
@@ -239,7 +240,13 @@ impl Home {
     }
 
     /// A team this home does not have, found in the store `TEAMCTL_STORE` names: this home
-    /// joins it (writes its pointer) and opens it.
+    /// joins it (writes its pointer) and opens it. Called by `open` (any command naming the
+    /// team), never with `create`'s lock held (no command opens a team under it).
+    ///
+    /// The directory and its pointer are made under `create`'s lock, as `create_in` makes a
+    /// team's: `delete` and `doctor --fix` hold it from their look at a directory (a leftover
+    /// without a team file or pointer?) to its removal, so they never remove this directory
+    /// between its making and its pointer's, nor does a join make it in the middle of theirs.
     fn join(&self, team: &Name) -> Result<Option<SharedStore>> {
         let Some(url) = store_from_env()? else {
             return Ok(None);
@@ -248,13 +255,17 @@ impl Home {
             return Ok(None);
         }
         self.verify()?;
+        let creating = self.lock_create()?;
         ensure_dir(&self.teams_dir())?;
         let dir = self.team_dir(team);
         match fs::DirBuilder::new().mode(0o700).create(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e).at(&dir),
             _ => {}
         }
+        // The directory is made, its pointer not yet (a test looks at the lock here).
+        crate::pause::at("join-dir-made");
         self.write_pointer(team, &url)?;
+        drop(creating);
         self.open_nats(team, &url).map(Some)
     }
 

@@ -27,6 +27,18 @@ pub mod wake;
 
 use std::path::PathBuf;
 
+/// A reader's cursor file spoiled (`Store::cursor_problem`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CursorProblem {
+    /// Something that is not a regular file is there (`fsutil::odd_kind`: a FIFO, a link, a
+    /// directory): its reader (a worker) refuses it, and `resume` with it.
+    NotAFile { path: PathBuf, kind: &'static str },
+    /// A file holding no cursor teamctl wrote (not a number): read as the log's start.
+    NoRecord { path: PathBuf },
+    /// A cursor past the end of its log (the log replaced or cut by hand): read as the start.
+    PastEnd { path: PathBuf, at: u64, len: u64 },
+}
+
 pub use home::Home;
 pub use inbox::{Entry, Item};
 pub use team::FsStore;
@@ -232,6 +244,11 @@ pub trait Store: Send + Sync {
     fn replace_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
         self.set_cursor(inbox, reader, pos)
     }
+    /// What is wrong with `reader`'s cursor of `inbox` where a store keeps it as a file, if
+    /// anything (`doctor` says it): looked at without following or opening anything odd.
+    fn cursor_problem(&self, _inbox: &Name, _reader: &str) -> Option<CursorProblem> {
+        None
+    }
     /// Forget `reader`'s cursor of `inbox` (none there is no error): it reads as `START`
     /// again. For a reader that no longer reads that inbox (a teammate's old `inbox` view
     /// cursor, removed by its worker when it starts).
@@ -266,6 +283,12 @@ pub trait Store: Send + Sync {
         None
     }
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
+    /// `set_live` in place of what `live_problem` found (a FIFO or link where the file store
+    /// keeps the state: a new file renamed over it, never followed nor opened), for the one
+    /// writer of the state, its worker. A directory there is an error saying so, left as it is.
+    fn replace_live(&self, member: &Name, state: &LiveState) -> Result<()> {
+        self.set_live(member, state)
+    }
     /// Whether the team is known to be deleted: `Ok(false)` while it exists, an error when
     /// that cannot be told now (a server away), never a guess.
     fn deleted(&self) -> Result<bool> {

@@ -190,6 +190,20 @@ pub fn store(path: &Path, payload: &[u8]) -> Result<()> {
     store_in::<Payload>(&file, path, &payload.to_vec())
 }
 
+/// The live state's `store` in place of something that is not a state file (a FIFO or link
+/// planted at it: `store` fails on it, never following nor waiting on it): a new file holding
+/// `payload`, made with `O_EXCL|O_NOFOLLOW` beside it and renamed over it (`write_atomic`),
+/// so what was there is neither opened nor followed. A directory there is not replaced (the
+/// rename fails).
+pub fn replace(path: &Path, payload: &[u8]) -> Result<()> {
+    let bytes = if payload.len() > CAPACITY {
+        payload.to_vec()
+    } else {
+        Payload::fresh(&payload.to_vec())
+    };
+    write_atomic(path, &bytes, false)
+}
+
 fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {

@@ -36,6 +36,41 @@ use crate::error::{Error, IoContext, Result};
 /// How long after a loop notice the same pair's loop stays quiet.
 pub const LOOP_NOTICE_QUIET: std::time::Duration = std::time::Duration::from_mins(10);
 
+/// Every lock file in a team's directory `dir` (a file-store team's, or the local directory
+/// of one kept in NATS), there or not: the team file's and the protocol's, the task list's,
+/// the loop notices', each member's start and worker locks (`locks/`), each inbox's, each
+/// interactive teammate's events lock. `doctor` looks at what is at each (`lstat`).
+pub fn lock_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ["config.lock", "protocol.lock", super::tasks::TASKS_LOCK]
+        .iter()
+        .map(|f| dir.join(f))
+        .chain([dir.join("loops").join(".lock")])
+        .collect();
+    // What a directory holds, links and all; nothing behind a directory that is a link.
+    let listed = |d: PathBuf| -> Vec<PathBuf> {
+        if super::fsutil::link_at(&d).is_some() {
+            return Vec::new();
+        }
+        super::fsutil::entries_nofollow(&d)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    };
+    out.extend(listed(dir.join("locks")));
+    out.extend(
+        listed(dir.join("inboxes"))
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            .map(|p| InboxPaths::new(p).lock()),
+    );
+    out.extend(
+        listed(dir.join("interactive"))
+            .into_iter()
+            .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".events.lock"))),
+    );
+    out
+}
+
 #[derive(Debug, Clone)]
 pub struct FsStore {
     team: Name,
@@ -561,6 +596,29 @@ impl Store for FsStore {
         inbox::remove_cursor(&self.inbox(member), reader)
     }
 
+    /// `lstat` first: nothing odd is opened. An empty file is a cursor being made (its first
+    /// record not written yet), not a spoiled one.
+    fn cursor_problem(&self, member: &Name, reader: &str) -> Option<super::CursorProblem> {
+        use super::CursorProblem;
+        let paths = self.inbox(member);
+        let path = paths.cursor(reader);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        if let Some(kind) = super::fsutil::odd_kind(&path) {
+            return Some(CursorProblem::NotAFile { path, kind });
+        }
+        if meta.len() == 0 {
+            return None;
+        }
+        match slots::load_checked::<slots::Offset>(&path) {
+            Ok(None) => Some(CursorProblem::NoRecord { path }),
+            Ok(Some(at)) => {
+                let len = inbox::log_len(&paths.log());
+                (at > len).then_some(CursorProblem::PastEnd { path, at, len })
+            }
+            Err(_) => None,
+        }
+    }
+
     /// A state that cannot be read or parsed reads as none (a worker rewrites it soon).
     fn live(&self, member: &Name) -> Result<Option<LiveState>> {
         Ok(slots::load(&self.state_path(member)).and_then(|b| serde_json::from_slice(&b).ok()))
@@ -587,6 +645,25 @@ impl Store for FsStore {
         })?;
         super::doorbell::ring_topic(&self.dir, &Topic::Live);
         Ok(())
+    }
+
+    fn replace_live(&self, member: &Name, state: &LiveState) -> Result<()> {
+        let path = self.state_path(member);
+        super::fsutil::check_dir(path.parent().expect("state dir"))?;
+        match super::fsutil::odd_kind(&path) {
+            None => self.set_live(member, state),
+            Some(kind @ "a directory") => Err(Error::failed(format!(
+                "{} is {kind}, not this teammate's live-state file: move it away (it is left as it is: it may hold someone's files); until then `status` cannot tell what this teammate does",
+                path.display()
+            ))),
+            Some(_) => {
+                let bytes = serde_json::to_vec(state)
+                    .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
+                slots::replace(&path, &bytes)?;
+                super::doorbell::ring_topic(&self.dir, &Topic::Live);
+                Ok(())
+            }
+        }
     }
 
     /// Record `member`'s answer to the shutdown request its current turn handles.

@@ -234,6 +234,9 @@ struct Worker {
     ahead: Ahead,
     /// The worker's binary was removed with nothing in its place: said once (until it is back).
     exe_gone_said: bool,
+    /// The last failure to write the live state said in the log, so that one that stands
+    /// (a directory planted at the state file) is said once, not at every write.
+    live_failure_said: Option<String>,
     /// Where this worker last read or moved its cursor to, and the inbox's generation then
     /// (the log it is a place in): its own record of handled work, put back in place of a
     /// cursor file found spoiled (`watch::read_cursor`).
@@ -325,6 +328,7 @@ impl Worker {
             warm: None,
             ahead: Ahead::NoTurnYet,
             exe_gone_said: false,
+            live_failure_said: None,
             kept_cursor: None,
             path_broken: None,
             held_inbox: None,
@@ -760,9 +764,30 @@ impl Worker {
         if let Some(lease) = self.lease {
             self.live.lease_until = Some(self.live.last_seen + lease.as_millis() as u64);
         }
-        if let Err(e) = self.store.set_live(&self.name, &self.live) {
+        let Err(e) = self.store.set_live(&self.name, &self.live) else {
+            self.live_failure_said = None;
+            return;
+        };
+        // Something not a state file in its place (a FIFO, link or directory planted there):
+        // `status` could not tell what this teammate does until it went (attacker QA). The
+        // worker, its one writer, puts a file of its own there instead; a directory it leaves.
+        let failure = match self.store.live_problem(&self.name) {
+            Some(why) => match self.store.replace_live(&self.name, &self.live) {
+                Ok(()) => {
+                    self.live_failure_said = None;
+                    self.sink.note(&format!(
+                        "warning: the live-state file was spoiled ({why}); replaced it with a fresh one"
+                    ));
+                    return;
+                }
+                Err(e) => e.to_string(),
+            },
+            None => e.to_string(),
+        };
+        if self.live_failure_said.as_deref() != Some(failure.as_str()) {
             self.sink
-                .note(&format!("warning: cannot write live state: {e}"));
+                .note(&format!("warning: cannot write live state: {failure}"));
+            self.live_failure_said = Some(failure);
         }
     }
 }

@@ -24,6 +24,7 @@ mod loops;
 mod nats;
 #[cfg(feature = "nats")]
 mod nats_faults;
+mod oddfiles;
 mod output;
 mod proptest_messages;
 mod races;
