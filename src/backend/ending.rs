@@ -25,7 +25,7 @@ const AFTER_KILL: Duration = Duration::from_secs(2);
 /// leader of a group, just before each signal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tag {
-    /// A worker of this agent id in this home (its argv).
+    /// A worker of this agent id in this home (its argv, on a teamctl binary).
     Worker(String),
     /// An agent process of this agent id in this home (its environment).
     Agent(String),
@@ -34,7 +34,7 @@ pub enum Tag {
 impl Tag {
     fn on(&self, pid: u32) -> bool {
         match self {
-            Tag::Worker(id) => proc::is_worker(pid, id),
+            Tag::Worker(id) => proc::is_teamctl_worker(pid, id),
             Tag::Agent(id) => proc::is_agent_process(pid, id),
         }
     }
@@ -149,7 +149,12 @@ fn walk(ids: &[String]) -> Vec<Target> {
     let mut out = Vec::new();
     for raw in proc::pids() {
         let Some(pid) = Pid::new(raw) else { continue };
-        let tag = if let Some(id) = proc::worker_id(raw).filter(|i| want.contains(&i[..])) {
+        // A worker's argv on a program that is not teamctl's is not a worker (`exec -a`:
+        // attacker QA, session 23).
+        let tag = if let Some(id) = proc::worker_id(raw)
+            .filter(|i| want.contains(&i[..]))
+            .filter(|_| proc::runs_teamctl(raw))
+        {
             Tag::Worker(String::from_utf8_lossy(&id).into_owned())
         } else if let Some(id) = proc::agent_ids(raw)
             .into_iter()

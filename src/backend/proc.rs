@@ -286,10 +286,12 @@ pub fn pids() -> impl Iterator<Item = u32> {
         .filter(|&p| p != std::process::id())
 }
 
-/// Every live process whose environment carries `agent_id` or whose argv is its worker.
+/// Every live process whose environment carries `agent_id`, or that is its worker: a teamctl
+/// binary whose argv says so (an argv alone is anyone's to set: attacker QA, a program named
+/// otherwise with a worker's argv was ended by `kill`, `shutdown` and `delete`).
 pub fn tagged_processes(agent_id: &str) -> Vec<u32> {
     pids()
-        .filter(|&pid| is_worker(pid, agent_id) || is_agent_process(pid, agent_id))
+        .filter(|&pid| is_teamctl_worker(pid, agent_id) || is_agent_process(pid, agent_id))
         .collect()
 }
 

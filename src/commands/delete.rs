@@ -405,13 +405,7 @@ fn interrupted(
             if one { "it answers" } else { "they answer" },
         ));
     }
-    let asked = |n: &crate::domain::Name| {
-        outcome.stopped.contains(n)
-            || outcome.silent.contains(n)
-            || outcome.refused.iter().any(|(r, _)| r == n)
-            || outcome.died.iter().any(|(d, _)| d == n)
-    };
-    let not_asked: Vec<_> = all.iter().filter(|n| !asked(n)).cloned().collect();
+    let not_asked: Vec<_> = all.iter().filter(|n| !outcome.asked(n)).cloned().collect();
     if !not_asked.is_empty() {
         what.push_str(&format!(
             "; {} not asked (running as before)",

@@ -187,13 +187,7 @@ fn interrupted(signal: nix::sys::signal::Signal, all: &[Name], outcome: &Outcome
             "{name} died before it answered (`teamctl resume {name}` starts it again)"
         ));
     }
-    let asked = |n: &Name| {
-        outcome.stopped.contains(n)
-            || outcome.silent.contains(n)
-            || outcome.refused.iter().any(|(r, _)| r == n)
-            || outcome.died.iter().any(|(d, _)| d == n)
-    };
-    let not_asked: Vec<Name> = all.iter().filter(|n| !asked(n)).cloned().collect();
+    let not_asked: Vec<Name> = all.iter().filter(|n| !outcome.asked(n)).cloned().collect();
     if !not_asked.is_empty() {
         what.push(format!(
             "{} not asked (running as before)",

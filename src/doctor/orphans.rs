@@ -50,6 +50,11 @@ fn record(home: &Path, agent_id: &str) -> Option<Started> {
 /// another user's process shaped like one is none of ours, even to root).
 pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
     let cmdline = proc::read_ours(pid, "cmdline")?;
+    // An argv is anyone's to set (`exec -a`): only a teamctl binary's is a worker's (attacker
+    // QA: a program of the user's imitating one was ended by `doctor --fix`).
+    if !proc::runs_teamctl(pid) {
+        return None;
+    }
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())

@@ -46,6 +46,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// `n` was asked to stop (it answered, refused, died or is still awaited): what an
+    /// interrupted handoff says of the others is that they were not asked.
+    pub fn asked(&self, n: &Name) -> bool {
+        self.stopped.contains(n)
+            || self.silent.contains(n)
+            || self.refused.iter().any(|(r, _)| r == n)
+            || self.died.iter().any(|(d, _)| d == n)
+    }
+
     /// The outcome for `--json`: who stopped, who was only asked, who refused and why, who
     /// did not answer in time.
     pub fn to_json(&self) -> serde_json::Value {

@@ -156,8 +156,16 @@ pub fn append_line(paths: &InboxPaths, line: &[u8]) -> Result<()> {
 fn append_in(dir: &DirFd, line: &[u8]) -> Result<()> {
     let cursors = dir.dir("cursors", true, None)?;
     // Held until this returns: the lock is let go when its file is closed.
-    let (lock, _) = cursors.file(LOCK_FILE, OFlag::O_WRONLY)?;
-    lock.lock().at(&cursors.path().join(LOCK_FILE))?;
+    let lock_path = cursors.path().join(LOCK_FILE);
+    // Something else in the lock's place (a FIFO, directory, link): said as every lock says
+    // it, with the way out (new-user QA: the raw "Is a directory").
+    let (lock, _) = cursors.file(LOCK_FILE, OFlag::O_WRONLY).map_err(|e| {
+        match super::fsutil::odd_kind(&lock_path) {
+            Some(_) => super::fsutil::lock_error(&lock_path, std::io::Error::other(e.to_string())),
+            None => e,
+        }
+    })?;
+    lock.lock().at(&lock_path)?;
     let log = dir.path().join(INBOX_FILE);
     let (file, len) = dir.file(INBOX_FILE, OFlag::O_RDWR | OFlag::O_APPEND)?;
     let torn = len > 0 && {

@@ -355,3 +355,37 @@ fn a_home_joining_a_team_makes_its_directory_under_creates_lock() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(held, "the team directory was made without create's lock");
 }
+
+/// Something else at a teammate's inbox lock (`inboxes/NAME/cursors/.inbox.lock`): `send`
+/// names it and the way out as every lock does, and appends nothing (new-user QA, session 23:
+/// since appends go through directory descriptors, the raw "Is a directory" came back).
+#[test]
+fn something_else_at_an_inbox_lock_is_named_by_send() {
+    let t = TestEnv::new();
+    t.ok(&["create", "odd-inbox"]);
+    t.ok(&["spawn", "b", "--backend", "process", "--exec", "cat"]);
+    let inbox = t.team_dir("odd-inbox").join("inboxes/b");
+    let lock = inbox.join("cursors/.inbox.lock");
+    let outside = t.work.path().join("outside");
+    std::fs::write(&outside, b"").unwrap();
+    for odd in ALL {
+        plant(&lock, odd, &outside);
+        let log_before = std::fs::read(inbox.join("inbox.jsonl")).unwrap_or_default();
+        let said = exits(&t, &["send", "b", "hello"], 1);
+        assert!(
+            said.contains(&format!("{} is {}", lock.display(), odd.said()))
+                && said.contains("doctor --fix"),
+            "{odd:?}: {said}"
+        );
+        assert_eq!(
+            std::fs::read(inbox.join("inbox.jsonl")).unwrap_or_default(),
+            log_before,
+            "{odd:?}: nothing appended"
+        );
+        assert_eq!(
+            std::fs::read(&outside).unwrap(),
+            b"",
+            "{odd:?}: the link's target"
+        );
+    }
+}

@@ -583,10 +583,15 @@ fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
     let victim = Victim::new(&env, "victim-live", b"precious state\n");
     victim.plant(&live);
     env.ok(&["resume", "bob"]);
+    // The worker, the live state's one writer, puts a file of its own in the link's place
+    // (renamed over it: the link's target is never written), and says so.
     wait_until(
-        "bob's worker to say it cannot write its state",
+        "bob's worker to say it replaced its spoiled state file",
         WAIT,
-        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cannot write live state")),
+        || {
+            std::fs::read_to_string(&log)
+                .is_ok_and(|l| l.contains("the live-state file was spoiled"))
+        },
     );
     env.ok(&["send", "bob", "work"]);
     wait_until("bob's reply", WAIT, || {
@@ -598,8 +603,12 @@ fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
     assert!(
         std::fs::read_to_string(&log)
             .unwrap()
-            .contains(&format!("{} is a symbolic link", live.display())),
-        "the worker names the link"
+            .contains(&live.display().to_string()),
+        "the worker names the file"
+    );
+    assert!(
+        std::fs::symlink_metadata(&live).unwrap().is_file(),
+        "a state file of the worker's own in the link's place"
     );
 }
 

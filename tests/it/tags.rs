@@ -174,21 +174,7 @@ fn delete_leaves_panes_with_forged_team_tags_running() {
     );
     assert_eq!(env.pane_format(&a, "#{pane_id}"), None, "a's pane closes");
     let id = format!("a@{t}");
-    wait_until("a's worker ended", WAIT, || {
-        workers_of(&env, &id).is_empty()
-    });
-}
-
-/// The worker processes of `agent_id` of this home.
-fn workers_of(env: &TestEnv, agent_id: &str) -> Vec<u32> {
-    env.processes()
-        .into_iter()
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
-        })
-        .collect()
+    wait_until("a's worker ended", WAIT, || env.workers_of(&id).is_empty());
 }
 
 /// A `teamctl worker --id w@T` typed in a pane of the user's while w runs: it does not serve
@@ -205,7 +191,7 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
     wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
     let pane = env.pane_of(&t, "w");
     let id = format!("w@{t}");
-    let first = workers_of(&env, &id);
+    let first = env.workers_of(&id);
     assert_eq!(first.len(), 1, "{first:?}");
 
     // The user's shell types the worker's line; its exit code and stderr are kept.
@@ -219,7 +205,7 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
     );
     pane_running(&env, "mine", &["sh", "-c", &line]);
     wait_until("the stray worker started", WAIT, || {
-        workers_of(&env, &id).len() == 2
+        env.workers_of(&id).len() == 2
     });
 
     // The user re-runs w's pane.
@@ -266,10 +252,63 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
         "w answered from its own pane"
     );
     assert_eq!(
-        workers_of(&env, &id),
+        env.workers_of(&id),
         vec![rerun.parse::<u32>().unwrap()],
         "one worker of w, in its pane"
     );
     env.ok(&["delete", "--force"]);
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// A process of the user's whose argv imitates a teammate's worker (`exec -a`, or a script
+/// named `worker` run by `sh`) is not teamctl's: `kill`, `delete` and `doctor --fix` leave it
+/// running, and `doctor` does not call it an orphaned worker; the real worker is still ended.
+/// (Attacker QA, session 23: all four ended it, its argv being the only thing looked at.)
+#[test]
+fn a_process_imitating_a_workers_argv_is_left_running() {
+    let env = TestEnv::new();
+    env.ok(&["create", "tags-argv"]);
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let home = env.home_path().display().to_string();
+    std::fs::write(env.work.path().join("worker"), "read line\n").unwrap();
+    let fake = |id: &str| {
+        std::process::Command::new("sh")
+            .args(["worker", "--home", &home, "--id", id])
+            .current_dir(env.work.path())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut of_w = fake("w@tags-argv");
+    let mut of_gone = fake("gone@tags-argv");
+    let started = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sh\0worker"))
+    };
+    wait_until("the look-alikes started", WAIT, || {
+        started(of_w.id()) && started(of_gone.id())
+    });
+    let alive = |c: &mut std::process::Child| c.try_wait().unwrap().is_none();
+
+    let report = env.ok(&["doctor"]);
+    assert!(!report.contains("orphaned worker"), "{report}");
+    env.ok(&["doctor", "--fix"]);
+    let real = env.member("w")["pid"].as_u64().expect("w's worker pid") as u32;
+    env.ok(&["kill", "w"]);
+    wait_until("w's real worker ended", WAIT, || {
+        !std::path::Path::new(&format!("/proc/{real}")).exists()
+    });
+    env.ok(&["delete", "--force"]);
+    assert!(
+        alive(&mut of_w),
+        "kill or delete ended a process that is not teamctl's"
+    );
+    assert!(
+        alive(&mut of_gone),
+        "doctor --fix ended a process that is not teamctl's"
+    );
+    for mut c in [of_w, of_gone] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
 }

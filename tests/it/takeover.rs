@@ -743,18 +743,6 @@ fn rerun(env: &TestEnv, pane: &str) -> String {
     new
 }
 
-/// The worker processes of `agent_id` of this home, counted by `/proc`.
-fn workers_of(env: &TestEnv, agent_id: &str) -> Vec<u32> {
-    env.processes()
-        .into_iter()
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
-        })
-        .collect()
-}
-
 /// A teammate's pane the user re-ran (`respawn-pane -k`, no command) runs that teammate's
 /// worker again: it is the teammate, alive, in its pane. `status` shows it idle in its pane
 /// with the new pid, `ask` reaches it (no second worker is started), and `shutdown`, `kill`
@@ -807,7 +795,7 @@ fn a_pane_rerun_by_the_user_is_still_the_teammates() {
     );
     for n in ["a", "b", "c"] {
         let id = format!("{n}@{t}");
-        assert_eq!(workers_of(&env, &id).len(), 1, "one worker of {n}");
+        assert_eq!(env.workers_of(&id).len(), 1, "one worker of {n}");
     }
 
     env.ok(&["shutdown", "a", "--timeout", "20"]);
@@ -882,7 +870,7 @@ fn a_pane_rerun_is_not_taken_for_dead_before_its_worker_takes_it_back() {
     assert_eq!(env.pane_of(&t, "a"), pane, "not placed anew");
     assert_eq!(env.recorded(&t, "a")["pid"].to_string(), pid);
     assert_eq!(
-        workers_of(&env, &format!("a@{t}")),
+        env.workers_of(&format!("a@{t}")),
         vec![pid.parse::<u32>().unwrap()]
     );
 }
@@ -900,7 +888,7 @@ fn a_pane_respawned_with_bash_stays_the_users() {
     let shell = take_over(&env, &pane, &["bash", "--norc", "--noprofile"]);
     wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
     assert_eq!(env.member("a")["paneId"], serde_json::Value::Null);
-    assert!(workers_of(&env, &format!("a@{t}")).is_empty());
+    assert!(env.workers_of(&format!("a@{t}")).is_empty());
     env.ok(&["kill", "a"]);
     left_to_the_user(&env, &pane, &shell, "kill");
     assert_eq!(env.member_status("a"), "stopped");

@@ -303,6 +303,18 @@ impl TestEnv {
     /// argv, agents in their environment). Not counted: the leader console (`teamctl lead`,
     /// the first pane of a team session: the leader's, see `consoles`) and the private tmux
     /// server (which inherits the environment of the command that started it).
+    /// The worker processes of `agent_id` of this home, counted by `/proc`.
+    pub fn workers_of(&self, agent_id: &str) -> Vec<u32> {
+        self.processes()
+            .into_iter()
+            .filter(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
+            })
+            .collect()
+    }
+
     pub fn processes(&self) -> Vec<u32> {
         self.under_home()
             .into_iter()
