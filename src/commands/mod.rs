@@ -68,6 +68,10 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
         Command::Resume(_) => Some("resume"),
         Command::Wait(_) => Some("wait for"),
         Command::Attach(_) => Some("attach to"),
+        Command::Inbox(_) => Some("read an inbox of"),
+        Command::Log(_) => Some("show the log of"),
+        Command::Task(_) => Some("use the task list of"),
+        Command::Ask(_) => Some("ask in"),
         _ => None,
     };
     if let Some(doing) = existing {

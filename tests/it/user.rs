@@ -1920,6 +1920,10 @@ fn acting_on_a_team_that_does_not_exist_lists_the_teams_and_never_says_create() 
         &["--team", "nope", "shutdown", "--all"][..],
         &["--team", "nope", "kill", "bob"][..],
         &["--team", "nope", "resume"][..],
+        &["--team", "nope", "inbox"][..],
+        &["--team", "nope", "log"][..],
+        &["--team", "nope", "task", "list"][..],
+        &["--team", "nope", "ask", "bob", "hi"][..],
     ] {
         let err = env.fails(args, 2);
         assert!(
