@@ -50,19 +50,19 @@ fn record(home: &Path, agent_id: &str) -> Option<Started> {
 /// another user's process shaped like one is none of ours, even to root).
 pub fn worker_of(pid: u32) -> Option<(PathBuf, String)> {
     let cmdline = proc::read_ours(pid, "cmdline")?;
-    // An argv is anyone's to set (`exec -a`): only a teamctl binary's is a worker's (attacker
-    // QA: a program of the user's imitating one was ended by `doctor --fix`).
-    if !proc::runs_teamctl(pid) {
-        return None;
-    }
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    // `teamctl worker --home H --id NAME@TEAM` (`backend::worker_args`).
+    // `teamctl worker --home H --id NAME@TEAM` (`backend::worker_args`). An argv is anyone's
+    // to set (`exec -a`): only a teamctl binary's is a worker's (attacker QA: a program of the
+    // user's imitating one was ended by `doctor --fix`).
     match args.as_slice() {
         [_, worker, home_flag, home, id_flag, id, ..]
-            if worker == "worker" && home_flag == "--home" && id_flag == "--id" =>
+            if worker == "worker"
+                && home_flag == "--home"
+                && id_flag == "--id"
+                && proc::runs_teamctl(pid) =>
         {
             Some((PathBuf::from(home), id.clone()))
         }
@@ -125,7 +125,8 @@ pub fn processes(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut workers = 0;
     for pid in proc::pids() {
-        if let Some((home, id)) = worker_of(pid).filter(|(h, _)| ours(home, h)) {
+        let worker = worker_of(pid);
+        if let Some((home, id)) = worker.clone().filter(|(h, _)| ours(home, h)) {
             workers += 1;
             if let Some(why) = why_orphaned(&home, &id, true) {
                 out.push(
@@ -142,7 +143,7 @@ pub fn processes(home: &Home) -> Vec<Finding> {
                     }),
                 );
             }
-        } else if worker_of(pid).is_none()
+        } else if worker.is_none()
             && let Some((home, id)) = agent_of(pid).filter(|(h, _)| ours(home, h))
             && let Some(why) = why_orphaned(&home, &id, false)
         {

@@ -213,24 +213,7 @@ pub fn why_gone(
 /// What is at `team`'s team file path when it is there but not a regular file (`lstat`: a
 /// link is not followed, a FIFO not opened), `None` when it is a regular file or absent.
 fn not_regular(home: &Home, team: &Name) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::symlink_metadata(home.team_dir(team).join("config.json"))
-        .ok()?
-        .file_type();
-    if kind.is_file() {
-        return None;
-    }
-    Some(if kind.is_symlink() {
-        "a symbolic link"
-    } else if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a device"
-    })
+    crate::store::fsutil::odd_kind(&home.team_dir(team).join("config.json"))
 }
 
 /// A view's end when its team file was replaced by something that is not a regular file
