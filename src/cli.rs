@@ -171,7 +171,7 @@ pub enum Command {
     ShutdownResponse(ShutdownResponseArgs),
     /// Cancel a teammate's current turn; the teammate stays
     Interrupt(NameArg),
-    /// End a teammate and its pane now, without a handshake
+    /// End a teammate and its pane now, without a handshake (every teammate: shutdown --all --force)
     Kill(NameArg),
     /// Bring back stopped or dead teammates with their identity and unread mail
     Resume(ResumeArgs),
@@ -390,7 +390,7 @@ pub struct WaitArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("who").required(true).args(["name", "all"])))]
 pub struct ShutdownArgs {
-    /// The teammate to stop
+    /// The teammate to stop (every teammate: --all, not '*')
     pub name: Option<String>,
     /// Stop every teammate
     #[arg(long)]
@@ -659,9 +659,24 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         return None;
     }
     let word = command_word(args)?;
+    // `kill --all` (clap's tip is `-- --all`, a name): kill takes one name.
+    if word == "kill" && refused_word(e) == Some("--all") {
+        return Some(format!(
+            "unexpected argument \"--all\": {}",
+            crate::commands::mistaken::everyone_to_end("kill")
+        ));
+    }
     if word == "delete" {
         let (global, _, words) = without_extra_words(args, e)?;
         return Some(delete_meant(&global, &words));
+    }
+    if word == "task"
+        && let Some(hint) = update_meant(args, e)
+    {
+        return Some(hint);
+    }
+    if word == "status" {
+        return status_meant(args, e);
     }
     if matches!(word, "send" | "ask" | "task") {
         return text_meant(args, e);
@@ -699,7 +714,47 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
 /// here was most likely an unquoted `*` the shell expanded. Only words clap refused after that
 /// text count; an option typed wrong keeps clap's own error.
 fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
-    let (_, command, extra) = without_extra_words(args, e)?;
+    let (global, command, extra) = without_extra_words(args, e)?;
+    // `send a b hi` (an unquoted * the shell expanded), `send hi there bob` (the name last).
+    if let Command::Send(SendArgs {
+        to,
+        text: Some(text),
+        ..
+    }) = &command
+    {
+        let config = crate::context::Ctx::new(global.clone().resolve(), false)
+            .and_then(|ctx| ctx.store())
+            .and_then(|store| store.load())
+            .ok();
+        let words: Vec<&str> = std::iter::once(text.as_str())
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        let member = |n: &str| config.as_ref().is_some_and(|c| c.member(n).is_some());
+        if let Some(hint) = crate::commands::mistaken::hint(to, &words, member) {
+            return Some(hint);
+        }
+    }
+    // `ask hello there bob`: the name last.
+    if let Command::Ask(AskArgs {
+        name,
+        text: Some(text),
+        ..
+    }) = &command
+    {
+        let config = crate::context::Ctx::new(global.resolve(), false)
+            .and_then(|ctx| ctx.store())
+            .and_then(|store| store.load())
+            .ok();
+        let words: Vec<&str> = std::iter::once(text.as_str())
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        let member = |n: &str| config.as_ref().is_some_and(|c| c.member(n).is_some());
+        if let Some(hint) =
+            crate::commands::mistaken::swapped("ask", "question", name, &words, member)
+        {
+            return Some(hint);
+        }
+    }
     let (to, text, what) = match &command {
         Command::Send(SendArgs {
             to,
@@ -741,9 +796,13 @@ fn task_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     let ContextValue::String(given) = e.get(ContextKind::InvalidSubcommand)? else {
         return None;
     };
-    let status = match given.to_ascii_lowercase().as_str() {
+    let lower = given.to_ascii_lowercase();
+    let removal = matches!(lower.as_str(), "rm" | "delete" | "remove" | "del" | "drop");
+    let status = match lower.as_str() {
         "start" | "begin" | "progress" | "work" => TaskStatus::InProgress,
         "reopen" | "reset" => TaskStatus::Pending,
+        "finish" | "close" | "closed" | "resolve" | "resolved" | "end" => TaskStatus::Completed,
+        _ if removal => TaskStatus::Failed,
         word => word.parse::<TaskStatus>().ok()?,
     };
     let task = args.iter().position(|a| a == "task")?;
@@ -758,6 +817,10 @@ fn task_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         .filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()))
         .unwrap_or("ID");
     let how = match status {
+        // No command removes a task: the list keeps what was given up, as what was done.
+        _ if removal => format!(
+            "there is no command that removes a task (the list keeps every one); `teamctl task update {id} --status failed` marks it given up, `teamctl task done {id}` completed"
+        ),
         TaskStatus::Completed => format!("`teamctl task done {id}` marks it completed"),
         TaskStatus::InProgress => format!(
             "`teamctl task update {id} --status in_progress` marks it in progress (`teamctl task claim {id}` takes it as yours and starts it)"
@@ -767,6 +830,54 @@ fn task_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     Some(format!(
         "no task command {given:?}: {how}; the task commands are add, list, show, claim, update, done"
     ))
+}
+
+/// `task update 1 done` (the status typed as a word of its own): the command that sets it,
+/// with the id typed. Any other extra word keeps its error.
+fn update_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    use crate::domain::task::TaskStatus;
+    let given = refused_word(e)?;
+    let status = given.parse::<TaskStatus>().ok()?;
+    let (_, command) = parses_without(args, given)?;
+    let Command::Task(TaskCommand::Update(update)) = command else {
+        return None;
+    };
+    let id = shell_word(&update.id);
+    let how = match status {
+        TaskStatus::Completed => format!(
+            "`teamctl task done {id}` marks it completed (or `teamctl task update {id} --status completed`)"
+        ),
+        s => format!("`teamctl task update {id} --status {s}` sets it"),
+    };
+    Some(format!(
+        "unexpected argument {given:?}: a new status is given with --status: {how}"
+    ))
+}
+
+/// `status bob` (a first try at one teammate's state): `status` shows every member of the
+/// team `--team` chooses and takes no name. A member is pointed at its own log and messages,
+/// a team of this home at `--team`.
+fn status_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    let given = refused_word(e)?;
+    if given.starts_with('-') {
+        return None;
+    }
+    let (global, command) = parses_without(args, given)?;
+    let Command::Status(_) = command else {
+        return None;
+    };
+    let every = "status takes no name (it shows every member of the team chosen by --team, default the one created last)";
+    Some(match crate::domain::Name::parse(given) {
+        Ok(n) if is_member(global.clone(), &n) => format!(
+            "{every}: {n}'s row is in it; `teamctl log --worker {n}` shows {n}'s own log (its turns' output; -f follows it), `teamctl log --from {n}` its messages"
+        ),
+        Ok(n) if team_exists(global, &n) => {
+            format!("{every}: `teamctl --team {n} status` shows team {n}")
+        }
+        _ => format!(
+            "{every}, and {given:?} is no member of it nor a team here: `teamctl --team TEAM status` shows another team, `teamctl log --worker NAME` a teammate's own log"
+        ),
+    })
 }
 
 /// `word` as typed in a shell: as it is when nothing in it is special, else quoted (`*`).

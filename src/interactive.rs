@@ -35,6 +35,7 @@ pub fn start(
     let log = store.log_path(&member.name);
     let mut launch = Launch::new(home.root(), store.team(), member, log.clone())?;
     launch.fill = config.tmux_fill.clone();
+    launch.nonce = member.pane_nonce.clone();
     let env_file = crate::store::envfile::path(store, &member.name);
     let recorded = crate::store::envfile::load(&env_file)?;
     if rule.uses_hooks()
@@ -321,6 +322,9 @@ fn agent_env(home: &Path, store: &dyn Store, member: &Member, bin: &Path) -> Vec
     ];
     if let Some(p) = &member.prompt {
         vars.push((env::PROMPT.into(), p.clone()));
+    }
+    if let Some(word) = &member.pane_nonce {
+        vars.push((env::PLACEMENT.into(), word.clone()));
     }
     vars
 }

@@ -1,6 +1,7 @@
 //! Pause points for tests that force an interleaving between teamctl processes: with
 //! `TEAMCTL_TEST_PAUSE=POINT:FILE` set, a process reaching `POINT` creates `FILE.reached` and
-//! goes on once `FILE` exists (or after a minute). The variable is taken out of the environment
+//! goes on once `FILE` exists (or after a minute; once its signal is recorded too, when `FILE`
+//! says `signalled`). The variable is taken out of the environment
 //! when the process starts (`take`), so it pauses that one process only, never a worker or an
 //! agent started from it; `FILE.reached` is made new (a link or a FIFO already there is not
 //! written through: nothing is made and the point does not pause). Unset, as outside such
@@ -55,4 +56,16 @@ pub fn at(point: &str) {
     while !gate.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
+    // A gate saying `signalled`: the test sent a signal before opening it, and this process
+    // goes on only once its signal thread has recorded it (on two busy cores that thread ran
+    // after the paused one had gone on: CI, `interrupted::`).
+    if std::fs::read(gate).is_ok_and(|g| g.starts_with(SIGNALLED)) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while crate::signals::caught().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
+
+/// What a test writes into a gate it opens after signalling the paused process (`at`).
+pub const SIGNALLED: &[u8] = b"signalled";

@@ -5,7 +5,10 @@
 //! the workers' process groups the records name; then their turns' groups (a worker asked to
 //! stop ends its own turn first); then every process carrying one of the members' tags, found
 //! in one walk of `/proc` taken once those groups are gone (so it finds what they started
-//! meanwhile). Panes close last, their tags checked. Every signal is preceded by a fresh tag
+//! meanwhile). An agent process's tag is its environment, which anyone can set: where the
+//! member's record holds the word of its placement (`Member::pane_nonce`), which teamctl gives
+//! every agent process it starts for it (`env::PLACEMENT`), only a process carrying that word
+//! too is the member's. Panes close last, their tags checked. Every signal is preceded by a fresh tag
 //! check of that process (or group leader): a pid used again meanwhile is someone else's and
 //! is left alone. Member by member, each with its own grace and its own walk of `/proc`, 1,000
 //! members took five minutes to end.
@@ -27,15 +30,21 @@ const AFTER_KILL: Duration = Duration::from_secs(2);
 pub enum Tag {
     /// A worker of this agent id in this home (its argv, on a teamctl binary).
     Worker(String),
-    /// An agent process of this agent id in this home (its environment).
-    Agent(String),
+    /// An agent process of this agent id in this home (its environment), carrying the word of
+    /// its member's placement when one is given.
+    Agent(String, Option<String>),
 }
 
 impl Tag {
     fn on(&self, pid: u32) -> bool {
         match self {
             Tag::Worker(id) => proc::is_teamctl_worker(pid, id),
-            Tag::Agent(id) => proc::is_agent_process(pid, id),
+            Tag::Agent(id, word) => {
+                proc::is_agent_process(pid, id)
+                    && word
+                        .as_deref()
+                        .is_none_or(|w| proc::carries_placement(pid, w))
+            }
         }
     }
 }
@@ -70,7 +79,7 @@ type Then = Box<dyn FnOnce() -> Result<Option<String>>>;
 pub struct Ending {
     grace: Duration,
     groups: Vec<Target>,
-    ids: Vec<String>,
+    ids: Vec<(String, Option<String>)>,
     then: Vec<Then>,
 }
 
@@ -97,10 +106,19 @@ impl Ending {
         }
     }
 
-    /// Every process carrying `agent_id` (workers and agent processes of this home).
+    /// Every process carrying `agent_id` (workers and agent processes of this home), for a
+    /// member whose record is not there to read (its team file gone).
     pub fn tagged(&mut self, agent_id: &str) {
-        if !self.ids.iter().any(|i| i == agent_id) {
-            self.ids.push(agent_id.to_string());
+        self.tagged_placed(agent_id, None);
+    }
+
+    /// Every process carrying `agent_id`: its workers, and its agent processes carrying `word`
+    /// too (`env::PLACEMENT`: the word its record holds; `None`, an older teamctl's
+    /// placement: the agent id alone).
+    pub fn tagged_placed(&mut self, agent_id: &str, word: Option<&str>) {
+        if !self.ids.iter().any(|(i, _)| i == agent_id) {
+            self.ids
+                .push((agent_id.to_string(), word.map(str::to_string)));
         }
     }
 
@@ -143,9 +161,15 @@ impl Ending {
 }
 
 /// The one walk of `/proc`: every process of ours carrying one of `ids`, as a worker (argv)
-/// or as an agent (environment), with the tag it was found by.
-fn walk(ids: &[String]) -> Vec<Target> {
-    let want: HashSet<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
+/// or as an agent (environment, with the id's word if it has one), with the tag it was found
+/// by.
+fn walk(ids: &[(String, Option<String>)]) -> Vec<Target> {
+    let want: HashSet<&[u8]> = ids.iter().map(|(i, _)| i.as_bytes()).collect();
+    let word_of = |id: &[u8]| {
+        ids.iter()
+            .find(|(i, _)| i.as_bytes() == id)
+            .and_then(|(_, w)| w.clone())
+    };
     let mut out = Vec::new();
     for raw in proc::pids() {
         let Some(pid) = Pid::new(raw) else { continue };
@@ -156,11 +180,13 @@ fn walk(ids: &[String]) -> Vec<Target> {
             .filter(|_| proc::runs_teamctl(raw))
         {
             Tag::Worker(String::from_utf8_lossy(&id).into_owned())
-        } else if let Some(id) = proc::agent_ids(raw)
+        } else if let Some(tag) = proc::agent_ids(raw)
             .into_iter()
-            .find(|i| want.contains(&i[..]))
+            .filter(|i| want.contains(&i[..]))
+            .map(|i| Tag::Agent(String::from_utf8_lossy(&i).into_owned(), word_of(&i)))
+            .find(|t| t.on(raw))
         {
-            Tag::Agent(String::from_utf8_lossy(&id).into_owned())
+            tag
         } else {
             continue;
         };
@@ -173,16 +199,16 @@ fn walk(ids: &[String]) -> Vec<Target> {
     out
 }
 
-/// Which of `ids` some process of ours still carries (as a worker or as an agent), in one
-/// walk of `/proc`.
-pub fn still_tagged(ids: &[String]) -> HashSet<String> {
+/// Which of `ids` some process of ours still carries (as a worker or as an agent, with the
+/// id's word if it has one), in one walk of `/proc`.
+pub fn still_tagged(ids: &[(String, Option<String>)]) -> HashSet<String> {
     if ids.is_empty() {
         return HashSet::new();
     }
     walk(ids)
         .into_iter()
         .map(|t| match t.tag {
-            Tag::Worker(id) | Tag::Agent(id) => id,
+            Tag::Worker(id) | Tag::Agent(id, _) => id,
         })
         .collect()
 }

@@ -45,6 +45,10 @@ pub struct Launch {
     pub console: Vec<String>,
     /// Where the last teammate went in the team's tmux session (`TeamConfig::tmux_fill`).
     pub fill: Option<TmuxFill>,
+    /// The placement's random word (`Member::pane_nonce`), recorded with the member before
+    /// the pane or process is made (`leader::start_worker_in`): set on the pane with its tags.
+    /// `None`: the backend makes one.
+    pub nonce: Option<String>,
 }
 
 impl Launch {
@@ -84,6 +88,7 @@ impl Launch {
             log,
             color: member.color.clone(),
             fill: None,
+            nonce: None,
         })
     }
 
@@ -121,6 +126,8 @@ pub struct Placement {
     pub tmux_session: Option<String>,
     /// Where this teammate went in the team's tmux session, for the next spawn.
     pub fill: Option<TmuxFill>,
+    /// The random word set on the pane with its tags (`Member::pane_nonce`).
+    pub nonce: Option<String>,
 }
 
 /// Whether a member's worker is still there.

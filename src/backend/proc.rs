@@ -176,6 +176,13 @@ pub fn is_agent_process(pid: u32, agent_id: &str) -> bool {
     read_ours(pid, "environ").is_some_and(|e| agent_ids_in(&e).any(|id| id == agent_id.as_bytes()))
 }
 
+/// Does `pid` carry `TEAMCTL_PLACEMENT=word` in its environment (`env::PLACEMENT`: an agent
+/// process teamctl started for the placement of that word)?
+pub fn carries_placement(pid: u32, word: &str) -> bool {
+    let var = format!("{}={word}", crate::domain::env::PLACEMENT);
+    read_ours(pid, "environ").is_some_and(|e| e.split(|b| *b == 0).any(|v| v == var.as_bytes()))
+}
+
 /// The agent ids `pid` carries in its environment (in our home, of our user), as
 /// `is_agent_process` reads them.
 pub fn agent_ids(pid: u32) -> Vec<Vec<u8>> {
@@ -220,6 +227,20 @@ pub fn ended(pid: u32) -> bool {
             .is_some_and(|state| matches!(state, b'Z' | b'X')),
         Err(_) => true,
     }
+}
+
+/// How long `ended_or_ending` waits for a process in its exit to end.
+const ENDING: Duration = Duration::from_secs(5);
+
+/// Has `pid` ended, or is it ending: a process of ours whose argv reads empty has let go of
+/// its memory in its exit (a console or worker that ends by itself as its team goes), and no
+/// longer reads as anything: waited for (up to `ENDING`) to be a zombie or gone, so it is not
+/// taken for the user's meanwhile (CI: `doctor --fix` kept a removed home's session for the
+/// team's console, which was exiting as the pane was judged).
+pub fn ended_or_ending(pid: u32) -> bool {
+    ended(pid)
+        || (read_ours(pid, "cmdline").is_some_and(|argv| argv.is_empty())
+            && wait_for(ENDING, || ended(pid)))
 }
 
 /// Is the program `pid` runs a teamctl binary (ours, of our user)? The same file as this
@@ -345,6 +366,32 @@ pub fn running(pid: u32) -> bool {
 pub fn start_time(pid: u32) -> Option<u64> {
     Pid::new(pid)?;
     start_time_in(&std::fs::read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The parent of process `pid` (field 4 of `/proc/PID/stat`), `None` when there is no such
+/// process (or no `/proc`).
+pub fn parent(pid: u32) -> Option<u32> {
+    Pid::new(pid)?;
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    rest.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// Is `ancestor` process `pid` itself, or one of its parents (up to init)?
+pub fn is_self_or_ancestor(ancestor: u32, pid: u32) -> bool {
+    let mut at = pid;
+    // A chain longer than this is no process tree's.
+    for _ in 0..256 {
+        if at == ancestor {
+            return true;
+        }
+        match parent(at) {
+            Some(up) if up > 0 && up != at => at = up,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The start time in a `/proc/PID/stat` line. The command name (field 2, in parentheses) may

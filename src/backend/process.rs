@@ -8,7 +8,6 @@ use super::ending::{Ending, Tag};
 use super::{Backend, Launch, Liveness, Placement, proc};
 use crate::domain::{BackendType, LiveState, Member};
 use crate::error::{Error, Result};
-use crate::store::fsutil::open_append;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProcessBackend;
@@ -16,7 +15,8 @@ pub struct ProcessBackend;
 impl ProcessBackend {
     /// The command that starts the worker, as a plain value (testable without spawning).
     pub fn command(launch: &Launch) -> Result<Command> {
-        let log = open_append(&launch.log)?;
+        // Never through a link swapped in for the team's directories (`store::teamdir`).
+        let log = crate::store::teamdir::open_append(&launch.log)?;
         let err = log
             .try_clone()
             .map_err(|e| Error::failed(format!("{}: {e}", launch.log.display())))?;
@@ -28,6 +28,13 @@ impl ProcessBackend {
         }
         cmd.args(&launch.args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            // The word of its placement, recorded before it starts (`worker::placed`).
+            .envs(
+                launch
+                    .nonce
+                    .iter()
+                    .map(|w| (crate::domain::env::PLACEMENT, w)),
+            )
             // A detached worker has no pane, even when spawned from inside one.
             .env_remove("TMUX_PANE")
             .current_dir(&launch.cwd)
@@ -107,14 +114,15 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
     }
 }
 
-/// End the member's turn process group and any process still carrying its tag (its agent
-/// processes, its worker), with `ending`.
+/// End the member's turn process group (the one its live state records) and any process
+/// still carrying its tag (its worker; its agent processes, by the word of its placement
+/// when its record holds one), with `ending`.
 pub fn end_turn(member: &Member, live: Option<&LiveState>, ending: &mut Ending) {
     let id = &member.agent_id;
     if let Some(pgid) = live.and_then(|l| l.turn_pgid).and_then(proc::Pid::group) {
-        ending.group(pgid, Tag::Agent(id.clone()));
+        ending.group(pgid, Tag::Agent(id.clone(), None));
     }
-    ending.tagged(id);
+    ending.tagged_placed(id, member.pane_nonce.as_deref());
 }
 
 #[cfg(test)]
@@ -137,6 +145,7 @@ mod tests {
             color: "blue".into(),
             console: vec![],
             fill: None,
+            nonce: None,
         };
         let cmd = ProcessBackend::command(&launch).unwrap();
         let envs: Vec<(String, Option<String>)> = cmd

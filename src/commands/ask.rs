@@ -42,7 +42,11 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     };
     let store = ctx.store()?;
     let config = store.load()?;
-    config.require(target.as_str())?;
+    // `ask hello bob` (the name typed last) gets the way round added.
+    config.require(target.as_str()).map_err(|e| {
+        let short = Some(text.as_str()).filter(|t| t.len() <= 256);
+        super::mistaken::in_ask(&args.name, short, &config, e)
+    })?;
     let mut env = Envelope::new(me.as_str(), target.as_str(), Body::message(text, None));
     env.hops = ctx.hops();
     bus::recipients(&config, &env)?;

@@ -338,9 +338,9 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     // files go.
     let records: crate::backend::tmux::Records = last
         .teammates()
-        .filter_map(|m| {
+        .map(|m| {
             let live = store.live(&m.name).ok().flatten();
-            crate::backend::tmux::record_of(&m.agent_id, live.as_ref())
+            crate::backend::tmux::record_of(m, live.as_ref())
         })
         .collect();
     for left in crate::backend::tmux::forget_team(&last, &records) {

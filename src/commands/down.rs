@@ -8,7 +8,28 @@ use crate::error::{Error, Result};
 
 pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
     ctx.require_leader("take a team down")?;
-    let loaded = super::up::load(&args.file)?;
+    let loaded = super::up::load(&args.file);
+    // `--team nope down`: a team that is not here is said so, with the teams there are, unless
+    // the file declares that very team (then it is not up: nothing to do).
+    if ctx.team.is_some()
+        && !matches!(&loaded, Ok(l) if ctx.team.as_deref() == Some(l.file.name.as_str()))
+    {
+        ctx.require_existing_team("take down")?;
+    }
+    // No file: `down` is `delete` of the team a file declares; without one, `delete` is it.
+    let loaded = loaded.map_err(|e| match e {
+        Error::Failed(msg) if msg.starts_with("no team file") => {
+            let team = ctx
+                .team
+                .as_deref()
+                .map_or("TEAM".to_string(), super::broadcast::word);
+            Error::failed(format!(
+                "no team file {}; `down` takes down the team a file declares: name the file it was brought up with (`teamctl down FILE`), or take a team down without one: `teamctl delete --team {team}`",
+                super::up::where_is(&args.file)
+            ))
+        }
+        e => e,
+    })?;
     let team = &loaded.file.name;
     if let Some(t) = &ctx.team
         && t != team.as_str()

@@ -10,9 +10,11 @@ use crate::leader;
 
 pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
     ctx.require_leader("kill teammates")?;
-    let name = Name::teammate_to_end(&args.name, "kill")?;
+    // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
+    let hint = |e| super::mistaken::to_end("kill", &args.name, e);
+    let name = Name::teammate_to_end(&args.name, "kill").map_err(hint)?;
     let store = ctx.store()?;
-    store.load()?.require(name.as_str())?;
+    store.load()?.require(name.as_str()).map_err(hint)?;
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped it.
     let member = store.load()?.require(name.as_str())?.clone();

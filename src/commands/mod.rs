@@ -2,6 +2,7 @@
 
 pub(crate) mod ask;
 pub(crate) mod attach;
+pub(crate) mod broadcast;
 pub(crate) mod complete;
 pub(crate) mod completions;
 pub(crate) mod create;
@@ -15,6 +16,7 @@ pub(crate) mod interrupt;
 pub(crate) mod kill;
 pub(crate) mod lead;
 pub(crate) mod log;
+pub(crate) mod mistaken;
 pub(crate) mod plan;
 pub(crate) mod resume;
 pub(crate) mod send;
@@ -72,6 +74,8 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
         Command::Log(_) => Some("show the log of"),
         Command::Task(_) => Some("use the task list of"),
         Command::Ask(_) => Some("ask in"),
+        Command::Plan(_) => Some("answer a plan in"),
+        Command::ShutdownResponse(_) => Some("answer in"),
         _ => None,
     };
     if let Some(doing) = existing {
@@ -84,7 +88,13 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
         Command::Up(a) => up::run(ctx, &a),
         Command::Down(a) => down::run(ctx, &a),
         Command::Spawn(a) => spawn::run(ctx, &a),
-        Command::Send(a) => send::run(ctx, a),
+        // Asked only on the way to an error: `send` is every agent turn's command.
+        Command::Send(a) => {
+            send::run(ctx, a).map_err(|e| match ctx.require_existing_team("send in") {
+                Err(no_team) => no_team,
+                Ok(()) => e,
+            })
+        }
         Command::Ask(a) => ask::run(ctx, a),
         Command::Inbox(a) => inbox::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &a),

@@ -28,6 +28,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let mut resumed = Vec::new();
     let mut running = Vec::new();
     let mut skipped = Vec::new();
+    let mut failed = Vec::new();
     // One look at every teammate's pane or process (one tmux process per server); the one
     // found down is checked again under its start lock by `resume_if_down`.
     let seen = {
@@ -36,7 +37,19 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     };
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
-        let status = leader::effective_status_with(&member, store.live(&name)?.as_ref(), &seen);
+        let live = store.live(&name)?;
+        let status = leader::effective_status_with(&member, live.as_ref(), &seen);
+        // Ctrl-C in its pane during a turn: running, but it ends after the turn, and a
+        // resume is what brings it back then (it said "already running": new-user QA).
+        if status.is_running()
+            && let Some(why) = live
+                .as_ref()
+                .filter(|l| member.pid.is_none_or(|p| p == l.pid))
+                .and_then(|l| l.stopping.as_deref())
+        {
+            failed.push(stopping_error(&name, why));
+            continue;
+        }
         // One recorded but never placed is checked again under its start lock.
         if status.is_running() && !leader::cut_short(&member, status) {
             if args.name.is_some() && !ctx.json {
@@ -58,15 +71,31 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             running.push(name.to_string());
             continue;
         };
-        if !ctx.json {
+        resumed.push(m);
+    }
+    // Said only once each worker has written its first live state (or exited: then why,
+    // and the exit is 1), all waited for together.
+    let started = leader::started(&*store, &resumed);
+    let resumed: Vec<_> = resumed
+        .into_iter()
+        .zip(started)
+        .filter_map(|(m, r)| match r {
+            Ok(()) => Some(m),
+            Err(e) => {
+                failed.push(e.to_string());
+                None
+            }
+        })
+        .collect();
+    if !ctx.json {
+        for m in &resumed {
             let place = m
                 .pane_id
                 .clone()
                 .or(m.pid.map(|p| format!("pid {p}")))
                 .unwrap_or_default();
-            crate::outln!("{name} resumed ({place})");
+            crate::outln!("{} resumed ({place})", m.name);
         }
-        resumed.push(m);
     }
     if ctx.json {
         let skipped: Vec<_> = skipped
@@ -82,11 +111,23 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                 "teamctl: skipped {name}: it was started on {host}; resume it there, or here with `teamctl resume {name} --here`"
             );
         }
-        if args.name.is_none() && resumed.is_empty() && skipped.is_empty() {
+        if args.name.is_none() && resumed.is_empty() && skipped.is_empty() && failed.is_empty() {
             eprintln!("teamctl: nothing to resume: no teammate is stopped or dead");
         }
     }
+    if !failed.is_empty() {
+        return Err(Error::failed(failed.join("; ")));
+    }
     Ok(())
+}
+
+/// A teammate stopping after its turn (`why`: Ctrl-C in its pane) is not resumed: it is
+/// still running, and stops once the turn is done.
+fn stopping_error(name: &Name, why: &str) -> String {
+    format!(
+        "{name} is stopping after its current turn ({}): it is not resumed now; `teamctl resume {name}` once it has stopped (`teamctl status` shows it `stopped`), or `teamctl interrupt {name}` to end the turn now",
+        crate::output::printable(why)
+    )
 }
 
 /// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's

@@ -15,27 +15,20 @@ use crate::store::{RosterCache, Store};
 
 pub fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let to = args.to.clone();
-    send(ctx, args).map_err(|e| broadcast_hint(&to, e))
+    // A short text is kept for the hint to a recipient that is no member (`send hi bob`).
+    let text = args.text.as_ref().filter(|t| t.len() <= 256).cloned();
+    send(ctx, args)
+        .map_err(|e| broadcast_hint(&to, e))
+        .map_err(|e| super::mistaken::in_send(ctx, &to, text.as_deref(), e))
 }
-
-/// Words a user types for "everyone" (`send all hi`): none names a member (a member named so
-/// is sent to as usual), and the broadcast is `*`.
-const EVERYONE: &[&str] = &[
-    "all",
-    "everyone",
-    "everybody",
-    "@all",
-    "@everyone",
-    "@here",
-    "@channel",
-];
 
 /// A refused recipient that is a word for "everyone" gets the way to broadcast added (new-user
 /// QA: `send all hi` said only "no member "all"").
 fn broadcast_hint(to: &str, e: Error) -> Error {
     match e {
         Error::BadInput(msg)
-            if EVERYONE.contains(&to.to_ascii_lowercase().as_str())
+            if to != "*"
+                && super::mistaken::means_everyone(to)
                 && (msg.starts_with("no member") || msg.starts_with("invalid recipient")) =>
         {
             // `@all` is refused as an address with no name before the `@`: said plainly.
@@ -63,6 +56,11 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         args.to = to.name.as_str().to_string();
     }
     let recipient = Recipient::parse(&args.to)?;
+    let all = recipient == Recipient::All;
+    let retry = super::broadcast::Retry {
+        summary: all.then(|| args.summary.clone()).flatten(),
+        structured: all.then(|| args.structured.clone()).flatten(),
+    };
     // The team file is read once, as a roster, and again only if it changed meanwhile. To one
     // member, only the sender's and the recipient's entries of the file's index are read
     // (with 1,000 members the index has 1,000 lines, the file 400 KB); to all, every name.
@@ -117,21 +115,45 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     expect_answer(&*store, &env)?;
     // Under the team file's shared lock: a `delete` marks the team either before this check
     // (the send fails, nothing appended) or after the append (its members are stopped after).
-    let to = {
+    // A broadcast goes to every member it can (`missed`: those it could not reach).
+    let (to, missed) = {
         let _shared = store.hold_shared()?;
         let roster = roster_of(&*store, &mut cache, &wanted)?;
         roster.refuse_if_deleting()?;
-        bus::deliver_in(&*store, roster, &env)?
+        super::broadcast::deliver(&*store, roster, &env)?
     };
     ctx.reconcile(&*store)?;
     crate::pause::at("send-wake");
     // A shutdown request is not work: answering it stops the worker, and resuming one that
     // answered already would bring it straight back.
-    let (resumed, waiting) = if matches!(env.body, Body::ShutdownRequest { .. }) {
-        (Vec::new(), Vec::new())
+    // A broadcast names each member that did not start with those it missed (the message is
+    // in its inbox: its retry is a `resume`), after saying who got it.
+    let mut missed = missed;
+    let woken = if matches!(env.body, Body::ShutdownRequest { .. }) {
+        leader::Woken::default()
     } else {
-        leader::wake_in(&ctx.home, &me, &*store, &to, &mut cache)?
+        leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache)?
     };
+    if !all {
+        woken.failed_as_error()?;
+    }
+    let leader::Woken {
+        resumed,
+        waiting,
+        failed,
+        // Ctrl-C in a recipient's pane during its turn: it ends after the turn, this message
+        // unhandled (a send said nothing of it: new-user QA).
+        stopping,
+    } = woken;
+    missed.extend(
+        failed
+            .into_iter()
+            .map(|(name, error)| super::broadcast::Missed {
+                name,
+                error,
+                delivered: true,
+            }),
+    );
     if ctx.json {
         let mut out = serde_json::json!({
             "id": env.id,
@@ -148,6 +170,22 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         }
         if let Some(r) = request_id(&env.body) {
             out["requestId"] = r.into();
+        }
+        if !stopping.is_empty() {
+            out["stopping"] = stopping.iter().map(|(n, _)| n.as_str()).collect();
+        }
+        let names = |delivered: bool| -> Vec<&str> {
+            missed
+                .iter()
+                .filter(|m| m.delivered == delivered)
+                .map(|m| m.name.as_str())
+                .collect()
+        };
+        if !names(false).is_empty() {
+            out["notSent"] = names(false).into();
+        }
+        if !names(true).is_empty() {
+            out["notStarted"] = names(true).into();
         }
         ctx.print_json(&out);
     } else {
@@ -168,8 +206,14 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 }
             }
         }
-        for n in resumed {
+        for n in &resumed {
             eprintln!("teamctl: {n} was not running; resumed it");
+        }
+        for (n, why) in &stopping {
+            eprintln!(
+                "teamctl: {n} is stopping after its current turn ({}); the message waits in its inbox until it is resumed (`teamctl resume {n}` once it has stopped)",
+                crate::output::printable(why)
+            );
         }
         let config = if waiting.is_empty() {
             None
@@ -190,6 +234,18 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 ),
             }
         }
+    }
+    if !missed.is_empty() {
+        let team = store.team();
+        return Err(super::broadcast::report(
+            ctx.home.root(),
+            team,
+            &me,
+            &env,
+            &retry,
+            &to,
+            &missed,
+        ));
     }
     Ok(())
 }

@@ -17,12 +17,17 @@ use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
+    // `shutdown '*'`, `shutdown all`: the way to everyone is `--all`.
+    let hint = |e| match &args.name {
+        Some(n) => super::mistaken::to_end("shutdown", n, e),
+        None => e,
+    };
     if let Some(n) = &args.name {
-        Name::teammate_to_end(n, "shut down")?;
+        Name::teammate_to_end(n, "shut down").map_err(hint)?;
     }
     let store = ctx.store()?;
     let config = store.load()?;
-    let targets = config.named_or_all(args.name.as_deref())?;
+    let targets = config.named_or_all(args.name.as_deref()).map_err(hint)?;
     ctx.reconcile(&*store)?;
     if args.force {
         // All of them at once: marked stopped in one write, their workers ended together (one

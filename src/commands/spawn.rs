@@ -42,6 +42,9 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
     let started = start(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
+    // Said once its worker has written its first live state; one that exited at once is
+    // an error with its reason (the member stays recorded, dead: `resume` once fixed).
+    leader::started_one(&*store, &started)?;
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {

@@ -50,9 +50,11 @@ pub fn load(path: &Path) -> Result<Loaded> {
     let origin = path.display().to_string();
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
+        // A file that is not there is a failure to read (exit 1), as for any other reason.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::bad(format!(
-                "no team file {origin}; write one (docs/CLI.md, `teamctl up`; examples/ has two) or name it: `teamctl up FILE`"
+            return Err(Error::failed(format!(
+                "no team file {}; write one (TOML: `name = \"TEAM\"`, then a `[[member]]` with `name` and `agent` or `exec` for each teammate; teamctl's examples/ has two) or name yours: `teamctl up FILE`",
+                where_is(path)
             )));
         }
         Err(e) => {
@@ -70,6 +72,16 @@ pub fn load(path: &Path) -> Result<Loaded> {
         .canonicalize()
         .map_err(|e| Error::bad(format!("{}: {e}", parent.display())))?;
     Ok(Loaded { file, origin, dir })
+}
+
+/// `path` as given, with the directory it is in when that is the working directory (`teamctl.toml
+/// in /home/me/proj`).
+pub fn where_is(path: &Path) -> String {
+    let origin = path.display();
+    match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => format!("{origin} in {}", cwd.display()),
+        _ => origin.to_string(),
+    }
 }
 
 /// What `up` does with one declared member, decided before anything is written.
@@ -228,13 +240,19 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     } else {
         format!("teamctl up {origin}")
     };
+    // Each line is said once the workers started have written their first live state (or
+    // exited: then why, and `up` exits 1 after the rest is done), all waited for together.
+    let mut lines: Vec<(String, Option<usize>)> = Vec::new();
+    let mut placed = Vec::new();
     for (m, req, checked, action) in plan {
         let name = m.name().clone();
+        let placed_before = placed.len();
         let line = match action {
             Action::Spawn => {
                 let started = spawn::start(ctx, &*store, &req, checked, m.color.as_deref())?;
                 let line = format!("{name} spawned ({})", place(&started));
                 out.spawned.push(name.to_string());
+                placed.push(started);
                 line
             }
             Action::Respawn(diff) => {
@@ -245,12 +263,15 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                     diff.join("; ")
                 );
                 out.spawned.push(name.to_string());
+                placed.push(started);
                 line
             }
             Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false)? {
                 Some(started) => {
                     out.resumed.push(name.to_string());
-                    format!("{name} resumed ({})", place(&started))
+                    let line = format!("{name} resumed ({})", place(&started));
+                    placed.push(started);
+                    line
                 }
                 None => {
                     out.running.push(name.to_string());
@@ -275,8 +296,24 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                 line
             }
         };
-        if !ctx.json {
-            crate::outln!("{line}");
+        lines.push((
+            line,
+            (placed.len() > placed_before).then_some(placed_before),
+        ));
+    }
+    let started = leader::started(&*store, &placed);
+    let mut failed = Vec::new();
+    for (line, at) in lines {
+        match at.map(|i| (&placed[i], &started[i])) {
+            Some((m, Err(e))) => {
+                out.spawned.retain(|n| n != m.name.as_str());
+                out.resumed.retain(|n| n != m.name.as_str());
+                out.failed.push(m.name.to_string());
+                eprintln!("teamctl: {e}");
+                failed.push(e.to_string());
+            }
+            _ if !ctx.json => crate::outln!("{line}"),
+            _ => {}
         }
     }
     let config = store.load()?;
@@ -315,6 +352,12 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
     }
     if ctx.json {
         ctx.print_json(&out.to_json());
+    }
+    if !failed.is_empty() {
+        return Err(Error::failed(format!(
+            "{}; the rest of {origin} is done",
+            failed.join("; ")
+        )));
     }
     Ok(())
 }
@@ -544,6 +587,8 @@ struct Report {
     settings: Vec<String>,
     spawned: Vec<String>,
     resumed: Vec<String>,
+    /// Placed, but its worker exited as soon as it started (said on stderr, with why).
+    failed: Vec<String>,
     running: Vec<String>,
     changed: Vec<serde_json::Value>,
     undeclared: Vec<String>,
@@ -559,6 +604,7 @@ impl Report {
             "settings": self.settings,
             "spawned": self.spawned,
             "resumed": self.resumed,
+            "failed": self.failed,
             "running": self.running,
             "changed": self.changed,
             "undeclared": self.undeclared,

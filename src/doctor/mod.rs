@@ -217,11 +217,17 @@ fn end(pid: u32, still: impl Fn() -> bool) {
     if !still() {
         return;
     }
+    // Ended means exited (a zombie, or reaped: the pid gone or another process's now), not
+    // only no longer reading as the worker: an exiting process's argv reads empty before it
+    // has ended, and a pane still running it is then taken for the user's (CI: `doctor --fix`
+    // kept a removed home's session for the worker it had just ended).
+    let start = proc::start_time(pid);
+    let ended = || proc::ended(pid) || proc::start_time(pid) != start;
     proc::signal(pid, Signal::SIGTERM);
-    if !proc::wait_for(GRACE, || !still()) && still() {
+    if !proc::wait_for(GRACE, ended) && still() {
         proc::signal(pid, Signal::SIGKILL);
-        proc::wait_for(Duration::from_secs(2), || !still());
     }
+    proc::wait_for(Duration::from_secs(2), ended);
 }
 
 /// Every team of the home whose team file can be read.

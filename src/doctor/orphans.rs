@@ -3,7 +3,8 @@
 //! `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment (and left behind when its
 //! teammate is no longer running), a pane by its `@teamctl-agent` user option
 //! (`NAME@TEAM/HOMEKEY`), a team session by its `@teamctl-team` option (`TEAM/HOMEKEY`): panes
-//! and sessions of another home (another key) are that home's business, and panes an older
+//! and sessions of another home (another key) are that home's business, but for the sessions
+//! of a home that no longer exists, whose orphaned workers name it; panes an older
 //! teamctl tagged without a home are reported, never closed. Tags of this home left on a pane
 //! the user respawned (its pid another, or the same pid given again to the user's program, as
 //! the member's live state tells) are reported too, and taken off by `--fix`, the pane never
@@ -13,10 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::tmux::argv::{self, Server, Started};
+use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::Tmux;
 use crate::backend::tmux::{
-    Closing, Records, Who, close_if_tagged, record_of, runs_teamctls, untag_if_stale,
+    Closing, Known, Records, Who, close_if_tagged, record_of, runs_teamctls, untag_if_stale,
 };
 
 use super::{Finding, Fix, Level};
@@ -29,21 +30,31 @@ use crate::store::{Home, Store};
 /// What each member of `cfg` of this host recorded of its worker process (`tmux::Records`).
 pub fn records(store: &dyn Store, cfg: &TeamConfig) -> Records {
     cfg.teammates()
-        .filter_map(|m| record_of(&m.agent_id, store.live(&m.name).ok().flatten().as_ref()))
+        .map(|m| record_of(m, store.live(&m.name).ok().flatten().as_ref()))
         .collect()
 }
 
-/// What the worker of `agent_id` (`NAME@TEAM`) in `home` recorded of its process, while its
-/// team and live state are there to read (none otherwise: the pid decides).
-fn record(home: &Path, agent_id: &str) -> Option<Started> {
-    let (name, team) = agent_id.split_once('@')?;
-    let (name, team) = (Name::parse(name).ok()?, Name::parse(team).ok()?);
-    let home = Home::new(home.to_path_buf());
-    if !home.exists(&team) {
-        return None;
-    }
-    let live = home.open(&team).ok()?.live(&name).ok().flatten()?;
-    Started::of(&live)
+/// What teamctl recorded of `agent_id` (`NAME@TEAM`) in `home` (`tmux::Known`: its worker's
+/// process, whether it is interactive, its pane's nonce), while its team is there to read
+/// (nothing otherwise: the pid and tags decide).
+fn record(home: &Path, agent_id: &str) -> Known {
+    let known = || {
+        let (name, team) = agent_id.split_once('@')?;
+        let (name, team) = (Name::parse(name).ok()?, Name::parse(team).ok()?);
+        let home = Home::new(home.to_path_buf());
+        if !home.exists(&team) {
+            return None;
+        }
+        let store = home.open(&team).ok()?;
+        let member = store
+            .roster_with(&[&name])
+            .ok()?
+            .member(name.as_str())
+            .ok()??;
+        let live = store.live(&name).ok().flatten();
+        Some(Known::of(&member, live.as_ref()))
+    };
+    known().unwrap_or_default()
 }
 
 /// `(home, agent id)` when `pid` is a live teamctl worker of this user (`proc::read_ours`:
@@ -119,6 +130,20 @@ fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
 fn ours(home: &Home, theirs: &Path) -> bool {
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     !theirs.exists() || theirs == home.root() || canon(theirs) == canon(home.root())
+}
+
+/// How many orphaned workers of this home (or of a home that no longer exists) run: each
+/// still holds an inotify instance (`system::inotify` counts them).
+pub fn orphaned_workers(home: &Home) -> u64 {
+    let mut n = 0;
+    for pid in proc::pids() {
+        if let Some((theirs, id)) = worker_of(pid).filter(|(h, _)| ours(home, h))
+            && why_orphaned(&theirs, &id, true).is_some()
+        {
+            n += 1;
+        }
+    }
+    n
 }
 
 pub fn processes(home: &Home) -> Vec<Finding> {
@@ -254,9 +279,9 @@ pub fn panes(home: &Home) -> Vec<Finding> {
                 continue;
             }
             // The pid it runs given again, to the user's program: theirs, its tags stale.
+            let known = record(home.root(), id);
             let reused = state.pid.is_some_and(|pid| {
-                let record = record(home.root(), id);
-                !argv::runs_started(pid, state.dead, record, &proc::start_time)
+                !argv::runs_started(pid, state.dead, known.started, &proc::start_time)
             });
             if reused {
                 out.extend(stale_tags(home, socket.as_deref(), &pane, &tag));
@@ -264,11 +289,14 @@ pub fn panes(home: &Home) -> Vec<Finding> {
             }
             // Tags anyone could have set, on a pane whose process is not teamctl's: no orphan
             // of teamctl's, never closed.
-            if let Some(pid) = state
-                .pid
-                .filter(|&pid| !runs_teamctls(pid, state.dead, Who::Agent(id)))
-            {
-                out.push(foreign_tags(home, socket.as_deref(), &pane, &tag, pid));
+            if let Some(pid) = state.pid.filter(|&pid| {
+                !runs_teamctls(pid, state.dead, &state.nonce, Who::Agent(id, &known))
+            }) {
+                out.push(if state.dead {
+                    unproven_tags(home, socket.as_deref(), &pane, &tag)
+                } else {
+                    foreign_tags(home, socket.as_deref(), &pane, &tag, pid)
+                });
                 continue;
             }
             seen += 1;
@@ -354,6 +382,29 @@ fn foreign_tags(home: &Home, socket: Option<&str>, pane: &str, tag: &str, pid: u
     })
 }
 
+/// teamctl's tags for `tag` (the whole tag, this home's) on `pane`, dead (nothing runs in it to
+/// check), without the nonce its member recorded when teamctl placed it
+/// (`Member::pane_nonce`): set by someone else. Reported as `foreign_tags` is, never called an
+/// orphan nor closed; `--fix` takes the tags off.
+fn unproven_tags(home: &Home, socket: Option<&str>, pane: &str, tag: &str) -> Finding {
+    let id = argv::unscoped(tag);
+    Finding::new(
+        "panes",
+        Level::Warn,
+        format!(
+            "tmux pane {pane} carries teamctl's tags for {id}, but it is dead and lacks the mark teamctl set on {id}'s pane: \
+             not teamctl's; left open; teamctl never closes it"
+        ),
+    )
+    .hint("`teamctl doctor --fix` takes teamctl's tags off it (the pane stays)")
+    .fix(Fix::UntagPane {
+        home: home.root().to_path_buf(),
+        socket: socket.map(String::from),
+        pane: pane.to_string(),
+        agent_id: tag.to_string(),
+    })
+}
+
 /// Take the tags `agent_id` (scoped: the whole tag) off `pane` while they still name a process
 /// the pane no longer runs, or one that is not teamctl's (`tmux::untag_if_stale`, judged by the
 /// member's record in `home`); the pane is never closed. Returns what was done, in one line.
@@ -362,15 +413,17 @@ pub fn untag_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str)
     let Some(t) = runner(socket) else {
         return Ok(format!("tmux pane {pane} ({id}) is gone"));
     };
-    Ok(match untag_if_stale(&t, pane, agent_id, record(home, id)) {
-        Ok(true) => format!(
-            "took teamctl's tags for {id} off tmux pane {pane}; the pane and what runs in it are left alone"
-        ),
-        Ok(false) | Err(crate::backend::tmux::run::Fail::Gone(_)) => {
-            format!("tmux pane {pane} no longer carries stale tags for {id}; left alone")
-        }
-        Err(e) => return Err(e.into_error(&format!("untag pane {pane}"))),
-    })
+    Ok(
+        match untag_if_stale(&t, pane, agent_id, &record(home, id)) {
+            Ok(true) => format!(
+                "took teamctl's tags for {id} off tmux pane {pane}; the pane and what runs in it are left alone"
+            ),
+            Ok(false) | Err(crate::backend::tmux::run::Fail::Gone(_)) => {
+                format!("tmux pane {pane} no longer carries stale tags for {id}; left alone")
+            }
+            Err(e) => return Err(e.into_error(&format!("untag pane {pane}"))),
+        },
+    )
 }
 
 /// Team sessions (`teamctl-TEAM-KEY`, tagged `@teamctl-team` = `TEAM/KEY`) of this home whose
@@ -402,6 +455,14 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             }
         }
     }
+    // Homes removed while their workers ran (`rm -rf` of one home): their sessions, known by
+    // their key, on the servers those workers' panes are on.
+    let gone = gone_homes();
+    for (_, _, socket) in &gone {
+        if !servers.contains(socket) {
+            servers.push(socket.clone());
+        }
+    }
     let our_key = proc::home_key();
     let mut out = Vec::new();
     for socket in servers {
@@ -422,7 +483,13 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             let Ok(team) = Name::parse(team) else {
                 continue;
             };
-            if key != our_key || home.exists(&team) {
+            if key != our_key {
+                if let Some((gone, _, _)) = gone.iter().find(|(_, k, _)| k == key) {
+                    out.push(gone_home_session(gone, &team, session, socket.clone()));
+                }
+                continue;
+            }
+            if home.exists(&team) {
                 continue;
             }
             // A directory that may be a team being made again under this name: not yet.
@@ -453,6 +520,61 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
     out
 }
 
+/// Homes that no longer exist whose workers (or agent processes) still run here, each with its
+/// key and the tmux server its processes run under (their `$TMUX`; none: the default).
+fn gone_homes() -> Vec<(PathBuf, String, Option<String>)> {
+    let mut out: Vec<(PathBuf, String, Option<String>)> = Vec::new();
+    for pid in proc::pids() {
+        let Some((home, _)) = worker_of(pid).or_else(|| agent_of(pid)) else {
+            continue;
+        };
+        if home.symlink_metadata().is_ok() {
+            continue;
+        }
+        let key = proc::home_key_of(&home);
+        let socket = server_of(pid);
+        if !out.iter().any(|(_, k, s)| *k == key && *s == socket) {
+            out.push((home, key, socket));
+        }
+    }
+    out
+}
+
+/// The tmux server `pid` runs under, as a member records it, from its environment.
+fn server_of(pid: u32) -> Option<String> {
+    let env = proc::read_ours(pid, "environ")?;
+    let (mut ours, mut tmux) = (None, None);
+    for var in env.split(|b| *b == 0) {
+        let var = String::from_utf8_lossy(var);
+        if let Some(v) = var.strip_prefix("TEAMCTL_TMUX_SOCKET=") {
+            ours = Some(v.to_string());
+        } else if let Some(v) = var.strip_prefix("TMUX=") {
+            tmux = Some(v.to_string());
+        }
+    }
+    Server::from_env_values(ours.as_deref(), tmux.as_deref()).record()
+}
+
+/// The session of `team` of `home`, which no longer exists: its workers are ended first (they
+/// come before it in the findings), then it is closed as a gone team's is.
+fn gone_home_session(home: &Path, team: &Name, session: &str, socket: Option<String>) -> Finding {
+    Finding::new(
+        "sessions",
+        Level::Problem,
+        format!(
+            "tmux session {session} is team {team}'s of home {}, which no longer exists",
+            home.display()
+        ),
+    )
+    .hint("`teamctl doctor --fix` ends its workers, closes teamctl's panes in it, and the session unless it holds panes of yours")
+    .fix(Fix::CloseSession {
+        home: home.to_path_buf(),
+        team: team.to_string(),
+        session: session.to_string(),
+        socket,
+    })
+}
+
 /// Close a gone team's session as `delete` would (`backend::tmux::forget_session`: its tag
 /// checked again; a session holding panes teamctl did not make keeps them, renamed), unless
 /// the team exists again meanwhile.
@@ -468,9 +590,18 @@ pub fn close_session(
             "team {team} exists again; its tmux session {session} is left alone"
         ));
     }
+    // Another home's session only while that home is gone (`gone_homes`).
+    let key = proc::home_key_of(home);
+    if key != proc::home_key() && home.symlink_metadata().is_ok() {
+        return Ok(format!(
+            "home {} exists again; its tmux session {session} is left alone",
+            home.display()
+        ));
+    }
     // The team's files are gone: the pids decide.
-    let kept = crate::backend::tmux::forget_session(
+    let kept = crate::backend::tmux::forget_session_of(
         &team,
+        &key,
         Some(session),
         [socket.map(String::from)],
         &Vec::new(),
@@ -523,7 +654,7 @@ pub fn kill_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) 
     let Some(t) = runner(socket) else {
         return Ok(format!("tmux pane {pane} ({id}) is gone"));
     };
-    let done = close_if_tagged(&t, pane, agent_id, record(home, id))
+    let done = close_if_tagged(&t, pane, agent_id, &record(home, id))
         .map_err(|e| e.into_error(&format!("kill pane {pane}")))?;
     let still_there = || {
         t.run(&[argv::pane_state(pane)])

@@ -1,6 +1,7 @@
 //! Machine checks: tmux (found, version), the inotify limits workers need (one inotify
-//! instance and a few watches each), with the sysctl line that raises them, and the home's
-//! own lock file (`create.lock`) being one.
+//! instance and a few watches each), with the sysctl line that raises them (and the orphaned
+//! workers still holding instances, which `--fix` ends), and the home's own lock file
+//! (`create.lock`) being one.
 
 use std::process::Command;
 
@@ -109,8 +110,21 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
             .max(1024),
         (watches.max((size + in_use) * WATCHES_PER_WORKER * 4)).max(524_288)
     );
+    // Workers whose team or home is gone hold an instance each until they are ended (new-user
+    // QA: the line counted only the teams there are).
+    let orphaned = super::orphans::orphaned_workers(home);
+    let orphans = match orphaned {
+        0 => String::new(),
+        1 => {
+            "; 1 orphaned worker (its team or home gone) holds one; `teamctl doctor --fix` ends it"
+                .to_string()
+        }
+        n => format!(
+            "; {n} orphaned workers (their team or home gone) hold one each; `teamctl doctor --fix` ends them"
+        ),
+    };
     let summary = format!(
-        "inotify: {in_use} of {instances} instances in use, {watches} watches allowed; {running} running teammates here, {size} in all"
+        "inotify: {in_use} of {instances} instances in use, {watches} watches allowed; {running} running teammates here, {size} in all{orphans}"
     );
     let level = if running > instances || running * WATCHES_PER_WORKER > watches {
         // These workers cannot all have inotify: some wait on doorbells.

@@ -650,10 +650,11 @@ fn team_dirs(home: &Home) -> Vec<(Name, PathBuf)> {
 /// A team's lock files and its members' live-state files with something else in their place
 /// (`fsutil::odd_kind`: a FIFO, a link, a directory, planted or left by hand): every command
 /// taking such a lock fails on it, and `status` cannot tell what a member whose state file it
-/// is does. `--fix` puts a lock file in place of an odd lock, and removes an odd state file
-/// (it held no state; the worker writes its own); a directory holding files is left.
+/// is does; the same at a member's log (`logs/NAME.log`: its worker's log is lost). `--fix`
+/// puts a lock file in place of an odd lock, and removes an odd state file or log (it held no
+/// state; the worker writes its own at once); a directory holding files is left.
 pub fn odd_files(home: &Home) -> Vec<Finding> {
-    use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
+    use crate::store::fsutil::odd_kind;
     let mut out = Vec::new();
     for (team, dir) in team_dirs(home) {
         for path in crate::store::team::lock_files(&dir) {
@@ -673,24 +674,7 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
                 .fix(Fix::ReplaceLock { path }),
             );
         }
-        let state = dir.join("state");
-        let listed = if link_at(&state).is_some() {
-            Vec::new()
-        } else {
-            entries_nofollow(&state)
-        };
-        for (path, _) in listed {
-            let Some(member) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".json"))
-                .and_then(|n| Name::parse(n).ok())
-            else {
-                continue;
-            };
-            let Some(kind) = odd_kind(&path) else {
-                continue;
-            };
+        for (path, member, kind) in odd_member_files(&dir, "state", ".json") {
             let f = Finding::new(
                 "state",
                 Level::Problem,
@@ -700,9 +684,28 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
                 ),
             );
             out.push(if kind == "a directory" {
-                f.hint("move it away by hand (`--fix` leaves a directory: it may hold someone's files); a running worker writes its state again then")
+                f.hint("move it away by hand (`--fix` leaves a directory: it may hold someone's files); a running worker writes its state again at once then")
             } else {
-                f.hint("a running worker puts its own file there at its next write; `teamctl doctor --fix` removes it now (it holds no state)")
+                f.hint("a running worker puts its own file there at its next write; `teamctl doctor --fix` removes it now (it holds no state), and a running worker then writes its state again at once")
+                    .fix(Fix::RemoveOddFile { path })
+            });
+        }
+        // A worker's log likewise (`logs/NAME.log`): its notes and its turns' output were
+        // lost, said nowhere (new-user QA). A running worker logs again at once once it is
+        // removed (`worker::watch::OwnFiles`); one started later makes its own.
+        for (path, member, kind) in odd_member_files(&dir, "logs", ".log") {
+            let f = Finding::new(
+                "logs",
+                Level::Problem,
+                format!(
+                    "{} is {kind}, not {member}@{team}'s log: its worker's notes and its turns' output are lost (`teamctl log --worker {member}` shows nothing)",
+                    path.display()
+                ),
+            );
+            out.push(if kind == "a directory" {
+                f.hint("move it away by hand (`--fix` leaves a directory: it may hold someone's files); a running worker logs again at once then")
+            } else {
+                f.hint("`teamctl doctor --fix` removes it (what a link points at is left alone); a running worker then logs to a file of its own at once")
                     .fix(Fix::RemoveOddFile { path })
             });
         }
@@ -718,7 +721,7 @@ fn lock_hint(kind: &str) -> &'static str {
     }
 }
 
-/// Remove what `odd_files` found at a live-state file's path, if it is still not a regular
+/// Remove what `odd_files` found at a live-state file's or a log's path, if it is still not a regular
 /// file nor a directory: unlinked, never followed nor opened.
 pub fn remove_odd_file(path: &Path) -> Result<String> {
     match crate::store::fsutil::odd_kind(path) {
@@ -811,4 +814,27 @@ pub fn cursors(home: &Home) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The entries of `dir/sub` named for a member (`NAME` + `suffix`) that are something other
+/// than a regular file, each with its member and what it is (`odd_kind`); none behind a link
+/// at `sub` itself.
+fn odd_member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name, &'static str)> {
+    use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
+    let sub = dir.join(sub);
+    if link_at(&sub).is_some() {
+        return Vec::new();
+    }
+    entries_nofollow(&sub)
+        .into_iter()
+        .filter_map(|(path, _)| {
+            let member = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(suffix))
+                .and_then(|n| Name::parse(n).ok())?;
+            let kind = odd_kind(&path)?;
+            Some((path, member, kind))
+        })
+        .collect()
 }

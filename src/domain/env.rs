@@ -49,6 +49,11 @@ pub const COMPANION_SERVER: &str = "TEAMCTL_COMPANION_SERVER";
 /// A worker's pane made by teamctl: the agent id as teamctl tags it (`worker::placed`). The
 /// worker takes it out of its own environment as it starts.
 pub const PLACED: &str = "TEAMCTL_PLACED";
+/// The random word of the start that placed the teammate (`Member::pane_nonce`), in every
+/// agent process teamctl starts for it (its turns, an interactive teammate's agent): what
+/// tells a leftover of its turns, to be ended with it, from a program of anyone's that sets
+/// `TEAMCTL_AGENT_ID` (`backend::ending`).
+pub const PLACEMENT: &str = "TEAMCTL_PLACEMENT";
 
 /// One variable and where it belongs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +91,7 @@ pub const VARS: &[Var] = &[
     var(MODEL, true, false),
     var(SHUTDOWN_REQUEST_ID, true, false),
     var(SHUTDOWN_REASON, true, false),
+    var(PLACEMENT, true, false),
     var(TASK_ID, false, false),
     var(PLAN, false, false),
     var(PLAN_ROUND, false, false),
@@ -137,6 +143,7 @@ mod tests {
             "TEAMCTL_MESSAGE",
             "TEAMCTL_MESSAGE_ID",
             "TEAMCTL_SUMMARY",
+            "TEAMCTL_PLACEMENT",
             "TEAMCTL_PROMPT",
             "TEAMCTL_HOPS",
             "TEAMCTL_SESSION_ID",

@@ -63,6 +63,43 @@ pub struct LiveState {
     /// no mail is read until that is moved away. `status` and `doctor` show it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inbox_problem: Option<String>,
+    /// Why the worker ended with an error, written as it exits (its lock taken by something
+    /// not a lock file, its team file unreadable): `resume`, `spawn`, `send` and `status` say
+    /// it, not only its pane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_reason: Option<String>,
+    /// Why the worker will end once its running turn is done (Ctrl-C in its pane): `status`
+    /// shows it as stopping meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<String>,
+}
+
+impl LiveState {
+    /// A state with `status` for worker `pid` at `now` (ms) and nothing else known yet: no
+    /// turn, task, pane, session or lease. Callers set what they know on top of it.
+    pub fn new(status: Status, pid: u32, now: u64) -> LiveState {
+        LiveState {
+            status,
+            pid,
+            start_ticks: None,
+            turn_pgid: None,
+            current_turn: None,
+            current_task: None,
+            since: now,
+            last_seen: now,
+            turns: 0,
+            last_idle_reason: None,
+            pane_id: None,
+            handled_control: Vec::new(),
+            session: None,
+            session_turns: 0,
+            lease_until: None,
+            needs_user: None,
+            inbox_problem: None,
+            exit_reason: None,
+            stopping: None,
+        }
+    }
 }
 
 /// How often a worker on a store that hosts share renews its lease, and how long each renewal

@@ -256,6 +256,12 @@ pub struct Member {
     pub pane_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// A random word teamctl made when it placed the member in its pane (`paneId`) and set
+    /// on that pane too (`@teamctl-nonce`): a dead pane, which runs nothing to check, is
+    /// closed as the member's only when it carries this word (`backend::tmux::close_cmd`).
+    /// Absent for a member placed by an older teamctl, or on the process backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_nonce: Option<String>,
     pub status: Status,
     #[serde(default)]
     pub plan_mode_required: bool,
@@ -342,6 +348,7 @@ impl Member {
             backend_type: None,
             pane_id: None,
             pid: None,
+            pane_nonce: None,
             status: Status::Active,
             plan_mode_required: false,
             plan_command: None,

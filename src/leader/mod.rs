@@ -4,6 +4,7 @@
 //! section 7) whichever leader command runs next.
 
 pub mod handoff;
+mod started;
 mod wake;
 
 use std::collections::HashMap;
@@ -12,7 +13,8 @@ use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
-pub use wake::{resume_stopped, wake, wake_in};
+pub use started::{started, started_one};
+pub use wake::{Woken, resume_stopped, wake, wake_each};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";
@@ -182,31 +184,33 @@ pub fn start_worker_in(
         .spans_hosts()
         .then(|| backend::host::here(home.root(), crate::domain::time::now_ms()));
     let new_socket = member.tmux_socket != socket && member.pane_id.is_none();
+    // The placement's random word (`Member::pane_nonce`) is recorded before anything is made
+    // (set on the pane with its tags, given to the worker's turns): a pane this start makes
+    // is teamctl's by its record even when the start is cut short (killed, or its last write
+    // failed) before it recorded the pane.
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let previous_nonce = member.pane_nonce.clone();
     // A shutdown request still awaited is given up before the new worker can read it: that
     // worker answers only the request the record names (`worker::shutdown`), and one of a
     // worker gone is nobody's to answer (cleared after the start as well, as always).
-    let stale_request = member.shutdown_request_id.is_some();
-    let (member, fill) = if new_socket || host.is_some() || stale_request {
-        let roster = store.update_member(cache, name, &mut |_, _, slot| {
-            if let Some(m) = slot {
-                if new_socket {
-                    m.tmux_socket = socket.clone();
-                }
-                if host.is_some() {
-                    m.host = host.clone();
-                }
-                m.shutdown_request_id = None;
+    let roster = store.update_member(cache, name, &mut |_, _, slot| {
+        if let Some(m) = slot {
+            if new_socket {
+                m.tmux_socket = socket.clone();
             }
-            Ok(())
-        })?;
-        roster.require(name.as_str())?;
-        let member = roster
-            .member(name.as_str())?
-            .expect("a member, checked above");
-        (member, roster.head().tmux_fill.clone())
-    } else {
-        (member, roster.head().tmux_fill.clone())
-    };
+            if host.is_some() {
+                m.host = host.clone();
+            }
+            m.shutdown_request_id = None;
+            m.pane_nonce = Some(nonce.clone());
+        }
+        Ok(())
+    })?;
+    roster.require(name.as_str())?;
+    let member = roster
+        .member(name.as_str())?
+        .expect("a member, checked above");
+    let fill = roster.head().tmux_fill.clone();
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
     // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
@@ -216,37 +220,71 @@ pub fn start_worker_in(
     // What it runs is this host's own word on a store that hosts share (`store::spec`).
     let mut run_as = member.clone();
     let placed = crate::store::spec::overlay(store, &mut run_as).and_then(|()| {
+        run_as.pane_nonce = Some(nonce.clone());
         if run_as.interactive.is_some() {
             // The agent's own start reads the whole team (its team prompt).
             crate::interactive::start(home, store, &store.load()?, &run_as, backend)
         } else {
             let mut launch = Launch::new(home.root(), store.team(), &run_as, store.log_path(name))?;
             launch.fill = fill;
+            launch.nonce = Some(nonce.clone());
             backend.spawn(&launch)
         }
     });
     let placement = match placed {
         Ok(p) => p,
         Err(e) => {
-            // Nothing started: a member that was to move here stays where it was.
-            if host.is_some() && previous_host != host {
-                let _ = store.update(&mut |cfg| {
-                    if let Some(m) = cfg.member_mut(name.as_str()) {
+            // Nothing started: a member that was to move here stays where it was, and keeps
+            // the word of the pane it has (if any).
+            let _ = store.update(&mut |cfg| {
+                if let Some(m) = cfg.member_mut(name.as_str()) {
+                    if host.is_some() && previous_host != host {
                         m.host = previous_host.clone();
                     }
-                    Ok(())
-                });
-            }
+                    if m.pane_nonce.as_deref() == Some(nonce.as_str()) {
+                        m.pane_nonce = previous_nonce.clone();
+                    }
+                }
+                Ok(())
+            });
             return Err(e);
         }
     };
+    crate::pause::at("placed");
+    let recorded = record_placement(store, cache, name, backend, &mut run_as, &placement);
+    if recorded.is_err() {
+        // No pane or process of teamctl's outlives a start it could not record: what was
+        // just made is ended (its worker, waiting for the record, serves nothing yet), its
+        // pane closed by the word this start set on it.
+        let mut made = run_as.clone();
+        made.backend_type = Some(backend.kind());
+        made.pane_id = placement.pane_id.clone();
+        made.pid = placement.pid;
+        made.pane_nonce = placement.nonce.clone().or(Some(nonce));
+        made.tmux_socket = placement.tmux_socket.clone();
+        let _ = backend.terminate(&made, None, backend::GRACE);
+    }
+    recorded
+}
+
+/// Record where a worker `start_worker_in` started went (`placement`).
+fn record_placement(
+    store: &dyn Store,
+    cache: &mut RosterCache,
+    name: &Name,
+    backend: &dyn Backend,
+    run_as: &mut Member,
+    placement: &backend::Placement,
+) -> Result<Member> {
     let kind = backend.kind();
     // Where it went is this host's own word too: a resume places it there again.
     if store.spans_hosts() {
         run_as.backend_type = Some(kind);
         run_as.tmux_socket = placement.tmux_socket.clone();
-        crate::store::spec::save(store, &run_as)?;
+        crate::store::spec::save(store, run_as)?;
     }
+    // Kept for a worker without a pane too: its turns carry it (`worker::agent_turn`).
+    let word = run_as.pane_nonce.clone();
     // Not made durable before `spawn` returns (`Store::update_member_revertible`): a crash
     // that loses it ends the pane or process it names too, and the member is then as it was
     // before this start (recorded durably by `spawn`, or by the last change), dead, resumable.
@@ -264,6 +302,7 @@ pub fn start_worker_in(
         m.backend_type = Some(kind);
         m.pane_id = placement.pane_id.clone();
         m.pid = placement.pid;
+        m.pane_nonce = placement.nonce.clone().or_else(|| word.clone());
         m.tmux_socket = placement.tmux_socket.clone();
         m.status = Status::Starting;
         m.shutdown_request_id = None;
@@ -496,10 +535,10 @@ pub fn end_dead_all(store: &dyn Store, members: &[Member], why: &str) -> Result<
         }
     }
     ending.finish()?;
-    let ids: Vec<String> = members
+    let ids: Vec<(String, Option<String>)> = members
         .iter()
         .filter(|m| here(m))
-        .map(|m| m.agent_id.clone())
+        .map(|m| (m.agent_id.clone(), m.pane_nonce.clone()))
         .collect();
     let tagged = backend::ending::still_tagged(&ids);
     let mut ended = Vec::with_capacity(members.len());
@@ -859,23 +898,8 @@ mod tests {
 
     fn live(status: Status, pid: u32, lease_until: Option<u64>) -> LiveState {
         LiveState {
-            status,
-            pid,
-            start_ticks: None,
-            turn_pgid: None,
-            current_turn: None,
-            current_task: None,
-            since: 0,
-            last_seen: 0,
-            turns: 0,
-            last_idle_reason: None,
-            pane_id: None,
-            handled_control: Vec::new(),
-            session: None,
-            session_turns: 0,
             lease_until,
-            needs_user: None,
-            inbox_problem: None,
+            ..LiveState::new(status, pid, 0)
         }
     }
 

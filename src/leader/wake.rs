@@ -16,17 +16,37 @@ pub fn wake(
     store: &dyn Store,
     to: &[Name],
 ) -> Result<(Vec<Name>, Vec<Name>)> {
-    wake_in(home, me, store, to, &mut None)
+    let woken = wake_each(home, me, store, to, &mut None)?;
+    woken.failed_as_error()?;
+    Ok((woken.resumed, woken.waiting))
 }
 
-/// `wake`, the team file read through `cache` (read again only if it changed since).
-pub fn wake_in(
+/// Recipients that did not start, each with why.
+pub type Failed = Vec<(Name, Error)>;
+
+/// Who a message woke: resumed (started and running), left waiting (stopped by the leader,
+/// or on another host), and those whose start failed, each with why (the message is in their
+/// inbox all the same).
+#[derive(Default)]
+pub struct Woken {
+    pub resumed: Vec<Name>,
+    pub waiting: Vec<Name>,
+    pub failed: Failed,
+    /// Running, but stopping after the current turn (Ctrl-C in its pane), each with why: the
+    /// message waits for a resume.
+    pub stopping: Vec<(Name, String)>,
+}
+
+/// `wake`, the team file read through `cache` (read again only if it changed since), going
+/// on past a recipient that did not start, returning it with its error
+/// (the caller names each one: a broadcast says who got it and who did not start).
+pub fn wake_each(
     home: &Home,
     me: &Name,
     store: &dyn Store,
     to: &[Name],
     cache: &mut RosterCache,
-) -> Result<(Vec<Name>, Vec<Name>)> {
+) -> Result<Woken> {
     let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let (mut wake, mut waiting) = (Vec::new(), Vec::new());
     for name in to {
@@ -58,12 +78,38 @@ pub fn wake_in(
             _ => wake.push(name.clone()),
         }
     }
-    Ok((resume_stopped_in(home, store, &wake, cache)?, waiting))
+    let mut woken = resume_stopped_in(home, store, &wake, cache)?;
+    woken.waiting = waiting;
+    Ok(woken)
 }
 
 /// Start the recipients that are stopped or dead, so the message gets handled.
 pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec<Name>> {
-    resume_stopped_in(home, store, to, &mut None)
+    let woken = resume_stopped_in(home, store, to, &mut None)?;
+    woken.failed_as_error()?;
+    Ok(woken.resumed)
+}
+
+impl Woken {
+    /// Starts that failed as one error (exit 1), saying first who was resumed.
+    pub fn failed_as_error(&self) -> Result<()> {
+        let (resumed, failed) = (&self.resumed, &self.failed);
+        if failed.is_empty() {
+            return Ok(());
+        }
+        for n in resumed {
+            eprintln!("teamctl: {n} was not running; resumed it");
+        }
+        // The message is on disk already: this is a failure to act (exit 1), not bad input.
+        Err(Error::failed(format!(
+            "the message was delivered and waits in the inbox, but {}",
+            failed
+                .iter()
+                .map(|(_, e)| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )))
+    }
 }
 
 /// `resume_stopped`, the team file read through `cache`.
@@ -72,10 +118,11 @@ fn resume_stopped_in(
     store: &dyn Store,
     to: &[Name],
     cache: &mut RosterCache,
-) -> Result<Vec<Name>> {
+) -> Result<Woken> {
     let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
+    let mut stopping = Vec::new();
     for name in to {
         if name.is_leader() {
             continue;
@@ -86,25 +133,42 @@ fn resume_stopped_in(
         // A running worker process carrying this member's tag is enough to know the message
         // will be handled: no need to probe its pane (one tmux process per recipient made a
         // broadcast to 300 tmux teammates take 9 s). Anything less certain takes the full check.
-        let status = super::seen_status(&member, store.live(name)?.as_ref());
+        let live = store.live(name)?;
+        let status = super::seen_status(&member, live.as_ref());
+        if status.is_running()
+            && let Some(why) = live.and_then(|l| l.stopping)
+        {
+            stopping.push((name.clone(), why));
+        }
         if !status.is_running() || super::cut_short(&member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
             match super::resume_if_down(home, store, name, false) {
-                Ok(Some(_)) => resumed.push(name.clone()),
+                Ok(Some(m)) => resumed.push(m),
                 Ok(None) => {}
-                Err(e) => failed.push(e.to_string()),
+                Err(e) => failed.push((name.clone(), e)),
             }
         }
     }
-    if !failed.is_empty() {
-        for n in &resumed {
-            eprintln!("teamctl: {n} was not running; resumed it");
-        }
-        // The message is on disk already: this is a failure to act (exit 1), not bad input.
-        return Err(Error::failed(format!(
-            "the message was delivered and waits in the inbox, but {}",
-            failed.join("; ")
-        )));
-    }
-    Ok(resumed)
+    // Only a worker that started is said to be resumed: one that died at once (its reason
+    // read from its live state) fails the command, the message still on disk. A send to a
+    // running teammate never gets here, so waits for nothing.
+    let started = super::started(store, &resumed);
+    let resumed: Vec<Name> = resumed
+        .into_iter()
+        .zip(started)
+        .filter_map(|(m, r)| match r {
+            Ok(()) => Some(m.name),
+            Err(e) => {
+                let why = Error::failed(format!("{} did not start: {e}", m.name));
+                failed.push((m.name, why));
+                None
+            }
+        })
+        .collect();
+    Ok(Woken {
+        resumed,
+        failed,
+        stopping,
+        ..Woken::default()
+    })
 }

@@ -174,23 +174,12 @@ fn send(store: &SharedStore, to: &Name, t: &str) {
 
 fn live(status: Status, pid: u32) -> LiveState {
     LiveState {
-        status,
-        pid,
-        start_ticks: None,
-        turn_pgid: None,
-        current_turn: None,
-        current_task: None,
         since: 1,
         last_seen: 2,
         turns: 3,
-        last_idle_reason: None,
         pane_id: Some("%7".into()),
         handled_control: vec!["r1".into()],
-        session: None,
-        session_turns: 0,
-        lease_until: None,
-        needs_user: None,
-        inbox_problem: None,
+        ..LiveState::new(status, pid, 0)
     }
 }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::domain::Name;
 use crate::error::{Error, IoContext, Result};
 use crate::store::Store;
-use crate::store::fsutil::{self, ensure_dir_levels, write_atomic};
+use crate::store::fsutil;
 
 /// One variable: name and value.
 pub type Var = (OsString, OsString);
@@ -47,16 +47,19 @@ pub fn path(store: &dyn Store, name: &Name) -> PathBuf {
 /// that are not recordable. A symbolic link at the file's path is refused.
 pub fn record(store: &dyn Store, name: &Name, vars: impl Iterator<Item = Var>) -> Result<()> {
     let file = path(store, name);
-    let local = store.local_dir();
-    let dir = file.parent().unwrap_or(&local);
-    ensure_dir_levels(dir, 1)?;
     if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(Error::failed(format!(
             "{} is a symbolic link; teamctl never follows links inside its home: remove it",
             file.display()
         )));
     }
-    write_atomic(&file, &encode(vars.filter(|(k, _)| recordable(k))), false)
+    // Through the team directory opened from the home (`teamdir`): a link swapped in for
+    // `teams` or the team directory never takes the leader's environment out of the home.
+    crate::store::teamdir::write_atomic(
+        &file,
+        &encode(vars.filter(|(k, _)| recordable(k))),
+        fsutil::Sync::None,
+    )
 }
 
 /// The environment recorded at `file`, or `None` when there is none (a teammate spawned by an

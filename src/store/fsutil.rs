@@ -303,6 +303,12 @@ pub struct DirFd {
     path: PathBuf,
 }
 
+impl std::os::fd::AsFd for DirFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+}
+
 /// How every directory below the home is opened: never through a link at its name (`ELOOP`,
 /// or `ENOTDIR` with `O_DIRECTORY`), never kept across an `exec`.
 fn dir_flags() -> nix::fcntl::OFlag {
@@ -427,6 +433,120 @@ impl DirFd {
             done => done,
         }
         .at(&path)
+    }
+
+    /// Replace the file `name` in this directory with `bytes` atomically, all of it relative
+    /// to the descriptor: a temporary file made new beside it (`O_EXCL|O_NOFOLLOW`), written,
+    /// synced as `sync` says, and renamed over `name` (`renameat`). A link swapped in above
+    /// this directory meanwhile cannot take the write elsewhere, and the temporary file is
+    /// removed on every failure (none is left behind). The file's metadata as the rename left
+    /// it, as `write_atomic_seen` gives it.
+    pub fn replace(&self, name: &str, bytes: &[u8], sync: Sync) -> Result<Option<fs::Metadata>> {
+        use nix::fcntl::OFlag;
+        let path = self.path.join(name);
+        let unique = uuid::Uuid::now_v7().simple().to_string();
+        let tmp = format!(".{name}.{}.{unique}.tmp", std::process::id());
+        let tmp_path = self.path.join(&tmp);
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let mode = nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR;
+        let fd = nix::fcntl::openat(&self.dir, tmp.as_str(), flags, mode)
+            .map_err(std::io::Error::from)
+            .at(&tmp_path)?;
+        let mut f = File::from(fd);
+        let result = (|| {
+            f.write_all(bytes).at(&tmp_path)?;
+            if sync != Sync::None {
+                f.sync_all().at(&tmp_path)?;
+            }
+            let written = f.metadata().ok();
+            nix::fcntl::renameat(&self.dir, tmp.as_str(), &self.dir, name)
+                .map_err(std::io::Error::from)
+                .at(&path)?;
+            let seen = f.metadata().ok().filter(|now| {
+                written.as_ref().is_some_and(|w| {
+                    (w.len(), w.mtime(), w.mtime_nsec())
+                        == (now.len(), now.mtime(), now.mtime_nsec())
+                })
+            });
+            if sync == Sync::All {
+                let _ = self.dir.sync_all();
+            }
+            Ok(seen)
+        })();
+        if result.is_err() {
+            let _ = nix::unistd::unlinkat(
+                &self.dir,
+                tmp.as_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
+        }
+        result
+    }
+
+    /// Overwrite the file `name` in this directory (made `0600` when missing) with `bytes`,
+    /// in place, as `write_in_place` does by path.
+    pub fn write_in_place(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let (file, _) = self.file(name, nix::fcntl::OFlag::O_WRONLY)?;
+        let path = || self.path.join(name);
+        file.write_all_at(bytes, 0).at(&path())?;
+        file.set_len(bytes.len() as u64).at(&path())
+    }
+
+    /// The lock file `name` in this directory (made `0600` when missing), locked: as
+    /// `LockGuard::acquire`, opened through the descriptor.
+    pub fn lock(&self, name: &str) -> Result<LockGuard> {
+        let path = self.path.join(name);
+        let file = match self.file(name, nix::fcntl::OFlag::O_WRONLY) {
+            Ok((file, _)) => file,
+            Err(e) => {
+                return Err(match odd_kind(&path) {
+                    Some(_) => lock_error(&path, std::io::Error::other(e.to_string())),
+                    None => e,
+                });
+            }
+        };
+        file.lock().at(&path)?;
+        Ok(LockGuard { file, path })
+    }
+
+    /// The regular file `name` in this directory read whole (never through a link, never
+    /// made; a FIFO or anything else there refused, as `read` refuses it), with its metadata
+    /// as the open found it.
+    pub fn read(&self, name: &str) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+        use nix::fcntl::OFlag;
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = nix::fcntl::openat(&self.dir, name, flags, nix::sys::stat::Mode::empty())?;
+        let file = File::from(fd);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                crate::error::NotRegular,
+            ));
+        }
+        if meta.len() > READ_WHOLE_MAX {
+            return Err(too_big(meta.len()));
+        }
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1))?;
+        file.take(READ_WHOLE_MAX + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > READ_WHOLE_MAX {
+            return Err(too_big(bytes.len() as u64));
+        }
+        Ok((bytes, meta))
+    }
+
+    /// Rename `from` to `to`, both in this directory (`renameat`).
+    pub fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        nix::fcntl::renameat(&self.dir, from, &self.dir, to).map_err(std::io::Error::from)
+    }
+
+    /// Remove the file `name` in this directory (`unlinkat`), never what a link there names.
+    pub fn remove(&self, name: &str) -> std::io::Result<()> {
+        nix::unistd::unlinkat(&self.dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir)
+            .map_err(std::io::Error::from)
     }
 }
 
@@ -682,6 +802,16 @@ pub fn lock_held(path: &Path) -> bool {
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
+
+/// Every word `odd_kind` may say, for reading one back out of a message that carries it
+/// (`status` shows `unknown (state file is a FIFO)`).
+pub const ODD_KINDS: [&str; 5] = [
+    "a FIFO",
+    "a directory",
+    "a symbolic link",
+    "a socket",
+    "a device",
+];
 
 /// What is at `path` when something is there that is not a regular file, looked at with
 /// `lstat` (never followed, never opened: a FIFO is not waited on): `a FIFO`, `a directory`,

@@ -4,7 +4,7 @@
 //! log is.
 
 use std::cell::RefCell;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -12,10 +12,10 @@ use std::rc::Rc;
 
 use nix::fcntl::OFlag;
 
-use super::fsutil::{DirFd, check_dir, open_or_create, with_subdir};
+use super::fsutil::{DirFd, check_dir};
 use super::slots::{self, Offset};
 use crate::domain::Envelope;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 
 /// The files of one member's inbox.
 #[derive(Debug, Clone)]
@@ -605,32 +605,20 @@ pub fn replace_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> 
 /// Store a reader's cursor, in place (see `slots.rs`: a torn write reads as the value before
 /// it; not fsynced: losing it on a crash means a redelivery, which at-least-once allows).
 pub fn set_cursor(paths: &InboxPaths, reader: &str, pos: u64) -> Result<()> {
-    let path = paths.cursor(reader);
-    let Some(dir) = path.parent() else {
-        return Err(Error::failed(format!(
-            "{}: a cursor file has a parent",
-            path.display()
-        )));
+    // Through the inbox directory opened from the home (`open_dir`, never through a link
+    // swapped in above it: a leader's cursor was written into a copy linked in for `teams`,
+    // attacker QA), and only into it: `cursors` may be made there (`set_cursor_in`), never
+    // the inbox directory itself. Made anew here (an `rm -rf` of the inbox running beside
+    // the write), the new directory got the old log's offset: the new log's first messages
+    // were skipped by the worker, and `ask` took its message for handled and printed nothing
+    // (a flaky doorbell test). The write fails `NotFound` instead, and the worker reads the
+    // new log from its start. A cursor at the start needs no file: a missing cursor reads as
+    // the start.
+    let dir = match paths.open_dir(false) {
+        Err(e) if pos == 0 && e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(()),
+        done => done?,
     };
-    // Real directories only (see `fsutil::check_dir`): the inbox's and its `cursors`.
-    if let Some(inbox) = dir.parent() {
-        check_dir(inbox)?;
-        // A cursor at the start needs no file: a missing cursor reads as the start.
-        if pos == 0 && std::fs::symlink_metadata(inbox).is_err() {
-            return Ok(());
-        }
-    }
-    check_dir(dir)?;
-    // A cursor is a place in one log, so it is written only into the inbox directory that
-    // log is in: `cursors` may be made, never the inbox directory itself. Made anew here
-    // (an `rm -rf` of the inbox running beside the write), the new directory got the old
-    // log's offset: the new log's first messages were skipped by the worker, and `ask` took
-    // its message for handled and printed nothing (a flaky doorbell test). The write fails
-    // `NotFound` instead, and the worker reads the new log from its start.
-    let file = with_subdir(dir, 1, || {
-        open_or_create(&path, OpenOptions::new().read(true).write(true)).at(&path)
-    })?;
-    slots::store_in::<Offset>(&file, &path, &pos)
+    set_cursor_in(&dir, reader, pos)
 }
 
 /// Store a reader's cursor in the inbox directory `dir` as it was opened (`open_dir`; the

@@ -22,6 +22,7 @@ pub mod slots;
 pub mod spec;
 pub mod tasks;
 pub mod team;
+pub mod teamdir;
 pub mod teamindex;
 pub mod wake;
 
@@ -114,6 +115,11 @@ impl Stamp {
     pub fn of(m: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt;
         Stamp(m.ino(), m.size(), m.ctime(), m.ctime_nsec())
+    }
+
+    /// The stamp of a file from its `stat` (`fstatat` relative to a directory's descriptor).
+    pub fn of_stat(st: &nix::sys::stat::FileStat) -> Stamp {
+        Stamp(st.st_ino, st.st_size as u64, st.st_ctime, st.st_ctime_nsec)
     }
 
     /// The stamp of a revision number (a store with compare-and-set revisions).
@@ -322,6 +328,18 @@ pub trait Store: Send + Sync {
     /// Ring `bell` whenever one of `topics` changes. Armed when this returns: a read made
     /// afterwards cannot miss a change made after the read.
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription>;
+    /// As `subscribe`, with `entries` (a worker's own live state and log) watched in the same
+    /// inotify instance, ringing their own bell (`wake::Entries`); a store that cannot (NATS:
+    /// live states are in the server) leaves them unwatched.
+    fn subscribe_with_entries(
+        &self,
+        topics: &[Topic],
+        bell: Bell,
+        entries: wake::Entries,
+    ) -> Result<Subscription> {
+        let _ = entries;
+        self.subscribe(topics, bell)
+    }
     /// As `subscribe`, for a waiter that lives briefly (`ask`, `wait`).
     fn subscribe_brief(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
         self.subscribe(topics, bell)

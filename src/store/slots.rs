@@ -204,6 +204,29 @@ pub fn replace(path: &Path, payload: &[u8]) -> Result<()> {
     write_atomic(path, &bytes, false)
 }
 
+/// `store` of the file `name` in the directory `dir` held by its descriptor (never through
+/// a link swapped in above it).
+pub fn store_at(dir: &super::fsutil::DirFd, name: &str, payload: &[u8]) -> Result<()> {
+    if payload.len() > CAPACITY {
+        return dir
+            .replace(name, payload, super::fsutil::Sync::None)
+            .map(drop);
+    }
+    let (file, _) = dir.file(name, nix::fcntl::OFlag::O_RDWR)?;
+    store_in::<Payload>(&file, &dir.path().join(name), &payload.to_vec())
+}
+
+/// `replace` of the file `name` in the directory `dir` held by its descriptor.
+pub fn replace_at(dir: &super::fsutil::DirFd, name: &str, payload: &[u8]) -> Result<()> {
+    let bytes = if payload.len() > CAPACITY {
+        payload.to_vec()
+    } else {
+        Payload::fresh(&payload.to_vec())
+    };
+    dir.replace(name, &bytes, super::fsutil::Sync::None)
+        .map(drop)
+}
+
 fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {

@@ -9,18 +9,24 @@
 //! logs/NAME.log                     turn output
 //! tasks.json, tasks.lock            the task list and its writers' lock (see tasks.rs)
 //! ```
+//!
+//! Every write into the team directory (the team file and its index, live states, shutdown
+//! answers, the start and protocol locks, the team file's lock for its writers) goes through
+//! it opened by descriptors from the home (`TeamDir`, opened per write), never by its path: a
+//! link swapped in for `teams` or the team directory cannot take it elsewhere. Reads stay by
+//! path (`load`, `roster`, `live`: what a swap gives them is a failure or a copy's bytes, never
+//! a write), as does `hold_shared` (`send`'s shared lock: opening it changes nothing).
 
 use std::ops::Range;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use super::doorbell::Doorbell;
-use super::fsutil::{
-    LockGuard, Sync, ensure_dir, ensure_dir_levels, with_subdir, write_atomic, write_atomic_seen,
-};
+use super::fsutil::{LockGuard, Sync, ensure_dir, ensure_dir_levels};
 use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
+use super::teamdir::TeamDir;
 use super::teamindex;
 use super::wake::{self, Bell, Subscription, Target};
 use super::{
@@ -94,12 +100,6 @@ impl FsStore {
         self.dir.join("config.index")
     }
 
-    /// The index of the team file whose bytes are `bytes`, if there is one for exactly them.
-    fn index_of(&self, bytes: &[u8]) -> Option<teamindex::Index> {
-        let index = super::fsutil::read(&self.index_path()).ok()?;
-        teamindex::parse(&index, bytes)
-    }
-
     /// The roster of the team file's `bytes`: through `index` (the index file's bytes) when it
     /// is trusted for them, else parsed. With `wanted` (at most a few: each line is compared
     /// with each name), only their entries and the first and last, when all are in it
@@ -154,17 +154,33 @@ impl FsStore {
         path
     }
 
-    fn answer_path(&self, member: &Name) -> PathBuf {
-        self.dir.join("answers").join(format!("{member}.json"))
-    }
-
     /// Write the first team file and the team's directories.
     pub fn init(&self, config: &TeamConfig) -> Result<()> {
         for sub in ["inboxes", "state", "logs"] {
             ensure_dir(&self.dir.join(sub))?;
         }
-        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        self.write_config(config, None)
+        let (dir, _lock) = self.locked()?;
+        self.write_config(&dir, config, None).map(drop)
+    }
+
+    /// The team directory opened by descriptors from the home (`TeamDir`); a team directory
+    /// that is gone says the team no longer exists.
+    fn open_dir(&self) -> Result<TeamDir> {
+        TeamDir::open(&self.dir).map_err(|e| {
+            if e.io_kind() == Some(std::io::ErrorKind::NotFound) && !self.dir.exists() {
+                Error::failed(format!("team {} no longer exists (deleted)", self.team))
+            } else {
+                e
+            }
+        })
+    }
+
+    /// The team directory opened (`open_dir`) and the team file's lock taken through it: what
+    /// every writer of the team file holds while it reads, changes and replaces it.
+    fn locked(&self) -> Result<(TeamDir, LockGuard)> {
+        let dir = self.open_dir()?;
+        let lock = dir.fd().lock("config.lock")?;
+        Ok((dir, lock))
     }
 
     /// The team file's bytes, or the error for a team whose file is gone.
@@ -197,7 +213,12 @@ impl FsStore {
     /// `was`, the file as it was read under that lock and its index, a member whose entry
     /// did not change is copied from that text instead of serialised again: the bytes are
     /// the same either way (`domain::teamtext`).
-    fn write_config(&self, config: &TeamConfig, was: Option<&Was>) -> Result<()> {
+    fn write_config(
+        &self,
+        dir: &TeamDir,
+        config: &TeamConfig,
+        was: Option<&Was>,
+    ) -> Result<Option<Stamp>> {
         let mut by_name: Option<std::collections::HashMap<&str, usize>> = None;
         let text = teamtext::render(config, |i, m| {
             let was = was?;
@@ -218,35 +239,33 @@ impl FsStore {
         .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
         let names: Vec<&Name> = config.members.iter().map(|m| &m.name).collect();
         let colors: Vec<&str> = config.members.iter().map(|m| m.color.as_str()).collect();
-        self.write_text(&text, &names, &colors)
+        self.write_text_with(dir, &text, &names, &colors, Sync::All)
     }
 
-    /// Replace the team file with `text` (durably), then its index (members `names` with
-    /// `colors`), and ring the team's doorbell.
-    fn write_text(&self, text: &teamtext::Text, names: &[&Name], colors: &[&str]) -> Result<()> {
-        self.write_text_with(text, names, colors, Sync::All)
-    }
-
-    /// `write_text`, the file replaced as `sync` says (`Sync::Data`: a crash may bring back
-    /// the file before it, never lose or tear it).
+    /// Replace the team file with `text` in `dir` (the caller holds its lock), the file
+    /// replaced as `sync` says (`Sync::Data`: a crash may bring back the file before it, never
+    /// lose or tear it), then its index (members `names` with `colors`), and ring the team's
+    /// doorbell. The file's stamp as the rename left it (`None`: written to meanwhile).
     fn write_text_with(
         &self,
+        dir: &TeamDir,
         text: &teamtext::Text,
         names: &[&Name],
         colors: &[&str],
         sync: Sync,
-    ) -> Result<()> {
+    ) -> Result<Option<Stamp>> {
         // The file's stamp as the rename left it, from the file written (every writer holds
         // the team file's lock; none when something wrote to it in between).
-        let seen = write_atomic_seen(&self.config_path(), &text.bytes, sync)?;
+        let seen = dir.fd().replace("config.json", &text.bytes, sync)?;
+        let seen = seen.as_ref().map(Stamp::of);
         // The index after the file it describes, in place (`teamindex`); a failure leaves an
         // index of another file, or a torn one, which no reader trusts.
-        let _ = super::fsutil::write_in_place(
-            &self.index_path(),
-            &teamindex::format(text, names, colors, seen.as_ref().map(Stamp::of)),
+        let _ = dir.fd().write_in_place(
+            "config.index",
+            &teamindex::format(text, names, colors, seen),
         );
         super::doorbell::ring_topic(&self.dir, &Topic::Team);
-        Ok(())
+        Ok(seen)
     }
 
     /// `Store::update_member`, the team file replaced as `sync` says.
@@ -257,14 +276,14 @@ impl FsStore {
         f: &mut MemberChange<'_>,
         sync: Sync,
     ) -> Result<&'a Roster> {
-        let lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
+        let (dir, lock) = self.locked()?;
         // The cached roster is as good as a read while its stamp is the file's (no writer
         // replaces the file while the lock is held), if it was read through an index.
-        let stamp = self.stamp();
+        let stamp = Self::stamp_in(&dir);
         let roster = match cache.take() {
             Some((then, roster)) if stamp == Some(then) && roster.texts().is_some() => roster,
             _ => {
-                let (bytes, index) = self.read_locked()?;
+                let (bytes, index, _) = self.read_locked(&dir)?;
                 let Some(index) = index else {
                     drop(lock);
                     return super::update_member_whole(self, cache, name, f);
@@ -302,8 +321,9 @@ impl FsStore {
         }
         let text = teamtext::render_parts(&head, entries.into_iter())
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        self.write_text_with(&text, &names, &colors, sync)?;
-        let stamp = self.stamp().unwrap_or(Stamp::NONE);
+        let stamp = self
+            .write_text_with(&dir, &text, &names, &colors, sync)?
+            .unwrap_or(Stamp::NONE);
         let names = names.into_iter().cloned().collect();
         let colors = colors.into_iter().map(roster::color).collect();
         drop(lock);
@@ -313,11 +333,30 @@ impl FsStore {
         Ok(&cache.insert((stamp, written)).1)
     }
 
-    /// The team file read under its lock, with its index when it has a good one.
-    fn read_locked(&self) -> Result<(Vec<u8>, Option<teamindex::Index>)> {
-        let bytes = self.config_bytes()?;
-        let index = self.index_of(&bytes);
-        Ok((bytes, index))
+    /// The team file read under its lock in `dir`, with its index when it has a good one,
+    /// and its stamp.
+    fn read_locked(&self, dir: &TeamDir) -> Result<(Vec<u8>, Option<teamindex::Index>, Stamp)> {
+        let (bytes, meta) = dir
+            .fd()
+            .read("config.json")
+            .map_err(|e| self.config_error(e))?;
+        let index = dir
+            .fd()
+            .read("config.index")
+            .ok()
+            .and_then(|(i, _)| teamindex::parse(&i, &bytes));
+        Ok((bytes, index, Stamp::of(&meta)))
+    }
+
+    /// The team file's stamp in `dir` (`lstat` through the descriptor: never a link's).
+    fn stamp_in(dir: &TeamDir) -> Option<Stamp> {
+        nix::sys::stat::fstatat(
+            dir.fd(),
+            "config.json",
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .ok()
+        .map(|st| Stamp::of_stat(&st))
     }
 }
 
@@ -450,13 +489,12 @@ impl Store for FsStore {
     }
 
     fn lock(&self, key: &LockKey) -> Result<Held> {
+        // Through the team directory opened from the home (`TeamDir`): a lock file is never
+        // made through a link swapped in above it.
+        let dir = self.open_dir()?;
         let guard = match key {
-            LockKey::Start(name) => {
-                let locks = self.dir.join("locks");
-                let path = locks.join(format!("{name}.start"));
-                with_subdir(&locks, 1, || LockGuard::acquire(&path))?
-            }
-            LockKey::Protocol => LockGuard::acquire(&self.dir.join("protocol.lock"))?,
+            LockKey::Start(name) => dir.sub("locks")?.lock(&format!("{name}.start"))?,
+            LockKey::Protocol => dir.fd().lock("protocol.lock")?,
         };
         Ok(Held::new(guard))
     }
@@ -501,12 +539,12 @@ impl Store for FsStore {
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>) -> Result<TeamConfig> {
-        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        let (bytes, index) = self.read_locked()?;
+        let (dir, _lock) = self.locked()?;
+        let (bytes, index, _) = self.read_locked(&dir)?;
         let mut config = self.parse_config(&bytes)?;
         let was = Was::new(bytes, index, &config);
         f(&mut config)?;
-        self.write_config(&config, was.as_ref())?;
+        self.write_config(&dir, &config, was.as_ref())?;
         Ok(config)
     }
 
@@ -518,18 +556,18 @@ impl Store for FsStore {
         cache: &'a mut ConfigCache,
         f: &mut dyn FnMut(&mut TeamConfig) -> Result<()>,
     ) -> Result<&'a TeamConfig> {
-        let _lock = LockGuard::acquire(&self.dir.join("config.lock"))?;
-        let stamp = self.stamp();
-        let (bytes, index) = self.read_locked()?;
+        let (dir, _lock) = self.locked()?;
+        let (bytes, index, stamp) = self.read_locked(&dir)?;
         let mut config = match cache.take() {
-            Some((then, config)) if stamp == Some(then) => config,
+            Some((then, config)) if stamp == then => config,
             _ => self.parse_config(&bytes)?,
         };
         let was = Was::new(bytes, index, &config);
         // On an error the cache stays empty: `f` may have changed the copy half-way.
         f(&mut config)?;
-        self.write_config(&config, was.as_ref())?;
-        let stamp = self.stamp().unwrap_or(Stamp::NONE);
+        let stamp = self
+            .write_config(&dir, &config, was.as_ref())?
+            .unwrap_or(Stamp::NONE);
         Ok(&cache.insert((stamp, config)).1)
     }
 
@@ -628,6 +666,13 @@ impl Store for FsStore {
     /// link, and refuses anything but a regular file (`fsutil`), so a FIFO is never waited on.
     fn live_problem(&self, member: &Name) -> Option<String> {
         let path = self.state_path(member);
+        // What is there, in a word (`status` shows `unknown (state file is a FIFO)`).
+        if let Some(kind) = super::fsutil::odd_kind(&path) {
+            return Some(format!(
+                "{} is {kind}, not {member}'s live-state file: remove it (its worker then writes a fresh one)",
+                path.display()
+            ));
+        }
         match super::fsutil::open_read(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Some(Error::io(&path, e).to_string())
@@ -639,10 +684,8 @@ impl Store for FsStore {
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
         let bytes = serde_json::to_vec(state)
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
-        let path = self.state_path(member);
-        with_subdir(path.parent().expect("state dir"), 1, || {
-            slots::store(&path, &bytes)
-        })?;
+        let state = self.open_dir()?.sub("state")?;
+        slots::store_at(&state, &format!("{member}.json"), &bytes)?;
         super::doorbell::ring_topic(&self.dir, &Topic::Live);
         Ok(())
     }
@@ -659,7 +702,8 @@ impl Store for FsStore {
             Some(_) => {
                 let bytes = serde_json::to_vec(state)
                     .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
-                slots::replace(&path, &bytes)?;
+                let state = self.open_dir()?.sub("state")?;
+                slots::replace_at(&state, &format!("{member}.json"), &bytes)?;
                 super::doorbell::ring_topic(&self.dir, &Topic::Live);
                 Ok(())
             }
@@ -670,11 +714,11 @@ impl Store for FsStore {
     fn set_shutdown_answer(&self, member: &Name, answer: &ShutdownAnswer) -> Result<()> {
         let bytes = serde_json::to_vec(answer)
             .map_err(|e| Error::failed(format!("cannot encode the answer: {e}")))?;
-        let path = self.answer_path(member);
         // `answers/` only, never the team directory above it (a turn racing `delete`).
-        with_subdir(&self.dir.join("answers"), 1, || {
-            write_atomic(&path, &bytes, true)
-        })
+        let answers = self.open_dir()?.sub("answers")?;
+        answers
+            .replace(&format!("{member}.json"), &bytes, Sync::All)
+            .map(drop)
     }
 
     /// Whether the loop guard should tell the leader about a loop between `a` and `b` now:
@@ -717,16 +761,19 @@ impl Store for FsStore {
     /// answer exactly one rename succeeds (read then remove let two takers both get it).
     fn take_shutdown_answer(&self, member: &Name, request_id: &str) -> Option<ShutdownAnswer> {
         static TAKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let path = self.answer_path(member);
         let n = TAKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let taken = self
-            .dir
-            .join("answers")
-            .join(format!(".{member}.taken-{}-{n}", std::process::id()));
-        std::fs::rename(&path, &taken).ok()?;
-        let bytes = super::fsutil::read(&taken);
-        let _ = std::fs::remove_file(&taken);
-        let bytes = bytes.ok()?;
+        let taken = format!(".{member}.taken-{}-{n}", std::process::id());
+        // In `answers` as found from the home (`TeamDir`), never through a link above it.
+        let answers = self
+            .open_dir()
+            .ok()?
+            .fd()
+            .dir("answers", false, None)
+            .ok()?;
+        answers.rename(&format!("{member}.json"), &taken).ok()?;
+        let bytes = answers.read(&taken);
+        let _ = answers.remove(&taken);
+        let (bytes, _) = bytes.ok()?;
         serde_json::from_slice::<ShutdownAnswer>(&bytes)
             .ok()
             .filter(|a| a.request_id == request_id)
@@ -741,50 +788,16 @@ impl Store for FsStore {
     }
 
     fn subscribe(&self, topics: &[Topic], bell: Bell) -> Result<Subscription> {
-        let mut targets = Vec::new();
-        // Past the inotify instance limit, doorbells where every topic has them.
-        let bells: Option<Vec<PathBuf>> = topics
-            .iter()
-            .map(|t| super::doorbell::bell_dir(&self.dir, t))
-            .collect();
-        // Watching several inboxes (`status --watch`, `log -f`): one that cannot be watched (a
-        // link where its directory should be) is left out, not the end of the watch on all
-        // the others (QA); the directory above still wakes the watcher when it changes.
-        let several = topics
-            .iter()
-            .filter(|t| matches!(t, Topic::Inbox(_)))
-            .nth(1)
-            .is_some();
-        for topic in topics {
-            let target = match topic {
-                Topic::Inbox(m) => {
-                    let paths = self.inbox(m);
-                    // The directory above too: a watch on a removed inbox directory is gone
-                    // with it, and its removal or making again must still wake (the worker
-                    // then arms anew; see `inbox_dir_id`).
-                    targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
-                    match inbox::prepare(&paths) {
-                        Ok(()) => Target::new(paths.dir, &[inbox::INBOX_FILE]),
-                        Err(_) if several => continue,
-                        Err(e) => return Err(e),
-                    }
-                }
-                Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
-                Topic::Live => {
-                    let dir = self.dir.join("state");
-                    ensure_dir_levels(&dir, 1)?;
-                    Target::new(dir, &[])
-                }
-                Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),
-                Topic::Hooks(m) => {
-                    let dir = super::hooks::dir(self as &dyn Store);
-                    ensure_dir(&dir)?;
-                    Target::new(dir, &[&super::hooks::events_file(m)])
-                }
-            };
-            targets.push(target);
-        }
-        wake::subscribe_or_ring(targets, bells, bell)
+        self.subscribe_to(topics, bell, None)
+    }
+
+    fn subscribe_with_entries(
+        &self,
+        topics: &[Topic],
+        bell: Bell,
+        entries: wake::Entries,
+    ) -> Result<Subscription> {
+        self.subscribe_to(topics, bell, Some(entries))
     }
 
     fn log_path(&self, member: &Name) -> PathBuf {
@@ -903,6 +916,62 @@ fn generation(m: &std::fs::Metadata) -> u64 {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64);
     m.ino() ^ born.rotate_left(32)
+}
+
+impl FsStore {
+    /// `subscribe`, with a worker's own files (`Store::subscribe_with_entries`).
+    fn subscribe_to(
+        &self,
+        topics: &[Topic],
+        bell: Bell,
+        entries: Option<wake::Entries>,
+    ) -> Result<Subscription> {
+        let mut targets = Vec::new();
+
+        // Past the inotify instance limit, doorbells where every topic has them.
+        let bells: Option<Vec<PathBuf>> = topics
+            .iter()
+            .map(|t| super::doorbell::bell_dir(&self.dir, t))
+            .collect();
+        // Watching several inboxes (`status --watch`, `log -f`): one that cannot be watched (a
+        // link where its directory should be) is left out, not the end of the watch on all
+        // the others (QA); the directory above still wakes the watcher when it changes.
+        let several = topics
+            .iter()
+            .filter(|t| matches!(t, Topic::Inbox(_)))
+            .nth(1)
+            .is_some();
+        for topic in topics {
+            let target = match topic {
+                Topic::Inbox(m) => {
+                    let paths = self.inbox(m);
+                    // The directory above too: a watch on a removed inbox directory is gone
+                    // with it, and its removal or making again must still wake (the worker
+                    // then arms anew; see `inbox_dir_id`).
+                    targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
+                    match inbox::prepare(&paths) {
+                        Ok(()) => Target::new(paths.dir, &[inbox::INBOX_FILE]),
+                        Err(_) if several => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                Topic::Team => Target::new(self.dir.clone(), &["config.json"]),
+                Topic::Live => {
+                    let dir = self.dir.join("state");
+                    ensure_dir_levels(&dir, 1)?;
+                    Target::new(dir, &[])
+                }
+                Topic::Tasks => Target::new(self.dir.clone(), &[super::tasks::TASKS_FILE]),
+                Topic::Hooks(m) => {
+                    let dir = super::hooks::dir(self as &dyn Store);
+                    ensure_dir(&dir)?;
+                    Target::new(dir, &[&super::hooks::events_file(m)])
+                }
+            };
+            targets.push(target);
+        }
+        wake::subscribe_or_ring(targets, bells, bell, entries)
+    }
 }
 
 #[cfg(test)]
@@ -1316,25 +1385,7 @@ mod tests {
             .unwrap();
         let bob = Name::parse("bob").unwrap();
         std::fs::remove_dir_all(store.local_dir().join("state")).unwrap();
-        let live = crate::domain::LiveState {
-            status: crate::domain::Status::Idle,
-            pid: 1,
-            start_ticks: None,
-            turn_pgid: None,
-            current_turn: None,
-            current_task: None,
-            since: 0,
-            last_seen: 0,
-            turns: 0,
-            last_idle_reason: None,
-            pane_id: None,
-            handled_control: Vec::new(),
-            session: None,
-            session_turns: 0,
-            lease_until: None,
-            needs_user: None,
-            inbox_problem: None,
-        };
+        let live = crate::domain::LiveState::new(crate::domain::Status::Idle, 1, 0);
         store.set_live(&bob, &live).unwrap();
         assert_eq!(store.live(&bob).unwrap().unwrap().pid, 1);
         store.set_cursor(&bob, "worker", Position::START).unwrap();

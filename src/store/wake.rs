@@ -26,6 +26,16 @@ pub const FALLBACK_POLL: Duration = Duration::from_millis(100);
 /// Called on every relevant change. Must not block.
 pub type Bell = Arc<dyn Fn() + Send + Sync>;
 
+/// Files whose entries are watched in the same inotify instance as a subscription's targets,
+/// with a bell of their own: rung when one is made, removed or renamed in or out of its
+/// directory (not when it is written). A worker's own live state and log (`worker::OwnFiles`):
+/// one more instance per worker would halve how many teammates get inotify under the
+/// per-user limit. Only with inotify: polled or rung by doorbells, they are not watched.
+pub struct Entries {
+    pub targets: Vec<Target>,
+    pub bell: Bell,
+}
+
 /// One directory to watch, and the file names in it that matter (empty: any).
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -136,7 +146,7 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
 /// Watch `targets` and ring `bell` on each relevant change. The watch is armed when this
 /// returns, so a read made afterwards cannot miss a write made after the read.
 pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
-    subscribe_or_ring(targets, None, bell)
+    subscribe_or_ring(targets, None, bell, None)
 }
 
 /// Set (to anything) to act as if inotify could not be had (tests of the doorbell fallback).
@@ -148,6 +158,7 @@ pub fn subscribe_or_ring(
     targets: Vec<Target>,
     bells: Option<Vec<PathBuf>>,
     bell: Bell,
+    entries: Option<Entries>,
 ) -> Result<Subscription> {
     if let Some(ms) = std::env::var(POLL_ENV)
         .ok()
@@ -157,7 +168,7 @@ pub fn subscribe_or_ring(
     }
     let watched = match std::env::var_os(NO_INOTIFY_ENV) {
         Some(_) => Err(Error::failed(format!("{NO_INOTIFY_ENV} is set"))),
-        None => watch(&targets, bell.clone()),
+        None => watch(&targets, bell.clone(), entries),
     };
     match watched {
         Ok(w) => Ok(Subscription {
@@ -184,9 +195,28 @@ pub fn subscribe_or_ring(
     }
 }
 
-fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
+fn watch(targets: &[Target], bell: Bell, entries: Option<Entries>) -> Result<RecommendedWatcher> {
     let filters = targets.to_vec();
+    let entry_dirs: Vec<PathBuf> = entries
+        .iter()
+        .flat_map(|e| e.targets.iter().map(|t| t.dir.clone()))
+        .collect();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let (Some(e), Ok(ev)) = (&entries, &res)
+            && matches!(
+                ev.kind,
+                EventKind::Create(_)
+                    | EventKind::Remove(_)
+                    | EventKind::Modify(notify::event::ModifyKind::Name(_))
+            )
+            && ev.paths.iter().any(|p| {
+                e.targets
+                    .iter()
+                    .any(|t| p.parent() == Some(t.dir.as_path()) && t.matches(p))
+            })
+        {
+            (e.bell)();
+        }
         let ring = match res {
             Ok(ev) => {
                 ev.need_rescan()
@@ -208,10 +238,15 @@ fn watch(targets: &[Target], bell: Bell) -> Result<RecommendedWatcher> {
     let mut dirs: Vec<&Path> = targets.iter().map(|t| t.dir.as_path()).collect();
     dirs.sort();
     dirs.dedup();
-    for dir in dirs {
+    for dir in &dirs {
         watcher
             .watch(dir, RecursiveMode::NonRecursive)
             .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
+    }
+    // The entries' directories at best: one that cannot be watched never costs the watch on
+    // the targets (a worker's inbox).
+    for dir in entry_dirs.iter().filter(|d| !dirs.contains(&d.as_path())) {
+        let _ = watcher.watch(dir, RecursiveMode::NonRecursive);
     }
     Ok(watcher)
 }

@@ -40,7 +40,7 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.needs_user,
                 r.problem,
                 r.inbox_problem
-            )
+            ) + &format!("|{:?}|{:?}", r.exit_reason, r.stopping)
         })
         .collect()
 }
@@ -140,7 +140,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
     ));
     for r in rows {
         let name = ctx.paint.color(&format!("{:<16}", r.name), &r.color);
-        let state = format!("{:<22}", r.status.as_str());
+        let state = format!("{:<22}", r.said);
         let state = match r.status {
             Status::Dead => ctx.paint.color(&state, "red"),
             Status::Working => ctx.paint.color(&state, "yellow"),
@@ -214,6 +214,7 @@ mod tests {
             name: name.into(),
             agent_id: format!("{name}@t"),
             status,
+            said: status.as_str(),
             backend: Some("process".into()),
             pane_id: None,
             pane_unchecked: false,
@@ -230,7 +231,10 @@ mod tests {
             host: None,
             needs_user: None,
             problem: None,
+            unknown: None,
             inbox_problem: None,
+            exit_reason: None,
+            stopping: None,
         }
     }
 

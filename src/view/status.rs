@@ -24,7 +24,14 @@ use crate::store::Store;
 pub struct Row {
     pub name: String,
     pub agent_id: String,
+    /// Its state as `leader::effective_status_with` tells it (`shutdown_pending` while the
+    /// leader awaits its answer).
+    #[serde(skip)]
     pub status: Status,
+    /// What `--json`'s `status` says: `status`, or `unknown` when its live state cannot be
+    /// read and its worker runs (`unknown` below): never `starting` then, as the table.
+    #[serde(rename = "status")]
+    pub said: &'static str,
     pub backend: Option<String>,
     /// The member's pane, while it is the member's (none when tmux says it is gone, another's,
     /// or a program of the user's runs in it).
@@ -59,9 +66,21 @@ pub struct Row {
     /// wrong, shown under the table. Its state is then told without the worker's word.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// `problem` left its state unknown (no word of its worker, which runs): what is at its
+    /// state file instead, in a word; the STATUS cell says `unknown (state file is a FIFO)`.
+    #[serde(skip)]
+    pub unknown: Option<&'static str>,
     /// Why its running worker cannot watch its inbox (so reads no mail), shown under the table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inbox_problem: Option<String>,
+    /// Why its dead worker ended, in its own words (its lock file spoiled, say), shown under
+    /// the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_reason: Option<String>,
+    /// Why its running worker will end once its turn is done (Ctrl-C in its pane): the
+    /// STATUS cell says `stopping`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<String>,
 }
 
 impl Row {
@@ -92,6 +111,9 @@ impl Row {
         self.turn_started_at.map(|at| format!("({})", age(at, now)))
     }
 }
+
+/// The state of a teammate whose worker runs but whose live state cannot be read.
+pub const UNKNOWN: &str = "unknown";
 
 /// The UNREAD column's width: 6, or wider for a cell with idle notifications beside.
 pub fn unread_width(rows: &[Row]) -> usize {
@@ -239,10 +261,24 @@ fn rows_from(
                 (Some(_), None) => pane(m),
                 _ => Some(true),
             };
+            let unknown = problem
+                .as_deref()
+                .filter(|_| live.is_none() && status == Status::Starting)
+                .map(|p| {
+                    crate::store::fsutil::ODD_KINDS
+                        .into_iter()
+                        .find(|k| p.contains(&format!(" is {k},")))
+                        .unwrap_or("unreadable")
+                });
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
                 status: shown,
+                said: if unknown.is_some() {
+                    UNKNOWN
+                } else {
+                    shown.as_str()
+                },
                 backend: m.backend_type.map(|b| b.to_string()),
                 pane_id: recorded.filter(|_| seen != Some(false)),
                 pane_unchecked: seen.is_none(),
@@ -276,6 +312,13 @@ fn rows_from(
                     .filter(|_| status.is_running()),
                 inbox_problem: fresh
                     .and_then(|l| l.inbox_problem.clone())
+                    .filter(|_| status.is_running()),
+                unknown,
+                exit_reason: fresh
+                    .and_then(|l| l.exit_reason.clone())
+                    .filter(|_| status == Status::Dead),
+                stopping: fresh
+                    .and_then(|l| l.stopping.clone())
                     .filter(|_| status.is_running()),
                 problem,
             }
@@ -314,9 +357,17 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     ));
     for r in rows {
         let name = format!("{:<width$}", r.name);
-        let status = match &r.needs_user {
-            Some(_) => format!("{:<22}", format!("{} (needs you)", r.status.as_str())),
-            None => format!("{:<22}", r.status.as_str()),
+        let status = match (&r.needs_user, &r.stopping) {
+            _ if r.unknown.is_some() => {
+                let what = match r.unknown {
+                    Some(k) if k != "unreadable" => format!("is {k}"),
+                    _ => "unreadable".into(),
+                };
+                format!("{:<22}", format!("{UNKNOWN} (state file {what})"))
+            }
+            (Some(_), _) => format!("{:<22}", format!("{} (needs you)", r.status.as_str())),
+            (None, Some(_)) => format!("{:<22}", format!("{} (stopping)", r.status.as_str())),
+            (None, None) => format!("{:<22}", r.status.as_str()),
         };
         let status = match r.status {
             Status::Dead => paint.color(&status, "red"),
@@ -375,6 +426,24 @@ pub fn notes(out: &mut String, rows: &[Row]) {
         }
         if let Some(problem) = &r.inbox_problem {
             let _ = writeln!(out, "{}", inbox_note(&r.name, problem));
+        }
+        if let Some(why) = &r.exit_reason {
+            let _ = writeln!(
+                out,
+                "{}: its worker exited: {}; `teamctl resume {}` once that is fixed",
+                r.name,
+                crate::output::printable(why),
+                r.name
+            );
+        }
+        if let Some(why) = &r.stopping {
+            let _ = writeln!(
+                out,
+                "{}: stopping after its current turn ({}); `teamctl interrupt {}` ends the turn now",
+                r.name,
+                crate::output::printable(why),
+                r.name
+            );
         }
     }
 }

@@ -284,6 +284,9 @@ impl Worker {
         if let Some(model) = &self.member.model {
             vars.push((env::MODEL.into(), model.clone()));
         }
+        if let Some(word) = &self.member.pane_nonce {
+            vars.push((env::PLACEMENT.into(), word.clone()));
+        }
         vars.extend(extra.iter().cloned());
         vars
     }

@@ -75,11 +75,13 @@ impl Worker {
         loop {
             match self.answer(env, result) {
                 // A team that is gone (removed by hand) is not waited for: the worker ends,
-                // as it did before; nor a team whose path is not teamctl's (`check_path`).
-                Err(e) if self.store.stamp().is_none() || self.path_broken.is_some() => {
-                    return Err(e);
-                }
+                // as it did before.
+                Err(e) if self.store.stamp().is_none() => return Err(e),
                 Err(e) => {
+                    // Nor a team whose path is not teamctl's: the answer cannot be written
+                    // (its append found a link on its way from the home); the worker ends
+                    // saying why (`check_path`), the message unhandled for `resume`.
+                    self.check_path()?;
                     if !waited {
                         let why = if no_room(&e) {
                             "no room"
@@ -122,8 +124,11 @@ impl Worker {
 
     /// Send with a hop count (the loop guard).
     fn send_hops(&mut self, to: &str, body: Body, hops: u32) -> Result<()> {
-        // Never into a copy linked in for the team's directories (`check_path`).
-        self.check_path()?;
+        // No look at the team's path first (`check_path`): an append walks down from the
+        // home by directory descriptors, never through a link (`store::inbox`), so it lands
+        // in the real inbox or fails. A worker whose path check trips between a turn and
+        // its answer thus still answers (and stores its cursor) before it ends: refused, the
+        // handled message ran again at `resume` (attacker QA: 13 of 106 under a swap loop).
         let mut env = Envelope::new(self.name.as_str(), to, body);
         env.hops = hops;
         let sent = match AgentId::parse(to, "recipient") {

@@ -162,6 +162,27 @@ fn enter_failed(e: &Fail) -> String {
 }
 
 /// A screen's fingerprint, to tell whether it changed.
+/// How many of a dead pane's last lines `why_ended` says, and how much of each.
+const LAST_LINES: usize = 5;
+const LAST_LINE_CHARS: usize = 200;
+
+/// `; its last output: A | B`: a dead pane's last non-blank lines (tmux's own "Pane is dead"
+/// line left out), escapes made visible as the console does; empty when it printed nothing.
+fn last_output<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    let kept: Vec<&str> = lines
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("Pane is dead ("))
+        .collect();
+    if kept.is_empty() {
+        return String::new();
+    }
+    let last: Vec<String> = kept[kept.len().saturating_sub(LAST_LINES)..]
+        .iter()
+        .map(|l| crate::output::printable(&l.chars().take(LAST_LINE_CHARS).collect::<String>()))
+        .collect();
+    format!("; its last output: {}", last.join(" | "))
+}
+
 fn screen_hash(screen: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     screen.hash(&mut h);
@@ -206,6 +227,58 @@ impl Companion {
             });
         }
         true
+    }
+
+    /// Why the agent's program ended, as its dead pane (kept by `remain-on-exit`) tells: its
+    /// exit status or signal and its last lines of output. Said in the member's live state
+    /// (`exitReason`: `spawn`, `resume`, `send` and `status` say it; it was only on the dead
+    /// pane: new-user QA). A pane gone, or no longer the member's, says only that.
+    pub fn why_ended(&self, agent_id: &str) -> String {
+        let dead_info: argv::Cmd = [
+            "display-message",
+            "-p",
+            "-t",
+            &self.pane,
+            "#{pane_dead_status} #{pane_dead_signal}",
+        ]
+        .map(String::from)
+        .to_vec();
+        let cmds = [
+            argv::pane_state(&self.pane),
+            dead_info,
+            argv::capture_from(&self.pane, -200),
+        ];
+        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+        let gone = || {
+            format!(
+                "its program ended and its pane {} is gone (closed, or its tmux server ended)",
+                self.pane
+            )
+        };
+        // tmux marks the pane dead when its terminal closes, and learns the exit status a
+        // moment later (when it reaps the process): asked again until it has it, a while.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let out = loop {
+            let Ok(out) = self.tmux.run(&cmds) else {
+                return gone();
+            };
+            if !argv::parse_state(&out, &self.pane).is_some_and(|s| s.dead && s.tag == ours) {
+                return gone();
+            }
+            let known = out.lines().nth(1).is_some_and(|l| !l.trim().is_empty());
+            if known || Instant::now() >= deadline {
+                break out;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut lines = out.lines().skip(1);
+        let mut info = lines.next().unwrap_or("").split(' ');
+        let how = match (info.next(), info.next()) {
+            (_, Some(sig)) if !sig.is_empty() => format!("was killed by signal {sig}"),
+            (Some(code), _) if !code.is_empty() => format!("exited with status {code}"),
+            _ => "ended".to_string(),
+        };
+        format!("its program {how}{}", last_output(lines))
     }
 
     /// What the agent's screen asks the user to answer (a preset with a known TUI only).

@@ -110,12 +110,15 @@ fn end_self(member: &Member, pane: Option<&str>, why: &str) {
     {
         // The pane's process is this worker: its own pid and start time.
         let me = std::process::id();
-        let record = crate::backend::proc::start_time(me)
-            .map(|start| crate::backend::tmux::argv::Started { pid: me, start });
+        let known = crate::backend::tmux::Known {
+            started: crate::backend::proc::start_time(me)
+                .map(|start| crate::backend::tmux::argv::Started { pid: me, start }),
+            ..crate::backend::tmux::Known::of(member, None)
+        };
         let _ = crate::backend::tmux::TmuxBackend::for_member(member).close_tagged(
             pane,
             &member.agent_id,
-            record,
+            &known,
         );
     }
     let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGTERM);

@@ -146,26 +146,68 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let name = Name::teammate(name)?;
     let store = Home::new(home.clone()).open(&team)?;
     // Only where teamctl placed it, checked before the lock (`placed.rs`).
-    if let Err(e) = placed::check(id, placed) {
+    if let Err(e) = placed::check(&*store, &name, id, placed) {
         Sink::open(&store.log_path(&name)).note(&format!("error: {e}; exiting"));
         return Err(e);
     }
-    let _alone = only_worker(&*store, &name)?;
-    turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name))?;
+    // Whatever ends it before its loop runs is said in its log and its live state: in a tmux
+    // pane it was only on the dead pane, and `resume` said "resumed" (new-user QA).
+    let failed = |e: Error| failed_to_start(&*store, &name, e);
+    let _alone = only_worker(&*store, &name).map_err(failed)?;
+    turn::adopt_recorded_env(&crate::store::envfile::path(&*store, &name)).map_err(failed)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::io_while("cannot start the worker runtime", e))?;
+        .map_err(|e| failed(Error::io_while("cannot start the worker runtime", e)))?;
+    let (store2, name2) = (store.clone(), name.clone());
     runtime.block_on(async move {
-        let mut worker = Worker::new(store, home, name)?;
+        let mut worker = Worker::new(store2, home, name2).map_err(failed)?;
         let done = worker.run().await;
         // Why it ended, in its log too: in a tmux pane it was only on the dead pane, gone
         // with it, and `log`, `status` and the next `resume` had nothing to say (attacker QA).
         if let Err(e) = &done {
             worker.sink.note(&format!("error: {e}; exiting"));
+            worker.live.exit_reason = Some(e.to_string());
+            worker.set_status(Status::Dead);
         }
         done
     })
+}
+
+/// Say why the worker of `name` ends before its loop ran (`e`), in its log and, unless
+/// another worker of it runs (whose state it is), in its live state, marked dead: the
+/// leader that started it (`leader::started`) and `status` read it there. Returns `e`.
+fn failed_to_start(store: &dyn crate::store::Store, name: &Name, e: Error) -> Error {
+    Sink::open(&store.log_path(name)).note(&format!("error: {e}; exiting"));
+    let me = std::process::id();
+    let previous = store.live(name).ok().flatten();
+    let agent_id = name.agent_id(store.team());
+    if previous
+        .as_ref()
+        .is_some_and(|l| l.pid != me && crate::backend::proc::is_worker(l.pid, &agent_id))
+    {
+        return e;
+    }
+    let now = now_ms();
+    let mut live = previous.unwrap_or_else(|| LiveState::new(Status::Dead, me, now));
+    // What the last worker handled (`handled_control`, its session's turns) stays.
+    live.status = Status::Dead;
+    live.pid = me;
+    live.start_ticks = crate::backend::proc::start_time(me);
+    live.turn_pgid = None;
+    live.current_turn = None;
+    live.current_task = None;
+    live.since = now;
+    live.last_seen = now;
+    live.turns = 0;
+    live.pane_id = std::env::var("TMUX_PANE").ok();
+    live.lease_until = None;
+    live.needs_user = None;
+    live.inbox_problem = None;
+    live.stopping = None;
+    live.exit_reason = Some(e.to_string());
+    let _ = store.set_live(name, &live);
+    e
 }
 
 /// How long a starting worker waits for another worker of its member on this host to end
@@ -246,6 +288,11 @@ struct Worker {
     /// The inbox the watch was armed on, held (`watch::store_cursor` writes the cursor into
     /// it and no other).
     held_inbox: Option<crate::store::HeldInbox>,
+    /// Why the worker ends once its running turn is done (Ctrl-C in its pane meanwhile:
+    /// `stop_after_turn`), carried into every live-state write.
+    stopping: Arc<std::sync::Mutex<Option<String>>>,
+    /// The watch on its own live state and log (`watch::OwnFiles`), from the loop's start.
+    own_files: Option<watch::OwnFiles>,
 }
 
 impl Worker {
@@ -262,18 +309,9 @@ impl Worker {
         let now = now_ms();
         let previous = store.live(&name)?;
         let live = LiveState {
-            status: Status::Starting,
-            pid: std::process::id(),
             // In a tmux pane this process is the pane's: its start time tells it from a
             // program the system gives the same pid later (`backend::tmux::Started`).
             start_ticks: crate::backend::proc::start_time(std::process::id()),
-            turn_pgid: None,
-            current_turn: None,
-            current_task: None,
-            since: now,
-            last_seen: now,
-            turns: 0,
-            last_idle_reason: None,
             pane_id: std::env::var("TMUX_PANE").ok(),
             handled_control: previous
                 .as_ref()
@@ -284,9 +322,7 @@ impl Worker {
             session_turns: previous
                 .filter(|p| p.session.is_some() && p.session == member.session_id)
                 .map_or(0, |p| p.session_turns),
-            lease_until: None,
-            needs_user: None,
-            inbox_problem: None,
+            ..LiveState::new(Status::Starting, std::process::id(), now)
         };
         let sink = Sink::open(&store.log_path(&name));
         // An interactive teammate's companion: the pane it delivers into is given by the
@@ -332,10 +368,15 @@ impl Worker {
             kept_cursor: None,
             path_broken: None,
             held_inbox: None,
+            stopping: Arc::default(),
+            own_files: None,
         })
     }
 
     async fn run(&mut self) -> Result<()> {
+        self.own_files = Some(watch::OwnFiles {
+            ring: Arc::default(),
+        });
         let mut watch = self.watch();
         let mut sig = Signals::install()?;
         self.begin();
@@ -343,6 +384,7 @@ impl Worker {
             && !c.watch(&self.member.agent_id, self.bell.clone())
         {
             self.sink.note("the agent's pane is gone; exiting");
+            self.agent_ended();
             return Ok(());
         }
         self.take_up_own_tasks();
@@ -353,6 +395,7 @@ impl Worker {
             if self.companion.as_ref().is_some_and(|c| c.exited()) {
                 self.sink
                     .note("the agent's pane is gone (its program ended); exiting");
+                self.agent_ended();
                 return Ok(());
             }
             match self.keep_watching(&mut watch, &mut sig).await? {
@@ -522,9 +565,28 @@ impl Worker {
             }
         }
         self.go_idle();
-        let stop = &mut sig.stop;
-        let signal = tokio::select! {
+        let signal = loop {
+            let stop = &mut sig.stop;
+            break tokio::select! {
             () = self.bell.notified() => None,
+            // Its live state or log removed or replaced: put right at once, still idle.
+            () = async {
+                match &self.own_files {
+                    Some(own) => own.ring.notified().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                // Its own writes ring too: only something wrong is waited on. A removal of the
+                // whole team (by hand) is let finish first: nothing is made again in a team
+                // that is going (`put_right_own_files` looks then).
+                if self.own_files_wrong() {
+                    if let Some(s) = sig.unless(tokio::time::sleep(watch::REMOVAL_SETTLE)).await {
+                        break Some(s);
+                    }
+                    self.put_right_own_files();
+                }
+                continue;
+            }
             _ = stop.terminate.recv() => Some("SIGTERM"),
             _ = stop.hangup.recv() => Some("SIGHUP"),
             _ = sig.int.recv() => Some("SIGINT"),
@@ -540,9 +602,13 @@ impl Worker {
                 self.warm_ended().await;
                 None
             }
+            };
         };
         if let Some(signal) = signal {
             self.exit_on_signal(signal)?;
+            if signal == "SIGINT" {
+                self.stopped_by_user()?;
+            }
             return Ok(Step::Out);
         }
         Ok(Step::Again)
@@ -558,7 +624,21 @@ impl Worker {
     ) -> Result<Step<()>> {
         for entry in entries {
             let next = match entry.item {
-                Item::Message(env) => self.handle(*env, &mut sig.stop).await?,
+                Item::Message(env) => {
+                    // Ctrl-C in its pane while the turn runs is said at once (the pane and
+                    // the live state: `status` shows it stopping); the worker ends after the
+                    // turn, its message handled.
+                    let (store, name) = (self.store.clone(), self.name.clone());
+                    let stopping = self.stopping.clone();
+                    let handled = self.handle(*env, &mut sig.stop);
+                    tokio::pin!(handled);
+                    loop {
+                        tokio::select! {
+                            next = &mut handled => break next?,
+                            _ = sig.int.recv() => stop_after_turn(&*store, &name, &stopping),
+                        }
+                    }
+                }
                 Item::Garbage(warning) => {
                     self.sink.note(&format!("warning: {warning}"));
                     Next::Continue
@@ -573,13 +653,33 @@ impl Worker {
             // hand) has a log of its own, read from its own start once the worker has
             // armed anew (the top of the loop). Before, the old log's offset was written
             // into the new directory, and the new log's first messages were skipped.
+            crate::pause::at("worker-handled");
             let mut same_log = self.store.inbox_generation(&self.name) == armed;
-            if same_log {
-                // Never written through a link swapped in above the inbox.
-                self.check_path()?;
+            // Through the inbox held since the watch was armed (never through a link swapped
+            // in above it: `store_cursor`), before the path check below: a message answered
+            // is a message handled, even by a worker about to end, whatever its path now
+            // leads to (a link to a copy there reads as another inbox).
+            let held = self
+                .held_inbox
+                .as_ref()
+                .is_some_and(|h| Some(h.generation) == armed);
+            if same_log || held {
                 let set = self.store_cursor(entry.end, armed);
-                same_log = self.unless_removed(set, armed).await?.is_some();
+                let stored = self.unless_removed(set, armed).await?.is_some();
+                same_log = same_log && stored;
             }
+            if self.stopping_after_turn().is_some() {
+                // As a worker Ctrl-C'd while idle: the leader was told of its last turn, and
+                // its state holds no turn of a worker gone. Stopped by the user, not dead
+                // (new-user QA: `dead` with no reason, and `doctor` called it a problem).
+                self.tell_idle();
+                self.exit_on_signal("SIGINT (during the turn)")?;
+                self.stopped_by_user()?;
+                return Ok(Step::Out);
+            }
+            // A link swapped in for the team's directories ends the worker here, its
+            // message answered and its cursor stored.
+            self.check_path()?;
             if next == Next::Exit {
                 return Ok(Step::Out);
             }
@@ -632,6 +732,15 @@ impl Worker {
 
     /// The busy-to-idle edge: one notification to the leader, then the idle state.
     fn go_idle(&mut self) {
+        self.tell_idle();
+        // Checked while idle, not on a message's way to its agent.
+        self.say_if_exe_gone();
+        self.warm_up();
+    }
+
+    /// The idle notification owed to the leader, and the idle state written (the turn's gone
+    /// from it).
+    fn tell_idle(&mut self) {
         if let Some((reason, summary)) = self.since_idle.take() {
             let body = Body::IdleNotification {
                 idle_reason: reason,
@@ -655,9 +764,6 @@ impl Worker {
         if self.live.status != Status::Idle {
             self.set_status(Status::Idle);
         }
-        // Checked while idle, not on a message's way to its agent.
-        self.say_if_exe_gone();
-        self.warm_up();
     }
 
     /// Have the next turn's process started and waiting (`launch.rs`), once a turn has run.
@@ -730,6 +836,33 @@ impl Worker {
         Ok(())
     }
 
+    /// An interactive teammate's program ended (its companion ends with it): why, from its
+    /// dead pane, in its log and its live state, marked dead (`spawn` and `resume` fail with
+    /// it, `status` shows it).
+    fn agent_ended(&mut self) {
+        let Some(c) = &self.companion else {
+            return;
+        };
+        let why = c.why_ended(&self.member.agent_id);
+        self.sink.note(&format!("the agent ended: {why}"));
+        self.live.exit_reason = Some(why);
+        self.live.current_turn = None;
+        self.set_status(Status::Dead);
+    }
+
+    /// Ctrl-C in its pane ended it (at once when idle, after its turn when busy): the user's
+    /// stop, recorded as one (`stopped`, as `kill` leaves it: its mail waits for `resume`),
+    /// not a worker that died.
+    fn stopped_by_user(&mut self) -> Result<()> {
+        *self
+            .stopping
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        self.live.current_turn = None;
+        self.live.current_task = None;
+        self.stop_cleanly()
+    }
+
     /// Exit on a signal. Not a clean stop: the live state is left as it was, so `status`
     /// shows the member as dead (or stopped, when the leader recorded a kill).
     #[allow(
@@ -739,6 +872,14 @@ impl Worker {
     fn exit_on_signal(&mut self, what: &str) -> Result<()> {
         self.sink.note(&format!("{what} received; exiting"));
         Ok(())
+    }
+
+    /// Why the worker ends once its running turn is done, if it does.
+    fn stopping_after_turn(&self) -> Option<String> {
+        self.stopping
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn set_status(&mut self, status: Status) {
@@ -761,6 +902,7 @@ impl Worker {
             return;
         }
         self.live.last_seen = now_ms();
+        self.live.stopping = self.stopping_after_turn();
         if let Some(lease) = self.lease {
             self.live.lease_until = Some(self.live.last_seen + lease.as_millis() as u64);
         }
@@ -789,6 +931,44 @@ impl Worker {
                 .note(&format!("warning: cannot write live state: {failure}"));
             self.live_failure_said = Some(failure);
         }
+    }
+}
+
+/// Ctrl-C (SIGINT) reached the worker of `name` while a turn runs: it ends after the turn.
+/// Said at once in its pane and log, with how to end the turn now, and written into its live
+/// state (`stopping`: `status` shows it), which the worker's later writes carry on. Ctrl-C
+/// again ends the turn now, as `teamctl interrupt` does (SIGUSR1 to the worker), which then
+/// ends (QA: a second press did nothing, where most programs give up at once).
+fn stop_after_turn(
+    store: &dyn crate::store::Store,
+    name: &Name,
+    stopping: &std::sync::Mutex<Option<String>>,
+) {
+    const WHY: &str = "Ctrl-C in its pane";
+    let mut note = Sink::open(&store.log_path(name));
+    let again = stopping
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .replace(WHY.into())
+        .is_some();
+    if again {
+        note.note(&format!(
+            "SIGINT again: ending {name}'s turn now; it stops then"
+        ));
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGUSR1);
+        return;
+    }
+    note.note(&format!(
+        "SIGINT received: {name} stops once the current turn is done; `teamctl interrupt {name}` ends the turn now, as does Ctrl-C again"
+    ));
+    // Nothing else of the worker runs meanwhile (one thread: this is the turn's `select!`).
+    if let Ok(Some(mut live)) = store.live(name)
+        && live.pid == std::process::id()
+        && live.stopping.is_none()
+    {
+        live.stopping = Some(WHY.into());
+        live.last_seen = now_ms();
+        let _ = store.set_live(name, &live);
     }
 }
 

@@ -1,78 +1,124 @@
-//! A worker serves only where teamctl placed it. A worker in a tmux pane (`$TMUX_PANE`) goes
-//! on only when that pane carries its member's tag (`@teamctl-agent`, set by the leader that
-//! made the pane, kept by tmux when the user re-runs the pane with `respawn-pane -k`): a
-//! `teamctl worker --id NAME@TEAM` typed in a pane of the user's (`worker` is internal) would
-//! otherwise wait on the member's worker lock and, on a re-run of the teammate's pane, take it
-//! first and serve the teammate from a pane teamctl knows nothing of, while the re-run pane
-//! died. Checked before the lock, so such a worker never holds it. A worker with no pane (the
-//! process backend, an interactive teammate's companion) is not checked here.
+//! A worker serves only where teamctl placed it. A `teamctl worker --id NAME@TEAM` typed
+//! anywhere else (`worker` is internal; its line is in `ps`) would otherwise wait on the
+//! member's worker lock and, once the teammate's worker ended or was re-run, take it and serve
+//! the teammate from a place teamctl knows nothing of. Checked before the lock, so such a
+//! worker never holds it, reads no mail and writes no state: it says why and ends.
 //!
-//! The leader also gives a worker's pane `TEAMCTL_PLACED` (its tag) in its environment, which
-//! tmux keeps for a re-run of the pane: a worker started with it asks tmux nothing (a spawn
-//! stays one tmux process). Without it (typed by hand, or placed by an older teamctl) the
-//! pane's tag is asked for. Not a secret: a guard against a worker typed by mistake or copied
-//! from `ps`, not against a user who sets the variable too.
+//! A worker in a tmux pane (`$TMUX_PANE` on the server of `$TMUX`) is the pane's: tmux is
+//! asked once for the pane's process, which must be this worker or one of its parents (the
+//! worker runs as the pane's command, or from the pane's shell), so a `$TMUX_PANE` copied from
+//! the teammate's pane proves nothing. The pane must carry its member's tag
+//! (`@teamctl-agent`, set by the leader that made the pane, kept by tmux when the user re-runs
+//! it with `respawn-pane -k`), or the worker must have been started with that tag in
+//! `TEAMCTL_PLACED` (the leader gives the pane it in its environment, and tags the pane right
+//! after making it): without either the worker waits for the tag `TAGGED_WITHIN`. Tags are
+//! anyone's to set, so the pane must also carry the placement's random word
+//! (`@teamctl-nonce`), which spawn and resume record with the member before they make the
+//! pane: the record must name that pane with that word, or (still naming none: the start is
+//! recording it, or was cut short after making it) hold that word. A pane tagged by hand has
+//! no such word: its worker waits as below while a start is under way, then is refused.
+//!
+//! Any other worker (no pane: the process backend, an interactive teammate's companion, or a
+//! worker typed outside tmux, or in a pane tmux cannot be asked about) is the teammate's only
+//! as the process spawn or resume started: the member's record names this very pid
+//! (`Member::pid`, recorded right after the start), or holds the word of the placement the
+//! start gave this worker (`TEAMCTL_PLACEMENT`, recorded before the worker was started: a
+//! start killed before it recorded the pid leaves a worker that serves, not one refused with
+//! nothing running for the member). The record is waited for only while a
+//! start of the member is under way (its start lock held, `wait_for_record`); refused at once
+//! otherwise, or while the pid recorded is another live worker of the member.
 
 use std::time::{Duration, Instant};
 
 use crate::backend::proc;
 use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
-use crate::domain::env;
+use crate::domain::{Member, Name, env};
 use crate::error::{Error, Result};
+use crate::store::Store;
 
 /// How long a worker waits for the leader to tag the pane it was just started in (the leader
 /// tags it right after tmux made it, in a second tmux command, unless it was tagged as it was
 /// made).
 const TAGGED_WITHIN: Duration = Duration::from_secs(10);
 
-/// What a pane carries: its id (printed back: a missing pane prints the format without one)
-/// and teamctl's agent tag.
-const FORMAT: &str = "#{pane_id} #{@teamctl-agent}";
+/// How long a worker waits for the leader that started it to record where it went (its pane,
+/// or its pid), in the team file right after the start: generous, for a team file busy with
+/// many starts at once.
+const RECORDED_WITHIN: Duration = Duration::from_secs(30);
 
-/// `TEAMCTL_PLACED` as this worker was given it, taken out of its environment so that nothing
-/// it starts inherits it. Called first thing, before any thread exists.
-pub fn take_marker() -> Option<String> {
-    let placed = std::env::var(env::PLACED).ok();
-    // SAFETY: the worker has not started any thread yet (`worker::run`, first thing).
-    unsafe { std::env::remove_var(env::PLACED) };
-    placed
+/// What a pane carries: its id (printed back: a missing pane prints the format without one),
+/// its process, the placement's word (`argv::NONCE_OPTION`, a hex word or empty) and teamctl's
+/// agent tag.
+const FORMAT: &str = "#{pane_id} #{pane_pid} #{@teamctl-nonce} #{@teamctl-agent}";
+
+/// What the start that placed this worker gave it (`take_marker`).
+#[derive(Debug, Clone, Default)]
+pub struct Marker {
+    /// `TEAMCTL_PLACED`: its pane's tag (a worker in a pane).
+    pub tag: Option<String>,
+    /// `TEAMCTL_PLACEMENT`: the word of its placement, recorded with the member before the
+    /// worker was started (a worker the process backend started).
+    pub word: Option<String>,
 }
 
-/// `Ok` when this worker of `agent_id` may serve: it runs in no tmux pane, or was started with
-/// its tag in `TEAMCTL_PLACED` (`placed`: what `take_marker` took), or runs in a pane tagged
-/// for `agent_id` of this home (or bare, by an older teamctl), waiting for the tag as long as
-/// `TAGGED_WITHIN`. Refused, with the reason, in a pane tagged for another or never tagged.
-pub fn check(agent_id: &str, placed: Option<String>) -> Result<()> {
-    // An interactive teammate's companion runs detached; its pane is the agent's.
-    if std::env::var_os(env::COMPANION_PANE).is_some() {
-        return Ok(());
-    }
-    let Some(pane) = std::env::var("TMUX_PANE")
-        .ok()
-        .filter(|p| argv::is_pane_id(p))
-    else {
-        return Ok(());
+/// `TEAMCTL_PLACED` and `TEAMCTL_PLACEMENT` as this worker was given them, taken out of its
+/// environment so that nothing it starts inherits them. Called first thing, before any thread
+/// exists.
+pub fn take_marker() -> Marker {
+    let tag = std::env::var(env::PLACED).ok();
+    let word = std::env::var(env::PLACEMENT).ok().filter(|w| !w.is_empty());
+    // SAFETY: the worker has not started any thread yet (`worker::run`, first thing).
+    unsafe {
+        std::env::remove_var(env::PLACED);
+        std::env::remove_var(env::PLACEMENT);
     };
-    let Some(socket) = std::env::var("TMUX")
+    Marker { tag, word }
+}
+
+/// `Ok` when this worker of `name` (`agent_id`) in `store` may serve (see the module's
+/// comment; `placed`: what `take_marker` took). Refused, with the reason, anywhere else.
+pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> Result<()> {
+    // An interactive teammate's companion runs detached; its pane is the agent's.
+    let companion = std::env::var_os(env::COMPANION_PANE).is_some();
+    if !companion && let Some(pane) = in_pane() {
+        match in_tagged_pane(&pane, agent_id, marker.tag) {
+            Ok(Some(word)) => return recorded_in(store, name, agent_id, &pane, word),
+            // tmux cannot be asked: the record tells.
+            Ok(None) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    recorded_as(store, name, agent_id, marker.word.as_deref())
+}
+
+/// The pane `$TMUX_PANE` names, with the server of `$TMUX`, when both are there.
+fn in_pane() -> Option<(String, Tmux)> {
+    let pane = std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|p| argv::is_pane_id(p))?;
+    let socket = std::env::var("TMUX")
         .ok()
         .as_deref()
-        .and_then(argv::socket_of_tmux_env)
-    else {
-        return Ok(());
-    };
-    // No tmux to ask (not on this PATH): nothing can tell, as before.
-    let Ok(program) = crate::backend::tmux::find_tmux() else {
-        return Ok(());
-    };
-    let tmux = Tmux::new(program, Server::Path(socket));
+        .and_then(argv::socket_of_tmux_env)?;
+    let program = crate::backend::tmux::find_tmux().ok()?;
+    Some((pane, Tmux::new(program, Server::Path(socket))))
+}
+
+/// `Ok(Some(word))` when tmux says this worker runs in `pane` (its process is this worker or a
+/// parent of it) and the pane is `agent_id`'s of this home (its tag, or `placed`), `word` its
+/// `@teamctl-nonce` then (empty: not set yet); `Ok(None)` when tmux cannot be asked; refused
+/// otherwise.
+fn in_tagged_pane(
+    (pane, tmux): &(String, Tmux),
+    agent_id: &str,
+    placed: Option<String>,
+) -> Result<Option<String>> {
     let ours = [
         argv::scoped(agent_id, &proc::home_key()),
         agent_id.to_string(),
     ];
-    if placed.is_some_and(|p| p == ours[0]) {
-        return Ok(());
-    }
+    let marked = placed.is_some_and(|p| p == ours[0]);
     let ask = vec![
         "display-message".to_string(),
         "-p".into(),
@@ -80,39 +126,180 @@ pub fn check(agent_id: &str, placed: Option<String>) -> Result<()> {
         pane.clone(),
         FORMAT.into(),
     ];
+    let me = std::process::id();
     let deadline = Instant::now() + TAGGED_WITHIN;
     let mut pause = Duration::from_millis(5);
     loop {
-        let tag = match tmux.run(std::slice::from_ref(&ask)) {
-            Ok(out) => match out.trim_end().split_once(' ') {
-                Some((id, tag)) if id == pane => tag.to_string(),
-                None if out.trim_end() == pane => String::new(),
-                _ => return Err(refused(agent_id, &pane, "it is gone")),
-            },
-            Err(Fail::Gone(_)) => return Err(refused(agent_id, &pane, "it is gone")),
-            // tmux cannot be asked: nothing can tell, as before.
-            Err(_) => return Ok(()),
+        let (pid, word, tag) = match tmux
+            .run(std::slice::from_ref(&ask))
+            .map(|out| parse(&out, pane))
+        {
+            Ok(Some(found)) => found,
+            Ok(None) | Err(Fail::Gone(_)) => return Err(refused(agent_id, pane, "it is gone")),
+            Err(_) => return Ok(None),
         };
-        if ours.contains(&tag) {
-            return Ok(());
+        if !pid.is_some_and(|pid| proc::is_self_or_ancestor(pid, me)) {
+            let runs = pid.map_or("nothing".to_string(), |p| format!("pid {p}"));
+            return Err(refused(
+                agent_id,
+                pane,
+                &format!(
+                    "this worker (pid {me}) does not run in it: tmux says it runs {runs}, neither this worker nor a parent of it"
+                ),
+            ));
+        }
+        if ours.contains(&tag) || (marked && tag.is_empty()) {
+            return Ok(Some(word));
         }
         if !tag.is_empty() {
             return Err(refused(
                 agent_id,
-                &pane,
+                pane,
                 &format!("it is tagged for {}", argv::unscoped(&tag)),
             ));
         }
         if Instant::now() >= deadline {
             return Err(refused(
                 agent_id,
-                &pane,
+                pane,
                 "it carries no tag of teamctl's (not a pane teamctl made for it)",
             ));
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(200));
     }
+}
+
+/// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
+/// (`Err(why)`). While it does neither, a start of the member is waited for: spawn and resume
+/// hold the member's start lock from before they start its worker until they have recorded
+/// it, so with that lock free (after one more read: the start may have just recorded and let
+/// go) no start is under way and nothing will record this worker. On a store that hosts share
+/// that lock is not a file here: the record is waited for `RECORDED_WITHIN`. `Err("")`: not
+/// recorded.
+fn wait_for_record(
+    store: &dyn Store,
+    name: &Name,
+    mut done: impl FnMut(&Member) -> std::result::Result<bool, String>,
+) -> Result<std::result::Result<(), String>> {
+    let deadline = Instant::now() + RECORDED_WITHIN;
+    let start_lock = store
+        .local_dir()
+        .join("locks")
+        .join(format!("{name}.start"));
+    let starting = || store.spans_hosts() || crate::store::fsutil::lock_held(&start_lock);
+    let mut last_look = false;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        let roster = store.roster_with(&[name])?;
+        let member = roster
+            .member(name.as_str())?
+            .ok_or_else(|| Error::failed(format!("{name} is no longer a member of the team")))?;
+        match done(&member) {
+            Ok(true) => return Ok(Ok(())),
+            Err(why) => return Ok(Err(why)),
+            Ok(false) if last_look || Instant::now() >= deadline => return Ok(Err(String::new())),
+            Ok(false) if !starting() => {
+                last_look = true;
+                continue;
+            }
+            Ok(false) => {}
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// A pane's process, word and tag as `FORMAT` prints them; `None` when it is not `pane`'s
+/// line (a missing pane).
+fn parse(out: &str, pane: &str) -> Option<(Option<u32>, String, String)> {
+    let mut words = out.trim_end().splitn(4, ' ');
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (Some(id), Some(pid), nonce, tag) if id == pane => Some((
+            pid.parse::<u32>().ok(),
+            nonce.unwrap_or("").to_string(),
+            tag.unwrap_or("").to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// A worker in `pane` (proven: `in_tagged_pane`): `Ok` once the member's record names that
+/// pane with the word set on it (`Member::pane_nonce`, recorded before the pane was made), or
+/// the record's word is the pane's while it names no pane yet (the start that made it is
+/// recording it, or was cut short after making it). A pane anyone tagged by hand has no such
+/// word: refused once no start is under way. A record without a word (an older teamctl's
+/// placement) is judged by the pane it names alone.
+fn recorded_in(
+    store: &dyn Store,
+    name: &Name,
+    agent_id: &str,
+    (pane, tmux): &(String, Tmux),
+    mut word: String,
+) -> Result<()> {
+    // The pane's word (as `in_tagged_pane` read it), asked again until it has one (a pane
+    // tagged after it was made, `argv::tag_pane`, gets it before its record names it).
+    let mut pane_word = || {
+        if word.is_empty()
+            && let Ok(Some((_, w, _))) = tmux
+                .run(&[vec![
+                    "display-message".to_string(),
+                    "-p".into(),
+                    "-t".into(),
+                    pane.clone(),
+                    FORMAT.into(),
+                ]])
+                .map(|out| parse(&out, pane))
+        {
+            word = w;
+        }
+        word.clone()
+    };
+    let found = wait_for_record(store, name, |m| {
+        let names_it = m.pane_id.as_deref() == Some(pane.as_str());
+        match m.pane_nonce.as_deref() {
+            None => Ok(names_it),
+            Some(n) if n == pane_word() => Ok(true),
+            Some(_) if names_it => {
+                Err("it does not carry the word teamctl recorded with it".into())
+            }
+            Some(_) => Ok(false),
+        }
+    })?;
+    found.map_err(|why| {
+        let why = if why.is_empty() {
+            "teamctl did not record it as that teammate's pane".to_string()
+        } else {
+            why
+        };
+        refused(agent_id, pane, &why)
+    })
+}
+
+/// A worker in no pane teamctl can check: `Ok` once the member's record names this process
+/// as its worker, or holds the word of the placement this worker was started with (`word`:
+/// the start recorded it before starting the worker, and is recording the worker's pid, or
+/// was cut short before it could: the worker serves, as one in its pane does); refused at
+/// once while it names another live worker of the member.
+fn recorded_as(store: &dyn Store, name: &Name, agent_id: &str, word: Option<&str>) -> Result<()> {
+    let me = std::process::id();
+    let found = wait_for_record(store, name, |m| match m.pid {
+        Some(p) if p == me => Ok(true),
+        Some(p) if proc::is_worker(p, agent_id) => Err(format!(
+            "another worker of {name} is running (pid {p}, the one teamctl started)"
+        )),
+        _ => Ok(word.is_some() && m.pane_nonce.as_deref() == word),
+    })?;
+    found.map_err(|why| {
+        let why = if why.is_empty() {
+            format!("teamctl did not record it as {name}'s worker")
+        } else {
+            why
+        };
+        Error::failed(format!(
+            "this worker of {agent_id} (pid {me}) will not serve: {why}; a teammate's worker runs only where teamctl placed it (`teamctl resume {name}` starts it)"
+        ))
+    })
 }
 
 fn refused(agent_id: &str, pane: &str, why: &str) -> Error {

@@ -124,8 +124,8 @@ impl Worker {
             return;
         };
         let backend = crate::backend::tmux::TmuxBackend::for_member(&self.member);
-        let record = crate::backend::tmux::argv::Started::of(&self.live);
-        if let Err(e) = backend.close_tagged(pane, &self.member.agent_id, record) {
+        let known = crate::backend::tmux::Known::of(&self.member, Some(&self.live));
+        if let Err(e) = backend.close_tagged(pane, &self.member.agent_id, &known) {
             self.sink
                 .note(&format!("warning: cannot close my pane: {e}"));
         }

@@ -8,8 +8,6 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::store::fsutil::open_append;
-
 pub struct Sink {
     log: Option<File>,
     to_stdout: bool,
@@ -24,7 +22,9 @@ pub struct Sink {
 
 impl Sink {
     pub fn open(log_path: &Path) -> Sink {
-        let log = open_append(log_path).ok();
+        // Through the team directory opened from the home (`store::teamdir`): never a log
+        // behind a link swapped in for the team's directories.
+        let log = crate::store::teamdir::open_append(log_path).ok();
         let to_stdout = !stdout_is(log_path);
         Sink {
             log,
@@ -33,6 +33,35 @@ impl Sink {
             logged: 0,
             cap: crate::domain::bounded::TURN_LOG,
             at_line_start: true,
+        }
+    }
+
+    /// The log at `log_path` is not the file this sink writes: it was removed, or a file put
+    /// in its place (`doctor --fix` removing a FIFO or link found there, the user by hand), or
+    /// the sink had none (something not a file was there when it opened). Then the sink
+    /// writes to the file there (made anew when missing) and says what it found; `None` when
+    /// it is the same file, or when something not a file is still there (`doctor` reports
+    /// that: nothing can be logged until it is moved away).
+    pub fn follow(&mut self, log_path: &Path) -> Option<&'static str> {
+        let what = self.strayed(log_path)?;
+        self.log = Some(crate::store::teamdir::open_append(log_path).ok()?);
+        self.at_line_start = true;
+        Some(what)
+    }
+
+    /// What `follow` would find at `log_path` (`None`: nothing to follow), changing nothing.
+    pub fn strayed(&self, log_path: &Path) -> Option<&'static str> {
+        let at = match std::fs::symlink_metadata(log_path) {
+            Ok(m) if m.is_file() => Some(m),
+            Ok(_) => return None,
+            Err(_) => None,
+        };
+        let had = self.log.as_ref().and_then(|f| f.metadata().ok());
+        match (&at, &had) {
+            (Some(at), Some(had)) if at.dev() == had.dev() && at.ino() == had.ino() => None,
+            (None, _) => Some("removed"),
+            (Some(_), Some(_)) => Some("replaced"),
+            (Some(_), None) => Some("put back"),
         }
     }
 

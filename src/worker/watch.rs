@@ -3,20 +3,23 @@
 //! the log, `status` and `doctor`) while it cannot be; and `unless_removed`: a read or write of
 //! the inbox that failed because its directory went meanwhile sends the loop back to its top.
 //! Also the worker's view of the directories above: the team's whole path checked at each
-//! round and before each write (`check_path`; a link swapped in ends the worker, never
-//! followed), and its cursor read and written as its own (`read_cursor`, `store_cursor`: a
-//! FIFO or link planted at it is never waited on nor followed).
+//! round and before each write made by path (`check_path`; a link swapped in ends the
+//! worker, never followed; a write through descriptors from the home, an answer or the
+//! cursor in the held inbox, needs no check and is made before the worker ends), and its cursor read and written as its own (`read_cursor`, `store_cursor`: a
+//! FIFO or link planted at it is never waited on nor followed). And its watch on its own live
+//! state and log (`OwnFiles`), put right at once when removed or replaced.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{READER, Signals, Step, Worker};
 use crate::error::{Error, Result};
+use crate::store::wake::{Entries, Target};
 use crate::store::{Bell, Home, Position, Subscription, Topic};
 
 /// How long a worker whose inbox directory was removed waits before it makes it again: long
 /// enough for a removal of the whole team directory to finish (then nothing is made again).
-const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
+pub(super) const REMOVAL_SETTLE: Duration = Duration::from_millis(250);
 
 /// The loop's watch on its inbox (and on tasks and hook events, as the member has them).
 pub(super) struct Watch {
@@ -50,7 +53,7 @@ impl Worker {
         }
         let ring: Bell = Arc::new(move || bell.notify_one());
         let mut unwatched = false;
-        let subscription = match self.store.subscribe(&topics, ring.clone()) {
+        let subscription = match self.subscribe(&topics, ring.clone()) {
             Ok(s) => Some(s),
             Err(_) => {
                 unwatched = true;
@@ -110,7 +113,7 @@ impl Worker {
         // that directory and no other (`store_cursor`).
         let held = self.store.hold_inbox(&self.name);
         let before = held.as_ref().map(|h| h.generation);
-        match self.store.subscribe(&w.topics, w.ring.clone()) {
+        match self.subscribe(&w.topics, w.ring.clone()) {
             Ok(s) => {
                 w.subscription = Some(s);
                 w.unwatched = false;
@@ -235,16 +238,21 @@ impl Worker {
     /// cannot get the old log's offset into the new directory (the write fails `NotFound`,
     /// and the loop arms anew).
     pub(super) fn store_cursor(&mut self, pos: Position, armed: Option<u64>) -> Result<()> {
+        // Through the held inbox (opened by descriptors from the home) it needs no look at
+        // the path first; by its path it does (never through a link swapped in above it).
         let set = match &self.held_inbox {
             Some(held) if Some(held.generation) == armed => {
                 self.store.set_held_cursor(held, &self.name, READER, pos)
             }
-            _ => self.store.set_cursor(&self.name, READER, pos),
+            _ => self
+                .check_path()
+                .and_then(|()| self.store.set_cursor(&self.name, READER, pos)),
         };
         match set {
             Ok(()) => {}
             Err(e)
-                if self.store.own_cursor(&self.name, READER).is_err()
+                if self.check_path().is_ok()
+                    && self.store.own_cursor(&self.name, READER).is_err()
                     && self.store.inbox_generation(&self.name) == armed =>
             {
                 self.put_back_cursor(&e, pos)?;
@@ -256,11 +264,99 @@ impl Worker {
     }
 
     fn put_back_cursor(&mut self, why: &Error, pos: Position) -> Result<()> {
+        // By path: never through a link swapped in above the inbox.
+        self.check_path()?;
         self.store.replace_cursor(&self.name, READER, pos)?;
         self.sink.note(&format!(
             "warning: the cursor file was spoiled ({why}); replaced it with a fresh one at byte {}, where this worker had handled its inbox to",
             pos.raw()
         ));
         Ok(())
+    }
+}
+
+/// The worker's watch on its own files: its live state (`state/NAME.json`) and its log
+/// (`logs/NAME.log`). Removed by hand or by `doctor --fix` (which removes a FIFO or link found
+/// there), or replaced by something not a file, they are put right at once, the worker idle
+/// or not (before, an idle worker wrote its state only at its next message, so `status` said
+/// `starting` meanwhile, and its log was lost until a restart): its state written anew, its
+/// log followed to the file now there (`Sink::follow`). Woken by inotify (the inbox's own
+/// instance: `Worker::subscribe`) on the two directories (their entries made, removed or renamed: not the worker's own writes in place);
+/// without inotify, by nothing (the state is put right at the next write, as before).
+pub(super) struct OwnFiles {
+    pub ring: Arc<tokio::sync::Notify>,
+}
+
+impl Worker {
+    /// The inbox's subscription (with `topics`), its own files watched in the same inotify
+    /// instance (`Store::subscribe_with_entries`: one instance per worker, not two).
+    fn subscribe(&self, topics: &[Topic], ring: Bell) -> Result<Subscription> {
+        let Some(own) = &self.own_files else {
+            return self.store.subscribe(topics, ring);
+        };
+        let state = self.store.local_dir().join("state");
+        let log = self.store.log_path(&self.name);
+        let live_file = format!("{}.json", self.name);
+        let is_dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        let mut targets = Vec::new();
+        if is_dir(&state) {
+            targets.push(Target::new(state, &[&live_file]));
+        }
+        if let (Some(dir), Some(file)) = (log.parent(), log.file_name().and_then(|f| f.to_str()))
+            && is_dir(dir)
+        {
+            targets.push(Target::new(dir.to_path_buf(), &[file]));
+        }
+        let bell = own.ring.clone();
+        let entries = Entries {
+            targets,
+            bell: Arc::new(move || bell.notify_one()),
+        };
+        self.store.subscribe_with_entries(topics, ring, entries)
+    }
+
+    /// Put right what `OwnFiles` rang for: a live state that is not this worker's (removed, a
+    /// FIFO or link put there: written anew, `save_live` saying what it replaced; a directory
+    /// is said once and left) and a log that is not the file the worker writes.
+    /// Whether its live state is not its own or its log not the file it writes (what
+    /// `put_right_own_files` would put right), changing nothing.
+    pub(super) fn own_files_wrong(&self) -> bool {
+        let me = std::process::id();
+        !matches!(self.store.live(&self.name), Ok(Some(l)) if l.pid == me)
+            || self
+                .sink
+                .strayed(&self.store.log_path(&self.name))
+                .is_some()
+    }
+
+    /// Nothing is made in a team that is gone or going (its team file or the file's
+    /// directory removed), nor through a link swapped in above it (`check_path`).
+    pub(super) fn put_right_own_files(&mut self) {
+        if self.store.stamp().is_none() || self.check_path().is_err() {
+            return;
+        }
+        let is_dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        let state = self.store.local_dir().join("state");
+        let me = std::process::id();
+        let mine = matches!(self.store.live(&self.name), Ok(Some(l)) if l.pid == me);
+        if !mine && is_dir(&state) {
+            let gone =
+                std::fs::symlink_metadata(state.join(format!("{}.json", self.name))).is_err();
+            self.save_live();
+            if gone && self.live_failure_said.is_none() {
+                self.sink
+                    .note("the live-state file was removed; wrote it anew");
+            }
+        }
+        let log = self.store.log_path(&self.name);
+        if !log.parent().is_some_and(is_dir) {
+            return;
+        }
+        if let Some(what) = self.sink.follow(&log) {
+            self.sink.note(&format!(
+                "the log file {} was {what}; logging to it anew",
+                log.display()
+            ));
+        }
     }
 }

@@ -225,7 +225,8 @@ fn a_fifo_or_link_at_the_cursor_of_a_stopped_worker_is_refused_with_the_reason()
                 && err.contains("handled messages"),
             "{what:?}: {err}"
         );
-        // A worker started by hand, as a pane or process would start it.
+        // A worker started by hand, as a pane or process would start it: refused, either as
+        // not placed by teamctl (`worker::placed`, checked first) or for its cursor.
         let id = "bob@cur2";
         let home = t.home_path().display().to_string();
         let out = t
@@ -238,8 +239,9 @@ fn a_fifo_or_link_at_the_cursor_of_a_stopped_worker_is_refused_with_the_reason()
         assert!(!out.status.success(), "{what:?}: {out:?}");
         let said = bob_log(&t.team_dir("cur2"));
         assert!(
-            said.contains("cannot tell where this teammate's inbox was handled to")
-                && said.contains(&cursor.display().to_string()),
+            (said.contains(&format!("this worker of {id}")) && said.contains("will not serve"))
+                || (said.contains("cannot tell where this teammate's inbox was handled to")
+                    && said.contains(&cursor.display().to_string())),
             "{what:?}: {said}"
         );
         assert_eq!(answers(&t, "cur2", "one"), 1, "{what:?}: one ran again");
@@ -249,6 +251,50 @@ fn a_fifo_or_link_at_the_cursor_of_a_stopped_worker_is_refused_with_the_reason()
 }
 
 /// The texts of every message in the inbox logs under `dir` (a copy of a team directory, or
+/// An attacker thread exchanging `real` with `link` (a symbolic link to a copy) by
+/// `renameat2(RENAME_EXCHANGE)`, again and again, each round ending with `real` back at its name.
+struct SwapLoop {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<usize>,
+}
+
+impl SwapLoop {
+    fn start(real: &Path, link: &Path) -> SwapLoop {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (until, real, link) = (stop.clone(), real.to_path_buf(), link.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            let swap = || {
+                renameat2(
+                    AT_FDCWD,
+                    &real,
+                    AT_FDCWD,
+                    &link,
+                    RenameFlags::RENAME_EXCHANGE,
+                )
+                .unwrap();
+            };
+            let mut swaps = 0;
+            while !until.load(Ordering::Relaxed) {
+                swap();
+                std::thread::yield_now();
+                swap();
+                swaps += 1;
+                std::thread::yield_now();
+            }
+            swaps
+        });
+        SwapLoop { stop, thread }
+    }
+
+    /// Stop it; how many rounds it swapped.
+    fn stop(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
 /// of `teams`), whatever member they went to.
 fn texts_under(dir: &Path) -> Vec<String> {
     snapshot(dir)
@@ -271,9 +317,6 @@ fn texts_under(dir: &Path) -> Vec<String> {
 /// descriptors, never through a link: a send either fails, saying so, or its message is in
 /// the real inbox, once. None is ever in the copy.
 fn sends_while_a_link_is_swapped_in_and_out(teams_too: bool) {
-    use nix::fcntl::{RenameFlags, renameat2};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let t = TestEnv::new();
     let team = if teams_too { "swap2" } else { "swap1" };
     t.ok(&["create", team]);
@@ -290,24 +333,7 @@ fn sends_while_a_link_is_swapped_in_and_out(teams_too: bool) {
     assert!(cp.unwrap().success());
     let link = real.with_file_name("link");
     std::os::unix::fs::symlink(&copy, &link).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(AtomicUsize::new(0));
-    let attacker = {
-        let (stop, swaps, real, link) = (stop.clone(), swaps.clone(), real.clone(), link.clone());
-        std::thread::spawn(move || {
-            let swap = || {
-                let (cwd, cwd2) = (nix::fcntl::AT_FDCWD, nix::fcntl::AT_FDCWD);
-                renameat2(cwd, &real, cwd2, &link, RenameFlags::RENAME_EXCHANGE).unwrap();
-            };
-            while !stop.load(Ordering::Relaxed) {
-                swap();
-                std::thread::yield_now();
-                swap();
-                swaps.fetch_add(1, Ordering::Relaxed);
-                std::thread::yield_now();
-            }
-        })
-    };
+    let attacker = SwapLoop::start(&real, &link);
     // Sends on two threads at once, each text its own.
     const SENDS: usize = 120;
     let results: Vec<(String, std::process::Output)> = std::thread::scope(|s| {
@@ -331,14 +357,10 @@ fn sends_while_a_link_is_swapped_in_and_out(teams_too: bool) {
             .flat_map(|w| w.join().unwrap())
             .collect()
     });
-    stop.store(true, Ordering::Relaxed);
-    attacker.join().unwrap();
+    let swaps = attacker.stop();
     // The real directory is back at its name (the attacker ends each round with it there).
     assert!(!std::fs::symlink_metadata(&real).unwrap().is_symlink());
-    assert!(
-        swaps.load(Ordering::Relaxed) > 0,
-        "the attacker never swapped"
-    );
+    assert!(swaps > 0, "the attacker never swapped");
     let in_copy = texts_under(&copy);
     let in_real: Vec<String> = t
         .inbox(team, "team-lead")
@@ -383,4 +405,207 @@ fn sends_while_a_link_is_swapped_for_the_team_directory_never_land_in_the_copy()
 #[test]
 fn sends_while_a_link_is_swapped_for_teams_never_land_in_the_copy() {
     sends_while_a_link_is_swapped_in_and_out(true);
+}
+
+/// A link to a copy swapped in for the team directory (the real one moved aside) once bob
+/// has answered a message and before it stores its cursor (held there by a pause point):
+/// its path check trips and it ends. It answered through the inbox's directory descriptors,
+/// and stores its cursor through the inbox it holds (opened from the home, never through a
+/// link) before it ends on the check: the message is handled, and `resume` does not run its
+/// agent again. Before, the check came first, the cursor was never stored, and the resumed
+/// teammate ran the message again (attacker QA: 13 of 106 ran twice under a swap loop).
+#[test]
+fn a_worker_ending_on_a_path_check_after_a_turn_stores_its_cursor_and_runs_nothing_twice() {
+    let t = TestEnv::with_tmux();
+    let team = "pc1";
+    let ran = t.work.path().join("ran");
+    let r = ran.display();
+    t.ok(&["create", team]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--exec",
+        &format!("tee -a '{r}'; echo >> '{r}'"),
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    t.ok(&["kill", "bob"]);
+    // bob's worker resumed into a pane (a worker teamctl did not place refuses to serve),
+    // paused once it has handled (answered) a message: the pane gets the server's
+    // environment, where the pause is set for this one start.
+    let gate = t.work.path().join("gate");
+    let reached = t.work.path().join("gate.reached");
+    let pause = format!("worker-handled:{}", gate.display());
+    t.tmux_ok(&["set-environment", "-g", "TEAMCTL_TEST_PAUSE", &pause]);
+    t.ok(&["resume", "bob"]);
+    t.tmux_ok(&["set-environment", "-g", "-u", "TEAMCTL_TEST_PAUSE"]);
+    let real = t.team_dir(team);
+    wait_until_or_show(
+        "bob's worker to start",
+        LONG,
+        || t.member_status("bob") == "idle",
+        || bob_log(&real),
+    );
+    let pid = t.member("bob")["pid"].as_u64().unwrap();
+    // Ended: gone, or a zombie nobody reaped yet.
+    let ended = move || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    t.ok(&["send", "bob", "hello"]);
+    wait_until_or_show(
+        "bob's worker to handle hello",
+        LONG,
+        || reached.exists(),
+        || bob_log(&real),
+    );
+    assert_eq!(answers(&t, team, "hello"), 1, "answered before the pause");
+    // The attack, between the answer and the cursor.
+    let aside = t.work.path().join("aside");
+    let copy = t.work.path().join("copy");
+    std::fs::rename(&real, &aside).unwrap();
+    let cp = Command::new("cp").arg("-a").arg(&aside).arg(&copy).status();
+    assert!(cp.unwrap().success());
+    std::os::unix::fs::symlink(&copy, &real).unwrap();
+    let before = snapshot(&copy);
+    std::fs::write(&gate, b"").unwrap();
+    let deadline = std::time::Instant::now() + LONG;
+    while !ended() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bob's worker did not end:\n{}",
+            bob_log(&aside)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let said = bob_log(&aside);
+    assert!(
+        said.contains("the team's directories are not as teamctl made them"),
+        "{said}"
+    );
+    assert_eq!(snapshot(&copy), before, "written through the link");
+    // Put right: the resumed bob answers the next message, and hello's agent ran once.
+    std::fs::remove_file(&real).unwrap();
+    std::fs::rename(&aside, &real).unwrap();
+    t.ok(&["resume", "bob"]);
+    bob_answers(&t, team, "next", "after resume");
+    let runs = std::fs::read_to_string(&ran).unwrap();
+    assert_eq!(
+        runs.lines().filter(|l| *l == "hello").count(),
+        1,
+        "hello's agent ran again after resume: {runs:?}\nbob's log:\n{}",
+        bob_log(&real)
+    );
+    assert_eq!(answers(&t, team, "hello"), 1);
+    t.ok(&["delete", "--force"]);
+}
+
+/// Every file under `dir` whose name marks an atomic write's temporary file.
+fn tmp_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect()
+}
+
+/// A link to a copy swapped in for the team directory (or `teams`) and back, again and again,
+/// while `resume` starts bob and bob's worker runs turns: `resume` wrote the team file (a
+/// temporary file and a rename), its index, bob's recorded environment (the leader's: a
+/// secret taken out of the home), and the worker its live state and log, all by path, so
+/// into the copy whenever the link was in (attacker QA), leaving temporary files behind.
+/// Now every write goes through the team directory opened from the home by descriptors:
+/// nothing at all is written into the copy, no environment file appears there, and no
+/// temporary file is left in either.
+fn resumes_while_a_link_is_swapped_in_and_out(teams_too: bool) {
+    let t = TestEnv::new();
+    let team = if teams_too { "rsw2" } else { "rsw1" };
+    team_with_idle_bob(&t, team, "cat");
+    bob_answers(&t, team, "warm", "before the attack");
+    t.ok(&["kill", "bob"]);
+    let real = if teams_too {
+        t.home_path().join("teams")
+    } else {
+        t.team_dir(team)
+    };
+    let copy = t.work.path().join("copy");
+    let cp = Command::new("cp").arg("-a").arg(&real).arg(&copy).status();
+    assert!(cp.unwrap().success());
+    let copy_team = if teams_too {
+        copy.join(team)
+    } else {
+        copy.clone()
+    };
+    let env_in_copy = copy_team.join("env").join("bob");
+    std::fs::remove_file(&env_in_copy).unwrap();
+    let before = snapshot(&copy);
+    let link = real.with_file_name("link");
+    std::os::unix::fs::symlink(&copy, &link).unwrap();
+    let attacker = SwapLoop::start(&real, &link);
+    let mut resumed = 0;
+    let mut env_seen = false;
+    let log_before = bob_log(&t.team_dir(team)).len();
+    // At least 30 rounds, and more until a worker was started (CI, two busy cores: all 30
+    // resumes met the link, so nothing was attacked).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(3);
+    let started = |resumed: usize| {
+        resumed > 0
+            // (Read through the link, the copy's log has the length it had before.)
+            || bob_log(&t.team_dir(team)).len() > log_before
+    };
+    let mut i = 0;
+    while i < 30 || (!started(resumed) && std::time::Instant::now() < deadline) {
+        i += 1;
+        let out = t.run(&["--team", team, "resume", "bob"]);
+        resumed += usize::from(out.status.success());
+        let _ = t.run(&["--team", team, "send", "bob", &format!("m-{i}")]);
+        env_seen |= env_in_copy.exists();
+        // Its worker ends on its path check, or goes idle: then stopped for the next round.
+        let _ = t.run(&["--team", team, "kill", "bob"]);
+        env_seen |= env_in_copy.exists();
+    }
+    let swaps = attacker.stop();
+    assert!(!std::fs::symlink_metadata(&real).unwrap().is_symlink());
+    assert!(swaps > 0, "the attacker never swapped");
+    // Workers were started (a resume now waits for its worker's first live state, which a
+    // worker that met the link never writes: on two busy cores every resume may fail so).
+    let log_after = bob_log(&t.team_dir(team)).len();
+    assert!(
+        resumed > 0 || log_after > log_before,
+        "no worker was started: nothing was attacked"
+    );
+    assert!(!env_seen, "bob's environment was written into the copy");
+    let after = snapshot(&copy);
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|f| !before.contains(f))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(changed.is_empty(), "written into the copy: {changed:?}");
+    let gone: Vec<_> = before
+        .iter()
+        .filter(|f| !after.iter().any(|(p, _)| *p == f.0))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(gone.is_empty(), "removed from the copy: {gone:?}");
+    assert_eq!(tmp_files(&real), Vec::<std::path::PathBuf>::new());
+    assert_eq!(tmp_files(&copy), Vec::<std::path::PathBuf>::new());
+    std::fs::remove_file(&link).unwrap();
+    // The team still works once the attack ends.
+    let _ = t.run(&["--team", team, "kill", "bob"]);
+    t.ok(&["--team", team, "resume", "bob"]);
+    bob_answers(&t, team, "after", "after the attack");
+    t.ok(&["--team", team, "delete", "--force"]);
+}
+
+#[test]
+fn resumes_and_turns_while_a_link_is_swapped_for_the_team_directory_never_write_the_copy() {
+    resumes_while_a_link_is_swapped_in_and_out(false);
+}
+
+#[test]
+fn resumes_and_turns_while_a_link_is_swapped_for_teams_never_write_the_copy() {
+    resumes_while_a_link_is_swapped_in_and_out(true);
 }

@@ -270,6 +270,58 @@ fn a_repl_that_exits_ends_its_companion_and_ask_brings_it_back() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// An interactive teammate whose program exits at once (a typo, a missing model): `spawn`
+/// said "spawned", exit 0, `status` showed it dead with no reason (only its dead pane said
+/// why), and a broadcast said "resumed it". Now `spawn` fails (exit 1) with the program's
+/// exit status and last output, `status` (and `--json`'s `exitReason`) says it, and the
+/// broadcast says the resume failed and why.
+#[test]
+fn a_program_that_exits_at_once_fails_its_spawn_saying_why() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-quit");
+    let out = env.run(&[
+        "spawn",
+        "py",
+        "--interactive",
+        "--exec",
+        "sh -c 'echo no such model: gpt-7 >&2; exit 3'",
+        "--prompt-pattern",
+        PROMPT,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // tmux records a dead pane's exit status a moment after marking it dead: on a busy
+    // machine the reason may have only that the program ended (CI); its last output is there.
+    let why = |s: &str| {
+        s.contains("gpt-7")
+            && (s.contains("its program exited with status 3") || s.contains("its program ended"))
+    };
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("py (interactive) exited as soon as it started: its program")
+            && err.contains("its last output: no such model: gpt-7")
+            && why(&err),
+        "{err}"
+    );
+    let py = env.member("py");
+    assert_eq!(py["status"], "dead", "{py}");
+    assert!(py["exitReason"].as_str().is_some_and(why), "{py}");
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains("py: its worker exited: its program") && why(&table),
+        "{table}"
+    );
+    let sent = env.run(&["send", "*", "hello"]);
+    let said = String::from_utf8_lossy(&sent.stderr);
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(
+        !said.contains("resumed it") && said.contains("py did not start") && why(&said),
+        "{said}"
+    );
+    assert!(why(&log(&env, &t, "py")));
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 #[test]
 fn three_interactive_teammates_in_one_window() {
     let env = TestEnv::with_tmux();

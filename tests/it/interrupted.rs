@@ -157,7 +157,8 @@ fn ctrl_c_in_delete_before_it_asks_anyone_keeps_the_team_unmarked() {
     wait_until("delete holding after its mark", LONG, || reached.exists());
     assert!(env.config("ir-del").get("deleting").is_some());
     interrupt(&child);
-    std::fs::write(&gate, b"").unwrap();
+    // Opened only once the signal is recorded (`pause::SIGNALLED`).
+    std::fs::write(&gate, b"signalled").unwrap();
     let (code, err) = finished(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(
@@ -357,7 +358,8 @@ fn ctrl_c_in_delete_too_late_to_keep_the_team_finishes_and_exits_0() {
         reached.exists()
     });
     interrupt(&child);
-    std::fs::write(&gate, b"").unwrap();
+    // Opened only once the signal is recorded (`pause::SIGNALLED`).
+    std::fs::write(&gate, b"signalled").unwrap();
     let Output {
         status,
         stdout,
@@ -375,4 +377,166 @@ fn ctrl_c_in_delete_too_late_to_keep_the_team_finishes_and_exits_0() {
     );
     assert!(!env.team_dir("ir-late").exists());
     assert_eq!(env.processes(), Vec::<u32>::new());
+}
+
+/// Ctrl-C typed in a busy teammate's tmux pane (a real SIGINT, `send-keys C-c`) was deferred
+/// silently until the turn ended, and then the teammate was just `dead` (QA). Now the pane
+/// says at once that the worker stops after the turn and how to end the turn now, and
+/// `status` shows it `stopping`; the turn finishes (its reply and idle notification sent),
+/// then the worker ends as a Ctrl-C'd idle one does: stopped (by the user: it ended `dead`
+/// with no reason, and `doctor` called it a problem), with no turn left on its row.
+/// Meanwhile `send` says it is stopping (it said nothing) and `resume` says it cannot be
+/// resumed until it has stopped (it said "already running").
+/// Ctrl-C again in a busy teammate's pane ends the turn now, as `teamctl interrupt` does, and
+/// the worker then ends `stopped` (QA: the second press did nothing; the turn ran on).
+#[test]
+fn ctrl_c_twice_in_a_busy_teammates_pane_ends_the_turn_now() {
+    let env = TestEnv::with_tmux();
+    create(&env, "ir-twice");
+    // The turn never ends by itself: only an interrupt ends it.
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "tmux",
+        "--exec",
+        "sleep 600; echo never",
+    ]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let pane = env.pane_of("ir-twice", "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+    wait_until_or_show(
+        "bob stopping after its turn",
+        LONG,
+        || env.member("bob")["stopping"].as_str() == Some("Ctrl-C in its pane"),
+        || log_of(&env, "ir-twice", "bob"),
+    );
+    env.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+    wait_until_or_show(
+        "bob stopped with its turn interrupted",
+        LONG,
+        || env.member_status("bob") == "stopped",
+        || {
+            format!(
+                "{}\n{}",
+                env.ok(&["status"]),
+                log_of(&env, "ir-twice", "bob")
+            )
+        },
+    );
+    let log = log_of(&env, "ir-twice", "bob");
+    assert!(
+        log.contains("SIGINT again: ending bob's turn now; it stops then"),
+        "{log}"
+    );
+    assert!(
+        replies(&env, "ir-twice", "bob")
+            .iter()
+            .all(|r| !r.contains("never"))
+    );
+    let idle = leader_mail(&env, "ir-twice", "bob", "idle_notification");
+    assert!(
+        idle.iter().any(|m| m["idleReason"] == "interrupted"),
+        "{idle:?}"
+    );
+    // Nothing of the turn runs on.
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(!doctor.contains("orphaned"), "{doctor}");
+    env.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn ctrl_c_in_a_busy_teammates_pane_says_it_stops_after_the_turn() {
+    let env = TestEnv::with_tmux();
+    create(&env, "ir-pane");
+    let gate = env.work.path().join("gate");
+    let exec = format!(
+        "if [ \"$TEAMCTL_MESSAGE\" = slow ]; then while [ ! -e '{}' ]; do sleep 0.05; done; fi; echo \"re: $TEAMCTL_MESSAGE\"",
+        gate.display()
+    );
+    env.ok(&["spawn", "bob", "--backend", "tmux", "--exec", &exec]);
+    env.ok(&["send", "bob", "slow"]);
+    wait_until("bob working", LONG, || {
+        env.member_status("bob") == "working"
+    });
+    let pane = env.pane_of("ir-pane", "bob");
+    env.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+    let shown = || {
+        env.tmux_ok(&["capture-pane", "-p", "-J", "-t", &pane])
+            .replace('\n', "")
+    };
+    wait_until_or_show(
+        "the pane saying bob stops after its turn",
+        LONG,
+        || {
+            shown().contains(
+                "bob stops once the current turn is done; `teamctl interrupt bob` ends the turn now",
+            )
+        },
+        || format!("{}\n{}", shown(), log_of(&env, "ir-pane", "bob")),
+    );
+    let bob = env.member("bob");
+    assert_eq!(
+        (bob["status"].as_str(), bob["stopping"].as_str()),
+        (Some("working"), Some("Ctrl-C in its pane")),
+        "{bob}"
+    );
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains("working (stopping)") && table.contains("`teamctl interrupt bob`"),
+        "{table}"
+    );
+    let sent = env.run(&["send", "bob", "later"]);
+    let said = String::from_utf8_lossy(&sent.stderr);
+    assert!(
+        sent.status.success()
+            && said.contains("bob is stopping after its current turn (Ctrl-C in its pane); the message waits in its inbox until it is resumed"),
+        "{sent:?}"
+    );
+    let resumed = env.fails(&["resume", "bob"], 1);
+    assert!(
+        resumed.contains("bob is stopping after its current turn (Ctrl-C in its pane)")
+            && !resumed.contains("already running"),
+        "{resumed}"
+    );
+    std::fs::write(&gate, b"").unwrap();
+    wait_until_or_show(
+        "bob stopped after its turn",
+        LONG,
+        || env.member_status("bob") == "stopped",
+        || {
+            format!(
+                "{}\n{}",
+                env.ok(&["status"]),
+                log_of(&env, "ir-pane", "bob")
+            )
+        },
+    );
+    assert_eq!(
+        replies(&env, "ir-pane", "bob"),
+        vec!["re: slow\n".to_string()]
+    );
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(!doctor.contains("bob@ir-pane is dead"), "{doctor}");
+    // The message sent meanwhile waits for `resume`, which brings bob back to handle it.
+    env.ok(&["resume", "bob"]);
+    wait_until_or_show(
+        "bob to handle the message sent while it stopped",
+        LONG,
+        || replies(&env, "ir-pane", "bob").len() == 2,
+        || log_of(&env, "ir-pane", "bob"),
+    );
+    assert!(
+        !leader_mail(&env, "ir-pane", "bob", "idle_notification").is_empty(),
+        "no idle notification for the turn"
+    );
+    let bob = env.member("bob");
+    assert!(
+        bob["currentTurn"].is_null() && bob["stopping"].is_null(),
+        "{bob}"
+    );
+    env.ok(&["delete", "--force"]);
 }

@@ -1595,3 +1595,118 @@ fn doctor_reports_a_new_directory_without_a_team_file_unless_a_create_holds_the_
     drop(lock);
     assert!(dir.is_dir(), "looking removed nothing");
 }
+
+/// One home removed (`rm -rf`) while its teammates run in tmux: `doctor --fix` from another
+/// home ended its orphaned workers but left their team sessions on the server for good, empty
+/// or with dead panes (new-user QA). Now it closes such a session too, as `delete` would: the
+/// whole of it while everything in it is teamctl's, else only teamctl's panes (the user's own
+/// kept, in a session renamed `-kept`). A third home's session on the same server, whose home
+/// is there, is left alone.
+#[test]
+fn doctor_from_another_home_closes_the_sessions_of_a_removed_home() {
+    let gone = TestEnv::with_tmux();
+    let server = gone.socket.clone().unwrap();
+    let session_of = |env: &TestEnv, team: &str| {
+        create(env, team);
+        env.ok(&["spawn", "bob", "--backend", "tmux", "--exec", "cat"]);
+        wait_until("bob idle", LONG, || env.member_status("bob") == "idle");
+        // The next `create` makes a second team of this home.
+        let _ = std::fs::remove_file(env.home_path().join("current"));
+        env.session(team)
+    };
+    let all_ours = session_of(&gone, "gh-a");
+    let with_mine = session_of(&gone, "gh-b");
+    let mine = gone
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={with_mine}:"),
+            "sleep 600",
+        ])
+        .trim()
+        .to_string();
+    // A home that is still there, on the same server.
+    let mut kept_home = TestEnv::new();
+    kept_home.socket = Some(server.clone());
+    kept_home
+        .env
+        .push(("TEAMCTL_TMUX_SOCKET".into(), server.clone()));
+    let alive = session_of(&kept_home, "gh-c");
+    // No other test's `doctor` runs while the removed home's workers do (`GONE_HOMES`); this
+    // one's run without `TestEnv::run`, which would wait for the lock held here.
+    let alone = crate::common::GONE_HOMES
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::fs::remove_dir_all(gone.home_path()).unwrap();
+    // Another home, on a server of its own: the removed home's workers say where theirs is.
+    let other = TestEnv::new();
+    let doctor = |env: &TestEnv, args: &[&str]| {
+        let mut all = vec!["--json", "doctor"];
+        all.extend_from_slice(args);
+        let out = env.cmd(&all).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        (out.status.code().unwrap(), v)
+    };
+    let (code, report) = doctor(&other, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = problems(&report).join("\n");
+    for (s, team) in [(&all_ours, "gh-a"), (&with_mine, "gh-b")] {
+        assert!(
+            found.contains(&format!(
+                "tmux session {s} is team {team}'s of home {}, which no longer exists",
+                gone.home_path().display()
+            )),
+            "{found}"
+        );
+    }
+    assert!(!found.contains(&alive), "{found}");
+    let (code, report) = doctor(&other, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    drop(alone);
+    let has = |s: &str| {
+        gone.tmux(&["has-session", "-t", &format!("={s}")])
+            .status
+            .success()
+    };
+    assert!(!has(&all_ours), "{report:#}");
+    assert!(!has(&with_mine), "{report:#}");
+    let left = gone.tmux_ok(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={with_mine}-kept:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    assert_eq!(left.trim(), mine, "only the user's pane stays: {report:#}");
+    // Nothing of the removed home runs but the user's pane (the home is in the environment
+    // tmux gave it).
+    let pid: u32 = gone
+        .pane_format(&mine, "#{pane_pid}")
+        .unwrap()
+        .parse()
+        .unwrap();
+    // (The other home's worker is counted too: it has the removed home in the environment
+    // it got from the tmux server that home's first command started.)
+    let theirs = kept_home.processes();
+    let left: Vec<u32> = gone
+        .processes()
+        .into_iter()
+        .filter(|p| !theirs.contains(p))
+        .collect();
+    assert_eq!(left, vec![pid], "{}", crate::common::describe(&left));
+    // The home that is there keeps its session and its teammate.
+    assert!(has(&alive), "{report:#}");
+    assert!(
+        kept_home
+            .ok(&["--team", "gh-c", "--json", "status"])
+            .contains("\"idle\"")
+    );
+    let (code, report) = doctor(&other, &[]);
+    assert_eq!(code, 0, "{report:#}");
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestEnv, snapshot, wait_until_or_show};
+use crate::common::{TestEnv, snapshot, wait_until, wait_until_or_show};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -32,22 +32,39 @@ impl Odd {
     }
 }
 
-/// Put `odd` at `at` (whatever was there removed first); a link points at `outside`.
+/// Put `odd` at `at` (whatever was there removed first); a link points at `outside`. A FIFO
+/// or link is made beside it and renamed over it (a running worker puts its own file back as
+/// soon as its state file or log is removed); a directory is made again until it stands.
 fn plant(at: &Path, odd: Odd, outside: &Path) {
-    match std::fs::symlink_metadata(at) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(at).unwrap(),
-        Ok(_) => std::fs::remove_file(at).unwrap(),
-        Err(_) => {}
+    if std::fs::symlink_metadata(at).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(at).unwrap();
     }
+    let beside = at.with_file_name(format!(
+        ".planting-{}",
+        at.file_name().unwrap().to_string_lossy()
+    ));
     match odd {
         Odd::Fifo => nix::unistd::mkfifo(
-            at,
+            &beside,
             nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
         )
         .unwrap(),
-        Odd::Dir => std::fs::create_dir(at).unwrap(),
-        Odd::Link => std::os::unix::fs::symlink(outside, at).unwrap(),
+        Odd::Link => std::os::unix::fs::symlink(outside, &beside).unwrap(),
+        Odd::Dir => {
+            let deadline = Instant::now() + LONG;
+            loop {
+                let _ = std::fs::remove_file(at);
+                match std::fs::create_dir(at) {
+                    Ok(()) => return,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        assert!(Instant::now() < deadline, "{}: {e}", at.display());
+                    }
+                    Err(e) => panic!("{}: {e}", at.display()),
+                }
+            }
+        }
     }
+    std::fs::rename(&beside, at).unwrap();
 }
 
 /// `teamctl ARGS`, ended and failed if it has not exited within `LONG` (a FIFO waited on).
@@ -198,12 +215,15 @@ fn bob_log(t: &TestEnv, team: &str) -> String {
 
 /// A FIFO, link or directory at a running worker's live state (`state/bob.json`): the worker
 /// never replaced it (only its cursor), so `status` could not tell what bob did for as long
-/// as it ran. `status` now answers at once with a note; the worker puts a file of its own in
-/// place of a FIFO or link at its next write (saying so in its log; what a link pointed at is
-/// untouched), and says in its log that a directory is there (left as it is).
+/// as it ran. A FIFO or link is now replaced by the worker at once, idle (it waited for its
+/// next message before: `status` said `starting` meanwhile), saying so in its log (what a
+/// link pointed at is untouched). A directory it cannot replace: `status` says
+/// `unknown (state file is a directory)` with a note, and `--json` the same (it said
+/// `starting`); the worker says so in its log at once, and writes its state again as soon as
+/// the directory is removed by hand.
 #[test]
 fn something_else_at_a_running_workers_live_state_is_replaced_by_it_or_said() {
-    for odd in ALL {
+    for odd in [Odd::Dir, Odd::Fifo, Odd::Link] {
         let t = TestEnv::new();
         exits(&t, &["create", "gamma"], 0);
         exits(
@@ -221,23 +241,35 @@ fn something_else_at_a_running_workers_live_state_is_replaced_by_it_or_said() {
         let outside = t.work.path().join("outside");
         std::fs::write(&outside, b"keep").unwrap();
         plant(&state, odd, &outside);
-        let shown = exits(&t, &["status"], 0);
-        assert!(
-            shown.contains("bob: its live state cannot be read")
-                && shown.contains(&state.display().to_string()),
-            "{odd:?}: {shown}"
-        );
-        // A turn makes the worker write its state.
-        let out = run_within(&t, &["ask", "bob", "hello", "--timeout", "15"]);
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "hello",
-            "{odd:?}: {}\n{}",
-            text(&out),
-            bob_log(&t, "gamma")
-        );
         if odd == Odd::Dir {
+            let shown = exits(&t, &["status"], 0);
+            assert!(
+                shown.contains("bob: its live state cannot be read")
+                    && shown.contains(&state.display().to_string()),
+                "{odd:?}: {shown}"
+            );
+            // Its state is not guessed as `starting`: what is there instead is said in the row.
+            assert!(
+                shown.contains(&format!("unknown (state file is {})", odd.said()))
+                    && !shown.contains("starting"),
+                "{odd:?}: {shown}"
+            );
+            // `--json` says the same (it said `starting`, with a `problem`).
+            let out = run_within(&t, &["status", "--json"]);
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let row = json["members"]
+                .as_array()
+                .and_then(|rows| rows.iter().find(|r| r["name"] == "bob"))
+                .unwrap_or_else(|| panic!("{odd:?}: no bob in {json}"));
+            assert_eq!(row["status"], "unknown", "{odd:?}: {json}");
+            assert!(
+                row["problem"]
+                    .as_str()
+                    .is_some_and(|p| p.contains(&state.display().to_string())),
+                "{odd:?}: {json}"
+            );
             wait_until_or_show(
-                "the worker saying a directory is at its state file",
+                "the worker saying a directory is at its state file, with no message sent",
                 LONG,
                 || {
                     bob_log(&t, "gamma")
@@ -245,21 +277,96 @@ fn something_else_at_a_running_workers_live_state_is_replaced_by_it_or_said() {
                 },
                 || bob_log(&t, "gamma"),
             );
-            assert!(std::fs::symlink_metadata(&state).unwrap().is_dir());
-        } else {
+            // Removed by hand: the idle worker writes its state again at once.
+            std::fs::remove_dir(&state).unwrap();
             wait_until_or_show(
-                "the worker's own state file in place",
+                "bob's state written again once the directory went, with no message sent",
                 LONG,
                 || is_file(&state) && t.member_status("bob") == "idle",
-                || bob_log(&t, "gamma"),
+                || format!("{}\n{}", exits(&t, &["status"], 0), bob_log(&t, "gamma")),
+            );
+        } else {
+            wait_until_or_show(
+                "the idle worker's own state file in place, with no message sent",
+                LONG,
+                || is_file(&state) && t.member_status("bob") == "idle",
+                || format!("{}\n{}", exits(&t, &["status"], 0), bob_log(&t, "gamma")),
             );
             assert!(
                 bob_log(&t, "gamma").contains("the live-state file was spoiled"),
                 "{odd:?}: {}",
                 bob_log(&t, "gamma")
             );
-            assert!(!exits(&t, &["status"], 0).contains("cannot be read"));
         }
+        assert!(!exits(&t, &["status"], 0).contains("cannot be read"));
+        let out = run_within(&t, &["ask", "bob", "hello", "--timeout", "15"]);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "hello",
+            "{odd:?}: {}\n{}",
+            text(&out),
+            bob_log(&t, "gamma")
+        );
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep", "{odd:?}");
+        exits(&t, &["delete", "--force"], 0);
+    }
+}
+
+/// A FIFO, link or directory at a running worker's log (`logs/bob.log`): its notes and its
+/// turns' output were lost until it was restarted, and `doctor` said nothing. Now `doctor`
+/// reports it; `--fix` removes a FIFO or link (a directory is moved away by hand), and the
+/// idle worker logs again at once, to a file of its own (what a link pointed at untouched).
+#[test]
+fn something_else_at_a_running_workers_log_is_reported_and_the_worker_logs_again_once_fixed() {
+    for odd in ALL {
+        let t = TestEnv::new();
+        exits(&t, &["create", "eps"], 0);
+        exits(
+            &t,
+            &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+            0,
+        );
+        wait_until_or_show(
+            "bob idle",
+            LONG,
+            || t.member_status("bob") == "idle",
+            || bob_log(&t, "eps"),
+        );
+        let log = t.team_dir("eps").join("logs/bob.log");
+        let outside = t.work.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        plant(&log, odd, &outside);
+        let found = exits(&t, &["doctor"], 1);
+        assert!(
+            found.contains("PROBLEM logs")
+                && found.contains(&format!(
+                    "{} is {}, not bob@eps's log",
+                    log.display(),
+                    odd.said()
+                )),
+            "{odd:?}: {found}"
+        );
+        if odd == Odd::Dir {
+            std::fs::remove_dir(&log).unwrap();
+        } else {
+            let fixed = exits(&t, &["doctor", "--fix"], 0);
+            assert!(fixed.contains("removed"), "{odd:?}: {fixed}");
+        }
+        wait_until_or_show(
+            "bob logging again, with no message sent",
+            LONG,
+            || is_file(&log) && bob_log(&t, "eps").contains("logging to it anew"),
+            || format!("{:?}", std::fs::symlink_metadata(&log)),
+        );
+        let out = run_within(&t, &["ask", "bob", "hello again", "--timeout", "15"]);
+        assert!(out.status.success(), "{odd:?}: {}", text(&out));
+        wait_until_or_show(
+            "the turn's output in the log",
+            LONG,
+            || bob_log(&t, "eps").contains("hello again"),
+            || bob_log(&t, "eps"),
+        );
+        let after = text(&run_within(&t, &["doctor"]));
+        assert!(!after.contains("PROBLEM logs"), "{odd:?}: {after}");
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep", "{odd:?}");
         exits(&t, &["delete", "--force"], 0);
     }
@@ -364,6 +471,13 @@ fn something_else_at_an_inbox_lock_is_named_by_send() {
     let t = TestEnv::new();
     t.ok(&["create", "odd-inbox"]);
     t.ok(&["spawn", "b", "--backend", "process", "--exec", "cat"]);
+    // Its worker has made its inbox's `cursors` directory (where the lock is planted).
+    wait_until_or_show(
+        "b idle",
+        Duration::from_secs(20),
+        || t.member_status("b") == "idle",
+        || t.member_status("b"),
+    );
     let inbox = t.team_dir("odd-inbox").join("inboxes/b");
     let lock = inbox.join("cursors/.inbox.lock");
     let outside = t.work.path().join("outside");
@@ -388,4 +502,312 @@ fn something_else_at_an_inbox_lock_is_named_by_send() {
             "{odd:?}: the link's target"
         );
     }
+}
+
+/// A broadcast that one member's inbox refuses (something else at its inbox lock): it goes to
+/// the others still, and says who got it, who did not and why, exit 1, and the command that
+/// sends it to that member alone, the text quoted for a shell (new-user QA: a failure part-way
+/// named nobody, so a retry of `send '*'` gave the others it twice). Run as printed, once the
+/// lock is fixed, that command completes the broadcast: every member has it once.
+#[test]
+fn a_broadcast_one_inbox_refuses_names_who_got_it_and_how_to_send_the_rest() {
+    let t = TestEnv::new();
+    t.ok(&["create", "odd-all"]);
+    for name in ["b", "c", "d"] {
+        t.ok(&["spawn", name, "--backend", "process", "--exec", "cat"]);
+    }
+    let lock = t.team_dir("odd-all").join("inboxes/c/cursors/.inbox.lock");
+    plant(&lock, Odd::Fifo, &t.work.path().join("none"));
+    let text = "it's $HOME; \"quoted\" `x` -- and\na second line";
+    let out = run_within(&t, &["send", "*", text]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("sent to 2 members: b, d"), "{stdout}");
+    assert!(
+        stderr.contains(&format!("not sent to c: {} is a FIFO", lock.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the broadcast reached 2 of 3 members (b, d), not c"),
+        "{stderr}"
+    );
+    let texts = |who: &str| -> Vec<String> {
+        t.inbox("odd-all", who)
+            .iter()
+            .filter(|m| m["from"] == "team-lead")
+            .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(texts("b"), [text]);
+    assert_eq!(texts("d"), [text]);
+    assert!(texts("c").is_empty());
+    // The retry: one command, for c alone, its words quoted.
+    let retry: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.contains("send it to that member alone"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("teamctl: the broadcast reached"))
+        .map(str::trim)
+        .collect();
+    let command = retry.join("\n");
+    assert!(
+        command.starts_with("teamctl --home ")
+            && command.contains(" --team odd-all send c 'it'\\''s $HOME"),
+        "{stderr}"
+    );
+    t.ok(&["doctor", "--fix"]);
+    assert!(is_file(&lock));
+    paste(&t, &command);
+    assert_eq!(texts("c"), [text]);
+    assert_eq!(texts("b"), [text]);
+    assert_eq!(texts("d"), [text]);
+}
+
+/// `command` run as a user pastes it: through a shell, `teamctl` the binary under test, in a
+/// shell whose home is another (attacker QA: a retry that named no home went to the team of
+/// that name in whatever home the shell had); it must succeed.
+fn paste(t: &TestEnv, command: &str) {
+    let bin = Path::new(crate::common::BIN)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(t.work.path())
+        .env("PATH", path)
+        .env("TEAMCTL_HOME", t.work.path().join("another-home"))
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_AGENT_NAME")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A broadcast that reaches every inbox but one member's worker does not start (it dies at
+/// once: a FIFO at its worker lock). New-user QA: exit 1 with no "sent to" line, so who got
+/// it was not said. Now it says who got it (stdout, as ever), that bob has it but did not
+/// start and why, the `resume` that completes it (not a send: bob would get it twice), exit
+/// 1; run as printed once the lock is gone, bob handles the message once.
+#[test]
+fn a_broadcast_one_member_of_which_does_not_start_says_who_got_it_and_how_to_start_it() {
+    let t = TestEnv::new();
+    stopped_bob(&t, "odd-start", "process");
+    exits(
+        &t,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        0,
+    );
+    let lock = t.team_dir("odd-start").join("locks/bob.worker");
+    plant(&lock, Odd::Fifo, &t.work.path().join("none"));
+    let out = run_within(&t, &["send", "*", "hi all"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("sent to 2 members: bob, carol"), "{stdout}");
+    assert!(
+        stderr.contains("bob has it in its inbox, but bob did not start")
+            && stderr.contains("bob.worker is a FIFO, not teamctl's lock file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the broadcast reached all 2 members (bob, carol), but bob did not start"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" send bob"), "{stderr}");
+    let retry: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.contains("once that is fixed, start it"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("teamctl: the broadcast reached"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(retry.len(), 1, "{stderr}");
+    assert!(
+        retry[0].starts_with("teamctl --home ")
+            && retry[0].ends_with(" --team odd-start resume bob"),
+        "{stderr}"
+    );
+    let json = run_within(&t, &["--json", "send", "*", "again"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["notStarted"], serde_json::json!(["bob"]), "{doc}");
+    assert!(doc.get("notSent").is_none(), "{doc}");
+    std::fs::remove_file(&lock).unwrap();
+    paste(&t, retry[0]);
+    wait_until_or_show(
+        "bob's replies",
+        LONG,
+        || {
+            let replies: Vec<String> = t
+                .inbox("odd-start", "team-lead")
+                .iter()
+                .filter(|m| m["from"] == "bob" && m["inReplyTo"].is_string())
+                .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+                .collect();
+            replies == ["hi all", "again"]
+        },
+        || format!("{:?}", t.inbox("odd-start", "team-lead")),
+    );
+    let to_bob = t
+        .inbox("odd-start", "bob")
+        .iter()
+        .filter(|m| m["text"] == "hi all")
+        .count();
+    assert_eq!(to_bob, 1);
+}
+
+/// Something not a lock file at a teammate's worker lock (`locks/NAME.worker`) makes its
+/// worker exit as it starts. `resume` said "resumed", exit 0, the reason only on the dead
+/// pane (new-user and attacker QA); so did a `send` resuming it, and `spawn`. Now each waits
+/// for the worker's first word and, as it exited, fails (1) with its reason; `send` says the
+/// message waits in the inbox; `status` shows the teammate dead with the reason, not
+/// `starting`. Once the file is gone, `resume` works and the message is handled.
+#[test]
+fn a_worker_that_dies_at_once_fails_resume_send_and_spawn_with_its_reason() {
+    let t = TestEnv::new();
+    stopped_bob(&t, "delta", "process");
+    let locks = t.team_dir("delta").join("locks");
+    let outside = t.work.path().join("outside");
+    plant(&locks.join("bob.worker"), Odd::Fifo, &outside);
+    let why = "bob.worker is a FIFO, not teamctl's lock file";
+    let said = exits(&t, &["resume", "bob"], 1);
+    assert!(
+        said.contains("bob's worker exited as soon as it started") && said.contains(why),
+        "{said}"
+    );
+    assert!(!said.contains("resumed"), "{said}");
+    // `status`: dead, and why, under the table and in `--json`.
+    let shown = exits(&t, &["status"], 0);
+    assert!(
+        shown.contains("bob: its worker exited:") && shown.contains(why),
+        "{shown}"
+    );
+    let bob = t.member("bob");
+    assert_eq!(bob["status"], "dead", "{bob}");
+    assert!(
+        bob["exitReason"].as_str().unwrap_or_default().contains(why),
+        "{bob}"
+    );
+    // A send that resumes it: the message is kept, the teammate did not start, exit 1.
+    let said = exits(&t, &["send", "bob", "hi"], 1);
+    assert!(
+        said.contains("the message was delivered and waits in the inbox")
+            && said.contains("bob did not start")
+            && said.contains(why),
+        "{said}"
+    );
+    assert!(
+        t.inbox("delta", "bob").iter().any(|m| m["text"] == "hi"),
+        "the message is not in bob's inbox"
+    );
+    // `spawn` of a teammate whose lock is a directory.
+    plant(&locks.join("carol.worker"), Odd::Dir, &outside);
+    let said = exits(
+        &t,
+        &["spawn", "carol", "--backend", "process", "--exec", "cat"],
+        1,
+    );
+    assert!(
+        said.contains("carol's worker exited as soon as it started")
+            && said.contains("carol.worker is a directory, not teamctl's lock file"),
+        "{said}"
+    );
+    // Gone: `resume` starts it and the message waiting is handled.
+    std::fs::remove_file(locks.join("bob.worker")).unwrap();
+    let said = exits(&t, &["resume", "bob"], 0);
+    assert!(said.contains("bob resumed"), "{said}");
+    wait_until_or_show(
+        "bob's reply to hi",
+        LONG,
+        || {
+            t.inbox("delta", "team-lead")
+                .iter()
+                .any(|m| m["from"] == "bob" && m["text"] == "hi")
+        },
+        || bob_log(&t, "delta"),
+    );
+    let shown = exits(&t, &["status"], 0);
+    assert!(!shown.contains("bob: its worker exited"), "{shown}");
+    exits(&t, &["delete", "--force"], 0);
+}
+
+/// The same in tmux: the worker's reason was only on its dead pane; `resume` now fails with
+/// it, and `status` shows it.
+#[test]
+fn a_tmux_worker_that_dies_at_once_fails_resume_with_its_reason() {
+    let t = TestEnv::with_tmux();
+    stopped_bob(&t, "delta", "tmux");
+    let lock = t.team_dir("delta").join("locks/bob.worker");
+    plant(&lock, Odd::Dir, &t.work.path().join("outside"));
+    let why = "bob.worker is a directory, not teamctl's lock file";
+    let said = exits(&t, &["resume", "bob"], 1);
+    assert!(
+        said.contains("bob's worker exited as soon as it started") && said.contains(why),
+        "{said}"
+    );
+    let shown = exits(&t, &["status"], 0);
+    assert!(shown.contains(why), "{shown}");
+    assert_eq!(t.member_status("bob"), "dead");
+    std::fs::remove_dir(&lock).unwrap();
+    exits(&t, &["resume", "bob"], 0);
+    wait_until("bob idle again", LONG, || t.member_status("bob") == "idle");
+    exits(&t, &["delete", "--force"], 0);
+}
+
+/// A directory at a stopped teammate's live state: its worker starts and serves, but never
+/// writes its state, so `resume` waited its whole 15 s and said "resumed", while `status`
+/// showed it unknown and `wait` timed out (attacker QA). `resume` now says, exit 1, that the
+/// worker runs but cannot write its live state; the worker still answers.
+#[test]
+fn a_directory_at_a_live_state_fails_resume_with_what_it_is() {
+    let t = TestEnv::new();
+    stopped_bob(&t, "echo", "process");
+    let state = t.team_dir("echo").join("state").join("bob.json");
+    std::fs::remove_file(&state).unwrap();
+    std::fs::create_dir_all(state.join("x")).unwrap();
+    let said = exits(&t, &["resume", "bob"], 1);
+    assert!(
+        said.contains("bob's worker runs (pid") && said.contains("cannot write its live state"),
+        "{said}"
+    );
+    assert!(!said.contains("resumed"), "{said}");
+    let out = t.run(&["ask", "bob", "still-here", "--timeout", "20"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("still-here"),
+        "{out:?}"
+    );
+    std::fs::remove_dir_all(&state).unwrap();
+    exits(&t, &["delete", "--force"], 0);
+}
+
+/// Team `team` with bob (agent `cat`, on `backend`) once idle, then killed: stopped, to be
+/// resumed.
+fn stopped_bob(t: &TestEnv, team: &str, backend: &str) {
+    exits(t, &["create", team], 0);
+    exits(
+        t,
+        &["spawn", "bob", "--backend", backend, "--exec", "cat"],
+        0,
+    );
+    wait_until_or_show(
+        "bob idle",
+        LONG,
+        || t.member_status("bob") == "idle",
+        || bob_log(t, team),
+    );
+    exits(t, &["kill", "bob"], 0);
 }

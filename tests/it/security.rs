@@ -1054,15 +1054,17 @@ fn a_special_file_at_the_team_file_is_named_not_taken_for_no_team() {
     env.ok(&["status"]);
 }
 
-/// A FIFO (or a link) at a running teammate's live state (attacker QA): `status` showed it
+/// A FIFO (or a link) at a teammate's live state (attacker QA): `status` showed it
 /// `starting`, nothing said why. It still never waits on the FIFO, and now says under the
-/// table (and in `--json`, `problem`) that the state file cannot be read, naming it.
+/// table (and in `--json`, `problem`) that the state file cannot be read, naming it. (Its
+/// worker is ended first: a running one puts its own file there at once; `oddfiles.rs`.)
 #[test]
 fn a_special_file_at_a_live_state_is_shown_by_status() {
     let env = TestEnv::new();
     env.ok(&["create", "sec-live"]);
     env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
     env.ok(&["wait", "bob"]);
+    env.ok(&["kill", "bob"]);
     let live = env.team_dir("sec-live").join("state/bob.json");
     std::fs::remove_file(&live).unwrap();
     fifo_at(&live);
@@ -1072,7 +1074,7 @@ fn a_special_file_at_a_live_state_is_shown_by_status() {
     assert!(
         text.lines().any(|l| l.starts_with("bob: ")
             && l.contains(&live.display().to_string())
-            && l.contains("is not a regular file")),
+            && l.contains("is a FIFO, not bob's live-state file")),
         "{text}"
     );
     let out = ends_within_wait(&env, &["--json", "status"]);
@@ -1084,7 +1086,7 @@ fn a_special_file_at_a_live_state_is_shown_by_status() {
         .find(|m| m["name"] == "bob")
         .map(|m| m["problem"].as_str().unwrap_or_default().to_string())
         .unwrap();
-    assert!(problem.contains("is not a regular file"), "{json}");
+    assert!(problem.contains("is a FIFO"), "{json}");
     std::fs::remove_file(&live).unwrap();
     std::os::unix::fs::symlink(env.work.path(), &live).unwrap();
     let text = env.ok(&["status"]);
@@ -1094,7 +1096,6 @@ fn a_special_file_at_a_live_state_is_shown_by_status() {
         "{text}"
     );
     std::fs::remove_file(&live).unwrap();
-    env.ok(&["kill", "bob"]);
 }
 
 /// A working directory whose path is not UTF-8 (`--cwd`, or the shell's own directory) is

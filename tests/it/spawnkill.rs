@@ -339,3 +339,139 @@ fn a_member_whose_placement_was_lost_is_found_by_its_tag() {
         t.processes().is_empty()
     });
 }
+
+/// A start whose last write (the record of where its worker went) fails leaves nothing of
+/// teamctl's behind: held just after placing the worker (pause point `placed`), the team
+/// directory is swapped for a link to a copy of it (as the attacker's `SwapLoop` does, once),
+/// so the record is refused; the spawn fails, and the pane it made (tagged, carrying its
+/// placement's word) is closed, its worker ended. (Attacker QA, session 25: the pane lived on,
+/// dead, its word in no record: "not teamctl's" to `doctor` forever, and `delete --force`
+/// kept its session for the user as `-kept`.)
+#[test]
+fn a_start_that_cannot_record_its_pane_closes_it() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-unrecorded"]).trim().to_string();
+    t.ok(&["spawn", "w0", "--exec", ECHO]);
+    wait_until("w0 idle", WAIT, || t.member_status("w0") == "idle");
+    let agent = format!("w1@{team}");
+    let gate = t.work.path().join("gate");
+    let spawn = t.paused(&["spawn", "w1", "--exec", ECHO], "placed", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn placed w1", WAIT, || Path::new(&reached).exists());
+    let tagged = |t: &TestEnv| {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.ends_with(&format!(" {}", t.tag(&agent))))
+            .map(|l| l.split(' ').next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    let made = tagged(&t);
+    assert_eq!(made.len(), 1, "w1's pane: {made:?}");
+
+    // The team directory, swapped for a link to a copy of it.
+    let real = t.team_dir(&team);
+    let copy = t.work.path().join("copy");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&real)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let link = t.work.path().join("link");
+    std::os::unix::fs::symlink(&copy, &link).unwrap();
+    let swap = || {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        renameat2(
+            AT_FDCWD,
+            &real,
+            AT_FDCWD,
+            &link,
+            RenameFlags::RENAME_EXCHANGE,
+        )
+        .unwrap();
+    };
+    swap();
+    std::fs::write(&gate, "").unwrap();
+    let out = spawn.wait_with_output().unwrap();
+    swap();
+    assert!(
+        !out.status.success(),
+        "the spawn recorded w1 through the link: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("w1's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    assert_eq!(
+        tagged(&t),
+        Vec::<String>::new(),
+        "w1's pane outlived its failed record"
+    );
+    assert_eq!(
+        t.pane_format(&made[0], "#{pane_id}"),
+        None,
+        "w1's pane is still there"
+    );
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+    let sessions = t.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    let sessions = String::from_utf8_lossy(&sessions.stdout);
+    assert!(!sessions.contains("-kept"), "{sessions}");
+}
+
+/// A process-backend spawn killed (kill -9) after starting the worker, before recording its
+/// pid (held at pause point `placed`): the worker was given the word of its placement, which
+/// the spawn recorded before starting it, so it serves. `status` shows it idle, a message to
+/// it is answered, `resume` finds it running (no second worker), and `kill` ends it. (Attacker
+/// QA, session 25: the worker was refused, nothing ran for the member, and `status` said
+/// "starting".)
+#[test]
+fn a_process_spawn_killed_before_recording_its_worker_leaves_it_serving() {
+    let t = TestEnv::new();
+    let team = t.ok(&["create", "spawnkill-proc"]).trim().to_string();
+    let agent = format!("w@{team}");
+    let gate = t.work.path().join("gate");
+    let mut spawn = t.paused(
+        &["spawn", "w", "--backend", "process", "--exec", ECHO],
+        "placed",
+        &gate,
+    );
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn started w's worker", WAIT, || {
+        Path::new(&reached).exists()
+    });
+    let started = workers(&t, &agent);
+    assert_eq!(started.len(), 1, "{started:?}");
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+    let member = recorded(&t, &team, "w").expect("w recorded");
+    assert!(member["pid"].is_null(), "{member}");
+
+    crate::common::wait_until_or_show(
+        "w shown idle",
+        WAIT,
+        || t.member_status("w") == "idle",
+        || {
+            format!(
+                "{} ({:?} running)",
+                t.member_status("w"),
+                workers(&t, &agent)
+            )
+        },
+    );
+    assert_eq!(workers(&t, &agent), started);
+    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
+    t.ok(&["resume", "w"]);
+    assert_eq!(workers(&t, &agent), started, "no second worker");
+    t.ok(&["kill", "w"]);
+    wait_until("w's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}

@@ -312,3 +312,366 @@ fn a_process_imitating_a_workers_argv_is_left_running() {
         let _ = c.wait();
     }
 }
+
+/// The live state `name`'s worker wrote in `team`, as bytes (empty when there is none).
+fn live_state(env: &TestEnv, team: &str, name: &str) -> Vec<u8> {
+    std::fs::read(
+        env.team_dir(team)
+            .join("state")
+            .join(format!("{name}.json")),
+    )
+    .unwrap_or_default()
+}
+
+/// Run `teamctl worker --home H --id ID` as a user would, outside any pane of teamctl's, with
+/// `vars` (on top of the test's environment, without tmux's): it must end on its own, non-zero,
+/// saying why it will not serve, and the member's live state in `team` must be as it was (no
+/// worker wrote it). Returns what it said.
+fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -> String {
+    let before = live_state(env, team, name);
+    let id = format!("{name}@{team}");
+    let home = env.home_path().display().to_string();
+    let err = env.work.path().join(format!("stray-{}.err", vars.len()));
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["worker", "--home", &home, "--id", &id])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env_remove("TEAMCTL_PLACED")
+        .env_remove("TEAMCTL_COMPANION_PANE")
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap());
+    /// Ends the stray however the test ends (it may serve on: that is the failure).
+    struct Stray(std::process::Child);
+    impl Drop for Stray {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut stray = Stray(cmd.spawn().unwrap());
+    let child = &mut stray.0;
+    let pid = child.id();
+    let serves = || {
+        serde_json::from_slice::<serde_json::Value>(&live_state(env, team, name))
+            .is_ok_and(|v| v["pid"] == pid)
+    };
+    let mut ended = None;
+    wait_until_or_show(
+        "the stray worker ended (or served)",
+        WAIT,
+        || {
+            ended = child.try_wait().unwrap();
+            ended.is_some() || serves()
+        },
+        || format!("{vars:?}: still running, not refused"),
+    );
+    let said = std::fs::read_to_string(&err).unwrap_or_default();
+    let Some(status) = ended else {
+        panic!("{vars:?}: a stray worker serves {id} (it wrote its live state): {said}");
+    };
+    assert!(!status.success(), "{vars:?}: {said}");
+    assert!(
+        said.contains(&format!("this worker of {id}")) && said.contains("will not serve"),
+        "{vars:?}: {said}"
+    );
+    assert_eq!(
+        live_state(env, team, name),
+        before,
+        "{vars:?}: the refused worker wrote no state"
+    );
+    said
+}
+
+/// End `name`'s worker at once (kill -9), as a crash would: the member is dead, its inbox
+/// unserved, its lock free.
+fn crash(env: &TestEnv, name: &str) {
+    let pid = env.member(name)["pid"]
+        .as_u64()
+        .expect("a worker pid")
+        .to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_until(&format!("{name} dead"), WAIT, || {
+        env.member_status(name) == "dead"
+    });
+}
+
+/// A `teamctl worker --id w@T` started outside tmux (`$TMUX_PANE` unset), or with `$TMUX` and
+/// `$TMUX_PANE` copied from w's pane and `TEAMCTL_PLACED` set as teamctl sets it, does not serve
+/// w after w's worker crashed: tmux says that pane runs no process of the stray's. It says why
+/// and ends, writing nothing; `resume` then brings w back in its place. (Attacker QA, session
+/// 24: both served w's inbox.)
+#[test]
+fn a_stray_worker_without_a_pane_or_with_a_forged_one_does_not_serve_a_tmux_teammate() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-nopane"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let pane = env.pane_of(&t, "w");
+    crash(&env, "w");
+
+    stray_refused(&env, &t, "w", &[]);
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let tmux = format!("{},1,0", socket.trim());
+    let tag = env.tag(&format!("w@{t}"));
+    let said = stray_refused(
+        &env,
+        &t,
+        "w",
+        &[
+            ("TMUX", &tmux),
+            ("TMUX_PANE", &pane),
+            ("TEAMCTL_PLACED", &tag),
+        ],
+    );
+    assert!(said.contains("does not run in it"), "{said}");
+
+    env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// The same for a teammate on the process backend: a worker typed by hand is not the process
+/// spawn started (the member's record names another pid, and no start is under way), so it
+/// does not serve; `resume` still does. (Attacker QA, session 24.)
+#[test]
+fn a_stray_worker_does_not_serve_a_process_teammate() {
+    let env = TestEnv::new();
+    let t = env.ok(&["create", "tags-proc"]).trim().to_string();
+    env.ok(&["spawn", "p", "--backend", "process", "--exec", ECHO]);
+    wait_until("p is idle", WAIT, || env.member_status("p") == "idle");
+    crash(&env, "p");
+
+    stray_refused(&env, &t, "p", &[]);
+
+    env.ok(&["resume", "p"]);
+    let answer = env.ok(&["ask", "p", "hello", "--timeout", "20"]);
+    assert!(answer.contains("p got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// A program of the user's started with a (non-interactive) teammate's identity in its
+/// environment (`env TEAMCTL_AGENT_ID=w@T TEAMCTL_HOME=H sleep`), in a pane with w's tags forged
+/// on it, is not teamctl's pane: that environment is how an interactive teammate's agent is
+/// known, and w's pane runs its worker. `doctor` calls it no orphan and `doctor --fix` leaves
+/// it running; `delete` leaves it running too. (Attacker QA, sessions 24 and 25: both closed
+/// it, then `delete` ended its program.)
+#[test]
+fn a_pane_forged_with_a_teammates_environment_is_left_running() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-envpane"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let id = format!("w@{t}");
+    let home = std::fs::canonicalize(env.home_path()).unwrap();
+    let home = home.display().to_string();
+    let agent_id = format!("TEAMCTL_AGENT_ID={id}");
+    let team_home = format!("TEAMCTL_HOME={home}");
+    let (forged, sleep) = pane_running(
+        &env,
+        "mine",
+        &["env", &agent_id, &team_home, "sleep", "100004"],
+    );
+    forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
+
+    let (_, report) = doctor_json(&env, &[]);
+    assert!(
+        !report.contains(&format!("orphaned tmux pane {forged}")),
+        "{report}"
+    );
+    env.ok(&["doctor", "--fix"]);
+    still_runs(&env, &forged, &sleep, "doctor --fix");
+    // `delete` ends the processes carrying w's identity and the word of w's placement
+    // (`backend::ending`: a turn's leftovers are found so); this `sleep` lacks the word: it
+    // runs on, in its pane.
+    forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    still_runs(&env, &forged, &sleep, "delete");
+    wait_until("w's worker ended", WAIT, || env.workers_of(&id).is_empty());
+}
+
+/// A dead pane of the user's (remain-on-exit: nothing runs in it to check) with a teammate's
+/// tags forged on it lacks the nonce teamctl set on the teammate's own pane and recorded with
+/// it: `doctor` warns of it and `doctor --fix` and `delete` leave it open, its tags taken off,
+/// while the teammate's own pane closes. (Attacker QA, session 24: both closed it.)
+#[test]
+fn a_dead_pane_with_forged_tags_is_left_open() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-dead"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let id = format!("w@{t}");
+    let own = env.pane_of(&t, "w");
+    assert!(
+        env.recorded(&t, "w")["paneNonce"].is_string(),
+        "{}",
+        env.recorded(&t, "w")
+    );
+    let (forged, _) = pane_running(&env, "mine", &["true"]);
+    wait_until("the user's pane is dead", WAIT, || {
+        env.pane_format(&forged, "#{pane_dead}").as_deref() == Some("1")
+    });
+    forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
+
+    let (_, report) = doctor_json(&env, &[]);
+    assert!(
+        report.contains(&format!(
+            "tmux pane {forged} carries teamctl's tags for {id}, but it is dead"
+        )),
+        "{report}"
+    );
+    let (_, report) = doctor_json(&env, &["--fix"]);
+    assert_eq!(
+        env.pane_format(&forged, "#{pane_id}"),
+        Some(forged.clone()),
+        "doctor --fix closed the dead pane: {report}"
+    );
+    forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        env.pane_format(&forged, "#{pane_id}"),
+        Some(forged.clone()),
+        "delete closed the dead pane"
+    );
+    assert_eq!(
+        env.pane_format(&forged, "#{@teamctl-agent}"),
+        Some(String::new()),
+        "its forged tags are off"
+    );
+    assert_eq!(
+        env.pane_format(&own, "#{pane_id}"),
+        None,
+        "w's own pane closes"
+    );
+    wait_until("w's worker ended", WAIT, || env.workers_of(&id).is_empty());
+}
+
+/// A pane of the user's with a teammate's tags forged on it (`@teamctl-agent`, `@teamctl-pid`)
+/// while the teammate's record names no pane yet (a start cut short before it recorded one:
+/// `starting`): a `teamctl worker` started in it does not serve, for the pane lacks the word
+/// teamctl recorded for the placement it made (`@teamctl-nonce`), and no start is under way to
+/// record it. It says why and ends, writing nothing; `resume` then starts the teammate. (Attacker
+/// QA, session 25: a record naming no pane let such a worker serve.)
+#[test]
+fn a_worker_in_a_forged_pane_does_not_serve_a_member_with_no_pane_recorded() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-unplaced"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    env.ok(&["kill", "w"]);
+    let id = format!("w@{t}");
+    wait_until("w's worker ended", WAIT, || env.workers_of(&id).is_empty());
+    // The record as a start cut short after recording w leaves it: no pane, no pid.
+    let path = env.team_dir(&t).join("config.json");
+    let mut cfg = env.config(&t);
+    for m in cfg["members"].as_array_mut().unwrap() {
+        if m["name"] == "w" {
+            let m = m.as_object_mut().unwrap();
+            m.remove("paneId");
+            m.remove("pid");
+            m.insert("status".into(), "starting".into());
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let before = live_state(&env, &t, "w");
+
+    // The user's pane, w's tags forged on it, then the worker's line typed there.
+    let err = env.work.path().join("forged.err");
+    let code = env.work.path().join("forged.code");
+    let line = format!(
+        "read go; '{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+        env.home_path().display(),
+        err.display(),
+        code.display()
+    );
+    let (pane, _) = pane_running(&env, "mine", &["sh", "-c", &line]);
+    forge(&env, &pane, "@teamctl-agent", &env.tag(&id));
+    env.tmux_ok(&["send-keys", "-t", &pane, "go", "Enter"]);
+    wait_until_or_show(
+        "the worker in the forged pane ended",
+        WAIT,
+        || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
+        || {
+            format!(
+                "it serves w: live state {}",
+                String::from_utf8_lossy(&live_state(&env, &t, "w"))
+            )
+        },
+    );
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_ne!(
+        std::fs::read_to_string(&code).unwrap().trim(),
+        "0",
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("this worker of {id} will not serve"))
+            && said.contains("which is not w's pane"),
+        "{said}"
+    );
+    assert_eq!(
+        live_state(&env, &t, "w"),
+        before,
+        "the refused worker wrote no state"
+    );
+
+    env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// `delete` ends what a teammate's turns left running (a `setsid sleep` the turn started, in a
+/// session of its own, which outlived the worker, killed), found by the identity and the word
+/// of its placement that teamctl gives every turn (`TEAMCTL_PLACEMENT`); a program of the
+/// user's started with the same `TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` (anyone can set those)
+/// runs on. (Attacker QA, session 25: `delete` ended it.)
+#[test]
+fn delete_ends_a_turns_leftovers_but_not_a_program_with_a_teammates_identity() {
+    let env = TestEnv::new();
+    let t = env.ok(&["create", "tags-envwalk"]).trim().to_string();
+    let left = env.work.path().join("left.pid");
+    // The turn ends once its leftover runs in a session of its own (the turn's group is
+    // ended with the turn).
+    let exec = format!(
+        "setsid sh -c 'echo $$ >\"$0.new\"; mv \"$0.new\" \"$0\"; exec sleep 100008' '{0}' </dev/null >/dev/null 2>&1 & until [ -s '{0}' ]; do sleep 0.01; done; cat",
+        left.display()
+    );
+    env.ok(&["spawn", "w", "--backend", "process", "--exec", &exec]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    env.ok(&["send", "w", "go"]);
+    wait_until("the turn's leftover started", WAIT, || {
+        std::fs::read_to_string(&left).is_ok_and(|p| p.ends_with('\n'))
+    });
+    let leftover = std::fs::read_to_string(&left).unwrap().trim().to_string();
+    assert!(runs(&leftover), "{}", env.ok(&["log", "--worker", "w"]));
+    crash(&env, "w");
+    assert!(runs(&leftover), "the leftover outlived the killed worker");
+
+    let id = format!("w@{t}");
+    let home = std::fs::canonicalize(env.home_path()).unwrap();
+    let mut mine = std::process::Command::new("sleep")
+        .arg("100009")
+        .env("TEAMCTL_AGENT_ID", &id)
+        .env("TEAMCTL_HOME", &home)
+        .spawn()
+        .unwrap();
+    let out = env.run(&["delete", "--force"]);
+    let alive = mine.try_wait().unwrap().is_none();
+    let _ = mine.kill();
+    let _ = mine.wait();
+    assert!(out.status.success(), "{out:?}");
+    assert!(alive, "delete ended a program of the user's");
+    wait_until("the turn's leftover ended", WAIT, || !runs(&leftover));
+}

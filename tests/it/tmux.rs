@@ -823,7 +823,10 @@ fn real_tmux() -> std::path::PathBuf {
 }
 
 /// Run teamctl with a `tmux` first on PATH that logs its arguments and runs the real one
-/// (teamctl finds tmux on PATH, `which tmux`): the output and every tmux call it made.
+/// (teamctl finds tmux on PATH, `which tmux`): the output and every tmux call it made. Not
+/// counted: the one call a worker started in a pane makes as it starts, to prove it runs
+/// there (`worker::placed`), which the worker makes, not the command, and which may come
+/// before or after the command returns.
 fn logged_tmux_calls(env: &TestEnv, args: &[&str]) -> (std::process::Output, Vec<String>) {
     let bin = tempfile::tempdir().unwrap();
     let log = bin.path().join("calls.log");
@@ -835,6 +838,7 @@ fn logged_tmux_calls(env: &TestEnv, args: &[&str]) -> (std::process::Output, Vec
     let calls = std::fs::read_to_string(&log)
         .unwrap_or_default()
         .lines()
+        .filter(|l| !l.ends_with(" #{pane_id} #{pane_pid} #{@teamctl-nonce} #{@teamctl-agent}"))
         .map(String::from)
         .collect();
     (out, calls)
@@ -944,7 +948,8 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
 }
 
 /// `argv::STATE_FORMAT`, as the logging tmux prints it.
-const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
+const STATE_FORMAT: &str =
+    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}\t#{@teamctl-nonce}";
 
 /// `kill` during a turn ends the worker before its turn: the turn is the worker's to end
 /// (stopped, left for `resume`), never a failure "not by teamctl" that lets the worker take

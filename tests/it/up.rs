@@ -389,9 +389,9 @@ fn bad_files_exit_2_naming_the_line_and_change_nothing() {
     assert!(!env.tmux(&["list-sessions"]).status.success());
     // No file at all: a clear error too.
     std::fs::remove_file(env.work.path().join("teamctl.toml")).unwrap();
-    let err = env.fails(&["up"], 2);
+    let err = env.fails(&["up"], 1);
     assert!(err.contains("no team file teamctl.toml"), "{err}");
-    let err = env.fails(&["down"], 2);
+    let err = env.fails(&["down"], 1);
     assert!(err.contains("no team file teamctl.toml"), "{err}");
 }
 

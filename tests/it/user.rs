@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{TestEnv, wait_until};
+use crate::common::{TestEnv, wait_until, wait_until_or_show};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -156,9 +156,15 @@ fn a_deleted_cwd_fails_clearly_and_does_not_block_a_broadcast() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // The broadcast names who has it and how to start the one that did not start.
     let err = env.fails(&["send", "*", "hello all"], 1);
     assert!(
-        err.contains("delivered") && err.contains("no longer exists"),
+        err.contains("lost has it in its inbox, but")
+            && err.contains("no longer exists")
+            && err.contains(" --team alpha resume lost")
+            && err.contains(
+                "the broadcast reached all 2 members (lost, fine), but lost did not start"
+            ),
         "{err}"
     );
     for who in ["lost", "fine"] {
@@ -1829,10 +1835,10 @@ fn an_unquoted_message_is_refused_with_the_line_quoted() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
+    // The files' names are not the message (session 24: it was quoted as 'notes.txt hi').
     assert!(
-        err.contains(
-            "main.rs is a file here: an unquoted * is the shell's list of files, write '*'"
-        ),
+        err.contains("main.rs, notes.txt are files here: the shell put the names of the files in this directory in place of an unquoted *")
+            && err.contains("`teamctl send '*' hi`"),
         "{err}"
     );
     assert_eq!(before, crate::common::snapshot(env.home_path()));
@@ -2028,4 +2034,417 @@ fn a_turn_whose_worker_was_killed_is_shown_interrupted_not_running() {
     assert_eq!(bob["unread"], 1, "{bob}");
     std::fs::write(env.work.path().join("go"), b"").unwrap();
     env.ok(&["delete", "--force"]);
+}
+
+/// `task update 1 done` (the status as a word of its own) and `task finish|close 1`: the
+/// command that sets it; `task rm|delete|remove 1`: that no command removes a task, and the
+/// two that finish it. Each exit 2, one line, nothing changed.
+#[test]
+fn a_status_after_task_update_and_words_for_finishing_or_removing_name_the_commands() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["task", "add", "write the report"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["task", "update", "1", "done"][..],
+            "unexpected argument \"done\": a new status is given with --status: `teamctl task done 1` marks it completed",
+        ),
+        (
+            &["task", "update", "1", "doing"][..],
+            "`teamctl task update 1 --status in_progress` sets it",
+        ),
+        (
+            &["task", "finish", "1"][..],
+            "no task command \"finish\": `teamctl task done 1` marks it completed",
+        ),
+        (&["task", "close", "1"][..], "`teamctl task done 1`"),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    for word in ["rm", "delete", "remove"] {
+        let err = env.fails(&["task", word, "1"], 2);
+        assert!(
+            err.contains("there is no command that removes a task")
+                && err.contains("`teamctl task update 1 --status failed`")
+                && err.contains("`teamctl task done 1`"),
+            "{word}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
+
+/// `status bob`: status takes no name; a member is pointed at its log and messages, a team of
+/// this home at `--team`, anything else at both.
+#[test]
+fn status_with_a_name_says_what_it_takes() {
+    let env = TestEnv::new();
+    env.ok(&["create", "beta"]);
+    let _ = std::fs::remove_file(env.home_path().join("current"));
+    team_with(&env, &[]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["shutdown", "bob"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (word, hint) in [
+        ("bob", "`teamctl log --worker bob` shows bob's own log"),
+        ("beta", "`teamctl --team beta status` shows team beta"),
+        ("nobody", "`teamctl --team TEAM status` shows another team"),
+    ] {
+        let err = env.fails(&["status", word], 2);
+        assert!(
+            err.contains("status takes no name") && err.contains(hint),
+            "{word}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
+
+/// `send * hi` in a directory of files: the shell made it `send notes.txt hi` (or `send a b
+/// hi`), and the refusal said only "no member notes.txt". It now says the shell expanded the
+/// unquoted `*` and how to quote it, the text quoted for a shell; nothing is sent. One file
+/// may as well be a file's name typed where its contents were meant (new-user QA: told
+/// flatly the shell had expanded `*`): that file is said to be no teammate, with how to send
+/// its contents.
+#[test]
+fn a_recipient_that_is_a_file_here_says_the_shell_expanded_the_star() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let one = env.work.path().join("notes.txt");
+    std::fs::write(&one, b"").unwrap();
+    let err = env.fails(&["send", "notes.txt", "it's here"], 2);
+    assert!(
+        err.contains("no member \"notes.txt\"")
+            && err.contains("notes.txt is a file here, not a teammate: to send its contents, `teamctl send NAME < notes.txt` (or `teamctl send '*' < notes.txt` to everyone)")
+            && err.contains("if you typed an unquoted *, the shell put the names of the files here in its place")
+            && err.contains(r"`teamctl send '*' 'it'\''s here'`"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    std::fs::write(env.work.path().join("plan.md"), b"").unwrap();
+    let err = env.fails(&["send", "notes.txt", "plan.md", "hi"], 2);
+    assert!(
+        err.contains("notes.txt, plan.md are files here") && err.contains("`teamctl send '*' hi`"),
+        "{err}"
+    );
+    let err = env.fails(&["send", "notes.txt", "plan.md"], 2);
+    assert!(err.contains("`teamctl send '*' TEXT`"), "{err}");
+    assert!(env.inbox("alpha", "bob").is_empty());
+    // A name that is no member and no file keeps its plain refusal.
+    let err = env.fails(&["send", "nobody", "hi"], 2);
+    assert!(!err.contains("unquoted"), "{err}");
+}
+
+/// `send hi bob` (the text first, the member last): the refusal says the name comes first,
+/// as `teamctl send bob hi`, also when the text was several words; nothing is sent.
+#[test]
+fn a_member_named_last_is_suggested_first() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let err = env.fails(&["send", "hi", "bob"], 2);
+    assert!(
+        err.contains("no member \"hi\"")
+            && err.contains(
+                "bob is a member: the name comes first, then the text: `teamctl send bob hi`"
+            ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["send", "hi", "there", "bob"], 2);
+    assert!(err.contains("`teamctl send bob 'hi there'`"), "{err}");
+    assert!(env.inbox("alpha", "bob").is_empty());
+    // The same for `ask` (new-user QA: `ask hello bob` said only "no member hello").
+    let err = env.fails(&["ask", "hello", "bob"], 2);
+    assert!(
+        err.contains("no member \"hello\"")
+            && err.contains(
+                "bob is a member: the name comes first, then the question: `teamctl ask bob hello`"
+            ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["ask", "how", "are", "you", "bob"], 2);
+    assert!(err.contains("`teamctl ask bob 'how are you'`"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(env.inbox("alpha", "bob").is_empty());
+}
+
+/// Everyone given to `kill` or `shutdown` as a name (new-user QA: `kill --all` got clap's tip
+/// `-- --all`, `kill '*'` and `shutdown '*'` "invalid member name", `shutdown all` "no
+/// member"): each says what the command takes and how every teammate is stopped (`shutdown
+/// --all`, `--force` to kill them), exit 2, one line, nothing changed.
+#[test]
+fn everyone_given_to_kill_or_shutdown_says_what_they_take() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    let before = crate::common::snapshot(env.home_path());
+    let all = "`teamctl shutdown --all` stops every teammate (each is asked and the answers waited for), `teamctl shutdown --all --force` kills them all without asking";
+    for (args, says) in [
+        (
+            &["kill", "--all"][..],
+            "kill takes one teammate's name (`teamctl kill NAME`)",
+        ),
+        (
+            &["kill", "*"],
+            "kill takes one teammate's name (`teamctl kill NAME`)",
+        ),
+        (
+            &["kill", "all"],
+            "kill takes one teammate's name (`teamctl kill NAME`)",
+        ),
+        (
+            &["shutdown", "*"],
+            "shutdown takes one teammate's name or --all",
+        ),
+        (
+            &["shutdown", "everyone"],
+            "shutdown takes one teammate's name or --all",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(says) && err.contains(all), "{args:?}: {err}");
+        assert!(!err.contains("-- --all"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    assert_eq!(env.member_status("bob"), "idle");
+    // A member named so is still the member.
+    env.ok(&["spawn", "all", "--backend", "process", "--exec", "cat"]);
+    let out = env.ok(&["kill", "all"]);
+    assert!(out.contains("all killed"), "{out}");
+}
+
+/// `up` and `down` with no team file (new-user QA: `--team nope down` in a directory without
+/// `teamctl.toml`, exit 2): a file that is not there is a failure to read it, exit 1, one line
+/// naming the file and where it was looked for, and for `up` how one is written, for `down`
+/// that `delete` takes a team down without one. `--team` of a team not here is still that
+/// (exit 2, the teams listed).
+#[test]
+fn up_and_down_without_a_team_file_name_it_and_say_what_to_do() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    let here = env.work.path().canonicalize().unwrap();
+    for args in [
+        &["up"][..],
+        &["--team", "alpha", "up"],
+        &["--team", "nope", "up"],
+    ] {
+        let err = env.fails(args, 1);
+        assert!(
+            err.contains(&format!("no team file teamctl.toml in {}", here.display()))
+                && err.contains("`name = \"TEAM\"`, then a `[[member]]`")
+                && err.contains("`teamctl up FILE`"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    let err = env.fails(&["--team", "alpha", "down"], 1);
+    assert!(
+        err.contains(&format!("no team file teamctl.toml in {}", here.display()))
+            && err.contains("`teamctl down FILE`")
+            && err.contains("`teamctl delete --team alpha`"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["down", "other.toml"], 1);
+    assert!(
+        err.contains("no team file other.toml in") && err.contains("`teamctl delete --team TEAM`"),
+        "{err}"
+    );
+    let err = env.fails(&["--team", "nope", "down"], 2);
+    assert!(err.contains("the teams here: alpha"), "{err}");
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+}
+
+/// `--team nope down`, `--team nope send ...`, `--team nope plan ...`: the team that is not
+/// here is said so with the teams there are, as for `status` (down said "no team file").
+#[test]
+fn a_missing_team_before_down_send_or_plan_lists_the_teams() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for args in [
+        &["--team", "nope", "down"][..],
+        &["--team", "nope", "send", "bob", "hi"][..],
+        &["--team", "nope", "send", "*", "hi"][..],
+        &["--team", "nope", "plan", "approve", "bob"][..],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains("no team \"nope\"")
+                && err.contains("the teams here: alpha (pick one with --team)"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("create"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    // A team file that declares that very team: not up, nothing to do.
+    std::fs::write(
+        env.work.path().join("teamctl.toml"),
+        "name = \"nope\"\n\n[[member]]\nname = \"bob\"\nexec = \"cat\"\n",
+    )
+    .unwrap();
+    let out = env.ok(&["--team", "nope", "down"]);
+    assert!(out.contains("team nope is not up; nothing to do"), "{out}");
+}
+
+/// doctor's inotify line counted the running teammates of the teams there are, not the
+/// orphaned workers (their team or home gone) that still hold an instance each (new-user QA).
+/// It now says how many there are and that `doctor --fix` ends them; once ended, it says
+/// nothing of them.
+#[test]
+fn doctors_inotify_line_counts_orphaned_workers() {
+    let env = TestEnv::new();
+    team_with(&env, &[("ghost", "cat")]);
+    wait_until("ghost idle", Duration::from_secs(20), || {
+        env.member_status("ghost") == "idle"
+    });
+    let inotify = || -> String {
+        let out = env.run(&["--json", "doctor"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == "inotify")
+            .map(|f| f["message"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    assert!(!inotify().contains("orphaned"), "{}", inotify());
+    // An idle worker writes nothing more: its team directory can go under it.
+    std::fs::remove_dir_all(env.team_dir("alpha")).unwrap();
+    let said = inotify();
+    assert!(
+        said.contains(
+            "1 orphaned worker (its team or home gone) holds one; `teamctl doctor --fix` ends it"
+        ),
+        "{said}"
+    );
+    let fixed = env.ok(&["doctor", "--fix"]);
+    assert!(
+        fixed.contains("ended orphaned worker ghost@alpha"),
+        "{fixed}"
+    );
+    assert!(!inotify().contains("orphaned"), "{}", inotify());
+}
+
+/// `(pid, ppid)` of every zombie (`<defunct>`) process.
+fn zombies() -> Vec<(u32, u32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = rest.next()?;
+            let ppid = rest.next()?.parse().ok()?;
+            (state == "Z").then_some((pid, ppid))
+        })
+        .collect()
+}
+
+/// Ctrl-C in a busy teammate's tmux pane, three times over (resumed in between): once the
+/// teammate is stopped, no `<defunct>` process is left whose parent is a teamctl process of
+/// this home (a turn's or launcher's, which the worker reaps), and the worker itself, the
+/// pane's own process (tmux's child: argv, no shell, no double fork), is reaped by the tmux
+/// server. New-user QA saw a defunct worker under the server after such a Ctrl-C: tmux 3.3a
+/// sometimes (about one worker in 30 here) misses the SIGCHLD of a pane's process (its pane
+/// then reads dead with no exit status) and reaps it only at its next SIGCHLD, which is not
+/// teamctl's to change; so when one is left there, the server is sent a SIGCHLD (what its
+/// next child's exit would bring) and it must then be gone: nothing of ours keeps it.
+#[test]
+fn ctrl_c_in_a_busy_pane_leaves_no_defunct_process_of_ours() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    let gate = env.work.path().join("gate");
+    let exec = format!(
+        "while [ ! -e '{}' ]; do sleep 0.02; done; echo done",
+        gate.display()
+    );
+    env.ok(&["spawn", "bob", "--backend", "tmux", "--exec", &exec]);
+    let server: u32 = env
+        .tmux_ok(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let home = env.home_path().display().to_string();
+    let teamctls = |ppid: u32| {
+        std::fs::read(format!("/proc/{ppid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&home))
+    };
+    for round in 0..3 {
+        let _ = std::fs::remove_file(&gate);
+        if round > 0 {
+            env.ok(&["resume", "bob"]);
+        }
+        env.ok(&["send", "bob", "slow"]);
+        wait_until("bob working", Duration::from_secs(20), || {
+            env.member_status("bob") == "working"
+        });
+        let pane = env.pane_of("alpha", "bob");
+        let worker = env.member("bob")["pid"].as_u64().unwrap() as u32;
+        env.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+        wait_until("bob stopping", Duration::from_secs(20), || {
+            env.member("bob")["stopping"].is_string()
+        });
+        std::fs::write(&gate, b"").unwrap();
+        // Ctrl-C in its pane is the user's stop: `stopped`, not `dead` (state25).
+        wait_until(
+            "bob stopped after its turn",
+            Duration::from_secs(20),
+            || env.member_status("bob") == "stopped",
+        );
+        env.ok(&["kill", "bob"]);
+        let ours = || -> Vec<(u32, u32)> {
+            zombies()
+                .into_iter()
+                .filter(|(pid, ppid)| *pid == worker || *ppid == server || teamctls(*ppid))
+                .collect()
+        };
+        let unreaped = |left: &[(u32, u32)]| -> Vec<(u32, u32)> {
+            left.iter()
+                .copied()
+                .filter(|(pid, ppid)| !(*pid == worker && *ppid == server))
+                .collect()
+        };
+        // What the worker reaps (its turns, its launcher), and nothing else under the server.
+        wait_until_or_show(
+            "no defunct child of a teamctl process",
+            Duration::from_secs(10),
+            || unreaped(&ours()).is_empty(),
+            || {
+                format!(
+                    "round {round}: worker {worker}, server {server}: {:?}",
+                    ours()
+                )
+            },
+        );
+        if !ours().is_empty() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(server as i32),
+                nix::sys::signal::Signal::SIGCHLD,
+            );
+        }
+        wait_until_or_show(
+            "the worker reaped by the tmux server",
+            Duration::from_secs(10),
+            || ours().is_empty(),
+            || {
+                format!(
+                    "round {round}: worker {worker}, server {server}: {:?}",
+                    ours()
+                )
+            },
+        );
+    }
 }

@@ -22,6 +22,10 @@ pub const CONSOLE_OPTION: &str = "@teamctl-console";
 /// the tags (`#{pane_pid}` then). The tags name that process, not the pane: once the pane runs
 /// another (the user's `respawn-pane -k`), it is the user's (`holds`).
 pub const PID_OPTION: &str = "@teamctl-pid";
+/// The pane user option holding the random word teamctl made when it placed the member there
+/// (`Member::pane_nonce`, recorded in its team file): what tells teamctl's dead pane from one
+/// whose tags someone else set (a dead pane runs nothing whose process could be checked).
+pub const NONCE_OPTION: &str = "@teamctl-nonce";
 /// The pane user option holding the member's colour (used by the border format).
 pub const COLOR_OPTION: &str = "@teamctl-color";
 /// The pane user option holding the member's name (the border label: an agent may change
@@ -31,11 +35,11 @@ pub const NAME_OPTION: &str = "@teamctl-name";
 /// What `-P -F` prints for a new pane (and how many panes its window has now).
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_panes}";
 /// What a liveness probe prints: pane id, dead flag, pid, the pid teamctl tagged the pane for
-/// (`PID_OPTION`), then the tag (either possibly empty). `display-message -t` does not fail on
-/// a missing pane (it prints the format without one), so the pane id is printed back and
-/// checked.
+/// (`PID_OPTION`), then the tag (either possibly empty), then after a tab the pane's nonce
+/// (`NONCE_OPTION`, possibly empty). `display-message -t` does not fail on a missing pane (it
+/// prints the format without one), so the pane id is printed back and checked.
 pub const STATE_FORMAT: &str =
-    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}";
+    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}\t#{@teamctl-nonce}";
 /// Where a pane is: pane id (checked, as above), session id, window id.
 pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
 /// The border label on windows teamctl created: the name in the member's colour.
@@ -418,20 +422,31 @@ pub fn runs_started(pid: u32, dead: bool, record: Option<Started>, start_of: Sta
     }
 }
 
-/// Pane-level options on the teammate's own pane: the pid they name, the tag, team, colour,
-/// remain-on-exit and its title. Only `-p` options that exist at pane level, so the window is
-/// not touched.
-pub fn tag_pane(pane: &str, agent_id: &str, team: &str, color: &str, title: &str) -> Vec<Cmd> {
+/// Pane-level options on the teammate's own pane: the pid they name, the tag, the placement's
+/// nonce (`NONCE_OPTION`; none: not set), team, colour, remain-on-exit and its title. Only `-p`
+/// options that exist at pane level, so the window is not touched.
+pub fn tag_pane(
+    pane: &str,
+    agent_id: &str,
+    nonce: Option<&str>,
+    team: &str,
+    color: &str,
+    title: &str,
+) -> Vec<Cmd> {
     let set = |opt: &str, val: &str| words(&["set-option", "-p", "-t", pane, opt, val]);
-    vec![
-        tag_pid(pane),
+    let mut cmds = vec![tag_pid(pane)];
+    if let Some(nonce) = nonce {
+        cmds.push(set(NONCE_OPTION, nonce));
+    }
+    cmds.extend([
         set(AGENT_OPTION, agent_id),
         set(TEAM_OPTION, team),
         set(COLOR_OPTION, color),
         set(NAME_OPTION, title),
         set("remain-on-exit", "on"),
         words(&["select-pane", "-t", pane, "-T", &literal(title)]),
-    ]
+    ]);
+    cmds
 }
 
 /// Re-arrange one window (`tiled` on teamctl's windows).
@@ -649,6 +664,7 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
         COLOR_OPTION,
         NAME_OPTION,
         PID_OPTION,
+        NONCE_OPTION,
         // teamctl's, not the user's: their pane ends as their settings say.
         "remain-on-exit",
     ]
@@ -658,14 +674,14 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
 }
 
 /// Every pane of the server, once for each session its window is linked into: id, dead flag,
-/// pid, the pid the tags name, agent tag, console tag, then the session's name (the one
+/// pid, the pid the tags name, agent tag, console tag, nonce, then the session's name (the one
 /// free-form field, last), tab-separated (`parse_team_panes`).
 pub fn team_panes() -> Cmd {
     words(&[
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{session_name}",
+        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{@teamctl-nonce}\t#{session_name}",
     ])
 }
 
@@ -712,17 +728,20 @@ pub struct Owner {
     pub dead: bool,
     /// The pane's agent tag (empty for the console): whose record (`Started`) it is judged by.
     pub agent: String,
+    /// The pane's nonce (`NONCE_OPTION`; empty when it has none).
+    pub nonce: String,
 }
 
 /// The panes of `team` (its scoped tag) in `team_panes`'s output.
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
     let mut panes = TeamPanes::default();
     for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.splitn(7, '\t');
+        let mut it = line.splitn(8, '\t');
         let mut next = || it.next().unwrap_or_default();
-        let (id, dead, pid, tagged_pid, agent, console, session) = (
+        let (id, dead, pid, tagged_pid, agent, console, nonce, session) = (
             next(),
             next() == "1",
+            next(),
             next(),
             next(),
             next(),
@@ -746,10 +765,16 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
         {
             list.push(id.to_string());
             if let (true, true, Ok(pid)) = (of_team, holds(pid, tagged_pid), pid.parse()) {
-                let agent = agent.to_string();
-                panes
-                    .owners
-                    .push((id.to_string(), Owner { pid, dead, agent }));
+                let (agent, nonce) = (agent.to_string(), nonce.to_string());
+                panes.owners.push((
+                    id.to_string(),
+                    Owner {
+                        pid,
+                        dead,
+                        agent,
+                        nonce,
+                    },
+                ));
             }
         }
         panes.rows.push((session.to_string(), id.to_string()));
@@ -809,6 +834,8 @@ pub struct PaneState {
     /// The agent tag the pane carries for a process it no longer runs (the user respawned it:
     /// it is theirs, and its stale tags come off when teamctl comes across it); else empty.
     pub stale_tag: String,
+    /// The pane's nonce (`NONCE_OPTION`); empty when it has none.
+    pub nonce: String,
 }
 
 impl PaneState {
@@ -819,6 +846,7 @@ impl PaneState {
             pid,
             tag: tag.to_string(),
             stale_tag: String::new(),
+            nonce: String::new(),
         }
     }
 }
@@ -838,7 +866,9 @@ pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
     let pid_word = it.next()?;
     let pid = pid_word.parse().ok();
     let tagged_pid = it.next()?;
-    let tag = it.next().unwrap_or("").trim();
+    let rest = it.next().unwrap_or("");
+    let (tag, nonce) = rest.split_once('\t').unwrap_or((rest, ""));
+    let (tag, nonce) = (tag.trim(), nonce.trim());
     let (tag, stale_tag) = if holds(pid_word, tagged_pid) {
         (tag.to_string(), String::new())
     } else {
@@ -849,6 +879,7 @@ pub fn parse_state(out: &str, pane: &str) -> Option<PaneState> {
         pid,
         tag,
         stale_tag,
+        nonce: nonce.to_string(),
     })
 }
 
@@ -958,31 +989,41 @@ mod tests {
 
     #[test]
     fn a_pane_is_teamctls_by_its_teams_agent_or_console_tag_for_the_process_it_runs() {
-        // id, dead, pid, tagged pid, agent tag, console tag, session.
-        let out = "%1\t0\t10\t10\t\tt/k\tteamctl-t-k\n\
-                   %2\t0\t11\t11\tbob@t/k\t\tteamctl-t-k\n\
-                   %3\t0\t12\t\t\t\tteamctl-t-k\n\
-                   %4\t0\t13\t13\tbob@other/k\t\tteamctl-t-k\n\
-                   %5\t0\t14\t14\t\tother/k\tteamctl-t-k\n\
-                   %6\t0\t99\t15\tcarol@t/k\t\tteamctl-t-k\n\
-                   %7\t0\t98\t16\t\tt/k\tmine\n\
-                   %2\t0\t11\t11\tbob@t/k\t\tmy session, linked\n\
-                   %8\t1\t17\t17\tdan@t/k\t\tmine\n\
-                   %9\t0\t18\t\tolder@t/k\t\tmine\n";
+        // id, dead, pid, tagged pid, agent tag, console tag, nonce, session.
+        let out = "%1\t0\t10\t10\t\tt/k\t\tteamctl-t-k\n\
+                   %2\t0\t11\t11\tbob@t/k\t\tn2\tteamctl-t-k\n\
+                   %3\t0\t12\t\t\t\t\tteamctl-t-k\n\
+                   %4\t0\t13\t13\tbob@other/k\t\t\tteamctl-t-k\n\
+                   %5\t0\t14\t14\t\tother/k\t\tteamctl-t-k\n\
+                   %6\t0\t99\t15\tcarol@t/k\t\t\tteamctl-t-k\n\
+                   %7\t0\t98\t16\t\tt/k\t\tmine\n\
+                   %2\t0\t11\t11\tbob@t/k\t\tn2\tmy session, linked\n\
+                   %8\t1\t17\t17\tdan@t/k\t\tn8\tmine\n\
+                   %9\t0\t18\t\tolder@t/k\t\t\tmine\n";
         let panes = parse_team_panes(out, "t/k");
         // The console, bob (linked into another session too: once), dan's dead pane elsewhere,
         // and a pane of an older teamctl that recorded no pid.
         assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
         // Each with the process its kill is guarded by, and whose record judges it.
-        let owner = |pid, dead, agent: &str| Owner {
+        let owner = |pid, dead, agent: &str, nonce: &str| Owner {
             pid,
             dead,
             agent: agent.into(),
+            nonce: nonce.into(),
         };
-        assert_eq!(panes.owner_of("%1"), Some(&owner(10, false, "")));
-        assert_eq!(panes.owner_of("%2"), Some(&owner(11, false, "bob@t/k")));
-        assert_eq!(panes.owner_of("%8"), Some(&owner(17, true, "dan@t/k")));
-        assert_eq!(panes.owner_of("%9"), Some(&owner(18, false, "older@t/k")));
+        assert_eq!(panes.owner_of("%1"), Some(&owner(10, false, "", "")));
+        assert_eq!(
+            panes.owner_of("%2"),
+            Some(&owner(11, false, "bob@t/k", "n2"))
+        );
+        assert_eq!(
+            panes.owner_of("%8"),
+            Some(&owner(17, true, "dan@t/k", "n8"))
+        );
+        assert_eq!(
+            panes.owner_of("%9"),
+            Some(&owner(18, false, "older@t/k", ""))
+        );
         assert_eq!(panes.owner_of("%6"), None, "not ours");
         // Respawned by the user: carol's pane and a console.
         assert_eq!(panes.taken, s(&["%6", "%7"]));
@@ -1032,8 +1073,13 @@ mod tests {
                 pid: Some(43),
                 tag: String::new(),
                 stale_tag: "bob@t/k".into(),
+                nonce: String::new(),
             })
         );
+        // The nonce after a tab, the tag before it (`STATE_FORMAT`).
+        let mut nonced = PaneState::tagged(true, Some(42), "bob@t/k");
+        nonced.nonce = "abc".into();
+        assert_eq!(parse_state("%3 1 42 42 bob@t/k\tabc\n", "%3"), Some(nonced));
         assert_eq!(
             parse_state("%3 1 42 42 bob@t/k\n", "%3"),
             Some(PaneState::tagged(true, Some(42), "bob@t/k")),
@@ -1055,7 +1101,10 @@ mod tests {
                 "#{pane_pid}"
             ])
         );
-        assert_eq!(tag_pane("%3", "a@t", "t", "blue", "a")[0], tag_pid("%3"));
+        assert_eq!(
+            tag_pane("%3", "a@t", None, "t", "blue", "a")[0],
+            tag_pid("%3")
+        );
         assert_eq!(tag_console("%0", "t")[0], tag_pid("%0"));
         let untag = untag_pane("%3");
         for opt in [AGENT_OPTION, CONSOLE_OPTION, PID_OPTION, TEAM_OPTION] {
@@ -1241,7 +1290,7 @@ mod tests {
     #[test]
     fn options_are_never_global_and_always_targeted() {
         let mut all = own_window("@4", "t");
-        all.extend(tag_pane("%5", "bob@t", "t", "blue", "bob"));
+        all.extend(tag_pane("%5", "bob@t", None, "t", "blue", "bob"));
         all.push(tag_session("=teamctl-t", "t"));
         for c in &all {
             assert!(!c.iter().any(|w| w == "-g" || w == "-gw"), "{c:?}");
@@ -1250,7 +1299,7 @@ mod tests {
                 assert!(["@4", "%5", "=teamctl-t:"].contains(&c[t + 1].as_str()));
             }
         }
-        for c in tag_pane("%5", "bob@t", "t", "blue", "bob") {
+        for c in tag_pane("%5", "bob@t", None, "t", "blue", "bob") {
             if c[0] == "set-option" {
                 assert_eq!(
                     c[1], "-p",
@@ -1258,14 +1307,16 @@ mod tests {
                 );
             }
         }
-        assert!(tag_pane("%5", "bob@t", "t", "blue", "bob").contains(&s(&[
-            "set-option",
-            "-p",
-            "-t",
-            "%5",
-            AGENT_OPTION,
-            "bob@t"
-        ])));
+        assert!(
+            tag_pane("%5", "bob@t", None, "t", "blue", "bob").contains(&s(&[
+                "set-option",
+                "-p",
+                "-t",
+                "%5",
+                AGENT_OPTION,
+                "bob@t"
+            ]))
+        );
         assert!(own_window("@4", "t").contains(&s(&[
             "set-option",
             "-w",

@@ -26,14 +26,28 @@ fn quote(word: &str) -> Option<String> {
 
 /// `argv::tag_pane`'s commands, without targets (the hook's target is the new pane), as one
 /// tmux command string, followed by a line naming the pane tagged. `None` when a value cannot
-/// be quoted (the caller tags the pane separately).
-pub fn tag_script(agent_id: &str, team: &str, color: &str, title: &str) -> Option<String> {
+/// be quoted (the caller tags the pane separately). `nonce`: the placement's
+/// (`argv::NONCE_OPTION`), set with the tags.
+pub fn tag_script(
+    agent_id: &str,
+    nonce: Option<&str>,
+    team: &str,
+    color: &str,
+    title: &str,
+) -> Option<String> {
     // The pid the tags name first (`argv::tag_pid`): the new pane's, the worker's.
     let mut cmds = vec![format!(
         "set-option -p -F {} {}",
         quote(argv::PID_OPTION)?,
         quote("#{pane_pid}")?
     )];
+    if let Some(nonce) = nonce {
+        cmds.push(format!(
+            "set-option -p {} {}",
+            quote(argv::NONCE_OPTION)?,
+            quote(nonce)?
+        ));
+    }
     for (opt, val) in [
         (argv::AGENT_OPTION, agent_id),
         (argv::TEAM_OPTION, team),
@@ -100,7 +114,7 @@ mod tests {
 
     #[test]
     fn the_script_sets_every_tag_on_the_hooks_target() {
-        let s = tag_script("ann@t", "t", "blue", "ann").unwrap();
+        let s = tag_script("ann@t", None, "t", "blue", "ann").unwrap();
         assert_eq!(
             s,
             "set-option -p -F '@teamctl-pid' '#{pane_pid}' ; \
@@ -117,8 +131,8 @@ mod tests {
 
     #[test]
     fn a_value_that_cannot_be_quoted_means_no_script() {
-        assert_eq!(tag_script("a'b@t", "t", "blue", "a'b"), None);
-        assert_eq!(tag_script("a@t", "t\n", "blue", "a"), None);
+        assert_eq!(tag_script("a'b@t", None, "t", "blue", "a'b"), None);
+        assert_eq!(tag_script("a@t", None, "t\n", "blue", "a"), None);
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl TmuxBackend {
         check_version(&self.tmux.program).err().unwrap_or(failure)
     }
 
-    fn place(&self, launch: &Launch, start: &Start) -> Result<place::Placed> {
+    fn place(&self, launch: &Launch, start: &Start, nonce: &str) -> Result<place::Placed> {
         let team_tag = self.tag(launch.team.as_str());
         let team = team_tag.as_str();
         let agent_tag = self.tag(&launch.agent_id);
@@ -150,10 +150,17 @@ impl TmuxBackend {
             cwd: start.cwd,
             env: &[],
         };
-        let script = hook::tag_script(&agent_tag, team, &launch.color, launch.member.as_str());
+        let script = hook::tag_script(
+            &agent_tag,
+            Some(nonce),
+            team,
+            &launch.color,
+            launch.member.as_str(),
+        );
         let tag = script.as_deref().map(|script| place::Tagging {
             script,
             agent_id: &agent_tag,
+            nonce: Some(nonce),
             color: &launch.color,
             title: launch.member.as_str(),
         });
@@ -210,12 +217,21 @@ impl Backend for TmuxBackend {
             cwd: &launch.cwd,
             env: &env,
         };
-        let placed = self.place(launch, &start).map_err(|e| self.too_old_or(e))?;
+        // What tells this placement's pane, dead, from one whose tags someone else set
+        // (`close_cmd`): recorded with the member, set on the pane with the tags.
+        let nonce = launch
+            .nonce
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        let placed = self
+            .place(launch, &start, &nonce)
+            .map_err(|e| self.too_old_or(e))?;
         let pane = &placed.pane.pane;
         if !placed.tagged {
             let tags = argv::tag_pane(
                 pane,
                 &self.tag(&launch.agent_id),
+                Some(&nonce),
                 &self.tag(launch.team.as_str()),
                 &launch.color,
                 launch.member.as_str(),
@@ -242,6 +258,7 @@ impl Backend for TmuxBackend {
             tmux_socket: self.tmux.server.record(),
             tmux_session: placed.session,
             fill,
+            nonce: Some(nonce),
         })
     }
 
@@ -274,9 +291,9 @@ impl Backend for TmuxBackend {
                 continue;
             }
             let (me, pane, id) = (self.clone(), pane.to_string(), member.agent_id.clone());
-            let record = live.and_then(Started::of);
+            let known = Known::of(member, live);
             ending.then(move || {
-                let closing = me.close_tagged(&pane, &id, record)?;
+                let closing = me.close_tagged(&pane, &id, &known)?;
                 Ok(matches!(closing, Closing::Untagged | Closing::Foreign).then_some(pane))
             });
         }
@@ -286,14 +303,9 @@ impl Backend for TmuxBackend {
 
 impl TmuxBackend {
     /// Close `pane` if it still carries `agent_id`'s tag for the process its worker recorded
-    /// (`record`, from its live state: `close_if_tagged`), saying what was done.
-    pub fn close_tagged(
-        &self,
-        pane: &str,
-        agent_id: &str,
-        record: Option<Started>,
-    ) -> Result<Closing> {
-        close_if_tagged(&self.tmux, pane, &self.tag(agent_id), record)
+    /// (`known`, from its team file and live state: `close_if_tagged`), saying what was done.
+    pub fn close_tagged(&self, pane: &str, agent_id: &str, known: &Known) -> Result<Closing> {
+        close_if_tagged(&self.tmux, pane, &self.tag(agent_id), known)
             .map_err(|e| e.into_error(&format!("close pane {pane}")))
     }
 }
@@ -307,13 +319,14 @@ impl TmuxBackend {
 /// kill itself is guarded by the pid the pane ran when it was read (`close_cmd`), so a
 /// respawn after the look is not missed. A pane whose live process is not teamctl's for the
 /// tag (`runs_teamctls`: the tags were set by someone else) is left open too, its tags taken
-/// off (`Closing::Foreign`). The one rule for every close of one pane: a member's (`kill`,
-/// `shutdown`, the worker's own) and `doctor --fix`'s.
+/// off (`Closing::Foreign`); so is a dead one without the nonce its member recorded (`known`).
+/// The one rule for every close of one pane: a member's (`kill`, `shutdown`, the worker's own)
+/// and `doctor --fix`'s.
 pub fn close_if_tagged(
     t: &Tmux,
     pane: &str,
     tag: &str,
-    record: Option<Started>,
+    known: &Known,
 ) -> std::result::Result<Closing, Fail> {
     let Some(state) = t
         .run(&[argv::pane_state(pane)])
@@ -327,8 +340,8 @@ pub fn close_if_tagged(
         let Some(pid) = state.pid else {
             return Ok(Closing::NotOurs);
         };
-        let who = Who::Agent(argv::unscoped(tag));
-        match close_cmd(pane, pid, state.dead, record, Some(who)) {
+        let who = Who::Agent(argv::unscoped(tag), known);
+        match close_cmd(pane, pid, state.dead, &state.nonce, Some(who)) {
             Close::Kill(kill) => {
                 crate::pause::at("close-pane");
                 return match t.run(&[kill]) {
@@ -371,10 +384,11 @@ pub enum Close {
     Not,
 }
 
-/// The close of `pane`, found running `pid` (`dead`: ran it last) under teamctl's tags: the
-/// one helper every close of a pane goes through (`close_if_tagged`, `delete`'s
-/// `close_panes`, the placeholder a failed start leaves). The start time its worker recorded
-/// (`record`) is compared with `/proc` here (`argv::runs_started`); the pid is then compared
+/// The close of `pane`, found running `pid` (`dead`: ran it last) under teamctl's tags, with
+/// `nonce` (`argv::NONCE_OPTION`, empty when it has none): the one helper every close of a
+/// pane goes through (`close_if_tagged`, `delete`'s `close_panes`, the placeholder a failed
+/// start leaves). The start time its worker recorded (`Known::started` of a teammate's `who`)
+/// is compared with `/proc` here (`argv::runs_started`); the pid is then compared
 /// by tmux in the same command as the kill (`argv::kill_pane_running`: a format tmux
 /// evaluates, nothing run in between), so a pane the user respawns after the look is left
 /// open. tmux cannot read `/proc`, so the start time cannot be part of that command: what is
@@ -383,46 +397,81 @@ pub enum Close {
 ///
 /// `who`: whose tag the pane carries, whose process it must then run (`runs_teamctls`): a
 /// tag is a pane option anyone can set, so a pane whose live process is not teamctl's is
-/// left open however it is tagged (`Close::Foreign`). `None` only for a pane teamctl just
-/// made itself and judges by the pid tmux gave it then (the placeholder).
-pub fn close_cmd(
-    pane: &str,
-    pid: u32,
-    dead: bool,
-    record: Option<Started>,
-    who: Option<Who>,
-) -> Close {
+/// left open however it is tagged (`Close::Foreign`), and so is a dead one without its
+/// member's nonce. `None` only for a pane teamctl just made itself and judges by the pid tmux
+/// gave it then (the placeholder).
+pub fn close_cmd(pane: &str, pid: u32, dead: bool, nonce: &str, who: Option<Who>) -> Close {
+    let record = match who {
+        Some(Who::Agent(_, known)) => known.started,
+        _ => None,
+    };
     if !argv::runs_started(pid, dead, record, &proc::start_time) {
         return Close::Theirs;
     }
-    if who.is_some_and(|who| !runs_teamctls(pid, dead, who)) {
+    if who.is_some_and(|who| !runs_teamctls(pid, dead, nonce, who)) {
         return Close::Foreign;
     }
     argv::kill_pane_running(pane, pid).map_or(Close::Not, Close::Kill)
 }
 
-/// Whose tag a pane carries: a teammate's (its agent id, `NAME@TEAM`) or a team's console
-/// (the team's name).
+/// Whose tag a pane carries: a teammate's (its agent id, `NAME@TEAM`, and what teamctl
+/// recorded of it: `Known`, the default when nothing is) or a team's console (the team's name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who<'a> {
-    Agent(&'a str),
+    Agent(&'a str, &'a Known),
     Console(&'a str),
+}
+
+/// What teamctl recorded of a teammate whose pane it judges: the process its worker recorded
+/// (`Started`, from its live state), whether it is interactive (its pane runs its agent, not
+/// its worker) and the nonce of its placement (`Member::pane_nonce`). The default, when the
+/// team's files are gone or name no such member: none of these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    pub started: Option<Started>,
+    pub interactive: bool,
+    pub nonce: Option<String>,
+}
+
+impl Known {
+    pub fn of(member: &Member, live: Option<&LiveState>) -> Known {
+        Known {
+            started: live.and_then(Started::of),
+            interactive: member.interactive.is_some(),
+            // A member now recorded on another host records that host's pane's nonce: a pane
+            // this host made for it before it moved is judged as one an older teamctl placed
+            // (its tags and pid decide), so it is still closed as an orphan here.
+            nonce: member
+                .pane_nonce
+                .clone()
+                .filter(|_| super::host::elsewhere(member).is_none()),
+        }
+    }
 }
 
 /// Does a pane tagged for `who`, found running `pid` (`dead`: ran it last), run teamctl's
 /// process for it? A teammate's pane runs its worker (a teamctl binary running `worker --home
-/// HOME --id ID` of this home: `proc::is_teamctl_worker`), or, for an interactive teammate,
-/// its agent (`TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment, as teamctl started it:
-/// `proc::is_agent_process`); a console pane runs `teamctl lead` for its team
-/// (`proc::is_console`). A dead pane, or one whose process has just ended, runs nothing to be
-/// told apart by: its tags decide, as they did (nothing runs there to be ended). Another
-/// user's live process is not ended, and not teamctl's.
-pub fn runs_teamctls(pid: u32, dead: bool, who: Who) -> bool {
-    if dead || proc::ended(pid) {
-        return true;
+/// HOME --id ID` of this home: `proc::is_teamctl_worker`), or, for a teammate recorded as
+/// interactive only, its agent (`TEAMCTL_AGENT_ID` and `TEAMCTL_HOME` in its environment, as
+/// teamctl started it: `proc::is_agent_process`; anyone can start a program with those, so for
+/// a teammate whose pane runs its worker they prove nothing); a console pane runs `teamctl
+/// lead` for its team (`proc::is_console`). A dead pane, or one whose process has just ended,
+/// runs nothing to be told apart by: a teammate's counts as teamctl's when it carries the nonce
+/// its member recorded (`nonce`, the pane's), or its member recorded none (placed by an older
+/// teamctl, or the team's files are gone: its tags decide, as they did; nothing runs there to
+/// be ended). Another user's live process is not ended, and not teamctl's.
+pub fn runs_teamctls(pid: u32, dead: bool, nonce: &str, who: Who) -> bool {
+    if dead || proc::ended_or_ending(pid) {
+        return match who {
+            Who::Agent(_, known) => known.nonce.as_deref().is_none_or(|n| n == nonce),
+            Who::Console(_) => true,
+        };
     }
     match who {
-        Who::Agent(id) => proc::is_teamctl_worker(pid, id) || proc::is_agent_process(pid, id),
+        Who::Agent(id, known) => {
+            proc::is_teamctl_worker(pid, id)
+                || (known.interactive && proc::is_agent_process(pid, id))
+        }
         Who::Console(team) => proc::is_console(pid, team),
     }
 }
@@ -451,25 +500,25 @@ pub fn take_back(member: &Member, pane: &str, pid: u32) -> Result<bool> {
 
 /// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an
 /// agent id scoped to its home: the pane's `PaneState::stale_tag`, or its tag for a pid whose
-/// process is not the one its worker recorded, `record`): the user respawned it. Or while the
+/// process is not the one its worker recorded, `known`): the user respawned it. Or while the
 /// process they name is not teamctl's for the tag (`runs_teamctls`): someone else set them.
 /// The pane is the user's: it is never closed here. True when the tags came off.
 pub fn untag_if_stale(
     t: &Tmux,
     pane: &str,
     tag: &str,
-    record: Option<Started>,
+    known: &Known,
 ) -> std::result::Result<bool, Fail> {
     let state = t
         .run(&[argv::pane_state(pane)])
         .map(|out| argv::parse_state(&out, pane))?;
-    let who = Who::Agent(argv::unscoped(tag));
+    let who = Who::Agent(argv::unscoped(tag), known);
     let stale = state.is_some_and(|s| {
         s.stale_tag == tag
             || (s.tag == tag
                 && s.pid.is_some_and(|pid| {
-                    !argv::runs_started(pid, s.dead, record, &proc::start_time)
-                        || !runs_teamctls(pid, s.dead, who)
+                    !argv::runs_started(pid, s.dead, known.started, &proc::start_time)
+                        || !runs_teamctls(pid, s.dead, &s.nonce, who)
                 }))
     });
     if !stale {
@@ -514,17 +563,17 @@ pub fn forget_team(config: &TeamConfig, records: &Records) -> Vec<Kept> {
     )
 }
 
-/// What each member's worker recorded of its process (`Started`), by its pane tag (the agent
-/// id scoped to this home, `argv::scoped`): what `forget_session` judges a member's pane by.
-/// Empty where the team's files are gone: the pids decide then.
-pub type Records = Vec<(String, Started)>;
+/// What teamctl recorded of each member (`Known`), by its pane tag (the agent id scoped to
+/// this home, `argv::scoped`): what `forget_session` judges a member's pane by. Empty where
+/// the team's files are gone: the pids and tags decide then.
+pub type Records = Vec<(String, Known)>;
 
-/// The `Records` entry of `agent_id`, from its live state (none from an older teamctl's).
-pub fn record_of(agent_id: &str, live: Option<&LiveState>) -> Option<(String, Started)> {
-    Some((
-        argv::scoped(agent_id, &proc::home_key()),
-        live.and_then(Started::of)?,
-    ))
+/// The `Records` entry of `member`, from its team file entry and live state.
+pub fn record_of(member: &Member, live: Option<&LiveState>) -> (String, Known) {
+    (
+        argv::scoped(&member.agent_id, &proc::home_key()),
+        Known::of(member, live),
+    )
 }
 
 /// A team session `forget_session` left open for the user's panes: its name now, and its
@@ -620,7 +669,20 @@ pub fn forget_session(
     sockets: impl IntoIterator<Item = Option<String>>,
     records: &Records,
 ) -> Vec<Kept> {
-    let tag = argv::scoped(team.as_str(), &crate::backend::proc::home_key());
+    let key = crate::backend::proc::home_key();
+    forget_session_of(team, &key, recorded_session, sockets, records)
+}
+
+/// `forget_session` for the home of `key`: this one's, or a home that no longer exists, whose
+/// orphaned workers `doctor --fix` ended (its session would stay for good otherwise).
+pub fn forget_session_of(
+    team: &Name,
+    key: &str,
+    recorded_session: Option<&str>,
+    sockets: impl IntoIterator<Item = Option<String>>,
+    records: &Records,
+) -> Vec<Kept> {
+    let tag = argv::scoped(team.as_str(), key);
     let mut names = vec![argv::session_name(&tag)];
     if let Some(recorded) = recorded_session
         && !names.iter().any(|n| n == recorded)
@@ -691,16 +753,17 @@ fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, team: &str, records: &Reco
         let Some(owner) = panes.owner_of(pane) else {
             continue;
         };
-        let record = records
+        let none = Known::default();
+        let known = records
             .iter()
             .find(|(agent, _)| !owner.agent.is_empty() && *agent == owner.agent)
-            .map(|(_, r)| *r);
+            .map_or(&none, |(_, k)| k);
         let who = if owner.agent.is_empty() {
             Who::Console(team)
         } else {
-            Who::Agent(argv::unscoped(&owner.agent))
+            Who::Agent(argv::unscoped(&owner.agent), known)
         };
-        match close_cmd(pane, owner.pid, owner.dead, record, Some(who)) {
+        match close_cmd(pane, owner.pid, owner.dead, &owner.nonce, Some(who)) {
             Close::Kill(kill) => all.push(kill),
             Close::Theirs | Close::Foreign => theirs.push(pane.clone()),
             Close::Not => {}
@@ -729,17 +792,15 @@ mod tests {
     fn a_tagged_pane_whose_live_process_is_not_teamctls_is_left_open() {
         // This test's process runs, and is no worker or console of anyone's.
         let me = std::process::id();
-        let agent = Some(Who::Agent("bob@t"));
+        let none = Known::default();
+        let agent = Some(Who::Agent("bob@t", &none));
         let console = Some(Who::Console("t"));
         for who in [agent, console] {
-            assert_eq!(close_cmd("%3", me, false, None, who), Close::Foreign);
-            assert!(matches!(
-                close_cmd("%3", me, true, None, who),
-                Close::Kill(_)
-            ));
+            assert_eq!(close_cmd("%3", me, false, "", who), Close::Foreign);
+            assert!(matches!(close_cmd("%3", me, true, "", who), Close::Kill(_)));
         }
         assert!(matches!(
-            close_cmd("%3", me, false, None, None),
+            close_cmd("%3", me, false, "", None),
             Close::Kill(_)
         ));
         // A process that has ended (reaped: no such pid now).
@@ -747,12 +808,73 @@ mod tests {
         let gone = child.id();
         child.wait().unwrap();
         assert!(matches!(
-            close_cmd("%3", gone, false, None, agent),
+            close_cmd("%3", gone, false, "", agent),
             Close::Kill(_)
         ));
         // The pid given again to another program (start time not the recorded one): theirs.
-        let record = Some(Started { pid: me, start: 1 });
-        assert_eq!(close_cmd("%3", me, false, record, agent), Close::Theirs);
+        let known = Known {
+            started: Some(Started { pid: me, start: 1 }),
+            ..Known::default()
+        };
+        let recorded = Some(Who::Agent("bob@t", &known));
+        assert_eq!(close_cmd("%3", me, false, "", recorded), Close::Theirs);
+    }
+
+    /// A dead pane runs nothing to check: it is the member's only with the nonce its member
+    /// recorded (none recorded: an older teamctl's placement, its tags decide).
+    #[test]
+    fn a_dead_pane_is_closed_only_with_its_members_nonce() {
+        let me = std::process::id();
+        let known = Known {
+            nonce: Some("n1".into()),
+            ..Known::default()
+        };
+        let who = Some(Who::Agent("bob@t", &known));
+        assert!(matches!(
+            close_cmd("%3", me, true, "n1", who),
+            Close::Kill(_)
+        ));
+        assert_eq!(close_cmd("%3", me, true, "", who), Close::Foreign);
+        assert_eq!(close_cmd("%3", me, true, "n2", who), Close::Foreign);
+        let older = Known::default();
+        let who = Some(Who::Agent("bob@t", &older));
+        assert!(matches!(close_cmd("%3", me, true, "", who), Close::Kill(_)));
+    }
+
+    /// `TEAMCTL_AGENT_ID` in a process's environment is anyone's to set: it makes a pane
+    /// teamctl's only for a member recorded as interactive (whose pane runs its agent).
+    #[test]
+    fn the_agent_environment_counts_for_an_interactive_member_only() {
+        let id = "envonly@t-placed";
+        let mut child = std::process::Command::new("sleep")
+            .arg("100")
+            .env("TEAMCTL_AGENT_ID", id)
+            .env("TEAMCTL_HOME", proc::home_root().unwrap_or("/nonexistent"))
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // `spawn` returns once the exec began: the new program's environment can read empty
+        // for a moment after that (CI: the first look saw none, the second saw it).
+        let id_var = format!("{}={id}", crate::domain::env::AGENT_ID);
+        assert!(proc::wait_for(std::time::Duration::from_secs(10), || {
+            proc::read_ours(pid, "environ")
+                .is_some_and(|e| e.split(|b| *b == 0).any(|v| v == id_var.as_bytes()))
+        }));
+        let worker = Known::default();
+        let interactive = Known {
+            interactive: true,
+            ..Known::default()
+        };
+        let said = (
+            runs_teamctls(pid, false, "", Who::Agent(id, &worker)),
+            proc::is_agent_process(pid, id)
+                && runs_teamctls(pid, false, "", Who::Agent(id, &interactive)),
+            proc::is_agent_process(pid, id),
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!said.0, "a non-interactive member's pane runs its worker");
+        assert_eq!(said.1, said.2, "an interactive member's runs its agent");
     }
 
     #[test]

@@ -207,6 +207,7 @@ mod tests {
             pid: Some(pid),
             tag: String::new(),
             stale_tag: argv::scoped(tag, &proc::home_key()),
+            nonce: String::new(),
         }
     }
 

@@ -26,6 +26,8 @@ pub struct Placed {
 pub struct Tagging<'a> {
     pub script: &'a str,
     pub agent_id: &'a str,
+    /// The placement's nonce (`argv::NONCE_OPTION`).
+    pub nonce: Option<&'a str>,
     pub color: &'a str,
     pub title: &'a str,
 }
@@ -231,7 +233,14 @@ fn window_hinted(
         Err(e) => return Err(e.into_error("open a new team window")),
     };
     let placeholder = new_pane(after_guard(&out))?;
-    let tags = argv::tag_pane(&placeholder.pane, tag.agent_id, team, tag.color, tag.title);
+    let tags = argv::tag_pane(
+        &placeholder.pane,
+        tag.agent_id,
+        tag.nonce,
+        team,
+        tag.color,
+        tag.title,
+    );
     start_in(t, &placeholder, team, start, tags).map(|p| Some((p, true)))
 }
 
@@ -348,7 +357,7 @@ fn start_in(
             // its first error, and once the respawn is done only a pane gone fails, so a
             // failed start left it running that. No worker ran there: no start time recorded.
             if let super::Close::Kill(kill) =
-                super::close_cmd(&placeholder.pane, placeholder.pid, false, None, None)
+                super::close_cmd(&placeholder.pane, placeholder.pid, false, "", None)
             {
                 let _ = t.run(&[kill]);
             }

@@ -148,25 +148,7 @@ fn subscriptions_ring_on_new_mail_live_state_team_and_tasks() {
         assert!(bell.wait_until(Instant::now() + Duration::from_secs(10)));
         assert_eq!(texts(&store, &bob, end), ["again"]);
     }
-    let live = crate::domain::LiveState {
-        status: crate::domain::Status::Idle,
-        pid: 7,
-        start_ticks: None,
-        turn_pgid: None,
-        current_turn: None,
-        current_task: None,
-        since: 0,
-        last_seen: 0,
-        turns: 0,
-        last_idle_reason: None,
-        pane_id: None,
-        handled_control: Vec::new(),
-        session: None,
-        session_turns: 0,
-        lease_until: None,
-        needs_user: None,
-        inbox_problem: None,
-    };
+    let live = crate::domain::LiveState::new(crate::domain::Status::Idle, 7, 0);
     rang(Topic::Live, &|| store.set_live(&bob, &live).unwrap());
     assert_eq!(store.live(&bob).unwrap().unwrap().pid, 7);
     // A heartbeat renews the lease that `live` reads back, for the worker that wrote the

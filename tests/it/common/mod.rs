@@ -19,6 +19,12 @@ use tempfile::TempDir;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_teamctl");
 
+/// Held, shared, by every `doctor` a test runs (`run`), and alone by a test that leaves a
+/// home's processes running with the home removed: `doctor` takes the processes of a home that
+/// no longer exists for its own (they are no existing home's), so it would report, or end,
+/// what another test left so on purpose.
+pub static GONE_HOMES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 pub struct TestEnv {
     pub home: TempDir,
     pub work: TempDir,
@@ -177,6 +183,11 @@ impl TestEnv {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
+        let _doctor = args.contains(&"doctor").then(|| {
+            GONE_HOMES
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
         self.cmd(args).output().expect("run teamctl")
     }
 

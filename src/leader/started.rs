@@ -1,0 +1,124 @@
+//! Whether a worker just placed (spawn, resume, up, a send that resumes) has started: the
+//! leader waits, with a deadline, until the worker has written its first live state or has
+//! exited, so a worker that dies at once (its lock file spoiled, its team file unreadable) is
+//! reported with its reason and a non-zero exit, never as "resumed".
+
+use std::time::{Duration, Instant};
+
+use crate::domain::Member;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// How long a start waits for its worker to say it runs. A worker waits up to 10 s for an
+/// old worker of its member to end (`worker::only_worker`); past this the start is taken as
+/// under way (`status` shows `starting`, then the worker's own word).
+pub const WITHIN: Duration = Duration::from_secs(15);
+
+/// How often the live state and the process are looked at meanwhile.
+const EVERY: Duration = Duration::from_millis(10);
+
+/// How long something not a file may stand at a running worker's live state before the start
+/// is reported as one whose state nobody can see (a FIFO or link there is replaced by the
+/// worker within milliseconds; a directory never is).
+const ODD_STATE_FOR: Duration = Duration::from_secs(1);
+
+/// Wait until each of `members` (just placed: their recorded pid is the new worker's) has
+/// written its first live state, or has exited; for each, in order, `Err` with the worker's
+/// own reason when it exited first. One still starting at the deadline counts as started.
+pub fn started(store: &dyn Store, members: &[Member]) -> Vec<Result<()>> {
+    let deadline = Instant::now() + WITHIN;
+    let mut out: Vec<Option<Result<()>>> = members.iter().map(|_| None).collect();
+    let mut odd_since: Vec<Option<Instant>> = members.iter().map(|_| None).collect();
+    loop {
+        for ((m, slot), odd) in members.iter().zip(out.iter_mut()).zip(odd_since.iter_mut()) {
+            if slot.is_some() {
+                continue;
+            }
+            *slot = look(store, m);
+            if slot.is_none() {
+                // Running, no state of its own yet: a directory at its live state keeps it so
+                // for good (attacker QA: resume waited the whole 15 s, then said "resumed").
+                match store.live_problem(&m.name) {
+                    Some(problem) => {
+                        let since = *odd.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= ODD_STATE_FOR {
+                            *slot = Some(Err(unseen(m, &problem)));
+                        }
+                    }
+                    None => *odd = None,
+                }
+            }
+        }
+        if out.iter().all(Option::is_some) || Instant::now() >= deadline {
+            return out.into_iter().map(|r| r.unwrap_or(Ok(()))).collect();
+        }
+        std::thread::sleep(EVERY);
+    }
+}
+
+/// `started` for one member.
+pub fn started_one(store: &dyn Store, member: &Member) -> Result<()> {
+    started(store, std::slice::from_ref(member)).remove(0)
+}
+
+/// What is known of `member`'s new worker now: `None` while it is starting. One placed with
+/// no pid of its worker is not waited for. An interactive teammate's worker is its companion
+/// beside the agent's pane: waited for as any (it writes its state once it has seen the
+/// agent's program run, or why it ended: a program that exits at once fails the start with
+/// its exit status and last output; it was "spawned", exit 0: new-user QA).
+fn look(store: &dyn Store, member: &Member) -> Option<Result<()>> {
+    let Some(pid) = member.pid else {
+        return Some(Ok(()));
+    };
+    let ours = |store: &dyn Store| {
+        store
+            .live(&member.name)
+            .ok()
+            .flatten()
+            .filter(|l| l.pid == pid)
+    };
+    if let Some(live) = ours(store) {
+        return Some(match live.exit_reason {
+            Some(why) => Err(died(member, &why)),
+            None => Ok(()),
+        });
+    }
+    if crate::backend::proc::running(pid) {
+        return None;
+    }
+    // Gone: its reason may have been written just before it went.
+    Some(Err(match ours(store).and_then(|l| l.exit_reason) {
+        Some(why) => died(member, &why),
+        None => Error::failed(format!(
+            "{name}'s worker exited as soon as it started, saying nothing in its live state; see `teamctl log {name}`{pane}",
+            name = member.name,
+            pane = member
+                .pane_id
+                .as_deref()
+                .map(|p| format!(" or its pane {p}"))
+                .unwrap_or_default()
+        )),
+    }))
+}
+
+/// A worker that runs but cannot write its live state: `status` and `wait` cannot see it.
+fn unseen(member: &Member, problem: &str) -> Error {
+    Error::failed(format!(
+        "{name}'s worker runs (pid {pid}) but cannot write its live state: {}; `status` and `wait` cannot see it until that is moved away (`teamctl doctor`)",
+        crate::output::printable(problem),
+        name = member.name,
+        pid = member.pid.unwrap_or_default(),
+    ))
+}
+
+fn died(member: &Member, why: &str) -> Error {
+    let who = if member.interactive.is_some() {
+        format!("{} (interactive)", member.name)
+    } else {
+        format!("{}'s worker", member.name)
+    };
+    Error::failed(format!(
+        "{who} exited as soon as it started: {}",
+        crate::output::printable(why)
+    ))
+}
