@@ -59,7 +59,14 @@ impl States {
                 match self.seen.get(&m.name) {
                     Some(s) if s.live == live && s.member == *m && live.is_some() => s.mate.clone(),
                     _ => {
-                        let mate = look_at(m, live.as_ref());
+                        let mut live = live;
+                        let mut mate = look_at(m, live.as_ref());
+                        // Read before the process check, the live state can predate a graceful
+                        // end (written `stopped`, then exited): read again, it tells.
+                        if mate.status == Status::Dead {
+                            live = store.live(&m.name).ok().flatten();
+                            mate = look_at(m, live.as_ref());
+                        }
                         self.seen.insert(
                             m.name.clone(),
                             Seen {

@@ -140,6 +140,7 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
                 part,
                 |m, live| leader::effective_status_with(m, live, &seen),
                 |m| seen.is_members_pane(m),
+                |m| read_files(store, vec![m]).pop(),
             )
         })
     })
@@ -226,21 +227,33 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
 /// The rows, each member's state told by `status` (`leader::effective_status_with`), whether
 /// its recorded pane is still its own by `pane` (`Snapshot::is_members_pane`; `None`: cannot
 /// tell).
+/// A member judged dead has its files read again by `again` (after the pane check): read
+/// before it, they can predate a graceful end, a worker that wrote `stopped` and exited
+/// between the two reads showing as dead for one look (new-user QA).
 fn rows_from(
     members: Vec<(&Member, Files)>,
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
     pane: impl Fn(&Member) -> Option<bool>,
+    again: impl Fn(&Member) -> Option<Files>,
 ) -> Vec<Row> {
     members
         .into_iter()
         .map(|(m, files)| {
+            let mut files = files;
+            let mut judged = status(m, files.live.as_ref());
+            if judged == Status::Dead
+                && let Some(later) = again(m)
+            {
+                judged = status(m, later.live.as_ref());
+                files = later;
+            }
+            let status = judged;
             let Files {
                 live,
                 unread,
                 problem,
             } = files;
             let fresh = live.as_ref().filter(|l| m.pid.is_none_or(|p| p == l.pid));
-            let status = status(m, live.as_ref());
             // The message a running turn handles is not unread (a dead worker's is).
             let handling = fresh
                 .and_then(|l| l.current_turn.as_ref())

@@ -1710,3 +1710,59 @@ fn doctor_from_another_home_closes_the_sessions_of_a_removed_home() {
     let (code, report) = doctor(&other, &[]);
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// `status` taken again and again while every teammate ends gracefully never shows one as
+/// dead: the files of a member judged dead are read again after the pane check, since read
+/// before it they can predate the worker writing `stopped` and exiting (new-user QA saw
+/// `dead` flash during `shutdown --all`, which is what the product must never mix up).
+#[test]
+fn graceful_shutdown_never_shows_dead() {
+    let env = TestEnv::with_tmux();
+    create(&env, "lc-nodead");
+    let names: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
+    for n in &names {
+        env.ok(&["spawn", n, "--backend", "tmux", "--exec", "cat"]);
+    }
+    let mut looks = 0;
+    for round in 0..12 {
+        if round > 0 {
+            env.ok(&["resume"]);
+        }
+        wait_until("every teammate idle", LONG, || {
+            let st = env.status();
+            st["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["name"] != "team-lead")
+                .all(|m| m["status"] == "idle")
+        });
+        let mut down = env
+            .cmd(&["shutdown", "--all"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let ended = loop {
+            let ended = down.try_wait().unwrap();
+            let st = env.status();
+            looks += 1;
+            let dead: Vec<&Value> = st["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["status"] == "dead")
+                .collect();
+            assert!(dead.is_empty(), "round {round}: {dead:#?}");
+            if let Some(ended) = ended {
+                break ended;
+            }
+        };
+        assert!(ended.success(), "round {round}");
+        for n in &names {
+            assert_eq!(env.member_status(n), "stopped", "round {round}");
+        }
+    }
+    // The table was looked at while teammates ended, not only before and after.
+    assert!(looks > 24, "{looks} looks");
+    assert_eq!(env.processes(), Vec::<u32>::new());
+}
