@@ -681,6 +681,9 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     if matches!(word, "send" | "ask" | "task") {
         return text_meant(args, e);
     }
+    if word == "spawn" {
+        return agent_meant(args, e);
+    }
     if word != "log" {
         return None;
     }
@@ -784,6 +787,31 @@ fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         "unexpected argument {:?}: the {what} is one argument: quote it, as {}{glob}",
         extra[0],
         crate::store::hooks::shell_quote(&whole)
+    ))
+}
+
+/// `spawn carol 'echo hi'`, `spawn carol claude` (the agent given as a word after the name,
+/// new-user QA: clap said only "unexpected argument"): where it goes, `--exec 'CMD'` for a
+/// command, `--agent CLI` for a preset's name. Only for a line that gives no agent otherwise.
+fn agent_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    let (_, command, words) = without_extra_words(args, e)?;
+    let Command::Spawn(spawn) = command else {
+        return None;
+    };
+    if spawn.exec.is_some() || spawn.agent.is_some() {
+        return None;
+    }
+    let given = words.join(" ");
+    if words.len() == 1 && crate::agent::preset::names().contains(&given.as_str()) {
+        return Some(format!(
+            "unexpected argument {given:?}: a preset agent is named with --agent: --agent {given}"
+        ));
+    }
+    Some(format!(
+        "unexpected argument {:?}: the teammate's agent command is given with --exec, as one argument: --exec {} (or --agent CLI for a preset: {})",
+        words[0],
+        crate::store::hooks::shell_quote(&given),
+        crate::agent::preset::names().join(", ")
     ))
 }
 

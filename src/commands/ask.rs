@@ -24,7 +24,15 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "ask takes one teammate and waits for its reply; to write to everyone, use `teamctl send '*' TEXT`",
         ));
     }
-    let target = Name::parse_as(&args.name, "member")?;
+    // `ask "hello there" bob` (the question typed first) gets the way round added.
+    let target = Name::parse_as(&args.name, "member").map_err(|e| {
+        match (&args.text, ctx.store().and_then(|s| s.load())) {
+            (Some(t), Ok(config)) if t.len() <= 256 => {
+                super::mistaken::in_ask(&args.name, Some(t), &config, e)
+            }
+            _ => e,
+        }
+    })?;
     if args.timeout == 0 {
         // It would send, then fail at once: the answer could never be waited for.
         return Err(Error::bad(

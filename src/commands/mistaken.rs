@@ -37,12 +37,20 @@ pub fn recipient(to: &str, words: &[&str], member: impl Fn(&str) -> bool, e: Err
 /// `e` with `hint` added when it is the refusal of a name that is no member.
 fn with(e: Error, hint: impl FnOnce() -> Option<String>) -> Error {
     match e {
-        Error::BadInput(msg) if msg.starts_with("no member") => match hint() {
+        Error::BadInput(msg) if refuses_name(&msg) => match hint() {
             Some(hint) => Error::BadInput(format!("{msg}; {hint}")),
             None => Error::BadInput(msg),
         },
         e => e,
     }
+}
+
+/// Whether a refusal is of the name given: no member, or no name at all (`send "hello there"
+/// bob`: the text, spaces and all, taken for a name).
+fn refuses_name(msg: &str) -> bool {
+    msg.starts_with("no member")
+        || msg.starts_with("invalid recipient name")
+        || msg.starts_with("invalid member name")
 }
 
 /// What `send TO WORDS...` meant when `to` is no member: the broadcast, when `to` is a file
@@ -139,7 +147,7 @@ fn is_file_here(word: &str) -> bool {
 /// `recipient` for `send`'s own refusal (`text`: the message when given on the line and
 /// short), the members read from the team only on the way to the error.
 pub fn in_send(ctx: &crate::context::Ctx, to: &str, text: Option<&str>, e: Error) -> Error {
-    if !matches!(&e, Error::BadInput(msg) if msg.starts_with("no member")) {
+    if !matches!(&e, Error::BadInput(msg) if refuses_name(msg)) {
         return e;
     }
     let Ok(config) = ctx.store().and_then(|s| s.load()) else {

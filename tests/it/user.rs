@@ -2172,6 +2172,66 @@ fn a_member_named_last_is_suggested_first() {
     assert!(env.inbox("alpha", "bob").is_empty());
 }
 
+/// The text quoted and typed first (`send "hello there" bob`, `ask "how are you" bob`: refused
+/// as a name with a space) gets the same way round; the agent's command given as a word after
+/// the name (`spawn carol 'echo hi'`, `spawn carol claude`: clap's bare "unexpected argument")
+/// says where it goes. Exit 2, one line each, nothing sent or spawned (new-user QA).
+#[test]
+fn text_first_and_a_bare_command_get_the_line_meant() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    let before = crate::common::snapshot(&env.team_dir("alpha"));
+    let err = env.fails(&["send", "hello there", "bob"], 2);
+    assert!(
+        err.contains("invalid recipient name \"hello there\"")
+            && err.contains(
+                "bob is a member: the name comes first, then the text: `teamctl send bob 'hello there'`"
+            ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = env.fails(&["ask", "how are you", "bob"], 2);
+    assert!(
+        err.contains("invalid member name \"how are you\"")
+            && err.contains("`teamctl ask bob 'how are you'`"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Not a member last: the plain refusal.
+    let err = env.fails(&["send", "hello there", "nobody"], 2);
+    assert!(!err.contains("comes first"), "{err}");
+    let err = env.fails(&["spawn", "carol", "echo hi"], 2);
+    assert!(
+        err.contains("unexpected argument \"echo hi\"")
+            && err.contains("--exec 'echo hi'")
+            && err.contains("--agent CLI"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // The shell's words of an unquoted command, with options typed before them.
+    let err = env.fails(&["spawn", "carol", "--backend", "process", "echo", "hi"], 2);
+    assert!(err.contains("--exec 'echo hi'"), "{err}");
+    let err = env.fails(&["spawn", "carol", "claude"], 2);
+    assert!(
+        err.contains("a preset agent is named with --agent: --agent claude"),
+        "{err}"
+    );
+    // A line that gives its agent keeps clap's own error.
+    let err = env.fails(&["spawn", "carol", "--exec", "cat", "extra"], 2);
+    assert!(!err.contains("--exec '"), "{err}");
+    assert_eq!(crate::common::snapshot(&env.team_dir("alpha")), before);
+    assert!(
+        env.config("alpha")["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != "carol")
+    );
+}
+
 /// Everyone given to `kill` or `shutdown` as a name (new-user QA: `kill --all` got clap's tip
 /// `-- --all`, `kill '*'` and `shutdown '*'` "invalid member name", `shutdown all` "no
 /// member"): each says what the command takes and how every teammate is stopped (`shutdown
