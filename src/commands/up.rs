@@ -310,7 +310,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                 out.resumed.retain(|n| n != m.name.as_str());
                 out.failed.push(m.name.to_string());
                 eprintln!("teamctl: {e}");
-                failed.push(e.to_string());
+                failed.push(m.name.to_string());
             }
             _ if !ctx.json => crate::outln!("{line}"),
             _ => {}
@@ -354,9 +354,13 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
         ctx.print_json(&out.to_json());
     }
     if !failed.is_empty() {
+        // Each one's reason was said in its place above (it was said again here: QA).
+        let (n, who) = match failed.len() {
+            1 => (String::new(), failed[0].clone()),
+            n => (format!("{n} members "), failed.join(", ")),
+        };
         return Err(Error::failed(format!(
-            "{}; the rest of {origin} is done",
-            failed.join("; ")
+            "{n}{who} did not start (why above); the rest of {origin} is done"
         )));
     }
     Ok(())

@@ -44,6 +44,10 @@ const POLL: Duration = Duration::from_millis(50);
 /// How often it checks that the pane is still there while the hooks say busy.
 const HOOK_POLL: Duration = Duration::from_secs(1);
 
+/// How long a starting worker waits for its agent's program to be up (`first_look`): less than
+/// `leader::started::WITHIN`, which `spawn` waits.
+const FIRST_LOOK: Duration = Duration::from_secs(10);
+
 /// The companion's view of its agent.
 pub struct Companion {
     pub tmux: Tmux,
@@ -642,6 +646,34 @@ impl Worker {
                 .note(&format!("waiting for the user: {what} in pane {}", c.pane));
         }
         self.save_live();
+    }
+
+    /// Wait, before the worker says it is idle, until the agent's program is up: its prompt
+    /// shown (ready, by its rule) or a dialog asking the user; or until it ended (the caller
+    /// says why) or `FIRST_LOOK` passed (a slow start, or a prompt its pattern does not match:
+    /// its first message waits as any does). Until then the worker writes no live state, so `spawn`, `resume` and `up` wait
+    /// for it (`leader::started`): a program that exits a moment after starting fails them with
+    /// why. It was taken as started as soon as its pane ran, and `up` or `resume` said
+    /// "resumed", exit 0, of a program that had already ended (new-user QA).
+    pub(super) async fn first_look(&mut self) {
+        let deadline = Instant::now() + FIRST_LOOK;
+        let id = self.member.agent_id.clone();
+        while Instant::now() < deadline {
+            let Some(c) = self.companion.as_mut() else {
+                return;
+            };
+            if c.exited() {
+                return;
+            }
+            let look = c.look(&id);
+            if look.gone || c.dialog(&look).is_some() || c.ready(&look) {
+                return;
+            }
+            tokio::select! {
+                () = self.bell.notified() => {}
+                () = tokio::time::sleep(POLL) => {}
+            }
+        }
     }
 
     /// Wait until the agent can take a message: idle, input line empty. A shutdown request

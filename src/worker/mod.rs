@@ -387,6 +387,17 @@ impl Worker {
             self.agent_ended();
             return Ok(());
         }
+        if self.companion.is_some() {
+            if let Some(signal) = sig.unless(self.first_look()).await {
+                return self.exit_on_signal(signal);
+            }
+            if self.companion.as_ref().is_some_and(|c| c.exited()) {
+                self.sink
+                    .note("the agent's pane is gone (its program ended); exiting");
+                self.agent_ended();
+                return Ok(());
+            }
+        }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
