@@ -783,10 +783,14 @@ fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         ),
         _ => String::new(),
     };
+    // Quoted back only when plain: its escaped form pasted would send other text.
+    let quoted = match crate::commands::broadcast::text_or_file(&whole) {
+        file if file == "< FILE" => format!("or give it on stdin ({file})"),
+        _ => format!("as {}", crate::store::hooks::shell_quote(&whole)),
+    };
     Some(format!(
-        "unexpected argument {:?}: the {what} is one argument: quote it, as {}{glob}",
+        "unexpected argument {:?}: the {what} is one argument: quote it, {quoted}{glob}",
         extra[0],
-        crate::store::hooks::shell_quote(&whole)
     ))
 }
 

@@ -212,6 +212,17 @@ pub(crate) fn text_word(text: &str) -> String {
     format!("{dashes}{}", word(text))
 }
 
+/// `text_word` where it is plain text; otherwise `< FILE`, the text to be given on stdin: one
+/// holding characters a terminal would obey is shown with them escaped, and that form pasted
+/// back would send other text (attacker QA), and one too long is no word to type back.
+pub(crate) fn text_or_file(text: &str) -> String {
+    if text.len() <= LONGEST_QUOTED && crate::output::printable(text) == text {
+        text_word(text)
+    } else {
+        "< FILE".into()
+    }
+}
+
 /// `w` as one shell word: as it is when nothing in it is special to a shell, else quoted.
 /// Special counts for zsh and fish too: `=cmd` is a path in zsh, `%self` a pid in fish
 /// (attacker QA), so `=`, `%`, `+` and `~` are quoted like the rest.

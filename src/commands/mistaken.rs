@@ -72,7 +72,7 @@ pub fn hint(to: &str, words: &[&str], member: impl Fn(&str) -> bool) -> Option<S
         let text = if text.is_empty() {
             "TEXT".to_string()
         } else {
-            super::broadcast::text_word(&text)
+            super::broadcast::text_or_file(&text)
         };
         let quote = format!("to send to everyone, quote it: `teamctl send '*' {text}`");
         if files > 1 {
@@ -114,7 +114,7 @@ pub fn swapped(
         .join(" ");
     Some(format!(
         "{last} is a member: the name comes first, then the {what}: `teamctl {verb} {last} {}`",
-        super::broadcast::text_word(&text)
+        super::broadcast::text_or_file(&text)
     ))
 }
 

@@ -2200,6 +2200,25 @@ fn text_first_and_a_bare_command_get_the_line_meant() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Text a terminal would obey is not quoted back escaped (pasted, `'a\u{1b}]0;x'` would
+    // send other text: attacker QA): it is to be given on stdin.
+    for args in [
+        &["send", "a\u{1b}]0;x\u{7} b", "bob"][..],
+        &["send", "a\u{202e}b", "there", "bob"],
+        &["ask", "a\u{1b}[2J", "bob"],
+    ] {
+        let err = env.fails(args, 2);
+        let verb = args[0];
+        assert!(
+            err.contains(&format!("`teamctl {verb} bob < FILE`")) && !err.contains('\u{1b}'),
+            "{err}"
+        );
+    }
+    let err = env.fails(&["send", "bob", "a\u{1b}]0;x", "b"], 2);
+    assert!(
+        err.contains("the message is one argument: quote it, or give it on stdin (< FILE)"),
+        "{err}"
+    );
     // Not a member last: the plain refusal.
     let err = env.fails(&["send", "hello there", "nobody"], 2);
     assert!(!err.contains("comes first"), "{err}");
