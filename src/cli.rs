@@ -623,7 +623,7 @@ pub fn parse(args: &[std::ffi::OsString]) -> Cli {
         Ok(cli) => cli,
         Err(e) => {
             if let Some(hint) = meant(args, &e) {
-                eprintln!("{}", crate::output::printable(&format!("teamctl: {hint}")));
+                crate::errln!("{}", crate::output::printable(&format!("teamctl: {hint}")));
                 std::process::exit(2);
             }
             // Help and version go to stdout: one that cannot be written is said, as any

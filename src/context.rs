@@ -383,12 +383,14 @@ impl Ctx {
         if self.me().is_ok_and(|n| n.is_leader()) {
             for h in crate::leader::reconcile(store)? {
                 match h {
-                    crate::leader::Handoff::Stopped(n) => eprintln!("teamctl: {n} has shut down"),
+                    crate::leader::Handoff::Stopped(n) => {
+                        crate::errln!("teamctl: {n} has shut down");
+                    }
                     crate::leader::Handoff::LeftOpen(n, panes) => {
-                        eprintln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));
+                        crate::errln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));
                     }
                     crate::leader::Handoff::Refused(n, why) => {
-                        eprintln!(
+                        crate::errln!(
                             "teamctl: {n} refused to shut down: {}",
                             crate::output::printable(&why)
                         );

@@ -41,7 +41,7 @@ pub fn start(
     if rule.uses_hooks()
         && let Some(file) = hooks_disabled_by(Path::new(&member.cwd), recorded.as_deref())
     {
-        eprintln!(
+        crate::errln!(
             "teamctl: warning: {} sets \"disableAllHooks\": true, which also turns off teamctl's hooks: {}'s turns will not be seen to end (each runs into its turn timeout, 600 s by default). Remove that setting for this directory, or run the teammate in another --cwd.",
             file.display(),
             member.name

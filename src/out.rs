@@ -104,6 +104,26 @@ macro_rules! outln {
     };
 }
 
+/// `eprintln!` that never panics: a line stderr cannot take (a closed pipe, a full disk) is
+/// lost and the command goes on to its own exit code (`eprintln!` panicked, exit 101: new-user
+/// QA, `teamctl 2>&1 | head -1`, `2>/dev/full`).
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` as `errln!` is `eprintln!`.
+#[macro_export]
+macro_rules! errprint {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// `print!` on stdout, checked (see the module).
 #[macro_export]
 macro_rules! out {

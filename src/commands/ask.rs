@@ -113,7 +113,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         if last_look && handled {
             // Handled, and nothing came back: the turn printed nothing (a failed turn sends
             // its failure notice, which `print_reply` makes an error).
-            eprintln!("teamctl: {target}'s turn for the message ended without output");
+            crate::errln!("teamctl: {target}'s turn for the message ended without output");
             if ctx.json {
                 ctx.print_json(&serde_json::Value::Null);
             }

@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: &CreateArgs) -> Result<()> {
         crate::outln!("{}", store.team());
     }
     if store.team() != &base {
-        eprintln!("teamctl: {}", taken_note(ctx, &base, store.team()));
+        crate::errln!("teamctl: {}", taken_note(ctx, &base, store.team()));
     }
     Ok(())
 }

@@ -202,17 +202,17 @@ fn forget_here(
     }
     for link in links {
         match crate::store::fsutil::unlink_if_link(&link.path) {
-            Ok(_) => eprintln!("teamctl: removed {}", crate::worktree::link_note(&link)),
-            Err(e) => eprintln!("teamctl: {e}"),
+            Ok(_) => crate::errln!("teamctl: removed {}", crate::worktree::link_note(&link)),
+            Err(e) => crate::errln!("teamctl: {e}"),
         }
     }
     for p in &trees {
         match crate::worktree::remove_at(p) {
             Ok(removed @ crate::worktree::Removed::Link(_)) => {
-                eprintln!("teamctl: removed {removed}");
+                crate::errln!("teamctl: removed {removed}");
             }
             Ok(_) => {}
-            Err(e) => eprintln!("teamctl: {e}"),
+            Err(e) => crate::errln!("teamctl: {e}"),
         }
     }
     // This home's team session (its leader console, panes of members that ended) goes too,
@@ -221,7 +221,7 @@ fn forget_here(
     let sockets = crate::store::spec::tmux_sockets(&ctx.home.team_dir(team));
     // No team file read here: the pids decide (`backend::tmux::Records`).
     for left in crate::backend::tmux::forget_session(team, None, sockets, &Vec::new()) {
-        eprintln!("{}", crate::backend::tmux::left_open_note(&left));
+        crate::errln!("{}", crate::backend::tmux::left_open_note(&left));
     }
     creating.forget(team)
 }
@@ -277,7 +277,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             // A teammate that died instead of answering ends with the team (all that is left
             // of every teammate is ended below): said, not a reason to keep the team.
             for (name, _) in outcome.died.drain(..) {
-                eprintln!("teamctl: {name} died before it answered; it ends with the team");
+                crate::errln!("teamctl: {name} died before it answered; it ends with the team");
             }
             outcome.into_result(args.timeout)
         });
@@ -322,16 +322,16 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     {
         match crate::worktree::remove_for(&m, &store.local_dir()) {
             Ok(Some(removed @ crate::worktree::Removed::Link(_))) => {
-                eprintln!("teamctl: removed {removed}");
+                crate::errln!("teamctl: removed {removed}");
             }
             Ok(_) => {}
-            Err(e) => eprintln!("teamctl: {e}"),
+            Err(e) => crate::errln!("teamctl: {e}"),
         }
     }
     // Links planted beside them go with the directory (never followed): said here.
     for link in crate::worktree::found(&store.local_dir()).links {
         if crate::store::fsutil::unlink_if_link(&link.path).is_ok() {
-            eprintln!("teamctl: removed {}", crate::worktree::link_note(&link));
+            crate::errln!("teamctl: removed {}", crate::worktree::link_note(&link));
         }
     }
     // Each member's pane judged by what its worker recorded of its process, read before the
@@ -344,7 +344,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         })
         .collect();
     for left in crate::backend::tmux::forget_team(&last, &records) {
-        eprintln!("{}", crate::backend::tmux::left_open_note(&left));
+        crate::errln!("{}", crate::backend::tmux::left_open_note(&left));
     }
     // Under `create`'s lock, the removal and the record's clear: no `create` makes a team in
     // the directory while it goes, and a team created meanwhile stays current.
@@ -358,7 +358,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     if let Some(signal) = crate::signals::caught() {
         // Too late to keep it: its teammates were being ended, so the delete was finished,
         // and what the user asked for is done: exit 0 (docs/CLI.md), the signal said.
-        eprintln!(
+        crate::errln!(
             "teamctl: {signal} came while the teammates were being ended, too late to keep the team: the delete was finished, team {} is deleted",
             config.name
         );
@@ -494,7 +494,7 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
     ending.finish()?;
     // As `delete_team`: under `create`'s lock.
     ctx.home.lock_create()?.destroy(store)?;
-    eprintln!(
+    crate::errln!(
         "teamctl: {why}\nteamctl: removed it anyway (--force); tmux panes it may have left are found by `teamctl doctor`"
     );
     if ctx.json {

@@ -218,7 +218,7 @@ fn stop(demo: &Ctx) -> Result<()> {
         },
     );
     if let Err(e) = polite {
-        eprintln!("teamctl: {e}; ending the demo teammates now");
+        crate::errln!("teamctl: {e}; ending the demo teammates now");
         delete::run(
             demo,
             &DeleteArgs {

@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<()> {
         )));
     }
     if let Err(e) = record(&*store, member, args) {
-        eprintln!("teamctl hook {}: {e}", args.event);
+        crate::errln!("teamctl hook {}: {e}", args.event);
     }
     Ok(())
 }
@@ -96,7 +96,7 @@ fn record(store: &dyn crate::store::Store, member: &Member, args: &HookArgs) -> 
             // or no transcript of it): it ends no companion turn and carries no answer.
             event.text = None;
             if let Some(id) = &delivering {
-                eprintln!(
+                crate::errln!(
                     "teamctl hook stop: the transcript named holds no ended turn of message {id} (the one being delivered); recorded as the end of another turn, not of that one"
                 );
             }

@@ -68,7 +68,7 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
                 None if !args.all && env.body.kind() == IDLE => idle_skipped += 1,
                 _ => shown.push(*env),
             },
-            Item::Garbage(w) => eprintln!("teamctl: warning: {w}"),
+            Item::Garbage(w) => crate::errln!("teamctl: warning: {w}"),
             Item::Blank => {}
         }
     }
@@ -81,20 +81,20 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
             None => format!("no unread messages for {who}"),
         };
         if idle_skipped > 0 {
-            eprintln!(
+            crate::errln!(
                 "{what} ({idle_skipped} idle notification{}; `--type {IDLE}` shows {})",
                 plural(idle_skipped),
                 them(idle_skipped)
             );
         } else {
-            eprintln!("{what}");
+            crate::errln!("{what}");
         }
     } else {
         for env in &shown {
             crate::outln!("{}", ctx.paint.message(&config, env));
         }
         if idle_skipped > 0 {
-            eprintln!(
+            crate::errln!(
                 "({idle_skipped} idle notification{} left out; `--type {IDLE}` shows {})",
                 plural(idle_skipped),
                 them(idle_skipped)

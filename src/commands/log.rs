@@ -193,7 +193,7 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
             ),
             None => String::new(),
         };
-        eprintln!(
+        crate::errln!(
             "teamctl: {name} has no log on this host yet ({}){where_}{}",
             log.path.display(),
             if follow { "; waiting for one" } else { "" }
@@ -226,7 +226,7 @@ fn worker_log(ctx: &Ctx, name: &str, follow: bool, lines: Option<usize>) -> Resu
             if marked || !store.exists() {
                 return Err(w.why_gone(&ctx.home, store.team(), marked, "`log --worker -f`"));
             }
-            eprintln!("teamctl: {name}'s log was removed");
+            crate::errln!("teamctl: {name}'s log was removed");
             return Ok(());
         }
         w.wait();

@@ -39,7 +39,7 @@ pub fn run(cli: Cli) -> Result<()> {
         // Bare `teamctl`: the help, on stderr, exit 2 (as clap does without variables).
         use clap::CommandFactory;
         let help = Cli::command().render_help();
-        eprint!("{help}");
+        crate::errprint!("{help}");
         return Err(Error::bad("a command is required (see the list above)"));
     };
     let spawning = matches!(command, Command::Spawn(_));

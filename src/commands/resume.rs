@@ -107,12 +107,12 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         );
     } else {
         for (name, host) in &skipped {
-            eprintln!(
+            crate::errln!(
                 "teamctl: skipped {name}: it was started on {host}; resume it there, or here with `teamctl resume {name} --here`"
             );
         }
         if args.name.is_none() && resumed.is_empty() && skipped.is_empty() && failed.is_empty() {
-            eprintln!("teamctl: nothing to resume: no teammate is stopped or dead");
+            crate::errln!("teamctl: nothing to resume: no teammate is stopped or dead");
         }
     }
     if !failed.is_empty() {

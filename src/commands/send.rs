@@ -207,10 +207,10 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
             }
         }
         for n in &resumed {
-            eprintln!("teamctl: {n} was not running; resumed it");
+            crate::errln!("teamctl: {n} was not running; resumed it");
         }
         for (n, why) in &stopping {
-            eprintln!(
+            crate::errln!(
                 "teamctl: {n} is stopping after its current turn ({}); the message waits in its inbox until it is resumed (`teamctl resume {n}` once it has stopped)",
                 crate::output::printable(why)
             );
@@ -226,10 +226,10 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 .and_then(|c| c.member(n.as_str()))
                 .and_then(crate::backend::host::elsewhere);
             match host {
-                Some(host) => eprintln!(
+                Some(host) => crate::errln!(
                     "teamctl: {n} was started on {host} and is not running; the message waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
                 ),
-                None => eprintln!(
+                None => crate::errln!(
                     "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
                 ),
             }
@@ -305,7 +305,7 @@ fn across(ctx: &Ctx, me: &Name, store: &dyn Store, to: &AgentId, args: SendArgs)
     } else {
         crate::outln!("sent to {to}");
         if running == Some(false) {
-            eprintln!(
+            crate::errln!(
                 "teamctl: {to} is stopped; the message waits in its inbox until team {}'s leader resumes it",
                 to.team
             );

@@ -121,7 +121,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
                 .collect();
             break;
         }
-        eprintln!(
+        crate::errln!(
             "teamctl: {} started again during the shutdown (a message resumed it); asking again",
             names(&again)
         );
@@ -158,7 +158,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     if args.remove_worktree {
         remove_worktrees(&*store, &outcome.stopped)?;
         if !outcome.requested.is_empty() {
-            eprintln!(
+            crate::errln!(
                 "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
             );
         }
@@ -247,7 +247,7 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
         if let Some(removed) = crate::worktree::remove_for(member, &store.local_dir())? {
             crate::outln!("removed {name}'s {removed}");
             if dirty {
-                eprintln!(
+                crate::errln!(
                     "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"
                 );
             }

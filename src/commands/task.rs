@@ -379,10 +379,10 @@ pub fn tell_owner(
     let (resumed, waiting) =
         crate::leader::wake(&ctx.home, &ctx.me()?, store, std::slice::from_ref(owner))?;
     for n in resumed {
-        eprintln!("teamctl: {n} was not running; resumed it");
+        crate::errln!("teamctl: {n} was not running; resumed it");
     }
     for n in waiting {
-        eprintln!(
+        crate::errln!(
             "teamctl: {n} is stopped; the task assignment waits in its inbox until the leader resumes it"
         );
     }

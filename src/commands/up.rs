@@ -309,7 +309,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                 out.spawned.retain(|n| n != m.name.as_str());
                 out.resumed.retain(|n| n != m.name.as_str());
                 out.failed.push(m.name.to_string());
-                eprintln!("teamctl: {e}");
+                crate::errln!("teamctl: {e}");
                 failed.push(m.name.to_string());
             }
             _ if !ctx.json => crate::outln!("{line}"),

@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 return Err(Error::failed(died(&dead)));
             }
             if !approving.is_empty() {
-                eprintln!(
+                crate::errln!(
                     "teamctl: {} awaiting plan approval (`teamctl plan list`, then `teamctl plan approve NAME`)",
                     approving.join(", ")
                 );

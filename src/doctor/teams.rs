@@ -526,7 +526,7 @@ pub fn remove_team(home: &Home, dir: &Path, leftover: bool) -> Result<Vec<worktr
             ),
         };
         for session in left {
-            eprintln!("{}", crate::backend::tmux::left_open_note(&session));
+            crate::errln!("{}", crate::backend::tmux::left_open_note(&session));
         }
     }
     let was_current = std::fs::read_to_string(home.root().join("current"))

@@ -405,7 +405,7 @@ pub fn handoff(
         if !noticed && Instant::now() >= notice_at {
             noticed = true;
             let left: Vec<Name> = waiting.iter().cloned().collect();
-            eprintln!("teamctl: {}", waiting_notice(&config, &left, deadline));
+            crate::errln!("teamctl: {}", waiting_notice(&config, &left, deadline));
         }
         let mut until = deadline.min(Instant::now() + Duration::from_secs(1));
         if !noticed {

@@ -386,7 +386,7 @@ pub fn resume_if_down(
         if elsewhere.is_some() {
             shown.tmux_socket = None;
         }
-        eprintln!(
+        crate::errln!(
             "teamctl: {name} will run here as the shared team file records it:\n{}",
             shown.describe().trim_end()
         );

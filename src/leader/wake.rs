@@ -98,7 +98,7 @@ impl Woken {
             return Ok(());
         }
         for n in resumed {
-            eprintln!("teamctl: {n} was not running; resumed it");
+            crate::errln!("teamctl: {n} was not running; resumed it");
         }
         // The message is on disk already: this is a failure to act (exit 1), not bad input.
         Err(Error::failed(format!(

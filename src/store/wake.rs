@@ -340,7 +340,7 @@ fn stamp(dir: &Path, name: std::ffi::OsString, content: bool) -> Seen {
 fn warn_once(msg: &str) {
     static WARNED: AtomicBool = AtomicBool::new(false);
     if !WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!("{msg}");
+        crate::errln!("{msg}");
     }
 }
 

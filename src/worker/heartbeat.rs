@@ -72,7 +72,7 @@ pub fn start(
             }
         });
     if let Err(e) = spawned {
-        eprintln!("teamctl worker: cannot start the heartbeat: {e}");
+        crate::errln!("teamctl worker: cannot start the heartbeat: {e}");
     }
 }
 
@@ -104,7 +104,7 @@ pub fn lost_in(config: &TeamConfig, name: &Name, owner: &Owner) -> Option<&'stat
 /// End this worker the way its own host's leader would: its pane closed (tag checked), and
 /// SIGTERM, the worker's own exit path (it ends a running turn first).
 fn end_self(member: &Member, pane: Option<&str>, why: &str) {
-    eprintln!("teamctl worker: {why}; exiting");
+    crate::errln!("teamctl worker: {why}; exiting");
     if let Some(pane) = pane
         && member.backend_type == Some(BackendType::Tmux)
     {

@@ -221,7 +221,7 @@ impl Report {
 pub fn serve() -> ! {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
-        eprintln!(
+        crate::errln!(
             "teamctl: `teamctl __turn` is the process an idle teammate keeps ready for its next turn; its worker starts it, not a person"
         );
         std::process::exit(2);

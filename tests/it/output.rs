@@ -272,3 +272,38 @@ fn a_command_piped_into_head_finishes_its_work_before_it_ends() {
     }
     env.ok(&["shutdown", "--all", "--force"]);
 }
+
+/// Stderr that cannot be written (a full disk, a closed pipe) loses the words, not the exit
+/// code: a usage error is exit 2 and a refused send exit 2, not a panic's 101 (new-user QA:
+/// `teamctl 2>&1 | head -1` and `spawn carol 'echo hi' 2>/dev/full` exited 101); a warning
+/// on the way (`send` to a stopped teammate says it waits) leaves the send done, exit 0.
+#[test]
+fn a_full_stderr_keeps_each_commands_exit_code() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["kill", "bob"]);
+    for (args, code) in [
+        (&[][..], 2),
+        (&["spawn", "carol", "echo hi"], 2),
+        (&["send", "nobody", "hi"], 2),
+        (&["status", "--bogus"], 2),
+        (&["shutdown", "bob"], 0),
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = env
+            .cmd(args)
+            .stdout(Stdio::null())
+            .stderr(full)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "teamctl {args:?} 2>/dev/full"
+        );
+    }
+}
