@@ -864,6 +864,10 @@ impl Worker {
     /// Ctrl-C in its pane ended it (at once when idle, after its turn when busy): the user's
     /// stop, recorded as one (`stopped`, as `kill` leaves it: its mail waits for `resume`),
     /// not a worker that died.
+    /// Nothing of it is left, as after `kill`: processes its turns left running outside their
+    /// group (`setsid`) but carrying its tag are ended, and its pane closes as it exits
+    /// (attacker and new-user QA: a `setsid sleep` ran on, and the dead pane was reported
+    /// orphaned). An interactive teammate's companion leaves the agent's pane to the user.
     fn stopped_by_user(&mut self) -> Result<()> {
         *self
             .stopping
@@ -871,7 +875,28 @@ impl Worker {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         self.live.current_turn = None;
         self.live.current_task = None;
-        self.stop_cleanly()
+        self.stop_cleanly()?;
+        if self.companion.is_some() {
+            return Ok(());
+        }
+        let record = self
+            .store
+            .load()
+            .ok()
+            .and_then(|c| c.member(self.name.as_str()).cloned());
+        let member = record.as_ref().unwrap_or(&self.member);
+        let mut ending = crate::backend::Ending::new(crate::backend::GRACE);
+        ending.tagged_placed(&member.agent_id, member.pane_nonce.as_deref());
+        if let Err(e) = ending.finish() {
+            self.sink.note(&format!("warning: {e}"));
+        }
+        if member.backend_type == Some(crate::domain::BackendType::Tmux)
+            && let Some(pane) = self.live.pane_id.clone()
+            && let Err(e) = crate::backend::tmux::close_on_exit(member, &pane, std::process::id())
+        {
+            self.sink.note(&format!("warning: {e}"));
+        }
+        Ok(())
     }
 
     /// Exit on a signal. Not a clean stop: the live state is left as it was, so `status`

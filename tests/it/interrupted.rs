@@ -393,14 +393,15 @@ fn ctrl_c_in_delete_too_late_to_keep_the_team_finishes_and_exits_0() {
 fn ctrl_c_twice_in_a_busy_teammates_pane_ends_the_turn_now() {
     let env = TestEnv::with_tmux();
     create(&env, "ir-twice");
-    // The turn never ends by itself: only an interrupt ends it.
+    // The turn never ends by itself: only an interrupt ends it. It leaves a process outside
+    // its group (`setsid`), which the user's stop ends too, as `kill` would.
     env.ok(&[
         "spawn",
         "bob",
         "--backend",
         "tmux",
         "--exec",
-        "sleep 600; echo never",
+        "setsid sleep 601 & sleep 600; echo never",
     ]);
     env.ok(&["send", "bob", "slow"]);
     wait_until("bob working", LONG, || {
@@ -442,13 +443,32 @@ fn ctrl_c_twice_in_a_busy_teammates_pane_ends_the_turn_now() {
         idle.iter().any(|m| m["idleReason"] == "interrupted"),
         "{idle:?}"
     );
-    // Nothing of the turn runs on (its `sleep 600` carries the home in its environment).
+    // Nothing of the turn runs on (its `sleep`s carry the home in their environment), and
+    // its pane closed with it: `doctor` has nothing to report (it said the dead pane was
+    // orphaned: new-user QA).
     wait_until_or_show(
         "nothing of bob's left running",
         LONG,
         || env.processes().is_empty(),
         || crate::common::describe(&env.processes()),
     );
+    wait_until_or_show(
+        "bob's pane closed",
+        LONG,
+        || {
+            // No server left (its last pane closed) is no pane either.
+            let out = env.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+            !String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|p| p == pane)
+        },
+        || {
+            let out = env.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"]);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        },
+    );
+    let doctor = env.run(&["doctor"]);
+    assert!(doctor.status.success(), "{doctor:?}");
     env.ok(&["delete", "--force"]);
 }
 

@@ -522,6 +522,22 @@ pub fn kill_pane_running(pane: &str, pid: u32) -> Option<Cmd> {
     })
 }
 
+/// Let `pane` close when its process ends (`remain-on-exit` off, which teamctl's panes have
+/// on to keep what a crashed worker said), only while it runs `pid`: one tmux command, as
+/// `kill_pane_running`, holding only the pane id and a number.
+pub fn close_on_exit_running(pane: &str, pid: u32) -> Option<Cmd> {
+    is_pane_id(pane).then(|| {
+        words(&[
+            "if-shell",
+            "-F",
+            "-t",
+            pane,
+            &format!("#{{==:#{{pane_pid}},{pid}}}"),
+            &format!("set-option -p -t {pane} remain-on-exit off"),
+        ])
+    })
+}
+
 /// Make `pane`'s tags name `pid` (`PID_OPTION`), only while the pane runs `pid` and carries
 /// the agent tag `tag`: a worker the user re-ran in its own pane (`respawn-pane -k`, no
 /// command) taking it back. The check and the change are one tmux command (`if-shell -F`, as

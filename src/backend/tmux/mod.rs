@@ -498,6 +498,20 @@ pub fn take_back(member: &Member, pane: &str, pid: u32) -> Result<bool> {
     Ok(argv::parse_state(&out, pane).is_some_and(|s| s.tag == tag && s.pid == Some(pid)))
 }
 
+/// Let the member's `pane` close as its worker `pid` exits (`argv::close_on_exit_running`):
+/// a worker the user stopped with Ctrl-C in its pane closes it, as `kill` would, instead of
+/// leaving a dead pane that `doctor` reports orphaned (new-user QA).
+pub fn close_on_exit(member: &Member, pane: &str, pid: u32) -> Result<()> {
+    let Some(cmd) = argv::close_on_exit_running(pane, pid) else {
+        return Ok(());
+    };
+    TmuxBackend::for_member(member)
+        .tmux
+        .run(&[cmd])
+        .map(drop)
+        .map_err(|e| e.into_error(&format!("let pane {pane} close")))
+}
+
 /// Take teamctl's tags off `pane` while they name a process it no longer runs (`tag`, an
 /// agent id scoped to its home: the pane's `PaneState::stale_tag`, or its tag for a pid whose
 /// process is not the one its worker recorded, `known`): the user respawned it. Or while the
