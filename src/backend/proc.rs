@@ -220,22 +220,41 @@ pub fn ended(pid: u32) -> bool {
         return true;
     }
     match std::fs::read(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .iter()
-            .rposition(|b| *b == b')')
-            .and_then(|close| stat[close + 1..].iter().find(|b| !b.is_ascii_whitespace()))
-            .is_some_and(|state| matches!(state, b'Z' | b'X')),
+        Ok(stat) => {
+            stat.iter()
+                .rposition(|b| *b == b')')
+                .and_then(|close| stat[close + 1..].iter().find(|b| !b.is_ascii_whitespace()))
+                .is_some_and(|state| matches!(state, b'Z' | b'X'))
+                && !threads_beyond_leader(pid)
+        }
         Err(_) => true,
     }
+}
+
+/// Whether `pid`'s program runs threads besides its first (`Threads:` in its status): a
+/// program whose first thread called `pthread_exit` reads as a zombie while the rest of it
+/// runs on, and was taken for one that had ended, so `doctor --fix` and `delete --force`
+/// closed a user's pane running it on its tags alone (attacker QA).
+fn threads_beyond_leader(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<u32>().ok())
+        })
+        .is_some_and(|n| n > 1)
 }
 
 /// How long `ended_or_ending` waits for a process in its exit to end.
 const ENDING: Duration = Duration::from_secs(5);
 
 /// Has `pid` ended, or is it ending: a process of ours whose argv reads empty has let go of
-/// its memory in its exit (a console or worker that ends by itself as its team goes), and no
-/// longer reads as anything: waited for (up to `ENDING`) to be a zombie or gone, so it is not
-/// taken for the user's meanwhile (CI: `doctor --fix` kept a removed home's session for the
+/// its memory in its exit (a console or worker that ends by itself as its team goes; its
+/// other threads may still be on their way out, `ended` waits for them), and no longer reads
+/// as anything: waited for (up to `ENDING`) to be a zombie or gone, so it is not taken for the
+/// user's meanwhile (a program whose first thread ended while the rest runs on reads so too,
+/// and is still running at the end of the wait) (CI: `doctor --fix` kept a removed home's session for the
 /// team's console, which was exiting as the pane was judged).
 pub fn ended_or_ending(pid: u32) -> bool {
     ended(pid)
@@ -353,9 +372,11 @@ pub fn running(pid: u32) -> bool {
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Ok(stat) => {
+            stat.rsplit_once(')')
+                .is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+                || threads_beyond_leader(pid)
+        }
         Err(_) => false,
     }
 }
@@ -480,6 +501,37 @@ mod tests {
     }
 
     const KEY_OF_H: &str = "3bd80ffb681161e6";
+
+    /// A program whose first thread ended while another runs on reads as a zombie in
+    /// `/proc/PID/stat`: it is running, not ended (attacker QA: its pane was closed as a
+    /// worker's that had just ended); once it exits and is reaped it has ended.
+    #[test]
+    fn a_program_whose_first_thread_ended_still_runs() {
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import threading, time, ctypes\n\
+                 threading.Thread(target=lambda: time.sleep(60)).start()\n\
+                 ctypes.CDLL(None).pthread_exit(None)",
+            ])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let zombie_looking = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+        };
+        assert!(
+            wait_for(Duration::from_secs(20), zombie_looking),
+            "the first thread never ended"
+        );
+        assert!(!ended(pid) && running(pid) && !ended_or_ending(pid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(ended(pid) && !running(pid));
+    }
 
     #[test]
     fn home_keys_are_stable_and_differ_per_home() {
