@@ -476,6 +476,15 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             let Some((session, tag)) = line.split_once('\t') else {
                 continue;
             };
+            // Listed so, a user option resolves through the session's active pane: tags forged
+            // on a pane of a session of the user's read as the session's own (attacker QA:
+            // `--fix` said it closed such a session, which it rightly left open). The
+            // session's own option decides.
+            let own = argv::session_tag(&argv::exact_session(session));
+            let own: Vec<&str> = own.iter().map(String::as_str).collect();
+            if tag.is_empty() || tmux(socket.as_deref(), &own).is_none_or(|o| o.trim() != tag) {
+                continue;
+            }
             // Only this home's tags (an older teamctl's, without a home, are left alone).
             let Some((team, key)) = tag.rsplit_once('/') else {
                 continue;

@@ -675,3 +675,27 @@ fn delete_ends_a_turns_leftovers_but_not_a_program_with_a_teammates_identity() {
     assert!(alive, "delete ended a program of the user's");
     wait_until("the turn's leftover ended", WAIT, || !runs(&leftover));
 }
+
+/// Tags of a team that is gone forged on a pane of a session of the user's (a pane option,
+/// which a per-session listing reads through the session's active pane) do not make the
+/// session the team's: `doctor` does not report it as a gone team's session, and `--fix`
+/// neither closes it nor says it did (attacker QA: "closed tmux session u-sleep of team
+/// gone", which stayed open).
+#[test]
+fn a_users_session_with_a_gone_teams_tags_on_a_pane_is_not_the_teams() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "tags-here"]);
+    let (pane, pid) = pane_running(&env, "u-sleep", &["sleep", "600"]);
+    forge(&env, &pane, "@teamctl-team", &env.tag("gone"));
+    forge(&env, &pane, "@teamctl-agent", &env.tag("zed@gone"));
+    let (_, report) = doctor_json(&env, &[]);
+    assert!(!report.contains("u-sleep"), "{report}");
+    let (_, report) = doctor_json(&env, &["--fix"]);
+    assert!(!report.contains("closed tmux session u-sleep"), "{report}");
+    still_runs(&env, &pane, &pid, "doctor --fix");
+    assert!(
+        env.tmux(&["has-session", "-t", "=u-sleep"])
+            .status
+            .success()
+    );
+}
