@@ -83,6 +83,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;
     let mut handled = false;
+    let mut rewoken = false;
     loop {
         // Our inbox emptied (truncated) or replaced by a shorter one while we wait: read it
         // again from its start, as a reader's cursor past the end of its log does
@@ -160,10 +161,26 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 store.team()
             )));
         }
+        // An interactive teammate's pane dies with its program while its worker (the
+        // companion) is still answering the message that ended it: its answer is waited for
+        // (new-user QA: "stopped without answering", the answer written a moment later).
         if let Ok(config) = store.load()
             && let Some(m) = config.member(target.as_str())
-            && !leader::effective_status(m, store.live(&target)?.as_ref()).is_running()
+            && let now = leader::effective_status(m, store.live(&target)?.as_ref())
+            && !now.is_running()
+            && !m
+                .pid
+                .is_some_and(|p| crate::backend::proc::is_worker(p, &m.agent_id))
         {
+            // Dead before it read the question (asked while its worker was ending: its
+            // program ended on the message before, say), it is started again once to answer,
+            // as it would have been had it not been running when asked. Not one stopped
+            // meanwhile (`kill`): that is the user's.
+            if now == crate::domain::Status::Dead && !rewoken {
+                rewoken = true;
+                crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
+                continue;
+            }
             last_look = true;
             continue;
         }

@@ -238,6 +238,16 @@ impl Companion {
     /// (`exitReason`: `spawn`, `resume`, `send` and `status` say it; it was only on the dead
     /// pane: new-user QA). A pane gone, or no longer the member's, says only that.
     pub fn why_ended(&self, agent_id: &str) -> String {
+        self.ended_in_pane(agent_id).unwrap_or_else(|| {
+            format!(
+                "its program ended and its pane {} is gone (closed, or its tmux server ended)",
+                self.pane
+            )
+        })
+    }
+
+    /// `why_ended` while the pane is there, dead and the member's; `None` when it is gone.
+    fn ended_in_pane(&self, agent_id: &str) -> Option<String> {
         let dead_info: argv::Cmd = [
             "display-message",
             "-p",
@@ -253,21 +263,13 @@ impl Companion {
             argv::capture_from(&self.pane, -200),
         ];
         let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
-        let gone = || {
-            format!(
-                "its program ended and its pane {} is gone (closed, or its tmux server ended)",
-                self.pane
-            )
-        };
         // tmux marks the pane dead when its terminal closes, and learns the exit status a
         // moment later (when it reaps the process): asked again until it has it, a while.
         let deadline = Instant::now() + Duration::from_secs(2);
         let out = loop {
-            let Ok(out) = self.tmux.run(&cmds) else {
-                return gone();
-            };
+            let out = self.tmux.run(&cmds).ok()?;
             if !argv::parse_state(&out, &self.pane).is_some_and(|s| s.dead && s.tag == ours) {
-                return gone();
+                return None;
             }
             let known = out.lines().nth(1).is_some_and(|l| !l.trim().is_empty());
             if known || Instant::now() >= deadline {
@@ -282,7 +284,7 @@ impl Companion {
             (Some(code), _) if !code.is_empty() => format!("exited with status {code}"),
             _ => "ended".to_string(),
         };
-        format!("its program {how}{}", last_output(lines))
+        Some(format!("its program {how}{}", last_output(lines)))
     }
 
     /// What the agent's screen asks the user to answer (a preset with a known TUI only).
@@ -886,6 +888,19 @@ impl Worker {
         };
         let look = c.look(&turn.id);
         if look.gone {
+            // The program ended during the turn (`exit(5)` typed to a REPL), its dead pane
+            // kept: the turn's end, said to the sender with why, and the message handled, as
+            // it ended the program (`resume` pasted it again, which ended the new one too:
+            // new-user QA); the worker then ends, its reason recorded (`agent_ended`).
+            if let Some(why) = c.ended_in_pane(&self.member.agent_id) {
+                c.exited.store(true, Ordering::SeqCst);
+                return Seen::Ended(TurnResult {
+                    spawned: true,
+                    end: TurnEnd::NoReply,
+                    stdout: String::new(),
+                    stderr_tail: why,
+                });
+            }
             return Seen::Ended(stopped("the agent's pane is gone"));
         }
         let dialog = c.dialog(&look);

@@ -270,6 +270,59 @@ fn a_repl_that_exits_ends_its_companion_and_ask_brings_it_back() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// A message that ends the program (`exit(5)` to a REPL) ends its turn: the asker is told the
+/// turn failed with the program's exit status and last output (`ask` said "stopped without
+/// answering"), `status` says why it is dead (`exitReason`; it had none and said its turn
+/// was interrupted), and the message is handled: the next `ask` resumes the teammate and is
+/// answered (the resumed one was handed `exit(5)` again and died again: new-user QA). Asked
+/// again at once, while the ended worker is on its way out, it is resumed all the same.
+#[test]
+fn a_message_that_ends_the_program_is_answered_with_why_and_not_delivered_again() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-dies");
+    spawn_python(&env, "py");
+    // tmux learns the exit status a moment after the pane dies; the last output is there.
+    let why = |s: &str| {
+        (s.contains("its program exited with status 5") || s.contains("its program ended"))
+            && s.contains(">>> exit(5)")
+    };
+    for round in 0..3 {
+        let out = env.run(&["ask", "py", "exit(5)", "--timeout", "30"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "round {round}: {out:?}");
+        assert!(
+            err.contains("py's turn failed") && why(&err) && !err.contains("without answering"),
+            "round {round}: {err}"
+        );
+        let answer = env.run(&[
+            "ask",
+            "py",
+            &format!("print({round}+40)"),
+            "--timeout",
+            "30",
+        ]);
+        assert_eq!(
+            String::from_utf8_lossy(&answer.stdout).trim(),
+            format!("{}", round + 40),
+            "round {round}: {answer:?}\n{}",
+            log(&env, &t, "py")
+        );
+    }
+    // Ended by the user in its pane, seen dead: the reason is said.
+    env.ok(&["send", "py", "exit(5)"]);
+    wait_until("py dead, saying why", WAIT, || {
+        let py = env.member("py");
+        py["status"] == "dead" && py["exitReason"].is_string()
+    });
+    let py = env.member("py");
+    assert!(py["exitReason"].as_str().is_some_and(why), "{py}");
+    assert!(py["currentTurn"].is_null(), "{py}");
+    let table = env.ok(&["status"]);
+    assert!(!table.contains("interrupted: its worker died"), "{table}");
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 /// An interactive teammate whose program exits at once (a typo, a missing model): `spawn`
 /// said "spawned", exit 0, `status` showed it dead with no reason (only its dead pane said
 /// why), and a broadcast said "resumed it". Now `spawn` fails (exit 1) with the program's
