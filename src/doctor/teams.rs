@@ -377,23 +377,36 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             match status {
                 Status::Dead => {
                     let n = unread();
+                    // Why, where its worker said so (an interactive program's exit status and
+                    // last output, say): `resume` would meet it again until that is fixed
+                    // (new-user QA: doctor said neither).
+                    let why = live
+                        .as_ref()
+                        .filter(|l| m.pid.is_none_or(|p| p == l.pid))
+                        .and_then(|l| l.exit_reason.as_deref());
                     out.push(
                         Finding::new(
                             "teammates",
                             Level::Problem,
                             format!(
-                                "{}@{} is dead: its worker is gone and it was not stopped{}",
+                                "{}@{} is dead: its worker is gone and it was not stopped{}{}",
                                 m.name,
                                 cfg.name,
+                                why.map(|w| format!(" ({})", crate::output::printable(w)))
+                                    .unwrap_or_default(),
                                 waiting(n)
                             ),
                         )
-                        .hint(match crate::backend::host::elsewhere(m) {
-                            Some(host) => format!(
+                        .hint(match (crate::backend::host::elsewhere(m), why) {
+                            (Some(host), _) => format!(
                                 "it was started on {host}: {resume} there starts it again where it left off, or `teamctl resume --team {} {} --here` starts it on this host",
                                 cfg.name, m.name
                             ),
-                            None => format!("{resume} starts it again where it left off"),
+                            (None, Some(_)) => format!(
+                                "{resume} meets that again until it is fixed; `teamctl spawn --team {} {} ...` with other options starts it anew (so does `teamctl up` from a changed file)",
+                                cfg.name, m.name
+                            ),
+                            (None, None) => format!("{resume} starts it again where it left off"),
                         }),
                     );
                 }

@@ -674,6 +674,15 @@ backend = "process"
             "round {round}: {err}"
         );
     }
+    // doctor says why it is dead, and that resuming it meets that again (it said neither).
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(
+            "py@up-fails is dead: its worker is gone and it was not stopped (its program"
+        ) && doctor
+            .contains("`teamctl resume --team up-fails py` meets that again until it is fixed"),
+        "{doctor}"
+    );
     env.ok(&["delete", "--force"]);
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
