@@ -671,9 +671,14 @@ impl Worker {
             if look.gone || c.dialog(&look).is_some() || c.ready(&look) {
                 return;
             }
-            tokio::select! {
-                () = self.bell.notified() => {}
-                () = tokio::time::sleep(POLL) => {}
+            let rung = tokio::select! {
+                () = self.bell.notified() => true,
+                () = tokio::time::sleep(POLL) => false,
+            };
+            // Mail: a shutdown request is answered now, by the loop (attacker QA: `shutdown`
+            // waited out the whole first look of a program whose prompt never showed).
+            if rung && self.scan_control().is_ok() && self.control.shutdown_pending() {
+                return;
             }
         }
     }
