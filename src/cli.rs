@@ -798,6 +798,9 @@ fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
 /// new-user QA: clap said only "unexpected argument"): where it goes, `--exec 'CMD'` for a
 /// command, `--agent CLI` for a preset's name. Only for a line that gives no agent otherwise.
 fn agent_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    if let Some(hint) = exec_split(args, e) {
+        return Some(hint);
+    }
     let (_, command, words) = without_extra_words(args, e)?;
     let Command::Spawn(spawn) = command else {
         return None;
@@ -816,6 +819,29 @@ fn agent_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         words[0],
         crate::store::hooks::shell_quote(&given),
         crate::agent::preset::names().join(", ")
+    ))
+}
+
+/// `spawn carol --exec echo hi`, `spawn carol --exec python3 -i` (the shell split the command
+/// after `--exec`: clap refused `hi`, or took `-i` for an option and advised `-- -i`, which
+/// `spawn` then refuses: new-user QA): the command as one argument, its words up to the next
+/// long option.
+fn exec_split(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    let given = refused_word(e)?;
+    let words: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    let at = words.iter().position(|w| *w == "--exec")?;
+    let rest: Vec<&str> = words
+        .get(at + 1..)?
+        .iter()
+        .copied()
+        .take_while(|w| !w.starts_with("--"))
+        .collect();
+    if rest.len() < 2 || !rest[1..].contains(&given) {
+        return None;
+    }
+    Some(format!(
+        "unexpected argument {given:?}: --exec takes the whole command as one argument: --exec {}",
+        crate::store::hooks::shell_quote(&rest.join(" "))
     ))
 }
 

@@ -2238,9 +2238,34 @@ fn text_first_and_a_bare_command_get_the_line_meant() {
         err.contains("a preset agent is named with --agent: --agent claude"),
         "{err}"
     );
-    // A line that gives its agent keeps clap's own error.
-    let err = env.fails(&["spawn", "carol", "--exec", "cat", "extra"], 2);
-    assert!(!err.contains("--exec '"), "{err}");
+    // The command split by the shell after --exec (clap took `-i` for an option and advised
+    // `-- -i`, which spawn refuses): the whole command as one argument.
+    for (args, meant) in [
+        (
+            &["spawn", "carol", "--exec", "echo", "hi"][..],
+            "--exec 'echo hi'",
+        ),
+        (
+            &["spawn", "carol", "--exec", "python3", "-i", "--interactive"],
+            "--exec 'python3 -i'",
+        ),
+        (
+            &["spawn", "carol", "--exec", "python3", "-i", "-q"],
+            "--exec 'python3 -i -q'",
+        ),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains(&format!(
+                "--exec takes the whole command as one argument: {meant}"
+            )) && !err.contains("-- -i"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // A preset's line keeps clap's own error.
+    let err = env.fails(&["spawn", "carol", "--agent", "claude", "extra"], 2);
+    assert!(!err.contains("--exec"), "{err}");
     assert_eq!(crate::common::snapshot(&env.team_dir("alpha")), before);
     assert!(
         env.config("alpha")["members"]
