@@ -343,16 +343,16 @@ fn a_program_that_exits_at_once_fails_its_spawn_saying_why() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     // tmux records a dead pane's exit status a moment after marking it dead: on a busy
-    // machine the reason may have only that the program ended (CI); its last output is there.
+    // machine the reason may have only that the program ended (CI). tmux 3.3a now and then
+    // keeps none of the output of a program that exits at once (about one start in 30 here;
+    // waiting longer for it does not bring it): where there is output, it is the program's.
     let why = |s: &str| {
-        s.contains("gpt-7")
+        (s.contains("its last output: no such model: gpt-7") || !s.contains("its last output"))
             && (s.contains("its program exited with status 3") || s.contains("its program ended"))
     };
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
-        err.contains("py (interactive) exited as soon as it started: its program")
-            && err.contains("its last output: no such model: gpt-7")
-            && why(&err),
+        err.contains("py (interactive) exited as soon as it started: its program") && why(&err),
         "{err}"
     );
     let py = env.member("py");
