@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                 .filter(|l| member.pid.is_none_or(|p| p == l.pid))
                 .and_then(|l| l.stopping.as_deref())
         {
-            failed.push(stopping_error(&name, why));
+            failed.push((name.to_string(), stopping_error(&name, why)));
             continue;
         }
         // One recorded but never placed is checked again under its start lock.
@@ -82,7 +82,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         .filter_map(|(m, r)| match r {
             Ok(()) => Some(m),
             Err(e) => {
-                failed.push(e.to_string());
+                failed.push((m.name.to_string(), e.to_string()));
                 None
             }
         })
@@ -115,10 +115,23 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             crate::errln!("teamctl: nothing to resume: no teammate is stopped or dead");
         }
     }
-    if !failed.is_empty() {
-        return Err(Error::failed(failed.join("; ")));
+    // One reason a line, each in full (new-user QA: three teammates' reasons on one line,
+    // joined by "; ", were hard to tell apart), then who did not start.
+    match failed.as_slice() {
+        [] => Ok(()),
+        [(_, one)] => Err(Error::failed(one.clone())),
+        many => {
+            for (_, why) in many {
+                crate::errln!("{}", crate::output::printable(&format!("teamctl: {why}")));
+            }
+            let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
+            Err(Error::failed(format!(
+                "{} teammates did not start (why above): {}",
+                many.len(),
+                names.join(", ")
+            )))
+        }
     }
-    Ok(())
 }
 
 /// A teammate stopping after its turn (`why`: Ctrl-C in its pane) is not resumed: it is

@@ -375,6 +375,49 @@ fn a_program_that_exits_at_once_fails_its_spawn_saying_why() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// `resume` of several teammates that do not start says each one's reason on a line of its
+/// own, then who did not start (new-user QA: the reasons were joined on one line by "; ").
+#[test]
+fn resume_says_each_start_failure_on_its_own_line() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-fails");
+    for n in ["a", "b"] {
+        let out = env.run(&[
+            "spawn",
+            n,
+            "--interactive",
+            "--exec",
+            &format!("sh -c 'echo {n} has no model >&2; sleep 0.3; exit 3'"),
+            "--prompt-pattern",
+            PROMPT,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+    }
+    let out = env.run(&["resume"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    for n in ["a", "b"] {
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&format!(
+                    "teamctl: {n} (interactive) exited as soon as it started: its program"
+                )))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+    assert_eq!(
+        lines[2], "teamctl: 2 teammates did not start (why above): a, b",
+        "{err}"
+    );
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 #[test]
 fn three_interactive_teammates_in_one_window() {
     let env = TestEnv::with_tmux();
