@@ -253,9 +253,9 @@ const ENDING: Duration = Duration::from_secs(5);
 /// its memory in its exit (a console or worker that ends by itself as its team goes; its
 /// other threads may still be on their way out, `ended` waits for them), and no longer reads
 /// as anything: waited for (up to `ENDING`) to be a zombie or gone, so it is not taken for the
-/// user's meanwhile (a program whose first thread ended while the rest runs on reads so too,
-/// and is still running at the end of the wait) (CI: `doctor --fix` kept a removed home's session for the
-/// team's console, which was exiting as the pane was judged).
+/// user's meanwhile (CI: `doctor --fix` kept a removed home's session for the team's console,
+/// which was exiting as the pane was judged). A program whose first thread ended while the
+/// rest runs on reads so too, and is still running at the end of the wait.
 pub fn ended_or_ending(pid: u32) -> bool {
     ended(pid)
         || (read_ours(pid, "cmdline").is_some_and(|argv| argv.is_empty())

@@ -226,8 +226,7 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
 
 /// The rows, each member's state told by `status` (`leader::effective_status_with`), whether
 /// its recorded pane is still its own by `pane` (`Snapshot::is_members_pane`; `None`: cannot
-/// tell).
-/// A member judged dead has its files read again by `again` (after the pane check): read
+/// tell). A member judged dead has its files read again by `again` (after the pane check): read
 /// before it, they can predate a graceful end, a worker that wrote `stopped` and exited
 /// between the two reads showing as dead for one look (new-user QA).
 fn rows_from(
@@ -238,8 +237,7 @@ fn rows_from(
 ) -> Vec<Row> {
     members
         .into_iter()
-        .map(|(m, files)| {
-            let mut files = files;
+        .map(|(m, mut files)| {
             let mut judged = status(m, files.live.as_ref());
             if judged == Status::Dead
                 && let Some(later) = again(m)

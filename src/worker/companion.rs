@@ -653,9 +653,9 @@ impl Worker {
     /// Wait, before the worker says it is idle, until the agent's program is up: its prompt
     /// shown (ready, by its rule) or a dialog asking the user; or until it ended (the caller
     /// says why) or `FIRST_LOOK` passed (a slow start, or a prompt its pattern does not match:
-    /// its first message waits as any does). Until then the worker writes no live state, so `spawn`, `resume` and `up` wait
-    /// for it (`leader::started`): a program that exits a moment after starting fails them with
-    /// why. It was taken as started as soon as its pane ran, and `up` or `resume` said
+    /// its first message waits as any does; a shutdown request ends the wait). Until then the
+    /// worker writes no live state, so `spawn`, `resume` and `up` wait for it
+    /// (`leader::started`): a program that exits a moment after starting fails them with why. It was taken as started as soon as its pane ran, and `up` or `resume` said
     /// "resumed", exit 0, of a program that had already ended (new-user QA).
     pub(super) async fn first_look(&mut self) {
         let deadline = Instant::now() + FIRST_LOOK;

@@ -391,22 +391,14 @@ impl Worker {
             if let Some(signal) = sig.unless(self.first_look()).await {
                 return self.exit_on_signal(signal);
             }
-            if self.companion.as_ref().is_some_and(|c| c.exited()) {
-                self.sink
-                    .note("the agent's pane is gone (its program ended); exiting");
-                self.agent_ended();
+            if self.program_ended() {
                 return Ok(());
             }
         }
         self.take_up_own_tasks();
         self.set_status(Status::Idle);
         loop {
-            // An interactive teammate's agent ended (its pane with it): nothing to deliver
-            // into. Dead, not stopped: `send` and `ask` resume it with a new pane.
-            if self.companion.as_ref().is_some_and(|c| c.exited()) {
-                self.sink
-                    .note("the agent's pane is gone (its program ended); exiting");
-                self.agent_ended();
+            if self.program_ended() {
                 return Ok(());
             }
             match self.keep_watching(&mut watch, &mut sig).await? {
@@ -845,6 +837,19 @@ impl Worker {
             Ok(())
         })?;
         Ok(())
+    }
+
+    /// Whether an interactive teammate's agent has ended (its pane with it): nothing to
+    /// deliver into, so the worker ends, dead, not stopped (`send` and `ask` resume it with a
+    /// new pane), its reason recorded (`agent_ended`).
+    fn program_ended(&mut self) -> bool {
+        if !self.companion.as_ref().is_some_and(|c| c.exited()) {
+            return false;
+        }
+        self.sink
+            .note("the agent's pane is gone (its program ended); exiting");
+        self.agent_ended();
+        true
     }
 
     /// An interactive teammate's program ended (its companion ends with it): why, from its

@@ -510,22 +510,23 @@ pub fn is_pane_id(word: &str) -> bool {
 /// pane expands to nothing, so nothing is killed. The kill is a command string tmux parses:
 /// it holds only the pane id (`None` for any other word) and a number.
 pub fn kill_pane_running(pane: &str, pid: u32) -> Option<Cmd> {
-    is_pane_id(pane).then(|| {
-        words(&[
-            "if-shell",
-            "-F",
-            "-t",
-            pane,
-            &format!("#{{==:#{{pane_pid}},{pid}}}"),
-            &format!("kill-pane -t {pane}"),
-        ])
-    })
+    while_running(pane, pid, &format!("kill-pane -t {pane}"))
 }
 
 /// Let `pane` close when its process ends (`remain-on-exit` off, which teamctl's panes have
 /// on to keep what a crashed worker said), only while it runs `pid`: one tmux command, as
 /// `kill_pane_running`, holding only the pane id and a number.
 pub fn close_on_exit_running(pane: &str, pid: u32) -> Option<Cmd> {
+    while_running(
+        pane,
+        pid,
+        &format!("set-option -p -t {pane} remain-on-exit off"),
+    )
+}
+
+/// `cmd` (a command string tmux parses, made of the pane id and fixed words) run only while
+/// `pane` runs, or last ran, `pid`: the check and the command in one tmux command.
+fn while_running(pane: &str, pid: u32, cmd: &str) -> Option<Cmd> {
     is_pane_id(pane).then(|| {
         words(&[
             "if-shell",
@@ -533,7 +534,7 @@ pub fn close_on_exit_running(pane: &str, pid: u32) -> Option<Cmd> {
             "-t",
             pane,
             &format!("#{{==:#{{pane_pid}},{pid}}}"),
-            &format!("set-option -p -t {pane} remain-on-exit off"),
+            cmd,
         ])
     })
 }
