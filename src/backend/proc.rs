@@ -90,6 +90,35 @@ fn same_home(value: &[u8]) -> bool {
             .is_some_and(|c| canonical(Path::new(std::ffi::OsStr::from_bytes(value))) == *c)
 }
 
+/// Whose home a process's `--home` must name to be judged teamctl's: this process's
+/// (`same_home`), or the home of a key (`home_key_of`): one that no longer exists, whose team
+/// sessions `doctor --fix` closes from another home, its workers and consoles still teamctl's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HomeOf<'a> {
+    Ours,
+    Key(&'a str),
+}
+
+impl<'a> HomeOf<'a> {
+    /// The home of `key`: this process's own when it is this home's key.
+    pub fn key(key: &'a str) -> HomeOf<'a> {
+        if key == home_key() {
+            HomeOf::Ours
+        } else {
+            HomeOf::Key(key)
+        }
+    }
+
+    /// Does `value` (a process's `--home`) name this home?
+    fn names(self, value: &[u8]) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        match self {
+            HomeOf::Ours => same_home(value),
+            HomeOf::Key(key) => home_key_of(Path::new(std::ffi::OsStr::from_bytes(value))) == key,
+        }
+    }
+}
+
 /// Whether `pid` runs as this process's user: a tag is checked on our own processes only, so
 /// teamctl run as root never signals another user's process that copied a worker's argv or an
 /// agent's environment (attacker QA).
@@ -143,7 +172,13 @@ pub fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
 /// A zombie's (or an exiting process's) `cmdline` reads empty, its memory gone, so it is no
 /// worker: no separate look at its state is needed.
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
-    read_ours(pid, "cmdline").is_some_and(|c| worker_ids(&c).any(|id| id == agent_id.as_bytes()))
+    is_worker_of(pid, agent_id, HomeOf::Ours)
+}
+
+/// `is_worker`, of the home `home`.
+fn is_worker_of(pid: u32, agent_id: &str, home: HomeOf) -> bool {
+    read_ours(pid, "cmdline")
+        .is_some_and(|c| worker_ids_of(&c, home).any(|id| id == agent_id.as_bytes()))
 }
 
 /// The agent id `pid` is a worker of (in our home, of our user), as `is_worker` reads it.
@@ -154,11 +189,16 @@ pub fn worker_id(pid: u32) -> Option<Vec<u8>> {
 /// The `--id` values of a worker's argv (`teamctl worker --home HOME --id NAME@TEAM`) whose
 /// `--home` is ours; none when `cmdline` is not a worker's.
 fn worker_ids(cmdline: &[u8]) -> impl Iterator<Item = &[u8]> {
+    worker_ids_of(cmdline, HomeOf::Ours)
+}
+
+/// `worker_ids`, of the home `home`.
+fn worker_ids_of<'c>(cmdline: &'c [u8], home: HomeOf) -> impl Iterator<Item = &'c [u8]> {
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
     let ours = args.get(1) == Some(&&b"worker"[..])
         && args
             .windows(2)
-            .any(|w| w[0] == b"--home" && same_home(w[1]));
+            .any(|w| w[0] == b"--home" && home.names(w[1]));
     let ids: Vec<&[u8]> = if ours {
         args.windows(2)
             .filter(|w| w[0] == b"--id")
@@ -298,18 +338,28 @@ pub fn runs_teamctl(pid: u32) -> bool {
 /// a teamctl binary (`runs_teamctl`)? What a pane tagged for `agent_id` must run to be closed
 /// as teamctl's (`backend::tmux::close_cmd`): a tag is a pane option anyone can set.
 pub fn is_teamctl_worker(pid: u32, agent_id: &str) -> bool {
-    is_worker(pid, agent_id) && runs_teamctl(pid)
+    is_teamctl_worker_of(pid, agent_id, HomeOf::Ours)
+}
+
+/// `is_teamctl_worker`, of the home `home`.
+pub fn is_teamctl_worker_of(pid: u32, agent_id: &str, home: HomeOf) -> bool {
+    is_worker_of(pid, agent_id, home) && runs_teamctl(pid)
 }
 
 /// Is `pid` the leader console teamctl put in a team session of `team` (in our home): a
 /// teamctl binary running `lead --home HOME --team TEAM` (`backend::Launch::console`)?
 pub fn is_console(pid: u32, team: &str) -> bool {
+    is_console_of(pid, team, HomeOf::Ours)
+}
+
+/// `is_console`, of the home `home`.
+pub fn is_console_of(pid: u32, team: &str, home: HomeOf) -> bool {
     read_ours(pid, "cmdline").is_some_and(|c| {
         let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
         args.get(1) == Some(&&b"lead"[..])
             && args
                 .windows(2)
-                .any(|w| w[0] == b"--home" && same_home(w[1]))
+                .any(|w| w[0] == b"--home" && home.names(w[1]))
             && args
                 .windows(2)
                 .any(|w| w[0] == b"--team" && w[1] == team.as_bytes())
@@ -491,6 +541,19 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A gone home's worker names its home in its argv: judged by that home's key, and no
+    /// other home's.
+    #[test]
+    fn a_home_of_a_key_is_named_by_its_path_only() {
+        let home = tempfile::tempdir().unwrap();
+        let gone = home.path().join("gone-home");
+        let key = home_key_of(&gone);
+        let of = HomeOf::Key(&key);
+        assert!(of.names(gone.as_os_str().as_encoded_bytes()));
+        assert!(!of.names(home.path().join("another").as_os_str().as_encoded_bytes()));
+        assert_eq!(HomeOf::key(&home_key()), HomeOf::Ours);
+    }
 
     /// Every process carrying `agent_id` ended as `kill` and `shutdown` end them
     /// (`backend::Ending`).

@@ -501,8 +501,10 @@ fn a_pane_forged_with_a_teammates_environment_is_left_running() {
 
 /// A dead pane of the user's (remain-on-exit: nothing runs in it to check) with a teammate's
 /// tags forged on it lacks the nonce teamctl set on the teammate's own pane and recorded with
-/// it: `doctor` warns of it and `doctor --fix` and `delete` leave it open, its tags taken off,
-/// while the teammate's own pane closes. (Attacker QA, session 24: both closed it.)
+/// it: `doctor` warns of it and `doctor --fix` and `delete` leave it open, its tags taken off
+/// and its own `remain-on-exit` kept, while the teammate's own pane closes. (Attacker QA,
+/// session 24: both closed it; with the setting taken off, tmux closed it as the team's
+/// session went, one run in six.)
 #[test]
 fn a_dead_pane_with_forged_tags_is_left_open() {
     let env = TestEnv::with_tmux();
@@ -535,6 +537,13 @@ fn a_dead_pane_with_forged_tags_is_left_open() {
         Some(forged.clone()),
         "doctor --fix closed the dead pane: {report}"
     );
+    // Only the tags come off: the pane's own setting is the user's, not teamctl's (it was
+    // unset, and tmux then closed the dead pane as the team's session went).
+    assert_eq!(
+        env.pane_format(&forged, "#{remain-on-exit}").as_deref(),
+        Some("on"),
+        "doctor --fix took the user's remain-on-exit off"
+    );
     forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
     let out = env.run(&["delete", "--force"]);
     assert!(out.status.success(), "{out:?}");
@@ -547,6 +556,11 @@ fn a_dead_pane_with_forged_tags_is_left_open() {
         env.pane_format(&forged, "#{@teamctl-agent}"),
         Some(String::new()),
         "its forged tags are off"
+    );
+    assert_eq!(
+        env.pane_format(&forged, "#{remain-on-exit}").as_deref(),
+        Some("on"),
+        "delete took the user's remain-on-exit off"
     );
     assert_eq!(
         env.pane_format(&own, "#{pane_id}"),

@@ -672,8 +672,23 @@ pub fn tag_console(pane: &str, team: &str) -> Vec<Cmd> {
     ]
 }
 
-/// Take every tag teamctl sets off a pane that is the user's now (`holds` no longer).
-pub fn untag_pane(pane: &str) -> Vec<Cmd> {
+/// Whose pane teamctl takes its tags off (`untag_pane`): one it placed (`tag_pane`), whose
+/// `remain-on-exit` it set too, or one whose tags someone else set (`Foreign`: its live
+/// process is not teamctl's for them, or it is dead without its member's nonce), where every
+/// setting is the user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untag {
+    Placed,
+    Foreign,
+}
+
+/// Take every tag teamctl sets off a pane that is the user's now (`holds` no longer). Of a
+/// pane teamctl placed, its `remain-on-exit` too: teamctl's, not the user's, so their pane
+/// ends as their settings say. A foreign pane's is the user's own and stays (attacker QA: a
+/// dead pane of the user's with forged tags lost it, and tmux then closed the pane with the
+/// team's session).
+pub fn untag_pane(pane: &str, whose: Untag) -> Vec<Cmd> {
+    let placed = (whose == Untag::Placed).then_some("remain-on-exit");
     [
         AGENT_OPTION,
         TEAM_OPTION,
@@ -682,10 +697,9 @@ pub fn untag_pane(pane: &str) -> Vec<Cmd> {
         NAME_OPTION,
         PID_OPTION,
         NONCE_OPTION,
-        // teamctl's, not the user's: their pane ends as their settings say.
-        "remain-on-exit",
     ]
-    .iter()
+    .into_iter()
+    .chain(placed)
     .map(|opt| words(&["set-option", "-p", "-u", "-t", pane, opt]))
     .collect()
 }
@@ -714,6 +728,9 @@ pub struct TeamPanes {
     /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
     /// respawned them): the user's, left open, their tags taken off.
     pub taken: Vec<String>,
+    /// Panes of `ours` found carrying tags someone else set (`close_panes`): the user's, left
+    /// open, only the tags taken off (`Untag::Foreign`).
+    pub foreign: Vec<String>,
     /// (session name, pane) of every pane, to count what else a session holds.
     rows: Vec<(String, String)>,
 }
@@ -1123,12 +1140,22 @@ mod tests {
             tag_pid("%3")
         );
         assert_eq!(tag_console("%0", "t")[0], tag_pid("%0"));
-        let untag = untag_pane("%3");
-        for opt in [AGENT_OPTION, CONSOLE_OPTION, PID_OPTION, TEAM_OPTION] {
-            assert!(
-                untag.contains(&s(&["set-option", "-p", "-u", "-t", "%3", opt])),
-                "{opt}"
-            );
+        for whose in [Untag::Placed, Untag::Foreign] {
+            let untag = untag_pane("%3", whose);
+            for opt in [
+                AGENT_OPTION,
+                CONSOLE_OPTION,
+                PID_OPTION,
+                TEAM_OPTION,
+                NONCE_OPTION,
+            ] {
+                assert!(
+                    untag.contains(&s(&["set-option", "-p", "-u", "-t", "%3", opt])),
+                    "{opt}"
+                );
+            }
+            let remain = s(&["set-option", "-p", "-u", "-t", "%3", "remain-on-exit"]);
+            assert_eq!(untag.contains(&remain), whose == Untag::Placed, "{whose:?}");
         }
     }
 

@@ -12,7 +12,7 @@ pub mod panes;
 pub mod place;
 pub mod run;
 
-use argv::{PaneState, Server, Start, Started};
+use argv::{PaneState, Server, Start, Started, Untag};
 use run::{Fail, Tmux};
 
 use super::{Backend, Launch, Liveness, Placement, proc};
@@ -351,18 +351,18 @@ pub fn close_if_tagged(
                 };
             }
             Close::Theirs => {
-                let _ = t.run(&argv::untag_pane(pane));
+                let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
                 return Ok(Closing::Untagged);
             }
             Close::Foreign => {
-                let _ = t.run(&argv::untag_pane(pane));
+                let _ = t.run(&argv::untag_pane(pane, Untag::Foreign));
                 return Ok(Closing::Foreign);
             }
             Close::Not => return Ok(Closing::NotOurs),
         }
     }
     if state.stale_tag == tag {
-        let _ = t.run(&argv::untag_pane(pane));
+        let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
         return Ok(Closing::Untagged);
     }
     Ok(Closing::NotOurs)
@@ -401,6 +401,18 @@ pub enum Close {
 /// member's nonce. `None` only for a pane teamctl just made itself and judges by the pid tmux
 /// gave it then (the placeholder).
 pub fn close_cmd(pane: &str, pid: u32, dead: bool, nonce: &str, who: Option<Who>) -> Close {
+    close_cmd_of(pane, pid, dead, nonce, who, proc::HomeOf::Ours)
+}
+
+/// `close_cmd` for a pane of the home `home` (`runs_teamctls_of`).
+fn close_cmd_of(
+    pane: &str,
+    pid: u32,
+    dead: bool,
+    nonce: &str,
+    who: Option<Who>,
+    home: proc::HomeOf,
+) -> Close {
     let record = match who {
         Some(Who::Agent(_, known)) => known.started,
         _ => None,
@@ -408,7 +420,7 @@ pub fn close_cmd(pane: &str, pid: u32, dead: bool, nonce: &str, who: Option<Who>
     if !argv::runs_started(pid, dead, record, &proc::start_time) {
         return Close::Theirs;
     }
-    if who.is_some_and(|who| !runs_teamctls(pid, dead, nonce, who)) {
+    if who.is_some_and(|who| !runs_teamctls_of(pid, dead, nonce, who, home)) {
         return Close::Foreign;
     }
     argv::kill_pane_running(pane, pid).map_or(Close::Not, Close::Kill)
@@ -461,6 +473,11 @@ impl Known {
 /// teamctl, or the team's files are gone: its tags decide, as they did; nothing runs there to
 /// be ended). Another user's live process is not ended, and not teamctl's.
 pub fn runs_teamctls(pid: u32, dead: bool, nonce: &str, who: Who) -> bool {
+    runs_teamctls_of(pid, dead, nonce, who, proc::HomeOf::Ours)
+}
+
+/// `runs_teamctls`, of the home `home`: a worker or console names it with its `--home`.
+fn runs_teamctls_of(pid: u32, dead: bool, nonce: &str, who: Who, home: proc::HomeOf) -> bool {
     if dead || proc::ended_or_ending(pid) {
         return match who {
             Who::Agent(_, known) => known.nonce.as_deref().is_none_or(|n| n == nonce),
@@ -469,10 +486,10 @@ pub fn runs_teamctls(pid: u32, dead: bool, nonce: &str, who: Who) -> bool {
     }
     match who {
         Who::Agent(id, known) => {
-            proc::is_teamctl_worker(pid, id)
+            proc::is_teamctl_worker_of(pid, id, home)
                 || (known.interactive && proc::is_agent_process(pid, id))
         }
-        Who::Console(team) => proc::is_console(pid, team),
+        Who::Console(team) => proc::is_console_of(pid, team, home),
     }
 }
 
@@ -527,18 +544,22 @@ pub fn untag_if_stale(
         .run(&[argv::pane_state(pane)])
         .map(|out| argv::parse_state(&out, pane))?;
     let who = Who::Agent(argv::unscoped(tag), known);
-    let stale = state.is_some_and(|s| {
-        s.stale_tag == tag
-            || (s.tag == tag
-                && s.pid.is_some_and(|pid| {
-                    !argv::runs_started(pid, s.dead, known.started, &proc::start_time)
-                        || !runs_teamctls(pid, s.dead, &s.nonce, who)
-                }))
-    });
-    if !stale {
+    let Some(whose) = state.and_then(|s| {
+        if s.stale_tag == tag {
+            return Some(Untag::Placed);
+        }
+        let pid = s.pid.filter(|_| s.tag == tag)?;
+        if !argv::runs_started(pid, s.dead, known.started, &proc::start_time) {
+            Some(Untag::Placed)
+        } else if !runs_teamctls(pid, s.dead, &s.nonce, who) {
+            Some(Untag::Foreign)
+        } else {
+            None
+        }
+    }) else {
         return Ok(false);
-    }
-    t.run(&argv::untag_pane(pane)).map(|_| true)
+    };
+    t.run(&argv::untag_pane(pane, whose)).map(|_| true)
 }
 
 /// What `close_if_tagged` did.
@@ -697,6 +718,7 @@ pub fn forget_session_of(
     records: &Records,
 ) -> Vec<Kept> {
     let tag = argv::scoped(team.as_str(), key);
+    let home = proc::HomeOf::key(key);
     let mut names = vec![argv::session_name(&tag)];
     if let Some(recorded) = recorded_session
         && !names.iter().any(|n| n == recorded)
@@ -731,9 +753,12 @@ pub fn forget_session_of(
             continue;
         };
         let mut panes = argv::parse_team_panes(&out, &tag);
-        close_panes(&t, &mut panes, team.as_str(), records);
+        close_panes(&t, &mut panes, team.as_str(), home, records);
         for pane in &panes.taken {
-            let _ = t.run(&argv::untag_pane(pane));
+            let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
+        }
+        for pane in &panes.foreign {
+            let _ = t.run(&argv::untag_pane(pane, Untag::Foreign));
         }
         for name in sessions {
             let target = argv::exact_session(name);
@@ -759,10 +784,18 @@ pub fn forget_session_of(
 /// tmux invocation, or one each when that stopped at an error. A pane whose pid the system
 /// gave again to the user's program is theirs, and so is one whose live process is not
 /// teamctl's for its tag (`runs_teamctls`; `team`: the team's name, which its console runs
-/// for): moved to `taken` (left open, a session holding it kept, its tags to come off).
-fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, team: &str, records: &Records) {
+/// for; `home`: the home whose workers and console those are, this one or a gone one): moved
+/// to `taken`, or `foreign` (left open, a session holding it kept, its tags to
+/// come off).
+fn close_panes(
+    t: &Tmux,
+    panes: &mut argv::TeamPanes,
+    team: &str,
+    home: proc::HomeOf,
+    records: &Records,
+) {
     let mut all: Vec<argv::Cmd> = Vec::new();
-    let mut theirs: Vec<String> = Vec::new();
+    let (mut theirs, mut foreign): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for pane in &panes.ours {
         let Some(owner) = panes.owner_of(pane) else {
             continue;
@@ -777,14 +810,19 @@ fn close_panes(t: &Tmux, panes: &mut argv::TeamPanes, team: &str, records: &Reco
         } else {
             Who::Agent(argv::unscoped(&owner.agent), known)
         };
-        match close_cmd(pane, owner.pid, owner.dead, &owner.nonce, Some(who)) {
+        let verdict = close_cmd_of(pane, owner.pid, owner.dead, &owner.nonce, Some(who), home);
+        match verdict {
             Close::Kill(kill) => all.push(kill),
-            Close::Theirs | Close::Foreign => theirs.push(pane.clone()),
+            Close::Theirs => theirs.push(pane.clone()),
+            Close::Foreign => foreign.push(pane.clone()),
             Close::Not => {}
         }
     }
-    panes.ours.retain(|p| !theirs.contains(p));
+    panes
+        .ours
+        .retain(|p| !theirs.contains(p) && !foreign.contains(p));
     panes.taken.extend(theirs);
+    panes.foreign.extend(foreign);
     if all.is_empty() {
         return;
     }
