@@ -349,6 +349,34 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                 );
                 continue;
             }
+            // An interactive agent whose mail cannot go in: its prompt not seen, its input
+            // line not empty. Said while mail is unread (`status` says the same).
+            if let Some(why) = live
+                .as_ref()
+                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
+                .filter(|l| l.needs_user.is_none())
+                .and_then(|l| l.mail_waits.as_deref())
+                .filter(|_| unread() > 0)
+            {
+                let pane = m.pane_id.as_deref().unwrap_or("-");
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Warn,
+                        format!(
+                            "{}@{}'s mail waits: {}",
+                            m.name,
+                            cfg.name,
+                            crate::output::printable(why)
+                        ),
+                    )
+                    .hint(format!(
+                        "look at its pane {pane} (`teamctl attach --team {} {}`): clear its input line, or respawn it with a --prompt-pattern that matches its empty prompt line",
+                        cfg.name, m.name
+                    )),
+                );
+                continue;
+            }
             // An interactive agent at a dialog only the user can answer: not stuck, waiting.
             if let Some(what) = live
                 .as_ref()

@@ -59,6 +59,13 @@ pub struct LiveState {
     /// pane (a permission prompt, a trust dialog): what, as its companion last saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_user: Option<String>,
+    /// An interactive teammate whose mail cannot be pasted into its agent now: why, as its
+    /// companion last saw it (its prompt not seen since it started, its input line not empty:
+    /// text typed in the pane, or a `--prompt-pattern` that does not match). Cleared once a
+    /// message goes in. `status` and `doctor` show it while mail is unread; `spawn` and
+    /// `resume` warn of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail_waits: Option<String>,
     /// Why the worker cannot watch its inbox (something not a directory where it should be):
     /// no mail is read until that is moved away. `status` and `doctor` show it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +102,7 @@ impl LiveState {
             session_turns: 0,
             lease_until: None,
             needs_user: None,
+            mail_waits: None,
             inbox_problem: None,
             exit_reason: None,
             stopping: None,

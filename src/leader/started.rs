@@ -80,7 +80,18 @@ fn look(store: &dyn Store, member: &Member) -> Option<Result<()>> {
     if let Some(live) = ours(store) {
         return Some(match live.exit_reason {
             Some(why) => Err(died(member, &why)),
-            None => Ok(()),
+            None => {
+                // Started, but what it is sent cannot go in yet: said now, not left for the
+                // user to find in `status` (new-user QA).
+                if let Some(why) = &live.mail_waits {
+                    crate::errln!(
+                        "teamctl: warning: {name} runs, but {}; its mail waits until its prompt shows (`teamctl attach {name}` shows its pane)",
+                        crate::output::printable(why),
+                        name = member.name,
+                    );
+                }
+                Ok(())
+            }
         });
     }
     if crate::backend::proc::running(pid) {

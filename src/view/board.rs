@@ -40,7 +40,7 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.needs_user,
                 r.problem,
                 r.inbox_problem
-            ) + &format!("|{:?}|{:?}", r.exit_reason, r.stopping)
+            ) + &format!("|{:?}|{:?}|{:?}", r.exit_reason, r.stopping, r.mail_waits)
         })
         .collect()
 }
@@ -230,6 +230,7 @@ mod tests {
             shutdown_requested: false,
             host: None,
             needs_user: None,
+            mail_waits: None,
             problem: None,
             unknown: None,
             inbox_problem: None,

@@ -62,6 +62,10 @@ pub struct Row {
     /// permission prompt, a trust dialog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needs_user: Option<String>,
+    /// An interactive teammate's unread mail cannot be pasted into its agent now: why (its
+    /// prompt not seen, its input line not empty). Only while mail is unread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mail_waits: Option<String>,
     /// Its live state could not be read (a FIFO or link where the file should be): what is
     /// wrong, shown under the table. Its state is then told without the worker's word.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,6 +261,10 @@ fn rows_from(
                 .and_then(|l| l.current_turn.as_ref())
                 .filter(|_| status == Status::Working)
                 .map(|t| t.message_id.as_str());
+            let unread_mail = unread
+                .iter()
+                .filter(|(id, _)| Some(id.as_str()) != handling)
+                .count();
             let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
             let shown = if shutdown_requested {
                 Status::ShutdownPending
@@ -297,10 +305,7 @@ fn rows_from(
                     .map(|l| l.pid)
                     .or(m.pid)
                     .filter(|_| status != Status::Stopped),
-                unread: unread
-                    .iter()
-                    .filter(|(id, _)| Some(id.as_str()) != handling)
-                    .count(),
+                unread: unread_mail,
                 unread_idle: unread
                     .iter()
                     .filter(|(id, idle)| *idle && Some(id.as_str()) != handling)
@@ -321,6 +326,9 @@ fn rows_from(
                 needs_user: fresh
                     .and_then(|l| l.needs_user.clone())
                     .filter(|_| status.is_running()),
+                mail_waits: fresh
+                    .and_then(|l| l.mail_waits.clone())
+                    .filter(|_| status.is_running() && unread_mail > 0),
                 inbox_problem: fresh
                     .and_then(|l| l.inbox_problem.clone())
                     .filter(|_| status.is_running()),
@@ -377,6 +385,9 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
                 format!("{:<22}", format!("{UNKNOWN} (state file {what})"))
             }
             (Some(_), _) => format!("{:<22}", format!("{} (needs you)", r.status.as_str())),
+            (None, None) if r.mail_waits.is_some() => {
+                format!("{:<22}", format!("{} (mail waits)", r.status.as_str()))
+            }
             (None, Some(_)) => format!("{:<22}", format!("{} (stopping)", r.status.as_str())),
             (None, None) => format!("{:<22}", r.status.as_str()),
         };
@@ -396,12 +407,22 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
         {
             turn = format!("task #{task}: {turn}");
         }
-        if let Some(what) = &r.needs_user {
-            let pane = r.pane();
-            turn = format!(
-                "answer {} in pane {pane}; {turn}",
-                crate::output::printable(what)
-            );
+        // What waits on the user comes first, before the turn (if any).
+        let first = match (&r.needs_user, &r.mail_waits) {
+            (Some(what), _) => Some(format!(
+                "answer {} in pane {}",
+                crate::output::printable(what),
+                r.pane()
+            )),
+            (None, Some(why)) => Some(format!("mail waits: {}", crate::output::printable(why))),
+            (None, None) => None,
+        };
+        if let Some(first) = first {
+            turn = if turn.is_empty() {
+                first
+            } else {
+                format!("{first}; {turn}")
+            };
         }
         // Written into `out`, not formatted apart and copied: a row each for a thousand
         // teammates (BENCHMARKS.md, twelfth session).

@@ -563,6 +563,38 @@ impl Companion {
     }
 }
 
+/// Why mail waits for an agent whose prompt was not seen in its first look (`FIRST_LOOK`).
+fn prompt_unseen(rule: &Interactive) -> String {
+    let secs = FIRST_LOOK.as_secs();
+    if rule.uses_hooks() {
+        format!(
+            "its prompt was not seen in its first {secs} s (a slow start, or a dialog teamctl does not know)"
+        )
+    } else {
+        format!(
+            "its prompt was not seen in its first {secs} s: no line of its pane matched --prompt-pattern '{}' with the cursor after it (a slow start, or a pattern that does not match its empty prompt line)",
+            crate::output::printable(&rule.prompt_pattern)
+        )
+    }
+}
+
+/// Why mail waits for an agent whose input line is not empty (`Readiness::Typed`).
+fn typed_line(c: Option<&Companion>) -> Option<String> {
+    let c = c?;
+    Some(if c.rule.uses_hooks() {
+        format!(
+            "its input line in pane {} is not empty (text typed there)",
+            c.pane
+        )
+    } else {
+        format!(
+            "no empty prompt line in pane {}: it is still working, text is typed there, or its prompt does not match --prompt-pattern '{}'",
+            c.pane,
+            crate::output::printable(&c.rule.prompt_pattern)
+        )
+    })
+}
+
 impl Worker {
     /// Take the agent's hook events: busy on a submitted prompt, idle on Stop. `ours`: the
     /// header and id of the message this companion pasted, when a turn of its own runs.
@@ -650,6 +682,22 @@ impl Worker {
         self.save_live();
     }
 
+    /// Record why mail cannot be pasted into the agent now (`LiveState::mail_waits`; `None`:
+    /// it can); the live state is written only when that changes.
+    fn mail_waits(&mut self, why: Option<String>) {
+        if self.live.mail_waits == why {
+            return;
+        }
+        self.live.mail_waits = why;
+        // Written as what it is until the paste: idle, no turn, the message unread (its
+        // turn, already in hand, is written once it goes in: `record_turn_hops`). Written
+        // as working, `status` showed a turn running that the agent never got.
+        let (status, turn) = (self.live.status, self.live.current_turn.take());
+        self.live.status = Status::Idle;
+        self.save_live();
+        (self.live.status, self.live.current_turn) = (status, turn);
+    }
+
     /// Wait, before the worker says it is idle, until the agent's program is up: its prompt
     /// shown (ready, by its rule) or a dialog asking the user; or until it ended (the caller
     /// says why) or `FIRST_LOOK` passed (a slow start, or a prompt its pattern does not match:
@@ -681,6 +729,12 @@ impl Worker {
                 return;
             }
         }
+        // Not seen: in the first live state (written next), so the start warns of it, and
+        // `status` says it while mail waits (new-user QA: a pattern that matched nothing
+        // showed `idle`, its mail unread, and nothing said why).
+        if let Some(c) = &self.companion {
+            self.live.mail_waits = Some(prompt_unseen(&c.rule));
+        }
     }
 
     /// Wait until the agent can take a message: idle, input line empty. A shutdown request
@@ -701,6 +755,7 @@ impl Worker {
             let readiness = c.readiness(&look);
             if readiness == Readiness::Ready {
                 self.needs_user(None);
+                self.mail_waits(None);
                 return Ok(Waited::Ready);
             }
             // A cancelled message put back in the input line after `after_cancel` stopped
@@ -722,6 +777,12 @@ impl Worker {
                 continue;
             }
             self.needs_user(dialog);
+            // A line not empty is the user's to clear (or a pattern to fix): said by
+            // `status`. Busy or still changing is the agent at work, not waiting.
+            if readiness == Readiness::Typed {
+                let why = typed_line(self.companion.as_ref());
+                self.mail_waits(why);
+            }
             // Each reason said once per wait.
             if !said.contains(&readiness) {
                 said.push(readiness);

@@ -452,6 +452,43 @@ fn three_interactive_teammates_in_one_window() {
     });
 }
 
+/// A prompt pattern that matches nothing the REPL shows: the spawn warns, once its first look
+/// is over, that the prompt was not seen, and `status` says why the message sent then waits,
+/// instead of showing an idle teammate with mail it never gets (new-user QA).
+#[test]
+fn a_prompt_never_seen_is_said_by_spawn_and_status() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-unseen");
+    let out = env.run(&[
+        "spawn",
+        "py",
+        "--interactive",
+        "--exec",
+        PYTHON,
+        "--prompt-pattern",
+        "^NEVER$",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        err.contains("warning: py runs, but its prompt was not seen in its first 10 s")
+            && err.contains("--prompt-pattern '^NEVER$'"),
+        "{err}"
+    );
+    env.ok(&["send", "py", "6*7"]);
+    wait_until("status says why the mail waits", WAIT, || {
+        env.member("py")["mailWaits"]
+            .as_str()
+            .is_some_and(|w| w.contains("its prompt does not match --prompt-pattern '^NEVER$'"))
+    });
+    let row = env.member("py");
+    assert_eq!(
+        (row["status"].as_str(), row["unread"].as_u64()),
+        (Some("idle"), Some(1)),
+        "{row}"
+    );
+}
+
 #[test]
 fn text_typed_in_the_pane_is_not_pasted_over() {
     let env = TestEnv::with_tmux();
@@ -471,11 +508,36 @@ fn text_typed_in_the_pane_is_not_pasted_over() {
             .is_some_and(|i| l[i..].contains("waiting to deliver"))
     });
     assert!(screen(&env, &pane).trim_end().ends_with(">>> 40+"));
+    // Said where the user looks: the message is unread, the teammate idle, and why it waits
+    // (new-user QA: `idle`, one unread, and nothing said why).
+    wait_until("status says why the mail waits", WAIT, || {
+        env.member("py")["mailWaits"]
+            .as_str()
+            .is_some_and(|w| w.contains(&format!("no empty prompt line in pane {pane}")))
+    });
+    let row = env.member("py");
+    assert_eq!(
+        (row["status"].as_str(), row["unread"].as_u64()),
+        (Some("idle"), Some(1)),
+        "{row}"
+    );
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains("idle (mail waits)") && table.contains("mail waits: no empty prompt line"),
+        "{table}"
+    );
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!("py@{t}'s mail waits: no empty prompt line")),
+        "{doctor}"
+    );
     // The user finishes the line; the message follows once the prompt is back.
     env.tmux_ok(&["send-keys", "-t", &pane, "-l", "2"]);
     env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
     wait_until("the reply", WAIT, || replies(&env, &t, "py").len() >= 2);
     assert_eq!(replies(&env, &t, "py"), ["1", "6"]);
+    let row = env.member("py");
+    assert!(row["mailWaits"].is_null(), "{row}");
     let text = screen(&env, &pane);
     assert!(text.contains(">>> 40+2\n42\n>>> 2*3\n6\n"), "{text}");
 }
