@@ -84,7 +84,8 @@ impl States {
 }
 
 fn look_at(m: &Member, live: Option<&LiveState>) -> Mate {
-    let status = leader::seen_status(m, live);
+    // As `status` shows it: one asked to stop is `shutdown_pending` until it answers.
+    let status = leader::shown_status(m, leader::seen_status(m, live));
     // The live state of the worker recorded, as `status` rows read it.
     let fresh = live.filter(|l| m.pid.is_none_or(|p| p == l.pid));
     let turn = fresh

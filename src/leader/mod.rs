@@ -150,6 +150,16 @@ pub fn seen_status(member: &Member, live: Option<&LiveState>) -> Status {
     }
 }
 
+/// What views show of a member in `status` (as told by `effective_status` or `seen_status`):
+/// one the leader asked to stop, still running, as `shutdown_pending` until it answers.
+pub fn shown_status(member: &Member, status: Status) -> Status {
+    if member.shutdown_request_id.is_some() && status.is_running() {
+        Status::ShutdownPending
+    } else {
+        status
+    }
+}
+
 /// Start `name`'s worker on `backend` and record where it went.
 pub fn start_worker(
     home: &Home,
@@ -878,6 +888,21 @@ pub fn reader_for(name: &Name) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `status`, its board and the console's line show one asked to stop alike.
+    #[test]
+    fn a_running_member_asked_to_stop_shows_shutdown_pending() {
+        let team = Name::parse("t").unwrap();
+        let mut m = Member::leader(&team, "/".into(), 0);
+        assert_eq!(shown_status(&m, Status::Working), Status::Working);
+        m.shutdown_request_id = Some("r1".into());
+        for running in [Status::Working, Status::Idle, Status::AwaitingPlanApproval] {
+            assert_eq!(shown_status(&m, running), Status::ShutdownPending);
+        }
+        for ended in [Status::Dead, Status::Stopped] {
+            assert_eq!(shown_status(&m, ended), ended);
+        }
+    }
 
     fn remote(status: Status, since: u64) -> Member {
         let team = Name::parse("t").unwrap();

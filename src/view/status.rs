@@ -266,11 +266,7 @@ fn rows_from(
                 .filter(|(id, _)| Some(id.as_str()) != handling)
                 .count();
             let shutdown_requested = m.shutdown_request_id.is_some() && status.is_running();
-            let shown = if shutdown_requested {
-                Status::ShutdownPending
-            } else {
-                status
-            };
+            let shown = leader::shown_status(m, status);
             // What a stopped teammate's worker last wrote is history, not state.
             let fresh = fresh.filter(|_| status != Status::Stopped);
             // A stopped teammate's pane was closed (or is a dead one kept for reading). Another

@@ -383,6 +383,31 @@ fn console_shows_a_teammate_killed_behind_its_back_as_dead() {
     assert!(status.success(), "{status:?}");
 }
 
+/// A teammate asked to stop during a turn shows on the console's status line as `status`
+/// shows it, `shutdown_pending`, until it answers (QA: the line said `working`).
+#[test]
+fn console_shows_a_pending_shutdown_as_status_does() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "sleep 600"]);
+    wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
+    env.ok(&["send", "bob", "work"]);
+    wait_until("bob working", WAIT, || env.member_status("bob") == "working");
+    let mut cmd = env.cmd(&["lead"]);
+    cmd.stdin(Stdio::piped());
+    let mut console = Follow::start_with(cmd);
+    console.wait_for("bob working on the status line", |l| l.contains("bob working"));
+    env.ok(&["shutdown", "bob", "--no-wait"]);
+    assert_eq!(env.member_status("bob"), "shutdown_pending");
+    console.wait_for("bob shutdown_pending on the status line", |l| {
+        l.contains("bob shutdown_pending")
+    });
+    env.ok(&["kill", "bob"]);
+    drop(console.child.stdin.take());
+    let status = console.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
 /// A teammate whose worker cannot watch its inbox (so reads no mail) is said on the console
 /// as `status` says it under its table, and marked on the status line while it lasts (QA:
 /// `status` and the board showed it, the console's status line said plainly "idle").
