@@ -371,7 +371,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         ),
                     )
                     .hint(format!(
-                        "look at its pane {pane} (`teamctl attach --team {} {}`): clear its input line, or respawn it with a --prompt-pattern that matches its empty prompt line",
+                        "look at its pane {pane} (`teamctl attach --team {0} {1}`): clear its input line; or, if its prompt does not match, `teamctl kill --team {0} {1}` and spawn it again with a --prompt-pattern that matches its empty prompt line",
                         cfg.name, m.name
                     )),
                 );

@@ -80,10 +80,17 @@ impl Interactive {
         let Some((row, line)) = last_line(screen) else {
             return false;
         };
-        if !re.is_match(line) {
-            return false;
-        }
-        cursor.is_none_or(|(x, y)| y == row && line.chars().skip(x).all(char::is_whitespace))
+        let Some((x, y)) = cursor else {
+            return re.is_match(line);
+        };
+        // The line up to the cursor is the prompt: a line cleared after typing keeps its
+        // erased cells as blanks after it (`>>>    `), which `^>>> $` does not match whole
+        // (new-user QA: mail waited until Enter after C-u cleared the line).
+        let cut = line.char_indices().nth(x).map_or(line.len(), |(i, _)| i);
+        let (before, after) = line.split_at(cut);
+        y == row
+            && after.chars().all(char::is_whitespace)
+            && (re.is_match(before) || re.is_match(line))
     }
 }
 
@@ -166,10 +173,27 @@ pub fn check_pattern(pattern: &str) -> Result<()> {
             "--prompt-pattern is empty; give a regex matching the agent's empty prompt line, e.g. '^>>> $'",
         ));
     }
+    // One line of the pane is what it matches: a newline or another control character can
+    // never be on it, and would break the lines that quote the pattern (`status`; attacker
+    // QA). Long enough for any prompt.
+    if pattern.chars().any(char::is_control) {
+        return Err(Error::bad(format!(
+            "--prompt-pattern {pattern:?} holds a control character (a newline, a tab, an escape): it matches one line of the pane as shown, which has none; write `\\t` or `\\s` in the regex instead"
+        )));
+    }
+    if pattern.len() > MAX_PATTERN {
+        return Err(Error::bad(format!(
+            "--prompt-pattern is {} bytes long; at most {MAX_PATTERN}: it matches the agent's empty prompt line",
+            pattern.len()
+        )));
+    }
     regex_lite::Regex::new(pattern)
         .map(|_| ())
         .map_err(|e| Error::bad(format!("--prompt-pattern {pattern:?} is not a regex: {e}")))
 }
+
+/// The longest `--prompt-pattern` taken, in bytes.
+pub const MAX_PATTERN: usize = 1024;
 
 /// The last line of `screen` with anything but blanks on it, and its row.
 fn last_line(screen: &str) -> Option<(usize, &str)> {
@@ -577,6 +601,27 @@ mod tests {
         let printed = ">>> print('>>> '); time.sleep(8)\n>>> \n\n";
         assert!(!i.input_free(printed, Some((0, 2))));
         assert!(!i.input_free(real, Some((0, 3))));
+    }
+
+    #[test]
+    fn a_line_cleared_after_typing_is_free_at_its_cursor() {
+        let i = Interactive::generic("^>>> $").unwrap();
+        // C-u after `abc`: tmux keeps the erased cells as blanks.
+        assert!(i.input_free(">>> 1\n1\n>>>    \n\n", Some((4, 2))));
+        // Text after the cursor (moved left), or up to it, is typed text.
+        assert!(!i.input_free(">>> abc\n", Some((4, 0))));
+        assert!(!i.input_free(">>> ab \n", Some((6, 0))));
+    }
+
+    #[test]
+    fn a_prompt_pattern_is_one_line_and_not_huge() {
+        for bad in ["^>>> $\nbob  idle", "^\u{1b}]0;x\u{7}$", "^\t$"] {
+            let e = Interactive::generic(bad).unwrap_err().to_string();
+            assert!(e.contains("control character"), "{e}");
+        }
+        assert!(Interactive::generic(&"a".repeat(MAX_PATTERN)).is_ok());
+        assert!(Interactive::generic(&"a".repeat(MAX_PATTERN + 1)).is_err());
+        assert!(Interactive::generic(r"^\s*>\t$").is_ok());
     }
 
     #[test]

@@ -573,7 +573,7 @@ fn prompt_unseen(rule: &Interactive) -> String {
     } else {
         format!(
             "its prompt was not seen in its first {secs} s: no line of its pane matched --prompt-pattern '{}' with the cursor after it (a slow start, or a pattern that does not match its empty prompt line)",
-            crate::output::printable(&rule.prompt_pattern)
+            rule.prompt_pattern
         )
     }
 }
@@ -589,8 +589,7 @@ fn typed_line(c: Option<&Companion>) -> Option<String> {
     } else {
         format!(
             "no empty prompt line in pane {}: it is still working, text is typed there, or its prompt does not match --prompt-pattern '{}'",
-            c.pane,
-            crate::output::printable(&c.rule.prompt_pattern)
+            c.pane, c.rule.prompt_pattern
         )
     })
 }

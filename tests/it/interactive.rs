@@ -489,6 +489,28 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
     );
 }
 
+/// Text typed in the pane and then erased (C-u) leaves blanks after the prompt: the message
+/// goes in then, without Enter (new-user QA: it waited until a new prompt line).
+#[test]
+fn a_line_cleared_in_the_pane_lets_the_message_in() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-cleared");
+    spawn_python(&env, "py");
+    let pane = env.pane_of(&t, "py");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "abc"]);
+    wait_until("the typed text shows", WAIT, || {
+        screen(&env, &pane).trim_end().ends_with(">>> abc")
+    });
+    env.ok(&["send", "py", "6*7"]);
+    wait_until("the mail waits", WAIT, || {
+        env.member("py")["mailWaits"].is_string()
+    });
+    env.tmux_ok(&["send-keys", "-t", &pane, "C-u"]);
+    wait_until("the reply", WAIT, || !replies(&env, &t, "py").is_empty());
+    assert_eq!(replies(&env, &t, "py"), ["42"]);
+    assert!(env.member("py")["mailWaits"].is_null());
+}
+
 #[test]
 fn text_typed_in_the_pane_is_not_pasted_over() {
     let env = TestEnv::with_tmux();

@@ -389,14 +389,25 @@ fn console_shows_a_teammate_killed_behind_its_back_as_dead() {
 fn console_shows_a_pending_shutdown_as_status_does() {
     let env = TestEnv::new();
     env.ok(&["create", "t"]);
-    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "sleep 600"]);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--exec",
+        "sleep 600",
+    ]);
     wait_until("bob idle", WAIT, || env.member_status("bob") == "idle");
     env.ok(&["send", "bob", "work"]);
-    wait_until("bob working", WAIT, || env.member_status("bob") == "working");
+    wait_until("bob working", WAIT, || {
+        env.member_status("bob") == "working"
+    });
     let mut cmd = env.cmd(&["lead"]);
     cmd.stdin(Stdio::piped());
     let mut console = Follow::start_with(cmd);
-    console.wait_for("bob working on the status line", |l| l.contains("bob working"));
+    console.wait_for("bob working on the status line", |l| {
+        l.contains("bob working")
+    });
     env.ok(&["shutdown", "bob", "--no-wait"]);
     assert_eq!(env.member_status("bob"), "shutdown_pending");
     console.wait_for("bob shutdown_pending on the status line", |l| {
