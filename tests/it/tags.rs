@@ -713,3 +713,39 @@ fn a_users_session_with_a_gone_teams_tags_on_a_pane_is_not_the_teams() {
             .success()
     );
 }
+
+/// Tags forged on a pane of the user's that the user then runs again with another program:
+/// they name a process the pane no longer runs, as on a pane teamctl placed and the user
+/// respawned, but the pane lacks the nonce teamctl sets with its own settings. `doctor --fix`
+/// and `delete` take the tags off and leave the user's own `remain-on-exit` (attacker QA:
+/// it was unset, and the pane closed when its program ended).
+#[test]
+fn forged_tags_on_a_respawned_pane_of_the_users_take_none_of_its_settings() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-respawned"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let id = format!("w@{t}");
+    let (forged, _) = pane_running(&env, "mine", &["sleep", "600"]);
+    for round in ["doctor --fix", "delete"] {
+        forge(&env, &forged, "@teamctl-agent", &env.tag(&id));
+        env.tmux_ok(&["respawn-pane", "-k", "-t", &forged, "sleep", "601"]);
+        let report = if round == "delete" {
+            let out = env.run(&["delete", "--force"]);
+            assert!(out.status.success(), "{out:?}");
+            format!("{out:?}")
+        } else {
+            doctor_json(&env, &["--fix"]).1
+        };
+        assert_eq!(
+            env.pane_format(&forged, "#{@teamctl-agent}"),
+            Some(String::new()),
+            "{round}: {report}"
+        );
+        assert_eq!(
+            env.pane_format(&forged, "#{remain-on-exit}").as_deref(),
+            Some("on"),
+            "{round} took the user's remain-on-exit off: {report}"
+        );
+    }
+}

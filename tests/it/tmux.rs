@@ -450,6 +450,29 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
         .tmux_ok(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &a])
         .trim()
         .to_string();
+    // A window of the user's with settings of their own, which they keep (new-user QA: its
+    // remain-on-exit and border were unset with teamctl's).
+    let set = env
+        .tmux_ok(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+        ])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["set-option", "-w", "-t", &set, "remain-on-exit", "on"]);
+    env.tmux_ok(&[
+        "set-option",
+        "-w",
+        "-t",
+        &set,
+        "pane-border-status",
+        "bottom",
+    ]);
     let out = env.run(&["delete", "--force"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -476,9 +499,13 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
         left.sort_unstable();
         left
     };
-    let mut mine = vec![window.clone(), split.clone()];
+    let mut mine = vec![window.clone(), split.clone(), set.clone()];
     mine.sort_unstable();
     assert_eq!(panes_of(&kept), mine, "only the user's panes stay");
+    let theirs = env.tmux_ok(&["show-options", "-w", "-t", &set]);
+    for own in ["remain-on-exit on", "pane-border-status bottom"] {
+        assert!(theirs.contains(own), "{own}: {theirs}");
+    }
     wait_until("the console to end", Duration::from_secs(10), || {
         env.consoles().is_empty()
     });

@@ -632,8 +632,15 @@ pub fn kill_session(session_target: &str) -> Cmd {
 
 /// Take teamctl's team tags off a session it leaves open for the user's panes (`delete`),
 /// and off each of its windows (`windows`, ids): a new team of the same name must not take
-/// the session, or a window the user opened in it, for its own (attacker QA).
-pub fn untag_session(session_target: &str, team: &str, windows: &[String]) -> Vec<Cmd> {
+/// the session, or a window the user opened in it, for its own (attacker QA). The window
+/// settings teamctl gave come off the windows it made (`own`, of `windows`) only: a window
+/// the user opened there keeps the user's (new-user QA: its `remain-on-exit` was unset).
+pub fn untag_session(
+    session_target: &str,
+    team: &str,
+    windows: &[String],
+    own: &[String],
+) -> Vec<Cmd> {
     let key = team_key(team);
     let mut cmds = Vec::new();
     for opt in [TEAM_OPTION, key.as_str()] {
@@ -650,7 +657,7 @@ pub fn untag_session(session_target: &str, team: &str, windows: &[String]) -> Ve
     }
     // And the window settings teamctl gave them (`own_window`): the user's panes left there
     // end, and show their borders, as the user's own settings say (QA: they stayed dead).
-    for w in windows {
+    for w in own {
         for opt in OWN_WINDOW_SETTINGS {
             cmds.push(words(&["set-option", "-w", "-u", "-t", w, opt]));
         }
@@ -680,6 +687,21 @@ pub fn tag_console(pane: &str, team: &str) -> Vec<Cmd> {
 pub enum Untag {
     Placed,
     Foreign,
+}
+
+impl Untag {
+    /// A pane teamctl no longer holds (respawned, or its tags set by someone else): placed by
+    /// teamctl when it carries a placement's nonce (`nonce`, the pane's), set by `tag_pane`
+    /// with its settings; the member's own when it recorded one (`recorded`). Otherwise its
+    /// settings are taken as the user's (attacker QA: tags forged for a pid the pane did not
+    /// run were taken for a respawned pane of teamctl's, and its `remain-on-exit` unset).
+    pub fn of(nonce: &str, recorded: Option<&str>) -> Untag {
+        if !nonce.is_empty() && recorded.is_none_or(|r| r == nonce) {
+            Untag::Placed
+        } else {
+            Untag::Foreign
+        }
+    }
 }
 
 /// Take every tag teamctl sets off a pane that is the user's now (`holds` no longer). Of a
@@ -728,8 +750,8 @@ pub struct TeamPanes {
     /// Panes that carry the team's tags for a process that is no longer teamctl's (the user
     /// respawned them): the user's, left open, their tags taken off.
     pub taken: Vec<String>,
-    /// Panes of `ours` found carrying tags someone else set (`close_panes`): the user's, left
-    /// open, only the tags taken off (`Untag::Foreign`).
+    /// Panes carrying tags someone else set (of `ours`: `close_panes`), or teamctl's tags
+    /// without its nonce: the user's, left open, only the tags taken off (`Untag::Foreign`).
     pub foreign: Vec<String>,
     /// (session name, pane) of every pane, to count what else a session holds.
     rows: Vec<(String, String)>,
@@ -791,7 +813,9 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
                 .is_some_and(|(_, scoped_team)| scoped_team == team);
         let list = match (of_team, holds(pid, tagged_pid)) {
             (true, true) => Some(&mut panes.ours),
-            (true, false) => Some(&mut panes.taken),
+            // Respawned: teamctl's settings come off a pane it placed (`Untag::of`).
+            (true, false) if Untag::of(nonce, None) == Untag::Placed => Some(&mut panes.taken),
+            (true, false) => Some(&mut panes.foreign),
             (false, _) => None,
         };
         if let Some(list) = list

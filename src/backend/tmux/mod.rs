@@ -351,7 +351,8 @@ pub fn close_if_tagged(
                 };
             }
             Close::Theirs => {
-                let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
+                let whose = Untag::of(&state.nonce, known.nonce.as_deref());
+                let _ = t.run(&argv::untag_pane(pane, whose));
                 return Ok(Closing::Untagged);
             }
             Close::Foreign => {
@@ -362,7 +363,8 @@ pub fn close_if_tagged(
         }
     }
     if state.stale_tag == tag {
-        let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
+        let whose = Untag::of(&state.nonce, known.nonce.as_deref());
+        let _ = t.run(&argv::untag_pane(pane, whose));
         return Ok(Closing::Untagged);
     }
     Ok(Closing::NotOurs)
@@ -545,12 +547,13 @@ pub fn untag_if_stale(
         .map(|out| argv::parse_state(&out, pane))?;
     let who = Who::Agent(argv::unscoped(tag), known);
     let Some(whose) = state.and_then(|s| {
+        let placed = Untag::of(&s.nonce, known.nonce.as_deref());
         if s.stale_tag == tag {
-            return Some(Untag::Placed);
+            return Some(placed);
         }
         let pid = s.pid.filter(|_| s.tag == tag)?;
         if !argv::runs_started(pid, s.dead, known.started, &proc::start_time) {
-            Some(Untag::Placed)
+            Some(placed)
         } else if !runs_teamctls(pid, s.dead, &s.nonce, who) {
             Some(Untag::Foreign)
         } else {
@@ -673,7 +676,14 @@ fn keep_for_the_user(t: &Tmux, target: &str, name: &str, tag: &str) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let _ = t.run(&argv::untag_session(target, tag, &windows));
+    // teamctl's own windows carry the team's key at window level (`own_window`), asked
+    // without what the session's options would lend it.
+    let own: Vec<String> = windows
+        .iter()
+        .filter(|w| t.run(&[argv::window_guard(w, tag)]).is_ok())
+        .cloned()
+        .collect();
+    let _ = t.run(&argv::untag_session(target, tag, &windows, &own));
     for n in 1..10 {
         let new = if n == 1 {
             format!("{name}-kept")
@@ -813,8 +823,10 @@ fn close_panes(
         let verdict = close_cmd_of(pane, owner.pid, owner.dead, &owner.nonce, Some(who), home);
         match verdict {
             Close::Kill(kill) => all.push(kill),
-            Close::Theirs => theirs.push(pane.clone()),
-            Close::Foreign => foreign.push(pane.clone()),
+            Close::Theirs if Untag::of(&owner.nonce, known.nonce.as_deref()) == Untag::Placed => {
+                theirs.push(pane.clone());
+            }
+            Close::Theirs | Close::Foreign => foreign.push(pane.clone()),
             Close::Not => {}
         }
     }
