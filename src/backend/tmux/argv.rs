@@ -1053,7 +1053,7 @@ mod tests {
                    %3\t0\t12\t\t\t\t\tteamctl-t-k\n\
                    %4\t0\t13\t13\tbob@other/k\t\t\tteamctl-t-k\n\
                    %5\t0\t14\t14\t\tother/k\t\tteamctl-t-k\n\
-                   %6\t0\t99\t15\tcarol@t/k\t\t\tteamctl-t-k\n\
+                   %6\t0\t99\t15\tcarol@t/k\t\tn6\tteamctl-t-k\n\
                    %7\t0\t98\t16\t\tt/k\t\tmine\n\
                    %2\t0\t11\t11\tbob@t/k\t\tn2\tmy session, linked\n\
                    %8\t1\t17\t17\tdan@t/k\t\tn8\tmine\n\
@@ -1083,8 +1083,10 @@ mod tests {
             Some(&owner(18, false, "older@t/k", ""))
         );
         assert_eq!(panes.owner_of("%6"), None, "not ours");
-        // Respawned by the user: carol's pane and a console.
-        assert_eq!(panes.taken, s(&["%6", "%7"]));
+        // Respawned by the user: carol's pane, placed with its nonce (its settings teamctl's),
+        // and a console (none: the window's settings are teamctl's, the pane's the user's).
+        assert_eq!(panes.taken, s(&["%6"]));
+        assert_eq!(panes.foreign, s(&["%7"]));
         // %3, %4, %5 and carol's pane %6 are not teamctl's.
         assert_eq!(panes.others_in("teamctl-t-k"), 4);
         assert_eq!(panes.others_in("mine"), 1);
