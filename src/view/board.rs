@@ -140,7 +140,8 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
     ));
     for r in rows {
         let name = ctx.paint.color(&format!("{:<16}", r.name), &r.color);
-        let state = format!("{:<22}", r.said);
+        // As `status` says it: what it waits on, or why it stops, beside the state.
+        let state = format!("{:<22}", r.state_cell());
         let state = match r.status {
             Status::Dead => ctx.paint.color(&state, "red"),
             Status::Working => ctx.paint.color(&state, "yellow"),
@@ -156,6 +157,11 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
             (Some(t), Some(note)) => format!("{} {note}", one_line(t)),
             (Some(t), None) => one_line(t),
             _ => String::new(),
+        };
+        let turn = match r.waits_on() {
+            Some(first) if turn.is_empty() => first,
+            Some(first) => format!("{first}; {turn}"),
+            None => turn,
         };
         out.push_str(&format!(
             "{name} {state}  {:>unread_w$}  {:<6} {:<10} {:<9}  {}{turn}\n",
@@ -279,6 +285,27 @@ mod tests {
         assert!(board.lines().nth(1).unwrap().contains("HOST"), "{board}");
         assert!(board.lines().nth(2).unwrap().contains("hostb"), "{board}");
         assert_ne!(key(&here), key(&there));
+    }
+
+    /// The board says what a teammate waits on as `status` does (new-user QA: it showed a
+    /// teammate whose mail could not go in as plainly idle).
+    #[test]
+    fn what_a_teammate_waits_on_shows_on_the_board_and_redraws_it() {
+        let (ctx, config) = plain();
+        let fine = vec![row("bob", Status::Idle)];
+        let mut waits = fine.clone();
+        waits[0].unread = 1;
+        waits[0].mail_waits = Some("its input line in pane %3 is not empty".into());
+        let board = render(&ctx, &config, &waits, 2_000);
+        let line = board.lines().find(|l| l.starts_with("bob")).unwrap();
+        assert!(line.contains("idle (mail waits)"), "{board}");
+        assert!(line.contains("mail waits: its input line in pane %3"), "{board}");
+        assert_ne!(key(&fine), key(&waits));
+        let mut asks = fine.clone();
+        asks[0].needs_user = Some("a permission prompt".into());
+        let board = render(&ctx, &config, &asks, 2_000);
+        assert!(board.contains("idle (needs you)"), "{board}");
+        assert!(board.contains("answer a permission prompt in pane -"), "{board}");
     }
 
     #[test]

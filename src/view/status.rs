@@ -106,6 +106,38 @@ impl Row {
         }
     }
 
+    /// The STATUS cell (unpadded): the state, and what it waits on or why it stops, in a word.
+    pub fn state_cell(&self) -> String {
+        if let Some(kind) = self.unknown {
+            let what = match kind {
+                "unreadable" => "unreadable".to_string(),
+                k => format!("is {k}"),
+            };
+            return format!("{UNKNOWN} (state file {what})");
+        }
+        let word = self.status.as_str();
+        match (&self.needs_user, &self.stopping, &self.mail_waits) {
+            (Some(_), _, _) => format!("{word} (needs you)"),
+            (None, None, Some(_)) => format!("{word} (mail waits)"),
+            (None, Some(_), _) => format!("{word} (stopping)"),
+            (None, None, None) => word.to_string(),
+        }
+    }
+
+    /// What the TURN column starts with when the teammate waits on the user: a dialog to
+    /// answer in its pane, or why its mail cannot go in.
+    pub fn waits_on(&self) -> Option<String> {
+        match (&self.needs_user, &self.mail_waits) {
+            (Some(what), _) => Some(format!(
+                "answer {} in pane {}",
+                crate::output::printable(what),
+                self.pane()
+            )),
+            (None, Some(why)) => Some(format!("mail waits: {}", crate::output::printable(why))),
+            (None, None) => None,
+        }
+    }
+
     /// What follows the turn's summary: its age while it runs; a turn whose worker died is
     /// not running (new-user QA: a `kill -9`ed worker's turn kept a running clock).
     pub fn turn_note(&self, now: u64) -> Option<String> {
@@ -372,21 +404,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     ));
     for r in rows {
         let name = format!("{:<width$}", r.name);
-        let status = match (&r.needs_user, &r.stopping) {
-            _ if r.unknown.is_some() => {
-                let what = match r.unknown {
-                    Some(k) if k != "unreadable" => format!("is {k}"),
-                    _ => "unreadable".into(),
-                };
-                format!("{:<22}", format!("{UNKNOWN} (state file {what})"))
-            }
-            (Some(_), _) => format!("{:<22}", format!("{} (needs you)", r.status.as_str())),
-            (None, None) if r.mail_waits.is_some() => {
-                format!("{:<22}", format!("{} (mail waits)", r.status.as_str()))
-            }
-            (None, Some(_)) => format!("{:<22}", format!("{} (stopping)", r.status.as_str())),
-            (None, None) => format!("{:<22}", r.status.as_str()),
-        };
+        let status = format!("{:<22}", r.state_cell());
         let status = match r.status {
             Status::Dead => paint.color(&status, "red"),
             Status::Working => paint.color(&status, "yellow"),
@@ -404,15 +422,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             turn = format!("task #{task}: {turn}");
         }
         // What waits on the user comes first, before the turn (if any).
-        let first = match (&r.needs_user, &r.mail_waits) {
-            (Some(what), _) => Some(format!(
-                "answer {} in pane {}",
-                crate::output::printable(what),
-                r.pane()
-            )),
-            (None, Some(why)) => Some(format!("mail waits: {}", crate::output::printable(why))),
-            (None, None) => None,
-        };
+        let first = r.waits_on();
         if let Some(first) = first {
             turn = if turn.is_empty() {
                 first
