@@ -178,7 +178,7 @@ pub fn check_pattern(pattern: &str) -> Result<()> {
     // QA). Long enough for any prompt.
     if pattern.chars().any(char::is_control) {
         return Err(Error::bad(format!(
-            "--prompt-pattern {pattern:?} holds a control character (a newline, a tab, an escape): it matches one line of the pane as shown, which has none; write `\\t` or `\\s` in the regex instead"
+            "--prompt-pattern {pattern:?} holds a control character (a newline, a tab, an escape): it matches one line of the pane as shown, which has none (a tab shows as blanks: `\\s` in the regex matches them)"
         )));
     }
     if pattern.len() > MAX_PATTERN {

@@ -299,13 +299,19 @@ mod tests {
         let board = render(&ctx, &config, &waits, 2_000);
         let line = board.lines().find(|l| l.starts_with("bob")).unwrap();
         assert!(line.contains("idle (mail waits)"), "{board}");
-        assert!(line.contains("mail waits: its input line in pane %3"), "{board}");
+        assert!(
+            line.contains("mail waits: its input line in pane %3"),
+            "{board}"
+        );
         assert_ne!(key(&fine), key(&waits));
         let mut asks = fine.clone();
         asks[0].needs_user = Some("a permission prompt".into());
         let board = render(&ctx, &config, &asks, 2_000);
         assert!(board.contains("idle (needs you)"), "{board}");
-        assert!(board.contains("answer a permission prompt in pane -"), "{board}");
+        assert!(
+            board.contains("answer a permission prompt in pane -"),
+            "{board}"
+        );
     }
 
     #[test]

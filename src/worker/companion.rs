@@ -239,10 +239,24 @@ impl Companion {
     /// pane: new-user QA). A pane gone, or no longer the member's, says only that.
     pub fn why_ended(&self, agent_id: &str) -> String {
         self.ended_in_pane(agent_id).unwrap_or_else(|| {
-            format!(
-                "its program ended and its pane {} is gone (closed, or its tmux server ended)",
-                self.pane
-            )
+            let there = self
+                .tmux
+                .run(&[argv::pane_state(&self.pane)])
+                .ok()
+                .and_then(|out| argv::parse_state(&out, &self.pane))
+                .is_some();
+            if there {
+                // Respawned with another program (QA: it was said to be gone).
+                format!(
+                    "its program ended: its pane {} runs another program now, no longer the teammate's",
+                    self.pane
+                )
+            } else {
+                format!(
+                    "its program ended and its pane {} is gone (closed, or its tmux server ended)",
+                    self.pane
+                )
+            }
         })
     }
 

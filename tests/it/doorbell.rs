@@ -105,7 +105,44 @@ fn a_killed_waiters_doorbell_blocks_nobody_and_is_cleared() {
         env.ok(&["ask", "bob", "second", "--timeout", "20"]).trim(),
         "second"
     );
-    wait_until("the stale FIFO to go", T, || fifos(&bells).is_empty());
+    // (Failed once in a CI run beside today's changes, not since: what is left, and who holds
+    // it open, is said to tell why next time.)
+    let killed = ask.id();
+    wait_until_or_show(
+        "the stale FIFO to go",
+        T,
+        || fifos(&bells).is_empty(),
+        || {
+            fifos(&bells)
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} (killed ask: {killed}) held by {:?}",
+                        f.display(),
+                        holders(f)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        },
+    );
+}
+
+/// The pids holding `path` open (their `/proc/PID/fd` links).
+fn holders(path: &Path) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+            })
+        })
+        .collect()
 }
 
 #[test]

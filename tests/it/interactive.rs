@@ -489,6 +489,26 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
     );
 }
 
+/// The user runs another program in the agent's pane (`respawn-pane -k`): the teammate is dead,
+/// and why says the pane runs another program, not that it is gone (QA).
+#[test]
+fn a_pane_respawned_by_the_user_is_said_to_run_another_program() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-respawned");
+    spawn_python(&env, "py");
+    let pane = env.pane_of(&t, "py");
+    env.tmux_ok(&["respawn-pane", "-k", "-t", &pane, "sleep 600"]);
+    wait_until("py is dead", WAIT, || env.member_status("py") == "dead");
+    let why = env.member("py")["exitReason"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        why.contains(&format!("its pane {pane} runs another program now")),
+        "{why}"
+    );
+}
+
 /// Text typed in the pane and then erased (C-u) leaves blanks after the prompt: the message
 /// goes in then, without Enter (new-user QA: it waited until a new prompt line).
 #[test]
