@@ -114,10 +114,15 @@ pub fn ring(dir: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if name.as_bytes().first() == Some(&b'.') {
-            continue; // still being armed
-        }
         if !entry.file_type().is_ok_and(|t| t.is_fifo()) {
+            continue;
+        }
+        if let Some(arming) = name.as_bytes().strip_prefix(b".") {
+            // Still being armed, unless its waiter is gone (killed between making it and
+            // naming it: nothing else ever removes it; a test saw one left).
+            if armed_by_a_gone_process(arming) {
+                let _ = std::fs::remove_file(entry.path());
+            }
             continue;
         }
         let path = entry.path();
@@ -137,6 +142,20 @@ pub fn ring(dir: &Path) {
             Err(_) => {}
         }
     }
+}
+
+/// Whether a FIFO being armed (`.PID-N`, `name` without its dot) belongs to a process that is
+/// gone: no process has that pid (a pid given again keeps it, until that one goes too).
+fn armed_by_a_gone_process(name: &[u8]) -> bool {
+    let pid = std::str::from_utf8(name)
+        .ok()
+        .and_then(|n| n.split_once('-'))
+        .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        .filter(|pid| *pid > 0);
+    pid.is_some_and(|pid| {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH)
+    })
 }
 
 /// Wait on several doorbells at once: true when any was poked before `deadline`.
@@ -250,6 +269,33 @@ mod tests {
         .unwrap();
         ring(dir.path());
         assert!(!stale.exists(), "a stale FIFO was left behind");
+    }
+
+    /// A waiter killed while arming leaves its FIFO under its `.PID-N` name: removed by a ring
+    /// once that pid is gone; one of a running process is being armed, and stays.
+    #[test]
+    fn a_fifo_left_half_armed_by_a_gone_waiter_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = |name: &str| {
+            let path = dir.path().join(name);
+            nix::unistd::mkfifo(
+                &path,
+                nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+            )
+            .unwrap();
+            path
+        };
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let left = fifo(&format!(".{gone}-0"));
+        let arming = fifo(&format!(".{}-7", std::process::id()));
+        ring(dir.path());
+        assert!(
+            !left.exists(),
+            "a half-armed FIFO of a gone waiter was left"
+        );
+        assert!(arming.exists(), "a FIFO being armed was removed");
     }
 
     /// A writer appending and ringing while a waiter arms a fresh doorbell, reads and waits,
