@@ -301,6 +301,10 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             let status = leader::effective_status_with(m, live.as_ref(), &seen);
             let unread = || leader::unread(&*store, &m.name, crate::worker::READER);
             let resume = format!("`teamctl resume --team {} {}`", cfg.name, m.name);
+            // The running worker's own word (not a state an earlier worker left).
+            let running = live
+                .as_ref()
+                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid));
             if m.interactive.as_ref().is_some_and(|i| i.uses_hooks())
                 && status.is_running()
                 && let Some(file) = crate::interactive::hooks_disabled_by(
@@ -329,11 +333,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                 );
             }
             // A worker that cannot watch its inbox reads no mail (it says why in its log).
-            if let Some(why) = live
-                .as_ref()
-                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
-                .and_then(|l| l.inbox_problem.as_deref())
-            {
+            if let Some(why) = running.and_then(|l| l.inbox_problem.as_deref()) {
                 out.push(
                     Finding::new(
                         "teammates",
@@ -349,12 +349,30 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                 );
                 continue;
             }
+            // An interactive agent at a dialog only the user can answer: not stuck, waiting.
+            if let Some(what) = running.and_then(|l| l.needs_user.as_deref()) {
+                let pane = m.pane_id.as_deref().unwrap_or("-");
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Warn,
+                        format!(
+                            "{}@{} waits for you: {} in its pane {pane}",
+                            m.name,
+                            cfg.name,
+                            crate::output::printable(what)
+                        ),
+                    )
+                    .hint(format!(
+                        "answer it there (`teamctl attach --team {} {}`); its mail waits until then",
+                        cfg.name, m.name
+                    )),
+                );
+                continue;
+            }
             // An interactive agent whose mail cannot go in: its prompt not seen, its input
             // line not empty. Said while mail is unread (`status` says the same).
-            if let Some(why) = live
-                .as_ref()
-                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
-                .filter(|l| l.needs_user.is_none())
+            if let Some(why) = running
                 .and_then(|l| l.mail_waits.as_deref())
                 .filter(|_| unread() > 0)
             {
@@ -372,31 +390,6 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                     )
                     .hint(format!(
                         "look at its pane {pane} (`teamctl attach --team {0} {1}`): clear its input line; or, if its prompt does not match, `teamctl kill --team {0} {1}` and spawn it again with a --prompt-pattern that matches its empty prompt line",
-                        cfg.name, m.name
-                    )),
-                );
-                continue;
-            }
-            // An interactive agent at a dialog only the user can answer: not stuck, waiting.
-            if let Some(what) = live
-                .as_ref()
-                .filter(|l| status.is_running() && m.pid.is_none_or(|p| p == l.pid))
-                .and_then(|l| l.needs_user.as_deref())
-            {
-                let pane = m.pane_id.as_deref().unwrap_or("-");
-                out.push(
-                    Finding::new(
-                        "teammates",
-                        Level::Warn,
-                        format!(
-                            "{}@{} waits for you: {} in its pane {pane}",
-                            m.name,
-                            cfg.name,
-                            crate::output::printable(what)
-                        ),
-                    )
-                    .hint(format!(
-                        "answer it there (`teamctl attach --team {} {}`); its mail waits until then",
                         cfg.name, m.name
                     )),
                 );

@@ -434,8 +434,9 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
     spawn(&env, "a");
     let session = env.session(&t);
     let a = env.pane_of(&t, "a");
-    let window = env
-        .tmux_ok(&[
+    // A window the user opens in the team session: its pane.
+    let new_window = || {
+        env.tmux_ok(&[
             "new-window",
             "-d",
             "-P",
@@ -445,25 +446,16 @@ fn delete_leaves_the_users_own_panes_in_the_team_session() {
             &format!("={session}:"),
         ])
         .trim()
-        .to_string();
+        .to_string()
+    };
+    let window = new_window();
     let split = env
         .tmux_ok(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &a])
         .trim()
         .to_string();
     // A window of the user's with settings of their own, which they keep (new-user QA: its
     // remain-on-exit and border were unset with teamctl's).
-    let set = env
-        .tmux_ok(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "-t",
-            &format!("={session}:"),
-        ])
-        .trim()
-        .to_string();
+    let set = new_window();
     env.tmux_ok(&["set-option", "-w", "-t", &set, "remain-on-exit", "on"]);
     env.tmux_ok(&[
         "set-option",
