@@ -1,7 +1,7 @@
 //! `teamctl plan list|approve NAME|reject NAME --feedback F`: answer plan approval requests.
-//! A request is pending when it is the teammate's latest `plan_approval_request` in the
-//! leader's inbox, the teammate is `awaiting_plan_approval`, and no response to it is in the
-//! teammate's inbox yet. Looking never moves the leader's `inbox` cursor.
+//! A request is pending when the teammate is `awaiting_plan_approval` on it (its live state
+//! names the request; an older worker's latest), and no response to it is in the teammate's
+//! inbox yet. Looking never moves the leader's `inbox` cursor.
 
 use crate::store::Position;
 use std::collections::BTreeMap;
@@ -111,32 +111,138 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
     Ok(())
 }
 
-/// Every teammate's pending plan, by name.
+/// Every teammate's pending plan, by name: the request each one that is
+/// `awaiting_plan_approval` waits on (named in its live state, read first; an older worker's
+/// latest), unless an answer to it is on its way. A request of a turn that was interrupted stays
+/// in the leader's inbox unanswered; it is never taken for the one waited on now.
 pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
     let config = store.load()?;
+    let awaited: BTreeMap<&str, leader::Awaited> = config
+        .members
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), leader::awaited_plan(store, m)?)))
+        .collect();
     let leader = Name::leader();
-    let mut latest: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut found: BTreeMap<String, Pending> = BTreeMap::new();
     for e in crate::store::entries(store, &leader, Position::START) {
         let Item::Message(env) = e?.item else {
             continue;
         };
-        if let Body::PlanApprovalRequest { request_id, plan } = env.body {
-            latest.insert(
-                env.from.clone(),
-                Pending {
-                    name: env.from,
-                    request_id,
-                    plan,
-                    timestamp: env.timestamp,
-                },
-            );
-        }
-    }
-    latest.retain(|name, p| {
-        let Some(member) = config.member(name) else {
-            return false;
+        let Body::PlanApprovalRequest { request_id, plan } = env.body else {
+            continue;
         };
-        leader::plan_pending(store, member, &p.request_id)
+        let Some(wanted) = awaited.get(env.from.as_str()) else {
+            continue;
+        };
+        if !wanted.is(&request_id) {
+            continue;
+        }
+        found.insert(
+            env.from.clone(),
+            Pending {
+                name: env.from,
+                request_id,
+                plan,
+                timestamp: env.timestamp,
+            },
+        );
+    }
+    found.retain(|name, p| {
+        config
+            .member(name)
+            .is_some_and(|m| !leader::plan_answered(store, m, &p.request_id))
     });
-    Ok(latest)
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Host, LiveState, Member, Status};
+
+    /// The race a CI run hit: a turn interrupted while awaiting approval leaves its request
+    /// unanswered in the leader's inbox; the next message's request is sent, then the worker
+    /// says it waits. `plan list` (and `plan approve`, which answers what it lists) read the
+    /// leader's inbox between the two, then the worker's state: the old request was taken for
+    /// the one waited on (its approval then answered nothing). The state names the request.
+    #[test]
+    fn an_interrupted_turns_request_is_never_the_pending_one() {
+        let team = Name::parse("t").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::mem::MemStore::new(team.clone(), dir.path().to_path_buf());
+        let bob = Name::parse("bob").unwrap();
+        let now = crate::domain::time::now_ms();
+        store
+            .update(&mut |cfg| {
+                // Of another host, so its lease (not this host's processes) says it runs.
+                let mut m = Member::leader(&team, "/".into(), 0);
+                m.name = bob.clone();
+                m.agent_id = bob.agent_id(&team);
+                m.status = Status::Idle;
+                m.pid = Some(7);
+                m.host = Some(Host {
+                    name: "another-host".into(),
+                    home: "/h".into(),
+                    key: "0".into(),
+                    id: "0".into(),
+                    since: now,
+                });
+                cfg.members.push(m);
+                Ok(())
+            })
+            .unwrap();
+        let request = |id: &str, plan: &str| {
+            let body = Body::PlanApprovalRequest {
+                request_id: id.into(),
+                plan: plan.into(),
+            };
+            store
+                .append(&Name::leader(), &Envelope::new("bob", LEADER, body))
+                .unwrap();
+        };
+        let awaiting = |id: Option<&str>| {
+            let live = LiveState {
+                lease_until: Some(now + 60_000),
+                plan_request: id.map(str::to_string),
+                ..LiveState::new(Status::AwaitingPlanApproval, 7, now)
+            };
+            store.set_live(&bob, &live).unwrap();
+        };
+        request("old", "plan for job");
+        // The new request is named before the leader's inbox is read again: nothing is shown
+        // rather than the old one.
+        awaiting(Some("new"));
+        assert!(pending(&store).unwrap().is_empty());
+        request("new", "plan for next job");
+        let p = pending(&store).unwrap().remove("bob").unwrap();
+        assert_eq!(
+            (p.request_id.as_str(), p.plan.as_str()),
+            ("new", "plan for next job")
+        );
+        // A later request still in the inbox (not possible from one worker, but a forged line)
+        // does not displace the one named.
+        request("later", "plan for something else");
+        assert_eq!(pending(&store).unwrap()["bob"].request_id, "new");
+        // A state written by an older teamctl names none: its latest request is meant.
+        awaiting(None);
+        assert_eq!(pending(&store).unwrap()["bob"].request_id, "later");
+        // Answered: not pending any more.
+        awaiting(Some("new"));
+        let answer = Envelope::new(
+            LEADER,
+            "bob",
+            Body::PlanApprovalResponse {
+                request_id: "new".into(),
+                approve: Approve(true),
+                feedback: None,
+            },
+        );
+        store.append(&bob, &answer).unwrap();
+        assert!(pending(&store).unwrap().is_empty());
+        // Nor once the worker no longer waits.
+        store
+            .set_live(&bob, &LiveState::new(Status::Idle, 7, now))
+            .unwrap();
+        assert!(pending(&store).unwrap().is_empty());
+    }
 }

@@ -79,6 +79,11 @@ pub struct LiveState {
     /// shows it as stopping meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<String>,
+    /// While `awaiting_plan_approval`: the id of the request the worker waits on. The leader
+    /// answers that one, never an older request still in its inbox (one of a turn that was
+    /// interrupted). Absent in a state an older teamctl wrote (its latest request is taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_request: Option<String>,
 }
 
 impl LiveState {
@@ -106,6 +111,7 @@ impl LiveState {
             inbox_problem: None,
             exit_reason: None,
             stopping: None,
+            plan_request: None,
         }
     }
 }

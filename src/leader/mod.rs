@@ -20,17 +20,49 @@ pub use wake::{Woken, resume_stopped, wake, wake_each};
 pub const PROTOCOL_READER: &str = "protocol";
 
 /// Whether `member`'s plan approval request `request_id` still waits for the leader: it is
-/// `awaiting_plan_approval` and no leader response to that request is in its inbox at or after
-/// its worker's cursor (`plan list`, and the console showing an old request as answered).
+/// `awaiting_plan_approval` on that request (`awaited_plan`) and no leader response to it is in
+/// its inbox at or after its worker's cursor (the console showing an old request as answered).
 pub fn plan_pending(store: &dyn Store, member: &Member, request_id: &str) -> bool {
-    let live = store.live(&member.name).ok().flatten();
-    if effective_status(member, live.as_ref()) != Status::AwaitingPlanApproval {
-        return false;
+    awaited_plan(store, member).is_some_and(|w| w.is(request_id))
+        && !plan_answered(store, member, request_id)
+}
+
+/// The plan approval request a member waits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Awaited {
+    /// The one its live state names.
+    Request(String),
+    /// Its latest: a worker of an older teamctl names none.
+    Latest,
+}
+
+impl Awaited {
+    /// Whether a request with `id` may be the one waited on.
+    pub fn is(&self, id: &str) -> bool {
+        match self {
+            Awaited::Request(r) => r == id,
+            Awaited::Latest => true,
+        }
     }
+}
+
+/// What `member` waits on, when it is `awaiting_plan_approval`. Read before the leader's inbox
+/// is, a named request is in it: the worker sends the request before it says it waits.
+pub fn awaited_plan(store: &dyn Store, member: &Member) -> Option<Awaited> {
+    let live = store.live(&member.name).ok().flatten();
+    (effective_status(member, live.as_ref()) == Status::AwaitingPlanApproval).then(|| {
+        live.and_then(|l| l.plan_request)
+            .map_or(Awaited::Latest, Awaited::Request)
+    })
+}
+
+/// Whether a leader response to `request_id` is in `member`'s inbox at or after its worker's
+/// cursor.
+pub fn plan_answered(store: &dyn Store, member: &Member, request_id: &str) -> bool {
     let from = store
         .cursor(&member.name, crate::worker::READER)
         .unwrap_or_default();
-    !crate::store::entries(store, &member.name, from)
+    crate::store::entries(store, &member.name, from)
         .map_while(|e| e.ok())
         .any(|e| {
             matches!(&e.item, Item::Message(env)

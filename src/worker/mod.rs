@@ -933,6 +933,9 @@ impl Worker {
         if self.live.status != status {
             self.live.since = now_ms();
         }
+        if status != Status::AwaitingPlanApproval {
+            self.live.plan_request = None;
+        }
         self.live.status = status;
     }
 

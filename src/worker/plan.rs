@@ -122,7 +122,7 @@ impl Worker {
             self.sink.note(&format!(
                 "plan sent to {LEADER} for approval ({request_id})"
             ));
-            self.set_status(Status::AwaitingPlanApproval);
+            self.await_plan(&request_id);
             match self.await_response(&request_id, stop).await? {
                 Answer::Approved => {
                     self.sink.note("plan approved");
@@ -182,6 +182,13 @@ impl Worker {
         Ok(Gate::Done(self.after_turn()?))
     }
 
+    /// Say (in the live state) that the worker waits for the answer to `request_id`.
+    fn await_plan(&mut self, request_id: &str) {
+        self.mark_status(Status::AwaitingPlanApproval);
+        self.live.plan_request = Some(request_id.to_string());
+        self.save_live();
+    }
+
     /// Wait for team-lead's answer to `request_id`, answering shutdown requests meanwhile.
     async fn await_response(&mut self, request_id: &str, stop: &mut Stoppers) -> Result<Answer> {
         let bell = self.bell.clone();
@@ -191,7 +198,7 @@ impl Worker {
                 if self.answer_shutdown(&req, stop).await? == Next::Exit {
                     return Ok(Answer::Stop);
                 }
-                self.set_status(Status::AwaitingPlanApproval);
+                self.await_plan(request_id);
             }
             if let Some(answer) = self.take_response(request_id) {
                 return Ok(answer);

@@ -169,8 +169,9 @@ fn spawner_descriptor_released(env: &TestEnv, backend: &str) {
         rx.recv_timeout(T).is_ok(),
         "the pipe `spawn` inherited is still held open after it exited ({backend})"
     );
-    // And the worker runs on.
-    assert_eq!(env.member_status("bob"), "idle");
+    // And the worker runs on (idle once it has sent the reply `ask` returned with and
+    // found no more mail).
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
     assert_eq!(env.ok(&["ask", "bob", "again"]).trim(), "again");
 }
 
