@@ -84,6 +84,9 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut last_look = false;
     let mut handled = false;
     let mut rewoken = false;
+    // What the teammate waits on the user for (an interactive agent's dialog, its mail that
+    // cannot go in), last said on stderr.
+    let mut said: Option<String> = None;
     loop {
         // Our inbox emptied (truncated) or replaced by a shorter one while we wait: read it
         // again from its start, as a reader's cursor past the end of its log does
@@ -139,8 +142,9 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             )));
         }
         if Instant::now() >= deadline {
+            let waits = said.map(|w| format!("; {w}")).unwrap_or_default();
             return Err(Error::failed(format!(
-                "no reply from {target} within {} s; the message ({}) stays in its inbox: check `teamctl status`",
+                "no reply from {target} within {} s{waits}; the message ({}) stays in its inbox: check `teamctl status`",
                 args.timeout, env.id
             )));
         }
@@ -164,9 +168,18 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         // An interactive teammate's pane dies with its program while its worker (the
         // companion) is still answering the message that ended it: its answer is waited for
         // (new-user QA: "stopped without answering", the answer written a moment later).
+        let live = store.live(&target)?;
+        if let Some(words) = live
+            .as_ref()
+            .and_then(|l| leader::waits_on_user(&target, l))
+            && said.as_ref() != Some(&words)
+        {
+            crate::errln!("teamctl: {words}; ask waits on");
+            said = Some(words);
+        }
         if let Ok(config) = store.load()
             && let Some(m) = config.member(target.as_str())
-            && let now = leader::effective_status(m, store.live(&target)?.as_ref())
+            && let now = leader::effective_status(m, live.as_ref())
             && !now.is_running()
             && !m
                 .pid

@@ -30,6 +30,8 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
     topics.extend(names.iter().cloned().map(Topic::Inbox));
     let _sub = store.subscribe_brief(&topics, bell.bell())?;
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
+    // What each teammate waits on the user for (`leader::waits_on_user`), last said on stderr.
+    let mut said: std::collections::HashMap<Name, String> = std::collections::HashMap::new();
     loop {
         let config = store.load()?;
         let mut pending = Vec::new();
@@ -40,9 +42,21 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
         for name in &names {
             let member = config.require(name.as_str())?;
-            let status = leader::effective_status_with(member, store.live(name)?.as_ref(), &seen);
+            let live = store.live(name)?;
+            let status = leader::effective_status_with(member, live.as_ref(), &seen);
+            let mut waits_on_user = None;
             let settled = match status {
-                Status::Idle => leader::unread(&*store, name, crate::worker::READER) == 0,
+                Status::Idle => {
+                    let settled = leader::unread(&*store, name, crate::worker::READER) == 0;
+                    if !settled {
+                        waits_on_user = live.as_ref().and_then(|l| leader::waits_on_user(name, l));
+                    }
+                    settled
+                }
+                Status::Working => {
+                    waits_on_user = live.as_ref().and_then(|l| leader::waits_on_user(name, l));
+                    false
+                }
                 Status::Stopped => true,
                 Status::AwaitingPlanApproval => {
                     approving.push(name.to_string());
@@ -59,6 +73,16 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             };
             if !settled {
                 pending.push(format!("{name} ({status})"));
+            }
+            if let Some(words) = waits_on_user {
+                if said.insert(name.clone(), words.clone()).as_ref() != Some(&words) {
+                    crate::errln!("teamctl: {words}; wait waits on");
+                }
+                if let Some(last) = pending.last_mut() {
+                    *last = format!("{name} ({status}; {words})");
+                }
+            } else {
+                said.remove(name);
             }
             settled_as.push(serde_json::json!({ "name": name.as_str(), "status": status }));
         }

@@ -834,6 +834,26 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
     Ok(out)
 }
 
+/// What an interactive teammate waits on the user for, from its live state, in words: a dialog
+/// to answer in its pane, or why its mail cannot go in. `ask` and `wait` say it as they wait
+/// (they waited in silence until their timeout), `status` shows the same in its TURN column.
+pub fn waits_on_user(name: &Name, live: &LiveState) -> Option<String> {
+    let pane = live.pane_id.as_deref().unwrap_or("-");
+    let printable = crate::output::printable;
+    if let Some(what) = &live.needs_user {
+        return Some(format!(
+            "{name} waits for you: {} in its pane {pane} (`teamctl attach {name}`)",
+            printable(what)
+        ));
+    }
+    live.mail_waits.as_ref().map(|why| {
+        format!(
+            "{name}'s mail waits: {} (`teamctl attach {name}` shows its pane {pane})",
+            printable(why)
+        )
+    })
+}
+
 /// Unread messages in `name`'s inbox for `reader`. Control messages the worker already
 /// answered ahead of its cursor (a shutdown request, a plan response) are not unread.
 pub fn unread(store: &dyn Store, name: &Name, reader: &str) -> usize {
@@ -920,6 +940,29 @@ pub fn reader_for(name: &Name) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ask` and `wait` say what an interactive teammate waits on the user for: a dialog
+    /// first (its mail waits for it too), escaped as the agent's words may carry escapes.
+    #[test]
+    fn what_a_teammate_waits_on_the_user_for_is_said_in_words() {
+        let bob = Name::parse("bob").unwrap();
+        let mut l = LiveState::new(Status::Idle, 7, 0);
+        assert_eq!(waits_on_user(&bob, &l), None);
+        l.pane_id = Some("%3".into());
+        l.mail_waits = Some("its input line is not empty".into());
+        assert_eq!(
+            waits_on_user(&bob, &l).unwrap(),
+            "bob's mail waits: its input line is not empty (`teamctl attach bob` shows its pane %3)"
+        );
+        l.needs_user = Some("a permission prompt\u{1b}[2J".into());
+        let said = waits_on_user(&bob, &l).unwrap();
+        assert!(
+            said.starts_with("bob waits for you: a permission prompt")
+                && said.ends_with("in its pane %3 (`teamctl attach bob`)")
+                && !said.contains('\u{1b}'),
+            "{said}"
+        );
+    }
 
     /// `status`, its board and the console's line show one asked to stop alike.
     #[test]

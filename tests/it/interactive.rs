@@ -487,6 +487,28 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
         (Some("idle"), Some(1)),
         "{row}"
     );
+    // `ask` and `wait` say why as they wait, and in their timeout (they waited in silence).
+    let why = "py's mail waits: no empty prompt line in pane";
+    let out = env.run(&["ask", "py", "1+1", "--timeout", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches(why).count(), 2, "{err}");
+    assert!(
+        err.contains("--prompt-pattern '^NEVER$' (`teamctl attach py`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("no reply from py within 1 s; py's mail waits"),
+        "{err}"
+    );
+    let out = env.run(&["wait", "py", "--timeout", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches(why).count(), 2, "{err}");
+    assert!(
+        err.contains("waiting for py (idle; py's mail waits"),
+        "{err}"
+    );
 }
 
 /// The user runs another program in the agent's pane (`respawn-pane -k`): the teammate is dead,
