@@ -829,7 +829,8 @@ impl Worker {
     }
 
     /// Deliver `text` as a user turn of the interactive agent and wait for the turn to end.
-    /// `None`: the worker exits (a shutdown was approved while waiting).
+    /// `None`: the worker exits, the message unread (a shutdown was approved while waiting,
+    /// or the program ended before the message went in).
     pub(super) async fn interactive_turn(
         &mut self,
         env: &Envelope,
@@ -840,6 +841,17 @@ impl Worker {
         match self.wait_ready(stop).await? {
             Waited::Ready => {}
             Waited::Exit => return Ok(None),
+            // The program ended before the message went in (`exit()` typed in the pane
+            // while its mail waited): the worker ends as it does when that happens while
+            // idle, dead with why (it was said to have had a stop signal, with no reason
+            // in `status`); the message stays unread for the `resume` that `send` and
+            // `ask` do.
+            Waited::Stop(_) if self.companion.as_ref().is_some_and(Companion::exited) => {
+                self.sink
+                    .note("the agent's program ended before the message went in; exiting");
+                self.agent_ended();
+                return Ok(None);
+            }
             Waited::Stop(why) => return Ok(Some(stopped(why))),
         }
         // The hops where the agent's `teamctl send` reads them.

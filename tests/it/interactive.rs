@@ -511,6 +511,50 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
     );
 }
 
+/// The program ends (the user types `exit(7)` in its pane) while a message waits to go in:
+/// the teammate is dead with why, as when that happens while it is idle (it was said to have
+/// had a stop signal, and `status` gave no reason), and the message stays unread for `resume`.
+#[test]
+fn a_program_ended_while_its_mail_waits_says_why() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "it-py-exit-waiting");
+    let out = env.run(&[
+        "spawn",
+        "py",
+        "--interactive",
+        "--exec",
+        PYTHON,
+        "--prompt-pattern",
+        "^NEVER$",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    env.ok(&["send", "py", "6*7"]);
+    wait_until("the mail waits", WAIT, || {
+        env.member("py")["mailWaits"].is_string()
+    });
+    let pane = env.pane_of(&t, "py");
+    env.tmux_ok(&["send-keys", "-t", &pane, "-l", "exit(7)"]);
+    env.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("py's worker says why it ended", WAIT, || {
+        env.member("py")["exitReason"].is_string()
+    });
+    let row = env.member("py");
+    assert_eq!(row["status"], "dead", "{row}");
+    assert!(
+        row["exitReason"]
+            .as_str()
+            .is_some_and(|w| w.contains("its program exited with status 7")),
+        "{row}"
+    );
+    assert_eq!(row["unread"].as_u64(), Some(1), "{row}");
+    let l = log(&env, &t, "py");
+    assert!(
+        l.contains("the agent's program ended before the message went in")
+            && !l.contains("a stop signal"),
+        "{l}"
+    );
+}
+
 /// The user runs another program in the agent's pane (`respawn-pane -k`): the teammate is dead,
 /// and why says the pane runs another program, not that it is gone (QA).
 #[test]
