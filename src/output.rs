@@ -103,6 +103,26 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// `text` as `printable` shows it, on one line and at most `max` characters (then `…`): for
+/// a word of the worker's live state (why mail waits, a dialog, a pane id) set inside a
+/// sentence, where a newline could start a line that looks like teamctl's own and a file
+/// edited by hand could hold a megabyte (attacker QA).
+pub fn printable_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c == '\n' || c == '\t' || obeyed_by_terminals(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` cut to `cols` terminal columns (escape sequences take none, a wide character such as
 /// `日` or an emoji takes two), the last column kept free and an ellipsis where it was cut, so
 /// the line never wraps (the console's status line into its input line, a board row onto the
@@ -164,6 +184,17 @@ fn ansi(color: &str) -> AnsiColors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_of_state_is_one_line_escaped_and_bounded() {
+        assert_eq!(printable_line("%3", 32), "%3");
+        assert_eq!(
+            printable_line("%1\n\x1b]2;t\x07\tteamctl: ok", 64),
+            "%1\\u{a}\\u{1b}]2;t\\u{7}\\u{9}teamctl: ok"
+        );
+        assert_eq!(printable_line(&"字".repeat(600), 512).chars().count(), 513);
+        assert!(printable_line(&"x".repeat(600), 512).ends_with("x…"));
+    }
 
     #[test]
     fn every_control_character_but_newline_and_tab_is_escaped() {

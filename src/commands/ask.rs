@@ -143,8 +143,12 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         if Instant::now() >= deadline {
             let waits = said.map(|w| format!("; {w}")).unwrap_or_default();
+            let state = match where_it_is(&*store, &target, &env.id) {
+                Where::Answering => format!(": {target} is answering it now"),
+                _ => String::new(),
+            };
             return Err(Error::failed(format!(
-                "no reply from {target} within {} s{waits}; the message ({}) stays in its inbox: check `teamctl status`",
+                "no reply from {target} within {} s{waits}; the message ({}) stays in its inbox{state}: check `teamctl status`",
                 args.timeout, env.id
             )));
         }
@@ -174,7 +178,7 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             .and_then(|l| leader::waits_on_user(&target, l))
             && said.as_ref() != Some(&words)
         {
-            crate::errln!("teamctl: {words}; ask waits on");
+            crate::errln!("teamctl: {words}; still waiting for its reply");
             said = Some(words);
         }
         if let Ok(config) = store.load()
@@ -214,21 +218,12 @@ fn interrupted(
     id: &str,
     signal: nix::sys::signal::Signal,
 ) -> Error {
-    let config = store.load().ok();
-    let member = config.as_ref().and_then(|c| c.member(target.as_str()));
-    let live = store.live(target).ok().flatten();
-    let state = match member {
-        _ if live
-            .as_ref()
-            .and_then(|l| l.current_turn.as_ref())
-            .is_some_and(|t| t.message_id == id) =>
-        {
-            format!("{target} is answering it now")
-        }
-        Some(m) if !leader::effective_status(m, live.as_ref()).is_running() => {
+    let state = match where_it_is(store, target, id) {
+        Where::Answering => format!("{target} is answering it now"),
+        Where::NotRunning => {
             format!("{target} is not running: answered once `teamctl resume {target}` starts it")
         }
-        _ => format!("{target} answers it in turn"),
+        Where::Queued => format!("{target} answers it in turn"),
     };
     let shown = if me.is_leader() {
         ": `teamctl inbox` shows it".to_string()
@@ -241,6 +236,31 @@ fn interrupted(
             "the question ({id}) stays in {target}'s inbox ({state}); the answer goes to {me}'s inbox{shown}"
         ),
     )
+}
+
+/// Where a question not answered yet is: in the turn `target` runs, waiting for a teammate
+/// that is not running, or in its queue.
+enum Where {
+    Answering,
+    NotRunning,
+    Queued,
+}
+
+fn where_it_is(store: &dyn crate::store::Store, target: &Name, id: &str) -> Where {
+    let config = store.load().ok();
+    let member = config.as_ref().and_then(|c| c.member(target.as_str()));
+    let live = store.live(target).ok().flatten();
+    match member {
+        _ if live
+            .as_ref()
+            .and_then(|l| l.current_turn.as_ref())
+            .is_some_and(|t| t.message_id == id) =>
+        {
+            Where::Answering
+        }
+        Some(m) if !leader::effective_status(m, live.as_ref()).is_running() => Where::NotRunning,
+        _ => Where::Queued,
+    }
 }
 
 /// Where the message `id` ends in `inbox`, looking from `from` (where the inbox ended just

@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
         let verb = if approve { "approved" } else { "rejected" };
         crate::outln!(
             "{verb} {name}'s plan ({})",
-            crate::output::printable(&req.request_id)
+            crate::output::printable_line(&req.request_id, 256)
         );
     }
     Ok(())
@@ -92,10 +92,10 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
         crate::outln!(
             "{} {}",
             ctx.paint.bold(&p.name),
-            ctx.paint.dim(&crate::output::printable(&format!(
-                "(request {}, {})",
-                p.request_id, p.timestamp
-            )))
+            ctx.paint.dim(&crate::output::printable_line(
+                &format!("(request {}, {})", p.request_id, p.timestamp),
+                256
+            ))
         );
         for line in crate::output::printable(&p.plan).lines() {
             crate::outln!("  {line}");
@@ -135,6 +135,13 @@ pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
             continue;
         };
         if !wanted.is(&request_id) {
+            continue;
+        }
+        // The worker's own request is the first with its id: it is sent before the live
+        // state names it, so a line appended after with that id (from another process that
+        // read the state) cannot change the plan shown and approved (attacker QA). Of a
+        // worker that names none, the latest.
+        if matches!(wanted, leader::Awaited::Request(_)) && found.contains_key(&env.from) {
             continue;
         }
         found.insert(
@@ -220,12 +227,17 @@ mod tests {
             ("new", "plan for next job")
         );
         // A later request still in the inbox (not possible from one worker, but a forged line)
-        // does not displace the one named.
+        // does not displace the one named, nor a later line with its id change its plan.
         request("later", "plan for something else");
-        assert_eq!(pending(&store).unwrap()["bob"].request_id, "new");
+        request("new", "a harmless plan");
+        let p = pending(&store).unwrap().remove("bob").unwrap();
+        assert_eq!(
+            (p.request_id.as_str(), p.plan.as_str()),
+            ("new", "plan for next job")
+        );
         // A state written by an older teamctl names none: its latest request is meant.
         awaiting(None);
-        assert_eq!(pending(&store).unwrap()["bob"].request_id, "later");
+        assert_eq!(pending(&store).unwrap()["bob"].plan, "a harmless plan");
         // Answered: not pending any more.
         awaiting(Some("new"));
         let answer = Envelope::new(

@@ -38,6 +38,8 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         let mut dead = Vec::new();
         let mut settled_as = Vec::new();
         let mut approving = Vec::new();
+        // What those not settled wait on the user for, said after them in the timeout.
+        let mut waits = Vec::new();
         let seen =
             crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
         for name in &names {
@@ -76,11 +78,9 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             }
             if let Some(words) = waits_on_user {
                 if said.insert(name.clone(), words.clone()).as_ref() != Some(&words) {
-                    crate::errln!("teamctl: {words}; wait waits on");
+                    crate::errln!("teamctl: {words}; still waiting");
                 }
-                if let Some(last) = pending.last_mut() {
-                    *last = format!("{name} ({status}; {words})");
-                }
+                waits.push(words);
             } else {
                 said.remove(name);
             }
@@ -91,8 +91,12 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 return Err(Error::failed(died(&dead)));
             }
             if !approving.is_empty() {
+                let name = match approving.as_slice() {
+                    [one] => one.as_str(),
+                    _ => "NAME",
+                };
                 crate::errln!(
-                    "teamctl: {} awaiting plan approval (`teamctl plan list`, then `teamctl plan approve NAME`)",
+                    "teamctl: {} awaiting plan approval (`teamctl plan list`, then `teamctl plan approve {name}`)",
                     approving.join(", ")
                 );
             }
@@ -102,8 +106,9 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             return Ok(());
         }
         if Instant::now() >= deadline {
+            let waits: String = waits.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::failed(format!(
-                "timed out after {} s waiting for {}",
+                "timed out after {} s waiting for {}{waits}",
                 args.timeout,
                 pending.join(", ")
             )));

@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         // From what the leader has not read yet (`teamctl inbox`'s cursor, only read here).
         shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader()))?,
         noted: std::collections::HashMap::new(),
+        plans: std::collections::HashSet::new(),
     };
     let config = store.load()?;
     console.say(&format!(
@@ -168,6 +169,10 @@ struct Console<'a> {
     shown: Position,
     /// The inbox problem last said of each teammate (said again only when it changes).
     noted: std::collections::HashMap<Name, String>,
+    /// The plan requests shown, by sender and request id: a later one with the same id is
+    /// not the one `plan approve` answers (`plan::pending` takes the first), so its plan is
+    /// not shown as if it were (attacker QA: a forged line with the id the worker waits on).
+    plans: std::collections::HashSet<(String, String)>,
 }
 
 impl Console<'_> {
@@ -207,7 +212,9 @@ impl Console<'_> {
         for e in all.by_ref() {
             match e?.item {
                 Item::Message(env) => {
-                    if let Some(text) = self.show(config, &env) {
+                    let again = matches!(&env.body, Body::PlanApprovalRequest { request_id, .. }
+                        if !self.plans.insert((env.from.clone(), request_id.clone())));
+                    if let Some(text) = self.show(config, &env, again) {
                         self.say(&text);
                     }
                 }
@@ -221,7 +228,8 @@ impl Console<'_> {
 
     /// One message as the console shows it; idle notifications are state (the status line),
     /// not lines, unless a turn failed or was interrupted.
-    fn show(&self, config: &TeamConfig, env: &Envelope) -> Option<String> {
+    /// `again`: a plan request whose id was shown before.
+    fn show(&self, config: &TeamConfig, env: &Envelope, again: bool) -> Option<String> {
         let p = &self.ctx.paint;
         let time = p.dim(&printable(
             env.timestamp.get(11..19).unwrap_or(&env.timestamp),
@@ -253,6 +261,10 @@ impl Console<'_> {
                     ),
                     "red"
                 )
+            )),
+            Body::PlanApprovalRequest { .. } if again => Some(format!(
+                "{time} {from} {}",
+                p.dim("sent a plan again under a request id shown before (not the one to answer: `teamctl plan list` shows it)")
             )),
             Body::PlanApprovalRequest { request_id, .. }
                 if !config

@@ -360,7 +360,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                             "{}@{} waits for you: {} in its pane {pane}",
                             m.name,
                             cfg.name,
-                            crate::output::printable(what)
+                            crate::output::printable_line(what, 512)
                         ),
                     )
                     .hint(format!(
@@ -385,7 +385,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                             "{}@{}'s mail waits: {}",
                             m.name,
                             cfg.name,
-                            crate::output::printable(why)
+                            crate::output::printable_line(why, 512)
                         ),
                     )
                     .hint(format!(
@@ -421,6 +421,10 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         .hint(match (crate::backend::host::elsewhere(m), why) {
                             (Some(host), _) => format!(
                                 "it was started on {host}: {resume} there starts it again where it left off, or `teamctl resume --team {} {} --here` starts it on this host",
+                                cfg.name, m.name
+                            ),
+                            (None, Some(w)) if crate::domain::live::program_ended(w) => format!(
+                                "{resume} starts its program again (so does a message sent to it); if it ends again by itself, `teamctl spawn --team {} {} ...` with another --exec starts it anew",
                                 cfg.name, m.name
                             ),
                             (None, Some(_)) => format!(

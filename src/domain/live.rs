@@ -116,6 +116,16 @@ impl LiveState {
     }
 }
 
+/// How every `exitReason` of an interactive teammate whose program ended begins (its
+/// companion's `why_ended`): nothing of teamctl's is broken then, and `resume` (or mail sent
+/// to it) starts the program again; other reasons (its lock spoiled, say) need fixing first.
+pub const PROGRAM_ENDED: &str = "its program ";
+
+/// Whether `exit_reason` says the teammate's program ended (`PROGRAM_ENDED`).
+pub fn program_ended(exit_reason: &str) -> bool {
+    exit_reason.starts_with(PROGRAM_ENDED)
+}
+
 /// How often a worker on a store that hosts share renews its lease, and how long each renewal
 /// lasts: several beats may be missed (a slow server, a paused host) before others call it dead.
 pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);

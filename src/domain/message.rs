@@ -413,6 +413,12 @@ impl Envelope {
                 if request_id.trim().is_empty() {
                     return bad("requestId is empty".into());
                 }
+                if self.to != LEADER {
+                    return bad(format!(
+                        "a plan_approval_request goes to {LEADER}, not {:?}",
+                        self.to
+                    ));
+                }
             }
             Body::ShutdownResponse {
                 request_id,

@@ -834,22 +834,30 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
     Ok(out)
 }
 
-/// What an interactive teammate waits on the user for, from its live state, in words: a dialog
-/// to answer in its pane, or why its mail cannot go in. `ask` and `wait` say it as they wait
-/// (they waited in silence until their timeout), `status` shows the same in its TURN column.
+/// What a teammate waits on the user for, from its live state, in words: an interactive one's
+/// dialog to answer in its pane, or why its mail cannot go in; or the leader's approval of its
+/// plan. `ask` and `wait` say it as they wait (they waited in silence until their timeout),
+/// `status` shows the same in its STATUS and TURN columns.
 pub fn waits_on_user(name: &Name, live: &LiveState) -> Option<String> {
-    let pane = live.pane_id.as_deref().unwrap_or("-");
-    let printable = crate::output::printable;
+    // One line each, bounded: the live state is a file a hand can edit (attacker QA: a pane id
+    // with escapes and newlines, a megabyte of `mailWaits`).
+    let pane = crate::output::printable_line(live.pane_id.as_deref().unwrap_or("-"), 32);
+    let printable = |t: &str| crate::output::printable_line(t, 512);
     if let Some(what) = &live.needs_user {
         return Some(format!(
             "{name} waits for you: {} in its pane {pane} (`teamctl attach {name}`)",
             printable(what)
         ));
     }
-    live.mail_waits.as_ref().map(|why| {
-        format!(
+    if let Some(why) = &live.mail_waits {
+        return Some(format!(
             "{name}'s mail waits: {} (`teamctl attach {name}` shows its pane {pane})",
             printable(why)
+        ));
+    }
+    (live.status == Status::AwaitingPlanApproval).then(|| {
+        format!(
+            "{name} waits for {LEADER} to approve its plan (`teamctl plan list`, then `teamctl plan approve {name}` or `teamctl plan reject {name} --feedback TEXT`)"
         )
     })
 }

@@ -130,10 +130,13 @@ impl Row {
         match (&self.needs_user, &self.mail_waits) {
             (Some(what), _) => Some(format!(
                 "answer {} in pane {}",
-                crate::output::printable(what),
-                self.pane()
+                crate::output::printable_line(what, 512),
+                crate::output::printable_line(&self.pane(), 32)
             )),
-            (None, Some(why)) => Some(format!("mail waits: {}", crate::output::printable(why))),
+            (None, Some(why)) => Some(format!(
+                "mail waits: {}",
+                crate::output::printable_line(why, 512)
+            )),
             (None, None) => None,
         }
     }
@@ -466,9 +469,15 @@ pub fn notes(out: &mut String, rows: &[Row]) {
             let _ = writeln!(out, "{}", inbox_note(&r.name, problem));
         }
         if let Some(why) = &r.exit_reason {
+            // A program that ended (typed `exit`, say) needs nothing fixed (new-user QA).
+            let then = if crate::domain::live::program_ended(why) {
+                "starts it again (so does a message sent to it)"
+            } else {
+                "once that is fixed"
+            };
             let _ = writeln!(
                 out,
-                "{}: its worker exited: {}; `teamctl resume {}` once that is fixed",
+                "{}: its worker exited: {}; `teamctl resume {}` {then}",
                 r.name,
                 crate::output::printable(why),
                 r.name

@@ -60,9 +60,16 @@ pub fn failure_notice(name: &str, why: &str) -> String {
     format!("teamctl: {name}'s turn failed ({why})")
 }
 
-/// Whether `text`, a reply from `name`, is its worker's failure notice (so `ask` can fail).
+/// Whether `text`, a reply from `name`, is its worker's failure notice (so `ask` can fail):
+/// a turn that failed, or one plan approval ended without running (`plan::NOTICES`; new-user
+/// QA: `ask` printed "bob's plan command failed" on stdout and exited 0).
 pub fn is_failure_notice(name: &str, text: &str) -> bool {
-    text.starts_with(&format!("teamctl: {name}'s turn failed ("))
+    text.strip_prefix("teamctl: ")
+        .and_then(|t| t.strip_prefix(name))
+        .and_then(|t| t.strip_prefix("'s "))
+        .is_some_and(|rest| {
+            rest.starts_with("turn failed (") || plan::NOTICES.iter().any(|n| rest.starts_with(n))
+        })
 }
 
 /// Messages read per batch: memory stays flat however long the backlog.

@@ -19,6 +19,23 @@ use crate::error::Result;
 /// Rounds of plan, request, rejection before the turn fails.
 pub const MAX_ROUNDS: u32 = 3;
 
+/// How each notice of a turn that plan approval ended without running goes on after
+/// "teamctl: NAME's ": `ask` fails with them (`is_failure_notice`), as with a failed turn.
+pub const NOTICES: [&str; 6] = [
+    INTERRUPTED_PLANNING,
+    INTERRUPTED_AWAITING,
+    PLAN_FAILED,
+    NO_PLAN,
+    NOT_SENT,
+    REJECTED,
+];
+const INTERRUPTED_PLANNING: &str = "turn was interrupted while planning";
+const INTERRUPTED_AWAITING: &str = "turn was interrupted while waiting for plan approval";
+const PLAN_FAILED: &str = "plan command failed (";
+const NO_PLAN: &str = "plan command printed no plan (its stdout is the plan)";
+const NOT_SENT: &str = "plan could not be sent (";
+const REJECTED: &str = "plan was rejected ";
+
 /// What the gate decided for the turn.
 pub enum Gate {
     /// Run the turn with this plan.
@@ -76,10 +93,7 @@ impl Worker {
                     return self.end_turn(
                         env,
                         IdleReason::Interrupted,
-                        format!(
-                            "teamctl: {}'s turn was interrupted while planning",
-                            self.name
-                        ),
+                        format!("teamctl: {}'s {INTERRUPTED_PLANNING}", self.name),
                     );
                 }
                 _ => {
@@ -87,7 +101,7 @@ impl Worker {
                     return self.end_turn(
                         env,
                         IdleReason::Failed,
-                        format!("teamctl: {}'s plan command failed ({why})", self.name),
+                        format!("teamctl: {}'s {PLAN_FAILED}{why})", self.name),
                     );
                 }
             }
@@ -96,10 +110,7 @@ impl Worker {
                 return self.end_turn(
                     env,
                     IdleReason::Failed,
-                    format!(
-                        "teamctl: {}'s plan command printed no plan (its stdout is the plan)",
-                        self.name
-                    ),
+                    format!("teamctl: {}'s {NO_PLAN}", self.name),
                 );
             }
             let request_id = new_id();
@@ -116,7 +127,7 @@ impl Worker {
                 return self.end_turn(
                     env,
                     IdleReason::Failed,
-                    format!("teamctl: {}'s plan could not be sent ({e})", self.name),
+                    format!("teamctl: {}'s {NOT_SENT}{e})", self.name),
                 );
             }
             self.sink.note(&format!(
@@ -137,10 +148,7 @@ impl Worker {
                     return self.end_turn(
                         env,
                         IdleReason::Interrupted,
-                        format!(
-                            "teamctl: {}'s turn was interrupted while waiting for plan approval",
-                            self.name
-                        ),
+                        format!("teamctl: {}'s {INTERRUPTED_AWAITING}", self.name),
                     );
                 }
                 Answer::Stop => return Ok(Gate::Done(Next::Abandon)),
@@ -151,7 +159,7 @@ impl Worker {
             env,
             IdleReason::Failed,
             format!(
-                "teamctl: {}'s plan was rejected {MAX_ROUNDS} times, so the message was not handled (last feedback: {last})",
+                "teamctl: {}'s {REJECTED}{MAX_ROUNDS} times, so the message was not handled (last feedback: {last})",
                 self.name
             ),
         )
@@ -233,5 +241,32 @@ impl Worker {
         } else {
             Answer::Rejected(found.feedback)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every notice of a turn plan approval ended makes `ask` fail, and only `name`'s own.
+    #[test]
+    fn plan_notices_are_failure_notices() {
+        use crate::worker::is_failure_notice;
+        for n in NOTICES {
+            assert!(
+                is_failure_notice("bob", &format!("teamctl: bob's {n}x)")),
+                "{n}"
+            );
+            assert!(
+                !is_failure_notice("bo", &format!("teamctl: bob's {n}x)")),
+                "{n}"
+            );
+        }
+        assert!(is_failure_notice(
+            "bob",
+            "teamctl: bob's turn failed (exit status 1)"
+        ));
+        assert!(!is_failure_notice("bob", "bob's plan was rejected 3 times"));
+        assert!(!is_failure_notice("bob", "teamctl: bob's plan is fine"));
     }
 }

@@ -506,7 +506,7 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.matches(why).count(), 2, "{err}");
     assert!(
-        err.contains("waiting for py (idle; py's mail waits"),
+        err.contains("waiting for py (idle); py's mail waits"),
         "{err}"
     );
 }
@@ -540,13 +540,22 @@ fn a_program_ended_while_its_mail_waits_says_why() {
     });
     let row = env.member("py");
     assert_eq!(row["status"], "dead", "{row}");
+    // tmux learns the exit status a moment after the pane is dead: on a busy machine the
+    // reason may only say that the program ended (as in the at-once test below).
     assert!(
-        row["exitReason"]
-            .as_str()
-            .is_some_and(|w| w.contains("its program exited with status 7")),
+        row["exitReason"].as_str().is_some_and(|w| {
+            (w.contains("its program exited with status 7") || w.starts_with("its program ended"))
+                && (w.contains(">>> exit(7)") || !w.contains("its last output"))
+        }),
         "{row}"
     );
     assert_eq!(row["unread"].as_u64(), Some(1), "{row}");
+    // Nothing needs fixing: said so (new-user QA: "`teamctl resume py` once that is fixed").
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains("`teamctl resume py` starts it again (so does a message sent to it)"),
+        "{table}"
+    );
     let l = log(&env, &t, "py");
     assert!(
         l.contains("the agent's program ended before the message went in")

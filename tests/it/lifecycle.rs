@@ -1116,6 +1116,20 @@ fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
     for n in ["quiet", "broken"] {
         wait_until("idle", LONG, || env.member_status(n) == "idle");
     }
+    // `ask` fails with the notice (exit 1, stderr), as with any failed turn: a script must
+    // not take it for the answer (new-user QA: exit 0, the notice on stdout).
+    for (n, notice) in [
+        ("quiet", "quiet's plan command printed no plan"),
+        (
+            "broken",
+            "broken's plan command failed (exit status 3: oops)",
+        ),
+    ] {
+        let out = env.run(&["ask", n, "another job", "--timeout", "30"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(out.stdout.is_empty() && err.contains(notice), "{out:?}");
+    }
     env.ok(&["shutdown", "--all"]);
 }
 

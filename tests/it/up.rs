@@ -674,13 +674,15 @@ backend = "process"
             "round {round}: {err}"
         );
     }
-    // doctor says why it is dead, and that resuming it meets that again (it said neither).
+    // doctor says why it is dead, and what to do when resuming it meets that again (it said
+    // neither).
     let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
     assert!(
         doctor.contains(
             "py@up-fails is dead: its worker is gone and it was not stopped (its program"
-        ) && doctor
-            .contains("`teamctl resume --team up-fails py` meets that again until it is fixed"),
+        ) && doctor.contains(
+            "if it ends again by itself, `teamctl spawn --team up-fails py ...` with another --exec starts it anew"
+        ),
         "{doctor}"
     );
     env.ok(&["delete", "--force"]);
