@@ -413,10 +413,10 @@ impl Envelope {
                 if request_id.trim().is_empty() {
                     return bad("requestId is empty".into());
                 }
-                if self.to != LEADER {
+                if self.to != LEADER || self.from == LEADER {
                     return bad(format!(
-                        "a plan_approval_request goes to {LEADER}, not {:?}",
-                        self.to
+                        "a plan_approval_request goes from a teammate to {LEADER}, not from {:?} to {:?}",
+                        self.from, self.to
                     ));
                 }
             }

@@ -287,6 +287,27 @@ mod tests {
         assert_ne!(key(&here), key(&there));
     }
 
+    /// A turn's summary (from `send --structured`: any length, newlines) stays on its row of
+    /// the `status` table, bounded (re-check QA: the row broke across lines, 5 KB long).
+    #[test]
+    fn a_summary_with_newlines_keeps_the_status_row_on_one_line() {
+        let (_, config) = plain();
+        let mut r = row("bob", Status::Working);
+        r.current_turn = Some(format!("line1\nline2 {}", "E".repeat(5000)));
+        r.turn_started_at = Some(1_000);
+        let table = crate::view::status::render(
+            crate::output::Painter::new(false),
+            &config,
+            std::slice::from_ref(&r),
+        );
+        let line = table.lines().find(|l| l.starts_with("bob")).unwrap();
+        assert!(!table.contains("\nline2"), "{table}");
+        assert!(
+            line.contains("line1\\u{a}line2 EEE") && line.len() < 400,
+            "{line}"
+        );
+    }
+
     /// The board says what a teammate waits on as `status` does (new-user QA: it showed a
     /// teammate whose mail could not go in as plainly idle).
     #[test]

@@ -415,7 +415,9 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
             _ => status,
         };
         let mut turn = match (&r.current_turn, r.turn_note(now)) {
-            (Some(t), Some(note)) => format!("{} {note}", crate::output::printable(t)),
+            // One line, bounded: a summary sent with `send --structured` may hold newlines and
+            // any length (re-check QA: the row broke across lines).
+            (Some(t), Some(note)) => format!("{} {note}", crate::output::printable_line(t, 200)),
             _ => String::new(),
         };
         if let Some(task) = r.current_task

@@ -170,7 +170,9 @@ fn model_valid(e: &Envelope) -> bool {
         Body::IdleNotification { .. } => e.to == lead,
         Body::ShutdownRequest { request_id, .. }
         | Body::PlanApprovalResponse { request_id, .. } => !blank(request_id) && e.from == lead,
-        Body::PlanApprovalRequest { request_id, .. } => !blank(request_id) && e.to == lead,
+        Body::PlanApprovalRequest { request_id, .. } => {
+            !blank(request_id) && e.to == lead && e.from != lead
+        }
         Body::ShutdownResponse {
             request_id,
             approve,
