@@ -114,7 +114,8 @@ pub fn printable_line(text: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c == '\n' || c == '\t' || obeyed_by_terminals(c) {
+        // Newline and tab too: `obeyed_by_terminals` counts them, `printable` keeps them.
+        if obeyed_by_terminals(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);

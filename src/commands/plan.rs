@@ -165,7 +165,7 @@ pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Host, LiveState, Member, Status};
+    use crate::domain::{LiveState, Status};
 
     /// The race a CI run hit: a turn interrupted while awaiting approval leaves its request
     /// unanswered in the leader's inbox; the next message's request is sent, then the worker
@@ -174,27 +174,15 @@ mod tests {
     /// the one waited on (its approval then answered nothing). The state names the request.
     #[test]
     fn an_interrupted_turns_request_is_never_the_pending_one() {
-        let team = Name::parse("t").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::store::mem::MemStore::new(team.clone(), dir.path().to_path_buf());
+        let team = Name::parse("t").unwrap();
+        let store = crate::store::mem::MemStore::new(team, dir.path().to_path_buf());
         let bob = Name::parse("bob").unwrap();
         let now = crate::domain::time::now_ms();
         store
             .update(&mut |cfg| {
                 // Of another host, so its lease (not this host's processes) says it runs.
-                let mut m = Member::leader(&team, "/".into(), 0);
-                m.name = bob.clone();
-                m.agent_id = bob.agent_id(&team);
-                m.status = Status::Idle;
-                m.pid = Some(7);
-                m.host = Some(Host {
-                    name: "another-host".into(),
-                    home: "/h".into(),
-                    key: "0".into(),
-                    id: "0".into(),
-                    since: now,
-                });
-                cfg.members.push(m);
+                cfg.members.push(leader::remote_member(Status::Idle, now));
                 Ok(())
             })
             .unwrap();

@@ -945,6 +945,26 @@ pub fn reader_for(name: &Name) -> &'static str {
     }
 }
 
+/// Member bob of team t, recorded as running on another host (pid 7) since `since`: judged by
+/// its lease, never by this host's processes (tests of the leader's views).
+#[cfg(test)]
+pub(crate) fn remote_member(status: Status, since: u64) -> Member {
+    let team = Name::parse("t").unwrap();
+    let mut m = Member::leader(&team, "/".into(), 0);
+    m.name = Name::parse("bob").unwrap();
+    m.agent_id = "bob@t".into();
+    m.status = status;
+    m.pid = Some(7);
+    m.host = Some(Host {
+        name: "another-host".into(),
+        home: "/h".into(),
+        key: "0".into(),
+        id: "0".into(),
+        since,
+    });
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -985,23 +1005,6 @@ mod tests {
         for ended in [Status::Dead, Status::Stopped] {
             assert_eq!(shown_status(&m, ended), ended);
         }
-    }
-
-    fn remote(status: Status, since: u64) -> Member {
-        let team = Name::parse("t").unwrap();
-        let mut m = Member::leader(&team, "/".into(), 0);
-        m.name = Name::parse("bob").unwrap();
-        m.agent_id = "bob@t".into();
-        m.status = status;
-        m.pid = Some(7);
-        m.host = Some(Host {
-            name: "another-host".into(),
-            home: "/h".into(),
-            key: "0".into(),
-            id: "0".into(),
-            since,
-        });
-        m
     }
 
     fn live(status: Status, pid: u32, lease_until: Option<u64>) -> LiveState {
@@ -1086,7 +1089,7 @@ mod tests {
     #[test]
     fn a_member_of_another_host_is_judged_by_its_lease() {
         let now = crate::domain::time::now_ms();
-        let m = remote(Status::Starting, now);
+        let m = remote_member(Status::Starting, now);
         let idle = |until| live(Status::Idle, 7, Some(until));
         assert_eq!(effective_status(&m, Some(&idle(now + 5_000))), Status::Idle);
         assert_eq!(effective_status(&m, Some(&idle(now - 1))), Status::Dead);
@@ -1095,10 +1098,10 @@ mod tests {
         assert_eq!(effective_status(&m, Some(&other)), Status::Starting);
         // Not heard of yet: starting for a minute after it was placed there, then dead.
         assert_eq!(effective_status(&m, None), Status::Starting);
-        let old = remote(Status::Starting, now - 61_000);
+        let old = remote_member(Status::Starting, now - 61_000);
         assert_eq!(effective_status(&old, None), Status::Dead);
         // Recorded as stopped, or said so last: stopped, not dead.
-        let stopped = remote(Status::Stopped, now);
+        let stopped = remote_member(Status::Stopped, now);
         assert_eq!(
             effective_status(&stopped, Some(&idle(now - 1))),
             Status::Stopped

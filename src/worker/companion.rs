@@ -235,9 +235,10 @@ impl Companion {
 
     /// Why the agent's program ended, as its dead pane (kept by `remain-on-exit`) tells: its
     /// exit status or signal and its last lines of output. Each begins with
-    /// `live::PROGRAM_ENDED` ("its program "), which `status` and `doctor` tell apart. Said in the member's live state
-    /// (`exitReason`: `spawn`, `resume`, `send` and `status` say it; it was only on the dead
-    /// pane: new-user QA). A pane gone, or no longer the member's, says only that.
+    /// `live::PROGRAM_ENDED` ("its program "), which `status` and `doctor` tell apart. Said in
+    /// the member's live state (`exitReason`: `spawn`, `resume`, `send` and `status` say it; it
+    /// was only on the dead pane: new-user QA). A pane gone, or no longer the member's, says
+    /// only that.
     pub fn why_ended(&self, agent_id: &str) -> String {
         self.ended_in_pane(agent_id).unwrap_or_else(|| {
             let there = self

@@ -27,6 +27,20 @@ fn spawn_python(env: &TestEnv, name: &str) {
     ]);
 }
 
+/// `spawn py` as a python REPL with a prompt pattern that matches nothing it shows: its mail
+/// never goes in.
+fn spawn_unseen(env: &TestEnv) -> std::process::Output {
+    env.run(&[
+        "spawn",
+        "py",
+        "--interactive",
+        "--exec",
+        PYTHON,
+        "--prompt-pattern",
+        "^NEVER$",
+    ])
+}
+
 /// The pane's text (history included), or empty when it is gone.
 fn screen(env: &TestEnv, pane: &str) -> String {
     let out = env.tmux(&["capture-pane", "-p", "-J", "-S", "-200", "-t", pane]);
@@ -459,15 +473,7 @@ fn three_interactive_teammates_in_one_window() {
 fn a_prompt_never_seen_is_said_by_spawn_and_status() {
     let env = TestEnv::with_tmux();
     team(&env, "it-py-unseen");
-    let out = env.run(&[
-        "spawn",
-        "py",
-        "--interactive",
-        "--exec",
-        PYTHON,
-        "--prompt-pattern",
-        "^NEVER$",
-    ]);
+    let out = spawn_unseen(&env);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -518,15 +524,7 @@ fn a_prompt_never_seen_is_said_by_spawn_and_status() {
 fn a_program_ended_while_its_mail_waits_says_why() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "it-py-exit-waiting");
-    let out = env.run(&[
-        "spawn",
-        "py",
-        "--interactive",
-        "--exec",
-        PYTHON,
-        "--prompt-pattern",
-        "^NEVER$",
-    ]);
+    let out = spawn_unseen(&env);
     assert!(out.status.success(), "{out:?}");
     env.ok(&["send", "py", "6*7"]);
     wait_until("the mail waits", WAIT, || {
