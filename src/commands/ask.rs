@@ -73,12 +73,13 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     bus::deliver(&*store, &config, &env)?;
     let handled_at = end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
-    crate::leader::wake(
+    let (resumed, _) = crate::leader::wake(
         &ctx.home,
         &ctx.me()?,
         &*store,
         std::slice::from_ref(&target),
     )?;
+    crate::leader::say_resumed(&resumed);
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;
@@ -195,7 +196,9 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             // meanwhile (`kill`): that is the user's.
             if now == crate::domain::Status::Dead && !rewoken {
                 rewoken = true;
-                crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
+                let (resumed, _) =
+                    crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
+                crate::leader::say_resumed(&resumed);
                 continue;
             }
             last_look = true;

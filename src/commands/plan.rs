@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::PlanCommand;
 use crate::context::Ctx;
 use crate::domain::message::Approve;
-use crate::domain::{Body, Envelope, LEADER, Name};
+use crate::domain::{Body, Envelope, LEADER, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Item, Store};
@@ -46,9 +46,7 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     let config = store.load()?;
     config.require(name.as_str())?;
     let Some(req) = pending(&*store)?.remove(name.as_str()) else {
-        return Err(Error::bad(format!(
-            "{name} has no plan waiting for approval (see `teamctl plan list`)"
-        )));
+        return Err(nothing_pending(&*store, &config, &name));
     };
     let env = Envelope::new(
         LEADER,
@@ -76,6 +74,26 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Why `name` has no plan to answer (bad input: nothing is sent): still writing it (its plan
+/// command runs), or none waits.
+fn nothing_pending(store: &dyn Store, config: &TeamConfig, name: &Name) -> Error {
+    let live = store.live(name).ok().flatten();
+    let planning = config
+        .member(name.as_str())
+        .filter(|m| leader::effective_status(m, live.as_ref()) == Status::Working)
+        .and(live.as_ref())
+        .and_then(|l| l.planning);
+    match planning {
+        Some(round) => Error::bad(format!(
+            "{name} is still writing its plan (round {round} of {}); `teamctl wait {name}` returns once it asks for approval",
+            crate::worker::PLAN_ROUNDS
+        )),
+        None => Error::bad(format!(
+            "{name} has no plan waiting for approval (see `teamctl plan list`)"
+        )),
+    }
 }
 
 fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {

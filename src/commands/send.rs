@@ -206,9 +206,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
                 }
             }
         }
-        for n in &resumed {
-            crate::errln!("teamctl: {n} was not running; resumed it");
-        }
+        crate::leader::say_resumed(&resumed);
         for (n, why) in &stopping {
             crate::errln!(
                 "teamctl: {n} is stopping after its current turn ({}); the message waits in its inbox until it is resumed (`teamctl resume {n}` once it has stopped)",

@@ -378,9 +378,7 @@ pub fn tell_owner(
     // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
     let (resumed, waiting) =
         crate::leader::wake(&ctx.home, &ctx.me()?, store, std::slice::from_ref(owner))?;
-    for n in resumed {
-        crate::errln!("teamctl: {n} was not running; resumed it");
-    }
+    crate::leader::say_resumed(&resumed);
     for n in waiting {
         crate::errln!(
             "teamctl: {n} is stopped; the task assignment waits in its inbox until the leader resumes it"

@@ -84,6 +84,10 @@ pub struct LiveState {
     /// interrupted). Absent in a state an older teamctl wrote (its latest request is taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_request: Option<String>,
+    /// While its plan command runs: the round (1 to 3). The leader's `plan approve` says the
+    /// plan is still being written (not that none waits), `status` shows `working (planning)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning: Option<u32>,
 }
 
 impl LiveState {
@@ -112,6 +116,7 @@ impl LiveState {
             exit_reason: None,
             stopping: None,
             plan_request: None,
+            planning: None,
         }
     }
 }

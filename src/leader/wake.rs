@@ -21,6 +21,13 @@ pub fn wake(
     Ok((woken.resumed, woken.waiting))
 }
 
+/// Say on stderr who a message started again (stdout is the command's answer).
+pub fn say_resumed(resumed: &[Name]) {
+    for n in resumed {
+        crate::errln!("teamctl: {n} was not running; resumed it");
+    }
+}
+
 /// Recipients that did not start, each with why.
 pub type Failed = Vec<(Name, Error)>;
 
@@ -97,9 +104,7 @@ impl Woken {
         if failed.is_empty() {
             return Ok(());
         }
-        for n in resumed {
-            crate::errln!("teamctl: {n} was not running; resumed it");
-        }
+        say_resumed(resumed);
         // The message is on disk already: this is a failure to act (exit 1), not bad input.
         Err(Error::failed(format!(
             "the message was delivered and waits in the inbox, but {}",

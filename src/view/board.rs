@@ -242,6 +242,7 @@ mod tests {
             inbox_problem: None,
             exit_reason: None,
             stopping: None,
+            planning: None,
         }
     }
 

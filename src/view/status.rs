@@ -85,6 +85,9 @@ pub struct Row {
     /// STATUS cell says `stopping`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopping: Option<String>,
+    /// Its plan command runs (this round of 3): the STATUS cell says `working (planning)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planning: Option<u32>,
 }
 
 impl Row {
@@ -120,6 +123,7 @@ impl Row {
             (Some(_), _, _) => format!("{word} (needs you)"),
             (None, None, Some(_)) => format!("{word} (mail waits)"),
             (None, Some(_), _) => format!("{word} (stopping)"),
+            (None, None, None) if self.planning.is_some() => format!("{word} (planning)"),
             (None, None, None) => word.to_string(),
         }
     }
@@ -370,6 +374,9 @@ fn rows_from(
                 stopping: fresh
                     .and_then(|l| l.stopping.clone())
                     .filter(|_| status.is_running()),
+                planning: fresh
+                    .and_then(|l| l.planning)
+                    .filter(|_| status == Status::Working),
                 problem,
             }
         })

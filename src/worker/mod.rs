@@ -46,6 +46,9 @@ use control::Control;
 use sink::Sink;
 use turn::Stoppers;
 
+/// Rounds of plan, request, rejection before a turn fails (`plan approve` names them).
+pub use plan::MAX_ROUNDS as PLAN_ROUNDS;
+
 /// The worker's cursor name in its own inbox.
 pub const READER: &str = "worker";
 
@@ -942,6 +945,9 @@ impl Worker {
         }
         if status != Status::AwaitingPlanApproval {
             self.live.plan_request = None;
+        }
+        if status != Status::Working {
+            self.live.planning = None;
         }
         self.live.status = status;
     }

@@ -68,6 +68,8 @@ impl Worker {
         for round in 1..=MAX_ROUNDS {
             self.sink
                 .note(&format!("planning (round {round} of {MAX_ROUNDS})"));
+            self.live.planning = Some(round);
+            self.set_status(Status::Working);
             let mut vars = self.turn_env(env, text, extra);
             vars.push((env::PLAN_ROUND.into(), round.to_string()));
             if let Some(f) = &feedback {
@@ -83,6 +85,8 @@ impl Worker {
                 spill: None,
             };
             let result = self.run_spec(&spec, stop).await;
+            // Written with the next state: the request sent, or the turn ended.
+            self.live.planning = None;
             match result.end {
                 TurnEnd::Exited(0) => {}
                 TurnEnd::Stopped => {

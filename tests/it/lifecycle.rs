@@ -1079,6 +1079,63 @@ fn doctor_kills_the_pane_of_a_member_that_is_gone() {
     assert_eq!(tagged_panes(&env), 0);
 }
 
+/// While its plan command runs, `plan approve` says the plan is still being written (it said
+/// no plan waits, as if there were nothing to come), `status` says `working (planning)`; once
+/// the plan is sent neither says so, and the approval goes in.
+#[test]
+fn approving_a_plan_still_being_written_says_so() {
+    let env = TestEnv::new();
+    create(&env, "lc-planning");
+    let gate = env.home_path().join("plan-gate");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let plan = format!("cat '{}'", gate.display());
+    spawn(
+        &env,
+        "bob",
+        &["--plan-mode-required", "--plan", &plan, "--exec", DO],
+    );
+    env.ok(&["send", "bob", "job"]);
+    wait_until("bob planning", LONG, || env.member("bob")["planning"] == 1);
+    for verb in [
+        &["plan", "approve", "bob"][..],
+        &["plan", "reject", "bob", "--feedback", "no"],
+    ] {
+        let err = env.fails(verb, 2);
+        assert!(
+            err.contains("bob is still writing its plan (round 1 of 3)")
+                && err.contains("`teamctl wait bob`"),
+            "{err}"
+        );
+    }
+    let table = env.ok(&["status"]);
+    assert!(table.contains("working (planning)"), "{table}");
+    // The plan command reads the gate: writing it lets the plan out.
+    std::fs::write(&gate, "the plan\n").unwrap();
+    next_plan(&env, "bob", None);
+    assert_eq!(env.member_status("bob"), "awaiting_plan_approval");
+    assert!(env.member("bob").get("planning").is_none());
+    assert!(!env.ok(&["status"]).contains("(planning)"));
+    env.ok(&["plan", "approve", "bob"]);
+    wait_until("the reply", LONG, || {
+        texts(&leader_mail(&env, "lc-planning", "bob", "message"))
+            .contains(&"did: the plan\n".to_string())
+    });
+    wait_until("bob idle", LONG, || env.member_status("bob") == "idle");
+    // Nothing planned any more: the plain answer.
+    let err = env.fails(&["plan", "approve", "bob"], 2);
+    assert!(
+        err.contains("bob has no plan waiting for approval"),
+        "{err}"
+    );
+    env.ok(&["shutdown", "bob"]);
+}
+
 #[test]
 fn a_failing_or_empty_plan_fails_the_turn_without_asking() {
     let env = TestEnv::new();

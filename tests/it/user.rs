@@ -780,6 +780,28 @@ fn ask_gives_up_when_the_teammate_stops() {
     assert!(err.contains("stopped without answering"), "{err}");
 }
 
+/// `ask` to a stopped teammate starts it again to answer, and says so on stderr as `send` does
+/// (it said nothing: the user could not tell a restart from a running teammate).
+#[test]
+fn ask_says_it_resumed_a_stopped_teammate() {
+    let env = TestEnv::new();
+    team_with(&env, &[("w", "echo answered")]);
+    wait_until("w idle", T, || env.member_status("w") == "idle");
+    env.ok(&["kill", "w"]);
+    let out = env.run(&["ask", "w", "q", "--timeout", "30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "answered");
+    assert!(
+        err.contains("teamctl: w was not running; resumed it"),
+        "{err}"
+    );
+    // Running now: asked again, it says nothing of the kind.
+    let out = env.run(&["ask", "w", "q2", "--timeout", "30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("resumed"), "{err}");
+}
+
 /// A teammate killed by the leader while someone waits for it is stopped, not "died".
 #[test]
 fn wait_sees_a_killed_teammate_as_stopped() {
