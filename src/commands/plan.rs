@@ -45,9 +45,13 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     };
     let config = store.load()?;
     config.require(name.as_str())?;
+    // Held until the answer is in: an approve and a reject at the same moment both reported
+    // success (the first answer delivered wins); the second now finds it and sends nothing.
+    let _answering = store.lock(&crate::store::LockKey::Plan(name.clone()))?;
     let Some(req) = pending(&*store)?.remove(name.as_str()) else {
         return Err(nothing_pending(&*store, &config, &name));
     };
+    crate::pause::at("plan-answering");
     let env = Envelope::new(
         LEADER,
         name.as_str(),

@@ -271,8 +271,8 @@ impl Console<'_> {
                     .member(&env.from)
                     .is_some_and(|m| leader::plan_pending(&*self.store, m, request_id)) =>
             {
-                // An old request, answered (or its teammate moved on): not to be answered again.
-                Some(format!("{time} {from} {}", p.dim("sent a plan (answered)")))
+                // An old request, answered, or of a turn that was interrupted: not to be answered now.
+                Some(format!("{time} {from} {}", p.dim("sent a plan (no longer pending)")))
             }
             Body::PlanApprovalRequest { plan, .. } => Some(format!(
                 "{time} {from} asks to approve a plan:\n    {}\n    {}",

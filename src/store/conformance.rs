@@ -1001,7 +1001,11 @@ pub(crate) fn live_state_round_trips(make: &Make) {
 pub(crate) fn locks_exclude_until_dropped(make: &Make) {
     let made = make();
     let bob = name("bob");
-    for key in [LockKey::Start(bob.clone()), LockKey::Protocol] {
+    for key in [
+        LockKey::Start(bob.clone()),
+        LockKey::Protocol,
+        LockKey::Plan(bob.clone()),
+    ] {
         let held = made.store.lock(&key).unwrap();
         let (tx, rx) = mpsc::channel();
         let (other, k) = ((made.reopen)(), key.clone());
@@ -1011,7 +1015,11 @@ pub(crate) fn locks_exclude_until_dropped(make: &Make) {
             drop(second);
         });
         // Other keys meanwhile.
-        for free in [LockKey::Start(name("carol")), LockKey::Protocol] {
+        for free in [
+            LockKey::Start(name("carol")),
+            LockKey::Protocol,
+            LockKey::Plan(name("carol")),
+        ] {
             if free != key {
                 let s = made.store.clone();
                 within(&format!("taking a free lock {free:?}"), move || {

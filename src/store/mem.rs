@@ -167,6 +167,7 @@ fn lock_name(key: &LockKey) -> String {
     match key {
         LockKey::Start(n) => format!("start:{n}"),
         LockKey::Protocol => "protocol".into(),
+        LockKey::Plan(n) => format!("plan:{n}"),
     }
 }
 

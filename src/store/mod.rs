@@ -152,6 +152,9 @@ pub enum LockKey {
     Start(Name),
     /// One reader of the leader's protocol messages at a time.
     Protocol,
+    /// One answer to a member's plan request at a time (`plan approve`, `plan reject`): the
+    /// second finds the first's answer and sends none.
+    Plan(Name),
 }
 
 /// The team file cached with its stamp (`Store::load_cached`).

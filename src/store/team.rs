@@ -494,6 +494,7 @@ impl Store for FsStore {
         let dir = self.open_dir()?;
         let guard = match key {
             LockKey::Start(name) => dir.sub("locks")?.lock(&format!("{name}.start"))?,
+            LockKey::Plan(name) => dir.sub("locks")?.lock(&format!("{name}.plan"))?,
             LockKey::Protocol => dir.fd().lock("protocol.lock")?,
         };
         Ok(Held::new(guard))

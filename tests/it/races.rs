@@ -1021,6 +1021,70 @@ fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
     t.ok(&["delete", "--force"]);
 }
 
+/// `plan approve` and `plan reject` at the same moment: one answer goes in, the other waits
+/// for it, finds it and sends nothing (exit 2). Both said they had answered, and the worker
+/// got two answers to one request (the first delivered won).
+#[test]
+fn approve_and_reject_at_once_send_one_answer() {
+    let t = TestEnv::new();
+    t.ok(&["create", "alpha"]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--plan-mode-required",
+        "--plan",
+        "echo the plan",
+        "--exec",
+        "echo \"did: $TEAMCTL_PLAN\"",
+    ]);
+    t.ok(&["send", "bob", "job"]);
+    wait_until("the plan waiting", LONG, || {
+        t.ok(&["plan", "list"]).contains("the plan")
+    });
+    let gate = t.work.path().join("approve");
+    let approving = t.paused(&["plan", "approve", "bob"], "plan-answering", &gate);
+    wait_until("the approve held before it answers", LONG, || {
+        t.work.path().join("approve.reached").exists()
+    });
+    let rejecting = t
+        .cmd(&["plan", "reject", "bob", "--feedback", "no"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = t.team_dir("alpha").join("locks").join("bob.plan");
+    wait_until("the reject waiting for the approve", LONG, || {
+        waits_for_lock(rejecting.id(), &lock)
+    });
+    std::fs::write(&gate, "").unwrap();
+    let approved = approving.wait_with_output().unwrap();
+    assert!(
+        approved.status.success()
+            && String::from_utf8_lossy(&approved.stdout).contains("approved bob's plan"),
+        "{approved:?}"
+    );
+    let rejected = rejecting.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert!(
+        rejected.status.code() == Some(2) && said.contains("bob has no plan waiting"),
+        "{rejected:?}"
+    );
+    let answers = t
+        .inbox("alpha", "bob")
+        .into_iter()
+        .filter(|m| m["type"] == "plan_approval_response")
+        .count();
+    assert_eq!(answers, 1);
+    wait_until("the approved plan run", LONG, || {
+        t.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "did: the plan\n")
+    });
+    t.ok(&["shutdown", "bob"]);
+}
+
 /// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
 /// /proc/locks: `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`).
 fn waits_for_lock(pid: u32, path: &Path) -> bool {

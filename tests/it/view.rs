@@ -352,7 +352,7 @@ fn console_shows_an_answered_plan_as_answered() {
         env.member_status("pia") == "idle"
     });
     let out = env.ok_stdin(&["lead"], "/quit\n");
-    assert!(out.contains("pia sent a plan (answered)"), "{out}");
+    assert!(out.contains("pia sent a plan (no longer pending)"), "{out}");
     assert!(!out.contains("asks to approve"), "{out}");
     env.ok(&["kill", "pia"]);
 }

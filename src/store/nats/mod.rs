@@ -1054,6 +1054,7 @@ impl Store for NatsStore {
         let key = match key {
             LockKey::Start(name) => keys::lock(&format!("start-{name}")),
             LockKey::Protocol => keys::lock("protocol"),
+            LockKey::Plan(name) => keys::lock(&format!("plan-{name}")),
         };
         let watch = (self.keys.kv_stream(), self.keys.kv_subject(&key));
         let guard = lock::acquire(&self.conn, &self.kv, &key, &watch)?;
