@@ -1290,7 +1290,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__approve)
-            opts="-h --team --home --as --json --color --help"
+            opts="-h --team --home --as --json --color --request --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1313,6 +1313,10 @@ _teamctl_static() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    return 0
+                    ;;
+                --request)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1426,7 +1430,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__plan__subcmd__reject)
-            opts="-h --team --home --as --json --color --feedback --help"
+            opts="-h --team --home --as --json --color --feedback --request --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1452,6 +1456,10 @@ _teamctl_static() {
                     return 0
                     ;;
                 --feedback)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -382,6 +382,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l request -d 'Only if the pending plan is this request (the id `plan list` shows): the plan read is the plan approved, never one sent again since' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
@@ -398,6 +399,7 @@ cyan\t''
 red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l request -d 'Only if the pending plan is this request (the id `plan list` shows)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "list" -d 'Pending plan approval requests'

@@ -451,9 +451,19 @@ pub enum PlanCommand {
     /// Pending plan approval requests
     List,
     /// Approve NAME's pending plan
-    Approve(NameArg),
+    Approve(ApproveArgs),
     /// Reject NAME's pending plan with feedback
     Reject(RejectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The teammate whose plan is approved
+    pub name: String,
+    /// Only if the pending plan is this request (the id `plan list` shows): the plan read is
+    /// the plan approved, never one sent again since
+    #[arg(long, value_name = "ID")]
+    pub request: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -463,6 +473,9 @@ pub struct RejectArgs {
     /// What to change, sent back to the teammate
     #[arg(long)]
     pub feedback: String,
+    /// Only if the pending plan is this request (the id `plan list` shows)
+    #[arg(long, value_name = "ID")]
+    pub request: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -73,13 +73,23 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     bus::deliver(&*store, &config, &env)?;
     let handled_at = end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
-    let (resumed, _) = crate::leader::wake(
+    let (resumed, waiting) = crate::leader::wake(
         &ctx.home,
         &ctx.me()?,
         &*store,
         std::slice::from_ref(&target),
     )?;
     crate::leader::say_resumed(&resumed);
+    // Nobody will answer before it is resumed: said now, as `send` says it (new-user QA: "bob
+    // stopped without answering", as if it had been running).
+    if waiting.contains(&target) {
+        let config = store.load().ok();
+        return Err(Error::failed(crate::leader::left_waiting(
+            config.as_ref(),
+            &target,
+            &format!("the question ({})", env.id),
+        )));
+    }
     let deadline = crate::domain::time::deadline_after(Duration::from_secs(args.timeout));
     // Set once the teammate is seen stopped: one more look for a reply written just before.
     let mut last_look = false;

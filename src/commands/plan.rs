@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::PlanCommand;
 use crate::context::Ctx;
 use crate::domain::message::Approve;
-use crate::domain::{Body, Envelope, LEADER, Name, Status, TeamConfig};
+use crate::domain::{Body, Envelope, LEADER, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Item, Store};
@@ -28,19 +28,19 @@ pub struct Pending {
 pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     ctx.require_leader("answer plan approval requests")?;
     let store = ctx.store()?;
-    let (name, approve, feedback) = match cmd {
+    let (name, approve, feedback, wanted) = match cmd {
         PlanCommand::List => {
             ctx.reconcile(&*store)?;
             return list(ctx, &*store);
         }
-        PlanCommand::Approve(a) => (Name::teammate(&a.name)?, true, None),
+        PlanCommand::Approve(a) => (Name::teammate(&a.name)?, true, None, a.request),
         PlanCommand::Reject(a) => {
             if a.feedback.trim().is_empty() {
                 return Err(Error::bad(
                     "--feedback is empty; say what the plan should change",
                 ));
             }
-            (Name::teammate(&a.name)?, false, Some(a.feedback))
+            (Name::teammate(&a.name)?, false, Some(a.feedback), a.request)
         }
     };
     let config = store.load()?;
@@ -51,6 +51,13 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
     let Some(req) = pending(&*store)?.remove(name.as_str()) else {
         return Err(nothing_pending(&*store, &config, &name));
     };
+    if let Some(wanted) = wanted.filter(|w| *w != req.request_id) {
+        return Err(Error::bad(format!(
+            "{name}'s pending plan is request {}, not {}: nothing was sent (`teamctl plan list` shows it)",
+            crate::output::printable_line(&req.request_id, 256),
+            crate::output::printable_line(&wanted, 256)
+        )));
+    }
     crate::pause::at("plan-answering");
     let env = Envelope::new(
         LEADER,
@@ -83,21 +90,30 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
 /// Why `name` has no plan to answer (bad input: nothing is sent): still writing it (its plan
 /// command runs), or none waits.
 fn nothing_pending(store: &dyn Store, config: &TeamConfig, name: &Name) -> Error {
-    let live = store.live(name).ok().flatten();
-    let planning = config
-        .member(name.as_str())
-        .filter(|m| leader::effective_status(m, live.as_ref()) == Status::Working)
-        .and(live.as_ref())
-        .and_then(|l| l.planning);
-    match planning {
-        Some(round) => Error::bad(format!(
-            "{name} is still writing its plan (round {round} of {}); `teamctl wait {name}` returns once it asks for approval",
-            crate::worker::PLAN_ROUNDS
+    match config.member(name.as_str()).and_then(|m| writing(store, m)) {
+        Some(words) => Error::bad(format!(
+            "{words}; `teamctl wait {name}` returns once it asks for approval (or its turn ends)"
         )),
         None => Error::bad(format!(
             "{name} has no plan waiting for approval (see `teamctl plan list`)"
         )),
     }
+}
+
+/// `bob is still writing its plan (round 1 of 3)`, while `member`'s plan command runs.
+fn writing(store: &dyn Store, member: &Member) -> Option<String> {
+    let live = store.live(&member.name).ok().flatten()?;
+    let round = live
+        .planning
+        .filter(|_| leader::effective_status(member, Some(&live)) == Status::Working)?;
+    let rounds = crate::worker::PLAN_ROUNDS;
+    // A round out of range is not a worker's (a state edited by hand): not repeated.
+    let of = if (1..=rounds).contains(&round) {
+        format!(" (round {round} of {rounds})")
+    } else {
+        String::new()
+    };
+    Some(format!("{} is still writing its plan{of}", member.name))
 }
 
 fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
@@ -106,9 +122,15 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
         ctx.print_json(&serde_json::to_value(&pending).unwrap_or_default());
         return Ok(());
     }
+    // Those still writing theirs, under the list: one to come.
+    let config = store.load()?;
+    let writing: Vec<String> = config
+        .teammates()
+        .filter(|m| !pending.iter().any(|p| p.name == m.name.as_str()))
+        .filter_map(|m| writing(store, m))
+        .collect();
     if pending.is_empty() {
         crate::outln!("no plans waiting for approval");
-        return Ok(());
     }
     for p in &pending {
         crate::outln!(
@@ -129,6 +151,9 @@ fn list(ctx: &Ctx, store: &dyn Store) -> Result<()> {
                 p.name
             ))
         );
+    }
+    for w in writing {
+        crate::outln!("{}", ctx.paint.dim(&w));
     }
     Ok(())
 }
@@ -176,10 +201,16 @@ pub fn pending(store: &dyn Store) -> Result<BTreeMap<String, Pending>> {
             },
         );
     }
+    crate::pause::at("plan-inbox-read");
+    // Still waited on once no answer is seen: a worker that took an answer while the inbox
+    // was read has moved its cursor past it only after it said it no longer waits (new-user
+    // QA: two `plan approve` at once both answered, the second after the worker had taken
+    // the first answer and finished the turn).
     found.retain(|name, p| {
-        config
-            .member(name)
-            .is_some_and(|m| !leader::plan_answered(store, m, &p.request_id))
+        config.member(name).is_some_and(|m| {
+            !leader::plan_answered(store, m, &p.request_id)
+                && leader::awaited_plan(store, m).is_some_and(|a| a.is(&p.request_id))
+        })
     });
     Ok(found)
 }

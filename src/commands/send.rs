@@ -219,18 +219,10 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
             store.load().ok()
         };
         for n in waiting {
-            let host = config
-                .as_ref()
-                .and_then(|c| c.member(n.as_str()))
-                .and_then(crate::backend::host::elsewhere);
-            match host {
-                Some(host) => crate::errln!(
-                    "teamctl: {n} was started on {host} and is not running; the message waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
-                ),
-                None => crate::errln!(
-                    "teamctl: {n} is stopped; the message waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
-                ),
-            }
+            crate::errln!(
+                "teamctl: {}",
+                crate::leader::left_waiting(config.as_ref(), &n, "the message")
+            );
         }
     }
     if !missed.is_empty() {

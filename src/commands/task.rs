@@ -381,7 +381,8 @@ pub fn tell_owner(
     crate::leader::say_resumed(&resumed);
     for n in waiting {
         crate::errln!(
-            "teamctl: {n} is stopped; the task assignment waits in its inbox until the leader resumes it"
+            "teamctl: {}",
+            crate::leader::left_waiting(Some(&config), &n, "the task assignment")
         );
     }
     Ok(())

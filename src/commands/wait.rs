@@ -74,7 +74,16 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 _ => false,
             };
             if !settled {
-                pending.push(format!("{name} ({status})"));
+                let planning = live
+                    .as_ref()
+                    .and_then(|l| l.planning)
+                    .filter(|_| status == Status::Working);
+                let doing = if planning.is_some() {
+                    ", writing its plan"
+                } else {
+                    ""
+                };
+                pending.push(format!("{name} ({status}{doing})"));
             }
             if let Some(words) = waits_on_user {
                 if said.insert(name.clone(), words.clone()).as_ref() != Some(&words) {

@@ -320,6 +320,8 @@ impl Console<'_> {
                         .unwrap_or_default();
                     let no_mail = if m.inbox_problem.is_some() {
                         format!(", {}", status::NO_MAIL)
+                    } else if m.planning {
+                        ", planning".to_string()
                     } else {
                         String::new()
                     };

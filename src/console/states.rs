@@ -27,6 +27,8 @@ pub struct Mate {
     pub turn: Option<String>,
     /// Why its running worker cannot watch its inbox, so reads no mail (`inboxProblem`).
     pub inbox_problem: Option<String>,
+    /// Its plan command runs (`planning` in its live state).
+    pub planning: bool,
 }
 
 struct Seen {
@@ -100,6 +102,7 @@ fn look_at(m: &Member, live: Option<&LiveState>) -> Mate {
         status,
         turn,
         inbox_problem,
+        planning: status == Status::Working && fresh.is_some_and(|l| l.planning.is_some()),
     }
 }
 
@@ -127,6 +130,7 @@ mod tests {
             status,
             turn: None,
             inbox_problem: None,
+            planning: false,
         }
     }
 

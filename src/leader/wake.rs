@@ -1,7 +1,7 @@
 //! Starting the recipients of a message that are down, so it gets handled: the leader's mail
 //! brings back anyone; a teammate's never brings back one the leader stopped.
 
-use crate::domain::{Name, Status};
+use crate::domain::{Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{Home, RosterCache, Store};
 
@@ -25,6 +25,22 @@ pub fn wake(
 pub fn say_resumed(resumed: &[Name]) {
     for n in resumed {
         crate::errln!("teamctl: {n} was not running; resumed it");
+    }
+}
+
+/// Why `what` (`the message`) waits in `n`'s inbox, `n` left waiting by `wake`: stopped by the
+/// leader, or not running on the host it was started on.
+pub fn left_waiting(config: Option<&TeamConfig>, n: &Name, what: &str) -> String {
+    match config
+        .and_then(|c| c.member(n.as_str()))
+        .and_then(crate::backend::host::elsewhere)
+    {
+        Some(host) => format!(
+            "{n} was started on {host} and is not running; {what} waits in its inbox until it is resumed (`teamctl resume {n}` on that host, or `teamctl resume {n} --here`)"
+        ),
+        None => format!(
+            "{n} is stopped; {what} waits in its inbox until the leader resumes it (`teamctl resume {n}`)"
+        ),
     }
 }
 

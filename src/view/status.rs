@@ -123,7 +123,10 @@ impl Row {
             (Some(_), _, _) => format!("{word} (needs you)"),
             (None, None, Some(_)) => format!("{word} (mail waits)"),
             (None, Some(_), _) => format!("{word} (stopping)"),
-            (None, None, None) if self.planning.is_some() => format!("{word} (planning)"),
+            // Not beside `shutdown_pending` (the cell would overflow its column).
+            (None, None, None) if self.planning.is_some() && self.status == Status::Working => {
+                format!("{word} (planning)")
+            }
             (None, None, None) => word.to_string(),
         }
     }

@@ -583,12 +583,7 @@ impl Worker {
             break tokio::select! {
             () = self.bell.notified() => None,
             // Its live state or log removed or replaced: put right at once, still idle.
-            () = async {
-                match &self.own_files {
-                    Some(own) => own.ring.notified().await,
-                    None => std::future::pending().await,
-                }
-            } => {
+            () = self.own_files_rang() => {
                 // Its own writes ring too: only something wrong is waited on. A removal of the
                 // whole team (by hand) is let finish first: nothing is made again in a team
                 // that is going (`put_right_own_files` looks then).

@@ -226,6 +226,14 @@ impl Worker {
                     return Ok(Answer::Stop);
                 }
                 _ = stop.interrupt.recv() => return Ok(Answer::Interrupted),
+                // Its live state removed or replaced while it waits: written anew at once, as
+                // when idle (attacker QA: `plan list` showed nothing, for good).
+                () = self.own_files_rang() => {
+                    if self.own_files_wrong() {
+                        tokio::time::sleep(super::watch::REMOVAL_SETTLE).await;
+                        self.put_right_own_files();
+                    }
+                }
             }
         }
     }

@@ -315,6 +315,14 @@ impl Worker {
         self.store.subscribe_with_entries(topics, ring, entries)
     }
 
+    /// Resolves when `OwnFiles` rings (never without it).
+    pub(super) async fn own_files_rang(&self) {
+        match &self.own_files {
+            Some(own) => own.ring.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Put right what `OwnFiles` rang for: a live state that is not this worker's (removed, a
     /// FIFO or link put there: written anew, `save_live` saying what it replaced; a directory
     /// is said once and left) and a log that is not the file the worker writes.

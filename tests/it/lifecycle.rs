@@ -567,7 +567,25 @@ fn a_rejected_plan_is_made_again_with_the_feedback() {
     env.ok(&["plan", "reject", "bob", "--feedback", "add tests"]);
     let p2 = next_plan(&env, "bob", p["requestId"].as_str());
     assert_eq!(p2["plan"], "plan for job round 2 feedback [add tests]");
-    env.ok(&["plan", "approve", "bob"]);
+    // Pinned to the plan read first, an answer is refused now that another waits: the plan
+    // approved is the plan read.
+    let (old, new) = (
+        p["requestId"].as_str().unwrap(),
+        p2["requestId"].as_str().unwrap(),
+    );
+    let before = env.inbox("lc-replan", "bob").len();
+    for verb in [
+        &["plan", "approve", "bob", "--request", old][..],
+        &["plan", "reject", "bob", "--feedback", "x", "--request", old],
+    ] {
+        let err = env.fails(verb, 2);
+        assert!(
+            err.contains(&format!("bob's pending plan is request {new}, not {old}")),
+            "{err}"
+        );
+    }
+    assert_eq!(env.inbox("lc-replan", "bob").len(), before, "nothing sent");
+    env.ok(&["plan", "approve", "bob", "--request", new]);
     wait_until("the reply", LONG, || {
         texts(&leader_mail(&env, "lc-replan", "bob", "message"))
             .contains(&"did: plan for job round 2 feedback [add tests]\n".to_string())
@@ -1115,6 +1133,22 @@ fn approving_a_plan_still_being_written_says_so() {
     }
     let table = env.ok(&["status"]);
     assert!(table.contains("working (planning)"), "{table}");
+    let listed = env.ok(&["plan", "list"]);
+    assert!(
+        listed.contains("no plans waiting for approval")
+            && listed.contains("bob is still writing its plan (round 1 of 3)"),
+        "{listed}"
+    );
+    let err = env.fails(&["wait", "bob", "--timeout", "1"], 1);
+    assert!(err.contains("bob (working, writing its plan)"), "{err}");
+    let mut console = env.cmd(&["lead"]);
+    console.stdin(std::process::Stdio::piped());
+    let mut console = crate::view::Follow::start_with(console);
+    console.wait_for("bob planning on the status line", |l| {
+        l.contains("bob working, planning (job)")
+    });
+    drop(console.child.stdin.take());
+    assert!(console.child.wait().unwrap().success());
     // The plan command reads the gate: writing it lets the plan out.
     std::fs::write(&gate, "the plan\n").unwrap();
     next_plan(&env, "bob", None);
@@ -1133,6 +1167,30 @@ fn approving_a_plan_still_being_written_says_so() {
         err.contains("bob has no plan waiting for approval"),
         "{err}"
     );
+    env.ok(&["shutdown", "bob"]);
+}
+
+/// A teammate awaiting plan approval whose live state is removed writes it again at once, as an
+/// idle one does: `plan list` shows its plan again and the approval goes in (attacker QA: the
+/// state never came back, `plan list` showed nothing, `plan approve` said no plan waited, until
+/// a shutdown).
+#[test]
+fn a_live_state_removed_while_awaiting_approval_is_written_again() {
+    let env = TestEnv::new();
+    planner(&env, "lc-plan-state");
+    env.ok(&["send", "bob", "job"]);
+    let p = next_plan(&env, "bob", None);
+    let state = env.team_dir("lc-plan-state").join("state").join("bob.json");
+    std::fs::remove_file(&state).unwrap();
+    wait_until("bob's state written again", LONG, || state.is_file());
+    let again = next_plan(&env, "bob", None);
+    assert_eq!(again["requestId"], p["requestId"]);
+    assert_eq!(env.member_status("bob"), "awaiting_plan_approval");
+    env.ok(&["plan", "approve", "bob"]);
+    wait_until("the reply", LONG, || {
+        texts(&leader_mail(&env, "lc-plan-state", "bob", "message"))
+            .contains(&"did: plan for job round 1 feedback []\n".to_string())
+    });
     env.ok(&["shutdown", "bob"]);
 }
 

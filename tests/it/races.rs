@@ -1085,6 +1085,76 @@ fn approve_and_reject_at_once_send_one_answer() {
     t.ok(&["shutdown", "bob"]);
 }
 
+/// A `plan approve` that read a teammate as awaiting approval, and then the teammate took an
+/// answer sent meanwhile and finished its turn (its cursor past that answer), sends nothing:
+/// the request is no longer waited on (new-user QA: two `plan approve` at once both said
+/// "approved", the second answer sent after the worker had used the first).
+#[test]
+fn a_plan_answered_while_approve_reads_is_not_answered_again() {
+    let t = TestEnv::new();
+    t.ok(&["create", "alpha"]);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--plan-mode-required",
+        "--plan",
+        "echo the plan",
+        "--exec",
+        "echo done",
+    ]);
+    t.ok(&["send", "bob", "job"]);
+    let mut request = String::new();
+    wait_until("the plan waiting", LONG, || {
+        let listed: serde_json::Value =
+            serde_json::from_str(&t.ok(&["--json", "plan", "list"])).unwrap();
+        request = listed[0]["requestId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        !request.is_empty()
+    });
+    let gate = t.work.path().join("approve");
+    let approving = t.paused(&["plan", "approve", "bob"], "plan-inbox-read", &gate);
+    wait_until("the approve held with the inbox read", LONG, || {
+        t.work.path().join("approve.reached").exists()
+    });
+    // Another answer, as a `plan approve` that went first would write it.
+    let answer = serde_json::json!({
+        "v": 1, "id": "first-answer", "type": "plan_approval_response", "requestId": request,
+        "approve": true, "feedback": null, "from": "team-lead", "to": "bob",
+        "timestamp": "2026-01-01T00:00:00.000Z"
+    });
+    let inbox = t.team_dir("alpha").join("inboxes/bob/inbox.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&inbox)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{answer}\n").as_bytes()).unwrap();
+    wait_until("bob's turn done", LONG, || {
+        t.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "done\n")
+            && t.member_status("bob") == "idle"
+            && t.member("bob")["unread"] == 0
+    });
+    std::fs::write(&gate, "").unwrap();
+    let out = approving.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2) && said.contains("bob has no plan waiting"),
+        "{out:?}"
+    );
+    let answers = t
+        .inbox("alpha", "bob")
+        .into_iter()
+        .filter(|m| m["type"] == "plan_approval_response")
+        .count();
+    assert_eq!(answers, 1);
+    t.ok(&["shutdown", "bob"]);
+}
+
 /// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
 /// /proc/locks: `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`).
 fn waits_for_lock(pid: u32, path: &Path) -> bool {

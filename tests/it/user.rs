@@ -802,6 +802,32 @@ fn ask_says_it_resumed_a_stopped_teammate() {
     assert!(out.status.success() && !err.contains("resumed"), "{err}");
 }
 
+/// A teammate's `ask` to one the leader stopped fails at once, saying the question waits for the
+/// leader to resume it, as `send` says (new-user QA: "stopped without answering", as if it had
+/// been running).
+#[test]
+fn a_teammates_ask_to_one_the_leader_stopped_says_it_waits_for_a_resume() {
+    let env = TestEnv::new();
+    team_with(&env, &[("carol", "cat"), ("al", "echo answered")]);
+    wait_until("al idle", T, || env.member_status("al") == "idle");
+    env.ok(&["kill", "al"]);
+    let err = env.fails(&["--as", "carol", "ask", "al", "q", "--timeout", "30"], 1);
+    assert!(
+        err.contains("al is stopped; the question (")
+            && err.contains("waits in its inbox until the leader resumes it (`teamctl resume al`)"),
+        "{err}"
+    );
+    assert_eq!(env.member_status("al"), "stopped");
+    assert_eq!(env.member("al")["unread"], 1);
+    // The leader's resume brings it back to answer.
+    env.ok(&["resume", "al"]);
+    wait_until("the answer to carol", T, || {
+        env.inbox("alpha", "carol")
+            .iter()
+            .any(|m| m["from"] == "al" && m["text"] == "answered\n")
+    });
+}
+
 /// A teammate killed by the leader while someone waits for it is stopped, not "died".
 #[test]
 fn wait_sees_a_killed_teammate_as_stopped() {

@@ -12,8 +12,8 @@ use crate::common::{BIN, TestEnv, wait_until};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A long-running teamctl child whose stdout lines are collected by a thread.
-struct Follow {
-    child: Child,
+pub(crate) struct Follow {
+    pub(crate) child: Child,
     lines: Arc<Mutex<Vec<String>>>,
 }
 
@@ -23,7 +23,7 @@ impl Follow {
     }
 
     /// Started with `cmd` as given (its stdin, for one).
-    fn start_with(mut cmd: Command) -> Follow {
+    pub(crate) fn start_with(mut cmd: Command) -> Follow {
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -49,7 +49,7 @@ impl Follow {
         self.lines().iter().any(|l| pred(l))
     }
 
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
+    pub(crate) fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
         wait_until(what, WAIT, || self.has(&pred));
     }
 
