@@ -695,6 +695,7 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
     use crate::store::fsutil::odd_kind;
     let mut out = Vec::new();
     for (team, dir) in team_dirs(home) {
+        out.extend(odd_subdirs(&team, &dir));
         for path in crate::store::team::lock_files(&dir) {
             let Some(kind) = odd_kind(&path) else {
                 continue;
@@ -857,6 +858,49 @@ pub fn cursors(home: &Home) -> Vec<Finding> {
 /// The entries of `dir/sub` named for a member (`NAME` + `suffix`) that are something other
 /// than a regular file, each with its member and what it is (`odd_kind`); none behind a link
 /// at `sub` itself.
+/// The team directory's own directories with something else in their place (a link, a file, a
+/// FIFO): every command that keeps a file there fails on it, naming it, while `doctor` said ok
+/// (attacker QA: a link at `locks` made `plan approve` and every start fail). Left to the user:
+/// what is there may be theirs (teamctl makes the directory again once it is moved away).
+fn odd_subdirs(team: &Name, dir: &Path) -> Vec<Finding> {
+    const SUBDIRS: [&str; 10] = [
+        "inboxes",
+        "state",
+        "logs",
+        "locks",
+        "answers",
+        "loops",
+        "replies",
+        "env",
+        "interactive",
+        "bells",
+    ];
+    SUBDIRS
+        .iter()
+        .map(|s| dir.join(s))
+        .filter_map(|path| {
+            let kind = crate::store::fsutil::odd_kind(&path)
+                .filter(|k| *k != "a directory")
+                .or_else(|| {
+                    std::fs::symlink_metadata(&path)
+                        .is_ok_and(|m| m.is_file())
+                        .then_some("a file")
+                })?;
+            Some(
+                Finding::new(
+                    "team-dirs",
+                    Level::Problem,
+                    format!(
+                        "{} is {kind}, not a directory: the commands of team {team} that keep files there fail on it",
+                        path.display()
+                    ),
+                )
+                .hint("move it away by hand (teamctl never follows nor removes it: it may be someone's); teamctl makes the directory again when it needs it"),
+            )
+        })
+        .collect()
+}
+
 fn odd_member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name, &'static str)> {
     use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
     let sub = dir.join(sub);

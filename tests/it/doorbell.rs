@@ -519,6 +519,10 @@ fn a_link_at_the_inboxes_directory_is_not_read_through() {
     use teamctl::store::Home;
     use teamctl::store::inbox::{self, InboxPaths};
     let env = alpha_with_bob();
+    // Idle, waiting for mail: `ask` returns on the answer, while the worker may still be
+    // reading on through the directory it opened before the swap (CI, loaded: it read the
+    // planted message from the moved directory, an answer it then could not write).
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
     let inboxes = env.team_dir("alpha").join("inboxes");
     let out = env.work.path().join("inboxes-elsewhere");
     // The link takes the directory's place in one step (swapped, then the directory moved

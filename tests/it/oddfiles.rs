@@ -208,6 +208,61 @@ fn something_else_at_a_team_lock_is_named_and_replaced_by_fix() {
     }
 }
 
+/// Something else than a directory at a team's own directory (`locks`, `state`): the command
+/// that keeps a file there fails naming it, and `doctor` reports it (attacker QA: it said ok
+/// while `plan approve` and every start failed on a link at `locks`); `--fix` leaves it (it may
+/// be someone's), and once it is moved away teamctl makes the directory again.
+#[test]
+fn something_else_at_a_teams_own_directory_is_reported_by_doctor() {
+    for odd in [Odd::Fifo, Odd::Link] {
+        let t = TestEnv::new();
+        exits(&t, &["create", "beta"], 0);
+        let dir = t.team_dir("beta");
+        let outside = t.work.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let locks = dir.join("locks");
+        if locks.exists() {
+            std::fs::remove_dir_all(&locks).unwrap();
+        }
+        plant(&locks, odd, &outside);
+        let said = exits(
+            &t,
+            &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+            1,
+        );
+        assert!(
+            said.contains(&locks.display().to_string()),
+            "{odd:?}: {said}"
+        );
+        let found = exits(&t, &["doctor"], 1);
+        assert!(
+            found.contains(&format!(
+                "{} is {}, not a directory",
+                locks.display(),
+                odd.said()
+            )),
+            "{odd:?}: {found}"
+        );
+        exits(&t, &["doctor", "--fix"], 1);
+        assert!(
+            !std::fs::symlink_metadata(&locks).unwrap().is_dir(),
+            "{odd:?}: --fix left it"
+        );
+        assert!(
+            std::fs::read_dir(&outside).unwrap().next().is_none(),
+            "{odd:?}"
+        );
+        std::fs::remove_file(&locks).unwrap();
+        exits(
+            &t,
+            &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+            0,
+        );
+        exits(&t, &["doctor"], 0);
+        exits(&t, &["delete", "--force"], 0);
+    }
+}
+
 /// bob's worker log in `team`.
 fn bob_log(t: &TestEnv, team: &str) -> String {
     std::fs::read_to_string(t.team_dir(team).join("logs/bob.log")).unwrap_or_default()
