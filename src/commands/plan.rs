@@ -43,6 +43,11 @@ pub fn run(ctx: &Ctx, cmd: PlanCommand) -> Result<()> {
             (Name::teammate(&a.name)?, false, Some(a.feedback), a.request)
         }
     };
+    if wanted.as_deref().is_some_and(|w| w.trim().is_empty()) {
+        return Err(Error::bad(
+            "--request is empty; give the request id `teamctl plan list` shows",
+        ));
+    }
     let config = store.load()?;
     config.require(name.as_str())?;
     // Held until the answer is in: an approve and a reject at the same moment both reported

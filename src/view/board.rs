@@ -127,8 +127,9 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
         None => String::new(),
     };
     let unread_w = crate::view::status::unread_width(rows);
+    let state_w = crate::view::status::state_width(rows);
     out.push_str(&format!(
-        "{:<16} {:<22}  {:>unread_w$}  {:<6} {:<10} {:<9}  {}{}\n",
+        "{:<16} {:<state_w$}  {:>unread_w$}  {:<6} {:<10} {:<9}  {}{}\n",
         "NAME",
         "STATE",
         "UNREAD",
@@ -141,7 +142,7 @@ pub fn render(ctx: &Ctx, config: &TeamConfig, rows: &[Row], now: u64) -> String 
     for r in rows {
         let name = ctx.paint.color(&format!("{:<16}", r.name), &r.color);
         // As `status` says it: what it waits on, or why it stops, beside the state.
-        let state = format!("{:<22}", r.state_cell());
+        let state = format!("{:<state_w$}", r.state_cell());
         let state = match r.status {
             Status::Dead => ctx.paint.color(&state, "red"),
             Status::Working => ctx.paint.color(&state, "yellow"),
@@ -307,6 +308,37 @@ mod tests {
             line.contains("line1\\u{a}line2 EEE") && line.len() < 400,
             "{line}"
         );
+    }
+
+    /// A STATUS cell longer than the column (`unknown (state file is a directory)`) widens it:
+    /// the next column starts at one place in every row of the table and the board (re-check
+    /// QA: that row went out of line); `working (planning)` only beside `working`.
+    #[test]
+    fn a_long_state_cell_widens_its_column_in_the_table_and_the_board() {
+        let (ctx, config) = plain();
+        let mut odd = row("bob", Status::Starting);
+        odd.unknown = Some("a directory");
+        odd.said = crate::view::status::UNKNOWN;
+        let mut planning = row("amy", Status::Working);
+        planning.planning = Some(1);
+        let mut pending = row("cat", Status::ShutdownPending);
+        pending.planning = Some(1);
+        let rows = vec![odd, planning, pending, row("dan", Status::Idle)];
+        assert_eq!(rows[1].state_cell(), "working (planning)");
+        assert_eq!(rows[2].state_cell(), "shutdown_pending");
+        let table = crate::view::status::render(crate::output::Painter::new(false), &config, &rows);
+        let board = render(&ctx, &config, &rows, 2_000);
+        for (what, text, next) in [("table", &table, "process"), ("board", &board, "0")] {
+            let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("team")).collect();
+            let at: Vec<Option<usize>> = lines[1..5]
+                .iter()
+                .map(|l| l.find(&format!("  {next}")))
+                .collect();
+            assert!(
+                at.iter().all(|a| a.is_some() && *a == at[0]),
+                "{what}: {at:?}\n{text}"
+            );
+        }
     }
 
     /// The board says what a teammate waits on as `status` does (new-user QA: it showed a

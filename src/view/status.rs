@@ -161,6 +161,16 @@ impl Row {
 /// The state of a teammate whose worker runs but whose live state cannot be read.
 pub const UNKNOWN: &str = "unknown";
 
+/// The STATUS column's width: 22, or wider for a longer cell (`unknown (state file is a
+/// directory)`: the row went out of line, re-check QA).
+pub fn state_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .map(|r| r.state_cell().len())
+        .max()
+        .unwrap_or(0)
+        .max(22)
+}
+
 /// The UNREAD column's width: 6, or wider for a cell with idle notifications beside.
 pub fn unread_width(rows: &[Row]) -> usize {
     rows.iter()
@@ -403,8 +413,9 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
         None => String::new(),
     };
     let unread_w = unread_width(rows);
+    let state_w = state_width(rows);
     out.push_str(&format!(
-        "{:<width$} {:<22}  {:<8} {:<6} {:<8} {:>unread_w$}  {:<9}  {}{}\n",
+        "{:<width$} {:<state_w$}  {:<8} {:<6} {:<8} {:>unread_w$}  {:<9}  {}{}\n",
         "NAME",
         "STATUS",
         "BACKEND",
@@ -417,7 +428,7 @@ pub fn render(paint: Painter, config: &TeamConfig, rows: &[Row]) -> String {
     ));
     for r in rows {
         let name = format!("{:<width$}", r.name);
-        let status = format!("{:<22}", r.state_cell());
+        let status = format!("{:<state_w$}", r.state_cell());
         let status = match r.status {
             Status::Dead => paint.color(&status, "red"),
             Status::Working => paint.color(&status, "yellow"),

@@ -584,6 +584,10 @@ fn a_rejected_plan_is_made_again_with_the_feedback() {
             "{err}"
         );
     }
+    for empty in ["", " "] {
+        let err = env.fails(&["plan", "approve", "bob", "--request", empty], 2);
+        assert!(err.contains("--request is empty"), "{err}");
+    }
     assert_eq!(env.inbox("lc-replan", "bob").len(), before, "nothing sent");
     env.ok(&["plan", "approve", "bob", "--request", new]);
     wait_until("the reply", LONG, || {
