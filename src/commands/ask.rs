@@ -83,9 +83,8 @@ pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     // Nobody will answer before it is resumed: said now, as `send` says it (new-user QA: "bob
     // stopped without answering", as if it had been running).
     if waiting.contains(&target) {
-        let config = store.load().ok();
         return Err(Error::failed(crate::leader::left_waiting(
-            config.as_ref(),
+            Some(&config),
             &target,
             &format!("the question ({})", env.id),
         )));

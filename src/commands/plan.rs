@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cli::PlanCommand;
 use crate::context::Ctx;
 use crate::domain::message::Approve;
-use crate::domain::{Body, Envelope, LEADER, Member, Name, Status, TeamConfig};
+use crate::domain::{Body, Envelope, LEADER, Member, Name, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Item, Store};
@@ -108,9 +108,7 @@ fn nothing_pending(store: &dyn Store, config: &TeamConfig, name: &Name) -> Error
 /// `bob is still writing its plan (round 1 of 3)`, while `member`'s plan command runs.
 fn writing(store: &dyn Store, member: &Member) -> Option<String> {
     let live = store.live(&member.name).ok().flatten()?;
-    let round = live
-        .planning
-        .filter(|_| leader::effective_status(member, Some(&live)) == Status::Working)?;
+    let round = live.planning_while(leader::effective_status(member, Some(&live)))?;
     let rounds = crate::worker::PLAN_ROUNDS;
     // A round out of range is not a worker's (a state edited by hand): not repeated.
     let of = if (1..=rounds).contains(&round) {

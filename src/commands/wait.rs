@@ -74,11 +74,10 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 _ => false,
             };
             if !settled {
-                let planning = live
+                let doing = if live
                     .as_ref()
-                    .and_then(|l| l.planning)
-                    .filter(|_| status == Status::Working);
-                let doing = if planning.is_some() {
+                    .is_some_and(|l| l.planning_while(status).is_some())
+                {
                     ", writing its plan"
                 } else {
                     ""

@@ -102,7 +102,7 @@ fn look_at(m: &Member, live: Option<&LiveState>) -> Mate {
         status,
         turn,
         inbox_problem,
-        planning: status == Status::Working && fresh.is_some_and(|l| l.planning.is_some()),
+        planning: fresh.is_some_and(|l| l.planning_while(status).is_some()),
     }
 }
 

@@ -855,9 +855,6 @@ pub fn cursors(home: &Home) -> Vec<Finding> {
     out
 }
 
-/// The entries of `dir/sub` named for a member (`NAME` + `suffix`) that are something other
-/// than a regular file, each with its member and what it is (`odd_kind`); none behind a link
-/// at `sub` itself.
 /// The team directory's own directories with something else in their place (a link, a file, a
 /// FIFO): every command that keeps a file there fails on it, naming it, while `doctor` said ok
 /// (attacker QA: a link at `locks` made `plan approve` and every start fail). Left to the user:
@@ -901,6 +898,9 @@ fn odd_subdirs(team: &Name, dir: &Path) -> Vec<Finding> {
         .collect()
 }
 
+/// The entries of `dir/sub` named for a member (`NAME` + `suffix`) that are something other
+/// than a regular file, each with its member and what it is (`odd_kind`); none behind a link
+/// at `sub` itself.
 fn odd_member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name, &'static str)> {
     use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
     let sub = dir.join(sub);

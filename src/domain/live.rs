@@ -119,6 +119,12 @@ impl LiveState {
             planning: None,
         }
     }
+
+    /// The plan round its plan command runs, for a teammate judged `status`: only while it
+    /// works (a dead or stopped worker's word is history).
+    pub fn planning_while(&self, status: Status) -> Option<u32> {
+        self.planning.filter(|_| status == Status::Working)
+    }
 }
 
 /// How every `exitReason` of an interactive teammate whose program ended begins (its

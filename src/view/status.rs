@@ -387,9 +387,7 @@ fn rows_from(
                 stopping: fresh
                     .and_then(|l| l.stopping.clone())
                     .filter(|_| status.is_running()),
-                planning: fresh
-                    .and_then(|l| l.planning)
-                    .filter(|_| status == Status::Working),
+                planning: fresh.and_then(|l| l.planning_while(status)),
                 problem,
             }
         })

@@ -1021,12 +1021,9 @@ fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
     t.ok(&["delete", "--force"]);
 }
 
-/// `plan approve` and `plan reject` at the same moment: one answer goes in, the other waits
-/// for it, finds it and sends nothing (exit 2). Both said they had answered, and the worker
-/// got two answers to one request (the first delivered won).
-#[test]
-fn approve_and_reject_at_once_send_one_answer() {
-    let t = TestEnv::new();
+/// Team alpha with bob, whose plan command prints "the plan" and whose turn runs `exec`, sent
+/// a job; returned once its plan waits for approval, with the request's id.
+fn bob_awaiting_approval(t: &TestEnv, exec: &str) -> String {
     t.ok(&["create", "alpha"]);
     t.ok(&[
         "spawn",
@@ -1037,17 +1034,57 @@ fn approve_and_reject_at_once_send_one_answer() {
         "--plan",
         "echo the plan",
         "--exec",
-        "echo \"did: $TEAMCTL_PLAN\"",
+        exec,
     ]);
     t.ok(&["send", "bob", "job"]);
+    let mut request = String::new();
     wait_until("the plan waiting", LONG, || {
-        t.ok(&["plan", "list"]).contains("the plan")
+        let listed: serde_json::Value =
+            serde_json::from_str(&t.ok(&["--json", "plan", "list"])).unwrap();
+        request = listed[0]["requestId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        !request.is_empty()
     });
+    request
+}
+
+/// `plan approve bob` started held at pause point `point`, once it is there; its gate.
+fn approve_held_at(t: &TestEnv, point: &str) -> (Child, std::path::PathBuf) {
     let gate = t.work.path().join("approve");
-    let approving = t.paused(&["plan", "approve", "bob"], "plan-answering", &gate);
-    wait_until("the approve held before it answers", LONG, || {
+    let approving = t.paused(&["plan", "approve", "bob"], point, &gate);
+    wait_until(&format!("the approve held at {point}"), LONG, || {
         t.work.path().join("approve.reached").exists()
     });
+    (approving, gate)
+}
+
+/// `out` is a `plan approve|reject bob` that found nothing to answer (exit 2).
+fn found_nothing_to_answer(out: &Output) {
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2) && said.contains("bob has no plan waiting"),
+        "{out:?}"
+    );
+}
+
+/// The plan answers in bob's inbox.
+fn plan_answers(t: &TestEnv) -> usize {
+    t.inbox("alpha", "bob")
+        .into_iter()
+        .filter(|m| m["type"] == "plan_approval_response")
+        .count()
+}
+
+/// `plan approve` and `plan reject` at the same moment: one answer goes in, the other waits
+/// for it, finds it and sends nothing (exit 2). Both said they had answered, and the worker
+/// got two answers to one request (the first delivered won).
+#[test]
+fn approve_and_reject_at_once_send_one_answer() {
+    let t = TestEnv::new();
+    bob_awaiting_approval(&t, "echo \"did: $TEAMCTL_PLAN\"");
+    let (approving, gate) = approve_held_at(&t, "plan-answering");
     let rejecting = t
         .cmd(&["plan", "reject", "bob", "--feedback", "no"])
         .stdout(Stdio::piped())
@@ -1065,18 +1102,8 @@ fn approve_and_reject_at_once_send_one_answer() {
             && String::from_utf8_lossy(&approved.stdout).contains("approved bob's plan"),
         "{approved:?}"
     );
-    let rejected = rejecting.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&rejected.stderr);
-    assert!(
-        rejected.status.code() == Some(2) && said.contains("bob has no plan waiting"),
-        "{rejected:?}"
-    );
-    let answers = t
-        .inbox("alpha", "bob")
-        .into_iter()
-        .filter(|m| m["type"] == "plan_approval_response")
-        .count();
-    assert_eq!(answers, 1);
+    found_nothing_to_answer(&rejecting.wait_with_output().unwrap());
+    assert_eq!(plan_answers(&t), 1);
     wait_until("the approved plan run", LONG, || {
         t.inbox("alpha", "team-lead")
             .iter()
@@ -1092,34 +1119,8 @@ fn approve_and_reject_at_once_send_one_answer() {
 #[test]
 fn a_plan_answered_while_approve_reads_is_not_answered_again() {
     let t = TestEnv::new();
-    t.ok(&["create", "alpha"]);
-    t.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--plan-mode-required",
-        "--plan",
-        "echo the plan",
-        "--exec",
-        "echo done",
-    ]);
-    t.ok(&["send", "bob", "job"]);
-    let mut request = String::new();
-    wait_until("the plan waiting", LONG, || {
-        let listed: serde_json::Value =
-            serde_json::from_str(&t.ok(&["--json", "plan", "list"])).unwrap();
-        request = listed[0]["requestId"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        !request.is_empty()
-    });
-    let gate = t.work.path().join("approve");
-    let approving = t.paused(&["plan", "approve", "bob"], "plan-inbox-read", &gate);
-    wait_until("the approve held with the inbox read", LONG, || {
-        t.work.path().join("approve.reached").exists()
-    });
+    let request = bob_awaiting_approval(&t, "echo done");
+    let (approving, gate) = approve_held_at(&t, "plan-inbox-read");
     // Another answer, as a `plan approve` that went first would write it.
     let answer = serde_json::json!({
         "v": 1, "id": "first-answer", "type": "plan_approval_response", "requestId": request,
@@ -1140,18 +1141,8 @@ fn a_plan_answered_while_approve_reads_is_not_answered_again() {
             && t.member("bob")["unread"] == 0
     });
     std::fs::write(&gate, "").unwrap();
-    let out = approving.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.code() == Some(2) && said.contains("bob has no plan waiting"),
-        "{out:?}"
-    );
-    let answers = t
-        .inbox("alpha", "bob")
-        .into_iter()
-        .filter(|m| m["type"] == "plan_approval_response")
-        .count();
-    assert_eq!(answers, 1);
+    found_nothing_to_answer(&approving.wait_with_output().unwrap());
+    assert_eq!(plan_answers(&t), 1);
     t.ok(&["shutdown", "bob"]);
 }
 
