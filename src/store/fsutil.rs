@@ -310,10 +310,14 @@ impl std::os::fd::AsFd for DirFd {
 }
 
 /// How every directory below the home is opened: never through a link at its name (`ELOOP`,
-/// or `ENOTDIR` with `O_DIRECTORY`), never kept across an `exec`.
+/// or `ENOTDIR` with `O_DIRECTORY`), never kept across an `exec`. `O_PATH`: the descriptor only
+/// names the directory for the `*at` calls and `fstat`, and its open and close are no inotify
+/// events (an `O_RDONLY` open was one for every watcher of the directory above: with a worker
+/// watching `inboxes/` on each of 127 inotify instances, every `send` woke all 127, and a
+/// thousand-member team's broadcast and `status` slowed tenfold; BENCHMARKS.md).
 fn dir_flags() -> nix::fcntl::OFlag {
     use nix::fcntl::OFlag;
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+    OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
 }
 
 impl DirFd {
@@ -322,7 +326,7 @@ impl DirFd {
     /// alone, as `check_private_dir` says (`what`), from the open directory (`fstat`).
     pub fn open_private(path: &Path, what: &str) -> Result<DirFd> {
         use nix::fcntl::OFlag;
-        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let fd = nix::fcntl::openat(
             nix::fcntl::AT_FDCWD,
             path,
@@ -470,7 +474,7 @@ impl DirFd {
                 })
             });
             if sync == Sync::All {
-                let _ = self.dir.sync_all();
+                self.sync();
             }
             Ok(seen)
         })();
@@ -536,6 +540,16 @@ impl DirFd {
             return Err(too_big(bytes.len() as u64));
         }
         Ok((bytes, meta))
+    }
+
+    /// The directory's entries made durable (`fsync`): through a descriptor opened for it, as
+    /// the one held (`O_PATH`) cannot be synced. At best, as `sync_all` of a directory is.
+    fn sync(&self) {
+        use nix::fcntl::OFlag;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        if let Ok(fd) = nix::fcntl::openat(&self.dir, ".", flags, nix::sys::stat::Mode::empty()) {
+            let _ = File::from(fd).sync_all();
+        }
     }
 
     /// Rename `from` to `to`, both in this directory (`renameat`).

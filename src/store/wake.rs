@@ -26,14 +26,79 @@ pub const FALLBACK_POLL: Duration = Duration::from_millis(100);
 /// Called on every relevant change. Must not block.
 pub type Bell = Arc<dyn Fn() + Send + Sync>;
 
-/// Files whose entries are watched in the same inotify instance as a subscription's targets,
-/// with a bell of their own: rung when one is made, removed or renamed in or out of its
-/// directory (not when it is written). A worker's own live state and log (`worker::OwnFiles`):
-/// one more instance per worker would halve how many teammates get inotify under the
-/// per-user limit. Only with inotify: polled or rung by doorbells, they are not watched.
+/// Files watched in the same inotify instance as a subscription's targets, with a bell of
+/// their own: rung when one is removed, renamed, replaced (its link count or metadata changed)
+/// or written and closed, the watching process's own writes included. A worker's own live
+/// state and log (`worker::OwnFiles`): one more instance per worker would halve how many
+/// teammates get inotify under the per-user limit. Each file is watched by itself, not its
+/// directory: `notify` watches for opens and writes too, so a watch on the team's `state/` or
+/// `logs/` woke every watching worker (up to 127) for each file any of them opened or wrote
+/// there (`status` of 1,000 took 0.5 s; BENCHMARKS.md). A file replaced is watched again by
+/// `EntryWatch::rewatch`; one that is not a regular file has its directory watched meanwhile
+/// (so the files' directories are never the targets' own: `rewatch` takes that watch off).
+/// Only with inotify: polled or rung by doorbells, they are not watched.
 pub struct Entries {
-    pub targets: Vec<Target>,
+    pub files: Vec<PathBuf>,
     pub bell: Bell,
+}
+
+/// The watch on a subscription's `Entries`, to watch them again once one was replaced or first
+/// made (a watch follows the file it was put on, not its name). It ends with the subscription.
+#[derive(Clone)]
+pub struct EntryWatch {
+    watcher: std::sync::Weak<std::sync::Mutex<RecommendedWatcher>>,
+    files: Vec<PathBuf>,
+    /// Set when one of them was removed, renamed or replaced since it was last watched: its
+    /// watch may be on a file no longer at its path (the watcher's own state rewritten whole,
+    /// say), so it is watched again, whether or not anything is to be put right.
+    stale: Arc<AtomicBool>,
+}
+
+impl EntryWatch {
+    /// Whether one of the files was removed, renamed or replaced since `rewatch`.
+    pub fn stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
+    }
+
+    /// Watch each file now at its path (`watch_entry`); whether every one is watched as a
+    /// file.
+    pub fn rewatch(&self) -> bool {
+        let Some(watcher) = self.watcher.upgrade() else {
+            return false;
+        };
+        self.stale.store(false, Ordering::Relaxed);
+        let mut watcher = watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = true;
+        for f in &self.files {
+            all &= watch_entry(&mut watcher, f, true);
+        }
+        all
+    }
+}
+
+/// Watch `file` by itself when a regular file is at its path (never through a link), and not
+/// its directory; otherwise (missing, or something else there: a FIFO, a link, a directory)
+/// its directory, whose events name it (made, removed, renamed), until it is a file again (then
+/// `rewatch`). Whether it is watched as a file. `again`: its earlier watch is taken off first.
+fn watch_entry(watcher: &mut RecommendedWatcher, file: &Path, again: bool) -> bool {
+    let dir = file.parent();
+    if again {
+        let _ = watcher.unwatch(file);
+    }
+    if std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file())
+        && watcher.watch(file, RecursiveMode::NonRecursive).is_ok()
+    {
+        if again && let Some(dir) = dir {
+            let _ = watcher.unwatch(dir);
+        }
+        return true;
+    }
+    if let Some(dir) = dir {
+        let _ = watcher.watch(dir, RecursiveMode::NonRecursive);
+    }
+    false
 }
 
 /// One directory to watch, and the file names in it that matter (empty: any).
@@ -78,7 +143,10 @@ pub enum WakeMode {
 /// A live subscription; dropping it stops the wake-ups.
 pub struct Subscription {
     pub mode: WakeMode,
-    _watcher: Option<RecommendedWatcher>,
+    watcher: Option<Arc<std::sync::Mutex<RecommendedWatcher>>>,
+    /// The files of `Entries` (an inotify subscription made with them), and whether one was
+    /// replaced since (`EntryWatch::stale`).
+    entries: Option<(Vec<PathBuf>, Arc<AtomicBool>)>,
     poller: Option<Arc<AtomicBool>>,
     doorbells: Option<Arc<Vec<Doorbell>>>,
     guard: Option<Box<dyn Send>>,
@@ -89,11 +157,24 @@ impl Subscription {
     pub fn holding(mode: WakeMode, guard: impl Send + 'static) -> Subscription {
         Subscription {
             mode,
-            _watcher: None,
+            watcher: None,
+            entries: None,
             poller: None,
             doorbells: None,
             guard: Some(Box::new(guard)),
         }
+    }
+}
+
+impl Subscription {
+    /// The watch on the `Entries` it was made with, if it watches them (inotify).
+    pub fn entry_watch(&self) -> Option<EntryWatch> {
+        let (files, stale) = self.entries.clone()?;
+        Some(EntryWatch {
+            watcher: Arc::downgrade(self.watcher.as_ref()?),
+            files,
+            stale,
+        })
     }
 }
 
@@ -136,7 +217,8 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
         .map_err(|e| Error::failed(format!("cannot start the doorbell thread: {e}")))?;
     Ok(Subscription {
         mode: WakeMode::Doorbell,
-        _watcher: None,
+        watcher: None,
+        entries: None,
         poller: Some(stop),
         doorbells: Some(bells),
         guard: None,
@@ -166,14 +248,17 @@ pub fn subscribe_or_ring(
     {
         return Ok(poll(targets, bell, Duration::from_millis(ms.max(1))));
     }
+    let stale = Arc::new(AtomicBool::new(false));
+    let files = entries.as_ref().map(|e| (e.files.clone(), stale.clone()));
     let watched = match std::env::var_os(NO_INOTIFY_ENV) {
         Some(_) => Err(Error::failed(format!("{NO_INOTIFY_ENV} is set"))),
-        None => watch(&targets, bell.clone(), entries),
+        None => watch(&targets, bell.clone(), entries.map(|e| (e, stale))),
     };
     match watched {
         Ok(w) => Ok(Subscription {
             mode: WakeMode::Inotify,
-            _watcher: Some(w),
+            watcher: Some(Arc::new(std::sync::Mutex::new(w))),
+            entries: files,
             poller: None,
             doorbells: None,
             guard: None,
@@ -195,27 +280,31 @@ pub fn subscribe_or_ring(
     }
 }
 
-fn watch(targets: &[Target], bell: Bell, entries: Option<Entries>) -> Result<RecommendedWatcher> {
+/// The watch on `targets`, and on `entries` with their `EntryWatch::stale` flag.
+fn watch(
+    targets: &[Target],
+    bell: Bell,
+    entries: Option<(Entries, Arc<AtomicBool>)>,
+) -> Result<RecommendedWatcher> {
+    use notify::event::ModifyKind;
     let filters = targets.to_vec();
-    let entry_dirs: Vec<PathBuf> = entries
-        .iter()
-        .flat_map(|e| e.targets.iter().map(|t| t.dir.clone()))
-        .collect();
+    let entry_files: Vec<PathBuf> = entries.iter().flat_map(|(e, _)| e.files.clone()).collect();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let (Some(e), Ok(ev)) = (&entries, &res)
-            && matches!(
+        if let (Some((e, stale)), Ok(ev)) = (&entries, &res)
+            && ev.paths.iter().any(|p| e.files.contains(p))
+        {
+            let moved = matches!(
                 ev.kind,
                 EventKind::Create(_)
                     | EventKind::Remove(_)
-                    | EventKind::Modify(notify::event::ModifyKind::Name(_))
-            )
-            && ev.paths.iter().any(|p| {
-                e.targets
-                    .iter()
-                    .any(|t| p.parent() == Some(t.dir.as_path()) && t.matches(p))
-            })
-        {
-            (e.bell)();
+                    | EventKind::Modify(ModifyKind::Name(_) | ModifyKind::Metadata(_))
+            );
+            if moved {
+                stale.store(true, Ordering::Relaxed);
+            }
+            if moved || ev.kind == EventKind::Access(AccessKind::Close(AccessMode::Write)) {
+                (e.bell)();
+            }
         }
         let ring = match res {
             Ok(ev) => {
@@ -243,10 +332,10 @@ fn watch(targets: &[Target], bell: Bell, entries: Option<Entries>) -> Result<Rec
             .watch(dir, RecursiveMode::NonRecursive)
             .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
     }
-    // The entries' directories at best: one that cannot be watched never costs the watch on
-    // the targets (a worker's inbox).
-    for dir in entry_dirs.iter().filter(|d| !dirs.contains(&d.as_path())) {
-        let _ = watcher.watch(dir, RecursiveMode::NonRecursive);
+    // The entries at best: one that cannot be watched never costs the watch on the targets
+    // (a worker's inbox).
+    for file in &entry_files {
+        watch_entry(&mut watcher, file, false);
     }
     Ok(watcher)
 }
@@ -281,7 +370,8 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
         .expect("spawn poll thread");
     Subscription {
         mode: WakeMode::Poll(every),
-        _watcher: None,
+        watcher: None,
+        entries: None,
         poller: Some(stop),
         doorbells: None,
         guard: None,

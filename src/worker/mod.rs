@@ -386,6 +386,8 @@ impl Worker {
     async fn run(&mut self) -> Result<()> {
         self.own_files = Some(watch::OwnFiles {
             ring: Arc::default(),
+            watch: None,
+            unwatched: false,
         });
         let mut watch = self.watch();
         let mut sig = Signals::install()?;
@@ -960,6 +962,10 @@ impl Worker {
         }
         let Err(e) = self.store.set_live(&self.name, &self.live) else {
             self.live_failure_said = None;
+            // Its first state (or a file not made when its watch was armed): watched now.
+            if self.own_files.as_ref().is_some_and(|o| o.unwatched) {
+                self.rewatch_own_files();
+            }
             return;
         };
         // Something not a state file in its place (a FIFO, link or directory planted there):
@@ -972,6 +978,7 @@ impl Worker {
                     self.sink.note(&format!(
                         "warning: the live-state file was spoiled ({why}); replaced it with a fresh one"
                     ));
+                    self.rewatch_own_files();
                     return;
                 }
                 Err(e) => e.to_string(),

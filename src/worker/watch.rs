@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::{READER, Signals, Step, Worker};
 use crate::error::{Error, Result};
-use crate::store::wake::{Entries, Target};
+use crate::store::wake::{Entries, EntryWatch};
 use crate::store::{Bell, Home, Position, Subscription, Topic};
 
 /// How long a worker whose inbox directory was removed waits before it makes it again: long
@@ -277,42 +277,58 @@ impl Worker {
 
 /// The worker's watch on its own files: its live state (`state/NAME.json`) and its log
 /// (`logs/NAME.log`). Removed by hand or by `doctor --fix` (which removes a FIFO or link found
-/// there), or replaced by something not a file, they are put right at once, the worker idle
-/// or not (before, an idle worker wrote its state only at its next message, so `status` said
-/// `starting` meanwhile, and its log was lost until a restart): its state written anew, its
-/// log followed to the file now there (`Sink::follow`). Woken by inotify (the inbox's own
-/// instance: `Worker::subscribe`) on the two directories (their entries made, removed or renamed: not the worker's own writes in place);
-/// without inotify, by nothing (the state is put right at the next write, as before).
+/// there), replaced by something not a file, or its state overwritten with something that is
+/// not one, they are put right at once, the worker idle or not (before, an idle worker wrote
+/// its state only at its next message, so `status` said `starting` meanwhile, and its log was
+/// lost until a restart): its state written anew, its log followed to the file now there
+/// (`Sink::follow`). Woken by inotify (the inbox's own instance: `Worker::subscribe`) on the
+/// two files themselves (`wake::Entries`: removed, renamed, replaced, or written and closed,
+/// its own state writes included), watched again once put right; without inotify, by nothing
+/// (the state is put right at the next write, as before).
 pub(super) struct OwnFiles {
     pub ring: Arc<tokio::sync::Notify>,
+    /// The watch on them (inotify), to watch a file again once it was replaced or made.
+    pub watch: Option<EntryWatch>,
+    /// Not every one of them is watched yet (not made when the watch was armed).
+    pub unwatched: bool,
 }
 
 impl Worker {
     /// The inbox's subscription (with `topics`), its own files watched in the same inotify
     /// instance (`Store::subscribe_with_entries`: one instance per worker, not two).
-    fn subscribe(&self, topics: &[Topic], ring: Bell) -> Result<Subscription> {
+    fn subscribe(&mut self, topics: &[Topic], ring: Bell) -> Result<Subscription> {
         let Some(own) = &self.own_files else {
             return self.store.subscribe(topics, ring);
         };
-        let state = self.store.local_dir().join("state");
-        let log = self.store.log_path(&self.name);
-        let live_file = format!("{}.json", self.name);
-        let is_dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-        let mut targets = Vec::new();
-        if is_dir(&state) {
-            targets.push(Target::new(state, &[&live_file]));
-        }
-        if let (Some(dir), Some(file)) = (log.parent(), log.file_name().and_then(|f| f.to_str()))
-            && is_dir(dir)
-        {
-            targets.push(Target::new(dir.to_path_buf(), &[file]));
-        }
+        let files = vec![
+            self.store
+                .local_dir()
+                .join("state")
+                .join(format!("{}.json", self.name)),
+            self.store.log_path(&self.name),
+        ];
         let bell = own.ring.clone();
         let entries = Entries {
-            targets,
+            files,
             bell: Arc::new(move || bell.notify_one()),
         };
-        self.store.subscribe_with_entries(topics, ring, entries)
+        let subscription = self.store.subscribe_with_entries(topics, ring, entries)?;
+        if let Some(own) = &mut self.own_files {
+            own.watch = subscription.entry_watch();
+            // Watched as they were when armed; one not made yet is watched once it is.
+            own.unwatched = own.watch.is_some();
+        }
+        Ok(subscription)
+    }
+
+    /// Watch its own files again (`EntryWatch::rewatch`): after they were put right, or once
+    /// its first live state was written.
+    pub(super) fn rewatch_own_files(&mut self) {
+        if let Some(own) = &mut self.own_files
+            && let Some(watch) = &own.watch
+        {
+            own.unwatched = !watch.rewatch();
+        }
     }
 
     /// Resolves when `OwnFiles` rings (never without it).
@@ -323,20 +339,33 @@ impl Worker {
         }
     }
 
-    /// Put right what `OwnFiles` rang for: a live state that is not this worker's (removed, a
-    /// FIFO or link put there: written anew, `save_live` saying what it replaced; a directory
-    /// is said once and left) and a log that is not the file the worker writes.
     /// Whether its live state is not its own or its log not the file it writes (what
-    /// `put_right_own_files` would put right), changing nothing.
-    pub(super) fn own_files_wrong(&self) -> bool {
+    /// `put_right_own_files` puts right). When all is well, a file of its own replaced since it
+    /// was watched (its state rewritten whole: a spoiled file replaced, or one too big for a
+    /// slot) is watched again here.
+    pub(super) fn own_files_wrong(&mut self) -> bool {
         let me = std::process::id();
-        !matches!(self.store.live(&self.name), Ok(Some(l)) if l.pid == me)
+        let wrong = !matches!(self.store.live(&self.name), Ok(Some(l)) if l.pid == me)
             || self
                 .sink
                 .strayed(&self.store.log_path(&self.name))
-                .is_some()
+                .is_some();
+        if !wrong
+            && self
+                .own_files
+                .as_ref()
+                .and_then(|o| o.watch.as_ref())
+                .is_some_and(EntryWatch::stale)
+        {
+            self.rewatch_own_files();
+        }
+        wrong
     }
 
+    /// Put right what `OwnFiles` rang for: a live state that is not this worker's (removed, a
+    /// FIFO or link put there, or something not a state written into it: written anew,
+    /// `save_live` saying what it replaced; a directory is said once and left) and a log that
+    /// is not the file the worker writes; then both watched again.
     /// Nothing is made in a team that is gone or going (its team file or the file's
     /// directory removed), nor through a link swapped in above it (`check_path`).
     pub(super) fn put_right_own_files(&mut self) {
@@ -348,23 +377,32 @@ impl Worker {
         let me = std::process::id();
         let mine = matches!(self.store.live(&self.name), Ok(Some(l)) if l.pid == me);
         if !mine && is_dir(&state) {
-            let gone =
-                std::fs::symlink_metadata(state.join(format!("{}.json", self.name))).is_err();
+            let file = state.join(format!("{}.json", self.name));
+            let gone = std::fs::symlink_metadata(&file).is_err();
+            // A regular file there that reads as no state of its own (written over in place):
+            // said as the removal is (a FIFO or link there `save_live` says itself).
+            let spoiled = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file());
             self.save_live();
-            if gone && self.live_failure_said.is_none() {
-                self.sink
-                    .note("the live-state file was removed; wrote it anew");
+            if self.live_failure_said.is_none() {
+                if gone {
+                    self.sink
+                        .note("the live-state file was removed; wrote it anew");
+                } else if spoiled {
+                    self.sink.note(
+                        "warning: the live-state file held no state of this worker's (written over); wrote it anew",
+                    );
+                }
             }
         }
         let log = self.store.log_path(&self.name);
-        if !log.parent().is_some_and(is_dir) {
-            return;
-        }
-        if let Some(what) = self.sink.follow(&log) {
+        if log.parent().is_some_and(is_dir)
+            && let Some(what) = self.sink.follow(&log)
+        {
             self.sink.note(&format!(
                 "the log file {} was {what}; logging to it anew",
                 log.display()
             ));
         }
+        self.rewatch_own_files();
     }
 }

@@ -591,3 +591,116 @@ fn a_link_at_the_inboxes_directory_is_not_read_through() {
         "m2"
     );
 }
+
+/// The inodes process `pid`'s inotify instances watch (`/proc/PID/fdinfo`).
+fn watched_inodes(pid: u32) -> Vec<u64> {
+    let mut out = Vec::new();
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(fd.path()).unwrap_or_default();
+        for line in text.lines().filter(|l| l.starts_with("inotify wd:")) {
+            if let Some(ino) = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("ino:"))
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+            {
+                out.push(ino);
+            }
+        }
+    }
+    out
+}
+
+fn inode(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).unwrap().ino()
+}
+
+/// A worker's inotify watch covers its own files, never a directory its teammates write in
+/// (`notify` watches for opens and writes too): a watch on the team's `state/` and `logs/` woke
+/// every worker on inotify (up to 127) for each state or log any of them opened or wrote, and
+/// `status` of 1,000 teammates took 0.5 s (issue 14, goal 3). Its state file replaced, the
+/// watch moves to the new file. And a `send` opens no directory a worker watches for reading
+/// (`inboxes/`: a directory's open is an event for every watcher of the one above it).
+#[test]
+fn a_workers_watch_is_on_its_own_files_and_a_send_wakes_no_other_worker() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    for n in ["bob", "al"] {
+        env.ok(&["spawn", n, "--backend", "process", "--exec", "cat"]);
+    }
+    wait_until("both idle", T, || {
+        env.member_status("bob") == "idle" && env.member_status("al") == "idle"
+    });
+    let dir = env.team_dir("alpha");
+    let bob = env.workers_of("bob@alpha")[0];
+    let own = |state: &Path| {
+        vec![
+            inode(&dir.join("inboxes")),
+            inode(&dir.join("inboxes/bob")),
+            inode(state),
+            inode(&dir.join("logs/bob.log")),
+        ]
+    };
+    let state = dir.join("state/bob.json");
+    let mut watched = watched_inodes(bob);
+    watched.sort_unstable();
+    let mut expected = own(&state);
+    expected.sort_unstable();
+    assert_eq!(
+        watched, expected,
+        "bob's worker watches more or less than its own files"
+    );
+    for shared in ["state", "logs", "."] {
+        assert!(!watched.contains(&inode(&dir.join(shared))), "{shared}");
+    }
+    // Replaced (by hand): written again, and the watch is on the new file.
+    std::fs::remove_file(&state).unwrap();
+    wait_until("bob's state written again, watched", T, || {
+        state.exists() && {
+            let mut w = watched_inodes(bob);
+            w.sort_unstable();
+            let mut e = own(&state);
+            e.sort_unstable();
+            w == e
+        }
+    });
+
+    // What an ask of al does (the leader's inbox made by a first one), seen by a watch on
+    // `inboxes/` as bob's: no event at all.
+    env.ok(&["ask", "al", "first", "--timeout", "15"]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut probe = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = tx.send(e.map(|e| format!("{:?} {:?}", e.kind, e.paths)));
+    })
+    .unwrap();
+    notify::Watcher::watch(
+        &mut probe,
+        &dir.join("inboxes"),
+        notify::RecursiveMode::NonRecursive,
+    )
+    .unwrap();
+    let out = env.run(&["ask", "al", "hello", "--timeout", "15"]);
+    assert!(out.status.success(), "{out:?}");
+    // A mark after it: the events before it have all come once it has (one queue, in order).
+    let mark = dir.join("inboxes/.end-of-probe");
+    std::fs::write(&mark, b"").unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let e = rx
+            .recv_timeout(T)
+            .expect("the probe's own mark seen")
+            .unwrap();
+        if e.contains(".end-of-probe") {
+            break;
+        }
+        seen.push(e);
+    }
+    drop(probe);
+    std::fs::remove_file(&mark).unwrap();
+    assert!(seen.is_empty(), "events on inboxes/ from one ask: {seen:?}");
+    env.ok(&["delete", "--force"]);
+}
