@@ -119,6 +119,9 @@ pub enum Fix {
     /// Remove a FIFO, link, socket or device at a live-state file's path (unlinked, never
     /// followed nor opened; a directory is left). It held no state: the worker writes its own.
     RemoveOddFile { path: PathBuf },
+    /// Remove a regular file at a live-state file's path that holds something else than a
+    /// live state, if it still does. It held no state: the worker writes its own.
+    RemoveSpoiledState { path: PathBuf },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a
     /// session holding the user's own panes keeps them, as `delete` leaves it).
     CloseSession {
@@ -207,6 +210,7 @@ impl Fix {
                 None => format!("{} is a lock file again; left as it is", path.display()),
             }),
             Fix::RemoveOddFile { path } => teams::remove_odd_file(path),
+            Fix::RemoveSpoiledState { path } => teams::remove_spoiled_state(path),
         }
     }
 }

@@ -729,6 +729,22 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
                     .fix(Fix::RemoveOddFile { path })
             });
         }
+        // A regular file there written over with something else (by hand): read as no
+        // state, so the teammate showed `starting` while `doctor` said all was well.
+        for (path, member) in spoiled_states(&dir) {
+            out.push(
+                Finding::new(
+                    "state",
+                    Level::Problem,
+                    format!(
+                        "{} holds something else than {member}@{team}'s live state (written over?): `status` cannot tell what {member} does",
+                        path.display()
+                    ),
+                )
+                .hint("a running worker writes its state over it at its next write; `teamctl doctor --fix` removes it now (it holds no state), and a running worker then writes its state again at once")
+                .fix(Fix::RemoveSpoiledState { path }),
+            );
+        }
         // A worker's log likewise (`logs/NAME.log`): its notes and its turns' output were
         // lost, said nowhere (new-user QA). A running worker logs again at once once it is
         // removed (`worker::watch::OwnFiles`); one started later makes its own.
@@ -776,6 +792,25 @@ pub fn remove_odd_file(path: &Path) -> Result<String> {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
             _ => Ok(format!("removed {} ({kind})", path.display())),
         },
+    }
+}
+
+/// Remove what `odd_files` found at a live-state file's path: a regular file holding
+/// something else than a live state, if it still does (`slots::spoiled`; a worker may have
+/// written its state over it meanwhile, which is left).
+pub fn remove_spoiled_state(path: &Path) -> Result<String> {
+    if !crate::store::slots::spoiled(path, crate::store::is_live_state) {
+        return Ok(format!(
+            "{} holds a live state now (or is gone); left as it is",
+            path.display()
+        ));
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(format!(
+            "removed {} (it held no live state)",
+            path.display()
+        )),
     }
 }
 
@@ -898,11 +933,31 @@ fn odd_subdirs(team: &Name, dir: &Path) -> Vec<Finding> {
         .collect()
 }
 
+/// The live-state files (`state/NAME.json`) that are regular files holding something else
+/// than a live state (`slots::spoiled`); none behind a link at `state` itself.
+fn spoiled_states(dir: &Path) -> Vec<(PathBuf, Name)> {
+    member_files(dir, "state", ".json")
+        .into_iter()
+        .filter(|(path, _)| crate::store::slots::spoiled(path, crate::store::is_live_state))
+        .collect()
+}
+
 /// The entries of `dir/sub` named for a member (`NAME` + `suffix`) that are something other
-/// than a regular file, each with its member and what it is (`odd_kind`); none behind a link
-/// at `sub` itself.
+/// than a regular file, each with its member and what it is (`odd_kind`).
 fn odd_member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name, &'static str)> {
-    use crate::store::fsutil::{entries_nofollow, link_at, odd_kind};
+    member_files(dir, sub, suffix)
+        .into_iter()
+        .filter_map(|(path, member)| {
+            let kind = crate::store::fsutil::odd_kind(&path)?;
+            Some((path, member, kind))
+        })
+        .collect()
+}
+
+/// The entries of `dir/sub` named for a member (`NAME` + `suffix`), each with its member; none
+/// behind a link at `sub` itself.
+fn member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name)> {
+    use crate::store::fsutil::{entries_nofollow, link_at};
     let sub = dir.join(sub);
     if link_at(&sub).is_some() {
         return Vec::new();
@@ -915,8 +970,7 @@ fn odd_member_files(dir: &Path, sub: &str, suffix: &str) -> Vec<(PathBuf, Name, 
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.strip_suffix(suffix))
                 .and_then(|n| Name::parse(n).ok())?;
-            let kind = odd_kind(&path)?;
-            Some((path, member, kind))
+            Some((path, member))
         })
         .collect()
 }

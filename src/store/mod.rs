@@ -291,6 +291,12 @@ pub trait Store: Send + Sync {
     fn live_problem(&self, _member: &Name) -> Option<String> {
         None
     }
+    /// When `live` reads none: the state file, if it is a file holding something else than a
+    /// live state (written over by hand). Not a problem for a start (the worker writes its
+    /// state over it), so not `live_problem`'s; `status` and `doctor` say it.
+    fn live_spoiled(&self, _member: &Name) -> Option<PathBuf> {
+        None
+    }
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()>;
     /// `set_live` in place of what `live_problem` found (a FIFO or link where the file store
     /// keeps the state: a new file renamed over it, never followed nor opened), for the one
@@ -544,6 +550,11 @@ pub fn update_member_whole<'a>(
         Ok(())
     })?;
     Ok(&cache.insert((Stamp::OWN, Roster::from(written))).1)
+}
+
+/// Whether `bytes` are a live state as a worker writes it (what `Store::live` reads).
+pub fn is_live_state(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<LiveState>(bytes).is_ok()
 }
 
 /// Every entry of `inbox` after `from` to its end, read in batches (memory stays bounded

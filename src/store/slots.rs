@@ -181,6 +181,14 @@ pub fn load(path: &Path) -> Option<Vec<u8>> {
     load_as::<Payload>(path)
 }
 
+/// Whether the regular file at `path` (never through a link) holds something other than a live
+/// state: not empty (a file being made is empty until its first write), and no slot nor whole
+/// value in it that `is_state` takes (written over by hand, say).
+pub fn spoiled(path: &Path, is_state: impl Fn(&[u8]) -> bool) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+        && !load(path).is_some_and(|b| is_state(&b))
+}
+
 /// The live state's `store`: a payload too big for a slot replaces the file whole.
 pub fn store(path: &Path, payload: &[u8]) -> Result<()> {
     if payload.len() > CAPACITY {

@@ -682,6 +682,11 @@ impl Store for FsStore {
         }
     }
 
+    fn live_spoiled(&self, member: &Name) -> Option<PathBuf> {
+        let path = self.state_path(member);
+        slots::spoiled(&path, super::is_live_state).then_some(path)
+    }
+
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
         let bytes = serde_json::to_vec(state)
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;

@@ -261,7 +261,17 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
         .into_iter()
         .map(|m| {
             let (live, problem) = match store.live(&m.name) {
-                Ok(None) => (None, store.live_problem(&m.name)),
+                Ok(None) => (
+                    None,
+                    store.live_problem(&m.name).or_else(|| {
+                        store.live_spoiled(&m.name).map(|p| {
+                            format!(
+                                "{} holds something else than a live state (written over?): its worker writes its state over it at its next write; `teamctl doctor --fix` removes it now",
+                                p.display()
+                            )
+                        })
+                    }),
+                ),
                 Ok(live) => (live, None),
                 Err(e) => (None, Some(e.to_string())),
             };
@@ -335,7 +345,11 @@ fn rows_from(
                     crate::store::fsutil::ODD_KINDS
                         .into_iter()
                         .find(|k| p.contains(&format!(" is {k},")))
-                        .unwrap_or("unreadable")
+                        .unwrap_or(if p.contains(" holds something else than a live state") {
+                            "spoiled"
+                        } else {
+                            "unreadable"
+                        })
                 });
             Row {
                 name: m.name.to_string(),

@@ -276,22 +276,27 @@ fn bob_log(t: &TestEnv, team: &str) -> String {
 /// `unknown (state file is a directory)` with a note, and `--json` the same (it said
 /// `starting`); the worker says so in its log at once, and writes its state again as soon as
 /// the directory is removed by hand.
+/// A team `team` whose process teammate `bob` (`cat`) is idle.
+fn idle_bob(t: &TestEnv, team: &str) {
+    exits(t, &["create", team], 0);
+    exits(
+        t,
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+        0,
+    );
+    wait_until_or_show(
+        "bob idle",
+        LONG,
+        || t.member_status("bob") == "idle",
+        || bob_log(t, team),
+    );
+}
+
 #[test]
 fn something_else_at_a_running_workers_live_state_is_replaced_by_it_or_said() {
     for odd in [Odd::Dir, Odd::Fifo, Odd::Link] {
         let t = TestEnv::new();
-        exits(&t, &["create", "gamma"], 0);
-        exits(
-            &t,
-            &["spawn", "bob", "--backend", "process", "--exec", "cat"],
-            0,
-        );
-        wait_until_or_show(
-            "bob idle",
-            LONG,
-            || t.member_status("bob") == "idle",
-            || bob_log(&t, "gamma"),
-        );
+        idle_bob(&t, "gamma");
         let state = t.team_dir("gamma").join("state/bob.json");
         let outside = t.work.path().join("outside");
         std::fs::write(&outside, b"keep").unwrap();
@@ -364,6 +369,83 @@ fn something_else_at_a_running_workers_live_state_is_replaced_by_it_or_said() {
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep", "{odd:?}");
         exits(&t, &["delete", "--force"], 0);
     }
+}
+
+/// A running worker's live state written over in place (the same file, something else in it):
+/// `status` showed `starting` and `doctor` said all was well until the worker's next write.
+/// Now a worker on inotify writes its state again at once, each time (its watch is on the file
+/// itself, put again on the file that replaced it); one that does not watch (past the inotify
+/// limit) shows `unknown (state file is spoiled)` until its next write, and `doctor` reports
+/// the file, which `--fix` removes (and the worker then writes its state again).
+#[test]
+fn a_live_state_written_over_is_written_again_or_reported_by_doctor() {
+    let t = TestEnv::new();
+    idle_bob(&t, "gamma");
+    let state = t.team_dir("gamma").join("state/bob.json");
+    let rewritten = |t: &TestEnv| t.member_status("bob") == "idle";
+    // Twice: the second write-over lands on the file the first repair made.
+    for round in 1..=2 {
+        std::fs::write(&state, b"not a state").unwrap();
+        wait_until_or_show(
+            &format!("round {round}: bob's state written again, with no message sent"),
+            LONG,
+            || rewritten(&t),
+            || format!("{}\n{}", exits(&t, &["status"], 0), bob_log(&t, "gamma")),
+        );
+    }
+    assert_eq!(
+        bob_log(&t, "gamma")
+            .matches("the live-state file held no state of this worker's")
+            .count(),
+        2,
+        "{}",
+        bob_log(&t, "gamma")
+    );
+    exits(&t, &["doctor"], 0);
+    exits(&t, &["kill", "bob"], 0);
+
+    // A worker that does not watch its own files (no inotify: doorbells).
+    let mut spawn = t.cmd(&["spawn", "al", "--backend", "process", "--exec", "cat"]);
+    spawn.env("TEAMCTL_NO_INOTIFY", "1");
+    assert!(spawn.output().unwrap().status.success());
+    wait_until("al idle", LONG, || t.member_status("al") == "idle");
+    let al_state = t.team_dir("gamma").join("state/al.json");
+    std::fs::write(&al_state, b"{\"not\": \"a state\"}").unwrap();
+    let shown = exits(&t, &["status"], 0);
+    assert!(
+        shown.contains("unknown (state file is spoiled)")
+            && shown.contains("al: its live state cannot be read")
+            && shown.contains(&al_state.display().to_string()),
+        "{shown}"
+    );
+    let said = exits(&t, &["doctor"], 1);
+    assert!(
+        said.contains(&format!(
+            "{} holds something else than al@gamma's live state",
+            al_state.display()
+        )),
+        "{said}"
+    );
+    let fixed = exits(&t, &["doctor", "--fix"], 0);
+    assert!(
+        fixed.contains(&format!(
+            "removed {} (it held no live state)",
+            al_state.display()
+        )),
+        "{fixed}"
+    );
+    // Its next write (a message) makes it again; nothing was lost.
+    let out = run_within(&t, &["ask", "al", "hello", "--timeout", "15"]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "hello",
+        "{}",
+        text(&out)
+    );
+    wait_until("al's state written again, idle", LONG, || {
+        is_file(&al_state) && t.member_status("al") == "idle"
+    });
+    assert!(!exits(&t, &["doctor"], 0).contains("holds something else"));
+    exits(&t, &["delete", "--force"], 0);
 }
 
 /// A FIFO, link or directory at a running worker's log (`logs/bob.log`): its notes and its
