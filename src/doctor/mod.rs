@@ -119,7 +119,7 @@ pub enum Fix {
     /// Remove a FIFO, link, socket or device at a live-state file's path (unlinked, never
     /// followed nor opened; a directory is left). It held no state: the worker writes its own.
     RemoveOddFile { path: PathBuf },
-    /// Remove a regular file at a live-state file's path that holds something else than a
+    /// Remove a regular file at a live-state file's path that holds something other than a
     /// live state, if it still does. It held no state: the worker writes its own.
     RemoveSpoiledState { path: PathBuf },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a

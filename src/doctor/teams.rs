@@ -737,7 +737,7 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
                     "state",
                     Level::Problem,
                     format!(
-                        "{} holds something else than {member}@{team}'s live state (written over?): `status` cannot tell what {member} does",
+                        "{} holds something other than {member}@{team}'s live state (written over?): `status` cannot tell what {member} does",
                         path.display()
                     ),
                 )
@@ -796,7 +796,7 @@ pub fn remove_odd_file(path: &Path) -> Result<String> {
 }
 
 /// Remove what `odd_files` found at a live-state file's path: a regular file holding
-/// something else than a live state, if it still does (`slots::spoiled`; a worker may have
+/// something other than a live state, if it still does (`slots::spoiled`; a worker may have
 /// written its state over it meanwhile, which is left).
 pub fn remove_spoiled_state(path: &Path) -> Result<String> {
     if !crate::store::slots::spoiled(path, crate::store::is_live_state) {

@@ -291,7 +291,7 @@ pub trait Store: Send + Sync {
     fn live_problem(&self, _member: &Name) -> Option<String> {
         None
     }
-    /// When `live` reads none: the state file, if it is a file holding something else than a
+    /// When `live` reads none: the state file, if it is a file holding something other than a
     /// live state (written over by hand). Not a problem for a start (the worker writes its
     /// state over it), so not `live_problem`'s; `status` and `doctor` say it.
     fn live_spoiled(&self, _member: &Name) -> Option<PathBuf> {

@@ -266,7 +266,7 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
                     store.live_problem(&m.name).or_else(|| {
                         store.live_spoiled(&m.name).map(|p| {
                             format!(
-                                "{} holds something else than a live state (written over?): its worker writes its state over it at its next write; `teamctl doctor --fix` removes it now",
+                                "{} holds something other than a live state (written over?): its worker writes its state over it at its next write; `teamctl doctor --fix` removes it now",
                                 p.display()
                             )
                         })
@@ -345,7 +345,7 @@ fn rows_from(
                     crate::store::fsutil::ODD_KINDS
                         .into_iter()
                         .find(|k| p.contains(&format!(" is {k},")))
-                        .unwrap_or(if p.contains(" holds something else than a live state") {
+                        .unwrap_or(if p.contains(" holds something other than a live state") {
                             "spoiled"
                         } else {
                             "unreadable"

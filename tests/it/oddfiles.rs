@@ -421,7 +421,7 @@ fn a_live_state_written_over_is_written_again_or_reported_by_doctor() {
     let said = exits(&t, &["doctor"], 1);
     assert!(
         said.contains(&format!(
-            "{} holds something else than al@gamma's live state",
+            "{} holds something other than al@gamma's live state",
             al_state.display()
         )),
         "{said}"
