@@ -796,22 +796,57 @@ pub fn remove_odd_file(path: &Path) -> Result<String> {
 }
 
 /// Remove what `odd_files` found at a live-state file's path: a regular file holding
-/// something other than a live state, if it still does (`slots::spoiled`; a worker may have
-/// written its state over it meanwhile, which is left).
+/// something other than a live state, if it still does (`slots::spoiled`). Moved aside first
+/// and looked at there, so a state written at the path meanwhile (by its worker, or moved there
+/// by hand) is never what is removed (attacker QA: a valid state renamed over it between the
+/// look and the unlink was removed); one that became a state again is put back, unless another
+/// file took its place meanwhile (that one is newer, and kept).
 pub fn remove_spoiled_state(path: &Path) -> Result<String> {
-    if !crate::store::slots::spoiled(path, crate::store::is_live_state) {
-        return Ok(format!(
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    let left = || {
+        Ok(format!(
             "{} holds a live state now (or is gone); left as it is",
+            path.display()
+        ))
+    };
+    if !crate::store::slots::spoiled(path, crate::store::is_live_state) {
+        return left();
+    }
+    crate::pause::at("doctor-spoiled-looked");
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
+    let aside = path.with_file_name(format!(".{name}.doctor-{}", std::process::id()));
+    match renameat2(
+        AT_FDCWD,
+        path,
+        AT_FDCWD,
+        &aside,
+        RenameFlags::RENAME_NOREPLACE,
+    ) {
+        Err(nix::errno::Errno::ENOENT) => return left(),
+        Err(e) => return Err(Error::io(path, std::io::Error::from(e))),
+        Ok(()) => {}
+    }
+    if crate::store::slots::spoiled(&aside, crate::store::is_live_state) {
+        std::fs::remove_file(&aside).map_err(|e| Error::io(&aside, e))?;
+        return Ok(format!(
+            "removed {} (it held no live state)",
             path.display()
         ));
     }
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
-        _ => Ok(format!(
-            "removed {} (it held no live state)",
-            path.display()
-        )),
+    match renameat2(
+        AT_FDCWD,
+        &aside,
+        AT_FDCWD,
+        path,
+        RenameFlags::RENAME_NOREPLACE,
+    ) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::EEXIST) => {
+            let _ = std::fs::remove_file(&aside);
+        }
+        Err(e) => return Err(Error::io(&aside, std::io::Error::from(e))),
     }
+    left()
 }
 
 /// Teammates whose cursor (where their worker handled their inbox to) is spoiled: something

@@ -162,8 +162,16 @@ pub(crate) fn parse_as<F: Format>(bytes: &[u8]) -> Option<F::Value> {
         .or_else(|| F::other(bytes))
 }
 
-/// Store `value` in the open `file` at `path` (see the module comment).
+/// Store `value` in the open `file` at `path` (see the module comment). A file with other
+/// names too (a hard link made to it: another member's state, a file outside the home) is not
+/// written in place but replaced whole, so the write lands in this name's own file only
+/// (attacker QA: two members' states linked together were written over by each in turn without
+/// end, and a link to an outside file was written into).
 pub(crate) fn store_in<F: Format>(file: &File, path: &Path, value: &F::Value) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if file.metadata().at(path)?.nlink() > 1 {
+        return write_atomic(path, &F::fresh(value), false);
+    }
     file.lock().at(path)?;
     let mut buf = vec![0u8; 2 * F::SLOT + 1];
     let n = read_head(file, &mut buf).at(path)?;

@@ -51,8 +51,10 @@ impl Sink {
 
     /// What `follow` would find at `log_path` (`None`: nothing to follow), changing nothing.
     pub fn strayed(&self, log_path: &Path) -> Option<&'static str> {
+        // A file with other names too (a hard link to a file elsewhere) is not followed, as a
+        // FIFO or link is not: its notes would land in that other file (attacker QA).
         let at = match std::fs::symlink_metadata(log_path) {
-            Ok(m) if m.is_file() => Some(m),
+            Ok(m) if m.is_file() && m.nlink() == 1 => Some(m),
             Ok(_) => return None,
             Err(_) => None,
         };

@@ -448,6 +448,102 @@ fn a_live_state_written_over_is_written_again_or_reported_by_doctor() {
     exits(&t, &["delete", "--force"], 0);
 }
 
+/// Hard links at a worker's live state (attacker QA): to a file outside the home, the worker
+/// wrote its state into that file; between two members' states, each wrote over the other's
+/// without end (two logs growing for good). A state file with other names is replaced whole,
+/// never written in place; a log with other names is not followed.
+#[test]
+fn a_hard_link_at_a_live_state_or_log_is_never_written_through() {
+    let t = TestEnv::new();
+    idle_bob(&t, "gamma");
+    exits(
+        &t,
+        &["spawn", "al", "--backend", "process", "--exec", "cat"],
+        0,
+    );
+    wait_until("al idle", LONG, || t.member_status("al") == "idle");
+    let dir = t.team_dir("gamma");
+    let outside = t.work.path().join("outside.json");
+    std::fs::copy(dir.join("state/bob.json"), &outside).unwrap();
+    let kept = std::fs::read(&outside).unwrap();
+    // Each link made beside and renamed over the file (a worker puts a removed file back).
+    let link_over = |from: &Path, to: &Path| {
+        let beside = to.with_file_name(".linking");
+        std::fs::hard_link(from, &beside).unwrap();
+        std::fs::rename(&beside, to).unwrap();
+    };
+    let bob = dir.join("state/bob.json");
+    link_over(&outside, &bob);
+    // al's state made a second name of bob's.
+    let al = dir.join("state/al.json");
+    link_over(&bob, &al);
+    let log_outside = t.work.path().join("outside.log");
+    std::fs::write(&log_outside, b"mine\n").unwrap();
+    link_over(&log_outside, &dir.join("logs/bob.log"));
+    for n in ["bob", "al"] {
+        let out = run_within(&t, &["ask", n, "hello", "--timeout", "15"]);
+        assert!(out.status.success(), "{n}: {}", text(&out));
+    }
+    use std::os::unix::fs::MetadataExt;
+    let single = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.nlink() == 1);
+    wait_until(
+        "bob and al each in a state file of its own, idle",
+        LONG,
+        || {
+            single(&bob)
+                && single(&al)
+                && t.member_status("bob") == "idle"
+                && t.member_status("al") == "idle"
+        },
+    );
+    assert_eq!(std::fs::read(&outside).unwrap(), kept);
+    assert_eq!(std::fs::read(&log_outside).unwrap(), b"mine\n");
+    // No fight: each said at most once that its state was not its own.
+    for n in ["bob", "al"] {
+        let said = std::fs::read_to_string(dir.join(format!("logs/{n}.log"))).unwrap_or_default();
+        assert!(
+            said.matches("held no state of this worker's").count() <= 1,
+            "{n}: {said}"
+        );
+    }
+    exits(&t, &["delete", "--force"], 0);
+}
+
+/// `doctor --fix` of a spoiled live state: a valid state moved to its path after doctor looked
+/// is not what it removes (attacker QA: it unlinked the path it had looked at).
+#[test]
+fn doctor_fix_keeps_a_state_put_back_after_it_looked() {
+    let t = TestEnv::new();
+    idle_bob(&t, "gamma");
+    exits(&t, &["kill", "bob"], 0);
+    let state = t.team_dir("gamma").join("state/bob.json");
+    let valid = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"junk").unwrap();
+    let gate = t.work.path().join("gate");
+    let fix = t.paused(&["doctor", "--fix"], "doctor-spoiled-looked", &gate);
+    let reached = gate.with_extension("reached");
+    wait_until("doctor at its pause", LONG, || reached.exists());
+    let beside = state.with_file_name("bob.json.valid");
+    std::fs::write(&beside, &valid).unwrap();
+    std::fs::rename(&beside, &state).unwrap();
+    std::fs::write(&gate, b"").unwrap();
+    let out = finish_within(fix, "doctor --fix");
+    assert!(
+        text(&out).contains("holds a live state now (or is gone); left as it is"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), valid);
+    let leftovers: Vec<_> = std::fs::read_dir(state.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().contains("doctor"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    exits(&t, &["delete", "--force"], 0);
+}
+
 /// A FIFO, link or directory at a running worker's log (`logs/bob.log`): its notes and its
 /// turns' output were lost until it was restarted, and `doctor` said nothing. Now `doctor`
 /// reports it; `--fix` removes a FIFO or link (a directory is moved away by hand), and the
