@@ -283,6 +283,12 @@ pub(super) fn next_line(
 /// can warn and move past them; a line longer than any record (`MAX_LINE`) is one of them,
 /// and is never held whole.
 pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
+    read_from_as(log, log, from, max)
+}
+
+/// `read_from` of `log`, named `shown` in what is said of its lines (a log read through a held
+/// directory, `/proc/self/fd/N/inbox.jsonl`, is said by its name in the team).
+pub fn read_from_as(log: &Path, shown: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
     let meta = fs::symlink_metadata(log);
     // Nothing past `from`: not opened (`status` asks this of every member's inbox).
     if meta.as_ref().is_ok_and(|m| m.is_file() && m.len() <= from) {
@@ -294,20 +300,20 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
         Err(e) => {
             // A file or link where a directory should be is said as `send` says it, with
             // what to do, not as "Not a directory (os error 20)" (new-user QA).
-            if let Some(dir) = log.parent() {
+            if let Some(dir) = shown.parent() {
                 if let Some(inboxes) = dir.parent() {
                     check_dir(inboxes)?;
                 }
                 check_dir(dir)?;
             }
-            return Err(e).at(log);
+            return Err(e).at(shown);
         }
     };
     if from >= len {
         return Ok(Vec::new());
     }
     let mut file = &*file;
-    file.seek(SeekFrom::Start(from)).at(log)?;
+    file.seek(SeekFrom::Start(from)).at(shown)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file.take(len - from));
     let mut out = Vec::new();
     let mut pos = from;
@@ -318,11 +324,11 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
         // The log's long unfinished tail, read past before: only what came after is read.
         let mut passed = 0;
         if let Some(t) = tail.filter(|t| t.start == start) {
-            file.seek(SeekFrom::Start(t.passed)).at(log)?;
+            file.seek(SeekFrom::Start(t.passed)).at(shown)?;
             reader = BufReader::with_capacity(64 * 1024, file.take(len - t.passed));
             passed = t.passed - t.start;
         }
-        let n = match next_line(&mut reader, &mut line, passed).at(log)? {
+        let n = match next_line(&mut reader, &mut line, passed).at(shown)? {
             Line::Partial(n) => {
                 if n > MAX_LINE {
                     remember_long_tail(LongTail {
@@ -343,7 +349,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
                     end: super::Position::from_raw(pos),
                     item: Item::Garbage(format!(
                         "skipped an unreadable line at byte {start} of {}: it is {n} bytes long, longer than any message can be ({MAX_LINE} bytes)",
-                        log.display()
+                        shown.display()
                     )),
                 });
                 continue;
@@ -359,7 +365,7 @@ pub fn read_from(log: &Path, from: u64, max: usize) -> Result<Vec<Entry>> {
                 Ok(env) => Item::Message(Box::new(env)),
                 Err(e) => Item::Garbage(format!(
                     "skipped an unreadable line at byte {start} of {}: {e}",
-                    log.display()
+                    shown.display()
                 )),
             }
         };

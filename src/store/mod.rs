@@ -248,6 +248,25 @@ pub trait Store: Send + Sync {
     fn own_cursor(&self, inbox: &Name, reader: &str) -> Result<Position> {
         self.cursor(inbox, reader)
     }
+    /// `read` of `inbox` as held by `held` (`hold_inbox`): in the file store, through the
+    /// directory held open, never through whatever its path names now (a link swapped in for
+    /// it: attacker QA, a worker read an outside inbox through one, and its cursor, and ran
+    /// its handled messages again).
+    fn read_held(
+        &self,
+        held: &HeldInbox,
+        inbox: &Name,
+        from: Position,
+        max: usize,
+    ) -> Result<Vec<Entry>> {
+        let _ = held;
+        self.read(inbox, from, max)
+    }
+    /// `own_cursor` through `held`, as `read_held` reads.
+    fn own_cursor_held(&self, held: &HeldInbox, inbox: &Name, reader: &str) -> Result<Position> {
+        let _ = held;
+        self.own_cursor(inbox, reader)
+    }
     /// Put `pos` in place of a cursor that `own_cursor` refused (the thing there removed,
     /// never followed), for the reader that knows where it is.
     fn replace_cursor(&self, inbox: &Name, reader: &str, pos: Position) -> Result<()> {
@@ -561,8 +580,19 @@ pub fn is_live_state(bytes: &[u8]) -> bool {
 /// however long the inbox). `pos()` is the position of the last entry yielded: the cursor
 /// value once those entries are handled.
 pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: Position) -> Entries<'a> {
+    entries_held(store, None, inbox, from)
+}
+
+/// `entries`, read through `held` (`Store::read_held`) when given: a worker's own inbox.
+pub fn entries_held<'a>(
+    store: &'a dyn Store,
+    held: Option<&'a HeldInbox>,
+    inbox: &Name,
+    from: Position,
+) -> Entries<'a> {
     Entries {
         store,
+        held,
         inbox: inbox.clone(),
         pos: from,
         next: from,
@@ -574,6 +604,7 @@ pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: Position) -> Entrie
 /// See [`entries`].
 pub struct Entries<'a> {
     store: &'a dyn Store,
+    held: Option<&'a HeldInbox>,
     inbox: Name,
     /// Just past the last entry yielded.
     pos: Position,
@@ -595,7 +626,11 @@ impl Iterator for Entries<'_> {
 
     fn next(&mut self) -> Option<Result<Entry>> {
         if self.batch.is_empty() && !self.done {
-            match self.store.read(&self.inbox, self.next, 512) {
+            let read = match self.held {
+                Some(held) => self.store.read_held(held, &self.inbox, self.next, 512),
+                None => self.store.read(&self.inbox, self.next, 512),
+            };
+            match read {
                 Ok(batch) => {
                     match batch.last() {
                         Some(last) => self.next = last.end,

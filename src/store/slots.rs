@@ -12,7 +12,8 @@
 //! Every slot starts `SEQ ` (a zero-padded 20-digit decimal) and its CRC is 8 lowercase hex
 //! digits then `\n`; slot `SEQ % 2` starts at byte `(SEQ % 2) * SLOT`; the valid slot with the
 //! highest SEQ wins. A file holding neither valid slot nor nothing (an older format, garbage)
-//! is replaced atomically, whole, on the next write, so a crash then cannot lose its value.
+//! is replaced atomically, whole, on the next write, so a crash then cannot lose its value; so
+//! is a file with other names (a hard link to it), which is never written in place.
 //! Two formats:
 //!
 //! - `Offset` (cursors): 51 bytes of ASCII, `SEQ OFFSET CRC\n`, OFFSET a zero-padded 20-digit

@@ -606,6 +606,28 @@ impl Store for FsStore {
         inbox::read_from(&self.inbox(member).log(), from.raw(), max)
     }
 
+    fn read_held(
+        &self,
+        held: &HeldInbox,
+        member: &Name,
+        from: Position,
+        max: usize,
+    ) -> Result<Vec<Entry>> {
+        match held_paths(held) {
+            Some(paths) => {
+                inbox::read_from_as(&paths.log(), &self.inbox(member).log(), from.raw(), max)
+            }
+            None => self.read(member, from, max),
+        }
+    }
+
+    fn own_cursor_held(&self, held: &HeldInbox, member: &Name, reader: &str) -> Result<Position> {
+        match held_paths(held) {
+            Some(paths) => inbox::cursor_checked(&paths, reader).map(Position::from_raw),
+            None => self.own_cursor(member, reader),
+        }
+    }
+
     fn inbox_end(&self, member: &Name) -> Result<Position> {
         Ok(Position::from_raw(inbox::log_len(
             &self.inbox(member).log(),
@@ -980,6 +1002,15 @@ impl FsStore {
     }
 }
 
+/// The held inbox directory as paths that resolve through its descriptor (`/proc/self/fd/N`,
+/// the directory itself whatever its name names now), where `/proc` is there to do it.
+fn held_paths(held: &HeldInbox) -> Option<InboxPaths> {
+    use std::os::fd::{AsFd, AsRawFd};
+    let dir = held.dir.as_ref()?;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd()));
+    path.is_dir().then(|| InboxPaths::new(path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1003,6 +1034,73 @@ mod tests {
 
     mod conformance {
         crate::store::conformance::conformance_tests!(super::make);
+    }
+
+    /// A team `t` in a fresh temp home (kept while the directory is).
+    fn fresh() -> (tempfile::TempDir, crate::store::SharedStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let store = home
+            .create(&Name::parse("t").unwrap(), "", dir.path())
+            .unwrap();
+        (dir, store)
+    }
+
+    /// A worker's reads of its held inbox (`read_held`, `own_cursor_held`) never go through a
+    /// link swapped in for the inbox directory since it was held (attacker QA: a worker read
+    /// an outside inbox and its missing cursor through one, and ran handled messages again);
+    /// a read by path follows the name to the copy.
+    #[test]
+    fn reads_of_a_held_inbox_never_follow_a_link_swapped_in_for_it() {
+        use crate::domain::{Body, Envelope};
+        use crate::store::Item;
+        let (dir, store) = fresh();
+        let bob = Name::parse("bob").unwrap();
+        let text = |entries: Vec<Entry>| -> Vec<String> {
+            entries
+                .into_iter()
+                .filter_map(|e| match e.item {
+                    Item::Message(env) => match env.body {
+                        Body::Message { text, .. } => Some(text),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect()
+        };
+        for t in ["one", "two"] {
+            let env = Envelope::new("team-lead", "bob", Body::message(t, None));
+            store.append(&bob, &env).unwrap();
+        }
+        let first = store.read(&bob, Position::START, 10).unwrap();
+        store.set_cursor(&bob, "worker", first[0].end).unwrap();
+        let held = store.hold_inbox(&bob).unwrap();
+        // A copy with a message of its own and no cursor, swapped in by a link.
+        let real = store.local_dir().join("inboxes/bob");
+        let copy = dir.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        let outside = Envelope::new("team-lead", "bob", Body::message("outside", None));
+        std::fs::write(
+            copy.join("inbox.jsonl"),
+            format!("{}\n", serde_json::to_string(&outside).unwrap()),
+        )
+        .unwrap();
+        let aside = store.local_dir().join("inboxes/.real");
+        std::fs::rename(&real, &aside).unwrap();
+        std::os::unix::fs::symlink(&copy, &real).unwrap();
+        assert_eq!(
+            text(store.read_held(&held, &bob, Position::START, 10).unwrap()),
+            ["one", "two"]
+        );
+        assert_eq!(
+            store.own_cursor_held(&held, &bob, "worker").unwrap(),
+            first[0].end
+        );
+        // By path, the name leads to the copy (what a worker read before).
+        assert_eq!(
+            text(store.read(&bob, Position::START, 10).unwrap()),
+            ["outside"]
+        );
     }
 
     #[test]
@@ -1384,11 +1482,7 @@ mod tests {
 
     #[test]
     fn live_state_and_cursors_make_missing_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().to_path_buf());
-        let store = home
-            .create(&Name::parse("t").unwrap(), "", dir.path())
-            .unwrap();
+        let (_dir, store) = fresh();
         let bob = Name::parse("bob").unwrap();
         std::fs::remove_dir_all(store.local_dir().join("state")).unwrap();
         let live = crate::domain::LiveState::new(crate::domain::Status::Idle, 1, 0);

@@ -562,7 +562,11 @@ impl Worker {
         if !at_cursor.is_empty() {
             return Ok(Step::On(at_cursor));
         }
-        let read = self.store.read(&self.name, cursor, BATCH);
+        // Through the inbox directory held since the watch was armed (`Store::read_held`).
+        let read = match &self.held_inbox {
+            Some(held) => self.store.read_held(held, &self.name, cursor, BATCH),
+            None => self.store.read(&self.name, cursor, BATCH),
+        };
         Ok(match self.unless_removed(read, armed).await? {
             Some(entries) => Step::On(entries),
             None => Step::Again,
@@ -723,7 +727,8 @@ impl Worker {
         let keep = from == cursor;
         let mut at_cursor = Vec::new();
         let store = self.store.clone();
-        let mut all = crate::store::entries(&*store, &self.name, from);
+        let mut all =
+            crate::store::entries_held(&*store, self.held_inbox.as_ref(), &self.name, from);
         for e in all.by_ref() {
             let e = e?;
             if keep && at_cursor.len() < BATCH {
@@ -733,7 +738,12 @@ impl Worker {
                 continue;
             };
             if let Some(settled) = self.control.see(*env, &self.live.handled_control) {
-                self.remember_control(&settled);
+                // `remember_control`'s, on the field: the inbox held is borrowed meanwhile.
+                crate::domain::bounded::remember(
+                    &mut self.live.handled_control,
+                    settled,
+                    crate::domain::bounded::HANDLED,
+                );
             }
         }
         self.control.scanned(all.pos());
