@@ -252,9 +252,12 @@ pub trait Store: Send + Sync {
     /// directory held open, never through whatever its path names now (a link swapped in for
     /// it: attacker QA, a worker read an outside inbox through one, and its cursor, and ran
     /// its handled messages again).
+    /// With no inbox held (`None`: it could not be held, its directory gone or something else
+    /// in its place), the file store reads nothing by its path: an error, and the worker's
+    /// next look arms anew.
     fn read_held(
         &self,
-        held: &HeldInbox,
+        held: Option<&HeldInbox>,
         inbox: &Name,
         from: Position,
         max: usize,
@@ -263,7 +266,12 @@ pub trait Store: Send + Sync {
         self.read(inbox, from, max)
     }
     /// `own_cursor` through `held`, as `read_held` reads.
-    fn own_cursor_held(&self, held: &HeldInbox, inbox: &Name, reader: &str) -> Result<Position> {
+    fn own_cursor_held(
+        &self,
+        held: Option<&HeldInbox>,
+        inbox: &Name,
+        reader: &str,
+    ) -> Result<Position> {
         let _ = held;
         self.own_cursor(inbox, reader)
     }
@@ -580,10 +588,13 @@ pub fn is_live_state(bytes: &[u8]) -> bool {
 /// however long the inbox). `pos()` is the position of the last entry yielded: the cursor
 /// value once those entries are handled.
 pub fn entries<'a>(store: &'a dyn Store, inbox: &Name, from: Position) -> Entries<'a> {
-    entries_held(store, None, inbox, from)
+    Entries {
+        own: false,
+        ..entries_held(store, None, inbox, from)
+    }
 }
 
-/// `entries`, read through `held` (`Store::read_held`) when given: a worker's own inbox.
+/// `entries` of a worker's own inbox, read through `held` (`Store::read_held`).
 pub fn entries_held<'a>(
     store: &'a dyn Store,
     held: Option<&'a HeldInbox>,
@@ -592,6 +603,7 @@ pub fn entries_held<'a>(
 ) -> Entries<'a> {
     Entries {
         store,
+        own: true,
         held,
         inbox: inbox.clone(),
         pos: from,
@@ -604,6 +616,8 @@ pub fn entries_held<'a>(
 /// See [`entries`].
 pub struct Entries<'a> {
     store: &'a dyn Store,
+    /// Read as a worker reads its own inbox (`Store::read_held`), through `held`.
+    own: bool,
     held: Option<&'a HeldInbox>,
     inbox: Name,
     /// Just past the last entry yielded.
@@ -626,9 +640,10 @@ impl Iterator for Entries<'_> {
 
     fn next(&mut self) -> Option<Result<Entry>> {
         if self.batch.is_empty() && !self.done {
-            let read = match self.held {
-                Some(held) => self.store.read_held(held, &self.inbox, self.next, 512),
-                None => self.store.read(&self.inbox, self.next, 512),
+            let read = if self.own {
+                self.store.read_held(self.held, &self.inbox, self.next, 512)
+            } else {
+                self.store.read(&self.inbox, self.next, 512)
             };
             match read {
                 Ok(batch) => {

@@ -608,21 +608,25 @@ impl Store for FsStore {
 
     fn read_held(
         &self,
-        held: &HeldInbox,
+        held: Option<&HeldInbox>,
         member: &Name,
         from: Position,
         max: usize,
     ) -> Result<Vec<Entry>> {
-        match held_paths(held) {
-            Some(paths) => {
-                inbox::read_from_as(&paths.log(), &self.inbox(member).log(), from.raw(), max)
-            }
+        let shown = self.inbox(member);
+        match held_paths(held, &shown)? {
+            Some(paths) => inbox::read_from_as(&paths.log(), &shown.log(), from.raw(), max),
             None => self.read(member, from, max),
         }
     }
 
-    fn own_cursor_held(&self, held: &HeldInbox, member: &Name, reader: &str) -> Result<Position> {
-        match held_paths(held) {
+    fn own_cursor_held(
+        &self,
+        held: Option<&HeldInbox>,
+        member: &Name,
+        reader: &str,
+    ) -> Result<Position> {
+        match held_paths(held, &self.inbox(member))? {
             Some(paths) => inbox::cursor_checked(&paths, reader).map(Position::from_raw),
             None => self.own_cursor(member, reader),
         }
@@ -1003,12 +1007,26 @@ impl FsStore {
 }
 
 /// The held inbox directory as paths that resolve through its descriptor (`/proc/self/fd/N`,
-/// the directory itself whatever its name names now), where `/proc` is there to do it.
-fn held_paths(held: &HeldInbox) -> Option<InboxPaths> {
+/// the directory itself whatever its name names now); `None` where `/proc` cannot do it (the
+/// inbox is then read by its path, as before). Nothing held, with something at the inbox's
+/// path, is an error: it is not read by its path then (attacker QA: a worker that could not hold
+/// its inbox, a link swapped in for it, read the link's copy); with nothing there (removed:
+/// the worker makes it again), it is read by its path, as before, which finds nothing.
+fn held_paths(held: Option<&HeldInbox>, paths: &InboxPaths) -> Result<Option<InboxPaths>> {
     use std::os::fd::{AsFd, AsRawFd};
-    let dir = held.dir.as_ref()?;
+    let Some(dir) = held.and_then(|h| h.dir.as_ref()) else {
+        if std::fs::symlink_metadata(&paths.dir)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Ok(None);
+        }
+        return Err(crate::error::Error::failed(format!(
+            "{} is not held open (gone, or something else in its place): not read by its path",
+            paths.dir.display()
+        )));
+    };
     let path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd()));
-    path.is_dir().then(|| InboxPaths::new(path))
+    Ok(path.is_dir().then(|| InboxPaths::new(path)))
 }
 
 #[cfg(test)]
@@ -1089,17 +1107,36 @@ mod tests {
         std::fs::rename(&real, &aside).unwrap();
         std::os::unix::fs::symlink(&copy, &real).unwrap();
         assert_eq!(
-            text(store.read_held(&held, &bob, Position::START, 10).unwrap()),
+            text(
+                store
+                    .read_held(Some(&held), &bob, Position::START, 10)
+                    .unwrap()
+            ),
             ["one", "two"]
         );
         assert_eq!(
-            store.own_cursor_held(&held, &bob, "worker").unwrap(),
+            store.own_cursor_held(Some(&held), &bob, "worker").unwrap(),
             first[0].end
         );
+        // Nothing held (a link there when the worker tried): nothing read by the path; with
+        // nothing there (removed), nothing found.
+        assert!(store.read_held(None, &bob, Position::START, 10).is_err());
+        assert!(store.own_cursor_held(None, &bob, "worker").is_err());
         // By path, the name leads to the copy (what a worker read before).
         assert_eq!(
             text(store.read(&bob, Position::START, 10).unwrap()),
             ["outside"]
+        );
+        std::fs::remove_file(&real).unwrap();
+        assert!(
+            store
+                .read_held(None, &bob, Position::START, 10)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            store.own_cursor_held(None, &bob, "worker").unwrap(),
+            Position::START
         );
     }
 

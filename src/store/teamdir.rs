@@ -72,8 +72,19 @@ pub fn open_append(path: &Path) -> Result<File> {
     match in_team(path) {
         Some((team_dir, sub, leaf)) => {
             let dir = TeamDir::open(team_dir)?.sub(sub)?;
-            dir.file(leaf, OFlag::O_RDWR | OFlag::O_APPEND)
-                .map(|(file, _)| file)
+            let (file, _) = dir.file(leaf, OFlag::O_RDWR | OFlag::O_APPEND)?;
+            // A file with other names too (a hard link to a file elsewhere) is not appended
+            // to: an empty file of its own is put in its place (attacker QA: a worker started
+            // on a log linked to an outside file wrote its notes and its mail into that file).
+            if std::os::unix::fs::MetadataExt::nlink(&file.metadata().at(path)?) > 1
+                && let Some(name) = leaf.to_str()
+            {
+                dir.replace(name, b"", Sync::None)?;
+                return dir
+                    .file(leaf, OFlag::O_RDWR | OFlag::O_APPEND)
+                    .map(|(file, _)| file);
+            }
+            Ok(file)
         }
         None => super::fsutil::open_append(path),
     }

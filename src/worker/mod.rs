@@ -563,10 +563,9 @@ impl Worker {
             return Ok(Step::On(at_cursor));
         }
         // Through the inbox directory held since the watch was armed (`Store::read_held`).
-        let read = match &self.held_inbox {
-            Some(held) => self.store.read_held(held, &self.name, cursor, BATCH),
-            None => self.store.read(&self.name, cursor, BATCH),
-        };
+        let read = self
+            .store
+            .read_held(self.held_inbox.as_ref(), &self.name, cursor, BATCH);
         Ok(match self.unless_removed(read, armed).await? {
             Some(entries) => Step::On(entries),
             None => Step::Again,

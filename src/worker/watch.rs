@@ -212,10 +212,9 @@ impl Worker {
     /// record (the worker just started) it refuses to go on, saying why: read as the start,
     /// handled messages ran again, the first one at each `resume` (attacker QA).
     pub(super) fn read_cursor(&mut self, armed: Option<u64>) -> Result<Position> {
-        let read = match &self.held_inbox {
-            Some(held) => self.store.own_cursor_held(held, &self.name, READER),
-            None => self.store.own_cursor(&self.name, READER),
-        };
+        let read = self
+            .store
+            .own_cursor_held(self.held_inbox.as_ref(), &self.name, READER);
         match read {
             Ok(pos) => {
                 self.kept_cursor = Some((armed, pos));

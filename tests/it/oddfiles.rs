@@ -456,6 +456,10 @@ fn a_live_state_written_over_is_written_again_or_reported_by_doctor() {
 fn a_hard_link_at_a_live_state_or_log_is_never_written_through() {
     let t = TestEnv::new();
     idle_bob(&t, "gamma");
+    // al starts on a log linked to an outside file (its worker's first open of it).
+    let al_log_outside = t.work.path().join("al-outside.log");
+    std::fs::write(&al_log_outside, b"theirs\n").unwrap();
+    std::fs::hard_link(&al_log_outside, t.team_dir("gamma").join("logs/al.log")).unwrap();
     exits(
         &t,
         &["spawn", "al", "--backend", "process", "--exec", "cat"],
@@ -498,6 +502,7 @@ fn a_hard_link_at_a_live_state_or_log_is_never_written_through() {
     );
     assert_eq!(std::fs::read(&outside).unwrap(), kept);
     assert_eq!(std::fs::read(&log_outside).unwrap(), b"mine\n");
+    assert_eq!(std::fs::read(&al_log_outside).unwrap(), b"theirs\n");
     // No fight: each said at most once that its state was not its own.
     for n in ["bob", "al"] {
         let said = std::fs::read_to_string(dir.join(format!("logs/{n}.log"))).unwrap_or_default();
