@@ -1025,8 +1025,15 @@ fn held_paths(held: Option<&HeldInbox>, paths: &InboxPaths) -> Result<Option<Inb
             paths.dir.display()
         )));
     };
-    let path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd()));
-    Ok(path.is_dir().then(|| InboxPaths::new(path)))
+    // Whether `/proc` resolves descriptors, asked once per process (not a `stat` per read).
+    static PROC_FD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*PROC_FD.get_or_init(|| std::path::Path::new("/proc/self/fd").is_dir()) {
+        return Ok(None);
+    }
+    Ok(Some(InboxPaths::new(PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        dir.as_fd().as_raw_fd()
+    )))))
 }
 
 #[cfg(test)]

@@ -256,6 +256,10 @@ struct Files {
     problem: Option<String>,
 }
 
+/// What the note under the table says of a live-state file written over (`Store::live_spoiled`),
+/// after its path; the STATUS cell says `unknown (state file is spoiled)` for it.
+const SPOILED: &str = " holds something other than a live state (written over?)";
+
 fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
     members
         .into_iter()
@@ -266,7 +270,7 @@ fn read_files(store: &dyn Store, members: Vec<&Member>) -> Vec<Files> {
                     store.live_problem(&m.name).or_else(|| {
                         store.live_spoiled(&m.name).map(|p| {
                             format!(
-                                "{} holds something other than a live state (written over?): its worker writes its state over it at its next write; `teamctl doctor --fix` removes it now",
+                                "{}{SPOILED}: its worker writes its state over it at its next write; `teamctl doctor --fix` removes it now",
                                 p.display()
                             )
                         })
@@ -345,7 +349,7 @@ fn rows_from(
                     crate::store::fsutil::ODD_KINDS
                         .into_iter()
                         .find(|k| p.contains(&format!(" is {k},")))
-                        .unwrap_or(if p.contains(" holds something other than a live state") {
+                        .unwrap_or(if p.contains(SPOILED) {
                             "spoiled"
                         } else {
                             "unreadable"

@@ -737,12 +737,8 @@ impl Worker {
                 continue;
             };
             if let Some(settled) = self.control.see(*env, &self.live.handled_control) {
-                // `remember_control`'s, on the field: the inbox held is borrowed meanwhile.
-                crate::domain::bounded::remember(
-                    &mut self.live.handled_control,
-                    settled,
-                    crate::domain::bounded::HANDLED,
-                );
+                // On the field: the inbox held is borrowed meanwhile.
+                remember_control_in(&mut self.live, &settled);
             }
         }
         self.control.scanned(all.pos());
@@ -835,11 +831,7 @@ impl Worker {
     }
 
     fn remember_control(&mut self, id: &str) {
-        crate::domain::bounded::remember(
-            &mut self.live.handled_control,
-            id.to_string(),
-            crate::domain::bounded::HANDLED,
-        );
+        remember_control_in(&mut self.live, id);
     }
 
     /// A clean exit not asked for by the leader (max turns): record it as stopped.
@@ -1000,6 +992,15 @@ impl Worker {
             self.live_failure_said = Some(failure);
         }
     }
+}
+
+/// Record the control request `id` as handled in `live` (`Worker::remember_control`).
+fn remember_control_in(live: &mut crate::domain::LiveState, id: &str) {
+    crate::domain::bounded::remember(
+        &mut live.handled_control,
+        id.to_string(),
+        crate::domain::bounded::HANDLED,
+    );
 }
 
 /// Ctrl-C (SIGINT) reached the worker of `name` while a turn runs: it ends after the turn.
