@@ -21,7 +21,7 @@ use std::time::Instant;
 use nix::libc;
 
 use super::Topic;
-use super::fsutil::ensure_dir_levels;
+use super::fsutil::{DirFd, ensure_dir_levels};
 use crate::error::{IoContext, Result};
 
 /// A waiter's FIFO, open for reading (and writing, so it never reads end-of-file); removed
@@ -29,6 +29,8 @@ use crate::error::{IoContext, Result};
 pub struct Doorbell {
     fifo: std::fs::File,
     path: PathBuf,
+    /// Armed in an open directory (`arm_in`): removed from it, never through its path.
+    held: Option<(DirFd, String)>,
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -64,7 +66,60 @@ impl Doorbell {
             let _ = std::fs::remove_file(&tmp);
             return Err(e).at(&path);
         }
-        Ok(Doorbell { fifo, path })
+        Ok(Doorbell {
+            fifo,
+            path,
+            held: None,
+        })
+    }
+
+    /// `arm` in the directory `dir` holds open, every step relative to it (`mknodat`,
+    /// `openat` with `O_NOFOLLOW`, `renameat`, and `unlinkat` when dropped): a link swapped in
+    /// for the team's directories after `dir` was opened never takes the FIFO elsewhere
+    /// (attacker test: a `resume` waiting for its worker armed its doorbell through a link to
+    /// a copy of the team, and left FIFOs there).
+    pub fn arm_in(dir: DirFd) -> Result<Doorbell> {
+        use nix::fcntl::OFlag;
+        use nix::sys::stat::Mode;
+        let name = format!(
+            "{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let tmp = format!(".{name}");
+        let path = dir.path().join(&name);
+        let _ = dir.remove(&tmp);
+        nix::sys::stat::mknodat(
+            &dir,
+            tmp.as_str(),
+            nix::sys::stat::SFlag::S_IFIFO,
+            Mode::S_IRUSR | Mode::S_IWUSR,
+            0,
+        )
+        .map_err(std::io::Error::from)
+        .at(&path)?;
+        let opened = nix::fcntl::openat(
+            &dir,
+            tmp.as_str(),
+            OFlag::O_RDWR | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|fd| {
+            dir.rename(&tmp, &name)?;
+            Ok(fd)
+        });
+        match opened {
+            Ok(fd) => Ok(Doorbell {
+                fifo: std::fs::File::from(fd),
+                path,
+                held: Some((dir, name)),
+            }),
+            Err(e) => {
+                let _ = dir.remove(&tmp);
+                Err(e).at(&path)
+            }
+        }
     }
 
     /// Wait for a poke or until `deadline`; true when poked (the pokes so far are consumed).
@@ -103,7 +158,14 @@ impl Doorbell {
 
 impl Drop for Doorbell {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        match &self.held {
+            Some((dir, name)) => {
+                let _ = dir.remove(name);
+            }
+            None => {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
     }
 }
 
@@ -192,14 +254,18 @@ pub fn wait_any(bells: &[Doorbell], deadline: Instant) -> bool {
 /// an interactive teammate's companion its agent's hook events). Always `Some` (an `Option`
 /// for the callers that collect one per topic).
 pub fn bell_dir(team_dir: &Path, topic: &Topic) -> Option<PathBuf> {
-    let bells = team_dir.join(BELLS);
-    Some(match topic {
-        Topic::Inbox(m) => bells.join(format!("inbox-{m}")),
-        Topic::Live => bells.join("live"),
-        Topic::Team => bells.join("team"),
-        Topic::Tasks => bells.join("tasks"),
-        Topic::Hooks(m) => bells.join(format!("hooks-{m}")),
-    })
+    Some(team_dir.join(BELLS).join(bell_name(topic)))
+}
+
+/// The name of `topic`'s doorbell directory in `bells/`.
+pub fn bell_name(topic: &Topic) -> String {
+    match topic {
+        Topic::Inbox(m) => format!("inbox-{m}"),
+        Topic::Live => "live".into(),
+        Topic::Team => "team".into(),
+        Topic::Tasks => "tasks".into(),
+        Topic::Hooks(m) => format!("hooks-{m}"),
+    }
 }
 
 /// The directory under a team that holds its doorbells.
@@ -416,6 +482,31 @@ mod tests {
             "bob's event rang nothing"
         );
         assert!(!amy_bell.wait_until(Instant::now()), "bob's event rang amy");
+    }
+
+    /// Armed in an open directory, a doorbell lands in that directory and leaves it when
+    /// dropped, whatever its path names meanwhile: a link swapped in for it after it was
+    /// opened (to a copy elsewhere) gets nothing, and still rings it.
+    #[test]
+    fn a_doorbell_armed_in_an_open_directory_never_follows_a_link_at_its_path() {
+        let top = tempfile::tempdir().unwrap();
+        let real = top.path().join("bells");
+        std::fs::create_dir(&real).unwrap();
+        let held = DirFd::open_private(&real, "the bells").unwrap();
+        let aside = top.path().join("aside");
+        let copy = top.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        std::fs::rename(&real, &aside).unwrap();
+        std::os::unix::fs::symlink(&copy, &real).unwrap();
+        let bell = Doorbell::arm_in(held).unwrap();
+        let listed = |d: &Path| std::fs::read_dir(d).unwrap().count();
+        assert_eq!(listed(&copy), 0, "armed through the link");
+        assert_eq!(listed(&aside), 1, "not armed in the directory held");
+        ring(&aside);
+        assert!(bell.wait_until(soon()));
+        drop(bell);
+        assert_eq!(listed(&aside), 0, "left behind when dropped");
+        assert_eq!(listed(&copy), 0);
     }
 
     #[test]

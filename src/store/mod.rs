@@ -297,6 +297,14 @@ pub trait Store: Send + Sync {
     fn hold_inbox(&self, inbox: &Name) -> Option<HeldInbox> {
         self.inbox_generation(inbox).map(HeldInbox::new)
     }
+    /// Whether the inbox `held` is still whole: where the store keeps it as a directory, that
+    /// directory not removed and its log in it. A removal under way (`rm -rf` takes the log
+    /// first) is seen here before its directory is gone; the removal of a directory a worker
+    /// holds open is reported by inotify only once it lets go.
+    fn held_inbox_whole(&self, held: &HeldInbox) -> bool {
+        let _ = held;
+        true
+    }
     /// `set_cursor`, into the inbox `held` was taken of and no other: where the store keeps
     /// cursors in the inbox's directory, written through the one held, so never into a
     /// directory made anew in its place (the write fails `NotFound` once it is removed).

@@ -21,8 +21,7 @@ use std::ops::Range;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use super::doorbell::Doorbell;
-use super::fsutil::{LockGuard, Sync, ensure_dir, ensure_dir_levels};
+use super::fsutil::{DirFd, LockGuard, Sync, ensure_dir, ensure_dir_levels};
 use super::inbox::{self, InboxPaths};
 use super::slots;
 use super::tasks::TaskFile;
@@ -526,6 +525,20 @@ impl Store for FsStore {
         })
     }
 
+    fn held_inbox_whole(&self, held: &HeldInbox) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Some(dir) = held.dir.as_ref() else {
+            return true;
+        };
+        dir.metadata().is_ok_and(|m| m.nlink() > 0)
+            && nix::sys::stat::fstatat(
+                dir,
+                inbox::INBOX_FILE,
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .is_ok()
+    }
+
     fn set_held_cursor(
         &self,
         held: &HeldInbox,
@@ -842,16 +855,14 @@ impl Store for FsStore {
         if std::env::var_os(wake::POLL_ENV).is_some() {
             return self.subscribe(topics, bell);
         }
-        let dirs: Option<Vec<PathBuf>> = topics
-            .iter()
-            .map(|t| super::doorbell::bell_dir(&self.dir, t))
-            .collect();
-        let Some(dirs) = dirs else {
-            return self.subscribe(topics, bell);
-        };
-        let mut bells = Vec::with_capacity(dirs.len());
-        for d in &dirs {
-            match Doorbell::arm(d, 2) {
+        // Armed through the team directory opened as every write opens it (`open_dir`: no
+        // link followed on the way down), never by path; a team directory that cannot be
+        // opened so is an error, not a watch by path.
+        let team = self.open_dir()?;
+        let mut bells = Vec::with_capacity(topics.len());
+        for t in topics {
+            let armed = bell_dir_in(&team, t).and_then(super::doorbell::Doorbell::arm_in);
+            match armed {
                 Ok(b) => bells.push(b),
                 Err(_) => return self.subscribe(topics, bell),
             }
@@ -977,10 +988,22 @@ impl FsStore {
             let target = match topic {
                 Topic::Inbox(m) => {
                     let paths = self.inbox(m);
-                    // The directory above too: a watch on a removed inbox directory is gone
-                    // with it, and its removal or making again must still wake (the worker
-                    // then arms anew; see `inbox_dir_id`).
-                    targets.push(Target::new(self.dir.join("inboxes"), &[m.as_str()]));
+                    // A watch on the inbox directory goes with it when it is removed or
+                    // moved (ringing then), and when the whole `inboxes` is moved away
+                    // (`mv inboxes inboxes.old`) rings nothing: the next message goes into an
+                    // inbox made anew, unseen. What else rings then: the inbox's doorbell
+                    // directory, which every append rings after it is made (its ring opens
+                    // that directory), watched by one inbox's subscriber (a worker, the
+                    // console). Not `inboxes` itself: every member made there (each spawn)
+                    // woke every watching worker, up to 127 of them (issue 14). Several
+                    // inboxes (`status --watch`) keep the one watch on `inboxes`.
+                    let bells = (!several)
+                        .then(|| self.open_dir().and_then(|t| bell_dir_in(&t, topic)))
+                        .and_then(Result::ok);
+                    targets.push(match bells {
+                        Some(d) => Target::rung(d.path().to_path_buf()),
+                        None => Target::new(self.dir.join("inboxes"), &[m.as_str()]),
+                    });
                     match inbox::prepare(&paths) {
                         Ok(()) => Target::new(paths.dir, &[inbox::INBOX_FILE]),
                         Err(_) if several => continue,
@@ -1004,6 +1027,16 @@ impl FsStore {
         }
         wake::subscribe_or_ring(targets, bells, bell, entries)
     }
+}
+
+/// `topic`'s doorbell directory (`doorbell::bell_name`) in the opened team directory `team`,
+/// made (`0700`) with `bells/` when missing, never through a link.
+fn bell_dir_in(team: &TeamDir, topic: &Topic) -> Result<DirFd> {
+    team.fd().dir(super::doorbell::BELLS, true, None)?.dir(
+        &super::doorbell::bell_name(topic),
+        true,
+        None,
+    )
 }
 
 /// The held inbox directory as paths that resolve through its descriptor (`/proc/self/fd/N`,

@@ -106,6 +106,9 @@ fn watch_entry(watcher: &mut RecommendedWatcher, file: &Path, again: bool) -> bo
 pub struct Target {
     pub dir: PathBuf,
     pub files: Vec<String>,
+    /// A doorbell directory (`Target::rung`): every event in it or on it rings, opens
+    /// included (a ring opens it to find its FIFOs, and writes nothing there).
+    rung: bool,
 }
 
 impl Target {
@@ -113,7 +116,25 @@ impl Target {
         Target {
             dir,
             files: files.iter().map(|s| s.to_string()).collect(),
+            rung: false,
         }
+    }
+
+    /// A doorbell directory (`doorbell::bell_dir`) watched for its rings: a writer that
+    /// rings it after its write opens it, which wakes this watch whether or not anyone has a
+    /// FIFO there.
+    pub fn rung(dir: PathBuf) -> Self {
+        Target {
+            dir,
+            files: Vec::new(),
+            rung: true,
+        }
+    }
+
+    /// An event of any kind rings for this target at `path` (`rung`): the directory itself
+    /// or something in it, nothing elsewhere.
+    fn rings_any(&self, path: &Path) -> bool {
+        self.rung && (path == self.dir || path.parent() == Some(self.dir.as_path()))
     }
 
     /// An event on one of `files`, or on the directory itself: moved or removed (`mv
@@ -314,7 +335,11 @@ fn watch(
                             || ev
                                 .paths
                                 .iter()
-                                .any(|p| filters.iter().any(|t| t.matches(p)))))
+                                .any(|p| filters.iter().any(|t| !t.rung && t.matches(p)))))
+                    || ev
+                        .paths
+                        .iter()
+                        .any(|p| filters.iter().any(|t| t.rings_any(p)))
             }
             // An error (an overflow among them) means "read to the end".
             Err(_) => true,

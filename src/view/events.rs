@@ -33,6 +33,8 @@ pub struct TeamWatch {
     store: SharedStore,
     bell: SyncBell,
     sub: Subscription,
+    /// The live states' doorbell, for the console (`subscribe`).
+    _live: Option<Subscription>,
     inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
@@ -59,11 +61,16 @@ impl TeamWatch {
             }
             Inboxes::Leader => (vec![Name::leader()], false),
         };
-        let sub = subscribe(&**store, &members, bell.bell())?;
+        let sub = subscribe(&**store, &members, bell.bell(), inboxes)?;
+        let live = match inboxes {
+            Inboxes::Leader => Some(store.subscribe_brief(&[Topic::Live], bell.bell())?),
+            Inboxes::Every => None,
+        };
         Ok(TeamWatch {
             store: store.clone(),
             bell,
             sub,
+            _live: live,
             inboxes,
             members,
             stop,
@@ -150,7 +157,7 @@ impl TeamWatch {
         if !new.is_empty() {
             let mut all = self.members.clone();
             all.extend(new.iter().cloned());
-            self.sub = subscribe(&*self.store, &all, self.bell.bell())?;
+            self.sub = subscribe(&*self.store, &all, self.bell.bell(), self.inboxes)?;
             self.members = all;
         }
         Ok(new)
@@ -302,8 +309,20 @@ impl FileWatch {
     }
 }
 
-fn subscribe(store: &dyn Store, members: &[Name], bell: Bell) -> Result<Subscription> {
-    let mut topics = vec![Topic::Live, Topic::Team, Topic::Tasks];
+/// The team's topics and `members`' inboxes. The console (`Inboxes::Leader`) has the live
+/// states rung on their doorbell instead (`TeamWatch::new`): a watch on `state/` wakes for
+/// every open there, the console's own reads of every state at each redraw among them (two
+/// thousand events a redraw with 1,000 teammates), where a doorbell rings only for a write.
+fn subscribe(
+    store: &dyn Store,
+    members: &[Name],
+    bell: Bell,
+    inboxes: Inboxes,
+) -> Result<Subscription> {
+    let mut topics = match inboxes {
+        Inboxes::Every => vec![Topic::Live, Topic::Team, Topic::Tasks],
+        Inboxes::Leader => vec![Topic::Team, Topic::Tasks],
+    };
     topics.extend(members.iter().cloned().map(Topic::Inbox));
     store.subscribe(&topics, bell)
 }

@@ -81,11 +81,33 @@ impl Worker {
     ) -> Result<Step<()>> {
         // Before anything is read, watched or written through them (a re-arm included).
         self.check_path()?;
-        let now = self.store.inbox_generation(&self.name);
+        let mut now = self.store.inbox_generation(&self.name);
+        // The log gone from the directory held, or that directory removed: a removal under
+        // way (`rm -rf` takes the log first, which rang) is let finish, then looked at again;
+        // the same directory still there without its log is armed anew (the log made again).
+        // Its removal itself rings nothing while the worker holds it open, and `inboxes/` is
+        // not watched (a spawn there woke every worker).
+        let mut broken = false;
+        if now.is_some()
+            && now == w.armed
+            && w.problem.is_none()
+            && !w.unwatched
+            && self
+                .held_inbox
+                .as_ref()
+                .is_some_and(|h| !self.store.held_inbox_whole(h))
+        {
+            if let Some(s) = sig.unless(tokio::time::sleep(REMOVAL_SETTLE)).await {
+                self.exit_on_signal(s)?;
+                return Ok(Step::Out);
+            }
+            now = self.store.inbox_generation(&self.name);
+            broken = true;
+        }
         // After a problem (a link where the directory should be), armed anew even when
         // the same directory came back: its watch did not survive the move (QA: moved
         // away and back, the teammate never woke again).
-        if !(now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
+        if !(broken || now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
             return Ok(Step::On(()));
         }
         if now.is_none() {
