@@ -285,6 +285,9 @@ pub fn start(
         member.worktree_branch = old.worktree_branch.clone();
         worktree::restore(&member, &store.local_dir())?;
     }
+    // The placement's word goes in with the entry (`leader::start_worker_in`).
+    let word = leader::new_word();
+    member.pane_nonce = Some(word.clone());
     store.update_member(&mut cache, &name, &mut |roster, head, slot| {
         // Under the team file's lock: `delete` sees this member when it looks after its mark.
         head.refuse_if_deleting()?;
@@ -323,17 +326,23 @@ pub fn start(
         forget();
         return Err(e);
     }
-    let started =
-        match leader::start_worker_in(&ctx.home, store, &mut cache, &name, backend.as_ref()) {
-            Ok(m) => m,
-            Err(e) => {
-                forget();
-                if let Some(t) = &tree {
-                    let _ = worktree::remove(&t.repo, &t.path);
-                }
-                return Err(e);
+    let started = match leader::start_worker_in(
+        &ctx.home,
+        store,
+        &mut cache,
+        &name,
+        backend.as_ref(),
+        Some(&word),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            forget();
+            if let Some(t) = &tree {
+                let _ = worktree::remove(&t.repo, &t.path);
             }
-        };
+            return Err(e);
+        }
+    };
     Ok(started)
 }
 

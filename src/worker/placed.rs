@@ -4,8 +4,11 @@
 //! the teammate from a place teamctl knows nothing of. Checked before the lock, so such a
 //! worker never holds it, reads no mail and writes no state: it says why and ends.
 //!
-//! A worker in a tmux pane (`$TMUX_PANE` on the server of `$TMUX`) is the pane's: tmux is
-//! asked once for the pane's process, which must be this worker or one of its parents (the
+//! A worker a start just placed in a pane (its tag in `TEAMCTL_PLACED`) is the pane's once the
+//! member's record names that pane with this very process as the one tmux said it runs
+//! (`recorded_here`): the start read the pane's process from the split that made it. Any other
+//! worker in a tmux pane (`$TMUX_PANE` on the server of `$TMUX`) is the pane's when tmux,
+//! asked for the pane's process, says it is this worker or one of its parents (the
 //! worker runs as the pane's command, or from the pane's shell), so a `$TMUX_PANE` copied from
 //! the teammate's pane proves nothing. The pane must carry its member's tag
 //! (`@teamctl-agent`, set by the leader that made the pane, kept by tmux when the user re-runs
@@ -35,7 +38,7 @@ use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
 use crate::domain::{Member, Name, env};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, SyncBell, Topic};
 
 /// How long a worker waits for the leader to tag the pane it was just started in (the leader
 /// tags it right after tmux made it, in a second tmux command, unless it was tagged as it was
@@ -82,6 +85,11 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     // An interactive teammate's companion runs detached; its pane is the agent's.
     let companion = std::env::var_os(env::COMPANION_PANE).is_some();
     if !companion && let Some(pane) = in_pane() {
+        if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
+            && recorded_here(store, name, &pane.0)?
+        {
+            return Ok(());
+        }
         match in_tagged_pane(&pane, agent_id, marker.tag) {
             Ok(Some(word)) => return recorded_in(store, name, agent_id, &pane, word),
             // tmux cannot be asked: the record tells.
@@ -170,19 +178,44 @@ fn in_tagged_pane(
     }
 }
 
+/// A worker just placed in `pane` (given its tag in `TEAMCTL_PLACED`): `true` once the
+/// member's record names that pane with this very process as the pane's. The start that made
+/// the pane records the process tmux printed for it (`#{pane_pid}` of the split, this worker:
+/// tmux runs it directly), after tagging it: such a record says what asking tmux would, and
+/// the worker need not ask (a tmux client of its own per start was the longest step of a
+/// spawn at a thousand panes, 7 ms, and a load on the server every spawn shares). `false`
+/// when the record says anything else once the start is over, or for `FAST_WITHIN`: tmux is
+/// asked then, as ever.
+fn recorded_here(store: &dyn Store, name: &Name, pane: &str) -> Result<bool> {
+    let me = std::process::id();
+    let found = wait_for_record(store, name, FAST_WITHIN, |m| {
+        Ok(m.pane_id.as_deref() == Some(pane) && m.pid == Some(me))
+    })?;
+    Ok(found.is_ok())
+}
+
+/// How long a worker just placed waits for its start to record its pane before it asks tmux
+/// instead (`recorded_here`).
+const FAST_WITHIN: Duration = Duration::from_secs(5);
+
 /// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
 /// (`Err(why)`). While it does neither, a start of the member is waited for: spawn and resume
 /// hold the member's start lock from before they start its worker until they have recorded
 /// it, so with that lock free (after one more read: the start may have just recorded and let
 /// go) no start is under way and nothing will record this worker. On a store that hosts share
-/// that lock is not a file here: the record is waited for `RECORDED_WITHIN`. `Err("")`: not
-/// recorded.
+/// that lock is not a file here: the record is waited for `within`. `Err("")`: not
+/// recorded. Each write of the team file rings the wait (`Topic::Team`): a record is seen as
+/// it is made.
 fn wait_for_record(
     store: &dyn Store,
     name: &Name,
+    within: Duration,
     mut done: impl FnMut(&Member) -> std::result::Result<bool, String>,
 ) -> Result<std::result::Result<(), String>> {
-    let deadline = Instant::now() + RECORDED_WITHIN;
+    let deadline = Instant::now() + within;
+    // Armed before the first read: a write after it rings.
+    let bell = SyncBell::default();
+    let _sub = store.subscribe_brief(&[Topic::Team], bell.bell()).ok();
     let start_lock = store
         .local_dir()
         .join("locks")
@@ -205,7 +238,9 @@ fn wait_for_record(
             }
             Ok(false) => {}
         }
-        std::thread::sleep(pause);
+        // The pause bounds the wait for a start that ends without recording (its lock let
+        // go, which rings nothing).
+        bell.wait_until((Instant::now() + pause).min(deadline));
         pause = (pause * 2).min(Duration::from_millis(100));
     }
 }
@@ -255,7 +290,7 @@ fn recorded_in(
         }
         word.clone()
     };
-    let found = wait_for_record(store, name, |m| {
+    let found = wait_for_record(store, name, RECORDED_WITHIN, |m| {
         let names_it = m.pane_id.as_deref() == Some(pane.as_str());
         match m.pane_nonce.as_deref() {
             None => Ok(names_it),
@@ -283,7 +318,7 @@ fn recorded_in(
 /// once while it names another live worker of the member.
 fn recorded_as(store: &dyn Store, name: &Name, agent_id: &str, word: Option<&str>) -> Result<()> {
     let me = std::process::id();
-    let found = wait_for_record(store, name, |m| match m.pid {
+    let found = wait_for_record(store, name, RECORDED_WITHIN, |m| match m.pid {
         Some(p) if p == me => Ok(true),
         Some(p) if proc::is_worker(p, agent_id) => Err(format!(
             "another worker of {name} is running (pid {p}, the one teamctl started)"

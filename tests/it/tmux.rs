@@ -1016,3 +1016,60 @@ fn kill_during_a_turn(env: &TestEnv, team_name: &str, backend: &str) {
     env.ok(&["kill", "w"]);
     assert_eq!(runs("second"), 1);
 }
+
+/// A worker a spawn just placed in a pane asks tmux nothing to prove the pane is its own: the
+/// spawn records the pane with the process tmux said it runs, and the worker finds itself in
+/// that record. Its own `display-message` was one more tmux client per spawn, 7 ms at a
+/// thousand panes and a load on the server every spawn shares (issue 14, goal 3). A worker the
+/// record does not name (a `respawn-pane` by the user, say) still asks tmux; that is tested
+/// in `tags.rs` and `identity.rs`. Every tmux command run goes through a wrapper that logs it.
+#[test]
+fn a_spawned_worker_asks_tmux_nothing_to_know_its_pane() {
+    let mut env = TestEnv::with_tmux();
+    let bin = env.work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = env.work.path().join("tmux-calls.log");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("tmux");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.add_agent_cli(&bin, &[]);
+    let t = team(&env, "tm-noask");
+    for n in ["a", "b"] {
+        spawn(&env, n);
+    }
+    for n in ["a", "b"] {
+        assert_eq!(ask(&env, n, "hi").trim(), format!("{n} got: hi"));
+    }
+    let calls = std::fs::read_to_string(&log).unwrap();
+    // The wrapper was used (by the spawns): a test that cannot see the calls proves nothing.
+    assert!(calls.contains("split-window"), "{calls}");
+    let asked: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.contains("#{pane_pid} #{@teamctl-nonce}"))
+        .collect();
+    assert!(
+        asked.is_empty(),
+        "a worker asked tmux for its pane: {asked:?}"
+    );
+    env.ok(&["--team", &t, "delete", "--force"]);
+}
