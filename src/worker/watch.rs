@@ -102,7 +102,12 @@ impl Worker {
                 return Ok(Step::Out);
             }
             now = self.store.inbox_generation(&self.name);
-            broken = true;
+            // Still without its log: made again by arming anew. Something else there now (a
+            // FIFO planted in its place) is read as ever, and refused.
+            broken = self
+                .held_inbox
+                .as_ref()
+                .is_some_and(|h| !self.store.held_inbox_whole(h));
         }
         // After a problem (a link where the directory should be), armed anew even when
         // the same directory came back: its watch did not survive the move (QA: moved
