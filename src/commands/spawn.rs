@@ -41,10 +41,12 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     let checked = check(args)?;
     check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
-    let started = start(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
+    let (started, starting) = start_held(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
     // Said once its worker has written its first live state; one that exited at once is
     // an error with its reason (the member stays recorded, dead: `resume` once fixed).
-    leader::started_one(&*store, &started)?;
+    let seen = leader::started_one(&*store, &started);
+    drop(starting);
+    seen?;
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {
@@ -187,6 +189,19 @@ pub fn start(
     checked: Checked,
     color: Option<&str>,
 ) -> Result<Member> {
+    start_held(ctx, store, args, checked, color).map(|(m, _)| m)
+}
+
+/// `start`, with the member's start lock (`leader::start_lock`) still held: `spawn` lets it go
+/// once its worker has said it runs, so that the worker, checking where it was placed while
+/// its start is under way, trusts the record instead of asking tmux (`worker::placed`).
+pub fn start_held(
+    ctx: &Ctx,
+    store: &dyn Store,
+    args: &SpawnArgs,
+    checked: Checked,
+    color: Option<&str>,
+) -> Result<(Member, crate::store::Held)> {
     let Checked {
         name,
         cwd,
@@ -245,7 +260,7 @@ pub fn start(
         })
     };
     // Held until the worker is recorded: see `leader::start_lock`.
-    let _starting = leader::start_lock(store, &name)?;
+    let starting = leader::start_lock(store, &name)?;
     let previous = store.roster_cached(&mut cache)?.member(name.as_str())?;
     if let Some(e) = running(previous.as_ref()) {
         return Err(e);
@@ -343,7 +358,7 @@ pub fn start(
             return Err(e);
         }
     };
-    Ok(started)
+    Ok((started, starting))
 }
 
 /// `--interactive`: how the companion tells idle from busy (checked before anything is written).

@@ -156,8 +156,11 @@ impl Doorbell {
     }
 }
 
-impl Drop for Doorbell {
-    fn drop(&mut self) {
+impl Doorbell {
+    /// Remove the FIFO: through the directory it was armed in when held (`arm_in`), never
+    /// what its path names now (attacker QA: a link swapped in for `bells` after arming had
+    /// a waiter remove a file of the same name elsewhere).
+    pub fn remove(&self) {
         match &self.held {
             Some((dir, name)) => {
                 let _ = dir.remove(name);
@@ -166,6 +169,12 @@ impl Drop for Doorbell {
                 let _ = std::fs::remove_file(&self.path);
             }
         }
+    }
+}
+
+impl Drop for Doorbell {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 

@@ -305,6 +305,12 @@ pub trait Store: Send + Sync {
         let _ = held;
         true
     }
+    /// Whether the directory a reader of `inbox` watches for its rings (the file store's
+    /// `bells/inbox-NAME`) is missing: removed, its watch went with it, and it is armed anew.
+    fn inbox_bell_missing(&self, inbox: &Name) -> bool {
+        let _ = inbox;
+        false
+    }
     /// `set_cursor`, into the inbox `held` was taken of and no other: where the store keeps
     /// cursors in the inbox's directory, written through the one held, so never into a
     /// directory made anew in its place (the write fails `NotFound` once it is removed).

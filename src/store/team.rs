@@ -525,6 +525,12 @@ impl Store for FsStore {
         })
     }
 
+    fn inbox_bell_missing(&self, member: &Name) -> bool {
+        super::doorbell::bell_dir(&self.dir, &Topic::Inbox(member.clone())).is_some_and(|d| {
+            std::fs::symlink_metadata(d).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        })
+    }
+
     fn held_inbox_whole(&self, held: &HeldInbox) -> bool {
         use std::os::unix::fs::MetadataExt;
         let Some(dir) = held.dir.as_ref() else {

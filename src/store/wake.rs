@@ -209,7 +209,7 @@ impl Drop for Subscription {
             // The FIFOs go now, not when the waiting thread next wakes (the process may exit
             // first); the poke ends that thread.
             for b in bells.iter() {
-                let _ = std::fs::remove_file(b.path());
+                b.remove();
             }
             if let Some(first) = bells.first() {
                 first.poke_self();

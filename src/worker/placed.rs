@@ -187,11 +187,26 @@ fn in_tagged_pane(
 /// when the record says anything else once the start is over, or for `FAST_WITHIN`: tmux is
 /// asked then, as ever.
 fn recorded_here(store: &dyn Store, name: &Name, pane: &str) -> Result<bool> {
+    // Only while the start that placed it is under way (its start lock held): a process
+    // started later with this worker's environment and a pid given again (the first worker
+    // dead, its pane gone) would find the record naming "it" (attacker QA). A worker that
+    // looks only once its start let go asks tmux, as any other.
+    if !store.spans_hosts() && !crate::store::fsutil::lock_held(&start_lock_of(store, name)) {
+        return Ok(false);
+    }
     let me = std::process::id();
     let found = wait_for_record(store, name, FAST_WITHIN, |m| {
         Ok(m.pane_id.as_deref() == Some(pane) && m.pid == Some(me))
     })?;
     Ok(found.is_ok())
+}
+
+/// The lock a start of `name` holds until it has recorded its worker (`leader::start_lock`).
+fn start_lock_of(store: &dyn Store, name: &Name) -> std::path::PathBuf {
+    store
+        .local_dir()
+        .join("locks")
+        .join(format!("{name}.start"))
 }
 
 /// How long a worker just placed waits for its start to record its pane before it asks tmux
@@ -216,10 +231,7 @@ fn wait_for_record(
     // Armed before the first read: a write after it rings.
     let bell = SyncBell::default();
     let _sub = store.subscribe_brief(&[Topic::Team], bell.bell()).ok();
-    let start_lock = store
-        .local_dir()
-        .join("locks")
-        .join(format!("{name}.start"));
+    let start_lock = start_lock_of(store, name);
     let starting = || store.spans_hosts() || crate::store::fsutil::lock_held(&start_lock);
     let mut last_look = false;
     let mut pause = Duration::from_millis(2);

@@ -83,11 +83,10 @@ impl Worker {
         self.check_path()?;
         let mut now = self.store.inbox_generation(&self.name);
         // The log gone from the directory held, or that directory removed: a removal under
-        // way (`rm -rf` takes the log first, which rang) is let finish, then looked at again;
-        // the same directory still there without its log is armed anew (the log made again).
+        // way (`rm -rf` takes the log first, which rang) is let finish, then looked at again.
         // Its removal itself rings nothing while the worker holds it open, and `inboxes/` is
-        // not watched (a spawn there woke every worker).
-        let mut broken = false;
+        // not watched (a spawn there woke every worker). The same directory still there
+        // without its log is read as before (a send makes the log again).
         if now.is_some()
             && now == w.armed
             && w.problem.is_none()
@@ -102,19 +101,28 @@ impl Worker {
                 return Ok(Step::Out);
             }
             now = self.store.inbox_generation(&self.name);
-            // Still without its log: made again by arming anew. Something else there now (a
-            // FIFO planted in its place) is read as ever, and refused.
-            broken = self
-                .held_inbox
-                .as_ref()
-                .is_some_and(|h| !self.store.held_inbox_whole(h));
         }
         // After a problem (a link where the directory should be), armed anew even when
         // the same directory came back: its watch did not survive the move (QA: moved
         // away and back, the teammate never woke again).
-        if !(broken || now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
+        // The inbox's doorbell directory removed (`rm -rf bells`): its watch went with it, and
+        // with it the wake for a whole `inboxes` moved away (QA: deaf for good after both).
+        let mut bell_gone = w.subscription.is_some() && self.store.inbox_bell_missing(&self.name);
+        if bell_gone {
+            // A removal of more than that (the whole team, by hand) is let finish first: the
+            // directory is not made again under it.
+            if let Some(s) = sig.unless(tokio::time::sleep(REMOVAL_SETTLE)).await {
+                self.exit_on_signal(s)?;
+                return Ok(Step::Out);
+            }
+            now = self.store.inbox_generation(&self.name);
+            bell_gone = self.store.inbox_bell_missing(&self.name);
+        }
+        if !(bell_gone || now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
             return Ok(Step::On(()));
         }
+        // Only the doorbell directory: said as that, not as the inbox directory removed.
+        let only_bell = bell_gone && now.is_some() && now == w.armed && w.problem.is_none();
         if now.is_none() {
             // Removed: a removal of the whole team (by hand) is let finish first; a
             // team that is gone is not made again, and nothing is written for it.
@@ -178,6 +186,10 @@ impl Worker {
             self.save_live();
             self.sink
                 .note("the inbox directory is back; watching it anew");
+        } else if only_bell {
+            self.sink.note(
+                "warning: the inbox's doorbell directory was removed; made it again, watching anew",
+            );
         } else {
             self.sink
                 .note("warning: the inbox directory was removed; made it again, watching anew");

@@ -609,3 +609,49 @@ fn resumes_and_turns_while_a_link_is_swapped_for_the_team_directory_never_write_
 fn resumes_and_turns_while_a_link_is_swapped_for_teams_never_write_the_copy() {
     resumes_while_a_link_is_swapped_in_and_out(true);
 }
+
+/// bob's inbox log removed by hand while bob is idle (its directory stays): the next two
+/// messages, sent at once, are both answered (new-user QA: with the log's removal taken for the
+/// directory's, bob armed anew, kept the old cursor, and skipped what the new log held below it).
+#[test]
+fn messages_after_the_inbox_log_was_removed_are_all_answered() {
+    let t = TestEnv::new();
+    team_with_idle_bob(&t, "rmlog", "cat");
+    bob_answers(&t, "rmlog", "first", "before the removal");
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    std::fs::remove_file(t.team_dir("rmlog").join("inboxes/bob/inbox.jsonl")).unwrap();
+    t.ok(&["send", "bob", "after-a"]);
+    t.ok(&["send", "bob", "after-b"]);
+    wait_until("both answered", LONG, || {
+        answers(&t, "rmlog", "after-a") == 1 && answers(&t, "rmlog", "after-b") == 1
+    });
+    t.ok(&["delete", "--force"]);
+}
+
+/// `bells` removed (`rm -rf`), then the whole `inboxes` moved away: bob's watch on its inbox's
+/// doorbell directory went with the first, so nothing told it of the second, and it stayed deaf
+/// to every later message (QA). It now makes the doorbell directory again and watches it anew.
+#[test]
+fn bells_removed_then_inboxes_moved_away_still_leaves_bob_answering() {
+    let t = TestEnv::new();
+    team_with_idle_bob(&t, "rmbells", "cat");
+    bob_answers(&t, "rmbells", "before", "before the removal");
+    let pid = t.member("bob")["pid"].as_u64().unwrap() as u32;
+    wait_until("bob's worker to wait for mail", LONG, || parked(&t, pid));
+    let dir = t.team_dir("rmbells");
+    std::fs::remove_dir_all(dir.join("bells")).unwrap();
+    wait_until("bob to watch its doorbell directory anew", LONG, || {
+        bob_log(&dir).contains("doorbell directory was removed")
+    });
+    wait_until("bob's worker to wait for mail again", LONG, || {
+        parked(&t, pid)
+    });
+    std::fs::rename(dir.join("inboxes"), dir.join("inboxes.old")).unwrap();
+    bob_answers(
+        &t,
+        "rmbells",
+        "after",
+        "after bells was removed and inboxes moved",
+    );
+    t.ok(&["delete", "--force"]);
+}
