@@ -102,9 +102,6 @@ impl Worker {
             }
             now = self.store.inbox_generation(&self.name);
         }
-        // After a problem (a link where the directory should be), armed anew even when
-        // the same directory came back: its watch did not survive the move (QA: moved
-        // away and back, the teammate never woke again).
         // The inbox's doorbell directory removed (`rm -rf bells`): its watch went with it, and
         // with it the wake for a whole `inboxes` moved away (QA: deaf for good after both).
         let mut bell_gone = w.subscription.is_some() && self.store.inbox_bell_missing(&self.name);
@@ -118,6 +115,9 @@ impl Worker {
             now = self.store.inbox_generation(&self.name);
             bell_gone = self.store.inbox_bell_missing(&self.name);
         }
+        // After a problem (a link where the directory should be), armed anew even when
+        // the same directory came back: its watch did not survive the move (QA: moved
+        // away and back, the teammate never woke again).
         if !(bell_gone || now.is_none() || now != w.armed || w.problem.is_some() || w.unwatched) {
             return Ok(Step::On(()));
         }
