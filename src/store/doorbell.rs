@@ -35,15 +35,20 @@ pub struct Doorbell {
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// A new FIFO's name, `PID-N` (made under `.PID-N`, then renamed).
+fn fifo_name() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 impl Doorbell {
     /// Make and open a FIFO in `dir` (made 0700 if missing, `levels` directories up).
     pub fn arm(dir: &Path, levels: usize) -> Result<Doorbell> {
         ensure_dir_levels(dir, levels)?;
-        let name = format!(
-            "{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = fifo_name();
         let tmp = dir.join(format!(".{name}"));
         let path = dir.join(&name);
         let _ = std::fs::remove_file(&tmp);
@@ -81,11 +86,7 @@ impl Doorbell {
     pub fn arm_in(dir: DirFd) -> Result<Doorbell> {
         use nix::fcntl::OFlag;
         use nix::sys::stat::Mode;
-        let name = format!(
-            "{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = fifo_name();
         let tmp = format!(".{name}");
         let path = dir.path().join(&name);
         let _ = dir.remove(&tmp);
@@ -151,12 +152,6 @@ impl Doorbell {
         self.fifo.as_raw_fd()
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Doorbell {
     /// Remove the FIFO: through the directory it was armed in when held (`arm_in`), never
     /// what its path names now (attacker QA: a link swapped in for `bells` after arming had
     /// a waiter remove a file of the same name elsewhere).
