@@ -259,6 +259,7 @@ pub struct Member {
     /// A random word teamctl made when it placed the member in its pane (`paneId`) and set
     /// on that pane too (`@teamctl-nonce`): a dead pane, which runs nothing to check, is
     /// closed as the member's only when it carries this word (`backend::tmux::close_cmd`).
+    /// The worker placed there is given it too (`env::PLACEMENT`: `worker::placed`).
     /// Absent for a member placed by an older teamctl, or on the process backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pane_nonce: Option<String>,

@@ -4,9 +4,11 @@
 //! the teammate from a place teamctl knows nothing of. Checked before the lock, so such a
 //! worker never holds it, reads no mail and writes no state: it says why and ends.
 //!
-//! A worker a start just placed in a pane (its tag in `TEAMCTL_PLACED`) is the pane's once the
-//! member's record names that pane with this very process as the one tmux said it runs
-//! (`recorded_here`): the start read the pane's process from the split that made it. Any other
+//! A worker a start just placed in a pane (its tag in `TEAMCTL_PLACED`, the placement's word in
+//! `TEAMCTL_PLACEMENT`) is the pane's while that start is under way (the member's start lock
+//! held) and the member's record holds that word (`placed_by_start`): the start recorded the
+//! word with the member before it made the pane, and only that pane's environment carries it
+//! with the tag. Such a worker starts at once, while the start records its pane. Any other
 //! worker in a tmux pane (`$TMUX_PANE` on the server of `$TMUX`) is the pane's when tmux,
 //! asked for the pane's process, says it is this worker or one of its parents (the
 //! worker runs as the pane's command, or from the pane's shell), so a `$TMUX_PANE` copied from
@@ -86,7 +88,8 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     let companion = std::env::var_os(env::COMPANION_PANE).is_some();
     if !companion && let Some(pane) = in_pane() {
         if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
-            && recorded_here(store, name, &pane.0)?
+            && let Some(word) = marker.word.as_deref()
+            && placed_by_start(store, name, word)?
         {
             return Ok(());
         }
@@ -178,27 +181,25 @@ fn in_tagged_pane(
     }
 }
 
-/// A worker just placed in `pane` (given its tag in `TEAMCTL_PLACED`): `true` once the
-/// member's record names that pane with this very process as the pane's. The start that made
-/// the pane records the process tmux printed for it (`#{pane_pid}` of the split, this worker:
-/// tmux runs it directly), after tagging it: such a record says what asking tmux would, and
-/// the worker need not ask (a tmux client of its own per start was the longest step of a
-/// spawn at a thousand panes, 7 ms, and a load on the server every spawn shares). `false`
-/// when the record says anything else once the start is over, or for `FAST_WITHIN`: tmux is
-/// asked then, as ever.
-fn recorded_here(store: &dyn Store, name: &Name, pane: &str) -> Result<bool> {
-    // Only while the start that placed it is under way (its start lock held): a process
-    // started later with this worker's environment and a pid given again (the first worker
-    // dead, its pane gone) would find the record naming "it" (attacker QA). A worker that
-    // looks only once its start let go asks tmux, as any other.
+/// A worker just placed in a pane (given its tag in `TEAMCTL_PLACED`) with the word `word`
+/// (`TEAMCTL_PLACEMENT`): `true` when a start of the member is under way (its start lock held)
+/// and the member's record holds that word, which the start recorded before it made the pane
+/// and gave the pane's command alone. The worker need not ask tmux where it runs, nor wait for
+/// the start to record the pane: it was the longest step of a spawn at a thousand panes to
+/// ask (a tmux client per start, 7 ms, and a load on the server every spawn shares), and a
+/// sixth of a spawn to wait (the record written, rung and read before the worker went on).
+/// A start's word is new each time: a process started later with an old worker's environment
+/// finds another word recorded, or no start under way (attacker QA: one started with a dead
+/// worker's pid given again was taken for it). `false` sends the worker the long way: tmux
+/// is asked, as for any other worker.
+fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
     if !store.spans_hosts() && !crate::store::fsutil::lock_held(&start_lock_of(store, name)) {
         return Ok(false);
     }
-    let me = std::process::id();
-    let found = wait_for_record(store, name, FAST_WITHIN, |m| {
-        Ok(m.pane_id.as_deref() == Some(pane) && m.pid == Some(me))
-    })?;
-    Ok(found.is_ok())
+    let roster = store.roster_with(&[name])?;
+    Ok(roster
+        .member(name.as_str())?
+        .is_some_and(|m| m.pane_nonce.as_deref() == Some(word)))
 }
 
 /// The lock a start of `name` holds until it has recorded its worker (`leader::start_lock`).
@@ -208,10 +209,6 @@ fn start_lock_of(store: &dyn Store, name: &Name) -> std::path::PathBuf {
         .join("locks")
         .join(format!("{name}.start"))
 }
-
-/// How long a worker just placed waits for its start to record its pane before it asks tmux
-/// instead (`recorded_here`).
-const FAST_WITHIN: Duration = Duration::from_secs(5);
 
 /// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
 /// (`Err(why)`). While it does neither, a start of the member is waited for: spawn and resume

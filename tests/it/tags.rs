@@ -337,6 +337,7 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .env_remove("TEAMCTL_PLACED")
+        .env_remove("TEAMCTL_PLACEMENT")
         .env_remove("TEAMCTL_COMPANION_PANE")
         .envs(vars.iter().copied())
         .stdin(std::process::Stdio::null())
@@ -430,8 +431,83 @@ fn a_stray_worker_without_a_pane_or_with_a_forged_one_does_not_serve_a_tmux_team
         ],
     );
     assert!(said.contains("does not run in it"), "{said}");
+    // With the word w's record holds, too: no start of w is under way.
+    let word = env.recorded(&t, "w")["paneNonce"]
+        .as_str()
+        .expect("w's placement word")
+        .to_string();
+    let said = stray_refused(
+        &env,
+        &t,
+        "w",
+        &[
+            ("TMUX", &tmux),
+            ("TMUX_PANE", &pane),
+            ("TEAMCTL_PLACED", &tag),
+            ("TEAMCTL_PLACEMENT", &word),
+        ],
+    );
+    assert!(said.contains("does not run in it"), "{said}");
 
     env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// While a spawn of w is under way (held just after it placed w's worker: pause point
+/// `placed`, w's start lock held), a worker started by hand as if in w's new pane (`$TMUX_PANE`
+/// of that pane, `TEAMCTL_PLACED` as teamctl sets it) with a word that is not the one the spawn
+/// recorded is not taken for the worker the spawn placed: tmux is asked, and says the pane runs
+/// another process. The spawn then ends well and w answers. (The worker a start placed is
+/// taken at its word while the start runs, without asking tmux or waiting for the record.)
+#[test]
+fn a_stray_worker_with_another_word_is_not_taken_for_the_one_a_start_placed() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-word"]).trim().to_string();
+    let agent = format!("w@{t}");
+    let gate = env.work.path().join("gate");
+    let spawn = env.paused(&["spawn", "w", "--exec", ECHO], "placed", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn placed w", WAIT, || {
+        std::path::Path::new(&reached).exists()
+    });
+    let out = env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+    let tag = env.tag(&agent);
+    let panes: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with(&format!(" {tag}")))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(panes.len(), 1, "w's pane: {out}");
+    // The worker the spawn placed runs before its pane is recorded.
+    wait_until("w's worker idle", WAIT, || {
+        String::from_utf8_lossy(&live_state(&env, &t, "w")).contains("\"status\":\"idle\"")
+    });
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let tmux = format!("{},1,0", socket.trim());
+    let said = stray_refused(
+        &env,
+        &t,
+        "w",
+        &[
+            ("TMUX", &tmux),
+            ("TMUX_PANE", panes[0]),
+            ("TEAMCTL_PLACED", &tag),
+            ("TEAMCTL_PLACEMENT", "0123456789abcdef0123456789abcdef"),
+        ],
+    );
+    assert!(said.contains("does not run in it"), "{said}");
+
+    std::fs::write(&gate, "").unwrap();
+    let out = spawn.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
     assert!(answer.contains("w got: hello"), "{answer}");
     env.ok(&["delete", "--force"]);

@@ -205,12 +205,16 @@ impl Backend for TmuxBackend {
         let argv = launch.argv();
         // A worker's pane says it was placed by teamctl (`worker::placed`), kept by tmux
         // when the user re-runs the pane: the worker need not ask tmux for its pane's tag.
+        // With the word its start recorded, it need not ask at all while that start runs.
         let mut env = launch.env.clone();
         if launch.args.first().is_some_and(|a| a == "worker") {
             env.push((
                 crate::domain::env::PLACED.into(),
                 self.tag(&launch.agent_id),
             ));
+            if let Some(word) = &launch.nonce {
+                env.push((crate::domain::env::PLACEMENT.into(), word.clone()));
+            }
         }
         let start = Start {
             argv: &argv,
