@@ -30,9 +30,10 @@ const ODD_STATE_FOR: Duration = Duration::from_secs(1);
 /// own reason when it exited first. One still starting at the deadline counts as started.
 pub fn started(store: &dyn Store, members: &[Member]) -> Vec<Result<()>> {
     let deadline = Instant::now() + WITHIN;
-    // Armed before the first look: a state written after it rings.
-    let bell = SyncBell::default();
-    let _sub = store.subscribe_brief(&[Topic::Live], bell.bell()).ok();
+    // Armed only when a first look finds a worker still starting (one a start placed has
+    // usually said it runs by then: `worker::placed`), then looked at again: a state written
+    // after the arming rings.
+    let mut bell: Option<(SyncBell, Option<crate::store::Subscription>)> = None;
     let mut out: Vec<Option<Result<()>>> = members.iter().map(|_| None).collect();
     let mut odd_since: Vec<Option<Instant>> = members.iter().map(|_| None).collect();
     loop {
@@ -58,7 +59,16 @@ pub fn started(store: &dyn Store, members: &[Member]) -> Vec<Result<()>> {
         if out.iter().all(Option::is_some) || Instant::now() >= deadline {
             return out.into_iter().map(|r| r.unwrap_or(Ok(()))).collect();
         }
-        bell.wait_until((Instant::now() + EVERY).min(deadline));
+        match &bell {
+            Some((bell, _)) => {
+                bell.wait_until((Instant::now() + EVERY).min(deadline));
+            }
+            None => {
+                let b = SyncBell::default();
+                let sub = store.subscribe_brief(&[Topic::Live], b.bell()).ok();
+                bell = Some((b, sub));
+            }
+        }
     }
 }
 
