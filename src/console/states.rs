@@ -53,7 +53,10 @@ impl States {
             self.checked = Some(Instant::now());
         }
         let mates: Vec<&Member> = config.teammates().collect();
-        self.seen.retain(|n, _| mates.iter().any(|m| &m.name == n));
+        // By name, not by scanning the team for each one seen: a million comparisons per
+        // look with 1,000 teammates, a tenth of the console's time while they were spawned.
+        let names: std::collections::HashSet<&Name> = mates.iter().map(|m| &m.name).collect();
+        self.seen.retain(|n, _| names.contains(n));
         mates
             .into_iter()
             .map(|m| {
