@@ -12,8 +12,6 @@
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -21,16 +19,15 @@ use std::time::Instant;
 use nix::libc;
 
 use super::Topic;
-use super::fsutil::{DirFd, ensure_dir_levels};
+use super::fsutil::DirFd;
 use crate::error::{IoContext, Result};
 
 /// A waiter's FIFO, open for reading (and writing, so it never reads end-of-file); removed
-/// when dropped.
+/// when dropped, from the directory it was armed in (held open), never through its path.
 pub struct Doorbell {
     fifo: std::fs::File,
-    path: PathBuf,
-    /// Armed in an open directory (`arm_in`): removed from it, never through its path.
-    held: Option<(DirFd, String)>,
+    dir: DirFd,
+    name: String,
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -45,44 +42,12 @@ fn fifo_name() -> String {
 }
 
 impl Doorbell {
-    /// Make and open a FIFO in `dir` (made 0700 if missing, `levels` directories up).
-    pub fn arm(dir: &Path, levels: usize) -> Result<Doorbell> {
-        ensure_dir_levels(dir, levels)?;
-        let name = fifo_name();
-        let tmp = dir.join(format!(".{name}"));
-        let path = dir.join(&name);
-        let _ = std::fs::remove_file(&tmp);
-        nix::unistd::mkfifo(
-            &tmp,
-            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
-        )
-        .map_err(std::io::Error::from)
-        .at(&tmp)?;
-        // Read and write: a FIFO with a writer never reports end-of-file, and a poker's open
-        // finds a reader from now on.
-        let fifo = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(&tmp)
-            .at(&tmp)?;
-        // Only now under a name pokers look at: a FIFO seen there is open, unless stale.
-        if let Err(e) = std::fs::rename(&tmp, &path) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e).at(&path);
-        }
-        Ok(Doorbell {
-            fifo,
-            path,
-            held: None,
-        })
-    }
-
-    /// `arm` in the directory `dir` holds open, every step relative to it (`mknodat`,
-    /// `openat` with `O_NOFOLLOW`, `renameat`, and `unlinkat` when dropped): a link swapped in
-    /// for the team's directories after `dir` was opened never takes the FIFO elsewhere
-    /// (attacker test: a `resume` waiting for its worker armed its doorbell through a link to
-    /// a copy of the team, and left FIFOs there).
+    /// Make and open a FIFO in the directory `dir` holds open, every step relative to it
+    /// (`mknodat`, `openat` with `O_NOFOLLOW`, `renameat`, and `unlinkat` when dropped): a link
+    /// swapped in for the team's directories after `dir` was opened never takes the FIFO
+    /// elsewhere (attacker test: a `resume` waiting for its worker armed its doorbell through
+    /// a link to a copy of the team, and left FIFOs there; attacker QA: a worker past the
+    /// inotify limit armed by path, through a link at `bells`).
     pub fn arm_in(dir: DirFd) -> Result<Doorbell> {
         use nix::fcntl::OFlag;
         use nix::sys::stat::Mode;
@@ -113,8 +78,8 @@ impl Doorbell {
         match opened {
             Ok(fd) => Ok(Doorbell {
                 fifo: std::fs::File::from(fd),
-                path,
-                held: Some((dir, name)),
+                dir,
+                name,
             }),
             Err(e) => {
                 let _ = dir.remove(&tmp);
@@ -152,18 +117,11 @@ impl Doorbell {
         self.fifo.as_raw_fd()
     }
 
-    /// Remove the FIFO: through the directory it was armed in when held (`arm_in`), never
-    /// what its path names now (attacker QA: a link swapped in for `bells` after arming had
-    /// a waiter remove a file of the same name elsewhere).
+    /// Remove the FIFO: through the directory it was armed in, never what its path names now
+    /// (attacker QA: a link swapped in for `bells` after arming had a waiter remove a file of
+    /// the same name elsewhere).
     pub fn remove(&self) {
-        match &self.held {
-            Some((dir, name)) => {
-                let _ = dir.remove(name);
-            }
-            None => {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
+        let _ = self.dir.remove(&self.name);
     }
 }
 
@@ -173,37 +131,52 @@ impl Drop for Doorbell {
     }
 }
 
-/// Poke every waiter's FIFO in `dir` (none, or no directory: nothing to do). Never blocks.
-pub fn ring(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// Poke every waiter's FIFO in the directory `dir` holds open (none: nothing to do), every
+/// step relative to it (`openat` with `O_NOFOLLOW`, `unlinkat`), never through a path: a link
+/// swapped in for `bells` or one of its directories never has a writer poke FIFOs elsewhere,
+/// or remove stale ones there (attacker QA). Never blocks. Its listing opens the directory,
+/// which is the event a worker watching it wakes on (`wake::Target::rung`).
+pub fn ring_in(dir: &DirFd) {
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    let listing = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let Ok(mut entries) = nix::dir::Dir::openat(dir, ".", listing, Mode::empty()) else {
         return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !entry.file_type().is_ok_and(|t| t.is_fifo()) {
+    let mut fifos: Vec<(String, bool)> = Vec::new();
+    for entry in entries.iter().flatten() {
+        let Ok(name) = entry.file_name().to_str() else {
             continue;
+        };
+        let fifo = match entry.file_type() {
+            Some(t) => t == nix::dir::Type::Fifo,
+            // Not said by the listing: asked of the entry itself, never through a link.
+            None => nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO),
+        };
+        if fifo {
+            fifos.push((name.to_string(), name.starts_with('.')));
         }
-        if let Some(arming) = name.as_bytes().strip_prefix(b".") {
+    }
+    drop(entries);
+    for (name, arming) in fifos {
+        if arming {
             // Still being armed, unless its waiter is gone (killed between making it and
             // naming it: nothing else ever removes it; a test saw one left).
-            if armed_by_a_gone_process(arming) {
-                let _ = std::fs::remove_file(entry.path());
+            if armed_by_a_gone_process(&name.as_bytes()[1..]) {
+                let _ = dir.remove(&name);
             }
             continue;
         }
-        let path = entry.path();
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(&path)
-        {
+        let flags = OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        match nix::fcntl::openat(dir, name.as_str(), flags, Mode::empty()) {
             // A full FIFO (EAGAIN) already has a poke pending: enough.
-            Ok(mut f) => {
-                let _ = f.write(b"x");
+            Ok(fd) => {
+                let _ = std::fs::File::from(fd).write(b"x");
             }
             // Nobody holds it open: its waiter is gone without removing it.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-                let _ = std::fs::remove_file(&path);
+            Err(nix::errno::Errno::ENXIO) => {
+                let _ = dir.remove(&name);
             }
             Err(_) => {}
         }
@@ -275,10 +248,22 @@ pub fn bell_name(topic: &Topic) -> String {
 /// The directory under a team that holds its doorbells.
 pub const BELLS: &str = "bells";
 
-/// Ring the doorbells of `topic` in a team, after a write to it.
+/// Ring the doorbells of `topic` in a team, after a write to it: the team directory opened by
+/// its path (the store's own), `bells` and the topic's directory below it never through a
+/// link (`ring_topic_in`).
 pub fn ring_topic(team_dir: &Path, topic: &Topic) {
-    if let Some(dir) = bell_dir(team_dir, topic) {
-        ring(&dir);
+    if let Ok(team) = DirFd::open_path(team_dir) {
+        ring_topic_in(&team, topic);
+    }
+}
+
+/// `ring_topic` in the team directory `team` holds open (a writer that has it open already).
+pub fn ring_topic_in(team: &DirFd, topic: &Topic) {
+    let bells = team
+        .dir(BELLS, false, None)
+        .and_then(|b| b.dir(&bell_name(topic), false, None));
+    if let Ok(dir) = bells {
+        ring_in(&dir);
     }
 }
 
@@ -291,11 +276,24 @@ mod tests {
         Instant::now() + Duration::from_secs(5)
     }
 
+    /// A doorbell armed in `dir` (made, with `levels` directories above it, when missing).
+    fn arm(dir: &Path, levels: usize) -> Doorbell {
+        super::super::fsutil::ensure_dir_levels(dir, levels).unwrap();
+        Doorbell::arm_in(DirFd::open_path(dir).unwrap()).unwrap()
+    }
+
+    /// Ring the doorbells in `dir` (missing: nothing).
+    fn ring(dir: &Path) {
+        if let Ok(d) = DirFd::open_path(dir) {
+            ring_in(&d);
+        }
+    }
+
     #[test]
     fn a_ring_after_arming_wakes_and_is_consumed() {
         let dir = tempfile::tempdir().unwrap();
         let bells = dir.path().join("bells");
-        let bell = Doorbell::arm(&bells, 1).unwrap();
+        let bell = arm(&bells, 1);
         assert!(!bell.wait_until(Instant::now()), "rung before any poke");
         ring(&bells);
         assert!(bell.wait_until(soon()));
@@ -305,9 +303,7 @@ mod tests {
     #[test]
     fn every_waiter_is_woken_by_one_ring() {
         let dir = tempfile::tempdir().unwrap();
-        let bells: Vec<Doorbell> = (0..3)
-            .map(|_| Doorbell::arm(dir.path(), 0).unwrap())
-            .collect();
+        let bells: Vec<Doorbell> = (0..3).map(|_| arm(dir.path(), 0)).collect();
         ring(dir.path());
         for b in &bells {
             assert!(b.wait_until(soon()));
@@ -317,7 +313,7 @@ mod tests {
     #[test]
     fn many_rings_never_block_and_wake_once_at_least() {
         let dir = tempfile::tempdir().unwrap();
-        let bell = Doorbell::arm(dir.path(), 0).unwrap();
+        let bell = arm(dir.path(), 0);
         // More than a pipe holds: the poker must not block on a full FIFO.
         for _ in 0..100_000 {
             ring(dir.path());
@@ -328,7 +324,7 @@ mod tests {
     #[test]
     fn a_dropped_doorbell_leaves_nothing_and_a_stale_fifo_is_removed() {
         let dir = tempfile::tempdir().unwrap();
-        drop(Doorbell::arm(dir.path(), 0).unwrap());
+        drop(arm(dir.path(), 0));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         // A waiter killed before removing its FIFO: nobody holds it open.
         let stale = dir.path().join("999-0");
@@ -391,7 +387,7 @@ mod tests {
             }
         });
         for round in 1..=N {
-            let bell = Doorbell::arm(&bells, 1).unwrap();
+            let bell = arm(&bells, 1);
             while std::fs::metadata(&log).unwrap().len() < round {
                 assert!(
                     bell.wait_until(soon()),
@@ -434,7 +430,7 @@ mod tests {
         let home = super::super::Home::new(tmp.path().to_path_buf());
         let team = crate::domain::Name::parse("t").unwrap();
         let store = home.create(&team, "", tmp.path()).unwrap();
-        let bell = Doorbell::arm(&bell_dir(&store.local_dir(), &Topic::Tasks).unwrap(), 2).unwrap();
+        let bell = arm(&bell_dir(&store.local_dir(), &Topic::Tasks).unwrap(), 2);
         store
             .update_tasks(&mut |l| {
                 l.add(
@@ -466,14 +462,13 @@ mod tests {
             crate::domain::Name::teammate("bob").unwrap(),
             crate::domain::Name::teammate("amy").unwrap(),
         );
-        let arm = |m: &crate::domain::Name| {
-            Doorbell::arm(
+        let hooks_bell = |m: &crate::domain::Name| {
+            arm(
                 &bell_dir(&store.local_dir(), &Topic::Hooks(m.clone())).unwrap(),
                 2,
             )
-            .unwrap()
         };
-        let (bob_bell, amy_bell) = (arm(&bob), arm(&amy));
+        let (bob_bell, amy_bell) = (hooks_bell(&bob), hooks_bell(&amy));
         let event = HookEvent {
             event: "stop".into(),
             at: 1,
@@ -515,13 +510,13 @@ mod tests {
 
     #[test]
     fn ringing_a_missing_directory_is_nothing() {
-        ring(Path::new("/nonexistent/teamctl/bells"));
+        ring_topic(Path::new("/nonexistent/teamctl/team"), &Topic::Live);
     }
 
     #[test]
     fn a_thread_waiting_is_woken_by_a_ring_from_another() {
         let dir = tempfile::tempdir().unwrap();
-        let bell = Doorbell::arm(dir.path(), 0).unwrap();
+        let bell = arm(dir.path(), 0);
         let d = dir.path().to_path_buf();
         let t = std::thread::spawn(move || ring(&d));
         assert!(wait_any(std::slice::from_ref(&bell), soon()));

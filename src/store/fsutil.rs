@@ -325,6 +325,15 @@ impl DirFd {
     /// user's choice: `Home::verify` checks that link), and require it to be the caller's
     /// alone, as `check_private_dir` says (`what`), from the open directory (`fstat`).
     pub fn open_private(path: &Path, what: &str) -> Result<DirFd> {
+        let dir = DirFd::open_path(path)?;
+        check_private_meta(path, what, &dir.metadata().at(path)?)?;
+        Ok(dir)
+    }
+
+    /// Open `path` as a directory, following links at it and above it: a place the caller
+    /// holds by its path (a store's team directory, to ring its doorbells); nothing below is
+    /// then opened through a link (`dir`).
+    pub fn open_path(path: &Path) -> Result<DirFd> {
         use nix::fcntl::OFlag;
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let fd = nix::fcntl::openat(
@@ -335,12 +344,10 @@ impl DirFd {
         )
         .map_err(std::io::Error::from)
         .at(path)?;
-        let dir = DirFd {
+        Ok(DirFd {
             dir: File::from(fd),
             path: path.to_path_buf(),
-        };
-        check_private_meta(path, what, &dir.metadata().at(path)?)?;
-        Ok(dir)
+        })
     }
 
     pub fn path(&self) -> &Path {

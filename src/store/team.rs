@@ -159,7 +159,7 @@ impl FsStore {
             ensure_dir(&self.dir.join(sub))?;
         }
         let (dir, _lock) = self.locked()?;
-        self.write_config(&dir, config, None).map(drop)
+        Self::write_config(&dir, config, None).map(drop)
     }
 
     /// The team directory opened by descriptors from the home (`TeamDir`); a team directory
@@ -213,7 +213,6 @@ impl FsStore {
     /// did not change is copied from that text instead of serialised again: the bytes are
     /// the same either way (`domain::teamtext`).
     fn write_config(
-        &self,
         dir: &TeamDir,
         config: &TeamConfig,
         was: Option<&Was>,
@@ -238,7 +237,7 @@ impl FsStore {
         .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
         let names: Vec<&Name> = config.members.iter().map(|m| &m.name).collect();
         let colors: Vec<&str> = config.members.iter().map(|m| m.color.as_str()).collect();
-        self.write_text_with(dir, &text, &names, &colors, Sync::All)
+        Self::write_text_with(dir, &text, &names, &colors, Sync::All)
     }
 
     /// Replace the team file with `text` in `dir` (the caller holds its lock), the file
@@ -246,7 +245,6 @@ impl FsStore {
     /// lose or tear it), then its index (members `names` with `colors`), and ring the team's
     /// doorbell. The file's stamp as the rename left it (`None`: written to meanwhile).
     fn write_text_with(
-        &self,
         dir: &TeamDir,
         text: &teamtext::Text,
         names: &[&Name],
@@ -263,7 +261,7 @@ impl FsStore {
             "config.index",
             &teamindex::format(text, names, colors, seen),
         );
-        super::doorbell::ring_topic(&self.dir, &Topic::Team);
+        super::doorbell::ring_topic_in(dir.fd(), &Topic::Team);
         Ok(seen)
     }
 
@@ -320,9 +318,8 @@ impl FsStore {
         }
         let text = teamtext::render_parts(&head, entries.into_iter())
             .map_err(|e| Error::failed(format!("cannot encode the team file: {e}")))?;
-        let stamp = self
-            .write_text_with(&dir, &text, &names, &colors, sync)?
-            .unwrap_or(Stamp::NONE);
+        let stamp =
+            Self::write_text_with(&dir, &text, &names, &colors, sync)?.unwrap_or(Stamp::NONE);
         let names = names.into_iter().cloned().collect();
         let colors = colors.into_iter().map(roster::color).collect();
         drop(lock);
@@ -564,7 +561,7 @@ impl Store for FsStore {
         let mut config = self.parse_config(&bytes)?;
         let was = Was::new(bytes, index, &config);
         f(&mut config)?;
-        self.write_config(&dir, &config, was.as_ref())?;
+        Self::write_config(&dir, &config, was.as_ref())?;
         Ok(config)
     }
 
@@ -585,9 +582,7 @@ impl Store for FsStore {
         let was = Was::new(bytes, index, &config);
         // On an error the cache stays empty: `f` may have changed the copy half-way.
         f(&mut config)?;
-        let stamp = self
-            .write_config(&dir, &config, was.as_ref())?
-            .unwrap_or(Stamp::NONE);
+        let stamp = Self::write_config(&dir, &config, was.as_ref())?.unwrap_or(Stamp::NONE);
         Ok(&cache.insert((stamp, config)).1)
     }
 
@@ -735,9 +730,10 @@ impl Store for FsStore {
     fn set_live(&self, member: &Name, state: &LiveState) -> Result<()> {
         let bytes = serde_json::to_vec(state)
             .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
-        let state = self.open_dir()?.sub("state")?;
+        let team = self.open_dir()?;
+        let state = team.sub("state")?;
         slots::store_at(&state, &format!("{member}.json"), &bytes)?;
-        super::doorbell::ring_topic(&self.dir, &Topic::Live);
+        super::doorbell::ring_topic_in(team.fd(), &Topic::Live);
         Ok(())
     }
 
@@ -753,9 +749,10 @@ impl Store for FsStore {
             Some(_) => {
                 let bytes = serde_json::to_vec(state)
                     .map_err(|e| Error::failed(format!("cannot encode state: {e}")))?;
-                let state = self.open_dir()?.sub("state")?;
+                let team = self.open_dir()?;
+                let state = team.sub("state")?;
                 slots::replace_at(&state, &format!("{member}.json"), &bytes)?;
-                super::doorbell::ring_topic(&self.dir, &Topic::Live);
+                super::doorbell::ring_topic_in(team.fd(), &Topic::Live);
                 Ok(())
             }
         }
@@ -977,11 +974,16 @@ impl FsStore {
     ) -> Result<Subscription> {
         let mut targets = Vec::new();
 
-        // Past the inotify instance limit, doorbells where every topic has them.
-        let bells: Option<Vec<PathBuf>> = topics
-            .iter()
-            .map(|t| super::doorbell::bell_dir(&self.dir, t))
-            .collect();
+        // Past the inotify instance limit, doorbells where every topic has them, armed in the
+        // team directory opened as every write opens it (`open_dir`), never by path (attacker
+        // QA: armed through a link at `bells`).
+        let bells = || -> Result<Vec<super::doorbell::Doorbell>> {
+            let team = self.open_dir()?;
+            topics
+                .iter()
+                .map(|t| bell_dir_in(&team, t).and_then(super::doorbell::Doorbell::arm_in))
+                .collect()
+        };
         // Watching several inboxes (`status --watch`, `log -f`): one that cannot be watched (a
         // link where its directory should be) is left out, not the end of the watch on all
         // the others (QA); the directory above still wakes the watcher when it changes.
@@ -1031,7 +1033,7 @@ impl FsStore {
             };
             targets.push(target);
         }
-        wake::subscribe_or_ring(targets, bells, bell, entries)
+        wake::subscribe_or_ring(targets, Some(&bells), bell, entries)
     }
 }
 

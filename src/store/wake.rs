@@ -255,11 +255,11 @@ pub fn subscribe(targets: Vec<Target>, bell: Bell) -> Result<Subscription> {
 /// Set (to anything) to act as if inotify could not be had (tests of the doorbell fallback).
 pub const NO_INOTIFY_ENV: &str = "TEAMCTL_NO_INOTIFY";
 
-/// As `subscribe`; when inotify cannot be had and `bells` names a doorbell directory for each
-/// target's topic, wait on doorbells there (no polling, whatever the number of teammates).
+/// As `subscribe`; when inotify cannot be had and `bells` arms a doorbell for each target's
+/// topic, wait on those (no polling, whatever the number of teammates).
 pub fn subscribe_or_ring(
     targets: Vec<Target>,
-    bells: Option<Vec<PathBuf>>,
+    bells: Option<&dyn Fn() -> Result<Vec<Doorbell>>>,
     bell: Bell,
     entries: Option<Entries>,
 ) -> Result<Subscription> {
@@ -285,12 +285,8 @@ pub fn subscribe_or_ring(
             guard: None,
         }),
         Err(e) => {
-            if let Some(dirs) = bells {
-                let armed: Result<Vec<Doorbell>> =
-                    dirs.iter().map(|d| Doorbell::arm(d, 2)).collect();
-                if let Ok(armed) = armed {
-                    return doorbells(armed, bell);
-                }
+            if let Some(Ok(armed)) = bells.map(|arm| arm()) {
+                return doorbells(armed, bell);
             }
             warn_once(&format!(
                 "teamctl: inotify unavailable ({e}); polling every {} ms instead. Raise the limit with: sudo sysctl fs.inotify.max_user_instances=1024",

@@ -194,6 +194,82 @@ fn a_worker_without_inotify_waits_on_a_doorbell_and_misses_nothing() {
     }
 }
 
+/// A link planted in the place of a team's `bells` (to a directory elsewhere with an
+/// `inbox-bob` holding a FIFO a program of the user's reads and a stale one nobody holds) is
+/// never followed: bob's worker past the inotify limit (simulated) arms no doorbell there, and
+/// the sends to bob neither poke the program's FIFO nor remove the stale one. Bob still answers
+/// (polling, said in its log). (Attacker QA, session 32: the ring and the worker's doorbell both
+/// went by path.)
+#[test]
+fn a_link_at_bells_is_never_followed_by_a_ring_or_a_doorbell() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let elsewhere = env.work.path().join("elsewhere");
+    let theirs = elsewhere.join("inbox-bob");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let fifo = |name: &str| {
+        let path = theirs.join(name);
+        nix::unistd::mkfifo(
+            &path,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .unwrap();
+        path
+    };
+    let stale = fifo("999999-0");
+    let held = fifo("1-0");
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(&held)
+        .unwrap();
+    let bells = env.team_dir("alpha").join("bells");
+    let _ = std::fs::remove_dir_all(&bells);
+    std::os::unix::fs::symlink(&elsewhere, &bells).unwrap();
+
+    let out = env
+        .cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"])
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    for i in 0..3 {
+        let text = format!("m{i}");
+        assert_eq!(
+            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
+            text
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&theirs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["1-0", "999999-0"],
+        "a doorbell was armed, or a FIFO removed, through the link"
+    );
+    assert!(stale.exists());
+    let mut buf = [0u8; 16];
+    let poked = std::io::Read::read(&mut reader, &mut buf);
+    assert!(
+        poked.is_err(),
+        "the program's FIFO was poked through the link: {poked:?}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&bells)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+}
+
 /// FIFOs in `dir` armed by process `pid` (their names are `PID-N`).
 fn fifos_of(dir: &Path, pid: u32) -> usize {
     fifos(dir)
