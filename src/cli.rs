@@ -1176,16 +1176,18 @@ fn command_word(args: &[std::ffi::OsString]) -> Option<&str> {
 }
 
 /// The worker's own command line, exactly as teamctl starts it (`backend::worker_args`:
-/// `worker --home H --id ID`): its home and id, so `main` can start the worker without
-/// building clap's command tree (less of the binary touched in each of hundreds of idle
-/// workers). Any other spelling goes through clap as usual.
+/// `worker --home H --id ID`, H absolute): its home and id, so `main` can start the worker
+/// without building clap's command tree (less of the binary touched in each of hundreds of
+/// idle workers). It is also the worker's tag (`backend::proc::is_worker`): any other spelling
+/// (a relative home, which names another place from another directory, or `--id=ID`) goes
+/// through clap, which refuses to start a worker (`commands::run`).
 pub fn worker_argv(args: &[std::ffi::OsString]) -> Option<(PathBuf, String)> {
     match args {
         [_, cmd, home_flag, home, id_flag, id]
             if cmd == "worker"
                 && home_flag == "--home"
                 && id_flag == "--id"
-                && !home.is_empty() =>
+                && std::path::Path::new(home).is_absolute() =>
         {
             Some((PathBuf::from(home), id.to_str()?.to_string()))
         }
@@ -1366,6 +1368,7 @@ mod tests {
                 "teamctl", "worker", "--home", "/h", "--id", "ann@t", "--json",
             ],
             &["teamctl", "worker", "--home", "", "--id", "ann@t"],
+            &["teamctl", "worker", "--home", "h", "--id", "ann@t"],
             &["teamctl", "send", "--home", "/h", "--id", "ann@t"],
             &["teamctl", "worker", "--home=/h", "--id", "ann@t"],
             &["teamctl"],

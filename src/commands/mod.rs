@@ -123,7 +123,14 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<()> {
                     t.name.agent_id(&t.team)
                 )));
             }
-            crate::worker::run(ctx.home.root().to_path_buf(), &a.id)
+            // Started any other way than teamctl starts it (`main`: `worker --home H --id ID`,
+            // H absolute), a worker could not be told by its command line, the tag `kill`,
+            // `resume` and `delete` find workers by: it would serve where nothing stops it
+            // (attacker QA: one typed as `worker --id=bob@t` outlived `kill` and `delete`).
+            Err(crate::error::Error::bad(format!(
+                "`teamctl worker` is internal; teamctl starts it as `teamctl worker --home ABSOLUTE_HOME --id {}` (`teamctl resume NAME` starts a teammate's worker)",
+                a.id
+            )))
         }
         Command::Complete(a) => complete::run(ctx, &a),
     }

@@ -261,8 +261,9 @@ fn a_second_worker_of_a_teammate_ends_without_reading_mail() {
     };
     wait_until("bob answers", T, || replies().len() == 1);
     let pid = env.member("bob")["pid"].clone();
+    let home = env.home_path().display().to_string();
     let mut second = env
-        .cmd(&["worker", "--id", "bob@alpha"])
+        .cmd(&["worker", "--home", &home, "--id", "bob@alpha"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
