@@ -170,9 +170,16 @@ pub fn ring_in(dir: &DirFd) {
         }
         let flags = OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         match nix::fcntl::openat(dir, name.as_str(), flags, Mode::empty()) {
-            // A full FIFO (EAGAIN) already has a poke pending: enough.
+            // A full FIFO (EAGAIN) already has a poke pending: enough. Written only when what
+            // was opened is a FIFO: a link to a file of the user's renamed over the name
+            // between the listing and the open gets nothing (attacker QA).
             Ok(fd) => {
-                let _ = std::fs::File::from(fd).write(b"x");
+                let mut f = std::fs::File::from(fd);
+                let fifo = nix::sys::stat::fstat(&f)
+                    .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO);
+                if fifo {
+                    let _ = f.write(b"x");
+                }
             }
             // Nobody holds it open: its waiter is gone without removing it.
             Err(nix::errno::Errno::ENXIO) => {
@@ -252,8 +259,17 @@ pub const BELLS: &str = "bells";
 /// its path (the store's own), `bells` and the topic's directory below it never through a
 /// link (`ring_topic_in`).
 pub fn ring_topic(team_dir: &Path, topic: &Topic) {
-    if let Ok(team) = DirFd::open_path(team_dir) {
-        ring_topic_in(&team, topic);
+    // A team directory of a home (`HOME/teams/TEAM`): `teams` and the team never through a
+    // link either, as writes open it (attacker QA: a link swapped in for the team had sends
+    // remove FIFOs in its copy); any other place (a test's) by its path.
+    match super::teamdir::TeamDir::open(team_dir) {
+        Ok(team) => ring_topic_in(team.fd(), topic),
+        Err(_) if !super::teamdir::is_team_dir(team_dir) => {
+            if let Ok(team) = DirFd::open_path(team_dir) {
+                ring_topic_in(&team, topic);
+            }
+        }
+        Err(_) => {}
     }
 }
 

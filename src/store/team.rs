@@ -522,10 +522,22 @@ impl Store for FsStore {
         })
     }
 
+    /// Missing: `bells` or the inbox's directory in it not there (removed: made again when
+    /// armed anew). Anything else in `bells`' place (a link) is not missing: arming anew
+    /// would not make it, and said it had, four times a second (new-user QA).
     fn inbox_bell_missing(&self, member: &Name) -> bool {
-        super::doorbell::bell_dir(&self.dir, &Topic::Inbox(member.clone())).is_some_and(|d| {
-            std::fs::symlink_metadata(d).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-        })
+        let gone = |p: &std::path::Path| {
+            std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        };
+        let bells = self.dir.join(super::doorbell::BELLS);
+        match std::fs::symlink_metadata(&bells) {
+            Ok(m) if m.is_dir() => {
+                super::doorbell::bell_dir(&self.dir, &Topic::Inbox(member.clone()))
+                    .is_some_and(|d| gone(&d))
+            }
+            Ok(_) => false,
+            Err(_) => gone(&bells),
+        }
     }
 
     fn held_inbox_whole(&self, held: &HeldInbox) -> bool {

@@ -54,6 +54,11 @@ impl TeamDir {
     }
 }
 
+/// Whether `path` has the shape of a home's team directory (`HOME/teams/TEAM`).
+pub fn is_team_dir(path: &Path) -> bool {
+    path.parent().and_then(Path::file_name) == Some(OsStr::new("teams"))
+}
+
 /// The team directory, the subdirectory and the file's name of `path` when it is a file in
 /// a subdirectory of a team directory (`HOME/teams/TEAM/SUB/FILE`).
 fn in_team(path: &Path) -> Option<(&Path, &str, &OsStr)> {

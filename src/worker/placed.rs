@@ -89,7 +89,7 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     if !companion && let Some(pane) = in_pane() {
         if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
             && let Some(word) = marker.word.as_deref()
-            && placed_by_start(store, name, word)?
+            && placed_by_start(store, name, agent_id, word)?
         {
             return Ok(());
         }
@@ -192,14 +192,20 @@ fn in_tagged_pane(
 /// finds another word recorded, or no start under way (attacker QA: one started with a dead
 /// worker's pid given again was taken for it). `false` sends the worker the long way: tmux
 /// is asked, as for any other worker.
-fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
+fn placed_by_start(store: &dyn Store, name: &Name, agent_id: &str, word: &str) -> Result<bool> {
     if !store.spans_hosts() && !crate::store::fsutil::lock_held(&start_lock_of(store, name)) {
         return Ok(false);
     }
     let roster = store.roster_with(&[name])?;
-    Ok(roster
-        .member(name.as_str())?
-        .is_some_and(|m| m.pane_nonce.as_deref() == Some(word)))
+    let me = std::process::id();
+    // Not while the record names another live worker of the member (as `recorded_as`): the
+    // start that placed this one recorded no other.
+    Ok(roster.member(name.as_str())?.is_some_and(|m| {
+        m.pane_nonce.as_deref() == Some(word)
+            && !m
+                .pid
+                .is_some_and(|p| p != me && proc::is_worker(p, agent_id))
+    }))
 }
 
 /// The lock a start of `name` holds until it has recorded its worker (`leader::start_lock`).

@@ -354,9 +354,9 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
     let mut stray = Stray(cmd.spawn().unwrap());
     let child = &mut stray.0;
     let pid = child.id();
+    // The live state is kept in slots (a header line, then the JSON): its pid read as text.
     let serves = || {
-        serde_json::from_slice::<serde_json::Value>(&live_state(env, team, name))
-            .is_ok_and(|v| v["pid"] == pid)
+        String::from_utf8_lossy(&live_state(env, team, name)).contains(&format!("\"pid\":{pid},"))
     };
     let mut ended = None;
     wait_until_or_show(
@@ -512,6 +512,99 @@ fn a_stray_worker_with_another_word_is_not_taken_for_the_one_a_start_placed() {
     assert!(answer.contains("w got: hello"), "{answer}");
     env.ok(&["delete", "--force"]);
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// With w's worker running and w's start lock held by someone else (as if a start were under
+/// way), a worker started by hand as if in w's pane with the word w's record holds is not taken
+/// at that word: the record names another live worker of w, so tmux is asked, and says the
+/// pane runs another process. (Attacker QA, session 33: held with `flock` by hand, it served.)
+#[test]
+fn a_copied_word_is_not_taken_while_the_recorded_worker_runs() {
+    use std::os::fd::AsRawFd;
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-live"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let pane = env.pane_of(&t, "w");
+    let word = env.recorded(&t, "w")["paneNonce"]
+        .as_str()
+        .expect("w's placement word")
+        .to_string();
+    let locks = env.team_dir(&t).join("locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(locks.join("w.start"))
+        .unwrap();
+    // SAFETY: flock on a descriptor this test holds open.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+        0
+    );
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    let tmux = format!("{},1,0", socket.trim());
+    let tag = env.tag(&format!("w@{t}"));
+    let said = stray_refused(
+        &env,
+        &t,
+        "w",
+        &[
+            ("TMUX", &tmux),
+            ("TMUX_PANE", &pane),
+            ("TEAMCTL_PLACED", &tag),
+            ("TEAMCTL_PLACEMENT", &word),
+        ],
+    );
+    assert!(said.contains("does not run in it"), "{said}");
+    drop(lock);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// A worker typed in any other spelling than the one teamctl starts (`worker --home ABSOLUTE
+/// --id ID`, its tag to `kill`, `resume` and `delete`) is refused at once, reading and writing
+/// nothing: `--id=ID`, the home from `TEAMCTL_HOME`, a relative `--home` (another place from
+/// another directory). (Attacker QA, session 33: one started as `worker --id=bob@T` with the
+/// recorded word served bob, and outlived `kill` and `delete --force`.)
+#[test]
+fn a_worker_spelled_otherwise_than_teamctl_starts_it_is_refused() {
+    let env = TestEnv::new();
+    let t = env.ok(&["create", "tags-spell"]).trim().to_string();
+    env.ok(&["spawn", "p", "--backend", "process", "--exec", ECHO]);
+    wait_until("p is idle", WAIT, || env.member_status("p") == "idle");
+    env.ok(&["kill", "p"]);
+    let before = live_state(&env, &t, "p");
+    let id = format!("p@{t}");
+    let word = env.recorded(&t, "p")["paneNonce"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_default();
+    let home = env.home_path();
+    let parent = home.parent().unwrap();
+    let base = home.file_name().unwrap().to_str().unwrap().to_string();
+    let with_id = format!("--id={id}");
+    for args in [
+        vec!["worker", with_id.as_str()],
+        vec!["worker", "--id", id.as_str()],
+        vec!["worker", "--home", base.as_str(), "--id", id.as_str()],
+    ] {
+        let out = env
+            .cmd(&args)
+            .current_dir(parent)
+            .env("TEAMCTL_PLACEMENT", &word)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("is internal"), "{args:?}: {said}");
+    }
+    assert_eq!(live_state(&env, &t, "p"), before, "a refused worker wrote");
+    assert_ne!(env.member_status("p"), "idle");
+    env.ok(&["delete", "--force"]);
 }
 
 /// The same for a teammate on the process backend: a worker typed by hand is not the process
