@@ -52,8 +52,19 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         }
         // One recorded but never placed is checked again under its start lock.
         if status.is_running() && !leader::cut_short(&member, status) {
+            // Running in a pane nobody recorded (its start cut short): recorded now.
+            let recorded = if member.pane_id.is_none() && member.pid.is_none() {
+                leader::record_unrecorded(&*store, &name)?
+            } else {
+                None
+            };
             if args.name.is_some() && !ctx.json {
-                crate::outln!("{name} is already running ({status})");
+                match recorded {
+                    Some(pane) => crate::outln!(
+                        "{name} is already running ({status}) in pane {pane}, which the start that made it did not get to record: recorded now"
+                    ),
+                    None => crate::outln!("{name} is already running ({status})"),
+                }
             }
             running.push(name.to_string());
             continue;

@@ -329,6 +329,54 @@ pub fn new_word() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
+/// A teammate whose worker serves from a tmux pane its record does not name: its start was
+/// cut short (a `spawn` killed, or Ctrl-C, after making the pane and before recording it),
+/// while the worker, taken at that start's word (`worker::placed`), went on. Recorded now
+/// (its pane and pid), under the member's start lock, only when tmux says that pane runs that
+/// very worker, tagged for it with the word the record holds. The pane recorded, or `None`
+/// when the member is not such a teammate. (New-user QA: `status` showed no pane, `attach`
+/// said the pane was gone and sent the user to `resume`, which said "already running".)
+pub fn record_unrecorded(store: &dyn Store, name: &Name) -> Result<Option<String>> {
+    let _starting = start_lock(store, name)?;
+    let member = store.load()?.require(name.as_str())?.clone();
+    if member.pane_id.is_some()
+        || member.pid.is_some()
+        || member.backend_type != Some(crate::domain::BackendType::Tmux)
+    {
+        return Ok(None);
+    }
+    let (Some(word), Some(live)) = (member.pane_nonce.clone(), store.live(name)?) else {
+        return Ok(None);
+    };
+    let Some(pane) = live.pane_id.clone() else {
+        return Ok(None);
+    };
+    if !backend::proc::is_worker(live.pid, &member.agent_id) {
+        return Ok(None);
+    }
+    let tmux = backend::tmux::TmuxBackend::for_member(&member);
+    let ours = tmux.probe(&pane).is_some_and(|p| {
+        !p.dead && p.pid == Some(live.pid) && p.nonce == word && p.tag == tmux.tag(&member.agent_id)
+    });
+    if !ours {
+        return Ok(None);
+    }
+    let mut done = false;
+    store.update_member(&mut None, name, &mut |_, _, slot| {
+        if let Some(m) = slot.as_mut()
+            && m.pane_id.is_none()
+            && m.pid.is_none()
+            && m.pane_nonce.as_deref() == Some(word.as_str())
+        {
+            m.pane_id = Some(pane.clone());
+            m.pid = Some(live.pid);
+            done = true;
+        }
+        Ok(())
+    })?;
+    Ok(done.then_some(pane))
+}
+
 /// Record where a worker `start_worker_in` started went (`placement`).
 fn record_placement(
     store: &dyn Store,

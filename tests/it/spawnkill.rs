@@ -422,6 +422,67 @@ fn a_start_that_cannot_record_its_pane_closes_it() {
     assert!(!sessions.contains("-kept"), "{sessions}");
 }
 
+/// A tmux spawn killed (kill -9) after making w's pane, before recording it (held at pause
+/// point `placed`): w's worker, taken at the start's word, serves from that pane. `resume w`
+/// finds it running there and records the pane and pid (tmux says the pane runs it, tagged, with
+/// the record's word), so the record names it as a finished spawn would. (New-user QA, session
+/// 33: `status` showed no pane, `attach` said the pane was gone and sent the user to `resume`,
+/// which said "already running".)
+#[test]
+fn a_tmux_spawn_killed_before_recording_its_pane_is_recorded_by_resume() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-unrec"]).trim().to_string();
+    let agent = format!("w@{team}");
+    let gate = t.work.path().join("gate");
+    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "placed", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn placed w", WAIT, || Path::new(&reached).exists());
+    let state = t.team_dir(&team).join("state").join("w.json");
+    wait_until("w's worker idle", WAIT, || {
+        std::fs::read(&state)
+            .is_ok_and(|b| String::from_utf8_lossy(&b).contains("\"status\":\"idle\""))
+    });
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+    let started = workers(&t, &agent);
+    assert_eq!(started.len(), 1, "{started:?}");
+    let member = recorded(&t, &team, "w").expect("w recorded");
+    assert!(member["paneId"].is_null(), "{member}");
+
+    let said = t.ok(&["resume", "w"]);
+    assert!(said.contains("recorded now"), "{said}");
+    let member = recorded(&t, &team, "w").expect("w recorded");
+    let pane = member["paneId"]
+        .as_str()
+        .expect("w's pane recorded")
+        .to_string();
+    assert_eq!(
+        member["pid"].as_u64(),
+        Some(u64::from(started[0])),
+        "{member}"
+    );
+    assert_eq!(
+        t.pane_format(&pane, "#{pane_pid}").as_deref(),
+        Some(started[0].to_string().as_str())
+    );
+    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
+    // Recorded once: a second resume has nothing to record.
+    assert!(!t.ok(&["resume", "w"]).contains("recorded now"));
+    t.ok(&["kill", "w"]);
+    wait_until("w's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    assert_eq!(
+        t.pane_format(&pane, "#{pane_id}"),
+        None,
+        "w's pane is still there"
+    );
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
+
 /// A process-backend spawn killed (kill -9) after starting the worker, before recording its
 /// pid (held at pause point `placed`): the worker was given the word of its placement, which
 /// the spawn recorded before starting it, so it serves. `status` shows it idle, a message to
