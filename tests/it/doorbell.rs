@@ -172,13 +172,11 @@ fn many_asks_in_a_row_miss_no_answer() {
 fn a_worker_without_inotify_waits_on_a_doorbell_and_misses_nothing() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
-    let out = env
-        .cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"])
-        .env("TEAMCTL_NO_INOTIFY", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    spawn_without_inotify(
+        &env,
+        "bob",
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+    );
     let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
     let bells = env.team_dir("alpha").join("bells").join("inbox-bob");
     wait_until("bob's doorbell", T, || !fifos(&bells).is_empty());
@@ -229,13 +227,11 @@ fn a_link_at_bells_is_never_followed_by_a_ring_or_a_doorbell() {
     let _ = std::fs::remove_dir_all(&bells);
     std::os::unix::fs::symlink(&elsewhere, &bells).unwrap();
 
-    let out = env
-        .cmd(&["spawn", "bob", "--backend", "process", "--exec", "cat"])
-        .env("TEAMCTL_NO_INOTIFY", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    spawn_without_inotify(
+        &env,
+        "bob",
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+    );
     for i in 0..3 {
         let text = format!("m{i}");
         assert_eq!(
@@ -270,6 +266,20 @@ fn a_link_at_bells_is_never_followed_by_a_ring_or_a_doorbell() {
     );
 }
 
+/// `teamctl spawn ARGS` past the inotify instance limit (simulated: `TEAMCTL_NO_INOTIFY`, so
+/// the test spends no instances of the shared user), then `name` idle.
+fn spawn_without_inotify(env: &TestEnv, name: &str, args: &[&str]) {
+    let out = env
+        .cmd(args)
+        .env("TEAMCTL_NO_INOTIFY", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_until(&format!("{name} idle"), T, || {
+        env.member_status(name) == "idle"
+    });
+}
+
 /// FIFOs in `dir` armed by process `pid` (their names are `PID-N`).
 fn fifos_of(dir: &Path, pid: u32) -> usize {
     fifos(dir)
@@ -290,8 +300,10 @@ fn fifos_of(dir: &Path, pid: u32) -> usize {
 fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
-    let out = env
-        .cmd(&[
+    spawn_without_inotify(
+        &env,
+        "bob",
+        &[
             "spawn",
             "bob",
             "--backend",
@@ -299,12 +311,8 @@ fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
             "--auto-claim",
             "--exec",
             "echo \"did $TEAMCTL_TASK_ID\"",
-        ])
-        .env("TEAMCTL_NO_INOTIFY", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+        ],
+    );
     let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
     let bells = env.team_dir("alpha").join("bells");
     wait_until("bob's doorbells", T, || {
@@ -332,8 +340,10 @@ fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
 fn an_interactive_companion_without_inotify_waits_on_doorbells_for_hook_events() {
     let env = TestEnv::with_tmux();
     env.ok(&["create", "alpha"]);
-    let out = env
-        .cmd(&[
+    spawn_without_inotify(
+        &env,
+        "py",
+        &[
             "spawn",
             "py",
             "--interactive",
@@ -341,12 +351,8 @@ fn an_interactive_companion_without_inotify_waits_on_doorbells_for_hook_events()
             "python3 -i",
             "--prompt-pattern",
             "^>>> $",
-        ])
-        .env("TEAMCTL_NO_INOTIFY", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    wait_until("py idle", T, || env.member_status("py") == "idle");
+        ],
+    );
     let pid = env.member("py")["pid"].as_u64().unwrap() as u32;
     let bells = env.team_dir("alpha").join("bells");
     wait_until("the companion's doorbells", T, || {

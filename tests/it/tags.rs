@@ -313,6 +313,20 @@ fn a_process_imitating_a_workers_argv_is_left_running() {
     }
 }
 
+/// `$TMUX` as a pane of the test's tmux server has it: its socket, then a pid and a session.
+fn tmux_env(env: &TestEnv) -> String {
+    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
+    format!("{},1,0", socket.trim())
+}
+
+/// The placement word `name`'s record in `team` holds (`paneNonce`).
+fn word_of(env: &TestEnv, team: &str, name: &str) -> String {
+    env.recorded(team, name)["paneNonce"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}'s placement word"))
+        .to_string()
+}
+
 /// The live state `name`'s worker wrote in `team`, as bytes (empty when there is none).
 fn live_state(env: &TestEnv, team: &str, name: &str) -> Vec<u8> {
     std::fs::read(
@@ -417,8 +431,7 @@ fn a_stray_worker_without_a_pane_or_with_a_forged_one_does_not_serve_a_tmux_team
     crash(&env, "w");
 
     stray_refused(&env, &t, "w", &[]);
-    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
-    let tmux = format!("{},1,0", socket.trim());
+    let tmux = tmux_env(&env);
     let tag = env.tag(&format!("w@{t}"));
     let said = stray_refused(
         &env,
@@ -432,10 +445,7 @@ fn a_stray_worker_without_a_pane_or_with_a_forged_one_does_not_serve_a_tmux_team
     );
     assert!(said.contains("does not run in it"), "{said}");
     // With the word w's record holds, too: no start of w is under way.
-    let word = env.recorded(&t, "w")["paneNonce"]
-        .as_str()
-        .expect("w's placement word")
-        .to_string();
+    let word = word_of(&env, &t, "w");
     let said = stray_refused(
         &env,
         &t,
@@ -486,8 +496,7 @@ fn a_stray_worker_with_another_word_is_not_taken_for_the_one_a_start_placed() {
     wait_until("w's worker idle", WAIT, || {
         String::from_utf8_lossy(&live_state(&env, &t, "w")).contains("\"status\":\"idle\"")
     });
-    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
-    let tmux = format!("{},1,0", socket.trim());
+    let tmux = tmux_env(&env);
     let said = stray_refused(
         &env,
         &t,
@@ -526,10 +535,7 @@ fn a_copied_word_is_not_taken_while_the_recorded_worker_runs() {
     env.ok(&["spawn", "w", "--exec", ECHO]);
     wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
     let pane = env.pane_of(&t, "w");
-    let word = env.recorded(&t, "w")["paneNonce"]
-        .as_str()
-        .expect("w's placement word")
-        .to_string();
+    let word = word_of(&env, &t, "w");
     let locks = env.team_dir(&t).join("locks");
     std::fs::create_dir_all(&locks).unwrap();
     let lock = std::fs::OpenOptions::new()
@@ -543,8 +549,7 @@ fn a_copied_word_is_not_taken_while_the_recorded_worker_runs() {
         unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
         0
     );
-    let socket = env.tmux_ok(&["display-message", "-p", "#{socket_path}"]);
-    let tmux = format!("{},1,0", socket.trim());
+    let tmux = tmux_env(&env);
     let tag = env.tag(&format!("w@{t}"));
     let said = stray_refused(
         &env,
