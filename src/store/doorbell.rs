@@ -117,6 +117,22 @@ impl Doorbell {
         self.fifo.as_raw_fd()
     }
 
+    /// Whether this FIFO is still where writers ring it: the name it was armed under, looked
+    /// up from the team's path (`lstat`, the FIFO itself never followed), is this very FIFO.
+    /// Not when it was removed, or its directory (`bells` or the topic's) removed, replaced or
+    /// moved away: writers then ring nothing this waiter holds (QA: a worker past the inotify
+    /// limit went deaf for good when its FIFO or `bells` was removed by hand).
+    pub fn in_place(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(held), Ok(there)) = (
+            self.fifo.metadata(),
+            std::fs::symlink_metadata(self.dir.path().join(&self.name)),
+        ) else {
+            return false;
+        };
+        (held.dev(), held.ino()) == (there.dev(), there.ino())
+    }
+
     /// Remove the FIFO: through the directory it was armed in, never what its path names now
     /// (attacker QA: a link swapped in for `bells` after arming had a waiter remove a file of
     /// the same name elsewhere).
@@ -262,14 +278,8 @@ pub fn ring_topic(team_dir: &Path, topic: &Topic) {
     // A team directory of a home (`HOME/teams/TEAM`): `teams` and the team never through a
     // link either, as writes open it (attacker QA: a link swapped in for the team had sends
     // remove FIFOs in its copy); any other place (a test's) by its path.
-    match super::teamdir::TeamDir::open(team_dir) {
-        Ok(team) => ring_topic_in(team.fd(), topic),
-        Err(_) if !super::teamdir::is_team_dir(team_dir) => {
-            if let Ok(team) = DirFd::open_path(team_dir) {
-                ring_topic_in(&team, topic);
-            }
-        }
-        Err(_) => {}
+    if let Ok(team) = super::teamdir::open_fd(team_dir) {
+        ring_topic_in(&team, topic);
     }
 }
 

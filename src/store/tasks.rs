@@ -4,11 +4,14 @@
 //! that says how to recover, never a panic. A change that leaves the list as it was writes
 //! nothing, so idle auto-claim teammates watching the file are not woken for nothing. A change
 //! that writes rings the task list's doorbells (`super::doorbell`: the wake of auto-claim
-//! teammates past the inotify instance limit).
+//! teammates past the inotify instance limit). The lock, the read and the replacement go
+//! through the team directory opened by descriptors (`super::teamdir::open_fd`), never through
+//! a link swapped in for `teams` or the team (attacker QA: a loop swapping the team directory
+//! for a link got the task list written into what the link named).
 
 use std::path::{Path, PathBuf};
 
-use super::fsutil::{LockGuard, write_atomic};
+use super::fsutil::{DirFd, Sync};
 use crate::domain::task::TaskList;
 use crate::error::{Error, Result};
 
@@ -32,11 +35,25 @@ impl TaskFile {
         self.dir.join(TASKS_FILE)
     }
 
+    /// The team directory, opened as writes into it are.
+    fn open(&self) -> Result<DirFd> {
+        super::teamdir::open_fd(&self.dir)
+    }
+
     /// The list as it is now.
     pub fn load(&self) -> Result<TaskList> {
+        match self.open() {
+            Ok(dir) => self.load_in(&dir),
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => Ok(TaskList::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The list as it is now in the team directory `dir`.
+    fn load_in(&self, dir: &DirFd) -> Result<TaskList> {
         let path = self.path();
-        let bytes = match super::fsutil::read(&path) {
-            Ok(b) => b,
+        let bytes = match dir.read(TASKS_FILE) {
+            Ok((b, _)) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(TaskList::default());
             }
@@ -54,15 +71,16 @@ impl TaskFile {
     /// Change the list under its lock. `f` returning an error leaves the file untouched;
     /// so does a change that changes nothing.
     pub fn update(&self, f: &mut dyn FnMut(&mut TaskList) -> Result<()>) -> Result<TaskList> {
-        let _lock = LockGuard::acquire(&self.dir.join(TASKS_LOCK))?;
-        let before = self.load()?;
+        let dir = self.open()?;
+        let _lock = dir.lock(TASKS_LOCK)?;
+        let before = self.load_in(&dir)?;
         let mut list = before.clone();
         f(&mut list)?;
         if list != before {
             let bytes = serde_json::to_vec_pretty(&list)
                 .map_err(|e| Error::failed(format!("cannot encode the task list: {e}")))?;
-            write_atomic(&self.path(), &bytes, true)?;
-            super::doorbell::ring_topic(&self.dir, &super::Topic::Tasks);
+            dir.replace(TASKS_FILE, &bytes, Sync::All)?;
+            super::doorbell::ring_topic_in(&dir, &super::Topic::Tasks);
         }
         Ok(list)
     }
@@ -116,6 +134,36 @@ mod tests {
         assert_eq!(std::fs::read(file.path()).unwrap(), bytes);
         use std::os::unix::fs::MetadataExt;
         assert_eq!(before.ino(), after.ino(), "the file was replaced");
+    }
+
+    /// In a home, the list is locked, read and written through the team directory found at
+    /// its name: with a link to a copy put there, a change is refused and the copy gets
+    /// nothing (no list, no lock, no temporary file); the real directory keeps its list.
+    #[test]
+    fn the_list_is_never_written_through_a_link_at_the_team() {
+        let home = tempfile::tempdir().unwrap();
+        let team = home.path().join("teams").join("t");
+        std::fs::create_dir_all(&team).unwrap();
+        let file = TaskFile::new(&team);
+        add(&file, "a");
+        let aside = home.path().join("aside");
+        let copy = home.path().join("copy");
+        std::fs::rename(&team, &aside).unwrap();
+        std::fs::create_dir(&copy).unwrap();
+        std::os::unix::fs::symlink(&copy, &team).unwrap();
+        let err = file
+            .update(&mut |l| {
+                l.tasks.clear();
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(file.load().is_err(), "a list read through the link");
+        let left: Vec<_> = std::fs::read_dir(&copy).unwrap().flatten().collect();
+        assert!(left.is_empty(), "written into the copy: {left:?}");
+        std::fs::remove_file(&team).unwrap();
+        std::fs::rename(&aside, &team).unwrap();
+        assert_eq!(file.load().unwrap().tasks[0].subject, "a");
     }
 
     #[test]

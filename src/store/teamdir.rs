@@ -54,6 +54,17 @@ impl TeamDir {
     }
 }
 
+/// The directory `team_dir` opened for writes into it: a home's team directory
+/// (`HOME/teams/TEAM`) as `TeamDir::open` opens it, never through a link; any other place (a
+/// test's) by its path.
+pub fn open_fd(team_dir: &Path) -> Result<DirFd> {
+    if is_team_dir(team_dir) {
+        TeamDir::open(team_dir).map(|t| t.dir)
+    } else {
+        DirFd::open_path(team_dir)
+    }
+}
+
 /// Whether `path` has the shape of a home's team directory (`HOME/teams/TEAM`).
 pub fn is_team_dir(path: &Path) -> bool {
     path.parent().and_then(Path::file_name) == Some(OsStr::new("teams"))
