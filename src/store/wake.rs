@@ -170,6 +170,8 @@ pub struct Subscription {
     entries: Option<(Vec<PathBuf>, Arc<AtomicBool>)>,
     poller: Option<Arc<AtomicBool>>,
     doorbells: Option<Arc<Vec<Doorbell>>>,
+    /// Set once one of `doorbells` was found gone from its place (`Subscription::bells_gone`).
+    bells_gone: Option<Arc<AtomicBool>>,
     guard: Option<Box<dyn Send>>,
 }
 
@@ -182,12 +184,22 @@ impl Subscription {
             entries: None,
             poller: None,
             doorbells: None,
+            bells_gone: None,
             guard: Some(Box::new(guard)),
         }
     }
 }
 
 impl Subscription {
+    /// Whether a doorbell of this subscription was found gone from where writers ring it
+    /// (removed or replaced by hand): it rang once then, and rings nothing more; the holder
+    /// arms a new subscription.
+    pub fn bells_gone(&self) -> bool {
+        self.bells_gone
+            .as_ref()
+            .is_some_and(|g| g.load(Ordering::Relaxed))
+    }
+
     /// The watch on the `Entries` it was made with, if it watches them (inotify).
     pub fn entry_watch(&self) -> Option<EntryWatch> {
         let (files, stale) = self.entries.clone()?;
@@ -218,19 +230,35 @@ impl Drop for Subscription {
     }
 }
 
+/// How often a doorbell subscription looks that its FIFOs are still in place
+/// (`Doorbell::in_place`): a check of the wake, never a read of what it waits for.
+pub const DOORBELL_CHECK: Duration = Duration::from_secs(5);
+
 /// Ring `bell` on each poke of `bells` (armed already: see `super::doorbell`), from a small
-/// thread that ends when the subscription is dropped.
+/// thread that ends when the subscription is dropped. Every `DOORBELL_CHECK` without a poke,
+/// the thread looks that each FIFO is still where writers ring it; when one is not (removed
+/// by hand, or its directory), it rings `bell` once and says so (`Subscription::bells_gone`),
+/// so the holder arms anew instead of waiting on a FIFO nobody rings.
 pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
     let stop = Arc::new(AtomicBool::new(false));
+    let gone = Arc::new(AtomicBool::new(false));
     let bells = Arc::new(bells);
-    let (stopped, held) = (stop.clone(), bells.clone());
+    let (stopped, held, lost) = (stop.clone(), bells.clone(), gone.clone());
     std::thread::Builder::new()
         .name("teamctl-doorbell".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let far = std::time::Instant::now() + Duration::from_hours(24);
             while !stopped.load(Ordering::Relaxed) {
-                if super::doorbell::wait_any(&held, far) && !stopped.load(Ordering::Relaxed) {
+                let next = std::time::Instant::now() + DOORBELL_CHECK;
+                if super::doorbell::wait_any(&held, next) {
+                    if !stopped.load(Ordering::Relaxed) {
+                        bell();
+                    }
+                } else if !lost.load(Ordering::Relaxed)
+                    && !stopped.load(Ordering::Relaxed)
+                    && !held.iter().all(Doorbell::in_place)
+                {
+                    lost.store(true, Ordering::Relaxed);
                     bell();
                 }
             }
@@ -242,6 +270,7 @@ pub fn doorbells(bells: Vec<Doorbell>, bell: Bell) -> Result<Subscription> {
         entries: None,
         poller: Some(stop),
         doorbells: Some(bells),
+        bells_gone: Some(gone),
         guard: None,
     })
 }
@@ -282,6 +311,7 @@ pub fn subscribe_or_ring(
             entries: files,
             poller: None,
             doorbells: None,
+            bells_gone: None,
             guard: None,
         }),
         Err(e) => {
@@ -395,6 +425,7 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
         entries: None,
         poller: Some(stop),
         doorbells: None,
+        bells_gone: None,
         guard: None,
     }
 }

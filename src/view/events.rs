@@ -33,8 +33,9 @@ pub struct TeamWatch {
     store: SharedStore,
     bell: SyncBell,
     sub: Subscription,
-    /// The live states' doorbell, for the console (`subscribe`).
-    _live: Option<Subscription>,
+    /// The live states' doorbell, for the console (`subscribe`); armed anew by
+    /// `follow_members` once found gone (`Subscription::bells_gone`).
+    live: Option<Subscription>,
     inboxes: Inboxes,
     members: Vec<Name>,
     stop: Arc<AtomicBool>,
@@ -70,7 +71,7 @@ impl TeamWatch {
             store: store.clone(),
             bell,
             sub,
-            _live: live,
+            live,
             inboxes,
             members,
             stop,
@@ -144,7 +145,14 @@ impl TeamWatch {
 
     /// Follow the inboxes of members who joined since the last look. Returns the newcomers.
     /// The new subscription is armed before the old one is dropped, so nothing slips past.
+    /// Also arms the live states' doorbell anew once it was found gone (`bells/live` removed
+    /// by hand: the console's status line then changed only at its next look, QA).
     pub fn follow_members(&mut self, config: &TeamConfig) -> Result<Vec<Name>> {
+        if self.live.as_ref().is_some_and(Subscription::bells_gone)
+            && let Ok(again) = self.store.subscribe_brief(&[Topic::Live], self.bell.bell())
+        {
+            self.live = Some(again);
+        }
         if self.inboxes == Inboxes::Leader {
             return Ok(Vec::new());
         }

@@ -104,7 +104,15 @@ impl Worker {
         }
         // The inbox's doorbell directory removed (`rm -rf bells`): its watch went with it, and
         // with it the wake for a whole `inboxes` moved away (QA: deaf for good after both).
-        let mut bell_gone = w.subscription.is_some() && self.store.inbox_bell_missing(&self.name);
+        // Past the inotify limit, its FIFO removed or replaced there (the doorbell thread
+        // looks every `DOORBELL_CHECK` and rang): writers ring nothing it holds.
+        let bell_lost = |w: &Watch| {
+            w.subscription
+                .as_ref()
+                .is_some_and(Subscription::bells_gone)
+        };
+        let mut bell_gone =
+            w.subscription.is_some() && (bell_lost(w) || self.store.inbox_bell_missing(&self.name));
         if bell_gone {
             // A removal of more than that (the whole team, by hand) is let finish first: the
             // directory is not made again under it.
@@ -113,7 +121,7 @@ impl Worker {
                 return Ok(Step::Out);
             }
             now = self.store.inbox_generation(&self.name);
-            bell_gone = self.store.inbox_bell_missing(&self.name);
+            bell_gone = bell_lost(w) || self.store.inbox_bell_missing(&self.name);
         }
         // After a problem (a link where the directory should be), armed anew even when
         // the same directory came back: its watch did not survive the move (QA: moved
@@ -188,7 +196,7 @@ impl Worker {
                 .note("the inbox directory is back; watching it anew");
         } else if only_bell {
             self.sink.note(
-                "warning: the inbox's doorbell directory was removed; made it again, watching anew",
+                "warning: the inbox's doorbell was removed or replaced; made it again, watching anew",
             );
         } else {
             self.sink

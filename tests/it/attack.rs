@@ -641,7 +641,7 @@ fn bells_removed_then_inboxes_moved_away_still_leaves_bob_answering() {
     let dir = t.team_dir("rmbells");
     std::fs::remove_dir_all(dir.join("bells")).unwrap();
     wait_until("bob to watch its doorbell directory anew", LONG, || {
-        bob_log(&dir).contains("doorbell directory was removed")
+        bob_log(&dir).contains("doorbell was removed")
     });
     wait_until("bob's worker to wait for mail again", LONG, || {
         parked(&t, pid)

@@ -331,6 +331,89 @@ fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
     assert!(!log.contains("polling every"), "the worker polls: {log}");
 }
 
+/// Past the inotify instance limit (simulated) bob waits on a FIFO only writers ring. That
+/// FIFO removed by hand, then its directory made anew, then the whole `bells` removed: each
+/// time bob finds its doorbell gone (within `DOORBELL_CHECK`, 5 s), arms a new one and answers
+/// the message sent meanwhile (QA: it stayed deaf, the mail waiting, until something else woke
+/// it). And it never polls for its mail.
+#[test]
+fn a_teammate_without_inotify_whose_doorbell_is_removed_arms_a_new_one() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    spawn_without_inotify(
+        &env,
+        "bob",
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+    );
+    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    let bells = env.team_dir("alpha").join("bells");
+    let mine = bells.join("inbox-bob");
+    wait_until("bob's doorbell", T, || fifos_of(&mine, pid) == 1);
+    let removals: [(&str, &dyn Fn()); 3] = [
+        ("its FIFO removed", &|| {
+            for f in fifos(&mine) {
+                std::fs::remove_file(f).unwrap();
+            }
+        }),
+        ("its directory made anew", &|| {
+            std::fs::remove_dir_all(&mine).unwrap();
+            std::fs::create_dir(&mine).unwrap();
+        }),
+        ("bells removed", &|| {
+            std::fs::remove_dir_all(&bells).unwrap();
+        }),
+    ];
+    for (i, (how, remove)) in removals.iter().enumerate() {
+        remove();
+        assert_eq!(fifos_of(&mine, pid), 0, "{how}");
+        let text = format!("after {how} ({i})");
+        assert_eq!(
+            env.ok(&["ask", "bob", &text, "--timeout", "20"]).trim(),
+            text,
+            "{how}"
+        );
+        wait_until(&format!("bob's new doorbell after {how}"), T, || {
+            fifos_of(&mine, pid) == 1
+        });
+    }
+    assert!(!holds_inotify(pid), "the worker holds an inotify instance");
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(!log.contains("polling every"), "the worker polls: {log}");
+    assert!(log.contains("doorbell was removed"), "{log}");
+}
+
+/// The leader console's doorbell for live states, removed with `bells/live` by hand: the
+/// console finds it gone (within `DOORBELL_CHECK`, 5 s) and arms a new one there (QA: it was
+/// never armed again; the status line changed only at the console's own looks).
+#[test]
+fn the_consoles_live_doorbell_removed_is_armed_anew() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let live = env.team_dir("alpha").join("bells").join("live");
+    let mut console = env.cmd(&["lead"]);
+    console
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    /// Ends the console however the test ends.
+    struct Running(Child);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut console = Running(console.spawn().unwrap());
+    let pid = console.0.id();
+    wait_until("the console's doorbell", T, || fifos_of(&live, pid) == 1);
+    std::fs::remove_dir_all(&live).unwrap();
+    wait_until("the console's doorbell armed anew", T, || {
+        fifos_of(&live, pid) == 1
+    });
+    drop(console.0.stdin.take());
+    assert!(console.0.wait().unwrap().success());
+}
+
 /// Past the inotify instance limit (simulated) an interactive teammate's companion waits on
 /// doorbells for its inbox and its agent's hook events, and a hook event recorded by
 /// `teamctl hook` pokes the companion's doorbell (its one byte is consumed by the companion's
