@@ -157,7 +157,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let store = Home::new(home.clone()).open(&team)?;
     // Only where teamctl placed it, checked before the lock (`placed.rs`).
     if let Err(e) = placed::check(&*store, &name, id, placed) {
-        Sink::open(&store.log_path(&name)).note(&format!("error: {e}; exiting"));
+        Sink::open(&store.log_path(&name)).note_exit(&format!("error: {e}; exiting"));
         return Err(e);
     }
     // Whatever ends it before its loop runs is said in its log and its live state: in a tmux
@@ -176,7 +176,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
         // Why it ended, in its log too: in a tmux pane it was only on the dead pane, gone
         // with it, and `log`, `status` and the next `resume` had nothing to say (attacker QA).
         if let Err(e) = &done {
-            worker.sink.note(&format!("error: {e}; exiting"));
+            worker.sink.note_exit(&format!("error: {e}; exiting"));
             worker.live.exit_reason = Some(e.to_string());
             worker.set_status(Status::Dead);
         }
@@ -188,7 +188,7 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
 /// another worker of it runs (whose state it is), in its live state, marked dead: the
 /// leader that started it (`leader::started`) and `status` read it there. Returns `e`.
 fn failed_to_start(store: &dyn crate::store::Store, name: &Name, e: Error) -> Error {
-    Sink::open(&store.log_path(name)).note(&format!("error: {e}; exiting"));
+    Sink::open(&store.log_path(name)).note_exit(&format!("error: {e}; exiting"));
     let me = std::process::id();
     let previous = store.live(name).ok().flatten();
     let agent_id = name.agent_id(store.team());

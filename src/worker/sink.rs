@@ -115,6 +115,20 @@ impl Sink {
         }
     }
 
+    /// Why the worker ends (`error: ...; exiting`), which `main` also prints on stderr: kept
+    /// in the log, never shown in the pane by this sink (the pane had it twice, once from
+    /// here and once from stderr: new-user QA), and not logged when stderr is the log itself
+    /// (a detached worker's), which has it from `main` then.
+    pub fn note_exit(&mut self, line: &str) {
+        if let Some(log) = &self.log
+            && log.metadata().is_ok_and(|m| fd_is(2, &m))
+        {
+            return;
+        }
+        let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
+        self.log_line(&stamped);
+    }
+
     /// A line of the worker's own narration: always logged, on a line of its own.
     pub fn note(&mut self, line: &str) {
         let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
@@ -157,13 +171,13 @@ pub fn shown(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
 }
 
 fn stdout_is(path: &Path) -> bool {
-    let Ok(target) = std::fs::metadata(path) else {
-        return false;
-    };
-    let Ok(out) = std::fs::metadata("/proc/self/fd/1") else {
-        return false;
-    };
-    out.dev() == target.dev() && out.ino() == target.ino()
+    std::fs::metadata(path).is_ok_and(|m| fd_is(1, &m))
+}
+
+/// Whether the descriptor `fd` of this process is the file whose metadata is `target`.
+fn fd_is(fd: i32, target: &std::fs::Metadata) -> bool {
+    std::fs::metadata(format!("/proc/self/fd/{fd}"))
+        .is_ok_and(|out| out.dev() == target.dev() && out.ino() == target.ino())
 }
 
 #[cfg(test)]

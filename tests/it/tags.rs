@@ -354,9 +354,10 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
         .env_remove("TEAMCTL_PLACEMENT")
         .env_remove("TEAMCTL_COMPANION_PANE")
         .envs(vars.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap());
+        .stdin(std::process::Stdio::null());
+    // Its terminal: what it shows (stdout) and what `main` prints (stderr), in one file.
+    let said_to = std::fs::File::create(&err).unwrap();
+    cmd.stdout(said_to.try_clone().unwrap()).stderr(said_to);
     /// Ends the stray however the test ends (it may serve on: that is the failure).
     struct Stray(std::process::Child);
     impl Drop for Stray {
@@ -389,6 +390,12 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
     assert!(!status.success(), "{vars:?}: {said}");
     assert!(
         said.contains(&format!("this worker of {id}")) && said.contains("will not serve"),
+        "{vars:?}: {said}"
+    );
+    // Said once on its terminal (it was twice: the log's note shown, then `main`'s line).
+    assert_eq!(
+        said.matches("will not serve").count(),
+        1,
         "{vars:?}: {said}"
     );
     assert_eq!(
