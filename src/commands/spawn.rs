@@ -323,6 +323,7 @@ pub fn start_held(
         *slot = Some(m);
         Ok(())
     })?;
+    crate::pause::at("spawn-recorded");
     // On failure the team file is left as it was: the old entry back, or none.
     let forget = || {
         let _ = store.update_member(&mut None, &name, &mut |_, _, slot| {

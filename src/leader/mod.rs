@@ -443,6 +443,24 @@ pub fn cut_short(member: &Member, status: Status) -> bool {
         && !backend::proc::pids().any(|p| backend::proc::is_worker(p, &member.agent_id))
 }
 
+/// `status` as views show it: "starting" only while a start of the member is under way. One
+/// recorded and never placed whose start lock is free, with no worker carrying its tag
+/// (`cut_short`), was started by a `spawn` or `resume` that was killed: dead, resumable, not
+/// "starting" for a minute (new-user QA). The lock is asked first: a start that lets it go
+/// has its worker running by then, which `cut_short` sees.
+pub fn settled_status(store: &dyn Store, member: &Member, status: Status) -> Status {
+    if status == Status::Starting
+        && member.pid.is_none()
+        && member.pane_id.is_none()
+        && store.lock_held(&LockKey::Start(member.name.clone())) == Some(false)
+        && cut_short(member, status)
+    {
+        Status::Dead
+    } else {
+        status
+    }
+}
+
 /// Bring back a stopped or dead teammate with the same identity, backend and cursor, saying
 /// whether a worker was started (`None`: it was running already, perhaps started by a
 /// concurrent spawn or resume this call waited for). A member last started on another host

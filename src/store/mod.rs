@@ -232,6 +232,11 @@ pub trait Store: Send + Sync {
     fn hold_shared(&self) -> Result<Held>;
     /// An exclusive lock, held until dropped.
     fn lock(&self, key: &LockKey) -> Result<Held>;
+    /// Whether `key` is held now (by anyone), asked without taking it; `None` when this store
+    /// cannot tell (a lock hosts share), and then a caller takes it as perhaps held.
+    fn lock_held(&self, _key: &LockKey) -> Option<bool> {
+        None
+    }
 
     /// Append one message to `inbox`. The caller has validated it.
     fn append(&self, inbox: &Name, env: &Envelope) -> Result<()>;

@@ -484,6 +484,16 @@ impl Store for FsStore {
         Ok(Held::new(guard))
     }
 
+    /// By the lock file's path (opened with no link followed, never made): a look, no write.
+    fn lock_held(&self, key: &LockKey) -> Option<bool> {
+        let path = match key {
+            LockKey::Start(name) => self.dir.join("locks").join(format!("{name}.start")),
+            LockKey::Plan(name) => self.dir.join("locks").join(format!("{name}.plan")),
+            LockKey::Protocol => self.dir.join("protocol.lock"),
+        };
+        Some(super::fsutil::lock_held(&path))
+    }
+
     fn lock(&self, key: &LockKey) -> Result<Held> {
         // Through the team directory opened from the home (`TeamDir`): a lock file is never
         // made through a link swapped in above it.

@@ -536,3 +536,39 @@ fn a_process_spawn_killed_before_recording_its_worker_leaves_it_serving() {
         t.processes().is_empty()
     });
 }
+
+/// A spawn killed (kill -9) after recording w, before placing its worker (held at pause point
+/// `spawn-recorded`): while it is held, `status` says w is starting; once it is killed, w is
+/// dead at once (its start lock free, no worker carrying its tag), not "starting" for a
+/// minute, and `resume` starts it (new-user QA: a spawn killed a few ms in left w "starting").
+#[test]
+fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-early"]).trim().to_string();
+    let agent = format!("w@{team}");
+    let gate = t.work.path().join("gate");
+    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "spawn-recorded", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn recorded w", WAIT, || {
+        Path::new(&reached).exists()
+    });
+    assert_eq!(t.member_status("w"), "starting");
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+    assert!(workers(&t, &agent).is_empty());
+    let member = recorded(&t, &team, "w").expect("w recorded");
+    assert!(
+        member["paneId"].is_null() && member["pid"].is_null(),
+        "{member}"
+    );
+    assert_eq!(t.member_status("w"), "dead");
+    t.ok(&["resume", "w"]);
+    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
+    assert_eq!(workers(&t, &agent).len(), 1);
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
