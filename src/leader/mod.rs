@@ -243,6 +243,7 @@ pub fn start_worker_in(
     });
     let nonce = recorded.map_or_else(new_word, String::from);
     let previous_nonce = member.pane_nonce.clone();
+    let (previous_pane, previous_pid) = (member.pane_id.clone(), member.pid);
     // A shutdown request still awaited is given up before the new worker can read it: that
     // worker answers only the request the record names (`worker::shutdown`), and one of a
     // worker gone is nobody's to answer (cleared after the start as well, as always).
@@ -259,6 +260,12 @@ pub fn start_worker_in(
                 }
                 m.shutdown_request_id = None;
                 m.pane_nonce = Some(nonce.clone());
+                // The word is this start's from now on, never the old pane's or worker's: a
+                // worker holding it is taken only where the record names no other place
+                // (`worker::placed`; attacker QA: a word copied from the record served a
+                // killed member from a pane or process of the attacker's).
+                m.pane_id = None;
+                m.pid = None;
             }
             Ok(())
         })?
@@ -300,6 +307,10 @@ pub fn start_worker_in(
                     }
                     if m.pane_nonce.as_deref() == Some(nonce.as_str()) {
                         m.pane_nonce = previous_nonce.clone();
+                        if m.pane_id.is_none() && m.pid.is_none() {
+                            m.pane_id = previous_pane.clone();
+                            m.pid = previous_pid;
+                        }
                     }
                 }
                 Ok(())

@@ -26,8 +26,9 @@
 //! Any other worker (no pane: the process backend, an interactive teammate's companion, or a
 //! worker typed outside tmux, or in a pane tmux cannot be asked about) is the teammate's only
 //! as the process spawn or resume started: the member's record names this very pid
-//! (`Member::pid`, recorded right after the start), or holds the word of the placement the
-//! start gave this worker (`TEAMCTL_PLACEMENT`, recorded before the worker was started: a
+//! (`Member::pid`, recorded right after the start), or, while it records no pid or pane, holds
+//! the word of the placement the start gave this worker (`TEAMCTL_PLACEMENT`, recorded before
+//! the worker was started, with the old pid and pane cleared: a
 //! start killed before it recorded the pid leaves a worker that serves, not one refused with
 //! nothing running for the member). The record is waited for only while a
 //! start of the member is under way (its start lock held, `wait_for_record`); refused at once
@@ -40,7 +41,7 @@ use crate::backend::tmux::argv::{self, Server};
 use crate::backend::tmux::run::{Fail, Tmux};
 use crate::domain::{Member, Name, env};
 use crate::error::{Error, Result};
-use crate::store::{Store, SyncBell, Topic};
+use crate::store::{LockKey, Store, SyncBell, Topic};
 
 /// How long a worker waits for the leader to tag the pane it was just started in (the leader
 /// tags it right after tmux made it, in a second tmux command, unless it was tagged as it was
@@ -193,7 +194,7 @@ fn in_tagged_pane(
 /// worker's pid given again was taken for it). `false` sends the worker the long way: tmux
 /// is asked, as for any other worker.
 fn placed_by_start(store: &dyn Store, name: &Name, agent_id: &str, word: &str) -> Result<bool> {
-    if !store.spans_hosts() && !crate::store::fsutil::lock_held(&start_lock_of(store, name)) {
+    if store.lock_held(&LockKey::Start(name.clone())) == Some(false) {
         return Ok(false);
     }
     let roster = store.roster_with(&[name])?;
@@ -206,14 +207,6 @@ fn placed_by_start(store: &dyn Store, name: &Name, agent_id: &str, word: &str) -
                 .pid
                 .is_some_and(|p| p != me && proc::is_worker(p, agent_id))
     }))
-}
-
-/// The lock a start of `name` holds until it has recorded its worker (`leader::start_lock`).
-fn start_lock_of(store: &dyn Store, name: &Name) -> std::path::PathBuf {
-    store
-        .local_dir()
-        .join("locks")
-        .join(format!("{name}.start"))
 }
 
 /// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
@@ -234,8 +227,8 @@ fn wait_for_record(
     // Armed before the first read: a write after it rings.
     let bell = SyncBell::default();
     let _sub = store.subscribe_brief(&[Topic::Team], bell.bell()).ok();
-    let start_lock = start_lock_of(store, name);
-    let starting = || store.spans_hosts() || crate::store::fsutil::lock_held(&start_lock);
+    let start = LockKey::Start(name.clone());
+    let starting = || store.lock_held(&start) != Some(false);
     let mut last_look = false;
     let mut pause = Duration::from_millis(2);
     loop {
@@ -309,7 +302,9 @@ fn recorded_in(
         let names_it = m.pane_id.as_deref() == Some(pane.as_str());
         match m.pane_nonce.as_deref() {
             None => Ok(names_it),
-            Some(n) if n == pane_word() => Ok(true),
+            // Not while the record names another pane: the word is that pane's (a copy set
+            // on this one by hand proves nothing; attacker QA).
+            Some(n) if n == pane_word() && (names_it || m.pane_id.is_none()) => Ok(true),
             Some(_) if names_it => {
                 Err("it does not carry the word teamctl recorded with it".into())
             }
@@ -338,7 +333,12 @@ fn recorded_as(store: &dyn Store, name: &Name, agent_id: &str, word: Option<&str
         Some(p) if proc::is_worker(p, agent_id) => Err(format!(
             "another worker of {name} is running (pid {p}, the one teamctl started)"
         )),
-        _ => Ok(word.is_some() && m.pane_nonce.as_deref() == word),
+        // The word only while no worker is recorded: the start records it with no pid (or
+        // pane), then the pid; a pid recorded and gone (killed, crashed) keeps its word in
+        // the record, for anyone who reads it (attacker QA: a copied word served a killed
+        // member from a process of the attacker's).
+        None => Ok(word.is_some() && m.pane_nonce.as_deref() == word && m.pane_id.is_none()),
+        Some(_) => Ok(false),
     })?;
     found.map_err(|why| {
         let why = if why.is_empty() {

@@ -631,6 +631,10 @@ fn a_stray_worker_does_not_serve_a_process_teammate() {
     crash(&env, "p");
 
     stray_refused(&env, &t, "p", &[]);
+    // Nor with the word of p's placement copied from the record (attacker QA: with the pid
+    // recorded gone, the word alone let it serve p).
+    let word = word_of(&env, &t, "p");
+    stray_refused(&env, &t, "p", &[("TEAMCTL_PLACEMENT", &word)]);
 
     env.ok(&["resume", "p"]);
     let answer = env.ok(&["ask", "p", "hello", "--timeout", "20"]);
@@ -794,6 +798,70 @@ fn a_worker_in_a_forged_pane_does_not_serve_a_member_with_no_pane_recorded() {
     env.tmux_ok(&["send-keys", "-t", &pane, "go", "Enter"]);
     wait_until_or_show(
         "the worker in the forged pane ended",
+        WAIT,
+        || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
+        || {
+            format!(
+                "it serves w: live state {}",
+                String::from_utf8_lossy(&live_state(&env, &t, "w"))
+            )
+        },
+    );
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_ne!(
+        std::fs::read_to_string(&code).unwrap().trim(),
+        "0",
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("this worker of {id} will not serve"))
+            && said.contains("which is not w's pane"),
+        "{said}"
+    );
+    assert_eq!(
+        live_state(&env, &t, "w"),
+        before,
+        "the refused worker wrote no state"
+    );
+
+    env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// w killed (its record names its closed pane and keeps that placement's word): a pane of the
+/// user's with w's tag and that word copied onto it (`@teamctl-nonce`) is not w's pane, for
+/// the record names another; a `teamctl worker` typed there says why and ends, writing
+/// nothing, and `resume` starts w. (Attacker QA, session 32: the copied word let it serve.)
+#[test]
+fn a_word_copied_onto_another_pane_does_not_serve_a_killed_member() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-copied"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let id = format!("w@{t}");
+    env.ok(&["kill", "w"]);
+    wait_until("w's worker ended", WAIT, || env.workers_of(&id).is_empty());
+    let word = word_of(&env, &t, "w");
+    assert!(!env.recorded(&t, "w")["paneId"].is_null());
+    let before = live_state(&env, &t, "w");
+
+    let err = env.work.path().join("copied.err");
+    let code = env.work.path().join("copied.code");
+    let line = format!(
+        "read go; '{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+        env.home_path().display(),
+        err.display(),
+        code.display()
+    );
+    let (pane, _) = pane_running(&env, "mine", &["sh", "-c", &line]);
+    forge(&env, &pane, "@teamctl-agent", &env.tag(&id));
+    env.tmux_ok(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
+    env.tmux_ok(&["send-keys", "-t", &pane, "go", "Enter"]);
+    wait_until_or_show(
+        "the worker in the pane with the copied word ended",
         WAIT,
         || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
         || {
