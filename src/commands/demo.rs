@@ -433,7 +433,7 @@ fn exchange(demo: &Ctx, store: &dyn Store) -> Result<()> {
         let current = store.load()?;
         let seen = crate::backend::Snapshot::of(current.teammates());
         for m in current.teammates() {
-            let s = leader::effective_status_with(m, store.live(&m.name)?.as_ref(), &seen);
+            let s = leader::effective_status_with(store, m, store.live(&m.name)?.as_ref(), &seen);
             if s == Status::Dead {
                 return Err(Error::failed(format!(
                     "demo teammate {} died; its output is in {} (`teamctl log --worker {}`; `teamctl demo --stop` cleans up)",
@@ -468,8 +468,12 @@ fn settle(store: &dyn Store) -> Result<()> {
         let config = store.load()?;
         let seen = crate::backend::Snapshot::of(config.teammates());
         let busy = config.teammates().any(|m| {
-            leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
-                != Status::Idle
+            leader::effective_status_with(
+                &*store,
+                m,
+                store.live(&m.name).ok().flatten().as_ref(),
+                &seen,
+            ) != Status::Idle
                 || leader::unread(store, &m.name, crate::worker::READER) > 0
         });
         if !busy || !bell.wait_until(deadline) {

@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     for name in names {
         let member = store.load()?.require(name.as_str())?.clone();
         let live = store.live(&name)?;
-        let status = leader::effective_status_with(&member, live.as_ref(), &seen);
+        let status = leader::effective_status_with(&*store, &member, live.as_ref(), &seen);
         // Ctrl-C in its pane during a turn: running, but it ends after the turn, and a
         // resume is what brings it back then (it said "already running": new-user QA).
         if status.is_running()

@@ -212,8 +212,13 @@ fn still_running(store: &dyn Store) -> Result<Vec<Name>> {
     Ok(config
         .teammates()
         .filter(|m| {
-            leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
-                .is_running()
+            leader::effective_status_with(
+                &*store,
+                m,
+                store.live(&m.name).ok().flatten().as_ref(),
+                &seen,
+            )
+            .is_running()
         })
         .map(|m| m.name.clone())
         .collect())

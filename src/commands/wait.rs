@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         for name in &names {
             let member = config.require(name.as_str())?;
             let live = store.live(name)?;
-            let status = leader::effective_status_with(member, live.as_ref(), &seen);
+            let status = leader::effective_status_with(&*store, member, live.as_ref(), &seen);
             let mut waits_on_user = None;
             let settled = match status {
                 Status::Idle => {

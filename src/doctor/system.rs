@@ -97,7 +97,7 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
         for m in cfg.teammates() {
             size += 1;
             let live = store.live(&m.name).ok().flatten();
-            if crate::leader::effective_status_with(m, live.as_ref(), &seen).is_running() {
+            if crate::leader::effective_status_with(&*store, m, live.as_ref(), &seen).is_running() {
                 running += 1;
             }
         }

@@ -177,8 +177,13 @@ fn stale_team_findings(home: &Home) -> Vec<Finding> {
         let running: Vec<&str> = cfg
             .teammates()
             .filter(|m| {
-                leader::effective_status_with(m, store.live(&m.name).ok().flatten().as_ref(), &seen)
-                    .is_running()
+                leader::effective_status_with(
+                    &*store,
+                    m,
+                    store.live(&m.name).ok().flatten().as_ref(),
+                    &seen,
+                )
+                .is_running()
             })
             .map(|m| m.name.as_str())
             .collect();
@@ -298,7 +303,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
         let seen = crate::backend::Snapshot::of(cfg.teammates());
         for m in cfg.teammates() {
             let live = store.live(&m.name).ok().flatten();
-            let status = leader::effective_status_with(m, live.as_ref(), &seen);
+            let status = leader::effective_status_with(&*store, m, live.as_ref(), &seen);
             let unread = || leader::unread(&*store, &m.name, crate::worker::READER);
             let resume = format!("`teamctl resume --team {} {}`", cfg.name, m.name);
             // The running worker's own word (not a state an earlier worker left).
@@ -600,6 +605,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                 continue;
             };
             let status = leader::effective_status_with(
+                &*store,
                 m,
                 store.live(&m.name).ok().flatten().as_ref(),
                 &seen,
@@ -866,7 +872,8 @@ pub fn cursors(home: &Home) -> Vec<Finding> {
                 continue;
             };
             let live = store.live(&m.name).ok().flatten();
-            let running = leader::effective_status_with(m, live.as_ref(), &seen).is_running();
+            let running =
+                leader::effective_status_with(&*store, m, live.as_ref(), &seen).is_running();
             let messages = crate::store::entries(&*store, &m.name, crate::store::Position::START)
                 .map_while(std::result::Result::ok)
                 .filter(|e| matches!(e.item, crate::store::Item::Message(_)))

@@ -235,7 +235,19 @@ pub fn handoff(
         let seen = crate::backend::Snapshot::of(members.iter().copied());
         let (mut had_stopped, mut had_died, mut ask) = (Vec::new(), Vec::new(), Vec::new());
         for member in members {
-            match super::effective_status_with(member, store.live(&member.name)?.as_ref(), &seen) {
+            let status = super::effective_status_with(
+                store,
+                member,
+                store.live(&member.name)?.as_ref(),
+                &seen,
+            );
+            // Under its start lock (ours now): one recorded and never placed was cut short.
+            let status = if super::cut_short(member, status) {
+                Status::Dead
+            } else {
+                status
+            };
+            match status {
                 Status::Stopped => {
                     // Stopped on its own (or its answer was missed): make sure nothing is left.
                     if member.status == Status::Stopped {
@@ -334,7 +346,7 @@ pub fn handoff(
             let member = config.require(name.as_str())?;
             if restarted(name, member)
                 || matches!(
-                    super::effective_status_with(member, store.live(name)?.as_ref(), &seen),
+                    super::effective_status_with(store, member, store.live(name)?.as_ref(), &seen),
                     Status::Dead | Status::Stopped
                 )
             {

@@ -80,13 +80,17 @@ pub fn effective_status(member: &Member, live: Option<&LiveState>) -> Status {
 }
 
 /// `effective_status` judged from `seen`, one reading of the whole team's panes and
-/// processes: for views of every member (one tmux process per server, not per member).
+/// processes: for views of every member (one tmux process per server, not per member), and
+/// what `status`, `wait`, `shutdown` and `doctor` say; a start cut short is told from one under
+/// way by `store` (`settled_status`).
 pub fn effective_status_with(
+    store: &dyn Store,
     member: &Member,
     live: Option<&LiveState>,
     seen: &backend::Snapshot,
 ) -> Status {
-    status_given(member, live, || seen.liveness(member, live))
+    let status = status_given(member, live, || seen.liveness(member, live));
+    settled_status(store, member, status)
 }
 
 /// `effective_status`, the worker's liveness asked of `liveness` only when needed.
@@ -588,7 +592,7 @@ pub fn end_members_noting(store: &dyn Store, members: &[Member], why: &str) -> R
         let live = store.live(&m.name)?;
         ended_before.push(
             m.status == Status::Stopped
-                && !effective_status_with(m, live.as_ref(), &seen).is_running(),
+                && !effective_status_with(store, m, live.as_ref(), &seen).is_running(),
         );
         lives.push(live);
     }

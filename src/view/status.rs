@@ -194,9 +194,7 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         in_parts(members, |part| {
             rows_from(
                 part,
-                |m, live| {
-                    leader::settled_status(store, m, leader::effective_status_with(m, live, &seen))
-                },
+                |m, live| leader::effective_status_with(store, m, live, &seen),
                 |m| seen.is_members_pane(m),
                 |m| read_files(store, vec![m]).pop(),
             )

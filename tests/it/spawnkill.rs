@@ -563,6 +563,15 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
         "{member}"
     );
     assert_eq!(t.member_status("w"), "dead");
+    // `wait`, `doctor` and `shutdown` say the same (QA: `wait` timed out on "w (starting)",
+    // `shutdown` waited its 30 s for an answer, `doctor` saw no dead teammate).
+    let waited = t.fails(&["wait", "w", "--timeout", "20"], 1);
+    assert!(waited.contains("died"), "{waited}");
+    let doctor = t.cmd(&["doctor"]).output().unwrap();
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(said.contains("w@") && said.contains("is dead"), "{said}");
+    let stopped = t.ok(&["shutdown", "w", "--timeout", "20"]);
+    assert!(stopped.contains("stopped"), "{stopped}");
     t.ok(&["resume", "w"]);
     let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
     assert!(reply.contains("w got: ping"), "w answered {reply:?}");
