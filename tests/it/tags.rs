@@ -570,9 +570,42 @@ fn a_copied_word_is_not_taken_while_the_recorded_worker_runs() {
         ],
     );
     assert!(said.contains("does not run in it"), "{said}");
-    drop(lock);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_UN) },
+        0
+    );
     let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
     assert!(answer.contains("w got: hello"), "{answer}");
+
+    // w killed: its record still names its pid and pane with that word. The same stray, with
+    // the start lock held by hand again, is not taken for a worker a start placed (attacker
+    // QA: with the recorded worker gone, it served w).
+    env.ok(&["kill", "w"]);
+    wait_until("w's worker ended", WAIT, || {
+        env.workers_of(&format!("w@{t}")).is_empty()
+    });
+    assert_eq!(word_of(&env, &t, "w"), word);
+    // SAFETY: flock on a descriptor this test holds open.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+        0
+    );
+    stray_refused(
+        &env,
+        &t,
+        "w",
+        &[
+            ("TMUX", &tmux),
+            ("TMUX_PANE", &pane),
+            ("TEAMCTL_PLACED", &tag),
+            ("TEAMCTL_PLACEMENT", &word),
+        ],
+    );
+    drop(lock);
+    env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "again", "--timeout", "20"]);
+    assert!(answer.contains("w got: again"), "{answer}");
     env.ok(&["delete", "--force"]);
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
 }
