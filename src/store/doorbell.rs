@@ -117,20 +117,34 @@ impl Doorbell {
         self.fifo.as_raw_fd()
     }
 
-    /// Whether this FIFO is still where writers ring it: the name it was armed under, looked
-    /// up from the team's path (`lstat`, the FIFO itself never followed), is this very FIFO.
-    /// Not when it was removed, or its directory (`bells` or the topic's) removed, replaced or
-    /// moved away: writers then ring nothing this waiter holds (QA: a worker past the inotify
-    /// limit went deaf for good when its FIFO or `bells` was removed by hand).
+    /// Whether this FIFO is still where writers ring it: found as a writer finds it (the team
+    /// directory opened from the home, `bells` and the topic's directory below it, none through
+    /// a link: `ring_topic`), under the name it was armed with, and this very FIFO. Not when
+    /// it was removed, or its directory (`bells` or the topic's) removed, replaced, moved away
+    /// or swapped for a link: writers then ring nothing this waiter holds (QA: a worker past the
+    /// inotify limit went deaf for good when its FIFO or `bells` was removed, or a link put at
+    /// `bells`, by hand).
     pub fn in_place(&self) -> bool {
         use std::os::unix::fs::MetadataExt;
-        let (Ok(held), Ok(there)) = (
-            self.fifo.metadata(),
-            std::fs::symlink_metadata(self.dir.path().join(&self.name)),
-        ) else {
+        let path = self.dir.path();
+        let (Some(topic), Some(bells)) = (path.file_name(), path.parent()) else {
             return false;
         };
-        (held.dev(), held.ino()) == (there.dev(), there.ino())
+        let (Some(bells_name), Some(team)) = (bells.file_name(), bells.parent()) else {
+            return false;
+        };
+        let found = super::teamdir::open_fd(team)
+            .and_then(|t| t.dir(bells_name, false, None))
+            .and_then(|b| b.dir(topic, false, None));
+        let (Ok(dir), Ok(held)) = (found, self.fifo.metadata()) else {
+            return false;
+        };
+        nix::sys::stat::fstatat(
+            &dir,
+            self.name.as_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .is_ok_and(|st| (st.st_dev, st.st_ino) == (held.dev(), held.ino()))
     }
 
     /// Remove the FIFO: through the directory it was armed in, never what its path names now

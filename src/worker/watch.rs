@@ -156,8 +156,10 @@ impl Worker {
         // that directory and no other (`store_cursor`).
         let held = self.store.hold_inbox(&self.name);
         let before = held.as_ref().map(|h| h.generation);
+        let polls;
         match self.subscribe(&w.topics, w.ring.clone()) {
             Ok(s) => {
+                polls = matches!(s.mode, crate::store::wake::WakeMode::Poll(_));
                 w.subscription = Some(s);
                 w.unwatched = false;
             }
@@ -194,6 +196,11 @@ impl Worker {
             self.save_live();
             self.sink
                 .note("the inbox directory is back; watching it anew");
+        } else if only_bell && polls {
+            // Its doorbell cannot be armed there (a link or a file in its place).
+            self.sink.note(
+                "warning: the inbox's doorbell was removed or replaced, and cannot be made again; polling for mail until it can",
+            );
         } else if only_bell {
             self.sink.note(
                 "warning: the inbox's doorbell was removed or replaced; made it again, watching anew",

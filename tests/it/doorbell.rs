@@ -380,6 +380,21 @@ fn a_teammate_without_inotify_whose_doorbell_is_removed_arms_a_new_one() {
     let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
     assert!(!log.contains("polling every"), "the worker polls: {log}");
     assert!(log.contains("doorbell was removed"), "{log}");
+
+    // Its directory swapped for a link (to the directory itself, moved aside): writers ring
+    // nothing through a link, so bob may not keep waiting on the FIFO it holds there. It finds
+    // it out of place and, unable to arm a doorbell through the link, polls until it can
+    // (attacker QA: the look followed the link, found its FIFO, and bob stayed deaf).
+    let aside = bells.join("aside-bob");
+    std::fs::rename(&mine, &aside).unwrap();
+    std::os::unix::fs::symlink(&aside, &mine).unwrap();
+    assert_eq!(
+        env.ok(&["ask", "bob", "through a link", "--timeout", "20"])
+            .trim(),
+        "through a link"
+    );
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
+    assert!(log.contains("polling for mail until it can"), "{log}");
 }
 
 /// The leader console's doorbell for live states, removed with `bells/live` by hand: the
