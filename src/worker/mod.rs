@@ -157,7 +157,12 @@ pub fn run(home: PathBuf, id: &str) -> Result<()> {
     let store = Home::new(home.clone()).open(&team)?;
     // Only where teamctl placed it, checked before the lock (`placed.rs`).
     if let Err(e) = placed::check(&*store, &name, id, placed) {
-        Sink::open(&store.log_path(&name)).note_exit(&format!("error: {e}; exiting"));
+        // Kept in the member's log (a worker in a pane teamctl made and could not record
+        // says why only there), as a stray's refusal, not the member's own error (new-user
+        // QA: a refused hand-run worker made the healthy teammate's log say "error:").
+        Sink::open(&store.log_path(&name)).note_exit(&format!(
+            "note: a worker not started where teamctl placed it was refused and ended ({e})"
+        ));
         return Err(e);
     }
     // Whatever ends it before its loop runs is said in its log and its live state: in a tmux
