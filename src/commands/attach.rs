@@ -9,10 +9,20 @@ use crate::error::{Error, Result};
 
 pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<()> {
     let store = ctx.store()?;
-    let config = store.load()?;
+    let mut config = store.load()?;
     let wanted = args.name.as_deref().map(Name::teammate).transpose()?;
     if let Some(name) = &wanted {
-        config.require(name.as_str())?;
+        let member = config.require(name.as_str())?;
+        // Running in a pane its start was cut short before recording (a killed `spawn`):
+        // recorded now, as `resume` does, and shown (new-user QA: attach said the pane was
+        // gone while the teammate ran in it).
+        if member.backend_type == Some(BackendType::Tmux)
+            && member.pane_id.is_none()
+            && member.pid.is_none()
+            && crate::leader::record_unrecorded(&*store, name)?.is_some()
+        {
+            config = store.load()?;
+        }
     }
     tmux::find_tmux()?;
     let (backend, target) = target(&config, wanted.as_ref())?;

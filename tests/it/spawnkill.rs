@@ -430,6 +430,17 @@ fn a_start_that_cannot_record_its_pane_closes_it() {
 /// which said "already running".)
 #[test]
 fn a_tmux_spawn_killed_before_recording_its_pane_is_recorded_by_resume() {
+    killed_before_recording_then_recorded(false);
+}
+
+/// The same, recorded by `attach w` (which then shows that pane: here, with no terminal, it
+/// selects it and fails at the attach itself), not said to be gone (new-user QA, session 34).
+#[test]
+fn a_tmux_spawn_killed_before_recording_its_pane_is_recorded_by_attach() {
+    killed_before_recording_then_recorded(true);
+}
+
+fn killed_before_recording_then_recorded(by_attach: bool) {
     let t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-unrec"]).trim().to_string();
     let agent = format!("w@{team}");
@@ -450,8 +461,15 @@ fn a_tmux_spawn_killed_before_recording_its_pane_is_recorded_by_resume() {
     let member = recorded(&t, &team, "w").expect("w recorded");
     assert!(member["paneId"].is_null(), "{member}");
 
-    let said = t.ok(&["resume", "w"]);
-    assert!(said.contains("recorded now"), "{said}");
+    if by_attach {
+        let out = t.run(&["attach", "w"]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(!said.contains("is gone"), "{said}");
+    } else {
+        let said = t.ok(&["resume", "w"]);
+        assert!(said.contains("recorded now"), "{said}");
+    }
     let member = recorded(&t, &team, "w").expect("w recorded");
     let pane = member["paneId"]
         .as_str()
@@ -575,7 +593,10 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
     t.ok(&["resume", "w"]);
     let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
     assert!(reply.contains("w got: ping"), "w answered {reply:?}");
-    assert_eq!(workers(&t, &agent).len(), 1);
+    // Waited for, not looked at once: the worker forks its next turn's process as it goes
+    // idle, and that child carries the worker's argv until it execs (a second worker that
+    // stays would fail this).
+    wait_until("one worker of w", WAIT, || workers(&t, &agent).len() == 1);
     t.ok(&["delete", "--force"]);
     wait_until("no process left under the home", WAIT, || {
         t.processes().is_empty()
