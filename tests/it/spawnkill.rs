@@ -27,9 +27,12 @@ fn recorded(t: &TestEnv, team: &str, name: &str) -> Option<serde_json::Value> {
         .cloned()
 }
 
-/// Pids of live workers of `agent_id` under this test's home.
+/// Pids of live workers of `agent_id` under this test's home. A worker's fork for its next
+/// turn carries the worker's argv until it execs (a CI run caught one just after a turn): a
+/// process whose parent is one of them is that, not a second worker.
 fn workers(t: &TestEnv, agent_id: &str) -> Vec<u32> {
-    t.processes()
+    let found: Vec<u32> = t
+        .processes()
         .into_iter()
         .filter(|pid| {
             let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -39,6 +42,19 @@ fn workers(t: &TestEnv, agent_id: &str) -> Vec<u32> {
                     .windows(2)
                     .any(|w| w[0] == b"--id" && w[1] == agent_id.as_bytes())
         })
+        .collect();
+    let parent = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let (_, rest) = s.rsplit_once(')')?;
+                rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+            })
+    };
+    found
+        .iter()
+        .copied()
+        .filter(|pid| !parent(*pid).is_some_and(|p| found.contains(&p)))
         .collect()
 }
 
@@ -601,4 +617,44 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
     wait_until("no process left under the home", WAIT, || {
         t.processes().is_empty()
     });
+}
+
+/// A spawn killed (kill -9) just after tmux made the team's session, before it put anything
+/// in the session's first pane (held at pause point `session-made`): that pane still runs the
+/// placeholder. `delete --force` closes it with the team, and the session goes (new-user QA:
+/// it kept the session, renamed `-kept`, for a pane "teamctl did not make").
+#[test]
+fn a_placeholder_left_by_a_killed_spawn_goes_with_the_team() {
+    let t = TestEnv::with_tmux();
+    t.ok(&["create", "spawnkill-session"]);
+    let gate = t.work.path().join("gate");
+    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "session-made", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the spawn made the session", WAIT, || {
+        Path::new(&reached).exists()
+    });
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+    let panes = || {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_start_command}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let left = panes();
+    assert!(
+        left.len() == 1 && left[0].starts_with("env TEAMCTL_PLACEHOLDER=spawnkill-session/"),
+        "{left:?}"
+    );
+    let out = t.run(&["delete", "--force"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("stays open"), "{said}");
+    wait_until("no pane left", WAIT, || panes().is_empty());
 }

@@ -217,9 +217,25 @@ fn words(ws: &[&str]) -> Cmd {
 /// would make the server look like that worker to the process tag check.
 pub const PLACEHOLDER: &str = "cat";
 
+/// The variable that marks a placeholder as the one teamctl started for a team.
+pub const PLACEHOLDER_VAR: &str = "TEAMCTL_PLACEHOLDER";
+
+/// The placeholder's argv for `team` (its scoped tag): `env TEAMCTL_PLACEHOLDER=TEAM cat`.
+/// tmux keeps it as the pane's start command (`#{pane_start_command}`) until the pane is
+/// respawned, so a placeholder that a start cut short left running (killed between making the
+/// session or window and putting the worker there) is known as teamctl's and closed with the
+/// team (new-user QA: `delete` kept the session for a `cat` pane "teamctl did not make").
+pub fn placeholder(team: &str) -> [String; 3] {
+    [
+        "env".into(),
+        format!("{PLACEHOLDER_VAR}={team}"),
+        PLACEHOLDER.into(),
+    ]
+}
+
 /// A new detached team session, large enough for a full window, its first pane holding
-/// `PLACEHOLDER`.
-pub fn new_session(session: &str, window_name: &str) -> Cmd {
+/// `placeholder(team)`.
+pub fn new_session(session: &str, window_name: &str, team: &str) -> Cmd {
     let (x, y) = SESSION_SIZE;
     let mut c = words(&[
         "new-session",
@@ -232,7 +248,8 @@ pub fn new_session(session: &str, window_name: &str) -> Cmd {
     ]);
     c.extend(["-n".into(), window_name.into()]);
     c.extend(["-x".into(), x.to_string(), "-y".into(), y.to_string()]);
-    c.extend(["--".into(), PLACEHOLDER.into()]);
+    c.push("--".into());
+    c.extend(placeholder(team));
     c
 }
 
@@ -264,7 +281,7 @@ pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
 }
 
 /// A new sibling window (not selected) in a session, holding `PLACEHOLDER`.
-pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
+pub fn new_window(session_target: &str, window_name: &str, team: &str) -> Cmd {
     let mut c = words(&[
         "new-window",
         "-d",
@@ -275,7 +292,8 @@ pub fn new_window(session_target: &str, window_name: &str) -> Cmd {
         window_name,
     ]);
     c.extend(["-t".into(), in_session(session_target)]);
-    c.extend(["--".into(), PLACEHOLDER.into()]);
+    c.push("--".into());
+    c.extend(placeholder(team));
     c
 }
 
@@ -734,7 +752,7 @@ pub fn team_panes() -> Cmd {
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{@teamctl-nonce}\t#{session_name}",
+        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{@teamctl-nonce}\t#{session_name}\t#{pane_start_command}",
     ])
 }
 
@@ -753,6 +771,9 @@ pub struct TeamPanes {
     /// Panes carrying tags someone else set (of `ours`: `close_panes`), or teamctl's tags
     /// without its nonce: the user's, left open, only the tags taken off (`Untag::Foreign`).
     pub foreign: Vec<String>,
+    /// Placeholders of the team's (`placeholder`, untagged, still running it) and the pid
+    /// each ran when read: left by a start cut short, closed with the team.
+    pub placeholders: Vec<(String, u32)>,
     /// (session name, pane) of every pane, to count what else a session holds.
     rows: Vec<(String, String)>,
 }
@@ -771,7 +792,11 @@ impl TeamPanes {
     pub fn others_in(&self, session: &str) -> usize {
         self.rows
             .iter()
-            .filter(|(s, p)| s == session && !self.ours.contains(p))
+            .filter(|(s, p)| {
+                s == session
+                    && !self.ours.contains(p)
+                    && !self.placeholders.iter().any(|(q, _)| q == p)
+            })
             .count()
     }
 }
@@ -792,11 +817,12 @@ pub struct Owner {
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
     let mut panes = TeamPanes::default();
     for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.splitn(8, '\t');
+        let mut it = line.splitn(9, '\t');
         let mut next = || it.next().unwrap_or_default();
-        let (id, dead, pid, tagged_pid, agent, console, nonce, session) = (
+        let (id, dead, pid, tagged_pid, agent, console, nonce, session, started) = (
             next(),
             next() == "1",
+            next(),
             next(),
             next(),
             next(),
@@ -806,6 +832,14 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
         );
         if !id.starts_with('%') {
             continue;
+        }
+        if !dead
+            && agent.is_empty()
+            && console.is_empty()
+            && started == placeholder(team).join(" ")
+            && let Ok(pid) = pid.parse()
+        {
+            panes.placeholders.push((id.to_string(), pid));
         }
         let of_team = console == team
             || agent
@@ -1047,7 +1081,7 @@ mod tests {
 
     #[test]
     fn a_pane_is_teamctls_by_its_teams_agent_or_console_tag_for_the_process_it_runs() {
-        // id, dead, pid, tagged pid, agent tag, console tag, nonce, session.
+        // id, dead, pid, tagged pid, agent tag, console tag, nonce, session, start command.
         let out = "%1\t0\t10\t10\t\tt/k\t\tteamctl-t-k\n\
                    %2\t0\t11\t11\tbob@t/k\t\tn2\tteamctl-t-k\n\
                    %3\t0\t12\t\t\t\t\tteamctl-t-k\n\
@@ -1057,8 +1091,14 @@ mod tests {
                    %7\t0\t98\t16\t\tt/k\t\tmine\n\
                    %2\t0\t11\t11\tbob@t/k\t\tn2\tmy session, linked\n\
                    %8\t1\t17\t17\tdan@t/k\t\tn8\tmine\n\
-                   %9\t0\t18\t\tolder@t/k\t\t\tmine\n";
+                   %9\t0\t18\t\tolder@t/k\t\t\tmine\n\
+                   %10\t0\t19\t\t\t\t\tteamctl-t-k\tenv TEAMCTL_PLACEHOLDER=t/k cat\n\
+                   %11\t0\t20\t\t\t\t\tmine\tenv TEAMCTL_PLACEHOLDER=other/k cat\n\
+                   %12\t0\t21\t\t\t\t\tmine\tcat\n";
         let panes = parse_team_panes(out, "t/k");
+        // A placeholder a start cut short left (the team's own, still running it): closed
+        // with the team, not counted as the user's; another team's, or a plain `cat`, are not.
+        assert_eq!(panes.placeholders, vec![("%10".to_string(), 19)]);
         // The console, bob (linked into another session too: once), dan's dead pane elsewhere,
         // and a pane of an older teamctl that recorded no pid.
         assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
@@ -1089,7 +1129,7 @@ mod tests {
         assert_eq!(panes.foreign, s(&["%7"]));
         // %3, %4, %5 and carol's pane %6 are not teamctl's.
         assert_eq!(panes.others_in("teamctl-t-k"), 4);
-        assert_eq!(panes.others_in("mine"), 1);
+        assert_eq!(panes.others_in("mine"), 3);
         assert_eq!(panes.others_in("my session, linked"), 0);
         assert_eq!(panes.others_in("none"), 0);
         assert_eq!(parse_team_panes("", "t/k"), TeamPanes::default());
@@ -1323,7 +1363,7 @@ mod tests {
             cwd: &cwd,
             env: &env,
         };
-        let c = new_session("teamctl-t", "t");
+        let c = new_session("teamctl-t", "t", "t/0badc0de");
         assert_eq!(
             &c[..7],
             &s(&[
@@ -1338,16 +1378,22 @@ mod tests {
         );
         let pos = c.iter().position(|w| w == "-x").unwrap();
         assert_eq!(&c[pos..pos + 4], &s(&["-x", "250", "-y", "80"]));
-        assert_eq!(&c[c.len() - 2..], &s(&["--", PLACEHOLDER]));
+        assert_eq!(
+            &c[c.len() - 4..],
+            &s(&["--", "env", "TEAMCTL_PLACEHOLDER=t/0badc0de", PLACEHOLDER])
+        );
         assert!(
             !c.iter().any(|w| w == "worker"),
             "the server must not carry a worker argv"
         );
-        let w = new_window("=teamctl-t", "t");
+        let w = new_window("=teamctl-t", "t", "t/0badc0de");
         assert_eq!(&w[..2], &s(&["new-window", "-d"]));
         let pos = w.iter().position(|x| x == "-t").unwrap();
         assert_eq!(w[pos + 1], "=teamctl-t:");
-        assert_eq!(&w[w.len() - 2..], &s(&["--", PLACEHOLDER]));
+        assert_eq!(
+            &w[w.len() - 4..],
+            &s(&["--", "env", "TEAMCTL_PLACEHOLDER=t/0badc0de", PLACEHOLDER])
+        );
         let r = respawn("%4", &st);
         assert_eq!(&r[0][..4], &s(&["respawn-pane", "-k", "-t", "%4"]));
         assert_eq!(r[0][r[0].len() - 6..], argv[..]);

@@ -768,6 +768,16 @@ pub fn forget_session_of(
         };
         let mut panes = argv::parse_team_panes(&out, &tag);
         close_panes(&t, &mut panes, team.as_str(), home, records);
+        // A start cut short between making a session or window and placing its worker left
+        // the placeholder running: closed while it still runs it.
+        let placeholders: Vec<argv::Cmd> = panes
+            .placeholders
+            .iter()
+            .filter_map(|(pane, pid)| argv::kill_pane_running(pane, *pid))
+            .collect();
+        if !placeholders.is_empty() {
+            let _ = t.run(&placeholders);
+        }
         for pane in &panes.taken {
             let _ = t.run(&argv::untag_pane(pane, Untag::Placed));
         }

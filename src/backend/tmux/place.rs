@@ -144,13 +144,14 @@ pub fn detached(
         super::check_version(&t.program)?;
         // Created and tagged in one tmux invocation, so no one sees it untagged.
         let cmds = [
-            argv::new_session(&name, argv::unscoped(team)),
+            argv::new_session(&name, argv::unscoped(team), team),
             argv::tag_session(&target, team),
             argv::key_session(&target, team),
         ];
         match t.run(&cmds) {
             Ok(out) => {
                 let first = new_pane(&out)?;
+                crate::pause::at("session-made");
                 // Marked as teamctl's, so `delete` can tell it from a pane the user split
                 // into the session (`forget_session`).
                 let mark = argv::tag_console(&first.pane, team);
@@ -224,7 +225,7 @@ fn window_hinted(
 ) -> Result<Option<(NewPane, bool)>> {
     let cmds = [
         argv::session_guard(session, team),
-        argv::new_window(session, argv::unscoped(team)),
+        argv::new_window(session, argv::unscoped(team), team),
     ];
     let out = match t.run(&cmds) {
         Ok(out) => out,
@@ -331,7 +332,7 @@ fn fill_from(
         }
     }
     let out = t
-        .run(&[argv::new_window(session, argv::unscoped(team))])
+        .run(&[argv::new_window(session, argv::unscoped(team), team)])
         .map_err(|e| e.into_error("open a new team window"))?;
     start_in(t, &new_pane(&out)?, team, start, Vec::new()).map(|p| (p, false))
 }
