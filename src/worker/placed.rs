@@ -90,7 +90,7 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     if !companion && let Some(pane) = in_pane() {
         if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
             && let Some(word) = marker.word.as_deref()
-            && placed_by_start(store, name, &pane.0, word)?
+            && placed_by_start(store, name, word)?
         {
             return Ok(());
         }
@@ -193,20 +193,18 @@ fn in_tagged_pane(
 /// finds another word recorded, or no start under way (attacker QA: one started with a dead
 /// worker's pid given again was taken for it). `false` sends the worker the long way: tmux
 /// is asked, as for any other worker.
-fn placed_by_start(store: &dyn Store, name: &Name, pane: &str, word: &str) -> Result<bool> {
+fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
     if store.lock_held(&LockKey::Start(name.clone())) == Some(false) {
         return Ok(false);
     }
     let roster = store.roster_with(&[name])?;
-    let me = std::process::id();
-    // Not while the record names another worker or pane: a start clears both as it records
-    // its word (`leader::start_worker_in`) and records only this worker and this pane
-    // (`$TMUX_PANE`) after it. (Attacker QA: with the start lock held by hand, a copied word
-    // served a killed member whose record still named its old pid and pane.)
+    // Only while the record names no worker and no pane: a start clears both as it records its
+    // word (`leader::start_worker_in`) and records this worker's only after placing it; one
+    // recorded already goes the long way (tmux asked). (Attacker QA: with the start lock held
+    // by hand, a copied word served a killed member whose record still named its old pid and
+    // pane, first with another pid, then with that pid given again to the forged worker.)
     Ok(roster.member(name.as_str())?.is_some_and(|m| {
-        m.pane_nonce.as_deref() == Some(word)
-            && m.pid.is_none_or(|p| p == me)
-            && m.pane_id.as_deref().is_none_or(|p| p == pane)
+        m.pane_nonce.as_deref() == Some(word) && m.pid.is_none() && m.pane_id.is_none()
     }))
 }
 
