@@ -452,10 +452,17 @@ pub fn start_lock(store: &dyn Store, name: &Name) -> Result<Held> {
 /// lock (which the recording `spawn` holds until the worker is recorded), that start was cut
 /// short (a killed `spawn`): the member is down and may be started, not "starting" for a minute.
 pub fn cut_short(member: &Member, status: Status) -> bool {
-    status == Status::Starting
-        && member.pid.is_none()
-        && member.pane_id.is_none()
-        && !backend::proc::pids().any(|p| backend::proc::is_worker(p, &member.agent_id))
+    unplaced(member, status) && !worker_runs(member)
+}
+
+/// "starting" with no pane and no pid recorded: a start under way, or one cut short.
+fn unplaced(member: &Member, status: Status) -> bool {
+    status == Status::Starting && member.pid.is_none() && member.pane_id.is_none()
+}
+
+/// Whether some process carrying `member`'s worker tag runs (a walk of /proc).
+fn worker_runs(member: &Member) -> bool {
+    backend::proc::pids().any(|p| backend::proc::is_worker(p, &member.agent_id))
 }
 
 /// `status` as views show it: "starting" only while a start of the member is under way. One
@@ -464,11 +471,9 @@ pub fn cut_short(member: &Member, status: Status) -> bool {
 /// "starting" for a minute (new-user QA). The lock is asked first: a start that lets it go
 /// has its worker running by then, which `cut_short` sees.
 pub fn settled_status(store: &dyn Store, member: &Member, status: Status) -> Status {
-    if status == Status::Starting
-        && member.pid.is_none()
-        && member.pane_id.is_none()
+    if unplaced(member, status)
         && store.lock_held(&LockKey::Start(member.name.clone())) == Some(false)
-        && cut_short(member, status)
+        && !worker_runs(member)
     {
         Status::Dead
     } else {

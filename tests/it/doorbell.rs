@@ -171,13 +171,7 @@ fn many_asks_in_a_row_miss_no_answer() {
 #[test]
 fn a_worker_without_inotify_waits_on_a_doorbell_and_misses_nothing() {
     let env = TestEnv::new();
-    env.ok(&["create", "alpha"]);
-    spawn_without_inotify(
-        &env,
-        "bob",
-        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
-    );
-    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    let pid = cat_bob_without_inotify(&env);
     let bells = env.team_dir("alpha").join("bells").join("inbox-bob");
     wait_until("bob's doorbell", T, || !fifos(&bells).is_empty());
     assert!(!holds_inotify(pid), "the worker holds an inotify instance");
@@ -280,6 +274,18 @@ fn spawn_without_inotify(env: &TestEnv, name: &str, args: &[&str]) {
     });
 }
 
+/// Team `alpha` with bob (`cat`, process backend) spawned past the inotify limit (simulated),
+/// idle; bob's worker's pid.
+fn cat_bob_without_inotify(env: &TestEnv) -> u32 {
+    env.ok(&["create", "alpha"]);
+    spawn_without_inotify(
+        env,
+        "bob",
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+    );
+    env.member("bob")["pid"].as_u64().unwrap() as u32
+}
+
 /// FIFOs in `dir` armed by process `pid` (their names are `PID-N`).
 fn fifos_of(dir: &Path, pid: u32) -> usize {
     fifos(dir)
@@ -339,13 +345,7 @@ fn an_auto_claim_teammate_without_inotify_takes_a_new_task_on_a_doorbell() {
 #[test]
 fn a_teammate_without_inotify_whose_doorbell_is_removed_arms_a_new_one() {
     let env = TestEnv::new();
-    env.ok(&["create", "alpha"]);
-    spawn_without_inotify(
-        &env,
-        "bob",
-        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
-    );
-    let pid = env.member("bob")["pid"].as_u64().unwrap() as u32;
+    let pid = cat_bob_without_inotify(&env);
     let bells = env.team_dir("alpha").join("bells");
     let mine = bells.join("inbox-bob");
     wait_until("bob's doorbell", T, || fifos_of(&mine, pid) == 1);

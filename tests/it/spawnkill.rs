@@ -5,7 +5,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{TestEnv, wait_until};
@@ -56,6 +56,17 @@ fn workers(t: &TestEnv, agent_id: &str) -> Vec<u32> {
         .copied()
         .filter(|pid| !parent(*pid).is_some_and(|p| found.contains(&p)))
         .collect()
+}
+
+/// `teamctl ARGS` held at pause point `point` (`TestEnv::paused`), once it said it reached it
+/// (`what`, for the wait's message); the gate that lets it go on (written) with it.
+fn held_at(t: &TestEnv, args: &[&str], point: &str, what: &str) -> (Child, PathBuf) {
+    let gate = t.work.path().join("gate");
+    let held = t.paused(args, point, &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until(what, WAIT, || Path::new(&reached).exists());
+    (held, gate)
 }
 
 /// Is some process still in process group `pgid` (the killed spawn's children: its tmux
@@ -370,11 +381,12 @@ fn a_start_that_cannot_record_its_pane_closes_it() {
     t.ok(&["spawn", "w0", "--exec", ECHO]);
     wait_until("w0 idle", WAIT, || t.member_status("w0") == "idle");
     let agent = format!("w1@{team}");
-    let gate = t.work.path().join("gate");
-    let spawn = t.paused(&["spawn", "w1", "--exec", ECHO], "placed", &gate);
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the spawn placed w1", WAIT, || Path::new(&reached).exists());
+    let (spawn, gate) = held_at(
+        &t,
+        &["spawn", "w1", "--exec", ECHO],
+        "placed",
+        "the spawn placed w1",
+    );
     let tagged = |t: &TestEnv| {
         let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
         String::from_utf8_lossy(&out.stdout)
@@ -460,11 +472,12 @@ fn killed_before_recording_then_recorded(by_attach: bool) {
     let t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-unrec"]).trim().to_string();
     let agent = format!("w@{team}");
-    let gate = t.work.path().join("gate");
-    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "placed", &gate);
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the spawn placed w", WAIT, || Path::new(&reached).exists());
+    let (mut spawn, _) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        "placed",
+        "the spawn placed w",
+    );
     let state = t.team_dir(&team).join("state").join("w.json");
     wait_until("w's worker idle", WAIT, || {
         std::fs::read(&state)
@@ -528,17 +541,12 @@ fn a_process_spawn_killed_before_recording_its_worker_leaves_it_serving() {
     let t = TestEnv::new();
     let team = t.ok(&["create", "spawnkill-proc"]).trim().to_string();
     let agent = format!("w@{team}");
-    let gate = t.work.path().join("gate");
-    let mut spawn = t.paused(
+    let (mut spawn, _) = held_at(
+        &t,
         &["spawn", "w", "--backend", "process", "--exec", ECHO],
         "placed",
-        &gate,
+        "the spawn started w's worker",
     );
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the spawn started w's worker", WAIT, || {
-        Path::new(&reached).exists()
-    });
     let started = workers(&t, &agent);
     assert_eq!(started.len(), 1, "{started:?}");
     let _ = spawn.kill();
@@ -580,13 +588,12 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
     let t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-early"]).trim().to_string();
     let agent = format!("w@{team}");
-    let gate = t.work.path().join("gate");
-    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "spawn-recorded", &gate);
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the spawn recorded w", WAIT, || {
-        Path::new(&reached).exists()
-    });
+    let (mut spawn, _) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        "spawn-recorded",
+        "the spawn recorded w",
+    );
     assert_eq!(t.member_status("w"), "starting");
     let _ = spawn.kill();
     let _ = spawn.wait();
@@ -627,13 +634,12 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
 fn a_placeholder_left_by_a_killed_spawn_goes_with_the_team() {
     let t = TestEnv::with_tmux();
     t.ok(&["create", "spawnkill-session"]);
-    let gate = t.work.path().join("gate");
-    let mut spawn = t.paused(&["spawn", "w", "--exec", ECHO], "session-made", &gate);
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the spawn made the session", WAIT, || {
-        Path::new(&reached).exists()
-    });
+    let (mut spawn, _) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        "session-made",
+        "the spawn made the session",
+    );
     let _ = spawn.kill();
     let _ = spawn.wait();
     let panes = || {

@@ -818,50 +818,7 @@ fn a_worker_in_a_forged_pane_does_not_serve_a_member_with_no_pane_recorded() {
     let before = live_state(&env, &t, "w");
 
     // The user's pane, w's tags forged on it, then the worker's line typed there.
-    let err = env.work.path().join("forged.err");
-    let code = env.work.path().join("forged.code");
-    let line = format!(
-        "read go; '{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
-        env.home_path().display(),
-        err.display(),
-        code.display()
-    );
-    let (pane, _) = pane_running(&env, "mine", &["sh", "-c", &line]);
-    forge(&env, &pane, "@teamctl-agent", &env.tag(&id));
-    env.tmux_ok(&["send-keys", "-t", &pane, "go", "Enter"]);
-    wait_until_or_show(
-        "the worker in the forged pane ended",
-        WAIT,
-        || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
-        || {
-            format!(
-                "it serves w: live state {}",
-                String::from_utf8_lossy(&live_state(&env, &t, "w"))
-            )
-        },
-    );
-    let said = std::fs::read_to_string(&err).unwrap();
-    assert_ne!(
-        std::fs::read_to_string(&code).unwrap().trim(),
-        "0",
-        "{said}"
-    );
-    assert!(
-        said.contains(&format!("this worker of {id} will not serve"))
-            && said.contains("which is not w's pane"),
-        "{said}"
-    );
-    assert_eq!(
-        live_state(&env, &t, "w"),
-        before,
-        "the refused worker wrote no state"
-    );
-
-    env.ok(&["resume", "w"]);
-    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
-    assert!(answer.contains("w got: hello"), "{answer}");
-    env.ok(&["delete", "--force"]);
-    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+    refused_in_forged_pane(&env, &t, &[], &before);
 }
 
 /// w killed (its record names its closed pane and keeps that placement's word): a pane of the
@@ -881,26 +838,37 @@ fn a_word_copied_onto_another_pane_does_not_serve_a_killed_member() {
     assert!(!env.recorded(&t, "w")["paneId"].is_null());
     let before = live_state(&env, &t, "w");
 
-    let err = env.work.path().join("copied.err");
-    let code = env.work.path().join("copied.code");
+    refused_in_forged_pane(&env, &t, &[("@teamctl-nonce", &word)], &before);
+}
+
+/// A pane of the user's with w's tag forged on it (and the pane options `extra`), the line of
+/// w's worker then typed there: it must end non-zero, saying the pane is not w's, writing no
+/// state (w's live state still `before`); then `resume` starts w, which answers, and the team
+/// is deleted with nothing left.
+fn refused_in_forged_pane(env: &TestEnv, t: &str, extra: &[(&str, &str)], before: &[u8]) {
+    let id = format!("w@{t}");
+    let err = env.work.path().join("forged.err");
+    let code = env.work.path().join("forged.code");
     let line = format!(
         "read go; '{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
         env.home_path().display(),
         err.display(),
         code.display()
     );
-    let (pane, _) = pane_running(&env, "mine", &["sh", "-c", &line]);
-    forge(&env, &pane, "@teamctl-agent", &env.tag(&id));
-    env.tmux_ok(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
+    let (pane, _) = pane_running(env, "mine", &["sh", "-c", &line]);
+    forge(env, &pane, "@teamctl-agent", &env.tag(&id));
+    for (option, value) in extra {
+        env.tmux_ok(&["set-option", "-p", "-t", &pane, option, value]);
+    }
     env.tmux_ok(&["send-keys", "-t", &pane, "go", "Enter"]);
     wait_until_or_show(
-        "the worker in the pane with the copied word ended",
+        "the worker in the forged pane ended",
         WAIT,
         || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
         || {
             format!(
                 "it serves w: live state {}",
-                String::from_utf8_lossy(&live_state(&env, &t, "w"))
+                String::from_utf8_lossy(&live_state(env, t, "w"))
             )
         },
     );
@@ -916,7 +884,7 @@ fn a_word_copied_onto_another_pane_does_not_serve_a_killed_member() {
         "{said}"
     );
     assert_eq!(
-        live_state(&env, &t, "w"),
+        live_state(env, t, "w"),
         before,
         "the refused worker wrote no state"
     );

@@ -816,6 +816,7 @@ pub struct Owner {
 /// The panes of `team` (its scoped tag) in `team_panes`'s output.
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
     let mut panes = TeamPanes::default();
+    let placeholder = placeholder(team).join(" ");
     for line in out.lines().filter(|l| !l.is_empty()) {
         let mut it = line.splitn(9, '\t');
         let mut next = || it.next().unwrap_or_default();
@@ -836,7 +837,7 @@ pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
         if !dead
             && agent.is_empty()
             && console.is_empty()
-            && started == placeholder(team).join(" ")
+            && started == placeholder
             && let Ok(pid) = pid.parse()
         {
             panes.placeholders.push((id.to_string(), pid));
