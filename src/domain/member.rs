@@ -256,6 +256,12 @@ pub struct Member {
     pub pane_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// When the process `pid` names started (clock ticks since boot, `/proc/PID/stat`), read
+    /// as teamctl recorded the pid: the system may give a pid again to another process, whose
+    /// start time differs (`worker::placed` takes a worker for the recorded one only when both
+    /// agree). Absent where it could not be read, or for an older teamctl's record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_started: Option<u64>,
     /// A random word teamctl made when it placed the member in its pane (`paneId`) and set
     /// on that pane too (`@teamctl-nonce`): a dead pane, which runs nothing to check, is
     /// closed as the member's only when it carries this word (`backend::tmux::close_cmd`).
@@ -349,6 +355,7 @@ impl Member {
             backend_type: None,
             pane_id: None,
             pid: None,
+            pid_started: None,
             pane_nonce: None,
             status: Status::Active,
             plan_mode_required: false,

@@ -247,7 +247,7 @@ pub fn start_worker_in(
     });
     let nonce = recorded.map_or_else(new_word, String::from);
     let previous_nonce = member.pane_nonce.clone();
-    let (previous_pane, previous_pid) = (member.pane_id.clone(), member.pid);
+    let (previous_pane, previous_pid) = (member.pane_id.clone(), (member.pid, member.pid_started));
     // A shutdown request still awaited is given up before the new worker can read it: that
     // worker answers only the request the record names (`worker::shutdown`), and one of a
     // worker gone is nobody's to answer (cleared after the start as well, as always).
@@ -270,6 +270,7 @@ pub fn start_worker_in(
                 // killed member from a pane or process of the attacker's).
                 m.pane_id = None;
                 m.pid = None;
+                m.pid_started = None;
             }
             Ok(())
         })?
@@ -313,7 +314,7 @@ pub fn start_worker_in(
                         m.pane_nonce = previous_nonce.clone();
                         if m.pane_id.is_none() && m.pid.is_none() {
                             m.pane_id = previous_pane.clone();
-                            m.pid = previous_pid;
+                            (m.pid, m.pid_started) = previous_pid;
                         }
                     }
                 }
@@ -385,6 +386,7 @@ pub fn record_unrecorded(store: &dyn Store, name: &Name) -> Result<Option<String
         {
             m.pane_id = Some(pane.clone());
             m.pid = Some(live.pid);
+            m.pid_started = live.start_ticks;
             done = true;
         }
         Ok(())
@@ -427,6 +429,9 @@ fn record_placement(
         m.backend_type = Some(kind);
         m.pane_id = placement.pane_id.clone();
         m.pid = placement.pid;
+        // Read now: the process was just started (and, on the process backend, is not reaped
+        // before this leader exits), so this is its start time, not a later process's.
+        m.pid_started = placement.pid.and_then(backend::proc::start_time);
         m.pane_nonce = placement.nonce.clone().or_else(|| word.clone());
         m.tmux_socket = placement.tmux_socket.clone();
         m.status = Status::Starting;

@@ -16,8 +16,9 @@
 //! (`@teamctl-agent`, set by the leader that made the pane, kept by tmux when the user re-runs
 //! it with `respawn-pane -k`), or the worker must have been started with that tag in
 //! `TEAMCTL_PLACED` (the leader gives the pane it in its environment, and tags the pane right
-//! after making it): without either the worker waits for the tag `TAGGED_WITHIN`. Tags are
-//! anyone's to set, so the pane must also carry the placement's random word
+//! after making it): without either the worker waits for the tag `TAGGED_WITHIN` while a
+//! start of the member is under way, and is refused at once otherwise. Tags are anyone's to
+//! set, so the pane must also carry the placement's random word
 //! (`@teamctl-nonce`), which spawn and resume record with the member before they make the
 //! pane: the record must name that pane with that word, or (still naming none: the start is
 //! recording it, or was cut short after making it) hold that word. A pane tagged by hand has
@@ -25,8 +26,9 @@
 //!
 //! Any other worker (no pane: the process backend, an interactive teammate's companion, or a
 //! worker typed outside tmux, or in a pane tmux cannot be asked about) is the teammate's only
-//! as the process spawn or resume started: the member's record names this very pid
-//! (`Member::pid`, recorded right after the start), or, while it records no pid or pane, holds
+//! as the process spawn or resume started: the member's record names this very process
+//! (`Member::pid`, recorded right after the start with the process's start time, so a pid the
+//! system gave again to another process is not taken for it), or, while it records no pid or pane, holds
 //! the word of the placement the start gave this worker (`TEAMCTL_PLACEMENT`, recorded before
 //! the worker was started, with the old pid and pane cleared: a
 //! start killed before it recorded the pid leaves a worker that serves, not one refused with
@@ -94,7 +96,9 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
         {
             return Ok(());
         }
-        match in_tagged_pane(&pane, agent_id, marker.tag) {
+        let start = LockKey::Start(name.clone());
+        let starting = || store.lock_held(&start) != Some(false);
+        match in_tagged_pane(&pane, agent_id, marker.tag, starting) {
             Ok(Some(word)) => return recorded_in(store, name, agent_id, &pane, word),
             // tmux cannot be asked: the record tells.
             Ok(None) => {}
@@ -120,11 +124,14 @@ fn in_pane() -> Option<(String, Tmux)> {
 /// `Ok(Some(word))` when tmux says this worker runs in `pane` (its process is this worker or a
 /// parent of it) and the pane is `agent_id`'s of this home (its tag, or `placed`), `word` its
 /// `@teamctl-nonce` then (empty: not set yet); `Ok(None)` when tmux cannot be asked; refused
-/// otherwise.
+/// otherwise. A pane with no tag yet is waited for only while a start of the member is under
+/// way (`starting`: the start that made it tags it), at most `TAGGED_WITHIN`: a worker typed in
+/// a pane of the user's is refused at once (new-user QA: after 10 s of silence).
 fn in_tagged_pane(
     (pane, tmux): &(String, Tmux),
     agent_id: &str,
     placed: Option<String>,
+    starting: impl Fn() -> bool,
 ) -> Result<Option<String>> {
     let ours = [
         argv::scoped(agent_id, &proc::home_key()),
@@ -141,6 +148,7 @@ fn in_tagged_pane(
     let me = std::process::id();
     let deadline = Instant::now() + TAGGED_WITHIN;
     let mut pause = Duration::from_millis(5);
+    let mut last_look = false;
     loop {
         let (pid, word, tag) = match tmux
             .run(std::slice::from_ref(&ask))
@@ -170,12 +178,27 @@ fn in_tagged_pane(
                 &format!("it is tagged for {}", argv::unscoped(&tag)),
             ));
         }
+        if last_look {
+            let name = agent_id.split_once('@').map_or(agent_id, |(n, _)| n);
+            return Err(refused(
+                agent_id,
+                pane,
+                &format!(
+                    "it carries no tag of teamctl's, and no start of {name} is under way to tag it"
+                ),
+            ));
+        }
         if Instant::now() >= deadline {
             return Err(refused(
                 agent_id,
                 pane,
                 "it carries no tag of teamctl's (not a pane teamctl made for it)",
             ));
+        }
+        if !starting() {
+            // Looked at once more: a start may have tagged the pane and let go since.
+            last_look = true;
+            continue;
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(200));
@@ -327,8 +350,9 @@ fn recorded_in(
 /// once while it names another live worker of the member.
 fn recorded_as(store: &dyn Store, name: &Name, agent_id: &str, word: Option<&str>) -> Result<()> {
     let me = std::process::id();
+    let started = proc::start_time(me);
     let found = wait_for_record(store, name, RECORDED_WITHIN, |m| match m.pid {
-        Some(p) if p == me => Ok(true),
+        Some(p) if p == me => is_recorded_process(m, started),
         Some(p) if proc::is_worker(p, agent_id) => Err(format!(
             "another worker of {name} is running (pid {p}, the one teamctl started)"
         )),
@@ -351,9 +375,47 @@ fn recorded_as(store: &dyn Store, name: &Name, agent_id: &str, word: Option<&str
     })
 }
 
+/// The record names this process's pid (`Member::pid`): `Ok(true)` when it is this very
+/// process, started when the record says (`started`: this process's start time); refused when
+/// the record's is another start time, a process gone whose pid the system gave this one
+/// (attacker QA: a worker started by forking until a dead worker's pid came round served its
+/// member). A record without a start time (an older teamctl's, or unreadable) is judged by
+/// the pid alone.
+fn is_recorded_process(m: &Member, started: Option<u64>) -> std::result::Result<bool, String> {
+    match (m.pid_started, started) {
+        (Some(recorded), Some(mine)) if recorded != mine => Err(format!(
+            "the worker teamctl recorded had this pid ({}) but started at another time: it is gone, and the system gave its pid to this process",
+            m.pid.unwrap_or_default()
+        )),
+        _ => Ok(true),
+    }
+}
+
 fn refused(agent_id: &str, pane: &str, why: &str) -> Error {
     let name = agent_id.split_once('@').map_or(agent_id, |(n, _)| n);
     Error::failed(format!(
         "this worker of {agent_id} will not serve: it runs in tmux pane {pane}, which is not {name}'s pane ({why}); a teammate's worker runs only where teamctl placed it (`teamctl resume {name}` starts it)"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_pid_is_this_process_only_when_it_started_when_recorded() {
+        let mut m = Member::leader(&Name::parse("t").unwrap(), "/".into(), 0);
+        m.pid = Some(42);
+        // An older record (no start time), or a start time this process cannot read.
+        assert_eq!(is_recorded_process(&m, Some(7)), Ok(true));
+        m.pid_started = Some(7);
+        assert_eq!(is_recorded_process(&m, None), Ok(true));
+        assert_eq!(is_recorded_process(&m, Some(7)), Ok(true));
+        // The pid given again to a later process.
+        let why = is_recorded_process(&m, Some(9)).unwrap_err();
+        assert!(
+            why.contains("pid (42)") && why.contains("another time"),
+            "{why}"
+        );
+    }
 }

@@ -178,7 +178,7 @@ fn delete_leaves_panes_with_forged_team_tags_running() {
 }
 
 /// A `teamctl worker --id w@T` typed in a pane of the user's while w runs: it does not serve
-/// w (it says why, and ends), and when the user then re-runs w's own pane (`respawn-pane -k`,
+/// w (it says at once why, and ends), and when the user then re-runs w's own pane (`respawn-pane -k`,
 /// no command), the worker re-run there is w, in its pane: recorded, answering, the only
 /// worker of w. (Attacker QA: the stray, waiting on w's worker lock, took it first at the
 /// re-run and served w from the untagged pane; the re-run pane died, `status` said
@@ -204,9 +204,17 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
         code.display()
     );
     pane_running(&env, "mine", &["sh", "-c", &line]);
-    wait_until("the stray worker started", WAIT, || {
-        env.workers_of(&id).len() == 2
+    // Refused at once, no start of w being under way to tag its pane (new-user QA: it waited
+    // 10 s for a tag first, in silence).
+    wait_until("the stray worker ended", WAIT, || {
+        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
     });
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert!(
+        said.contains(&format!("this worker of {id} will not serve"))
+            && said.contains("no start of w is under way"),
+        "{said}"
+    );
 
     // The user re-runs w's pane.
     let old = env.pane_format(&pane, "#{pane_pid}").unwrap();
@@ -229,20 +237,12 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
         || format!("{:?} (want {want:?})", shown()),
     );
 
-    wait_until("the stray worker ended", Duration::from_mins(1), || {
-        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
-    });
-    let said = std::fs::read_to_string(&err).unwrap();
     assert_ne!(
         std::fs::read_to_string(&code).unwrap().trim(),
         "0",
         "{said}"
     );
-    assert!(
-        said.contains(&format!("this worker of {id} will not serve"))
-            && said.contains("which is not w's pane"),
-        "{said}"
-    );
+    assert!(said.contains("which is not w's pane"), "{said}");
 
     let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
     assert!(answer.contains("w got: hello"), "{answer}");
@@ -342,6 +342,17 @@ fn live_state(env: &TestEnv, team: &str, name: &str) -> Vec<u8> {
 /// saying why it will not serve, and the member's live state in `team` must be as it was (no
 /// worker wrote it). Returns what it said.
 fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -> String {
+    stray_refused_as(env, team, name, vars, None)
+}
+
+/// `stray_refused`, the stray started as process `pid` when one is given.
+fn stray_refused_as(
+    env: &TestEnv,
+    team: &str,
+    name: &str,
+    vars: &[(&str, &str)],
+    pid: Option<u32>,
+) -> String {
     let before = live_state(env, team, name);
     let id = format!("{name}@{team}");
     let home = env.home_path().display().to_string();
@@ -366,12 +377,17 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
             let _ = self.0.wait();
         }
     }
-    let mut stray = Stray(cmd.spawn().unwrap());
+    let mut stray = Stray(match pid {
+        Some(pid) => spawn_as(&mut cmd, pid),
+        None => cmd.spawn().unwrap(),
+    });
     let child = &mut stray.0;
     let pid = child.id();
     // The live state is kept in slots (a header line, then the JSON): its pid read as text.
+    // (Written anew: the state a dead worker left may name the same pid.)
     let serves = || {
-        String::from_utf8_lossy(&live_state(env, team, name)).contains(&format!("\"pid\":{pid},"))
+        let now = live_state(env, team, name);
+        now != before && String::from_utf8_lossy(&now).contains(&format!("\"pid\":{pid},"))
     };
     let mut ended = None;
     wait_until_or_show(
@@ -404,6 +420,34 @@ fn stray_refused(env: &TestEnv, team: &str, name: &str, vars: &[(&str, &str)]) -
         "{vars:?}: the refused worker wrote no state"
     );
     said
+}
+
+/// `cmd` started as process `pid`, a pid no process has now: the system gives pids in turn,
+/// so processes are started until it comes round (each one not `pid` ends before it runs
+/// anything; where this test may set the pid the next one gets, `ns_last_pid`, it does).
+fn spawn_as(cmd: &mut std::process::Command, pid: u32) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe, and the error is made without allocating.
+    unsafe {
+        cmd.pre_exec(move || {
+            if std::process::id() == pid {
+                Ok(())
+            } else {
+                Err(std::io::Error::from_raw_os_error(11))
+            }
+        });
+    }
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4_194_304);
+    for _ in 0..pid_max.saturating_mul(3) {
+        let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string());
+        if let Ok(child) = cmd.spawn() {
+            return child;
+        }
+    }
+    panic!("pid {pid} never came round (taken by another process each time)");
 }
 
 /// End `name`'s worker at once (kill -9), as a crash would: the member is dead, its inbox
@@ -668,6 +712,34 @@ fn a_stray_worker_does_not_serve_a_process_teammate() {
     // recorded gone, the word alone let it serve p).
     let word = word_of(&env, &t, "p");
     stray_refused(&env, &t, "p", &[("TEAMCTL_PLACEMENT", &word)]);
+
+    env.ok(&["resume", "p"]);
+    let answer = env.ok(&["ask", "p", "hello", "--timeout", "20"]);
+    assert!(answer.contains("p got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// A worker started as the very pid a crashed process teammate's worker had (forked until the
+/// system gave that pid again) is not that worker: teamctl recorded the worker's start time
+/// with its pid, and this one started later. Refused; `resume` brings the teammate back.
+/// (Attacker QA, session 34: the pid alone was taken, and the forged worker served.)
+#[test]
+fn a_worker_given_a_crashed_workers_pid_again_does_not_serve() {
+    let env = TestEnv::new();
+    let t = env.ok(&["create", "tags-pid"]).trim().to_string();
+    env.ok(&["spawn", "p", "--backend", "process", "--exec", ECHO]);
+    wait_until("p is idle", WAIT, || env.member_status("p") == "idle");
+    let recorded = env.recorded(&t, "p");
+    let pid = u32::try_from(recorded["pid"].as_u64().expect("a pid")).unwrap();
+    assert!(recorded["pidStarted"].is_u64(), "{recorded}");
+    crash(&env, "p");
+    wait_until("the crashed worker's pid is free", WAIT, || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+
+    let said = stray_refused_as(&env, &t, "p", &[], Some(pid));
+    assert!(said.contains("started at another time"), "{said}");
 
     env.ok(&["resume", "p"]);
     let answer = env.ok(&["ask", "p", "hello", "--timeout", "20"]);
