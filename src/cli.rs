@@ -171,8 +171,8 @@ pub enum Command {
     ShutdownResponse(ShutdownResponseArgs),
     /// Cancel a teammate's current turn; the teammate stays
     Interrupt(NameArg),
-    /// End a teammate and its pane now, without a handshake (every teammate: shutdown --all --force)
-    Kill(NameArg),
+    /// End teammates and their panes now, without a handshake (every teammate: shutdown --all --force)
+    Kill(KillArgs),
     /// Bring back stopped or dead teammates with their identity and unread mail
     Resume(ResumeArgs),
     /// Answer plan approval requests
@@ -432,6 +432,13 @@ pub enum Decision {
 pub struct NameArg {
     /// The teammate
     pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// The teammates (every teammate: shutdown --all --force)
+    #[arg(required = true, value_name = "NAME")]
+    pub names: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -124,7 +124,7 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (["ask" | "shutdown" | "interrupt" | "kill" | "resume" | "attach"], 0) | (["wait"], _) => {
+        (["ask" | "shutdown" | "interrupt" | "resume" | "attach"], 0) | (["wait" | "kill"], _) => {
             Some(Want::Teammates)
         }
         (["plan", "approve" | "reject"], 0) => Some(Want::Planners),
@@ -274,6 +274,8 @@ mod tests {
         assert_eq!(want("shutdown --reason why "), Some(Want::Teammates));
         assert_eq!(want("shutdown --all "), Some(Want::Teammates));
         assert_eq!(want("wait a b "), Some(Want::Teammates));
+        assert_eq!(want("kill a b "), Some(Want::Teammates));
+        assert_eq!(want("resume a "), None);
         assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
         assert_eq!(want("task done "), Some(Want::OpenTasks));

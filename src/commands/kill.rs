@@ -1,46 +1,71 @@
-//! `teamctl kill NAME`: end the teammate and its pane now, without the handshake. Killing a
+//! `teamctl kill NAME...`: end the teammates and their panes now, without the handshake.
+//! Every name is checked before any is ended (one that names no teammate ends none). Killing a
 //! teammate that is already stopped changes nothing and says so; a pane the user took over
 //! (respawned with a program of theirs) is left open, and it says that rather than "killed".
 
-use crate::cli::NameArg;
+use crate::cli::KillArgs;
 use crate::context::Ctx;
-use crate::domain::Name;
+use crate::domain::{Member, Name};
 use crate::error::Result;
 use crate::leader;
 
-pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     ctx.require_leader("kill teammates")?;
-    // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
-    let hint = |e| super::mistaken::to_end("kill", &args.name, e);
-    let name = Name::teammate_to_end(&args.name, "kill").map_err(hint)?;
     let store = ctx.store()?;
-    store.load()?.require(name.as_str()).map_err(hint)?;
+    let mut names: Vec<Name> = Vec::new();
+    {
+        let config = store.load()?;
+        for given in &args.names {
+            // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
+            let hint = |e| super::mistaken::to_end("kill", given, e);
+            let name = Name::teammate_to_end(given, "kill").map_err(hint)?;
+            config.require(name.as_str()).map_err(hint)?;
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
     ctx.reconcile(&*store)?;
-    // Loaded again: acting on a shutdown answer may just have stopped it.
-    let member = store.load()?.require(name.as_str())?.clone();
-    let ended = leader::end_member(&*store, &member, "killed")?;
-    let was_running = !ended.before;
+    // Loaded again: acting on a shutdown answer may just have stopped one.
+    let config = store.load()?;
+    let members = names
+        .iter()
+        .map(|n| config.require(n.as_str()).cloned())
+        .collect::<Result<Vec<Member>>>()?;
+    let ended = leader::end_members_noting(&*store, &members, "killed")?;
+    let mut json = Vec::new();
+    for (member, ended) in members.iter().zip(ended) {
+        let name = &member.name;
+        let was_running = !ended.before;
+        if ctx.json {
+            json.push(serde_json::json!({
+                "name": name.as_str(),
+                "killed": was_running,
+                "status": "stopped",
+                "leftOpen": ended.left_open,
+            }));
+        } else if !ended.left_open.is_empty() {
+            crate::outln!(
+                "{name} marked stopped; {}",
+                leader::left_open_words(&ended.left_open)
+            );
+        } else if let Some(host) = crate::backend::host::elsewhere(member).filter(|_| was_running) {
+            crate::outln!(
+                "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",
+                crate::domain::live::HEARTBEAT.as_secs()
+            );
+        } else if was_running {
+            crate::outln!("{name} killed");
+        } else {
+            crate::outln!("{name} was not running (stopped); nothing to kill");
+        }
+    }
     if ctx.json {
-        ctx.print_json(&serde_json::json!({
-            "name": name.as_str(),
-            "killed": was_running,
-            "status": "stopped",
-            "leftOpen": ended.left_open,
-        }));
-    } else if !ended.left_open.is_empty() {
-        crate::outln!(
-            "{name} marked stopped; {}",
-            leader::left_open_words(&ended.left_open)
-        );
-    } else if let Some(host) = crate::backend::host::elsewhere(&member).filter(|_| was_running) {
-        crate::outln!(
-            "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",
-            crate::domain::live::HEARTBEAT.as_secs()
-        );
-    } else if was_running {
-        crate::outln!("{name} killed");
-    } else {
-        crate::outln!("{name} was not running (stopped); nothing to kill");
+        // One teammate: its object, as before several could be named; several: a list of them.
+        match <[serde_json::Value; 1]>::try_from(json) {
+            Ok([one]) => ctx.print_json(&one),
+            Err(all) => ctx.print_json(&serde_json::Value::Array(all)),
+        }
     }
     Ok(())
 }

@@ -567,13 +567,7 @@ pub fn resume_if_down(
     start_worker(home, store, name, backend.as_ref()).map(Some)
 }
 
-/// End a teammate now (pane or process group, then its turn), mark it stopped, hand its
-/// unfinished tasks back and tell the leader's inbox.
-pub fn end_member(store: &dyn Store, member: &Member, why: &str) -> Result<Ended> {
-    end_members_noting(store, std::slice::from_ref(member), why).map(|mut ended| ended.remove(0))
-}
-
-/// What `end_member` found.
+/// What ending a teammate (`end_members_noting`) found of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
     /// It had ended already (the leader recorded it stopped and nothing of it ran).
@@ -583,7 +577,9 @@ pub struct Ended {
     pub left_open: Vec<String>,
 }
 
-/// `end_member` for many teammates at once (`shutdown --all --force`, `delete`): one write of
+/// End teammates now (pane or process group, then its turn), mark them stopped, hand their
+/// unfinished tasks back and tell the leader's inbox; many at once (`kill a b`, `shutdown
+/// --all --force`, `delete`): one write of
 /// the team file marks them all stopped, their workers end together (`backend::Ending`: one
 /// grace for all, one walk of `/proc`), one write of the task list hands their tasks back.
 /// Returns, for each, whether it had ended already (recorded stopped, nothing of it running).
@@ -591,9 +587,9 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
     end_members_noting(store, members, why).map(|e| e.into_iter().map(|e| e.before).collect())
 }
 
-/// `end_members`, saying for each (in `members` order) what `end_member` says of one: whether
-/// it had ended already, and the panes of its left open to the user (`Ended::left_open`), so
-/// `shutdown` can say so as `kill` does.
+/// `end_members`, saying for each (in `members` order) whether it had ended already, and the
+/// panes of its left open to the user (`Ended::left_open`), so `kill` and `shutdown` can say
+/// so.
 pub fn end_members_noting(store: &dyn Store, members: &[Member], why: &str) -> Result<Vec<Ended>> {
     let seen = backend::Snapshot::of(members);
     let mut lives = Vec::with_capacity(members.len());

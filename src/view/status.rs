@@ -2,7 +2,7 @@
 //! pane, pid, unread mail, current turn and last seen, and the table they make. A running
 //! teammate the leader asked to stop shows as `shutdown_pending` (its turn still shown) until
 //! it answers; a stopped one shows no turn, task or pid (they belonged to a worker that is
-//! gone). An interactive teammate whose agent waits for the user (a permission prompt, a trust
+//! gone), a dead one no pid. An interactive teammate whose agent waits for the user (a permission prompt, a trust
 //! dialog) says so and names the pane to answer in. A tmux teammate's pane is shown only
 //! while it is the teammate's (after a tmux server restart the id may be a pane of the
 //! user's), marked `?` when tmux could not be asked. A turn whose worker died is not running:
@@ -367,10 +367,12 @@ fn rows_from(
                 backend: m.backend_type.map(|b| b.to_string()),
                 pane_id: recorded.filter(|_| seen != Some(false)),
                 pane_unchecked: seen.is_none(),
+                // A dead worker's pid names nothing now (the system may give it to another
+                // process): shown as for a stopped one, none (new-user QA).
                 pid: fresh
                     .map(|l| l.pid)
                     .or(m.pid)
-                    .filter(|_| status != Status::Stopped),
+                    .filter(|_| !matches!(status, Status::Stopped | Status::Dead)),
                 unread: unread_mail,
                 unread_idle: unread
                     .iter()

@@ -185,6 +185,43 @@ fn unread_leaves_out_the_message_being_handled() {
     env.ok(&["kill", "sleeper"]);
 }
 
+/// `kill a b`: every teammate named ends; a name that is no teammate among them ends none
+/// (exit 2, all still running). `--json` gives a list for several, an object for one.
+#[test]
+fn kill_takes_several_teammates_and_ends_none_when_one_is_no_teammate() {
+    let env = TestEnv::new();
+    team_with(&env, &[("a", "cat"), ("b", "cat"), ("c", "cat")]);
+    for name in ["a", "b", "c"] {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+    }
+    let err = env.fails(&["kill", "a", "nobody", "b"], 2);
+    assert!(err.contains("nobody"), "{err}");
+    for name in ["a", "b", "c"] {
+        assert_eq!(env.member_status(name), "idle", "{name}: {err}");
+    }
+    let out = env.ok(&["kill", "a", "b", "a"]);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["a killed", "b killed"],
+        "{out}"
+    );
+    for name in ["a", "b"] {
+        assert_eq!(env.member_status(name), "stopped", "{name}");
+    }
+    assert_eq!(env.member_status("c"), "idle");
+    let both: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "kill", "b", "c"])).unwrap();
+    assert_eq!(both[0]["name"], "b");
+    assert_eq!(both[0]["killed"], false, "{both}");
+    assert_eq!(both[1]["name"], "c");
+    assert_eq!(both[1]["killed"], true, "{both}");
+    let one: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "kill", "a"])).unwrap();
+    assert_eq!(one["name"], "a", "{one}");
+    assert!(env.processes().is_empty(), "{:?}", env.processes());
+}
+
 #[test]
 fn kill_shows_stopped_never_idle_and_send_resumes() {
     let env = TestEnv::new();
@@ -216,6 +253,15 @@ fn a_worker_killed_behind_our_back_is_dead_not_idle() {
         .status()
         .unwrap();
     wait_until("bob dead", T, || env.member_status("bob") == "dead");
+    // Its pid names nothing now: not shown, as for a stopped teammate (new-user QA: the dead
+    // worker's pid was shown).
+    let bob = env.member("bob");
+    assert!(bob["pid"].is_null(), "{bob}");
+    let table = env.ok(&["status"]);
+    assert!(
+        !table.split_whitespace().any(|w| w == pid.to_string()),
+        "{table}"
+    );
 }
 
 fn zombie(pid: u64) -> bool {
