@@ -100,6 +100,15 @@ pub enum Fix {
         pane: String,
         agent_id: String,
     },
+    /// Close a placeholder pane a start cut short left (`orphans::placeholders`), while it
+    /// still runs `pid`.
+    ClosePlaceholder {
+        /// The server, as a member records it (none: the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        socket: Option<String>,
+        pane: String,
+        pid: u32,
+    },
     /// Clear the current-team record (`$TEAMCTL_HOME/current`) while it still names `team`,
     /// which no longer exists.
     ClearCurrent { home: PathBuf, team: String },
@@ -176,6 +185,9 @@ impl Fix {
                 pane,
                 agent_id,
             } => orphans::untag_pane(home, socket.as_deref(), pane, agent_id),
+            Fix::ClosePlaceholder { socket, pane, pid } => {
+                orphans::close_placeholder(socket.as_deref(), pane, *pid)
+            }
             Fix::ClearCurrent { home, team } => teams::clear_current(home, team),
             // An earlier fix may have removed it already (a stale team's worktrees). `lstat`:
             // a link pointing nowhere is still there, and still removed.
@@ -259,6 +271,7 @@ pub fn check(home: &Home) -> Vec<Finding> {
     out.extend(teams::cursors(home));
     out.extend(orphans::processes(home));
     out.extend(orphans::panes(home));
+    out.extend(orphans::placeholders(home));
     out.extend(orphans::sessions(home));
     // Last: `--fix` ends what of a gone team still runs before it forgets which team it was.
     out.extend(teams::current(home));

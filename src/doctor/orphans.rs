@@ -228,22 +228,10 @@ pub fn panes(home: &Home) -> Vec<Finding> {
     if which::which("tmux").is_err() {
         return Vec::new();
     }
-    let mut servers = vec![env_server()];
-    for (_, cfg) in super::readable_teams(home) {
-        // Only this host's members: a socket path another host recorded is not this host's.
-        for m in cfg
-            .teammates()
-            .filter(|m| crate::backend::host::elsewhere(m).is_none())
-        {
-            if m.tmux_socket.is_some() && !servers.contains(&m.tmux_socket) {
-                servers.push(m.tmux_socket.clone());
-            }
-        }
-    }
     let mut out = Vec::new();
     let mut seen = 0;
     let our_key = proc::home_key();
-    for socket in servers {
+    for socket in servers(home) {
         // No server running: nothing to look at.
         let Some(t) = runner(socket.as_deref()) else {
             continue;
@@ -328,6 +316,96 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// The servers this home's panes may be on, as members record them (`None`: the default):
+/// the one teamctl would use here, and every one a member of this host recorded.
+fn servers(home: &Home) -> Vec<Option<String>> {
+    let mut servers = vec![env_server()];
+    for (_, cfg) in super::readable_teams(home) {
+        // Only this host's members: a socket path another host recorded is not this host's.
+        for m in cfg
+            .teammates()
+            .filter(|m| crate::backend::host::elsewhere(m).is_none())
+        {
+            if m.tmux_socket.is_some() && !servers.contains(&m.tmux_socket) {
+                servers.push(m.tmux_socket.clone());
+            }
+        }
+    }
+    servers
+}
+
+/// Placeholder panes of this home's teams (`argv::placeholder`: what a new session or window
+/// runs until a start puts its worker there) whose maker is gone: a start cut short (killed
+/// between making the session or window and placing the worker) left them running `cat`.
+/// `delete` closes them with the team; until then they are reported, and `--fix` closes them
+/// (guarded by the `cat` they run). One whose maker still runs is a start under way.
+/// (New-user QA: such a pane stayed, and `doctor` said nothing of it.)
+pub fn placeholders(home: &Home) -> Vec<Finding> {
+    if which::which("tmux").is_err() {
+        return Vec::new();
+    }
+    let our_key = proc::home_key();
+    let mut out = Vec::new();
+    for socket in servers(home) {
+        let Some(t) = runner(socket.as_deref()) else {
+            continue;
+        };
+        let Ok(list) = t.run(&[argv::team_panes()]) else {
+            continue;
+        };
+        for p in argv::parse_placeholders(&list) {
+            let Some((team, key)) = p.team.rsplit_once('/') else {
+                continue;
+            };
+            // A maker that still runs is starting a teammate there now.
+            let made_by_a_live_start = p
+                .maker
+                .is_some_and(|(pid, started)| proc::start_time(pid) == Some(started));
+            if key != our_key || made_by_a_live_start {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    "panes",
+                    Level::Warn,
+                    format!(
+                        "tmux pane {} is a placeholder a start of a teammate of {team} left, cut short before it placed the worker there (it runs `cat`, pid {})",
+                        p.pane, p.pid
+                    ),
+                )
+                .hint("`teamctl doctor --fix` closes it (`delete` closes it with the team)")
+                .fix(Fix::ClosePlaceholder {
+                    socket: socket.clone(),
+                    pane: p.pane.clone(),
+                    pid: p.pid,
+                }),
+            );
+        }
+    }
+    out
+}
+
+/// Close the placeholder `pane` while it still runs `pid` (one tmux command: the kill guarded
+/// by its process). Returns what was done, in one line.
+pub fn close_placeholder(socket: Option<&str>, pane: &str, pid: u32) -> Result<String> {
+    let gone = || format!("tmux pane {pane} is gone");
+    let (Some(t), Some(kill)) = (runner(socket), argv::kill_pane_running(pane, pid)) else {
+        return Ok(gone());
+    };
+    t.run(&[kill])
+        .map_err(|e| e.into_error(&format!("close pane {pane}")))?;
+    Ok(
+        match t
+            .run(&[argv::pane_state(pane)])
+            .ok()
+            .and_then(|out| argv::parse_state(&out, pane))
+        {
+            Some(_) => format!("left tmux pane {pane} open: it runs another program now"),
+            None => format!("closed the placeholder tmux pane {pane}"),
+        },
+    )
 }
 
 /// The tags this home left on `pane` for a process it no longer runs (`stale`, the whole tag):

@@ -664,3 +664,50 @@ fn a_placeholder_left_by_a_killed_spawn_goes_with_the_team() {
     assert!(!said.contains("stays open"), "{said}");
     wait_until("no pane left", WAIT, || panes().is_empty());
 }
+
+/// The same placeholder before `delete`: `doctor` says nothing of it while the spawn that made
+/// it runs (a start under way puts its worker there), reports it once that spawn is gone, and
+/// `doctor --fix` closes it. (New-user QA: it stayed until `delete`, `doctor` silent.)
+#[test]
+fn a_placeholder_left_by_a_killed_spawn_is_reported_and_closed_by_doctor() {
+    let t = TestEnv::with_tmux();
+    t.ok(&["create", "spawnkill-doctor"]);
+    let (mut spawn, _) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        "session-made",
+        "the spawn made the session",
+    );
+    let pane = String::from_utf8_lossy(&t.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).stdout)
+        .trim()
+        .to_string();
+    assert!(pane.starts_with('%'), "{pane:?}");
+    let doctor = |args: &[&str]| {
+        let mut all = vec!["doctor"];
+        all.extend_from_slice(args);
+        let out = t.run(&all);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let report = doctor(&[]);
+    assert!(!report.contains("placeholder"), "{report}");
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+
+    let report = doctor(&[]);
+    assert!(
+        report.contains(&format!("tmux pane {pane} is a placeholder")),
+        "{report}"
+    );
+    let fixed = doctor(&["--fix"]);
+    assert!(
+        fixed.contains(&format!("closed the placeholder tmux pane {pane}")),
+        "{fixed}"
+    );
+    let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(&pane),
+        "{out:?}"
+    );
+    let report = doctor(&[]);
+    assert!(!report.contains("placeholder"), "{report}");
+}

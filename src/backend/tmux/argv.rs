@@ -220,22 +220,55 @@ pub const PLACEHOLDER: &str = "cat";
 /// The variable that marks a placeholder as the one teamctl started for a team.
 pub const PLACEHOLDER_VAR: &str = "TEAMCTL_PLACEHOLDER";
 
-/// The placeholder's argv for `team` (its scoped tag): `env TEAMCTL_PLACEHOLDER=TEAM cat`.
-/// tmux keeps it as the pane's start command (`#{pane_start_command}`) until the pane is
-/// respawned, so a placeholder that a start cut short left running (killed between making the
-/// session or window and putting the worker there) is known as teamctl's and closed with the
-/// team (new-user QA: `delete` kept the session for a `cat` pane "teamctl did not make").
-pub fn placeholder(team: &str) -> [String; 3] {
+/// The variable that names the process that made a placeholder (`maker`).
+pub const PLACEHOLDER_BY_VAR: &str = "TEAMCTL_PLACEHOLDER_BY";
+
+/// The placeholder's argv for `team` (its scoped tag), made by the process `by` (`maker`):
+/// `env TEAMCTL_PLACEHOLDER=TEAM TEAMCTL_PLACEHOLDER_BY=PID:TICKS cat`. tmux keeps it as the
+/// pane's start command (`#{pane_start_command}`) until the pane is respawned, so a
+/// placeholder that a start cut short left running (killed between making the session or
+/// window and putting the worker there) is known as teamctl's and closed with the team
+/// (new-user QA: `delete` kept the session for a `cat` pane "teamctl did not make"), and known
+/// as left over once the process that made it is gone (`doctor` reports it, `--fix` closes it).
+pub fn placeholder(team: &str, by: &str) -> [String; 4] {
     [
         "env".into(),
         format!("{PLACEHOLDER_VAR}={team}"),
+        format!("{PLACEHOLDER_BY_VAR}={by}"),
         PLACEHOLDER.into(),
     ]
 }
 
+/// This process as a placeholder names its maker: `PID:TICKS` (its start time,
+/// `proc::start_time`, so a pid given again is not taken for it).
+pub fn maker() -> String {
+    let me = std::process::id();
+    format!("{me}:{}", crate::backend::proc::start_time(me).unwrap_or(0))
+}
+
+/// A placeholder's start command as tmux prints it (`#{pane_start_command}`): the team it was
+/// made for (its scoped tag) and its maker (pid and start time; `None` for one an older
+/// teamctl made, which named none). `None` when it is not a placeholder's.
+pub fn parse_placeholder(started: &str) -> Option<(&str, Option<(u32, u64)>)> {
+    let rest = started
+        .strip_prefix("env ")?
+        .strip_prefix(PLACEHOLDER_VAR)?
+        .strip_prefix('=')?
+        .strip_suffix(PLACEHOLDER)?
+        .strip_suffix(' ')?;
+    let Some((team, by)) = rest.split_once(' ') else {
+        return Some((rest, None));
+    };
+    let (pid, ticks) = by
+        .strip_prefix(PLACEHOLDER_BY_VAR)?
+        .strip_prefix('=')?
+        .split_once(':')?;
+    Some((team, Some((pid.parse().ok()?, ticks.parse().ok()?))))
+}
+
 /// A new detached team session, large enough for a full window, its first pane holding
-/// `placeholder(team)`.
-pub fn new_session(session: &str, window_name: &str, team: &str) -> Cmd {
+/// `placeholder(team, by)`.
+pub fn new_session(session: &str, window_name: &str, team: &str, by: &str) -> Cmd {
     let (x, y) = SESSION_SIZE;
     let mut c = words(&[
         "new-session",
@@ -249,7 +282,7 @@ pub fn new_session(session: &str, window_name: &str, team: &str) -> Cmd {
     c.extend(["-n".into(), window_name.into()]);
     c.extend(["-x".into(), x.to_string(), "-y".into(), y.to_string()]);
     c.push("--".into());
-    c.extend(placeholder(team));
+    c.extend(placeholder(team, by));
     c
 }
 
@@ -281,7 +314,7 @@ pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
 }
 
 /// A new sibling window (not selected) in a session, holding `PLACEHOLDER`.
-pub fn new_window(session_target: &str, window_name: &str, team: &str) -> Cmd {
+pub fn new_window(session_target: &str, window_name: &str, team: &str, by: &str) -> Cmd {
     let mut c = words(&[
         "new-window",
         "-d",
@@ -293,7 +326,7 @@ pub fn new_window(session_target: &str, window_name: &str, team: &str) -> Cmd {
     ]);
     c.extend(["-t".into(), in_session(session_target)]);
     c.push("--".into());
-    c.extend(placeholder(team));
+    c.extend(placeholder(team, by));
     c
 }
 
@@ -813,35 +846,59 @@ pub struct Owner {
     pub nonce: String,
 }
 
+/// The rows of `team_panes`'s output, each its fields in order (pane id, dead, pid, tagged
+/// pid, agent tag, console tag, nonce, session, start command).
+fn team_pane_rows(out: &str) -> impl Iterator<Item = [&str; 9]> {
+    out.lines().filter_map(|line| {
+        let mut it = line.splitn(9, '\t');
+        let row: [&str; 9] = std::array::from_fn(|_| it.next().unwrap_or_default());
+        row[0].starts_with('%').then_some(row)
+    })
+}
+
+/// A placeholder pane (`placeholder`) as `team_panes` lists it: untagged, still running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceholderPane {
+    pub pane: String,
+    /// The process it runs (its kill is guarded by it).
+    pub pid: u32,
+    /// The team it was made for (its scoped tag).
+    pub team: String,
+    /// The process that made it (pid, start time), when it names one (`parse_placeholder`).
+    pub maker: Option<(u32, u64)>,
+}
+
+/// The placeholder `row` (a `team_pane_rows` row) is, if it is one.
+fn placeholder_row(row: &[&str; 9]) -> Option<PlaceholderPane> {
+    let [id, dead, pid, _, agent, console, _, _, started] = *row;
+    if dead == "1" || !agent.is_empty() || !console.is_empty() {
+        return None;
+    }
+    let (team, maker) = parse_placeholder(started)?;
+    Some(PlaceholderPane {
+        pane: id.to_string(),
+        pid: pid.parse().ok()?,
+        team: team.to_string(),
+        maker,
+    })
+}
+
+/// Every placeholder pane in `team_panes`'s output, whatever its team.
+pub fn parse_placeholders(out: &str) -> Vec<PlaceholderPane> {
+    team_pane_rows(out)
+        .filter_map(|row| placeholder_row(&row))
+        .collect()
+}
+
 /// The panes of `team` (its scoped tag) in `team_panes`'s output.
 pub fn parse_team_panes(out: &str, team: &str) -> TeamPanes {
     let mut panes = TeamPanes::default();
-    let placeholder = placeholder(team).join(" ");
-    for line in out.lines().filter(|l| !l.is_empty()) {
-        let mut it = line.splitn(9, '\t');
-        let mut next = || it.next().unwrap_or_default();
-        let (id, dead, pid, tagged_pid, agent, console, nonce, session, started) = (
-            next(),
-            next() == "1",
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-        );
-        if !id.starts_with('%') {
-            continue;
+    for row in team_pane_rows(out) {
+        if let Some(p) = placeholder_row(&row).filter(|p| p.team == team) {
+            panes.placeholders.push((p.pane, p.pid));
         }
-        if !dead
-            && agent.is_empty()
-            && console.is_empty()
-            && started == placeholder
-            && let Ok(pid) = pid.parse()
-        {
-            panes.placeholders.push((id.to_string(), pid));
-        }
+        let [id, dead, pid, tagged_pid, agent, console, nonce, session, _] = row;
+        let dead = dead == "1";
         let of_team = console == team
             || agent
                 .split_once('@')
@@ -1095,11 +1152,16 @@ mod tests {
                    %9\t0\t18\t\tolder@t/k\t\t\tmine\n\
                    %10\t0\t19\t\t\t\t\tteamctl-t-k\tenv TEAMCTL_PLACEHOLDER=t/k cat\n\
                    %11\t0\t20\t\t\t\t\tmine\tenv TEAMCTL_PLACEHOLDER=other/k cat\n\
-                   %12\t0\t21\t\t\t\t\tmine\tcat\n";
+                   %12\t0\t21\t\t\t\t\tmine\tcat\n\
+                   %13\t0\t22\t\t\t\t\tmine\tenv TEAMCTL_PLACEHOLDER=t/k TEAMCTL_PLACEHOLDER_BY=5:6 cat\n";
         let panes = parse_team_panes(out, "t/k");
-        // A placeholder a start cut short left (the team's own, still running it): closed
-        // with the team, not counted as the user's; another team's, or a plain `cat`, are not.
-        assert_eq!(panes.placeholders, vec![("%10".to_string(), 19)]);
+        // A placeholder a start cut short left (the team's own, still running it, an older
+        // teamctl's too): closed with the team, not counted as the user's; another team's, or
+        // a plain `cat`, are not.
+        assert_eq!(
+            panes.placeholders,
+            vec![("%10".to_string(), 19), ("%13".to_string(), 22)]
+        );
         // The console, bob (linked into another session too: once), dan's dead pane elsewhere,
         // and a pane of an older teamctl that recorded no pid.
         assert_eq!(panes.ours, s(&["%1", "%2", "%8", "%9"]));
@@ -1364,7 +1426,7 @@ mod tests {
             cwd: &cwd,
             env: &env,
         };
-        let c = new_session("teamctl-t", "t", "t/0badc0de");
+        let c = new_session("teamctl-t", "t", "t/0badc0de", "77:12");
         assert_eq!(
             &c[..7],
             &s(&[
@@ -1380,21 +1442,50 @@ mod tests {
         let pos = c.iter().position(|w| w == "-x").unwrap();
         assert_eq!(&c[pos..pos + 4], &s(&["-x", "250", "-y", "80"]));
         assert_eq!(
-            &c[c.len() - 4..],
-            &s(&["--", "env", "TEAMCTL_PLACEHOLDER=t/0badc0de", PLACEHOLDER])
+            &c[c.len() - 5..],
+            &s(&[
+                "--",
+                "env",
+                "TEAMCTL_PLACEHOLDER=t/0badc0de",
+                "TEAMCTL_PLACEHOLDER_BY=77:12",
+                PLACEHOLDER
+            ])
+        );
+        assert_eq!(
+            parse_placeholder(&c[c.len() - 4..].join(" ")),
+            Some(("t/0badc0de", Some((77, 12))))
         );
         assert!(
             !c.iter().any(|w| w == "worker"),
             "the server must not carry a worker argv"
         );
-        let w = new_window("=teamctl-t", "t", "t/0badc0de");
+        let w = new_window("=teamctl-t", "t", "t/0badc0de", "77:12");
         assert_eq!(&w[..2], &s(&["new-window", "-d"]));
         let pos = w.iter().position(|x| x == "-t").unwrap();
         assert_eq!(w[pos + 1], "=teamctl-t:");
         assert_eq!(
-            &w[w.len() - 4..],
-            &s(&["--", "env", "TEAMCTL_PLACEHOLDER=t/0badc0de", PLACEHOLDER])
+            &w[w.len() - 5..],
+            &s(&[
+                "--",
+                "env",
+                "TEAMCTL_PLACEHOLDER=t/0badc0de",
+                "TEAMCTL_PLACEHOLDER_BY=77:12",
+                PLACEHOLDER
+            ])
         );
+        // An older teamctl's placeholder named no maker; anything else is no placeholder.
+        assert_eq!(
+            parse_placeholder("env TEAMCTL_PLACEHOLDER=t/k cat"),
+            Some(("t/k", None))
+        );
+        for other in [
+            "cat",
+            "env TEAMCTL_PLACEHOLDER=t/k sh",
+            "env TEAMCTL_PLACEHOLDER=t/k TEAMCTL_PLACEHOLDER_BY=x:1 cat",
+            "env TEAMCTL_PLACEHOLDER=t/k OTHER=1:2 cat",
+        ] {
+            assert_eq!(parse_placeholder(other), None, "{other}");
+        }
         let r = respawn("%4", &st);
         assert_eq!(&r[0][..4], &s(&["respawn-pane", "-k", "-t", "%4"]));
         assert_eq!(r[0][r[0].len() - 6..], argv[..]);

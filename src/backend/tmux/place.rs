@@ -144,7 +144,7 @@ pub fn detached(
         super::check_version(&t.program)?;
         // Created and tagged in one tmux invocation, so no one sees it untagged.
         let cmds = [
-            argv::new_session(&name, argv::unscoped(team), team),
+            argv::new_session(&name, argv::unscoped(team), team, &argv::maker()),
             argv::tag_session(&target, team),
             argv::key_session(&target, team),
         ];
@@ -225,7 +225,7 @@ fn window_hinted(
 ) -> Result<Option<(NewPane, bool)>> {
     let cmds = [
         argv::session_guard(session, team),
-        argv::new_window(session, argv::unscoped(team), team),
+        argv::new_window(session, argv::unscoped(team), team, &argv::maker()),
     ];
     let out = match t.run(&cmds) {
         Ok(out) => out,
@@ -332,7 +332,12 @@ fn fill_from(
         }
     }
     let out = t
-        .run(&[argv::new_window(session, argv::unscoped(team), team)])
+        .run(&[argv::new_window(
+            session,
+            argv::unscoped(team),
+            team,
+            &argv::maker(),
+        )])
         .map_err(|e| e.into_error("open a new team window"))?;
     start_in(t, &new_pane(&out)?, team, start, Vec::new()).map(|p| (p, false))
 }
