@@ -79,6 +79,11 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         }
         // Another command may have started it meanwhile: then it is running, not resumed.
         let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name, args.here)? else {
+            // Said as for one found running (new-user QA: the slower of two resumes of a
+            // teammate said nothing at all).
+            if args.name.is_some() && !ctx.json {
+                crate::outln!("{name} is already running (started meanwhile by another command)");
+            }
             running.push(name.to_string());
             continue;
         };

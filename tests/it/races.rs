@@ -1146,6 +1146,69 @@ fn a_plan_answered_while_approve_reads_is_not_answered_again() {
     t.ok(&["shutdown", "bob"]);
 }
 
+/// Two `resume bob` at once, both finding bob dead (its start lock held by hand until both
+/// wait for it): one resumes bob, the other says bob is already running, started meanwhile
+/// (new-user QA: the slower said nothing at all), and one worker of bob runs.
+#[test]
+fn of_two_resumes_at_once_the_slower_says_the_teammate_runs() {
+    use std::os::fd::AsRawFd;
+    let t = TestEnv::new();
+    t.ok(&["create", "tworesumes"]);
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let pid = t.member("bob")["pid"].as_u64().unwrap().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_until("bob dead", LONG, || t.member_status("bob") == "dead");
+
+    let path = t.team_dir("tworesumes").join("locks/bob.start");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .unwrap();
+    // SAFETY: flock on a descriptor this test holds open.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+        0
+    );
+    let resume = || {
+        t.cmd(&["resume", "bob"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (resume(), resume());
+    wait_until("both resumes wait for bob's start lock", LONG, || {
+        waits_for_lock(a.id(), &path) && waits_for_lock(b.id(), &path)
+    });
+    drop(lock);
+    let said: Vec<String> = [a, b]
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect();
+    let resumed = said.iter().filter(|s| s.starts_with("bob resumed")).count();
+    let running = said
+        .iter()
+        .filter(|s| s.contains("bob is already running (started meanwhile by another command)"))
+        .count();
+    assert_eq!((resumed, running), (1, 1), "{said:?}");
+    wait_until("one worker of bob", LONG, || t.processes().len() == 1);
+    t.ok(&["delete", "--force"]);
+}
+
 /// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
 /// /proc/locks: `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`).
 fn waits_for_lock(pid: u32, path: &Path) -> bool {
