@@ -181,20 +181,22 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
 
 /// Add the checked teammate to the team in `store` and start its worker; `color` is its
 /// colour (default: the one it had, else the next free one). The same path for `spawn` and
-/// `up`. A teammate already running is refused.
-pub fn start(
+/// `up`. A teammate found running under its start lock (another command started it, as a
+/// second `up` beside this one: `up` says so and goes on) is not started: `Ok(Err(status))`.
+pub fn start_unless_running(
     ctx: &Ctx,
     store: &dyn Store,
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
-) -> Result<Member> {
-    start_held(ctx, store, args, checked, color).map(|(m, _)| m)
+) -> Result<std::result::Result<Member, Status>> {
+    start_or_running(ctx, store, args, checked, color).map(|r| r.map(|(m, _)| m))
 }
 
 /// `start`, with the member's start lock (`leader::start_lock`) still held: `spawn` lets it go
 /// once its worker has said it runs, so that the worker, checking where it was placed while
-/// its start is under way, trusts the record instead of asking tmux (`worker::placed`).
+/// its start is under way, trusts the record instead of asking tmux (`worker::placed`). A
+/// teammate already running is refused.
 pub fn start_held(
     ctx: &Ctx,
     store: &dyn Store,
@@ -202,6 +204,23 @@ pub fn start_held(
     checked: Checked,
     color: Option<&str>,
 ) -> Result<(Member, crate::store::Held)> {
+    let name = checked.name.clone();
+    start_or_running(ctx, store, args, checked, color)?.map_err(|status| {
+        let team = store.team();
+        Error::bad(format!(
+            "{name} is already running in team {team} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew"
+        ))
+    })
+}
+
+/// `start_held`, or the status of the teammate found running.
+fn start_or_running(
+    ctx: &Ctx,
+    store: &dyn Store,
+    args: &SpawnArgs,
+    checked: Checked,
+    color: Option<&str>,
+) -> Result<std::result::Result<(Member, crate::store::Held), Status>> {
     let Checked {
         name,
         cwd,
@@ -249,21 +268,17 @@ pub fn start_held(
         worktree::record(&mut member, t);
     }
     // A teammate that is not running (killed, stopped, dead) is spawned anew in its place: the
-    // same identity and inbox, the new options. A running one is refused.
+    // same identity and inbox, the new options. A running one is not.
     let running = |existing: Option<&Member>| {
         let existing = existing?;
         let status = leader::effective_status(existing, store.live(&name).ok().flatten().as_ref());
-        status.is_running().then(|| {
-            Error::bad(format!(
-                "{name} is already running in team {team} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew"
-            ))
-        })
+        status.is_running().then_some(status)
     };
     // Held until the worker is recorded: see `leader::start_lock`.
     let starting = leader::start_lock(store, &name)?;
     let previous = store.roster_cached(&mut cache)?.member(name.as_str())?;
-    if let Some(e) = running(previous.as_ref()) {
-        return Err(e);
+    if let Some(status) = running(previous.as_ref()) {
+        return Ok(Err(status));
     }
     // What a re-spawn carries over (the session, the worktree, its directory) comes from this
     // host's own copy of what the old entry ran (`store::spec`), never from the shared file's
@@ -359,7 +374,7 @@ pub fn start_held(
             return Err(e);
         }
     };
-    Ok((started, starting))
+    Ok(Ok((started, starting)))
 }
 
 /// `--interactive`: how the companion tells idle from busy (checked before anything is written).

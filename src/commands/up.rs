@@ -248,23 +248,30 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
         let name = m.name().clone();
         let placed_before = placed.len();
         let line = match action {
-            Action::Spawn => {
-                let started = spawn::start(ctx, &*store, &req, checked, m.color.as_deref())?;
-                let line = format!("{name} spawned ({})", place(&started));
-                out.spawned.push(name.to_string());
-                placed.push(started);
-                line
-            }
-            Action::Respawn(diff) => {
-                let started = spawn::start(ctx, &*store, &req, checked, m.color.as_deref())?;
-                let line = format!(
-                    "{name} spawned anew with its new definition ({}): {}",
-                    place(&started),
-                    diff.join("; ")
-                );
-                out.spawned.push(name.to_string());
-                placed.push(started);
-                line
+            Action::Spawn | Action::Respawn(_) => {
+                match spawn::start_unless_running(ctx, &*store, &req, checked, m.color.as_deref())?
+                {
+                    Ok(started) => {
+                        let line = match &action {
+                            Action::Respawn(diff) => format!(
+                                "{name} spawned anew with its new definition ({}): {}",
+                                place(&started),
+                                diff.join("; ")
+                            ),
+                            _ => format!("{name} spawned ({})", place(&started)),
+                        };
+                        out.spawned.push(name.to_string());
+                        placed.push(started);
+                        line
+                    }
+                    // Another command (a second `up` beside this one) started it meanwhile:
+                    // said, and the rest goes on (new-user QA: this `up` ended there, exit 2,
+                    // its other members and tasks left undone).
+                    Err(status) => {
+                        out.running.push(name.to_string());
+                        format!("{name} running ({status}), started meanwhile by another command")
+                    }
+                }
             }
             Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false)? {
                 Some(started) => {

@@ -1151,7 +1151,6 @@ fn a_plan_answered_while_approve_reads_is_not_answered_again() {
 /// (new-user QA: the slower said nothing at all), and one worker of bob runs.
 #[test]
 fn of_two_resumes_at_once_the_slower_says_the_teammate_runs() {
-    use std::os::fd::AsRawFd;
     let t = TestEnv::new();
     t.ok(&["create", "tworesumes"]);
     t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
@@ -1166,19 +1165,7 @@ fn of_two_resumes_at_once_the_slower_says_the_teammate_runs() {
     );
     wait_until("bob dead", LONG, || t.member_status("bob") == "dead");
 
-    let path = t.team_dir("tworesumes").join("locks/bob.start");
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .unwrap();
-    // SAFETY: flock on a descriptor this test holds open.
-    assert_eq!(
-        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
-        0
-    );
+    let (path, lock) = hold_start_lock(&t, "tworesumes", "bob");
     let resume = || {
         t.cmd(&["resume", "bob"])
             .stdout(std::process::Stdio::piped())
@@ -1207,6 +1194,98 @@ fn of_two_resumes_at_once_the_slower_says_the_teammate_runs() {
     assert_eq!((resumed, running), (1, 1), "{said:?}");
     wait_until("one worker of bob", LONG, || t.processes().len() == 1);
     t.ok(&["delete", "--force"]);
+}
+
+/// Two `up` at once, both finding member a to spawn (its start lock held by hand until both
+/// wait for it): one spawns a, the other says a runs, started meanwhile, and goes on with the
+/// rest of the file (new-user QA: it ended there, exit 2, its other members and tasks not
+/// done). Both exit 0; one worker each of a and c; the task added once.
+#[test]
+fn of_two_ups_at_once_the_slower_goes_on_past_a_member_the_other_started() {
+    let t = TestEnv::new();
+    let file = t.work.path().join("teamctl.toml");
+    let member = |name: &str| {
+        format!("\n[[member]]\nname = \"{name}\"\nexec = \"cat\"\nbackend = \"process\"\n")
+    };
+    std::fs::write(&file, format!("name = \"twoups\"\n{}", member("b"))).unwrap();
+    t.ok(&["up"]);
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"twoups\"\n{}{}{}\n[[task]]\nsubject = \"write the notes\"\n",
+            member("a"),
+            member("b"),
+            member("c")
+        ),
+    )
+    .unwrap();
+    let (path, lock) = hold_start_lock(&t, "twoups", "a");
+    let up = || {
+        t.cmd(&["up"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (up(), up());
+    wait_until("both ups wait for a's start lock", LONG, || {
+        waits_for_lock(one.id(), &path) && waits_for_lock(two.id(), &path)
+    });
+    drop(lock);
+    let said: Vec<String> = [one, two]
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect();
+    let spawned_a = said.iter().filter(|s| s.contains("a spawned (")).count();
+    let a_meanwhile = said
+        .iter()
+        .filter(|s| s.contains("started meanwhile by another command"))
+        .count();
+    assert_eq!(spawned_a, 1, "{said:?}");
+    assert!(a_meanwhile >= 1, "{said:?}");
+    for name in ["a", "b", "c"] {
+        wait_until(&format!("{name} idle"), LONG, || {
+            t.member_status(name) == "idle"
+        });
+    }
+    wait_until("one worker each of a, b and c", LONG, || {
+        t.processes().len() == 3
+    });
+    let tasks: serde_json::Value =
+        serde_json::from_str(&t.ok(&["--json", "task", "list"])).unwrap();
+    let notes = tasks
+        .as_array()
+        .or_else(|| tasks["tasks"].as_array())
+        .unwrap()
+        .iter()
+        .filter(|task| task["subject"] == "write the notes")
+        .count();
+    assert_eq!(notes, 1, "{tasks}");
+    t.ok(&["delete", "--force"]);
+}
+
+/// Hold `name`'s start lock in `team` as a start would (an exclusive `flock` on
+/// `locks/NAME.start`), until the file returned is dropped.
+fn hold_start_lock(t: &TestEnv, team: &str, name: &str) -> (std::path::PathBuf, std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let path = t.team_dir(team).join(format!("locks/{name}.start"));
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .unwrap();
+    // SAFETY: flock on a descriptor this test holds open.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+        0
+    );
+    (path, lock)
 }
 
 /// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
