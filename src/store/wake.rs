@@ -296,7 +296,7 @@ pub fn subscribe_or_ring(
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        return Ok(poll(targets, bell, Duration::from_millis(ms.max(1))));
+        return Ok(poll(targets, bell, Duration::from_millis(ms.max(1)), None));
     }
     let stale = Arc::new(AtomicBool::new(false));
     let files = entries.as_ref().map(|e| (e.files.clone(), stale.clone()));
@@ -315,14 +315,20 @@ pub fn subscribe_or_ring(
             guard: None,
         }),
         Err(e) => {
-            if let Some(Ok(armed)) = bells.map(|arm| arm()) {
-                return doorbells(armed, bell);
-            }
+            // Doorbells wanted but not to be armed (a link or a file where they go): the poll
+            // stands in for them, and rings every `DOORBELL_CHECK` besides, so that its holder
+            // looks again whether they can be (attacker QA: it polled on for good once the
+            // link was gone).
+            let standing_in = match bells.map(|arm| arm()) {
+                Some(Ok(armed)) => return doorbells(armed, bell),
+                Some(Err(_)) => Some(DOORBELL_CHECK),
+                None => None,
+            };
             warn_once(&format!(
                 "teamctl: inotify unavailable ({e}); polling every {} ms instead. Raise the limit with: sudo sysctl fs.inotify.max_user_instances=1024",
                 FALLBACK_POLL.as_millis()
             ));
-            Ok(poll(targets, bell, FALLBACK_POLL))
+            Ok(poll(targets, bell, FALLBACK_POLL, standing_in))
         }
     }
 }
@@ -399,7 +405,9 @@ fn relevant(kind: EventKind) -> bool {
     }
 }
 
-fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
+/// Ring `bell` when `targets` change, looked at `every`; and each `also` without a change
+/// (a poll standing in for doorbells: its holder looks whether they can be armed now).
+fn poll(targets: Vec<Target>, bell: Bell, every: Duration, also: Option<Duration>) -> Subscription {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     // Taken before this returns, like an inotify watch armed: a write made after `poll`
@@ -409,11 +417,13 @@ fn poll(targets: Vec<Target>, bell: Bell, every: Duration) -> Subscription {
         .name("teamctl-poll".into())
         .stack_size(64 * 1024)
         .spawn(move || {
+            let mut rang = std::time::Instant::now();
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(every);
                 let now = snapshot(&targets);
-                if now != last {
+                if now != last || also.is_some_and(|a| rang.elapsed() >= a) {
                     last = now;
+                    rang = std::time::Instant::now();
                     bell();
                 }
             }
@@ -538,6 +548,7 @@ mod tests {
                 vec![Target::new(dir.path().into(), &["inbox.jsonl"])],
                 bell.bell(),
                 Duration::from_millis(20),
+                None,
             );
             std::fs::write(&file, b"{}\n").unwrap();
             assert!(
@@ -562,6 +573,7 @@ mod tests {
             vec![Target::new(dir.path().into(), &[])],
             bell.bell(),
             Duration::from_millis(10),
+            None,
         );
         for status in ["idle", "gone", "idle"] {
             // A wait that rang before this write cannot count: drain it first.

@@ -395,6 +395,19 @@ fn a_teammate_without_inotify_whose_doorbell_is_removed_arms_a_new_one() {
     );
     let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/bob.log")).unwrap();
     assert!(log.contains("polling for mail until it can"), "{log}");
+    // The link taken away: bob arms a doorbell there again and stops polling (attacker QA: it
+    // polled on for good).
+    std::fs::remove_file(&mine).unwrap();
+    wait_until(
+        "bob's doorbell armed again once the link is gone",
+        T,
+        || fifos_of(&mine, pid) == 1,
+    );
+    assert_eq!(
+        env.ok(&["ask", "bob", "rung again", "--timeout", "20"])
+            .trim(),
+        "rung again"
+    );
 }
 
 /// The leader console's doorbell for live states, removed with `bells/live` by hand: the
