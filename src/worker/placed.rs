@@ -227,8 +227,17 @@ fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
     // by hand, a copied word served a killed member whose record still named its old pid and
     // pane, first with another pid, then with that pid given again to the forged worker.)
     Ok(roster.member(name.as_str())?.is_some_and(|m| {
-        m.pane_nonce.as_deref() == Some(word) && m.pid.is_none() && m.pane_id.is_none()
+        m.pane_nonce.as_deref() == Some(word)
+            && m.pid.is_none()
+            && m.pane_id.is_none()
+            && on_recorded_server(&m)
     }))
+}
+
+/// Whether this worker's tmux server (`$TMUX`) is the one the member's record names
+/// (`Member::tmux_socket`, recorded before its pane was made).
+fn on_recorded_server(m: &Member) -> bool {
+    crate::backend::tmux::inside(&Server::from_record(m.tmux_socket.as_deref()))
 }
 
 /// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
@@ -321,6 +330,12 @@ fn recorded_in(
         word.clone()
     };
     let found = wait_for_record(store, name, RECORDED_WITHIN, |m| {
+        // Pane ids are a server's own (every server counts from %0): the record's pane on
+        // another server is another pane (attacker QA: a pane of the attacker's server with
+        // the killed member's pane id, tag and word forged on it served the member).
+        if !on_recorded_server(m) {
+            return Err("it is on another tmux server than the one teamctl recorded".into());
+        }
         let names_it = m.pane_id.as_deref() == Some(pane.as_str());
         match m.pane_nonce.as_deref() {
             None => Ok(names_it),

@@ -720,6 +720,81 @@ fn a_stray_worker_does_not_serve_a_process_teammate() {
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
 }
 
+/// A worker in a pane of another tmux server, with the pane id w's record names (every server
+/// counts its panes from %0) and w's tag and placement word set on it, does not serve w after
+/// w was killed: that pane is not on the server teamctl recorded. It says so and ends;
+/// `resume` brings w back. (Attacker QA, session 35: it served w, and `resume` then said w was
+/// already running.)
+#[test]
+fn a_pane_with_the_recorded_id_on_another_server_does_not_serve_a_killed_member() {
+    let env = TestEnv::with_tmux();
+    let t = env.ok(&["create", "tags-server"]).trim().to_string();
+    env.ok(&["spawn", "w", "--exec", ECHO]);
+    wait_until("w is idle", WAIT, || env.member_status("w") == "idle");
+    let id = format!("w@{t}");
+    let pane = env.pane_of(&t, "w");
+    let word = word_of(&env, &t, "w");
+    env.ok(&["kill", "w"]);
+    let before = live_state(&env, &t, "w");
+
+    // Another private server (ended with `other`), counted up to w's pane id.
+    let other = TestEnv::with_tmux();
+    other.tmux_ok(&["new-session", "-d", "-s", "theirs", "--", "cat"]);
+    let has_it = || {
+        other
+            .tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .any(|p| p == pane)
+    };
+    for _ in 0..64 {
+        if has_it() {
+            break;
+        }
+        other.tmux_ok(&["new-window", "-d", "-t", "theirs", "--", "cat"]);
+    }
+    assert!(has_it(), "pane {pane} on the other server");
+    other.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@teamctl-agent",
+        &env.tag(&id),
+    ]);
+    other.tmux_ok(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
+    other.tmux_ok(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
+    let err = env.work.path().join("other.err");
+    let code = env.work.path().join("other.code");
+    let line = format!(
+        "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+        env.home_path().display(),
+        err.display(),
+        code.display()
+    );
+    other.tmux_ok(&["respawn-pane", "-k", "-t", &pane, "sh", "-c", &line]);
+    wait_until("the worker on the other server ended", WAIT, || {
+        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+    });
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_ne!(
+        std::fs::read_to_string(&code).unwrap().trim(),
+        "0",
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("this worker of {id} will not serve"))
+            && said.contains("another tmux server"),
+        "{said}"
+    );
+    assert_eq!(live_state(&env, &t, "w"), before, "it wrote no state");
+
+    env.ok(&["resume", "w"]);
+    let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
+    assert!(answer.contains("w got: hello"), "{answer}");
+    env.ok(&["delete", "--force"]);
+    wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
 /// A worker started as the very pid a crashed process teammate's worker had (forked until the
 /// system gave that pid again) is not that worker: teamctl recorded the worker's start time
 /// with its pid, and this one started later. Refused; `resume` brings the teammate back.
