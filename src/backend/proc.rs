@@ -171,6 +171,23 @@ pub fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
 /// Is `pid` a live (not zombie) teamctl worker for `agent_id` (in our home, of our user)?
 /// A zombie's (or an exiting process's) `cmdline` reads empty, its memory gone, so it is no
 /// worker: no separate look at its state is needed.
+/// Whether `pid` runs, as the very process a record names with the start time `started`
+/// (`Member::pid_started`, read as teamctl recorded the pid it had just started): that
+/// process before it became the worker (a start's fork, or tmux's, not yet `exec`ed: its argv
+/// is not yet a worker's) as well as after (`exec` keeps the pid and the start time). `0` or
+/// none proves nothing. (New-user QA: of two resumes at once, the second took a worker just
+/// started, not yet `exec`ed, for dead, and started another in its place.)
+pub fn is_recorded(pid: u32, started: Option<u64>) -> bool {
+    started.is_some_and(|t| t != 0 && start_time(pid) == Some(t)) && running(pid)
+}
+
+/// The start time to record with the pid of a process teamctl has just started
+/// (`Member::pid_started`): its own, or `0` when it cannot be read (the process ended, and
+/// was reaped, already): never a time a later process given that pid could have.
+pub fn recorded_start(pid: u32) -> u64 {
+    start_time(pid).unwrap_or(0)
+}
+
 pub fn is_worker(pid: u32, agent_id: &str) -> bool {
     is_worker_of(pid, agent_id, HomeOf::Ours)
 }
@@ -632,6 +649,22 @@ mod tests {
         assert!(start_time(me).is_some());
         assert_eq!(start_time(me), start_time(me));
         assert_eq!(start_time(0), None);
+    }
+
+    #[test]
+    fn a_process_is_the_recorded_one_only_with_its_own_start_time() {
+        let me = std::process::id();
+        let mine = start_time(me);
+        assert_eq!(recorded_start(me), mine.unwrap());
+        assert!(is_recorded(me, mine));
+        // Another start time (the pid given again), none recorded, or `0` (it had ended when
+        // recorded): not that process.
+        assert!(!is_recorded(me, mine.map(|t| t + 1)));
+        assert!(!is_recorded(me, None));
+        assert!(!is_recorded(me, Some(0)));
+        // No such process.
+        assert_eq!(recorded_start(0), 0);
+        assert!(!is_recorded(0, Some(1)));
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
         .into_iter()
         .flatten()
         .any(|pid| proc::is_worker(pid, &member.agent_id))
+        || member
+            .pid
+            .is_some_and(|pid| proc::is_recorded(pid, member.pid_started))
     {
         Liveness::Alive
     } else {

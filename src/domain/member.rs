@@ -259,7 +259,8 @@ pub struct Member {
     /// When the process `pid` names started (clock ticks since boot, `/proc/PID/stat`), read
     /// as teamctl recorded the pid: the system may give a pid again to another process, whose
     /// start time differs (`worker::placed` takes a worker for the recorded one only when both
-    /// agree). Absent where it could not be read, or for an older teamctl's record.
+    /// agree; `0`: the process had ended already when recorded, so none is it). Absent for an
+    /// older teamctl's record (the pid alone decides then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_started: Option<u64>,
     /// A random word teamctl made when it placed the member in its pane (`paneId`) and set

@@ -386,7 +386,10 @@ pub fn record_unrecorded(store: &dyn Store, name: &Name) -> Result<Option<String
         {
             m.pane_id = Some(pane.clone());
             m.pid = Some(live.pid);
-            m.pid_started = live.start_ticks;
+            m.pid_started = Some(
+                live.start_ticks
+                    .unwrap_or_else(|| backend::proc::recorded_start(live.pid)),
+            );
             done = true;
         }
         Ok(())
@@ -431,7 +434,7 @@ fn record_placement(
         m.pid = placement.pid;
         // Read now: the process was just started (and, on the process backend, is not reaped
         // before this leader exits), so this is its start time, not a later process's.
-        m.pid_started = placement.pid.and_then(backend::proc::start_time);
+        m.pid_started = placement.pid.map(backend::proc::recorded_start);
         m.pane_nonce = placement.nonce.clone().or_else(|| word.clone());
         m.tmux_socket = placement.tmux_socket.clone();
         m.status = Status::Starting;

@@ -531,7 +531,7 @@ impl Worker {
             .update_member(&mut self.roster, &name, &mut |_, _, slot| match slot {
                 Some(m) if m.pane_id.as_deref() == Some(pane.as_str()) => {
                     m.pid = Some(pid);
-                    m.pid_started = crate::backend::proc::start_time(pid);
+                    m.pid_started = Some(crate::backend::proc::recorded_start(pid));
                     Ok(())
                 }
                 // Placed elsewhere since, or gone: nothing to change.
@@ -542,7 +542,7 @@ impl Worker {
         match recorded {
             Ok(_) => {
                 self.member.pid = Some(pid);
-                self.member.pid_started = crate::backend::proc::start_time(pid);
+                self.member.pid_started = Some(crate::backend::proc::recorded_start(pid));
                 self.sink.note(&format!(
                     "pane {pane} was re-run: this worker (pid {pid}) is {} there now",
                     self.name

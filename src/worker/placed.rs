@@ -432,5 +432,9 @@ mod tests {
             why.contains("pid (42)") && why.contains("another time"),
             "{why}"
         );
+        // Recorded after it had ended already (`0`): no process is it (attacker QA: a worker
+        // dead before its start recorded it left no start time, and the pid alone served).
+        m.pid_started = Some(0);
+        assert!(is_recorded_process(&m, Some(9)).is_err());
     }
 }

@@ -81,8 +81,13 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
             // The pane runs the worker itself; a pid we can see must be that worker.
             // (`is_worker` first: it checks that the process runs, so the common case, our
             // worker, reads `/proc/PID/stat` once.)
-            let foreign =
-                pid.is_some_and(|p| !proc::is_worker(p, &member.agent_id) && proc::running(p));
+            // The process the start made and recorded, not yet the worker (`exec` to come),
+            // is no one else's.
+            let ours = |p: u32| {
+                proc::is_worker(p, &member.agent_id)
+                    || (member.pid == Some(p) && proc::is_recorded(p, member.pid_started))
+            };
+            let foreign = pid.is_some_and(|p| !ours(p) && proc::running(p));
             if foreign {
                 Liveness::Gone
             } else {
@@ -306,8 +311,24 @@ mod tests {
     fn no_word_falls_back_to_the_worker_process() {
         // No recorded worker pid runs as bob's worker: gone.
         let mut m = member(Some("%3"));
-        m.pid = Some(std::process::id());
+        let me = std::process::id();
+        m.pid = Some(me);
         assert_eq!(liveness(&m, None, None), Liveness::Gone);
+        // Unless it is the very process the start made and recorded (its start time with
+        // it), not yet `exec`ed into the worker: alive, by the pane and by itself.
+        m.pid_started = proc::start_time(me);
+        assert_eq!(liveness(&m, None, None), Liveness::Alive);
+        assert_eq!(
+            liveness(&m, None, Some(&state(false, Some(me), "bob@t"))),
+            Liveness::Alive
+        );
+        m.pid_started = m.pid_started.map(|t| t + 1);
+        assert_eq!(liveness(&m, None, None), Liveness::Gone);
+        assert_eq!(
+            liveness(&m, None, Some(&state(false, Some(me), "bob@t"))),
+            Liveness::Gone
+        );
+        m.pid_started = None;
         // A process with bob's worker tag (`sh worker --home H --id ID`, waiting on stdin).
         // Unit tests leave tag checks unscoped to a home (`proc::scope_to_home` is never
         // called), so any home passes.
