@@ -268,11 +268,14 @@ fn start_or_running(
         worktree::record(&mut member, t);
     }
     // A teammate that is not running (killed, stopped, dead) is spawned anew in its place: the
-    // same identity and inbox, the new options. A running one is not.
+    // same identity and inbox, the new options. A running one is not. Seen under its start
+    // lock, one "starting" whose start was cut short (a `spawn` killed before it placed the
+    // worker) is down: `status` says dead, and a spawn again starts it (new-user QA: it was
+    // refused as "already running (starting)").
     let running = |existing: Option<&Member>| {
         let existing = existing?;
         let status = leader::effective_status(existing, store.live(&name).ok().flatten().as_ref());
-        status.is_running().then_some(status)
+        (status.is_running() && !leader::cut_short(existing, status)).then_some(status)
     };
     // Held until the worker is recorded: see `leader::start_lock`.
     let starting = leader::start_lock(store, &name)?;

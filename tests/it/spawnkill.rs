@@ -626,6 +626,34 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
     });
 }
 
+/// The same spawn run again after it was killed there (what a user does first) starts w: the
+/// member "starting" with its start cut short is down, as `status` says (new-user QA: it was
+/// refused, "w is already running (starting)", while `status` said dead).
+#[test]
+fn a_spawn_run_again_after_it_was_killed_before_placing_starts_the_teammate() {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-again"]).trim().to_string();
+    let agent = format!("w@{team}");
+    let (mut spawn, _) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        "spawn-recorded",
+        "the spawn recorded w",
+    );
+    let _ = spawn.kill();
+    let _ = spawn.wait();
+    assert_eq!(t.member_status("w"), "dead");
+    let out = t.ok(&["spawn", "w", "--exec", ECHO]);
+    assert!(out.contains(&agent), "{out}");
+    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
+    wait_until("one worker of w", WAIT, || workers(&t, &agent).len() == 1);
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
+
 /// A spawn killed (kill -9) just after tmux made the team's session, before it put anything
 /// in the session's first pane (held at pause point `session-made`): that pane still runs the
 /// placeholder. `delete --force` closes it with the team, and the session goes (new-user QA:
