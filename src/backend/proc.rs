@@ -177,8 +177,11 @@ pub fn read_ours(pid: u32, file: &str) -> Option<Vec<u8>> {
 /// is not yet a worker's) as well as after (`exec` keeps the pid and the start time). `0` or
 /// none proves nothing. (New-user QA: of two resumes at once, the second took a worker just
 /// started, not yet `exec`ed, for dead, and started another in its place.)
+/// A process ending (its memory let go: a zombie, or threads still going down after a kill)
+/// shows no argv: not counted, as `is_worker` does not count it.
 pub fn is_recorded(pid: u32, started: Option<u64>) -> bool {
-    started.is_some_and(|t| t != 0 && start_time(pid) == Some(t)) && running(pid)
+    started.is_some_and(|t| t != 0 && start_time(pid) == Some(t))
+        && read_ours(pid, "cmdline").is_some_and(|argv| !argv.is_empty())
 }
 
 /// The start time to record with the pid of a process teamctl has just started
