@@ -679,7 +679,7 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         return None;
     }
     let word = command_word(args)?;
-    // `kill --all` (clap's tip is `-- --all`, a name): kill takes one name.
+    // `kill --all` (clap's tip is `-- --all`, a name): kill takes names.
     if word == "kill" && refused_word(e) == Some("--all") {
         return Some(format!(
             "unexpected argument \"--all\": {}",

@@ -123,7 +123,7 @@ pub fn swapped(
 pub fn everyone_to_end(verb: &str) -> String {
     let all = "`teamctl shutdown --all` stops every teammate (each is asked and the answers waited for), `teamctl shutdown --all --force` kills them all without asking";
     match verb {
-        "kill" => format!("kill takes one teammate's name (`teamctl kill NAME`); {all}"),
+        "kill" => format!("kill takes teammates' names (`teamctl kill NAME...`); {all}"),
         _ => format!("shutdown takes one teammate's name or --all: {all}"),
     }
 }

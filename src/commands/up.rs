@@ -100,6 +100,13 @@ enum Action {
 }
 
 pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
+    up(ctx, args, true)
+}
+
+/// `run`; `again`: a team made meanwhile by another command (a second `up` beside this one)
+/// is brought up as it is then, planned anew, once (new-user QA: the slower of two `up`s of a
+/// new team ended, exit 1, "run `teamctl up` again").
+fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
     ctx.require_leader("bring a team up")?;
     let Loaded { file, origin, dir } = load(&args.file)?;
     let at = |line: usize, why: String| Error::bad(format!("{origin}:{line}: {why}"));
@@ -192,6 +199,11 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
             let creating = ctx.home.lock_create()?;
             refuse_if_leading_another(ctx, team)?;
             if ctx.home.exists(team) {
+                if again {
+                    // Nothing was written or said yet: planned anew on the team as it is.
+                    drop(creating);
+                    return up(ctx, args, false);
+                }
                 return Err(appeared());
             }
             let s = ctx
@@ -282,7 +294,7 @@ pub fn run(ctx: &Ctx, args: &UpArgs) -> Result<()> {
                 }
                 None => {
                     out.running.push(name.to_string());
-                    format!("{name} running")
+                    format!("{name} running, started meanwhile by another command")
                 }
             },
             Action::Running => {

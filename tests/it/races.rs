@@ -1268,6 +1268,47 @@ fn of_two_ups_at_once_the_slower_goes_on_past_a_member_the_other_started() {
     t.ok(&["delete", "--force"]);
 }
 
+/// Two `up` at once of a team that does not exist yet: the first makes it (held just after
+/// making its directory, `create`'s lock held), the second, having planned on no team, finds
+/// it made when it gets that lock: it plans anew on the team as it is and brings it up too,
+/// exit 0 (new-user QA: it ended, exit 1, "run `teamctl up` again").
+#[test]
+fn of_two_ups_of_a_new_team_the_slower_brings_up_the_team_the_other_made() {
+    let t = TestEnv::new();
+    std::fs::write(
+        t.work.path().join("teamctl.toml"),
+        "name = \"newups\"\n\n[[member]]\nname = \"a\"\nexec = \"cat\"\nbackend = \"process\"\n\n[[task]]\nsubject = \"one task\"\n",
+    )
+    .unwrap();
+    let gate = t.work.path().join("gate");
+    let first = t.paused(&["up"], "team-dir-made", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the first up made the team's directory", LONG, || {
+        Path::new(&reached).exists()
+    });
+    let second = t
+        .cmd(&["up"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = t.home_path().join("create.lock");
+    wait_until("the second up waits for create's lock", LONG, || {
+        waits_for_lock(second.id(), &lock)
+    });
+    std::fs::write(&gate, "").unwrap();
+    for up in [first, second] {
+        let out = up.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    wait_until("a idle", LONG, || t.member_status("a") == "idle");
+    wait_until("one worker of a", LONG, || t.processes().len() == 1);
+    let tasks = t.ok(&["task", "list"]);
+    assert_eq!(tasks.matches("one task").count(), 1, "{tasks}");
+    t.ok(&["delete", "--force"]);
+}
+
 /// Hold `name`'s start lock in `team` as a start would (an exclusive `flock` on
 /// `locks/NAME.start`), until the file returned is dropped.
 fn hold_start_lock(t: &TestEnv, team: &str, name: &str) -> (std::path::PathBuf, std::fs::File) {

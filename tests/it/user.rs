@@ -2340,15 +2340,15 @@ fn everyone_given_to_kill_or_shutdown_says_what_they_take() {
     for (args, says) in [
         (
             &["kill", "--all"][..],
-            "kill takes one teammate's name (`teamctl kill NAME`)",
+            "kill takes teammates' names (`teamctl kill NAME...`)",
         ),
         (
             &["kill", "*"],
-            "kill takes one teammate's name (`teamctl kill NAME`)",
+            "kill takes teammates' names (`teamctl kill NAME...`)",
         ),
         (
             &["kill", "all"],
-            "kill takes one teammate's name (`teamctl kill NAME`)",
+            "kill takes teammates' names (`teamctl kill NAME...`)",
         ),
         (
             &["shutdown", "*"],
