@@ -107,14 +107,23 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
         .into_iter()
         .flatten()
         .any(|pid| proc::is_worker(pid, &member.agent_id))
-        || member
-            .pid
-            .is_some_and(|pid| proc::is_recorded(pid, member.pid_started))
+        || started_here(member)
     {
         Liveness::Alive
     } else {
         Liveness::Gone
     }
+}
+
+/// Whether the process `member` records (`pid`, `pidStarted`) runs, as the very one a start
+/// of this host made (`proc::is_recorded`: before it `exec`s the worker too). A member another
+/// host placed is that host's to tell (its pid here, on one machine, is no worker of this
+/// home's: `is_worker` checks the home).
+pub fn started_here(member: &Member) -> bool {
+    crate::backend::host::elsewhere(member).is_none()
+        && member
+            .pid
+            .is_some_and(|pid| proc::is_recorded(pid, member.pid_started))
 }
 
 /// End the member's turn process group (the one its live state records) and any process

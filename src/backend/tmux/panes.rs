@@ -85,7 +85,7 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
             // is no one else's.
             let ours = |p: u32| {
                 proc::is_worker(p, &member.agent_id)
-                    || (member.pid == Some(p) && proc::is_recorded(p, member.pid_started))
+                    || (member.pid == Some(p) && process::started_here(member))
             };
             let foreign = pid.is_some_and(|p| !ours(p) && proc::running(p));
             if foreign {
