@@ -443,12 +443,13 @@ pub struct KillArgs {
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The teammate (default: every stopped or dead one)
-    pub name: Option<String>,
+    /// The teammates (default: every stopped or dead one)
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// NATS store: run the teammate here as the shared team file records it: one last
     /// started on another host (once nothing of it runs there), or one this home has no
     /// copy of what it runs for (it left and joined again)
-    #[arg(long, requires = "name")]
+    #[arg(long, requires = "names")]
     pub here: bool,
 }
 

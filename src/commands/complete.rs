@@ -124,7 +124,7 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (["ask" | "shutdown" | "interrupt" | "resume" | "attach"], 0) | (["wait" | "kill"], _) => {
+        (["ask" | "shutdown" | "interrupt" | "attach"], 0) | (["wait" | "kill" | "resume"], _) => {
             Some(Want::Teammates)
         }
         (["plan", "approve" | "reject"], 0) => Some(Want::Planners),
@@ -275,7 +275,8 @@ mod tests {
         assert_eq!(want("shutdown --all "), Some(Want::Teammates));
         assert_eq!(want("wait a b "), Some(Want::Teammates));
         assert_eq!(want("kill a b "), Some(Want::Teammates));
-        assert_eq!(want("resume a "), None);
+        assert_eq!(want("resume a "), Some(Want::Teammates));
+        assert_eq!(want("attach a "), None);
         assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
         assert_eq!(want("task done "), Some(Want::OpenTasks));

@@ -1,4 +1,4 @@
-//! `teamctl resume [NAME]`: respawn stopped or dead teammates with the same identity, backend,
+//! `teamctl resume [NAME...]`: respawn stopped or dead teammates with the same identity, backend,
 //! command and cursor; their unread mail is then handled. With no name, members started on
 //! another host are skipped (named, with where they run): that host resumes them.
 
@@ -10,20 +10,34 @@ use crate::leader;
 
 pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
-    if let Some(name) = &args.name {
+    for name in &args.names {
         not_a_teammate(name)?;
     }
     let store = ctx.store()?;
     let config = store.load()?;
     // A name that only looks like the leader's (`Team-Lead`, `team_lead`) is nobody's: no
     // teammate may look like a member (`spawn`), and the leader is always one.
-    if let Some(name) = args.name.as_deref().and_then(|n| Name::parse(n).ok())
-        && config.member(name.as_str()).is_none()
-        && name.looks_like(&Name::leader())
-    {
-        return Err(leader_error(name.as_str()));
+    for name in args.names.iter().filter_map(|n| Name::parse(n).ok()) {
+        if config.member(name.as_str()).is_none() && name.looks_like(&Name::leader()) {
+            return Err(leader_error(name.as_str()));
+        }
     }
-    let names = config.named_or_all(args.name.as_deref())?;
+    // Every name checked before any is resumed (one that is no teammate resumes none), each
+    // once, in the order given (new-user QA: after `kill a b`, `resume a b` was refused).
+    let named = !args.names.is_empty();
+    let names = if named {
+        let mut names: Vec<Name> = Vec::new();
+        for given in &args.names {
+            for name in config.named_or_all(Some(given))? {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    } else {
+        config.named_or_all(None)?
+    };
     ctx.reconcile(&*store)?;
     let mut resumed = Vec::new();
     let mut running = Vec::new();
@@ -58,7 +72,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             } else {
                 None
             };
-            if args.name.is_some() && !ctx.json {
+            if named && !ctx.json {
                 match recorded {
                     Some(pane) => crate::outln!(
                         "{name} is already running ({status}) in pane {pane}, which the start that made it did not get to record: recorded now"
@@ -71,9 +85,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         }
         // With no name, a member of another host is left to that host (or to `--here`
         // with its name): this host's members are still resumed.
-        if args.name.is_none()
-            && let Some(host) = crate::backend::host::elsewhere(&member)
-        {
+        if !named && let Some(host) = crate::backend::host::elsewhere(&member) {
             skipped.push((name.to_string(), host.to_string()));
             continue;
         }
@@ -81,7 +93,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name, args.here)? else {
             // Said as for one found running (new-user QA: the slower of two resumes of a
             // teammate said nothing at all).
-            if args.name.is_some() && !ctx.json {
+            if named && !ctx.json {
                 crate::outln!("{name} is already running (started meanwhile by another command)");
             }
             running.push(name.to_string());
@@ -127,7 +139,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                 "teamctl: skipped {name}: it was started on {host}; resume it there, or here with `teamctl resume {name} --here`"
             );
         }
-        if args.name.is_none() && resumed.is_empty() && skipped.is_empty() && failed.is_empty() {
+        if !named && resumed.is_empty() && skipped.is_empty() && failed.is_empty() {
             crate::errln!("teamctl: nothing to resume: no teammate is stopped or dead");
         }
     }

@@ -220,6 +220,22 @@ fn kill_takes_several_teammates_and_ends_none_when_one_is_no_teammate() {
     let one: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "kill", "a"])).unwrap();
     assert_eq!(one["name"], "a", "{one}");
     assert!(env.processes().is_empty(), "{:?}", env.processes());
+
+    // And `resume a b` (new-user QA: refused, "unexpected argument"): a name that is no
+    // teammate resumes none (exit 2).
+    let err = env.fails(&["resume", "a", "nobody"], 2);
+    assert!(err.contains("nobody"), "{err}");
+    assert_eq!(env.member_status("a"), "stopped");
+    let out = env.ok(&["resume", "c", "a", "c"]);
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("a resumed") && lines[1].starts_with("c resumed"),
+        "{out}"
+    );
+    assert_eq!(env.member_status("b"), "stopped");
+    env.ok(&["kill", "a", "c"]);
 }
 
 #[test]
