@@ -230,14 +230,32 @@ fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
         m.pane_nonce.as_deref() == Some(word)
             && m.pid.is_none()
             && m.pane_id.is_none()
-            && on_recorded_server(&m)
+            && on_recorded_server(store, &m)
     }))
 }
 
 /// Whether this worker's tmux server (`$TMUX`) is the one the member's record names
-/// (`Member::tmux_socket`, recorded before its pane was made).
-fn on_recorded_server(m: &Member) -> bool {
-    crate::backend::tmux::inside(&Server::from_record(m.tmux_socket.as_deref()))
+/// (`Member::tmux_socket`, recorded before its pane was made). A server recorded by name (or
+/// none: the default) has its socket in the directory `$TMUX_TMPDIR` named for the leader that
+/// placed the member, as recorded with its environment (`store::envfile`), never this
+/// worker's own, which is anyone's to set (attacker QA: a server of the same name in another
+/// directory passed).
+fn on_recorded_server(store: &dyn Store, m: &Member) -> bool {
+    let server = Server::from_record(m.tmux_socket.as_deref());
+    let tmpdir = match server {
+        Server::Path(_) => None,
+        _ => recorded_tmux_tmpdir(store, &m.name),
+    };
+    crate::backend::tmux::inside_with(&server, tmpdir.as_deref())
+}
+
+/// `TMUX_TMPDIR` in the environment recorded for `name` (non-empty), if any.
+fn recorded_tmux_tmpdir(store: &dyn Store, name: &Name) -> Option<String> {
+    let vars = crate::store::envfile::load(&crate::store::envfile::path(store, name)).ok()??;
+    vars.into_iter()
+        .find(|(k, _)| k == "TMUX_TMPDIR")
+        .and_then(|(_, v)| v.into_string().ok())
+        .filter(|v| !v.is_empty())
 }
 
 /// The member's record, read again until `done` says it holds (`Ok(true)`) or refuses
@@ -333,7 +351,7 @@ fn recorded_in(
         // Pane ids are a server's own (every server counts from %0): the record's pane on
         // another server is another pane (attacker QA: a pane of the attacker's server with
         // the killed member's pane id, tag and word forged on it served the member).
-        if !on_recorded_server(m) {
+        if !on_recorded_server(store, m) {
             return Err("it is on another tmux server than the one teamctl recorded".into());
         }
         let names_it = m.pane_id.as_deref() == Some(pane.as_str());

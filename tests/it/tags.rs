@@ -737,62 +737,108 @@ fn a_pane_with_the_recorded_id_on_another_server_does_not_serve_a_killed_member(
     env.ok(&["kill", "w"]);
     let before = live_state(&env, &t, "w");
 
-    // Another private server (ended with `other`), counted up to w's pane id.
-    let other = TestEnv::with_tmux();
-    other.tmux_ok(&["new-session", "-d", "-s", "theirs", "--", "cat"]);
-    let has_it = || {
-        other
-            .tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"])
-            .lines()
-            .any(|p| p == pane)
-    };
-    for _ in 0..64 {
-        if has_it() {
-            break;
+    // Another server: one of another name, then one of w's server's very name in another
+    // socket directory (`TMUX_TMPDIR`, which the worker in it has too: attacker QA, its
+    // directory was taken from the worker's own environment).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let ours = env.socket.clone().unwrap();
+    for (round, (name, tmpdir)) in [
+        (format!("{ours}-other"), None),
+        (ours.clone(), Some(elsewhere.path())),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let other = OtherServer { name, tmpdir };
+        other.run(&["new-session", "-d", "-s", "theirs", "--", "cat"]);
+        let has_it = || {
+            other
+                .run(&["list-panes", "-a", "-F", "#{pane_id}"])
+                .lines()
+                .any(|p| p == pane)
+        };
+        for _ in 0..64 {
+            if has_it() {
+                break;
+            }
+            other.run(&["new-window", "-d", "-t", "theirs", "--", "cat"]);
         }
-        other.tmux_ok(&["new-window", "-d", "-t", "theirs", "--", "cat"]);
+        assert!(has_it(), "pane {pane} on the other server");
+        other.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            &pane,
+            "@teamctl-agent",
+            &env.tag(&id),
+        ]);
+        other.run(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
+        other.run(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
+        let err = env.work.path().join(format!("other{round}.err"));
+        let code = env.work.path().join(format!("other{round}.code"));
+        let line = format!(
+            "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+            env.home_path().display(),
+            err.display(),
+            code.display()
+        );
+        other.run(&["respawn-pane", "-k", "-t", &pane, "sh", "-c", &line]);
+        wait_until("the worker on the other server ended", WAIT, || {
+            std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+        });
+        let said = std::fs::read_to_string(&err).unwrap();
+        assert_ne!(
+            std::fs::read_to_string(&code).unwrap().trim(),
+            "0",
+            "{round}: {said}"
+        );
+        assert!(
+            said.contains(&format!("this worker of {id} will not serve"))
+                && said.contains("another tmux server"),
+            "{round}: {said}"
+        );
+        assert_eq!(
+            live_state(&env, &t, "w"),
+            before,
+            "{round}: it wrote no state"
+        );
     }
-    assert!(has_it(), "pane {pane} on the other server");
-    other.tmux_ok(&[
-        "set-option",
-        "-p",
-        "-t",
-        &pane,
-        "@teamctl-agent",
-        &env.tag(&id),
-    ]);
-    other.tmux_ok(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
-    other.tmux_ok(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
-    let err = env.work.path().join("other.err");
-    let code = env.work.path().join("other.code");
-    let line = format!(
-        "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
-        env.home_path().display(),
-        err.display(),
-        code.display()
-    );
-    other.tmux_ok(&["respawn-pane", "-k", "-t", &pane, "sh", "-c", &line]);
-    wait_until("the worker on the other server ended", WAIT, || {
-        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
-    });
-    let said = std::fs::read_to_string(&err).unwrap();
-    assert_ne!(
-        std::fs::read_to_string(&code).unwrap().trim(),
-        "0",
-        "{said}"
-    );
-    assert!(
-        said.contains(&format!("this worker of {id} will not serve"))
-            && said.contains("another tmux server"),
-        "{said}"
-    );
-    assert_eq!(live_state(&env, &t, "w"), before, "it wrote no state");
 
     env.ok(&["resume", "w"]);
     let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
     assert!(answer.contains("w got: hello"), "{answer}");
     env.ok(&["delete", "--force"]);
     wait_until("no worker is left", WAIT, || env.processes().is_empty());
+}
+
+/// A tmux server of a test's own (`-L NAME`, in `TMUX_TMPDIR` when given), ended when dropped.
+struct OtherServer<'a> {
+    name: String,
+    tmpdir: Option<&'a std::path::Path>,
+}
+
+impl OtherServer<'_> {
+    fn run(&self, args: &[&str]) -> String {
+        let mut cmd = std::process::Command::new("tmux");
+        cmd.env_remove("TMUX").env_remove("TMUX_TMPDIR");
+        if let Some(dir) = self.tmpdir {
+            cmd.env("TMUX_TMPDIR", dir);
+        }
+        let out = cmd.arg("-L").arg(&self.name).args(args).output().unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for OtherServer<'_> {
+    fn drop(&mut self) {
+        let mut cmd = std::process::Command::new("tmux");
+        cmd.env_remove("TMUX").env_remove("TMUX_TMPDIR");
+        if let Some(dir) = self.tmpdir {
+            cmd.env("TMUX_TMPDIR", dir);
+        }
+        let _ = cmd.arg("-L").arg(&self.name).arg("kill-server").output();
+    }
 }
 
 /// A worker started as the very pid a crashed process teammate's worker had (forked until the

@@ -44,11 +44,17 @@ fn env(name: &str) -> Option<String> {
 
 /// Whether `$TMUX` names `server`: then the caller is a client of it.
 pub fn inside(server: &Server) -> bool {
+    inside_with(server, env("TMUX_TMPDIR").as_deref())
+}
+
+/// `inside`, a named server's socket looked for in `tmux_tmpdir` (`$TMUX_TMPDIR` as given,
+/// not this process's own).
+pub fn inside_with(server: &Server, tmux_tmpdir: Option<&str>) -> bool {
     let Some(ours) = env("TMUX").as_deref().and_then(argv::socket_of_tmux_env) else {
         return false;
     };
     let uid = nix::unistd::getuid().as_raw();
-    let theirs = server.socket_path(env("TMUX_TMPDIR").as_deref(), uid);
+    let theirs = server.socket_path(tmux_tmpdir, uid);
     let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     canon(&ours) == canon(&theirs)
 }
