@@ -5,7 +5,7 @@
 
 use crate::cli::KillArgs;
 use crate::context::Ctx;
-use crate::domain::{Member, Name};
+use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
 
@@ -28,10 +28,7 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped one.
     let config = store.load()?;
-    let members = names
-        .iter()
-        .map(|n| config.require(n.as_str()).cloned())
-        .collect::<Result<Vec<Member>>>()?;
+    let members = config.require_all(&names)?;
     let ended = leader::end_members_noting(&*store, &members, "killed")?;
     let mut json = Vec::new();
     for (member, ended) in members.iter().zip(ended) {

@@ -33,10 +33,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         // All of them at once: marked stopped in one write, their workers ended together (one
         // grace for all, one walk of /proc; member by member, 1,000 took five minutes).
         let config = store.load()?;
-        let members = targets
-            .iter()
-            .map(|n| config.require(n.as_str()).cloned())
-            .collect::<Result<Vec<_>>>()?;
+        let members = config.require_all(&targets)?;
         let ended = leader::end_members_noting(&*store, &members, "killed by shutdown --force")?;
         if !ctx.json {
             for (name, ended) in targets.iter().zip(&ended) {
@@ -63,10 +60,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             let again = still_running(&*store)?;
             if !again.is_empty() {
                 let config = store.load()?;
-                let members = again
-                    .iter()
-                    .map(|n| config.require(n.as_str()).cloned())
-                    .collect::<Result<Vec<_>>>()?;
+                let members = config.require_all(&again)?;
                 leader::end_members(&*store, &members, "killed by shutdown --force")?;
             }
             refuse_running(&*store)?;

@@ -120,6 +120,14 @@ impl TeamConfig {
         self.member(name).ok_or_else(|| self.unknown(name))
     }
 
+    /// `require` of each of `names`, in order, copied.
+    pub fn require_all(&self, names: &[Name]) -> Result<Vec<Member>> {
+        names
+            .iter()
+            .map(|n| self.require(n.as_str()).cloned())
+            .collect()
+    }
+
     pub fn unknown(&self, name: &str) -> Error {
         unknown_member(&self.name, self.members.iter().map(|m| &m.name), name)
     }

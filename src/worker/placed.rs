@@ -21,7 +21,9 @@
 //! set, so the pane must also carry the placement's random word
 //! (`@teamctl-nonce`), which spawn and resume record with the member before they make the
 //! pane: the record must name that pane with that word, or (still naming none: the start is
-//! recording it, or was cut short after making it) hold that word. A pane tagged by hand has
+//! recording it, or was cut short after making it) hold that word, on the tmux server the
+//! record names (pane ids are each server's own; a named server's socket directory is the
+//! `TMUX_TMPDIR` recorded with the leader's environment, not this worker's). A pane tagged by hand has
 //! no such word: its worker waits as below while a start is under way, then is refused.
 //!
 //! Any other worker (no pane: the process backend, an interactive teammate's companion, or a
@@ -230,23 +232,18 @@ fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
         m.pane_nonce.as_deref() == Some(word)
             && m.pid.is_none()
             && m.pane_id.is_none()
-            && on_recorded_server(store, &m)
+            && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref())
     }))
 }
 
 /// Whether this worker's tmux server (`$TMUX`) is the one the member's record names
 /// (`Member::tmux_socket`, recorded before its pane was made). A server recorded by name (or
 /// none: the default) has its socket in the directory `$TMUX_TMPDIR` named for the leader that
-/// placed the member, as recorded with its environment (`store::envfile`), never this
-/// worker's own, which is anyone's to set (attacker QA: a server of the same name in another
-/// directory passed).
-fn on_recorded_server(store: &dyn Store, m: &Member) -> bool {
-    let server = Server::from_record(m.tmux_socket.as_deref());
-    let tmpdir = match server {
-        Server::Path(_) => None,
-        _ => recorded_tmux_tmpdir(store, &m.name),
-    };
-    crate::backend::tmux::inside_with(&server, tmpdir.as_deref())
+/// placed the member, as recorded with its environment (`tmpdir`: `recorded_tmux_tmpdir`),
+/// never this worker's own, which is anyone's to set (attacker QA: a server of the same name
+/// in another directory passed).
+fn on_recorded_server(m: &Member, tmpdir: Option<&str>) -> bool {
+    crate::backend::tmux::inside_with(&Server::from_record(m.tmux_socket.as_deref()), tmpdir)
 }
 
 /// `TMUX_TMPDIR` in the environment recorded for `name` (non-empty), if any.
@@ -347,11 +344,13 @@ fn recorded_in(
         }
         word.clone()
     };
+    // Read once, not at each look at the record below.
+    let tmpdir = recorded_tmux_tmpdir(store, name);
     let found = wait_for_record(store, name, RECORDED_WITHIN, |m| {
         // Pane ids are a server's own (every server counts from %0): the record's pane on
         // another server is another pane (attacker QA: a pane of the attacker's server with
         // the killed member's pane id, tag and word forged on it served the member).
-        if !on_recorded_server(store, m) {
+        if !on_recorded_server(m, tmpdir.as_deref()) {
             return Err("it is on another tmux server than the one teamctl recorded".into());
         }
         let names_it = m.pane_id.as_deref() == Some(pane.as_str());

@@ -1165,27 +1165,11 @@ fn of_two_resumes_at_once_the_slower_says_the_teammate_runs() {
     );
     wait_until("bob dead", LONG, || t.member_status("bob") == "dead");
 
-    let (path, lock) = hold_start_lock(&t, "tworesumes", "bob");
-    let resume = || {
-        t.cmd(&["resume", "bob"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (a, b) = (resume(), resume());
-    wait_until("both resumes wait for bob's start lock", LONG, || {
-        waits_for_lock(a.id(), &path) && waits_for_lock(b.id(), &path)
-    });
-    drop(lock);
-    let said: Vec<String> = [a, b]
-        .into_iter()
-        .map(|c| {
-            let out = c.wait_with_output().unwrap();
-            assert!(out.status.success(), "{out:?}");
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        })
-        .collect();
+    let said = two_at_once(
+        &t,
+        &["resume", "bob"],
+        hold_start_lock(&t, "tworesumes", "bob"),
+    );
     let resumed = said.iter().filter(|s| s.starts_with("bob resumed")).count();
     let running = said
         .iter()
@@ -1219,27 +1203,7 @@ fn of_two_ups_at_once_the_slower_goes_on_past_a_member_the_other_started() {
         ),
     )
     .unwrap();
-    let (path, lock) = hold_start_lock(&t, "twoups", "a");
-    let up = || {
-        t.cmd(&["up"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (one, two) = (up(), up());
-    wait_until("both ups wait for a's start lock", LONG, || {
-        waits_for_lock(one.id(), &path) && waits_for_lock(two.id(), &path)
-    });
-    drop(lock);
-    let said: Vec<String> = [one, two]
-        .into_iter()
-        .map(|c| {
-            let out = c.wait_with_output().unwrap();
-            assert!(out.status.success(), "{out:?}");
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        })
-        .collect();
+    let said = two_at_once(&t, &["up"], hold_start_lock(&t, "twoups", "a"));
     let spawned_a = said.iter().filter(|s| s.contains("a spawned (")).count();
     let a_meanwhile = said
         .iter()
@@ -1307,6 +1271,35 @@ fn of_two_ups_of_a_new_team_the_slower_brings_up_the_team_the_other_made() {
     let tasks = t.ok(&["task", "list"]);
     assert_eq!(tasks.matches("one task").count(), 1, "{tasks}");
     t.ok(&["delete", "--force"]);
+}
+
+/// Two `teamctl ARGS` started at once while `held` (a lock file's path, and the file holding
+/// it) is held, let go once both wait for it: what each printed, once each exited 0.
+fn two_at_once(
+    t: &TestEnv,
+    args: &[&str],
+    (path, lock): (std::path::PathBuf, std::fs::File),
+) -> Vec<String> {
+    let start = || {
+        t.cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (start(), start());
+    wait_until("both wait for the lock", LONG, || {
+        waits_for_lock(one.id(), &path) && waits_for_lock(two.id(), &path)
+    });
+    drop(lock);
+    [one, two]
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect()
 }
 
 /// Hold `name`'s start lock in `team` as a start would (an exclusive `flock` on

@@ -69,6 +69,27 @@ fn held_at(t: &TestEnv, args: &[&str], point: &str, what: &str) -> (Child, PathB
     (held, gate)
 }
 
+/// `held_at`, then that command killed (kill -9) there and reaped.
+fn killed_at(t: &TestEnv, args: &[&str], point: &str, what: &str) {
+    let (mut held, _) = held_at(t, args, point, what);
+    let _ = held.kill();
+    let _ = held.wait();
+}
+
+/// w answers, one worker of w runs, and the team goes with nothing left of it.
+fn w_answers_alone_then_goes(t: &TestEnv, agent: &str) {
+    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
+    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
+    // Waited for, not looked at once: the worker forks its next turn's process as it goes
+    // idle, and that child carries the worker's argv until it execs (a second worker that
+    // stays would fail this).
+    wait_until("one worker of w", WAIT, || workers(t, agent).len() == 1);
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
+
 /// Is some process still in process group `pgid` (the killed spawn's children: its tmux
 /// commands in flight)?
 fn group_alive(pgid: u32) -> bool {
@@ -614,16 +635,7 @@ fn a_spawn_killed_before_placing_leaves_a_dead_member_not_a_starting_one() {
     let stopped = t.ok(&["shutdown", "w", "--timeout", "20"]);
     assert!(stopped.contains("stopped"), "{stopped}");
     t.ok(&["resume", "w"]);
-    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
-    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
-    // Waited for, not looked at once: the worker forks its next turn's process as it goes
-    // idle, and that child carries the worker's argv until it execs (a second worker that
-    // stays would fail this).
-    wait_until("one worker of w", WAIT, || workers(&t, &agent).len() == 1);
-    t.ok(&["delete", "--force"]);
-    wait_until("no process left under the home", WAIT, || {
-        t.processes().is_empty()
-    });
+    w_answers_alone_then_goes(&t, &agent);
 }
 
 /// The same spawn run again after it was killed there (what a user does first) starts w: the
@@ -634,24 +646,16 @@ fn a_spawn_run_again_after_it_was_killed_before_placing_starts_the_teammate() {
     let t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-again"]).trim().to_string();
     let agent = format!("w@{team}");
-    let (mut spawn, _) = held_at(
+    killed_at(
         &t,
         &["spawn", "w", "--exec", ECHO],
         "spawn-recorded",
         "the spawn recorded w",
     );
-    let _ = spawn.kill();
-    let _ = spawn.wait();
     assert_eq!(t.member_status("w"), "dead");
     let out = t.ok(&["spawn", "w", "--exec", ECHO]);
     assert!(out.contains(&agent), "{out}");
-    let reply = t.ok(&["ask", "w", "ping", "--timeout", "30"]);
-    assert!(reply.contains("w got: ping"), "w answered {reply:?}");
-    wait_until("one worker of w", WAIT, || workers(&t, &agent).len() == 1);
-    t.ok(&["delete", "--force"]);
-    wait_until("no process left under the home", WAIT, || {
-        t.processes().is_empty()
-    });
+    w_answers_alone_then_goes(&t, &agent);
 }
 
 /// A spawn killed (kill -9) just after tmux made the team's session, before it put anything
@@ -662,14 +666,12 @@ fn a_spawn_run_again_after_it_was_killed_before_placing_starts_the_teammate() {
 fn a_placeholder_left_by_a_killed_spawn_goes_with_the_team() {
     let t = TestEnv::with_tmux();
     t.ok(&["create", "spawnkill-session"]);
-    let (mut spawn, _) = held_at(
+    killed_at(
         &t,
         &["spawn", "w", "--exec", ECHO],
         "session-made",
         "the spawn made the session",
     );
-    let _ = spawn.kill();
-    let _ = spawn.wait();
     let panes = || {
         let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_start_command}"]);
         String::from_utf8_lossy(&out.stdout)

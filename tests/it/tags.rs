@@ -195,21 +195,12 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
     assert_eq!(first.len(), 1, "{first:?}");
 
     // The user's shell types the worker's line; its exit code and stderr are kept.
-    let err = env.work.path().join("stray.err");
-    let code = env.work.path().join("stray.code");
-    let line = format!(
-        "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
-        env.home_path().display(),
-        err.display(),
-        code.display()
-    );
-    pane_running(&env, "mine", &["sh", "-c", &line]);
+    let stray = TypedWorker::new(&env, &id, "stray", "");
+    pane_running(&env, "mine", &["sh", "-c", &stray.line]);
     // Refused at once, no start of w being under way to tag its pane (new-user QA: it waited
     // 10 s for a tag first, in silence).
-    wait_until("the stray worker ended", WAIT, || {
-        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
-    });
-    let said = std::fs::read_to_string(&err).unwrap();
+    wait_until("the stray worker ended", WAIT, || stray.ended());
+    let said = stray.refused();
     assert!(
         said.contains(&format!("this worker of {id} will not serve"))
             && said.contains("no start of w is under way"),
@@ -237,11 +228,6 @@ fn a_worker_typed_in_a_pane_of_the_users_does_not_take_a_teammate_over() {
         || format!("{:?} (want {want:?})", shown()),
     );
 
-    assert_ne!(
-        std::fs::read_to_string(&code).unwrap().trim(),
-        "0",
-        "{said}"
-    );
     assert!(said.contains("which is not w's pane"), "{said}");
 
     let answer = env.ok(&["ask", "w", "hello", "--timeout", "20"]);
@@ -774,24 +760,12 @@ fn a_pane_with_the_recorded_id_on_another_server_does_not_serve_a_killed_member(
         ]);
         other.run(&["set-option", "-p", "-t", &pane, "@teamctl-nonce", &word]);
         other.run(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
-        let err = env.work.path().join(format!("other{round}.err"));
-        let code = env.work.path().join(format!("other{round}.code"));
-        let line = format!(
-            "'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
-            env.home_path().display(),
-            err.display(),
-            code.display()
-        );
-        other.run(&["respawn-pane", "-k", "-t", &pane, "sh", "-c", &line]);
+        let typed = TypedWorker::new(&env, &id, &format!("other{round}"), "");
+        other.run(&["respawn-pane", "-k", "-t", &pane, "sh", "-c", &typed.line]);
         wait_until("the worker on the other server ended", WAIT, || {
-            std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+            typed.ended()
         });
-        let said = std::fs::read_to_string(&err).unwrap();
-        assert_ne!(
-            std::fs::read_to_string(&code).unwrap().trim(),
-            "0",
-            "{round}: {said}"
-        );
+        let said = typed.refused();
         assert!(
             said.contains(&format!("this worker of {id} will not serve"))
                 && said.contains("another tmux server"),
@@ -1034,21 +1008,52 @@ fn a_word_copied_onto_another_pane_does_not_serve_a_killed_member() {
     refused_in_forged_pane(&env, &t, &[("@teamctl-nonce", &word)], &before);
 }
 
+/// The shell line of a hand-typed `teamctl worker --id ID` (after `first`, as `read go; `), its
+/// stderr and exit code kept in `STEM.err` and `STEM.code` in the test's work directory.
+struct TypedWorker {
+    line: String,
+    err: std::path::PathBuf,
+    code: std::path::PathBuf,
+}
+
+impl TypedWorker {
+    fn new(env: &TestEnv, id: &str, stem: &str, first: &str) -> TypedWorker {
+        let err = env.work.path().join(format!("{stem}.err"));
+        let code = env.work.path().join(format!("{stem}.code"));
+        let line = format!(
+            "{first}'{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
+            env.home_path().display(),
+            err.display(),
+            code.display()
+        );
+        TypedWorker { line, err, code }
+    }
+
+    /// Whether it has ended (its exit code written).
+    fn ended(&self) -> bool {
+        std::fs::read_to_string(&self.code).is_ok_and(|c| c.ends_with('\n'))
+    }
+
+    /// What it said on stderr, once ended, its exit code checked to be non-zero.
+    fn refused(&self) -> String {
+        let said = std::fs::read_to_string(&self.err).unwrap();
+        assert_ne!(
+            std::fs::read_to_string(&self.code).unwrap().trim(),
+            "0",
+            "{said}"
+        );
+        said
+    }
+}
+
 /// A pane of the user's with w's tag forged on it (and the pane options `extra`), the line of
 /// w's worker then typed there: it must end non-zero, saying the pane is not w's, writing no
 /// state (w's live state still `before`); then `resume` starts w, which answers, and the team
 /// is deleted with nothing left.
 fn refused_in_forged_pane(env: &TestEnv, t: &str, extra: &[(&str, &str)], before: &[u8]) {
     let id = format!("w@{t}");
-    let err = env.work.path().join("forged.err");
-    let code = env.work.path().join("forged.code");
-    let line = format!(
-        "read go; '{BIN}' worker --home '{}' --id '{id}' 2>'{}'; echo $? >'{}'",
-        env.home_path().display(),
-        err.display(),
-        code.display()
-    );
-    let (pane, _) = pane_running(env, "mine", &["sh", "-c", &line]);
+    let typed = TypedWorker::new(env, &id, "forged", "read go; ");
+    let (pane, _) = pane_running(env, "mine", &["sh", "-c", &typed.line]);
     forge(env, &pane, "@teamctl-agent", &env.tag(&id));
     for (option, value) in extra {
         env.tmux_ok(&["set-option", "-p", "-t", &pane, option, value]);
@@ -1057,7 +1062,7 @@ fn refused_in_forged_pane(env: &TestEnv, t: &str, extra: &[(&str, &str)], before
     wait_until_or_show(
         "the worker in the forged pane ended",
         WAIT,
-        || std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n')),
+        || typed.ended(),
         || {
             format!(
                 "it serves w: live state {}",
@@ -1065,12 +1070,7 @@ fn refused_in_forged_pane(env: &TestEnv, t: &str, extra: &[(&str, &str)], before
             )
         },
     );
-    let said = std::fs::read_to_string(&err).unwrap();
-    assert_ne!(
-        std::fs::read_to_string(&code).unwrap().trim(),
-        "0",
-        "{said}"
-    );
+    let said = typed.refused();
     assert!(
         said.contains(&format!("this worker of {id} will not serve"))
             && said.contains("which is not w's pane"),

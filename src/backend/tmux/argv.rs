@@ -1426,6 +1426,13 @@ mod tests {
             cwd: &cwd,
             env: &env,
         };
+        let placeholder_argv = s(&[
+            "--",
+            "env",
+            "TEAMCTL_PLACEHOLDER=t/0badc0de",
+            "TEAMCTL_PLACEHOLDER_BY=77:12",
+            PLACEHOLDER,
+        ]);
         let c = new_session("teamctl-t", "t", "t/0badc0de", "77:12");
         assert_eq!(
             &c[..7],
@@ -1441,16 +1448,7 @@ mod tests {
         );
         let pos = c.iter().position(|w| w == "-x").unwrap();
         assert_eq!(&c[pos..pos + 4], &s(&["-x", "250", "-y", "80"]));
-        assert_eq!(
-            &c[c.len() - 5..],
-            &s(&[
-                "--",
-                "env",
-                "TEAMCTL_PLACEHOLDER=t/0badc0de",
-                "TEAMCTL_PLACEHOLDER_BY=77:12",
-                PLACEHOLDER
-            ])
-        );
+        assert_eq!(&c[c.len() - 5..], &placeholder_argv);
         assert_eq!(
             parse_placeholder(&c[c.len() - 4..].join(" ")),
             Some(("t/0badc0de", Some((77, 12))))
@@ -1463,16 +1461,7 @@ mod tests {
         assert_eq!(&w[..2], &s(&["new-window", "-d"]));
         let pos = w.iter().position(|x| x == "-t").unwrap();
         assert_eq!(w[pos + 1], "=teamctl-t:");
-        assert_eq!(
-            &w[w.len() - 5..],
-            &s(&[
-                "--",
-                "env",
-                "TEAMCTL_PLACEHOLDER=t/0badc0de",
-                "TEAMCTL_PLACEHOLDER_BY=77:12",
-                PLACEHOLDER
-            ])
-        );
+        assert_eq!(&w[w.len() - 5..], &placeholder_argv);
         // An older teamctl's placeholder named no maker; anything else is no placeholder.
         assert_eq!(
             parse_placeholder("env TEAMCTL_PLACEHOLDER=t/k cat"),
