@@ -731,7 +731,14 @@ impl Worker {
                 return;
             }
             let look = c.look(&id);
-            if look.gone || c.dialog(&look).is_some() || c.ready(&look) {
+            if look.gone {
+                // Ended before its exit could be watched (`watch` found it a zombie already,
+                // its environment unreadable, on a loaded machine): ended all the same. It was
+                // taken as up, and `up` said "py resumed", exit 0 (CI, one run in many).
+                c.exited.store(true, Ordering::SeqCst);
+                return;
+            }
+            if c.dialog(&look).is_some() || c.ready(&look) {
                 return;
             }
             let rung = tokio::select! {

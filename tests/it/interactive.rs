@@ -15,30 +15,28 @@ fn team(env: &TestEnv, name: &str) -> String {
     env.ok(&["create", name]).trim().to_string()
 }
 
-fn spawn_python(env: &TestEnv, name: &str) {
-    env.ok(&[
+/// `spawn NAME --interactive --exec EXEC --prompt-pattern PATTERN`, as run.
+fn spawn_repl(env: &TestEnv, name: &str, exec: &str, pattern: &str) -> std::process::Output {
+    env.run(&[
         "spawn",
         name,
         "--interactive",
         "--exec",
-        PYTHON,
+        exec,
         "--prompt-pattern",
-        PROMPT,
-    ]);
+        pattern,
+    ])
+}
+
+fn spawn_python(env: &TestEnv, name: &str) {
+    let out = spawn_repl(env, name, PYTHON, PROMPT);
+    assert!(out.status.success(), "{out:?}");
 }
 
 /// `spawn py` as a python REPL with a prompt pattern that matches nothing it shows: its mail
 /// never goes in.
 fn spawn_unseen(env: &TestEnv) -> std::process::Output {
-    env.run(&[
-        "spawn",
-        "py",
-        "--interactive",
-        "--exec",
-        PYTHON,
-        "--prompt-pattern",
-        "^NEVER$",
-    ])
+    spawn_repl(env, "py", PYTHON, "^NEVER$")
 }
 
 /// The pane's text (history included), or empty when it is gone.
@@ -346,15 +344,12 @@ fn a_message_that_ends_the_program_is_answered_with_why_and_not_delivered_again(
 fn a_program_that_exits_at_once_fails_its_spawn_saying_why() {
     let env = TestEnv::with_tmux();
     let t = team(&env, "it-py-quit");
-    let out = env.run(&[
-        "spawn",
+    let out = spawn_repl(
+        &env,
         "py",
-        "--interactive",
-        "--exec",
         "sh -c 'echo no such model: gpt-7 >&2; exit 3'",
-        "--prompt-pattern",
         PROMPT,
-    ]);
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     // tmux records a dead pane's exit status a moment after marking it dead: on a busy
     // machine the reason may have only that the program ended (CI). tmux 3.3a now and then
@@ -389,6 +384,33 @@ fn a_program_that_exits_at_once_fails_its_spawn_saying_why() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// An interactive teammate whose program clears its environment (`exec env -i`, as some wrappers
+/// do) and ends a moment later: its worker cannot watch its exit (the pane's process no longer
+/// carries the member's id), and saw the pane dead only by looking. It was taken as up then:
+/// `spawn` said "spawned", exit 0, and `status` showed it idle (CI saw the same, one run in
+/// many, from a program that ended before the worker could read its environment). Now the
+/// spawn fails with why, as for a program whose exit is watched.
+#[test]
+fn a_program_that_clears_its_environment_and_ends_fails_its_spawn() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-envless");
+    let out = spawn_repl(
+        &env,
+        "py",
+        "exec env -i sh -c 'echo no such model: gpt-7 >&2; sleep 0.5; exit 3'",
+        PROMPT,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("py (interactive) exited as soon as it started: its program"),
+        "{err}"
+    );
+    assert_eq!(env.member("py")["status"], "dead");
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 /// `resume` of several teammates that do not start says each one's reason on a line of its
 /// own, then who did not start (new-user QA: the reasons were joined on one line by "; ").
 #[test]
@@ -396,15 +418,8 @@ fn resume_says_each_start_failure_on_its_own_line() {
     let env = TestEnv::with_tmux();
     team(&env, "it-py-fails");
     for n in ["a", "b"] {
-        let out = env.run(&[
-            "spawn",
-            n,
-            "--interactive",
-            "--exec",
-            &format!("sh -c 'echo {n} has no model >&2; sleep 0.3; exit 3'"),
-            "--prompt-pattern",
-            PROMPT,
-        ]);
+        let exec = format!("sh -c 'echo {n} has no model >&2; sleep 0.3; exit 3'");
+        let out = spawn_repl(&env, n, &exec, PROMPT);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
     }
     let out = env.run(&["resume"]);
