@@ -166,6 +166,13 @@ pub trait Backend {
     fn tmux_socket(&self) -> Option<String> {
         None
     }
+    /// What a start of `member` that failed made all the same, found by its placement's word
+    /// `word` (a tmux client killed after its server made the pane). None here: a process
+    /// start that fails has started nothing.
+    fn left_by(&self, member: &Member, word: &str) -> Vec<Placement> {
+        let _ = (member, word);
+        Vec::new()
+    }
 }
 
 /// The backend a member was spawned on.

@@ -303,6 +303,12 @@ pub fn start_worker_in(
     let placement = match placed {
         Ok(p) => p,
         Err(e) => {
+            // What the failed start made all the same (its tmux client killed, by a Ctrl-C
+            // say, after the server made the pane: attacker QA, the worker and its tagged
+            // pane ran on, the member forgotten) is ended, found by this start's word.
+            for made in backend.left_by(&run_as, &nonce) {
+                end_made(backend, &run_as, &made, &nonce);
+            }
             // Nothing started: a member that was to move here stays where it was, and keeps
             // the word of the pane it has (if any).
             let _ = store.update(&mut |cfg| {
@@ -327,17 +333,22 @@ pub fn start_worker_in(
     let recorded = record_placement(store, cache, name, backend, &mut run_as, &placement);
     if recorded.is_err() {
         // No pane or process of teamctl's outlives a start it could not record: what was
-        // just made is ended (its worker, waiting for the record, serves nothing yet), its
-        // pane closed by the word this start set on it.
-        let mut made = run_as.clone();
-        made.backend_type = Some(backend.kind());
-        made.pane_id = placement.pane_id.clone();
-        made.pid = placement.pid;
-        made.pane_nonce = placement.nonce.clone().or(Some(nonce));
-        made.tmux_socket = placement.tmux_socket.clone();
-        let _ = backend.terminate(&made, None, backend::GRACE);
+        // just made is ended (its worker, waiting for the record, serves nothing yet).
+        end_made(backend, &run_as, &placement, &nonce);
     }
     recorded
+}
+
+/// End what a start of `run_as` made (`placement`) and did not keep, its pane closed by the
+/// word this start set on it (`nonce`).
+fn end_made(backend: &dyn Backend, run_as: &Member, placement: &backend::Placement, nonce: &str) {
+    let mut made = run_as.clone();
+    made.backend_type = Some(backend.kind());
+    made.pane_id = placement.pane_id.clone();
+    made.pid = placement.pid;
+    made.pane_nonce = placement.nonce.clone().or_else(|| Some(nonce.to_string()));
+    made.tmux_socket = placement.tmux_socket.clone();
+    let _ = backend.terminate(&made, None, backend::GRACE);
 }
 
 /// A placement's random word (`Member::pane_nonce`).

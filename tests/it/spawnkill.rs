@@ -741,3 +741,65 @@ fn a_placeholder_left_by_a_killed_spawn_is_reported_and_closed_by_doctor() {
     let report = doctor(&[]);
     assert!(!report.contains("placeholder"), "{report}");
 }
+
+/// A spawn whose tmux client is killed (SIGKILL: as by a Ctrl-C that reaches it, or a killer
+/// matching the worker's argv on its command line) after the server made and tagged w1's
+/// pane: the spawn fails saying so, and what the server made is ended, found by the start's
+/// word, so nothing of w1 runs on unrecorded. (Attacker QA, session 35: the spawn failed with
+/// "tmux could not split a team window:" and no reason, w1 was forgotten, and its worker and
+/// tagged pane ran on.) The client is a wrapper around the real tmux that kills itself once
+/// the real one has done the split.
+#[test]
+fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() {
+    let mut t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-client"]).trim().to_string();
+    let armed = t.work.path().join("armed");
+    t.wrap_tmux(&format!(
+        "case \" $* \" in *' split-window '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; kill -9 $$; fi;; esac\nexec \"$REAL\" \"$@\"",
+        armed = armed.display()
+    ));
+    t.ok(&["spawn", "w0", "--exec", ECHO]);
+    std::fs::write(&armed, "").unwrap();
+    let out = t.run(&["spawn", "w1", "--exec", ECHO]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The wrapper did its part: a test whose client was never killed proves nothing.
+    assert!(
+        !armed.exists(),
+        "the split never ran through the wrapper: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("the tmux client was killed by signal 9"),
+        "{err}"
+    );
+    let agent = format!("w1@{team}");
+    let tagged = || {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.ends_with(&format!(" {}", t.tag(&agent))))
+            .count()
+    };
+    assert_eq!(tagged(), 0, "w1's pane outlived its failed spawn");
+    wait_until("w1's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    let doctor = String::from_utf8_lossy(&t.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor
+            .lines()
+            .filter(|l| l.contains("orphan"))
+            .all(|l| l.starts_with("ok") && l.contains("none orphaned")),
+        "{doctor}"
+    );
+    // Spawned again, it answers, alone.
+    t.ok(&["spawn", "w1", "--exec", ECHO]);
+    assert_eq!(
+        t.ok(&["ask", "w1", "hi"]).trim(),
+        "w1 got: hi",
+        "w1 answers once spawned again"
+    );
+    assert_eq!(workers(&t, &agent).len(), 1);
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}

@@ -1026,33 +1026,11 @@ fn kill_during_a_turn(env: &TestEnv, team_name: &str, backend: &str) {
 #[test]
 fn a_spawned_worker_asks_tmux_nothing_to_know_its_pane() {
     let mut env = TestEnv::with_tmux();
-    let bin = env.work.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
     let log = env.work.path().join("tmux-calls.log");
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v tmux"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let wrapper = bin.join("tmux");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            real.trim()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    env.add_agent_cli(&bin, &[]);
+    env.wrap_tmux(&format!(
+        "printf '%s\\n' \"$*\" >> '{}'\nexec \"$REAL\" \"$@\"",
+        log.display()
+    ));
     let t = team(&env, "tm-noask");
     for n in ["a", "b"] {
         spawn(&env, n);

@@ -276,6 +276,27 @@ impl Backend for TmuxBackend {
         self.tmux.server.record()
     }
 
+    /// The panes of this server tagged for `member` with `word`, the word a failed start set
+    /// on them with their tags (in the same tmux invocation that made them): fresh, never
+    /// given to any other pane, so nothing else matches.
+    fn left_by(&self, member: &Member, word: &str) -> Vec<Placement> {
+        let Ok(out) = self.tmux.run(&[argv::all_pane_states()]) else {
+            return Vec::new();
+        };
+        let ours = self.tag(&member.agent_id);
+        argv::parse_pane_states(&out)
+            .into_iter()
+            .filter(|(_, s)| s.nonce == word && (s.tag == ours || s.stale_tag == ours))
+            .map(|(pane, s)| Placement {
+                pane_id: Some(pane),
+                pid: s.pid,
+                tmux_socket: self.tmux.server.record(),
+                nonce: Some(word.to_string()),
+                ..Placement::default()
+            })
+            .collect()
+    }
+
     fn liveness(&self, member: &Member, live: Option<&LiveState>) -> Liveness {
         let state = member.pane_id.as_deref().and_then(|p| self.probe(p));
         panes::liveness(member, live, state.as_ref())

@@ -87,11 +87,7 @@ impl Tmux {
             .stdin(Stdio::null())
             .output()
             .map_err(|e| Fail::Other(format!("cannot run {}: {e}", self.program.display())))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(Fail::classify(&String::from_utf8_lossy(&out.stderr)))
-        }
+        ended(&out)
     }
 
     /// `run`, with `input` on tmux's stdin (`load-buffer -`): text never goes on a command
@@ -111,11 +107,7 @@ impl Tmux {
         let out = child
             .wait_with_output()
             .map_err(|e| Fail::Other(format!("tmux: {e}")))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(Fail::classify(&String::from_utf8_lossy(&out.stderr)))
-        }
+        ended(&out)
     }
 
     /// Run commands with the caller's terminal (for `attach`). `as_client`: the caller is a
@@ -135,6 +127,23 @@ impl Tmux {
                 "tmux could not attach (see its message above); run `teamctl attach` from a terminal",
             ))
         }
+    }
+}
+
+/// What one tmux invocation's end says: its output, or why it failed. A client ended by a
+/// signal says nothing on stderr (attacker QA: "tmux could not split a team window:" and no
+/// reason); what it ran may have been done by the server all the same.
+fn ended(out: &std::process::Output) -> Result<String, Fail> {
+    use std::os::unix::process::ExitStatusExt;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.signal() {
+        Some(sig) if stderr.trim().is_empty() => Err(Fail::Other(format!(
+            "the tmux client was killed by signal {sig} before it said how its commands went"
+        ))),
+        _ => Err(Fail::classify(&stderr)),
     }
 }
 

@@ -143,6 +143,32 @@ impl TestEnv {
             .unwrap()
     }
 
+    /// Put a `tmux` of the test's first on PATH for this test's commands (and what they start):
+    /// a `sh` script, `script`, run with the real tmux's path in `$REAL` (it ends with
+    /// `exec "$REAL" "$@"` to pass a command on).
+    pub fn wrap_tmux(&mut self, script: &str) {
+        let bin = self.work.path().join("tmux-wrapper");
+        std::fs::create_dir(&bin).unwrap();
+        let real = Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout;
+        let real = String::from_utf8(real).unwrap();
+        let wrapper = bin.join("tmux");
+        std::fs::write(
+            &wrapper,
+            format!("#!/bin/sh\nREAL='{}'\n{script}\n", real.trim()),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        self.add_agent_cli(&bin, &[]);
+    }
+
     /// Teammates find the agent CLI in `bin_dir` first on their PATH and get `env` (what a
     /// stand-in prepared for that CLI: its HOME, the stand-in's URL, a dummy key).
     pub fn add_agent_cli(&mut self, bin_dir: &Path, env: &[(String, String)]) {
