@@ -170,7 +170,7 @@ pub enum Command {
     /// Inside a turn: answer the shutdown request being handled (approve, or reject with a reason)
     ShutdownResponse(ShutdownResponseArgs),
     /// Cancel a teammate's current turn; the teammate stays
-    Interrupt(NameArg),
+    Interrupt(InterruptArgs),
     /// End teammates and their panes now, without a handshake (every teammate: shutdown --all --force)
     Kill(KillArgs),
     /// Bring back stopped or dead teammates with their identity and unread mail
@@ -388,10 +388,11 @@ pub struct WaitArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("who").required(true).args(["name", "all"])))]
+#[command(group(clap::ArgGroup::new("who").required(true).args(["names", "all"])))]
 pub struct ShutdownArgs {
-    /// The teammate to stop (every teammate: --all, not '*')
-    pub name: Option<String>,
+    /// The teammates to stop (every teammate: --all, not '*')
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// Stop every teammate
     #[arg(long)]
     pub all: bool,
@@ -432,6 +433,13 @@ pub enum Decision {
 pub struct NameArg {
     /// The teammate
     pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct InterruptArgs {
+    /// The teammates whose turns to cancel
+    #[arg(required = true, value_name = "NAME")]
+    pub names: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,79 +1,112 @@
-//! `teamctl interrupt NAME`: cancel the current turn only. The worker (tag checked) gets
+//! `teamctl interrupt NAME...`: cancel the current turn only. Each worker (tag checked) gets
 //! SIGUSR1, ends its turn's process group and reports `interrupted`; it keeps running. An
 //! interactive teammate's companion presses the agent's cancel key in its pane instead. With no
 //! turn running (idle, stopped, or a worker that is gone) there is nothing to do: it says so
-//! and exits 0, as `kill` of a stopped teammate does.
+//! and exits 0, as `kill` of a stopped teammate does. Every name is checked before any turn is
+//! cut (one that is no teammate, or runs on another host, cuts none).
 
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
 use crate::backend::proc;
-use crate::cli::NameArg;
+use crate::cli::InterruptArgs;
 use crate::context::Ctx;
 use crate::domain::Name;
+use crate::domain::live::TurnInfo;
 use crate::error::{Error, Result};
 use crate::store::{SyncBell, Topic};
 
-pub fn run(ctx: &Ctx, args: &NameArg) -> Result<()> {
+/// How long each worker gets to say its turn ended.
+const WITHIN: Duration = Duration::from_secs(10);
+
+pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
     // Like `kill`: a teammate's agent cutting another's turn short is not its call.
     ctx.require_leader("interrupt a teammate's turn")?;
-    let name = Name::teammate(&args.name)?;
     let store = ctx.store()?;
     let config = store.load()?;
-    let member = config.require(name.as_str())?.clone();
+    let names = super::named::teammates(&config, &args.names, "interrupt", "interrupt")?;
+    let members = config.require_all(&names)?;
     ctx.reconcile(&*store)?;
-    if let Some(host) = crate::backend::host::elsewhere(&member) {
+    if let Some((m, host)) = members
+        .iter()
+        .find_map(|m| crate::backend::host::elsewhere(m).map(|h| (m, h)))
+    {
+        let name = &m.name;
         return Err(Error::failed(format!(
             "{name} runs on {host}; its turn can only be interrupted there (`teamctl interrupt {name}` on that host)"
         )));
     }
-    let live = store.live(&name)?;
-    let pid = live.as_ref().map_or(0, |l| l.pid);
-    let turn = live
-        .as_ref()
-        .and_then(|l| l.current_turn.clone())
-        .filter(|_| proc::is_worker(pid, &member.agent_id));
-    let Some(turn) = turn else {
-        if ctx.json {
-            ctx.print_json(&serde_json::json!({
-                "name": name.as_str(),
-                "interrupted": null,
-            }));
-        } else {
-            crate::outln!("{name} has no turn running; nothing to interrupt");
-        }
-        return Ok(());
-    };
+    // Subscribed before any signal: a turn that ends at once still rings.
     let bell = SyncBell::default();
     let _sub = store.subscribe_brief(&[Topic::Live], bell.bell())?;
-    proc::signal(pid, Signal::SIGUSR1);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let now_turn = store.live(&name)?.and_then(|l| l.current_turn);
-        if now_turn
-            .as_ref()
-            .is_none_or(|t| t.message_id != turn.message_id)
-        {
-            if ctx.json {
-                ctx.print_json(&serde_json::json!({
-                    "name": name.as_str(),
-                    "interrupted": turn.message_id,
-                    "summary": turn.summary,
-                }));
-            } else {
-                crate::outln!(
-                    "interrupted {name}'s turn: {}",
-                    crate::output::printable(&turn.summary)
-                );
-            }
-            return Ok(());
+    // Each name with the turn it runs now (signalled), or none.
+    let mut cut: Vec<(Name, Option<TurnInfo>)> = Vec::with_capacity(members.len());
+    for member in &members {
+        let live = store.live(&member.name)?;
+        let pid = live.as_ref().map_or(0, |l| l.pid);
+        let turn = live
+            .and_then(|l| l.current_turn)
+            .filter(|_| proc::is_worker(pid, &member.agent_id));
+        if turn.is_some() {
+            proc::signal(pid, Signal::SIGUSR1);
         }
-        if Instant::now() >= deadline {
-            return Err(Error::failed(format!(
-                "{name} did not end its turn within 10 s"
-            )));
+        cut.push((member.name.clone(), turn));
+    }
+    let deadline = Instant::now() + WITHIN;
+    let mut ended: Vec<bool> = cut.iter().map(|(_, t)| t.is_none()).collect();
+    loop {
+        for ((name, turn), done) in cut.iter().zip(ended.iter_mut()) {
+            if *done {
+                continue;
+            }
+            let Some(turn) = turn else { continue };
+            let now_turn = store.live(name)?.and_then(|l| l.current_turn);
+            *done = now_turn
+                .as_ref()
+                .is_none_or(|t| t.message_id != turn.message_id);
+        }
+        if ended.iter().all(|d| *d) || Instant::now() >= deadline {
+            break;
         }
         bell.wait_until(deadline);
     }
+    let mut json = Vec::new();
+    let mut late = Vec::new();
+    for ((name, turn), done) in cut.iter().zip(&ended) {
+        match turn {
+            _ if !done => late.push(name.clone()),
+            None if ctx.json => json.push(serde_json::json!({
+                "name": name.as_str(),
+                "interrupted": null,
+            })),
+            None => crate::outln!("{name} has no turn running; nothing to interrupt"),
+            Some(turn) if ctx.json => json.push(serde_json::json!({
+                "name": name.as_str(),
+                "interrupted": turn.message_id,
+                "summary": turn.summary,
+            })),
+            Some(turn) => crate::outln!(
+                "interrupted {name}'s turn: {}",
+                crate::output::printable(&turn.summary)
+            ),
+        }
+    }
+    if ctx.json && late.is_empty() {
+        // One teammate: its object, as before several could be named; several: a list.
+        match <[serde_json::Value; 1]>::try_from(json) {
+            Ok([one]) => ctx.print_json(&one),
+            Err(all) => ctx.print_json(&serde_json::Value::Array(all)),
+        }
+    }
+    if late.is_empty() {
+        return Ok(());
+    }
+    let one = late.len() == 1;
+    Err(Error::failed(format!(
+        "{} did not end {} turn within {} s",
+        crate::leader::handoff::names(&late),
+        if one { "its" } else { "their" },
+        WITHIN.as_secs()
+    )))
 }

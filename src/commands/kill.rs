@@ -5,26 +5,14 @@
 
 use crate::cli::KillArgs;
 use crate::context::Ctx;
-use crate::domain::Name;
 use crate::error::Result;
 use crate::leader;
 
 pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     ctx.require_leader("kill teammates")?;
     let store = ctx.store()?;
-    let mut names: Vec<Name> = Vec::new();
-    {
-        let config = store.load()?;
-        for given in &args.names {
-            // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
-            let hint = |e| super::mistaken::to_end("kill", given, e);
-            let name = Name::teammate_to_end(given, "kill").map_err(hint)?;
-            config.require(name.as_str()).map_err(hint)?;
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
+    // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
+    let names = super::named::teammates(&store.load()?, &args.names, "kill", "kill")?;
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped one.
     let config = store.load()?;
@@ -34,10 +22,14 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     for (member, ended) in members.iter().zip(ended) {
         let name = &member.name;
         let was_running = !ended.before;
+        let elsewhere = crate::backend::host::elsewhere(member).filter(|_| was_running);
         if ctx.json {
+            // "killed" as the words say it: not of a pane left open to the user, nor of a
+            // worker on another host that ends itself (new-user QA: `true` beside `leftOpen`
+            // where the text said "marked stopped").
             json.push(serde_json::json!({
                 "name": name.as_str(),
-                "killed": was_running,
+                "killed": was_running && ended.left_open.is_empty() && elsewhere.is_none(),
                 "status": "stopped",
                 "leftOpen": ended.left_open,
             }));
@@ -46,7 +38,7 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
                 "{name} marked stopped; {}",
                 leader::left_open_words(&ended.left_open)
             );
-        } else if let Some(host) = crate::backend::host::elsewhere(member).filter(|_| was_running) {
+        } else if let Some(host) = elsewhere {
             crate::outln!(
                 "{name} marked stopped; it runs on {host}, where its worker ends itself at its next heartbeat ({} s by default)",
                 crate::domain::live::HEARTBEAT.as_secs()

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::domain::{LEADER, Name};
 use crate::error::Error;
 
 /// Words a user types for "everyone" (`send all hi`, `shutdown all`): none names a member (a
@@ -124,19 +125,43 @@ pub fn everyone_to_end(verb: &str) -> String {
     let all = "`teamctl shutdown --all` stops every teammate (each is asked and the answers waited for), `teamctl shutdown --all --force` kills them all without asking";
     match verb {
         "kill" => format!("kill takes teammates' names (`teamctl kill NAME...`); {all}"),
-        _ => format!("shutdown takes one teammate's name or --all: {all}"),
+        _ => {
+            format!("shutdown takes teammates' names (`teamctl shutdown NAME...`) or --all: {all}")
+        }
     }
 }
 
-/// `shutdown`/`kill` refused for `name`: everyone given as a name gets what the command takes
-/// instead (`kill '*'` was "invalid member name", `shutdown all` "no member").
+/// `shutdown`/`kill`/`interrupt` refused for `name`: everyone given as a name gets what
+/// `shutdown` and `kill` take instead (`kill '*'` was "invalid member name", `shutdown all`
+/// "no member"); an agent id (`bob@T`), the name and `--team` (new-user QA: `kill bob@T`
+/// said only "invalid member name"); the leader's agent id, the leader's own refusal.
 pub fn to_end(verb: &str, name: &str, e: Error) -> Error {
     match e {
-        Error::BadInput(msg) if means_everyone(name) => {
+        Error::BadInput(msg) if means_everyone(name) && verb != "interrupt" => {
             Error::BadInput(format!("{msg}; {}", everyone_to_end(verb)))
         }
+        Error::BadInput(msg) => match agent_id(name) {
+            Some((member, _)) if member.looks_like(&Name::leader()) => {
+                let doing = if verb == "shutdown" {
+                    "shut down"
+                } else {
+                    verb
+                };
+                Name::teammate_to_end(LEADER, doing).unwrap_err()
+            }
+            Some((member, team)) => Error::BadInput(format!(
+                "{msg}; {verb} takes a teammate's name, not an agent id: `teamctl {verb} {member} --team {team}`"
+            )),
+            None => Error::BadInput(msg),
+        },
         e => e,
     }
+}
+
+/// `NAME@TEAM`, both valid names, as (name, team).
+fn agent_id(word: &str) -> Option<(Name, Name)> {
+    let (member, team) = word.split_once('@')?;
+    Some((Name::parse(member).ok()?, Name::parse(team).ok()?))
 }
 
 /// Whether `word` names a file (of any kind) in the working directory.

@@ -17,6 +17,7 @@ pub(crate) mod kill;
 pub(crate) mod lead;
 pub(crate) mod log;
 pub(crate) mod mistaken;
+mod named;
 pub(crate) mod plan;
 pub(crate) mod resume;
 pub(crate) mod send;

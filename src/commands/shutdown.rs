@@ -1,4 +1,4 @@
-//! `teamctl shutdown NAME|--all`: the handoff of SPEC section 7. The request id is recorded
+//! `teamctl shutdown NAME...|--all`: the handoff of SPEC section 7. The request id is recorded
 //! with the member before the request is sent; the response is acted on by `leader::reconcile`
 //! (here, while waiting, or by the next leader command with `--no-wait`). Ctrl-C (or SIGTERM)
 //! while it waits ends the wait and says what stands (`signals`): the requests sent are still
@@ -17,17 +17,14 @@ use crate::store::Store;
 
 pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     ctx.require_leader("shut teammates down")?;
-    // `shutdown '*'`, `shutdown all`: the way to everyone is `--all`.
-    let hint = |e| match &args.name {
-        Some(n) => super::mistaken::to_end("shutdown", n, e),
-        None => e,
-    };
-    if let Some(n) = &args.name {
-        Name::teammate_to_end(n, "shut down").map_err(hint)?;
-    }
     let store = ctx.store()?;
     let config = store.load()?;
-    let targets = config.named_or_all(args.name.as_deref()).map_err(hint)?;
+    // `shutdown '*'`, `shutdown all`: the way to everyone is `--all`.
+    let targets = if args.all {
+        config.named_or_all(None)?
+    } else {
+        super::named::teammates(&config, &args.names, "shutdown", "shut down")?
+    };
     ctx.reconcile(&*store)?;
     if args.force {
         // All of them at once: marked stopped in one write, their workers ended together (one
@@ -55,7 +52,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             .map(|(n, e)| (n.clone(), e.left_open))
             .collect();
         let forced = targets.clone();
-        if args.name.is_none() {
+        if args.all {
             // A send may have resumed one meanwhile: end those too, then look once more.
             let again = still_running(&*store)?;
             if !again.is_empty() {
@@ -96,11 +93,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     // `--all` ends with every teammate stopped or says who is not: a message sent meanwhile
     // resumes its recipient (sends are not held back), so those are asked again until the
     // timeout.
-    while args.name.is_none()
-        && !args.no_wait
-        && outcome.refused.is_empty()
-        && outcome.interrupted.is_none()
-    {
+    while args.all && !args.no_wait && outcome.refused.is_empty() && outcome.interrupted.is_none() {
         let again = still_running(&*store)?;
         if again.is_empty() {
             break;

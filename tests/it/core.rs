@@ -238,6 +238,75 @@ fn kill_takes_several_teammates_and_ends_none_when_one_is_no_teammate() {
     env.ok(&["kill", "a", "c"]);
 }
 
+/// `interrupt a b` and `shutdown a b` take several teammates as `kill` does (new-user QA: one
+/// name only): a name that is no teammate among them acts on none (exit 2); each named is
+/// acted on, the others left as they were. `interrupt --json` of several is a list.
+#[test]
+fn interrupt_and_shutdown_take_several_teammates() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[
+            ("a", "sleep 1000"),
+            ("b", "sleep 1000"),
+            ("c", "sleep 1000"),
+        ],
+    );
+    for name in ["a", "b", "c"] {
+        env.ok(&["send", name, "sleep please"]);
+    }
+    for name in ["a", "b", "c"] {
+        wait_until(&format!("{name} working"), T, || {
+            env.member_status(name) == "working"
+        });
+    }
+    let err = env.fails(&["interrupt", "a", "nobody"], 2);
+    assert!(err.contains("nobody"), "{err}");
+    assert_eq!(env.member_status("a"), "working", "{err}");
+    let cut: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "interrupt", "b", "a", "b"])).unwrap();
+    let named: Vec<&str> = cut
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["b", "a"], "{cut}");
+    assert!(
+        cut.as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["summary"] == "sleep please"),
+        "{cut}"
+    );
+    for name in ["a", "b"] {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+    }
+    assert_eq!(env.member_status("c"), "working");
+    let out = env.ok(&["interrupt", "a", "c"]);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "a has no turn running; nothing to interrupt",
+            "interrupted c's turn: sleep please"
+        ],
+        "{out}"
+    );
+
+    let err = env.fails(&["shutdown", "a", "nobody"], 2);
+    assert!(err.contains("nobody"), "{err}");
+    assert_eq!(env.member_status("a"), "idle", "{err}");
+    let out = env.ok(&["shutdown", "a", "b", "--timeout", "20"]);
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["a stopped", "b stopped"], "{out}");
+    wait_until("c idle", T, || env.member_status("c") == "idle");
+    env.ok(&["kill", "c"]);
+    assert!(env.processes().is_empty(), "{:?}", env.processes());
+}
+
 #[test]
 fn kill_shows_stopped_never_idle_and_send_resumes() {
     let env = TestEnv::new();

@@ -889,7 +889,11 @@ fn a_pane_respawned_with_bash_stays_the_users() {
     wait_until("a is dead", WAIT, || env.member_status("a") == "dead");
     assert_eq!(env.member("a")["paneId"], serde_json::Value::Null);
     assert!(env.workers_of(&format!("a@{t}")).is_empty());
-    env.ok(&["kill", "a"]);
+    // `--json` says what the words say: nothing killed, the pane left open (new-user QA:
+    // `"killed": true` beside `leftOpen`).
+    let said: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "kill", "a"])).unwrap();
+    assert_eq!(said["killed"], false, "{said}");
+    assert_eq!(said["leftOpen"], serde_json::json!([pane]), "{said}");
     left_to_the_user(&env, &pane, &shell, "kill");
     assert_eq!(env.member_status("a"), "stopped");
 }

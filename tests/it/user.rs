@@ -2352,17 +2352,38 @@ fn everyone_given_to_kill_or_shutdown_says_what_they_take() {
         ),
         (
             &["shutdown", "*"],
-            "shutdown takes one teammate's name or --all",
+            "shutdown takes teammates' names (`teamctl shutdown NAME...`) or --all",
         ),
         (
             &["shutdown", "everyone"],
-            "shutdown takes one teammate's name or --all",
+            "shutdown takes teammates' names (`teamctl shutdown NAME...`) or --all",
         ),
     ] {
         let err = env.fails(args, 2);
         assert!(err.contains(says) && err.contains(all), "{args:?}: {err}");
         assert!(!err.contains("-- --all"), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    // An agent id: the name and `--team` (new-user QA: `kill bob@T` said only "invalid
+    // member name"); the leader's, the leader's own words.
+    let team = env.member("bob")["agentId"]
+        .as_str()
+        .and_then(|id| id.split_once('@'))
+        .map(|(_, t)| t.to_string())
+        .unwrap();
+    for verb in ["kill", "shutdown", "interrupt"] {
+        let err = env.fails(&[verb, &format!("bob@{team}")], 2);
+        assert!(
+            err.contains(&format!(
+                "{verb} takes a teammate's name, not an agent id: `teamctl {verb} bob --team {team}`"
+            )),
+            "{err}"
+        );
+        let err = env.fails(&[verb, &format!("team-lead@{team}")], 2);
+        assert!(
+            err.contains("\"team-lead\" is the leader, you, not a teammate to"),
+            "{err}"
+        );
     }
     assert_eq!(before, crate::common::snapshot(env.home_path()));
     assert_eq!(env.member_status("bob"), "idle");

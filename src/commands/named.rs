@@ -1,0 +1,26 @@
+//! The teammates a command that ends or cuts short (`kill`, `shutdown`, `interrupt`) names:
+//! every name checked before any is acted on (one that names no teammate acts on none, exit
+//! 2, with what was most likely meant: `mistaken::to_end`), each taken once, in the order given.
+
+use crate::domain::{Name, TeamConfig};
+use crate::error::Result;
+
+/// `given`, checked against `config` for `verb` (`kill`, `shutdown`, `interrupt`); `doing`:
+/// the verb as the leader's refusal says it ("shut down").
+pub fn teammates(
+    config: &TeamConfig,
+    given: &[String],
+    verb: &str,
+    doing: &str,
+) -> Result<Vec<Name>> {
+    let mut names: Vec<Name> = Vec::new();
+    for word in given {
+        let hint = |e| super::mistaken::to_end(verb, word, e);
+        let name = Name::teammate_to_end(word, doing).map_err(hint)?;
+        config.require(name.as_str()).map_err(hint)?;
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
