@@ -316,6 +316,20 @@ impl Companion {
         self.exited.load(Ordering::SeqCst)
     }
 
+    /// Whether tmux says the agent's program is no longer running in its pane: the pane gone
+    /// (or its server), dead, or no longer tagged for `agent_id`. A tmux call that fails in
+    /// another way says nothing (false): `look` takes any failure for gone.
+    fn program_gone(&self, agent_id: &str) -> bool {
+        match self.tmux.run(&[argv::pane_state(&self.pane)]) {
+            Ok(out) => {
+                let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+                !argv::parse_state(&out, &self.pane).is_some_and(|s| !s.dead && s.tag == ours)
+            }
+            Err(Fail::Gone(_)) => true,
+            Err(_) => false,
+        }
+    }
+
     fn look(&self, agent_id: &str) -> Look {
         let cmds = [
             argv::pane_state(&self.pane),
@@ -731,14 +745,16 @@ impl Worker {
                 return;
             }
             let look = c.look(&id);
-            if look.gone {
+            if look.gone && c.program_gone(&id) {
                 // Ended before its exit could be watched (`watch` found it a zombie already,
                 // its environment unreadable, on a loaded machine): ended all the same. It was
                 // taken as up, and `up` said "py resumed", exit 0 (CI, one run in many).
                 c.exited.store(true, Ordering::SeqCst);
                 return;
             }
-            if c.dialog(&look).is_some() || c.ready(&look) {
+            // Gone by a tmux call that failed, the program still there (attacker QA: one failed
+            // `capture-pane` failed a healthy start): looked at again at the next round.
+            if !look.gone && (c.dialog(&look).is_some() || c.ready(&look)) {
                 return;
             }
             let rung = tokio::select! {

@@ -411,6 +411,31 @@ fn a_program_that_clears_its_environment_and_ends_fails_its_spawn() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// One tmux call that fails while the worker waits for its agent's prompt (a `capture-pane`
+/// the server refused) is not the program's end: the start goes on and the teammate answers.
+/// (Attacker QA: a pane that any failed tmux call showed as gone failed a healthy spawn, the
+/// member marked dead, its program left running.)
+#[test]
+fn a_failed_tmux_call_during_the_first_look_does_not_fail_the_start() {
+    let mut env = TestEnv::with_tmux();
+    team(&env, "it-py-blip");
+    let armed = env.work.path().join("armed");
+    env.wrap_tmux(&format!(
+        "case \" $* \" in *' capture-pane '*) if [ -e '{armed}' ]; then rm -f '{armed}'; echo 'server exited unexpectedly' >&2; exit 1; fi;; esac\nexec \"$REAL\" \"$@\"",
+        armed = armed.display()
+    ));
+    std::fs::write(&armed, "").unwrap();
+    let out = spawn_repl(&env, "py", PYTHON, PROMPT);
+    assert!(!armed.exists(), "no capture-pane went through the wrapper");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        env.ok(&["ask", "py", "6*7", "--timeout", "30"]).trim(),
+        "42"
+    );
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 /// `resume` of several teammates that do not start says each one's reason on a line of its
 /// own, then who did not start (new-user QA: the reasons were joined on one line by "; ").
 #[test]
