@@ -33,6 +33,9 @@ pub enum Tag {
     /// An agent process of this agent id in this home (its environment), carrying the word of
     /// its member's placement when one is given.
     Agent(String, Option<String>),
+    /// A worker or agent process of this agent id in this home carrying this placement's word
+    /// (`env::PLACEMENT`): what one start made, nothing else.
+    Placed(String, String),
 }
 
 impl Tag {
@@ -44,6 +47,10 @@ impl Tag {
                     && word
                         .as_deref()
                         .is_none_or(|w| proc::carries_placement(pid, w))
+            }
+            Tag::Placed(id, word) => {
+                proc::carries_placement(pid, word)
+                    && (proc::is_agent_process(pid, id) || proc::is_teamctl_worker(pid, id))
             }
         }
     }
@@ -80,6 +87,7 @@ pub struct Ending {
     grace: Duration,
     groups: Vec<Target>,
     ids: Vec<(String, Option<String>)>,
+    placed: Vec<(String, String)>,
     then: Vec<Then>,
 }
 
@@ -90,6 +98,7 @@ impl Ending {
             grace,
             groups: Vec::new(),
             ids: Vec::new(),
+            placed: Vec::new(),
             then: Vec::new(),
         }
     }
@@ -122,6 +131,16 @@ impl Ending {
         }
     }
 
+    /// Every process of `agent_id` that carries the placement word `word` (`Tag::Placed`),
+    /// found in a walk of `/proc` with the others: a start that failed ends what it made
+    /// wherever it runs (a pane it could not tag: attacker QA, a worker ran on unrecorded).
+    pub fn placed(&mut self, agent_id: &str, word: &str) {
+        let p = (agent_id.to_string(), word.to_string());
+        if !self.placed.contains(&p) {
+            self.placed.push(p);
+        }
+    }
+
     /// `step` once the processes are gone (closing a pane, its tag checked); it returns the
     /// pane it left open to the user, if it did.
     pub fn then(&mut self, step: impl FnOnce() -> Result<Option<String>> + 'static) {
@@ -141,8 +160,16 @@ impl Ending {
             .partition(|t| matches!(t.tag, Tag::Worker(_)));
         escalate(workers, self.grace);
         escalate(turns, self.grace);
-        if !self.ids.is_empty() {
-            escalate(walk(&self.ids), self.grace);
+        if !self.ids.is_empty() || !self.placed.is_empty() {
+            let mut found = if self.ids.is_empty() {
+                Vec::new()
+            } else {
+                walk(&self.ids)
+            };
+            if !self.placed.is_empty() {
+                found.extend(walk_placed(&self.placed, &found));
+            }
+            escalate(found, self.grace);
         }
         let mut first = Ok(());
         let mut left = Vec::new();
@@ -199,6 +226,30 @@ fn walk(ids: &[(String, Option<String>)]) -> Vec<Target> {
     out
 }
 
+/// The one walk of `/proc` for `placed` (agent id, word): every process carrying one
+/// (`Tag::Placed`) not already among `found`.
+fn walk_placed(placed: &[(String, String)], found: &[Target]) -> Vec<Target> {
+    let mut out = Vec::new();
+    for raw in proc::pids() {
+        let Some(pid) = Pid::new(raw) else { continue };
+        if found.iter().any(|t| t.pid == pid) {
+            continue;
+        }
+        if let Some(tag) = placed
+            .iter()
+            .map(|(id, word)| Tag::Placed(id.clone(), word.clone()))
+            .find(|t| t.on(raw))
+        {
+            out.push(Target {
+                pid,
+                group: false,
+                tag,
+            });
+        }
+    }
+    out
+}
+
 /// Which of `ids` some process of ours still carries (as a worker or as an agent, with the
 /// id's word if it has one), in one walk of `/proc`.
 pub fn still_tagged(ids: &[(String, Option<String>)]) -> HashSet<String> {
@@ -208,7 +259,7 @@ pub fn still_tagged(ids: &[(String, Option<String>)]) -> HashSet<String> {
     walk(ids)
         .into_iter()
         .map(|t| match t.tag {
-            Tag::Worker(id) | Tag::Agent(id, _) => id,
+            Tag::Worker(id) | Tag::Agent(id, _) | Tag::Placed(id, _) => id,
         })
         .collect()
 }

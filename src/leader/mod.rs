@@ -13,7 +13,7 @@ use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
-pub use started::{started, started_one};
+pub use started::{failure_of_one, started, started_one};
 pub use wake::{Woken, left_waiting, resume_stopped, say_resumed, wake, wake_each};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
@@ -304,11 +304,10 @@ pub fn start_worker_in(
         Ok(p) => p,
         Err(e) => {
             // What the failed start made all the same (its tmux client killed, by a Ctrl-C
-            // say, after the server made the pane: attacker QA, the worker and its tagged
-            // pane ran on, the member forgotten) is ended, found by this start's word.
-            for made in backend.left_by(&run_as, &nonce) {
-                end_made(backend, &run_as, &made, &nonce);
-            }
+            // say, after the server made the pane: attacker QA, the worker and its pane ran
+            // on, the member forgotten) is ended, found by this start's word: on the panes it
+            // tagged, and in the environment of every process it started.
+            end_made(backend, &run_as, &backend.left_by(&run_as, &nonce), &nonce);
             // Nothing started: a member that was to move here stays where it was, and keeps
             // the word of the pane it has (if any).
             let _ = store.update(&mut |cfg| {
@@ -334,21 +333,32 @@ pub fn start_worker_in(
     if recorded.is_err() {
         // No pane or process of teamctl's outlives a start it could not record: what was
         // just made is ended (its worker, waiting for the record, serves nothing yet).
-        end_made(backend, &run_as, &placement, &nonce);
+        end_made(backend, &run_as, std::slice::from_ref(&placement), &nonce);
     }
     recorded
 }
 
-/// End what a start of `run_as` made (`placement`) and did not keep, its pane closed by the
-/// word this start set on it (`nonce`).
-fn end_made(backend: &dyn Backend, run_as: &Member, placement: &backend::Placement, nonce: &str) {
-    let mut made = run_as.clone();
-    made.backend_type = Some(backend.kind());
-    made.pane_id = placement.pane_id.clone();
-    made.pid = placement.pid;
-    made.pane_nonce = placement.nonce.clone().or_else(|| Some(nonce.to_string()));
-    made.tmux_socket = placement.tmux_socket.clone();
-    let _ = backend.terminate(&made, None, backend::GRACE);
+/// End what a start of `run_as` made (`placements`) and did not keep, its panes closed by the
+/// word this start set on them (`nonce`), and every process carrying that word (a pane the
+/// start could not tag, or none recorded: `Ending::placed`).
+fn end_made(
+    backend: &dyn Backend,
+    run_as: &Member,
+    placements: &[backend::Placement],
+    nonce: &str,
+) {
+    let mut ending = backend::ending::Ending::new(backend::GRACE);
+    for placement in placements {
+        let mut made = run_as.clone();
+        made.backend_type = Some(backend.kind());
+        made.pane_id = placement.pane_id.clone();
+        made.pid = placement.pid;
+        made.pane_nonce = placement.nonce.clone().or_else(|| Some(nonce.to_string()));
+        made.tmux_socket = placement.tmux_socket.clone();
+        let _ = backend.terminate_in(&made, None, &mut ending);
+    }
+    ending.placed(&run_as.agent_id, nonce);
+    let _ = ending.finish();
 }
 
 /// A placement's random word (`Member::pane_nonce`).

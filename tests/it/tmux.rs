@@ -193,6 +193,57 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
     assert_eq!(ask(&env, "b", "hi").trim(), "b got: hi");
 }
 
+/// A spawn beside the leader's pane (inside tmux) whose tmux client is killed once the server
+/// made the split: the pane is not tagged yet (its tags go on in a later call), so only the
+/// worker's environment names the start. The spawn fails, and the worker it started is ended
+/// (its pane closes with it); spawned again, the teammate answers, alone. (Attacker QA: the
+/// worker ran on in an untagged pane of the user's window, the member forgotten; a second
+/// spawn then failed, "another worker of bob is running".)
+#[test]
+fn inside_tmux_a_spawn_whose_client_is_killed_after_the_split_leaves_no_worker() {
+    let mut env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let socket = env
+        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let tmux_env = format!("{socket},1,0");
+    let armed = env.kill_tmux_client_after("split-window");
+    let t = team(&env, "tm-inside-killed");
+    let spawn = |env: &TestEnv| {
+        env.cmd(&["spawn", "a", "--exec", ECHO])
+            .env("TMUX", &tmux_env)
+            .env("TMUX_PANE", &leader)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&armed, "").unwrap();
+    let out = spawn(&env);
+    assert!(
+        !armed.exists(),
+        "no split went through the wrapper: {out:?}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let agent = format!("a@{t}");
+    wait_until("a's worker ended", Duration::from_secs(20), || {
+        env.workers_of(&agent).is_empty()
+    });
+    let window = env.pane_format(&leader, "#{window_id}").unwrap();
+    wait_until(
+        "only the leader's pane left",
+        Duration::from_secs(20),
+        || {
+            env.tmux_ok(&["list-panes", "-t", &window, "-F", "#{pane_id}"])
+                .trim()
+                == leader
+        },
+    );
+    let out = spawn(&env);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(ask(&env, "a", "hi").trim(), "a got: hi");
+    assert_eq!(env.workers_of(&agent).len(), 1);
+}
+
 #[test]
 fn a_custom_prefix_and_a_slow_shell_change_nothing() {
     let env = TestEnv::with_tmux();

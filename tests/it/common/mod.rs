@@ -169,6 +169,18 @@ impl TestEnv {
         self.add_agent_cli(&bin, &[]);
     }
 
+    /// `wrap_tmux` with a client that, the next time it is given `subcommand` once the file it
+    /// returns exists, runs the real tmux for it and is then killed (SIGKILL: the server did
+    /// what it was asked, the caller hears nothing). The file is taken away as it fires.
+    pub fn kill_tmux_client_after(&mut self, subcommand: &str) -> PathBuf {
+        let armed = self.work.path().join(format!("kill-after-{subcommand}"));
+        self.wrap_tmux(&format!(
+            "case \" $* \" in *' {subcommand} '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; kill -9 $$; fi;; esac\nexec \"$REAL\" \"$@\"",
+            armed = armed.display()
+        ));
+        armed
+    }
+
     /// Teammates find the agent CLI in `bin_dir` first on their PATH and get `env` (what a
     /// stand-in prepared for that CLI: its HOME, the stand-in's URL, a dummy key).
     pub fn add_agent_cli(&mut self, bin_dir: &Path, env: &[(String, String)]) {
