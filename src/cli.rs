@@ -688,11 +688,11 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
         return None;
     }
     let word = command_word(args)?;
-    // `kill --all` (clap's tip is `-- --all`, a name): kill takes names.
-    if word == "kill" && refused_word(e) == Some("--all") {
+    // `kill --all`, `interrupt --all` (clap's tip is `-- --all`, a name): they take names.
+    if matches!(word, "kill" | "interrupt") && refused_word(e) == Some("--all") {
         return Some(format!(
             "unexpected argument \"--all\": {}",
-            crate::commands::mistaken::everyone_to_end("kill")
+            crate::commands::mistaken::everyone_to_end(word)
         ));
     }
     if word == "delete" {

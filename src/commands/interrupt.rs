@@ -93,11 +93,7 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
         }
     }
     if ctx.json && late.is_empty() {
-        // One teammate: its object, as before several could be named; several: a list.
-        match <[serde_json::Value; 1]>::try_from(json) {
-            Ok([one]) => ctx.print_json(&one),
-            Err(all) => ctx.print_json(&serde_json::Value::Array(all)),
-        }
+        super::named::print_json(ctx, &args.names, json);
     }
     if late.is_empty() {
         return Ok(());

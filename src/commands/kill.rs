@@ -5,6 +5,7 @@
 
 use crate::cli::KillArgs;
 use crate::context::Ctx;
+use crate::domain::Status;
 use crate::error::Result;
 use crate::leader;
 
@@ -17,11 +18,26 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     // Loaded again: acting on a shutdown answer may just have stopped one.
     let config = store.load()?;
     let members = config.require_all(&names)?;
+    // Dead ones (their worker gone by itself) are marked stopped, not "killed" (attacker QA:
+    // "d killed", `"killed": true`, of a teammate whose worker had been gone a while).
+    let seen = crate::backend::Snapshot::of(members.iter());
+    let dead: Vec<bool> = members
+        .iter()
+        .map(|m| {
+            crate::backend::host::elsewhere(m).is_none()
+                && leader::effective_status_with(
+                    &*store,
+                    m,
+                    store.live(&m.name).ok().flatten().as_ref(),
+                    &seen,
+                ) == Status::Dead
+        })
+        .collect();
     let ended = leader::end_members_noting(&*store, &members, "killed")?;
     let mut json = Vec::new();
-    for (member, ended) in members.iter().zip(ended) {
+    for ((member, ended), dead) in members.iter().zip(ended).zip(dead) {
         let name = &member.name;
-        let was_running = !ended.before;
+        let was_running = !ended.before && !dead;
         let elsewhere = crate::backend::host::elsewhere(member).filter(|_| was_running);
         if ctx.json {
             // "killed" as the words say it: not of a pane left open to the user, nor of a
@@ -45,16 +61,14 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
             );
         } else if was_running {
             crate::outln!("{name} killed");
+        } else if dead {
+            crate::outln!("{name} was not running (dead); marked stopped");
         } else {
             crate::outln!("{name} was not running (stopped); nothing to kill");
         }
     }
     if ctx.json {
-        // One teammate: its object, as before several could be named; several: a list of them.
-        match <[serde_json::Value; 1]>::try_from(json) {
-            Ok([one]) => ctx.print_json(&one),
-            Err(all) => ctx.print_json(&serde_json::Value::Array(all)),
-        }
+        super::named::print_json(ctx, &args.names, json);
     }
     Ok(())
 }

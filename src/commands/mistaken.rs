@@ -119,12 +119,14 @@ pub fn swapped(
     ))
 }
 
-/// `shutdown` or `kill` (`verb`) given everyone as a name (`'*'`, `all`, `everyone`): what
-/// each takes, and how every teammate is stopped (`shutdown --all`, `--force` to kill).
+/// `shutdown`, `kill` or `interrupt` (`verb`) given everyone as a name (`'*'`, `all`,
+/// `everyone`): what each takes, and how every teammate is stopped (`shutdown --all`,
+/// `--force` to kill).
 pub fn everyone_to_end(verb: &str) -> String {
     let all = "`teamctl shutdown --all` stops every teammate (each is asked and the answers waited for), `teamctl shutdown --all --force` kills them all without asking";
     match verb {
         "kill" => format!("kill takes teammates' names (`teamctl kill NAME...`); {all}"),
+        "interrupt" => "interrupt takes the names of the teammates whose turns to cancel (`teamctl interrupt NAME...`); `teamctl status` shows who is working".to_string(),
         _ => {
             format!("shutdown takes teammates' names (`teamctl shutdown NAME...`) or --all: {all}")
         }
@@ -137,7 +139,7 @@ pub fn everyone_to_end(verb: &str) -> String {
 /// said only "invalid member name"); the leader's agent id, the leader's own refusal.
 pub fn to_end(verb: &str, name: &str, e: Error) -> Error {
     match e {
-        Error::BadInput(msg) if means_everyone(name) && verb != "interrupt" => {
+        Error::BadInput(msg) if means_everyone(name) => {
             Error::BadInput(format!("{msg}; {}", everyone_to_end(verb)))
         }
         Error::BadInput(msg) => match agent_id(name) {

@@ -24,3 +24,13 @@ pub fn teammates(
     }
     Ok(names)
 }
+
+/// `--json` of a command that took `given`: the object for one name given, as before several
+/// could be; a list (in the order named) for several, the same name twice included (new-user
+/// QA: `kill c c` printed an object, so the shape hung on the names, not on the call).
+pub fn print_json(ctx: &crate::context::Ctx, given: &[String], mut each: Vec<serde_json::Value>) {
+    match (given.len(), each.len()) {
+        (1, 1) => ctx.print_json(&each.remove(0)),
+        _ => ctx.print_json(&serde_json::Value::Array(each)),
+    }
+}

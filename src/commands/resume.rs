@@ -90,7 +90,14 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             continue;
         }
         // Another command may have started it meanwhile: then it is running, not resumed.
-        let Some(m) = leader::resume_if_down(&ctx.home, &*store, &name, args.here)? else {
+        let started = match leader::resume_if_down(&ctx.home, &*store, &name, args.here) {
+            Ok(started) => started,
+            Err(e) => {
+                failed.push((name.to_string(), leader::failure_of_one(e)?));
+                continue;
+            }
+        };
+        let Some(m) = started else {
             // Said as for one found running (new-user QA: the slower of two resumes of a
             // teammate said nothing at all).
             if named && !ctx.json {
@@ -130,9 +137,17 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             .iter()
             .map(|(n, h)| serde_json::json!({ "name": n, "host": h }))
             .collect();
-        ctx.print_json(
-            &serde_json::json!({ "resumed": resumed, "running": running, "skipped": skipped }),
-        );
+        // Who did not start, and why (new-user QA: `--json` had no place for it).
+        let failed: Vec<_> = failed
+            .iter()
+            .map(|(n, why)| serde_json::json!({ "name": n, "error": why }))
+            .collect();
+        ctx.print_json(&serde_json::json!({
+            "resumed": resumed,
+            "running": running,
+            "skipped": skipped,
+            "failed": failed,
+        }));
     } else {
         for (name, host) in &skipped {
             crate::errln!(

@@ -254,16 +254,19 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
     };
     // Each line is said once the workers started have written their first live state (or
     // exited: then why, and `up` exits 1 after the rest is done), all waited for together.
-    let mut lines: Vec<(String, Option<usize>)> = Vec::new();
+    // A line to say, or (`Err`) why the member did not start, said in its place.
+    let mut lines: Vec<(Result<String, String>, Option<usize>)> = Vec::new();
     let mut placed = Vec::new();
+    let mut failed = Vec::new();
     for (m, req, checked, action) in plan {
         let name = m.name().clone();
         let placed_before = placed.len();
         let line = match action {
             Action::Spawn | Action::Respawn(_) => {
-                match spawn::start_unless_running(ctx, &*store, &req, checked, m.color.as_deref())?
-                {
-                    Ok(started) => {
+                match spawn::start_unless_running(ctx, &*store, &req, checked, m.color.as_deref()) {
+                    // Its start failed (a tmux client killed, say): the rest goes on.
+                    Err(e) => Err(leader::failure_of_one(e)?),
+                    Ok(Ok(started)) => {
                         let line = match &action {
                             Action::Respawn(diff) => format!(
                                 "{name} spawned anew with its new definition ({}): {}",
@@ -274,32 +277,37 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                         };
                         out.spawned.push(name.to_string());
                         placed.push(started);
-                        line
+                        Ok(line)
                     }
                     // Another command (a second `up` beside this one) started it meanwhile:
                     // said, and the rest goes on (new-user QA: this `up` ended there, exit 2,
                     // its other members and tasks left undone).
-                    Err(status) => {
+                    Ok(Err(status)) => {
                         out.running.push(name.to_string());
-                        format!("{name} running ({status}), started meanwhile by another command")
+                        Ok(format!(
+                            "{name} running ({status}), started meanwhile by another command"
+                        ))
                     }
                 }
             }
-            Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false)? {
-                Some(started) => {
+            Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false) {
+                Err(e) => Err(leader::failure_of_one(e)?),
+                Ok(Some(started)) => {
                     out.resumed.push(name.to_string());
                     let line = format!("{name} resumed ({})", place(&started));
                     placed.push(started);
-                    line
+                    Ok(line)
                 }
-                None => {
+                Ok(None) => {
                     out.running.push(name.to_string());
-                    format!("{name} running, started meanwhile by another command")
+                    Ok(format!(
+                        "{name} running, started meanwhile by another command"
+                    ))
                 }
             },
             Action::Running => {
                 out.running.push(name.to_string());
-                format!("{name} running, as declared")
+                Ok(format!("{name} running, as declared"))
             }
             Action::Changed(diff) => {
                 let todo = format!("teamctl shutdown {name} && {again}");
@@ -312,26 +320,32 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                     "differences": diff,
                     "todo": todo,
                 }));
-                line
+                Ok(line)
             }
         };
+        if line.is_err() {
+            out.failed.push(name.to_string());
+            failed.push(name.to_string());
+        }
         lines.push((
             line,
             (placed.len() > placed_before).then_some(placed_before),
         ));
     }
     let started = leader::started(&*store, &placed);
-    let mut failed = Vec::new();
     for (line, at) in lines {
-        match at.map(|i| (&placed[i], &started[i])) {
-            Some((m, Err(e))) => {
+        match (line, at.map(|i| (&placed[i], &started[i]))) {
+            (Err(why), _) => {
+                crate::errln!("{}", crate::output::printable(&format!("teamctl: {why}")));
+            }
+            (_, Some((m, Err(e)))) => {
                 out.spawned.retain(|n| n != m.name.as_str());
                 out.resumed.retain(|n| n != m.name.as_str());
                 out.failed.push(m.name.to_string());
                 crate::errln!("teamctl: {e}");
                 failed.push(m.name.to_string());
             }
-            _ if !ctx.json => crate::outln!("{line}"),
+            (Ok(line), _) if !ctx.json => crate::outln!("{line}"),
             _ => {}
         }
     }

@@ -72,6 +72,17 @@ pub fn started(store: &dyn Store, members: &[Member]) -> Vec<Result<()>> {
     }
 }
 
+/// A start's error as a failure of that member alone, said beside the others' (`resume` and
+/// `up` go on to the next: new-user QA, a tmux client killed during one start ended them
+/// there, the rest not started and not named); `Err` for one that ends the command (bad
+/// input, an interruption).
+pub fn failure_of_one(e: Error) -> Result<String> {
+    match e {
+        Error::Failed(_) | Error::Io { .. } => Ok(e.to_string()),
+        e => Err(e),
+    }
+}
+
 /// `started` for one member.
 pub fn started_one(store: &dyn Store, member: &Member) -> Result<()> {
     started(store, std::slice::from_ref(member)).remove(0)

@@ -327,10 +327,8 @@ fn kill_shows_stopped_never_idle_and_send_resumes() {
     wait_until("bob idle", T, || env.member_status("bob") == "idle");
 }
 
-#[test]
-fn a_worker_killed_behind_our_back_is_dead_not_idle() {
-    let env = TestEnv::new();
-    team_with(&env, &[("bob", "cat")]);
+/// bob's worker killed (SIGKILL) behind teamctl's back, once bob is dead: its pid, as it was.
+fn kill_bobs_worker(env: &TestEnv) -> u64 {
     wait_until("bob idle", T, || env.member_status("bob") == "idle");
     let pid = env.member("bob")["pid"].as_u64().unwrap();
     std::process::Command::new("kill")
@@ -338,6 +336,14 @@ fn a_worker_killed_behind_our_back_is_dead_not_idle() {
         .status()
         .unwrap();
     wait_until("bob dead", T, || env.member_status("bob") == "dead");
+    pid
+}
+
+#[test]
+fn a_worker_killed_behind_our_back_is_dead_not_idle() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    let pid = kill_bobs_worker(&env);
     // Its pid names nothing now: not shown, as for a stopped teammate (new-user QA: the dead
     // worker's pid was shown).
     let bob = env.member("bob");
@@ -346,6 +352,19 @@ fn a_worker_killed_behind_our_back_is_dead_not_idle() {
     assert!(
         !table.split_whitespace().any(|w| w == pid.to_string()),
         "{table}"
+    );
+    // Nothing of it ran to kill: `kill` marks it stopped and says so (attacker QA: "bob
+    // killed", `"killed": true`).
+    let said: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "kill", "bob", "bob"])).unwrap();
+    assert_eq!(said[0]["killed"], false, "{said}");
+    assert_eq!(said.as_array().map(Vec::len), Some(1), "{said}");
+    assert_eq!(env.member_status("bob"), "stopped");
+    env.ok(&["resume", "bob"]);
+    kill_bobs_worker(&env);
+    assert_eq!(
+        env.ok(&["kill", "bob"]).trim(),
+        "bob was not running (dead); marked stopped"
     );
 }
 

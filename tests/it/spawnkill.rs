@@ -753,11 +753,7 @@ fn a_placeholder_left_by_a_killed_spawn_is_reported_and_closed_by_doctor() {
 fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() {
     let mut t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-client"]).trim().to_string();
-    let armed = t.work.path().join("armed");
-    t.wrap_tmux(&format!(
-        "case \" $* \" in *' split-window '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; kill -9 $$; fi;; esac\nexec \"$REAL\" \"$@\"",
-        armed = armed.display()
-    ));
+    let armed = t.kill_tmux_client_after("split-window");
     t.ok(&["spawn", "w0", "--exec", ECHO]);
     std::fs::write(&armed, "").unwrap();
     let out = t.run(&["spawn", "w1", "--exec", ECHO]);
