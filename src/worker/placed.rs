@@ -94,7 +94,7 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     if !companion && let Some(pane) = in_pane() {
         if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
             && let Some(word) = marker.word.as_deref()
-            && placed_by_start(store, name, word)?
+            && (placed_by_start(store, name, word)? || recorded_placed(store, name, &pane.0, word)?)
         {
             return Ok(());
         }
@@ -232,6 +232,24 @@ fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
         m.pane_nonce.as_deref() == Some(word)
             && m.pid.is_none()
             && m.pane_id.is_none()
+            && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref())
+    }))
+}
+
+/// A worker just placed in `pane` with the word `word` whose start has finished recording it:
+/// `true` when the member's record names that pane, that word and this very process (its pid
+/// and its start time: the start recorded the process tmux said the pane runs), on the server
+/// the record names. Such a worker need not ask tmux either: one whose process was slow to
+/// start on a busy machine, after its start let go of the start lock, asked (CI: the test that
+/// no spawned worker asks tmux failed one run in many).
+fn recorded_placed(store: &dyn Store, name: &Name, pane: &str, word: &str) -> Result<bool> {
+    let me = std::process::id();
+    let roster = store.roster_with(&[name])?;
+    Ok(roster.member(name.as_str())?.is_some_and(|m| {
+        m.pane_nonce.as_deref() == Some(word)
+            && m.pane_id.as_deref() == Some(pane)
+            && m.pid == Some(me)
+            && proc::is_recorded(me, m.pid_started)
             && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref())
     }))
 }
