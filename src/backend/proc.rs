@@ -459,6 +459,30 @@ pub fn start_time(pid: u32) -> Option<u64> {
     start_time_in(&std::fs::read(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// How process `pid` of ours ended, while it is a zombie nobody has reaped yet: its exit
+/// status (`Ok`) or the signal that ended it (`Err`), from `exit_code`, the last field of
+/// `/proc/PID/stat` (Linux 3.5). tmux 3.3a now and then leaves a pane's ended program
+/// unreaped, its exit status never shown (`#{pane_dead_status}` empty): read here instead.
+pub fn zombie_exit(pid: u32) -> Option<std::result::Result<i32, i32>> {
+    let stat = read_ours(pid, "stat")?;
+    exit_of_stat(&stat)
+}
+
+/// `zombie_exit` of one `/proc/PID/stat` text.
+fn exit_of_stat(stat: &[u8]) -> Option<std::result::Result<i32, i32>> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    if fields.next()? != "Z" {
+        return None;
+    }
+    let code: i32 = fields.last()?.parse().ok()?;
+    Some(match code & 0x7f {
+        0 => Ok((code >> 8) & 0xff),
+        sig => Err(sig),
+    })
+}
+
 /// The parent of process `pid` (field 4 of `/proc/PID/stat`), `None` when there is no such
 /// process (or no `/proc`).
 pub fn parent(pid: u32) -> Option<u32> {
@@ -560,6 +584,20 @@ pub fn wait_for(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_zombies_exit_status_or_signal_is_read_from_its_stat() {
+        let stat = |state: &str, code: i32| {
+            format!(
+                "6580 (sh) {state} 1 6580 6580 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 {code}\n"
+            )
+        };
+        assert_eq!(exit_of_stat(stat("Z", 4 << 8).as_bytes()), Some(Ok(4)));
+        assert_eq!(exit_of_stat(stat("Z", 9).as_bytes()), Some(Err(9)));
+        assert_eq!(exit_of_stat(stat("Z", 0).as_bytes()), Some(Ok(0)));
+        assert_eq!(exit_of_stat(stat("S", 0).as_bytes()), None);
+        assert_eq!(exit_of_stat(b"6580 (a) b) Z 1 2 3 1024"), Some(Ok(4)));
+    }
     use super::*;
 
     /// A gone home's worker names its home in its argv: judged by that home's key, and no
