@@ -799,3 +799,44 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
         t.processes().is_empty()
     });
 }
+
+/// A spawn that opens a new team window (the last one full, the window the fill hint names
+/// gone) and whose tmux client is killed once the server put the worker in it: the pane was
+/// tagged in a later call, so nothing told it was this start's, and it stayed, dead and
+/// untagged; `delete` then kept the session for a pane "teamctl did not make" (attacker QA).
+/// Now it is tagged with the start's word as the worker goes in, and closed with the rest.
+#[test]
+fn a_spawn_killed_as_it_fills_a_new_window_leaves_no_pane() {
+    let mut t = TestEnv::with_tmux();
+    t.ok(&["create", "spawnkill-window"]);
+    let armed = t.kill_tmux_client_after("respawn-pane");
+    // The console and seven teammates fill the first window; the eighth opens a second one,
+    // which goes when it is killed: the hint names a window that is gone.
+    for i in 1..=8 {
+        t.ok(&["spawn", &format!("v{i}"), "--exec", ECHO]);
+    }
+    t.ok(&["kill", "v8"]);
+    let panes = || {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let before = panes();
+    std::fs::write(&armed, "").unwrap();
+    let out = t.run(&["spawn", "n1", "--exec", ECHO]);
+    assert!(
+        !armed.exists(),
+        "no respawn went through the wrapper: {out:?}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    wait_until("n1's pane closed", WAIT, || panes() == before);
+    let out = t.run(&["delete", "--force"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!err.contains("-kept"), "{err}");
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}

@@ -339,7 +339,22 @@ fn fill_from(
             &argv::maker(),
         )])
         .map_err(|e| e.into_error("open a new team window"))?;
-    start_in(t, &new_pane(&out)?, team, start, Vec::new()).map(|p| (p, false))
+    let placeholder = new_pane(&out)?;
+    // Tagged in the same invocation as the worker is put there, as `window_hinted` does:
+    // tagged later, a start whose client was killed in between left an untagged pane that
+    // nothing could tell was its (attacker QA: dead, kept, and `delete` kept the session).
+    let tags = tag.map(|tag| {
+        argv::tag_pane(
+            &placeholder.pane,
+            tag.agent_id,
+            tag.nonce,
+            team,
+            tag.color,
+            tag.title,
+        )
+    });
+    let tagged = tags.is_some();
+    start_in(t, &placeholder, team, start, tags.unwrap_or_default()).map(|p| (p, tagged))
 }
 
 /// Set up a window teamctl just created (its options) and put the worker (or the console) in
