@@ -160,9 +160,15 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     }
     // One reason a line, each in full (new-user QA: three teammates' reasons on one line,
     // joined by "; ", were hard to tell apart), then who did not start.
+    // One of several named alone says who too (re-QA: `resume a b c` said only the reason).
+    let others = !resumed.is_empty() || !running.is_empty() || !skipped.is_empty();
     match failed.as_slice() {
         [] => Ok(()),
-        [(_, one)] => Err(Error::failed(one.clone())),
+        [(_, one)] if !others => Err(Error::failed(one.clone())),
+        [(name, one)] => {
+            crate::errln!("{}", crate::output::printable(&format!("teamctl: {one}")));
+            Err(Error::failed(format!("{name} did not start (why above)")))
+        }
         many => {
             for (_, why) in many {
                 crate::errln!("{}", crate::output::printable(&format!("teamctl: {why}")));

@@ -768,6 +768,20 @@ backend = "process"
         .collect();
     assert_eq!(resumed, ["x2", "x3"], "{json}");
     assert_eq!(env.member_status("x1"), "stopped");
+    // In words, the one that did not start is named at the end (re-QA: only the reason).
+    env.ok(&["kill", "x2"]);
+    std::fs::write(&armed, "").unwrap();
+    let out = env.run(&["resume", "x1", "x2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("killed by signal 9")
+            && err
+                .trim_end()
+                .ends_with("teamctl: x1 did not start (why above)"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("x2 resumed"));
     env.ok(&["delete", "--force"]);
     wait_until("nothing left", Duration::from_secs(20), || {
         env.processes().is_empty()
