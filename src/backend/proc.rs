@@ -465,7 +465,9 @@ pub fn start_time(pid: u32) -> Option<u64> {
 /// unreaped, its exit status never shown (`#{pane_dead_status}` empty): read here instead.
 pub fn zombie_exit(pid: u32) -> Option<std::result::Result<i32, i32>> {
     let stat = read_ours(pid, "stat")?;
-    exit_of_stat(&stat)
+    // A main thread that ended while another runs shows `Z` too, its own code 0 (re-QA: a
+    // program that went on to exit 3 was said to exit 0): ended only when no thread is left.
+    exit_of_stat(&stat).filter(|_| !threads_beyond_leader(pid))
 }
 
 /// `zombie_exit` of one `/proc/PID/stat` text.

@@ -459,6 +459,42 @@ fn the_exit_status_of_a_program_that_ends_is_said_every_time() {
     wait_until("nothing left", WAIT, || env.processes().is_empty());
 }
 
+/// A program whose main thread ends while another thread goes on (and later exits 3) shows as
+/// a zombie whose own code is 0: not taken for the program's end (re-QA: "exited with status
+/// 0"). Its status is said once the last thread is gone, or only that it ended.
+#[test]
+fn a_main_thread_that_ends_before_the_program_is_not_its_exit_status() {
+    let env = TestEnv::with_tmux();
+    team(&env, "it-py-thread");
+    let script = env.work.path().join("pt.py");
+    std::fs::write(
+        &script,
+        "import ctypes, os, signal, threading, time\n\
+         signal.signal(signal.SIGHUP, signal.SIG_IGN)\n\
+         threading.Thread(target=lambda: (time.sleep(1), os._exit(3))).start()\n\
+         time.sleep(0.2)\n\
+         fd = os.open(os.devnull, os.O_RDWR)\n\
+         [os.dup2(fd, n) for n in (0, 1, 2)]\n\
+         ctypes.CDLL(None).pthread_exit(None)\n",
+    )
+    .unwrap();
+    let out = spawn_repl(
+        &env,
+        "pt",
+        &format!("exec python3 {}", script.display()),
+        PROMPT,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("pt (interactive) exited as soon as it started: its program")
+            && !err.contains("status 0"),
+        "{err}"
+    );
+    env.ok(&["delete", "--force"]);
+    wait_until("nothing left", WAIT, || env.processes().is_empty());
+}
+
 /// `resume` of several teammates that do not start says each one's reason on a line of its
 /// own, then who did not start (new-user QA: the reasons were joined on one line by "; ").
 #[test]
