@@ -42,12 +42,16 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
     let _sub = store.subscribe_brief(&[Topic::Live], bell.bell())?;
     // Each name with the turn it runs now (signalled), or none.
     let mut cut: Vec<(Name, Option<TurnInfo>)> = Vec::with_capacity(members.len());
+    // Those whose worker is not there at all (stopped, or dead): said so, not "no turn".
+    let mut down: Vec<Name> = Vec::new();
     for member in &members {
         let live = store.live(&member.name)?;
         let pid = live.as_ref().map_or(0, |l| l.pid);
-        let turn = live
-            .and_then(|l| l.current_turn)
-            .filter(|_| proc::is_worker(pid, &member.agent_id));
+        let running = proc::is_worker(pid, &member.agent_id);
+        if !running {
+            down.push(member.name.clone());
+        }
+        let turn = live.and_then(|l| l.current_turn).filter(|_| running);
         if turn.is_some() {
             proc::signal(pid, Signal::SIGUSR1);
         }
@@ -80,6 +84,9 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
                 "name": name.as_str(),
                 "interrupted": null,
             })),
+            None if down.contains(name) => {
+                crate::outln!("{name} is not running (stopped or dead); nothing to interrupt");
+            }
             None => crate::outln!("{name} has no turn running; nothing to interrupt"),
             Some(turn) if ctx.json => json.push(serde_json::json!({
                 "name": name.as_str(),

@@ -171,6 +171,12 @@ fn interrupt_cancels_only_the_turn() {
     assert_eq!(env.member_status("sleeper"), "idle");
     let out = env.ok(&["interrupt", "sleeper"]);
     assert!(out.contains("no turn running"), "{out}");
+    // Nor with no worker at all: said as that (new-user QA: a dead one "has no turn running").
+    env.ok(&["kill", "sleeper"]);
+    assert_eq!(
+        env.ok(&["interrupt", "sleeper"]).trim(),
+        "sleeper is not running (stopped or dead); nothing to interrupt"
+    );
 }
 
 /// `status` UNREAD: the message a turn is handling is not unread (its cursor moves past it

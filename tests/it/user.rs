@@ -1020,7 +1020,7 @@ fn interrupt_without_a_turn_is_a_no_op_like_kill_of_a_stopped_teammate() {
     assert!(json(&env.ok(&["--json", "interrupt", "w"]))["interrupted"].is_null());
     env.ok(&["kill", "w"]);
     assert!(env.ok(&["kill", "w"]).contains("nothing to kill"));
-    assert!(env.ok(&["interrupt", "w"]).contains("no turn running"));
+    assert!(env.ok(&["interrupt", "w"]).contains("is not running"));
 }
 
 /// Issue 11.21: with TEAMCTL_HOME (or TEAMCTL_AGENT_NAME) exported, usage lines do not show
