@@ -161,15 +161,7 @@ impl Ending {
         escalate(workers, self.grace);
         escalate(turns, self.grace);
         if !self.ids.is_empty() || !self.placed.is_empty() {
-            let mut found = if self.ids.is_empty() {
-                Vec::new()
-            } else {
-                walk(&self.ids)
-            };
-            if !self.placed.is_empty() {
-                found.extend(walk_placed(&self.placed, &found));
-            }
-            escalate(found, self.grace);
+            escalate(walk(&self.ids, &self.placed), self.grace);
         }
         let mut first = Ok(());
         let mut left = Vec::new();
@@ -188,9 +180,9 @@ impl Ending {
 }
 
 /// The one walk of `/proc`: every process of ours carrying one of `ids`, as a worker (argv)
-/// or as an agent (environment, with the id's word if it has one), with the tag it was found
-/// by.
-fn walk(ids: &[(String, Option<String>)]) -> Vec<Target> {
+/// or as an agent (environment, with the id's word if it has one), or one of `placed` (agent
+/// id and a start's word: `Tag::Placed`), with the tag it was found by.
+fn walk(ids: &[(String, Option<String>)], placed: &[(String, String)]) -> Vec<Target> {
     let want: HashSet<&[u8]> = ids.iter().map(|(i, _)| i.as_bytes()).collect();
     let word_of = |id: &[u8]| {
         ids.iter()
@@ -214,6 +206,12 @@ fn walk(ids: &[(String, Option<String>)]) -> Vec<Target> {
             .find(|t| t.on(raw))
         {
             tag
+        } else if let Some(tag) = placed
+            .iter()
+            .map(|(id, word)| Tag::Placed(id.clone(), word.clone()))
+            .find(|t| t.on(raw))
+        {
+            tag
         } else {
             continue;
         };
@@ -226,37 +224,13 @@ fn walk(ids: &[(String, Option<String>)]) -> Vec<Target> {
     out
 }
 
-/// The one walk of `/proc` for `placed` (agent id, word): every process carrying one
-/// (`Tag::Placed`) not already among `found`.
-fn walk_placed(placed: &[(String, String)], found: &[Target]) -> Vec<Target> {
-    let mut out = Vec::new();
-    for raw in proc::pids() {
-        let Some(pid) = Pid::new(raw) else { continue };
-        if found.iter().any(|t| t.pid == pid) {
-            continue;
-        }
-        if let Some(tag) = placed
-            .iter()
-            .map(|(id, word)| Tag::Placed(id.clone(), word.clone()))
-            .find(|t| t.on(raw))
-        {
-            out.push(Target {
-                pid,
-                group: false,
-                tag,
-            });
-        }
-    }
-    out
-}
-
 /// Which of `ids` some process of ours still carries (as a worker or as an agent, with the
 /// id's word if it has one), in one walk of `/proc`.
 pub fn still_tagged(ids: &[(String, Option<String>)]) -> HashSet<String> {
     if ids.is_empty() {
         return HashSet::new();
     }
-    walk(ids)
+    walk(ids, &[])
         .into_iter()
         .map(|t| match t.tag {
             Tag::Worker(id) | Tag::Agent(id, _) | Tag::Placed(id, _) => id,

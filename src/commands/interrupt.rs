@@ -17,6 +17,16 @@ use crate::domain::live::TurnInfo;
 use crate::error::{Error, Result};
 use crate::store::{SyncBell, Topic};
 
+/// What `interrupt` found of a teammate named.
+enum Found {
+    /// No worker of it runs.
+    Down,
+    /// Its worker runs no turn.
+    NoTurn,
+    /// The turn its worker was signalled to end, and whether it has ended since.
+    Turn(TurnInfo, bool),
+}
+
 /// How long each worker gets to say its turn ended.
 const WITHIN: Duration = Duration::from_secs(10);
 
@@ -40,60 +50,60 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
     // Subscribed before any signal: a turn that ends at once still rings.
     let bell = SyncBell::default();
     let _sub = store.subscribe_brief(&[Topic::Live], bell.bell())?;
-    // Each name with the turn it runs now (signalled), or none.
-    let mut cut: Vec<(Name, Option<TurnInfo>)> = Vec::with_capacity(members.len());
-    // Those whose worker is not there at all (stopped, or dead): said so, not "no turn".
-    let mut down: Vec<Name> = Vec::new();
+    // Each name with what was found: no worker, no turn, or the turn signalled (and whether
+    // it has ended since).
+    let mut cut: Vec<(Name, Found)> = Vec::with_capacity(members.len());
     for member in &members {
         let live = store.live(&member.name)?;
         let pid = live.as_ref().map_or(0, |l| l.pid);
-        let running = proc::is_worker(pid, &member.agent_id);
-        if !running {
-            down.push(member.name.clone());
-        }
-        let turn = live.and_then(|l| l.current_turn).filter(|_| running);
-        if turn.is_some() {
+        let found = if !proc::is_worker(pid, &member.agent_id) {
+            Found::Down
+        } else if let Some(turn) = live.and_then(|l| l.current_turn) {
             proc::signal(pid, Signal::SIGUSR1);
-        }
-        cut.push((member.name.clone(), turn));
+            Found::Turn(turn, false)
+        } else {
+            Found::NoTurn
+        };
+        cut.push((member.name.clone(), found));
     }
     let deadline = Instant::now() + WITHIN;
-    let mut ended: Vec<bool> = cut.iter().map(|(_, t)| t.is_none()).collect();
     loop {
-        for ((name, turn), done) in cut.iter().zip(ended.iter_mut()) {
-            if *done {
+        let mut waiting = false;
+        for (name, found) in &mut cut {
+            let Found::Turn(turn, done @ false) = found else {
                 continue;
-            }
-            let Some(turn) = turn else { continue };
+            };
             let now_turn = store.live(name)?.and_then(|l| l.current_turn);
             *done = now_turn
                 .as_ref()
                 .is_none_or(|t| t.message_id != turn.message_id);
+            waiting |= !*done;
         }
-        if ended.iter().all(|d| *d) || Instant::now() >= deadline {
+        if !waiting || Instant::now() >= deadline {
             break;
         }
         bell.wait_until(deadline);
     }
     let mut json = Vec::new();
     let mut late = Vec::new();
-    for ((name, turn), done) in cut.iter().zip(&ended) {
-        match turn {
-            _ if !done => late.push(name.clone()),
-            None if ctx.json => json.push(serde_json::json!({
+    for (name, found) in &cut {
+        match found {
+            Found::Turn(_, false) => late.push(name.clone()),
+            Found::Down | Found::NoTurn if ctx.json => json.push(serde_json::json!({
                 "name": name.as_str(),
                 "interrupted": null,
             })),
-            None if down.contains(name) => {
+            // No worker at all (stopped, or dead): said so, not "no turn" (new-user QA).
+            Found::Down => {
                 crate::outln!("{name} is not running (stopped or dead); nothing to interrupt");
             }
-            None => crate::outln!("{name} has no turn running; nothing to interrupt"),
-            Some(turn) if ctx.json => json.push(serde_json::json!({
+            Found::NoTurn => crate::outln!("{name} has no turn running; nothing to interrupt"),
+            Found::Turn(turn, true) if ctx.json => json.push(serde_json::json!({
                 "name": name.as_str(),
                 "interrupted": turn.message_id,
                 "summary": turn.summary,
             })),
-            Some(turn) => crate::outln!(
+            Found::Turn(turn, true) => crate::outln!(
                 "interrupted {name}'s turn: {}",
                 crate::output::printable(&turn.summary)
             ),

@@ -165,20 +165,19 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     match failed.as_slice() {
         [] => Ok(()),
         [(_, one)] if !others => Err(Error::failed(one.clone())),
-        [(name, one)] => {
-            crate::errln!("{}", crate::output::printable(&format!("teamctl: {one}")));
-            Err(Error::failed(format!("{name} did not start (why above)")))
-        }
-        many => {
-            for (_, why) in many {
+        all => {
+            for (_, why) in all {
                 crate::errln!("{}", crate::output::printable(&format!("teamctl: {why}")));
             }
-            let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
-            Err(Error::failed(format!(
-                "{} teammates did not start (why above): {}",
-                many.len(),
-                names.join(", ")
-            )))
+            let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+            Err(Error::failed(match names.as_slice() {
+                [one] => format!("{one} did not start (why above)"),
+                many => format!(
+                    "{} teammates did not start (why above): {}",
+                    many.len(),
+                    many.join(", ")
+                ),
+            }))
         }
     }
 }

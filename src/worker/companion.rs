@@ -214,11 +214,7 @@ impl Companion {
     /// looked at when mail comes, as before.
     pub fn watch(&self, agent_id: &str, bell: Arc<Notify>) -> bool {
         let look = self.tmux.run(&[argv::pane_state(&self.pane)]);
-        let state = look
-            .ok()
-            .and_then(|out| argv::parse_state(&out, &self.pane));
-        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
-        let Some(state) = state.filter(|s| !s.dead && s.tag == ours) else {
+        let Some(state) = look.ok().and_then(|out| self.running(&out, agent_id)) else {
             return false;
         };
         if let Some(pid) = state.pid
@@ -327,13 +323,18 @@ impl Companion {
     /// another way says nothing (false): `look` takes any failure for gone.
     fn program_gone(&self, agent_id: &str) -> bool {
         match self.tmux.run(&[argv::pane_state(&self.pane)]) {
-            Ok(out) => {
-                let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
-                !argv::parse_state(&out, &self.pane).is_some_and(|s| !s.dead && s.tag == ours)
-            }
+            Ok(out) => self.running(&out, agent_id).is_none(),
             Err(Fail::Gone(_)) => true,
             Err(_) => false,
         }
+    }
+
+    /// The pane's state, as a `pane_state` line in `out` says it, while it runs the program of
+    /// `agent_id` of this home: alive and tagged for it (`NAME@TEAM/HOMEKEY`: another home's
+    /// pane with a reused id is gone for us).
+    fn running(&self, out: &str, agent_id: &str) -> Option<argv::PaneState> {
+        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
+        argv::parse_state(out, &self.pane).filter(|s| !s.dead && s.tag == ours)
     }
 
     fn look(&self, agent_id: &str) -> Look {
@@ -354,11 +355,11 @@ impl Companion {
             return gone;
         };
         let mut parts = out.splitn(3, '\n');
-        let state = parts.next().and_then(|l| argv::parse_state(l, &self.pane));
-        // The pane's tag names this home too (`NAME@TEAM/HOMEKEY`): another home's pane with
-        // a reused id is gone for us.
-        let ours = argv::scoped(agent_id, &crate::backend::proc::home_key());
-        if !state.is_some_and(|s| !s.dead && s.tag == ours) {
+        if parts
+            .next()
+            .and_then(|l| self.running(l, agent_id))
+            .is_none()
+        {
             return gone;
         }
         let at = parts.next().and_then(|l| argv::parse_cursor(l, &self.pane));

@@ -6,7 +6,7 @@
 //!
 //! A worker a start just placed in a pane (its tag in `TEAMCTL_PLACED`, the placement's word in
 //! `TEAMCTL_PLACEMENT`) is the pane's while that start is under way (the member's start lock
-//! held) and the member's record holds that word (`placed_by_start`): the start recorded the
+//! held) and the member's record holds that word (`placed_here`): the start recorded the
 //! word with the member before it made the pane, and only that pane's environment carries it
 //! with the tag. Such a worker starts at once, while the start records its pane. Any other
 //! worker in a tmux pane (`$TMUX_PANE` on the server of `$TMUX`) is the pane's when tmux,
@@ -94,7 +94,7 @@ pub fn check(store: &dyn Store, name: &Name, agent_id: &str, marker: Marker) -> 
     if !companion && let Some(pane) = in_pane() {
         if marker.tag.as_deref() == Some(argv::scoped(agent_id, &proc::home_key()).as_str())
             && let Some(word) = marker.word.as_deref()
-            && (placed_by_start(store, name, word)? || recorded_placed(store, name, &pane.0, word)?)
+            && placed_here(store, name, &pane.0, word)?
         {
             return Ok(());
         }
@@ -207,51 +207,45 @@ fn in_tagged_pane(
     }
 }
 
-/// A worker just placed in a pane (given its tag in `TEAMCTL_PLACED`) with the word `word`
-/// (`TEAMCTL_PLACEMENT`): `true` when a start of the member is under way (its start lock held)
-/// and the member's record holds that word, which the start recorded before it made the pane
-/// and gave the pane's command alone. The worker need not ask tmux where it runs, nor wait for
-/// the start to record the pane: it was the longest step of a spawn at a thousand panes to
-/// ask (a tmux client per start, 7 ms, and a load on the server every spawn shares), and a
-/// sixth of a spawn to wait (the record written, rung and read before the worker went on).
-/// A start's word is new each time: a process started later with an old worker's environment
-/// finds another word recorded, or no start under way (attacker QA: one started with a dead
-/// worker's pid given again was taken for it). `false` sends the worker the long way: tmux
-/// is asked, as for any other worker.
-fn placed_by_start(store: &dyn Store, name: &Name, word: &str) -> Result<bool> {
-    if store.lock_held(&LockKey::Start(name.clone())) == Some(false) {
-        return Ok(false);
-    }
-    let roster = store.roster_with(&[name])?;
-    // Only while the record names no worker and no pane: a start clears both as it records its
-    // word (`leader::start_worker_in`) and records this worker's only after placing it; one
-    // recorded already goes the long way (tmux asked). (Attacker QA: with the start lock held
-    // by hand, a copied word served a killed member whose record still named its old pid and
-    // pane, first with another pid, then with that pid given again to the forged worker.)
-    Ok(roster.member(name.as_str())?.is_some_and(|m| {
-        m.pane_nonce.as_deref() == Some(word)
-            && m.pid.is_none()
-            && m.pane_id.is_none()
-            && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref())
-    }))
-}
-
-/// A worker just placed in `pane` with the word `word` whose start has finished recording it:
-/// `true` when the member's record names that pane, that word and this very process (its pid
-/// and its start time: the start recorded the process tmux said the pane runs), on the server
-/// the record names. Such a worker need not ask tmux either: one whose process was slow to
-/// start on a busy machine, after its start let go of the start lock, asked (CI: the test that
-/// no spawned worker asks tmux failed one run in many).
-fn recorded_placed(store: &dyn Store, name: &Name, pane: &str, word: &str) -> Result<bool> {
+/// A worker just placed in `pane` (given its tag in `TEAMCTL_PLACED`) with the word `word`
+/// (`TEAMCTL_PLACEMENT`), on the tmux server the record names, when the member's record holds
+/// that word and either
+/// - a start of the member is under way (its start lock held) and the record names no worker
+///   and no pane yet: the start recorded the word before it made the pane and gave the pane's
+///   command alone, and clears both as it records its word (`leader::start_worker_in`);
+///   one recorded already goes the long way (attacker QA: with the start lock held by hand, a
+///   copied word served a killed member whose record still named its old pid and pane, first
+///   with another pid, then with that pid given again to the forged worker); or
+/// - the start has recorded it: the record names `pane` and this very process (its pid and
+///   its start time: the start recorded the process tmux said the pane runs). A worker process
+///   slow to start on a busy machine began after its start let go of the lock, and asked (CI:
+///   the test that no spawned worker asks tmux failed one run in many).
+///
+/// Such a worker need not ask tmux where it runs, nor wait for the start to record the pane:
+/// it was the longest step of a spawn at a thousand panes to ask (a tmux client per start,
+/// 7 ms, and a load on the server every spawn shares), and a sixth of a spawn to wait (the
+/// record written, rung and read before the worker went on). A start's word is new each
+/// time: a process started later with an old worker's environment finds another word
+/// recorded, or no start under way (attacker QA: one started with a dead worker's pid given
+/// again was taken for it). `false` sends the worker the long way: tmux is asked, as for any
+/// other worker.
+fn placed_here(store: &dyn Store, name: &Name, pane: &str, word: &str) -> Result<bool> {
     let me = std::process::id();
     let roster = store.roster_with(&[name])?;
-    Ok(roster.member(name.as_str())?.is_some_and(|m| {
-        m.pane_nonce.as_deref() == Some(word)
-            && m.pane_id.as_deref() == Some(pane)
-            && m.pid == Some(me)
-            && proc::is_recorded(me, m.pid_started)
-            && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref())
-    }))
+    let Some(m) = roster.member(name.as_str())? else {
+        return Ok(false);
+    };
+    if m.pane_nonce.as_deref() != Some(word) {
+        return Ok(false);
+    }
+    let by_start = m.pid.is_none()
+        && m.pane_id.is_none()
+        && store.lock_held(&LockKey::Start(name.clone())) != Some(false);
+    let recorded = m.pane_id.as_deref() == Some(pane)
+        && m.pid == Some(me)
+        && proc::is_recorded(me, m.pid_started);
+    Ok((by_start || recorded)
+        && on_recorded_server(&m, recorded_tmux_tmpdir(store, name).as_deref()))
 }
 
 /// Whether this worker's tmux server (`$TMUX`) is the one the member's record names

@@ -32,6 +32,21 @@ pub struct Tagging<'a> {
     pub title: &'a str,
 }
 
+impl Tagging<'_> {
+    /// `argv::tag_pane` for `pane` of `team`: the tags set in the same invocation that puts
+    /// the worker in a pane teamctl opened without the hook (a new window's placeholder).
+    fn pane_tags(&self, pane: &str, team: &str) -> Vec<argv::Cmd> {
+        argv::tag_pane(
+            pane,
+            self.agent_id,
+            self.nonce,
+            team,
+            self.color,
+            self.title,
+        )
+    }
+}
+
 /// Where the last teammate went in the team session (`TeamConfig::tmux_fill`): its window
 /// and how many panes that window had then.
 #[derive(Debug, Clone, Copy)]
@@ -234,14 +249,7 @@ fn window_hinted(
         Err(e) => return Err(e.into_error("open a new team window")),
     };
     let placeholder = new_pane(after_guard(&out))?;
-    let tags = argv::tag_pane(
-        &placeholder.pane,
-        tag.agent_id,
-        tag.nonce,
-        team,
-        tag.color,
-        tag.title,
-    );
+    let tags = tag.pane_tags(&placeholder.pane, team);
     start_in(t, &placeholder, team, start, tags).map(|p| Some((p, true)))
 }
 
@@ -343,16 +351,7 @@ fn fill_from(
     // Tagged in the same invocation as the worker is put there, as `window_hinted` does:
     // tagged later, a start whose client was killed in between left an untagged pane that
     // nothing could tell was its (attacker QA: dead, kept, and `delete` kept the session).
-    let tags = tag.map(|tag| {
-        argv::tag_pane(
-            &placeholder.pane,
-            tag.agent_id,
-            tag.nonce,
-            team,
-            tag.color,
-            tag.title,
-        )
-    });
+    let tags = tag.map(|tag| tag.pane_tags(&placeholder.pane, team));
     let tagged = tags.is_some();
     start_in(t, &placeholder, team, start, tags.unwrap_or_default()).map(|p| (p, tagged))
 }
