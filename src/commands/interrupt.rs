@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
     ctx.require_leader("interrupt a teammate's turn")?;
     let store = ctx.store()?;
     let config = store.load()?;
-    let names = super::named::teammates(&config, &args.names, "interrupt", "interrupt")?;
+    let names = super::named::teammates(ctx, &config, &args.names, "interrupt", "interrupt")?;
     let members = config.require_all(&names)?;
     ctx.reconcile(&*store)?;
     if let Some((m, host)) = members

@@ -13,7 +13,7 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     ctx.require_leader("kill teammates")?;
     let store = ctx.store()?;
     // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
-    let names = super::named::teammates(&store.load()?, &args.names, "kill", "kill")?;
+    let names = super::named::teammates(ctx, &store.load()?, &args.names, "kill", "kill")?;
     ctx.reconcile(&*store)?;
     // Loaded again: acting on a shutdown answer may just have stopped one.
     let config = store.load()?;

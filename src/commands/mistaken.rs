@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::context::Ctx;
 use crate::domain::{LEADER, Name};
 use crate::error::Error;
 
@@ -135,14 +136,13 @@ pub fn everyone_to_end(verb: &str) -> String {
 
 /// `shutdown`/`kill`/`interrupt` refused for `name`: everyone given as a name gets what
 /// `shutdown` and `kill` take instead (`kill '*'` was "invalid member name", `shutdown all`
-/// "no member"); an agent id (`bob@T`), the name and `--team` (new-user QA: `kill bob@T`
-/// said only "invalid member name"); the leader's agent id, the leader's own refusal.
-pub fn to_end(verb: &str, name: &str, e: Error) -> Error {
+/// "no member"); an agent id, `agent_id`; the leader's agent id, the leader's own refusal.
+pub fn to_end(ctx: &Ctx, verb: &str, name: &str, e: Error) -> Error {
     match e {
         Error::BadInput(msg) if means_everyone(name) => {
             Error::BadInput(format!("{msg}; {}", everyone_to_end(verb)))
         }
-        Error::BadInput(msg) => match agent_id(name) {
+        Error::BadInput(msg) => match split_id(name) {
             Some((member, _)) if member.looks_like(&Name::leader()) => {
                 let doing = if verb == "shutdown" {
                     "shut down"
@@ -151,17 +151,42 @@ pub fn to_end(verb: &str, name: &str, e: Error) -> Error {
                 };
                 Name::teammate_to_end(LEADER, doing).unwrap_err()
             }
-            Some((member, team)) => Error::BadInput(format!(
-                "{msg}; {verb} takes a teammate's name, not an agent id: `teamctl {verb} {member} --team {team}`"
-            )),
+            Some(_) => agent_id(ctx, verb, name).unwrap_or(Error::BadInput(msg)),
             None => Error::BadInput(msg),
         },
         e => e,
     }
 }
 
+/// `VERB NAME@TEAM`: an agent id where a teammate's name was meant (new-user QA: `kill bob@T`
+/// said only "invalid member name"): the refusal with what to type, `teamctl VERB NAME --team
+/// TEAM`, when TEAM is a team here with a teammate NAME; otherwise which of them is not there
+/// (QA 36: the hint named a team or member that did not exist). None when `word` is no agent
+/// id or names the leader (each command says that in its own words).
+pub fn agent_id(ctx: &Ctx, verb: &str, word: &str) -> Option<Error> {
+    let (member, team) = split_id(word)?;
+    if member.looks_like(&Name::leader()) {
+        return None;
+    }
+    let id = format!("{word:?} is an agent id (NAME@TEAM); {verb} takes a teammate's name");
+    let config = ctx.home.resolve(Some(team.as_str())).and_then(|s| s.load());
+    let why = match config {
+        Err(_) if !ctx.home.teams().contains(&team) => {
+            format!("{id}, and there is no team {team} in this home")
+        }
+        Err(e) => format!("{id}, and team {team} cannot be read: {e}"),
+        Ok(config) => match config.require(member.as_str()) {
+            Ok(_) => format!(
+                "{verb} takes a teammate's name, not an agent id: `teamctl {verb} {member} --team {team}`"
+            ),
+            Err(e) => format!("{id}; {e}"),
+        },
+    };
+    Some(Error::BadInput(why))
+}
+
 /// `NAME@TEAM`, both valid names, as (name, team).
-fn agent_id(word: &str) -> Option<(Name, Name)> {
+fn split_id(word: &str) -> Option<(Name, Name)> {
     let (member, team) = word.split_once('@')?;
     Some((Name::parse(member).ok()?, Name::parse(team).ok()?))
 }
@@ -173,7 +198,7 @@ fn is_file_here(word: &str) -> bool {
 
 /// `recipient` for `send`'s own refusal (`text`: the message when given on the line and
 /// short), the members read from the team only on the way to the error.
-pub fn in_send(ctx: &crate::context::Ctx, to: &str, text: Option<&str>, e: Error) -> Error {
+pub fn in_send(ctx: &Ctx, to: &str, text: Option<&str>, e: Error) -> Error {
     if !matches!(&e, Error::BadInput(msg) if refuses_name(msg)) {
         return e;
     }

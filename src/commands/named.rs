@@ -8,6 +8,7 @@ use crate::error::Result;
 /// `given`, checked against `config` for `verb` (`kill`, `shutdown`, `interrupt`); `doing`:
 /// the verb as the leader's refusal says it ("shut down").
 pub fn teammates(
+    ctx: &crate::context::Ctx,
     config: &TeamConfig,
     given: &[String],
     verb: &str,
@@ -15,7 +16,7 @@ pub fn teammates(
 ) -> Result<Vec<Name>> {
     let mut names: Vec<Name> = Vec::new();
     for word in given {
-        let hint = |e| super::mistaken::to_end(verb, word, e);
+        let hint = |e| super::mistaken::to_end(ctx, verb, word, e);
         let name = Name::teammate_to_end(word, doing).map_err(hint)?;
         config.require(name.as_str()).map_err(hint)?;
         if !names.contains(&name) {

@@ -11,7 +11,7 @@ use crate::leader;
 pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
     for name in &args.names {
-        not_a_teammate(name)?;
+        not_a_teammate(ctx, name)?;
     }
     let store = ctx.store()?;
     let config = store.load()?;
@@ -193,7 +193,7 @@ fn stopping_error(name: &Name, why: &str) -> String {
 
 /// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's
 /// (or the leader's agent id), `*`, an agent id. Other names are checked against the team (`named_or_all`).
-fn not_a_teammate(name: &str) -> Result<()> {
+fn not_a_teammate(ctx: &Ctx, name: &str) -> Result<()> {
     if name == LEADER {
         return Err(leader_error(name));
     }
@@ -205,18 +205,17 @@ fn not_a_teammate(name: &str) -> Result<()> {
     if let Some((member, team)) = name.split_once('@')
         && let Ok(member) = Name::parse(member)
         && Name::parse(team).is_ok()
-    {
         // The leader's id (`team-lead@t1`, or a spelling of it: no teammate may look like
         // the leader, `spawn`) gets the leader's words at once, not a suggestion that would
         // then be refused with them.
-        if member.looks_like(&Name::leader()) {
-            return Err(leader_error(name));
-        }
-        return Err(Error::bad(format!(
-            "resume takes a teammate's name, not an agent id: `teamctl resume {member} --team {team}`"
-        )));
+        && member.looks_like(&Name::leader())
+    {
+        return Err(leader_error(name));
     }
-    Ok(())
+    match super::mistaken::agent_id(ctx, "resume", name) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// The leader is not a process teamctl runs, so there is nothing of it to resume. `name`: the

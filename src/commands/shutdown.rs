@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     let targets = if args.all {
         config.named_or_all(None)?
     } else {
-        super::named::teammates(&config, &args.names, "shutdown", "shut down")?
+        super::named::teammates(ctx, &config, &args.names, "shutdown", "shut down")?
     };
     ctx.reconcile(&*store)?;
     if args.force {
@@ -45,6 +45,12 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
                 }
             }
         }
+        let already: Vec<Name> = targets
+            .iter()
+            .zip(&ended)
+            .filter(|(_, e)| e.before)
+            .map(|(n, _)| n.clone())
+            .collect();
         let left_open: Vec<(Name, Vec<String>)> = targets
             .iter()
             .zip(ended)
@@ -66,6 +72,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             ctx.print_json(
                 &Outcome {
                     stopped: forced,
+                    already,
                     left_open,
                     ..Outcome::default()
                 }

@@ -59,8 +59,10 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
             .backend_type
             .map(|k| k.to_string())
             .unwrap_or_default();
+        // "bob spawned as bob@T (tmux, pane %3)": as `up` says it (new-user QA: the line had
+        // no verb, so it did not read as done).
         crate::outln!(
-            "{} {} {}",
+            "{} spawned as {} {}",
             ctx.paint.color(started.name.as_str(), &started.color),
             ctx.paint.dim(&started.agent_id),
             ctx.paint.dim(&format!("({kind}, {place})"))

@@ -14,7 +14,7 @@ use crate::context::Ctx;
 use crate::domain::task::{NewTask, TaskList};
 use crate::domain::teamfile::{self, MemberSpec, TeamFile};
 use crate::domain::time::now_ms;
-use crate::domain::{BackendType, Member, Name, TeamConfig};
+use crate::domain::{BackendType, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
@@ -354,11 +354,13 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         if file.members.iter().all(|s| s.name() != &m.name) {
             out.undeclared.push(m.name.to_string());
             if !ctx.json {
-                crate::outln!(
-                    "{} is in team {team} but not in {origin}; left as it is (`teamctl shutdown {}` stops it)",
-                    m.name,
-                    m.name
-                );
+                // One stopped already needs no `shutdown` (new-user QA: it was suggested).
+                let left = if m.status == Status::Stopped {
+                    "stopped, left as it is".to_string()
+                } else {
+                    format!("left as it is (`teamctl shutdown {}` stops it)", m.name)
+                };
+                crate::outln!("{} is in team {team} but not in {origin}; {left}", m.name);
             }
         }
     }

@@ -61,6 +61,7 @@ impl Outcome {
         let names = |v: &[Name]| v.iter().map(|n| n.as_str().to_string()).collect::<Vec<_>>();
         serde_json::json!({
             "stopped": names(&self.stopped),
+            "alreadyStopped": names(&self.already),
             "requested": names(&self.requested),
             "refused": self.refused.iter().map(|(n, why)| serde_json::json!({
                 "name": n.as_str(),

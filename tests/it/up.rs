@@ -174,7 +174,11 @@ fn a_changed_definition_is_listed_and_untouched(backend: &str, team: &str) {
     env.ok(&["up"]);
     let before = workers(&env, team);
     // Someone spawned by hand is not in the file: listed, left alone.
-    env.ok(&["spawn", "carol", "--backend", backend, "--exec", "cat"]);
+    let said = env.ok(&["spawn", "carol", "--backend", backend, "--exec", "cat"]);
+    assert!(
+        said.starts_with(&format!("carol spawned as carol@{team} ({backend}, ")),
+        "{said}"
+    );
     write(&env, &team_file(team, backend, "printf 'BOB v2: '; cat"));
     let out = env.ok(&["up"]);
     assert!(
@@ -187,7 +191,9 @@ fn a_changed_definition_is_listed_and_untouched(backend: &str, team: &str) {
     );
     assert!(out.contains("teamctl shutdown bob && teamctl up"), "{out}");
     assert!(
-        out.contains("carol is in team") && out.contains("left as it is"),
+        out.contains(&format!(
+            "carol is in team {team} but not in teamctl.toml; left as it is (`teamctl shutdown carol` stops it)"
+        )),
         "{out}"
     );
     assert!(out.contains("alice running, as declared"), "{out}");
@@ -209,6 +215,29 @@ fn a_changed_definition_is_listed_and_untouched(backend: &str, team: &str) {
     assert_eq!(ask(&env, "bob", "new"), "BOB v2: new");
     let out = env.ok(&["up"]);
     assert!(out.contains("bob running, as declared"), "{out}");
+    // Stopped, it is not told to be shut down (new-user QA 36: it was); and a second shutdown
+    // says it was stopped already, in --json too.
+    let said: Value = serde_json::from_str(&env.ok(&["--json", "shutdown", "carol"])).unwrap();
+    assert_eq!(said["stopped"], serde_json::json!(["carol"]), "{said}");
+    assert_eq!(said["alreadyStopped"], serde_json::json!([]), "{said}");
+    for force in [&[][..], &["--force"][..]] {
+        let args = [&["--json", "shutdown", "carol"][..], force].concat();
+        let said: Value = serde_json::from_str(&env.ok(&args)).unwrap();
+        assert_eq!(said["stopped"], serde_json::json!(["carol"]), "{said}");
+        assert_eq!(
+            said["alreadyStopped"],
+            serde_json::json!(["carol"]),
+            "{said}"
+        );
+    }
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains(&format!(
+            "carol is in team {team} but not in teamctl.toml; stopped, left as it is"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("teamctl shutdown carol"), "{out}");
 }
 
 #[test]

@@ -2379,11 +2379,34 @@ fn everyone_given_to_kill_or_shutdown_says_what_they_take() {
             )),
             "{err}"
         );
+        // What is wrong first, not the characters a name may have (QA 36).
+        assert!(!err.contains("A-Z a-z"), "{err}");
         let err = env.fails(&[verb, &format!("team-lead@{team}")], 2);
         assert!(
             err.contains("\"team-lead\" is the leader, you, not a teammate to"),
             "{err}"
         );
+        // The hint names only a team and a teammate that are there (QA 36).
+        let err = env.fails(&[verb, "bob@nope"], 2);
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "teamctl: \"bob@nope\" is an agent id (NAME@TEAM); {verb} takes a teammate's name, and there is no team nope in this home"
+            )
+        );
+        let err = env.fails(&[verb, &format!("carol@{team}")], 2);
+        assert!(
+            err.starts_with(&format!(
+                "teamctl: \"carol@{team}\" is an agent id (NAME@TEAM); {verb} takes a teammate's name; no member \"carol\" in team {team}"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("`teamctl"), "{err}");
+    }
+    for word in ["bob@nope", "carol@x"] {
+        let err = env.fails(&["resume", word], 2);
+        assert!(err.contains("resume takes a teammate's name"), "{err}");
+        assert!(!err.contains("--team"), "{err}");
     }
     assert_eq!(before, crate::common::snapshot(env.home_path()));
     assert_eq!(env.member_status("bob"), "idle");
