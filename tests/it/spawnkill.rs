@@ -800,6 +800,49 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
     });
 }
 
+/// A split tmux made but whose client said it failed for want of room (re-QA 36: a client
+/// printing "no space for new pane" after the server split): spawn tried the next place and
+/// started a second worker, the first running on in its tagged pane. Now the start fails, and
+/// the pane it made is closed by its word: one try later, one worker.
+#[test]
+fn a_split_said_to_fail_that_tmux_made_starts_no_second_worker() {
+    let mut t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-said"]).trim().to_string();
+    let armed = t.work.path().join("say-no-space");
+    t.wrap_tmux(&format!(
+        "case \" $* \" in *' split-window '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; echo 'no space for new pane' >&2; exit 1; fi;; esac\nexec \"$REAL\" \"$@\"",
+        armed = armed.display()
+    ));
+    t.ok(&["spawn", "w0", "--exec", ECHO]);
+    std::fs::write(&armed, "").unwrap();
+    let out = t.run(&["spawn", "w1", "--exec", ECHO]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !armed.exists(),
+        "the split never ran through the wrapper: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(err.contains("made the pane all the same"), "{err}");
+    let agent = format!("w1@{team}");
+    let tagged = || {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.ends_with(&format!(" {}", t.tag(&agent))))
+            .count()
+    };
+    assert_eq!(tagged(), 0, "w1's pane outlived its failed spawn");
+    wait_until("w1's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    t.ok(&["spawn", "w1", "--exec", ECHO]);
+    assert_eq!(t.ok(&["ask", "w1", "hi"]).trim(), "w1 got: hi");
+    assert_eq!(workers(&t, &agent).len(), 1);
+    assert_eq!(tagged(), 1);
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
+
 /// A spawn that opens a new team window (the last one full, the window the fill hint names
 /// gone) and whose tmux client is killed once the server put the worker in it: the pane was
 /// tagged in a later call, so nothing told it was this start's, and it stayed, dead and

@@ -210,8 +210,9 @@ fn split_hinted(
         Err(e) if e.is_unset_option() => Ok(None),
         // The window went away or has no room: the split failed, so nothing after it ran,
         // but the hook set before it may be left.
-        Err(Fail::Gone(_) | Fail::NoSpace(_)) => {
+        Err(e @ (Fail::Gone(_) | Fail::NoSpace(_))) => {
             let _ = t.run(&[hook::unhook(session)]);
+            made_anyway(t, tag, &e)?;
             Ok(None)
         }
         Err(e) => {
@@ -219,6 +220,31 @@ fn split_hinted(
             Err(e.into_error("split a team window"))
         }
     }
+}
+
+/// A tagged split tmux said failed for want of room or a window (`e`), before it is tried
+/// elsewhere: when a pane carrying this start's word is there all the same (the server made
+/// it, and the hook tagged it, but the client said otherwise: re-QA 36, a client printing an
+/// error after the split), trying again would start a second worker beside it, so the start
+/// fails instead, and the failed start's sweep (`leader::end_made`) closes that pane by its
+/// word. One more tmux call, only on a split refused so.
+fn made_anyway(t: &Tmux, tag: Tagging, e: &Fail) -> Result<()> {
+    let Some(word) = tag.nonce else {
+        return Ok(());
+    };
+    let Ok(out) = t.run(&[argv::all_pane_states()]) else {
+        return Ok(());
+    };
+    if argv::parse_pane_states(&out)
+        .iter()
+        .any(|(_, s)| s.nonce == word)
+    {
+        return Err(Error::failed(format!(
+            "tmux said the split failed ({}) but made the pane all the same; nothing was started, try again",
+            e.message()
+        )));
+    }
+    Ok(())
 }
 
 /// What an invocation printed after its guard's own line ("1").
@@ -328,9 +354,13 @@ fn fill_from(
                 };
             }
             Err(e) => {
-                if tag.is_some() {
+                if let Some(tag) = tag {
                     // The split failed, so the rest of the invocation did not run.
                     let _ = t.run(&[hook::unhook(session)]);
+                    if matches!(e, Fail::NoSpace(_) | Fail::Gone(_)) {
+                        made_anyway(t, tag, &e)?;
+                        continue;
+                    }
                 }
                 match e {
                     Fail::NoSpace(_) | Fail::Gone(_) => continue,
