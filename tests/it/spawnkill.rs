@@ -769,15 +769,7 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
         "{err}"
     );
     let agent = format!("w1@{team}");
-    let tagged = || {
-        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.ends_with(&format!(" {}", t.tag(&agent))))
-            .count()
-    };
-    assert_eq!(tagged(), 0, "w1's pane outlived its failed spawn");
-    wait_until("w1's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    failed_start_left_nothing(&t, &agent);
     let doctor = String::from_utf8_lossy(&t.run(&["doctor"]).stdout).into_owned();
     assert!(
         doctor
@@ -798,6 +790,25 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
     wait_until("no process left under the home", WAIT, || {
         t.processes().is_empty()
     });
+}
+
+/// The panes of the server tagged for `agent`.
+fn tagged_panes(t: &TestEnv, agent: &str) -> usize {
+    let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.ends_with(&format!(" {}", t.tag(agent))))
+        .count()
+}
+
+/// After a failed start of `agent`: no pane tagged for it, and its worker ends.
+fn failed_start_left_nothing(t: &TestEnv, agent: &str) {
+    assert_eq!(
+        tagged_panes(t, agent),
+        0,
+        "{agent}'s pane outlived its failed spawn"
+    );
+    wait_until("the worker ended", WAIT, || workers(t, agent).is_empty());
 }
 
 /// A split tmux made but whose client said it failed for want of room (re-QA 36: a client
@@ -824,19 +835,11 @@ fn a_split_said_to_fail_that_tmux_made_starts_no_second_worker() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(err.contains("made the pane all the same"), "{err}");
     let agent = format!("w1@{team}");
-    let tagged = || {
-        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.ends_with(&format!(" {}", t.tag(&agent))))
-            .count()
-    };
-    assert_eq!(tagged(), 0, "w1's pane outlived its failed spawn");
-    wait_until("w1's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    failed_start_left_nothing(&t, &agent);
     t.ok(&["spawn", "w1", "--exec", ECHO]);
     assert_eq!(t.ok(&["ask", "w1", "hi"]).trim(), "w1 got: hi");
     assert_eq!(workers(&t, &agent).len(), 1);
-    assert_eq!(tagged(), 1);
+    assert_eq!(tagged_panes(&t, &agent), 1);
     t.ok(&["delete", "--force"]);
     wait_until("no process left under the home", WAIT, || {
         t.processes().is_empty()
