@@ -742,6 +742,64 @@ fn a_placeholder_left_by_a_killed_spawn_is_reported_and_closed_by_doctor() {
     assert!(!report.contains("placeholder"), "{report}");
 }
 
+/// A spawn whose tmux client is killed once the server made a new session or window for it
+/// (its placeholder `cat` there, the pane id never heard): the spawn fails saying so, and its
+/// own placeholder is closed before it returns (QA 35: it ran on until `doctor --fix` or
+/// `delete`). `first`: the new session of the team's first teammate; otherwise a new window,
+/// the first one full.
+fn a_killed_client_leaves_no_placeholder(first: bool) {
+    let mut t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-made"]).trim().to_string();
+    let armed = t.kill_tmux_client_after(if first { "new-session" } else { "new-window" });
+    // The console and seven teammates fill the first window.
+    let before = if first { 0 } else { 7 };
+    for i in 1..=before {
+        t.ok(&["spawn", &format!("v{i}"), "--exec", ECHO]);
+    }
+    std::fs::write(&armed, "").unwrap();
+    let out = t.run(&["spawn", "w", "--exec", ECHO]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !armed.exists(),
+        "tmux was never asked through the wrapper: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(err.contains("killed by signal 9"), "{err}");
+    let placeholders = || {
+        let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_start_command}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("TEAMCTL_PLACEHOLDER"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(placeholders(), Vec::<String>::new());
+    failed_start_left_nothing(&t, &format!("w@{team}"));
+    let doctor = String::from_utf8_lossy(&t.run(&["doctor"]).stdout).into_owned();
+    assert!(!doctor.contains("placeholder"), "{doctor}");
+    // Spawned again, it answers; the others were not touched.
+    t.ok(&["spawn", "w", "--exec", ECHO]);
+    assert_eq!(t.ok(&["ask", "w", "hi"]).trim(), "w got: hi");
+    for i in 1..=before {
+        let v = format!("v{i}");
+        assert_eq!(t.member_status(&v), "idle", "{v}");
+    }
+    t.ok(&["delete", "--force"]);
+    wait_until("no process left under the home", WAIT, || {
+        t.processes().is_empty()
+    });
+}
+
+#[test]
+fn a_spawn_whose_client_is_killed_as_it_makes_the_team_session_leaves_no_placeholder() {
+    a_killed_client_leaves_no_placeholder(true);
+}
+
+#[test]
+fn a_spawn_whose_client_is_killed_as_it_opens_a_team_window_leaves_no_placeholder() {
+    a_killed_client_leaves_no_placeholder(false);
+}
+
 /// A spawn whose tmux client is killed (SIGKILL: as by a Ctrl-C that reaches it, or a killer
 /// matching the worker's argv on its command line) after the server made and tagged w1's
 /// pane: the spawn fails saying so, and what the server made is ended, found by the start's

@@ -179,7 +179,10 @@ pub fn detached(
                 });
             }
             Err(Fail::Other(m)) if m.contains("duplicate session") => continue,
-            Err(e) => return Err(e.into_error("create the team session")),
+            Err(e) => {
+                close_own_placeholders(t, team);
+                return Err(e.into_error("create the team session"));
+            }
         }
     }
     Err(Error::failed(format!(
@@ -272,7 +275,10 @@ fn window_hinted(
         Ok(out) => out,
         Err(e) if e.is_unset_option() => return Ok(None),
         Err(Fail::Gone(_)) => return Ok(None),
-        Err(e) => return Err(e.into_error("open a new team window")),
+        Err(e) => {
+            close_own_placeholders(t, team);
+            return Err(e.into_error("open a new team window"));
+        }
     };
     let placeholder = new_pane(after_guard(&out))?;
     let tags = tag.pane_tags(&placeholder.pane, team);
@@ -376,7 +382,10 @@ fn fill_from(
             team,
             &argv::maker(),
         )])
-        .map_err(|e| e.into_error("open a new team window"))?;
+        .map_err(|e| {
+            close_own_placeholders(t, team);
+            e.into_error("open a new team window")
+        })?;
     let placeholder = new_pane(&out)?;
     // Tagged in the same invocation as the worker is put there, as `window_hinted` does:
     // tagged later, a start whose client was killed in between left an untagged pane that
@@ -384,6 +393,26 @@ fn fill_from(
     let tags = tag.map(|tag| tag.pane_tags(&placeholder.pane, team));
     let tagged = tags.is_some();
     start_in(t, &placeholder, team, start, tags.unwrap_or_default()).map(|p| (p, tagged))
+}
+
+/// Close the placeholders this process made for `team` on `t`'s server (`argv::maker`): a
+/// new session or window whose tmux call failed without saying which pane it made (its client
+/// killed by a signal after the server made it) left one running `cat` until `doctor --fix`
+/// or `delete` (QA 35). Each kill is guarded by the `cat` the placeholder runs. Only on that
+/// failure: one listing, and one kill per placeholder found.
+fn close_own_placeholders(t: &Tmux, team: &str) {
+    let Ok(list) = t.run(&[argv::team_panes()]) else {
+        return;
+    };
+    let me = argv::maker();
+    let kills: Vec<Cmd> = argv::parse_placeholders(&list)
+        .into_iter()
+        .filter(|p| p.team == team && p.maker.is_some_and(|(pid, at)| format!("{pid}:{at}") == me))
+        .filter_map(|p| argv::kill_pane_running(&p.pane, p.pid))
+        .collect();
+    for kill in kills {
+        let _ = t.run(&[kill]);
+    }
 }
 
 /// Set up a window teamctl just created (its options) and put the worker (or the console) in
