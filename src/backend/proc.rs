@@ -451,6 +451,25 @@ pub fn running(pid: u32) -> bool {
     }
 }
 
+/// Whether process `pid` is stopped by a signal (SIGSTOP, SIGTSTP) or a tracer: state `T` or
+/// `t` in `/proc/PID/stat`. Such a worker runs but reads no mail until it is continued.
+pub fn stopped_by_signal(pid: u32) -> bool {
+    Pid::new(pid).is_some()
+        && std::fs::read(format!("/proc/{pid}/stat"))
+            .ok()
+            .is_some_and(|stat| state_of_stat(&stat).is_some_and(|s| s == b'T' || s == b't'))
+}
+
+/// The state letter of a `/proc/PID/stat` line: the first field after the parenthesised
+/// command name (which may hold spaces and parentheses itself).
+fn state_of_stat(stat: &[u8]) -> Option<u8> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    stat[close + 1..]
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace())
+}
+
 /// When process `pid` started: field 22 of `/proc/PID/stat`, clock ticks since boot. With the
 /// pid, it names one process for good: a pid is used again only by a process started later.
 /// `None` when there is no such process (or no `/proc`).
@@ -599,6 +618,26 @@ mod tests {
         assert_eq!(exit_of_stat(stat("Z", 0).as_bytes()), Some(Ok(0)));
         assert_eq!(exit_of_stat(stat("S", 0).as_bytes()), None);
         assert_eq!(exit_of_stat(b"6580 (a) b) Z 1 2 3 1024"), Some(Ok(4)));
+    }
+
+    #[test]
+    fn a_process_stopped_by_a_signal_is_told_from_one_that_runs() {
+        assert_eq!(state_of_stat(b"1 (a) T) S 0"), Some(b'S'));
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(!stopped_by_signal(pid));
+        assert!(signal(pid, Signal::SIGSTOP));
+        assert!(wait_for(Duration::from_secs(10), || stopped_by_signal(pid)));
+        assert!(signal(pid, Signal::SIGCONT));
+        assert!(wait_for(Duration::from_secs(10), || !stopped_by_signal(
+            pid
+        )));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!stopped_by_signal(pid));
     }
     use super::*;
 

@@ -40,7 +40,10 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.needs_user,
                 r.problem,
                 r.inbox_problem
-            ) + &format!("|{:?}|{:?}|{:?}", r.exit_reason, r.stopping, r.mail_waits)
+            ) + &format!(
+                "|{:?}|{:?}|{:?}|{}",
+                r.exit_reason, r.stopping, r.mail_waits, r.paused
+            )
         })
         .collect()
 }
@@ -243,6 +246,7 @@ mod tests {
             inbox_problem: None,
             exit_reason: None,
             stopping: None,
+            paused: false,
             planning: None,
         }
     }

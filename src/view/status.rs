@@ -85,6 +85,12 @@ pub struct Row {
     /// STATUS cell says `stopping`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopping: Option<String>,
+    /// Its worker is stopped by a signal (SIGSTOP; a tracer), so it reads no mail until it is
+    /// continued: the STATUS cell says `idle (paused)`, a note under the table says how to go
+    /// on. Looked at only where it shows (mail unread, or a turn said to run), so a quiet
+    /// team's table reads no more files for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
     /// Its plan command runs (this round of 3): the STATUS cell says `working (planning)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<u32>,
@@ -119,6 +125,9 @@ impl Row {
             return format!("{UNKNOWN} (state file {what})");
         }
         let word = self.status.as_str();
+        if self.paused {
+            return format!("{word} (paused)");
+        }
         match (&self.needs_user, &self.stopping, &self.mail_waits) {
             (Some(_), _, _) => format!("{word} (needs you)"),
             (None, None, Some(_)) => format!("{word} (mail waits)"),
@@ -355,6 +364,14 @@ fn rows_from(
                             "unreadable"
                         })
                 });
+            let pid = fresh
+                .map(|l| l.pid)
+                .or(m.pid)
+                .filter(|_| !matches!(status, Status::Stopped | Status::Dead));
+            let paused = status.is_running()
+                && (unread_mail > 0 || status == Status::Working)
+                && crate::backend::host::elsewhere(m).is_none()
+                && pid.is_some_and(crate::backend::proc::stopped_by_signal);
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
@@ -369,10 +386,8 @@ fn rows_from(
                 pane_unchecked: seen.is_none(),
                 // A dead worker's pid names nothing now (the system may give it to another
                 // process): shown as for a stopped one, none (new-user QA).
-                pid: fresh
-                    .map(|l| l.pid)
-                    .or(m.pid)
-                    .filter(|_| !matches!(status, Status::Stopped | Status::Dead)),
+                pid,
+                paused,
                 unread: unread_mail,
                 unread_idle: unread
                     .iter()
@@ -521,6 +536,15 @@ pub fn notes(out: &mut String, rows: &[Row]) {
                 "{}: its worker exited: {}; `teamctl resume {}` {then}",
                 r.name,
                 crate::output::printable(why),
+                r.name
+            );
+        }
+        if r.paused
+            && let Some(pid) = r.pid
+        {
+            let _ = writeln!(
+                out,
+                "{}: its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it reads no mail until `kill -CONT {pid}`",
                 r.name
             );
         }

@@ -374,6 +374,55 @@ fn a_worker_killed_behind_our_back_is_dead_not_idle() {
     );
 }
 
+/// A worker stopped by a signal (`kill -STOP`; outside tmux, which continues its panes'
+/// programs itself) runs but reads no mail: it showed `idle` with the mail piling up (QA).
+/// Now, once mail waits for it, `status` says it is paused and how to go on; continued, it
+/// answers what waited.
+#[test]
+fn a_worker_stopped_by_a_signal_shows_paused_once_mail_waits() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap().to_string();
+    let signal = |sig: &str| {
+        assert!(
+            std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    let paused = || {
+        let said: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "status"])).unwrap();
+        said["members"][1]["paused"].as_bool()
+    };
+    // Nothing waits for it: idle is what it is.
+    wait_until("bob's worker stopped", T, || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
+        })
+    });
+    assert_eq!(paused(), None);
+    env.ok(&["send", "bob", "are you there"]);
+    assert_eq!(paused(), Some(true));
+    let table = env.ok(&["status"]);
+    assert!(table.contains("idle (paused)"), "{table}");
+    assert!(
+        table.contains(&format!(
+            "bob: its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it reads no mail until `kill -CONT {pid}`"
+        )),
+        "{table}"
+    );
+    signal("-CONT");
+    wait_until("bob answered what waited", T, || {
+        replies_to_lead(&env, "bob") == ["are you there"]
+    });
+    assert_eq!(paused(), None);
+}
+
 fn zombie(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
         s.rsplit_once(')')
