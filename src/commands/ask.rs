@@ -11,13 +11,20 @@ use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::{Item, SyncBell, Topic};
 
-pub fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
     let me = ctx.me()?;
-    if args.name.contains('@') {
-        return Err(Error::bad(format!(
-            "ask waits for a member of this team; to write to another team's member, use `teamctl send {}`",
-            args.name
-        )));
+    if let Some((member, team)) = args.name.split_once('@') {
+        // A teammate's own agent id (`ask bob@T` in team T) is that teammate (new-user QA:
+        // it was sent to `send`, as if T were another team).
+        let here = ctx.store().and_then(|s| s.load()).map(|c| c.name);
+        if here.is_ok_and(|t| t.as_str() == team) && !member.is_empty() {
+            args.name = member.to_string();
+        } else {
+            return Err(Error::bad(format!(
+                "ask waits for a member of this team; to write to another team's member, use `teamctl send {}`",
+                args.name
+            )));
+        }
     }
     if args.name == "*" {
         return Err(Error::bad(

@@ -263,6 +263,8 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     set_mark(store, true)?;
     crate::pause::at("delete-marked");
     if !args.force {
+        // Waiting longer helps only those that did not answer, not those that refused.
+        let mut silent = false;
         let handed = crate::leader::handoff::handoff(
             store,
             &names,
@@ -279,6 +281,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             for (name, _) in outcome.died.drain(..) {
                 crate::errln!("teamctl: {name} died before it answered; it ends with the team");
             }
+            silent = !outcome.silent.is_empty();
             outcome.into_result(args.timeout)
         });
         if let Err(e) = handed {
@@ -287,8 +290,15 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             if let crate::Error::Interrupted { .. } = e {
                 return Err(e);
             }
+            let rest = if silent {
+                format!(
+                    "`{again} --timeout SECS` waits longer for the rest, `{forced}` ends them now"
+                )
+            } else {
+                format!("`{forced}` ends the rest without asking")
+            };
             return Err(crate::Error::failed(format!(
-                "{e}; the team is kept, the teammates that answered stopped: `{again} --timeout SECS` waits longer for the rest, `{forced}` ends them now",
+                "{e}; the team is kept, the teammates that answered stopped: {rest}",
             )));
         }
     }

@@ -5,7 +5,6 @@
 
 use crate::cli::KillArgs;
 use crate::context::Ctx;
-use crate::domain::Status;
 use crate::error::Result;
 use crate::leader;
 
@@ -18,21 +17,8 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     // Loaded again: acting on a shutdown answer may just have stopped one.
     let config = store.load()?;
     let members = config.require_all(&names)?;
-    // Dead ones (their worker gone by itself) are marked stopped, not "killed" (attacker QA:
-    // "d killed", `"killed": true`, of a teammate whose worker had been gone a while).
-    let seen = crate::backend::Snapshot::of(members.iter());
-    let dead: Vec<bool> = members
-        .iter()
-        .map(|m| {
-            crate::backend::host::elsewhere(m).is_none()
-                && leader::effective_status_with(
-                    &*store,
-                    m,
-                    store.live(&m.name).ok().flatten().as_ref(),
-                    &seen,
-                ) == Status::Dead
-        })
-        .collect();
+    // Dead ones (their worker gone by itself) are marked stopped, not "killed".
+    let dead = leader::dead_ones(&*store, &members);
     let ended = leader::end_members_noting(&*store, &members, "killed")?;
     let mut json = Vec::new();
     for ((member, ended), dead) in members.iter().zip(ended).zip(dead) {

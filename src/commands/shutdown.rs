@@ -31,15 +31,18 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         // grace for all, one walk of /proc; member by member, 1,000 took five minutes).
         let config = store.load()?;
         let members = config.require_all(&targets)?;
+        let dead = leader::dead_ones(&*store, &members);
         let ended = leader::end_members_noting(&*store, &members, "killed by shutdown --force")?;
         if !ctx.json {
-            for (name, ended) in targets.iter().zip(&ended) {
+            for ((name, ended), dead) in targets.iter().zip(&ended).zip(&dead) {
                 let open = match ended.left_open.as_slice() {
                     [] => String::new(),
                     panes => format!("; {}", leader::left_open_words(panes)),
                 };
                 if ended.before {
                     crate::outln!("{name} was already stopped{open}");
+                } else if *dead {
+                    crate::outln!("{name} was not running (dead); marked stopped{open}");
                 } else {
                     crate::outln!("{name} stopped (forced){open}");
                 }
@@ -49,6 +52,12 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             .iter()
             .zip(&ended)
             .filter(|(_, e)| e.before)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let was_dead: Vec<Name> = targets
+            .iter()
+            .zip(&dead)
+            .filter(|(_, d)| **d)
             .map(|(n, _)| n.clone())
             .collect();
         let left_open: Vec<(Name, Vec<String>)> = targets
@@ -73,6 +82,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
                 &Outcome {
                     stopped: forced,
                     already,
+                    was_dead,
                     left_open,
                     ..Outcome::default()
                 }
@@ -141,6 +151,8 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             };
             if outcome.already.contains(n) {
                 crate::outln!("{n} was already stopped{open}");
+            } else if outcome.was_dead.contains(n) {
+                crate::outln!("{n} was not running (dead); marked stopped{open}");
             } else {
                 crate::outln!("{n} stopped{open}");
             }

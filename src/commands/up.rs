@@ -354,11 +354,16 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         if file.members.iter().all(|s| s.name() != &m.name) {
             out.undeclared.push(m.name.to_string());
             if !ctx.json {
-                // One stopped already needs no `shutdown` (new-user QA: it was suggested).
-                let left = if m.status == Status::Stopped {
-                    "stopped, left as it is".to_string()
-                } else {
-                    format!("left as it is (`teamctl shutdown {}` stops it)", m.name)
+                // One stopped already needs no `shutdown`, nor one whose worker died (new-user
+                // QA: it was suggested for both).
+                let live = store.live(&m.name).ok().flatten();
+                let left = match leader::effective_status(m, live.as_ref()) {
+                    Status::Stopped => "stopped, left as it is".to_string(),
+                    Status::Dead => format!(
+                        "dead, left as it is (`teamctl resume {}` starts it again)",
+                        m.name
+                    ),
+                    _ => format!("left as it is (`teamctl shutdown {}` stops it)", m.name),
                 };
                 crate::outln!("{} is in team {team} but not in {origin}; {left}", m.name);
             }

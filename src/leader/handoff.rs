@@ -26,6 +26,9 @@ pub struct Outcome {
     /// Those of `stopped` that were stopped already, recorded so, before they were asked
     /// (nothing was asked of them; said as "already stopped").
     pub already: Vec<Name>,
+    /// Those of `stopped` whose worker was gone by itself (dead) before they were asked:
+    /// nothing was asked of them, they were marked stopped ("was not running (dead)").
+    pub was_dead: Vec<Name>,
     pub refused: Vec<(Name, String)>,
     pub silent: Vec<Name>,
     /// Asked, not waited for (`--no-wait`).
@@ -62,6 +65,7 @@ impl Outcome {
         serde_json::json!({
             "stopped": names(&self.stopped),
             "alreadyStopped": names(&self.already),
+            "wasDead": names(&self.was_dead),
             "requested": names(&self.requested),
             "refused": self.refused.iter().map(|(n, why)| serde_json::json!({
                 "name": n.as_str(),
@@ -94,8 +98,15 @@ impl Outcome {
 
     pub fn into_result(self, timeout: u64) -> Result<()> {
         let mut problems = Vec::new();
-        for (n, why) in &self.refused {
-            problems.push(format!("{n} refused to shut down: {why}"));
+        if !self.refused.is_empty() {
+            // With the way on (new-user QA: a refusal said only its reason).
+            let each: Vec<String> = self
+                .refused
+                .iter()
+                .map(|(n, why)| format!("{n} refused to shut down: {why}"))
+                .collect();
+            let names: Vec<Name> = self.refused.iter().map(|(n, _)| n.clone()).collect();
+            problems.push(format!("{}; {}", each.join("; "), force_hint(&names)));
         }
         if !self.silent.is_empty() {
             // The request stays recorded as awaited: the teammate stops once it answers (new-user
@@ -260,6 +271,7 @@ pub fn handoff(
                 }
                 Status::Dead => {
                     had_died.push(member.clone());
+                    out.was_dead.push(member.name.clone());
                     out.stopped.push(member.name.clone());
                 }
                 _ => ask.push(member),

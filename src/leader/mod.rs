@@ -611,6 +611,25 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
     end_members_noting(store, members, why).map(|e| e.into_iter().map(|e| e.before).collect())
 }
 
+/// For each of `members` (in order), whether its worker is gone by itself (dead, on this host):
+/// what `kill` and `shutdown` say of it is "was not running (dead); marked stopped", not that
+/// they ended it (attacker QA: "d killed" of a worker gone a while). One look at their panes.
+pub fn dead_ones(store: &dyn Store, members: &[Member]) -> Vec<bool> {
+    let seen = backend::Snapshot::of(members.iter());
+    members
+        .iter()
+        .map(|m| {
+            backend::host::elsewhere(m).is_none()
+                && effective_status_with(
+                    store,
+                    m,
+                    store.live(&m.name).ok().flatten().as_ref(),
+                    &seen,
+                ) == Status::Dead
+        })
+        .collect()
+}
+
 /// `end_members`, saying for each (in `members` order) whether it had ended already, and the
 /// panes of its left open to the user (`Ended::left_open`), so `kill` and `shutdown` can say
 /// so.

@@ -290,7 +290,12 @@ fn on_shutdown_gets_the_request_in_its_environment_and_on_stdin() {
         .lines()
         .find(|l| l.contains("refused"))
         .unwrap_or_else(|| panic!("{err}\nbob's log:\n{log}"));
-    let json = &line[line.find('{').expect("the request as JSON")..];
+    // The reason, then how to end bob anyway.
+    assert!(
+        line.ends_with("; `teamctl shutdown --force bob` ends it now"),
+        "{line}"
+    );
+    let json = &line[line.find('{').expect("the request as JSON")..=line.rfind('}').unwrap()];
     let req: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(req["reason"], "tea time");
     let id = req["requestId"].as_str().unwrap();

@@ -2644,3 +2644,87 @@ fn ctrl_c_in_a_busy_pane_leaves_no_defunct_process_of_ours() {
         );
     }
 }
+
+/// A teammate whose worker died: `shutdown` (and `--force`) says it was not running and was
+/// marked stopped, as `kill` does (new-user QA 37: "dd stopped", only under `stopped`); `up`
+/// of a file that does not name it says it is dead and how to start it, not to shut it down.
+/// A refusal says how to end the teammate anyway, and `delete` refused so does not offer a
+/// longer wait. `ask bob@alpha` in team alpha asks bob.
+#[test]
+fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[("bob", "cat"), ("dd", "cat"), ("ee", "cat"), ("up1", "cat")],
+    );
+    env.ok(&[
+        "spawn",
+        "r1",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--on-shutdown",
+        "echo 'not now'; exit 1",
+    ]);
+    assert_eq!(env.ok(&["ask", "bob@alpha", "hi"]).trim(), "hi");
+    let other = env.fails(&["ask", "bob@beta", "hi"], 2);
+    assert!(other.contains("`teamctl send bob@beta`"), "{other}");
+    let kill_worker = |name: &str| {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+        let pid = env.member(name)["pid"].as_u64().unwrap();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        wait_until(&format!("{name} dead"), T, || {
+            env.member_status(name) == "dead"
+        });
+    };
+    kill_worker("dd");
+    kill_worker("ee");
+    let file = env.work.path().join("teamctl.toml");
+    std::fs::write(
+        &file,
+        "name = \"alpha\"\n[[member]]\nname = \"bob\"\nbackend = \"process\"\nexec = \"cat\"\n",
+    )
+    .unwrap();
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains(
+            "dd is in team alpha but not in teamctl.toml; dead, left as it is (`teamctl resume dd` starts it again)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("`teamctl shutdown up1` stops it"), "{out}");
+    assert!(!out.contains("`teamctl shutdown dd`"), "{out}");
+
+    let said = env.ok(&["shutdown", "dd"]);
+    assert_eq!(said.trim(), "dd was not running (dead); marked stopped");
+    env.ok(&["resume", "dd"]);
+    kill_worker("dd");
+    let said = json(&env.ok(&["--json", "shutdown", "dd", "bob"]));
+    assert_eq!(said["wasDead"], serde_json::json!(["dd"]), "{said}");
+    assert_eq!(said["stopped"], serde_json::json!(["dd", "bob"]), "{said}");
+    let said = env.ok(&["shutdown", "--force", "ee"]);
+    assert_eq!(said.trim(), "ee was not running (dead); marked stopped");
+
+    let err = env.fails(&["shutdown", "r1", "--timeout", "20"], 1);
+    assert!(
+        err.contains("r1 refused to shut down: not now; `teamctl shutdown --force r1` ends it now"),
+        "{err}"
+    );
+    let err = env.fails(&["delete", "--timeout", "20"], 1);
+    assert!(err.contains("r1 refused to shut down: not now"), "{err}");
+    assert!(
+        err.contains("`teamctl delete --force` ends the rest without asking"),
+        "{err}"
+    );
+    assert!(!err.contains("waits longer"), "{err}");
+    env.ok(&["delete", "--force"]);
+}
