@@ -111,7 +111,13 @@ macro_rules! outln {
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use ::std::io::Write as _;
-        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+        // Escaped as errors are (`exit_with`): a warning may quote a name found on disk or a
+        // teammate's words (attacker QA: a worktree's name with an OSC reached the terminal).
+        let _ = ::std::writeln!(
+            ::std::io::stderr(),
+            "{}",
+            $crate::output::printable(&::std::format!($($arg)*))
+        );
     }};
 }
 

@@ -49,11 +49,22 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
             "fixFailed": failed,
         }));
     } else {
+        // What doctor says quotes names found on disk (a worktree's, a file's), which anyone
+        // who can write the home (a teammate's turn) chooses: shown escaped, as messages are
+        // (attacker QA: an OSC in a directory's name retitled the leader's terminal).
         for line in &fixed {
-            crate::outln!("{} {line}", ctx.paint.color("fixed", "green"));
+            crate::outln!(
+                "{} {}",
+                ctx.paint.color("fixed", "green"),
+                crate::output::printable(line)
+            );
         }
         for line in &failed {
-            crate::outln!("{} {line}", ctx.paint.color("not fixed", "red"));
+            crate::outln!(
+                "{} {}",
+                ctx.paint.color("not fixed", "red"),
+                crate::output::printable(line)
+            );
         }
         for f in &findings {
             crate::out!("{}", render(ctx, f));
@@ -84,9 +95,14 @@ fn render(ctx: &Ctx, f: &Finding) -> String {
         Level::Warn => ctx.paint.color("warn   ", "yellow"),
         Level::Problem => ctx.paint.color("PROBLEM", "red"),
     };
-    let mut out = format!("{tag} {:<9} {}\n", f.check, f.message);
+    let mut out = format!(
+        "{tag} {:<9} {}\n",
+        f.check,
+        crate::output::printable(&f.message)
+    );
     if let Some(h) = &f.hint {
-        out.push_str(&format!("        {:<9} {}\n", "", ctx.paint.dim(h)));
+        let h = crate::output::printable(h);
+        out.push_str(&format!("        {:<9} {}\n", "", ctx.paint.dim(&h)));
     }
     out
 }

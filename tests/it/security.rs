@@ -245,6 +245,45 @@ fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// Names a teammate's turn can plant in the home (a worktree directory, a link under
+/// `worktrees/`) with terminal escapes in them reach the leader through `doctor` (and
+/// `--fix`) and `delete` as visible text (attacker QA 37: an OSC retitled the terminal, an
+/// OSC 52 could write the clipboard, `\e[2J` cleared it).
+#[test]
+fn escapes_in_names_found_on_disk_are_shown_never_obeyed() {
+    let env = TestEnv::new();
+    env.ok(&["create", "esc"]);
+    let worktrees = env.team_dir("esc").join("worktrees");
+    let plant = || {
+        std::fs::create_dir_all(&worktrees).unwrap();
+        let link = worktrees.join("x\u{1b}]2;PWNED\u{7}\u{1b}[2J");
+        if link.symlink_metadata().is_err() {
+            std::os::unix::fs::symlink("/nonexistent", link).unwrap();
+        }
+        let _ = std::fs::create_dir(worktrees.join("y\u{1b}]52;c;cHduZWQ=\u{7}"));
+    };
+    let control = |what: &str, out: &[u8]| {
+        let text = String::from_utf8_lossy(out);
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+            .collect();
+        assert!(bad.is_empty(), "{what} printed {bad:?}: {text:?}");
+        text.into_owned()
+    };
+    for args in [
+        &["doctor"][..],
+        &["doctor", "--fix"],
+        &["delete", "--force"],
+    ] {
+        plant();
+        let out = env.run(args);
+        let said = control(&format!("{args:?} stdout"), &out.stdout)
+            + &control(&format!("{args:?} stderr"), &out.stderr);
+        assert!(said.contains("x\\u{1b}]2;PWNED"), "{args:?}: {said}");
+    }
+}
+
 /// An agent's reply full of terminal escapes reaches the leader through `ask`, `inbox`, `log`,
 /// `plan list`, `task show`/`task list` and the leader console as visible text, never as
 /// control bytes; `ask --raw` gives the bytes unchanged.
