@@ -451,6 +451,16 @@ pub fn running(pid: u32) -> bool {
     }
 }
 
+/// Whether process `pid` sees the same mounts as this one (its mount namespace is ours). Only
+/// then is a path it names (its home) the path this process sees: a home on a mount of
+/// another namespace (a container's, systemd's PrivateTmp) looks gone from here while it is
+/// not (attacker QA: `doctor --fix` ended such a home's live workers as orphans). `false`
+/// when it cannot be told.
+pub fn in_our_mount_namespace(pid: u32) -> bool {
+    let ns = |who: &str| std::fs::read_link(format!("/proc/{who}/ns/mnt")).ok();
+    Pid::new(pid).is_some() && ns(&pid.to_string()).is_some_and(|theirs| Some(theirs) == ns("self"))
+}
+
 /// Whether process `pid` is stopped by a signal (SIGSTOP, SIGTSTP) or a tracer: state `T` or
 /// `t` in `/proc/PID/stat`. Such a worker runs but reads no mail until it is continued.
 pub fn stopped_by_signal(pid: u32) -> bool {

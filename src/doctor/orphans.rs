@@ -125,11 +125,15 @@ fn why_orphaned(home: &Path, agent_id: &str, worker: bool) -> Option<String> {
     (!status.is_running()).then(|| format!("{name} is {status}, so this turn has no worker"))
 }
 
-/// Processes of this home, or of a home that no longer exists; another existing home is
-/// that home's `doctor`'s business.
-fn ours(home: &Home, theirs: &Path) -> bool {
+/// Whether process `pid`, of the home `theirs`, is this home's business: of this home, or of
+/// a home that no longer exists; another existing home is that home's `doctor`'s business,
+/// and so is a home that only looks gone because `pid` sees other mounts
+/// (`proc::in_our_mount_namespace`).
+fn ours(home: &Home, pid: u32, theirs: &Path) -> bool {
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    !theirs.exists() || theirs == home.root() || canon(theirs) == canon(home.root())
+    theirs == home.root()
+        || canon(theirs) == canon(home.root())
+        || (!theirs.exists() && proc::in_our_mount_namespace(pid))
 }
 
 /// How many orphaned workers of this home (or of a home that no longer exists) run: each
@@ -137,7 +141,7 @@ fn ours(home: &Home, theirs: &Path) -> bool {
 pub fn orphaned_workers(home: &Home) -> u64 {
     let mut n = 0;
     for pid in proc::pids() {
-        if let Some((theirs, id)) = worker_of(pid).filter(|(h, _)| ours(home, h))
+        if let Some((theirs, id)) = worker_of(pid).filter(|(h, _)| ours(home, pid, h))
             && why_orphaned(&theirs, &id, true).is_some()
         {
             n += 1;
@@ -151,7 +155,7 @@ pub fn processes(home: &Home) -> Vec<Finding> {
     let mut workers = 0;
     for pid in proc::pids() {
         let worker = worker_of(pid);
-        if let Some((home, id)) = worker.clone().filter(|(h, _)| ours(home, h)) {
+        if let Some((home, id)) = worker.clone().filter(|(h, _)| ours(home, pid, h)) {
             workers += 1;
             if let Some(why) = why_orphaned(&home, &id, true) {
                 out.push(
@@ -169,7 +173,7 @@ pub fn processes(home: &Home) -> Vec<Finding> {
                 );
             }
         } else if worker.is_none()
-            && let Some((home, id)) = agent_of(pid).filter(|(h, _)| ours(home, h))
+            && let Some((home, id)) = agent_of(pid).filter(|(h, _)| ours(home, pid, h))
             && let Some(why) = why_orphaned(&home, &id, false)
         {
             out.push(
@@ -615,7 +619,7 @@ fn gone_homes() -> Vec<(PathBuf, String, Option<String>)> {
         let Some((home, _)) = worker_of(pid).or_else(|| agent_of(pid)) else {
             continue;
         };
-        if home.symlink_metadata().is_ok() {
+        if home.symlink_metadata().is_ok() || !proc::in_our_mount_namespace(pid) {
             continue;
         }
         let key = proc::home_key_of(&home);

@@ -245,6 +245,57 @@ fn output(env: &TestEnv, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// A home on a mount only another mount namespace sees (a container's, systemd's PrivateTmp)
+/// looks gone from here, but its workers are alive and theirs: `doctor --fix` of another home
+/// leaves them running (attacker QA 37: it ended them as orphans of a gone home). Needs
+/// `unshare -m` (root, as CI runs): a test that cannot make the namespace fails.
+#[test]
+fn doctor_fix_leaves_a_home_seen_only_by_another_mount_namespace_alone() {
+    let env = TestEnv::new();
+    let mnt = tempfile::tempdir().unwrap();
+    let home = mnt.path().join("home");
+    let bin = crate::common::BIN;
+    let script = format!(
+        "mount -t tmpfs -o mode=0700 none '{m}' && '{bin}' create ns >/dev/null && '{bin}' spawn w --backend process --exec cat",
+        m = mnt.path().display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env("TEAMCTL_HOME", &home)
+        .env_remove("TMUX")
+        .env_remove("TEAMCTL_AGENT_ID")
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        out.status.success(),
+        "a mount namespace is needed (run as root): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!home.exists(), "the home is seen only in its namespace");
+    let needle = format!("{}\0--id\0w@ns", home.display());
+    let worker = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+        .expect("the namespace's worker runs");
+    let runs = || std::path::Path::new(&format!("/proc/{worker}")).exists();
+    let fixed = env.run(&["doctor", "--fix"]);
+    let said = String::from_utf8_lossy(&fixed.stdout).into_owned();
+    let alive = runs();
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &worker.to_string()])
+        .status();
+    assert!(
+        alive,
+        "doctor --fix ended another namespace's worker: {said}"
+    );
+    assert!(!said.contains("w@ns"), "{said}");
+}
+
 /// Names a teammate's turn can plant in the home (a worktree directory, a link under
 /// `worktrees/`) with terminal escapes in them reach the leader through `doctor` (and
 /// `--fix`) and `delete` as visible text (attacker QA 37: an OSC retitled the terminal, an
