@@ -14,17 +14,12 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     // `kill '*'`, `kill all`: what kill takes, and how every teammate is ended.
     let names = super::named::teammates(ctx, &store.load()?, &args.names, "kill", "kill")?;
     ctx.reconcile(&*store)?;
-    // Loaded again: acting on a shutdown answer may just have stopped one.
-    let config = store.load()?;
-    let members = config.require_all(&names)?;
     // Dead ones (their worker gone by itself) are marked stopped, not "killed".
-    let dead = leader::dead_ones(&*store, &members);
-    let ended = leader::end_members_noting(&*store, &members, "killed")?;
     let mut json = Vec::new();
-    for ((member, ended), dead) in members.iter().zip(ended).zip(dead) {
+    for (member, dead, ended) in leader::end_now(&*store, &names, "killed")? {
         let name = &member.name;
         let was_running = !ended.before && !dead;
-        let elsewhere = crate::backend::host::elsewhere(member).filter(|_| was_running);
+        let elsewhere = crate::backend::host::elsewhere(&member).filter(|_| was_running);
         if ctx.json {
             // "killed" as the words say it: not of a pane left open to the user, nor of a
             // worker on another host that ends itself (new-user QA: `true` beside `leftOpen`

@@ -29,10 +29,11 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     if args.force {
         // All of them at once: marked stopped in one write, their workers ended together (one
         // grace for all, one walk of /proc; member by member, 1,000 took five minutes).
-        let config = store.load()?;
-        let members = config.require_all(&targets)?;
-        let dead = leader::dead_ones(&*store, &members);
-        let ended = leader::end_members_noting(&*store, &members, "killed by shutdown --force")?;
+        let (dead, ended): (Vec<bool>, Vec<leader::Ended>) =
+            leader::end_now(&*store, &targets, "killed by shutdown --force")?
+                .into_iter()
+                .map(|(_, dead, ended)| (dead, ended))
+                .unzip();
         if !ctx.json {
             for ((name, ended), dead) in targets.iter().zip(&ended).zip(&dead) {
                 let open = match ended.left_open.as_slice() {
@@ -41,8 +42,8 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
                 };
                 if ended.before {
                     crate::outln!("{name} was already stopped{open}");
-                } else if *dead {
-                    crate::outln!("{name} was not running (dead); marked stopped{open}");
+                } else if *dead && ended.left_open.is_empty() {
+                    crate::outln!("{name} was not running (dead); marked stopped");
                 } else {
                     crate::outln!("{name} stopped (forced){open}");
                 }
@@ -57,8 +58,9 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         let was_dead: Vec<Name> = targets
             .iter()
             .zip(&dead)
-            .filter(|(_, d)| **d)
-            .map(|(n, _)| n.clone())
+            .zip(&ended)
+            .filter(|((_, d), e)| **d && e.left_open.is_empty())
+            .map(|((n, _), _)| n.clone())
             .collect();
         let left_open: Vec<(Name, Vec<String>)> = targets
             .iter()
@@ -152,7 +154,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             if outcome.already.contains(n) {
                 crate::outln!("{n} was already stopped{open}");
             } else if outcome.was_dead.contains(n) {
-                crate::outln!("{n} was not running (dead); marked stopped{open}");
+                crate::outln!("{n} was not running (dead); marked stopped");
             } else {
                 crate::outln!("{n} stopped{open}");
             }

@@ -284,6 +284,9 @@ pub fn handoff(
         if !had_died.is_empty() {
             let ended = super::end_members_noting(store, &had_died, "it had died")?;
             out.note(&had_died, ended);
+            // One whose pane the user took over is said so, not "was not running".
+            let left_open: Vec<Name> = out.left_open.iter().map(|(n, _)| n.clone()).collect();
+            out.was_dead.retain(|n| !left_open.contains(n));
         }
         // Recorded first: a response can only be acted on once the leader expects it. A
         // request still unanswered is awaited again, not repeated.

@@ -611,6 +611,30 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
     end_members_noting(store, members, why).map(|e| e.into_iter().map(|e| e.before).collect())
 }
 
+/// End the teammates `names` now (`kill`, `shutdown --force`), each under its start lock, a
+/// batch at a time (`START_LOCKS_AT_ONCE`): a start under way (a `spawn`, a `resume`) is
+/// waited for and what it placed is ended, where ending them beside it left the start to
+/// place a worker after the kill and report it started, the kill's "stopped" lost (attacker
+/// QA: the teammate then showed dead, and a teammate's message brought it back). For each, in
+/// the order given: the member as it was, whether it was dead (`dead_ones`), what ending found.
+pub fn end_now(store: &dyn Store, names: &[Name], why: &str) -> Result<Vec<(Member, bool, Ended)>> {
+    let mut out = Vec::with_capacity(names.len());
+    for batch in names.chunks(START_LOCKS_AT_ONCE) {
+        let _starting = start_locks(store, &batch.iter().collect::<Vec<_>>())?;
+        let members = store.load()?.require_all(batch)?;
+        let dead = dead_ones(store, &members);
+        let ended = end_members_noting(store, &members, why)?;
+        out.extend(
+            members
+                .into_iter()
+                .zip(dead)
+                .zip(ended)
+                .map(|((m, d), e)| (m, d, e)),
+        );
+    }
+    Ok(out)
+}
+
 /// For each of `members` (in order), whether its worker is gone by itself (dead, on this host):
 /// what `kill` and `shutdown` say of it is "was not running (dead); marked stopped", not that
 /// they ended it (attacker QA: "d killed" of a worker gone a while). One look at their panes.

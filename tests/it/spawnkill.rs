@@ -850,6 +850,52 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
     });
 }
 
+/// `kill w` (or `shutdown --force w`) while a `spawn w` is placing it: the kill waits for
+/// the start and ends what it placed, so w ends stopped with nothing running. (Attacker QA
+/// 37: the kill went on beside the start, which then placed a worker and said "spawned"; w
+/// showed dead, not stopped, and a teammate's message brought it back.) The start is held at
+/// `point` until the kill is seen waiting (a blocked lock of its pid in /proc/locks) or
+/// finished (as it did before: then w is left running, and the test fails).
+fn a_kill_during_a_spawn_waits_for_it(point: &str, kill: &[&str]) {
+    let t = TestEnv::with_tmux();
+    let team = t.ok(&["create", "spawnkill-race"]).trim().to_string();
+    let (spawn, gate) = held_at(
+        &t,
+        &["spawn", "w", "--exec", ECHO],
+        point,
+        "the spawn placing w",
+    );
+    let mut killer = t.cmd(kill).stdout(Stdio::piped()).spawn().unwrap();
+    let pid = killer.id().to_string();
+    wait_until("the kill waiting for the start, or done", WAIT, || {
+        killer.try_wait().unwrap().is_some()
+            || std::fs::read_to_string("/proc/locks").is_ok_and(|l| {
+                l.lines()
+                    .any(|l| l.contains("->") && l.split_whitespace().nth(5) == Some(&pid))
+            })
+    });
+    std::fs::write(&gate, "").unwrap();
+    let spawned = spawn.wait_with_output().unwrap();
+    assert!(spawned.status.success(), "{spawned:?}");
+    let killed = killer.wait_with_output().unwrap();
+    assert!(killed.status.success(), "{killed:?}");
+    assert_eq!(t.member_status("w"), "stopped");
+    let agent = format!("w@{team}");
+    assert_eq!(tagged_panes(&t, &agent), 0);
+    wait_until("w's worker ended", WAIT, || workers(&t, &agent).is_empty());
+    t.ok(&["delete", "--force"]);
+}
+
+#[test]
+fn a_kill_during_a_spawn_waits_for_the_start_and_ends_what_it_placed() {
+    a_kill_during_a_spawn_waits_for_it("placed", &["kill", "w"]);
+}
+
+#[test]
+fn a_forced_shutdown_during_a_spawn_waits_for_the_start_and_ends_what_it_placed() {
+    a_kill_during_a_spawn_waits_for_it("spawn-recorded", &["shutdown", "--force", "w"]);
+}
+
 /// The panes of the server tagged for `agent`.
 fn tagged_panes(t: &TestEnv, agent: &str) -> usize {
     let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
