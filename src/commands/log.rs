@@ -133,6 +133,16 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
         )));
     }
     let store = ctx.store()?;
+    // `--from`/`--to` naming no member (nor another team's, `NAME@TEAM`) would show nothing:
+    // refused with the members, as `log --worker` and `inbox` do (new-user QA 37).
+    {
+        let config = store.load()?;
+        for who in [&args.from, &args.to].into_iter().flatten() {
+            if !who.contains('@') {
+                config.require(who)?;
+            }
+        }
+    }
     if !args.follow {
         let config = store.load()?;
         let all = all_messages(&*store)?;

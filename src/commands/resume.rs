@@ -124,12 +124,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         .collect();
     if !ctx.json {
         for m in &resumed {
-            let place = m
-                .pane_id
-                .clone()
-                .or(m.pid.map(|p| format!("pid {p}")))
-                .unwrap_or_default();
-            crate::outln!("{} resumed ({place})", m.name);
+            crate::outln!("{} resumed ({})", m.name, m.placed_at());
         }
     }
     if ctx.json {

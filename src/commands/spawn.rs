@@ -50,22 +50,13 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
     } else {
-        let place = match (&started.pane_id, started.pid) {
-            (Some(p), _) => format!("pane {p}"),
-            (None, Some(pid)) => format!("pid {pid}"),
-            _ => String::new(),
-        };
-        let kind = started
-            .backend_type
-            .map(|k| k.to_string())
-            .unwrap_or_default();
         // "bob spawned as bob@T (tmux, pane %3)": as `up` says it (new-user QA: the line had
         // no verb, so it did not read as done).
         crate::outln!(
             "{} spawned as {} {}",
             ctx.paint.color(started.name.as_str(), &started.color),
             ctx.paint.dim(&started.agent_id),
-            ctx.paint.dim(&format!("({kind}, {place})"))
+            ctx.paint.dim(&format!("({})", started.placed_at()))
         );
     }
     Ok(())

@@ -270,10 +270,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                         let line = match &action {
                             Action::Respawn(diff) => format!(
                                 "{name} spawned anew with its new definition ({}): {}",
-                                place(&started),
+                                started.placed_at(),
                                 diff.join("; ")
                             ),
-                            _ => format!("{name} spawned ({})", place(&started)),
+                            _ => format!("{name} spawned ({})", started.placed_at()),
                         };
                         out.spawned.push(name.to_string());
                         placed.push(started);
@@ -294,7 +294,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 Err(e) => Err(leader::failure_of_one(e)?),
                 Ok(Some(started)) => {
                     out.resumed.push(name.to_string());
-                    let line = format!("{name} resumed ({})", place(&started));
+                    let line = format!("{name} resumed ({})", started.placed_at());
                     placed.push(started);
                     Ok(line)
                 }
@@ -611,16 +611,6 @@ fn team_settings(store: &dyn Store, file: &TeamFile) -> Result<Vec<String>> {
         })?;
     }
     Ok(changes)
-}
-
-/// Where a started member runs, for the summary.
-fn place(m: &Member) -> String {
-    let kind = m.backend_type.map(|k| k.to_string()).unwrap_or_default();
-    match (&m.pane_id, m.pid) {
-        (Some(p), _) => format!("{kind}, pane {p}"),
-        (None, Some(pid)) => format!("{kind}, pid {pid}"),
-        _ => kind,
-    }
 }
 
 /// What `up` did, for `--json`.

@@ -343,6 +343,17 @@ pub struct Member {
 }
 
 impl Member {
+    /// Where its worker was placed, as `spawn`, `resume` and `up` say it: `tmux, pane %3`,
+    /// `process, pid 42` (new-user QA 37: each said it its own way).
+    pub fn placed_at(&self) -> String {
+        let kind = self.backend_type.map(|k| k.to_string()).unwrap_or_default();
+        match (&self.pane_id, self.pid) {
+            (Some(p), _) => format!("{kind}, pane {p}"),
+            (None, Some(pid)) => format!("{kind}, pid {pid}"),
+            _ => kind,
+        }
+    }
+
     /// Whether an agent answers this member's messages (a command or a preset).
     pub fn runs_agent(&self) -> bool {
         self.command.is_some() || self.agent.is_some()

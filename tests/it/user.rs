@@ -2668,6 +2668,13 @@ fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
         "echo 'not now'; exit 1",
     ]);
     assert_eq!(env.ok(&["ask", "bob@alpha", "hi"]).trim(), "hi");
+    // A --from or --to naming no member shows nothing: refused, with the members.
+    for flag in ["--from", "--to"] {
+        let err = env.fails(&["log", flag, "nobody"], 2);
+        assert!(err.contains("no member \"nobody\" in team alpha"), "{err}");
+    }
+    assert!(env.ok(&["log", "--from", "bob"]).contains("hi"));
+    assert_eq!(env.ok(&["log", "--from", "bob@beta"]), "");
     let other = env.fails(&["ask", "bob@beta", "hi"], 2);
     assert!(other.contains("`teamctl send bob@beta`"), "{other}");
     let kill_worker = |name: &str| {
@@ -2706,7 +2713,9 @@ fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
 
     let said = env.ok(&["shutdown", "dd"]);
     assert_eq!(said.trim(), "dd was not running (dead); marked stopped");
-    env.ok(&["resume", "dd"]);
+    // Said as spawn and up say where a teammate went (new-user QA 37: "dd resumed (pid N)").
+    let said = env.ok(&["resume", "dd"]);
+    assert!(said.starts_with("dd resumed (process, pid "), "{said}");
     kill_worker("dd");
     let said = json(&env.ok(&["--json", "shutdown", "dd", "bob"]));
     assert_eq!(said["wasDead"], serde_json::json!(["dd"]), "{said}");
