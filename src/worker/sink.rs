@@ -18,6 +18,9 @@ pub struct Sink {
     cap: u64,
     /// The log's last byte ended a line (a note starts on a line of its own).
     at_line_start: bool,
+    /// The same for the pane (new-user QA 37: a turn's output without a final newline ran
+    /// into the next note, `hi[2026-...] <- team-lead: hi`).
+    pane_at_line_start: bool,
 }
 
 impl Sink {
@@ -33,6 +36,7 @@ impl Sink {
             logged: 0,
             cap: crate::domain::bounded::TURN_LOG,
             at_line_start: true,
+            pane_at_line_start: true,
         }
     }
 
@@ -107,6 +111,9 @@ impl Sink {
 
     /// `bytes` in the pane, through `printable`.
     fn show(&mut self, bytes: &[u8]) {
+        if let Some(last) = bytes.last() {
+            self.pane_at_line_start = *last == b'\n';
+        }
         if self.to_stdout {
             let shown = shown(&mut self.carry, bytes);
             let mut out = std::io::stdout().lock();
@@ -133,6 +140,9 @@ impl Sink {
     pub fn note(&mut self, line: &str) {
         let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
         self.log_line(&stamped);
+        if !self.pane_at_line_start {
+            self.show(b"\n");
+        }
         self.show(stamped.as_bytes());
     }
 }

@@ -1102,3 +1102,26 @@ fn a_spawned_worker_asks_tmux_nothing_to_know_its_pane() {
     );
     env.ok(&["--team", &t, "delete", "--force"]);
 }
+
+/// A turn's output without a final newline (`cat` of a message) is followed in the pane by
+/// the next note on a line of its own (new-user QA 37: `hi[2026-...] <- team-lead: hi`).
+#[test]
+fn a_turns_output_without_a_final_newline_does_not_run_into_the_next_line_of_the_pane() {
+    let t = TestEnv::with_tmux();
+    t.ok(&["create", "pane-lines"]);
+    t.ok(&["spawn", "w", "--exec", "cat"]);
+    assert_eq!(t.ok(&["ask", "w", "first-turn"]), "first-turn\n");
+    assert_eq!(t.ok(&["ask", "w", "second-turn"]), "second-turn\n");
+    let pane = t.member("w")["paneId"].as_str().unwrap().to_string();
+    let shown = || {
+        let out = t.tmux(&["capture-pane", "-p", "-J", "-S", "-200", "-t", &pane]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    wait_until("the second turn's output in the pane", WAIT, || {
+        shown().lines().any(|l| l == "second-turn")
+    });
+    let text = shown();
+    assert!(text.lines().any(|l| l == "first-turn"), "{text}");
+    assert!(!text.contains("first-turn["), "{text}");
+    t.ok(&["delete", "--force"]);
+}
