@@ -130,9 +130,16 @@ fn list(ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
+/// A task's subject as shown: one line, control characters escaped. `task add` refuses them,
+/// but the task list is a file a turn can write (re-QA 37: an OSC in a subject edited there
+/// reached the leader's terminal through `task list` and `task show`).
+fn subject(t: &Task) -> String {
+    crate::output::printable_line(&t.subject, 512)
+}
+
 /// One task in `task list`: id, subject, owner in its colour, blockers, outcome.
 fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
-    let mut out = format!("  #{:<4} {}", t.id, t.subject);
+    let mut out = format!("  #{:<4} {}", t.id, subject(t));
     if let Some(owner) = &t.owner {
         out.push_str(&format!("  @{}", ctx.paint.member(config, owner.as_str())));
     }
@@ -170,7 +177,7 @@ fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
         let at = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms));
         format!("{at} ({} ago)", age(ms, now))
     };
-    crate::outln!("#{} {}", t.id, ctx.paint.bold(&t.subject));
+    crate::outln!("#{} {}", t.id, ctx.paint.bold(&subject(t)));
     let open = list.open_blockers(t);
     let blocked = if !open.is_empty() && !t.status.is_finished() {
         ctx.paint
@@ -225,7 +232,7 @@ fn claim(ctx: &Ctx, args: &TaskClaimArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        crate::outln!("{me} claimed task #{}: {}", task.id, task.subject);
+        crate::outln!("{me} claimed task #{}: {}", task.id, subject(&task));
     }
     Ok(())
 }
@@ -346,7 +353,7 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
             }
         );
     } else {
-        crate::outln!("task #{} completed: {}", task.id, task.subject);
+        crate::outln!("task #{} completed: {}", task.id, subject(&task));
     }
     Ok(())
 }

@@ -344,7 +344,18 @@ pub fn handoff(
                 continue;
             };
             if !approve.0 && asked.get(&n) == Some(request_id) && waiting.remove(&n) {
-                out.refused.push((n, reason.clone().unwrap_or_default()));
+                // Ended meanwhile by `kill` (or `shutdown --force`), its on-shutdown command
+                // killed with it and answered as a refusal: stopped, not refused (re-QA 37:
+                // "refused ... exited with signal 15", and a hint to force a stopped teammate).
+                let stopped = store
+                    .load()?
+                    .member(n.as_str())
+                    .is_some_and(|m| m.status == Status::Stopped);
+                if stopped {
+                    out.stopped.push(n);
+                } else {
+                    out.refused.push((n, reason.clone().unwrap_or_default()));
+                }
             }
         }
         answers_from = answers.pos();

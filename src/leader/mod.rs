@@ -620,6 +620,19 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
 pub fn end_now(store: &dyn Store, names: &[Name], why: &str) -> Result<Vec<(Member, bool, Ended)>> {
     let mut out = Vec::with_capacity(names.len());
     for batch in names.chunks(START_LOCKS_AT_ONCE) {
+        // Said before the wait, which lasts as long as that start (re-QA 37: a kill waited
+        // in silence for a start that hung).
+        let starting: Vec<&str> = batch
+            .iter()
+            .filter(|n| store.lock_held(&LockKey::Start((*n).clone())) == Some(true))
+            .map(Name::as_str)
+            .collect();
+        if !starting.is_empty() {
+            crate::errln!(
+                "teamctl: waiting for the start of {} under way (a spawn, resume or send) to end it",
+                starting.join(", ")
+            );
+        }
         let _starting = start_locks(store, &batch.iter().collect::<Vec<_>>())?;
         let members = store.load()?.require_all(batch)?;
         let dead = dead_ones(store, &members);

@@ -322,6 +322,21 @@ fn escapes_in_names_found_on_disk_are_shown_never_obeyed() {
         assert!(bad.is_empty(), "{what} printed {bad:?}: {text:?}");
         text.into_owned()
     };
+    // A task subject written into the task list by hand (`task add` refuses control
+    // characters; the file is a turn's to write): `task list` and `task show` escape it.
+    env.ok(&["task", "add", "plain"]);
+    let tasks = env.team_dir("esc").join("tasks.json");
+    let text = std::fs::read_to_string(&tasks).unwrap();
+    std::fs::write(
+        &tasks,
+        text.replace("\"plain\"", "\"\\u001b]0;SUBJ\\u0007\\u001b[2Jsub\""),
+    )
+    .unwrap();
+    for args in [&["task", "list"][..], &["task", "show", "1"]] {
+        let out = env.run(args);
+        let said = control(&format!("{args:?}"), &out.stdout);
+        assert!(said.contains("\\u{1b}]0;SUBJ"), "{args:?}: {said}");
+    }
     for args in [
         &["doctor"][..],
         &["doctor", "--fix"],

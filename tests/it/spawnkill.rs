@@ -865,7 +865,12 @@ fn a_kill_during_a_spawn_waits_for_it(point: &str, kill: &[&str]) {
         point,
         "the spawn placing w",
     );
-    let mut killer = t.cmd(kill).stdout(Stdio::piped()).spawn().unwrap();
+    let mut killer = t
+        .cmd(kill)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = killer.id().to_string();
     wait_until("the kill waiting for the start, or done", WAIT, || {
         killer.try_wait().unwrap().is_some()
@@ -879,6 +884,12 @@ fn a_kill_during_a_spawn_waits_for_it(point: &str, kill: &[&str]) {
     assert!(spawned.status.success(), "{spawned:?}");
     let killed = killer.wait_with_output().unwrap();
     assert!(killed.status.success(), "{killed:?}");
+    // The wait is said (re-QA 37: it was silent, however long the start took).
+    assert!(
+        String::from_utf8_lossy(&killed.stderr)
+            .contains("waiting for the start of w under way (a spawn, resume or send) to end it"),
+        "{killed:?}"
+    );
     assert_eq!(t.member_status("w"), "stopped");
     let agent = format!("w@{team}");
     assert_eq!(tagged_panes(&t, &agent), 0);

@@ -2737,3 +2737,39 @@ fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
     assert!(!err.contains("waits longer"), "{err}");
     env.ok(&["delete", "--force"]);
 }
+
+/// A teammate killed while its on-shutdown command runs for a `shutdown` that waits: the
+/// command ends with it and its worker answers "refused"; the shutdown says it stopped, exit 0
+/// (re-QA 37: "refused ... exited with signal 15", exit 1, with a hint to force a teammate
+/// already stopped).
+#[test]
+fn a_shutdown_whose_teammate_is_killed_meanwhile_says_it_stopped() {
+    let env = TestEnv::new();
+    let mark = env.work.path().join("hook-runs");
+    env.ok(&["create", "alpha"]);
+    env.ok(&[
+        "spawn",
+        "s2",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--on-shutdown",
+        &format!("touch '{}'; sleep 60; exit 0", mark.display()),
+    ]);
+    wait_until("s2 idle", T, || env.member_status("s2") == "idle");
+    let shutdown = env
+        .cmd(&["shutdown", "s2", "--timeout", "60"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("s2's on-shutdown command runs", T, || mark.exists());
+    assert_eq!(env.ok(&["kill", "s2"]).trim(), "s2 killed");
+    let out = shutdown.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}{err}");
+    assert_eq!(said.trim(), "s2 stopped", "{err}");
+    assert_eq!(env.member_status("s2"), "stopped");
+}
