@@ -34,27 +34,13 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
                 .into_iter()
                 .map(|(_, dead, ended)| (dead, ended))
                 .unzip();
-        if !ctx.json {
-            for ((name, ended), dead) in targets.iter().zip(&ended).zip(&dead) {
-                let open = match ended.left_open.as_slice() {
-                    [] => String::new(),
-                    panes => format!("; {}", leader::left_open_words(panes)),
-                };
-                if ended.before {
-                    crate::outln!("{name} was already stopped{open}");
-                } else if *dead && ended.left_open.is_empty() {
-                    crate::outln!("{name} was not running (dead); marked stopped");
-                } else {
-                    crate::outln!("{name} stopped (forced){open}");
-                }
-            }
-        }
         let already: Vec<Name> = targets
             .iter()
             .zip(&ended)
             .filter(|(_, e)| e.before)
             .map(|(n, _)| n.clone())
             .collect();
+        // One whose pane the user took over is said so, not "was not running".
         let was_dead: Vec<Name> = targets
             .iter()
             .zip(&dead)
@@ -62,6 +48,21 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             .filter(|((_, d), e)| **d && e.left_open.is_empty())
             .map(|((n, _), _)| n.clone())
             .collect();
+        if !ctx.json {
+            for (name, ended) in targets.iter().zip(&ended) {
+                let open = match ended.left_open.as_slice() {
+                    [] => String::new(),
+                    panes => format!("; {}", leader::left_open_words(panes)),
+                };
+                if already.contains(name) {
+                    crate::outln!("{name} was already stopped{open}");
+                } else if was_dead.contains(name) {
+                    crate::outln!("{name} was not running (dead); marked stopped");
+                } else {
+                    crate::outln!("{name} stopped (forced){open}");
+                }
+            }
+        }
         let left_open: Vec<(Name, Vec<String>)> = targets
             .iter()
             .zip(ended)

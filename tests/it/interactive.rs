@@ -419,11 +419,10 @@ fn a_program_that_clears_its_environment_and_ends_fails_its_spawn() {
 fn a_failed_tmux_call_during_the_first_look_does_not_fail_the_start() {
     let mut env = TestEnv::with_tmux();
     team(&env, "it-py-blip");
-    let armed = env.work.path().join("armed");
-    env.wrap_tmux(&format!(
-        "case \" $* \" in *' capture-pane '*) if [ -e '{armed}' ]; then rm -f '{armed}'; echo 'server exited unexpectedly' >&2; exit 1; fi;; esac\nexec \"$REAL\" \"$@\"",
-        armed = armed.display()
-    ));
+    let armed = env.tmux_client_on(
+        "capture-pane",
+        "echo 'server exited unexpectedly' >&2; exit 1",
+    );
     std::fs::write(&armed, "").unwrap();
     let out = spawn_repl(&env, "py", PYTHON, PROMPT);
     assert!(!armed.exists(), "no capture-pane went through the wrapper");

@@ -756,15 +756,7 @@ fn a_killed_client_leaves_no_placeholder(first: bool) {
     for i in 1..=before {
         t.ok(&["spawn", &format!("v{i}"), "--exec", ECHO]);
     }
-    std::fs::write(&armed, "").unwrap();
-    let out = t.run(&["spawn", "w", "--exec", ECHO]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !armed.exists(),
-        "tmux was never asked through the wrapper: {err}"
-    );
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(err.contains("killed by signal 9"), "{err}");
+    fails_when_armed(&t, &armed, "w", "killed by signal 9");
     let placeholders = || {
         let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_start_command}"]);
         String::from_utf8_lossy(&out.stdout)
@@ -813,19 +805,7 @@ fn a_spawn_whose_tmux_client_is_killed_after_the_split_leaves_nothing_running() 
     let team = t.ok(&["create", "spawnkill-client"]).trim().to_string();
     let armed = t.kill_tmux_client_after("split-window");
     t.ok(&["spawn", "w0", "--exec", ECHO]);
-    std::fs::write(&armed, "").unwrap();
-    let out = t.run(&["spawn", "w1", "--exec", ECHO]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    // The wrapper did its part: a test whose client was never killed proves nothing.
-    assert!(
-        !armed.exists(),
-        "the split never ran through the wrapper: {err}"
-    );
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        err.contains("the tmux client was killed by signal 9"),
-        "{err}"
-    );
+    fails_when_armed(&t, &armed, "w1", "the tmux client was killed by signal 9");
     let agent = format!("w1@{team}");
     failed_start_left_nothing(&t, &agent);
     let doctor = String::from_utf8_lossy(&t.run(&["doctor"]).stdout).into_owned();
@@ -907,6 +887,20 @@ fn a_forced_shutdown_during_a_spawn_waits_for_the_start_and_ends_what_it_placed(
     a_kill_during_a_spawn_waits_for_it("spawn-recorded", &["shutdown", "--force", "w"]);
 }
 
+/// `spawn NAME` with the tmux wrapper armed (`armed` written): it fails, exit 1, saying
+/// `says`; the wrapper fired (a test whose client was never hit proves nothing).
+fn fails_when_armed(t: &TestEnv, armed: &Path, name: &str, says: &str) {
+    std::fs::write(armed, "").unwrap();
+    let out = t.run(&["spawn", name, "--exec", ECHO]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !armed.exists(),
+        "tmux was never asked through the wrapper: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(err.contains(says), "{err}");
+}
+
 /// The panes of the server tagged for `agent`.
 fn tagged_panes(t: &TestEnv, agent: &str) -> usize {
     let out = t.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{@teamctl-agent}"]);
@@ -934,21 +928,12 @@ fn failed_start_left_nothing(t: &TestEnv, agent: &str) {
 fn a_split_said_to_fail_that_tmux_made_starts_no_second_worker() {
     let mut t = TestEnv::with_tmux();
     let team = t.ok(&["create", "spawnkill-said"]).trim().to_string();
-    let armed = t.work.path().join("say-no-space");
-    t.wrap_tmux(&format!(
-        "case \" $* \" in *' split-window '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; echo 'no space for new pane' >&2; exit 1; fi;; esac\nexec \"$REAL\" \"$@\"",
-        armed = armed.display()
-    ));
-    t.ok(&["spawn", "w0", "--exec", ECHO]);
-    std::fs::write(&armed, "").unwrap();
-    let out = t.run(&["spawn", "w1", "--exec", ECHO]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !armed.exists(),
-        "the split never ran through the wrapper: {err}"
+    let armed = t.tmux_client_on(
+        "split-window",
+        "\"$REAL\" \"$@\"; echo 'no space for new pane' >&2; exit 1",
     );
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(err.contains("made the pane all the same"), "{err}");
+    t.ok(&["spawn", "w0", "--exec", ECHO]);
+    fails_when_armed(&t, &armed, "w1", "made the pane all the same");
     let agent = format!("w1@{team}");
     failed_start_left_nothing(&t, &agent);
     t.ok(&["spawn", "w1", "--exec", ECHO]);
@@ -985,13 +970,7 @@ fn a_spawn_killed_as_it_fills_a_new_window_leaves_no_pane() {
             .collect::<Vec<_>>()
     };
     let before = panes();
-    std::fs::write(&armed, "").unwrap();
-    let out = t.run(&["spawn", "n1", "--exec", ECHO]);
-    assert!(
-        !armed.exists(),
-        "no respawn went through the wrapper: {out:?}"
-    );
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    fails_when_armed(&t, &armed, "n1", "");
     wait_until("n1's pane closed", WAIT, || panes() == before);
     let out = t.run(&["delete", "--force"]);
     let err = String::from_utf8_lossy(&out.stderr);

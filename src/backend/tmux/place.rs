@@ -360,17 +360,16 @@ fn fill_from(
                 };
             }
             Err(e) => {
-                if let Some(tag) = tag {
+                if tag.is_some() {
                     // The split failed, so the rest of the invocation did not run.
                     let _ = t.run(&[hook::unhook(session)]);
-                    if matches!(e, Fail::NoSpace(_) | Fail::Gone(_)) {
-                        made_anyway(t, tag, &e)?;
-                        continue;
-                    }
                 }
-                match e {
-                    Fail::NoSpace(_) | Fail::Gone(_) => continue,
-                    e @ Fail::Other(_) => return Err(e.into_error("split a team window")),
+                match (e, tag) {
+                    (e @ (Fail::NoSpace(_) | Fail::Gone(_)), Some(tag)) => {
+                        made_anyway(t, tag, &e)?;
+                    }
+                    (Fail::NoSpace(_) | Fail::Gone(_), None) => {}
+                    (e @ Fail::Other(_), _) => return Err(e.into_error("split a team window")),
                 }
             }
         }

@@ -170,15 +170,21 @@ impl TestEnv {
     }
 
     /// `wrap_tmux` with a client that, the next time it is given `subcommand` once the file it
-    /// returns exists, runs the real tmux for it and is then killed (SIGKILL: the server did
-    /// what it was asked, the caller hears nothing). The file is taken away as it fires.
-    pub fn kill_tmux_client_after(&mut self, subcommand: &str) -> PathBuf {
-        let armed = self.work.path().join(format!("kill-after-{subcommand}"));
+    /// returns exists, runs the shell text `instead` (`"$REAL" "$@"` there runs the real tmux
+    /// for it); the file is taken away as it fires. Otherwise it is the real tmux.
+    pub fn tmux_client_on(&mut self, subcommand: &str, instead: &str) -> PathBuf {
+        let armed = self.work.path().join(format!("armed-{subcommand}"));
         self.wrap_tmux(&format!(
-            "case \" $* \" in *' {subcommand} '*) if [ -e '{armed}' ]; then rm -f '{armed}'; \"$REAL\" \"$@\"; kill -9 $$; fi;; esac\nexec \"$REAL\" \"$@\"",
+            "case \" $* \" in *' {subcommand} '*) if [ -e '{armed}' ]; then rm -f '{armed}'; {instead}; fi;; esac\nexec \"$REAL\" \"$@\"",
             armed = armed.display()
         ));
         armed
+    }
+
+    /// `tmux_client_on` with a client that runs the real tmux for `subcommand` and is then
+    /// killed (SIGKILL: the server did what it was asked, the caller hears nothing).
+    pub fn kill_tmux_client_after(&mut self, subcommand: &str) -> PathBuf {
+        self.tmux_client_on(subcommand, "\"$REAL\" \"$@\"; kill -9 $$")
     }
 
     /// Teammates find the agent CLI in `bin_dir` first on their PATH and get `env` (what a
