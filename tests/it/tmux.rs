@@ -60,6 +60,18 @@ fn user_session(env: &TestEnv) -> String {
     .to_string()
 }
 
+/// `teamctl ARGS` as the leader runs it in pane `leader` of the private server (inside tmux).
+fn inside(env: &TestEnv, leader: &str, args: &[&str]) -> std::process::Command {
+    let socket = env
+        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let mut c = env.cmd(args);
+    c.env("TMUX", format!("{socket},1,0"))
+        .env("TMUX_PANE", leader);
+    c
+}
+
 fn ask(env: &TestEnv, name: &str, text: &str) -> String {
     env.ok(&["ask", name, text, "--timeout", "20"])
 }
@@ -143,18 +155,10 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
     assert_eq!(active().trim(), busy);
     let window = env.pane_format(&leader, "#{window_id}").unwrap();
     let window_options = env.tmux_ok(&["show-options", "-w", "-t", &window]);
-    let socket = env
-        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
-        .trim()
-        .to_string();
-    let tmux_env = format!("{socket},1,0");
     let t = team(&env, "tm-inside");
     // Once with only $TMUX naming the server, once with TEAMCTL_TMUX_SOCKET consistent.
-    let out = env
-        .cmd(&["spawn", "a", "--exec", ECHO])
+    let out = inside(&env, &leader, &["spawn", "a", "--exec", ECHO])
         .env_remove("TEAMCTL_TMUX_SOCKET")
-        .env("TMUX", &tmux_env)
-        .env("TMUX_PANE", &leader)
         .output()
         .unwrap();
     assert!(
@@ -162,10 +166,7 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = env
-        .cmd(&["spawn", "b", "--exec", ECHO])
-        .env("TMUX", &tmux_env)
-        .env("TMUX_PANE", &leader)
+    let out = inside(&env, &leader, &["spawn", "b", "--exec", ECHO])
         .output()
         .unwrap();
     assert!(
@@ -203,17 +204,10 @@ fn inside_tmux_teammates_split_off_the_leaders_pane_without_taking_focus() {
 fn inside_tmux_a_spawn_whose_client_is_killed_after_the_split_leaves_no_worker() {
     let mut env = TestEnv::with_tmux();
     let leader = user_session(&env);
-    let socket = env
-        .tmux_ok(&["display-message", "-p", "#{socket_path}"])
-        .trim()
-        .to_string();
-    let tmux_env = format!("{socket},1,0");
     let armed = env.kill_tmux_client_after("split-window");
     let t = team(&env, "tm-inside-killed");
     let spawn = |env: &TestEnv| {
-        env.cmd(&["spawn", "a", "--exec", ECHO])
-            .env("TMUX", &tmux_env)
-            .env("TMUX_PANE", &leader)
+        inside(env, &leader, &["spawn", "a", "--exec", ECHO])
             .output()
             .unwrap()
     };
@@ -242,6 +236,108 @@ fn inside_tmux_a_spawn_whose_client_is_killed_after_the_split_leaves_no_worker()
     assert!(out.status.success(), "{out:?}");
     assert_eq!(ask(&env, "a", "hi").trim(), "a got: hi");
     assert_eq!(env.workers_of(&agent).len(), 1);
+}
+
+/// The panes of the user's session `=user`, by id.
+fn user_panes(env: &TestEnv) -> String {
+    env.tmux_ok(&["list-panes", "-s", "-t", "=user", "-F", "#{pane_id}"])
+        .trim()
+        .to_string()
+}
+
+/// Inside tmux with the leader's window too narrow to split, a teammate goes to a new window
+/// of the leader's session. A spawn whose tmux client is killed once the server put the worker
+/// there left that pane dead in the user's session (the window keeps dead panes), untagged:
+/// its tags went on in a later call, so the failed start's sweep could not tell it was its
+/// (attacker QA 37). Now it is tagged as the worker goes in, and closed with the failed start.
+#[test]
+fn inside_tmux_a_spawn_killed_as_it_fills_a_window_of_the_users_session_leaves_nothing() {
+    let mut env = TestEnv::with_tmux();
+    let leader = env
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            "user",
+            "-x",
+            "30",
+            "-y",
+            "20",
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ])
+        .trim()
+        .to_string();
+    let armed = env.kill_tmux_client_after("respawn-pane");
+    let t = team(&env, "tm-inside-narrow");
+    let spawn = |env: &TestEnv| {
+        inside(env, &leader, &["spawn", "a", "--exec", ECHO])
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&armed, "").unwrap();
+    let out = spawn(&env);
+    assert!(
+        !armed.exists(),
+        "no respawn went through the wrapper: {out:?}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let agent = format!("a@{t}");
+    wait_until("a's worker ended", WAIT, || {
+        env.workers_of(&agent).is_empty()
+    });
+    wait_until(
+        "only the leader's pane left in the user's session",
+        WAIT,
+        || user_panes(&env) == leader,
+    );
+    let out = spawn(&env);
+    assert!(out.status.success(), "{out:?}");
+    let pane = env.pane_of(&t, "a");
+    assert_eq!(
+        env.pane_format(&pane, "#{session_name}").as_deref(),
+        Some("user")
+    );
+    assert_eq!(ask(&env, "a", "hi").trim(), "a got: hi");
+    assert_eq!(env.workers_of(&agent).len(), 1);
+}
+
+/// Inside tmux, a split of the leader's window that tmux made but whose client said "no space
+/// for new pane": spawn went on to a new window and started a second worker there, the first
+/// running on in an untagged pane of the user's window (attacker QA 37). Now a split there
+/// holds a placeholder until the worker goes in, and one said to have failed is closed: one
+/// worker, no placeholder left.
+#[test]
+fn inside_tmux_a_split_said_to_fail_that_tmux_made_leaves_one_worker_and_no_placeholder() {
+    let mut env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let armed = env.tmux_client_on(
+        "split-window",
+        "\"$REAL\" \"$@\"; echo 'no space for new pane' >&2; exit 1",
+    );
+    let t = team(&env, "tm-inside-said");
+    std::fs::write(&armed, "").unwrap();
+    let out = inside(&env, &leader, &["spawn", "a", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(
+        !armed.exists(),
+        "no split went through the wrapper: {out:?}"
+    );
+    assert!(out.status.success(), "{out:?}");
+    let agent = format!("a@{t}");
+    assert_eq!(ask(&env, "a", "hi").trim(), "a got: hi");
+    assert_eq!(env.workers_of(&agent).len(), 1, "a second worker started");
+    let window = env.pane_format(&leader, "#{window_id}").unwrap();
+    assert_eq!(
+        env.tmux_ok(&["list-panes", "-t", &window, "-F", "#{pane_id}"])
+            .trim(),
+        leader,
+        "the split said to have failed is still there"
+    );
+    let starts = env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_start_command}"]);
+    assert!(!starts.contains("TEAMCTL_PLACEHOLDER"), "{starts}");
 }
 
 #[test]

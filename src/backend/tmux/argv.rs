@@ -298,8 +298,23 @@ pub fn respawn(pane: &str, start: &Start) -> Vec<Cmd> {
 
 /// A new pane split off `target` without changing focus: side by side when `beside`.
 pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
+    let mut c = split(target, beside);
+    c.extend(start.words());
+    c
+}
+
+/// `split_window` holding `placeholder(team, by)`, for a pane that no hook tags as it is made
+/// (in the user's session): the worker goes in with its tags in one later call (`respawn`).
+pub fn split_placeholder(target: &str, beside: bool, team: &str, by: &str) -> Cmd {
+    let mut c = split(target, beside);
+    c.push("--".into());
+    c.extend(placeholder(team, by));
+    c
+}
+
+fn split(target: &str, beside: bool) -> Cmd {
     let dir = if beside { "-h" } else { "-v" };
-    let mut c = words(&[
+    words(&[
         "split-window",
         "-d",
         dir,
@@ -308,9 +323,7 @@ pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
         NEW_PANE_FORMAT,
         "-t",
         target,
-    ]);
-    c.extend(start.words());
-    c
+    ])
 }
 
 /// A new sibling window (not selected) in a session, holding `PLACEHOLDER`.

@@ -144,8 +144,22 @@ impl TmuxBackend {
         let team_tag = self.tag(launch.team.as_str());
         let team = team_tag.as_str();
         let agent_tag = self.tag(&launch.agent_id);
+        let script = hook::tag_script(
+            &agent_tag,
+            Some(nonce),
+            team,
+            &launch.color,
+            launch.member.as_str(),
+        );
+        let tag = place::Tagging {
+            script: script.as_deref(),
+            agent_id: &agent_tag,
+            nonce: Some(nonce),
+            color: &launch.color,
+            title: launch.member.as_str(),
+        };
         if let Some(leader) = &self.leader_pane
-            && let Some(p) = place::beside_leader(&self.tmux, leader, team, start)?
+            && let Some(p) = place::beside_leader(&self.tmux, leader, team, start, tag)?
         {
             return Ok(p);
         }
@@ -156,20 +170,6 @@ impl TmuxBackend {
             cwd: start.cwd,
             env: &[],
         };
-        let script = hook::tag_script(
-            &agent_tag,
-            Some(nonce),
-            team,
-            &launch.color,
-            launch.member.as_str(),
-        );
-        let tag = script.as_deref().map(|script| place::Tagging {
-            script,
-            agent_id: &agent_tag,
-            nonce: Some(nonce),
-            color: &launch.color,
-            title: launch.member.as_str(),
-        });
         // The last spawn's window, if it was on this server.
         let server = self.tmux.server.record();
         let hint = launch

@@ -1,6 +1,6 @@
 //! Where a new teammate's pane goes. Inside tmux: split off the leader's own pane (never the
 //! active one), later teammates beside the first, evened out; a full window overflows into a
-//! sibling window. Outside tmux: the detached session `teamctl-TEAM-HOMEKEY` (created on first
+//! sibling window; each pane there holds a placeholder until the worker goes in, tagged. Outside tmux: the detached session `teamctl-TEAM-HOMEKEY` (created on first
 //! use, tagged as the team's of this home, its first pane the leader console), tiled windows of at most
 //! `MAX_PANES` panes. Nothing takes focus. Every `team` here is the team's scoped tag
 //! (`argv::scoped`), never the bare name.
@@ -20,11 +20,13 @@ pub struct Placed {
     pub tagged: bool,
 }
 
-/// How to tag a new pane as it is split (`hook`): the hook script and the agent id it sets,
-/// and the values it sets (for a pane tagged by `argv::tag_pane` instead).
+/// How to tag a new pane: as it is split (`hook`), with the hook script and the agent id it
+/// sets, or with the values it sets (`argv::tag_pane`) in the call that puts the worker in a
+/// placeholder teamctl opened.
 #[derive(Debug, Clone, Copy)]
 pub struct Tagging<'a> {
-    pub script: &'a str,
+    /// `None`: no hook (a value the script cannot quote, or a session that is the user's).
+    pub script: Option<&'a str>,
     pub agent_id: &'a str,
     /// The placement's nonce (`argv::NONCE_OPTION`).
     pub nonce: Option<&'a str>,
@@ -62,7 +64,18 @@ fn new_pane(out: &str) -> Result<NewPane> {
 
 /// Split off the leader's pane `leader`, or beside the teammates already in its window.
 /// `None` when the leader's pane is not on this server (the caller goes detached).
-pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Result<Option<Placed>> {
+/// The leader's session is the user's: no hook there, so every pane made in it first holds a
+/// placeholder and is tagged in the call that puts the worker there (`put_worker`). Never a
+/// worker in an untagged pane: one whose start was cut short (its client killed after the
+/// split) would be left there dead, or running beside a second one when a split tmux made
+/// was said to have failed (attacker QA 37).
+pub fn beside_leader(
+    t: &Tmux,
+    leader: &str,
+    team: &str,
+    start: &Start,
+    tag: Tagging,
+) -> Result<Option<Placed>> {
     let home = match t.run(&[argv::pane_home(leader)]) {
         Ok(out) => out,
         Err(Fail::Gone(_)) => return Ok(None),
@@ -71,12 +84,21 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
     let Some((session, _window)) = argv::parse_home(&home, leader) else {
         return Ok(None);
     };
+    let tag = Tagging {
+        script: None,
+        ..tag
+    };
     let panes = t
         .run(&[argv::list_panes(leader)])
         .map_err(|e| e.into_error("list the leader's window"))?;
     let rows = argv::parse_pane_rows(&panes);
     if let Some((target, beside)) = argv::next_split(&rows, leader, team) {
-        let mut cmds = vec![argv::split_window(&target, beside, start)];
+        let mut cmds = vec![argv::split_placeholder(
+            &target,
+            beside,
+            team,
+            &argv::maker(),
+        )];
         if !beside {
             // Even out the teammates' column (tmux spreads the innermost uneven cell, here
             // the column holding `target` and the new pane).
@@ -84,23 +106,29 @@ pub fn beside_leader(t: &Tmux, leader: &str, team: &str, start: &Start) -> Resul
         }
         match t.run(&cmds) {
             Ok(out) => {
-                let pane = new_pane(&out)?;
+                let placeholder = new_pane(&out)?;
+                let pane = put_worker(t, &placeholder, team, start, tag)?;
                 return Ok(Some(Placed {
                     pane,
                     session: None,
-                    tagged: false,
+                    tagged: true,
                 }));
             }
-            Err(Fail::NoSpace(_)) => {}
-            Err(e) => return Err(e.into_error("split the leader's window")),
+            Err(e) => {
+                // A placeholder the server made all the same is closed before trying
+                // elsewhere.
+                close_own_placeholders(t, team);
+                if !matches!(e, Fail::NoSpace(_)) {
+                    return Err(e.into_error("split the leader's window"));
+                }
+            }
         }
     }
-    // The leader's own session is the user's: no hook there.
-    fill(t, &session, team, start, None).map(|(pane, _)| {
+    fill(t, &session, team, start, tag).map(|(pane, tagged)| {
         Some(Placed {
             pane,
             session: None,
-            tagged: false,
+            tagged,
         })
     })
 }
@@ -114,16 +142,16 @@ pub fn detached(
     team: &str,
     start: &Start,
     console: &Start,
-    tag: Option<Tagging>,
+    tag: Tagging,
     hint: Option<Hint>,
 ) -> Result<Placed> {
     let name = argv::session_name(team);
     let target = argv::exact_session(&name);
-    let hinted = match (tag, hint) {
-        (Some(tag), Some(h)) if h.panes < MAX_PANES => {
-            split_hinted(t, &target, team, h.window, start, tag)?
+    let hinted = match (tag.script, hint) {
+        (Some(script), Some(h)) if h.panes < MAX_PANES => {
+            split_hinted(t, &target, team, h.window, start, tag, script)?
         }
-        (Some(tag), Some(_)) => window_hinted(t, &target, team, start, tag)?,
+        (_, Some(h)) if h.panes >= MAX_PANES => window_hinted(t, &target, team, start, tag)?,
         _ => None,
     };
     if let Some((pane, tagged)) = hinted {
@@ -202,9 +230,10 @@ fn split_hinted(
     window: &str,
     start: &Start,
     tag: Tagging,
+    script: &str,
 ) -> Result<Option<(NewPane, bool)>> {
     let mut cmds = vec![argv::window_guard(window, team)];
-    cmds.extend(hook::split_tagged(session, window, start, tag.script));
+    cmds.extend(hook::split_tagged(session, window, start, script));
     match t.run(&cmds) {
         Ok(out) => hook::parse_split(after_guard(&out), tag.agent_id)
             .map(Some)
@@ -318,7 +347,7 @@ fn fill(
     session: &str,
     team: &str,
     start: &Start,
-    tag: Option<Tagging>,
+    tag: Tagging,
 ) -> Result<(NewPane, bool)> {
     let windows = t
         .run(&[argv::list_windows(session)])
@@ -327,14 +356,15 @@ fn fill(
 }
 
 /// `fill`, given the session's windows as `list_windows` printed them. Says whether the new
-/// pane was tagged (`tag` given and the hook tagged exactly that pane).
+/// pane was tagged: always, but for a hook that tagged another pane than the one split.
+/// Without a hook script the split holds a placeholder until `put_worker`.
 fn fill_from(
     t: &Tmux,
     session: &str,
     team: &str,
     start: &Start,
     windows: &str,
-    tag: Option<Tagging>,
+    tag: Tagging,
 ) -> Result<(NewPane, bool)> {
     let ours: Vec<String> = argv::parse_rows(windows)
         .iter()
@@ -343,35 +373,40 @@ fn fill_from(
         .map(|(id, _, _)| id)
         .collect();
     for window in ours.iter().rev() {
-        let cmds = match tag {
-            Some(tag) => hook::split_tagged(session, window, start, tag.script),
+        let cmds = match tag.script {
+            Some(script) => hook::split_tagged(session, window, start, script),
             None => vec![
-                argv::split_window(window, false, start),
+                argv::split_placeholder(window, false, team, &argv::maker()),
                 argv::select_layout(window, "tiled"),
             ],
         };
-        match t.run(&cmds) {
-            Ok(out) => {
-                return match tag {
-                    Some(tag) => hook::parse_split(&out, tag.agent_id).ok_or_else(|| {
-                        Error::failed(format!("tmux printed an unexpected pane: {out:?}"))
-                    }),
-                    None => new_pane(&out).map(|p| (p, false)),
-                };
+        let e = match (t.run(&cmds), tag.script) {
+            (Ok(out), Some(_)) => {
+                return hook::parse_split(&out, tag.agent_id).ok_or_else(|| {
+                    Error::failed(format!("tmux printed an unexpected pane: {out:?}"))
+                });
             }
-            Err(e) => {
-                if tag.is_some() {
-                    // The split failed, so the rest of the invocation did not run.
-                    let _ = t.run(&[hook::unhook(session)]);
-                }
-                match (e, tag) {
-                    (e @ (Fail::NoSpace(_) | Fail::Gone(_)), Some(tag)) => {
-                        made_anyway(t, tag, &e)?;
-                    }
-                    (Fail::NoSpace(_) | Fail::Gone(_), None) => {}
-                    (e @ Fail::Other(_), _) => return Err(e.into_error("split a team window")),
-                }
+            (Ok(out), None) => {
+                let placeholder = new_pane(&out)?;
+                return put_worker(t, &placeholder, team, start, tag).map(|p| (p, true));
             }
+            (Err(e), Some(_)) => {
+                // The split failed, so the rest of the invocation did not run.
+                let _ = t.run(&[hook::unhook(session)]);
+                if matches!(e, Fail::NoSpace(_) | Fail::Gone(_)) {
+                    made_anyway(t, tag, &e)?;
+                }
+                e
+            }
+            (Err(e), None) => {
+                // A placeholder the server made all the same is closed before trying
+                // elsewhere.
+                close_own_placeholders(t, team);
+                e
+            }
+        };
+        if let e @ Fail::Other(_) = e {
+            return Err(e.into_error("split a team window"));
         }
     }
     let out = t
@@ -389,9 +424,8 @@ fn fill_from(
     // Tagged in the same invocation as the worker is put there, as `window_hinted` does:
     // tagged later, a start whose client was killed in between left an untagged pane that
     // nothing could tell was its (attacker QA: dead, kept, and `delete` kept the session).
-    let tags = tag.map(|tag| tag.pane_tags(&placeholder.pane, team));
-    let tagged = tags.is_some();
-    start_in(t, &placeholder, team, start, tags.unwrap_or_default()).map(|p| (p, tagged))
+    let tags = tag.pane_tags(&placeholder.pane, team);
+    start_in(t, &placeholder, team, start, tags).map(|p| (p, true))
 }
 
 /// Close the placeholders this process made for `team` on `t`'s server (`argv::maker`): a
@@ -423,7 +457,39 @@ fn start_in(
     start: &Start,
     then: Vec<Cmd>,
 ) -> Result<NewPane> {
-    let mut cmds = argv::own_window(&placeholder.window, team);
+    respawn_in(
+        t,
+        placeholder,
+        argv::own_window(&placeholder.window, team),
+        start,
+        then,
+    )
+}
+
+/// Put the worker in a placeholder split off a window teamctl does not set up (the user's),
+/// tagged in the same invocation: its tags, `remain-on-exit` among them, are on before
+/// anything can see the worker run or end.
+fn put_worker(
+    t: &Tmux,
+    placeholder: &NewPane,
+    team: &str,
+    start: &Start,
+    tag: Tagging,
+) -> Result<NewPane> {
+    let tags = tag.pane_tags(&placeholder.pane, team);
+    respawn_in(t, placeholder, Vec::new(), start, tags)
+}
+
+/// `before`, the worker (or console) respawned into `placeholder`, then `then`: one
+/// invocation.
+fn respawn_in(
+    t: &Tmux,
+    placeholder: &NewPane,
+    before: Vec<Cmd>,
+    start: &Start,
+    then: Vec<Cmd>,
+) -> Result<NewPane> {
+    let mut cmds = before;
     cmds.extend(argv::respawn(&placeholder.pane, start));
     cmds.extend(then);
     match t.run(&cmds) {
