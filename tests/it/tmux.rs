@@ -340,6 +340,106 @@ fn inside_tmux_a_split_said_to_fail_that_tmux_made_leaves_one_worker_and_no_plac
     assert!(!starts.contains("TEAMCTL_PLACEHOLDER"), "{starts}");
 }
 
+/// Attacker QA 38: a spawn inside tmux unzoomed the user's zoomed pane (a plain split, and
+/// the spread after it, unzoom the window). Now the window stays zoomed on the user's pane,
+/// which stays the active one, and the teammate answers.
+#[test]
+fn inside_tmux_a_spawn_keeps_the_users_zoomed_pane_zoomed() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session(&env);
+    let busy = env
+        .tmux_ok(&["split-window", "-t", &leader, "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["resize-pane", "-Z", "-t", &busy]);
+    let zoom = || {
+        env.pane_format(&busy, "#{window_zoomed_flag} #{pane_active}")
+            .unwrap()
+    };
+    assert_eq!(zoom(), "1 1");
+    team(&env, "tm-zoomed");
+    for n in ["a", "b"] {
+        let out = inside(&env, &leader, &["spawn", n, "--exec", ECHO])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(zoom(), "1 1", "spawning {n} unzoomed the user's pane");
+    }
+    assert_eq!(ask(&env, "b", "hi").trim(), "b got: hi");
+}
+
+/// Attacker QA 38: a window teamctl opened in the user's session (the leader's window too
+/// narrow), into which the user split a pane of their own, kept teamctl's tags and settings
+/// after `delete`: the user's pane stayed dead when its program ended, and a new team of the
+/// same name filled the window again. Now they come off with the team.
+#[test]
+fn delete_takes_teamctls_tags_off_its_window_in_the_users_session_left_for_the_users_pane() {
+    let env = TestEnv::with_tmux();
+    let leader = env
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            "user",
+            "-x",
+            "30",
+            "-y",
+            "20",
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ])
+        .trim()
+        .to_string();
+    let t = team(&env, "tm-inside-kept");
+    let out = inside(&env, &leader, &["spawn", "a", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let window = env
+        .pane_format(&env.pane_of(&t, "a"), "#{window_id}")
+        .unwrap();
+    let mine = env
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-t",
+            &window,
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ])
+        .trim()
+        .to_string();
+    let out = inside(&env, &leader, &["delete", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let options = env.tmux_ok(&["show-options", "-w", "-t", &window]);
+    assert!(
+        !options.contains("teamctl") && !options.contains("remain-on-exit"),
+        "{options}"
+    );
+    // The user's pane ends as their own settings say: closed.
+    env.tmux_ok(&["respawn-pane", "-k", "-t", &mine, "true"]);
+    wait_until("the user's pane closed as it ended", WAIT, || {
+        !env.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .any(|p| p == mine)
+    });
+    let t = team(&env, "tm-inside-kept");
+    let out = inside(&env, &leader, &["spawn", "b", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_ne!(
+        env.pane_format(&env.pane_of(&t, "b"), "#{window_id}")
+            .unwrap(),
+        window,
+        "the new team took the user's window"
+    );
+}
+
 #[test]
 fn a_custom_prefix_and_a_slow_shell_change_nothing() {
     let env = TestEnv::with_tmux();

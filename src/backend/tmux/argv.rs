@@ -40,8 +40,9 @@ pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_
 /// prints the format without one), so the pane id is printed back and checked.
 pub const STATE_FORMAT: &str =
     "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}\t#{@teamctl-nonce}";
-/// Where a pane is: pane id (checked, as above), session id, window id.
-pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id}";
+/// Where a pane is: pane id (checked, as above), session id, window id, and whether that
+/// window is zoomed.
+pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id} #{window_zoomed_flag}";
 /// The border label on windows teamctl created: the name in the member's colour.
 pub const BORDER_FORMAT: &str =
     " #[fg=#{@teamctl-color},bold]#{@teamctl-name}#[default]#{?pane_dead, (exited),} ";
@@ -305,8 +306,12 @@ pub fn split_window(target: &str, beside: bool, start: &Start) -> Cmd {
 
 /// `split_window` holding `placeholder(team, by)`, for a pane that no hook tags as it is made
 /// (in the user's session): the worker goes in with its tags in one later call (`respawn`).
-pub fn split_placeholder(target: &str, beside: bool, team: &str, by: &str) -> Cmd {
+/// `zoomed`: the window is, and stays so (`-Z`; a plain split unzooms it, attacker QA 38).
+pub fn split_placeholder(target: &str, beside: bool, zoomed: bool, team: &str, by: &str) -> Cmd {
     let mut c = split(target, beside);
+    if zoomed {
+        c.push("-Z".into());
+    }
     c.push("--".into());
     c.extend(placeholder(team, by));
     c
@@ -722,11 +727,56 @@ pub fn untag_session(
     // And the window settings teamctl gave them (`own_window`): the user's panes left there
     // end, and show their borders, as the user's own settings say (QA: they stayed dead).
     for w in own {
-        for opt in OWN_WINDOW_SETTINGS {
-            cmds.push(words(&["set-option", "-w", "-u", "-t", w, opt]));
-        }
+        cmds.extend(own_settings_off(w));
     }
     cmds
+}
+
+/// Take teamctl's tags and window settings off a window it made for `team` in a session of
+/// the user's (inside tmux, the leader's own session), left open because the user's panes
+/// are there when the team goes (attacker QA 38: the user's panes stayed dead, and a new team
+/// of the same name filled the window again).
+pub fn untag_window(window: &str, team: &str) -> Vec<Cmd> {
+    let mut cmds: Vec<Cmd> = [TEAM_OPTION, team_key(team).as_str()]
+        .iter()
+        .map(|opt| words(&["set-option", "-w", "-u", "-t", window, opt]))
+        .collect();
+    cmds.extend(own_settings_off(window));
+    cmds
+}
+
+/// Unset what `own_window` set on `window` beyond the tags.
+fn own_settings_off(window: &str) -> Vec<Cmd> {
+    OWN_WINDOW_SETTINGS
+        .iter()
+        .map(|opt| words(&["set-option", "-w", "-u", "-t", window, opt]))
+        .collect()
+}
+
+/// Every window of the server with its session's name and whether it carries `team`'s key
+/// (`team_key`) (`parse_keyed_windows`).
+pub fn keyed_windows(team: &str) -> Cmd {
+    words(&[
+        "list-windows",
+        "-a",
+        "-F",
+        &format!(
+            "#{{window_id}} #{{?#{{{}}},1,0}} #{{session_name}}",
+            team_key(team)
+        ),
+    ])
+}
+
+/// The windows `keyed_windows` printed as carrying the key, with their session's name (a
+/// window linked into two sessions is listed twice, once for each).
+pub fn parse_keyed_windows(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let (id, keyed, session) = (it.next()?, it.next()?, it.next()?);
+            (id.starts_with('@') && keyed == "1").then(|| (id.to_string(), session.to_string()))
+        })
+        .collect()
 }
 
 /// Rename a session (`rename-session`): fails with "duplicate session" when `name` is taken.
@@ -1057,15 +1107,28 @@ pub fn parse_pane_states(out: &str) -> Vec<(String, PaneState)> {
         .collect()
 }
 
-/// (session id, window id) of `pane`, `None` when the output is not about it.
-pub fn parse_home(out: &str, pane: &str) -> Option<(String, String)> {
+/// Where a pane is (`HOME_FORMAT`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    pub session: String,
+    pub window: String,
+    /// The window is zoomed (on one of the user's panes, as a rule).
+    pub zoomed: bool,
+}
+
+/// The `Home` of `pane`, `None` when the output is not about it.
+pub fn parse_home(out: &str, pane: &str) -> Option<Home> {
     let mut it = out.trim().split(' ');
     if it.next()? != pane {
         return None;
     }
     let session = it.next().filter(|s| s.starts_with('$'))?;
     let window = it.next().filter(|w| w.starts_with('@'))?;
-    Some((session.to_string(), window.to_string()))
+    Some(Home {
+        session: session.to_string(),
+        window: window.to_string(),
+        zoomed: it.next() == Some("1"),
+    })
 }
 
 /// A pane row of `list_panes`.
@@ -1700,8 +1763,16 @@ mod tests {
         assert_eq!(parse_state("%4 0 42 42 bob@t", "%3"), None);
         assert_eq!(parse_state("", "%3"), None);
         assert_eq!(
-            parse_home("%1 $2 @3\n", "%1"),
-            Some(("$2".into(), "@3".into()))
+            parse_home("%1 $2 @3 0\n", "%1"),
+            Some(Home {
+                session: "$2".into(),
+                window: "@3".into(),
+                zoomed: false
+            })
+        );
+        assert_eq!(
+            parse_home("%1 $2 @3 1\n", "%1").map(|h| h.zoomed),
+            Some(true)
         );
         assert_eq!(parse_home("  \n", "%1"), None);
         let rows = parse_rows("@1 3 t\n@2 8 \n");

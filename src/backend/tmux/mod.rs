@@ -811,6 +811,7 @@ pub fn forget_session_of(
         for pane in &panes.foreign {
             let _ = t.run(&argv::untag_pane(pane, Untag::Foreign));
         }
+        let team_sessions: Vec<String> = sessions.iter().map(|s| (*s).clone()).collect();
         for name in sessions {
             let target = argv::exact_session(name);
             // A pane the user split into the session, or respawned there, is theirs: then
@@ -826,8 +827,28 @@ pub fn forget_session_of(
                 });
             }
         }
+        untag_windows_left(&t, &tag, &team_sessions);
     }
     left
+}
+
+/// The windows teamctl made for the team in sessions of the user's (inside tmux, the
+/// leader's own), still there once teamctl's panes closed because the user's panes are: their
+/// tags and settings come off (`argv::untag_window`). The team's own sessions (`team`) were
+/// seen to already. One listing; one invocation per window left.
+fn untag_windows_left(t: &Tmux, tag: &str, team: &[String]) {
+    let Ok(out) = t.run(&[argv::keyed_windows(tag)]) else {
+        return;
+    };
+    let mut windows: Vec<String> = argv::parse_keyed_windows(&out)
+        .into_iter()
+        .filter(|(_, session)| !team.contains(session))
+        .map(|(window, _)| window)
+        .collect();
+    windows.dedup();
+    for window in windows {
+        let _ = t.run(&argv::untag_window(&window, tag));
+    }
 }
 
 /// Kill teamctl's panes of a team (`ours`), each only while it runs the process it ran when

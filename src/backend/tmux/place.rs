@@ -62,6 +62,12 @@ fn new_pane(out: &str) -> Result<NewPane> {
         .ok_or_else(|| Error::failed(format!("tmux printed an unexpected pane: {out:?}")))
 }
 
+/// The placeholder a split printed; when what it printed is not a pane, the placeholders
+/// this process made are closed (the split may have made one all the same).
+fn placeholder_made(t: &Tmux, team: &str, out: &str) -> Result<NewPane> {
+    new_pane(out).inspect_err(|_| close_own_placeholders(t, team))
+}
+
 /// Split off the leader's pane `leader`, or beside the teammates already in its window.
 /// `None` when the leader's pane is not on this server (the caller goes detached).
 /// The leader's session is the user's: no hook there, so every pane made in it first holds a
@@ -81,7 +87,10 @@ pub fn beside_leader(
         Err(Fail::Gone(_)) => return Ok(None),
         Err(e) => return Err(e.into_error("find the leader's pane")),
     };
-    let Some((session, _window)) = argv::parse_home(&home, leader) else {
+    let Some(argv::Home {
+        session, zoomed, ..
+    }) = argv::parse_home(&home, leader)
+    else {
         return Ok(None);
     };
     let tag = Tagging {
@@ -96,17 +105,19 @@ pub fn beside_leader(
         let mut cmds = vec![argv::split_placeholder(
             &target,
             beside,
+            zoomed,
             team,
             &argv::maker(),
         )];
-        if !beside {
+        if !beside && !zoomed {
             // Even out the teammates' column (tmux spreads the innermost uneven cell, here
-            // the column holding `target` and the new pane).
+            // the column holding `target` and the new pane). Not in a zoomed window, which
+            // that would unzoom.
             cmds.push(argv::spread(&target));
         }
         match t.run(&cmds) {
             Ok(out) => {
-                let placeholder = new_pane(&out)?;
+                let placeholder = placeholder_made(t, team, &out)?;
                 let pane = put_worker(t, &placeholder, team, start, tag)?;
                 return Ok(Some(Placed {
                     pane,
@@ -193,7 +204,7 @@ pub fn detached(
         ];
         match t.run(&cmds) {
             Ok(out) => {
-                let first = new_pane(&out)?;
+                let first = placeholder_made(t, team, &out)?;
                 crate::pause::at("session-made");
                 // Marked as teamctl's, so `delete` can tell it from a pane the user split
                 // into the session (`forget_session`).
@@ -309,7 +320,7 @@ fn window_hinted(
             return Err(e.into_error("open a new team window"));
         }
     };
-    let placeholder = new_pane(after_guard(&out))?;
+    let placeholder = placeholder_made(t, team, after_guard(&out))?;
     let tags = tag.pane_tags(&placeholder.pane, team);
     start_in(t, &placeholder, team, start, tags).map(|p| Some((p, true)))
 }
@@ -376,7 +387,7 @@ fn fill_from(
         let cmds = match tag.script {
             Some(script) => hook::split_tagged(session, window, start, script),
             None => vec![
-                argv::split_placeholder(window, false, team, &argv::maker()),
+                argv::split_placeholder(window, false, false, team, &argv::maker()),
                 argv::select_layout(window, "tiled"),
             ],
         };
@@ -387,7 +398,7 @@ fn fill_from(
                 });
             }
             (Ok(out), None) => {
-                let placeholder = new_pane(&out)?;
+                let placeholder = placeholder_made(t, team, &out)?;
                 return put_worker(t, &placeholder, team, start, tag).map(|p| (p, true));
             }
             (Err(e), Some(_)) => {
@@ -420,7 +431,7 @@ fn fill_from(
             close_own_placeholders(t, team);
             e.into_error("open a new team window")
         })?;
-    let placeholder = new_pane(&out)?;
+    let placeholder = placeholder_made(t, team, &out)?;
     // Tagged in the same invocation as the worker is put there, as `window_hinted` does:
     // tagged later, a start whose client was killed in between left an untagged pane that
     // nothing could tell was its (attacker QA: dead, kept, and `delete` kept the session).
