@@ -94,7 +94,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds to wait for shutdown responses' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
@@ -127,7 +127,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds to wait for shutdown responses' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
@@ -197,7 +197,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds to wait for the reply' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait for the reply' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
@@ -248,7 +248,7 @@ magenta\t''
 cyan\t''
 red\t''
 white\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds to wait before giving up (exit 1)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait before giving up (exit 1); 0 looks once' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
@@ -266,7 +266,7 @@ cyan\t''
 red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds to wait for the answers before giving up (exit 1)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for the answers before giving up (exit 1)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l all -d 'Stop every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Kill without the handshake'

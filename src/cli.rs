@@ -240,8 +240,8 @@ pub struct DeleteArgs {
     /// Kill teammates instead of asking them to stop
     #[arg(long)]
     pub force: bool,
-    /// Seconds to wait for shutdown responses
-    #[arg(long, default_value_t = 30)]
+    /// Seconds (or a duration: 90s, 2m) to wait for shutdown responses
+    #[arg(long, default_value_t = 30, value_name = "S", value_parser = crate::domain::time::parse_timeout)]
     pub timeout: u64,
 }
 
@@ -342,8 +342,8 @@ pub struct AskArgs {
     pub name: String,
     /// The question (from stdin when absent)
     pub text: Option<String>,
-    /// Seconds to wait for the reply
-    #[arg(long, default_value_t = 300)]
+    /// Seconds (or a duration: 90s, 10m) to wait for the reply
+    #[arg(long, default_value_t = 300, value_name = "S", value_parser = crate::domain::time::parse_timeout)]
     pub timeout: u64,
     /// Print the reply's bytes unchanged, control characters and escape sequences included
     /// (by default they are shown escaped, so a reply cannot drive the terminal)
@@ -382,8 +382,8 @@ pub struct WaitArgs {
     /// Wait for every teammate
     #[arg(long)]
     pub all: bool,
-    /// Seconds to wait before giving up (exit 1)
-    #[arg(long, default_value_t = 600)]
+    /// Seconds (or a duration: 90s, 10m) to wait before giving up (exit 1); 0 looks once
+    #[arg(long, default_value_t = 600, value_name = "S", value_parser = crate::domain::time::parse_any_secs)]
     pub timeout: u64,
 }
 
@@ -399,8 +399,8 @@ pub struct ShutdownArgs {
     /// Why, passed on in the request
     #[arg(long)]
     pub reason: Option<String>,
-    /// Seconds to wait for the answers before giving up (exit 1)
-    #[arg(long, default_value_t = 30)]
+    /// Seconds (or a duration: 90s, 2m) to wait for the answers before giving up (exit 1)
+    #[arg(long, default_value_t = 30, value_name = "S", value_parser = crate::domain::time::parse_timeout)]
     pub timeout: u64,
     /// Kill without the handshake
     #[arg(long)]

@@ -40,12 +40,6 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
             _ => e,
         }
     })?;
-    if args.timeout == 0 {
-        // It would send, then fail at once: the answer could never be waited for.
-        return Err(Error::bad(
-            "ask --timeout must be at least 1 second; to send without waiting, use `teamctl send`",
-        ));
-    }
     if target == me {
         return Err(Error::bad(format!(
             "{me} cannot ask itself: no worker of yours would answer; ask a teammate"

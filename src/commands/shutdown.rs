@@ -26,6 +26,11 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         super::named::teammates(ctx, &config, &args.names, "shutdown", "shut down")?
     };
     ctx.reconcile(&*store)?;
+    if targets.is_empty() && !ctx.json {
+        // `--all` of a team with no teammates: nothing to do, said (it was silent).
+        crate::outln!("{} has no teammates; nothing to shut down", config.name);
+        return Ok(());
+    }
     if args.force {
         // All of them at once: marked stopped in one write, their workers ended together (one
         // grace for all, one walk of /proc; member by member, 1,000 took five minutes).
@@ -144,6 +149,10 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         outcome.left_open.extend(more.left_open);
         outcome.interrupted = more.interrupted;
     }
+    // Said in the order given (or the team's, with --all), not the order the answers came.
+    outcome
+        .stopped
+        .sort_by_key(|n| targets.iter().position(|t| t == n));
     if ctx.json {
         ctx.print_json(&outcome.to_json());
     } else {

@@ -94,8 +94,16 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             }
             settled_as.push(serde_json::json!({ "name": name.as_str(), "status": status }));
         }
+        // With --json the members are printed whatever the outcome: a script told "died" or
+        // "timed out" on stderr still reads who stands where (new-user QA: nothing on stdout).
+        let print = || {
+            if ctx.json {
+                ctx.print_json(&serde_json::json!({ "members": settled_as }));
+            }
+        };
         if pending.is_empty() {
             if !dead.is_empty() {
+                print();
                 return Err(Error::failed(died(&dead)));
             }
             if !approving.is_empty() {
@@ -108,12 +116,11 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                     approving.join(", ")
                 );
             }
-            if ctx.json {
-                ctx.print_json(&serde_json::json!({ "members": settled_as }));
-            }
+            print();
             return Ok(());
         }
         if Instant::now() >= deadline {
+            print();
             let waits: String = waits.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::failed(format!(
                 "timed out after {} s waiting for {}{waits}",

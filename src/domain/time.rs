@@ -48,29 +48,47 @@ mod tests {
 /// A number of seconds as people write it: whole seconds (`600`) or a duration (`90s`,
 /// `10m`, `1h 30m`); at least one second. `spawn --turn-timeout` and `up`'s file share it.
 pub fn parse_secs(s: &str) -> Result<u64, String> {
-    let bad = |what: &str| {
-        format!("{what}: give seconds (600) or a duration such as \"90s\", \"10m\", \"1h\"")
-    };
-    let s = s.trim();
-    let secs = match s.parse::<u64>() {
-        Ok(n) => n,
-        Err(_) => {
-            let d = humantime::parse_duration(s).map_err(|_| bad(&format!("{s:?}")))?;
-            if d.subsec_nanos() != 0 {
-                return Err(bad(&format!("{s:?} is not whole seconds")));
-            }
-            d.as_secs()
-        }
-    };
-    if secs == 0 {
-        return Err(ZERO_SECS.into());
+    match parse_any_secs(s)? {
+        0 => Err(ZERO_SECS.into()),
+        n => Ok(n),
     }
-    Ok(secs)
 }
 
 /// Why a timeout of 0 is refused: it is not "no limit" (leaving the option out is).
 pub const ZERO_SECS: &str =
     "must be at least 1 second, not 0 (leave it out for no limit; a huge one means none too)";
+
+/// The `--timeout` of a command that waits for answers (`ask`, `shutdown`, `delete`): as
+/// `parse_secs`, but its default is a limit, and 0 would give up before anyone could answer
+/// (new-user QA: `shutdown --timeout 0` sent the request, then said nobody answered).
+pub fn parse_timeout(s: &str) -> Result<u64, String> {
+    match parse_any_secs(s)? {
+        0 => Err(ZERO_TIMEOUT.into()),
+        n => Ok(n),
+    }
+}
+
+/// Why `parse_timeout` refuses 0.
+pub const ZERO_TIMEOUT: &str = "must be at least 1 second, not 0: nothing can answer in no time \
+     (`teamctl send` and `teamctl shutdown --no-wait` return without waiting)";
+
+/// `wait --timeout`: as `parse_secs`, 0 included (look once, now).
+pub fn parse_any_secs(s: &str) -> Result<u64, String> {
+    let bad = |what: &str| {
+        format!("{what}: give seconds (600) or a duration such as \"90s\", \"10m\", \"1h\"")
+    };
+    let s = s.trim();
+    match s.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_) => {
+            let d = humantime::parse_duration(s).map_err(|_| bad(&format!("{s:?}")))?;
+            if d.subsec_nanos() != 0 {
+                return Err(bad(&format!("{s:?} is not whole seconds")));
+            }
+            Ok(d.as_secs())
+        }
+    }
+}
 
 #[cfg(test)]
 mod parse_tests {
@@ -86,5 +104,17 @@ mod parse_tests {
         assert!(parse_secs("1.5s").is_err());
         assert!(parse_secs("five minutes").is_err());
         assert!(parse_secs("-3").is_err());
+    }
+
+    #[test]
+    fn a_timeout_for_answers_is_never_0_and_a_wait_may_be() {
+        use super::{parse_any_secs, parse_timeout};
+        assert_eq!(parse_timeout("30"), Ok(30));
+        assert_eq!(parse_timeout("2m"), Ok(120));
+        assert!(parse_timeout("0").is_err_and(|e| e.contains("--no-wait")));
+        assert!(parse_timeout("0s").is_err());
+        assert_eq!(parse_any_secs("0"), Ok(0));
+        assert_eq!(parse_any_secs("1h"), Ok(3600));
+        assert!(parse_any_secs("soon").is_err());
     }
 }

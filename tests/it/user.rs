@@ -2773,3 +2773,78 @@ fn a_shutdown_whose_teammate_is_killed_meanwhile_says_it_stopped() {
     assert_eq!(said.trim(), "s2 stopped", "{err}");
     assert_eq!(env.member_status("s2"), "stopped");
 }
+
+/// New-user QA 37: `shutdown --timeout 0` sent the requests, then said nobody answered; now a
+/// timeout of 0 is bad input that sends nothing (timeouts take durations, as --turn-timeout
+/// does, and `wait --timeout 0` looks once). `shutdown --all` of a team without teammates said
+/// nothing; `shutdown b a` said them in the order they answered; `wait --json` of a dead
+/// teammate printed nothing on stdout.
+#[test]
+fn timeouts_of_0_are_refused_and_shutdown_and_wait_say_what_they_did() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let none = env.ok(&["shutdown", "--all"]);
+    assert!(none.contains("alpha has no teammates"), "{none}");
+    let gate = env.work.path().join("let-b-go");
+    env.ok(&["spawn", "a", "--backend", "process", "--exec", "cat"]);
+    env.ok(&[
+        "spawn",
+        "b",
+        "--backend",
+        "process",
+        "--exec",
+        "cat",
+        "--on-shutdown",
+        &format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display()),
+    ]);
+    for args in [
+        &["shutdown", "b", "--timeout", "0"][..],
+        &["shutdown", "--all", "--timeout", "0s"],
+        &["delete", "--timeout", "0"],
+        &["ask", "a", "hi", "--timeout", "0"],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains("at least 1 second"), "{args:?}: {err}");
+    }
+    assert!(
+        env.inbox("alpha", "b")
+            .iter()
+            .all(|m| m["type"] != "shutdown_request"),
+        "a refused shutdown sent its request"
+    );
+    assert_eq!(env.ok(&["ask", "a", "hi", "--timeout", "1m"]).trim(), "hi");
+    let out = env.ok(&["wait", "a", "b", "--timeout", "0"]);
+    assert_eq!(out, "");
+    // b answers only once a has stopped: the answers come a, b.
+    let shutdown = env
+        .cmd(&["shutdown", "b", "a"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiter = std::thread::spawn(move || shutdown.wait_with_output().unwrap());
+    wait_until("a stopped", T, || env.member_status("a") == "stopped");
+    std::fs::write(&gate, "").unwrap();
+    let out = waiter.join().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "b stopped\na stopped\n"
+    );
+    env.ok(&["spawn", "c", "--backend", "process", "--exec", "cat"]);
+    wait_until("c idle", T, || env.member_status("c") == "idle");
+    let pid = env.member("c")["pid"].as_u64().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_until("c dead", T, || env.member_status("c") == "dead");
+    let out = env.run(&["--json", "wait", "c"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let shown = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(shown["members"][0]["name"], "c");
+    assert_eq!(shown["members"][0]["status"], "dead");
+}
