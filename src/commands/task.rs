@@ -314,8 +314,12 @@ fn update(ctx: &Ctx, args: &TaskUpdateArgs) -> Result<()> {
     if ctx.json {
         ctx.print_json(&task_json(&list, &task));
     } else {
-        let owner = task.owner.as_ref().map_or("nobody", |o| o.as_str());
-        crate::outln!("task #{} updated: {}, owner {owner}", task.id, task.status);
+        // "owner nobody" read as a member named nobody (new-user QA).
+        let owner = task
+            .owner
+            .as_ref()
+            .map_or_else(|| "no owner".to_string(), |o| format!("owner {o}"));
+        crate::outln!("task #{} updated: {}, {owner}", task.id, task.status);
     }
     Ok(())
 }
@@ -326,14 +330,30 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
     let now = now_ms();
     let mut before = None;
     let mut after = None;
+    let mut open_blockers = Vec::new();
     let list = store.update_tasks(&mut |l| {
-        before = Some(l.get(id)?.status);
+        let task = l.get(id)?;
+        open_blockers = l.open_blockers(task);
+        before = Some(task.status);
         after = Some(l.done(id, args.result.clone(), now)?);
         Ok(())
     })?;
     let (Some(before), Some(task)) = (before, after) else {
         return Err(Error::failed("the task was not updated"));
     };
+    if before != TaskStatus::Completed {
+        // Done as asked, but not as the list said it would be: said (new-user QA).
+        if !open_blockers.is_empty() {
+            let ids: Vec<String> = open_blockers.iter().map(|b| format!("#{b}")).collect();
+            crate::errln!(
+                "teamctl: task #{id} was still blocked by {} (not completed)",
+                ids.join(", ")
+            );
+        }
+        if let Some(owner) = task.owner.as_ref().filter(|o| **o != me) {
+            crate::errln!("teamctl: task #{id} was {owner}'s");
+        }
+    }
     ctx.reconcile(&*store)?;
     if before != TaskStatus::Completed {
         tell_ready(ctx, &*store, &me, &list, id)?;
@@ -345,7 +365,7 @@ fn done(ctx: &Ctx, args: &TaskDoneArgs) -> Result<()> {
         crate::outln!(
             "task #{} was completed already: {}{}",
             task.id,
-            task.subject,
+            subject(&task),
             if args.result.is_some() {
                 " (its result is now the one given)"
             } else {

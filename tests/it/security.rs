@@ -332,7 +332,12 @@ fn escapes_in_names_found_on_disk_are_shown_never_obeyed() {
         text.replace("\"plain\"", "\"\\u001b]0;SUBJ\\u0007\\u001b[2Jsub\""),
     )
     .unwrap();
-    for args in [&["task", "list"][..], &["task", "show", "1"]] {
+    for args in [
+        &["task", "list"][..],
+        &["task", "show", "1"],
+        &["task", "done", "1"],
+        &["task", "done", "1"],
+    ] {
         let out = env.run(args);
         let said = control(&format!("{args:?}"), &out.stdout);
         assert!(said.contains("\\u{1b}]0;SUBJ"), "{args:?}: {said}");

@@ -547,3 +547,33 @@ fn task_update_takes_done_and_stores_completed() {
         "{bash}"
     );
 }
+
+/// New-user QA 37: `task update N --owner ''` said "owner nobody" (read as a member named
+/// nobody); `task done` of a task still blocked, or of another member's, completed it without
+/// a word. Now: "no owner", and the done is said to have gone past what the list said.
+#[test]
+fn task_done_says_when_it_went_past_the_list_and_no_owner_is_said_so() {
+    let env = TestEnv::new();
+    env.ok(&["create", "past"]);
+    spawn(&env, "bob", "cat", false);
+    env.ok(&["task", "add", "first"]);
+    env.ok(&["task", "add", "second", "--blocked-by", "1"]);
+    env.ok(&["task", "add", "third", "--owner", "team-lead"]);
+    let said = env.ok(&["task", "update", "3", "--owner", ""]);
+    assert_eq!(said, "task #3 updated: pending, no owner\n");
+    env.ok(&["task", "update", "3", "--owner", "team-lead"]);
+    let out = env.run(&["task", "done", "2"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("task #2 was still blocked by #1"), "{err}");
+    let out = env.run(&["--as", "bob", "task", "done", "3"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("task #3 was team-lead's"), "{err}");
+    // Done as the list says: nothing more said.
+    let out = env.run(&["task", "done", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(task(&env, 2)["status"], "completed");
+    assert_eq!(task(&env, 3)["status"], "completed");
+}
