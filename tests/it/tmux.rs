@@ -440,6 +440,51 @@ fn delete_takes_teamctls_tags_off_its_window_in_the_users_session_left_for_the_u
     );
 }
 
+/// Re-QA 38: `delete` looked for teamctl's windows outside the team's session by a key that
+/// a session lends its windows, so in a team session the user had renamed, the user's own
+/// window lost the settings the user gave it. Only windows carrying the key themselves are
+/// untagged.
+#[test]
+fn delete_leaves_the_settings_of_the_users_window_in_a_renamed_team_session() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-renamed");
+    spawn(&env, "w1");
+    env.tmux_ok(&[
+        "rename-session",
+        "-t",
+        &format!("={}", env.session(&t)),
+        "mine",
+    ]);
+    let window = env
+        .tmux_ok(&[
+            "new-window",
+            "-d",
+            "-t",
+            "=mine:",
+            "-P",
+            "-F",
+            "#{window_id}",
+            "sleep",
+            "3000",
+        ])
+        .trim()
+        .to_string();
+    for (opt, val) in [
+        ("remain-on-exit", "on"),
+        ("pane-border-status", "bottom"),
+        ("@mine", "keep"),
+    ] {
+        env.tmux_ok(&["set-option", "-w", "-t", &window, opt, val]);
+    }
+    let before = env.tmux_ok(&["show-options", "-w", "-t", &window]);
+    env.ok(&["delete", "--force"]);
+    assert_eq!(
+        env.tmux_ok(&["show-options", "-w", "-t", &window]),
+        before,
+        "the user's window settings changed"
+    );
+}
+
 #[test]
 fn a_custom_prefix_and_a_slow_shell_change_nothing() {
     let env = TestEnv::with_tmux();

@@ -845,9 +845,16 @@ fn untag_windows_left(t: &Tmux, tag: &str, team: &[String]) {
         .filter(|(_, session)| !team.contains(session))
         .map(|(window, _)| window)
         .collect();
+    windows.sort();
     windows.dedup();
+    // The listing's key may be the session's, lent to every window of it (a team session
+    // the user renamed): only a window carrying the key itself is teamctl's, so each untag
+    // runs behind the window guard (re-QA 38: the user's own windows there lost their
+    // settings).
     for window in windows {
-        let _ = t.run(&argv::untag_window(&window, tag));
+        let mut cmds = vec![argv::window_guard(&window, tag)];
+        cmds.extend(argv::untag_window(&window, tag));
+        let _ = t.run(&cmds);
     }
 }
 
