@@ -343,7 +343,7 @@ pub struct AskArgs {
     /// The question (from stdin when absent)
     pub text: Option<String>,
     /// Seconds (or a duration: 90s, 10m) to wait for the reply
-    #[arg(long, default_value_t = 300, value_name = "S", value_parser = crate::domain::time::parse_timeout)]
+    #[arg(long, default_value_t = 300, value_name = "S", value_parser = crate::domain::time::parse_ask_timeout)]
     pub timeout: u64,
     /// Print the reply's bytes unchanged, control characters and escape sequences included
     /// (by default they are shown escaped, so a reply cannot drive the terminal)

@@ -95,6 +95,9 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
     let mut last_look = false;
     let mut handled = false;
     let mut rewoken = false;
+    // How the teammate was seen to end without answering: its status then, and whether it
+    // was in its turn on the question.
+    let mut ended: Option<(crate::domain::Status, bool)> = None;
     // What the teammate waits on the user for (an interactive agent's dialog, its mail that
     // cannot go in), last said on stderr.
     let mut said: Option<String> = None;
@@ -147,8 +150,13 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 ),
                 None => format!("`teamctl resume {target}` handles it"),
             };
+            let how = match ended {
+                Some((crate::domain::Status::Dead, true)) => "died in its turn on the question",
+                Some((crate::domain::Status::Dead, false)) => "died without answering",
+                _ => "stopped without answering",
+            };
             return Err(Error::failed(format!(
-                "{target} stopped without answering; the message ({}) stays in its inbox: {whom}",
+                "{target} {how}; the message ({}) stays in its inbox: {whom}",
                 env.id
             )));
         }
@@ -203,14 +211,25 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
             // Dead before it read the question (asked while its worker was ending: its
             // program ended on the message before, say), it is started again once to answer,
             // as it would have been had it not been running when asked. Not one stopped
-            // meanwhile (`kill`): that is the user's.
-            if now == crate::domain::Status::Dead && !rewoken {
+            // meanwhile (`kill`): that is the user's. Nor one that died in its turn on the
+            // question: started again, it would run the turn that ended it once more, side
+            // effects and all (new-user QA 38: the question ran twice).
+            let in_its_turn = live
+                .as_ref()
+                .and_then(|l| l.current_turn.as_ref())
+                .is_some_and(|t| t.message_id == env.id);
+            if now == crate::domain::Status::Dead && !rewoken && !in_its_turn {
                 rewoken = true;
                 let (resumed, _) =
                     crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
-                crate::leader::say_resumed(&resumed);
+                if resumed.contains(&target) {
+                    crate::errln!(
+                        "teamctl: {target} died before it read the question; resumed it to answer"
+                    );
+                }
                 continue;
             }
+            ended = Some((now, in_its_turn));
             last_look = true;
             continue;
         }

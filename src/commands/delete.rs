@@ -38,7 +38,15 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
         return delete_leftover(ctx, &left, args.force);
     }
     let store = ctx.store()?;
-    delete_team(ctx, &*store, args, "teamctl delete --force")
+    // A team named with --team is named in the hints too (new-user QA 38).
+    let forced = match &ctx.team {
+        Some(team) => format!(
+            "teamctl delete --team {} --force",
+            super::broadcast::word(team)
+        ),
+        None => "teamctl delete --force".to_string(),
+    };
+    delete_team(ctx, &*store, args, &forced)
 }
 
 /// `delete` of a team directory without a team file (`Home::leftover`: a crash, an interrupted

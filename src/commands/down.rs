@@ -48,5 +48,15 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
         return Ok(());
     }
     let store = ctx.home.open(team)?;
-    super::delete::delete_team(ctx, &*store, &args.delete, "teamctl down --force")
+    // Hints name the file, as `up`'s do: `teamctl down --force` alone reads teamctl.toml,
+    // another team's (new-user QA 38: "team shop is not up; nothing to do", exit 0).
+    let forced = if args.file.as_os_str() == "teamctl.toml" {
+        "teamctl down --force".to_string()
+    } else {
+        format!(
+            "teamctl down {} --force",
+            super::broadcast::word(&args.file.display().to_string())
+        )
+    };
+    super::delete::delete_team(ctx, &*store, &args.delete, &forced)
 }

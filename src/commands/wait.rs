@@ -122,9 +122,21 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         if Instant::now() >= deadline {
             print();
             let waits: String = waits.iter().map(|w| format!("; {w}")).collect();
+            // Those found dead meanwhile are said too (new-user QA 38: only the --json
+            // output showed them).
+            let dead = if dead.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", died(&dead))
+            };
+            // `--timeout 0` looked once: said as that, not as a wait that ran out.
+            let what = if args.timeout == 0 {
+                "not settled yet:".to_string()
+            } else {
+                format!("timed out after {} s waiting for", args.timeout)
+            };
             return Err(Error::failed(format!(
-                "timed out after {} s waiting for {}{waits}",
-                args.timeout,
+                "{what} {}{waits}{dead}",
                 pending.join(", ")
             )));
         }
@@ -137,7 +149,9 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
 fn died(dead: &[(String, Option<crate::domain::Host>)]) -> String {
     let names: Vec<&str> = dead.iter().map(|(n, _)| n.as_str()).collect();
     let mut out = format!("{} died", names.join(", "));
-    if dead.iter().all(|(_, h)| h.is_none()) {
+    if let [(name, None)] = dead {
+        out.push_str(&format!("; `teamctl resume {name}` brings it back"));
+    } else if dead.iter().all(|(_, h)| h.is_none()) {
         out.push_str("; `teamctl resume` brings them back");
     } else if dead.iter().any(|(_, h)| h.is_none()) {
         out.push_str("; `teamctl resume` brings back those of this host");

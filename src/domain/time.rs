@@ -69,8 +69,15 @@ pub fn parse_timeout(s: &str) -> Result<u64, String> {
 }
 
 /// Why `parse_timeout` refuses 0.
-pub const ZERO_TIMEOUT: &str = "must be at least 1 second, not 0: nothing can answer in no time \
-     (`teamctl send` and `teamctl shutdown --no-wait` return without waiting)";
+pub const ZERO_TIMEOUT: &str = "must be at least 1 second, not 0: nothing can answer in no time";
+
+/// `ask --timeout`: `parse_timeout`, its refusal naming the command that does not wait.
+pub fn parse_ask_timeout(s: &str) -> Result<u64, String> {
+    parse_timeout(s).map_err(|e| match e.as_str() {
+        ZERO_TIMEOUT => format!("{e} (`teamctl send` sends without waiting for a reply)"),
+        _ => e,
+    })
+}
 
 /// `wait --timeout`: as `parse_secs`, 0 included (look once, now).
 pub fn parse_any_secs(s: &str) -> Result<u64, String> {
@@ -111,7 +118,9 @@ mod parse_tests {
         use super::{parse_any_secs, parse_timeout};
         assert_eq!(parse_timeout("30"), Ok(30));
         assert_eq!(parse_timeout("2m"), Ok(120));
-        assert!(parse_timeout("0").is_err_and(|e| e.contains("--no-wait")));
+        assert!(parse_timeout("0").is_err_and(|e| e.contains("in no time")));
+        assert!(super::parse_ask_timeout("0").is_err_and(|e| e.contains("teamctl send")));
+        assert!(super::parse_ask_timeout("x").is_err_and(|e| !e.contains("teamctl send")));
         assert!(parse_timeout("0s").is_err());
         assert_eq!(parse_any_secs("0"), Ok(0));
         assert_eq!(parse_any_secs("1h"), Ok(3600));

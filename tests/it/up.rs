@@ -816,3 +816,40 @@ backend = "process"
         env.processes().is_empty()
     });
 }
+
+/// New-user QA 38: `down busy.toml` kept by a teammate that did not answer said "`teamctl
+/// down --timeout SECS` waits longer", which read teamctl.toml, another team's ("not up;
+/// nothing to do", exit 0). The hints name the file; `delete --team T`'s name the team.
+#[test]
+fn down_and_delete_hints_name_the_file_and_the_team_given() {
+    let env = TestEnv::new();
+    let gate = env.work.path().join("never");
+    let path = env.work.path().join("busy.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"up-busy\"\n[[member]]\nname = \"slow\"\nbackend = \"process\"\nexec = \"cat\"\non-shutdown = \"while [ ! -e '{}' ]; do sleep 0.05; done\"\n",
+            gate.display()
+        ),
+    )
+    .unwrap();
+    env.ok(&["up", path.to_str().unwrap()]);
+    let err = env.fails(&["down", path.to_str().unwrap(), "--timeout", "1"], 1);
+    let file = path.display();
+    assert!(
+        err.contains(&format!(
+            "`teamctl down {file} --timeout SECS` waits longer for the rest, `teamctl down {file} --force` ends them now"
+        )),
+        "{err}"
+    );
+    let err = env.fails(&["--team", "up-busy", "delete", "--timeout", "1"], 1);
+    assert!(
+        err.contains(
+            "`teamctl delete --team up-busy --timeout SECS` waits longer for the rest, `teamctl delete --team up-busy --force` ends them now"
+        ),
+        "{err}"
+    );
+    std::fs::write(&gate, "").unwrap();
+    env.ok(&["down", path.to_str().unwrap()]);
+    wait_until("no worker left", WAIT, || env.processes().is_empty());
+}

@@ -780,6 +780,34 @@ fn ask_gives_up_when_the_teammate_stops() {
     assert!(err.contains("stopped without answering"), "{err}");
 }
 
+/// New-user QA 38: a teammate whose worker died in its turn on the question was resumed by
+/// `ask`, which ran that turn a second time (side effects and all), said it "was not running",
+/// and ended with "stopped without answering" for a dead teammate. Now the turn runs once, and
+/// `ask` says the teammate died in its turn on the question.
+#[test]
+fn ask_does_not_run_again_a_turn_that_killed_its_worker() {
+    let env = TestEnv::new();
+    let runs = env.work.path().join("runs");
+    team_with(
+        &env,
+        &[(
+            "crash",
+            &format!("echo run >> '{}'; kill -9 $PPID", runs.display()),
+        )],
+    );
+    wait_until("crash idle", T, || env.member_status("crash") == "idle");
+    let out = env.run(&["ask", "crash", "boom", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("crash died in its turn on the question"),
+        "{err}"
+    );
+    assert!(!err.contains("resumed"), "{err}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    assert_eq!(env.member_status("crash"), "dead");
+}
+
 /// `ask` to a stopped teammate starts it again to answer, and says so on stderr as `send` does
 /// (it said nothing: the user could not tell a restart from a running teammate).
 #[test]
@@ -2847,4 +2875,14 @@ fn timeouts_of_0_are_refused_and_shutdown_and_wait_say_what_they_did() {
     let shown = json(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(shown["members"][0]["name"], "c");
     assert_eq!(shown["members"][0]["status"], "dead");
+    // A look (--timeout 0) at a working and a dead teammate says both (new-user QA 38: the
+    // dead one was left out, and the look was called a timeout).
+    env.ok(&["spawn", "d", "--backend", "process", "--exec", "sleep 1000"]);
+    env.ok(&["send", "d", "work"]);
+    wait_until("d working", T, || env.member_status("d") == "working");
+    let err = env.fails(&["wait", "c", "d", "--timeout", "0"], 1);
+    assert!(
+        err.contains("not settled yet: d (working); c died; `teamctl resume c` brings it back"),
+        "{err}"
+    );
 }
