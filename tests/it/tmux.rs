@@ -344,7 +344,7 @@ fn inside_tmux_a_split_said_to_fail_that_tmux_made_leaves_one_worker_and_no_plac
 /// the spread after it, unzoom the window). Now the window stays zoomed on the user's pane,
 /// which stays the active one, and the teammate answers.
 #[test]
-fn inside_tmux_a_spawn_keeps_the_users_zoomed_pane_zoomed() {
+fn inside_tmux_spawn_kill_and_shutdown_keep_the_users_zoomed_pane_zoomed() {
     let env = TestEnv::with_tmux();
     let leader = user_session(&env);
     let busy = env
@@ -366,6 +366,23 @@ fn inside_tmux_a_spawn_keeps_the_users_zoomed_pane_zoomed() {
         assert_eq!(zoom(), "1 1", "spawning {n} unzoomed the user's pane");
     }
     assert_eq!(ask(&env, "b", "hi").trim(), "b got: hi");
+    // Closing their panes keeps it too (tmux unzooms a window a pane leaves).
+    for (args, what) in [
+        (&["kill", "a"][..], "kill"),
+        (&["shutdown", "b"], "shutdown"),
+    ] {
+        let out = inside(&env, &leader, args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(zoom(), "1 1", "{what} unzoomed the user's pane");
+    }
+    let window = env.pane_format(&leader, "#{window_id}").unwrap();
+    assert_eq!(
+        env.tmux_ok(&["list-panes", "-t", &window, "-F", "#{pane_id}"])
+            .lines()
+            .count(),
+        2,
+        "the teammates' panes are gone"
+    );
 }
 
 /// Attacker QA 38: a window teamctl opened in the user's session (the leader's window too

@@ -565,6 +565,67 @@ pub fn list_windows(session_target: &str) -> Cmd {
     ])
 }
 
+/// Every pane of the server: its window zoomed or not, the window's id, the pane, whether it
+/// is the window's active one (`parse_zoomed`). Read in the invocation that closes panes,
+/// before the kills, so a window the user had zoomed is zoomed again after them (`rezoom`):
+/// tmux unzooms a window when one of its panes closes.
+pub fn zoom_states() -> Cmd {
+    words(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "zoom #{window_zoomed_flag} #{window_id} #{pane_id} #{pane_active}",
+    ])
+}
+
+/// The windows `zoom_states` printed as zoomed that hold a pane of `closing` and are zoomed
+/// on one that stays (the active one): zoomed again after the close, once each. Lines that
+/// are not `zoom_states`'s are skipped.
+pub fn parse_zoomed(out: &str, closing: &[&str]) -> Vec<String> {
+    let rows: Vec<(&str, &str, bool)> = out
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.strip_prefix("zoom 1 ")?.split(' ');
+            let (window, pane, active) = (it.next()?, it.next()?, it.next()?);
+            is_window_id(window).then_some((window, pane, active == "1"))
+        })
+        .collect();
+    let mut windows: Vec<String> = rows
+        .iter()
+        .filter(|(w, pane, active)| {
+            *active
+                && !closing.contains(pane)
+                && rows
+                    .iter()
+                    .any(|(other, p, _)| other == w && closing.contains(p))
+        })
+        .map(|(w, _, _)| w.to_string())
+        .collect();
+    windows.sort();
+    windows.dedup();
+    windows
+}
+
+/// Zoom `window` again on its active pane (the one it was zoomed on) unless something zoomed
+/// it meanwhile: one tmux command, holding only the window id.
+pub fn rezoom(window: &str) -> Option<Cmd> {
+    is_window_id(window).then(|| {
+        words(&[
+            "if-shell",
+            "-F",
+            "-t",
+            window,
+            "#{?window_zoomed_flag,0,1}",
+            &format!("resize-pane -Z -t {window}"),
+        ])
+    })
+}
+
+fn is_window_id(word: &str) -> bool {
+    word.strip_prefix('@')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Is `word` a tmux pane id (`%` then digits)? Only such a word goes into a command string
 /// that tmux parses (`kill_pane_running`).
 pub fn is_pane_id(word: &str) -> bool {
@@ -1775,6 +1836,17 @@ mod tests {
             Some(true)
         );
         assert_eq!(parse_home("  \n", "%1"), None);
+        assert_eq!(
+            parse_zoomed(
+                "zoom 1 @1 %1 1\nzoom 1 @1 %5 0\nzoom 0 @2 %2 1\nzoom 0 @2 %6 0\n\
+                 zoom 1 @3 %3 1\nzoom 1 @3 %7 0\nzoom 1 @4 %8 1\nzoom 1 x;y %4 1\n",
+                &["%5", "%6", "%3"]
+            ),
+            // @1: zoomed on %1, which stays; @2 not zoomed; @3 zoomed on the pane that
+            // closes; @4 loses no pane.
+            vec!["@1".to_string()]
+        );
+        assert_eq!(rezoom("@1; kill-server"), None);
         let rows = parse_rows("@1 3 t\n@2 8 \n");
         assert_eq!(parse_window(&rows[0]), Some(("@1".into(), 3, "t".into())));
         assert_eq!(

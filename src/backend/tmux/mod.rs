@@ -375,7 +375,7 @@ pub fn close_if_tagged(
         match close_cmd(pane, pid, state.dead, &state.nonce, Some(who)) {
             Close::Kill(kill) => {
                 crate::pause::at("close-pane");
-                return match t.run(&[kill]) {
+                return match run_keeping_zoom(t, vec![kill], &[pane]) {
                     Ok(_) => Ok(Closing::Killed { pid }),
                     Err(Fail::Gone(_)) => Ok(Closing::NotOurs),
                     Err(e) => Err(e),
@@ -907,11 +907,31 @@ fn close_panes(
     if all.is_empty() {
         return;
     }
-    if t.run(&all).is_err() {
+    let closing: Vec<&str> = panes.ours.iter().map(String::as_str).collect();
+    if run_keeping_zoom(t, all.clone(), &closing).is_err() {
         for kill in all {
             let _ = t.run(&[kill]);
         }
     }
+}
+
+/// Run `kills` (closes of `closing`) in one invocation, and zoom again the windows the user
+/// had zoomed on a pane that stays: tmux unzooms a window when one of its panes closes
+/// (attacker QA 38: `kill` of a teammate beside the leader undid the user's zoom). The
+/// windows are read in the same invocation, before the kills; a window is zoomed again only
+/// when one was (one more tmux call, then).
+fn run_keeping_zoom(t: &Tmux, kills: Vec<argv::Cmd>, closing: &[&str]) -> Result<String, Fail> {
+    let mut cmds = vec![argv::zoom_states()];
+    cmds.extend(kills);
+    let out = t.run(&cmds)?;
+    let again: Vec<argv::Cmd> = argv::parse_zoomed(&out, closing)
+        .iter()
+        .filter_map(|w| argv::rezoom(w))
+        .collect();
+    if !again.is_empty() {
+        let _ = t.run(&again);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
