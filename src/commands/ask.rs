@@ -208,17 +208,19 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 .pid
                 .is_some_and(|p| crate::backend::proc::is_worker(p, &m.agent_id))
         {
-            // Dead before it read the question (asked while its worker was ending: its
-            // program ended on the message before, say), it is started again once to answer,
-            // as it would have been had it not been running when asked. Not one stopped
-            // meanwhile (`kill`): that is the user's. Nor one that died in its turn on the
-            // question: started again, it would run the turn that ended it once more, side
-            // effects and all (new-user QA 38: the question ran twice).
-            let in_its_turn = live
-                .as_ref()
-                .and_then(|l| l.current_turn.as_ref())
-                .is_some_and(|t| t.message_id == env.id);
-            if now == crate::domain::Status::Dead && !rewoken && !in_its_turn {
+            // Dead in its turn on the message before the question (asked while its worker
+            // was ending: its program ended on that message, say), it is started again once
+            // to answer, as it would have been had it not been running when asked. Not one
+            // stopped meanwhile (`kill`): that is the user's. Nor one that may have died in
+            // its turn on the question: started again, it would run the turn that ended it
+            // once more, side effects and all (new-user QA 38: the question ran twice). A
+            // turn is recorded once its agent runs, so one that ended its worker at once
+            // leaves no record: only a record of another message's turn says the question
+            // was not taken (re-QA 38).
+            let turn = live.as_ref().and_then(|l| l.current_turn.as_ref());
+            let in_its_turn = turn.is_some_and(|t| t.message_id == env.id);
+            let in_another = turn.is_some_and(|t| t.message_id != env.id);
+            if now == crate::domain::Status::Dead && !rewoken && in_another {
                 rewoken = true;
                 let (resumed, _) =
                     crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;

@@ -799,8 +799,11 @@ fn ask_does_not_run_again_a_turn_that_killed_its_worker() {
     let out = env.run(&["ask", "crash", "boom", "--timeout", "20"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
+    // Its turn is recorded once its agent runs: one that ends the worker at once may leave
+    // none, and is said to have died without answering.
     assert!(
-        err.contains("crash died in its turn on the question"),
+        err.contains("crash died in its turn on the question")
+            || err.contains("crash died without answering"),
         "{err}"
     );
     assert!(!err.contains("resumed"), "{err}");
