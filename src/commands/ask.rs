@@ -208,19 +208,21 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 .pid
                 .is_some_and(|p| crate::backend::proc::is_worker(p, &m.agent_id))
         {
-            // Dead in its turn on the message before the question (asked while its worker
-            // was ending: its program ended on that message, say), it is started again once
-            // to answer, as it would have been had it not been running when asked. Not one
-            // stopped meanwhile (`kill`): that is the user's. Nor one that may have died in
-            // its turn on the question: started again, it would run the turn that ended it
-            // once more, side effects and all (new-user QA 38: the question ran twice). A
-            // turn is recorded once its agent runs, so one that ended its worker at once
-            // leaves no record: only a record of another message's turn says the question
-            // was not taken (re-QA 38).
+            // Dead before it took the question (asked while its worker was ending: its
+            // program ended on the message before, say), it is started again once to answer,
+            // as it would have been had it not been running when asked. Not one stopped
+            // meanwhile (`kill`): that is the user's. Nor one that may have died in its turn
+            // on the question: started again, it would run the turn that ended it once more,
+            // side effects and all (new-user QA 38: the question ran twice). A turn is
+            // recorded once its agent runs, so one that ended its worker at once leaves no
+            // record (re-QA 38): what says the question was not taken is a record of another
+            // message's turn, or the reason a worker wrote as it ended itself (a worker in a
+            // turn on the question is killed by it, and writes none).
             let turn = live.as_ref().and_then(|l| l.current_turn.as_ref());
             let in_its_turn = turn.is_some_and(|t| t.message_id == env.id);
-            let in_another = turn.is_some_and(|t| t.message_id != env.id);
-            if now == crate::domain::Status::Dead && !rewoken && in_another {
+            let not_taken = turn.is_some_and(|t| t.message_id != env.id)
+                || (!in_its_turn && live.as_ref().is_some_and(|l| l.exit_reason.is_some()));
+            if now == crate::domain::Status::Dead && !rewoken && not_taken {
                 rewoken = true;
                 let (resumed, _) =
                     crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
