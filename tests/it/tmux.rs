@@ -42,16 +42,26 @@ fn tags(env: &TestEnv) -> Vec<String> {
 }
 
 /// A session on the private server standing for the user's own work; its first pane.
+/// `user_session`, too narrow for the leader's window to be split: teammates go to a new
+/// window of it.
+fn narrow_user_session(env: &TestEnv) -> String {
+    user_session_of(env, "30", "20")
+}
+
 fn user_session(env: &TestEnv) -> String {
+    user_session_of(env, "200", "60")
+}
+
+fn user_session_of(env: &TestEnv, width: &str, height: &str) -> String {
     env.tmux_ok(&[
         "new-session",
         "-d",
         "-s",
         "user",
         "-x",
-        "200",
+        width,
         "-y",
-        "60",
+        height,
         "-P",
         "-F",
         "#{pane_id}",
@@ -253,22 +263,7 @@ fn user_panes(env: &TestEnv) -> String {
 #[test]
 fn inside_tmux_a_spawn_killed_as_it_fills_a_window_of_the_users_session_leaves_nothing() {
     let mut env = TestEnv::with_tmux();
-    let leader = env
-        .tmux_ok(&[
-            "new-session",
-            "-d",
-            "-s",
-            "user",
-            "-x",
-            "30",
-            "-y",
-            "20",
-            "-P",
-            "-F",
-            "#{pane_id}",
-        ])
-        .trim()
-        .to_string();
+    let leader = narrow_user_session(&env);
     let armed = env.kill_tmux_client_after("respawn-pane");
     let t = team(&env, "tm-inside-narrow");
     let spawn = |env: &TestEnv| {
@@ -395,22 +390,7 @@ fn inside_tmux_spawn_kill_and_shutdown_keep_the_users_zoomed_pane_zoomed() {
 #[test]
 fn delete_takes_teamctls_tags_off_its_window_in_the_users_session_left_for_the_users_pane() {
     let env = TestEnv::with_tmux();
-    let leader = env
-        .tmux_ok(&[
-            "new-session",
-            "-d",
-            "-s",
-            "user",
-            "-x",
-            "30",
-            "-y",
-            "20",
-            "-P",
-            "-F",
-            "#{pane_id}",
-        ])
-        .trim()
-        .to_string();
+    let leader = narrow_user_session(&env);
     let t = team(&env, "tm-inside-kept");
     let out = inside(&env, &leader, &["spawn", "a", "--exec", ECHO])
         .output()

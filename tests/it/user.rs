@@ -36,6 +36,24 @@ fn team_with(env: &TestEnv, members: &[(&str, &str)]) {
     }
 }
 
+/// Once `name` is idle, its worker killed (SIGKILL), until it shows dead.
+fn kill_worker(env: &TestEnv, name: &str) {
+    wait_until(&format!("{name} idle"), T, || {
+        env.member_status(name) == "idle"
+    });
+    let pid = env.member(name)["pid"].as_u64().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_until(&format!("{name} dead"), T, || {
+        env.member_status(name) == "dead"
+    });
+}
+
 fn config(env: &TestEnv) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(env.team_dir("alpha").join("config.json")).unwrap())
         .unwrap()
@@ -2710,24 +2728,8 @@ fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
     assert_eq!(env.ok(&["log", "--from", "bob@beta"]), "");
     let other = env.fails(&["ask", "bob@beta", "hi"], 2);
     assert!(other.contains("`teamctl send bob@beta`"), "{other}");
-    let kill_worker = |name: &str| {
-        wait_until(&format!("{name} idle"), T, || {
-            env.member_status(name) == "idle"
-        });
-        let pid = env.member(name)["pid"].as_u64().unwrap();
-        assert!(
-            std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
-        wait_until(&format!("{name} dead"), T, || {
-            env.member_status(name) == "dead"
-        });
-    };
-    kill_worker("dd");
-    kill_worker("ee");
+    kill_worker(&env, "dd");
+    kill_worker(&env, "ee");
     let file = env.work.path().join("teamctl.toml");
     std::fs::write(
         &file,
@@ -2749,7 +2751,7 @@ fn a_dead_or_refusing_teammate_is_said_so_by_shutdown_up_and_delete() {
     // Said as spawn and up say where a teammate went (new-user QA 37: "dd resumed (pid N)").
     let said = env.ok(&["resume", "dd"]);
     assert!(said.starts_with("dd resumed (process, pid "), "{said}");
-    kill_worker("dd");
+    kill_worker(&env, "dd");
     let said = json(&env.ok(&["--json", "shutdown", "dd", "bob"]));
     assert_eq!(said["wasDead"], serde_json::json!(["dd"]), "{said}");
     assert_eq!(said["stopped"], serde_json::json!(["dd", "bob"]), "{said}");
@@ -2865,16 +2867,7 @@ fn timeouts_of_0_are_refused_and_shutdown_and_wait_say_what_they_did() {
         "b stopped\na stopped\n"
     );
     env.ok(&["spawn", "c", "--backend", "process", "--exec", "cat"]);
-    wait_until("c idle", T, || env.member_status("c") == "idle");
-    let pid = env.member("c")["pid"].as_u64().unwrap();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    wait_until("c dead", T, || env.member_status("c") == "dead");
+    kill_worker(&env, "c");
     let out = env.run(&["--json", "wait", "c"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let shown = json(&String::from_utf8_lossy(&out.stdout));

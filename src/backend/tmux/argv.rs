@@ -565,17 +565,21 @@ pub fn list_windows(session_target: &str) -> Cmd {
     ])
 }
 
-/// Every pane of the server: its window zoomed or not, the window's id, the pane, whether it
+/// The panes of the server: its window zoomed or not, the window's id, the pane, whether it
 /// is the window's active one (`parse_zoomed`). Read in the invocation that closes panes,
 /// before the kills, so a window the user had zoomed is zoomed again after them (`rezoom`):
 /// tmux unzooms a window when one of its panes closes.
-pub fn zoom_states() -> Cmd {
-    words(&[
-        "list-panes",
-        "-a",
+/// `pane`: only the panes of the window holding it (a close of one pane), else all of them.
+pub fn zoom_states(pane: Option<&str>) -> Cmd {
+    let mut c = match pane {
+        Some(pane) => words(&["list-panes", "-t", pane]),
+        None => words(&["list-panes", "-a"]),
+    };
+    c.extend(words(&[
         "-F",
         "zoom #{window_zoomed_flag} #{window_id} #{pane_id} #{pane_active}",
-    ])
+    ]));
+    c
 }
 
 /// The windows `zoom_states` printed as zoomed that hold a pane of `closing` and are zoomed

@@ -921,7 +921,13 @@ fn close_panes(
 /// windows are read in the same invocation, before the kills; a window is zoomed again only
 /// when one was (one more tmux call, then).
 fn run_keeping_zoom(t: &Tmux, kills: Vec<argv::Cmd>, closing: &[&str]) -> Result<String, Fail> {
-    let mut cmds = vec![argv::zoom_states()];
+    // One pane's close reads its own window only: `kill` of each of 1,000 teammates does not
+    // list the whole server each time.
+    let one = match closing {
+        [pane] => Some(*pane),
+        _ => None,
+    };
+    let mut cmds = vec![argv::zoom_states(one)];
     cmds.extend(kills);
     let out = t.run(&cmds)?;
     let again: Vec<argv::Cmd> = argv::parse_zoomed(&out, closing)
