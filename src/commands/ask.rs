@@ -71,14 +71,22 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
     if let Some(signal) = crate::signals::caught() {
         return Err(crate::signals::interrupted(signal, "nothing was sent"));
     }
+    // Who runs is looked at just before delivering: found dead after it, the teammate may
+    // have died in its turn on the question, and is not started again (`leader::Before`):
+    // the wait below then says how it ended.
+    let before = crate::leader::Before::look(&*store, std::slice::from_ref(&target), &env.id)?;
     bus::deliver(&*store, &config, &env)?;
     let handled_at = end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
-    let (resumed, waiting) = crate::leader::wake(
+    crate::pause::at("ask-wake");
+    let crate::leader::Woken {
+        resumed, waiting, ..
+    } = crate::leader::wake(
         &ctx.home,
         &ctx.me()?,
         &*store,
         std::slice::from_ref(&target),
+        Some(&before),
     )?;
     crate::leader::say_resumed(&resumed);
     // Nobody will answer before it is resumed: said now, as `send` says it (new-user QA: "bob
@@ -218,15 +226,21 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
             // record (re-QA 38): what says the question was not taken is a record of another
             // message's turn, or the reason a worker wrote as it ended itself (a worker in a
             // turn on the question is killed by it, and writes none).
-            let turn = live.as_ref().and_then(|l| l.current_turn.as_ref());
-            let in_its_turn = turn.is_some_and(|t| t.message_id == env.id);
-            let not_taken = turn.is_some_and(|t| t.message_id != env.id)
-                || (!in_its_turn && live.as_ref().is_some_and(|l| l.exit_reason.is_some()));
+            let in_its_turn = live
+                .as_ref()
+                .and_then(|l| l.current_turn.as_ref())
+                .is_some_and(|t| t.message_id == env.id);
+            let not_taken = live.as_ref().is_some_and(|l| l.not_taken(&env.id));
             if now == crate::domain::Status::Dead && !rewoken && not_taken {
                 rewoken = true;
-                let (resumed, _) =
-                    crate::leader::wake(&ctx.home, &me, &*store, std::slice::from_ref(&target))?;
-                if resumed.contains(&target) {
+                let woken = crate::leader::wake(
+                    &ctx.home,
+                    &me,
+                    &*store,
+                    std::slice::from_ref(&target),
+                    None,
+                )?;
+                if woken.resumed.contains(&target) {
                     crate::errln!(
                         "teamctl: {target} died before it read the question; resumed it to answer"
                     );

@@ -116,11 +116,15 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     // Under the team file's shared lock: a `delete` marks the team either before this check
     // (the send fails, nothing appended) or after the append (its members are stopped after).
     // A broadcast goes to every member it can (`missed`: those it could not reach).
-    let (to, missed) = {
+    // Who runs is looked at just before delivering: one found down after it may have died
+    // in its turn on the message, and is not started again to run it twice (`Before`).
+    let (to, missed, before) = {
         let _shared = store.hold_shared()?;
         let roster = roster_of(&*store, &mut cache, &wanted)?;
         roster.refuse_if_deleting()?;
-        super::broadcast::deliver(&*store, roster, &env)?
+        let before = leader::Before::look(&*store, &bus::recipients_in(roster, &env)?, &env.id)?;
+        let (to, missed) = super::broadcast::deliver(&*store, roster, &env)?;
+        (to, missed, before)
     };
     ctx.reconcile(&*store)?;
     crate::pause::at("send-wake");
@@ -132,7 +136,9 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     let woken = if matches!(env.body, Body::ShutdownRequest { .. }) {
         leader::Woken::default()
     } else {
-        leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache)?
+        let mut woken = leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, Some(&before))?;
+        woken.failed.append(&mut woken.died);
+        woken
     };
     if !all {
         woken.failed_as_error()?;
@@ -144,6 +150,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         // Ctrl-C in a recipient's pane during its turn: it ends after the turn, this message
         // unhandled (a send said nothing of it: new-user QA).
         stopping,
+        died: _,
     } = woken;
     missed.extend(
         failed

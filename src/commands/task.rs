@@ -401,16 +401,21 @@ pub fn tell_owner(
     let config = store.load()?;
     let mut env = Envelope::new(me.as_str(), owner.as_str(), task.assignment());
     env.hops = ctx.hops().max(task.hops);
+    let owners = std::slice::from_ref(owner);
+    let before = crate::leader::Before::look(store, owners, &env.id)?;
     bus::deliver(store, &config, &env)?;
+    crate::pause::at("task-wake");
     // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
-    let (resumed, waiting) =
-        crate::leader::wake(&ctx.home, &ctx.me()?, store, std::slice::from_ref(owner))?;
-    crate::leader::say_resumed(&resumed);
-    for n in waiting {
+    let woken = crate::leader::wake(&ctx.home, &ctx.me()?, store, owners, Some(&before))?;
+    crate::leader::say_resumed(&woken.resumed);
+    for n in woken.waiting {
         crate::errln!(
             "teamctl: {}",
             crate::leader::left_waiting(Some(&config), &n, "the task assignment")
         );
+    }
+    for (_, why) in woken.died {
+        crate::errln!("teamctl: {why}");
     }
     Ok(())
 }

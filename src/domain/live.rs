@@ -125,6 +125,22 @@ impl LiveState {
     pub fn planning_while(&self, status: Status) -> Option<u32> {
         self.planning.filter(|_| status == Status::Working)
     }
+
+    /// Whether this, the state a worker left as it ended, says it never took message `id`: it
+    /// was in another message's turn, or it ended itself (stopped, or wrote why it ended:
+    /// a worker killed in a turn on `id` does neither). Nothing recorded says nothing: a turn
+    /// is recorded only once its agent runs, so one that ended its worker at once leaves no
+    /// trace.
+    pub fn not_taken(&self, id: &str) -> bool {
+        let in_its_turn = self
+            .current_turn
+            .as_ref()
+            .is_some_and(|t| t.message_id == id);
+        !in_its_turn
+            && (self.current_turn.is_some()
+                || self.exit_reason.is_some()
+                || self.status == Status::Stopped)
+    }
 }
 
 /// How every `exitReason` of an interactive teammate whose program ended begins (its
@@ -172,4 +188,37 @@ pub struct TurnInfo {
 )]
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_record_of_something_else_says_a_message_was_not_taken() {
+        let mut l = LiveState::new(Status::Idle, 7, 0);
+        assert!(
+            !l.not_taken("m"),
+            "killed while idle: it may have just taken m"
+        );
+        l.status = Status::Working;
+        l.current_turn = Some(TurnInfo {
+            message_id: "m".into(),
+            from: "team-lead".into(),
+            summary: String::new(),
+            started_at: 0,
+            hops: 0,
+        });
+        assert!(!l.not_taken("m"), "in its turn on m");
+        l.exit_reason = Some("its program ended".into());
+        assert!(!l.not_taken("m"), "in its turn on m, whatever else it says");
+        l.current_turn.as_mut().unwrap().message_id = "other".into();
+        assert!(l.not_taken("m"));
+        l.current_turn = None;
+        assert!(l.not_taken("m"), "it wrote why it ended");
+        l.exit_reason = None;
+        assert!(!l.not_taken("m"));
+        l.status = Status::Stopped;
+        assert!(l.not_taken("m"), "it stopped itself");
+    }
 }

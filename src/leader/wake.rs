@@ -1,7 +1,7 @@
 //! Starting the recipients of a message that are down, so it gets handled: the leader's mail
 //! brings back anyone; a teammate's never brings back one the leader stopped.
 
-use crate::domain::{Name, Status, TeamConfig};
+use crate::domain::{LiveState, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::store::{Home, RosterCache, Store};
 
@@ -9,16 +9,18 @@ use crate::store::{Home, RosterCache, Store};
 /// teammate's mail never brings back one the team file records as stopped (shut down, killed,
 /// or at its `--max-turns`): that was the leader's decision, and the mail waits for
 /// `teamctl resume`. A member started on another host is never started here: its mail waits
-/// too. Returns who was resumed and who was left waiting.
+/// too. Nor one that ran as the message was delivered (`before`) and may have died in its turn
+/// on it. Returns who was resumed, left waiting, and died so (a start that failed is the error).
 pub fn wake(
     home: &Home,
     me: &Name,
     store: &dyn Store,
     to: &[Name],
-) -> Result<(Vec<Name>, Vec<Name>)> {
-    let woken = wake_each(home, me, store, to, &mut None)?;
+    before: Option<&Before>,
+) -> Result<Woken> {
+    let woken = wake_each(home, me, store, to, &mut None, before)?;
     woken.failed_as_error()?;
-    Ok((woken.resumed, woken.waiting))
+    Ok(woken)
 }
 
 /// Say on stderr who a message started again (stdout is the command's answer).
@@ -44,6 +46,51 @@ pub fn left_waiting(config: Option<&TeamConfig>, n: &Name, what: &str) -> String
     }
 }
 
+/// The recipients of message `id` whose worker ran just before it was delivered. One of them
+/// found down after the delivery may have died in its turn on the message (a turn that kills
+/// its worker at once, say): started again, it would run that turn once more, side effects and
+/// all. So it is started again only when its live state says it never took the message
+/// (`LiveState::not_taken`); otherwise the message waits for `teamctl resume`, and the sender
+/// says why. A look costs one read of each recipient's live state, no tmux process.
+pub struct Before {
+    id: String,
+    running: std::collections::HashSet<Name>,
+}
+
+impl Before {
+    /// Look, before delivering message `id` to `to`, at whose worker runs.
+    pub fn look(store: &dyn Store, to: &[Name], id: &str) -> Result<Before> {
+        let team = store.team();
+        let mut running = std::collections::HashSet::new();
+        for name in to.iter().filter(|n| !n.is_leader()) {
+            if store
+                .live(name)?
+                .is_some_and(|l| crate::backend::proc::is_worker(l.pid, &name.agent_id(team)))
+            {
+                running.insert(name.clone());
+            }
+        }
+        Ok(Before {
+            id: id.to_owned(),
+            running,
+        })
+    }
+
+    /// Whether `name`, found down, must not be started again: it ran as the message was
+    /// delivered and nothing says it did not take it.
+    fn may_have_taken(&self, name: &Name, live: Option<&LiveState>) -> bool {
+        self.running.contains(name) && !live.is_some_and(|l| l.not_taken(&self.id))
+    }
+}
+
+/// What a sender says of `name`, a recipient that ran as message `id` was delivered and was
+/// found down after it (`Before`).
+fn died_on(name: &Name, id: &str) -> Error {
+    Error::failed(format!(
+        "{name} ended as the message ({id}) reached it, maybe in its turn on it, so it was not started again (that turn would run twice): `teamctl log {name}` says how it ended, `teamctl resume {name}` runs the message"
+    ))
+}
+
 /// Recipients that did not start, each with why.
 pub type Failed = Vec<(Name, Error)>;
 
@@ -58,6 +105,9 @@ pub struct Woken {
     /// Running, but stopping after the current turn (Ctrl-C in its pane), each with why: the
     /// message waits for a resume.
     pub stopping: Vec<(Name, String)>,
+    /// Ran as the message was delivered, down after, and maybe in its turn on it (`Before`):
+    /// not started again, each with what to say.
+    pub died: Failed,
 }
 
 /// `wake`, the team file read through `cache` (read again only if it changed since), going
@@ -69,6 +119,7 @@ pub fn wake_each(
     store: &dyn Store,
     to: &[Name],
     cache: &mut RosterCache,
+    before: Option<&Before>,
 ) -> Result<Woken> {
     let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let (mut wake, mut waiting) = (Vec::new(), Vec::new());
@@ -101,14 +152,14 @@ pub fn wake_each(
             _ => wake.push(name.clone()),
         }
     }
-    let mut woken = resume_stopped_in(home, store, &wake, cache)?;
+    let mut woken = resume_stopped_in(home, store, &wake, cache, before)?;
     woken.waiting = waiting;
     Ok(woken)
 }
 
 /// Start the recipients that are stopped or dead, so the message gets handled.
 pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec<Name>> {
-    let woken = resume_stopped_in(home, store, to, &mut None)?;
+    let woken = resume_stopped_in(home, store, to, &mut None, None)?;
     woken.failed_as_error()?;
     Ok(woken.resumed)
 }
@@ -139,11 +190,13 @@ fn resume_stopped_in(
     store: &dyn Store,
     to: &[Name],
     cache: &mut RosterCache,
+    before: Option<&Before>,
 ) -> Result<Woken> {
     let roster = store.roster_with_cached(cache, &to.iter().collect::<Vec<_>>())?;
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
     let mut stopping = Vec::new();
+    let mut died = Vec::new();
     for name in to {
         if name.is_leader() {
             continue;
@@ -157,9 +210,15 @@ fn resume_stopped_in(
         let live = store.live(name)?;
         let status = super::seen_status(&member, live.as_ref());
         if status.is_running()
-            && let Some(why) = live.and_then(|l| l.stopping)
+            && let Some(why) = live.as_ref().and_then(|l| l.stopping.clone())
         {
             stopping.push((name.clone(), why));
+        }
+        if !status.is_running()
+            && let Some(b) = before.filter(|b| b.may_have_taken(name, live.as_ref()))
+        {
+            died.push((name.clone(), died_on(name, &b.id)));
+            continue;
         }
         if !status.is_running() || super::cut_short(&member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
@@ -190,6 +249,7 @@ fn resume_stopped_in(
         resumed,
         failed,
         stopping,
+        died,
         ..Woken::default()
     })
 }

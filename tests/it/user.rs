@@ -831,6 +831,61 @@ fn ask_does_not_run_again_a_turn_that_killed_its_worker() {
     assert_eq!(env.member_status("crash"), "dead");
 }
 
+/// A turn that kills its worker at once, before `send`, `ask` or a task assignment looks
+/// whether to start the recipient again: it ran as the message was delivered, so it is not
+/// started again to run that turn twice (QA 38: the instant between the append and the look).
+/// Each command is held there (its pause point) until the turn has run and the worker is dead.
+#[test]
+fn a_turn_that_kills_its_worker_at_once_is_not_run_again_by_the_sender() {
+    let env = TestEnv::new();
+    let runs = |n: &str| env.work.path().join(format!("runs-{n}"));
+    let crash = |n: &str| format!("echo run >> '{}'; kill -9 $PPID", runs(n).display());
+    let (s, a, t) = (crash("s"), crash("a"), crash("t"));
+    team_with(&env, &[("s", &s), ("a", &a), ("t", &t)]);
+    // The task is added all the same: its assignment waits, said on stderr (exit 0).
+    let cases: [(&str, &[&str], &str, i32); 3] = [
+        ("s", &["send", "s", "boom"], "send-wake", 1),
+        ("a", &["ask", "a", "boom", "--timeout", "20"], "ask-wake", 1),
+        (
+            "t",
+            &["task", "add", "boom", "--owner", "t"],
+            "task-wake",
+            0,
+        ),
+    ];
+    for (name, args, point, code) in cases {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+        let gate = env.work.path().join(format!("gate-{name}"));
+        let held = env.paused(args, point, &gate);
+        wait_until(&format!("{name}'s turn ran"), T, || runs(name).exists());
+        wait_until(&format!("{name} dead"), T, || {
+            env.member_status(name) == "dead"
+        });
+        std::fs::write(&gate, "").unwrap();
+        let out = held.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("resumed"), "{name}: {err}");
+        // `ask` says how it ended once it sees it dead: with or without its turn recorded.
+        let said = match name {
+            "a" => &[
+                "a died in its turn on the question",
+                "a died without answering",
+            ][..],
+            _ => &["ended as the message ("][..],
+        };
+        assert!(said.iter().any(|s| err.contains(s)), "{name}: {err}");
+        assert!(
+            err.contains(&format!("`teamctl resume {name}` runs")) || name == "a",
+            "{err}"
+        );
+        assert_eq!(out.status.code(), Some(code), "{name}: {out:?}");
+        assert_eq!(env.member_status(name), "dead", "{name}");
+        assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\n");
+    }
+}
+
 /// `ask` to a stopped teammate starts it again to answer, and says so on stderr as `send` does
 /// (it said nothing: the user could not tell a restart from a running teammate).
 #[test]
