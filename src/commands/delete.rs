@@ -273,6 +273,8 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     if !args.force {
         // Waiting longer helps only those that did not answer, not those that refused.
         let mut silent = false;
+        // What `--json` prints when the team is kept: who stopped, refused, did not answer.
+        let mut kept = serde_json::Value::Null;
         let handed = crate::leader::handoff::handoff(
             store,
             &names,
@@ -290,6 +292,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
                 crate::errln!("teamctl: {name} died before it answered; it ends with the team");
             }
             silent = !outcome.silent.is_empty();
+            kept = outcome.to_json();
             outcome.into_result(args.timeout)
         });
         if let Err(e) = handed {
@@ -305,8 +308,18 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             } else {
                 format!("`{forced}` ends the rest without asking")
             };
+            // A script reading stdout learns the team is kept and why, as `shutdown --json`
+            // says (new-user QA 38: `delete --json` printed nothing).
+            if ctx.json
+                && let serde_json::Value::Object(mut out) = kept
+            {
+                out.insert("deleted".into(), serde_json::Value::Null);
+                out.insert("team".into(), config.name.as_str().into());
+                ctx.print_json(&serde_json::Value::Object(out));
+            }
             return Err(crate::Error::failed(format!(
-                "{e}; the team is kept, the teammates that answered stopped: {rest}",
+                "{e}; team {} is kept (those that agreed have stopped): {rest}",
+                config.name
             )));
         }
     }

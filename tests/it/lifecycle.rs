@@ -255,6 +255,18 @@ fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
     );
     assert!(env.team_dir("lc-refuse").join("config.json").is_file());
     assert!(alive(pid));
+    // With --json, stdout says the team is kept and who refused (it printed nothing).
+    let out = env.run(&["--json", "delete", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let kept: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(kept["deleted"], serde_json::Value::Null, "{kept}");
+    assert_eq!(kept["team"], "lc-refuse", "{kept}");
+    assert_eq!(kept["refused"][0]["name"], "bob", "{kept}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("team lc-refuse is kept"),
+        "{out:?}"
+    );
+    assert!(alive(pid));
     // --force kills without the handshake.
     env.ok(&["shutdown", "bob", "--force"]);
     assert_eq!(env.member_status("bob"), "stopped");
