@@ -141,6 +141,16 @@ pub enum Fix {
         #[serde(skip_serializing_if = "Option::is_none")]
         socket: Option<String>,
     },
+    /// Close teamctl's panes of `team` of `home`, a home that no longer exists, wherever they
+    /// are on the server (teammates led from inside tmux, in the user's session), and take
+    /// its tags off the windows it opened there.
+    ClosePanes {
+        home: PathBuf,
+        team: String,
+        /// The server, as a member records it (none: the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        socket: Option<String>,
+    },
 }
 
 /// How long polite signals get before the kill.
@@ -217,6 +227,9 @@ impl Fix {
                 session,
                 socket,
             } => orphans::close_session(home, team, session, socket.as_deref()),
+            Fix::ClosePanes { home, team, socket } => {
+                orphans::close_panes(home, team, socket.as_deref())
+            }
             Fix::ReplaceLock { path } => Ok(match crate::store::fsutil::replace_odd_lock(path)? {
                 Some(kind) => format!("replaced {} ({kind}) with a lock file", path.display()),
                 None => format!("{} is a lock file again; left as it is", path.display()),

@@ -547,7 +547,9 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
     }
     let our_key = proc::home_key();
     let mut out = Vec::new();
-    for socket in servers {
+    // The teams of gone homes whose session is reported: its close takes their panes elsewhere.
+    let mut covered: Vec<(Option<String>, String, Name)> = Vec::new();
+    for socket in servers.clone() {
         let Some(list) = tmux(
             socket.as_deref(),
             &["list-sessions", "-F", "#{session_name}\t#{@teamctl-team}"],
@@ -577,6 +579,7 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             if key != our_key {
                 if let Some((gone, _, _)) = gone.iter().find(|(_, k, _)| k == key) {
                     out.push(gone_home_session(gone, &team, session, socket.clone()));
+                    covered.push((socket.clone(), key.to_string(), team));
                 }
                 continue;
             }
@@ -608,7 +611,134 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
             );
         }
     }
+    out.extend(gone_home_panes(&servers, &gone, &covered));
     out
+}
+
+/// The panes of gone homes' teams that no reported session of theirs holds: a team led from
+/// inside tmux puts its teammates in the user's session, with no session of its own (re-QA 38:
+/// `--fix` ended the workers and left their panes, dead, and teamctl's tags on the window it
+/// opened there). Such a home is known by its workers still running (`gone`), or, once they
+/// ended, by the `--home` a dead pane's worker was started with (`#{pane_start_command}`),
+/// which no longer exists and hashes to the tag's key.
+fn gone_home_panes(
+    servers: &[Option<String>],
+    gone: &[(PathBuf, String, Option<String>)],
+    covered: &[(Option<String>, String, Name)],
+) -> Vec<Finding> {
+    let our_key = proc::home_key();
+    let mut out = Vec::new();
+    for socket in servers {
+        let Some(list) = tmux(
+            socket.as_deref(),
+            &[
+                "list-panes",
+                "-a",
+                "-F",
+                "#{pane_id}\t#{@teamctl-agent}\t#{pane_start_command}",
+            ],
+        ) else {
+            continue;
+        };
+        // Each (home, team) once, with its panes.
+        let mut found: Vec<(PathBuf, String, Name, Vec<String>)> = Vec::new();
+        for line in list.lines() {
+            let mut cols = line.splitn(3, '\t');
+            let (Some(pane), Some(tag), start) = (cols.next(), cols.next(), cols.next()) else {
+                continue;
+            };
+            let Some((id, key)) = tag.rsplit_once('/') else {
+                continue;
+            };
+            let Some(team) = id.split_once('@').and_then(|(_, t)| Name::parse(t).ok()) else {
+                continue;
+            };
+            if key == our_key
+                || covered
+                    .iter()
+                    .any(|(s, k, t)| s == socket && k == key && *t == team)
+            {
+                continue;
+            }
+            let home = gone
+                .iter()
+                .find(|(_, k, _)| k == key)
+                .map(|(h, _, _)| h.clone())
+                .or_else(|| {
+                    start
+                        .and_then(started_home)
+                        .filter(|h| h.symlink_metadata().is_err() && proc::home_key_of(h) == key)
+                });
+            let Some(home) = home else {
+                continue;
+            };
+            match found
+                .iter_mut()
+                .find(|(h, _, t, _)| *h == home && *t == team)
+            {
+                Some((_, _, _, panes)) => panes.push(pane.to_string()),
+                None => found.push((home, key.to_string(), team, vec![pane.to_string()])),
+            }
+        }
+        for (home, _, team, panes) in found {
+            out.push(
+                Finding::new(
+                    "sessions",
+                    Level::Problem,
+                    format!(
+                        "tmux {} {} of team {team} of home {}, which no longer exists",
+                        if panes.len() == 1 { "pane" } else { "panes" },
+                        panes.join(", "),
+                        home.display()
+                    ),
+                )
+                .hint("`teamctl doctor --fix` ends its workers and closes teamctl's panes")
+                .fix(Fix::ClosePanes {
+                    home,
+                    team: team.to_string(),
+                    socket: socket.clone(),
+                }),
+            );
+        }
+    }
+    out
+}
+
+/// The `--home` a worker pane's start command (`#{pane_start_command}`) names:
+/// `TEAMCTL worker --home HOME --id ID`, as tmux shows it (quotes around a word taken off).
+fn started_home(start: &str) -> Option<PathBuf> {
+    let (_, rest) = start.split_once(" worker --home ")?;
+    let (home, _) = rest.split_once(" --id ")?;
+    let home = home.trim_matches('"');
+    (!home.is_empty()).then(|| PathBuf::from(home))
+}
+
+/// Close teamctl's panes of `team` of the gone `home` wherever they are on `socket`'s server,
+/// and take its tags off windows it opened in the user's sessions (`forget_session_of`, the
+/// pids deciding), unless the home exists again meanwhile.
+pub fn close_panes(home: &Path, team: &str, socket: Option<&str>) -> Result<String> {
+    let team = Name::parse(team)?;
+    if home.symlink_metadata().is_ok() {
+        return Ok(format!(
+            "home {} exists again; the panes of its team {team} are left alone",
+            home.display()
+        ));
+    }
+    let key = proc::home_key_of(home);
+    let kept = crate::backend::tmux::forget_session_of(
+        &team,
+        &key,
+        None,
+        [socket.map(String::from)],
+        &Vec::new(),
+    );
+    Ok(match kept.first() {
+        Some(now) => format!(
+            "closed teamctl's panes of team {team}, whose home is gone; its session holds panes of yours, so it stays, renamed {}",
+            now.session
+        ),
+        None => format!("closed teamctl's panes of team {team}, whose home is gone"),
+    })
 }
 
 /// Homes that no longer exist whose workers (or agent processes) still run here, each with its
@@ -768,6 +898,26 @@ pub fn kill_pane(home: &Path, socket: Option<&str>, pane: &str, agent_id: &str) 
         ),
         Closing::NotOurs => format!("tmux pane {pane} is no longer tagged {id}; left alone"),
     })
+}
+
+#[cfg(test)]
+mod start_command_tests {
+    use super::started_home;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_home_of_a_workers_start_command() {
+        assert_eq!(
+            started_home("/bin/teamctl worker --home /tmp/h --id a@t"),
+            Some(PathBuf::from("/tmp/h"))
+        );
+        assert_eq!(
+            started_home(r#"/bin/teamctl worker --home "/tmp/my home" --id a@t"#),
+            Some(PathBuf::from("/tmp/my home"))
+        );
+        assert_eq!(started_home("sleep 600"), None);
+        assert_eq!(started_home("/bin/teamctl worker --home  --id a@t"), None);
+    }
 }
 
 #[cfg(test)]

@@ -440,6 +440,83 @@ fn delete_takes_teamctls_tags_off_its_window_in_the_users_session_left_for_the_u
     );
 }
 
+/// Re-QA 38: a home removed (`rm -rf`) while its team ran inside tmux (its teammates in the
+/// user's session, no team session of its own): `doctor --fix` ended the workers but left
+/// their dead panes, and teamctl's tags and settings on the window it opened there. Now they
+/// close, and the window, kept for the user's pane split into it, loses teamctl's settings.
+/// A second team's worker ended before `doctor` looked: its dead pane's start command names
+/// the home.
+#[test]
+fn doctor_fix_of_a_removed_home_inside_tmux_closes_its_panes_in_the_users_session() {
+    let gone = TestEnv::with_tmux();
+    let leader = narrow_user_session(&gone);
+    let mut panes_of = Vec::new();
+    for (t, n) in [("tm-gone-inside", "a"), ("tm-gone-ended", "b")] {
+        let _ = std::fs::remove_file(gone.home_path().join("current"));
+        let t = team(&gone, t);
+        let out = inside(&gone, &leader, &["spawn", n, "--exec", ECHO])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        panes_of.push(gone.pane_of(&t, n));
+    }
+    let (pane, ended) = (panes_of[0].clone(), panes_of[1].clone());
+    let window = gone.pane_format(&pane, "#{window_id}").unwrap();
+    let mine = gone
+        .tmux_ok(&[
+            "split-window",
+            "-d",
+            "-t",
+            &window,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sleep 600",
+        ])
+        .trim()
+        .to_string();
+    // No other test's `doctor` runs while the removed home's worker does (`GONE_HOMES`).
+    let alone = crate::common::GONE_HOMES
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let b: i32 = gone
+        .pane_format(&ended, "#{pane_pid}")
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::fs::remove_dir_all(gone.home_path()).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(b),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until("b's pane dead", WAIT, || {
+        gone.pane_format(&ended, "#{pane_dead}").as_deref() == Some("1")
+    });
+    let mut other = TestEnv::new();
+    other.socket.clone_from(&gone.socket);
+    other
+        .env
+        .push(("TEAMCTL_TMUX_SOCKET".into(), gone.socket.clone().unwrap()));
+    let fixed = other.cmd(&["--json", "doctor", "--fix"]).output().unwrap();
+    drop(alone);
+    let report = String::from_utf8_lossy(&fixed.stdout);
+    let panes = gone.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    for p in [&pane, &ended] {
+        assert!(!panes.lines().any(|l| l == p), "{p}: {panes}\n{report}");
+    }
+    assert!(panes.lines().any(|p| p == mine), "{panes}\n{report}");
+    let options = gone.tmux_ok(&["show-options", "-w", "-t", &window]);
+    assert!(
+        !options.contains("teamctl") && !options.contains("remain-on-exit"),
+        "{options}\n{report}"
+    );
+    assert!(tags(&gone).is_empty(), "{:?}\n{report}", tags(&gone));
+    assert!(workers(&gone).is_empty(), "{report}");
+    let again = other.cmd(&["--json", "doctor"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+}
+
 /// Re-QA 38: `delete` looked for teamctl's windows outside the team's session by a key that
 /// a session lends its windows, so in a team session the user had renamed, the user's own
 /// window lost the settings the user gave it. Only windows carrying the key themselves are
