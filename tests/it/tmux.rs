@@ -383,6 +383,52 @@ fn inside_tmux_spawn_kill_and_shutdown_keep_the_users_zoomed_pane_zoomed() {
     );
 }
 
+/// Re-QA 38: a spawn into the window teamctl opened in the user's session (the leader's too
+/// narrow) unzoomed it when the user had zoomed a teammate's pane there (a plain split and a
+/// tiled layout). Now the split keeps the zoom, on the same pane.
+#[test]
+fn inside_tmux_a_spawn_into_teamctls_window_the_user_zoomed_keeps_it_zoomed() {
+    let env = TestEnv::with_tmux();
+    let leader = narrow_user_session(&env);
+    let t = team(&env, "tm-zoom-own");
+    let out = inside(&env, &leader, &["spawn", "a", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let a = env.pane_of(&t, "a");
+    let window = env.pane_format(&a, "#{window_id}").unwrap();
+    assert_ne!(window, env.pane_format(&leader, "#{window_id}").unwrap());
+    // A second teammate first, so the zoom is on one pane of two.
+    let out = inside(&env, &leader, &["spawn", "b", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        env.pane_format(&env.pane_of(&t, "b"), "#{window_id}")
+            .unwrap(),
+        window
+    );
+    env.tmux_ok(&["select-pane", "-t", &a]);
+    env.tmux_ok(&["resize-pane", "-Z", "-t", &a]);
+    let zoom = || {
+        env.pane_format(&a, "#{window_zoomed_flag} #{pane_active}")
+            .unwrap()
+    };
+    assert_eq!(zoom(), "1 1");
+    let out = inside(&env, &leader, &["spawn", "c", "--exec", ECHO])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        env.pane_format(&env.pane_of(&t, "c"), "#{window_id}")
+            .unwrap(),
+        window,
+        "c went elsewhere"
+    );
+    assert_eq!(zoom(), "1 1", "spawning c unzoomed the user's zoomed pane");
+    assert_eq!(ask(&env, "c", "hi").trim(), "c got: hi");
+}
+
 /// Attacker QA 38: a window teamctl opened in the user's session (the leader's window too
 /// narrow), into which the user split a pane of their own, kept teamctl's tags and settings
 /// after `delete`: the user's pane stayed dead when its program ended, and a new team of the

@@ -561,7 +561,7 @@ pub fn list_windows(session_target: &str) -> Cmd {
         "-t",
         session_target,
         "-F",
-        "#{window_id} #{window_panes} #{@teamctl-team}",
+        "#{window_id} #{window_panes} #{window_zoomed_flag} #{@teamctl-team}",
     ])
 }
 
@@ -1257,11 +1257,33 @@ pub fn parse_rows(out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A window row of `list_windows`: id, pane count, team tag.
-pub fn parse_window(row: &(String, String)) -> Option<(String, usize, String)> {
+/// A window as `list_windows` prints it (`parse_window`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub id: String,
+    pub panes: usize,
+    /// The user zoomed one of its panes: a split keeps that (`-Z`), a layout would undo it.
+    pub zoomed: bool,
+    /// Its team tag (empty: none).
+    pub tag: String,
+}
+
+/// A window row of `list_windows`: id, pane count, zoomed or not, team tag.
+pub fn parse_window(row: &(String, String)) -> Option<Window> {
     let (id, rest) = row;
-    let (n, tag) = rest.split_once(' ').unwrap_or((rest, ""));
-    Some((id.clone(), n.parse().ok()?, tag.to_string()))
+    let mut it = rest.splitn(3, ' ');
+    let panes = it.next()?.parse().ok()?;
+    let zoomed = match it.next()? {
+        "1" => true,
+        "0" => false,
+        _ => return None,
+    };
+    Some(Window {
+        id: id.clone(),
+        panes,
+        zoomed,
+        tag: it.next().unwrap_or_default().to_string(),
+    })
 }
 
 /// `tmux -V` output as (major, minor); `None` for builds without a number (`tmux master`).
@@ -1851,12 +1873,16 @@ mod tests {
             vec!["@1".to_string()]
         );
         assert_eq!(rezoom("@1; kill-server"), None);
-        let rows = parse_rows("@1 3 t\n@2 8 \n");
-        assert_eq!(parse_window(&rows[0]), Some(("@1".into(), 3, "t".into())));
-        assert_eq!(
-            parse_window(&rows[1]),
-            Some(("@2".into(), 8, String::new()))
-        );
+        let rows = parse_rows("@1 3 0 t\n@2 8 1 \n@3 2 x t\n");
+        let window = |id: &str, panes, zoomed, tag: &str| Window {
+            id: id.into(),
+            panes,
+            zoomed,
+            tag: tag.into(),
+        };
+        assert_eq!(parse_window(&rows[0]), Some(window("@1", 3, false, "t")));
+        assert_eq!(parse_window(&rows[1]), Some(window("@2", 8, true, "")));
+        assert_eq!(parse_window(&rows[2]), None);
         assert_eq!(parse_version("tmux 3.3a"), Some((3, 3)));
         assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
         assert_eq!(parse_version("tmux 2.9"), Some((2, 9)));

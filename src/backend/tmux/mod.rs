@@ -703,7 +703,7 @@ fn keep_for_the_user(t: &Tmux, target: &str, name: &str, tag: &str) -> String {
             argv::parse_rows(&out)
                 .iter()
                 .filter_map(argv::parse_window)
-                .map(|(id, _, _)| id)
+                .map(|w| w.id)
                 .collect()
         })
         .unwrap_or_default();

@@ -377,15 +377,26 @@ fn fill_from(
     windows: &str,
     tag: Tagging,
 ) -> Result<(NewPane, bool)> {
-    let ours: Vec<String> = argv::parse_rows(windows)
+    let ours: Vec<argv::Window> = argv::parse_rows(windows)
         .iter()
         .filter_map(argv::parse_window)
-        .filter(|(_, n, tag)| tag == team && *n < MAX_PANES)
-        .map(|(id, _, _)| id)
+        .filter(|w| w.tag == team && w.panes < MAX_PANES)
         .collect();
-    for window in ours.iter().rev() {
+    for argv::Window {
+        id: window, zoomed, ..
+    } in ours.iter().rev()
+    {
         let cmds = match tag.script {
             Some(script) => hook::split_tagged(session, window, start, script),
+            // A window of teamctl's in the user's session the user zoomed stays zoomed (the
+            // split with -Z, no layout: either would unzoom it; re-QA 38).
+            None if *zoomed => vec![argv::split_placeholder(
+                window,
+                false,
+                true,
+                team,
+                &argv::maker(),
+            )],
             None => vec![
                 argv::split_placeholder(window, false, false, team, &argv::maker()),
                 argv::select_layout(window, "tiled"),
