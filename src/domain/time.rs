@@ -87,6 +87,17 @@ pub fn parse_any_secs(s: &str) -> Result<u64, String> {
     let s = s.trim();
     match s.parse::<u64>() {
         Ok(n) => Ok(n),
+        // Said plainly, not as a malformed duration (new-user QA 38).
+        Err(_) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("{s:?} is too large: at most {} seconds", u64::MAX))
+        }
+        Err(_)
+            if s.contains('.')
+                && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                && s.parse::<f64>().is_ok() =>
+        {
+            Err(bad(&format!("{s:?} is not whole seconds")))
+        }
         Err(_) => {
             let d = humantime::parse_duration(s).map_err(|_| bad(&format!("{s:?}")))?;
             if d.subsec_nanos() != 0 {
@@ -109,6 +120,10 @@ mod parse_tests {
         assert!(parse_secs("0").is_err_and(|e| e.contains("at least 1 second")));
         assert!(parse_secs("0s").is_err_and(|e| e.contains("at least 1 second")));
         assert!(parse_secs("1.5s").is_err());
+        assert!(parse_secs("1.5").is_err_and(|e| e.contains("not whole seconds")));
+        assert!(parse_secs("1e3").is_err_and(|e| !e.contains("whole")));
+        assert!(parse_secs("99999999999999999999").is_err_and(|e| e.contains("too large")));
+        assert_eq!(parse_secs("18446744073709551615"), Ok(u64::MAX));
         assert!(parse_secs("five minutes").is_err());
         assert!(parse_secs("-3").is_err());
     }
