@@ -76,11 +76,14 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
     // the wait below then says how it ended.
     let before = crate::leader::Before::look(&*store, std::slice::from_ref(&target), &env.id)?;
     bus::deliver(&*store, &config, &env)?;
-    let handled_at = end_of(&*store, &target, theirs, &env.id)?;
+    let handled_at = crate::leader::end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
     crate::pause::at("ask-wake");
     let crate::leader::Woken {
-        resumed, waiting, ..
+        resumed,
+        waiting,
+        held,
+        ..
     } = crate::leader::wake(
         &ctx.home,
         &ctx.me()?,
@@ -89,6 +92,14 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
         Some(&before),
     )?;
     crate::leader::say_resumed(&resumed);
+    // Dead in its turn on an earlier message: not started to run that turn again, so
+    // nobody answers before the user resumes it (QA 39).
+    if let Some((_, why)) = held.into_iter().next() {
+        return Err(Error::failed(format!(
+            "the question ({}) was delivered and waits in its inbox, but {why}",
+            env.id
+        )));
+    }
     // Nobody will answer before it is resumed: said now, as `send` says it (new-user QA: "bob
     // stopped without answering", as if it had been running).
     if waiting.contains(&target) {
@@ -310,28 +321,6 @@ fn where_it_is(store: &dyn crate::store::Store, target: &Name, id: &str) -> Wher
         }
         Some(m) if !leader::effective_status(m, live.as_ref()).is_running() => Where::NotRunning,
         _ => Where::Queued,
-    }
-}
-
-/// Where the message `id` ends in `inbox`, looking from `from` (where the inbox ended just
-/// before it was sent); `None` when it is not found there.
-fn end_of(
-    store: &dyn crate::store::Store,
-    inbox: &Name,
-    mut from: crate::store::Position,
-    id: &str,
-) -> Result<Option<crate::store::Position>> {
-    loop {
-        let batch = store.read(inbox, from, 64)?;
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        for e in batch {
-            from = e.end;
-            if matches!(&e.item, Item::Message(m) if m.id == id) {
-                return Ok(Some(e.end));
-            }
-        }
     }
 }
 

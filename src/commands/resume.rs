@@ -137,6 +137,10 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             .iter()
             .map(|(n, why)| serde_json::json!({ "name": n, "error": why }))
             .collect();
+        let resumed: Vec<_> = resumed
+            .iter()
+            .map(|m| super::spawn::shown_started(&*store, m))
+            .collect();
         ctx.print_json(&serde_json::json!({
             "resumed": resumed,
             "running": running,

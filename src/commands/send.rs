@@ -118,6 +118,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     // A broadcast goes to every member it can (`missed`: those it could not reach).
     // Who runs is looked at just before delivering: one found down after it may have died
     // in its turn on the message, and is not started again to run it twice (`Before`).
+    crate::pause::at("send-deliver");
     let (to, missed, before) = {
         let _shared = store.hold_shared()?;
         let roster = roster_of(&*store, &mut cache, &wanted)?;
@@ -138,6 +139,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     } else {
         let mut woken = leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, Some(&before))?;
         woken.failed.append(&mut woken.died);
+        woken.failed.append(&mut woken.held);
         woken
     };
     if !all {
@@ -151,6 +153,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         // unhandled (a send said nothing of it: new-user QA).
         stopping,
         died: _,
+        held: _,
     } = woken;
     missed.extend(
         failed

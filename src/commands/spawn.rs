@@ -48,7 +48,7 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     drop(starting);
     seen?;
     if ctx.json {
-        ctx.print_json(&serde_json::to_value(&started).unwrap_or_default());
+        ctx.print_json(&shown_started(&*store, &started));
     } else {
         // "bob spawned as bob@T (tmux, pane %3)": as `up` says it (new-user QA: the line had
         // no verb, so it did not read as done).
@@ -425,4 +425,17 @@ fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf> {
         )));
     }
     Ok(dir)
+}
+
+/// A member `spawn` or `resume` started, as `--json` prints it: its record with the status
+/// its worker says now (`idle`, say), not the `starting` recorded before it was seen to run
+/// (new-user QA 38).
+pub fn shown_started(store: &dyn Store, m: &Member) -> serde_json::Value {
+    let mut v = serde_json::to_value(m).unwrap_or_default();
+    let live = store.live(&m.name).ok().flatten();
+    let now = leader::shown_status(m, leader::seen_status(m, live.as_ref()));
+    if let Ok(status) = serde_json::to_value(now) {
+        v["status"] = status;
+    }
+    v
 }

@@ -414,7 +414,7 @@ pub fn tell_owner(
             crate::leader::left_waiting(Some(&config), &n, "the task assignment")
         );
     }
-    for (_, why) in woken.died {
+    for (_, why) in woken.died.into_iter().chain(woken.held) {
         crate::errln!("teamctl: {why}");
     }
     Ok(())

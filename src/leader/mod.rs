@@ -14,7 +14,7 @@ use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Statu
 use crate::error::{Error, Result};
 use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
 pub use started::{failure_of_one, started, started_one};
-pub use wake::{Before, Woken, left_waiting, resume_stopped, say_resumed, wake, wake_each};
+pub use wake::{Before, Woken, end_of, left_waiting, resume_stopped, say_resumed, wake, wake_each};
 
 /// The leader's cursor for acting on protocol messages (separate from what `inbox` shows).
 pub const PROTOCOL_READER: &str = "protocol";

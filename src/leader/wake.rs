@@ -75,20 +75,78 @@ impl Before {
             running,
         })
     }
-
-    /// Whether `name`, found down, must not be started again: it ran as the message was
-    /// delivered and nothing says it did not take it.
-    fn may_have_taken(&self, name: &Name, live: Option<&LiveState>) -> bool {
-        self.running.contains(name) && !live.is_some_and(|l| l.not_taken(&self.id))
-    }
 }
 
-/// What a sender says of `name`, a recipient that ran as message `id` was delivered and was
-/// found down after it (`Before`).
-fn died_on(name: &Name, id: &str) -> Error {
-    Error::failed(format!(
-        "{name} ended as the message ({id}) reached it, maybe in its turn on it, so it was not started again (that turn would run twice): `teamctl log {name}` says how it ended, `teamctl resume {name}` runs the message"
-    ))
+/// Why a recipient found down is not started by a message.
+enum Hold {
+    /// The message was handled already: it ran as it was delivered, and ended after.
+    Handled,
+    /// It ran as the message was delivered and nothing says it did not take it (`Before`).
+    DiedOnIt(Error),
+    /// It died in its turn on an earlier message, still unhandled: started again, it would
+    /// run that turn again (QA 39: a message that kills its worker ran once more with each
+    /// message sent after it).
+    DiedEarlier(Error),
+}
+
+/// Whether `name`, down (`status`, its live state `live`), is not to be started by the
+/// message (`before`, when looked at before delivering), and why.
+fn hold(
+    store: &dyn Store,
+    name: &Name,
+    live: Option<&LiveState>,
+    status: Status,
+    before: Option<&Before>,
+) -> Result<Option<Hold>> {
+    let cursor = || store.cursor(name, crate::worker::READER);
+    if let Some(b) = before.filter(|b| b.running.contains(name)) {
+        if end_of(store, name, cursor()?, &b.id)?.is_none() {
+            return Ok(Some(Hold::Handled));
+        }
+        if !live.is_some_and(|l| l.not_taken(&b.id)) {
+            return Ok(Some(Hold::DiedOnIt(Error::failed(format!(
+                "{name} ended as the message ({}) reached it, maybe in its turn on it, so it was not started again (that turn would run twice): `teamctl log --worker {name}` shows its last turn, `teamctl resume {name}` runs the message",
+                b.id
+            )))));
+        }
+    }
+    if status == Status::Dead
+        && let Some(turn) = live.and_then(|l| l.current_turn.as_ref())
+        && end_of(store, name, cursor()?, &turn.message_id)?.is_some()
+    {
+        let what = if turn.summary.is_empty() {
+            String::new()
+        } else {
+            format!(": {:?}", crate::output::printable(&turn.summary))
+        };
+        return Ok(Some(Hold::DiedEarlier(Error::failed(format!(
+            "{name} died in its turn on an earlier message ({} from {}{what}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs both (`teamctl log --worker {name}` shows that turn)",
+            turn.message_id, turn.from
+        )))));
+    }
+    Ok(None)
+}
+
+/// Where message `id` ends in `inbox`, looked for from `from` on: `None` when it is not there
+/// (before `from`: handled, if `from` is its worker's cursor).
+pub fn end_of(
+    store: &dyn Store,
+    inbox: &Name,
+    mut from: crate::store::Position,
+    id: &str,
+) -> Result<Option<crate::store::Position>> {
+    loop {
+        let batch = store.read(inbox, from, 64)?;
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        for e in batch {
+            from = e.end;
+            if matches!(&e.item, crate::store::Item::Message(m) if m.id == id) {
+                return Ok(Some(e.end));
+            }
+        }
+    }
 }
 
 /// Recipients that did not start, each with why.
@@ -108,6 +166,9 @@ pub struct Woken {
     /// Ran as the message was delivered, down after, and maybe in its turn on it (`Before`):
     /// not started again, each with what to say.
     pub died: Failed,
+    /// Dead in its turn on an earlier message still unhandled: not started again (that turn
+    /// would run again, the one that killed its worker, maybe), each with what to say.
+    pub held: Failed,
 }
 
 /// `wake`, the team file read through `cache` (read again only if it changed since), going
@@ -197,6 +258,7 @@ fn resume_stopped_in(
     let mut failed = Vec::new();
     let mut stopping = Vec::new();
     let mut died = Vec::new();
+    let mut held = Vec::new();
     for name in to {
         if name.is_leader() {
             continue;
@@ -214,11 +276,19 @@ fn resume_stopped_in(
         {
             stopping.push((name.clone(), why));
         }
-        if !status.is_running()
-            && let Some(b) = before.filter(|b| b.may_have_taken(name, live.as_ref()))
-        {
-            died.push((name.clone(), died_on(name, &b.id)));
-            continue;
+        if !status.is_running() {
+            match hold(store, name, live.as_ref(), status, before)? {
+                Some(Hold::Handled) => continue,
+                Some(Hold::DiedOnIt(e)) => {
+                    died.push((name.clone(), e));
+                    continue;
+                }
+                Some(Hold::DiedEarlier(e)) => {
+                    held.push((name.clone(), e));
+                    continue;
+                }
+                None => {}
+            }
         }
         if !status.is_running() || super::cut_short(&member, status) {
             // One that cannot start must not keep the others of a broadcast from starting.
@@ -250,6 +320,7 @@ fn resume_stopped_in(
         failed,
         stopping,
         died,
+        held,
         ..Woken::default()
     })
 }

@@ -332,8 +332,9 @@ fn an_approval_acted_on_while_a_send_resumes_the_teammate_leaves_it_running() {
             .and_then(|m| m["pid"].as_u64())
             .map(|p| p as u32)
     };
-    // A send to amy, held after its look at the leader's mail, before it resumes anyone.
-    let send = paused(&["send", "amy", "hello"], "send-wake", "send");
+    // A send to amy, held before it delivers (a message amy takes and handles before it
+    // stops is no reason to start it again).
+    let send = paused(&["send", "amy", "hello"], "send-deliver", "send");
     wait_until("the send held", LONG, || held("send"));
     // amy is asked to stop, answers (approving) and exits.
     t.ok(&["shutdown", "amy", "--no-wait"]);

@@ -356,8 +356,9 @@ fn a_graceful_shutdown_all_acts_on_each_answer_as_it_deserves() {
     });
     let first = t.member("s")["pid"].as_u64().expect("a pid") as u32;
     let dead_worker = t.member("d")["pid"].as_u64().expect("a pid") as u32;
-    // A send to s, held after its look at the leader's mail, before it resumes anyone.
-    let send = paused(&["send", "s", "hello"], "send-wake", "send");
+    // A send to s, held before it delivers (a message s takes and handles before it stops
+    // is no reason to start it again).
+    let send = paused(&["send", "s", "hello"], "send-deliver", "send");
     wait_until("the send held", LONG, || held("send"));
 
     // The shutdown, held when it is about to end the first approvals it read: s's (s is

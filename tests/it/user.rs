@@ -884,6 +884,60 @@ fn a_turn_that_kills_its_worker_at_once_is_not_run_again_by_the_sender() {
         assert_eq!(env.member_status(name), "dead", "{name}");
         assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\n");
     }
+    // Nor does the next message start it (QA 39: each message sent after it ran the turn
+    // that killed its worker once more): the user's `resume` does, knowingly.
+    let later: [(&str, &[&str], i32); 3] = [
+        ("s", &["send", "s", "later"], 1),
+        ("a", &["ask", "a", "later", "--timeout", "20"], 1),
+        ("t", &["task", "add", "later", "--owner", "t"], 0),
+    ];
+    for (name, args, code) in later {
+        let out = env.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{name}: {out:?}");
+        assert!(!err.contains("resumed"), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name} died in its turn on an earlier message ("))
+                && err.contains(&format!("`teamctl resume {name}` runs both")),
+            "{name}: {err}"
+        );
+        assert_eq!(env.member_status(name), "dead", "{name}");
+        assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\n");
+    }
+    env.ok(&["resume", "s"]);
+    wait_until("s's turn run again by the resume", T, || {
+        std::fs::read_to_string(runs("s")).unwrap() == "run\nrun\n"
+    });
+}
+
+/// A send whose message was handled before the send looked whether to start its recipient,
+/// stopped by the leader meanwhile: nothing to say, nothing started (attacker QA 39: it said
+/// the teammate ended as the message reached it, the message waiting, exit 1).
+#[test]
+fn a_send_handled_before_its_recipient_was_stopped_neither_resumes_nor_fails() {
+    let env = TestEnv::new();
+    team_with(&env, &[("k", "echo \"ok $(cat)\"")]);
+    wait_until("k idle", T, || env.member_status("k") == "idle");
+    let gate = env.work.path().join("gate");
+    let held = env.paused(&["send", "k", "hello"], "send-wake", &gate);
+    wait_until("k's reply", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "k" && m["text"] == "ok hello\n")
+    });
+    wait_until("k idle after its turn", T, || {
+        env.member_status("k") == "idle"
+    });
+    env.ok(&["kill", "k"]);
+    std::fs::write(&gate, "").unwrap();
+    let out = held.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !err.contains("resumed") && !err.contains("ended as"),
+        "{err}"
+    );
+    assert_eq!(env.member_status("k"), "stopped");
 }
 
 /// `ask` to a stopped teammate starts it again to answer, and says so on stderr as `send` does
