@@ -288,12 +288,19 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             }
             // A teammate that died instead of answering ends with the team (all that is left
             // of every teammate is ended below): said, not a reason to keep the team.
-            for (name, _) in outcome.died.drain(..) {
-                crate::errln!("teamctl: {name} died before it answered; it ends with the team");
-            }
             silent = !outcome.silent.is_empty();
             kept = outcome.to_json();
-            outcome.into_result(args.timeout)
+            let died = std::mem::take(&mut outcome.died);
+            let result = outcome.into_result(args.timeout);
+            for (name, _) in died {
+                if result.is_ok() {
+                    crate::errln!("teamctl: {name} died before it answered; it ends with the team");
+                } else {
+                    // Kept (attacker QA 39: "it ends with the team" of a team that stays).
+                    crate::errln!("teamctl: {name} died before it answered; it is dead");
+                }
+            }
+            result
         });
         if let Err(e) = handed {
             // Kept: sends and resumes work again.

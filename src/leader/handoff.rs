@@ -148,13 +148,13 @@ impl Outcome {
 
 /// The commands that end `silent` teammates now, by name: each one's own while they are few.
 pub fn force_hint(silent: &[Name]) -> String {
-    let force = |n: &Name| format!("`teamctl shutdown --force {n}`");
+    let names = |few: &[Name]| few.iter().map(Name::as_str).collect::<Vec<_>>().join(" ");
     match silent {
-        [one] => format!("{} ends it now", force(one)),
-        few if few.len() <= 3 => format!(
-            "{} end them now",
-            few.iter().map(force).collect::<Vec<_>>().join(", ")
-        ),
+        [one] => format!("`teamctl shutdown --force {one}` ends it now"),
+        // One command for them all (new-user QA 39: one each).
+        few if few.len() <= 3 => {
+            format!("`teamctl shutdown --force {}` ends them now", names(few))
+        }
         _ => "`teamctl shutdown --force NAME` ends one now, `teamctl shutdown --all --force` every teammate".to_string(),
     }
 }

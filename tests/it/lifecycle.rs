@@ -277,6 +277,46 @@ fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
     assert_eq!(env.processes(), Vec::<u32>::new());
 }
 
+/// A `delete` kept by a refusal, one teammate dying instead of answering: `--json` lists it in
+/// `died`, and stderr does not say it "ends with the team" of a team that stays (attacker QA
+/// 39: `died` was emptied before the JSON was made).
+#[test]
+fn a_delete_kept_by_a_refusal_says_who_died_meanwhile() {
+    let env = TestEnv::new();
+    create(&env, "lc-kept-died");
+    spawn(
+        &env,
+        "r",
+        &["--exec", "cat", "--on-shutdown", "echo no; exit 1"],
+    );
+    spawn(
+        &env,
+        "d",
+        &["--exec", "cat", "--on-shutdown", "kill -9 $PPID"],
+    );
+    for n in ["r", "d"] {
+        wait_until(&format!("{n} idle"), LONG, || {
+            env.member_status(n) == "idle"
+        });
+    }
+    let out = env.run(&["--json", "delete", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let kept: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(kept["died"], serde_json::json!(["d"]), "{kept}");
+    assert_eq!(kept["refused"][0]["name"], "r", "{kept}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("d died before it answered; it is dead")
+            && !err.contains("ends with the team"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`teamctl delete --force` ends the rest"),
+        "{err}"
+    );
+    env.ok(&["delete", "--force"]);
+}
+
 #[test]
 fn a_teammate_that_never_answers_times_out_with_its_name() {
     let env = TestEnv::new();

@@ -427,6 +427,67 @@ fn inside_tmux_a_spawn_into_teamctls_window_the_user_zoomed_keeps_it_zoomed() {
     );
     assert_eq!(zoom(), "1 1", "spawning c unzoomed the user's zoomed pane");
     assert_eq!(ask(&env, "c", "hi").trim(), "c got: hi");
+    // Until the window is full: the split tmux refuses for room unzooms it first (QA 39).
+    let mut elsewhere = false;
+    for i in 0..10 {
+        let n = format!("f{i}");
+        let out = inside(&env, &leader, &["spawn", &n, "--exec", ECHO])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            zoom(),
+            "1 1",
+            "spawning {n} unzoomed the user's zoomed pane"
+        );
+        if env
+            .pane_format(&env.pane_of(&t, &n), "#{window_id}")
+            .unwrap()
+            != window
+        {
+            elsewhere = true;
+            break;
+        }
+    }
+    assert!(elsewhere, "the window never filled");
+}
+
+/// QA 39: the leader's own window, zoomed on a pane of the user's, lost its zoom once it was
+/// full: the split tmux refused for room had unzoomed it first.
+#[test]
+fn inside_tmux_a_full_zoomed_leader_window_stays_zoomed() {
+    let env = TestEnv::with_tmux();
+    let leader = user_session_of(&env, "80", "24");
+    let busy = env
+        .tmux_ok(&["split-window", "-t", &leader, "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["resize-pane", "-Z", "-t", &busy]);
+    let zoom = || {
+        env.pane_format(&busy, "#{window_zoomed_flag} #{pane_active}")
+            .unwrap()
+    };
+    assert_eq!(zoom(), "1 1");
+    let t = team(&env, "tm-zoom-full");
+    let home = env.pane_format(&leader, "#{window_id}").unwrap();
+    let mut elsewhere = false;
+    for i in 0..12 {
+        let n = format!("w{i}");
+        let out = inside(&env, &leader, &["spawn", &n, "--exec", ECHO])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(zoom(), "1 1", "spawning {n} unzoomed the user's pane");
+        if env
+            .pane_format(&env.pane_of(&t, &n), "#{window_id}")
+            .unwrap()
+            != home
+        {
+            elsewhere = true;
+            break;
+        }
+    }
+    assert!(elsewhere, "the leader's window never filled");
 }
 
 /// Attacker QA 38: a window teamctl opened in the user's session (the leader's window too

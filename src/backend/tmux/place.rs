@@ -88,7 +88,9 @@ pub fn beside_leader(
         Err(e) => return Err(e.into_error("find the leader's pane")),
     };
     let Some(argv::Home {
-        session, zoomed, ..
+        session,
+        window,
+        zoomed,
     }) = argv::parse_home(&home, leader)
     else {
         return Ok(None);
@@ -129,6 +131,10 @@ pub fn beside_leader(
                 // A placeholder the server made all the same is closed before trying
                 // elsewhere.
                 close_own_placeholders(t, team);
+                // tmux unzooms before a split it then refuses for room (QA 39).
+                if zoomed {
+                    rezoom(t, &window);
+                }
                 if !matches!(e, Fail::NoSpace(_)) {
                     return Err(e.into_error("split the leader's window"));
                 }
@@ -424,6 +430,9 @@ fn fill_from(
                 // A placeholder the server made all the same is closed before trying
                 // elsewhere.
                 close_own_placeholders(t, team);
+                if *zoomed {
+                    rezoom(t, window);
+                }
                 e
             }
         };
@@ -448,6 +457,14 @@ fn fill_from(
     // nothing could tell was its (attacker QA: dead, kept, and `delete` kept the session).
     let tags = tag.pane_tags(&placeholder.pane, team);
     start_in(t, &placeholder, team, start, tags).map(|p| (p, true))
+}
+
+/// Zoom `window` again, as the user had it, after a split that tmux refused (for want of
+/// room) had unzoomed it first.
+fn rezoom(t: &Tmux, window: &str) {
+    if let Some(cmd) = argv::rezoom(window) {
+        let _ = t.run(&[cmd]);
+    }
 }
 
 /// Close the placeholders this process made for `team` on `t`'s server (`argv::maker`): a
