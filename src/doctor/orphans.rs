@@ -635,7 +635,7 @@ fn gone_home_panes(
                 "list-panes",
                 "-a",
                 "-F",
-                "#{pane_id}\t#{@teamctl-agent}\t#{pane_start_command}",
+                "#{pane_id}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{pane_start_command}",
             ],
         ) else {
             continue;
@@ -643,10 +643,21 @@ fn gone_home_panes(
         // Each (home, team) once, with its panes.
         let mut found: Vec<(PathBuf, String, Name, Vec<String>)> = Vec::new();
         for line in list.lines() {
-            let mut cols = line.splitn(3, '\t');
-            let (Some(pane), Some(tag), start) = (cols.next(), cols.next(), cols.next()) else {
+            let mut cols = line.splitn(5, '\t');
+            let (Some(pane), Some(pid), Some(tagged_pid), Some(tag), start) = (
+                cols.next(),
+                cols.next(),
+                cols.next(),
+                cols.next(),
+                cols.next(),
+            ) else {
                 continue;
             };
+            // Tagged for the process it ran, as teamctl tags a pane: a tag alone, set by
+            // anyone, does not make a pane one of teamctl's to close (attacker QA 39).
+            if pid.is_empty() || pid != tagged_pid {
+                continue;
+            }
             let Some((id, key)) = tag.rsplit_once('/') else {
                 continue;
             };
@@ -709,7 +720,19 @@ fn gone_home_panes(
 fn started_home(start: &str) -> Option<PathBuf> {
     let (_, rest) = start.split_once(" worker --home ")?;
     let (home, _) = rest.split_once(" --id ")?;
-    let home = home.trim_matches('"');
+    let home = match home.strip_prefix('"').and_then(|h| h.strip_suffix('"')) {
+        // tmux quotes a word with spaces or quotes in it, escaping `"`, `\` and `$` (attacker
+        // QA 39: a home with `"` in its path was never found).
+        Some(quoted) => {
+            let mut out = String::new();
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' { chars.next()? } else { c });
+            }
+            out
+        }
+        None => home.to_string(),
+    };
     (!home.is_empty()).then(|| PathBuf::from(home))
 }
 
@@ -914,6 +937,10 @@ mod start_command_tests {
         assert_eq!(
             started_home(r#"/bin/teamctl worker --home "/tmp/my home" --id a@t"#),
             Some(PathBuf::from("/tmp/my home"))
+        );
+        assert_eq!(
+            started_home(r#"/bin/teamctl worker --home "/tmp/h d1 \"q\" \\x" --id a@t"#),
+            Some(PathBuf::from(r#"/tmp/h d1 "q" \x"#))
         );
         assert_eq!(started_home("sleep 600"), None);
         assert_eq!(started_home("/bin/teamctl worker --home  --id a@t"), None);

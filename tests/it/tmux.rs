@@ -586,6 +586,41 @@ fn doctor_fix_of_a_removed_home_inside_tmux_closes_its_panes_in_the_users_sessio
     let alone = crate::common::GONE_HOMES
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A dead pane of the user's with a tag forged for that home (no pid tag, as teamctl
+    // sets it): not teamctl's to close (attacker QA 39).
+    let key = gone
+        .pane_format(&pane, "#{@teamctl-agent}")
+        .unwrap()
+        .rsplit_once('/')
+        .unwrap()
+        .1
+        .to_string();
+    let forged = gone
+        .tmux_ok(&[
+            "new-window",
+            "-d",
+            "-t",
+            "user",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sleep 600",
+        ])
+        .trim()
+        .to_string();
+    gone.tmux_ok(&["set-option", "-p", "-t", &forged, "remain-on-exit", "on"]);
+    gone.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &forged,
+        "@teamctl-agent",
+        &format!("x@tm-forged/{key}"),
+    ]);
+    gone.tmux_ok(&["respawn-pane", "-k", "-t", &forged, "true"]);
+    wait_until("the forged pane dead", WAIT, || {
+        gone.pane_format(&forged, "#{pane_dead}").as_deref() == Some("1")
+    });
     let b: i32 = gone
         .pane_format(&ended, "#{pane_pid}")
         .unwrap()
@@ -613,6 +648,8 @@ fn doctor_fix_of_a_removed_home_inside_tmux_closes_its_panes_in_the_users_sessio
         assert!(!panes.lines().any(|l| l == p), "{p}: {panes}\n{report}");
     }
     assert!(panes.lines().any(|p| p == mine), "{panes}\n{report}");
+    assert!(panes.lines().any(|p| p == forged), "{panes}\n{report}");
+    gone.tmux_ok(&["kill-pane", "-t", &forged]);
     let options = gone.tmux_ok(&["show-options", "-w", "-t", &window]);
     assert!(
         !options.contains("teamctl") && !options.contains("remain-on-exit"),
