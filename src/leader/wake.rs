@@ -220,7 +220,10 @@ pub fn wake_each(
 
 /// Start the recipients that are stopped or dead, so the message gets handled.
 pub fn resume_stopped(home: &Home, store: &dyn Store, to: &[Name]) -> Result<Vec<Name>> {
-    let woken = resume_stopped_in(home, store, to, &mut None, None)?;
+    let mut woken = resume_stopped_in(home, store, to, &mut None, None)?;
+    // One not started because it died in a turn still unhandled is said too (the console
+    // said nothing of it).
+    woken.failed.append(&mut woken.held);
     woken.failed_as_error()?;
     Ok(woken.resumed)
 }
