@@ -123,7 +123,15 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         let _shared = store.hold_shared()?;
         let roster = roster_of(&*store, &mut cache, &wanted)?;
         roster.refuse_if_deleting()?;
-        let before = leader::Before::look(&*store, &bus::recipients_in(roster, &env)?, &env.id)?;
+        // A shutdown request wakes nobody (below): nothing to look at for it.
+        let before = match env.body {
+            Body::ShutdownRequest { .. } => None,
+            _ => Some(leader::Before::look(
+                &*store,
+                &bus::recipients_in(roster, &env)?,
+                &env.id,
+            )?),
+        };
         let (to, missed) = super::broadcast::deliver(&*store, roster, &env)?;
         (to, missed, before)
     };
@@ -137,7 +145,8 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     let woken = if matches!(env.body, Body::ShutdownRequest { .. }) {
         leader::Woken::default()
     } else {
-        let mut woken = leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, Some(&before))?;
+        let mut woken =
+            leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, before.as_ref())?;
         woken.failed.append(&mut woken.died);
         woken.failed.append(&mut woken.held);
         woken

@@ -428,28 +428,34 @@ fn inside_tmux_a_spawn_into_teamctls_window_the_user_zoomed_keeps_it_zoomed() {
     assert_eq!(zoom(), "1 1", "spawning c unzoomed the user's zoomed pane");
     assert_eq!(ask(&env, "c", "hi").trim(), "c got: hi");
     // Until the window is full: the split tmux refuses for room unzooms it first (QA 39).
-    let mut elsewhere = false;
-    for i in 0..10 {
+    spawn_until_full_keeping_zoom(&env, &leader, &t, &window, &zoom);
+}
+
+/// Spawn teammates from `leader` (inside tmux) until one goes to another window than
+/// `window`, `zoom` (a pane's zoom flag and whether it is active) still "1 1" after each.
+fn spawn_until_full_keeping_zoom(
+    env: &TestEnv,
+    leader: &str,
+    team: &str,
+    window: &str,
+    zoom: &dyn Fn() -> String,
+) {
+    for i in 0..12 {
         let n = format!("f{i}");
-        let out = inside(&env, &leader, &["spawn", &n, "--exec", ECHO])
+        let out = inside(env, leader, &["spawn", &n, "--exec", ECHO])
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
-        assert_eq!(
-            zoom(),
-            "1 1",
-            "spawning {n} unzoomed the user's zoomed pane"
-        );
+        assert_eq!(zoom(), "1 1", "spawning {n} unzoomed the user's pane");
         if env
-            .pane_format(&env.pane_of(&t, &n), "#{window_id}")
+            .pane_format(&env.pane_of(team, &n), "#{window_id}")
             .unwrap()
             != window
         {
-            elsewhere = true;
-            break;
+            return;
         }
     }
-    assert!(elsewhere, "the window never filled");
+    panic!("{window} never filled");
 }
 
 /// QA 39: the leader's own window, zoomed on a pane of the user's, lost its zoom once it was
@@ -470,24 +476,7 @@ fn inside_tmux_a_full_zoomed_leader_window_stays_zoomed() {
     assert_eq!(zoom(), "1 1");
     let t = team(&env, "tm-zoom-full");
     let home = env.pane_format(&leader, "#{window_id}").unwrap();
-    let mut elsewhere = false;
-    for i in 0..12 {
-        let n = format!("w{i}");
-        let out = inside(&env, &leader, &["spawn", &n, "--exec", ECHO])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert_eq!(zoom(), "1 1", "spawning {n} unzoomed the user's pane");
-        if env
-            .pane_format(&env.pane_of(&t, &n), "#{window_id}")
-            .unwrap()
-            != home
-        {
-            elsewhere = true;
-            break;
-        }
-    }
-    assert!(elsewhere, "the leader's window never filled");
+    spawn_until_full_keeping_zoom(&env, &leader, &t, &home, &zoom);
 }
 
 /// Attacker QA 38: a window teamctl opened in the user's session (the leader's window too
