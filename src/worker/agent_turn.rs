@@ -213,7 +213,7 @@ impl Worker {
             self.ahead = Ahead::Keep;
         }
         let result = turn::run(spec, &mut self.sink, stop, warm, move |pgid| {
-            live.turn_pgid = Some(pgid);
+            live.turn_pgid = pgid;
             live.last_seen = now_ms();
             let _ = store.set_live(&name, &live);
         })

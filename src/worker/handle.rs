@@ -101,8 +101,8 @@ impl Worker {
             hops: env.hops,
         });
         if self.member.runs_agent() && !self.member.plan_mode_required {
-            // Written once the agent's process group exists (with it, for `interrupt`): one
-            // live-state write per turn start instead of two.
+            // Written just before the message can reach the agent, with the process group it
+            // runs in (for `interrupt`): one live-state write per turn start instead of two.
             self.mark_status(Status::Working);
         } else {
             self.set_status(Status::Working);

@@ -157,6 +157,11 @@ impl Warm {
         self.child.wait().await.ok()
     }
 
+    /// Its pid: the turn's process group once it has its command (it is a session leader).
+    pub fn pid(&self) -> Option<i32> {
+        self.child.id().and_then(|p| i32::try_from(p).ok())
+    }
+
     /// Whether this launcher is still waiting (not ended, by a kill from outside say).
     pub fn waiting(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -228,20 +228,25 @@ pub fn adopt_recorded_env(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run one turn. `on_start` gets the turn's process group id as soon as it exists. `warm`: a
-/// launcher started ahead for it (`launch.rs`), used when it is still there.
+/// Run one turn. `record` is called before the message can reach the turn's program (a
+/// program that kills its worker at once must find its turn recorded, or the next message
+/// would run it again): with the warm launcher's pid, which becomes the turn's process group;
+/// for a fork of the worker, with `None` before it and with its group once it exists. `warm`:
+/// a launcher started ahead for it (`launch.rs`), used when it is still there.
 pub async fn run(
     spec: &TurnSpec,
     sink: &mut Sink,
     stop: &mut Stoppers,
     warm: Option<Warm>,
-    on_start: impl FnOnce(i32),
+    mut record: impl FnMut(Option<i32>),
 ) -> Result<TurnResult> {
     sink.begin_turn();
     // The process: the warm launcher become the program, or a fork of the worker.
-    let (mut child, report) = start(&launch_of(spec), warm, sink).await?;
+    let (mut child, report) = start(&launch_of(spec), warm, sink, &mut record).await?;
+    // The program runs (or is about to): whatever it does to its worker from here, its turn
+    // is recorded.
+    crate::pause::at("turn-started");
     let pgid = child.id().map_or(0, |p| p as i32);
-    on_start(pgid);
     // The message on stdin, written beside the reading of the output.
     feed_stdin(&mut child, &spec.stdin);
     // Its output read until it ended (or was ended: timeout, interrupt, stop).
@@ -260,14 +265,28 @@ async fn start(
     launch: &Launch,
     warm: Option<Warm>,
     sink: &mut Sink,
+    record: &mut impl FnMut(Option<i32>),
 ) -> Result<(tokio::process::Child, Option<Report>)> {
     let warm = match warm {
-        Some(warm) => warm.go(launch).await,
+        Some(mut warm) => {
+            if warm.waiting() {
+                record(warm.pid());
+                warm.go(launch).await
+            } else {
+                None
+            }
+        }
         None => None,
     };
     let started = match warm {
         Some((child, pipe)) => Ok((child, Some(pipe))),
-        None => cold(launch).map(|child| (child, None)),
+        None => {
+            record(None);
+            cold(launch).map(|child| {
+                record(child.id().and_then(|p| i32::try_from(p).ok()));
+                (child, None)
+            })
+        }
     };
     started.map_err(|why| {
         // In the teammate's own log and pane too, not only in the failure notice.
