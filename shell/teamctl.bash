@@ -1471,7 +1471,7 @@ _teamctl_static() {
             return 0
             ;;
         teamctl__subcmd__resume)
-            opts="-h --team --home --as --json --color --here --help"
+            opts="-h --team --home --as --json --color --here --skip-turn --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -334,6 +334,7 @@ red\t''
 white\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS store: run the teammate here as the shared team file records it: one last started on another host (once nothing of it runs there), or one this home has no copy of what it runs for (it left and joined again)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l skip-turn -d 'Start each named teammate past the message it died in its turn on (one that kills its worker each time it runs): that message is not run, its sender is told so'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"

@@ -459,6 +459,10 @@ pub struct ResumeArgs {
     /// copy of what it runs for (it left and joined again)
     #[arg(long, requires = "names")]
     pub here: bool,
+    /// Start each named teammate past the message it died in its turn on (one that kills its
+    /// worker each time it runs): that message is not run, its sender is told so
+    #[arg(long, requires = "names")]
+    pub skip_turn: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -18,6 +18,10 @@ pub struct Missed {
     pub error: Error,
     /// In its inbox already: its worker did not start (a `resume` completes the broadcast).
     pub delivered: bool,
+    /// In its inbox, not started on purpose: it may have died in its turn on this message or
+    /// an earlier one still unhandled, which a start runs again (`leader::Woken`'s `died` and
+    /// `held`).
+    pub held: bool,
 }
 
 /// What a retry repeats of the command line: the options that made the message.
@@ -49,6 +53,7 @@ pub fn deliver(
                 name,
                 error,
                 delivered: false,
+                held: false,
             }),
         }
     }
@@ -99,11 +104,12 @@ pub fn report(
     }
     let (unstarted, unsent): (Vec<&Missed>, Vec<&Missed>) =
         missed.iter().partition(|m| m.delivered);
+    let (held, unstarted): (Vec<&Missed>, Vec<&Missed>) =
+        unstarted.into_iter().partition(|m| m.held);
     let names =
         |ns: &mut dyn Iterator<Item = &Name>| ns.map(Name::as_str).collect::<Vec<_>>().join(", ");
     let got = names(&mut reached.iter());
     let not = names(&mut unsent.iter().map(|m| &m.name));
-    let idle = names(&mut unstarted.iter().map(|m| &m.name));
     let one = |n: usize, a: &'static str, b: &'static str| if n == 1 { a } else { b };
     let head = head(home, team, me);
     if !unsent.is_empty() {
@@ -123,24 +129,47 @@ pub fn report(
             let _ = writeln!(err, "  {line}");
         }
     }
+    // `resume` is the leader's: run as a teammate, the command names no `--as`.
+    let head = if me.is_leader() {
+        head
+    } else {
+        self::head(home, team, &Name::leader())
+    };
+    let as_leader = if me.is_leader() {
+        ""
+    } else {
+        ", as the leader"
+    };
+    if !held.is_empty() {
+        // Not a failed start to fix: a start would run the turn it died in again (QA 39: the
+        // report said "once that is fixed, start it").
+        let who = names(&mut held.iter().map(|m| &m.name));
+        let _ = writeln!(
+            err,
+            "teamctl: {who} {} not started on purpose: a start would run the turn {} died in again. Look at that turn first (`teamctl log --worker {}`), then run it again, or skip it (that message is not run, its sender is told){as_leader}:",
+            one(held.len(), "was", "were"),
+            one(held.len(), "it", "each"),
+            if held.len() == 1 {
+                who.as_str()
+            } else {
+                "NAME"
+            },
+        );
+        for m in &held {
+            let name = word(m.name.as_str());
+            let _ = writeln!(err, "  {head} resume {name}");
+            let _ = writeln!(err, "  {head} resume {name} --skip-turn");
+        }
+    }
+    let idle = names(&mut unstarted.iter().map(|m| &m.name));
     if !unstarted.is_empty() {
-        // `resume` is the leader's: run as a teammate, the command names no `--as`.
-        let head = if me.is_leader() {
-            head
-        } else {
-            self::head(home, team, &Name::leader())
-        };
         let _ = writeln!(
             err,
             "teamctl: once that is fixed, start {} (the message waits in {} inbox; not send again: {} would get it twice){}:",
             one(unstarted.len(), "it", "them"),
             one(unstarted.len(), "its", "their"),
             one(unstarted.len(), "it", "they"),
-            if me.is_leader() {
-                ""
-            } else {
-                ", as the leader"
-            }
+            as_leader
         );
         for m in &unstarted {
             let _ = writeln!(err, "  {head} resume {}", word(m.name.as_str()));
@@ -155,10 +184,16 @@ pub fn report(
             reached.len()
         )
     };
+    let mut sep = if unsent.is_empty() { ", but " } else { "; " };
     if !unstarted.is_empty() {
+        line.push_str(&format!("{sep}{idle} did not start"));
+        sep = "; ";
+    }
+    if !held.is_empty() {
         line.push_str(&format!(
-            "{}{idle} did not start",
-            if unsent.is_empty() { ", but " } else { "; " }
+            "{sep}{} {} not started (dead in a turn)",
+            names(&mut held.iter().map(|m| &m.name)),
+            one(held.len(), "was", "were")
         ));
     }
     Error::failed(line)
@@ -249,6 +284,7 @@ mod tests {
                 name: Name::teammate(n).unwrap(),
                 error: Error::failed("x"),
                 delivered: false,
+                held: false,
             })
             .collect()
     }

@@ -38,7 +38,14 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     } else {
         config.named_or_all(None)?
     };
+    // A turn to skip for every name, or nothing changes (and nobody is resumed).
+    if args.skip_turn {
+        for name in &names {
+            leader::check_skip(&*store, name)?;
+        }
+    }
     ctx.reconcile(&*store)?;
+    let mut skipped_turns = Vec::new();
     let mut resumed = Vec::new();
     let mut running = Vec::new();
     let mut skipped = Vec::new();
@@ -89,6 +96,15 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             skipped.push((name.to_string(), host.to_string()));
             continue;
         }
+        if args.skip_turn {
+            match leader::skip_turn(&*store, &name) {
+                Ok(skipped) => skipped_turns.push(skipped),
+                Err(e) => {
+                    failed.push((name.to_string(), leader::failure_of_one(e)?));
+                    continue;
+                }
+            }
+        }
         // Another command may have started it meanwhile: then it is running, not resumed.
         let started = match leader::resume_if_down(&ctx.home, &*store, &name, args.here) {
             Ok(started) => started,
@@ -123,6 +139,9 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         })
         .collect();
     if !ctx.json {
+        for s in &skipped_turns {
+            say_skipped(s);
+        }
         for m in &resumed {
             crate::outln!("{} resumed ({})", m.name, m.placed_at());
         }
@@ -141,10 +160,23 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             .iter()
             .map(|m| super::spawn::shown_started(&*store, m))
             .collect();
+        let skipped_turns: Vec<_> = skipped_turns
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "message": s.id,
+                    "from": s.from,
+                    "told": s.told,
+                    "task": s.task,
+                })
+            })
+            .collect();
         ctx.print_json(&serde_json::json!({
             "resumed": resumed,
             "running": running,
             "skipped": skipped,
+            "skippedTurns": skipped_turns,
             "failed": failed,
         }));
     } else {
@@ -179,6 +211,30 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             }))
         }
     }
+}
+
+/// What `resume --skip-turn` skipped, one line a teammate.
+fn say_skipped(s: &leader::Skipped) {
+    let what = if s.summary.is_empty() {
+        String::new()
+    } else {
+        format!(" ({:?})", crate::output::printable(&s.summary))
+    };
+    let told = if s.told {
+        format!("; {} was told it will not run", s.from)
+    } else {
+        String::new()
+    };
+    let task = s
+        .task
+        .map(|t| format!("; task #{t} failed"))
+        .unwrap_or_default();
+    crate::outln!(
+        "{}: skipped the message of the turn it ended in, {} from {}{what}{told}{task}",
+        s.name,
+        s.id,
+        s.from
+    );
 }
 
 /// A teammate stopping after its turn (`why`: Ctrl-C in its pane) is not resumed: it is

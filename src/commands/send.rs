@@ -142,11 +142,13 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     // A broadcast names each member that did not start with those it missed (the message is
     // in its inbox: its retry is a `resume`), after saying who got it.
     let mut missed = missed;
+    let mut held = Vec::new();
     let woken = if matches!(env.body, Body::ShutdownRequest { .. }) {
         leader::Woken::default()
     } else {
         let mut woken =
             leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, before.as_ref())?;
+        held.extend(woken.died.iter().chain(&woken.held).map(|(n, _)| n.clone()));
         woken.failed.append(&mut woken.died);
         woken.failed.append(&mut woken.held);
         woken
@@ -168,6 +170,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         failed
             .into_iter()
             .map(|(name, error)| super::broadcast::Missed {
+                held: held.contains(&name),
                 name,
                 error,
                 delivered: true,
@@ -205,6 +208,18 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         }
         if !names(true).is_empty() {
             out["notStarted"] = names(true).into();
+        }
+        // Why each of those did not get it or did not start (`held`: not started on purpose,
+        // dead in a turn that a start would run again).
+        if !missed.is_empty() {
+            out["why"] = missed
+                .iter()
+                .map(|m| {
+                    let why = serde_json::json!({ "error": m.error.to_string(), "held": m.held });
+                    (m.name.to_string(), why)
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into();
         }
         ctx.print_json(&out);
     } else {

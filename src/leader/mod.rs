@@ -4,6 +4,7 @@
 //! section 7) whichever leader command runs next.
 
 pub mod handoff;
+mod skip;
 mod started;
 mod wake;
 
@@ -13,6 +14,7 @@ use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
 use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
+pub use skip::{Skipped, check_skip, skip_turn};
 pub use started::{failure_of_one, started, started_one};
 pub use wake::{Before, Woken, end_of, left_waiting, resume_stopped, say_resumed, wake, wake_each};
 

@@ -120,7 +120,7 @@ fn hold(
             format!(": {:?}", crate::output::printable(&turn.summary))
         };
         return Ok(Some(Hold::DiedEarlier(Error::failed(format!(
-            "{name} died in its turn on an earlier message ({} from {}{what}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs both (`teamctl log --worker {name}` shows that turn)",
+            "{name} died in its turn on an earlier message ({} from {}{what}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs both, `teamctl resume {name} --skip-turn` skips that one (`teamctl log --worker {name}` shows that turn)",
             turn.message_id, turn.from
         )))));
     }

@@ -982,6 +982,150 @@ fn a_turn_killing_its_worker_before_the_worker_goes_on_is_recorded() {
     t.ok(&["delete", "--force"]);
 }
 
+/// A message that kills its worker each time it runs: `resume --skip-turn` starts the
+/// teammate past it (QA 39: nothing but a resume that ran it again, and again). Its sender is
+/// told in reply to it, a task it was for is failed, the mail after it is handled, and it never
+/// runs again. A name with nothing to skip (running, or one the other names do not cover) is
+/// refused first: nothing changes.
+#[test]
+fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
+    let env = TestEnv::new();
+    let runs = |n: &str| env.work.path().join(format!("runs-{n}"));
+    let crash = |n: &str| {
+        format!(
+            "m=$(cat); case \"$m\" in *boom*) echo run >> '{}'; kill -9 $PPID;; esac; echo \"ok $m\"",
+            runs(n).display()
+        )
+    };
+    let (p, q) = (crash("p"), crash("q"));
+    team_with(&env, &[("p", &p), ("q", &q), ("r", "cat")]);
+    for name in ["p", "q", "r"] {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+    }
+    let _ = env.run(&["send", "p", "boom"]);
+    let _ = env.run(&["task", "add", "boom", "--owner", "q"]);
+    for name in ["p", "q"] {
+        wait_until(&format!("{name} dead, its turn run"), T, || {
+            env.member_status(name) == "dead"
+                && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\n")
+        });
+    }
+    assert_eq!(env.run(&["send", "p", "later"]).status.code(), Some(1));
+    // Refused, nothing changed: r runs (nothing to skip), and a teammate never in a turn.
+    for args in [
+        &["resume", "p", "r", "--skip-turn"][..],
+        &["resume", "--skip-turn"],
+    ] {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert_eq!(env.member_status("p"), "dead", "{args:?}");
+    }
+    let out = env.run(&["resume", "p", "r", "--skip-turn"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("r is running (idle)"),
+        "{out:?}"
+    );
+    let boom = env
+        .inbox("alpha", "p")
+        .into_iter()
+        .find(|m| m["text"] == "boom")
+        .unwrap();
+    let out = env.ok(&["resume", "p", "--skip-turn"]);
+    assert!(
+        out.contains(&format!(
+            "p: skipped the message of the turn it ended in, {} from team-lead (\"boom\"); team-lead was told",
+            boom["id"].as_str().unwrap()
+        )) && out.contains("p resumed"),
+        "{out}"
+    );
+    wait_until("p's answer to the later message", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "p" && m["text"] == "ok later\n")
+    });
+    let told = env
+        .inbox("alpha", "team-lead")
+        .into_iter()
+        .find(|m| m["from"] == "p" && m["inReplyTo"] == boom["id"])
+        .expect("the sender told, in reply to the skipped message");
+    assert!(
+        told["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("teamctl: p's turn failed (its worker ended in this turn"),
+        "{told}"
+    );
+    // A task's assignment skipped: the task failed, said in JSON.
+    let out = env.ok(&["resume", "q", "--skip-turn", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["skippedTurns"][0]["name"], "q", "{v}");
+    assert_eq!(v["skippedTurns"][0]["task"], 1, "{v}");
+    assert_eq!(v["resumed"][0]["name"], "q", "{v}");
+    let tasks: serde_json::Value =
+        serde_json::from_str(&env.ok(&["task", "list", "--json"])).unwrap();
+    assert_eq!(tasks["tasks"][0]["status"], "failed", "{tasks}");
+    wait_until("p and q idle", T, || {
+        env.member_status("p") == "idle" && env.member_status("q") == "idle"
+    });
+    for name in ["p", "q"] {
+        assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\n");
+    }
+    // Nothing left to skip now.
+    let out = env.run(&["resume", "p", "--skip-turn"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// A broadcast that reaches a teammate dead in a turn on a message still unhandled does not
+/// start it, and says so as that, not as a failed start to fix and retry (QA 39: "once that
+/// is fixed, start it", and `--json` gave no reason): both ways to start it, and why in JSON.
+#[test]
+fn a_broadcast_says_who_it_did_not_start_on_purpose_and_why() {
+    let env = TestEnv::new();
+    let runs = env.work.path().join("runs");
+    let crash = format!(
+        "m=$(cat); case \"$m\" in *boom*) echo run >> '{}'; kill -9 $PPID;; esac; echo \"ok $m\"",
+        runs.display()
+    );
+    team_with(&env, &[("p", &crash), ("r", "cat")]);
+    for name in ["p", "r"] {
+        wait_until(&format!("{name} idle"), T, || {
+            env.member_status(name) == "idle"
+        });
+    }
+    let _ = env.run(&["send", "p", "boom"]);
+    wait_until("p dead, its turn run", T, || {
+        env.member_status("p") == "dead"
+            && std::fs::read_to_string(&runs).is_ok_and(|r| r == "run\n")
+    });
+    let out = env.run(&["send", "*", "hello"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("not started on purpose")
+            && err.contains(" resume p\n")
+            && err.contains(" resume p --skip-turn\n")
+            && err.contains("p was not started (dead in a turn)")
+            && !err.contains("once that is fixed"),
+        "{err}"
+    );
+    let out = env.run(&["send", "*", "again", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["notStarted"], serde_json::json!(["p"]), "{v}");
+    assert_eq!(v["why"]["p"]["held"], true, "{v}");
+    assert!(
+        v["why"]["p"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("p died in its turn on an earlier message"),
+        "{v}"
+    );
+    assert_eq!(env.member_status("p"), "dead");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+}
+
 /// A send whose message was handled before the send looked whether to start its recipient,
 /// stopped by the leader meanwhile: nothing to say, nothing started (attacker QA 39: it said
 /// the teammate ended as the message reached it, the message waiting, exit 1).

@@ -1,0 +1,150 @@
+//! `resume --skip-turn`: a teammate that is down in a turn on a message still unhandled (one
+//! that kills its worker each time it runs, say) is started past that message. Its cursor moves
+//! past it, its sender hears the turn will not run (a failure notice in reply to it, as a failed
+//! turn's), and a task it was working on for it is failed. All of it under the teammate's start
+//! lock, so no worker of it runs meanwhile.
+
+use crate::bus;
+use crate::domain::name::AgentId;
+use crate::domain::task::TaskStatus;
+use crate::domain::time::now_ms;
+use crate::domain::{Body, Envelope, LEADER, Name};
+use crate::error::{Error, Result};
+use crate::store::{Item, Position, Store};
+
+/// The turn a teammate is started past.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub name: Name,
+    /// The message of the turn.
+    pub id: String,
+    pub from: String,
+    pub summary: String,
+    /// Whether its sender was told (not a teammate's reply, nor the teammate's own mail:
+    /// those get no answer from a turn either; nor a sender no longer in the team).
+    pub told: bool,
+    /// The task failed with it, if it was working on one.
+    pub task: Option<u64>,
+}
+
+/// The message `name` is down in a turn on, still unhandled and next in its inbox: where its
+/// turn's message ends, and the message. An error that says why there is none.
+fn turn_to_skip(store: &dyn Store, name: &Name) -> Result<(Position, Envelope)> {
+    let config = store.load()?;
+    let member = config.require(name.as_str())?;
+    let live = store.live(name)?;
+    let status = super::effective_status(member, live.as_ref());
+    if status.is_running() && !super::cut_short(member, status) {
+        return Err(Error::bad(format!(
+            "{name} is running ({status}): --skip-turn skips the turn of a teammate that is down in it; `teamctl interrupt {name}` ends a running turn"
+        )));
+    }
+    let Some(turn) = live.and_then(|l| l.current_turn) else {
+        return Err(Error::bad(format!(
+            "{name} is {status} and was in no turn when it ended: nothing to skip (`teamctl resume {name}` starts it)"
+        )));
+    };
+    let mut at = store.cursor(name, crate::worker::READER)?;
+    loop {
+        let batch = store.read(name, at, 16)?;
+        if batch.is_empty() {
+            break;
+        }
+        for e in batch {
+            at = e.end;
+            match e.item {
+                Item::Message(m) if m.id == turn.message_id => return Ok((e.end, *m)),
+                // Unreadable lines its worker passes over too.
+                Item::Garbage(_) | Item::Blank => {}
+                Item::Message(m) => {
+                    return Err(Error::bad(format!(
+                        "{name}'s next unhandled message is {} from {}, not {} (the one it was in a turn on): nothing skipped; `teamctl resume {name}` starts it",
+                        m.id, m.from, turn.message_id
+                    )));
+                }
+            }
+        }
+    }
+    Err(Error::bad(format!(
+        "{name} was in a turn on {} from {}, which it has handled since: nothing to skip (`teamctl resume {name}` starts it)",
+        turn.message_id, turn.from
+    )))
+}
+
+/// Check, without changing anything, that `name` has a turn to skip.
+pub fn check_skip(store: &dyn Store, name: &Name) -> Result<()> {
+    turn_to_skip(store, name).map(|_| ())
+}
+
+/// Skip the turn `name` is down in (see the module comment); checked again under its start lock.
+pub fn skip_turn(store: &dyn Store, name: &Name) -> Result<Skipped> {
+    let _starting = super::start_lock(store, name)?;
+    store.load()?.refuse_if_deleting()?;
+    let (end, msg) = turn_to_skip(store, name)?;
+    let task = store.live(name)?.and_then(|l| l.current_task);
+    store.set_cursor(name, crate::worker::READER, end)?;
+    let why = format!(
+        "its worker ended in this turn, and the leader skipped the message with `teamctl resume {name} --skip-turn`: it will not run"
+    );
+    let failed_task = task.filter(|id| fail_task(store, name, *id, &why));
+    let told = tell_sender(store, name, &msg, &why)?;
+    Ok(Skipped {
+        name: name.clone(),
+        id: msg.id.clone(),
+        from: msg.from.clone(),
+        summary: msg.body.preview(),
+        told,
+        task: failed_task,
+    })
+}
+
+/// Fail task `id` if `name` still holds it in progress; whether it did.
+fn fail_task(store: &dyn Store, name: &Name, id: u64, why: &str) -> bool {
+    let mut failed = false;
+    let _ = store.update_tasks(&mut |l| {
+        let t = l.get(id)?;
+        if t.status == TaskStatus::InProgress && t.owner.as_ref() == Some(name) {
+            l.finish(id, TaskStatus::Failed, Some(why.to_string()), now_ms())?;
+            failed = true;
+        }
+        Ok(())
+    });
+    failed
+}
+
+/// The failure notice to the sender of `msg`, in reply to it, as the worker answers a failed
+/// turn (no answer to a teammate's reply, nor to the teammate's own mail). Whether it went.
+fn tell_sender(store: &dyn Store, name: &Name, msg: &Envelope, why: &str) -> Result<bool> {
+    let teammate_reply = msg.from != LEADER
+        && matches!(
+            &msg.body,
+            Body::Message {
+                in_reply_to: Some(_),
+                ..
+            }
+        );
+    if teammate_reply || msg.from == name.as_str() {
+        return Ok(false);
+    }
+    let mut body = Body::message(crate::worker::failure_notice(name.as_str(), why), None);
+    if let Body::Message { in_reply_to, .. } = &mut body {
+        *in_reply_to = Some(msg.id.clone());
+    }
+    let mut env = Envelope::new(name.as_str(), &msg.from, body);
+    env.hops = msg.hops.saturating_add(1);
+    let sent = match AgentId::parse(&msg.from, "recipient") {
+        // A sender of another team: back there, under this teammate's agent id.
+        Ok(Some(id)) if &id.team != store.team() => {
+            env.from = name.agent_id(store.team());
+            env.to = id.name.as_str().to_string();
+            bus::across(store, &id, &env).map(|_| ())
+        }
+        _ => bus::deliver(store, &store.load()?, &env).map(|_| ()),
+    };
+    match sent {
+        Ok(()) => Ok(true),
+        // The sender has left the team: nobody to tell.
+        Err(Error::BadInput(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
