@@ -169,13 +169,21 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 ),
                 None => format!("`teamctl resume {target}` handles it"),
             };
-            let how = match ended {
-                Some((crate::domain::Status::Dead, true)) => "died in its turn on the question",
-                Some((crate::domain::Status::Dead, false)) => "died without answering",
-                _ => "stopped without answering",
+            let (how, skip) = match ended {
+                // A resume runs that turn again: the way past it too (new-user QA 40).
+                Some((crate::domain::Status::Dead, true)) => (
+                    "died in its turn on the question",
+                    format!(
+                        " (and runs that turn again; `teamctl resume {target} --skip-turn` skips it)"
+                    ),
+                ),
+                Some((crate::domain::Status::Dead, false)) => {
+                    ("died without answering", String::new())
+                }
+                _ => ("stopped without answering", String::new()),
             };
             return Err(Error::failed(format!(
-                "{target} {how}; the message ({}) stays in its inbox: {whom}",
+                "{target} {how}; the message ({}) stays in its inbox: {whom}{skip}",
                 env.id
             )));
         }

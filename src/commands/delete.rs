@@ -273,6 +273,10 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     if !args.force {
         // Waiting longer helps only those that did not answer, not those that refused.
         let mut silent = false;
+        // Those that answered yes and stopped (not those stopped or dead before they were
+        // asked): said by name when the team is kept (QA 39: "those that agreed have
+        // stopped" was said when nobody had agreed).
+        let mut agreed: Vec<String> = Vec::new();
         // What `--json` prints when the team is kept: who stopped, refused, did not answer.
         let mut kept = serde_json::Value::Null;
         let handed = crate::leader::handoff::handoff(
@@ -289,6 +293,12 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             // A teammate that died instead of answering ends with the team (all that is left
             // of every teammate is ended below): said, not a reason to keep the team.
             silent = !outcome.silent.is_empty();
+            agreed = outcome
+                .stopped
+                .iter()
+                .filter(|n| !outcome.already.contains(n) && !outcome.was_dead.contains(n))
+                .map(ToString::to_string)
+                .collect();
             kept = outcome.to_json();
             let died = std::mem::take(&mut outcome.died);
             let result = outcome.into_result(args.timeout);
@@ -324,8 +334,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
                 out.insert("team".into(), config.name.as_str().into());
                 ctx.print_json(&serde_json::Value::Object(out));
             }
+            let stopped = match agreed.as_slice() {
+                [] => String::new(),
+                [one] => format!(" ({one} agreed and has stopped)"),
+                many => format!(" ({} agreed and have stopped)", many.join(", ")),
+            };
             return Err(crate::Error::failed(format!(
-                "{e}; team {} is kept (those that agreed have stopped): {rest}",
+                "{e}; team {} is kept{stopped}: {rest}",
                 config.name
             )));
         }

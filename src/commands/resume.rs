@@ -46,6 +46,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     }
     ctx.reconcile(&*store)?;
     let mut skipped_turns = Vec::new();
+    let mut rerun: Vec<(String, String)> = Vec::new();
     let mut resumed = Vec::new();
     let mut running = Vec::new();
     let mut skipped = Vec::new();
@@ -95,6 +96,23 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         if !named && let Some(host) = crate::backend::host::elsewhere(&member) {
             skipped.push((name.to_string(), host.to_string()));
             continue;
+        }
+        // With no name, one dead in its turn on a message still unhandled runs that turn
+        // again: said, with the way past it should that turn be what kills it (new-user QA
+        // 40: it was resumed, and died again at once on the same message, nothing said). It
+        // is still resumed: most such deaths are not the turn's (a tmux server killed, a
+        // reboot), and `resume` is how a whole team comes back.
+        if !named
+            && let Some(turn) =
+                leader::died_in_unhandled_turn(&*store, &name, live.as_ref(), status)?
+        {
+            rerun.push((name.to_string(), turn.message_id.clone()));
+            if !ctx.json {
+                crate::errln!(
+                    "teamctl: {name} died in its turn on a message still unhandled ({}): resumed, it runs that turn again; if that turn is what kills it, `teamctl resume {name} --skip-turn` (once it is dead again) starts it past it (`teamctl log --worker {name}` shows that turn)",
+                    leader::turn_words(turn)
+                );
+            }
         }
         if args.skip_turn {
             match leader::skip_turn(&*store, &name) {
@@ -168,6 +186,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                     "message": s.id,
                     "from": s.from,
                     "told": s.told,
+                    "untold": s.untold,
                     "task": s.task,
                 })
             })
@@ -177,6 +196,10 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             "running": running,
             "skipped": skipped,
             "skippedTurns": skipped_turns,
+            "rerun": rerun
+                .iter()
+                .map(|(n, id)| serde_json::json!({ "name": n, "message": id }))
+                .collect::<Vec<_>>(),
             "failed": failed,
         }));
     } else {
@@ -215,25 +238,29 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 /// What `resume --skip-turn` skipped, one line a teammate.
 fn say_skipped(s: &leader::Skipped) {
+    // Its id, sender and summary as read from the inbox: control characters escaped.
+    let from = crate::output::printable(&s.from);
     let what = if s.summary.is_empty() {
         String::new()
     } else {
-        format!(" ({:?})", crate::output::printable(&s.summary))
+        format!(" (\"{}\")", crate::output::printable(&s.summary))
     };
-    let told = if s.told {
-        format!("; {} was told it will not run", s.from)
-    } else {
-        String::new()
+    let told = match (&s.untold, s.told) {
+        (Some(why), _) => format!(
+            "; {from} could not be told it will not run ({})",
+            crate::output::printable(why)
+        ),
+        (None, true) => format!("; {from} was told it will not run"),
+        (None, false) => String::new(),
     };
     let task = s
         .task
         .map(|t| format!("; task #{t} failed"))
         .unwrap_or_default();
     crate::outln!(
-        "{}: skipped the message of the turn it ended in, {} from {}{what}{told}{task}",
+        "{}: skipped the message of the turn it ended in, {} from {from}{what}{told}{task}",
         s.name,
-        s.id,
-        s.from
+        crate::output::printable(&s.id),
     );
 }
 

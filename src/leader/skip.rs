@@ -23,6 +23,10 @@ pub struct Skipped {
     /// Whether its sender was told (not a teammate's reply, nor the teammate's own mail:
     /// those get no answer from a turn either; nor a sender no longer in the team).
     pub told: bool,
+    /// Why the sender could not be told, when writing to it failed (a full disk, say): the
+    /// skip stands all the same (attacker QA 40: it stopped half done, the teammate not
+    /// started and its retry refused).
+    pub untold: Option<String>,
     /// The task failed with it, if it was working on one.
     pub task: Option<u64>,
 }
@@ -35,8 +39,13 @@ fn turn_to_skip(store: &dyn Store, name: &Name) -> Result<(Position, Envelope)> 
     let live = store.live(name)?;
     let status = super::effective_status(member, live.as_ref());
     if status.is_running() && !super::cut_short(member, status) {
+        let interrupt = if status == crate::domain::Status::Working {
+            format!("; `teamctl interrupt {name}` ends the turn it is in")
+        } else {
+            String::new()
+        };
         return Err(Error::bad(format!(
-            "{name} is running ({status}): --skip-turn skips the turn of a teammate that is down in it; `teamctl interrupt {name}` ends a running turn"
+            "{name} is running ({status}): --skip-turn skips the turn of a teammate that is down in it{interrupt}"
         )));
     }
     let Some(turn) = live.and_then(|l| l.current_turn) else {
@@ -59,15 +68,18 @@ fn turn_to_skip(store: &dyn Store, name: &Name) -> Result<(Position, Envelope)> 
                 Item::Message(m) => {
                     return Err(Error::bad(format!(
                         "{name}'s next unhandled message is {} from {}, not {} (the one it was in a turn on): nothing skipped; `teamctl resume {name}` starts it",
-                        m.id, m.from, turn.message_id
+                        crate::output::printable(&m.id),
+                        crate::output::printable(&m.from),
+                        crate::output::printable(&turn.message_id)
                     )));
                 }
             }
         }
     }
     Err(Error::bad(format!(
-        "{name} was in a turn on {} from {}, which it has handled since: nothing to skip (`teamctl resume {name}` starts it)",
-        turn.message_id, turn.from
+        "{name} was in a turn on {} from {}, which is handled (or skipped) since: nothing to skip (`teamctl resume {name}` starts it)",
+        crate::output::printable(&turn.message_id),
+        crate::output::printable(&turn.from)
     )))
 }
 
@@ -87,13 +99,17 @@ pub fn skip_turn(store: &dyn Store, name: &Name) -> Result<Skipped> {
         "its worker ended in this turn, and the leader skipped the message with `teamctl resume {name} --skip-turn`: it will not run"
     );
     let failed_task = task.filter(|id| fail_task(store, name, *id, &why));
-    let told = tell_sender(store, name, &msg, &why)?;
+    let (told, untold) = match tell_sender(store, name, &msg, &why) {
+        Ok(told) => (told, None),
+        Err(e) => (false, Some(e.to_string())),
+    };
     Ok(Skipped {
         name: name.clone(),
         id: msg.id.clone(),
         from: msg.from.clone(),
         summary: msg.body.preview(),
         told,
+        untold,
         task: failed_task,
     })
 }

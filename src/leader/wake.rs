@@ -110,21 +110,45 @@ fn hold(
             )))));
         }
     }
-    if status == Status::Dead
-        && let Some(turn) = live.and_then(|l| l.current_turn.as_ref())
-        && end_of(store, name, cursor()?, &turn.message_id)?.is_some()
-    {
-        let what = if turn.summary.is_empty() {
-            String::new()
-        } else {
-            format!(": {:?}", crate::output::printable(&turn.summary))
-        };
+    if let Some(turn) = died_in_unhandled_turn(store, name, live, status)? {
         return Ok(Some(Hold::DiedEarlier(Error::failed(format!(
-            "{name} died in its turn on an earlier message ({} from {}{what}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs both, `teamctl resume {name} --skip-turn` skips that one (`teamctl log --worker {name}` shows that turn)",
-            turn.message_id, turn.from
+            "{name} died in its turn on an earlier message ({}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)",
+            turn_words(turn)
         )))));
     }
     Ok(None)
+}
+
+/// The turn `name` (down: `status`, its live state `live`) died in on a message still
+/// unhandled, if it did: a start runs that turn again (the one that killed its worker, maybe).
+pub fn died_in_unhandled_turn<'a>(
+    store: &dyn Store,
+    name: &Name,
+    live: Option<&'a LiveState>,
+    status: Status,
+) -> Result<Option<&'a crate::domain::TurnInfo>> {
+    if status != Status::Dead {
+        return Ok(None);
+    }
+    let Some(turn) = live.and_then(|l| l.current_turn.as_ref()) else {
+        return Ok(None);
+    };
+    let cursor = store.cursor(name, crate::worker::READER)?;
+    Ok(end_of(store, name, cursor, &turn.message_id)?.map(|_| turn))
+}
+
+/// `ID from SENDER: "SUMMARY"`, control characters escaped (they come from the inbox).
+pub fn turn_words(turn: &crate::domain::TurnInfo) -> String {
+    let what = if turn.summary.is_empty() {
+        String::new()
+    } else {
+        format!(": \"{}\"", crate::output::printable(&turn.summary))
+    };
+    format!(
+        "{} from {}{what}",
+        crate::output::printable(&turn.message_id),
+        crate::output::printable(&turn.from)
+    )
 }
 
 /// Where message `id` ends in `inbox`, looked for from `from` on: `None` when it is not there

@@ -253,9 +253,13 @@ fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
             && !err.contains("--timeout SECS"),
         "{err}"
     );
+    // amy was stopped before: nobody agreed this time, and it does not say so (QA 39).
+    assert!(!err.contains("agreed"), "{err}");
     assert!(env.team_dir("lc-refuse").join("config.json").is_file());
     assert!(alive(pid));
-    // With --json, stdout says the team is kept and who refused (it printed nothing).
+    // With --json, stdout says the team is kept and who refused (it printed nothing);
+    // amy, running again, agrees: stderr names her.
+    env.ok(&["resume", "amy"]);
     let out = env.run(&["--json", "delete", "--timeout", "20"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let kept: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -263,7 +267,8 @@ fn a_refusing_teammate_keeps_running_and_the_leader_sees_why() {
     assert_eq!(kept["team"], "lc-refuse", "{kept}");
     assert_eq!(kept["refused"][0]["name"], "bob", "{kept}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("team lc-refuse is kept"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("team lc-refuse is kept (amy agreed and has stopped)"),
         "{out:?}"
     );
     assert!(alive(pid));

@@ -36,6 +36,15 @@ fn team_with(env: &TestEnv, members: &[(&str, &str)]) {
     }
 }
 
+/// An agent that, given a message with `boom` in it, notes a run in `runs` and kills its
+/// worker (SIGKILL), and answers any other with `ok TEXT`.
+fn crash_on_boom(runs: &std::path::Path) -> String {
+    format!(
+        "m=$(cat); case \"$m\" in *boom*) echo run >> '{}'; kill -9 $PPID;; esac; echo \"ok $m\"",
+        runs.display()
+    )
+}
+
 /// Once `name` is idle, its worker killed (SIGKILL), until it shows dead.
 fn kill_worker(env: &TestEnv, name: &str) {
     wait_until(&format!("{name} idle"), T, || {
@@ -927,7 +936,7 @@ fn a_teammate_dead_in_a_turn_still_unhandled_is_not_started_by_the_next_message(
         assert!(!err.contains("resumed"), "{name}: {err}");
         assert!(
             err.contains(&format!("{name} died in its turn on an earlier message ("))
-                && err.contains(&format!("`teamctl resume {name}` runs both")),
+                && err.contains(&format!("`teamctl resume {name}` runs that turn again")),
             "{name}: {err}"
         );
         assert_eq!(env.member_status(name), "dead", "{name}");
@@ -977,8 +986,13 @@ fn a_turn_killing_its_worker_before_the_worker_goes_on_is_recorded() {
         err.contains("k died in its turn on an earlier message ("),
         "{err}"
     );
-    assert_eq!(t.member_status("k"), "dead");
-    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    let log = || std::fs::read_to_string(t.team_dir("alpha").join("logs/k.log")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "run\n",
+        "{}",
+        log()
+    );
     t.ok(&["delete", "--force"]);
 }
 
@@ -991,12 +1005,7 @@ fn a_turn_killing_its_worker_before_the_worker_goes_on_is_recorded() {
 fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     let env = TestEnv::new();
     let runs = |n: &str| env.work.path().join(format!("runs-{n}"));
-    let crash = |n: &str| {
-        format!(
-            "m=$(cat); case \"$m\" in *boom*) echo run >> '{}'; kill -9 $PPID;; esac; echo \"ok $m\"",
-            runs(n).display()
-        )
-    };
+    let crash = |n: &str| crash_on_boom(&runs(n));
     let (p, q) = (crash("p"), crash("q"));
     team_with(&env, &[("p", &p), ("q", &q), ("r", "cat")]);
     for name in ["p", "q", "r"] {
@@ -1027,6 +1036,25 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         String::from_utf8_lossy(&out.stderr).contains("r is running (idle)"),
         "{out:?}"
     );
+    // `resume` with no name runs that turn again: said, with the way past it (new-user QA
+    // 40: nothing was said).
+    let out = env.run(&["resume"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for name in ["p", "q"] {
+        assert!(
+            err.contains(&format!(
+                "{name} died in its turn on a message still unhandled"
+            )) && err.contains("resumed, it runs that turn again")
+                && err.contains(&format!(
+                    "`teamctl resume {name} --skip-turn` (once it is dead again)"
+                )),
+            "{out:?}"
+        );
+        wait_until(&format!("{name} dead again, its turn run twice"), T, || {
+            env.member_status(name) == "dead"
+                && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\nrun\n")
+        });
+    }
     let boom = env
         .inbox("alpha", "p")
         .into_iter()
@@ -1070,9 +1098,69 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         env.member_status("p") == "idle" && env.member_status("q") == "idle"
     });
     for name in ["p", "q"] {
-        assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\n");
+        assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\nrun\n");
     }
     // Nothing left to skip now.
+    let out = env.run(&["resume", "p", "--skip-turn"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// A skip whose notice cannot be written (the sender's inbox a directory, as a full disk would)
+/// still skips and starts the teammate, saying the sender was not told (attacker QA 40: it
+/// stopped half done, cursor moved and task failed, the teammate not started, the retry
+/// refused); and what it prints from the inbox (a forged id and summary with terminal
+/// escapes) is escaped.
+#[test]
+fn a_skip_turn_that_cannot_tell_its_sender_still_skips_and_prints_no_escapes() {
+    let env = TestEnv::new();
+    let runs = env.work.path().join("runs");
+    let crash = crash_on_boom(&runs);
+    team_with(&env, &[("p", &crash), ("r", "cat")]);
+    wait_until("p idle", T, || env.member_status("p") == "idle");
+    env.ok(&["send", "p", "hello"]);
+    wait_until("p idle after hello", T, || {
+        env.inbox("alpha", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "p" && m["text"] == "ok hello\n")
+            && env.member_status("p") == "idle"
+    });
+    // A line written into p's inbox by hand, its id and text holding terminal escapes.
+    let mut forged = env.inbox("alpha", "p")[0].clone();
+    forged["id"] = "f\u{1b}]0;PWNED\u{7}".into();
+    forged["text"] = "boom \u{1b}[2J".into();
+    forged["summary"] = "boom \u{1b}[2J".into();
+    forged["from"] = "r".into();
+    let inbox = env.team_dir("alpha").join("inboxes/p/inbox.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&inbox)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{forged}\n").as_bytes()).unwrap();
+    wait_until("p dead, its turn run", T, || {
+        env.member_status("p") == "dead"
+            && std::fs::read_to_string(&runs).is_ok_and(|r| r == "run\n")
+    });
+    // r's inbox a directory: the notice to r cannot be written.
+    let r_inbox = env.team_dir("alpha").join("inboxes/r/inbox.jsonl");
+    let aside = env.work.path().join("r-inbox");
+    std::fs::rename(&r_inbox, &aside).unwrap();
+    std::fs::create_dir(&r_inbox).unwrap();
+    let out = env.run(&["resume", "p", "--skip-turn"]);
+    std::fs::remove_dir(&r_inbox).unwrap();
+    std::fs::rename(&aside, &r_inbox).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("r could not be told it will not run")
+            && stdout.contains("p resumed")
+            && stdout.contains("\\u{1b}]0;PWNED")
+            && !stdout.contains('\u{1b}')
+            && !stdout.contains('\u{7}'),
+        "{stdout}"
+    );
+    wait_until("p idle again", T, || env.member_status("p") == "idle");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    // Nothing left to skip: refused, in words that fit a skipped message.
     let out = env.run(&["resume", "p", "--skip-turn"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
@@ -1084,10 +1172,7 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
 fn a_broadcast_says_who_it_did_not_start_on_purpose_and_why() {
     let env = TestEnv::new();
     let runs = env.work.path().join("runs");
-    let crash = format!(
-        "m=$(cat); case \"$m\" in *boom*) echo run >> '{}'; kill -9 $PPID;; esac; echo \"ok $m\"",
-        runs.display()
-    );
+    let crash = crash_on_boom(&runs);
     team_with(&env, &[("p", &crash), ("r", "cat")]);
     for name in ["p", "r"] {
         wait_until(&format!("{name} idle"), T, || {
