@@ -11,7 +11,7 @@ use crate::leader;
 pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     ctx.require_leader("resume teammates")?;
     for name in &args.names {
-        not_a_teammate(ctx, name)?;
+        not_a_teammate(ctx, name, args.skip_turn)?;
     }
     let store = ctx.store()?;
     let config = store.load()?;
@@ -275,14 +275,18 @@ fn stopping_error(name: &Name, why: &str) -> String {
 
 /// Refuse, in `resume`'s own words, a name that can name no teammate to resume: the leader's
 /// (or the leader's agent id), `*`, an agent id. Other names are checked against the team (`named_or_all`).
-fn not_a_teammate(ctx: &Ctx, name: &str) -> Result<()> {
+fn not_a_teammate(ctx: &Ctx, name: &str, skip_turn: bool) -> Result<()> {
     if name == LEADER {
         return Err(leader_error(name));
     }
     if name == "*" {
-        return Err(Error::bad(
-            "\"*\" is not a teammate: `teamctl resume` with no name resumes every teammate that is stopped or dead",
-        ));
+        // `--skip-turn` takes names: with none it is refused (new-user QA 40: this pointed there).
+        let how = if skip_turn {
+            "`--skip-turn` takes the names of the teammates to start past their turn (`teamctl status` shows each one's turn)"
+        } else {
+            "`teamctl resume` with no name resumes every teammate that is stopped or dead"
+        };
+        return Err(Error::bad(format!("\"*\" is not a teammate: {how}")));
     }
     if let Some((member, team)) = name.split_once('@')
         && let Ok(member) = Name::parse(member)

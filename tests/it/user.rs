@@ -1036,6 +1036,12 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         String::from_utf8_lossy(&out.stderr).contains("r is running (idle)"),
         "{out:?}"
     );
+    let out = env.run(&["resume", "*", "--skip-turn"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`--skip-turn` takes the names"),
+        "{out:?}"
+    );
     // `resume` with no name runs that turn again: said, with the way past it (new-user QA
     // 40: nothing was said).
     let out = env.run(&["resume"]);
