@@ -65,10 +65,14 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                     true
                 }
                 Status::Dead => {
-                    dead.push((
-                        name.to_string(),
-                        crate::backend::host::elsewhere(member).cloned(),
-                    ));
+                    let in_turn =
+                        leader::died_in_unhandled_turn(&*store, name, live.as_ref(), status)?
+                            .is_some();
+                    dead.push(Dead {
+                        name: name.to_string(),
+                        host: crate::backend::host::elsewhere(member).cloned(),
+                        in_turn,
+                    });
                     true
                 }
                 _ => false,
@@ -144,22 +148,43 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
     }
 }
 
+/// A teammate found dead: where it was started if on another host, and whether it died in
+/// its turn on a message still unhandled (a resume runs that turn again).
+struct Dead {
+    name: String,
+    host: Option<crate::domain::Host>,
+    in_turn: bool,
+}
+
 /// The error for teammates found dead: this host's are brought back by `resume`; one started
-/// on another host is resumed there (or moved here with `resume NAME --here`).
-fn died(dead: &[(String, Option<crate::domain::Host>)]) -> String {
-    let names: Vec<&str> = dead.iter().map(|(n, _)| n.as_str()).collect();
+/// on another host is resumed there (or moved here with `resume NAME --here`); one dead in its
+/// turn on a message still unhandled is named with `--skip-turn`, the way past that turn
+/// (new-user QA 40: only `resume`, which runs it again, was named).
+fn died(dead: &[Dead]) -> String {
+    let names: Vec<&str> = dead.iter().map(|d| d.name.as_str()).collect();
     let mut out = format!("{} died", names.join(", "));
-    if let [(name, None)] = dead {
+    if let [
+        Dead {
+            name, host: None, ..
+        },
+    ] = dead
+    {
         out.push_str(&format!("; `teamctl resume {name}` brings it back"));
-    } else if dead.iter().all(|(_, h)| h.is_none()) {
+    } else if dead.iter().all(|d| d.host.is_none()) {
         out.push_str("; `teamctl resume` brings them back");
-    } else if dead.iter().any(|(_, h)| h.is_none()) {
+    } else if dead.iter().any(|d| d.host.is_none()) {
         out.push_str("; `teamctl resume` brings back those of this host");
     }
-    for (name, host) in dead {
-        if let Some(host) = host {
+    for d in dead {
+        let name = &d.name;
+        if let Some(host) = &d.host {
             out.push_str(&format!(
                 "; {name} was started on {host}: `teamctl resume {name}` there, or `teamctl resume {name} --here` on this host"
+            ));
+        }
+        if d.in_turn {
+            out.push_str(&format!(
+                "; {name} died in its turn on a message still unhandled: resumed, it runs that turn again, `teamctl resume {name} --skip-turn` starts it past it"
             ));
         }
     }

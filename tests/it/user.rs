@@ -1021,6 +1021,15 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
                 && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\n")
         });
     }
+    // `wait` names the way past that turn too (new-user QA 40: only `resume`).
+    let out = env.run(&["wait", "p", "--timeout", "5"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "p died in its turn on a message still unhandled: resumed, it runs that turn again, `teamctl resume p --skip-turn`"
+        ),
+        "{out:?}"
+    );
     assert_eq!(env.run(&["send", "p", "later"]).status.code(), Some(1));
     // Refused, nothing changed: r runs (nothing to skip), and a teammate never in a turn.
     for args in [
