@@ -267,14 +267,12 @@ async fn start(
     sink: &mut Sink,
     record: &mut impl FnMut(Option<i32>),
 ) -> Result<(tokio::process::Child, Option<Report>)> {
+    // Recorded with the launcher's pid before it is told: gone meanwhile (`go` finds it so),
+    // the fork below records the turn again.
     let warm = match warm {
-        Some(mut warm) => {
-            if warm.waiting() {
-                record(warm.pid());
-                warm.go(launch).await
-            } else {
-                None
-            }
+        Some(warm) => {
+            record(warm.pid());
+            warm.go(launch).await
         }
         None => None,
     };

@@ -338,6 +338,23 @@ fn inside_tmux_a_split_said_to_fail_that_tmux_made_leaves_one_worker_and_no_plac
     assert!(!starts.contains("TEAMCTL_PLACEHOLDER"), "{starts}");
 }
 
+/// A pane of the user's split off `leader`'s, zoomed (and so active): its id.
+fn zoomed_user_pane(env: &TestEnv, leader: &str) -> String {
+    let busy = env
+        .tmux_ok(&["split-window", "-t", leader, "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    env.tmux_ok(&["resize-pane", "-Z", "-t", &busy]);
+    assert_eq!(zoom_of(env, &busy), "1 1");
+    busy
+}
+
+/// Whether `pane`'s window is zoomed and `pane` active: "1 1" when both.
+fn zoom_of(env: &TestEnv, pane: &str) -> String {
+    env.pane_format(pane, "#{window_zoomed_flag} #{pane_active}")
+        .unwrap()
+}
+
 /// Attacker QA 38: a spawn inside tmux unzoomed the user's zoomed pane (a plain split, and
 /// the spread after it, unzoom the window). Now the window stays zoomed on the user's pane,
 /// which stays the active one, and the teammate answers.
@@ -345,16 +362,8 @@ fn inside_tmux_a_split_said_to_fail_that_tmux_made_leaves_one_worker_and_no_plac
 fn inside_tmux_spawn_kill_and_shutdown_keep_the_users_zoomed_pane_zoomed() {
     let env = TestEnv::with_tmux();
     let leader = user_session(&env);
-    let busy = env
-        .tmux_ok(&["split-window", "-t", &leader, "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_string();
-    env.tmux_ok(&["resize-pane", "-Z", "-t", &busy]);
-    let zoom = || {
-        env.pane_format(&busy, "#{window_zoomed_flag} #{pane_active}")
-            .unwrap()
-    };
-    assert_eq!(zoom(), "1 1");
+    let busy = zoomed_user_pane(&env, &leader);
+    let zoom = || zoom_of(&env, &busy);
     team(&env, "tm-zoomed");
     for n in ["a", "b"] {
         let out = inside(&env, &leader, &["spawn", n, "--exec", ECHO])
@@ -410,10 +419,7 @@ fn inside_tmux_a_spawn_into_teamctls_window_the_user_zoomed_keeps_it_zoomed() {
     );
     env.tmux_ok(&["select-pane", "-t", &a]);
     env.tmux_ok(&["resize-pane", "-Z", "-t", &a]);
-    let zoom = || {
-        env.pane_format(&a, "#{window_zoomed_flag} #{pane_active}")
-            .unwrap()
-    };
+    let zoom = || zoom_of(&env, &a);
     assert_eq!(zoom(), "1 1");
     let out = inside(&env, &leader, &["spawn", "c", "--exec", ECHO])
         .output()
@@ -464,16 +470,8 @@ fn spawn_until_full_keeping_zoom(
 fn inside_tmux_a_full_zoomed_leader_window_stays_zoomed() {
     let env = TestEnv::with_tmux();
     let leader = user_session_of(&env, "80", "24");
-    let busy = env
-        .tmux_ok(&["split-window", "-t", &leader, "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_string();
-    env.tmux_ok(&["resize-pane", "-Z", "-t", &busy]);
-    let zoom = || {
-        env.pane_format(&busy, "#{window_zoomed_flag} #{pane_active}")
-            .unwrap()
-    };
-    assert_eq!(zoom(), "1 1");
+    let busy = zoomed_user_pane(&env, &leader);
+    let zoom = || zoom_of(&env, &busy);
     let t = team(&env, "tm-zoom-full");
     let home = env.pane_format(&leader, "#{window_id}").unwrap();
     spawn_until_full_keeping_zoom(&env, &leader, &t, &home, &zoom);

@@ -45,6 +45,25 @@ fn crash_on_boom(runs: &std::path::Path) -> String {
     )
 }
 
+/// Until `name` shows dead and its `crash_on_boom` agent has noted `times` runs in `runs`.
+fn wait_dead_after_runs(env: &TestEnv, name: &str, runs: &std::path::Path, times: usize) {
+    let want = "run\n".repeat(times);
+    wait_until(&format!("{name} dead, its turn run {times}x"), T, || {
+        env.member_status(name) == "dead" && std::fs::read_to_string(runs).is_ok_and(|r| r == want)
+    });
+}
+
+/// Send `text` to `name`, whose turn kills its worker: its worker may be dead already when
+/// `send` looks, and then it says so (exit 1).
+fn send_killing(env: &TestEnv, name: &str, text: &str) {
+    let out = env.run(&["send", name, text]);
+    assert!(
+        out.status.success()
+            || String::from_utf8_lossy(&out.stderr).contains("ended as the message"),
+        "{name}: {out:?}"
+    );
+}
+
 /// Once `name` is idle, its worker killed (SIGKILL), until it shows dead.
 fn kill_worker(env: &TestEnv, name: &str) {
     wait_until(&format!("{name} idle"), T, || {
@@ -912,17 +931,8 @@ fn a_teammate_dead_in_a_turn_still_unhandled_is_not_started_by_the_next_message(
         wait_until(&format!("{name} idle"), T, || {
             env.member_status(name) == "idle"
         });
-        // Its worker may be dead already when `send` looks: then it says so (exit 1).
-        let out = env.run(&["send", name, "boom"]);
-        assert!(
-            out.status.success()
-                || String::from_utf8_lossy(&out.stderr).contains("ended as the message"),
-            "{name}: {out:?}"
-        );
-        wait_until(&format!("{name} dead, its turn run"), T, || {
-            env.member_status(name) == "dead"
-                && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\n")
-        });
+        send_killing(&env, name, "boom");
+        wait_dead_after_runs(&env, name, &runs(name), 1);
     }
     let later: [(&str, &[&str], i32); 3] = [
         ("s", &["send", "s", "later"], 1),
@@ -970,23 +980,24 @@ fn a_turn_killing_its_worker_before_the_worker_goes_on_is_recorded() {
     t.ok(&["resume", "k"]);
     t.tmux_ok(&["set-environment", "-g", "-u", "TEAMCTL_TEST_PAUSE"]);
     wait_until("k idle", T, || t.member_status("k") == "idle");
-    // Its worker may be dead already when `send` looks: then it says so (exit 1).
-    let out = t.run(&["send", "k", "boom"]);
-    assert!(
-        out.status.success() || String::from_utf8_lossy(&out.stderr).contains("ended as the"),
-        "{out:?}"
-    );
-    wait_until("k dead, its turn run", T, || {
-        t.member_status("k") == "dead" && std::fs::read_to_string(&runs).is_ok_and(|r| r == "run\n")
+    send_killing(&t, "k", "boom");
+    wait_dead_after_runs(&t, "k", &runs, 1);
+    // And tmux has seen its pane's process end: until then one look at the pane alone (the
+    // send's) can find it running while `status`'s look at every pane finds it dead (seen
+    // under load: the send then left the message waiting, saying nothing; in the note).
+    let pane = t.member("k")["paneId"].as_str().unwrap().to_string();
+    wait_until("k's pane seen dead by tmux", T, || {
+        t.pane_format(&pane, "#{pane_dead}")
+            .is_none_or(|d| d.trim() == "1")
     });
+    let log = || std::fs::read_to_string(t.team_dir("alpha").join("logs/k.log")).unwrap();
     let out = t.run(&["send", "k", "later"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}\n{}", log());
     assert!(
         err.contains("k died in its turn on an earlier message ("),
         "{err}"
     );
-    let log = || std::fs::read_to_string(t.team_dir("alpha").join("logs/k.log")).unwrap();
     assert_eq!(
         std::fs::read_to_string(&runs).unwrap(),
         "run\n",
@@ -1016,10 +1027,7 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     let _ = env.run(&["send", "p", "boom"]);
     let _ = env.run(&["task", "add", "boom", "--owner", "q"]);
     for name in ["p", "q"] {
-        wait_until(&format!("{name} dead, its turn run"), T, || {
-            env.member_status(name) == "dead"
-                && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\n")
-        });
+        wait_dead_after_runs(&env, name, &runs(name), 1);
     }
     // `wait` names the way past that turn too (new-user QA 40: only `resume`).
     let out = env.run(&["wait", "p", "--timeout", "5"]);
@@ -1065,10 +1073,7 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
                 )),
             "{out:?}"
         );
-        wait_until(&format!("{name} dead again, its turn run twice"), T, || {
-            env.member_status(name) == "dead"
-                && std::fs::read_to_string(runs(name)).is_ok_and(|r| r == "run\nrun\n")
-        });
+        wait_dead_after_runs(&env, name, &runs(name), 2);
     }
     let boom = env
         .inbox("alpha", "p")
@@ -1151,10 +1156,7 @@ fn a_skip_turn_that_cannot_tell_its_sender_still_skips_and_prints_no_escapes() {
         .open(&inbox)
         .unwrap();
     std::io::Write::write_all(&mut f, format!("{forged}\n").as_bytes()).unwrap();
-    wait_until("p dead, its turn run", T, || {
-        env.member_status("p") == "dead"
-            && std::fs::read_to_string(&runs).is_ok_and(|r| r == "run\n")
-    });
+    wait_dead_after_runs(&env, "p", &runs, 1);
     // r's inbox a directory: the notice to r cannot be written.
     let r_inbox = env.team_dir("alpha").join("inboxes/r/inbox.jsonl");
     let aside = env.work.path().join("r-inbox");
@@ -1195,10 +1197,7 @@ fn a_broadcast_says_who_it_did_not_start_on_purpose_and_why() {
         });
     }
     let _ = env.run(&["send", "p", "boom"]);
-    wait_until("p dead, its turn run", T, || {
-        env.member_status("p") == "dead"
-            && std::fs::read_to_string(&runs).is_ok_and(|r| r == "run\n")
-    });
+    wait_dead_after_runs(&env, "p", &runs, 1);
     let out = env.run(&["send", "*", "hello"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
