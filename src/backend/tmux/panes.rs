@@ -78,20 +78,22 @@ pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneSta
             }
         }
         Verdict::TaggedPane { pid } => {
-            // The pane runs the worker itself; a pid we can see must be that worker.
-            // (`is_worker` first: it checks that the process runs, so the common case, our
-            // worker, reads `/proc/PID/stat` once.)
+            // The pane runs the worker itself: the pid it shows must be that worker, running.
             // The process the start made and recorded, not yet the worker (`exec` to come),
-            // is no one else's.
+            // is no one else's. A pid that no longer runs (a zombie tmux has not reaped yet,
+            // or gone) is a worker that has ended: tmux marks the pane dead only once it has
+            // seen that, and until then this one-pane look said alive while a later look at
+            // every pane said dead (QA 40: a `send` right after a worker was killed neither
+            // resumed nor held it). (`is_worker` first: a zombie's command line is empty, so
+            // the common case, our worker, reads `/proc/PID/cmdline` once.)
             let ours = |p: u32| {
                 proc::is_worker(p, &member.agent_id)
-                    || (member.pid == Some(p) && process::started_here(member))
+                    || (member.pid == Some(p) && process::started_here(member) && proc::running(p))
             };
-            let foreign = pid.is_some_and(|p| !ours(p) && proc::running(p));
-            if foreign {
-                Liveness::Gone
-            } else {
+            if pid.is_none_or(ours) {
                 Liveness::Alive
+            } else {
+                Liveness::Gone
             }
         }
     }
@@ -292,17 +294,56 @@ mod tests {
             liveness(&m, None, Some(&state(false, Some(me), "bob@t"))),
             Liveness::Gone
         );
-        // A pid that does not run (or none shown): the pane's word stands.
-        assert_eq!(
-            liveness(&m, None, Some(&state(false, Some(999_999_999), "bob@t"))),
-            Liveness::Alive
-        );
+        // No pid shown: the pane's word stands.
         assert_eq!(
             liveness(&m, None, Some(&state(false, None, "bob@t"))),
             Liveness::Alive
         );
         assert_eq!(
             liveness(&m, None, Some(&state(true, None, "bob@t"))),
+            Liveness::Gone
+        );
+    }
+
+    /// A worker that has ended while tmux still shows its pane alive (tmux has not reaped it,
+    /// or has and not yet marked the pane dead): gone, as the later look at every pane says
+    /// (QA 40). Even when it is the process the start recorded.
+    #[test]
+    fn a_tagged_pane_whose_process_has_ended_is_gone_before_tmux_says_so() {
+        let mut m = member(Some("%3"));
+        // A zombie: a child that has exited and is not waited for yet.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let stat = format!("/proc/{pid}/stat");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read_to_string(&stat).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        }) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child never exited"
+            );
+            std::thread::yield_now();
+        }
+        let zombie = liveness(&m, None, Some(&state(false, Some(pid), "bob@t")));
+        m.pid = Some(pid);
+        m.pid_started = proc::start_time(pid);
+        let recorded = m.pid_started.is_some();
+        let zombie_started_here = liveness(&m, None, Some(&state(false, Some(pid), "bob@t")));
+        child.wait().unwrap();
+        // Reaped: no such process any more.
+        let reaped = liveness(&m, None, Some(&state(false, Some(pid), "bob@t")));
+        assert!(recorded, "a zombie keeps its start time");
+        assert_eq!(zombie, Liveness::Gone);
+        assert_eq!(zombie_started_here, Liveness::Gone);
+        assert_eq!(reaped, Liveness::Gone);
+        assert_eq!(
+            liveness(
+                &member(Some("%3")),
+                None,
+                Some(&state(false, Some(999_999_999), "bob@t"))
+            ),
             Liveness::Gone
         );
     }
