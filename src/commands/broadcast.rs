@@ -20,8 +20,8 @@ pub struct Missed {
     pub delivered: bool,
     /// In its inbox, not started on purpose: it may have died in its turn on this message or
     /// an earlier one still unhandled, which a start runs again (`leader::Woken`'s `died` and
-    /// `held`).
-    pub held: bool,
+    /// `held`), with why in a few words.
+    pub held: Option<String>,
 }
 
 /// What a retry repeats of the command line: the options that made the message.
@@ -53,7 +53,7 @@ pub fn deliver(
                 name,
                 error,
                 delivered: false,
-                held: false,
+                held: None,
             }),
         }
     }
@@ -95,7 +95,14 @@ pub fn report(
 ) -> Error {
     let mut err = std::io::stderr().lock();
     for m in missed {
-        let line = if m.delivered {
+        // Held: why in a few words, the commands once below for all held (QA 40: its whole
+        // error, commands and all, and then the block said it again).
+        let line = if let Some(why) = &m.held {
+            format!(
+                "teamctl: {} has it in its inbox, not started: {why}",
+                m.name
+            )
+        } else if m.delivered {
             format!("teamctl: {} has it in its inbox, but {}", m.name, m.error)
         } else {
             format!("teamctl: not sent to {}: {}", m.name, m.error)
@@ -105,7 +112,7 @@ pub fn report(
     let (unstarted, unsent): (Vec<&Missed>, Vec<&Missed>) =
         missed.iter().partition(|m| m.delivered);
     let (held, unstarted): (Vec<&Missed>, Vec<&Missed>) =
-        unstarted.into_iter().partition(|m| m.held);
+        unstarted.into_iter().partition(|m| m.held.is_some());
     let names =
         |ns: &mut dyn Iterator<Item = &Name>| ns.map(Name::as_str).collect::<Vec<_>>().join(", ");
     let got = names(&mut reached.iter());
@@ -284,7 +291,7 @@ mod tests {
                 name: Name::teammate(n).unwrap(),
                 error: Error::failed("x"),
                 delivered: false,
-                held: false,
+                held: None,
             })
             .collect()
     }

@@ -142,13 +142,11 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
     // A broadcast names each member that did not start with those it missed (the message is
     // in its inbox: its retry is a `resume`), after saying who got it.
     let mut missed = missed;
-    let mut held = Vec::new();
     let woken = if matches!(env.body, Body::ShutdownRequest { .. }) {
         leader::Woken::default()
     } else {
         let mut woken =
             leader::wake_each(&ctx.home, &me, &*store, &to, &mut cache, before.as_ref())?;
-        held.extend(woken.died.iter().chain(&woken.held).map(|(n, _)| n.clone()));
         woken.failed.append(&mut woken.died);
         woken.failed.append(&mut woken.held);
         woken
@@ -165,17 +163,19 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         stopping,
         died: _,
         held: _,
+        held_why,
     } = woken;
-    missed.extend(
-        failed
-            .into_iter()
-            .map(|(name, error)| super::broadcast::Missed {
-                held: held.contains(&name),
-                name,
-                error,
-                delivered: true,
-            }),
-    );
+    missed.extend(failed.into_iter().map(|(name, error)| {
+        super::broadcast::Missed {
+            held: held_why
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, why)| why.clone()),
+            name,
+            error,
+            delivered: true,
+        }
+    }));
     if ctx.json {
         let mut out = serde_json::json!({
             "id": env.id,
@@ -215,7 +215,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
             out["why"] = missed
                 .iter()
                 .map(|m| {
-                    let why = serde_json::json!({ "error": m.error.to_string(), "held": m.held });
+                    let why = serde_json::json!({ "error": m.error.to_string(), "held": m.held.is_some() });
                     (m.name.to_string(), why)
                 })
                 .collect::<serde_json::Map<_, _>>()

@@ -82,11 +82,18 @@ enum Hold {
     /// The message was handled already: it ran as it was delivered, and ended after.
     Handled,
     /// It ran as the message was delivered and nothing says it did not take it (`Before`).
-    DiedOnIt(Error),
+    DiedOnIt(Held),
     /// It died in its turn on an earlier message, still unhandled: started again, it would
     /// run that turn again (QA 39: a message that kills its worker ran once more with each
     /// message sent after it).
-    DiedEarlier(Error),
+    DiedEarlier(Held),
+}
+
+/// A recipient not started on purpose: the error that says it all, and why in a few words (for
+/// a broadcast, whose report names the commands once for all such recipients).
+struct Held {
+    error: Error,
+    why: String,
 }
 
 /// Whether `name`, down (`status`, its live state `live`), is not to be started by the
@@ -104,17 +111,27 @@ fn hold(
             return Ok(Some(Hold::Handled));
         }
         if !live.is_some_and(|l| l.not_taken(&b.id)) {
-            return Ok(Some(Hold::DiedOnIt(Error::failed(format!(
-                "{name} ended as the message ({}) reached it, maybe in its turn on it, so it was not started again (that turn would run twice): `teamctl log --worker {name}` shows its last turn, `teamctl resume {name}` runs the message",
+            let why = format!(
+                "it ended as the message ({}) reached it, maybe in its turn on it",
                 b.id
-            )))));
+            );
+            return Ok(Some(Hold::DiedOnIt(Held {
+                error: Error::failed(format!(
+                    "{name} ended as the message ({}) reached it, maybe in its turn on it, so it was not started again (that turn would run twice): `teamctl log --worker {name}` shows its last turn, `teamctl resume {name}` runs the message",
+                    b.id
+                )),
+                why,
+            })));
         }
     }
     if let Some(turn) = died_in_unhandled_turn(store, name, live, status)? {
-        return Ok(Some(Hold::DiedEarlier(Error::failed(format!(
-            "{name} died in its turn on an earlier message ({}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)",
-            turn_words(turn)
-        )))));
+        let turn = turn_words(turn);
+        return Ok(Some(Hold::DiedEarlier(Held {
+            error: Error::failed(format!(
+                "{name} died in its turn on an earlier message ({turn}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)"
+            )),
+            why: format!("it died in its turn on an earlier message ({turn}), still unhandled"),
+        })));
     }
     Ok(None)
 }
@@ -193,6 +210,8 @@ pub struct Woken {
     /// Dead in its turn on an earlier message still unhandled: not started again (that turn
     /// would run again, the one that killed its worker, maybe), each with what to say.
     pub held: Failed,
+    /// Each of `died` and `held`, with why in a few words (`it died in its turn on ...`).
+    pub held_why: Vec<(Name, String)>,
 }
 
 /// `wake`, the team file read through `cache` (read again only if it changed since), going
@@ -286,6 +305,7 @@ fn resume_stopped_in(
     let mut stopping = Vec::new();
     let mut died = Vec::new();
     let mut held = Vec::new();
+    let mut held_why = Vec::new();
     for name in to {
         if name.is_leader() {
             continue;
@@ -306,12 +326,14 @@ fn resume_stopped_in(
         if !status.is_running() {
             match hold(store, name, live.as_ref(), status, before)? {
                 Some(Hold::Handled) => continue,
-                Some(Hold::DiedOnIt(e)) => {
-                    died.push((name.clone(), e));
+                Some(Hold::DiedOnIt(h)) => {
+                    held_why.push((name.clone(), h.why));
+                    died.push((name.clone(), h.error));
                     continue;
                 }
-                Some(Hold::DiedEarlier(e)) => {
-                    held.push((name.clone(), e));
+                Some(Hold::DiedEarlier(h)) => {
+                    held_why.push((name.clone(), h.why));
+                    held.push((name.clone(), h.error));
                     continue;
                 }
                 None => {}
@@ -348,6 +370,7 @@ fn resume_stopped_in(
         stopping,
         died,
         held,
+        held_why,
         ..Woken::default()
     })
 }

@@ -1205,6 +1205,14 @@ fn a_broadcast_says_who_it_did_not_start_on_purpose_and_why() {
             && !err.contains("once that is fixed"),
         "{err}"
     );
+    // Why in a few words, the commands once (QA 40: its whole error, commands and all, then
+    // the block again).
+    assert!(
+        err.contains("teamctl: p has it in its inbox, not started: it died in its turn on an earlier message (")
+            && err.contains("\"boom\"), still unhandled\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("--skip-turn").count(), 1, "{err}");
     let out = env.run(&["send", "*", "again", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
