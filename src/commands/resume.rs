@@ -38,11 +38,11 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     } else {
         config.named_or_all(None)?
     };
-    // A turn to skip for every name, or nothing changes (and nobody is resumed).
+    // A turn to skip for every name, or nothing changes (and nobody is resumed): the refusal
+    // says each name's problem, and that the others were left as they are (QA 40: `resume a
+    // b --skip-turn` named b's problem alone, as if a had been started past its turn).
     if args.skip_turn {
-        for name in &names {
-            leader::check_skip(&*store, name)?;
-        }
+        refuse_unless_every_turn_skips(&*store, &names)?;
     }
     ctx.reconcile(&*store)?;
     let mut skipped_turns = Vec::new();
@@ -234,6 +234,36 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             }))
         }
     }
+}
+
+/// `Ok` when every one of `names` has a turn to skip (`leader::check_skip`); else one error
+/// with every problem, each on its line, and the names that had one, left as they are.
+fn refuse_unless_every_turn_skips(store: &dyn crate::store::Store, names: &[Name]) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut fine = Vec::new();
+    for name in names {
+        match leader::check_skip(store, name) {
+            Ok(()) => fine.push(name.as_str()),
+            Err(e) => problems.push(e),
+        }
+    }
+    let Some(first) = problems.first() else {
+        return Ok(());
+    };
+    let mut lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    if !fine.is_empty() {
+        let verb = if fine.len() == 1 { "was" } else { "were" };
+        lines.push(format!(
+            "nothing changed: {} {verb} left as it is, its turn not skipped (`teamctl resume {} --skip-turn` skips only those)",
+            fine.join(", "),
+            fine.join(" ")
+        ));
+    }
+    let text = lines.join("\nteamctl: ");
+    Err(match first {
+        Error::BadInput(_) => Error::bad(text),
+        _ => Error::failed(text),
+    })
 }
 
 /// What `resume --skip-turn` skipped, one line a teammate.

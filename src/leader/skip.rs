@@ -54,24 +54,34 @@ fn turn_to_skip(store: &dyn Store, name: &Name) -> Result<(Position, Envelope)> 
         )));
     };
     let mut at = store.cursor(name, crate::worker::READER)?;
+    // The first message ahead of it, when the turn's is not next: then it is either further on
+    // (never so by the worker's order: an inbox edited by hand) or behind the cursor, handled
+    // or skipped since (the losing side of two skips at once, QA 40: it said "the next
+    // unhandled message is X" as if the turn's were still to come).
+    let mut ahead: Option<Envelope> = None;
     loop {
-        let batch = store.read(name, at, 16)?;
+        let batch = store.read(name, at, 64)?;
         if batch.is_empty() {
             break;
         }
         for e in batch {
             at = e.end;
             match e.item {
-                Item::Message(m) if m.id == turn.message_id => return Ok((e.end, *m)),
+                Item::Message(m) if m.id == turn.message_id => {
+                    let Some(next) = ahead else {
+                        return Ok((e.end, *m));
+                    };
+                    return Err(Error::bad(format!(
+                        "{name}'s next unhandled message is {} from {}, not {} (the one it was in a turn on): nothing skipped; `teamctl resume {name}` starts it",
+                        crate::output::printable(&next.id),
+                        crate::output::printable(&next.from),
+                        crate::output::printable(&turn.message_id)
+                    )));
+                }
                 // Unreadable lines its worker passes over too.
                 Item::Garbage(_) | Item::Blank => {}
                 Item::Message(m) => {
-                    return Err(Error::bad(format!(
-                        "{name}'s next unhandled message is {} from {}, not {} (the one it was in a turn on): nothing skipped; `teamctl resume {name}` starts it",
-                        crate::output::printable(&m.id),
-                        crate::output::printable(&m.from),
-                        crate::output::printable(&turn.message_id)
-                    )));
+                    ahead.get_or_insert(*m);
                 }
             }
         }
@@ -162,5 +172,93 @@ fn tell_sender(store: &dyn Store, name: &Name, msg: &Envelope, why: &str) -> Res
         // The sender has left the team: nobody to tell.
         Err(Error::BadInput(_)) => Ok(false),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{LiveState, Member, Status, TurnInfo};
+
+    /// A team with teammate `p`, dead (its recorded worker pid runs nothing) in a turn on
+    /// message `turn` of `inbox`, its cursor past the first `handled` messages.
+    fn dead_in_turn(
+        inbox: &[&str],
+        turn: &str,
+        handled: usize,
+    ) -> (crate::store::mem::MemStore, Name, tempfile::TempDir) {
+        let team = Name::parse("skipunit").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::mem::MemStore::new(team.clone(), dir.path().to_path_buf());
+        let p = Name::parse("p").unwrap();
+        store
+            .update(&mut |cfg| {
+                let mut m = Member::leader(&team, "/".into(), 0);
+                m.name = p.clone();
+                m.agent_id = p.agent_id(&team);
+                m.status = Status::Idle;
+                m.backend_type = Some(crate::domain::BackendType::Process);
+                m.pid = Some(999_999_999);
+                cfg.members.push(m);
+                Ok(())
+            })
+            .unwrap();
+        let mut ends = Vec::new();
+        for id in inbox {
+            let mut env = Envelope::new(LEADER, "p", Body::message(format!("text of {id}"), None));
+            env.id = (*id).to_string();
+            store.append(&p, &env).unwrap();
+            ends.push(
+                store
+                    .read(&p, Position::START, 1000)
+                    .unwrap()
+                    .last()
+                    .unwrap()
+                    .end,
+            );
+        }
+        if handled > 0 {
+            store
+                .set_cursor(&p, crate::worker::READER, ends[handled - 1])
+                .unwrap();
+        }
+        let mut live = LiveState::new(Status::Working, 999_999_999, 0);
+        live.current_turn = Some(TurnInfo {
+            message_id: turn.to_string(),
+            from: LEADER.to_string(),
+            summary: String::new(),
+            started_at: 0,
+            hops: 0,
+        });
+        store.set_live(&p, &live).unwrap();
+        (store, p, dir)
+    }
+
+    fn refusal(store: &dyn Store, p: &Name) -> String {
+        check_skip(store, p).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_turn_to_skip_is_the_next_unhandled_message_and_a_refusal_says_where_it_is() {
+        // Next: skippable.
+        let (store, p, _dir) = dead_in_turn(&["m0", "m1", "m2"], "m1", 1);
+        check_skip(&store, &p).unwrap();
+        // Behind the cursor (another skip won, or it was handled since): said as that, not as
+        // a message still to come (QA 40).
+        let (store, p, _dir) = dead_in_turn(&["m0", "m1", "m2"], "m1", 2);
+        let why = refusal(&store, &p);
+        assert!(
+            why.contains(
+                "p was in a turn on m1 from team-lead, which is handled (or skipped) since"
+            ),
+            "{why}"
+        );
+        // Further on, another message first (an inbox edited by hand): that one is named.
+        let (store, p, _dir) = dead_in_turn(&["m0", "m1", "m2"], "m1", 0);
+        let why = refusal(&store, &p);
+        assert!(
+            why.contains("p's next unhandled message is m0 from team-lead, not m1"),
+            "{why}"
+        );
     }
 }

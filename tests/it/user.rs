@@ -1045,8 +1045,12 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         assert_eq!(env.member_status("p"), "dead", "{args:?}");
     }
     let out = env.run(&["resume", "p", "r", "--skip-turn"]);
+    // Every name's problem, and the names that had a turn to skip left as they are (QA 40:
+    // only r's problem was said).
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("r is running (idle)"),
+        err.contains("teamctl: r is running (idle)")
+            && err.contains("\nteamctl: nothing changed: p was left as it is, its turn not skipped (`teamctl resume p --skip-turn` skips only those)"),
         "{out:?}"
     );
     let out = env.run(&["resume", "*", "--skip-turn"]);
