@@ -234,6 +234,7 @@ mod tests {
             current_turn: None,
             turn_started_at: None,
             turn_interrupted: false,
+            turn_unhandled: false,
             current_task: None,
             last_seen: Some(1_000),
             color: "blue".into(),

@@ -50,6 +50,10 @@ pub struct Row {
     /// `current_turn` was its worker's when it died: the turn is not running (no clock).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub turn_interrupted: bool,
+    /// That turn's message is still unread: a resume runs it again, `--skip-turn` starts it
+    /// past it (as `leader::died_in_unhandled_turn` tells).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub turn_unhandled: bool,
     pub current_task: Option<u64>,
     pub last_seen: Option<u64>,
     pub color: String,
@@ -401,6 +405,10 @@ fn rows_from(
                     .map(|t| t.started_at),
                 turn_interrupted: status == Status::Dead
                     && fresh.is_some_and(|l| l.current_turn.is_some()),
+                turn_unhandled: status == Status::Dead
+                    && fresh
+                        .and_then(|l| l.current_turn.as_ref())
+                        .is_some_and(|t| unread.iter().any(|(id, _)| *id == t.message_id)),
                 current_task: fresh.and_then(|l| l.current_task),
                 last_seen: live.as_ref().map(|l| l.last_seen),
                 color: m.color.clone(),
@@ -537,6 +545,14 @@ pub fn notes(out: &mut String, rows: &[Row]) {
                 r.name,
                 crate::output::printable(why),
                 r.name
+            );
+        }
+        if r.turn_unhandled {
+            // QA 40: status said the turn was interrupted, and nothing of the way past it.
+            let _ = writeln!(
+                out,
+                "{}: died in its turn on a message still unhandled: `teamctl resume {}` runs that turn again, `teamctl resume {} --skip-turn` starts it past it (`teamctl log --worker {}` shows that turn)",
+                r.name, r.name, r.name, r.name
             );
         }
         if r.paused

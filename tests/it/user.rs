@@ -1034,6 +1034,17 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         ),
         "{out:?}"
     );
+    // So does `status` (QA 40: "interrupted: its worker died", and nothing of the way past).
+    let out = env.ok(&["status"]);
+    assert!(
+        out.contains("p: died in its turn on a message still unhandled: `teamctl resume p` runs that turn again, `teamctl resume p --skip-turn` starts it past it"),
+        "{out}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&env.ok(&["status", "--json"])).unwrap();
+    let rows = v["members"].as_array().unwrap();
+    let row = |n: &str| rows.iter().find(|r| r["name"] == n).unwrap().clone();
+    assert_eq!(row("p")["turnUnhandled"], true, "{v}");
+    assert_eq!(row("r")["turnUnhandled"], serde_json::Value::Null, "{v}");
     assert_eq!(env.run(&["send", "p", "later"]).status.code(), Some(1));
     // Refused, nothing changed: r runs (nothing to skip), and a teammate never in a turn.
     for args in [
