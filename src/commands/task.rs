@@ -152,14 +152,29 @@ fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
         ));
     }
     if let Some(r) = &t.result {
-        let first = r.trim().lines().next_back().unwrap_or("");
-        let short: String = first.chars().take(60).collect();
+        let short = outcome_line(r, 60, t.id);
         if !short.is_empty() {
             let short = crate::output::printable(&short);
             out.push_str(&format!("  {}", ctx.paint.dim(&format!("- {short}"))));
         }
     }
     out
+}
+
+/// The last line of a task's outcome, at most `max` characters, a longer one cut at a word
+/// (QA 40: "the leader skipp") with `…` and where the rest is (`task show ID`).
+fn outcome_line(result: &str, max: usize, id: u64) -> String {
+    let last = result.trim().lines().next_back().unwrap_or("").trim();
+    if last.chars().count() <= max {
+        return last.to_string();
+    }
+    let cut: String = last.chars().take(max).collect();
+    // At the last space, unless that leaves less than half.
+    let at_word = match cut.rfind(' ') {
+        Some(i) if cut[..i].chars().count() >= max / 2 => cut[..i].trim_end(),
+        _ => cut.as_str(),
+    };
+    format!("{at_word}… (`teamctl task show {id}`)")
 }
 
 fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
@@ -443,6 +458,25 @@ fn task_json(list: &TaskList, t: &Task) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outcome_too_long_for_its_line_is_cut_at_a_word_and_says_where_the_rest_is() {
+        assert_eq!(outcome_line("done\n", 60, 3), "done");
+        assert_eq!(outcome_line("first\nlast line", 60, 3), "last line");
+        let long = "its worker ended in this turn, and the leader skipped the message";
+        assert_eq!(
+            outcome_line(long, 60, 7),
+            "its worker ended in this turn, and the leader skipped the… (`teamctl task show 7`)"
+        );
+        // One long word: cut where it must be.
+        let word = "x".repeat(80);
+        assert_eq!(
+            outcome_line(&word, 60, 1),
+            format!("{}… (`teamctl task show 1`)", "x".repeat(60))
+        );
+        // Exactly the most: whole.
+        assert_eq!(outcome_line(&"y".repeat(60), 60, 1), "y".repeat(60));
+    }
 
     #[test]
     fn ids_parse() {
