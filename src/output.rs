@@ -103,6 +103,21 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// A turn as said in a sentence: `ID from SENDER: "SUMMARY"`, control characters escaped
+/// (they come from the inbox).
+pub fn turn_words(turn: &crate::domain::TurnInfo) -> String {
+    let what = if turn.summary.is_empty() {
+        String::new()
+    } else {
+        format!(": \"{}\"", printable(&turn.summary))
+    };
+    format!(
+        "{} from {}{what}",
+        printable(&turn.message_id),
+        printable(&turn.from)
+    )
+}
+
 /// `text` as `printable` shows it, on one line and at most `max` characters (then `…`): for
 /// a word of the worker's live state (why mail waits, a dialog, a pane id) set inside a
 /// sentence, where a newline could start a line that looks like teamctl's own and a file

@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             if !ctx.json {
                 crate::errln!(
                     "teamctl: {name} died in its turn on a message still unhandled ({}): resumed, it runs that turn again; if that turn is what kills it, `teamctl resume {name} --skip-turn` (once it is dead again) starts it past it (`teamctl log --worker {name}` shows that turn)",
-                    leader::turn_words(turn)
+                    crate::output::turn_words(turn)
                 );
             }
         }

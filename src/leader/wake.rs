@@ -125,7 +125,7 @@ fn hold(
         }
     }
     if let Some(turn) = died_in_unhandled_turn(store, name, live, status)? {
-        let turn = turn_words(turn);
+        let turn = crate::output::turn_words(turn);
         return Ok(Some(Hold::DiedEarlier(Held {
             error: Error::failed(format!(
                 "{name} died in its turn on an earlier message ({turn}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)"
@@ -152,20 +152,6 @@ pub fn died_in_unhandled_turn<'a>(
     };
     let cursor = store.cursor(name, crate::worker::READER)?;
     Ok(end_of(store, name, cursor, &turn.message_id)?.map(|_| turn))
-}
-
-/// `ID from SENDER: "SUMMARY"`, control characters escaped (they come from the inbox).
-pub fn turn_words(turn: &crate::domain::TurnInfo) -> String {
-    let what = if turn.summary.is_empty() {
-        String::new()
-    } else {
-        format!(": \"{}\"", crate::output::printable(&turn.summary))
-    };
-    format!(
-        "{} from {}{what}",
-        crate::output::printable(&turn.message_id),
-        crate::output::printable(&turn.from)
-    )
 }
 
 /// Where message `id` ends in `inbox`, looked for from `from` on: `None` when it is not there

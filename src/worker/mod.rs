@@ -22,6 +22,7 @@ mod heartbeat;
 pub mod launch;
 mod placed;
 mod plan;
+mod previous;
 mod session;
 mod shutdown;
 pub mod sink;
@@ -320,6 +321,9 @@ struct Worker {
     stopping: Arc<std::sync::Mutex<Option<String>>>,
     /// The watch on its own live state and log (`watch::OwnFiles`), from the loop's start.
     own_files: Option<watch::OwnFiles>,
+    /// The line saying the turn the worker before this one ended in (`previous`), for the
+    /// log as this one starts.
+    ended_turn: Option<String>,
 }
 
 impl Worker {
@@ -335,6 +339,8 @@ impl Worker {
         crate::store::spec::overlay(&*store, &mut member)?;
         let now = now_ms();
         let previous = store.live(&name)?;
+        let ended_turn =
+            previous::ended_turn(&*store, &name, previous.as_ref(), std::process::id());
         let live = LiveState {
             // In a tmux pane this process is the pane's: its start time tells it from a
             // program the system gives the same pid later (`backend::tmux::Started`).
@@ -397,6 +403,7 @@ impl Worker {
             held_inbox: None,
             stopping: Arc::default(),
             own_files: None,
+            ended_turn,
         })
     }
 
@@ -480,6 +487,9 @@ impl Worker {
             self.sink.note(&format!(
                 "warning: cannot remove the unused `inbox` cursor of an older teamctl ({e})"
             ));
+        }
+        if let Some(line) = self.ended_turn.take() {
+            self.sink.note(&line);
         }
         self.sink.note(&format!(
             "{} ready (pid {}); waiting for mail",

@@ -1131,6 +1131,29 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     for name in ["p", "q"] {
         assert_eq!(std::fs::read_to_string(runs(name)).unwrap(), "run\nrun\n");
     }
+    // p's log says each death in a turn as its next worker starts, and what became of that
+    // turn's message: run again (`resume`), then skipped (QA 40: the turn, then the next
+    // start, nothing between).
+    let log = std::fs::read_to_string(env.team_dir("alpha").join("logs/p.log")).unwrap();
+    let ended = format!(
+        "ended in its turn on {} from team-lead: \"boom\"; ",
+        boom["id"].as_str().unwrap()
+    );
+    for then in [
+        "that message is still unhandled: this worker runs it again",
+        "that message was handled or skipped since: it does not run again",
+    ] {
+        assert_eq!(
+            log.matches(&format!("{ended}{then}")).count(),
+            1,
+            "{then}:\n{log}"
+        );
+    }
+    assert_eq!(
+        log.matches("the worker before this one").count(),
+        2,
+        "{log}"
+    );
     // Nothing left to skip now.
     let out = env.run(&["resume", "p", "--skip-turn"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
