@@ -897,3 +897,68 @@ fn a_pane_respawned_with_bash_stays_the_users() {
     left_to_the_user(&env, &pane, &shell, "kill");
     assert_eq!(env.member_status("a"), "stopped");
 }
+
+/// A teammate's worker the user started by hand from a shell in its pane (the line `ps`
+/// shows, typed after `respawn-pane -k`): the pane shows the shell, yet the worker runs and is
+/// the teammate. It is running, not dead: `send` starts no second worker beside it, and
+/// `resume --skip-turn` finds no turn to skip (attacker QA 41: taken for dead, its turn was
+/// skipped, killed, and the next message run twice).
+#[test]
+fn a_worker_started_by_hand_from_its_panes_shell_is_the_teammate_running() {
+    let env = TestEnv::with_tmux();
+    team(&env, "alpha");
+    spawn(&env, "w");
+    wait_until("w idle", WAIT, || env.member_status("w") == "idle");
+    let member = env.member("w");
+    let pane = member["paneId"].as_str().unwrap().to_string();
+    let agent_id = member["agentId"].as_str().unwrap().to_string();
+    let old = env.workers_of(&agent_id);
+    assert_eq!(old.len(), 1, "{old:?}");
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", old[0])).unwrap();
+    let line = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| format!("'{}'", String::from_utf8_lossy(a).replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    env.tmux_ok(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        &pane,
+        "sh",
+        "-c",
+        &format!("{line}; sleep 300"),
+    ]);
+    wait_until("the worker started by hand", WAIT, || {
+        env.workers_of(&agent_id).iter().any(|p| *p != old[0])
+    });
+    let mine = env.workers_of(&agent_id);
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    // Running (shown as starting: the team file still records the pane's first worker, which
+    // this one cannot take the pane back from while the shell holds it), never dead.
+    wait_until(
+        "w's state written by the worker started by hand",
+        WAIT,
+        || live(&env, "alpha", "w").pid == mine[0],
+    );
+    assert_ne!(env.member_status("w"), "dead");
+    env.ok(&["send", "w", "hello"]);
+    wait_until("w's reply", WAIT, || {
+        env.inbox("alpha", "team-lead").iter().any(|m| {
+            m["from"] == "w"
+                && m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("w got: hello"))
+        })
+    });
+    assert_eq!(env.workers_of(&agent_id), mine, "no second worker");
+    let out = env.run(&["resume", "w", "--skip-turn"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("w is running ("),
+        "{out:?}"
+    );
+    assert_eq!(env.workers_of(&agent_id), mine);
+    env.ok(&["delete", "--force"]);
+}

@@ -51,7 +51,20 @@ pub fn verdict(member: &Member, pane: Option<&PaneState>) -> Verdict {
 }
 
 /// The member's liveness from the pane's state (`None`: no word), processes checked by tag.
+/// Gone by its pane, a teammate whose worker runs all the same is alive: a worker started
+/// by hand (from the pane's shell, say: the pane then shows the shell), or a pane looked for
+/// on another server than its own (another `TMUX_TMPDIR`), or tags changed by hand. Taken for
+/// dead, it was started a second time over the live one, its turn run twice (attacker QA
+/// 41). Not an interactive teammate's: its pane runs its agent, the worker is a companion.
 pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneState>) -> Liveness {
+    match by_pane(member, live, pane) {
+        Liveness::Gone if member.interactive.is_none() => process::worker_liveness(member, live),
+        seen => seen,
+    }
+}
+
+/// `liveness` by what the pane shows.
+fn by_pane(member: &Member, live: Option<&LiveState>, pane: Option<&PaneState>) -> Liveness {
     match verdict(member, pane) {
         Verdict::Gone => Liveness::Gone,
         Verdict::AskWorker => process::worker_liveness(member, live),
@@ -400,16 +413,23 @@ mod tests {
         // A pane respawned with that worker in it (re-run by the user): alive; with another
         // program (this test's own process), or for an interactive teammate, gone.
         let rerun = liveness(&m, None, Some(&respawned(fake.id(), &m.agent_id)));
+        // With another program in it (this test's own process), or another's tag, the
+        // pane is not the teammate's; its worker, still running, is (started by hand).
         let theirs = liveness(&m, None, Some(&respawned(std::process::id(), &m.agent_id)));
+        let untagged = liveness(&m, None, Some(&state(false, Some(7), "carol@t")));
         let mut interactive = m.clone();
         interactive.interactive = Some(crate::domain::Interactive::claude());
         let agent_pane = liveness(&interactive, None, Some(&respawned(fake.id(), &m.agent_id)));
         let _ = fake.kill();
         let _ = fake.wait();
+        let theirs_no_worker =
+            liveness(&m, None, Some(&respawned(std::process::id(), &m.agent_id)));
         assert_eq!(alive, Liveness::Alive);
         assert_eq!(shown, Liveness::Alive);
         assert_eq!(rerun, Liveness::Alive);
-        assert_eq!(theirs, Liveness::Gone);
+        assert_eq!(theirs, Liveness::Alive);
+        assert_eq!(untagged, Liveness::Alive);
+        assert_eq!(theirs_no_worker, Liveness::Gone);
         assert_eq!(agent_pane, Liveness::Gone);
     }
 
