@@ -103,18 +103,19 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
-/// A turn as said in a sentence: `ID from SENDER: "SUMMARY"`, control characters escaped
-/// (they come from the inbox).
+/// A turn as said in a sentence: `ID from SENDER: "SUMMARY"`, each on one line and cut short
+/// (`printable_line`): they come from the inbox or a live-state file, which a hand-written
+/// line can fill with newlines that forge a log line, or megabytes (attacker QA 41).
 pub fn turn_words(turn: &crate::domain::TurnInfo) -> String {
     let what = if turn.summary.is_empty() {
         String::new()
     } else {
-        format!(": \"{}\"", printable(&turn.summary))
+        format!(": \"{}\"", printable_line(&turn.summary, 200))
     };
     format!(
         "{} from {}{what}",
-        printable(&turn.message_id),
-        printable(&turn.from)
+        printable_line(&turn.message_id, 80),
+        printable_line(&turn.from, 80)
     )
 }
 

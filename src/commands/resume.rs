@@ -252,9 +252,13 @@ fn refuse_unless_every_turn_skips(store: &dyn crate::store::Store, names: &[Name
     };
     let mut lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
     if !fine.is_empty() {
-        let verb = if fine.len() == 1 { "was" } else { "were" };
+        let (left, whose) = if fine.len() == 1 {
+            ("was left as it is, its turn", "it")
+        } else {
+            ("were left as they are, their turns", "them")
+        };
         lines.push(format!(
-            "nothing changed: {} {verb} left as it is, its turn not skipped (`teamctl resume {} --skip-turn` skips only those)",
+            "nothing changed: {} {left} not skipped (`teamctl resume {} --skip-turn` skips {whose} alone)",
             fine.join(", "),
             fine.join(" ")
         ));

@@ -154,7 +154,6 @@ fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
     if let Some(r) = &t.result {
         let short = outcome_line(r, 60, t.id);
         if !short.is_empty() {
-            let short = crate::output::printable(&short);
             out.push_str(&format!("  {}", ctx.paint.dim(&format!("- {short}"))));
         }
     }
@@ -162,19 +161,26 @@ fn line(ctx: &Ctx, config: &TeamConfig, list: &TaskList, t: &Task) -> String {
 }
 
 /// The last line of a task's outcome, at most `max` characters, a longer one cut at a word
-/// (QA 40: "the leader skipp") with `…` and where the rest is (`task show ID`).
+/// (QA 40: "the leader skipp") with `…`, and where the rest is (`task show ID`) when there is
+/// more (earlier lines too: attacker QA 41). Control characters escaped, tabs too.
 fn outcome_line(result: &str, max: usize, id: u64) -> String {
-    let last = result.trim().lines().next_back().unwrap_or("").trim();
-    if last.chars().count() <= max {
-        return last.to_string();
-    }
+    let mut lines = result.trim().lines().filter(|l| !l.trim().is_empty());
+    let last = lines.next_back().unwrap_or("").trim();
+    let more = lines.next().is_some();
+    let whole = last.chars().count() <= max;
     let cut: String = last.chars().take(max).collect();
     // At the last space, unless that leaves less than half.
-    let at_word = match cut.rfind(' ') {
+    let shown = match cut.rfind(' ') {
+        _ if whole => last,
         Some(i) if cut[..i].chars().count() >= max / 2 => cut[..i].trim_end(),
         _ => cut.as_str(),
     };
-    format!("{at_word}… (`teamctl task show {id}`)")
+    let shown = crate::output::printable_line(shown, max);
+    match (whole, more) {
+        (true, false) => shown,
+        (true, true) => format!("{shown} (`teamctl task show {id}`)"),
+        (false, _) => format!("{shown}… (`teamctl task show {id}`)"),
+    }
 }
 
 fn show(ctx: &Ctx, args: &TaskIdArg) -> Result<()> {
@@ -462,7 +468,11 @@ mod tests {
     #[test]
     fn an_outcome_too_long_for_its_line_is_cut_at_a_word_and_says_where_the_rest_is() {
         assert_eq!(outcome_line("done\n", 60, 3), "done");
-        assert_eq!(outcome_line("first\nlast line", 60, 3), "last line");
+        assert_eq!(
+            outcome_line("first\nlast line\n\n", 60, 3),
+            "last line (`teamctl task show 3`)"
+        );
+        assert_eq!(outcome_line("a\tb", 60, 3), "a\\u{9}b");
         let long = "its worker ended in this turn, and the leader skipped the message";
         assert_eq!(
             outcome_line(long, 60, 7),

@@ -107,7 +107,13 @@ impl Worker {
         } else {
             self.set_status(Status::Working);
         }
-        self.sink.note(&format!("<- {}: {summary}", env.from));
+        // One line whatever a hand-written inbox line holds (attacker QA 41: a newline in its
+        // sender or summary forged a line of the log).
+        self.sink.note(&format!(
+            "<- {}: {}",
+            crate::output::printable_line(&env.from, 80),
+            crate::output::printable_line(&summary, 200)
+        ));
         let mut extra_env = extra_env.to_vec();
         let mut with_plan = None;
         if self.member.plan_mode_required {

@@ -1061,7 +1061,7 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("teamctl: r is running (idle)")
-            && err.contains("\nteamctl: nothing changed: p was left as it is, its turn not skipped (`teamctl resume p --skip-turn` skips only those)"),
+            && err.contains("\nteamctl: nothing changed: p was left as it is, its turn not skipped (`teamctl resume p --skip-turn` skips it alone)"),
         "{out:?}"
     );
     let out = env.run(&["resume", "*", "--skip-turn"]);
