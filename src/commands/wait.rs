@@ -161,6 +161,20 @@ struct Dead {
 /// turn on a message still unhandled is named with `--skip-turn`, the way past that turn
 /// (new-user QA 40: only `resume`, which runs it again, was named).
 fn died(dead: &[Dead]) -> String {
+    // One, in its turn: said once (new-user QA 41: "cr died; ... brings it back; cr died in
+    // its turn ...").
+    if let [
+        Dead {
+            name,
+            host: None,
+            in_turn: true,
+        },
+    ] = dead
+    {
+        return format!(
+            "{name} died in its turn on a message still unhandled: `teamctl resume {name}` runs that turn again, `teamctl resume {name} --skip-turn` starts it past it"
+        );
+    }
     let names: Vec<&str> = dead.iter().map(|d| d.name.as_str()).collect();
     let mut out = format!("{} died", names.join(", "));
     if let [

@@ -410,6 +410,14 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                         .as_ref()
                         .filter(|l| m.pid.is_none_or(|p| p == l.pid))
                         .and_then(|l| l.exit_reason.as_deref());
+                    // Dead in its turn on a message still unhandled: a resume runs that turn
+                    // again, maybe the one that kills it (new-user QA 41: doctor named only
+                    // `resume`, where status names --skip-turn too).
+                    let turn =
+                        leader::died_in_unhandled_turn(&*store, &m.name, live.as_ref(), status)
+                            .ok()
+                            .flatten()
+                            .map(crate::output::turn_words);
                     out.push(
                         Finding::new(
                             "teammates",
@@ -424,6 +432,10 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                             ),
                         )
                         .hint(match (crate::backend::host::elsewhere(m), why) {
+                            (None, _) if let Some(turn) = &turn => format!(
+                                "it died in its turn on {turn}, still unhandled: {resume} runs that turn again, `teamctl resume --team {} {} --skip-turn` starts it past it (`teamctl log --team {0} --worker {1}` shows that turn)",
+                                cfg.name, m.name
+                            ),
                             (Some(host), _) => format!(
                                 "it was started on {host}: {resume} there starts it again where it left off, or `teamctl resume --team {} {} --here` starts it on this host",
                                 cfg.name, m.name

@@ -113,6 +113,22 @@ pub fn skip_turn(store: &dyn Store, name: &Name) -> Result<Skipped> {
         Ok(told) => (told, None),
         Err(e) => (false, Some(e.to_string())),
     };
+    // In the teammate's own log too, where the turn and its death are (new-user QA 41: its
+    // next worker could only say "handled or skipped since").
+    crate::worker::sink::Sink::note_from_outside(
+        &store.log_path(name),
+        &format!(
+            "the leader skipped the message of the turn the last worker ended in, {} (`teamctl resume {name} --skip-turn`): it will not run{}",
+            crate::output::turn_words(&crate::domain::TurnInfo {
+                message_id: msg.id.clone(),
+                from: msg.from.clone(),
+                summary: msg.body.preview(),
+                started_at: 0,
+                hops: 0,
+            }),
+            if told { "; its sender was told" } else { "" }
+        ),
+    );
     Ok(Skipped {
         name: name.clone(),
         id: msg.id.clone(),

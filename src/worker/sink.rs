@@ -136,6 +136,16 @@ impl Sink {
         self.log_line(&stamped);
     }
 
+    /// A line for the teammate's log at `log_path` from outside its worker (the leader's
+    /// `resume --skip-turn`, while no worker runs): logged only, stamped, on a line of its
+    /// own (after a dead worker's output cut mid-line too).
+    pub fn note_from_outside(log_path: &Path, line: &str) {
+        let mut sink = Sink::open(log_path);
+        sink.to_stdout = false;
+        sink.at_line_start = ends_a_line(log_path);
+        sink.note(line);
+    }
+
     /// A line of the worker's own narration: always logged, on a line of its own.
     pub fn note(&mut self, line: &str) {
         let stamped = format!("[{}] {line}\n", crate::domain::time::now_rfc3339());
@@ -145,6 +155,25 @@ impl Sink {
         }
         self.show(stamped.as_bytes());
     }
+}
+
+/// Whether the file at `log_path` is empty or ends in a newline (never through a link; what
+/// cannot be read counts as ending one).
+fn ends_a_line(log_path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(log_path)
+    else {
+        return true;
+    };
+    let mut last = [b'\n'];
+    if f.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) && f.seek(SeekFrom::End(-1)).is_ok() {
+        let _ = f.read(&mut last);
+    }
+    last[0] == b'\n'
 }
 
 /// `bytes` (after what `carry` kept) as the pane may show them: control characters escaped

@@ -1030,7 +1030,7 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(
-            "p died in its turn on a message still unhandled: resumed, it runs that turn again, `teamctl resume p --skip-turn`"
+            "p died in its turn on a message still unhandled: `teamctl resume p` runs that turn again, `teamctl resume p --skip-turn` starts it past it"
         ),
         "{out:?}"
     );
@@ -1045,6 +1045,13 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
     let row = |n: &str| rows.iter().find(|r| r["name"] == n).unwrap().clone();
     assert_eq!(row("p")["turnUnhandled"], true, "{v}");
     assert_eq!(row("r")["turnUnhandled"], serde_json::Value::Null, "{v}");
+    // And `doctor` (new-user QA 41: only `resume`, which runs that turn again).
+    let out = env.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("still unhandled: `teamctl resume --team alpha p` runs that turn again, `teamctl resume --team alpha p --skip-turn` starts it past it"),
+        "{out:?}"
+    );
     assert_eq!(env.run(&["send", "p", "later"]).status.code(), Some(1));
     // Refused, nothing changed: r runs (nothing to skip), and a teammate never in a turn.
     for args in [
@@ -1154,6 +1161,17 @@ fn resume_skip_turn_starts_a_teammate_past_the_message_that_kills_it() {
         2,
         "{log}"
     );
+    // The skip itself, by the leader, in between (new-user QA 41).
+    let skipped = format!(
+        "the leader skipped the message of the turn the last worker ended in, {} from team-lead: \"boom\" (`teamctl resume p --skip-turn`): it will not run; its sender was told\n",
+        boom["id"].as_str().unwrap()
+    );
+    let (at_skip, at_then) = (
+        log.find(&skipped).expect("the skip in p's log"),
+        log.find("that message was handled or skipped since")
+            .unwrap(),
+    );
+    assert!(at_skip < at_then, "{log}");
     // Nothing left to skip now.
     let out = env.run(&["resume", "p", "--skip-turn"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
