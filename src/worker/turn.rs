@@ -293,15 +293,24 @@ async fn start(
     })
 }
 
-/// Write the message on the turn's stdin from a task of its own (an agent that reads it
-/// only after writing must not hold the turn).
+/// Write the message on the turn's stdin: what fits the pipe at once (it is non-blocking),
+/// so the program has its message without waiting for a task to be scheduled; the rest (or
+/// all of it, after a write that failed) from a task of its own (an agent that reads it only
+/// after writing must not hold the turn).
 fn feed_stdin(child: &mut tokio::process::Child, text: &str) {
-    if let Some(mut stdin) = child.stdin.take() {
-        let text = text.to_string();
-        tokio::spawn(async move {
-            let _ = stdin.write_all(text.as_bytes()).await;
-        });
+    let Some(mut stdin) = child.stdin.take() else {
+        return;
+    };
+    let bytes = text.as_bytes();
+    let written = nix::unistd::write(&stdin, bytes).unwrap_or(0);
+    if written == bytes.len() {
+        // Closed here: the program reads the end of its message.
+        return;
     }
+    let rest = bytes[written..].to_vec();
+    tokio::spawn(async move {
+        let _ = stdin.write_all(&rest).await;
+    });
 }
 
 /// What a turn wrote: the reply kept from its stdout (all of it spilled to a file past
