@@ -133,7 +133,12 @@ fn status_given(
         return Status::Starting;
     }
     match liveness() {
-        Liveness::Alive => match fresh {
+        // The live state of the worker the team file records, or of another worker of this
+        // member that runs (started by hand, from its pane's shell, say, which cannot take the
+        // pane back: it said "starting" for as long as it ran, attacker QA 41).
+        Liveness::Alive => match fresh
+            .or_else(|| live.filter(|l| backend::proc::is_worker(l.pid, &member.agent_id)))
+        {
             Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
             Some(l) => l.status,
             None => Status::Starting,

@@ -935,14 +935,16 @@ fn a_worker_started_by_hand_from_its_panes_shell_is_the_teammate_running() {
     });
     let mine = env.workers_of(&agent_id);
     assert_eq!(mine.len(), 1, "{mine:?}");
-    // Running (shown as starting: the team file still records the pane's first worker, which
-    // this one cannot take the pane back from while the shell holds it), never dead.
+    // Running, at its own word (the team file still records the pane's first worker: this
+    // one cannot take the pane back while the shell holds it), never dead nor "starting".
     wait_until(
         "w's state written by the worker started by hand",
         WAIT,
         || live(&env, "alpha", "w").pid == mine[0],
     );
-    assert_ne!(env.member_status("w"), "dead");
+    wait_until("w idle at its hand-started worker's word", WAIT, || {
+        env.member_status("w") == "idle"
+    });
     env.ok(&["send", "w", "hello"]);
     wait_until("w's reply", WAIT, || {
         env.inbox("alpha", "team-lead").iter().any(|m| {
@@ -956,7 +958,7 @@ fn a_worker_started_by_hand_from_its_panes_shell_is_the_teammate_running() {
     let out = env.run(&["resume", "w", "--skip-turn"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("w is running ("),
+        String::from_utf8_lossy(&out.stderr).contains("w is running (idle)"),
         "{out:?}"
     );
     assert_eq!(env.workers_of(&agent_id), mine);
