@@ -115,6 +115,26 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
     }
 }
 
+/// `worker_liveness`, for a teammate its pane shows as gone (`tmux::panes::liveness`): the
+/// process must also be the very one recorded, by the start time recorded with its pid (the
+/// team file's `pidStarted`, the live state's `startTicks`) where there is one. A process given
+/// a dead worker's pid, its command line imitating a worker's, kept the teammate alive for
+/// ever: mail unread, `resume` refused as "already running" (attacker QA 41).
+pub fn recorded_worker_runs(member: &Member, live: Option<&LiveState>) -> Liveness {
+    let runs = |pid: u32, started: Option<u64>| {
+        proc::is_worker(pid, &member.agent_id)
+            && started.is_none_or(|t| proc::start_time(pid) == Some(t))
+    };
+    if member.pid.is_some_and(|p| runs(p, member.pid_started))
+        || live.is_some_and(|l| runs(l.pid, l.start_ticks))
+        || started_here(member)
+    {
+        Liveness::Alive
+    } else {
+        Liveness::Gone
+    }
+}
+
 /// Whether the process `member` records (`pid`, `pidStarted`) runs, as the very one a start
 /// of this host made (`proc::is_recorded`: before it `exec`s the worker too). A member another
 /// host placed is that host's to tell (its pid here, on one machine, is no worker of this

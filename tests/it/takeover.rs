@@ -945,6 +945,8 @@ fn a_worker_started_by_hand_from_its_panes_shell_is_the_teammate_running() {
     wait_until("w idle at its hand-started worker's word", WAIT, || {
         env.member_status("w") == "idle"
     });
+    // Its pid shown, not the dead first worker's (attacker QA 41).
+    assert_eq!(env.member("w")["pid"], u64::from(mine[0]));
     env.ok(&["send", "w", "hello"]);
     wait_until("w's reply", WAIT, || {
         env.inbox("alpha", "team-lead").iter().any(|m| {

@@ -58,7 +58,9 @@ pub fn verdict(member: &Member, pane: Option<&PaneState>) -> Verdict {
 /// 41). Not an interactive teammate's: its pane runs its agent, the worker is a companion.
 pub fn liveness(member: &Member, live: Option<&LiveState>, pane: Option<&PaneState>) -> Liveness {
     match by_pane(member, live, pane) {
-        Liveness::Gone if member.interactive.is_none() => process::worker_liveness(member, live),
+        Liveness::Gone if member.interactive.is_none() => {
+            process::recorded_worker_runs(member, live)
+        }
         seen => seen,
     }
 }
@@ -417,6 +419,13 @@ mod tests {
         // pane is not the teammate's; its worker, still running, is (started by hand).
         let theirs = liveness(&m, None, Some(&respawned(std::process::id(), &m.agent_id)));
         let untagged = liveness(&m, None, Some(&state(false, Some(7), "carol@t")));
+        // Unless its start time is not the one recorded with its pid: another process given a
+        // dead worker's pid, imitating a worker's command line (attacker QA 41).
+        let mut reused = m.clone();
+        reused.pid_started = proc::start_time(fake.id()).map(|t| t + 1);
+        let imitation = liveness(&reused, None, Some(&state(false, Some(7), "carol@t")));
+        reused.pid_started = proc::start_time(fake.id());
+        let recorded = liveness(&reused, None, Some(&state(false, Some(7), "carol@t")));
         let mut interactive = m.clone();
         interactive.interactive = Some(crate::domain::Interactive::claude());
         let agent_pane = liveness(&interactive, None, Some(&respawned(fake.id(), &m.agent_id)));
@@ -429,6 +438,8 @@ mod tests {
         assert_eq!(rerun, Liveness::Alive);
         assert_eq!(theirs, Liveness::Alive);
         assert_eq!(untagged, Liveness::Alive);
+        assert_eq!(imitation, Liveness::Gone);
+        assert_eq!(recorded, Liveness::Alive);
         assert_eq!(theirs_no_worker, Liveness::Gone);
         assert_eq!(agent_pane, Liveness::Gone);
     }
