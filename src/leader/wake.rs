@@ -128,7 +128,7 @@ fn hold(
         let turn = crate::output::turn_words(turn);
         return Ok(Some(Hold::DiedEarlier(Held {
             error: Error::failed(format!(
-                "{name} died in its turn on an earlier message ({turn}), which is still unhandled, so it was not started again: that turn would run again. The message waits in its inbox after that one; `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)"
+                "{name} died in its turn on an earlier message ({turn}), which is still unhandled, so it was not started again: that turn would run again (this message is after it in its inbox); `teamctl resume {name}` runs that turn again and then the rest, `teamctl resume {name} --skip-turn` skips it (`teamctl log --worker {name}` shows that turn)"
             )),
             why: format!("it died in its turn on an earlier message ({turn}), still unhandled"),
         })));
