@@ -102,17 +102,7 @@ pub fn end_worker(member: &Member, live: Option<&LiveState>, ending: &mut Ending
 
 /// Alive when the recorded worker pid (team file or live state) is this member's tagged worker.
 pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
-    let pids = [member.pid, live.map(|l| l.pid)];
-    if pids
-        .into_iter()
-        .flatten()
-        .any(|pid| proc::is_worker(pid, &member.agent_id))
-        || started_here(member)
-    {
-        Liveness::Alive
-    } else {
-        Liveness::Gone
-    }
+    liveness_of(member, live, false)
 }
 
 /// `worker_liveness`, for a teammate its pane shows as gone (`tmux::panes::liveness`): the
@@ -121,9 +111,14 @@ pub fn worker_liveness(member: &Member, live: Option<&LiveState>) -> Liveness {
 /// a dead worker's pid, its command line imitating a worker's, kept the teammate alive for
 /// ever: mail unread, `resume` refused as "already running" (attacker QA 41).
 pub fn recorded_worker_runs(member: &Member, live: Option<&LiveState>) -> Liveness {
+    liveness_of(member, live, true)
+}
+
+/// `worker_liveness`, the start times checked too when `by_start`.
+fn liveness_of(member: &Member, live: Option<&LiveState>, by_start: bool) -> Liveness {
     let runs = |pid: u32, started: Option<u64>| {
         proc::is_worker(pid, &member.agent_id)
-            && started.is_none_or(|t| proc::start_time(pid) == Some(t))
+            && (!by_start || started.is_none_or(|t| proc::start_time(pid) == Some(t)))
     };
     if member.pid.is_some_and(|p| runs(p, member.pid_started))
         || live.is_some_and(|l| runs(l.pid, l.start_ticks))

@@ -76,7 +76,7 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
     // the wait below then says how it ended.
     let before = crate::leader::Before::look(&*store, std::slice::from_ref(&target), &env.id)?;
     bus::deliver(&*store, &config, &env)?;
-    let handled_at = crate::leader::end_of(&*store, &target, theirs, &env.id)?;
+    let handled_at = crate::store::end_of(&*store, &target, theirs, &env.id)?;
     ctx.reconcile(&*store)?;
     crate::pause::at("ask-wake");
     let crate::leader::Woken {

@@ -17,7 +17,7 @@ use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
 pub use skip::{Skipped, check_skip, skip_turn};
 pub use started::{failure_of_one, started, started_one};
 pub use wake::{
-    Before, Woken, died_in_unhandled_turn, end_of, left_waiting, resume_stopped, say_resumed, wake,
+    Before, Woken, died_in_unhandled_turn, left_waiting, resume_stopped, say_resumed, wake,
     wake_each,
 };
 
@@ -98,6 +98,20 @@ pub fn effective_status_with(
     settled_status(store, member, status)
 }
 
+/// The live state that speaks for `member`: its recorded worker's (the team file's pid, or no
+/// pid recorded), or, while it is `running`, that of another worker of it that runs (tag
+/// checked: started by hand from its pane's shell, say, which cannot take the pane back).
+pub fn speaking_live<'a>(
+    member: &Member,
+    live: Option<&'a LiveState>,
+    running: bool,
+) -> Option<&'a LiveState> {
+    live.filter(|l| {
+        member.pid.is_none_or(|p| p == l.pid)
+            || (running && backend::proc::is_worker(l.pid, &member.agent_id))
+    })
+}
+
 /// `effective_status`, the worker's liveness asked of `liveness` only when needed.
 fn status_given(
     member: &Member,
@@ -110,7 +124,7 @@ fn status_given(
     if let Some(host) = backend::host::elsewhere(member) {
         return leased_status(member, host, live, crate::domain::time::now_ms());
     }
-    let fresh = live.filter(|l| member.pid.is_none_or(|p| p == l.pid));
+    let fresh = speaking_live(member, live, false);
     // No pane or pid recorded, yet the worker runs (its start was cut short after placing it:
     // a killed `spawn`): the worker's own word, its process tag checked (this home's), so a
     // running worker is never "dead" nor started a second time.
@@ -136,9 +150,7 @@ fn status_given(
         // The live state of the worker the team file records, or of another worker of this
         // member that runs (started by hand, from its pane's shell, say, which cannot take the
         // pane back: it said "starting" for as long as it ran, attacker QA 41).
-        Liveness::Alive => match fresh
-            .or_else(|| live.filter(|l| backend::proc::is_worker(l.pid, &member.agent_id)))
-        {
+        Liveness::Alive => match speaking_live(member, live, true) {
             Some(l) if l.status == Status::Stopped => Status::ShutdownPending,
             Some(l) => l.status,
             None => Status::Starting,

@@ -107,7 +107,7 @@ fn hold(
 ) -> Result<Option<Hold>> {
     let cursor = || store.cursor(name, crate::worker::READER);
     if let Some(b) = before.filter(|b| b.running.contains(name)) {
-        if end_of(store, name, cursor()?, &b.id)?.is_none() {
+        if crate::store::end_of(store, name, cursor()?, &b.id)?.is_none() {
             return Ok(Some(Hold::Handled));
         }
         if !live.is_some_and(|l| l.not_taken(&b.id)) {
@@ -151,29 +151,7 @@ pub fn died_in_unhandled_turn<'a>(
         return Ok(None);
     };
     let cursor = store.cursor(name, crate::worker::READER)?;
-    Ok(end_of(store, name, cursor, &turn.message_id)?.map(|_| turn))
-}
-
-/// Where message `id` ends in `inbox`, looked for from `from` on: `None` when it is not there
-/// (before `from`: handled, if `from` is its worker's cursor).
-pub fn end_of(
-    store: &dyn Store,
-    inbox: &Name,
-    mut from: crate::store::Position,
-    id: &str,
-) -> Result<Option<crate::store::Position>> {
-    loop {
-        let batch = store.read(inbox, from, 64)?;
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        for e in batch {
-            from = e.end;
-            if matches!(&e.item, crate::store::Item::Message(m) if m.id == id) {
-                return Ok(Some(e.end));
-            }
-        }
-    }
+    Ok(crate::store::end_of(store, name, cursor, &turn.message_id)?.map(|_| turn))
 }
 
 /// Recipients that did not start, each with why.

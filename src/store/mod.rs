@@ -603,6 +603,28 @@ pub fn is_live_state(bytes: &[u8]) -> bool {
     serde_json::from_slice::<LiveState>(bytes).is_ok()
 }
 
+/// Where message `id` ends in `inbox`, looked for from `from` on: `None` when it is not there
+/// (before `from`: handled, if `from` is its worker's cursor).
+pub fn end_of(
+    store: &dyn Store,
+    inbox: &Name,
+    mut from: Position,
+    id: &str,
+) -> Result<Option<Position>> {
+    loop {
+        let batch = store.read(inbox, from, 64)?;
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        for e in batch {
+            from = e.end;
+            if matches!(&e.item, Item::Message(m) if m.id == id) {
+                return Ok(Some(e.end));
+            }
+        }
+    }
+}
+
 /// Every entry of `inbox` after `from` to its end, read in batches (memory stays bounded
 /// however long the inbox). `pos()` is the position of the last entry yielded: the cursor
 /// value once those entries are handled.

@@ -334,13 +334,9 @@ fn rows_from(
                 unread,
                 problem,
             } = files;
-            // The live state of the worker the team file records, or of another worker of
-            // this member that runs (started by hand from its pane's shell: its pid, its
-            // pause, not the dead first worker's, attacker QA 41), as `status_given` takes it.
-            let fresh = live.as_ref().filter(|l| {
-                m.pid.is_none_or(|p| p == l.pid)
-                    || (status.is_running() && crate::backend::proc::is_worker(l.pid, &m.agent_id))
-            });
+            // As `status` took it: a worker started by hand shows its own pid and pause, not
+            // the dead first worker's (attacker QA 41).
+            let fresh = leader::speaking_live(m, live.as_ref(), status.is_running());
             // The message a running turn handles is not unread (a dead worker's is).
             let handling = fresh
                 .and_then(|l| l.current_turn.as_ref())

@@ -5,11 +5,7 @@
 //! (QA 40).
 
 use crate::domain::{LiveState, Name};
-use crate::store::{Item, Store};
-
-/// The most unread entries looked through for the turn's message (it is the first, unless
-/// the inbox was edited by hand): past them, what becomes of it is not said.
-const LOOK: usize = 256;
+use crate::store::Store;
 
 /// The line for the log when the worker before this one (`previous`: its live state, not
 /// this process's, `me`) ended in a turn; `None` otherwise.
@@ -21,28 +17,15 @@ pub fn ended_turn(
 ) -> Option<String> {
     let previous = previous.filter(|p| p.pid != me)?;
     let turn = previous.current_turn.as_ref()?;
-    let cursor = store.cursor(name, super::READER).ok()?;
-    // Still unread: `Some(true)`; not among the unread: `Some(false)`; `None`: cannot tell.
-    let mut pending = Some(false);
-    for (i, e) in crate::store::entries(store, name, cursor).enumerate() {
-        match e {
-            _ if i == LOOK => pending = None,
-            Ok(e) if matches!(&e.item, Item::Message(m) if m.id == turn.message_id) => {
-                pending = Some(true);
-            }
-            Ok(_) => continue,
-            Err(_) => pending = None,
-        }
-        break;
-    }
+    let pending = store
+        .cursor(name, super::READER)
+        .and_then(|cursor| crate::store::end_of(store, name, cursor, &turn.message_id));
     let then = match pending {
-        Some(true) => format!(
+        Ok(Some(_)) => format!(
             "that message is still unhandled: this worker runs it again (if that turn is what kills it, `teamctl resume {name} --skip-turn` starts it past it once it is dead again)"
         ),
-        Some(false) => {
-            "that message was handled or skipped since: it does not run again".to_string()
-        }
-        None => "whether that message runs again could not be told".to_string(),
+        Ok(None) => "that message was handled or skipped since: it does not run again".to_string(),
+        Err(_) => "whether that message runs again could not be told".to_string(),
     };
     Some(format!(
         "the worker before this one (pid {}) ended in its turn on {}; {then}",

@@ -99,11 +99,10 @@ fn by_pane(member: &Member, live: Option<&LiveState>, pane: Option<&PaneState>) 
             // or gone) is a worker that has ended: tmux marks the pane dead only once it has
             // seen that, and until then this one-pane look said alive while a later look at
             // every pane said dead (QA 40: a `send` right after a worker was killed neither
-            // resumed nor held it). (`is_worker` first: a zombie's command line is empty, so
-            // the common case, our worker, reads `/proc/PID/cmdline` once.)
+            // resumed nor held it). Neither check counts a zombie: its command line is empty.
             let ours = |p: u32| {
                 proc::is_worker(p, &member.agent_id)
-                    || (member.pid == Some(p) && process::started_here(member) && proc::running(p))
+                    || (member.pid == Some(p) && process::started_here(member))
             };
             if pid.is_none_or(ours) {
                 Liveness::Alive
