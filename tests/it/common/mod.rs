@@ -359,15 +359,19 @@ impl TestEnv {
     /// the first pane of a team session: the leader's, see `consoles`) and the private tmux
     /// server (which inherits the environment of the command that started it).
     /// The worker processes of `agent_id` of this home, counted by `/proc`.
+    /// The worker processes of `agent_id` under this home: a worker's own fork that has not
+    /// exec'd its turn yet shows the same argv and is left out (`not_forks_of_each_other`).
     pub fn workers_of(&self, agent_id: &str) -> Vec<u32> {
-        self.processes()
+        let all: Vec<u32> = self
+            .processes()
             .into_iter()
             .filter(|pid| {
                 let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
                 let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
                 args.contains(&&b"worker"[..]) && args.contains(&agent_id.as_bytes())
             })
-            .collect()
+            .collect();
+        not_forks_of_each_other(&all)
     }
 
     pub fn processes(&self) -> Vec<u32> {
