@@ -83,6 +83,7 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
         resumed,
         waiting,
         held,
+        paused,
         ..
     } = crate::leader::wake(
         &ctx.home,
@@ -92,6 +93,13 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
         Some(&before),
     )?;
     crate::leader::say_resumed(&resumed);
+    // Stopped by a signal: the wait goes on (someone may continue it), said once.
+    for (n, pid) in &paused {
+        crate::errln!(
+            "teamctl: {}",
+            crate::leader::paused_words(n, *pid, &format!("the question ({})", env.id))
+        );
+    }
     // Dead in its turn on an earlier message: not started to run that turn again, so
     // nobody answers before the user resumes it (QA 39).
     if let Some((_, why)) = held.into_iter().next() {

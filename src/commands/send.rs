@@ -164,6 +164,7 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         died: _,
         held: _,
         held_why,
+        paused,
     } = woken;
     missed.extend(failed.into_iter().map(|(name, error)| {
         super::broadcast::Missed {
@@ -195,6 +196,9 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
         }
         if !stopping.is_empty() {
             out["stopping"] = stopping.iter().map(|(n, _)| n.as_str()).collect();
+        }
+        if !paused.is_empty() {
+            out["paused"] = paused.iter().map(|(n, _)| n.as_str()).collect();
         }
         let names = |delivered: bool| -> Vec<&str> {
             missed
@@ -245,6 +249,14 @@ fn send(ctx: &Ctx, mut args: SendArgs) -> Result<()> {
             crate::errln!(
                 "teamctl: {n} is stopping after its current turn ({}); the message waits in its inbox until it is resumed (`teamctl resume {n}` once it has stopped)",
                 crate::output::printable(why)
+            );
+        }
+        // Stopped by a signal (attacker QA 41: a send said only "sent to w", and nobody
+        // answered).
+        for (n, pid) in &paused {
+            crate::errln!(
+                "teamctl: {}",
+                crate::leader::paused_words(n, *pid, "the message")
             );
         }
         let config = if waiting.is_empty() {

@@ -438,6 +438,12 @@ pub fn tell_owner(
     for (_, why) in woken.died.into_iter().chain(woken.held) {
         crate::errln!("teamctl: {why}");
     }
+    for (n, pid) in &woken.paused {
+        crate::errln!(
+            "teamctl: {}",
+            crate::leader::paused_words(n, *pid, "the task assignment")
+        );
+    }
     Ok(())
 }
 

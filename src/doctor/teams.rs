@@ -400,6 +400,34 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                 );
                 continue;
             }
+            // Stopped by a signal (SIGSTOP, a tracer) with mail waiting or in a turn: it goes
+            // on once continued, where a kill and resume would end its turn (attacker QA 41:
+            // doctor said only that; `status` says "paused").
+            if status.is_running()
+                && crate::backend::host::elsewhere(m).is_none()
+                && let Some(pid) = live
+                    .as_ref()
+                    .map(|l| l.pid)
+                    .filter(|p| crate::backend::proc::stopped_by_signal(*p))
+                && (status == Status::Working || unread() > 0)
+            {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "{}@{} is paused: its worker (pid {pid}) is stopped by a signal (SIGSTOP?) and reads no mail{}",
+                            m.name,
+                            cfg.name,
+                            waiting(unread())
+                        ),
+                    )
+                    .hint(format!(
+                        "`kill -CONT {pid}` lets it go on where it stopped (`--fix` leaves it: someone stopped it)"
+                    )),
+                );
+                continue;
+            }
             match status {
                 Status::Dead => {
                     let n = unread();

@@ -176,6 +176,17 @@ pub struct Woken {
     pub held: Failed,
     /// Each of `died` and `held`, with why in a few words (`it died in its turn on ...`).
     pub held_why: Vec<(Name, String)>,
+    /// Running, but its worker (this pid) is stopped by a signal (SIGSTOP, a tracer): the
+    /// message waits until it is continued. Not continued here: someone stopped it.
+    pub paused: Vec<(Name, u32)>,
+}
+
+/// What to say of `n`, whose worker `pid` is stopped by a signal, for `what` (`the message`)
+/// just delivered to it.
+pub fn paused_words(n: &Name, pid: u32, what: &str) -> String {
+    format!(
+        "{n}'s worker (pid {pid}) is stopped by a signal (SIGSTOP?); {what} waits in its inbox until `kill -CONT {pid}`"
+    )
 }
 
 /// `wake`, the team file read through `cache` (read again only if it changed since), going
@@ -270,6 +281,7 @@ fn resume_stopped_in(
     let mut died = Vec::new();
     let mut held = Vec::new();
     let mut held_why = Vec::new();
+    let mut paused = Vec::new();
     for name in to {
         if name.is_leader() {
             continue;
@@ -286,6 +298,15 @@ fn resume_stopped_in(
             && let Some(why) = live.as_ref().and_then(|l| l.stopping.clone())
         {
             stopping.push((name.clone(), why));
+        }
+        // One look at its worker's state in /proc (a local one only: a pid names nothing here
+        // for a member running on another host).
+        if status.is_running()
+            && crate::backend::host::elsewhere(&member).is_none()
+            && let Some(pid) = live.as_ref().map(|l| l.pid)
+            && crate::backend::proc::stopped_by_signal(pid)
+        {
+            paused.push((name.clone(), pid));
         }
         if !status.is_running() {
             match hold(store, name, live.as_ref(), status, before)? {
@@ -335,6 +356,7 @@ fn resume_stopped_in(
         died,
         held,
         held_why,
+        paused,
         ..Woken::default()
     })
 }

@@ -406,8 +406,31 @@ fn a_worker_stopped_by_a_signal_shows_paused_once_mail_waits() {
         })
     });
     assert_eq!(paused(), None);
-    env.ok(&["send", "bob", "are you there"]);
+    // The send says so, and how to go on (attacker QA 41: it said only "sent to bob").
+    let out = env.run(&["send", "bob", "are you there"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "bob's worker (pid {pid}) is stopped by a signal (SIGSTOP?); the message waits in its inbox until `kill -CONT {pid}`"
+        )),
+        "{err}"
+    );
+    let said: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "send", "bob", "and now?"])).unwrap();
+    assert_eq!(said["paused"], serde_json::json!(["bob"]), "{said}");
     assert_eq!(paused(), Some(true));
+    // doctor names the pause and the way on, not a kill and resume (that would end the turn);
+    // --fix leaves it as it is.
+    for args in [&["doctor"][..], &["doctor", "--fix"]] {
+        let out = String::from_utf8_lossy(&env.run(args).stdout).into_owned();
+        assert!(
+            out.contains(&format!(
+                "bob@alpha is paused: its worker (pid {pid}) is stopped by a signal (SIGSTOP?) and reads no mail (2 unread messages wait)"
+            )) && out.contains(&format!("`kill -CONT {pid}` lets it go on")),
+            "{args:?}: {out}"
+        );
+    }
     let table = env.ok(&["status"]);
     assert!(table.contains("idle (paused)"), "{table}");
     assert!(
@@ -418,7 +441,7 @@ fn a_worker_stopped_by_a_signal_shows_paused_once_mail_waits() {
     );
     signal("-CONT");
     wait_until("bob answered what waited", T, || {
-        replies_to_lead(&env, "bob") == ["are you there"]
+        replies_to_lead(&env, "bob") == ["are you there", "and now?"]
     });
     assert_eq!(paused(), None);
 }

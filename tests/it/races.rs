@@ -663,7 +663,8 @@ fn findings(report: &serde_json::Value, check: &str) -> Vec<serde_json::Value> {
 }
 
 /// Items 10 and 17: `doctor` reports a teammate whose worker does not take its mail (here a
-/// stopped process) and a dead one, each naming it and what to do.
+/// process stopped by a signal: paused, and continued with `kill -CONT`, not killed and
+/// resumed, which would end a turn it is in) and a dead one, each naming it and what to do.
 #[test]
 fn doctor_reports_stuck_and_dead_teammates() {
     let t = TestEnv::new();
@@ -687,13 +688,16 @@ fn doctor_reports_stuck_and_dead_teammates() {
     let f = &findings(&report, "teammates")[0];
     let msg = f["message"].as_str().unwrap();
     assert!(
-        msg.contains("bob@r17")
-            && msg.contains("does not take its mail")
+        msg.contains("bob@r17 is paused")
+            && msg.contains(&format!("its worker (pid {pid}) is stopped by a signal"))
             && msg.contains("1 unread"),
         "{report:#}"
     );
     assert!(
-        f["hint"].as_str().unwrap().contains("teamctl resume"),
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`kill -CONT {pid}` lets it go on")),
         "{f:#}"
     );
     signal(pid, "-CONT");
