@@ -15,15 +15,31 @@ pub fn teammates(
     doing: &str,
 ) -> Result<Vec<Name>> {
     let mut names: Vec<Name> = Vec::new();
+    // Names that are no member, each said in the one refusal (not the first alone).
+    let mut unknown: Vec<&str> = Vec::new();
     for word in given {
         let hint = |e| super::mistaken::to_end(ctx, verb, word, e);
         let name = Name::teammate_to_end(word, doing).map_err(hint)?;
-        config.require(name.as_str()).map_err(hint)?;
+        if config.member(name.as_str()).is_none() {
+            if !unknown.contains(&word.as_str()) {
+                unknown.push(word);
+            }
+            continue;
+        }
         if !names.contains(&name) {
             names.push(name);
         }
     }
-    Ok(names)
+    match unknown[..] {
+        [] => Ok(names),
+        [word] => Err(super::mistaken::to_end(
+            ctx,
+            verb,
+            word,
+            config.unknown(word),
+        )),
+        ref several => Err(config.unknown_all(several)),
+    }
 }
 
 /// `--json` of a command that took `given`: the object for one name given, as before several

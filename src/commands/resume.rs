@@ -27,12 +27,21 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let named = !args.names.is_empty();
     let names = if named {
         let mut names: Vec<Name> = Vec::new();
+        // Each name that is no member is said in the one refusal (new-user QA 41: only the
+        // first was).
+        let mut unknown: Vec<&str> = Vec::new();
         for given in &args.names {
-            for name in config.named_or_all(Some(given))? {
-                if !names.contains(&name) {
-                    names.push(name);
+            let name = Name::teammate(given)?;
+            if config.member(name.as_str()).is_none() {
+                if !unknown.contains(&given.as_str()) {
+                    unknown.push(given);
                 }
+            } else if !names.contains(&name) {
+                names.push(name);
             }
+        }
+        if !unknown.is_empty() {
+            return Err(config.unknown_all(&unknown));
         }
         names
     } else {

@@ -132,6 +132,11 @@ impl TeamConfig {
         unknown_member(&self.name, self.members.iter().map(|m| &m.name), name)
     }
 
+    /// `unknown` of several names at once (`given` holds one or more).
+    pub fn unknown_all(&self, given: &[&str]) -> Error {
+        unknown_members(&self.name, self.members.iter().map(|m| &m.name), given)
+    }
+
     /// The error for a command that would touch a team being deleted, if it is.
     pub fn refuse_if_deleting(&self) -> Result<()> {
         match self.deleting {
@@ -182,24 +187,57 @@ pub(crate) fn unknown_member<'a>(
     members: impl Iterator<Item = &'a Name>,
     name: &str,
 ) -> Error {
+    unknown_members(team, members, &[name])
+}
+
+/// None of `given` (one or more) is a member of `team`: one line naming each, with what each
+/// most likely meant, then who is there (new-user QA 41: `resume a nosuch1 nosuch2` named the
+/// first unknown name only, so a second try met the next).
+pub(crate) fn unknown_members<'a>(
+    team: &Name,
+    members: impl Iterator<Item = &'a Name>,
+    given: &[&str],
+) -> Error {
     let names: Vec<&Name> = members.collect();
     // The one meant, most likely: one a reader cannot tell apart from it (`looks_like`), else
     // the nearest within two edits (a letter left out, doubled, swapped or mistyped).
-    let parsed = Name::parse(name).ok();
-    let like = names
-        .iter()
-        .find(|n| parsed.as_ref().is_some_and(|p| n.looks_like(p)))
-        .or_else(|| {
-            names
+    let meant = |name: &str| {
+        let parsed = Name::parse(name).ok();
+        names
+            .iter()
+            .find(|n| parsed.as_ref().is_some_and(|p| n.looks_like(p)))
+            .or_else(|| {
+                names
+                    .iter()
+                    .map(|n| (strsim::damerau_levenshtein(n.as_str(), name), n))
+                    .filter(|(d, _)| *d <= 2 && *d < name.len())
+                    .min_by_key(|(d, _)| *d)
+                    .map(|(_, n)| n)
+            })
+            .map(|n| n.as_str())
+    };
+    let said = match given {
+        [name] => format!(
+            "no member {name:?} in team {team}{}",
+            meant(name).map_or(String::new(), |n| format!(" (did you mean {n:?}?)"))
+        ),
+        several => {
+            let quoted: Vec<String> = several.iter().map(|n| format!("{n:?}")).collect();
+            let guesses: Vec<String> = several
                 .iter()
-                .map(|n| (strsim::damerau_levenshtein(n.as_str(), name), n))
-                .filter(|(d, _)| *d <= 2 && *d < name.len())
-                .min_by_key(|(d, _)| *d)
-                .map(|(_, n)| n)
-        });
-    let meant = like.map_or(String::new(), |n| {
-        format!(" (did you mean {:?}?)", n.as_str())
-    });
+                .filter_map(|g| meant(g).map(|n| format!("{n:?} for {g:?}")))
+                .collect();
+            format!(
+                "no members {} in team {team}{}",
+                quoted.join(", "),
+                if guesses.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", guesses.join(", "))
+                }
+            )
+        }
+    };
     // A big team's every name is no help on one line: the first few, and where the rest are.
     const SHOWN: usize = 20;
     let mut list: Vec<&str> = names.iter().take(SHOWN).map(|n| n.as_str()).collect();
@@ -210,10 +248,7 @@ pub(crate) fn unknown_member<'a>(
     } else {
         String::new()
     };
-    Error::bad(format!(
-        "no member {name:?} in team {team}{meant}; members: {}{more}",
-        list.join(", ")
-    ))
+    Error::bad(format!("{said}; members: {}{more}", list.join(", ")))
 }
 
 /// The error for a command that would touch `team` while it is being deleted.
@@ -655,6 +690,10 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("m20,"), "{e}");
+        assert_eq!(
+            unknown_members(&team, names.iter(), &["bbo", "zed"]).to_string(),
+            "no members \"bbo\", \"zed\" in team t (did you mean \"bob\" for \"bbo\"?); members: team-lead, bob, alice"
+        );
     }
 
     use super::*;

@@ -3368,3 +3368,30 @@ fn timeouts_of_0_are_refused_and_shutdown_and_wait_say_what_they_did() {
         "{err}"
     );
 }
+
+/// `resume`, `kill`, `shutdown` and `interrupt` with several names that are no teammate name
+/// each of them in the one refusal (new-user QA 41: only the first was named, so the next try
+/// met the next), with what each most likely meant; the one teammate named is left as it is.
+#[test]
+fn several_unknown_names_are_all_named_in_one_refusal() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    for verb in ["resume", "kill", "shutdown", "interrupt"] {
+        let err = env.fails(&[verb, "bob", "nosuch1", "bbo", "nosuch1"], 2);
+        assert!(
+            err.contains(
+                "no members \"nosuch1\", \"bbo\" in team alpha (did you mean \"bob\" for \"bbo\"?); members: team-lead, bob"
+            ),
+            "{verb}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{verb}: {err}");
+        assert_eq!(env.member_status("bob"), "idle", "{verb}");
+    }
+    // One unknown name keeps its own words.
+    let err = env.fails(&["kill", "bob", "nosuch1"], 2);
+    assert!(
+        err.contains("no member \"nosuch1\" in team alpha; members: team-lead, bob"),
+        "{err}"
+    );
+}
