@@ -1,6 +1,7 @@
 //! `teamctl doctor [--fix]`: check tmux, the inotify limits, stale and leftover teams and
-//! worktrees, orphaned processes, panes and team sessions, tags left on panes the user
-//! respawned, and a current-team record naming a gone team (see `crate::doctor`). With `--fix`, clean up what was found
+//! worktrees, temporary files writers left mid-write, teammates dead, stuck or paused,
+//! orphaned processes, panes and team sessions, tags left on panes the user respawned, and a
+//! current-team record naming a gone team (see `crate::doctor`). With `--fix`, clean up what was found
 //! and say what was done. Exit 1 when something is wrong and was not fixed.
 
 use crate::cli::DoctorArgs;

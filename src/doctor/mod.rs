@@ -5,6 +5,7 @@
 mod orphans;
 mod system;
 mod teams;
+mod temps;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -131,6 +132,9 @@ pub enum Fix {
     /// Remove a regular file at a live-state file's path that holds something other than a
     /// live state, if it still does. It held no state: the worker writes its own.
     RemoveSpoiledState { path: PathBuf },
+    /// Remove temporary files writers left when they ended mid-write, each still left over
+    /// (its writer gone, unchanged for a while) when looked at again.
+    RemoveTemps { paths: Vec<PathBuf> },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a
     /// session holding the user's own panes keeps them, as `delete` leaves it).
     CloseSession {
@@ -236,6 +240,7 @@ impl Fix {
             }),
             Fix::RemoveOddFile { path } => teams::remove_odd_file(path),
             Fix::RemoveSpoiledState { path } => teams::remove_spoiled_state(path),
+            Fix::RemoveTemps { paths } => temps::remove(paths),
         }
     }
 }
@@ -278,6 +283,7 @@ pub fn check(home: &Home) -> Vec<Finding> {
     out.extend(system::inotify(home));
     out.extend(system::create_lock(home));
     out.extend(teams::odd_files(home));
+    out.extend(temps::leftovers(home));
     out.extend(teams::stale_teams(home));
     out.extend(teams::teammates(home));
     out.extend(teams::worktrees(home));

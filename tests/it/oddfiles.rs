@@ -1049,3 +1049,88 @@ fn stopped_bob(t: &TestEnv, team: &str, backend: &str) {
     );
     exits(t, &["kill", "bob"], 0);
 }
+
+/// A worker killed mid-write leaves its temporary file beside the file it was replacing
+/// (attacker QA 41: a large live state's, never swept). `doctor` warns of such a file once its
+/// writer is gone and it has not changed for a minute, and `--fix` removes it; a fresh one, one
+/// of a running writer and a link of that name (pointing outside the home) are left.
+#[test]
+fn doctor_fix_removes_temporary_files_left_by_writers_killed_mid_write() {
+    let t = TestEnv::new();
+    exits(&t, &["create", "tmps"], 0);
+    exits(
+        &t,
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+        0,
+    );
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let dir = t.team_dir("tmps");
+    let unique = "0192f3a4b5c6d7e8f90a1b2c3d4e5f60";
+    // A pid no process has: above the kernel's highest.
+    let gone = 4_194_305;
+    let old = std::time::SystemTime::now() - Duration::from_mins(10);
+    let make = |at: PathBuf, when: std::time::SystemTime| {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(&at, vec![b'x'; 4096]).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&at)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        at
+    };
+    let left = [
+        make(
+            dir.join(format!("state/.bob.json.{gone}.{unique}.tmp")),
+            old,
+        ),
+        make(
+            dir.join(format!("inboxes/bob/cursors/.worker.{gone}.{unique}.tmp")),
+            old,
+        ),
+        make(dir.join(format!(".config.json.{gone}.{unique}.tmp")), old),
+    ];
+    let kept = [
+        make(
+            dir.join(format!("state/.bob.json.{gone}.{unique}.tmp"))
+                .with_file_name(format!(".carol.json.{gone}.{unique}.tmp")),
+            std::time::SystemTime::now(),
+        ),
+        make(
+            dir.join(format!(
+                "state/.dave.json.{}.{unique}.tmp",
+                std::process::id()
+            )),
+            old,
+        ),
+    ];
+    let outside = t.work.path().join("outside");
+    std::fs::write(&outside, b"keep").unwrap();
+    let link = dir.join(format!("state/.erin.json.{gone}.{unique}.tmp"));
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let said = text(&run_within(&t, &["doctor"]));
+    assert!(
+        said.contains(
+            "warn    temps     3 temporary files left by writers that ended mid-write (12288 bytes)"
+        ) && said.contains("`teamctl doctor --fix` removes them"),
+        "{said}"
+    );
+    let fixed = text(&run_within(&t, &["doctor", "--fix"]));
+    assert!(
+        fixed.contains("fixed removed 3 temporary files left by writers that ended mid-write"),
+        "{fixed}"
+    );
+    for p in &left {
+        assert!(p.symlink_metadata().is_err(), "{}: {fixed}", p.display());
+    }
+    for p in &kept {
+        assert!(p.is_file(), "{}: {fixed}", p.display());
+    }
+    assert!(link.symlink_metadata().is_ok());
+    assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+    let again = text(&run_within(&t, &["doctor"]));
+    assert!(!again.contains("temps"), "{again}");
+    assert_eq!(t.member_status("bob"), "idle");
+    exits(&t, &["delete", "--force"], 0);
+}
