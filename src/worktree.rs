@@ -211,15 +211,87 @@ fn through_link(path: &Path) -> bool {
     path.parent().is_some_and(|p| fsutil::link_at(p).is_some()) || fsutil::link_at(path).is_some()
 }
 
-/// Uncommitted changes (or untracked files) in the worktree. A symbolic link there (or at
-/// `worktrees/` above it) has none: git never runs through it, and removing it loses nothing.
-pub fn is_dirty(path: &Path) -> bool {
+/// What removing the worktree at `path` may lose, in words that follow "it has": uncommitted
+/// changes (or untracked files), or files git cannot check. `None`: nothing (a clean
+/// worktree, an empty directory; a symbolic link there or at `worktrees/` above it, which git
+/// never runs through and whose removal unlinks the link only). A git that fails counts as
+/// "cannot tell", never as clean (attacker QA 42: with its repository moved, or no git on
+/// PATH, a plain `delete` took a worktree's uncommitted work for none and removed it). git
+/// runs only in a worktree whose `.git` file points at a repository's record of it, which
+/// points back (`linked`): never in a repository a teammate made there itself, nor in one
+/// the home happens to lie in.
+pub fn unsaved(path: &Path) -> Option<String> {
     if through_link(path) {
-        return false;
+        return None;
     }
+    if std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()) {
+        return None;
+    }
+    let cannot = |why: String| {
+        Some(format!(
+            "files git cannot check for uncommitted changes ({why})"
+        ))
+    };
+    if let Err(why) = linked(path) {
+        return cannot(why);
+    }
+    // A look runs nothing a repository's config names (attacker QA 42: a teammate's
+    // `core.fsmonitor` ran from a plain `teamctl doctor`, as the leader, outside any turn),
+    // and rewrites no index.
     let mut c = git(path);
-    c.args(["status", "--porcelain"]);
-    run(c, "check the worktree").is_ok_and(|s| !s.is_empty())
+    c.args([
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.untrackedCache=false",
+        "--no-optional-locks",
+        "status",
+        "--porcelain",
+    ]);
+    match run(c, "check the worktree") {
+        Ok(s) if s.is_empty() => None,
+        Ok(_) => Some("uncommitted changes".to_string()),
+        Err(e) => cannot(e.to_string()),
+    }
+}
+
+/// Whether `path` is a linked worktree as `git worktree add` makes one: its `.git` a regular
+/// file naming `REPO/.git/worktrees/ID`, and that record's `gitdir` naming this `.git` back.
+/// Else why not.
+fn linked(path: &Path) -> std::result::Result<(), String> {
+    let dotgit = path.join(".git");
+    let not = || format!("{} is not a git worktree's .git file", dotgit.display());
+    let meta = dotgit.symlink_metadata().map_err(|_| not())?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return Err(not());
+    }
+    let text = std::fs::read_to_string(&dotgit).map_err(|_| not())?;
+    let record = text
+        .strip_prefix("gitdir:")
+        .map(|r| path.join(r.trim()))
+        .ok_or_else(not)?;
+    if record.parent().and_then(Path::file_name) != Some(std::ffi::OsStr::new("worktrees")) {
+        return Err(not());
+    }
+    let back = std::fs::read_to_string(record.join("gitdir")).map_err(|_| {
+        format!(
+            "its repository's record of it, {}, is gone: the repository moved or was removed?",
+            crate::output::printable_line(&record.display().to_string(), 512)
+        )
+    })?;
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    if same(&record.join(back.trim()), &dotgit) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} points at a repository's worktree that is not this one",
+            dotgit.display()
+        ))
+    }
 }
 
 /// Record a made worktree with the member.

@@ -193,12 +193,17 @@ fn forget_here(
     if force != Some(true) {
         let dirty: Vec<String> = trees
             .iter()
-            .filter(|p| crate::worktree::is_dirty(p))
-            .map(|p| p.display().to_string())
+            .filter_map(|p| {
+                Some(format!(
+                    "{} ({})",
+                    p.display(),
+                    crate::worktree::unsaved(p)?
+                ))
+            })
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "uncommitted changes in {}; commit them (the branches are kept){}",
+                "work that may be lost in {}; commit it (the branches are kept){}",
                 dirty.join(", "),
                 if force.is_some() {
                     ", or use `teamctl delete --force` to remove them anyway"
@@ -251,12 +256,18 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         let dirty: Vec<String> = config
             .teammates()
             .filter_map(|m| crate::worktree::recorded_here(m, &local))
-            .filter(|w| w.exists() && crate::worktree::is_dirty(w))
-            .map(|w| w.display().to_string())
+            .filter(|w| w.exists())
+            .filter_map(|w| {
+                Some(format!(
+                    "{} ({})",
+                    w.display(),
+                    crate::worktree::unsaved(&w)?
+                ))
+            })
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "uncommitted changes in {}; commit them (the branches are kept) or use `{forced}`",
+                "work that may be lost in {}; commit it (the branches are kept) or use `{forced}`",
                 dirty.join(", ")
             )));
         }

@@ -266,12 +266,14 @@ fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
         };
         let member = &member;
         let dirty = crate::worktree::recorded_here(member, &store.local_dir())
-            .is_some_and(|w| w.exists() && crate::worktree::is_dirty(&w));
+            .filter(|w| w.exists())
+            .and_then(|w| crate::worktree::unsaved(&w));
         if let Some(removed) = crate::worktree::remove_for(member, &store.local_dir())? {
             crate::outln!("removed {name}'s {removed}");
-            if dirty {
+            if let Some(what) = dirty {
                 crate::errln!(
-                    "teamctl: {name}'s worktree had uncommitted changes, now discarded; its branch keeps what was committed"
+                    "teamctl: {name}'s worktree had {}, now discarded; its branch keeps what was committed",
+                    crate::output::printable_line(&what, 1024)
                 );
             }
         }

@@ -223,6 +223,13 @@ impl Fix {
                 Ok(done)
             }
             Fix::RemoveWorktree { path } => {
+                // Looked at again: work may have been left there since doctor looked.
+                if let Some(what) = crate::worktree::unsaved(path) {
+                    return Err(crate::error::Error::failed(format!(
+                        "{} has {what} now; kept",
+                        path.display()
+                    )));
+                }
                 Ok(format!("removed {}", crate::worktree::remove_at(path)?))
             }
             Fix::CloseSession {

@@ -569,9 +569,9 @@ pub fn remove_team(home: &Home, dir: &Path, leftover: bool) -> Result<Vec<worktr
     }
     let worktree::Found { trees, links } = worktree::found(dir);
     for path in &trees {
-        if worktree::is_dirty(path) {
+        if let Some(what) = worktree::unsaved(path) {
             return Err(Error::failed(format!(
-                "{} has uncommitted changes; commit them or remove the worktree by hand",
+                "{} has {what}; commit them or remove the worktree by hand",
                 path.display()
             )));
         }
@@ -663,8 +663,11 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     path.display()
                 ),
             );
-            f = if worktree::is_dirty(&path) {
-                f.hint("it has uncommitted changes, so --fix keeps it")
+            f = if let Some(what) = worktree::unsaved(&path) {
+                f.hint(format!(
+                    "it has {}, so --fix keeps it",
+                    crate::output::printable_line(&what, 1024)
+                ))
             } else {
                 f.hint(format!(
                     "`teamctl shutdown --team {} {} --remove-worktree` or `teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
@@ -706,9 +709,10 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     cfg.name
                 ),
             );
-            f = if worktree::is_dirty(&path) {
+            f = if let Some(what) = worktree::unsaved(&path) {
                 f.hint(format!(
-                    "it has uncommitted changes: commit them, then `git worktree remove --force {}`",
+                    "it has {}: save what is worth keeping, then remove it by hand (`git worktree remove --force {}`, or `rm -r` for a directory git does not know); --fix keeps it",
+                    crate::output::printable_line(&what, 1024),
                     path.display()
                 ))
             } else {

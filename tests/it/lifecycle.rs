@@ -861,6 +861,100 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     assert!(!git(&repo, &["worktree", "list"]).contains("lc-tree"));
 }
 
+/// Work git cannot vouch for is never taken for none (attacker QA 42). With its repository
+/// moved, a worktree's uncommitted draft was removed by a plain `delete` (git failed, counted
+/// as clean, and the directory was removed as one git did not know); a teammate's repository
+/// config (`core.fsmonitor`) ran from a plain `doctor`; and a `.git` a teammate pointed at a
+/// repository of its own had git run there. Now each is kept and named, nothing is run, and
+/// `delete --force` remains the way to drop them.
+#[test]
+fn a_worktree_git_cannot_check_is_kept_and_its_repository_config_never_runs() {
+    let env = TestEnv::new();
+    create(&env, "lc-keep");
+    let repo = repo(&env);
+    let ran = env.work.path().join("fsmonitor-ran");
+    for name in ["amy", "bea"] {
+        env.ok(&[
+            "spawn",
+            name,
+            "--backend",
+            "process",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ]);
+    }
+    env.ok(&["shutdown", "--all"]);
+    // Set from a turn, say: the repository's config is the worktrees' too.
+    git(
+        &repo,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("touch '{}'; true", ran.display()),
+        ],
+    );
+    let trees = env.team_dir("lc-keep").join("worktrees");
+    // amy's worktree is clean: doctor looks at it with git (fsmonitor not run).
+    let (_, report) = doctor(&env, &[]);
+    assert!(!ran.exists(), "core.fsmonitor ran: {report:#}");
+    // bea's `.git` now names a repository bea made itself, with its own fsmonitor.
+    let own = env.work.path().join("own.git");
+    git(
+        env.work.path(),
+        &["init", "-q", "--bare", own.to_str().unwrap()],
+    );
+    git(
+        &own,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("touch '{}'; true", ran.display()),
+        ],
+    );
+    std::fs::write(
+        trees.join("bea/.git"),
+        format!("gitdir: {}\n", own.display()),
+    )
+    .unwrap();
+    // amy's draft, uncommitted: --fix keeps it too.
+    std::fs::write(trees.join("amy/draft.txt"), "precious\n").unwrap();
+    let (_, report) = doctor(&env, &["--fix"]);
+    assert!(
+        !ran.exists(),
+        "a teammate's own repository's config ran: {report:#}"
+    );
+    assert!(trees.join("bea/README").is_file(), "{report:#}");
+    let said = report.to_string();
+    assert!(
+        said.contains("files git cannot check for uncommitted changes"),
+        "{report:#}"
+    );
+    assert!(
+        said.contains("it has uncommitted changes, so --fix keeps it"),
+        "{report:#}"
+    );
+    // The repository moved: delete refuses, doctor --fix keeps the draft.
+    let moved = env.work.path().join("repo-moved");
+    std::fs::rename(&repo, &moved).unwrap();
+    let err = env.fails(&["delete"], 1);
+    assert!(
+        err.contains("work that may be lost in")
+            && err.contains("worktrees/amy (files git cannot check for uncommitted changes"),
+        "{err}"
+    );
+    doctor(&env, &["--fix"]);
+    assert_eq!(
+        std::fs::read_to_string(trees.join("amy/draft.txt")).unwrap(),
+        "precious\n"
+    );
+    assert!(!ran.exists());
+    env.ok(&["delete", "--force"]);
+    assert!(!ran.exists());
+}
+
 // ---- doctor ----
 
 fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
