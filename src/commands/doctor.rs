@@ -54,18 +54,10 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
         // who can write the home (a teammate's turn) chooses: shown escaped, as messages are
         // (attacker QA: an OSC in a directory's name retitled the leader's terminal).
         for line in &fixed {
-            crate::outln!(
-                "{} {}",
-                ctx.paint.color("fixed", "green"),
-                crate::output::printable(line)
-            );
+            crate::outln!("{} {}", ctx.paint.color("fixed", "green"), shown(line));
         }
         for line in &failed {
-            crate::outln!(
-                "{} {}",
-                ctx.paint.color("not fixed", "red"),
-                crate::output::printable(line)
-            );
+            crate::outln!("{} {}", ctx.paint.color("not fixed", "red"), shown(line));
         }
         for f in &findings {
             crate::out!("{}", render(ctx, f));
@@ -96,14 +88,17 @@ fn render(ctx: &Ctx, f: &Finding) -> String {
         Level::Warn => ctx.paint.color("warn   ", "yellow"),
         Level::Problem => ctx.paint.color("PROBLEM", "red"),
     };
-    let mut out = format!(
-        "{tag} {:<9} {}\n",
-        f.check,
-        crate::output::printable(&f.message)
-    );
+    let mut out = format!("{tag} {:<9} {}\n", f.check, shown(&f.message));
     if let Some(h) = &f.hint {
-        let h = crate::output::printable(h);
+        let h = shown(h);
         out.push_str(&format!("        {:<9} {}\n", "", ctx.paint.dim(&h)));
     }
     out
+}
+
+/// A finding's line as printed: escaped (`printable`), and on one line, a newline in a name
+/// found on disk shown as `\u{a}` (attacker QA 42: a temporary file's name holding
+/// `\nPROBLEM ...` printed a line of its own that looked like doctor's).
+fn shown(line: &str) -> String {
+    crate::output::printable_line(line, usize::MAX)
 }

@@ -134,7 +134,7 @@ pub enum Fix {
     RemoveSpoiledState { path: PathBuf },
     /// Remove temporary files writers left when they ended mid-write, each still left over
     /// (its writer gone, unchanged for a while) when looked at again.
-    RemoveTemps { paths: Vec<PathBuf> },
+    RemoveTemps { home: PathBuf, paths: Vec<PathBuf> },
     /// Close the tmux session of a team that no longer exists (its tag checked again; a
     /// session holding the user's own panes keeps them, as `delete` leaves it).
     CloseSession {
@@ -247,7 +247,7 @@ impl Fix {
             }),
             Fix::RemoveOddFile { path } => teams::remove_odd_file(path),
             Fix::RemoveSpoiledState { path } => teams::remove_spoiled_state(path),
-            Fix::RemoveTemps { paths } => temps::remove(paths),
+            Fix::RemoveTemps { home, paths } => temps::remove(home, paths),
         }
     }
 }

@@ -48,10 +48,17 @@ pub fn leftovers(home: &Home) -> Vec<Finding> {
             first.display()
         ),
     };
+    let hint = match paths.len() {
+        1 => "nothing reads it; `teamctl doctor --fix` removes it",
+        _ => "nothing reads them; `teamctl doctor --fix` removes them",
+    };
     vec![
         Finding::new("temps", Level::Warn, message)
-            .hint("nothing reads them; `teamctl doctor --fix` removes them")
-            .fix(Fix::RemoveTemps { paths }),
+            .hint(hint)
+            .fix(Fix::RemoveTemps {
+                home: home.root().to_path_buf(),
+                paths,
+            }),
     ]
 }
 
@@ -100,33 +107,78 @@ fn left(path: &Path) -> bool {
     let Some(pid) = path.file_name().and_then(|n| n.to_str()).and_then(writer) else {
         return false;
     };
-    let Ok(meta) = path.symlink_metadata() else {
-        return false;
-    };
-    meta.is_file()
-        && meta
-            .modified()
-            .ok()
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
-            .is_some_and(|age| age >= LEFT_AFTER)
+    path.symlink_metadata()
+        .is_ok_and(|meta| meta.is_file() && old_enough(meta.modified().ok()))
         && crate::backend::proc::ended(pid)
 }
 
-/// Remove those of `paths` still left over (looked at again: a file written meanwhile, or made
-/// a link, is kept); says how many.
-pub fn remove(paths: &[PathBuf]) -> Result<String> {
+fn old_enough(modified: Option<SystemTime>) -> bool {
+    modified
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_some_and(|age| age >= LEFT_AFTER)
+}
+
+/// Remove those of `paths` (under `home`) still left over, each looked at again and unlinked
+/// through its directory, opened from the home down one name at a time without following a
+/// link (attacker QA 42: a directory swapped for a link between the look and the removal had a
+/// file of that name removed outside the home); says how many.
+pub fn remove(home: &Path, paths: &[PathBuf]) -> Result<String> {
     let mut removed = 0;
-    for path in paths.iter().filter(|p| left(p)) {
-        match std::fs::remove_file(path) {
-            Ok(()) => removed += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(path, e)),
+    for path in paths {
+        if remove_one(home, path).map_err(|e| Error::io(path, e))? {
+            removed += 1;
         }
     }
     Ok(match removed {
+        0 => "no temporary file removed: each was gone or changed since doctor looked".to_string(),
         1 => "removed 1 temporary file left by a writer that ended mid-write".to_string(),
         n => format!("removed {n} temporary files left by writers that ended mid-write"),
     })
+}
+
+/// Remove `path` if it is still a left-over temporary file (`left`), every step relative to a
+/// directory descriptor; whether it was removed.
+fn remove_one(home: &Path, path: &Path) -> std::io::Result<bool> {
+    let Ok(rel) = path.strip_prefix(home) else {
+        return Ok(false);
+    };
+    let mut names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some(name) = names.pop().and_then(|n| n.to_str()) else {
+        return Ok(false);
+    };
+    let Some(pid) = writer(name) else {
+        return Ok(false);
+    };
+    let gone = |e: &crate::error::Error| e.io_kind() == Some(std::io::ErrorKind::NotFound);
+    let mut dir = match crate::store::fsutil::DirFd::open_path(home) {
+        Ok(d) => d,
+        Err(e) if gone(&e) => return Ok(false),
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
+    };
+    for n in names {
+        // A link, or anything but a directory, on the way: not followed, nothing removed.
+        match dir.dir(n, false, None) {
+            Ok(d) => dir = d,
+            Err(_) => return Ok(false),
+        }
+    }
+    let Ok(st) = nix::sys::stat::fstatat(&dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+    else {
+        return Ok(false);
+    };
+    let regular = st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
+    let modified = std::time::UNIX_EPOCH.checked_add(Duration::new(
+        u64::try_from(st.st_mtime).unwrap_or(0),
+        u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+    ));
+    if !regular || !old_enough(modified) || !crate::backend::proc::ended(pid) {
+        return Ok(false);
+    }
+    match dir.remove(name) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -189,10 +241,47 @@ mod tests {
             "{kept:?}"
         );
         assert_eq!(
-            remove(&found).unwrap(),
+            remove(dir.path(), &found).unwrap(),
             "removed 1 temporary file left by a writer that ended mid-write"
         );
         assert!(!left_over.exists() && running.exists() && fresh.exists());
         assert!(link.symlink_metadata().is_ok());
+    }
+
+    /// A directory on the way swapped for a link between the look and the removal: the file of
+    /// that name where the link points is left (attacker QA 42: it was removed).
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_look_is_not_followed() {
+        let home = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let name = ".w.json.4194305.0192f3a4b5c6d7e8f90a1b2c3d4e5f60.tmp";
+        let old = SystemTime::now() - Duration::from_mins(5);
+        let x = home.path().join("teams/t/x");
+        std::fs::create_dir_all(&x).unwrap();
+        for dir in [x.as_path(), outside.path()] {
+            let f = dir.join(name);
+            std::fs::write(&f, b"half").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let mut found = Vec::new();
+        look_in(home.path(), DEPTH + 2, &mut found);
+        assert_eq!(found, [x.join(name)]);
+        std::fs::rename(&x, home.path().join("teams/t/x.real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &x).unwrap();
+        assert_eq!(
+            remove(home.path(), &found).unwrap(),
+            "no temporary file removed: each was gone or changed since doctor looked"
+        );
+        assert!(outside.path().join(name).is_file());
+        // Back in place, it is removed.
+        std::fs::remove_file(&x).unwrap();
+        std::fs::rename(home.path().join("teams/t/x.real"), &x).unwrap();
+        remove(home.path(), &found).unwrap();
+        assert!(!x.join(name).exists());
     }
 }
