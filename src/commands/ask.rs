@@ -201,6 +201,18 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 Where::Answering => format!(": {target} is answering it now"),
                 _ => String::new(),
             };
+            // Still stopped by a signal: said again, with the way on (new-user QA 42: only
+            // the first line said it).
+            let paused = store
+                .load()
+                .ok()
+                .and_then(|c| {
+                    let live = store.live(&target).ok().flatten();
+                    crate::leader::paused_worker(c.member(target.as_str())?, live.as_ref())
+                })
+                .map(|pid| format!("; its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it answers once `kill -CONT {pid}`"))
+                .unwrap_or_default();
+            let waits = format!("{waits}{paused}");
             return Err(Error::failed(format!(
                 "no reply from {target} within {} s{waits}; the message ({}) stays in its inbox{state}: check `teamctl status`",
                 args.timeout, env.id

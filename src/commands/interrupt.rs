@@ -25,6 +25,9 @@ enum Found {
     NoTurn,
     /// The turn its worker was signalled to end, and whether it has ended since.
     Turn(TurnInfo, bool),
+    /// Signalled, but its worker (this pid) is stopped by a signal: the turn ends once it is
+    /// continued, so no wait (new-user and attacker QA 42: ten seconds, then "did not end").
+    Paused(u32),
 }
 
 /// How long each worker gets to say its turn ended.
@@ -58,9 +61,12 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
         let pid = live.as_ref().map_or(0, |l| l.pid);
         let found = if !proc::is_worker(pid, &member.agent_id) {
             Found::Down
-        } else if let Some(turn) = live.and_then(|l| l.current_turn) {
+        } else if let Some(turn) = live.as_ref().and_then(|l| l.current_turn.clone()) {
             proc::signal(pid, Signal::SIGUSR1);
-            Found::Turn(turn, false)
+            match crate::leader::paused_worker(member, live.as_ref()) {
+                Some(pid) => Found::Paused(pid),
+                None => Found::Turn(turn, false),
+            }
         } else {
             Found::NoTurn
         };
@@ -86,8 +92,12 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
     }
     let mut json = Vec::new();
     let mut late = Vec::new();
+    let mut paused = Vec::new();
     for (name, found) in &cut {
         match found {
+            Found::Paused(pid) => paused.push(format!(
+                "{name}'s worker (pid {pid}) is stopped by a signal (SIGSTOP?): its turn ends once `kill -CONT {pid}`"
+            )),
             Found::Turn(_, false) => late.push(name.clone()),
             Found::Down | Found::NoTurn if ctx.json => json.push(serde_json::json!({
                 "name": name.as_str(),
@@ -109,17 +119,23 @@ pub fn run(ctx: &Ctx, args: &InterruptArgs) -> Result<()> {
             ),
         }
     }
-    if ctx.json && late.is_empty() {
+    if ctx.json && late.is_empty() && paused.is_empty() {
         super::named::print_json(ctx, &args.names, json);
     }
-    if late.is_empty() {
+    if !late.is_empty() {
+        let one = late.len() == 1;
+        paused.insert(
+            0,
+            format!(
+                "{} did not end {} turn within {} s",
+                crate::leader::handoff::names(&late),
+                if one { "its" } else { "their" },
+                WITHIN.as_secs()
+            ),
+        );
+    }
+    if paused.is_empty() {
         return Ok(());
     }
-    let one = late.len() == 1;
-    Err(Error::failed(format!(
-        "{} did not end {} turn within {} s",
-        crate::leader::handoff::names(&late),
-        if one { "its" } else { "their" },
-        WITHIN.as_secs()
-    )))
+    Err(Error::failed(paused.join("; ")))
 }

@@ -77,6 +77,16 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 }
                 _ => false,
             };
+            // Stopped by a signal: it settles only once continued (new-user QA 42: a wait
+            // timed out saying "idle", and --json did not say it).
+            let paused = (!settled && status.is_running())
+                .then(|| leader::paused_worker(member, live.as_ref()))
+                .flatten();
+            if let Some(pid) = paused
+                && waits_on_user.is_none()
+            {
+                waits_on_user = Some(leader::paused_words(name, pid, "its mail"));
+            }
             if !settled {
                 let doing = if live
                     .as_ref()
@@ -96,7 +106,11 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             } else {
                 said.remove(name);
             }
-            settled_as.push(serde_json::json!({ "name": name.as_str(), "status": status }));
+            let mut said_of = serde_json::json!({ "name": name.as_str(), "status": status });
+            if paused.is_some() {
+                said_of["paused"] = true.into();
+            }
+            settled_as.push(said_of);
         }
         // With --json the members are printed whatever the outcome: a script told "died" or
         // "timed out" on stderr still reads who stands where (new-user QA: nothing on stdout).

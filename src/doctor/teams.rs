@@ -403,12 +403,17 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             // Stopped by a signal (SIGSTOP, a tracer) with mail waiting or in a turn: it goes
             // on once continued, where a kill and resume would end its turn (attacker QA 41:
             // doctor said only that; `status` says "paused").
-            if status.is_running()
-                && crate::backend::host::elsewhere(m).is_none()
-                && let Some(pid) = live
+            // The message its turn is on is not unread, as `status` counts (new-user QA 42).
+            let waiting_now = || {
+                let handling = live
                     .as_ref()
-                    .map(|l| l.pid)
-                    .filter(|p| crate::backend::proc::stopped_by_signal(*p))
+                    .and_then(|l| l.current_turn.as_ref())
+                    .filter(|_| status == Status::Working)
+                    .map(|t| t.message_id.as_str());
+                leader::unread_but(&*store, &m.name, crate::worker::READER, handling)
+            };
+            if status.is_running()
+                && let Some(pid) = leader::paused_worker(m, live.as_ref())
                 && (status == Status::Working || unread() > 0)
             {
                 out.push(
@@ -419,7 +424,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                             "{}@{} is paused: its worker (pid {pid}) is stopped by a signal (SIGSTOP?) and reads no mail{}",
                             m.name,
                             cfg.name,
-                            waiting(unread())
+                            waiting(waiting_now())
                         ),
                     )
                     .hint(format!(

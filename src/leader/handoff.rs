@@ -31,6 +31,9 @@ pub struct Outcome {
     pub was_dead: Vec<Name>,
     pub refused: Vec<(Name, String)>,
     pub silent: Vec<Name>,
+    /// Those of `silent` whose worker is stopped by a signal (this pid): no wait is long enough
+    /// for them; they answer once continued (new-user QA 42: "still in a turn?").
+    pub paused: Vec<(Name, u32)>,
     /// Asked, not waited for (`--no-wait`).
     pub requested: Vec<Name>,
     /// Running again at the end of `--all` (resumed by a message meanwhile).
@@ -72,6 +75,7 @@ impl Outcome {
                 "reason": why,
             })).collect::<Vec<_>>(),
             "noResponse": names(&self.silent),
+            "paused": self.paused.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
             "running": names(&self.running),
             "died": self.died.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
             "leftOpen": self.left_open.iter().map(|(n, panes)| (n.as_str().to_string(), panes.clone().into()))
@@ -108,17 +112,29 @@ impl Outcome {
             let names: Vec<Name> = self.refused.iter().map(|(n, _)| n.clone()).collect();
             problems.push(format!("{}; {}", each.join("; "), force_hint(&names)));
         }
-        if !self.silent.is_empty() {
+        let silent: Vec<Name> = self
+            .silent
+            .iter()
+            .filter(|n| !self.paused.iter().any(|(p, _)| p == *n))
+            .cloned()
+            .collect();
+        if !silent.is_empty() {
             // The request stays recorded as awaited: the teammate stops once it answers (new-user
             // QA: it stopped ten seconds after this said nothing of it).
-            let stops = match self.silent.as_slice() {
+            let stops = match silent.as_slice() {
                 [_] => "it stops once it answers",
                 _ => "each stops once it answers",
             };
             problems.push(format!(
                 "no shutdown response from {} within {timeout} s (still in a turn?): the request stands and {stops}; {}",
-                names(&self.silent),
-                force_hint(&self.silent)
+                names(&silent),
+                force_hint(&silent)
+            ));
+        }
+        for (n, pid) in &self.paused {
+            problems.push(format!(
+                "no shutdown response from {n}: its worker (pid {pid}) is stopped by a signal (SIGSTOP?); the request stands and it stops once it answers, after `kill -CONT {pid}`; {}",
+                force_hint(std::slice::from_ref(n))
             ));
         }
         if !self.running.is_empty() {
@@ -445,6 +461,13 @@ pub fn handoff(
             noticed = true;
             let left: Vec<Name> = waiting.iter().cloned().collect();
             crate::errln!("teamctl: {}", waiting_notice(&config, &left, deadline));
+            // One stopped by a signal answers only once continued: said now, not at the end.
+            for (n, pid) in paused_of(store, &left) {
+                crate::errln!(
+                    "teamctl: {}",
+                    super::paused_words(&n, pid, "the shutdown request")
+                );
+            }
         }
         let mut until = deadline.min(Instant::now() + Duration::from_secs(1));
         if !noticed {
@@ -453,7 +476,23 @@ pub fn handoff(
         bell.wait_until(until);
     }
     out.silent = waiting.into_iter().collect();
+    out.paused = paused_of(store, &out.silent);
     Ok(out)
+}
+
+/// Those of `names` whose worker is stopped by a signal, each with its pid.
+fn paused_of(store: &dyn Store, names: &[Name]) -> Vec<(Name, u32)> {
+    let Ok(config) = store.load() else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter_map(|n| {
+            let member = config.member(n.as_str())?;
+            let live = store.live(n).ok().flatten();
+            Some((n.clone(), super::paused_worker(member, live.as_ref())?))
+        })
+        .collect()
 }
 
 /// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one

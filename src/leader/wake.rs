@@ -181,6 +181,18 @@ pub struct Woken {
     pub paused: Vec<(Name, u32)>,
 }
 
+/// The pid of `member`'s worker (by its live state) when that worker is stopped by a signal
+/// (SIGSTOP, a tracer): a look at its state in /proc, and at its tag when stopped. A local member's only: a pid names
+/// nothing here for a member running on another host. The caller knows it runs.
+pub fn paused_worker(member: &crate::domain::Member, live: Option<&LiveState>) -> Option<u32> {
+    live.map(|l| l.pid)
+        .filter(|_| crate::backend::host::elsewhere(member).is_none())
+        .filter(|p| crate::backend::proc::stopped_by_signal(*p))
+        // The member's worker, by its tag: a pid written into the state by hand may name any
+        // process someone stopped on purpose, never to be continued on our word (attacker QA 42).
+        .filter(|p| crate::backend::proc::is_worker(*p, &member.agent_id))
+}
+
 /// What to say of `n`, whose worker `pid` is stopped by a signal, for `what` (`the message`)
 /// just delivered to it.
 pub fn paused_words(n: &Name, pid: u32, what: &str) -> String {
@@ -299,12 +311,8 @@ fn resume_stopped_in(
         {
             stopping.push((name.clone(), why));
         }
-        // One look at its worker's state in /proc (a local one only: a pid names nothing here
-        // for a member running on another host).
         if status.is_running()
-            && crate::backend::host::elsewhere(&member).is_none()
-            && let Some(pid) = live.as_ref().map(|l| l.pid)
-            && crate::backend::proc::stopped_by_signal(pid)
+            && let Some(pid) = paused_worker(&member, live.as_ref())
         {
             paused.push((name.clone(), pid));
         }
@@ -359,4 +367,38 @@ fn resume_stopped_in(
         paused,
         ..Woken::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Member;
+
+    /// Only the member's own worker, stopped, is paused: a stopped process of another
+    /// program whose pid a live state names (written by hand) is not, nor a running worker
+    /// (attacker QA 42: the user was told to continue someone's stopped process).
+    #[test]
+    fn paused_is_the_members_own_worker_stopped() {
+        use nix::sys::signal::{Signal, kill};
+        let team = Name::parse("pauseunit").unwrap();
+        let mut m = Member::leader(&team, "/".into(), 0);
+        m.name = Name::parse("p").unwrap();
+        m.agent_id = m.name.agent_id(&team);
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = other.id();
+        let nix_pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+        kill(nix_pid, Signal::SIGSTOP).unwrap();
+        assert!(crate::backend::proc::wait_for(
+            std::time::Duration::from_secs(10),
+            || crate::backend::proc::stopped_by_signal(pid)
+        ));
+        let live = LiveState::new(Status::Idle, pid, 0);
+        assert_eq!(paused_worker(&m, Some(&live)), None);
+        assert_eq!(paused_worker(&m, None), None);
+        let _ = other.kill();
+        let _ = other.wait();
+    }
 }

@@ -446,6 +446,93 @@ fn a_worker_stopped_by_a_signal_shows_paused_once_mail_waits() {
     assert_eq!(paused(), None);
 }
 
+/// A teammate paused in its turn (its worker stopped by a signal, the turn's process still
+/// running): `doctor` counts the mail that waits as `status` does, not the turn's message; `wait`
+/// and `ask` say why they time out (`wait --json`: `paused`); `shutdown` says the request waits
+/// for a `kill -CONT`, not "still in a turn?" (`--json`: `paused`); continued, it stops
+/// (new-user QA 42).
+#[test]
+fn a_paused_teammate_is_named_so_by_doctor_wait_ask_and_shutdown() {
+    let env = TestEnv::new();
+    // The first turn lasts (until interrupted); once the flag is there, turns are quick.
+    let flag = env.work.path().join("quick");
+    let exec = format!("cat; test -e '{}' || sleep 60", flag.display());
+    team_with(&env, &[("bob", &exec)]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    env.ok(&["send", "bob", "one"]);
+    wait_until("bob in its turn", T, || {
+        env.member_status("bob") == "working"
+    });
+    let stop = |sig: &str| {
+        assert!(
+            std::process::Command::new("kill")
+                .args([sig, &pid.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    stop("-STOP");
+    wait_until("bob's worker stopped", T, || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
+        })
+    });
+    env.ok(&["send", "bob", "two"]);
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!(
+            "bob@alpha is paused: its worker (pid {pid}) is stopped by a signal (SIGSTOP?) and reads no mail (1 unread message waits)"
+        )),
+        "{doctor}"
+    );
+    let out = env.run(&["--json", "wait", "bob", "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["members"][0]["paused"], true, "{said}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "bob's worker (pid {pid}) is stopped by a signal (SIGSTOP?); its mail waits in its inbox until `kill -CONT {pid}`"
+        )),
+        "{err}"
+    );
+    let err = env.fails(&["ask", "bob", "three?", "--timeout", "1"], 1);
+    assert!(
+        err.contains(&format!(
+            "no reply from bob within 1 s; its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it answers once `kill -CONT {pid}`"
+        )),
+        "{err}"
+    );
+    let out = env.run(&["--json", "shutdown", "bob", "--timeout", "3"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["paused"], serde_json::json!(["bob"]), "{said}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "no shutdown response from bob: its worker (pid {pid}) is stopped by a signal (SIGSTOP?); the request stands and it stops once it answers, after `kill -CONT {pid}`"
+        )) && !err.contains("still in a turn?"),
+        "{err}"
+    );
+    // interrupt signals the turn and says at once that it ends once continued (it waited ten
+    // seconds and said the turn did not end).
+    let err = env.fails(&["interrupt", "bob"], 1);
+    assert!(
+        err.contains(&format!(
+            "bob's worker (pid {pid}) is stopped by a signal (SIGSTOP?): its turn ends once `kill -CONT {pid}`"
+        )),
+        "{err}"
+    );
+    std::fs::write(&flag, b"").unwrap();
+    stop("-CONT");
+    wait_until("bob stopped once continued", T, || {
+        env.member_status("bob") == "stopped"
+    });
+}
+
 fn zombie(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
         s.rsplit_once(')')
