@@ -2,7 +2,7 @@
 //! every name checked before any is acted on (one that names no teammate acts on none, exit
 //! 2, with what was most likely meant: `mistaken::to_end`), each taken once, in the order given.
 
-use crate::domain::{Name, TeamConfig};
+use crate::domain::{LEADER, Name, TeamConfig};
 use crate::error::Result;
 
 /// `given`, checked against `config` for `verb` (`kill`, `shutdown`, `interrupt`); `doing`:
@@ -20,6 +20,12 @@ pub fn teammates(
     for word in given {
         let hint = |e| super::mistaken::to_end(ctx, verb, word, e);
         let name = Name::teammate_to_end(word, doing).map_err(hint)?;
+        // A spelling of the leader's name (`Team-Lead`, `team_lead`) that is no member gets
+        // the leader's words, not a suggestion of the leader that is then refused (new-user
+        // QA 42; no teammate may look like the leader: `spawn`).
+        if config.member(name.as_str()).is_none() && name.looks_like(&Name::leader()) {
+            return Err(hint(Name::teammate_to_end(LEADER, doing).unwrap_err()));
+        }
         if config.member(name.as_str()).is_none() {
             if !unknown.contains(&word.as_str()) {
                 unknown.push(word);

@@ -222,9 +222,20 @@ pub(crate) fn unknown_members<'a>(
             meant(name).map_or(String::new(), |n| format!(" (did you mean {n:?}?)"))
         ),
         several => {
-            let quoted: Vec<String> = several.iter().map(|n| format!("{n:?}")).collect();
+            // A command line of thousands of names: the first few, and how many more (attacker
+            // QA 42: one line of 1.6 MB, and a guess looked for each).
+            const NAMED: usize = 20;
+            let mut quoted: Vec<String> = several
+                .iter()
+                .take(NAMED)
+                .map(|n| format!("{n:?}"))
+                .collect();
+            if several.len() > NAMED {
+                quoted.push(format!("and {} more", several.len() - NAMED));
+            }
             let guesses: Vec<String> = several
                 .iter()
+                .take(NAMED)
                 .filter_map(|g| meant(g).map(|n| format!("{n:?} for {g:?}")))
                 .collect();
             format!(
@@ -694,6 +705,11 @@ mod tests {
             unknown_members(&team, names.iter(), &["bbo", "zed"]).to_string(),
             "no members \"bbo\", \"zed\" in team t (did you mean \"bob\" for \"bbo\"?); members: team-lead, bob, alice"
         );
+        let given: Vec<String> = (0..5000).map(|i| format!("x{i}")).collect();
+        let given: Vec<&str> = given.iter().map(String::as_str).collect();
+        let e = unknown_members(&team, names.iter(), &given).to_string();
+        assert!(e.contains("\"x19\", and 4980 more in team t"), "{e}");
+        assert!(!e.contains("x20\""), "{e}");
     }
 
     use super::*;

@@ -74,8 +74,15 @@ impl Name {
     /// words that fit (`teammate`'s "use another name" is for a new teammate's name).
     pub fn teammate_to_end(s: &str, verb: &str) -> Result<Name> {
         if s == LEADER {
+            // What the leader may have meant: a turn to end is a teammate's (new-user QA 42:
+            // `interrupt team-lead` pointed at `shutdown --all` and `delete`).
+            let instead = if verb == "interrupt" {
+                "`teamctl interrupt NAME` ends a teammate's turn (`teamctl status` shows who is working)"
+            } else {
+                "`teamctl shutdown --all` stops every teammate and keeps the team, `teamctl delete` ends the whole team"
+            };
             return Err(Error::bad(format!(
-                "{LEADER:?} is the leader, you, not a teammate to {verb}: `teamctl shutdown --all` stops every teammate and keeps the team, `teamctl delete` ends the whole team"
+                "{LEADER:?} is the leader, you, not a teammate to {verb}: {instead}"
             )));
         }
         Name::teammate(s)

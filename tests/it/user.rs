@@ -3395,3 +3395,27 @@ fn several_unknown_names_are_all_named_in_one_refusal() {
         "{err}"
     );
 }
+
+/// A spelling of the leader's name (`Team-Lead`, `team_lead`) given to `kill`, `shutdown` or
+/// `interrupt` gets the leader's words at once, not a suggestion of `team-lead` that is then
+/// refused (new-user QA 42); `interrupt` points at a teammate's turn, not at `delete`.
+#[test]
+fn a_look_alike_of_the_leaders_name_is_refused_as_the_leader() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat")]);
+    for verb in ["kill", "shutdown", "interrupt"] {
+        for name in ["Team-Lead", "team_lead"] {
+            let err = env.fails(&[verb, name], 2);
+            assert!(
+                err.contains("\"team-lead\" is the leader, you, not a teammate to")
+                    && !err.contains("did you mean"),
+                "{verb} {name}: {err}"
+            );
+        }
+    }
+    let err = env.fails(&["interrupt", "team-lead"], 2);
+    assert!(
+        err.contains("`teamctl interrupt NAME` ends a teammate's turn") && !err.contains("delete"),
+        "{err}"
+    );
+}
