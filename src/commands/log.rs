@@ -361,6 +361,10 @@ fn last_lines_start(f: &std::fs::File, n: usize) -> u64 {
 struct Shown {
     json: bool,
     carry: Vec<u8>,
+    /// What was printed so far ends its line (or nothing was): the end of a log whose last
+    /// line has no newline yet gets one, so the shell's prompt or what a pipe prints next
+    /// starts a line of its own (new-user QA 42: `stand upno unread messages`).
+    ends_line: bool,
 }
 
 impl Shown {
@@ -368,12 +372,21 @@ impl Shown {
         Shown {
             json,
             carry: Vec::new(),
+            ends_line: true,
         }
     }
 
     fn text(&mut self, bytes: &[u8], last: bool) -> String {
         if !self.json {
-            return crate::worker::sink::shown(&mut self.carry, bytes);
+            let mut out = crate::worker::sink::shown(&mut self.carry, bytes);
+            if !out.is_empty() {
+                self.ends_line = out.ends_with('\n');
+            }
+            if last && !self.ends_line {
+                out.push('\n');
+                self.ends_line = true;
+            }
+            return out;
         }
         self.carry.extend_from_slice(bytes);
         let whole = match self.carry.iter().rposition(|b| *b == b'\n') {
@@ -531,6 +544,12 @@ mod tests {
         assert_eq!(s.text(b"", true), "");
         let mut t = Shown::new(false);
         assert_eq!(t.text(b"a\x1b[2Jb\nc", false), "a\\u{1b}[2Jb\nc");
+        // The end of a log whose last line has no newline: one is added (only then).
+        assert_eq!(t.text(b"", true), "\n");
+        let mut u = Shown::new(false);
+        assert_eq!(u.text(b"done\n", false), "done\n");
+        assert_eq!(u.text(b"", true), "");
+        assert_eq!(Shown::new(false).text(b"", true), "");
     }
 
     /// A worker's log is read a chunk at a time: a boundary anywhere (inside a UTF-8
