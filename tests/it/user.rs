@@ -2149,7 +2149,11 @@ fn log_worker_streams_a_big_log_and_n_gives_its_last_lines() {
     big.extend_from_slice(b"the last line, no newline");
     std::fs::write(&path, &big).unwrap();
     let all = env.ok(&["log", "--worker", "bob"]);
-    assert_eq!(all.as_bytes(), &big[..], "the whole log, as it is");
+    // As it is, its last line ended for the terminal (new-user QA 42).
+    assert!(
+        all.as_bytes().strip_suffix(b"\n") == Some(&big[..]),
+        "the whole log, as it is, and a newline"
+    );
     let last3 = env.ok(&["log", "--worker", "bob", "-n", "3"]);
     let want: Vec<&str> = std::str::from_utf8(&big)
         .unwrap()
@@ -2160,7 +2164,7 @@ fn log_worker_streams_a_big_log_and_n_gives_its_last_lines() {
     assert_eq!(last3.lines().rev().collect::<Vec<_>>(), want, "{last3}");
     assert_eq!(
         env.ok(&["log", "--worker", "bob", "--lines", "1"]),
-        "the last line, no newline"
+        "the last line, no newline\n"
     );
     assert_eq!(env.ok(&["log", "--worker", "bob", "-n", "0"]), "");
     // More lines than there are: all of them; in JSON one string a line.
@@ -3387,6 +3391,16 @@ fn several_unknown_names_are_all_named_in_one_refusal() {
         );
         assert_eq!(err.trim_end().lines().count(), 1, "{verb}: {err}");
         assert_eq!(env.member_status("bob"), "idle", "{verb}");
+    }
+    // Names listed in one word: said how to give them (new-user QA 42).
+    for verb in ["resume", "kill", "shutdown", "interrupt"] {
+        let err = env.fails(&[verb, "bob,nosuch1"], 2);
+        assert!(
+            err.contains(&format!(
+                "names are separate words: `teamctl {verb} bob nosuch1`"
+            )),
+            "{verb}: {err}"
+        );
     }
     // One unknown name keeps its own words.
     let err = env.fails(&["kill", "bob", "nosuch1"], 2);
