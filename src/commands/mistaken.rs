@@ -152,10 +152,26 @@ pub fn to_end(ctx: &Ctx, verb: &str, name: &str, e: Error) -> Error {
                 Name::teammate_to_end(LEADER, doing).unwrap_err()
             }
             Some(_) => agent_id(ctx, verb, name).unwrap_or(Error::BadInput(msg)),
-            None => Error::BadInput(msg),
+            None => Error::BadInput(match listed(verb, name) {
+                Some(hint) => format!("{msg}; {hint}"),
+                None => msg,
+            }),
         },
         e => e,
     }
+}
+
+/// `VERB a,b` (or `"a b"` quoted as one word): names listed in one word, each a valid name,
+/// where the command takes them as words of their own (new-user QA 42: `kill bob,carol` said
+/// only that a comma is not allowed).
+pub fn listed(verb: &str, word: &str) -> Option<String> {
+    let parts: Vec<&str> = word.split([',', ' ']).filter(|p| !p.is_empty()).collect();
+    (parts.len() > 1 && parts.iter().all(|p| Name::parse(p).is_ok())).then(|| {
+        format!(
+            "names are separate words: `teamctl {verb} {}`",
+            parts.join(" ")
+        )
+    })
 }
 
 /// `VERB NAME@TEAM`: an agent id where a teammate's name was meant (new-user QA: `kill bob@T`

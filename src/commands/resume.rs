@@ -31,7 +31,12 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         // first was).
         let mut unknown: Vec<&str> = Vec::new();
         for given in &args.names {
-            let name = Name::teammate(given)?;
+            let name = Name::teammate(given).map_err(|e| {
+                match (e, super::mistaken::listed("resume", given)) {
+                    (Error::BadInput(msg), Some(hint)) => Error::BadInput(format!("{msg}; {hint}")),
+                    (e, _) => e,
+                }
+            })?;
             if config.member(name.as_str()).is_none() {
                 if !unknown.contains(&given.as_str()) {
                     unknown.push(given);
