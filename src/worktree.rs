@@ -235,26 +235,69 @@ pub fn unsaved(path: &Path) -> Option<String> {
     if let Err(why) = linked(path) {
         return cannot(why);
     }
-    // A look runs nothing a repository's config names (attacker QA 42: a teammate's
-    // `core.fsmonitor` ran from a plain `teamctl doctor`, as the leader, outside any turn),
-    // and rewrites no index.
-    let mut c = git(path);
-    c.args([
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "core.untrackedCache=false",
-        "--no-optional-locks",
-        "status",
-        "--porcelain",
-    ]);
-    match run(c, "check the worktree") {
+    // A submodule is looked into with its own repository's config, which a teammate may have
+    // made inside its worktree: not looked into, and kept (git itself refuses to remove a
+    // worktree holding one without --force; attacker QA 42: its commits were lost).
+    let mut c = guarded(path);
+    c.args(["ls-files", "--stage", "-z"]);
+    match run(c, "list the worktree's files") {
+        Ok(index) if index.split('\0').any(|e| e.starts_with("160000 ")) => {
+            return cannot("it holds submodules".to_string());
+        }
+        Ok(_) => {}
+        Err(e) => return cannot(e.to_string()),
+    }
+    match run(look(path), "check the worktree") {
         Ok(s) if s.is_empty() => None,
         Ok(_) => Some("uncommitted changes".to_string()),
         Err(e) => cannot(e.to_string()),
     }
+}
+
+/// `git status` of the worktree at `path` that runs nothing a repository's config names
+/// (attacker QA 42: a teammate's `core.fsmonitor`, then its `filter.NAME.clean`, ran from a
+/// plain `teamctl doctor`, as the leader, outside any turn): fsmonitor, hooks and the untracked
+/// cache off, no attributes file, every filter driver the config names emptied (an empty
+/// command is no filter); untracked files always listed (`status.showUntrackedFiles=no` hid
+/// new files, then removed), no index rewritten.
+fn look(path: &Path) -> Command {
+    let mut names = guarded(path);
+    names.args(["config", "--name-only", "--get-regexp", r"^filter\."]);
+    let drivers: std::collections::BTreeSet<String> = run(names, "list the filters")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|k| {
+            let k = k.strip_prefix("filter.")?;
+            Some(k.rsplit_once('.')?.0.to_string())
+        })
+        .collect();
+    let mut c = guarded(path);
+    c.args(["-c", "status.showUntrackedFiles=normal"]);
+    for d in &drivers {
+        for part in ["clean", "smudge", "process"] {
+            c.arg("-c").arg(format!("filter.{d}.{part}="));
+        }
+        c.arg("-c").arg(format!("filter.{d}.required=false"));
+    }
+    c.args(["status", "--porcelain", "-unormal"]);
+    c
+}
+
+/// git in the worktree at `path` for a look: fsmonitor, hooks, the untracked cache and the
+/// attributes file off, no optional locks (each git run there, not the status alone: an
+/// `ls-files` ran the fsmonitor too).
+fn guarded(path: &Path) -> Command {
+    let mut c = git(path);
+    for (key, value) in [
+        ("core.fsmonitor", "false"),
+        ("core.hooksPath", "/dev/null"),
+        ("core.untrackedCache", "false"),
+        ("core.attributesFile", "/dev/null"),
+    ] {
+        c.arg("-c").arg(format!("{key}={value}"));
+    }
+    c.arg("--no-optional-locks");
+    c
 }
 
 /// Whether `path` is a linked worktree as `git worktree add` makes one: its `.git` a regular
@@ -274,6 +317,21 @@ fn linked(path: &Path) -> std::result::Result<(), String> {
         .ok_or_else(not)?;
     if record.parent().and_then(Path::file_name) != Some(std::ffi::OsStr::new("worktrees")) {
         return Err(not());
+    }
+    // A repository made inside the worktree itself (by its teammate, whose turns may write
+    // only there) is never the one git is run in (attacker QA 42 forged such a record).
+    let inside = |p: &Path| {
+        std::fs::canonicalize(p)
+            .is_ok_and(|p| std::fs::canonicalize(path).is_ok_and(|tree| p.starts_with(tree)))
+    };
+    let common = std::fs::read_to_string(record.join("commondir"))
+        .map(|c| record.join(c.trim()))
+        .unwrap_or_else(|_| record.join("../.."));
+    if inside(&record) || inside(&common) {
+        return Err(format!(
+            "{} points at a repository inside the worktree itself",
+            dotgit.display()
+        ));
     }
     let back = std::fs::read_to_string(record.join("gitdir")).map_err(|_| {
         format!(

@@ -194,9 +194,11 @@ fn forget_here(
         let dirty: Vec<String> = trees
             .iter()
             .filter_map(|p| {
+                // A name a turn chose, on one line (attacker QA 42: a newline in it forged a
+                // "deleted team" line).
                 Some(format!(
                     "{} ({})",
-                    p.display(),
+                    crate::output::printable_line(&p.display().to_string(), 1024),
                     crate::worktree::unsaved(p)?
                 ))
             })
@@ -251,20 +253,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     ctx.reconcile(store)?;
     let names: Vec<_> = config.teammates().map(|m| m.name.clone()).collect();
     if !args.force {
-        // Only worktrees where teamctl makes them: git never runs in a path the file names.
-        let local = store.local_dir();
-        let dirty: Vec<String> = config
-            .teammates()
-            .filter_map(|m| crate::worktree::recorded_here(m, &local))
-            .filter(|w| w.exists())
-            .filter_map(|w| {
-                Some(format!(
-                    "{} ({})",
-                    w.display(),
-                    crate::worktree::unsaved(&w)?
-                ))
-            })
-            .collect();
+        let dirty = unsaved_trees(store, &config);
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
                 "work that may be lost in {}; commit it (the branches are kept) or use `{forced}`",
@@ -352,6 +341,20 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             };
             return Err(crate::Error::failed(format!(
                 "{e}; team {} is kept{stopped}: {rest}",
+                config.name
+            )));
+        }
+    }
+    // Work its teammates left in their worktrees while they finished their turns and
+    // answered (attacker QA 42: a turn's result written during the handoff was removed with
+    // the team, no --force given): looked at again, and the team kept for it.
+    if !args.force {
+        let dirty = unsaved_trees(store, &config);
+        if !dirty.is_empty() {
+            set_mark(store, false)?;
+            return Err(crate::Error::failed(format!(
+                "work that may be lost in {} (left while its teammates finished); team {} is kept, its teammates stopped: commit it (the branches are kept), then `{again}`, or `{forced}`",
+                dirty.join(", "),
                 config.name
             )));
         }
@@ -567,4 +570,32 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
         crate::outln!("deleted team {team}");
     }
     Ok(())
+}
+
+/// The worktrees of the team that removing it may lose work in, each with what
+/// (`worktree::unsaved`): the members' own (where teamctl makes them: git never runs in a path
+/// the file alone names) and any other tree under its `worktrees/` (attacker QA 42: one that
+/// belonged to no member was removed with its work, where `doctor` had said it keeps it).
+fn unsaved_trees(store: &dyn Store, config: &crate::domain::TeamConfig) -> Vec<String> {
+    let local = store.local_dir();
+    let mut trees: Vec<std::path::PathBuf> = config
+        .teammates()
+        .filter_map(|m| crate::worktree::recorded_here(m, &local))
+        .filter(|w| w.exists())
+        .collect();
+    for t in crate::worktree::found(&local).trees {
+        if !trees.contains(&t) {
+            trees.push(t);
+        }
+    }
+    trees
+        .into_iter()
+        .filter_map(|w| {
+            Some(format!(
+                "{} ({})",
+                crate::output::printable_line(&w.display().to_string(), 1024),
+                crate::worktree::unsaved(&w)?
+            ))
+        })
+        .collect()
 }

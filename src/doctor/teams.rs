@@ -637,16 +637,18 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             .teammates()
             .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
             .collect();
-        // A real directory (`lstat`): a link there is reported below, as a link.
-        let kept = |m: &&crate::domain::Member| {
-            m.worktree
-                .as_deref()
-                .and_then(|p| Path::new(p).symlink_metadata().ok())
-                .is_some_and(|meta| meta.is_dir())
+        // Where teamctl makes worktrees only: a path the team file alone names (edited by
+        // hand) is never looked into nor removed (attacker QA 42: `--fix` removed a worktree
+        // of another repository the file was made to name). A real directory (`lstat`): a
+        // link there is reported below, as a link.
+        let local = store.local_dir();
+        let own = |m: &crate::domain::Member| {
+            worktree::recorded_here(m, &local)
+                .filter(|p| p.symlink_metadata().is_ok_and(|meta| meta.is_dir()))
         };
-        let seen = crate::backend::Snapshot::of(cfg.teammates().filter(kept));
-        for m in cfg.teammates().filter(kept) {
-            let Some(path) = m.worktree.as_deref().map(PathBuf::from) else {
+        let seen = crate::backend::Snapshot::of(cfg.teammates().filter(|m| own(m).is_some()));
+        for m in cfg.teammates() {
+            let Some(path) = own(m) else {
                 continue;
             };
             let status = leader::effective_status_with(

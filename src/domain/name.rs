@@ -41,10 +41,16 @@ impl Name {
     pub fn parse_as(s: &str, what: &str) -> Result<Name> {
         match problem(s) {
             None => Ok(Name(CompactString::from(s))),
-            Some(why) => Err(Error::bad(format!(
-                "invalid {what}{}name {s:?}: {why} (use 1 to {MAX_LEN} of A-Z a-z 0-9 . _ -, not starting with . or -)",
-                if what.is_empty() { "" } else { " " }
-            ))),
+            Some(why) => {
+                // A word of any length may be given: quoted in part (attacker QA 42: 100 KB
+                // echoed on one line).
+                let shown: String = s.chars().take(2 * MAX_LEN).collect();
+                let cut = if shown.len() < s.len() { "..." } else { "" };
+                Err(Error::bad(format!(
+                    "invalid {what}{}name {shown:?}{cut}: {why} (use 1 to {MAX_LEN} of A-Z a-z 0-9 . _ -, not starting with . or -)",
+                    if what.is_empty() { "" } else { " " }
+                )))
+            }
         }
     }
 

@@ -955,6 +955,132 @@ fn a_worktree_git_cannot_check_is_kept_and_its_repository_config_never_runs() {
     assert!(!ran.exists());
 }
 
+/// More of attacker QA 42 on worktrees: a `filter.NAME.clean` in the repository's config with
+/// an attribute naming it never runs from `doctor` or `delete`; a `.git` pointing at a
+/// repository the teammate made inside its worktree is not run in; new files are seen with
+/// `status.showUntrackedFiles=no`; a tree under `worktrees/` that is no member's keeps a plain
+/// `delete` from removing its work; and work a teammate leaves while it finishes its turn
+/// during `delete`'s handoff keeps the team (it was removed with it).
+#[test]
+fn delete_and_doctor_keep_work_git_config_hides_or_a_finishing_turn_leaves() {
+    let env = TestEnv::new();
+    create(&env, "lc-late");
+    let repo = repo(&env);
+    let ran = env.work.path().join("filter-ran");
+    let r = repo.to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "amy",
+        "--backend",
+        "process",
+        "--cwd",
+        r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&["shutdown", "amy"]);
+    let trees = env.team_dir("lc-late").join("worktrees");
+    let amy = trees.join("amy");
+    std::fs::write(amy.join(".gitattributes"), "*.txt filter=x\n").unwrap();
+    std::fs::write(amy.join("a.txt"), "hi\n").unwrap();
+    git(&amy, &["add", ".gitattributes", "a.txt"]);
+    git(&amy, &["commit", "-q", "-m", "attributes"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.x.clean",
+            &format!("sh -c 'touch \"{}\"; cat'", ran.display()),
+        ],
+    );
+    git(&repo, &["config", "status.showUntrackedFiles", "no"]);
+    // Changed since the index saw it: git hashes it (through the filter, were it not emptied).
+    std::fs::write(amy.join("a.txt"), "hi again\n").unwrap();
+    let (_, report) = doctor(&env, &[]);
+    assert!(!ran.exists(), "filter.x.clean ran: {report:#}");
+    assert!(
+        report
+            .to_string()
+            .contains("uncommitted changes, so --fix keeps it"),
+        "{report:#}"
+    );
+    git(&amy, &["checkout", "-q", "a.txt"]);
+    // A new file only: seen though the config hides untracked files.
+    std::fs::write(amy.join("notes.md"), "work\n").unwrap();
+    let err = env.fails(&["delete"], 1);
+    assert!(err.contains("worktrees/amy (uncommitted changes)"), "{err}");
+    assert!(!ran.exists());
+    std::fs::remove_file(amy.join("notes.md")).unwrap();
+    // A repository made inside the worktree, its `.git` pointing there: not run in.
+    let own = amy.join(".own");
+    git(&amy, &["init", "-q", own.to_str().unwrap()]);
+    let record = own.join(".git/worktrees/amy");
+    std::fs::create_dir_all(&record).unwrap();
+    std::fs::write(
+        record.join("gitdir"),
+        format!("{}\n", amy.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(record.join("commondir"), "../..\n").unwrap();
+    let real = std::fs::read_to_string(amy.join(".git")).unwrap();
+    std::fs::write(amy.join(".git"), "gitdir: .own/.git/worktrees/amy\n").unwrap();
+    let (_, report) = doctor(&env, &["--fix"]);
+    assert!(
+        report
+            .to_string()
+            .contains("points at a repository inside the worktree itself"),
+        "{report:#}"
+    );
+    assert!(amy.join("a.txt").is_file(), "{report:#}");
+    std::fs::write(amy.join(".git"), real).unwrap();
+    std::fs::remove_dir_all(&own).unwrap();
+    // A tree that is no member's, with work in it: a plain delete keeps the team.
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            trees.join("old").to_str().unwrap(),
+            "-b",
+            "old",
+        ],
+    );
+    std::fs::write(trees.join("old/wip.txt"), "wip\n").unwrap();
+    let err = env.fails(&["delete"], 1);
+    assert!(err.contains("worktrees/old (uncommitted changes)"), "{err}");
+    std::fs::remove_file(trees.join("old/wip.txt")).unwrap();
+    // A turn that writes its result while the delete waits for its answer.
+    env.ok(&[
+        "spawn",
+        "bea",
+        "--backend",
+        "process",
+        "--cwd",
+        r,
+        "--worktree",
+        "--exec",
+        "sleep 2; echo valuable > result.txt",
+    ]);
+    env.ok(&["send", "bea", "go"]);
+    wait_until("bea in its turn", Duration::from_secs(20), || {
+        env.member_status("bea") == "working"
+    });
+    let err = env.fails(&["delete"], 1);
+    assert!(
+        err.contains("worktrees/bea (uncommitted changes) (left while its teammates finished); team lc-late is kept"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(trees.join("bea/result.txt")).unwrap(),
+        "valuable\n"
+    );
+    assert!(!ran.exists());
+    env.ok(&["delete", "--force"]);
+    assert!(!ran.exists());
+}
+
 // ---- doctor ----
 
 fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
