@@ -325,8 +325,7 @@ fn linked(path: &Path) -> std::result::Result<(), String> {
             .is_ok_and(|p| std::fs::canonicalize(path).is_ok_and(|tree| p.starts_with(tree)))
     };
     let common = std::fs::read_to_string(record.join("commondir"))
-        .map(|c| record.join(c.trim()))
-        .unwrap_or_else(|_| record.join("../.."));
+        .map_or_else(|_| record.join("../.."), |c| record.join(c.trim()));
     if inside(&record) || inside(&common) {
         return Err(format!(
             "{} points at a repository inside the worktree itself",
