@@ -619,7 +619,7 @@ pub fn remove_team(home: &Home, dir: &Path, leftover: bool) -> Result<Vec<worktr
     }
     let was_current = std::fs::read_to_string(home.root().join("current"))
         .is_ok_and(|c| team.as_ref().is_some_and(|t| c.trim() == t.as_str()));
-    if let Some(link) = crate::store::fsutil::remove_tree(dir)
+    if let Some(link) = crate::store::fsutil::remove_tree_under(home.root(), dir)
         .map_err(|e| Error::failed(format!("cannot remove {}: {e}", dir.display())))?
     {
         said.push(worktree::Removed::Link(link));

@@ -749,6 +749,48 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.{unique}.tmp", std::process::id()))
 }
 
+/// `remove_tree` of `path`, a path under `root` (the home), reached from `root` one directory
+/// at a time without following a link (`DirFd::dir`): a link swapped in for a directory on the
+/// way (`teams`, the team's) while teamctl runs never has it remove a tree of that name
+/// elsewhere (attacker QA 42: `doctor --fix` removed directories outside the home so). A link
+/// on the way fails the removal, nothing removed. Below `path`, `remove_tree` never follows a
+/// link either; it is given `path` through the descriptor of its directory (`/proc/self/fd`),
+/// which no rename of a path can redirect.
+pub fn remove_tree_under(root: &Path, path: &Path) -> Result<Option<Link>> {
+    let rel = path.strip_prefix(root).map_err(|_| {
+        crate::error::Error::failed(format!(
+            "{} is not under {}; not removed",
+            path.display(),
+            root.display()
+        ))
+    })?;
+    let mut names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some(name) = names.pop() else {
+        return Err(crate::error::Error::failed(format!(
+            "{} is the home itself; not removed",
+            path.display()
+        )));
+    };
+    let mut dir = match DirFd::open_path(root) {
+        Ok(d) => d,
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    for n in names {
+        dir = match dir.dir(n, false, None) {
+            Ok(d) => d,
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+    }
+    use std::os::fd::AsRawFd;
+    let through = PathBuf::from(format!("/proc/self/fd/{}", dir.dir.as_raw_fd())).join(name);
+    Ok(remove_tree(&through)?.map(|link| Link {
+        path: path.to_path_buf(),
+        target: link.target,
+    }))
+}
+
 /// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a
 /// shared file hold one for the whole read-modify-write; the types do not check that, the
 /// callers do (`store::team`, `store::tasks`, `leader`).
@@ -1196,6 +1238,41 @@ mod tests {
         );
         // Nothing there: done.
         assert_eq!(remove_tree(&top).unwrap(), None);
+    }
+
+    /// A link swapped in for a directory on the way from the home (`teams`) fails the removal
+    /// and leaves the tree it points at (attacker QA 42: it was removed); put back, the tree
+    /// under the home goes; a link as the tree itself is unlinked and said by its own path.
+    #[test]
+    fn remove_tree_under_never_goes_through_a_link_on_the_way() {
+        use std::os::unix::fs::symlink;
+        let home = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(outside.path().join("old")).unwrap();
+        fs::write(outside.path().join("old/precious.txt"), "mine").unwrap();
+        let teams = home.path().join("teams");
+        fs::create_dir_all(teams.join("old/state")).unwrap();
+        fs::write(teams.join("old/state/x.json"), "{}").unwrap();
+        let team = teams.join("old");
+        fs::rename(&teams, home.path().join("teams.real")).unwrap();
+        symlink(outside.path(), &teams).unwrap();
+        assert!(remove_tree_under(home.path(), &team).is_err());
+        assert_eq!(
+            fs::read_to_string(outside.path().join("old/precious.txt")).unwrap(),
+            "mine"
+        );
+        fs::remove_file(&teams).unwrap();
+        fs::rename(home.path().join("teams.real"), &teams).unwrap();
+        assert_eq!(remove_tree_under(home.path(), &team).unwrap(), None);
+        assert!(team.symlink_metadata().is_err());
+        symlink(outside.path().join("old"), &team).unwrap();
+        let link = remove_tree_under(home.path(), &team)
+            .unwrap()
+            .expect("a link");
+        assert_eq!(link.path, team);
+        assert!(team.symlink_metadata().is_err());
+        assert!(outside.path().join("old/precious.txt").is_file());
+        assert!(remove_tree_under(home.path(), home.path()).is_err());
     }
 
     /// `entries_nofollow` tells links apart without following them, and lists nothing behind

@@ -548,7 +548,7 @@ impl Creating<'_> {
     /// failed part way: it never names a team whose file went.
     pub fn forget(&self, team: &Name) -> Result<()> {
         self.home.verify()?;
-        let removed = super::fsutil::remove_tree(&self.home.team_dir(team));
+        let removed = super::fsutil::remove_tree_under(self.home.root(), &self.home.team_dir(team));
         self.clear_gone()?;
         removed.map(drop)
     }

@@ -904,8 +904,13 @@ impl Store for FsStore {
         let dir = &self.dir;
         let mut last = None;
         for _ in 0..200 {
-            // Never through a link (`fsutil::remove_tree`).
-            if let Err(e) = super::fsutil::remove_tree(dir) {
+            // Never through a link, on the way from the home either (`remove_tree_under`:
+            // the team directory is `HOME/teams/TEAM`).
+            let removed = match dir.parent().and_then(std::path::Path::parent) {
+                Some(home) => super::fsutil::remove_tree_under(home, dir),
+                None => super::fsutil::remove_tree(dir),
+            };
+            if let Err(e) = removed {
                 last = Some(e);
             }
             if std::fs::symlink_metadata(dir).is_err() {
