@@ -23,10 +23,11 @@ pub fn teammates(
         // A spelling of the leader's name (`Team-Lead`, `team_lead`) that is no member gets
         // the leader's words, not a suggestion of the leader that is then refused (new-user
         // QA 42; no teammate may look like the leader: `spawn`).
-        if config.member(name.as_str()).is_none() && name.looks_like(&Name::leader()) {
+        let known = config.member(name.as_str()).is_some();
+        if !known && name.looks_like(&Name::leader()) {
             return Err(hint(Name::teammate_to_end(LEADER, doing).unwrap_err()));
         }
-        if config.member(name.as_str()).is_none() {
+        if !known {
             if !unknown.contains(&word.as_str()) {
                 unknown.push(word);
             }

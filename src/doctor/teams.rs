@@ -414,7 +414,8 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             };
             if status.is_running()
                 && let Some(pid) = leader::paused_worker(m, live.as_ref())
-                && (status == Status::Working || unread() > 0)
+                && let n = waiting_now()
+                && (status == Status::Working || n > 0)
             {
                 out.push(
                     Finding::new(
@@ -424,7 +425,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                             "{}@{} is paused: its worker (pid {pid}) is stopped by a signal (SIGSTOP?) and reads no mail{}",
                             m.name,
                             cfg.name,
-                            waiting(waiting_now())
+                            waiting(n)
                         ),
                     )
                     .hint(format!(

@@ -185,6 +185,17 @@ fn remove_one(home: &Path, path: &Path) -> std::io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// A file at `p` holding `bytes`, last changed at `when`.
+    fn aged(p: &Path, bytes: &[u8], when: SystemTime) {
+        std::fs::write(p, bytes).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
     #[test]
     fn a_temporary_files_writer_is_read_from_its_name() {
         let unique = "0192f3a4b5c6d7e8f90a1b2c3d4e5f60";
@@ -214,13 +225,7 @@ mod tests {
         let old = SystemTime::now() - Duration::from_mins(2);
         let make = |name: String, when: SystemTime| {
             let p = dir.path().join(name);
-            std::fs::write(&p, b"half a state").unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(when)
-                .unwrap();
+            aged(&p, b"half a state", when);
             p
         };
         let left_over = make(format!(".w.json.{gone}.{unique}.tmp"), old);
@@ -259,14 +264,7 @@ mod tests {
         let x = home.path().join("teams/t/x");
         std::fs::create_dir_all(&x).unwrap();
         for dir in [x.as_path(), outside.path()] {
-            let f = dir.join(name);
-            std::fs::write(&f, b"half").unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(&f)
-                .unwrap()
-                .set_modified(old)
-                .unwrap();
+            aged(&dir.join(name), b"half", old);
         }
         let mut found = Vec::new();
         look_in(home.path(), DEPTH + 2, &mut found);
