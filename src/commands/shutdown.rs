@@ -254,28 +254,37 @@ fn refuse_running(store: &dyn Store) -> Result<()> {
     )))
 }
 
-/// `--remove-worktree`: remove the worktrees of teammates that stopped.
+/// `--remove-worktree`: remove the worktrees of teammates that stopped, each while it is
+/// still down, under its start lock (`leader::while_down`): a message that resumed it since
+/// its shutdown leaves its worktree in place.
 fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
-    let config = store.load()?;
+    crate::pause::at("shutdown-remove-worktrees");
     for name in names {
-        // This host's own view of it: a worktree (and its repository) the shared file alone
-        // names is not this host's to remove.
-        let Some(member) = crate::store::spec::local_view(store, config.require(name.as_str())?)
-        else {
-            continue;
-        };
-        let member = &member;
-        let dirty = crate::worktree::recorded_here(member, &store.local_dir())
-            .filter(|w| w.exists())
-            .and_then(|w| crate::worktree::unsaved(&w));
-        if let Some(removed) = crate::worktree::remove_for(member, &store.local_dir())? {
-            crate::outln!("removed {name}'s {removed}");
-            if let Some(what) = dirty {
-                crate::errln!(
-                    "teamctl: {name}'s worktree had {}, now discarded; its branch keeps what was committed",
-                    crate::output::printable_line(&what, 1024)
-                );
+        let removed = crate::leader::while_down(store, name, |member| {
+            // This host's own view of it: a worktree (and its repository) the shared file
+            // alone names is not this host's to remove.
+            let Some(member) = crate::store::spec::local_view(store, member) else {
+                return Ok(None);
+            };
+            let dirty = crate::worktree::recorded_here(&member, &store.local_dir())
+                .filter(|w| w.exists())
+                .and_then(|w| crate::worktree::unsaved(&w));
+            Ok(crate::worktree::remove_for(&member, &store.local_dir())?.map(|r| (r, dirty)))
+        })?;
+        match removed {
+            Ok(Some((removed, dirty))) => {
+                crate::outln!("removed {name}'s {removed}");
+                if let Some(what) = dirty {
+                    crate::errln!(
+                        "teamctl: {name}'s worktree had {}, now discarded; its branch keeps what was committed",
+                        crate::output::printable_line(&what, 1024)
+                    );
+                }
             }
+            Ok(None) => {}
+            Err(status) => crate::errln!(
+                "teamctl: {name} is {status} again (a message resumed it); its worktree is kept"
+            ),
         }
     }
     Ok(())

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::proc;
-use crate::domain::TeamConfig;
+use crate::domain::{Name, TeamConfig};
 use crate::error::Result;
 use crate::store::{Home, SharedStore};
 
@@ -121,8 +121,13 @@ pub enum Fix {
         #[serde(skip)]
         leftover: bool,
     },
-    /// Remove a git worktree.
-    RemoveWorktree { path: PathBuf },
+    /// Remove a git worktree; one a teammate records, only while that teammate is still down
+    /// (looked at again under its start lock: a send may have resumed it since).
+    RemoveWorktree {
+        path: PathBuf,
+        #[serde(skip)]
+        of: Option<Teammate>,
+    },
     /// Put a fresh lock file in place of a FIFO, link, socket, device or empty directory at a
     /// lock file's path (`fsutil::replace_odd_lock`: never followed nor opened).
     ReplaceLock { path: PathBuf },
@@ -155,6 +160,14 @@ pub enum Fix {
         #[serde(skip_serializing_if = "Option::is_none")]
         socket: Option<String>,
     },
+}
+
+/// A teammate whose worktree a fix removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Teammate {
+    pub home: PathBuf,
+    pub team: Name,
+    pub name: Name,
 }
 
 /// How long polite signals get before the kill.
@@ -205,7 +218,7 @@ impl Fix {
             Fix::ClearCurrent { home, team } => teams::clear_current(home, team),
             // An earlier fix may have removed it already (a stale team's worktrees). `lstat`:
             // a link pointing nowhere is still there, and still removed.
-            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir }
+            Fix::RemoveTeam { dir, .. } | Fix::RemoveWorktree { path: dir, .. }
                 if dir.symlink_metadata().is_err() =>
             {
                 Ok(format!("{} is already gone", dir.display()))
@@ -222,15 +235,28 @@ impl Fix {
                 }
                 Ok(done)
             }
-            Fix::RemoveWorktree { path } => {
-                // Looked at again: work may have been left there since doctor looked.
-                if let Some(what) = crate::worktree::unsaved(path) {
-                    return Err(crate::error::Error::failed(format!(
-                        "{} has {what} now; kept",
+            Fix::RemoveWorktree { path, of: None } => teams::remove_worktree(path),
+            Fix::RemoveWorktree { path, of: Some(of) } => {
+                let store = Home::new(of.home.clone()).open(&of.team)?;
+                let removed = crate::leader::while_down(&*store, &of.name, |m| {
+                    if crate::worktree::recorded_here(m, &store.local_dir()).as_ref() != Some(path)
+                    {
+                        return Err(crate::error::Error::failed(format!(
+                            "{} no longer records {}; kept",
+                            of.name,
+                            path.display()
+                        )));
+                    }
+                    teams::remove_worktree(path)
+                })?;
+                removed.map_err(|status| {
+                    crate::error::Error::failed(format!(
+                        "{}@{} is {status} now (resumed since doctor looked); its worktree {} is kept",
+                        of.name,
+                        of.team,
                         path.display()
-                    )));
-                }
-                Ok(format!("removed {}", crate::worktree::remove_at(path)?))
+                    ))
+                })
             }
             Fix::CloseSession {
                 home,

@@ -681,7 +681,14 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     "`teamctl shutdown --team {} {} --remove-worktree` or `teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
                     cfg.name, m.name
                 ))
-                .fix(Fix::RemoveWorktree { path })
+                .fix(Fix::RemoveWorktree {
+                    path,
+                    of: Some(super::Teammate {
+                        home: home.root().to_path_buf(),
+                        team: cfg.name.clone(),
+                        name: m.name.clone(),
+                    }),
+                })
             };
             out.push(f);
         }
@@ -701,7 +708,10 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     ),
                 )
                 .hint("`teamctl doctor --fix` removes the link (never what it points at)")
-                .fix(Fix::RemoveWorktree { path: link.path }),
+                .fix(Fix::RemoveWorktree {
+                    path: link.path,
+                    of: None,
+                }),
             );
         }
         for path in found.trees {
@@ -725,12 +735,23 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                 ))
             } else {
                 f.hint("`teamctl doctor --fix` removes it")
-                    .fix(Fix::RemoveWorktree { path })
+                    .fix(Fix::RemoveWorktree { path, of: None })
             };
             out.push(f);
         }
     }
     out
+}
+
+/// Remove the worktree at `path` unless work was left there since doctor looked.
+pub fn remove_worktree(path: &Path) -> Result<String> {
+    if let Some(what) = worktree::unsaved(path) {
+        return Err(Error::failed(format!(
+            "{} has {what} now; kept",
+            path.display()
+        )));
+    }
+    Ok(format!("removed {}", worktree::remove_at(path)?))
 }
 
 /// The team directories under the home's `teams` named like a team (real directories, never

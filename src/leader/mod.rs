@@ -498,6 +498,25 @@ pub fn start_lock(store: &dyn Store, name: &Name) -> Result<Held> {
     store.lock(&LockKey::Start(name.clone()))
 }
 
+/// Do `f` with the member `name` only while it is down, under its start lock: every start
+/// (`resume`, a send's resume, a re-`spawn`) takes that lock first, so none begins in what
+/// `f` removes meanwhile (attacker QA 42: `doctor --fix` removed the worktree of a teammate
+/// a send had resumed since doctor looked). `Ok(Err(status))`: it runs now, `f` not called.
+pub fn while_down<T>(
+    store: &dyn Store,
+    name: &Name,
+    f: impl FnOnce(&Member) -> Result<T>,
+) -> Result<std::result::Result<T, Status>> {
+    let _starting = start_lock(store, name)?;
+    let config = store.load()?;
+    let member = config.require(name.as_str())?;
+    let status = effective_status(member, store.live(name)?.as_ref());
+    if status.is_running() && !cut_short(member, status) {
+        return Ok(Err(status));
+    }
+    f(member).map(Ok)
+}
+
 /// `status` (from `effective_status`) is "starting" only because the member was recorded
 /// and never placed: no pane, no pid, no worker process carrying its tag. Seen under the start
 /// lock (which the recording `spawn` holds until the worker is recorded), that start was cut
@@ -554,6 +573,7 @@ pub fn resume_if_down(
     if status.is_running() && !cut_short(member, status) {
         return Ok(None);
     }
+    crate::pause::at("resume-down");
     // Its worker would end at once, its cursor file spoiled (a FIFO or link planted there:
     // `worker::watch::read_cursor`): said here, not only in its log.
     store

@@ -709,7 +709,7 @@ fn three_rejections_fail_the_turn_and_tell_the_sender() {
 
 // ---- worktrees ----
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -729,7 +729,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A git repository with one commit, in the test's work directory.
-fn repo(env: &TestEnv) -> PathBuf {
+pub(crate) fn repo(env: &TestEnv) -> PathBuf {
     let dir = env.work.path().join("repo");
     std::fs::create_dir(&dir).unwrap();
     git(&dir, &["init", "-q", "-b", "main"]);

@@ -1541,3 +1541,130 @@ fn doctor_leaves_a_teammate_answering_a_shutdown_alone() {
     assert_eq!(code, 0, "{report:#}");
     t.ok(&["kill", "bob"]);
 }
+
+/// `doctor --fix` removes a stopped teammate's clean worktree only while it is still down:
+/// a teammate started again between doctor's look and its fix keeps the tree it runs in
+/// (attacker QA 42: the fix removed it from under the resumed worker). A `resume` is held
+/// under bob's start lock, having found bob down; doctor looks then, and its fix waits for
+/// that lock and finds bob running. Without the look under the lock, the fix never waits and
+/// removes the tree at once, and the resume then starts bob in a tree made again (then the
+/// test fails on doctor's words).
+#[test]
+fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-tree"]);
+    let repo = crate::lifecycle::repo(&t);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let tree = t.team_dir("race-tree").join("worktrees/bob");
+    t.ok(&["shutdown", "bob"]);
+    assert_eq!(t.member_status("bob"), "stopped");
+    assert!(tree.is_dir());
+    let gate = t.work.path().join("gate");
+    let resume = t.paused(&["resume", "bob"], "resume-down", &gate);
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the resume finding bob down", LONG, || {
+        Path::new(&reached).exists()
+    });
+    let lock = t.team_dir("race-tree").join("locks/bob.start");
+    let fixer = t
+        .cmd(&["doctor", "--fix"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fixer_pid = fixer.id();
+    let mut fixer = Some(fixer);
+    wait_until(
+        "doctor's fix waiting for bob's start lock, or done",
+        LONG,
+        || {
+            waits_for_lock(fixer_pid, &lock)
+                || fixer
+                    .as_mut()
+                    .is_some_and(|f| f.try_wait().unwrap().is_some())
+        },
+    );
+    std::fs::write(&gate, "").unwrap();
+    let resumed = resume.wait_with_output().unwrap();
+    assert!(resumed.status.success(), "{resumed:?}");
+    let out = fixer.take().unwrap().wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tree.is_dir(), "bob's worktree removed under it: {said}");
+    assert!(
+        said.contains("bob@race-tree is starting now (resumed since doctor looked); its worktree")
+            || said
+                .contains("bob@race-tree is idle now (resumed since doctor looked); its worktree"),
+        "{said}"
+    );
+    // bob still works there.
+    t.ok(&["send", "bob", "still here"]);
+    wait_until("bob's reply", LONG, || {
+        t.inbox("race-tree", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "still here")
+    });
+    t.ok(&["delete", "--force"]);
+}
+
+/// `shutdown --remove-worktree` removes the worktree of a teammate that stopped only while it
+/// is still down: one a message resumed after its shutdown keeps the tree it runs in, and the
+/// shutdown says so.
+#[test]
+fn shutdown_remove_worktree_keeps_the_tree_of_a_teammate_a_message_resumed() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-tree2"]);
+    let repo = crate::lifecycle::repo(&t);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let tree = t.team_dir("race-tree2").join("worktrees/bob");
+    let gate = t.work.path().join("gate");
+    let shutdown = t.paused(
+        &["shutdown", "bob", "--remove-worktree"],
+        "shutdown-remove-worktrees",
+        &gate,
+    );
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("bob stopped, its worktree not yet removed", LONG, || {
+        Path::new(&reached).exists()
+    });
+    assert_eq!(t.member_status("bob"), "stopped");
+    // A message resumes bob.
+    t.ok(&["send", "bob", "back again"]);
+    std::fs::write(&gate, "").unwrap();
+    let out = shutdown.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(tree.is_dir(), "bob's worktree removed under it: {out:?}");
+    assert!(
+        said.contains("again (a message resumed it); its worktree is kept"),
+        "{out:?}"
+    );
+    wait_until("bob's reply", LONG, || {
+        t.inbox("race-tree2", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "back again")
+    });
+    t.ok(&["delete", "--force"]);
+}
