@@ -470,6 +470,31 @@ pub fn stopped_by_signal(pid: u32) -> bool {
             .is_some_and(|stat| state_of_stat(&stat).is_some_and(|s| s == b'T' || s == b't'))
 }
 
+/// The processes stopped by a signal (or a tracer), by process group: for each group, the
+/// first such process found. One walk of `/proc` for any number of groups.
+pub fn stopped_by_group() -> std::collections::HashMap<i32, u32> {
+    let mut out = std::collections::HashMap::new();
+    for pid in pids() {
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some((b'T' | b't', pgrp)) = state_and_group(&stat) {
+            out.entry(pgrp).or_insert(pid);
+        }
+    }
+    out
+}
+
+/// The state letter and process group of a `/proc/PID/stat` line (fields 3 and 5).
+fn state_and_group(stat: &[u8]) -> Option<(u8, i32)> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = *fields.next()?.as_bytes().first()?;
+    let group = fields.nth(1)?.parse().ok()?;
+    Some((state, group))
+}
+
 /// The state letter of a `/proc/PID/stat` line: the first field after the parenthesised
 /// command name (which may hold spaces and parentheses itself).
 fn state_of_stat(stat: &[u8]) -> Option<u8> {
@@ -632,15 +657,21 @@ mod tests {
 
     #[test]
     fn a_process_stopped_by_a_signal_is_told_from_one_that_runs() {
+        use std::os::unix::process::CommandExt;
         assert_eq!(state_of_stat(b"1 (a) T) S 0"), Some(b'S'));
+        assert_eq!(state_and_group(b"1 (a) T) t 1 77 7"), Some((b't', 77)));
         let mut child = std::process::Command::new("sleep")
             .arg("30")
+            .process_group(0)
             .spawn()
             .unwrap();
         let pid = child.id();
+        let group = i32::try_from(pid).unwrap();
         assert!(!stopped_by_signal(pid));
+        assert_eq!(stopped_by_group().get(&group), None);
         assert!(signal(pid, Signal::SIGSTOP));
         assert!(wait_for(Duration::from_secs(10), || stopped_by_signal(pid)));
+        assert_eq!(stopped_by_group().get(&group), Some(&pid));
         assert!(signal(pid, Signal::SIGCONT));
         assert!(wait_for(Duration::from_secs(10), || !stopped_by_signal(
             pid

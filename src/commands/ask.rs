@@ -208,9 +208,14 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 .ok()
                 .and_then(|c| {
                     let live = store.live(&target).ok().flatten();
-                    crate::leader::paused_worker(c.member(target.as_str())?, live.as_ref())
+                    let m = c.member(target.as_str())?;
+                    match crate::leader::paused_worker(m, live.as_ref()) {
+                        Some(pid) => Some(format!("; its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it answers once `kill -CONT {pid}`")),
+                        None => crate::leader::paused_turn(m, live.as_ref()).map(|pid| {
+                            format!("; {}", crate::leader::paused_turn_words(&target, pid))
+                        }),
+                    }
                 })
-                .map(|pid| format!("; its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it answers once `kill -CONT {pid}`"))
                 .unwrap_or_default();
             let waits = format!("{waits}{paused}");
             return Err(Error::failed(format!(

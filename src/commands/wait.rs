@@ -87,6 +87,15 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             {
                 waits_on_user = Some(leader::paused_words(name, pid, "its mail"));
             }
+            // Its turn's process stopped so: the turn goes on once continued.
+            let turn_paused = (paused.is_none() && status == Status::Working)
+                .then(|| leader::paused_turn(member, live.as_ref()))
+                .flatten();
+            if let Some(pid) = turn_paused
+                && waits_on_user.is_none()
+            {
+                waits_on_user = Some(leader::paused_turn_words(name, pid));
+            }
             if !settled {
                 let doing = if live
                     .as_ref()
@@ -107,7 +116,7 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
                 said.remove(name);
             }
             let mut said_of = serde_json::json!({ "name": name.as_str(), "status": status });
-            if paused.is_some() {
+            if paused.is_some() || turn_paused.is_some() {
                 said_of["paused"] = true.into();
             }
             settled_as.push(said_of);

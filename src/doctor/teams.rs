@@ -434,6 +434,29 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
                 );
                 continue;
             }
+            // A process of its turn stopped so (its worker waits for the turn): `status`
+            // said `working`, doctor nothing (new-user QA 42).
+            if status == Status::Working
+                && let Some(pid) = leader::paused_turn(m, live.as_ref())
+            {
+                out.push(
+                    Finding::new(
+                        "teammates",
+                        Level::Problem,
+                        format!(
+                            "{}@{}'s turn is paused: its process (pid {pid}) is stopped by a signal (SIGSTOP?){}",
+                            m.name,
+                            cfg.name,
+                            waiting(waiting_now())
+                        ),
+                    )
+                    .hint(format!(
+                        "`kill -CONT {pid}` lets the turn go on where it stopped (`--fix` leaves it: someone stopped it); `teamctl interrupt --team {} {}` ends the turn instead",
+                        cfg.name, m.name
+                    )),
+                );
+                continue;
+            }
             match status {
                 Status::Dead => {
                     let n = unread();

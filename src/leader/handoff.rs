@@ -34,6 +34,9 @@ pub struct Outcome {
     /// Those of `silent` whose worker is stopped by a signal (this pid): no wait is long enough
     /// for them; they answer once continued (new-user QA 42: "still in a turn?").
     pub paused: Vec<(Name, u32)>,
+    /// Those of `silent` whose turn's process is stopped by a signal (this pid): they answer
+    /// once it is continued and the turn ends.
+    pub paused_turns: Vec<(Name, u32)>,
     /// Asked, not waited for (`--no-wait`).
     pub requested: Vec<Name>,
     /// Running again at the end of `--all` (resumed by a message meanwhile).
@@ -75,7 +78,7 @@ impl Outcome {
                 "reason": why,
             })).collect::<Vec<_>>(),
             "noResponse": names(&self.silent),
-            "paused": self.paused.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            "paused": self.paused.iter().chain(&self.paused_turns).map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
             "running": names(&self.running),
             "died": self.died.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
             "leftOpen": self.left_open.iter().map(|(n, panes)| (n.as_str().to_string(), panes.clone().into()))
@@ -115,7 +118,13 @@ impl Outcome {
         let silent: Vec<Name> = self
             .silent
             .iter()
-            .filter(|n| !self.paused.iter().any(|(p, _)| p == *n))
+            .filter(|n| {
+                !self
+                    .paused
+                    .iter()
+                    .chain(&self.paused_turns)
+                    .any(|(p, _)| p == *n)
+            })
             .cloned()
             .collect();
         if !silent.is_empty() {
@@ -134,6 +143,13 @@ impl Outcome {
         for (n, pid) in &self.paused {
             problems.push(format!(
                 "no shutdown response from {n}: its worker (pid {pid}) is stopped by a signal (SIGSTOP?); the request stands and it stops once it answers, after `kill -CONT {pid}`; {}",
+                force_hint(std::slice::from_ref(n))
+            ));
+        }
+        for (n, pid) in &self.paused_turns {
+            problems.push(format!(
+                "no shutdown response from {n}: {}; the request stands and it stops once that turn ends; {}",
+                super::paused_turn_words(n, *pid),
                 force_hint(std::slice::from_ref(n))
             ));
         }
@@ -462,11 +478,15 @@ pub fn handoff(
             let left: Vec<Name> = waiting.iter().cloned().collect();
             crate::errln!("teamctl: {}", waiting_notice(&config, &left, deadline));
             // One stopped by a signal answers only once continued: said now, not at the end.
-            for (n, pid) in paused_of(store, &left) {
+            let (workers, turns) = paused_of(store, &left);
+            for (n, pid) in workers {
                 crate::errln!(
                     "teamctl: {}",
                     super::paused_words(&n, pid, "the shutdown request")
                 );
+            }
+            for (n, pid) in turns {
+                crate::errln!("teamctl: {}", super::paused_turn_words(&n, pid));
             }
         }
         let mut until = deadline.min(Instant::now() + Duration::from_secs(1));
@@ -476,23 +496,32 @@ pub fn handoff(
         bell.wait_until(until);
     }
     out.silent = waiting.into_iter().collect();
-    out.paused = paused_of(store, &out.silent);
+    (out.paused, out.paused_turns) = paused_of(store, &out.silent);
     Ok(out)
 }
 
-/// Those of `names` whose worker is stopped by a signal, each with its pid.
-fn paused_of(store: &dyn Store, names: &[Name]) -> Vec<(Name, u32)> {
+/// A teammate and the pid of its process stopped by a signal.
+type Stopped = (Name, u32);
+
+/// Those of `names` whose worker is stopped by a signal, and those whose turn's process is
+/// (their worker running), each with the stopped pid.
+fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<Stopped>) {
+    let (mut workers, mut turns) = (Vec::new(), Vec::new());
     let Ok(config) = store.load() else {
-        return Vec::new();
+        return (workers, turns);
     };
-    names
-        .iter()
-        .filter_map(|n| {
-            let member = config.member(n.as_str())?;
-            let live = store.live(n).ok().flatten();
-            Some((n.clone(), super::paused_worker(member, live.as_ref())?))
-        })
-        .collect()
+    for n in names {
+        let Some(member) = config.member(n.as_str()) else {
+            continue;
+        };
+        let live = store.live(n).ok().flatten();
+        if let Some(pid) = super::paused_worker(member, live.as_ref()) {
+            workers.push((n.clone(), pid));
+        } else if let Some(pid) = super::paused_turn(member, live.as_ref()) {
+            turns.push((n.clone(), pid));
+        }
+    }
+    (workers, turns)
 }
 
 /// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one

@@ -193,6 +193,36 @@ pub fn paused_worker(member: &crate::domain::Member, live: Option<&LiveState>) -
         .filter(|p| crate::backend::proc::is_worker(*p, &member.agent_id))
 }
 
+/// A process of `member`'s running turn (its process group, by the live state) that is
+/// stopped by a signal (SIGSTOP, a tracer): the turn goes on only once it is continued, its
+/// worker waiting for it meanwhile (new-user QA 42: `status` said `working`, nothing else).
+/// `stopped`: `proc::stopped_by_group`, one walk of /proc for any number of members. Only a
+/// process carrying the member's tag, of a local member.
+pub fn paused_turn_in(
+    member: &crate::domain::Member,
+    live: Option<&LiveState>,
+    stopped: &std::collections::HashMap<i32, u32>,
+) -> Option<u32> {
+    let live = live.filter(|l| l.current_turn.is_some())?;
+    let pid = *stopped.get(&live.turn_pgid?)?;
+    (crate::backend::host::elsewhere(member).is_none()
+        && crate::backend::proc::is_agent_process(pid, &member.agent_id))
+    .then_some(pid)
+}
+
+/// `paused_turn_in` for one member (a walk of /proc only while a turn runs).
+pub fn paused_turn(member: &crate::domain::Member, live: Option<&LiveState>) -> Option<u32> {
+    live.and_then(|l| l.turn_pgid)?;
+    paused_turn_in(member, live, &crate::backend::proc::stopped_by_group())
+}
+
+/// What to say of `n`, whose turn's process `pid` is stopped by a signal.
+pub fn paused_turn_words(n: &Name, pid: u32) -> String {
+    format!(
+        "{n}'s turn is paused: its process (pid {pid}) is stopped by a signal (SIGSTOP?); the turn goes on once `kill -CONT {pid}`"
+    )
+}
+
 /// What to say of `n`, whose worker `pid` is stopped by a signal, for `what` (`the message`)
 /// just delivered to it.
 pub fn paused_words(n: &Name, pid: u32, what: &str) -> String {

@@ -41,8 +41,8 @@ fn key(rows: &[Row]) -> Vec<String> {
                 r.problem,
                 r.inbox_problem
             ) + &format!(
-                "|{:?}|{:?}|{:?}|{}",
-                r.exit_reason, r.stopping, r.mail_waits, r.paused
+                "|{:?}|{:?}|{:?}|{}|{:?}",
+                r.exit_reason, r.stopping, r.mail_waits, r.paused, r.turn_paused
             )
         })
         .collect()
@@ -248,6 +248,7 @@ mod tests {
             exit_reason: None,
             stopping: None,
             paused: false,
+            turn_paused: None,
             planning: None,
         }
     }

@@ -95,6 +95,11 @@ pub struct Row {
     /// team's table reads no more files for it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paused: bool,
+    /// A process of its running turn (this pid) is stopped by a signal, so the turn goes on
+    /// only once it is continued: the STATUS cell says `working (paused)`, a note under the
+    /// table says how to go on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_paused: Option<u32>,
     /// Its plan command runs (this round of 3): the STATUS cell says `working (planning)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<u32>,
@@ -129,7 +134,7 @@ impl Row {
             return format!("{UNKNOWN} (state file {what})");
         }
         let word = self.status.as_str();
-        if self.paused {
+        if self.paused || self.turn_paused.is_some() {
             return format!("{word} (paused)");
         }
         match (&self.needs_user, &self.stopping, &self.mail_waits) {
@@ -204,12 +209,15 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         });
         let seen = seen.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         let members: Vec<(&Member, Files)> = config.members.iter().zip(files).collect();
+        // Stopped processes, looked for once for the whole table and only when a turn runs.
+        let stopped = std::sync::OnceLock::new();
         in_parts(members, |part| {
             rows_from(
                 part,
                 |m, live| leader::effective_status_with(store, m, live, &seen),
                 |m| seen.is_members_pane(m),
                 |m| read_files(store, vec![m]).pop(),
+                &stopped,
             )
         })
     })
@@ -317,6 +325,7 @@ fn rows_from(
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
     pane: impl Fn(&Member) -> Option<bool>,
     again: impl Fn(&Member) -> Option<Files>,
+    stopped: &std::sync::OnceLock<std::collections::HashMap<i32, u32>>,
 ) -> Vec<Row> {
     members
         .into_iter()
@@ -378,6 +387,12 @@ fn rows_from(
                 && (unread_mail > 0 || status == Status::Working)
                 && crate::backend::host::elsewhere(m).is_none()
                 && pid.is_some_and(crate::backend::proc::stopped_by_signal);
+            let turn_paused = fresh
+                .filter(|l| status == Status::Working && !paused && l.turn_pgid.is_some())
+                .and_then(|l| {
+                    let stopped = stopped.get_or_init(crate::backend::proc::stopped_by_group);
+                    leader::paused_turn_in(m, Some(l), stopped)
+                });
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
@@ -394,6 +409,7 @@ fn rows_from(
                 // process): shown as for a stopped one, none (new-user QA).
                 pid,
                 paused,
+                turn_paused,
                 unread: unread_mail,
                 unread_idle: unread
                     .iter()
@@ -563,6 +579,13 @@ pub fn notes(out: &mut String, rows: &[Row]) {
             let _ = writeln!(
                 out,
                 "{}: its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it reads no mail until `kill -CONT {pid}`",
+                r.name
+            );
+        }
+        if let Some(pid) = r.turn_paused {
+            let _ = writeln!(
+                out,
+                "{}: its turn's process (pid {pid}) is stopped by a signal (SIGSTOP?): the turn goes on once `kill -CONT {pid}`",
                 r.name
             );
         }

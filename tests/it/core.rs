@@ -383,28 +383,15 @@ fn a_worker_stopped_by_a_signal_shows_paused_once_mail_waits() {
     let env = TestEnv::new();
     team_with(&env, &[("bob", "cat")]);
     wait_until("bob idle", T, || env.member_status("bob") == "idle");
-    let pid = env.member("bob")["pid"].as_u64().unwrap().to_string();
-    let signal = |sig: &str| {
-        assert!(
-            std::process::Command::new("kill")
-                .args([sig, &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
+    let pid = env.member("bob")["pid"].as_u64().unwrap();
+    let signal = |sig: &str| kill(sig, pid);
     signal("-STOP");
     let paused = || {
         let said: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "status"])).unwrap();
         said["members"][1]["paused"].as_bool()
     };
     // Nothing waits for it: idle is what it is.
-    wait_until("bob's worker stopped", T, || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
-        })
-    });
+    wait_until("bob's worker stopped", T, || stopped(pid));
     assert_eq!(paused(), None);
     // The send says so, and how to go on (attacker QA 41: it said only "sent to bob").
     let out = env.run(&["send", "bob", "are you there"]);
@@ -464,22 +451,9 @@ fn a_paused_teammate_is_named_so_by_doctor_wait_ask_and_shutdown() {
     wait_until("bob in its turn", T, || {
         env.member_status("bob") == "working"
     });
-    let stop = |sig: &str| {
-        assert!(
-            std::process::Command::new("kill")
-                .args([sig, &pid.to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
+    let stop = |sig: &str| kill(sig, pid);
     stop("-STOP");
-    wait_until("bob's worker stopped", T, || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
-        })
-    });
+    wait_until("bob's worker stopped", T, || stopped(pid));
     env.ok(&["send", "bob", "two"]);
     let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
     assert!(
@@ -529,6 +503,106 @@ fn a_paused_teammate_is_named_so_by_doctor_wait_ask_and_shutdown() {
     std::fs::write(&flag, b"").unwrap();
     stop("-CONT");
     wait_until("bob stopped once continued", T, || {
+        env.member_status("bob") == "stopped"
+    });
+}
+
+/// `kill SIG PID`, which must succeed.
+fn kill(sig: &str, pid: u64) {
+    assert!(
+        std::process::Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// Whether process `pid` is stopped by a signal (state `T` in its stat).
+fn stopped(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
+    })
+}
+
+/// A process of a teammate's turn (not its worker) stopped by a signal: the turn waits, and
+/// `status`, `doctor`, `wait` and `ask` say so and how to go on (new-user QA 42: `status`
+/// said `working` and nothing else, doctor nothing). The stopped process is a child in the
+/// turn's group, not its leader: the shell that waits for it runs.
+#[test]
+fn a_turn_stopped_by_a_signal_is_named_paused() {
+    let env = TestEnv::new();
+    let mark = env.work.path().join("sleeping");
+    let exec = format!(
+        "cat >/dev/null; sleep 120 & echo $! > '{0}.tmp' && mv '{0}.tmp' '{0}'; wait",
+        mark.display()
+    );
+    team_with(&env, &[("bob", &exec)]);
+    wait_until("bob idle", T, || env.member_status("bob") == "idle");
+    env.ok(&["send", "bob", "one"]);
+    wait_until("bob's turn sleeping", T, || mark.exists());
+    let sleeper: u64 = std::fs::read_to_string(&mark)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("paused"), "{status}");
+    kill("-STOP", sleeper);
+    wait_until("bob's turn stopped", T, || stopped(sleeper));
+    let status = env.ok(&["status"]);
+    assert!(status.contains("working (paused)"), "{status}");
+    assert!(
+        status.contains(&format!(
+            "bob: its turn's process (pid {sleeper}) is stopped by a signal (SIGSTOP?): the turn goes on once `kill -CONT {sleeper}`"
+        )),
+        "{status}"
+    );
+    assert_eq!(env.member("bob")["turnPaused"], sleeper, "{status}");
+    env.ok(&["send", "bob", "two"]);
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!(
+            "bob@alpha's turn is paused: its process (pid {sleeper}) is stopped by a signal (SIGSTOP?) (1 unread message waits)"
+        )),
+        "{doctor}"
+    );
+    let out = env.run(&["--json", "wait", "bob", "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["members"][0]["paused"], true, "{said}");
+    let words = format!(
+        "bob's turn is paused: its process (pid {sleeper}) is stopped by a signal (SIGSTOP?); the turn goes on once `kill -CONT {sleeper}`"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&words),
+        "{out:?}"
+    );
+    let err = env.fails(&["ask", "bob", "three?", "--timeout", "1"], 1);
+    assert!(err.contains(&words), "{err}");
+    let out = env.run(&["--json", "shutdown", "bob", "--timeout", "3"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["paused"], serde_json::json!(["bob"]), "{said}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "no shutdown response from bob: {words}; the request stands"
+        )) && !err.contains("still in a turn?"),
+        "{err}"
+    );
+    // Continued, the turn goes on and is no longer said to be paused; ended, bob answers the
+    // shutdown request that stood.
+    kill("-CONT", sleeper);
+    wait_until("bob's turn running again", T, || !stopped(sleeper));
+    let status = env.ok(&["status"]);
+    assert!(
+        !status.contains("paused") && status.contains("shutdown_pending"),
+        "{status}"
+    );
+    env.ok(&["interrupt", "bob"]);
+    wait_until("bob stopped once its turn ended", T, || {
         env.member_status("bob") == "stopped"
     });
 }
