@@ -17,6 +17,8 @@ pub fn teammates(
     let mut names: Vec<Name> = Vec::new();
     // Names that are no member, each said in the one refusal (not the first alone).
     let mut unknown: Vec<&str> = Vec::new();
+    // Each taken once, looked up in a set (a list's `contains` made 96k names take 7.6 s).
+    let mut seen = std::collections::HashSet::new();
     for word in given {
         let hint = |e| super::mistaken::to_end(ctx, verb, word, e);
         let name = Name::teammate_to_end(word, doing).map_err(hint)?;
@@ -27,14 +29,13 @@ pub fn teammates(
         if !known && name.looks_like(&Name::leader()) {
             return Err(hint(Name::teammate_to_end(LEADER, doing).unwrap_err()));
         }
-        if !known {
-            if !unknown.contains(&word.as_str()) {
-                unknown.push(word);
-            }
+        if !seen.insert(name.clone()) {
             continue;
         }
-        if !names.contains(&name) {
+        if known {
             names.push(name);
+        } else {
+            unknown.push(word);
         }
     }
     match unknown[..] {

@@ -30,6 +30,8 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         // Each name that is no member is said in the one refusal (new-user QA 41: only the
         // first was).
         let mut unknown: Vec<&str> = Vec::new();
+        // Each taken once, looked up in a set (a list's `contains` was quadratic).
+        let mut seen = std::collections::HashSet::new();
         for given in &args.names {
             let name = Name::teammate(given).map_err(|e| {
                 match (e, super::mistaken::listed("resume", given)) {
@@ -37,11 +39,12 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                     (e, _) => e,
                 }
             })?;
+            if !seen.insert(name.clone()) {
+                continue;
+            }
             if config.member(name.as_str()).is_none() {
-                if !unknown.contains(&given.as_str()) {
-                    unknown.push(given);
-                }
-            } else if !names.contains(&name) {
+                unknown.push(given);
+            } else {
                 names.push(name);
             }
         }
