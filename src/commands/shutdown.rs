@@ -98,7 +98,8 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             );
         }
         if args.remove_worktree {
-            remove_worktrees(&*store, &targets)?;
+            let kept = remove_worktrees(&*store, &targets, true)?;
+            debug_assert!(kept.is_empty());
         }
         return Ok(());
     }
@@ -173,18 +174,53 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
             crate::outln!("{n}: shutdown requested; the next teamctl command acts on the answer");
         }
     }
+    let mut kept = None;
     if args.remove_worktree {
-        remove_worktrees(&*store, &outcome.stopped)?;
+        let words = remove_worktrees(&*store, &outcome.stopped, false)?;
+        if !words.is_empty() {
+            kept = Some(kept_error(&words));
+        }
         if !outcome.requested.is_empty() {
             crate::errln!(
                 "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
             );
         }
+        // Not stopped (no answer, a refusal): their worktrees stay, said (new-user QA 43:
+        // kept in silence).
+        let running: Vec<&Name> = targets
+            .iter()
+            .filter(|n| !outcome.stopped.contains(n) && !outcome.requested.contains(n))
+            .collect();
+        if !running.is_empty() {
+            crate::errln!(
+                "teamctl: {} did not stop, so {} kept; `teamctl doctor --fix` removes a stopped teammate's clean worktree later",
+                running
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if running.len() == 1 {
+                    "its worktree is"
+                } else {
+                    "their worktrees are"
+                }
+            );
+        }
     }
     if let Some(signal) = outcome.interrupted {
+        if let Some(e) = kept {
+            crate::errln!("teamctl: {e}");
+        }
         return Err(interrupted(signal, &targets, &outcome));
     }
-    outcome.into_result(args.timeout)
+    match (outcome.into_result(args.timeout), kept) {
+        (Err(e), Some(k)) => {
+            crate::errln!("teamctl: {k}");
+            Err(e)
+        }
+        (Ok(()), Some(k)) => Err(k),
+        (result, None) => result,
+    }
 }
 
 /// What a shutdown interrupted while it waited leaves (its stopped teammates were said on
@@ -256,36 +292,71 @@ fn refuse_running(store: &dyn Store) -> Result<()> {
 
 /// `--remove-worktree`: remove the worktrees of teammates that stopped, each while it is
 /// still down, under its start lock (`leader::while_down`): a message that resumed it since
-/// its shutdown leaves its worktree in place.
-fn remove_worktrees(store: &dyn Store, names: &[Name]) -> Result<()> {
+/// its shutdown leaves its worktree in place. One with uncommitted work (or files git cannot
+/// check) is kept unless `force`, as `delete` keeps it (new-user QA 43: it was discarded,
+/// said only after); returns what was kept so, in words.
+fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Vec<(Name, String)>> {
     crate::pause::at("shutdown-remove-worktrees");
+    let mut kept = Vec::new();
     for name in names {
         let removed = crate::leader::while_down(store, name, |member| {
             // This host's own view of it: a worktree (and its repository) the shared file
             // alone names is not this host's to remove.
             let Some(member) = crate::store::spec::local_view(store, member) else {
-                return Ok(None);
+                return Ok(Removal::Nothing);
             };
-            let dirty = crate::worktree::recorded_here(&member, &store.local_dir())
-                .filter(|w| w.exists())
-                .and_then(|w| crate::worktree::unsaved(&w));
-            Ok(crate::worktree::remove_for(&member, &store.local_dir())?.map(|r| (r, dirty)))
+            let tree =
+                crate::worktree::recorded_here(&member, &store.local_dir()).filter(|w| w.exists());
+            let dirty = tree.as_deref().and_then(crate::worktree::unsaved);
+            if let (Some(tree), Some(what), false) = (&tree, &dirty, force) {
+                return Ok(Removal::Kept(format!(
+                    "{name}'s worktree {} has {}, so it is kept",
+                    tree.display(),
+                    crate::output::printable_line(what, 1024)
+                )));
+            }
+            Ok(
+                match crate::worktree::remove_for(&member, &store.local_dir())? {
+                    Some(removed) => Removal::Removed(removed, dirty),
+                    None => Removal::Nothing,
+                },
+            )
         })?;
         match removed {
-            Ok(Some((removed, dirty))) => {
+            Ok(Removal::Removed(removed, dirty)) => {
                 crate::outln!("removed {name}'s {removed}");
                 if let Some(what) = dirty {
                     crate::errln!(
-                        "teamctl: {name}'s worktree had {}, now discarded; its branch keeps what was committed",
+                        "teamctl: {name}'s worktree had {}, now discarded (--force); its branch keeps what was committed",
                         crate::output::printable_line(&what, 1024)
                     );
                 }
             }
-            Ok(None) => {}
+            Ok(Removal::Kept(words)) => kept.push((name.clone(), words)),
+            Ok(Removal::Nothing) => {}
             Err(status) => crate::errln!(
                 "teamctl: {name} is {status} again (a message resumed it); its worktree is kept"
             ),
         }
     }
-    Ok(())
+    Ok(kept)
+}
+
+/// What `remove_worktrees` did with one teammate's worktree.
+enum Removal {
+    Removed(crate::worktree::Removed, Option<String>),
+    /// Kept for its uncommitted work, in words.
+    Kept(String),
+    Nothing,
+}
+
+/// The refusal for worktrees kept for their work (`remove_worktrees`), with the way on.
+fn kept_error(kept: &[(Name, String)]) -> Error {
+    let (names, words): (Vec<&str>, Vec<&str>) =
+        kept.iter().map(|(n, w)| (n.as_str(), w.as_str())).unzip();
+    Error::failed(format!(
+        "{}: commit what is worth keeping there; `teamctl shutdown {} --remove-worktree --force` discards it",
+        words.join("; "),
+        names.join(" ")
+    ))
 }

@@ -855,6 +855,15 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     let err = env.fails(&["delete"], 1);
     assert!(err.contains("uncommitted"), "{err}");
     assert!(scratch.is_file());
+    // So does `shutdown --remove-worktree` (new-user QA 43: it discarded the draft, said
+    // after), with the way to discard it, which --force is.
+    let err = env.fails(&["shutdown", "amy", "--remove-worktree"], 1);
+    assert!(
+        err.contains("has uncommitted changes, so it is kept")
+            && err.contains("`teamctl shutdown amy --remove-worktree --force` discards it"),
+        "{err}"
+    );
+    assert!(scratch.is_file());
     std::fs::remove_file(&scratch).unwrap();
     // delete removes the remaining worktree through git.
     env.ok(&["delete"]);
