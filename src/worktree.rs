@@ -385,7 +385,11 @@ fn owned(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
             dir.display()
         )));
     }
-    Ok(Some(path))
+    // The path inside the home, never the recorded spelling of it: one through a link
+    // elsewhere (`/tmp/link/NAME`, the link to `worktrees`) had the link itself removed as
+    // if it were the home's (attacker QA 43), and one spelled `worktrees/../worktrees/NAME`
+    // was not known for the member's by `doctor`, which removed it under its teammate.
+    Ok(Some(dir.join(member.name.as_str())))
 }
 
 /// The member's recorded worktree when it is this host's own (`owned`), else `None`: the

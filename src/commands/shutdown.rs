@@ -334,8 +334,8 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
             }
             Ok(Removal::Kept(words)) => kept.push((name.clone(), words)),
             Ok(Removal::Nothing) => {}
-            Err(status) => crate::errln!(
-                "teamctl: {name} is {status} again (a message resumed it); its worktree is kept"
+            Err(up) => crate::errln!(
+                "teamctl: {name} {up} again (a message resumed it?); its worktree is kept"
             ),
         }
     }

@@ -121,8 +121,8 @@ pub enum Fix {
         #[serde(skip)]
         leftover: bool,
     },
-    /// Remove a git worktree; one a teammate records, only while that teammate is still down
-    /// (looked at again under its start lock: a send may have resumed it since).
+    /// Remove a git worktree; one named after a teammate, only while that teammate is still
+    /// down (looked at again under its start lock: a send may have resumed it since).
     RemoveWorktree {
         path: PathBuf,
         #[serde(skip)]
@@ -238,25 +238,15 @@ impl Fix {
             Fix::RemoveWorktree { path, of: None } => teams::remove_worktree(path),
             Fix::RemoveWorktree { path, of: Some(of) } => {
                 let store = Home::new(of.home.clone()).open(&of.team)?;
-                let removed = crate::leader::while_down(&*store, &of.name, |m| {
-                    if crate::worktree::recorded_here(m, &store.local_dir()).as_ref() != Some(path)
-                    {
-                        return Err(crate::error::Error::failed(format!(
-                            "{} no longer records {}; kept",
+                crate::leader::while_down(&*store, &of.name, |_| teams::remove_worktree(path))?
+                    .map_err(|up| {
+                        crate::error::Error::failed(format!(
+                            "{}@{} {up} now (started since doctor looked); its worktree {} is kept",
                             of.name,
+                            of.team,
                             path.display()
-                        )));
-                    }
-                    teams::remove_worktree(path)
-                })?;
-                removed.map_err(|status| {
-                    crate::error::Error::failed(format!(
-                        "{}@{} is {status} now (resumed since doctor looked); its worktree {} is kept",
-                        of.name,
-                        of.team,
-                        path.display()
-                    ))
-                })
+                        ))
+                    })
             }
             Fix::CloseSession {
                 home,

@@ -657,15 +657,29 @@ pub fn remove_team(home: &Home, dir: &Path, leftover: bool) -> Result<Vec<worktr
 pub fn worktrees(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
     for (store, cfg) in super::readable_teams(home) {
+        let local = store.local_dir();
+        // As recorded, and as the home's own path to it (`recorded_here`): one spelled
+        // otherwise (`worktrees/../worktrees/NAME`) is the member's (attacker QA 43: it was
+        // said to belong to no member, and removed under its running teammate).
         let recorded: Vec<PathBuf> = cfg
             .teammates()
-            .filter_map(|m| m.worktree.as_deref().map(PathBuf::from))
+            .flat_map(|m| {
+                [
+                    m.worktree.as_deref().map(PathBuf::from),
+                    worktree::recorded_here(m, &local),
+                ]
+            })
+            .flatten()
             .collect();
+        let teammate = |name: &Name| super::Teammate {
+            home: home.root().to_path_buf(),
+            team: cfg.name.clone(),
+            name: name.clone(),
+        };
         // Where teamctl makes worktrees only: a path the team file alone names (edited by
         // hand) is never looked into nor removed (attacker QA 42: `--fix` removed a worktree
         // of another repository the file was made to name). A real directory (`lstat`): a
         // link there is reported below, as a link.
-        let local = store.local_dir();
         let own = |m: &crate::domain::Member| {
             worktree::recorded_here(m, &local)
                 .filter(|p| p.symlink_metadata().is_ok_and(|meta| meta.is_dir()))
@@ -706,11 +720,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                 ))
                 .fix(Fix::RemoveWorktree {
                     path,
-                    of: Some(super::Teammate {
-                        home: home.root().to_path_buf(),
-                        team: cfg.name.clone(),
-                        name: m.name.clone(),
-                    }),
+                    of: Some(teammate(&m.name)),
                 })
             };
             out.push(f);
@@ -757,8 +767,13 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     path.display()
                 ))
             } else {
+                // One named after a teammate goes only while that teammate is down.
+                let of = cfg
+                    .teammates()
+                    .find(|m| path.file_name() == Some(std::ffi::OsStr::new(m.name.as_str())))
+                    .map(|m| teammate(&m.name));
                 f.hint("`teamctl doctor --fix` removes it")
-                    .fix(Fix::RemoveWorktree { path, of: None })
+                    .fix(Fix::RemoveWorktree { path, of })
             };
             out.push(f);
         }

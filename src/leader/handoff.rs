@@ -269,6 +269,7 @@ pub fn handoff(
             // Nobody more is asked.
             break;
         }
+        super::say_starts_waited(store, batch, "to ask it to shut down");
         let _starting = super::start_locks(store, batch)?;
         let config = store.load()?;
         let members = batch

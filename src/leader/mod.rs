@@ -501,20 +501,51 @@ pub fn start_lock(store: &dyn Store, name: &Name) -> Result<Held> {
 /// Do `f` with the member `name` only while it is down, under its start lock: every start
 /// (`resume`, a send's resume, a re-`spawn`) takes that lock first, so none begins in what
 /// `f` removes meanwhile (attacker QA 42: `doctor --fix` removed the worktree of a teammate
-/// a send had resumed since doctor looked). `Ok(Err(status))`: it runs now, `f` not called.
+/// a send had resumed since doctor looked). `Ok(Err(up))`: it runs now, `f` not called.
 pub fn while_down<T>(
     store: &dyn Store,
     name: &Name,
     f: impl FnOnce(&Member) -> Result<T>,
-) -> Result<std::result::Result<T, Status>> {
+) -> Result<std::result::Result<T, Up>> {
+    // A start under way holds the lock: it is starting, and is not waited for (a lock held
+    // for good had `doctor --fix` and `shutdown --remove-worktree` wait for ever, attacker
+    // QA 43). A store that cannot tell is waited on.
+    if store.lock_held(&LockKey::Start(name.clone())) == Some(true) {
+        return Ok(Err(Up::Starting));
+    }
     let _starting = start_lock(store, name)?;
     let config = store.load()?;
     let member = config.require(name.as_str())?;
     let status = effective_status(member, store.live(name)?.as_ref());
     if status.is_running() && !cut_short(member, status) {
-        return Ok(Err(status));
+        return Ok(Err(Up::Is(status)));
+    }
+    // The records say down; a worker of it that runs says otherwise (records written over by
+    // hand, attacker QA 43).
+    if backend::host::elsewhere(member).is_none() && worker_runs(member) {
+        return Ok(Err(Up::WorkerRuns));
     }
     f(member).map(Ok)
+}
+
+/// Why `while_down` found a teammate up, in words after its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Up {
+    Is(Status),
+    /// Its start lock is held: a start of it is under way.
+    Starting,
+    /// Recorded down, yet a worker process of it runs.
+    WorkerRuns,
+}
+
+impl std::fmt::Display for Up {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Up::Is(status) => write!(f, "is {status}"),
+            Up::Starting => f.write_str("is being started"),
+            Up::WorkerRuns => f.write_str("has a worker running"),
+        }
+    }
 }
 
 /// `status` (from `effective_status`) is "starting" only because the member was recorded
@@ -662,20 +693,9 @@ pub fn end_members(store: &dyn Store, members: &[Member], why: &str) -> Result<V
 pub fn end_now(store: &dyn Store, names: &[Name], why: &str) -> Result<Vec<(Member, bool, Ended)>> {
     let mut out = Vec::with_capacity(names.len());
     for batch in names.chunks(START_LOCKS_AT_ONCE) {
-        // Said before the wait, which lasts as long as that start (re-QA 37: a kill waited
-        // in silence for a start that hung).
-        let starting: Vec<&str> = batch
-            .iter()
-            .filter(|n| store.lock_held(&LockKey::Start((*n).clone())) == Some(true))
-            .map(Name::as_str)
-            .collect();
-        if !starting.is_empty() {
-            crate::errln!(
-                "teamctl: waiting for the start of {} under way (a spawn, resume or send) to end it",
-                starting.join(", ")
-            );
-        }
-        let _starting = start_locks(store, &batch.iter().collect::<Vec<_>>())?;
+        let batch_refs: Vec<&Name> = batch.iter().collect();
+        say_starts_waited(store, &batch_refs, "to end it");
+        let _starting = start_locks(store, &batch_refs)?;
         let members = store.load()?.require_all(batch)?;
         let dead = dead_ones(store, &members);
         let ended = end_members_noting(store, &members, why)?;
@@ -876,6 +896,23 @@ pub fn expect_shutdowns(
         Ok(())
     })?;
     Ok(awaited)
+}
+
+/// Say which of `names` have a start under way (their start lock held), before a wait for
+/// it that lasts as long as that start (re-QA 37: a kill waited in silence for a start that
+/// hung; attacker QA 43: so did a shutdown); `then`: what follows the start (`to end it`).
+pub fn say_starts_waited(store: &dyn Store, names: &[&Name], then: &str) {
+    let starting: Vec<&str> = names
+        .iter()
+        .filter(|n| store.lock_held(&LockKey::Start((**n).clone())) == Some(true))
+        .map(|n| n.as_str())
+        .collect();
+    if !starting.is_empty() {
+        crate::errln!(
+            "teamctl: waiting for the start of {} under way (a spawn, resume or send) {then}",
+            starting.join(", ")
+        );
+    }
 }
 
 /// How many teammates' start locks one process holds at once (each may be an open file);

@@ -1607,9 +1607,11 @@ fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
     // A warning's fix that could not be done leaves the exit at 0, as the warning does.
     assert!(out.status.success(), "{said}");
     assert!(
-        said.contains("bob@race-tree is starting now (resumed since doctor looked); its worktree")
-            || said
-                .contains("bob@race-tree is idle now (resumed since doctor looked); its worktree"),
+        ["is being started", "is starting", "is idle"]
+            .iter()
+            .any(|up| said.contains(&format!(
+                "bob@race-tree {up} now (started since doctor looked); its worktree"
+            ))),
         "{said}"
     );
     // bob still works there.
@@ -1660,7 +1662,7 @@ fn shutdown_remove_worktree_keeps_the_tree_of_a_teammate_a_message_resumed() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(tree.is_dir(), "bob's worktree removed under it: {out:?}");
     assert!(
-        said.contains("again (a message resumed it); its worktree is kept"),
+        said.contains("again (a message resumed it?); its worktree is kept"),
         "{out:?}"
     );
     wait_until("bob's reply", LONG, || {
@@ -1668,5 +1670,50 @@ fn shutdown_remove_worktree_keeps_the_tree_of_a_teammate_a_message_resumed() {
             .iter()
             .any(|m| m["from"] == "bob" && m["text"] == "back again")
     });
+    t.ok(&["delete", "--force"]);
+}
+
+/// A start lock held for good (a stuck process) never has `doctor --fix` wait for it: a start
+/// under way is a teammate being started, whose worktree is kept, said at once (attacker QA
+/// 43: it waited for ever). (`shutdown` waits for a start under way, by design, and says so.)
+#[test]
+fn a_held_start_lock_keeps_the_worktree_without_waiting() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-tree3"]);
+    let repo = crate::lifecycle::repo(&t);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    t.ok(&["shutdown", "bob"]);
+    let tree = t.team_dir("race-tree3").join("worktrees/bob");
+    let (_, held) = hold_start_lock(&t, "race-tree3", "bob");
+    {
+        let args: &[&str] = &["doctor", "--fix"];
+        let mut run = t
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until(&format!("{args:?} to end"), LONG, || {
+            run.try_wait().unwrap().is_some()
+        });
+        let out = run.wait_with_output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains(" is being started"), "{args:?}: {said}");
+        assert!(tree.is_dir(), "{args:?}: {said}");
+    }
+    drop(held);
     t.ok(&["delete", "--force"]);
 }

@@ -994,6 +994,71 @@ fn a_recorded_worktree_outside_the_team_is_never_removed() {
     assert!(victim.join("sub/data.txt").is_file(), "delete removed it");
 }
 
+/// Set bob's recorded worktree in team `team`'s file to `to` (as a teammate's turn could).
+fn record_worktree(env: &TestEnv, team: &str, to: &Path) {
+    let path = env.team_dir(team).join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for m in config["members"].as_array_mut().unwrap() {
+        if m["name"] == "bob" {
+            m["worktree"] = to.display().to_string().into();
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+}
+
+/// A member's worktree recorded under another spelling of where teamctl makes it is the
+/// member's, by the home's own path (attacker QA 43): spelled `worktrees/../worktrees/bob`,
+/// `doctor` said it belonged to no member and `--fix` removed it under its running teammate;
+/// through a link outside the home to `worktrees`, `shutdown --remove-worktree` removed that
+/// link, the user's own, as if it were one planted in the home.
+#[test]
+fn a_worktree_recorded_under_another_spelling_is_its_members() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    let dir = env.team_dir("alpha").join("worktrees");
+    let tree = dir.join("bob");
+    record_worktree(&env, "alpha", &dir.join("../worktrees/bob"));
+    let out = env.run(&["doctor", "--fix"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("belongs to no member"), "{said}");
+    assert!(
+        tree.is_dir(),
+        "doctor --fix removed a running teammate's worktree: {said}"
+    );
+    // Through a link of the user's, outside the home, to the team's `worktrees`.
+    let link = env.work.path().join("link");
+    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    record_worktree(&env, "alpha", &link.join("bob"));
+    let out = env.ok(&["shutdown", "bob", "--remove-worktree"]);
+    assert!(
+        out.contains(&format!("removed bob's worktree {}", tree.display())),
+        "{out}"
+    );
+    assert!(
+        link.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink()),
+        "the user's link was removed"
+    );
+    assert!(!tree.exists());
+    env.ok(&["delete", "--force"]);
+}
+
 /// Without TEAMCTL_HOME, an absolute XDG_STATE_HOME or an absolute HOME, teamctl has no safe
 /// place for its state: it says so (exit 2) and makes nothing, neither in the current
 /// directory (a relative HOME) nor in a shared one such as /tmp (HOME unset).
