@@ -91,10 +91,10 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             let turn_paused = (paused.is_none() && status == Status::Working)
                 .then(|| leader::paused_turn(member, live.as_ref()))
                 .flatten();
-            if let Some(pid) = turn_paused
+            if let Some(p) = turn_paused
                 && waits_on_user.is_none()
             {
-                waits_on_user = Some(leader::paused_turn_words(name, pid));
+                waits_on_user = Some(leader::paused_turn_words(name, p));
             }
             if !settled {
                 let doing = if live

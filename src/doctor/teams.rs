@@ -437,22 +437,25 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             // A process of its turn stopped so (its worker waits for the turn): `status`
             // said `working`, doctor nothing (new-user QA 42).
             if status == Status::Working
-                && let Some(pid) = leader::paused_turn(m, live.as_ref())
+                && let Some(p) = leader::paused_turn(m, live.as_ref())
             {
                 out.push(
                     Finding::new(
                         "teammates",
                         Level::Problem,
                         format!(
-                            "{}@{}'s turn is paused: its process (pid {pid}) is stopped by a signal (SIGSTOP?){}",
+                            "{}@{}'s turn may be paused: its process {} is stopped by a signal (SIGSTOP?){}",
                             m.name,
                             cfg.name,
+                            p.pid,
                             waiting(waiting_now())
                         ),
                     )
                     .hint(format!(
-                        "`kill -CONT {pid}` lets the turn go on where it stopped (`--fix` leaves it: someone stopped it); `teamctl interrupt --team {} {}` ends the turn instead",
-                        cfg.name, m.name
+                        "{} (`--fix` leaves it: someone stopped it); `teamctl interrupt --team {} {}` ends the turn instead",
+                        p.way_on(),
+                        cfg.name,
+                        m.name
                     )),
                 );
                 continue;

@@ -124,16 +124,32 @@ fn old_enough(modified: Option<SystemTime>) -> bool {
 /// file of that name removed outside the home); says how many.
 pub fn remove(home: &Path, paths: &[PathBuf]) -> Result<String> {
     let mut removed = 0;
+    // Every one is tried: one that cannot be removed left the rest for ever, unsaid
+    // (new-user QA 43: an immutable file stopped the loop at the first).
+    let mut failed = Vec::new();
     for path in paths {
-        if remove_one(home, path).map_err(|e| Error::io(path, e))? {
-            removed += 1;
+        match remove_one(home, path) {
+            Ok(true) => removed += 1,
+            Ok(false) => {}
+            Err(e) => failed.push(Error::io(path, e).to_string()),
         }
     }
-    Ok(match removed {
-        0 => "no temporary file removed: each was gone or changed since doctor looked".to_string(),
+    let done = match removed {
+        0 => "no temporary file removed".to_string(),
         1 => "removed 1 temporary file left by a writer that ended mid-write".to_string(),
         n => format!("removed {n} temporary files left by writers that ended mid-write"),
-    })
+    };
+    match failed.len() {
+        0 if removed == 0 => Ok(format!(
+            "{done}: each was gone or changed since doctor looked"
+        )),
+        0 => Ok(done),
+        _ => Err(Error::failed(format!(
+            "{done}; could not remove {}: {}",
+            failed.len(),
+            failed.join("; ")
+        ))),
+    }
 }
 
 /// Remove `path` if it is still a left-over temporary file (`left`), every step relative to a

@@ -36,7 +36,7 @@ pub struct Outcome {
     pub paused: Vec<(Name, u32)>,
     /// Those of `silent` whose turn's process is stopped by a signal (this pid): they answer
     /// once it is continued and the turn ends.
-    pub paused_turns: Vec<(Name, u32)>,
+    pub paused_turns: Vec<(Name, super::PausedTurn)>,
     /// Asked, not waited for (`--no-wait`).
     pub requested: Vec<Name>,
     /// Running again at the end of `--all` (resumed by a message meanwhile).
@@ -78,7 +78,7 @@ impl Outcome {
                 "reason": why,
             })).collect::<Vec<_>>(),
             "noResponse": names(&self.silent),
-            "paused": self.paused.iter().chain(&self.paused_turns).map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            "paused": self.paused.iter().map(|(n, _)| n).chain(self.paused_turns.iter().map(|(n, _)| n)).map(Name::as_str).collect::<Vec<_>>(),
             "running": names(&self.running),
             "died": self.died.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
             "leftOpen": self.left_open.iter().map(|(n, panes)| (n.as_str().to_string(), panes.clone().into()))
@@ -119,11 +119,8 @@ impl Outcome {
             .silent
             .iter()
             .filter(|n| {
-                !self
-                    .paused
-                    .iter()
-                    .chain(&self.paused_turns)
-                    .any(|(p, _)| p == *n)
+                !self.paused.iter().any(|(p, _)| p == *n)
+                    && !self.paused_turns.iter().any(|(p, _)| p == *n)
             })
             .cloned()
             .collect();
@@ -501,12 +498,14 @@ pub fn handoff(
     Ok(out)
 }
 
-/// A teammate and the pid of its process stopped by a signal.
+/// A teammate and the pid of its worker stopped by a signal.
 type Stopped = (Name, u32);
+/// A teammate and its turn's process stopped by a signal.
+type StoppedTurn = (Name, super::PausedTurn);
 
 /// Those of `names` whose worker is stopped by a signal, and those whose turn's process is
 /// (their worker running), each with the stopped pid.
-fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<Stopped>) {
+fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<StoppedTurn>) {
     let (mut workers, mut turns) = (Vec::new(), Vec::new());
     let Ok(config) = store.load() else {
         return (workers, turns);

@@ -193,33 +193,55 @@ pub fn paused_worker(member: &crate::domain::Member, live: Option<&LiveState>) -
         .filter(|p| crate::backend::proc::is_worker(*p, &member.agent_id))
 }
 
+/// A process of a running turn stopped by a signal, and the turn's process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PausedTurn {
+    pub pid: u32,
+    pub group: i32,
+}
+
+impl PausedTurn {
+    /// How to go on, in words: that process, or every process of the turn (a whole group
+    /// stopped, `kill -STOP -- -G`, continued one pid at a time otherwise: new-user QA 43).
+    pub fn way_on(self) -> String {
+        format!(
+            "`kill -CONT {}` continues it (`kill -CONT -- -{}`: every process of the turn)",
+            self.pid, self.group
+        )
+    }
+}
+
 /// A process of `member`'s running turn (its process group, by the live state) that is
-/// stopped by a signal (SIGSTOP, a tracer): the turn goes on only once it is continued, its
-/// worker waiting for it meanwhile (new-user QA 42: `status` said `working`, nothing else).
+/// stopped by a signal (SIGSTOP, a tracer): the turn may wait for it, its worker waiting for
+/// the turn meanwhile (new-user QA 42: `status` said `working`, nothing else). May: a
+/// background process of the turn stopped so is one the turn need not wait for.
 /// `stopped`: `proc::stopped_by_group`, one walk of /proc for any number of members. Only a
 /// process carrying the member's tag, of a local member.
 pub fn paused_turn_in(
     member: &crate::domain::Member,
     live: Option<&LiveState>,
     stopped: &std::collections::HashMap<i32, u32>,
-) -> Option<u32> {
+) -> Option<PausedTurn> {
     let live = live.filter(|l| l.current_turn.is_some())?;
-    let pid = *stopped.get(&live.turn_pgid?)?;
+    let group = live.turn_pgid?;
+    let pid = *stopped.get(&group)?;
     (crate::backend::host::elsewhere(member).is_none()
         && crate::backend::proc::is_agent_process(pid, &member.agent_id))
-    .then_some(pid)
+    .then_some(PausedTurn { pid, group })
 }
 
 /// `paused_turn_in` for one member (a walk of /proc only while a turn runs).
-pub fn paused_turn(member: &crate::domain::Member, live: Option<&LiveState>) -> Option<u32> {
+pub fn paused_turn(member: &crate::domain::Member, live: Option<&LiveState>) -> Option<PausedTurn> {
     live.and_then(|l| l.turn_pgid)?;
     paused_turn_in(member, live, &crate::backend::proc::stopped_by_group())
 }
 
-/// What to say of `n`, whose turn's process `pid` is stopped by a signal.
-pub fn paused_turn_words(n: &Name, pid: u32) -> String {
+/// What to say of `n`, a process of whose turn is stopped by a signal.
+pub fn paused_turn_words(n: &Name, paused: PausedTurn) -> String {
     format!(
-        "{n}'s turn is paused: its process (pid {pid}) is stopped by a signal (SIGSTOP?); the turn goes on once `kill -CONT {pid}`"
+        "{n}'s turn may be paused: its process {} is stopped by a signal (SIGSTOP?); {}",
+        paused.pid,
+        paused.way_on()
     )
 }
 

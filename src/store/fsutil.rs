@@ -785,10 +785,18 @@ pub fn remove_tree_under(root: &Path, path: &Path) -> Result<Option<Link>> {
     }
     use std::os::fd::AsRawFd;
     let through = PathBuf::from(format!("/proc/self/fd/{}", dir.dir.as_raw_fd())).join(name);
-    Ok(remove_tree(&through)?.map(|link| Link {
-        path: path.to_path_buf(),
-        target: link.target,
-    }))
+    match remove_tree(&through) {
+        Ok(link) => Ok(link.map(|link| Link {
+            path: path.to_path_buf(),
+            target: link.target,
+        })),
+        // Said by the path the user knows, not the descriptor's (new-user QA 43:
+        // `/proc/self/fd/5/ghost: Operation not permitted`).
+        Err(e) => Err(crate::error::Error::failed(
+            e.to_string()
+                .replace(&through.display().to_string(), &path.display().to_string()),
+        )),
+    }
 }
 
 /// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a

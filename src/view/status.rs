@@ -95,11 +95,11 @@ pub struct Row {
     /// team's table reads no more files for it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paused: bool,
-    /// A process of its running turn (this pid) is stopped by a signal, so the turn goes on
-    /// only once it is continued: the STATUS cell says `working (paused)`, a note under the
-    /// table says how to go on.
+    /// A process of its running turn is stopped by a signal, so the turn may go on only once
+    /// it is continued: the STATUS cell says `working (paused)`, a note under the table says
+    /// how to go on.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn_paused: Option<u32>,
+    pub turn_paused: Option<leader::PausedTurn>,
     /// Its plan command runs (this round of 3): the STATUS cell says `working (planning)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<u32>,
@@ -582,11 +582,13 @@ pub fn notes(out: &mut String, rows: &[Row]) {
                 r.name
             );
         }
-        if let Some(pid) = r.turn_paused {
+        if let Some(p) = r.turn_paused {
             let _ = writeln!(
                 out,
-                "{}: its turn's process (pid {pid}) is stopped by a signal (SIGSTOP?): the turn goes on once `kill -CONT {pid}`",
-                r.name
+                "{}: its turn's process {} is stopped by a signal (SIGSTOP?), so the turn may wait for it: {}",
+                r.name,
+                p.pid,
+                p.way_on()
             );
         }
         if let Some(why) = &r.stopping {

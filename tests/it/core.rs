@@ -507,11 +507,11 @@ fn a_paused_teammate_is_named_so_by_doctor_wait_ask_and_shutdown() {
     });
 }
 
-/// `kill SIG PID`, which must succeed.
-fn kill(sig: &str, pid: u64) {
+/// `kill SIG PID` (`-- -PGID` for a negative one), which must succeed.
+fn kill(sig: &str, pid: impl std::fmt::Display) {
     assert!(
         std::process::Command::new("kill")
-            .args([sig, &pid.to_string()])
+            .args([sig, "--", &pid.to_string()])
             .status()
             .unwrap()
             .success()
@@ -547,6 +547,16 @@ fn a_turn_stopped_by_a_signal_is_named_paused() {
         .trim()
         .parse()
         .unwrap();
+    let group: i64 = std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+        .unwrap()
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
     let status = env.ok(&["status"]);
     assert!(!status.contains("paused"), "{status}");
     kill("-STOP", sleeper);
@@ -555,16 +565,20 @@ fn a_turn_stopped_by_a_signal_is_named_paused() {
     assert!(status.contains("working (paused)"), "{status}");
     assert!(
         status.contains(&format!(
-            "bob: its turn's process (pid {sleeper}) is stopped by a signal (SIGSTOP?): the turn goes on once `kill -CONT {sleeper}`"
+            "bob: its turn's process {sleeper} is stopped by a signal (SIGSTOP?), so the turn may wait for it: `kill -CONT {sleeper}` continues it (`kill -CONT -- -{group}`: every process of the turn)"
         )),
         "{status}"
     );
-    assert_eq!(env.member("bob")["turnPaused"], sleeper, "{status}");
+    assert_eq!(
+        env.member("bob")["turnPaused"],
+        serde_json::json!({"pid": sleeper, "group": group}),
+        "{status}"
+    );
     env.ok(&["send", "bob", "two"]);
     let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
     assert!(
         doctor.contains(&format!(
-            "bob@alpha's turn is paused: its process (pid {sleeper}) is stopped by a signal (SIGSTOP?) (1 unread message waits)"
+            "bob@alpha's turn may be paused: its process {sleeper} is stopped by a signal (SIGSTOP?) (1 unread message waits)"
         )),
         "{doctor}"
     );
@@ -573,7 +587,7 @@ fn a_turn_stopped_by_a_signal_is_named_paused() {
     let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(said["members"][0]["paused"], true, "{said}");
     let words = format!(
-        "bob's turn is paused: its process (pid {sleeper}) is stopped by a signal (SIGSTOP?); the turn goes on once `kill -CONT {sleeper}`"
+        "bob's turn may be paused: its process {sleeper} is stopped by a signal (SIGSTOP?); `kill -CONT {sleeper}` continues it"
     );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&words),
@@ -587,14 +601,19 @@ fn a_turn_stopped_by_a_signal_is_named_paused() {
     assert_eq!(said["paused"], serde_json::json!(["bob"]), "{said}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!(
-            "no shutdown response from bob: {words}; the request stands"
-        )) && !err.contains("still in a turn?"),
+        err.contains(&format!("no shutdown response from bob: {words}"))
+            && err.contains("the request stands and it stops once that turn ends")
+            && !err.contains("still in a turn?"),
         "{err}"
     );
     // Continued, the turn goes on and is no longer said to be paused; ended, bob answers the
-    // shutdown request that stood.
-    kill("-CONT", sleeper);
+    // shutdown request that stood. The whole group stopped (`kill -STOP -- -G`) is continued
+    // as said, at once (new-user QA 43: one pid at a time).
+    kill("-STOP", -group);
+    wait_until("bob's turn group stopped", T, || {
+        stopped(sleeper) && env.member("bob")["turnPaused"]["pid"] != sleeper
+    });
+    kill("-CONT", -group);
     wait_until("bob's turn running again", T, || !stopped(sleeper));
     let status = env.ok(&["status"]);
     assert!(
