@@ -382,7 +382,13 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     // Worktrees live in the team directory: remove them through git so the repository does
     // not keep stale entries. Their branches are kept.
     // Only this host's own view of each (`store::spec`): a repository the shared file alone
-    // names is not one git runs in.
+    // names is not one git runs in. Work forced away is said (new-user QA 43: `delete
+    // --force` said only "deleted team").
+    let discarded = if args.force {
+        unsaved_trees(store, &last)
+    } else {
+        Vec::new()
+    };
     for m in last
         .teammates()
         .filter_map(|m| crate::store::spec::local_view(store, m))
@@ -421,6 +427,12 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         ctx.print_json(&serde_json::json!({ "deleted": config.name.as_str() }));
     } else {
         crate::outln!("deleted team {}", config.name);
+    }
+    if !discarded.is_empty() {
+        crate::errln!(
+            "teamctl: discarded (--force) work in {}; the branches keep what was committed",
+            discarded.join(", ")
+        );
     }
     if let Some(signal) = crate::signals::caught() {
         // Too late to keep it: its teammates were being ended, so the delete was finished,

@@ -281,6 +281,11 @@ fn end(pid: u32, still: impl Fn() -> bool) {
     let start = proc::start_time(pid);
     let ended = || proc::ended(pid) || proc::start_time(pid) != start;
     proc::signal(pid, Signal::SIGTERM);
+    // A stopped process acts on the SIGTERM only once continued: it had the whole grace, then
+    // the kill (new-user QA 43).
+    if proc::stopped_by_signal(pid) {
+        proc::signal(pid, Signal::SIGCONT);
+    }
     if !proc::wait_for(GRACE, ended) && still() {
         proc::signal(pid, Signal::SIGKILL);
     }

@@ -195,7 +195,10 @@ pub fn processes(home: &Home) -> Vec<Finding> {
         out.push(Finding::new(
             "processes",
             Level::Ok,
-            format!("{workers} worker processes, none orphaned"),
+            format!(
+                "{workers} worker process{}, none orphaned",
+                if workers == 1 { "" } else { "es" }
+            ),
         ));
     }
     out
@@ -316,7 +319,10 @@ pub fn panes(home: &Home) -> Vec<Finding> {
         out.push(Finding::new(
             "panes",
             Level::Ok,
-            format!("{seen} teamctl panes, none orphaned"),
+            format!(
+                "{seen} teamctl pane{}, none orphaned",
+                if seen == 1 { "" } else { "s" }
+            ),
         ));
     }
     out

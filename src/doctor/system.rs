@@ -123,13 +123,11 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
             "; {n} orphaned workers (their team or home gone) hold one each; `teamctl doctor --fix` ends them"
         ),
     };
-    let teammates = if running == 1 {
-        "teammate"
-    } else {
-        "teammates"
-    };
+    // Of how many there are, said so ("0 running teammates here, 1 in all" read as one
+    // running elsewhere, new-user QA 43).
+    let teammates = if size == 1 { "teammate" } else { "teammates" };
     let summary = format!(
-        "inotify: {in_use} of {instances} instances in use, {watches} watches allowed; {running} running {teammates} here, {size} in all{orphans}"
+        "inotify: {in_use} of {instances} instances in use, {watches} watches allowed; {running} of {size} {teammates} running here{orphans}"
     );
     let level = if running > instances || running * WATCHES_PER_WORKER > watches {
         // These workers cannot all have inotify: some wait on doorbells.

@@ -960,7 +960,14 @@ fn a_worktree_git_cannot_check_is_kept_and_its_repository_config_never_runs() {
         "precious\n"
     );
     assert!(!ran.exists());
-    env.ok(&["delete", "--force"]);
+    // Forced, the work goes, and that is said (new-user QA 43: only "deleted team").
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("discarded (--force) work in") && err.contains("/worktrees/"),
+        "{err}"
+    );
     assert!(!ran.exists());
 }
 
@@ -1086,7 +1093,14 @@ fn delete_and_doctor_keep_work_git_config_hides_or_a_finishing_turn_leaves() {
         "valuable\n"
     );
     assert!(!ran.exists());
-    env.ok(&["delete", "--force"]);
+    // Forced, the work goes, and that is said (new-user QA 43: only "deleted team").
+    let out = env.run(&["delete", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("discarded (--force) work in") && err.contains("/worktrees/"),
+        "{err}"
+    );
     assert!(!ran.exists());
 }
 
