@@ -254,6 +254,34 @@ pub fn unsaved(path: &Path) -> Option<String> {
     }
 }
 
+/// Files in the clean worktree at `path` that git ignores (`.env`, notes, build output), in
+/// words that follow "it has", when there are any: nothing `unsaved` counts, yet not in the
+/// branch either, so `doctor --fix`, which removes a stopped teammate's worktree on its own,
+/// keeps it (attacker QA 43: an ignored `notes.md` was removed). Asked only of a tree
+/// `unsaved` found clean (so a linked one); a git that fails says nothing more.
+pub fn ignored(path: &Path) -> Option<String> {
+    // Never through a link, never in a tree whose `.git` is not a linked worktree's.
+    if through_link(path) || linked(path).is_err() {
+        return None;
+    }
+    let mut c = look(path);
+    c.args(["--ignored=matching"]);
+    let out = run(c, "list the ignored files").ok()?;
+    let files: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("!! ")).collect();
+    let first = files.first()?;
+    Some(format!(
+        "{} git ignores ({})",
+        match files.len() {
+            1 => "1 file or directory".to_string(),
+            n => format!("{n} files or directories"),
+        },
+        match files.len() {
+            1 => crate::output::printable_line(first, 256),
+            _ => format!("{}, ...", crate::output::printable_line(first, 256)),
+        }
+    ))
+}
+
 /// `git status` of the worktree at `path` that runs nothing a repository's config names
 /// (attacker QA 42: a teammate's `core.fsmonitor`, then its `filter.NAME.clean`, ran from a
 /// plain `teamctl doctor`, as the leader, outside any turn): fsmonitor, hooks and the untracked

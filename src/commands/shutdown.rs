@@ -299,6 +299,14 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
     crate::pause::at("shutdown-remove-worktrees");
     let mut kept = Vec::new();
     for name in names {
+        // Ctrl-C (or SIGTERM) caught while this shutdown waited: nothing more is removed
+        // (attacker re-check 43: a removal went ahead after the user's interrupt).
+        if let Some(signal) = crate::signals::caught() {
+            crate::errln!(
+                "teamctl: {signal}: {name}'s worktree (and any after it) is kept; `teamctl shutdown {name} --remove-worktree` removes it"
+            );
+            break;
+        }
         let removed = crate::leader::while_down(store, name, |member| {
             // This host's own view of it: a worktree (and its repository) the shared file
             // alone names is not this host's to remove.
@@ -315,6 +323,8 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
                     crate::output::printable_line(what, 1024)
                 )));
             }
+            // Removed with it, said (attacker QA 43: an ignored notes file went unsaid).
+            let dirty = dirty.or_else(|| tree.as_deref().and_then(crate::worktree::ignored));
             Ok(
                 match crate::worktree::remove_for(&member, &store.local_dir())? {
                     Some(removed) => Removal::Removed(removed, dirty),
@@ -327,7 +337,7 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
                 crate::outln!("removed {name}'s {removed}");
                 if let Some(what) = dirty {
                     crate::errln!(
-                        "teamctl: {name}'s worktree had {}, now discarded (--force); its branch keeps what was committed",
+                        "teamctl: {name}'s worktree had {}, now discarded; its branch keeps what was committed",
                         crate::output::printable_line(&what, 1024)
                     );
                 }

@@ -241,7 +241,7 @@ impl Fix {
                 crate::leader::while_down(&*store, &of.name, |_| teams::remove_worktree(path))?
                     .map_err(|up| {
                         crate::error::Error::failed(format!(
-                            "{}@{} {up} now (started since doctor looked); its worktree {} is kept",
+                            "{}@{} {up} now; its worktree {} is kept",
                             of.name,
                             of.team,
                             path.display()

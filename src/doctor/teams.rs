@@ -713,8 +713,15 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             );
             f = if let Some(what) = worktree::unsaved(&path) {
                 f.hint(format!(
-                    "it has {}, so --fix keeps it",
-                    crate::output::printable_line(&what, 1024)
+                    "it has {}, so --fix keeps it: commit what is worth keeping, then `teamctl shutdown --team {} {} --remove-worktree` (or `--force` to discard it)",
+                    crate::output::printable_line(&what, 1024),
+                    cfg.name,
+                    m.name
+                ))
+            } else if let Some(what) = worktree::ignored(&path) {
+                f.hint(format!(
+                    "it has {what}, not in its branch, so --fix keeps it; `teamctl shutdown --team {} {} --remove-worktree` removes it with them",
+                    cfg.name, m.name
                 ))
             } else {
                 f.hint(format!(
@@ -763,7 +770,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     cfg.name
                 ),
             );
-            f = if let Some(what) = worktree::unsaved(&path) {
+            f = if let Some(what) = worktree::unsaved(&path).or_else(|| worktree::ignored(&path)) {
                 f.hint(format!(
                     "it has {}: save what is worth keeping, then remove it by hand (`git worktree remove --force {}`, or `rm -r` for a directory git does not know); --fix keeps it",
                     crate::output::printable_line(&what, 1024),
@@ -786,7 +793,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
 
 /// Remove the worktree at `path` unless work was left there since doctor looked.
 pub fn remove_worktree(path: &Path) -> Result<String> {
-    if let Some(what) = worktree::unsaved(path) {
+    if let Some(what) = worktree::unsaved(path).or_else(|| worktree::ignored(path)) {
         return Err(Error::failed(format!(
             "{} has {what} now; kept",
             path.display()

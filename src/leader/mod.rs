@@ -522,7 +522,14 @@ pub fn while_down<T>(
     }
     // The records say down; a worker of it that runs says otherwise (records written over by
     // hand, attacker QA 43).
-    if backend::host::elsewhere(member).is_none() && worker_runs(member) {
+    // By its recorded id and by the one its name and team make (a recorded id written over
+    // hid the worker, attacker re-check 43).
+    let named = name.agent_id(&config.name);
+    if backend::host::elsewhere(member).is_none()
+        && backend::proc::pids().any(|p| {
+            backend::proc::is_worker(p, &member.agent_id) || backend::proc::is_worker(p, &named)
+        })
+    {
         return Ok(Err(Up::WorkerRuns));
     }
     f(member).map(Ok)

@@ -1115,6 +1115,47 @@ fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap(), v)
 }
 
+/// A stopped teammate's worktree holding only files git ignores (`.env`, notes) is clean to
+/// git, yet not in its branch: `doctor --fix`, which removes such a tree on its own, keeps it
+/// and says why (attacker QA 43: an ignored `notes.md` was removed); `shutdown
+/// --remove-worktree`, asked by name, removes it.
+#[test]
+fn doctor_fix_keeps_a_worktree_holding_files_git_ignores() {
+    let env = TestEnv::new();
+    create(&env, "lc-ign");
+    let repo = repo(&env);
+    let r = repo.to_str().unwrap();
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--cwd",
+        r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&["shutdown", "bob"]);
+    let tree = env.team_dir("lc-ign").join("worktrees/bob");
+    std::fs::write(tree.join(".gitignore"), "*\n").unwrap();
+    std::fs::write(tree.join("notes.md"), "mine\n").unwrap();
+    let (_, report) = doctor(&env, &["--fix"]);
+    let said = report.to_string();
+    assert!(
+        said.contains("git ignores") && said.contains("so --fix keeps it"),
+        "{report:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join("notes.md")).unwrap(),
+        "mine\n"
+    );
+    let out = env.ok(&["shutdown", "bob", "--remove-worktree"]);
+    assert!(out.contains("removed bob's worktree"), "{out}");
+    assert!(!tree.exists());
+    env.ok(&["delete"]);
+}
+
 fn problems(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()

@@ -1610,7 +1610,7 @@ fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
         ["is being started", "is starting", "is idle"]
             .iter()
             .any(|up| said.contains(&format!(
-                "bob@race-tree {up} now (started since doctor looked); its worktree"
+                "bob@race-tree {up} now; its worktree"
             ))),
         "{said}"
     );
