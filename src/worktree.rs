@@ -248,22 +248,18 @@ pub fn unsaved(path: &Path) -> Option<String> {
         Err(e) => return cannot(e.to_string()),
     }
     match run(look(path), "check the worktree") {
-        Ok(s) if s.is_empty() => None,
+        Ok(s) if s.is_empty() => ignored(path),
         Ok(_) => Some("uncommitted changes".to_string()),
         Err(e) => cannot(e.to_string()),
     }
 }
 
 /// Files in the clean worktree at `path` that git ignores (`.env`, notes, build output), in
-/// words that follow "it has", when there are any: nothing `unsaved` counts, yet not in the
-/// branch either, so `doctor --fix`, which removes a stopped teammate's worktree on its own,
-/// keeps it (attacker QA 43: an ignored `notes.md` was removed). Asked only of a tree
-/// `unsaved` found clean (so a linked one); a git that fails says nothing more.
-pub fn ignored(path: &Path) -> Option<String> {
-    // Never through a link, never in a tree whose `.git` is not a linked worktree's.
-    if through_link(path) || linked(path).is_err() {
-        return None;
-    }
+/// words that follow "it has", when there are any: in no commit, so lost with the tree as
+/// uncommitted changes are, and counted as they are by `unsaved` (attacker and new-user QA
+/// 43: an ignored `notes.md` went with `doctor --fix`, a `.env` with a plain `delete`). A
+/// git that fails says nothing more (`unsaved` has looked there already).
+fn ignored(path: &Path) -> Option<String> {
     let mut c = look(path);
     c.args(["--ignored=matching"]);
     let out = run(c, "list the ignored files").ok()?;

@@ -213,6 +213,18 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         }
         return Err(interrupted(signal, &targets, &outcome));
     }
+    // Caught after the handoff, before the removals (which it stopped, as said there).
+    if args.remove_worktree
+        && let Some(signal) = crate::signals::caught()
+    {
+        if let Some(e) = kept {
+            crate::errln!("teamctl: {e}");
+        }
+        return Err(crate::signals::interrupted(
+            signal,
+            "the teammates asked stopped as said; worktrees not yet removed are kept",
+        ));
+    }
     match (outcome.into_result(args.timeout), kept) {
         (Err(e), Some(k)) => {
             crate::errln!("teamctl: {k}");
@@ -323,8 +335,6 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
                     crate::output::printable_line(what, 1024)
                 )));
             }
-            // Removed with it, said (attacker QA 43: an ignored notes file went unsaid).
-            let dirty = dirty.or_else(|| tree.as_deref().and_then(crate::worktree::ignored));
             Ok(
                 match crate::worktree::remove_for(&member, &store.local_dir())? {
                     Some(removed) => Removal::Removed(removed, dirty),

@@ -718,11 +718,6 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     cfg.name,
                     m.name
                 ))
-            } else if let Some(what) = worktree::ignored(&path) {
-                f.hint(format!(
-                    "it has {what}, not in its branch, so --fix keeps it; `teamctl shutdown --team {} {} --remove-worktree` removes it with them",
-                    cfg.name, m.name
-                ))
             } else {
                 f.hint(format!(
                     "`teamctl shutdown --team {} {} --remove-worktree` or `teamctl doctor --fix` removes it (the branch is kept; resume makes it again)",
@@ -770,7 +765,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                     cfg.name
                 ),
             );
-            f = if let Some(what) = worktree::unsaved(&path).or_else(|| worktree::ignored(&path)) {
+            f = if let Some(what) = worktree::unsaved(&path) {
                 f.hint(format!(
                     "it has {}: save what is worth keeping, then remove it by hand (`git worktree remove --force {}`, or `rm -r` for a directory git does not know); --fix keeps it",
                     crate::output::printable_line(&what, 1024),
@@ -793,7 +788,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
 
 /// Remove the worktree at `path` unless work was left there since doctor looked.
 pub fn remove_worktree(path: &Path) -> Result<String> {
-    if let Some(what) = worktree::unsaved(path).or_else(|| worktree::ignored(path)) {
+    if let Some(what) = worktree::unsaved(path) {
         return Err(Error::failed(format!(
             "{} has {what} now; kept",
             path.display()

@@ -1116,9 +1116,8 @@ fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
 }
 
 /// A stopped teammate's worktree holding only files git ignores (`.env`, notes) is clean to
-/// git, yet not in its branch: `doctor --fix`, which removes such a tree on its own, keeps it
-/// and says why (attacker QA 43: an ignored `notes.md` was removed); `shutdown
-/// --remove-worktree`, asked by name, removes it.
+/// git, yet in no commit: kept as uncommitted work is (attacker QA 43: an ignored `notes.md`
+/// went with `doctor --fix`).
 #[test]
 fn doctor_fix_keeps_a_worktree_holding_files_git_ignores() {
     let env = TestEnv::new();
@@ -1150,8 +1149,23 @@ fn doctor_fix_keeps_a_worktree_holding_files_git_ignores() {
         std::fs::read_to_string(tree.join("notes.md")).unwrap(),
         "mine\n"
     );
-    let out = env.ok(&["shutdown", "bob", "--remove-worktree"]);
-    assert!(out.contains("removed bob's worktree"), "{out}");
+    // As uncommitted work, everywhere: a plain `delete` (new-user QA 43: a `.env` went
+    // silently) and `shutdown --remove-worktree` keep it; `--force` discards it, said.
+    let err = env.fails(&["delete"], 1);
+    assert!(err.contains("git ignores"), "{err}");
+    let err = env.fails(&["shutdown", "bob", "--remove-worktree"], 1);
+    assert!(
+        err.contains("git ignores (.gitignore, ...), so it is kept"),
+        "{err}"
+    );
+    assert!(tree.join("notes.md").is_file());
+    let out = env.run(&["shutdown", "bob", "--remove-worktree", "--force"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("git ignores (.gitignore, ...), now discarded"),
+        "{out:?}"
+    );
     assert!(!tree.exists());
     env.ok(&["delete"]);
 }

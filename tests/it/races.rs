@@ -1609,9 +1609,7 @@ fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
     assert!(
         ["is being started", "is starting", "is idle"]
             .iter()
-            .any(|up| said.contains(&format!(
-                "bob@race-tree {up} now; its worktree"
-            ))),
+            .any(|up| said.contains(&format!("bob@race-tree {up} now; its worktree"))),
         "{said}"
     );
     // bob still works there.
@@ -1715,5 +1713,49 @@ fn a_held_start_lock_keeps_the_worktree_without_waiting() {
         assert!(tree.is_dir(), "{args:?}: {said}");
     }
     drop(held);
+    t.ok(&["delete", "--force"]);
+}
+
+/// Ctrl-C caught while `shutdown --remove-worktree` waits (here: held before its removals)
+/// removes nothing more: the worktree is kept, said with the way on, exit 130 (attacker
+/// re-check 43: the removal went ahead after the interrupt).
+#[test]
+fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-tree4"]);
+    let repo = crate::lifecycle::repo(&t);
+    t.ok(&[
+        "spawn",
+        "bob",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let tree = t.team_dir("race-tree4").join("worktrees/bob");
+    let gate = t.work.path().join("gate");
+    let shutdown = t.paused(
+        &["shutdown", "bob", "--remove-worktree"],
+        "shutdown-remove-worktrees",
+        &gate,
+    );
+    let mut reached = gate.clone().into_os_string();
+    reached.push(".reached");
+    wait_until("the shutdown before its removals", LONG, || {
+        Path::new(&reached).exists()
+    });
+    signal(shutdown.id(), "-INT");
+    std::fs::write(&gate, b"signalled").unwrap();
+    let out = shutdown.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(tree.is_dir(), "removed after the interrupt: {out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "bob's worktree (and any after it) is kept; `teamctl shutdown bob --remove-worktree` removes it"
+        ),
+        "{out:?}"
+    );
     t.ok(&["delete", "--force"]);
 }
