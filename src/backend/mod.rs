@@ -43,6 +43,9 @@ pub struct Launch {
     /// The leader console's argv (program first): the first pane of a team session that
     /// teamctl creates outside tmux.
     pub console: Vec<String>,
+    /// Where the console runs: the leader's directory (new-user QA 43: it ran in the first
+    /// teammate's worktree, left `(deleted)` once that was removed).
+    pub console_cwd: PathBuf,
     /// Where the last teammate went in the team's tmux session (`TeamConfig::tmux_fill`).
     pub fill: Option<TmuxFill>,
     /// The placement's random word (`Member::pane_nonce`), recorded with the member before
@@ -83,6 +86,7 @@ impl Launch {
             program,
             args: worker_args(home, &member.agent_id),
             console,
+            console_cwd: PathBuf::from(&member.cwd),
             env: Vec::new(),
             cwd: PathBuf::from(&member.cwd),
             log,

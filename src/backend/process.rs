@@ -171,6 +171,7 @@ mod tests {
             log: dir.path().join("bob.log"),
             color: "blue".into(),
             console: vec![],
+            console_cwd: dir.path().to_path_buf(),
             fill: None,
             nonce: None,
         };

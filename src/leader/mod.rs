@@ -302,6 +302,12 @@ pub fn start_worker_in(
         .member(name.as_str())?
         .expect("a member, checked above");
     let fill = roster.head().tmux_fill.clone();
+    let leader_cwd = roster
+        .member(LEADER)
+        .ok()
+        .flatten()
+        .map(|l| std::path::PathBuf::from(l.cwd))
+        .filter(|d| d.is_dir());
     // The teammate runs with this (the leader's) environment, not the tmux server's. A start
     // from inside a teammate's turn (a `send` resuming a stopped teammate) keeps the one
     // recorded: this environment is that turn's (`TEAMCTL_AGENT_ID` set: `context::Turn`).
@@ -319,6 +325,9 @@ pub fn start_worker_in(
             let mut launch = Launch::new(home.root(), store.team(), &run_as, store.log_path(name))?;
             launch.fill = fill;
             launch.nonce = Some(nonce.clone());
+            if let Some(dir) = leader_cwd {
+                launch.console_cwd = dir;
+            }
             backend.spawn(&launch)
         }
     });

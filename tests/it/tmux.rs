@@ -1575,3 +1575,39 @@ fn a_turns_output_without_a_final_newline_does_not_run_into_the_next_line_of_the
     assert!(!text.contains("first-turn["), "{text}");
     t.ok(&["delete", "--force"]);
 }
+
+/// The leader console a team session opens with runs where the leader does (the directory
+/// `create` ran in), not in the first teammate's directory (new-user QA 43: it ran in that
+/// teammate's worktree, shown `(deleted)` once the worktree was removed).
+#[test]
+fn the_console_runs_in_the_leaders_directory_not_the_first_teammates() {
+    let env = TestEnv::with_tmux();
+    team(&env, "alpha");
+    let elsewhere = env.work.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--cwd",
+        elsewhere.to_str().unwrap(),
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    let panes = env.tmux_ok(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_current_path}|#{pane_start_command}",
+    ]);
+    let work = env.work.path().canonicalize().unwrap();
+    let console = panes
+        .lines()
+        .find(|l| l.contains(" lead "))
+        .unwrap_or_else(|| panic!("no console pane: {panes}"));
+    let dir = std::path::Path::new(console.split('|').next().unwrap());
+    assert_eq!(dir.canonicalize().unwrap(), work, "{panes}");
+    env.ok(&["delete", "--force"]);
+}

@@ -167,7 +167,7 @@ impl TmuxBackend {
         // teammate's names it, and `teamctl lead` inside a teammate's identity is refused).
         let console = Start {
             argv: &launch.console,
-            cwd: start.cwd,
+            cwd: &launch.console_cwd,
             env: &[],
         };
         // The last spawn's window, if it was on this server.
