@@ -20,6 +20,10 @@ pub struct Plan {
     pub branch: String,
     /// The teammate's cwd inside the worktree (the same subdirectory as the given cwd).
     pub cwd: PathBuf,
+    /// The branch exists already and is not at HEAD: what to say of it (new-user QA 43: a
+    /// teammate spawned again after `delete`, which keeps branches, silently got the old
+    /// teammate's commit, not the repository's HEAD).
+    pub reused: Option<String>,
 }
 
 fn git(dir: &Path) -> Command {
@@ -87,13 +91,46 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
         )));
     }
     let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
+    let reused = reused_branch(&repo, &branch, name, rel);
     let cwd = path.join(rel);
     Ok(Plan {
         repo,
         path,
         branch,
         cwd,
+        reused,
     })
+}
+
+/// `branch` exists and is not where HEAD is: what to say of it, and of `rel` (the cwd's
+/// subdirectory) when that branch has no such directory.
+fn reused_branch(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Option<String> {
+    let commit = |rev: &str| {
+        let mut c = git(repo);
+        c.args(["rev-parse", "--verify", "--quiet", "--short"])
+            .arg(format!("{rev}^{{commit}}"));
+        run(c, "look up a commit").ok()
+    };
+    let at = commit(&format!("refs/heads/{branch}"))?;
+    let head = commit("HEAD")?;
+    if at == head {
+        return None;
+    }
+    let mut said = format!(
+        "{name} works on the existing branch {branch} (at {at}, not HEAD {head}: left by an earlier teammate of that name?); spawn with `--worktree NEW-BRANCH` to start from HEAD"
+    );
+    if !rel.as_os_str().is_empty() {
+        let mut c = git(repo);
+        c.args(["cat-file", "-e"])
+            .arg(format!("refs/heads/{branch}:{}", rel.display()));
+        if run(c, "look in the branch").is_err() {
+            said.push_str(&format!(
+                "; that branch has no {} for its working directory",
+                rel.display()
+            ));
+        }
+    }
+    Some(said)
 }
 
 fn branch_exists(repo: &Path, branch: &str) -> bool {

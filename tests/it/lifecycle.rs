@@ -1170,6 +1170,77 @@ fn doctor_fix_keeps_a_worktree_holding_files_git_ignores() {
     env.ok(&["delete"]);
 }
 
+/// `spawn --worktree` on a branch that exists already (left by an earlier teammate of that
+/// name: `delete` keeps branches) says so, with where it is against HEAD, and when it lacks
+/// the working directory's subdirectory (new-user QA 43: the teammate silently got the old
+/// commit, and a spawn failed saying "kill alice", a member never made).
+#[test]
+fn a_worktree_on_an_existing_branch_behind_head_is_said() {
+    let env = TestEnv::new();
+    create(&env, "lc-old");
+    let repo = repo(&env);
+    git(&repo, &["branch", "teamctl/amy"]);
+    std::fs::create_dir(repo.join("sub")).unwrap();
+    std::fs::write(repo.join("sub/file"), "x\n").unwrap();
+    git(&repo, &["add", "sub/file"]);
+    git(&repo, &["commit", "-q", "-m", "second"]);
+    let sub = repo.join("sub");
+    let out = env.run(&[
+        "spawn",
+        "amy",
+        "--backend",
+        "process",
+        "--cwd",
+        sub.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        err.contains("amy works on the existing branch teamctl/amy (at ")
+            && err.contains("not HEAD")
+            && err.contains("that branch has no sub for its working directory"),
+        "{err}"
+    );
+    // From the top, it runs, said the same.
+    let out = env.run(&[
+        "spawn",
+        "amy",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("amy works on the existing branch"),
+        "{out:?}"
+    );
+    // A new branch from HEAD: nothing to say.
+    let out = env.run(&[
+        "spawn",
+        "ben",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("existing branch"),
+        "{out:?}"
+    );
+    env.ok(&["delete", "--force"]);
+}
+
 fn problems(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
