@@ -62,6 +62,10 @@ fn not_its_pane(member: &Member) -> Error {
         Some(pane) => Error::failed(format!(
             "{name}'s pane {pane} now runs something else (not teamctl's: it is yours, and teamctl leaves it alone); `teamctl resume {name}` starts {name} in a new pane"
         )),
+        // Stopped: said so, not only that its pane is gone (new-user QA 43).
+        None if member.status == crate::domain::Status::Stopped => Error::failed(format!(
+            "{name} is stopped (its pane was closed); `teamctl resume {name}` starts it in a new pane"
+        )),
         None => Error::failed(format!(
             "{name}'s pane is gone; bring it back with `teamctl resume {name}`"
         )),

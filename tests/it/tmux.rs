@@ -1611,3 +1611,24 @@ fn the_console_runs_in_the_leaders_directory_not_the_first_teammates() {
     assert_eq!(dir.canonicalize().unwrap(), work, "{panes}");
     env.ok(&["delete", "--force"]);
 }
+
+/// `attach NAME` of a stopped teammate says it is stopped, with the way on (new-user QA 43:
+/// "its pane is gone", as if something had gone wrong).
+#[test]
+fn attach_to_a_stopped_teammate_says_it_is_stopped() {
+    let env = TestEnv::with_tmux();
+    team(&env, "alpha");
+    spawn(&env, "bob");
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    env.ok(&["shutdown", "bob"]);
+    let err = env.fails(&["attach", "bob"], 1);
+    assert!(
+        err.contains(
+            "bob is stopped (its pane was closed); `teamctl resume bob` starts it in a new pane"
+        ),
+        "{err}"
+    );
+    env.ok(&["delete", "--force"]);
+}
