@@ -211,7 +211,7 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                     let m = c.member(target.as_str())?;
                     match crate::leader::paused_worker(m, live.as_ref()) {
                         Some(pid) => Some(format!("; its worker (pid {pid}) is stopped by a signal (SIGSTOP?): it answers once `kill -CONT {pid}`")),
-                        None => crate::leader::paused_turn(m, live.as_ref()).map(|p| {
+                        None => crate::leader::paused_turn(m, live.as_ref(), &crate::leader::StoppedGroups::default()).map(|p| {
                             format!("; {}", crate::leader::paused_turn_words(&target, p))
                         }),
                     }

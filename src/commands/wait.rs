@@ -42,6 +42,8 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
         let mut waits = Vec::new();
         let seen =
             crate::backend::Snapshot::of(names.iter().filter_map(|n| config.member(n.as_str())));
+        // Stopped processes looked for once this round, when a turn runs (`StoppedGroups`).
+        let stopped = leader::StoppedGroups::default();
         for name in &names {
             let member = config.require(name.as_str())?;
             let live = store.live(name)?;
@@ -89,7 +91,7 @@ pub fn run(ctx: &Ctx, args: &WaitArgs) -> Result<()> {
             }
             // Its turn's process stopped so: the turn goes on once continued.
             let turn_paused = (paused.is_none() && status == Status::Working)
-                .then(|| leader::paused_turn(member, live.as_ref()))
+                .then(|| leader::paused_turn(member, live.as_ref(), &stopped))
                 .flatten();
             if let Some(p) = turn_paused
                 && waits_on_user.is_none()

@@ -277,6 +277,8 @@ pub const STUCK_AFTER: Duration = Duration::from_secs(3);
 /// stopped process). Each names the teammate and the way out.
 pub fn teammates(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
+    // Stopped processes looked for once for the whole check, when a turn runs.
+    let stopped = leader::StoppedGroups::default();
     for (store, cfg) in super::readable_teams(home) {
         if let Some(since) = cfg.deleting {
             // A `delete` runs now, or was interrupted (it keeps sends and starts out).
@@ -437,7 +439,7 @@ pub fn teammates(home: &Home) -> Vec<Finding> {
             // A process of its turn stopped so (its worker waits for the turn): `status`
             // said `working`, doctor nothing (new-user QA 42).
             if status == Status::Working
-                && let Some(p) = leader::paused_turn(m, live.as_ref())
+                && let Some(p) = leader::paused_turn(m, live.as_ref(), &stopped)
             {
                 out.push(
                     Finding::new(

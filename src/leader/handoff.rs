@@ -510,6 +510,7 @@ fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<StoppedTur
     let Ok(config) = store.load() else {
         return (workers, turns);
     };
+    let stopped = super::StoppedGroups::default();
     for n in names {
         let Some(member) = config.member(n.as_str()) else {
             continue;
@@ -517,7 +518,7 @@ fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<StoppedTur
         let live = store.live(n).ok().flatten();
         if let Some(pid) = super::paused_worker(member, live.as_ref()) {
             workers.push((n.clone(), pid));
-        } else if let Some(pid) = super::paused_turn(member, live.as_ref()) {
+        } else if let Some(pid) = super::paused_turn(member, live.as_ref(), &stopped) {
             turns.push((n.clone(), pid));
         }
     }

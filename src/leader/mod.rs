@@ -17,7 +17,7 @@ use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
 pub use skip::{Skipped, check_skip, skip_turn};
 pub use started::{failure_of_one, started, started_one};
 pub use wake::{
-    Before, PausedTurn, Woken, died_in_unhandled_turn, left_waiting, paused_turn, paused_turn_in,
+    Before, PausedTurn, StoppedGroups, Woken, died_in_unhandled_turn, left_waiting, paused_turn,
     paused_turn_words, paused_words, paused_worker, resume_stopped, say_resumed, wake, wake_each,
 };
 

@@ -211,29 +211,35 @@ impl PausedTurn {
     }
 }
 
+/// The processes stopped by a signal, by process group (`proc::stopped_by_group`), looked
+/// for once, on first need, for a whole pass over many members (a status table, a doctor
+/// check, a round of `wait`): one walk of /proc, not one per member in a turn.
+#[derive(Debug, Default)]
+pub struct StoppedGroups(std::sync::OnceLock<std::collections::HashMap<i32, u32>>);
+
+impl StoppedGroups {
+    fn get(&self) -> &std::collections::HashMap<i32, u32> {
+        self.0.get_or_init(crate::backend::proc::stopped_by_group)
+    }
+}
+
 /// A process of `member`'s running turn (its process group, by the live state) that is
 /// stopped by a signal (SIGSTOP, a tracer): the turn may wait for it, its worker waiting for
 /// the turn meanwhile (new-user QA 42: `status` said `working`, nothing else). May: a
-/// background process of the turn stopped so is one the turn need not wait for.
-/// `stopped`: `proc::stopped_by_group`, one walk of /proc for any number of members. Only a
-/// process carrying the member's tag, of a local member.
-pub fn paused_turn_in(
+/// background process of the turn stopped so is one the turn need not wait for. /proc is
+/// walked (once per `stopped`) only when a turn runs. Only a process carrying the member's
+/// tag, of a local member.
+pub fn paused_turn(
     member: &crate::domain::Member,
     live: Option<&LiveState>,
-    stopped: &std::collections::HashMap<i32, u32>,
+    stopped: &StoppedGroups,
 ) -> Option<PausedTurn> {
     let live = live.filter(|l| l.current_turn.is_some())?;
     let group = live.turn_pgid?;
-    let pid = *stopped.get(&group)?;
+    let pid = *stopped.get().get(&group)?;
     (crate::backend::host::elsewhere(member).is_none()
         && crate::backend::proc::is_agent_process(pid, &member.agent_id))
     .then_some(PausedTurn { pid, group })
-}
-
-/// `paused_turn_in` for one member (a walk of /proc only while a turn runs).
-pub fn paused_turn(member: &crate::domain::Member, live: Option<&LiveState>) -> Option<PausedTurn> {
-    live.and_then(|l| l.turn_pgid)?;
-    paused_turn_in(member, live, &crate::backend::proc::stopped_by_group())
 }
 
 /// What to say of `n`, a process of whose turn is stopped by a signal.

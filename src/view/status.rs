@@ -210,7 +210,7 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         let seen = seen.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         let members: Vec<(&Member, Files)> = config.members.iter().zip(files).collect();
         // Stopped processes, looked for once for the whole table and only when a turn runs.
-        let stopped = std::sync::OnceLock::new();
+        let stopped = leader::StoppedGroups::default();
         in_parts(members, |part| {
             rows_from(
                 part,
@@ -325,7 +325,7 @@ fn rows_from(
     status: impl Fn(&Member, Option<&LiveState>) -> Status,
     pane: impl Fn(&Member) -> Option<bool>,
     again: impl Fn(&Member) -> Option<Files>,
-    stopped: &std::sync::OnceLock<std::collections::HashMap<i32, u32>>,
+    stopped: &leader::StoppedGroups,
 ) -> Vec<Row> {
     members
         .into_iter()
@@ -388,11 +388,8 @@ fn rows_from(
                 && crate::backend::host::elsewhere(m).is_none()
                 && pid.is_some_and(crate::backend::proc::stopped_by_signal);
             let turn_paused = fresh
-                .filter(|l| status == Status::Working && !paused && l.turn_pgid.is_some())
-                .and_then(|l| {
-                    let stopped = stopped.get_or_init(crate::backend::proc::stopped_by_group);
-                    leader::paused_turn_in(m, Some(l), stopped)
-                });
+                .filter(|_| status == Status::Working && !paused)
+                .and_then(|l| leader::paused_turn(m, Some(l), stopped));
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),

@@ -1542,18 +1542,10 @@ fn doctor_leaves_a_teammate_answering_a_shutdown_alone() {
     t.ok(&["kill", "bob"]);
 }
 
-/// `doctor --fix` removes a stopped teammate's clean worktree only while it is still down:
-/// a teammate started again between doctor's look and its fix keeps the tree it runs in
-/// (attacker QA 42: the fix removed it from under the resumed worker). A `resume` is held
-/// under bob's start lock, having found bob down; doctor looks then, and its fix waits for
-/// that lock and finds bob running. Without the look under the lock, the fix never waits and
-/// removes the tree at once, and the resume then starts bob in a tree made again (then the
-/// test fails on doctor's words).
-#[test]
-fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
-    let t = TestEnv::new();
-    t.ok(&["create", "race-tree"]);
-    let repo = crate::lifecycle::repo(&t);
+/// Team `team` with bob idle in a worktree of a fresh repository; bob's worktree.
+fn bob_in_a_worktree(t: &TestEnv, team: &str) -> std::path::PathBuf {
+    t.ok(&["create", team]);
+    let repo = crate::lifecycle::repo(t);
     t.ok(&[
         "spawn",
         "bob",
@@ -1564,17 +1556,29 @@ fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
         "cat",
     ]);
     wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
-    let tree = t.team_dir("race-tree").join("worktrees/bob");
+    t.team_dir(team).join("worktrees/bob")
+}
+
+/// `doctor --fix` removes a stopped teammate's clean worktree only while it is still down:
+/// a teammate started again between doctor's look and its fix keeps the tree it runs in
+/// (attacker QA 42: the fix removed it from under the resumed worker). A `resume` is held
+/// under bob's start lock, having found bob down; doctor looks then, and its fix waits for
+/// that lock and finds bob running. Without the look under the lock, the fix never waits and
+/// removes the tree at once, and the resume then starts bob in a tree made again (then the
+/// test fails on doctor's words).
+#[test]
+fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
+    let t = TestEnv::new();
+    let tree = bob_in_a_worktree(&t, "race-tree");
     t.ok(&["shutdown", "bob"]);
     assert_eq!(t.member_status("bob"), "stopped");
     assert!(tree.is_dir());
-    let gate = t.work.path().join("gate");
-    let resume = t.paused(&["resume", "bob"], "resume-down", &gate);
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the resume finding bob down", LONG, || {
-        Path::new(&reached).exists()
-    });
+    let (resume, gate) = crate::spawnkill::held_at(
+        &t,
+        &["resume", "bob"],
+        "resume-down",
+        "the resume finding bob down",
+    );
     let lock = t.team_dir("race-tree").join("locks/bob.start");
     let fixer = t
         .cmd(&["doctor", "--fix"])
@@ -1628,30 +1632,13 @@ fn doctor_fix_keeps_the_worktree_of_a_teammate_started_since_it_looked() {
 #[test]
 fn shutdown_remove_worktree_keeps_the_tree_of_a_teammate_a_message_resumed() {
     let t = TestEnv::new();
-    t.ok(&["create", "race-tree2"]);
-    let repo = crate::lifecycle::repo(&t);
-    t.ok(&[
-        "spawn",
-        "bob",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
-    let tree = t.team_dir("race-tree2").join("worktrees/bob");
-    let gate = t.work.path().join("gate");
-    let shutdown = t.paused(
+    let tree = bob_in_a_worktree(&t, "race-tree2");
+    let (shutdown, gate) = crate::spawnkill::held_at(
+        &t,
         &["shutdown", "bob", "--remove-worktree"],
         "shutdown-remove-worktrees",
-        &gate,
+        "bob stopped, its worktree not yet removed",
     );
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("bob stopped, its worktree not yet removed", LONG, || {
-        Path::new(&reached).exists()
-    });
     assert_eq!(t.member_status("bob"), "stopped");
     // A message resumes bob.
     t.ok(&["send", "bob", "back again"]);
@@ -1677,20 +1664,8 @@ fn shutdown_remove_worktree_keeps_the_tree_of_a_teammate_a_message_resumed() {
 #[test]
 fn a_held_start_lock_keeps_the_worktree_without_waiting() {
     let t = TestEnv::new();
-    t.ok(&["create", "race-tree3"]);
-    let repo = crate::lifecycle::repo(&t);
-    t.ok(&[
-        "spawn",
-        "bob",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let tree = bob_in_a_worktree(&t, "race-tree3");
     t.ok(&["shutdown", "bob"]);
-    let tree = t.team_dir("race-tree3").join("worktrees/bob");
     let (_, held) = hold_start_lock(&t, "race-tree3", "bob");
     {
         let args: &[&str] = &["doctor", "--fix"];
@@ -1722,30 +1697,13 @@ fn a_held_start_lock_keeps_the_worktree_without_waiting() {
 #[test]
 fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
     let t = TestEnv::new();
-    t.ok(&["create", "race-tree4"]);
-    let repo = crate::lifecycle::repo(&t);
-    t.ok(&[
-        "spawn",
-        "bob",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
-    let tree = t.team_dir("race-tree4").join("worktrees/bob");
-    let gate = t.work.path().join("gate");
-    let shutdown = t.paused(
+    let tree = bob_in_a_worktree(&t, "race-tree4");
+    let (shutdown, gate) = crate::spawnkill::held_at(
+        &t,
         &["shutdown", "bob", "--remove-worktree"],
         "shutdown-remove-worktrees",
-        &gate,
+        "the shutdown before its removals",
     );
-    let mut reached = gate.clone().into_os_string();
-    reached.push(".reached");
-    wait_until("the shutdown before its removals", LONG, || {
-        Path::new(&reached).exists()
-    });
     signal(shutdown.id(), "-INT");
     std::fs::write(&gate, b"signalled").unwrap();
     let out = shutdown.wait_with_output().unwrap();

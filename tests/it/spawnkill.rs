@@ -60,7 +60,7 @@ fn workers(t: &TestEnv, agent_id: &str) -> Vec<u32> {
 
 /// `teamctl ARGS` held at pause point `point` (`TestEnv::paused`), once it said it reached it
 /// (`what`, for the wait's message); the gate that lets it go on (written) with it.
-fn held_at(t: &TestEnv, args: &[&str], point: &str, what: &str) -> (Child, PathBuf) {
+pub(crate) fn held_at(t: &TestEnv, args: &[&str], point: &str, what: &str) -> (Child, PathBuf) {
     let gate = t.work.path().join("gate");
     let held = t.paused(args, point, &gate);
     let mut reached = gate.clone().into_os_string();
