@@ -141,6 +141,7 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
             batch = store.read(&me, pos, 256)?;
         }
         for e in batch {
+            let start = pos;
             pos = e.end;
             // Only the teammate asked can answer: anyone may write `inReplyTo` in a message.
             if let Item::Message(reply) = e.item
@@ -152,7 +153,10 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
                 } = &reply.body
                 && *id == env.id
             {
-                return print_reply(ctx, &target, &reply, text, args.raw);
+                let shown = print_reply(ctx, &target, &reply, text, args.raw);
+                crate::out::finish()?;
+                mark_read(&*store, &me, start, pos)?;
+                return shown;
             }
         }
         if last_look && handled {
@@ -355,6 +359,37 @@ fn where_it_is(store: &dyn crate::store::Store, target: &Name, id: &str) -> Wher
         Some(m) if !leader::effective_status(m, live.as_ref()).is_running() => Where::NotRunning,
         _ => Where::Queued,
     }
+}
+
+/// Once the reply (at `from..to` in the leader's inbox) was shown, the leader's `inbox`
+/// cursor goes past it, when no unread message lies before it (new-user QA 43: a reply `ask`
+/// printed stayed unread in `inbox` and `status`). The cursor is one place: mail come before
+/// the reply keeps it unread, and so the reply too. A teammate's inbox is its worker's, which
+/// takes the reply as a message, as `ask` says when interrupted.
+fn mark_read(
+    store: &dyn crate::store::Store,
+    me: &Name,
+    from: crate::store::Position,
+    to: crate::store::Position,
+) -> Result<()> {
+    let reader = super::inbox::READER;
+    if !me.is_leader() {
+        return Ok(());
+    }
+    let cursor = store.cursor(me, reader)?;
+    if cursor >= to || cursor > from {
+        return Ok(());
+    }
+    for e in crate::store::entries(store, me, cursor) {
+        let e = e?;
+        if e.end > from {
+            break;
+        }
+        if matches!(e.item, Item::Message(_)) {
+            return Ok(());
+        }
+    }
+    store.set_cursor(me, reader, to)
 }
 
 /// The reply on stdout, or the worker's failure notice as an error (exit 1).

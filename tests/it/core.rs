@@ -91,6 +91,41 @@ fn create_spawn_send_ask_broadcast() {
     }
 }
 
+/// New-user QA 43: the reply `ask` printed stayed unread in the leader's `inbox` and `status`.
+/// Mail come before it keeps it unread (the leader's cursor is one place): nothing is skipped.
+#[test]
+fn a_reply_ask_printed_is_read_unless_mail_came_before_it() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", r#"echo "bob:$(cat)""#)]);
+    let unread_of_lead = |env: &TestEnv| {
+        let v: serde_json::Value = serde_json::from_str(&env.ok(&["status", "--json"])).unwrap();
+        v["members"][0]["unread"].as_u64().unwrap()
+            - v["members"][0]["unreadIdle"].as_u64().unwrap()
+    };
+    assert_eq!(
+        env.ok(&["ask", "bob", "one", "--timeout", "20"]).trim(),
+        "bob:one"
+    );
+    assert_eq!(unread_of_lead(&env), 0);
+    let out = env.run(&["inbox"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no unread messages for team-lead"),
+        "{out:?}"
+    );
+    // A message to the leader before the next reply: both stay unread, in order.
+    env.ok(&["send", "team-lead", "a note first", "--as", "bob"]);
+    assert_eq!(
+        env.ok(&["ask", "bob", "two", "--timeout", "20"]).trim(),
+        "bob:two"
+    );
+    assert_eq!(unread_of_lead(&env), 2);
+    let shown = env.ok(&["inbox"]);
+    let note = shown.find("a note first").expect(&shown);
+    let reply = shown.find("bob:two").expect(&shown);
+    assert!(note < reply && !shown.contains("bob:one"), "{shown}");
+    assert_eq!(unread_of_lead(&env), 0);
+}
+
 #[test]
 fn a_teammates_agent_messages_another_teammate() {
     let env = TestEnv::new();
