@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::context::Global;
 use crate::domain::env;
+use crate::output::shell_word;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -969,19 +970,6 @@ fn status_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> 
             "{every}, and {given:?} is no member of it nor a team here: `teamctl --team TEAM status` shows another team, `teamctl log --worker NAME` a teammate's own log"
         ),
     })
-}
-
-/// `word` as typed in a shell: as it is when nothing in it is special, else quoted (`*`).
-fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.@/".contains(c))
-    {
-        word.to_string()
-    } else {
-        crate::store::hooks::shell_quote(word)
-    }
 }
 
 /// The word clap refused as an unexpected argument.

@@ -198,6 +198,22 @@ fn ansi(color: &str) -> AnsiColors {
     }
 }
 
+/// `w` as one shell word in a hint the user may copy: as it is when nothing in it is special
+/// to a shell, else single-quoted. Special counts for zsh and fish too: `=cmd` is a path in
+/// zsh, `%self` a pid in fish (attacker QA), so `=`, `%`, `+` and `~` are quoted like the
+/// rest. (Quotes keep no word from being an option: a value that starts with `-` is put after
+/// `--` or in `--opt=VALUE` by the caller.)
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@/:,".contains(c))
+    {
+        w.to_string()
+    } else {
+        crate::store::hooks::shell_quote(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,6 +140,30 @@ fn branch_exists(repo: &Path, branch: &str) -> bool {
     run(c, "look up the branch").is_ok()
 }
 
+/// The branches of `members`' worktrees still in their repositories, by repository (in the
+/// order met): what `delete` keeps, said so the user knows where the work went and how to
+/// drop it (new-user QA 43: nothing said them).
+pub fn branches_left<'a>(members: impl Iterator<Item = &'a Member>) -> Vec<(PathBuf, Vec<String>)> {
+    let mut out: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    for m in members {
+        let (Some(repo), Some(branch), Some(_)) =
+            (&m.worktree_repo, &m.worktree_branch, &m.worktree)
+        else {
+            continue;
+        };
+        let repo = PathBuf::from(repo);
+        if !branch_exists(&repo, branch) {
+            continue;
+        }
+        match out.iter_mut().find(|(r, _)| *r == repo) {
+            Some((_, branches)) if !branches.contains(branch) => branches.push(branch.clone()),
+            Some(_) => {}
+            None => out.push((repo, vec![branch.clone()])),
+        }
+    }
+    out
+}
+
 /// `git worktree add` on the branch, creating it from HEAD when it does not exist.
 pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
@@ -459,11 +483,12 @@ pub fn recorded_here(member: &Member, local: &Path) -> Option<PathBuf> {
     owned(member, local).ok().flatten()
 }
 
-/// Make the member's recorded worktree again when it was removed (for `resume`). `local` is
-/// the team's local directory.
-pub fn restore(member: &Member, local: &Path) -> Result<()> {
+/// Make the member's recorded worktree again when it was removed (for `resume`), saying
+/// where when it did (new-user QA 43: `resume` made it again silently). `local` is the team's
+/// local directory.
+pub fn restore(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
     let Some(path) = owned(member, local)? else {
-        return Ok(());
+        return Ok(None);
     };
     // The worker would run in whatever a link there points at.
     for p in [path.parent().unwrap_or(local), path.as_path()] {
@@ -477,7 +502,7 @@ pub fn restore(member: &Member, local: &Path) -> Result<()> {
         }
     }
     if path.exists() {
-        return Ok(());
+        return Ok(None);
     }
     let (Some(repo), Some(branch)) = (&member.worktree_repo, &member.worktree_branch) else {
         return Err(Error::failed(format!(
@@ -491,7 +516,17 @@ pub fn restore(member: &Member, local: &Path) -> Result<()> {
     let mut c = git(&repo);
     c.args(["worktree", "prune"]);
     let _ = run(c, "prune worktrees");
-    add(&repo, &path, branch)
+    add(&repo, &path, branch).map(|()| Some(path))
+}
+
+/// What `resume` (and a message that resumes) says of a worktree `restore` made again.
+pub fn restored_note(member: &Member, path: &Path) -> String {
+    format!(
+        "teamctl: {}'s worktree {} was gone: made again from its branch {}",
+        member.name,
+        path.display(),
+        crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256)
+    )
 }
 
 /// Remove a member's recorded worktree, if it still exists; says what was removed (a

@@ -10,6 +10,7 @@ use std::io::Write;
 use crate::bus;
 use crate::domain::{Body, Envelope, Name, Roster};
 use crate::error::{Error, Result};
+use crate::output::shell_word as word;
 use crate::store::Store;
 
 /// A member the message did not reach, or reached but did not start, and why.
@@ -265,21 +266,6 @@ pub(crate) fn text_or_file(text: &str) -> String {
     }
 }
 
-/// `w` as one shell word: as it is when nothing in it is special to a shell, else quoted.
-/// Special counts for zsh and fish too: `=cmd` is a path in zsh, `%self` a pid in fish
-/// (attacker QA), so `=`, `%`, `+` and `~` are quoted like the rest.
-pub(crate) fn word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.@/:,".contains(c))
-        && !w.starts_with('-')
-    {
-        w.to_string()
-    } else {
-        crate::store::hooks::shell_quote(w)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,7 +312,7 @@ mod tests {
         let (l, _) = lines("bob", "-x", &PLAIN);
         assert_eq!(
             l[0],
-            "teamctl --home /h --team alpha --as bob send carol -- '-x'"
+            "teamctl --home /h --team alpha --as bob send carol -- -x"
         );
         let with = Retry {
             summary: Some("s s".into()),

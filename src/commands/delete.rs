@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, args: &DeleteArgs) -> Result<()> {
     let forced = match &ctx.team {
         Some(team) => format!(
             "teamctl delete --team {} --force",
-            super::broadcast::word(team)
+            crate::output::shell_word(team)
         ),
         None => "teamctl delete --force".to_string(),
     };
@@ -389,10 +389,12 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     } else {
         Vec::new()
     };
-    for m in last
+    let views: Vec<_> = last
         .teammates()
         .filter_map(|m| crate::store::spec::local_view(store, m))
-    {
+        .collect();
+    let branches = crate::worktree::branches_left(views.iter());
+    for m in views {
         match crate::worktree::remove_for(&m, &store.local_dir()) {
             Ok(Some(removed @ crate::worktree::Removed::Link(_))) => {
                 crate::errln!("teamctl: removed {removed}");
@@ -432,6 +434,23 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         crate::errln!(
             "teamctl: discarded (--force) work in {}; the branches keep what was committed",
             discarded.join(", ")
+        );
+    }
+    // The branches are kept (what was committed in the worktrees): said, with the way to drop
+    // them (new-user QA 43).
+    for (repo, kept) in &branches {
+        let shown = |w: &str| crate::output::shell_word(&crate::output::printable_line(w, 1024));
+        let words: Vec<String> = kept.iter().map(|b| shown(b)).collect();
+        let (them, it) = match kept.len() {
+            1 => ("the branch", "it"),
+            _ => ("the branches", "them"),
+        };
+        crate::errln!(
+            "teamctl: kept {them} {} in {} (`git -C {} branch -D {}` removes {it})",
+            words.join(", "),
+            crate::output::printable_line(&repo.display().to_string(), 1024),
+            shown(&repo.display().to_string()),
+            words.join(" "),
         );
     }
     if let Some(signal) = crate::signals::caught() {

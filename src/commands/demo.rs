@@ -18,6 +18,7 @@ use crate::context::Ctx;
 use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfig};
 use crate::error::{Error, IoContext, Result};
 use crate::leader;
+use crate::output::shell_word;
 use crate::store::fsutil::ensure_dir;
 use crate::store::{Item, Store, SyncBell, Topic};
 use crate::view::status;
@@ -309,18 +310,6 @@ fn teamctl_program(home: &Path) -> String {
             "{program} --home {}",
             shell_word(&home.display().to_string())
         )
-    }
-}
-
-/// `word` as one shell word in a hint: as it is when plain, else single-quoted.
-fn shell_word(word: &str) -> String {
-    if word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

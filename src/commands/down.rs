@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
             let team = ctx
                 .team
                 .as_deref()
-                .map_or("TEAM".to_string(), super::broadcast::word);
+                .map_or("TEAM".to_string(), crate::output::shell_word);
             Error::failed(format!(
                 "no team file {}; `down` takes down the team a file declares: name the file it was brought up with (`teamctl down FILE`), or take a team down without one: `teamctl delete --team {team}`",
                 super::up::where_is(&args.file)
@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
     } else {
         format!(
             "teamctl down {} --force",
-            super::broadcast::word(&args.file.display().to_string())
+            crate::output::shell_word(&args.file.display().to_string())
         )
     };
     super::delete::delete_team(ctx, &*store, &args.delete, &forced)

@@ -68,7 +68,7 @@ pub fn hint(to: &str, words: &[&str], member: impl Fn(&str) -> bool) -> Option<S
         let listed: Vec<String> = std::iter::once(to)
             .chain(words.iter().copied())
             .take(files.min(4))
-            .map(super::broadcast::word)
+            .map(crate::output::shell_word)
             .collect();
         let more = if files > 4 { ", ..." } else { "" };
         let text = if text.is_empty() {

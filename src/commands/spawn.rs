@@ -313,7 +313,9 @@ fn start_or_running(
         member.cwd = old.cwd.clone();
         member.worktree_repo = old.worktree_repo.clone();
         member.worktree_branch = old.worktree_branch.clone();
-        worktree::restore(&member, &store.local_dir())?;
+        if let Some(made) = worktree::restore(&member, &store.local_dir())? {
+            crate::errln!("{}", worktree::restored_note(&member, &made));
+        }
     }
     // The placement's word goes in with the entry (`leader::start_worker_in`).
     let word = leader::new_word();

@@ -689,9 +689,12 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             worktree::recorded_here(m, &local)
                 .filter(|p| p.symlink_metadata().is_ok_and(|meta| meta.is_dir()))
         };
-        let seen = crate::backend::Snapshot::of(cfg.teammates().filter(|m| own(m).is_some()));
+        let seen = crate::backend::Snapshot::of(
+            cfg.teammates()
+                .filter(|m| worktree::recorded_here(m, &local).is_some()),
+        );
         for m in cfg.teammates() {
-            let Some(path) = own(m) else {
+            let Some(here) = worktree::recorded_here(m, &local) else {
                 continue;
             };
             let status = leader::effective_status_with(
@@ -700,6 +703,36 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
                 store.live(&m.name).ok().flatten().as_ref(),
                 &seen,
             );
+            if status.is_running() && here.symlink_metadata().is_err() {
+                // Removed by hand under its teammate (new-user QA 43: doctor was silent).
+                out.push(
+                    Finding::new(
+                        "worktrees",
+                        Level::Warn,
+                        format!(
+                            "{}@{} is {status}, but its worktree {} is gone: its agent works in a deleted directory",
+                            m.name,
+                            cfg.name,
+                            here.display()
+                        ),
+                    )
+                    .hint(format!(
+                        "`teamctl kill --team {} {}` then `teamctl resume --team {} {}` makes it again from its branch {} (what was not committed there is lost)",
+                        cfg.name,
+                        m.name,
+                        cfg.name,
+                        m.name,
+                        crate::output::printable_line(
+                            m.worktree_branch.as_deref().unwrap_or("(not recorded)"),
+                            256
+                        )
+                    )),
+                );
+                continue;
+            }
+            let Some(path) = own(m) else {
+                continue;
+            };
             if status != Status::Stopped {
                 continue;
             }

@@ -676,7 +676,9 @@ pub fn resume_if_down(
         old
     };
     // A worktree removed since (`shutdown --remove-worktree`, `doctor --fix`) is made again.
-    crate::worktree::restore(&run_as, &store.local_dir())?;
+    if let Some(made) = crate::worktree::restore(&run_as, &store.local_dir())? {
+        crate::errln!("{}", crate::worktree::restored_note(&run_as, &made));
+    }
     start_worker(home, store, name, backend.as_ref()).map(Some)
 }
 

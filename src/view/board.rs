@@ -250,6 +250,9 @@ mod tests {
             paused: false,
             turn_paused: None,
             planning: None,
+            worktree: None,
+            worktree_branch: None,
+            worktree_gone: false,
         }
     }
 

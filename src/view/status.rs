@@ -103,6 +103,16 @@ pub struct Row {
     /// Its plan command runs (this round of 3): the STATUS cell says `working (planning)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<u32>,
+    /// Its git worktree, as recorded, and the branch it works on (new-user QA 43: neither was
+    /// shown anywhere but the team file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree_branch: Option<String>,
+    /// It runs, but its worktree (this host's own) is gone, removed by hand: its agent works
+    /// in a deleted directory. A note under the table says how to have it made again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub worktree_gone: bool,
 }
 
 impl Row {
@@ -211,6 +221,7 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         let members: Vec<(&Member, Files)> = config.members.iter().zip(files).collect();
         // Stopped processes, looked for once for the whole table and only when a turn runs.
         let stopped = leader::StoppedGroups::default();
+        let local = store.local_dir();
         in_parts(members, |part| {
             rows_from(
                 part,
@@ -218,6 +229,7 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
                 |m| seen.is_members_pane(m),
                 |m| read_files(store, vec![m]).pop(),
                 &stopped,
+                &local,
             )
         })
     })
@@ -326,6 +338,7 @@ fn rows_from(
     pane: impl Fn(&Member) -> Option<bool>,
     again: impl Fn(&Member) -> Option<Files>,
     stopped: &leader::StoppedGroups,
+    local: &std::path::Path,
 ) -> Vec<Row> {
     members
         .into_iter()
@@ -447,6 +460,12 @@ fn rows_from(
                     .filter(|_| status.is_running()),
                 planning: fresh.and_then(|l| l.planning_while(status)),
                 problem,
+                worktree: m.worktree.clone(),
+                worktree_branch: m.worktree_branch.clone().filter(|_| m.worktree.is_some()),
+                // One `lstat` for a running teammate with a worktree here; none for the rest.
+                worktree_gone: status.is_running()
+                    && crate::worktree::recorded_here(m, local)
+                        .is_some_and(|p| p.symlink_metadata().is_err()),
             }
         })
         .collect()
@@ -588,6 +607,11 @@ pub fn notes(out: &mut String, rows: &[Row]) {
                 p.way_on()
             );
         }
+        if r.worktree_gone
+            && let Some(path) = &r.worktree
+        {
+            let _ = writeln!(out, "{}", worktree_gone_note(&r.name, path));
+        }
         if let Some(why) = &r.stopping {
             let _ = writeln!(
                 out,
@@ -598,6 +622,15 @@ pub fn notes(out: &mut String, rows: &[Row]) {
             );
         }
     }
+}
+
+/// The line said of a running teammate whose worktree was removed under it (`status`, the
+/// board; `doctor` says it as a finding).
+pub fn worktree_gone_note(name: &str, path: &str) -> String {
+    format!(
+        "{name}: its worktree {} is gone (removed by hand?), so its agent works in a deleted directory: `teamctl kill {name}` then `teamctl resume {name}` makes it again from its branch",
+        crate::output::printable_line(path, 1024)
+    )
 }
 
 /// What a teammate whose worker cannot watch its inbox is, in a word (the console's status

@@ -1241,6 +1241,96 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     env.ok(&["delete", "--force"]);
 }
 
+/// New-user QA 43: a running teammate whose worktree was removed by hand looked healthy
+/// (`status`, `doctor` silent), `status --json` named no worktree, and `resume` made it again
+/// without a word.
+#[test]
+fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
+    let env = TestEnv::new();
+    create(&env, "lc-gone");
+    let repo = repo(&env);
+    spawn(
+        &env,
+        "amy",
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ],
+    );
+    let amy = |status: &Value| {
+        status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "amy")
+            .cloned()
+            .unwrap()
+    };
+    let tree = env.team_dir("lc-gone").join("worktrees/amy");
+    let row = amy(&serde_json::from_str(&env.ok(&["status", "--json"])).unwrap());
+    assert_eq!(row["worktree"], tree.display().to_string(), "{row}");
+    assert_eq!(row["worktreeBranch"], "teamctl/amy", "{row}");
+    assert!(row.get("worktreeGone").is_none(), "{row}");
+    let report: Value = serde_json::from_str(&env.ok(&["doctor", "--json"])).unwrap();
+    assert!(
+        !report.to_string().contains("deleted directory"),
+        "{report}"
+    );
+
+    std::fs::remove_dir_all(&tree).unwrap();
+    let row = amy(&serde_json::from_str(&env.ok(&["status", "--json"])).unwrap());
+    assert_eq!(row["worktreeGone"], true, "{row}");
+    let table = env.ok(&["status"]);
+    assert!(
+        table.contains(&format!("amy: its worktree {} is gone", tree.display()))
+            && table.contains("`teamctl kill amy` then `teamctl resume amy`"),
+        "{table}"
+    );
+    let out = env.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("amy@lc-gone is idle, but its worktree")
+            && said.contains("its agent works in a deleted directory")
+            && said.contains("from its branch teamctl/amy"),
+        "{said}"
+    );
+
+    env.ok(&["kill", "amy"]);
+    let out = env.run(&["resume", "amy"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "amy's worktree {} was gone: made again from its branch teamctl/amy",
+            tree.display()
+        )),
+        "{out:?}"
+    );
+    assert!(tree.join("README").is_file());
+    let row = amy(&serde_json::from_str(&env.ok(&["status", "--json"])).unwrap());
+    assert!(row.get("worktreeGone").is_none(), "{row}");
+    // Made already: a second resume says nothing of it.
+    env.ok(&["kill", "amy"]);
+    let out = env.run(&["resume", "amy"]);
+    assert!(
+        out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("was gone"),
+        "{out:?}"
+    );
+    // `delete` says the branch it keeps, and how to drop it.
+    let out = env.run(&["delete", "--force"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "kept the branch teamctl/amy in {} (`git -C {} branch -D teamctl/amy` removes it)",
+            repo.display(),
+            repo.display()
+        )),
+        "{out:?}"
+    );
+    assert!(git(&repo, &["branch", "--list", "teamctl/amy"]).contains("teamctl/amy"));
+}
+
 fn problems(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()

@@ -18,6 +18,7 @@ use run::{Fail, Tmux};
 use super::{Backend, Launch, Liveness, Placement, proc};
 use crate::domain::{BackendType, LiveState, Member, Name, TeamConfig, TmuxFill};
 use crate::error::{Error, Result};
+use crate::output::shell_word;
 
 /// The oldest tmux with pane options, `-e` on new panes and `select-layout -E`.
 const MIN_VERSION: (u32, u32) = (3, 1);
@@ -676,20 +677,6 @@ pub fn close_command(kept: &Kept) -> String {
     ]);
     let close: Vec<String> = close.iter().map(|w| shell_word(w)).collect();
     close.join(" ")
-}
-
-/// `word` as a POSIX shell reads it back unchanged: as it is when it holds only characters no
-/// shell treats specially, else single-quoted.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// A team session left open for the user's panes stops being teamctl's: its tags come off
