@@ -91,7 +91,8 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
         )));
     }
     let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
-    let reused = reused_branch(&repo, &branch, name, rel);
+    let reused = reused_branch(&repo, &branch, name);
+    no_cwd_in(&repo, &branch, name, rel, reused.as_deref())?;
     let cwd = path.join(rel);
     Ok(Plan {
         repo,
@@ -102,9 +103,52 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
     })
 }
 
-/// `branch` exists and is not where HEAD is: what to say of it, and of `rel` (the cwd's
-/// subdirectory) when that branch has no such directory.
-fn reused_branch(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Option<String> {
+/// Refused before anything is made: the worktree would lack `rel`, the subdirectory of the
+/// repository the teammate is to work in (new-user QA 43: a reused branch without it made a
+/// worktree, then the start failed naming `teamctl kill` of a teammate never recorded). The
+/// worktree checks out `branch` when it exists (`reused` says what of it), else HEAD.
+fn no_cwd_in(
+    repo: &Path,
+    branch: &str,
+    name: &Name,
+    rel: &Path,
+    reused: Option<&str>,
+) -> Result<()> {
+    if rel.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let exists = branch_exists(repo, branch);
+    let rev = if exists {
+        format!("refs/heads/{branch}")
+    } else {
+        "HEAD".to_string()
+    };
+    let mut c = git(repo);
+    c.args(["cat-file", "-e"])
+        .arg(format!("{rev}:{}", rel.display()));
+    if run(c, "look in the branch").is_ok() {
+        return Ok(());
+    }
+    let top = crate::output::shell_word(&repo.display().to_string());
+    let why = match reused {
+        Some(said) => format!("{said}; that branch has no {}", rel.display()),
+        None if exists => format!(
+            "{name} would work on the existing branch {branch}, which has no {}",
+            rel.display()
+        ),
+        None => format!(
+            "HEAD's commit has no {} (not committed yet, or ignored?)",
+            rel.display()
+        ),
+    };
+    Err(Error::bad(format!(
+        "{name}'s worktree would have no {} for its working directory: {why}; spawn with `--cwd {top}` to work from the repository's top",
+        rel.display()
+    )))
+}
+
+/// `branch` exists and is not where HEAD is: what to say of it.
+fn reused_branch(repo: &Path, branch: &str, name: &Name) -> Option<String> {
     let commit = |rev: &str| {
         let mut c = git(repo);
         c.args(["rev-parse", "--verify", "--quiet", "--short"])
@@ -116,21 +160,9 @@ fn reused_branch(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Option<S
     if at == head {
         return None;
     }
-    let mut said = format!(
+    Some(format!(
         "{name} works on the existing branch {branch} (at {at}, not HEAD {head}: left by an earlier teammate of that name?); spawn with `--worktree NEW-BRANCH` to start from HEAD"
-    );
-    if !rel.as_os_str().is_empty() {
-        let mut c = git(repo);
-        c.args(["cat-file", "-e"])
-            .arg(format!("refs/heads/{branch}:{}", rel.display()));
-        if run(c, "look in the branch").is_err() {
-            said.push_str(&format!(
-                "; that branch has no {} for its working directory",
-                rel.display()
-            ));
-        }
-    }
-    Some(said)
+    ))
 }
 
 fn branch_exists(repo: &Path, branch: &str) -> bool {
@@ -300,19 +332,70 @@ pub fn unsaved(path: &Path) -> Option<String> {
     // made inside its worktree: not looked into, and kept (git itself refuses to remove a
     // worktree holding one without --force; attacker QA 42: its commits were lost).
     let mut c = guarded(path);
-    c.args(["ls-files", "--stage", "-z"]);
-    match run(c, "list the worktree's files") {
-        Ok(index) if index.split('\0').any(|e| e.starts_with("160000 ")) => {
-            return cannot("it holds submodules".to_string());
-        }
-        Ok(_) => {}
+    c.args(["ls-files", "--stage", "-v", "-z"]);
+    let index = match run(c, "list the worktree's files") {
+        Ok(index) => index,
         Err(e) => return cannot(e.to_string()),
+    };
+    if index
+        .split('\0')
+        .any(|e| e.split(' ').nth(1) == Some("160000"))
+    {
+        return cannot("it holds submodules".to_string());
     }
     match run(look(path), "check the worktree") {
-        Ok(s) if s.is_empty() => ignored(path),
+        Ok(s) if s.is_empty() => hidden_changes(path, &index).or_else(|| ignored(path)),
         Ok(_) => Some("uncommitted changes".to_string()),
         Err(e) => cannot(e.to_string()),
     }
+}
+
+/// Tracked files in the worktree at `path` whose changes `git status` is told not to show
+/// (`update-index --assume-unchanged` or `--skip-worktree`), compared with the index by their
+/// content, in words that follow "it has" when any differs (attacker QA 43: a teammate's
+/// turn could hide its edits from every dirty look, and `delete` removed them). `index` is
+/// `ls-files --stage -v -z`: a lowercase tag is assume-unchanged, `S` skip-worktree. A file
+/// absent from the tree (a sparse checkout's) holds nothing; one that cannot be compared (a
+/// link, a git that fails) counts as changed.
+fn hidden_changes(path: &Path, index: &str) -> Option<String> {
+    let hidden: Vec<(&str, &str, &str)> = index
+        .split('\0')
+        .filter_map(|e| {
+            let (head, file) = e.split_once('\t')?;
+            let mut f = head.split(' ');
+            let (tag, mode, hash) = (f.next()?, f.next()?, f.next()?);
+            let told = tag == "S" || tag.chars().all(|c| c.is_ascii_lowercase());
+            (told && path.join(file).symlink_metadata().is_ok()).then_some((mode, hash, file))
+        })
+        .collect();
+    let (plain, other): (Vec<_>, Vec<_>) = hidden
+        .iter()
+        .partition(|(mode, ..)| matches!(*mode, "100644" | "100755"));
+    let mut changed: Vec<&str> = other.iter().map(|&&(.., f)| f).collect();
+    for chunk in plain.chunks(256) {
+        let mut c = guarded(path);
+        c.args(["hash-object", "--no-filters", "--"])
+            .args(chunk.iter().map(|(.., f)| *f));
+        match run(c, "read the files git is told not to check") {
+            Ok(out) if out.lines().count() == chunk.len() => changed.extend(
+                chunk
+                    .iter()
+                    .zip(out.lines())
+                    .filter(|((_, hash, _), got)| hash != got)
+                    .map(|(&(.., f), _)| f),
+            ),
+            _ => changed.extend(chunk.iter().map(|(.., f)| *f)),
+        }
+    }
+    let first = changed.first()?;
+    Some(format!(
+        "changes git is told not to show (update-index --assume-unchanged or --skip-worktree) in {}{}",
+        crate::output::printable_line(first, 256),
+        match changed.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        }
+    ))
 }
 
 /// Files in the clean worktree at `path` that git ignores (`.env`, notes, build output), in

@@ -1170,6 +1170,62 @@ fn doctor_fix_keeps_a_worktree_holding_files_git_ignores() {
     env.ok(&["delete"]);
 }
 
+/// Changes git is told not to show (`update-index --assume-unchanged`, `--skip-worktree`) are
+/// uncommitted work all the same (attacker QA 43: a turn could hide its edits from every dirty
+/// look); a file so marked but unchanged is nothing to keep.
+#[test]
+fn changes_hidden_from_git_status_are_kept_as_uncommitted_work() {
+    let env = TestEnv::new();
+    create(&env, "lc-hid");
+    let repo = repo(&env);
+    std::fs::write(repo.join("other"), "o\n").unwrap();
+    git(&repo, &["add", "other"]);
+    git(&repo, &["commit", "-q", "-m", "other"]);
+    spawn(
+        &env,
+        "bob",
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ],
+    );
+    env.ok(&["shutdown", "bob"]);
+    let tree = env.team_dir("lc-hid").join("worktrees/bob");
+    for (flag, file) in [
+        ("--assume-unchanged", "README"),
+        ("--skip-worktree", "other"),
+    ] {
+        git(&tree, &["update-index", flag, file]);
+        std::fs::write(tree.join(file), "changed\n").unwrap();
+        assert_eq!(
+            git(&tree, &["status", "--porcelain"]),
+            "",
+            "git shows {file}"
+        );
+        let err = env.fails(&["shutdown", "bob", "--remove-worktree"], 1);
+        assert!(
+            err.contains("changes git is told not to show") && err.contains(file),
+            "{err}"
+        );
+        let err = env.fails(&["delete"], 1);
+        assert!(err.contains("changes git is told not to show"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(tree.join(file)).unwrap(),
+            "changed\n"
+        );
+        // Put back as committed: nothing to keep.
+        let committed = if file == "README" { "hello\n" } else { "o\n" };
+        std::fs::write(tree.join(file), committed).unwrap();
+    }
+    let out = env.run(&["shutdown", "bob", "--remove-worktree"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!tree.exists());
+    env.ok(&["delete"]);
+}
+
 /// `spawn --worktree` on a branch that exists already (left by an earlier teammate of that
 /// name: `delete` keeps branches) says so, with where it is against HEAD, and when it lacks
 /// the working directory's subdirectory (new-user QA 43: the teammate silently got the old
@@ -1197,13 +1253,39 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
         "cat",
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        err.contains("amy works on the existing branch teamctl/amy (at ")
+        err.contains("amy's worktree would have no sub for its working directory: amy works on the existing branch teamctl/amy (at ")
             && err.contains("not HEAD")
-            && err.contains("that branch has no sub for its working directory"),
+            && err.contains("that branch has no sub")
+            && err.contains(&format!("`--cwd {}`", repo.display())),
         "{err}"
     );
+    // Refused before anything was made (new-user QA 43: a worktree was made, then the start
+    // failed naming `teamctl kill amy`, a teammate never recorded).
+    assert!(!err.contains("teamctl kill"), "{err}");
+    assert!(!env.team_dir("lc-old").join("worktrees/amy").exists());
+    assert!(!env.ok(&["status"]).contains("amy"));
+    // A directory HEAD's commit lacks (untracked) is refused the same way.
+    std::fs::create_dir(repo.join("untracked")).unwrap();
+    let out = env.run(&[
+        "spawn",
+        "cid",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.join("untracked").to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cid's worktree would have no untracked for its working directory: HEAD's commit has no untracked"),
+        "{out:?}"
+    );
+    assert!(!env.team_dir("lc-old").join("worktrees/cid").exists());
     // From the top, it runs, said the same.
     let out = env.run(&[
         "spawn",
