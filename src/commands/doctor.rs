@@ -76,10 +76,14 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
     // A problem whose fix failed is usually found again: counted once.
     let wrong = problems.max(failed_problems);
     if wrong > 0 {
-        let how = if args.fix {
-            "the rest needs a person (see the hints above)"
-        } else {
-            "`teamctl doctor --fix` cleans up what it can"
+        // Without `--fix`: it is named only when it would fix one of them.
+        let fixable = findings
+            .iter()
+            .any(|f| f.level == Level::Problem && f.fix.is_some());
+        let how = match (args.fix, fixable) {
+            (true, _) => "the rest needs a person (see the hints above)",
+            (false, true) => "`teamctl doctor --fix` cleans up what it can",
+            (false, false) => "--fix would not change that: see the hints above",
         };
         return Err(Error::failed(format!(
             "doctor found {wrong} problem{}; {how}",

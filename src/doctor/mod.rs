@@ -283,7 +283,9 @@ fn end(pid: u32, still: impl Fn() -> bool) {
     proc::signal(pid, Signal::SIGTERM);
     // A stopped process acts on the SIGTERM only once continued: it had the whole grace, then
     // the kill (new-user QA 43).
-    if proc::stopped_by_signal(pid) {
+    // Looked at again just before (attacker QA 43): a pid that ended since the SIGTERM and was
+    // given to another process is not continued.
+    if proc::stopped_by_signal(pid) && !ended() && still() {
         proc::signal(pid, Signal::SIGCONT);
     }
     if !proc::wait_for(GRACE, ended) && still() {

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use super::{Finding, Fix, Level};
+use super::{Finding, Level};
 use crate::domain::BackendType;
 use crate::store::Home;
 
@@ -151,20 +151,9 @@ pub fn inotify(home: &Home) -> Vec<Finding> {
 pub fn create_lock(home: &Home) -> Option<Finding> {
     let path = home.create_lock();
     let kind = crate::store::fsutil::odd_kind(&path)?;
-    Some(
-        Finding::new(
-            "locks",
-            Level::Problem,
-            format!(
-                "{} is {kind}, not teamctl's lock file: every `create`, `up`, `demo` and `delete` fails on it",
-                path.display()
-            ),
-        )
-        .hint(if kind == "a directory" {
-            "`teamctl doctor --fix` replaces it with a lock file when it is empty; one holding files is to be moved away by hand"
-        } else {
-            "`teamctl doctor --fix` replaces it with a lock file (or remove it: teamctl makes a new one)"
-        })
-        .fix(Fix::ReplaceLock { path }),
-    )
+    Some(super::teams::odd_lock(
+        path,
+        kind,
+        "every `create`, `up`, `demo` and `delete` fails on it",
+    ))
 }

@@ -857,18 +857,11 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
             let Some(kind) = odd_kind(&path) else {
                 continue;
             };
-            out.push(
-                Finding::new(
-                    "locks",
-                    Level::Problem,
-                    format!(
-                        "{} is {kind}, not teamctl's lock file: the commands of team {team} that take it fail on it",
-                        path.display()
-                    ),
-                )
-                .hint(lock_hint(kind))
-                .fix(Fix::ReplaceLock { path }),
-            );
+            out.push(odd_lock(
+                path,
+                kind,
+                &format!("the commands of team {team} that take it fail on it"),
+            ));
         }
         for (path, member, kind) in odd_member_files(&dir, "state", ".json") {
             let f = Finding::new(
@@ -925,11 +918,27 @@ pub fn odd_files(home: &Home) -> Vec<Finding> {
     out
 }
 
-fn lock_hint(kind: &str) -> &'static str {
-    if kind == "a directory" {
-        "`teamctl doctor --fix` replaces it with a lock file when it is empty; one holding files is to be moved away by hand"
+/// What stands at a lock file's `path` (`kind`: `fsutil::odd_kind`), and what fails on it
+/// (`fails`), as a finding: `--fix` puts a lock file in its place, unless it is a directory
+/// holding files, which is left to the user, and said so at once (attacker QA 43: the hint said
+/// `--fix` replaced it, and `--fix` said it could not).
+pub fn odd_lock(path: PathBuf, kind: &str, fails: &str) -> Finding {
+    let holding =
+        kind == "a directory" && std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_some());
+    let f = Finding::new(
+        "locks",
+        Level::Problem,
+        format!(
+            "{} is {kind}{}, not teamctl's lock file: {fails}",
+            path.display(),
+            if holding { " holding files" } else { "" }
+        ),
+    );
+    if holding {
+        f.hint("move it away by hand (`--fix` leaves a directory holding files: they may be someone's); teamctl makes a new lock file then")
     } else {
-        "`teamctl doctor --fix` replaces it with a lock file (or remove it: teamctl makes a new one)"
+        f.hint("`teamctl doctor --fix` replaces it with a lock file (or remove it: teamctl makes a new one)")
+            .fix(Fix::ReplaceLock { path })
     }
 }
 

@@ -152,6 +152,55 @@ fn something_else_at_create_lock_is_named_by_create_and_doctor_and_replaced_by_f
     }
 }
 
+/// A directory holding files at a lock file's place is left to the user, and said so from the
+/// first look (attacker QA 43: the hint said `--fix` replaced it; `--fix` then said it could
+/// not).
+#[test]
+fn a_lock_directory_holding_files_is_left_to_the_user_and_said_so() {
+    let t = TestEnv::new();
+    exits(&t, &["create", "beta"], 0);
+    let locks = [
+        t.home_path().join("create.lock"),
+        t.team_dir("beta").join("config.lock"),
+    ];
+    for lock in &locks {
+        let _ = std::fs::remove_file(lock);
+        std::fs::create_dir(lock).unwrap();
+        std::fs::write(lock.join("someones"), b"keep").unwrap();
+    }
+    let found = exits(&t, &["doctor"], 1);
+    for lock in &locks {
+        assert!(
+            found.contains(&format!(
+                "{} is a directory holding files, not teamctl's lock file",
+                lock.display()
+            )),
+            "{found}"
+        );
+    }
+    assert!(
+        found.contains("move it away by hand") && !found.contains("--fix` replaces it"),
+        "{found}"
+    );
+    assert!(found.contains("--fix would not change that"), "{found}");
+    let fixed = exits(&t, &["doctor", "--fix"], 1);
+    assert!(!fixed.contains("not fixed"), "{fixed}");
+    for lock in &locks {
+        assert_eq!(std::fs::read(lock.join("someones")).unwrap(), b"keep");
+    }
+    // Emptied by the user, it is `--fix`'s again.
+    for lock in &locks {
+        std::fs::remove_file(lock.join("someones")).unwrap();
+    }
+    let found = exits(&t, &["doctor"], 1);
+    assert!(
+        found.contains("--fix` replaces it with a lock file"),
+        "{found}"
+    );
+    exits(&t, &["doctor", "--fix"], 0);
+    assert!(locks.iter().all(|l| is_file(l)));
+}
+
 /// The same at a team's lock files (the team file's lock, a member's start lock, an inbox's
 /// lock): the command taking it names the file, and `doctor --fix` replaces each.
 #[test]
