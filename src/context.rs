@@ -384,7 +384,11 @@ impl Ctx {
             for h in crate::leader::reconcile(store)? {
                 match h {
                     crate::leader::Handoff::Stopped(n) => {
-                        crate::errln!("teamctl: {n} has shut down");
+                        // Said as what it is, the answer to an earlier request (new-user QA
+                        // 43: "has shut down" came just before `resume`'s "resumed").
+                        crate::errln!(
+                            "teamctl: {n} has shut down, as asked earlier (its answer to the shutdown request came in since)"
+                        );
                     }
                     crate::leader::Handoff::LeftOpen(n, panes) => {
                         crate::errln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));

@@ -208,31 +208,33 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         }
     }
     if let Some(signal) = outcome.interrupted {
-        if let Some(e) = kept {
-            crate::errln!("teamctl: {e}");
-        }
-        return Err(interrupted(signal, &targets, &outcome));
+        return beside(interrupted(signal, &targets, &outcome), kept);
     }
     // Caught after the handoff, before the removals (which it stopped, as said there).
     if args.remove_worktree
         && let Some(signal) = crate::signals::caught()
     {
-        if let Some(e) = kept {
-            crate::errln!("teamctl: {e}");
-        }
-        return Err(crate::signals::interrupted(
-            signal,
-            "the teammates asked stopped as said; worktrees not yet removed are kept",
-        ));
+        return beside(
+            crate::signals::interrupted(
+                signal,
+                "the teammates asked stopped as said; worktrees not yet removed are kept",
+            ),
+            kept,
+        );
     }
-    match (outcome.into_result(args.timeout), kept) {
-        (Err(e), Some(k)) => {
-            crate::errln!("teamctl: {k}");
-            Err(e)
-        }
-        (Ok(()), Some(k)) => Err(k),
-        (result, None) => result,
+    match outcome.into_result(args.timeout) {
+        Err(e) => beside(e, kept),
+        Ok(()) => kept.map_or(Ok(()), Err),
     }
+}
+
+/// `e`, the error the shutdown ends with, and `kept`, the worktrees kept for their work
+/// (`kept_error`), said on stderr beside it.
+fn beside(e: Error, kept: Option<Error>) -> Result<()> {
+    if let Some(k) = kept {
+        crate::errln!("teamctl: {k}");
+    }
+    Err(e)
 }
 
 /// What a shutdown interrupted while it waited leaves (its stopped teammates were said on

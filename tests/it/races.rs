@@ -1024,8 +1024,9 @@ fn a_teammates_unused_inbox_cursor_is_removed_when_its_worker_starts() {
     t.ok(&["inbox"]);
     let leaders = t.team_dir("r-cur").join("inboxes/team-lead/cursors/inbox");
     assert!(leaders.is_file(), "the leader's view keeps a cursor");
-    let kept = std::fs::read(&leaders).unwrap();
     bob_answers(&t, "one", "before the restart");
+    // (The reply `ask` printed is read: the leader's cursor moved past it.)
+    let kept = std::fs::read(&leaders).unwrap();
     t.ok(&["kill", "bob"]);
     let old = dir.join("cursors/inbox");
     std::fs::copy(dir.join("cursors/worker"), &old).unwrap();

@@ -1059,6 +1059,56 @@ fn a_worktree_recorded_under_another_spelling_is_its_members() {
     env.ok(&["delete", "--force"]);
 }
 
+/// A running teammate recorded stopped by a team file written over, its `agentId` forged too,
+/// keeps its worktree: `doctor --fix` finds its worker by the id its name and team make
+/// (attacker re-check 43: the recorded id alone hid it, and the tree went under it).
+#[test]
+fn a_worker_hidden_by_a_forged_record_keeps_its_worktree() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    env.ok(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    wait_until("bob idle", Duration::from_secs(20), || {
+        env.member_status("bob") == "idle"
+    });
+    let tree = env.team_dir("alpha").join("worktrees/bob");
+    let path = env.team_dir("alpha").join("config.json");
+    let true_record = std::fs::read(&path).unwrap();
+    let mut config: serde_json::Value = serde_json::from_slice(&true_record).unwrap();
+    for m in config["members"].as_array_mut().unwrap() {
+        if m["name"] == "bob" {
+            m["agentId"] = "nobody@elsewhere".into();
+            m["status"] = "stopped".into();
+            m["pid"] = serde_json::Value::Null;
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let _ = std::fs::remove_file(env.team_dir("alpha").join("state/bob.json"));
+    let out = env.run(&["doctor", "--fix"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        tree.is_dir(),
+        "doctor --fix removed the worktree under its running teammate: {said}"
+    );
+    assert!(
+        said.contains("bob@alpha has a worker running now; its worktree"),
+        "{said}"
+    );
+    // The true record back, so the delete ends that worker.
+    std::fs::write(&path, true_record).unwrap();
+    env.ok(&["delete", "--force"]);
+}
+
 /// Without TEAMCTL_HOME, an absolute XDG_STATE_HOME or an absolute HOME, teamctl has no safe
 /// place for its state: it says so (exit 2) and makes nothing, neither in the current
 /// directory (a relative HOME) nor in a shared one such as /tmp (HOME unset).

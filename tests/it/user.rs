@@ -1427,12 +1427,19 @@ fn a_tmux_teammate_stays_alive_to_a_path_without_tmux() {
 fn inbox_leaves_idle_notifications_out_unless_asked() {
     let env = TestEnv::new();
     team_with(&env, &[("w", "echo ok")]);
-    env.ok(&["ask", "w", "hi", "--timeout", "20"]);
-    wait_until("an idle notification for the leader", T, || {
-        env.inbox("alpha", "team-lead")
-            .iter()
-            .any(|m| m["type"] == "idle_notification")
-    });
+    // Sent, not asked: the reply `ask` prints is read by it.
+    env.ok(&["send", "w", "hi"]);
+    wait_until(
+        "w's reply and an idle notification for the leader",
+        T,
+        || {
+            let inbox = env.inbox("alpha", "team-lead");
+            inbox.iter().any(|m| m["type"] == "idle_notification")
+                && inbox
+                    .iter()
+                    .any(|m| m["type"] == "message" && m["from"] == "w")
+        },
+    );
     let types = |args: &[&str]| -> Vec<String> {
         let mut all = vec!["--json", "inbox"];
         all.extend_from_slice(args);
