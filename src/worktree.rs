@@ -26,11 +26,32 @@ pub struct Plan {
     pub reused: Option<String>,
 }
 
+/// git in `dir`, for a look: it fetches nothing, lazily or otherwise (attacker QA 44: a
+/// teammate's promisor remote, written into the repository's shared config, ran its
+/// `uploadpack` from a plain `doctor` when git missed an object). Only `add` may fetch
+/// (`fetching`): a partial clone's checkout needs it.
 fn git(dir: &Path) -> Command {
+    let mut c = fetching(dir);
+    c.env("GIT_NO_LAZY_FETCH", "1")
+        .args(["-c", "protocol.allow=never"]);
+    c
+}
+
+/// git in `dir` as the user's repository has it run (for `worktree add`).
+fn fetching(dir: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C").arg(dir);
     c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
     c
+}
+
+/// `branch` as a branch name git takes, never an option (attacker QA 44: a `worktreeBranch`
+/// of `-Bfeature` written into the team file was passed to `git worktree add` as an option,
+/// and reset the user's branch `feature`).
+fn valid_branch(repo: &Path, branch: &str) -> bool {
+    let mut c = git(repo);
+    c.args(["check-ref-format", "--branch", branch]);
+    !branch.starts_with('-') && run(c, "check the branch name").is_ok()
 }
 
 fn run(mut cmd: Command, what: &str) -> Result<String> {
@@ -75,9 +96,7 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
     } else {
         branch.to_string()
     };
-    let mut c = git(&repo);
-    c.args(["check-ref-format", "--branch", &branch]);
-    if run(c, "check the branch name").is_err() || branch.starts_with('-') {
+    if !valid_branch(&repo, &branch) {
         return Err(Error::bad(format!(
             "--worktree {branch:?} is not a valid branch name"
         )));
@@ -91,8 +110,8 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
         )));
     }
     let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
+    no_cwd_in(&repo, &branch, name, rel)?;
     let reused = reused_branch(&repo, &branch, name);
-    no_cwd_in(&repo, &branch, name, rel, reused.as_deref())?;
     let cwd = path.join(rel);
     Ok(Plan {
         repo,
@@ -106,14 +125,9 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
 /// Refused before anything is made: the worktree would lack `rel`, the subdirectory of the
 /// repository the teammate is to work in (new-user QA 43: a reused branch without it made a
 /// worktree, then the start failed naming `teamctl kill` of a teammate never recorded). The
-/// worktree checks out `branch` when it exists (`reused` says what of it), else HEAD.
-fn no_cwd_in(
-    repo: &Path,
-    branch: &str,
-    name: &Name,
-    rel: &Path,
-    reused: Option<&str>,
-) -> Result<()> {
+/// worktree checks out `branch` when it exists, else HEAD. Said for `spawn` and team files
+/// alike (`up` takes its words).
+fn no_cwd_in(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Result<()> {
     if rel.as_os_str().is_empty() {
         return Ok(());
     }
@@ -130,39 +144,53 @@ fn no_cwd_in(
         return Ok(());
     }
     let top = crate::output::shell_word(&repo.display().to_string());
-    let why = match reused {
-        Some(said) => format!("{said}; that branch has no {}", rel.display()),
-        None if exists => format!(
-            "{name} would work on the existing branch {branch}, which has no {}",
-            rel.display()
-        ),
-        None => format!(
-            "HEAD's commit has no {} (not committed yet, or ignored?)",
-            rel.display()
-        ),
+    let (why, or) = if exists {
+        let at = match (commit(repo, &rev), commit(repo, "HEAD")) {
+            (Some(at), Some(head)) if at != head => format!(" (at {at}, not HEAD {head})"),
+            _ => String::new(),
+        };
+        (
+            format!("the existing branch {branch}{at} has none"),
+            ", or on a new branch from HEAD (`--worktree NEW-BRANCH`)",
+        )
+    } else {
+        (
+            "HEAD's commit has none (not committed yet, or ignored?)".to_string(),
+            "",
+        )
     };
     Err(Error::bad(format!(
-        "{name}'s worktree would have no {} for its working directory: {why}; spawn with `--cwd {top}` to work from the repository's top",
-        rel.display()
+        "{name}'s worktree would have no {} for its working directory: {why}; work from the repository's top (`--cwd {top}`; `cwd` in a team file){or}",
+        crate::output::printable_line(&rel.display().to_string(), 1024)
     )))
 }
 
-/// `branch` exists and is not where HEAD is: what to say of it.
+/// The short id of the commit `rev` names.
+fn commit(repo: &Path, rev: &str) -> Option<String> {
+    let mut c = git(repo);
+    c.args(["rev-parse", "--verify", "--quiet", "--short"])
+        .arg(format!("{rev}^{{commit}}"));
+    run(c, "look up a commit").ok()
+}
+
+/// `branch` exists and is not where HEAD is: what to say of it. The default branch
+/// (`teamctl/NAME`) was most likely left by an earlier teammate of that name (`delete` keeps
+/// branches); one named on purpose is only said to be behind (new-user QA 44).
 fn reused_branch(repo: &Path, branch: &str, name: &Name) -> Option<String> {
-    let commit = |rev: &str| {
-        let mut c = git(repo);
-        c.args(["rev-parse", "--verify", "--quiet", "--short"])
-            .arg(format!("{rev}^{{commit}}"));
-        run(c, "look up a commit").ok()
-    };
-    let at = commit(&format!("refs/heads/{branch}"))?;
-    let head = commit("HEAD")?;
+    let at = commit(repo, &format!("refs/heads/{branch}"))?;
+    let head = commit(repo, "HEAD")?;
     if at == head {
         return None;
     }
-    Some(format!(
-        "{name} works on the existing branch {branch} (at {at}, not HEAD {head}: left by an earlier teammate of that name?); spawn with `--worktree NEW-BRANCH` to start from HEAD"
-    ))
+    if branch == format!("teamctl/{name}") {
+        Some(format!(
+            "{name} works on the existing branch {branch} (at {at}, not HEAD {head}: left by an earlier teammate of that name?); spawn with `--worktree NEW-BRANCH` to start from HEAD"
+        ))
+    } else {
+        Some(format!(
+            "{name} works on the existing branch {branch} (at {at}, not HEAD {head})"
+        ))
+    }
 }
 
 fn branch_exists(repo: &Path, branch: &str) -> bool {
@@ -201,12 +229,19 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
         crate::store::fsutil::ensure_dir(parent)?;
     }
-    let mut c = git(repo);
+    if !valid_branch(repo, branch) {
+        return Err(Error::failed(format!(
+            "{} is not a valid branch name; no worktree made at {}",
+            crate::output::printable_line(branch, 256),
+            path.display()
+        )));
+    }
+    let mut c = fetching(repo);
     c.args(["worktree", "add", "--quiet"]);
     if branch_exists(repo, branch) {
-        c.arg(path).arg(branch);
+        c.arg("--").arg(path).arg(branch);
     } else {
-        c.arg("-b").arg(branch).arg(path);
+        c.arg("-b").arg(branch).arg("--").arg(path);
     }
     run(c, &format!("add a worktree at {}", path.display())).map(|_| ())
 }
@@ -216,6 +251,16 @@ pub fn remove(repo: &Path, path: &Path) -> Result<()> {
     let mut c = git(repo);
     c.args(["worktree", "remove", "--force"]).arg(path);
     run(c, &format!("remove the worktree {}", path.display())).map(|_| ())
+}
+
+/// Have `repo` forget its worktree at `path`, a directory removed (by hand, or by a removal
+/// cut short): that record alone, never others (`git worktree prune` would forget the
+/// user's own worktrees on a drive not mounted). Nothing said when git cannot.
+fn forget(repo: &Path, path: &Path) {
+    if path.symlink_metadata().is_ok() {
+        return;
+    }
+    let _ = remove(repo, path);
 }
 
 /// What a removal under a team's `worktrees/` did.
@@ -344,7 +389,10 @@ pub fn unsaved(path: &Path) -> Option<String> {
         return cannot("it holds submodules".to_string());
     }
     match run(look(path), "check the worktree") {
-        Ok(s) if s.is_empty() => hidden_changes(path, &index).or_else(|| ignored(path)),
+        Ok(s) if s.is_empty() => hidden_changes(path, &index)
+            .or_else(|| on_no_branch(path))
+            .or_else(|| nested_git(path))
+            .or_else(|| ignored(path)),
         Ok(_) => Some("uncommitted changes".to_string()),
         Err(e) => cannot(e.to_string()),
     }
@@ -368,9 +416,15 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
             (told && path.join(file).symlink_metadata().is_ok()).then_some((mode, hash, file))
         })
         .collect();
-    let (plain, other): (Vec<_>, Vec<_>) = hidden
-        .iter()
-        .partition(|(mode, ..)| matches!(*mode, "100644" | "100755"));
+    // Only a regular file is read (attacker QA 44: a FIFO hung `hash-object`, a link to
+    // /dev/zero had it read for ever); anything else there counts as changed.
+    let (plain, other): (Vec<_>, Vec<_>) = hidden.iter().partition(|(mode, _, file)| {
+        matches!(*mode, "100644" | "100755")
+            && path
+                .join(file)
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file())
+    });
     let mut changed: Vec<&str> = other.iter().map(|&&(.., f)| f).collect();
     for chunk in plain.chunks(256) {
         let mut c = guarded(path);
@@ -396,6 +450,67 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
             n => format!(" and {} more", n - 1),
         }
     ))
+}
+
+/// Commits of the worktree at `path` that no branch, tag or remote-tracking branch holds (its
+/// HEAD detached and committed on, a rebase stopped half-way), in words that follow "it has":
+/// lost with the tree, which removes its HEAD (attacker QA 44). A git that fails says nothing
+/// more (`unsaved` has looked there already).
+fn on_no_branch(path: &Path) -> Option<String> {
+    let mut c = guarded(path);
+    c.args([
+        "rev-list",
+        "--count",
+        "HEAD",
+        "--not",
+        "--branches",
+        "--tags",
+        "--remotes",
+    ]);
+    let n: u64 = run(c, "count the commits on no branch")
+        .ok()?
+        .parse()
+        .ok()?;
+    match n {
+        0 => None,
+        1 => Some("1 commit on no branch (its HEAD detached)".to_string()),
+        n => Some(format!("{n} commits on no branch (its HEAD detached)")),
+    }
+}
+
+/// Entries named `.git` below the top of the worktree at `path`, whose files git never shows
+/// (attacker QA 44: `notes/.git/draft.md` went with a clean-looking tree), in words that follow
+/// "it has". Links are not followed; a tree too large to walk counts as such a file.
+fn nested_git(path: &Path) -> Option<String> {
+    const MOST: usize = 1_000_000;
+    let mut seen = 0usize;
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MOST {
+                return Some(format!("more than {MOST} files, not all looked through"));
+            }
+            let p = e.path();
+            if e.file_name() == ".git" {
+                if dir == path {
+                    continue;
+                }
+                let rel = p.strip_prefix(path).unwrap_or(&p);
+                return Some(format!(
+                    "files git never shows, in {}",
+                    crate::output::printable_line(&rel.display().to_string(), 256)
+                ));
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(p);
+            }
+        }
+    }
+    None
 }
 
 /// Files in the clean worktree at `path` that git ignores (`.env`, notes, build output), in
@@ -454,13 +569,25 @@ fn look(path: &Path) -> Command {
 /// git in the worktree at `path` for a look: fsmonitor, hooks, the untracked cache and the
 /// attributes file off, no optional locks (each git run there, not the status alone: an
 /// `ls-files` ran the fsmonitor too).
+///
+/// The tree looked at is `path` itself, whatever `core.worktree` says (attacker QA 44: one set
+/// in the worktree's own config sent the look to a clean directory, and the work went), and
+/// every change is looked for: no stat shortcut (`core.ignoreStat`, `core.checkStat=minimal`
+/// with a restored mtime), no case folding (`core.ignorecase` hid a new `A.TXT` beside `a.txt`).
 fn guarded(path: &Path) -> Command {
     let mut c = git(path);
+    let mut tree = std::ffi::OsString::from("--work-tree=");
+    tree.push(path);
+    c.arg(tree);
     for (key, value) in [
         ("core.fsmonitor", "false"),
         ("core.hooksPath", "/dev/null"),
         ("core.untrackedCache", "false"),
         ("core.attributesFile", "/dev/null"),
+        ("core.ignoreStat", "false"),
+        ("core.checkStat", "default"),
+        ("core.trustctime", "true"),
+        ("core.ignorecase", "false"),
     ] {
         c.arg("-c").arg(format!("{key}={value}"));
     }
@@ -595,10 +722,7 @@ pub fn restore(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
         )));
     };
     let repo = PathBuf::from(repo);
-    // A removed directory may still be registered; forget it first.
-    let mut c = git(&repo);
-    c.args(["worktree", "prune"]);
-    let _ = run(c, "prune worktrees");
+    forget(&repo, &path);
     add(&repo, &path, branch).map(|()| Some(path))
 }
 
@@ -623,6 +747,11 @@ pub fn remove_for(member: &Member, local: &Path) -> Result<Option<Removed>> {
         return Ok(Some(Removed::Link(link)));
     }
     if !path.exists() {
+        // Removed by hand, it is still registered, its branch held by it (new-user QA 44:
+        // `git branch -D` of the branch `delete` said it kept failed, "used by worktree").
+        if let Some(repo) = member.worktree_repo.as_deref() {
+            forget(Path::new(repo), &path);
+        }
         return Ok(None);
     }
     match member.worktree_repo.as_deref() {

@@ -1109,6 +1109,164 @@ fn a_worker_hidden_by_a_forged_record_keeps_its_worktree() {
     env.ok(&["delete", "--force"]);
 }
 
+/// What a teammate's turn can write into its worktree and the repository's shared config
+/// neither runs from the leader's looks nor hides work from them (attacker QA 44): a promisor
+/// remote's `uploadpack` (a lazy fetch for a missing object ran it from a plain `doctor`),
+/// `core.worktree` pointing the look at a clean directory, `core.ignorecase` hiding a new file,
+/// files under a nested `.git`, commits on a detached HEAD. Each tree is kept, said why.
+#[test]
+fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
+    use crate::lifecycle::git;
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    let names = ["wt", "case", "nest", "head", "lazy"];
+    for n in names {
+        env.ok(&[
+            "spawn",
+            n,
+            "--backend",
+            "process",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ]);
+    }
+    env.ok(&["shutdown", "--all"]);
+    let tree = |n: &str| env.team_dir("alpha").join("worktrees").join(n);
+    // core.worktree in the tree's own config, at the clean repository.
+    std::fs::write(tree("wt").join("work.txt"), "mine\n").unwrap();
+    git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    git(
+        &tree("wt"),
+        &[
+            "config",
+            "--worktree",
+            "core.worktree",
+            repo.to_str().unwrap(),
+        ],
+    );
+    // A new file that differs from a tracked one only by case.
+    git(
+        &tree("case"),
+        &["config", "--worktree", "core.ignorecase", "true"],
+    );
+    std::fs::write(tree("case").join("readme"), "mine\n").unwrap();
+    // Files under a nested `.git`.
+    std::fs::create_dir_all(tree("nest").join("notes/.git")).unwrap();
+    std::fs::write(tree("nest").join("notes/.git/draft.md"), "mine\n").unwrap();
+    // A commit on a detached HEAD.
+    git(&tree("head"), &["checkout", "-q", "--detach"]);
+    std::fs::write(tree("head").join("f"), "mine\n").unwrap();
+    git(&tree("head"), &["add", "f"]);
+    git(&tree("head"), &["commit", "-q", "-m", "work"]);
+    let said = |n: &str| {
+        let err = env.fails(&["shutdown", n, "--remove-worktree"], 1);
+        assert!(tree(n).is_dir(), "{n}'s worktree was removed: {err}");
+        err
+    };
+    assert!(said("wt").contains("uncommitted changes"));
+    assert!(said("case").contains("uncommitted changes"));
+    assert!(said("nest").contains("files git never shows, in notes/.git"));
+    assert!(said("head").contains("1 commit on no branch"));
+    // Last (the config is the repository's, shared): a promisor remote whose `uploadpack` a
+    // lazy fetch would run, for the tree of a commit git lacks.
+    let pwned = env.work.path().join("PWNED");
+    let commit = {
+        let mut c = std::process::Command::new("git");
+        c.arg("-C")
+            .arg(tree("lazy"))
+            .args([
+                "hash-object",
+                "-t",
+                "commit",
+                "-w",
+                "--literally",
+                "--stdin",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"tree 1111111111111111111111111111111111111111\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n")
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    git(
+        &tree("lazy"),
+        &["update-ref", "refs/heads/teamctl/lazy", commit.trim()],
+    );
+    git(&repo, &["config", "remote.evil.url", "/nonexistent"]);
+    git(&repo, &["config", "remote.evil.promisor", "true"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "remote.evil.uploadpack",
+            &format!("touch {}; false", pwned.display()),
+        ],
+    );
+    let _ = env.run(&["doctor"]);
+    assert!(said("lazy").contains("cannot check"));
+    let _ = env.run(&["delete"]);
+    assert!(
+        !pwned.exists(),
+        "a lazy fetch ran the teammate's uploadpack"
+    );
+    for n in names {
+        assert!(tree(n).is_dir(), "{n}'s worktree went with a plain delete");
+    }
+    git(&repo, &["config", "--remove-section", "remote.evil"]);
+    env.ok(&["delete", "--force"]);
+}
+
+/// A `worktreeBranch` written into the team file that reads as an option is never passed to
+/// git as one (attacker QA 44: `-Bfeature` reset the user's branch `feature` on `resume`).
+#[test]
+fn a_forged_worktree_branch_is_no_option_to_git() {
+    use crate::lifecycle::git;
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    git(&repo, &["branch", "feature"]);
+    std::fs::write(repo.join("x"), "x\n").unwrap();
+    git(&repo, &["add", "x"]);
+    git(&repo, &["commit", "-q", "-m", "second"]);
+    let feature = git(&repo, &["rev-parse", "feature"]);
+    env.ok(&[
+        "spawn",
+        "carol",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&["shutdown", "carol", "--remove-worktree"]);
+    git(&repo, &["update-ref", "refs/heads/-Bfeature", "HEAD"]);
+    let path = env.team_dir("alpha").join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for m in config["members"].as_array_mut().unwrap() {
+        if m["name"] == "carol" {
+            m["worktreeBranch"] = "-Bfeature".into();
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let err = env.fails(&["resume", "carol"], 1);
+    assert!(err.contains("is not a valid branch name"), "{err}");
+    assert_eq!(git(&repo, &["rev-parse", "feature"]), feature);
+    env.ok(&["delete", "--force"]);
+}
+
 /// Without TEAMCTL_HOME, an absolute XDG_STATE_HOME or an absolute HOME, teamctl has no safe
 /// place for its state: it says so (exit 2) and makes nothing, neither in the current
 /// directory (a relative HOME) nor in a shared one such as /tmp (HOME unset).
