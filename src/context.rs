@@ -390,6 +390,9 @@ impl Ctx {
                             "teamctl: {n} has shut down, as asked earlier (its answer to the shutdown request came in since)"
                         );
                     }
+                    crate::leader::Handoff::Worktree(_, words) => {
+                        crate::errln!("teamctl: {words}");
+                    }
                     crate::leader::Handoff::LeftOpen(n, panes) => {
                         crate::errln!("teamctl: {n}: {}", crate::leader::left_open_words(&panes));
                     }

@@ -63,8 +63,10 @@ impl Launch {
     ) -> Result<Launch> {
         if !Path::new(&member.cwd).is_dir() {
             return Err(Error::failed(format!(
-                "{}'s working directory {} no longer exists; create it again, or `teamctl kill {}` and spawn it anew with another --cwd",
-                member.name, member.cwd, member.name
+                "{}'s working directory {} no longer exists; create it again, or spawn {} anew with another --cwd",
+                member.name,
+                crate::output::printable_line(&member.cwd, 1024),
+                member.name
             )));
         }
         let program =

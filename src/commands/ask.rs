@@ -364,7 +364,8 @@ fn where_it_is(store: &dyn crate::store::Store, target: &Name, id: &str) -> Wher
 /// Once the reply (at `from..to` in the leader's inbox) was shown, the leader's `inbox`
 /// cursor goes past it, when no unread message lies before it (new-user QA 43: a reply `ask`
 /// printed stayed unread in `inbox` and `status`). The cursor is one place: mail come before
-/// the reply keeps it unread, and so the reply too. A teammate's inbox is its worker's, which
+/// the reply keeps it unread, and so the reply too; idle notifications before it are passed,
+/// as the default `inbox` view passes them. A teammate's inbox is its worker's, which
 /// takes the reply as a message, as `ask` says when interrupted.
 fn mark_read(
     store: &dyn crate::store::Store,
@@ -385,7 +386,9 @@ fn mark_read(
         if e.end > from {
             break;
         }
-        if matches!(e.item, Item::Message(_)) {
+        // Idle notifications are state, not mail: `inbox` passes the cursor over them too
+        // (new-user QA 44: the one the last `ask` left kept every later reply unread).
+        if matches!(&e.item, Item::Message(m) if m.body.kind() != super::inbox::IDLE) {
             return Ok(());
         }
     }

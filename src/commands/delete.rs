@@ -446,7 +446,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
             _ => ("the branches", "them"),
         };
         crate::errln!(
-            "teamctl: kept {them} {} in {} (`git -C {} branch -D {}` removes {it})",
+            "teamctl: kept {them} {} in {} (`git -C {} branch -d {}` deletes {it} once merged)",
             words.join(", "),
             crate::output::printable_line(&repo.display().to_string(), 1024),
             shown(&repo.display().to_string()),

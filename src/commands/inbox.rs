@@ -20,7 +20,7 @@ use crate::store::Position;
 pub const READER: &str = "inbox";
 
 /// The type the default view leaves out.
-const IDLE: &str = "idle_notification";
+pub const IDLE: &str = "idle_notification";
 
 pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
     let me = ctx.me()?;

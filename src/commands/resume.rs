@@ -104,6 +104,18 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                     ),
                     None => crate::outln!("{name} is already running ({status})"),
                 }
+                // Its worktree removed under it: said, as `status` says it (new-user QA 44).
+                if let Some(path) = crate::worktree::recorded_here(&member, &store.local_dir())
+                    .filter(|p| p.symlink_metadata().is_err())
+                {
+                    crate::errln!(
+                        "teamctl: {}",
+                        crate::view::status::worktree_gone_note(
+                            name.as_str(),
+                            &path.display().to_string()
+                        )
+                    );
+                }
             }
             running.push(name.to_string());
             continue;

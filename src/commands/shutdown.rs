@@ -180,16 +180,39 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         if !words.is_empty() {
             kept = Some(kept_error(&words));
         }
-        if !outcome.requested.is_empty() {
+        // Asked and not stopped yet (`--no-wait`, no answer in time): their worktrees go once
+        // they stop, whichever command takes in the answer (`leader::trees`; new-user QA 43:
+        // the wish was forgotten). Not after Ctrl-C: an interrupted shutdown removes nothing.
+        let awaited: Vec<Name> = targets
+            .iter()
+            .filter(|n| outcome.requested.contains(n) || outcome.silent.contains(n))
+            .cloned()
+            .collect();
+        let wished = if outcome.interrupted.is_none() && crate::signals::caught().is_none() {
+            leader::trees::wish(&*store, &awaited)?
+        } else {
+            Vec::new()
+        };
+        if !wished.is_empty() {
+            let (goes, they) = match wished.len() {
+                1 => ("its worktree goes", "it stops"),
+                _ => ("their worktrees go", "they stop"),
+            };
             crate::errln!(
-                "teamctl: --remove-worktree with --no-wait: worktrees are removed only for teammates already stopped; run `teamctl doctor --fix` later"
+                "teamctl: {}: {goes} once {they} (whichever teamctl command takes in the answer removes it, kept if it holds uncommitted work)",
+                names(&wished)
             );
         }
-        // Not stopped (no answer, a refusal): their worktrees stay, said (new-user QA 43:
-        // kept in silence).
+        // Not stopped otherwise (a refusal, a death, an interrupted wait): their worktrees
+        // stay, said (new-user QA 43: kept in silence).
         let running: Vec<&Name> = targets
             .iter()
-            .filter(|n| !outcome.stopped.contains(n) && !outcome.requested.contains(n))
+            .filter(|n| !outcome.stopped.contains(n) && !wished.contains(n))
+            .filter(|n| {
+                config
+                    .member(n.as_str())
+                    .is_some_and(|m| m.worktree.is_some())
+            })
             .collect();
         if !running.is_empty() {
             crate::errln!(
@@ -305,10 +328,10 @@ fn refuse_running(store: &dyn Store) -> Result<()> {
 }
 
 /// `--remove-worktree`: remove the worktrees of teammates that stopped, each while it is
-/// still down, under its start lock (`leader::while_down`): a message that resumed it since
-/// its shutdown leaves its worktree in place. One with uncommitted work (or files git cannot
-/// check) is kept unless `force`, as `delete` keeps it (new-user QA 43: it was discarded,
-/// said only after); returns what was kept so, in words.
+/// still down (`leader::trees::remove_if_down`): a message that resumed it since its shutdown
+/// leaves its worktree in place. One with uncommitted work (or files git cannot check) is kept
+/// unless `force`, as `delete` keeps it (new-user QA 43: it was discarded, said only after);
+/// returns what was kept so, in words.
 fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Vec<(Name, String)>> {
     crate::pause::at("shutdown-remove-worktrees");
     let mut kept = Vec::new();
@@ -321,31 +344,9 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
             );
             break;
         }
-        let removed = crate::leader::while_down(store, name, |member| {
-            // This host's own view of it: a worktree (and its repository) the shared file
-            // alone names is not this host's to remove.
-            let Some(member) = crate::store::spec::local_view(store, member) else {
-                return Ok(Removal::Nothing);
-            };
-            let tree =
-                crate::worktree::recorded_here(&member, &store.local_dir()).filter(|w| w.exists());
-            let dirty = tree.as_deref().and_then(crate::worktree::unsaved);
-            if let (Some(tree), Some(what), false) = (&tree, &dirty, force) {
-                return Ok(Removal::Kept(format!(
-                    "{name}'s worktree {} has {}, so it is kept",
-                    tree.display(),
-                    crate::output::printable_line(what, 1024)
-                )));
-            }
-            Ok(
-                match crate::worktree::remove_for(&member, &store.local_dir())? {
-                    Some(removed) => Removal::Removed(removed, dirty),
-                    None => Removal::Nothing,
-                },
-            )
-        })?;
+        let removed = leader::trees::remove_if_down(store, name, force)?;
         match removed {
-            Ok(Removal::Removed(removed, dirty)) => {
+            Ok(leader::trees::Removal::Removed(removed, dirty)) => {
                 crate::outln!("removed {name}'s {removed}");
                 if let Some(what) = dirty {
                     crate::errln!(
@@ -354,22 +355,14 @@ fn remove_worktrees(store: &dyn Store, names: &[Name], force: bool) -> Result<Ve
                     );
                 }
             }
-            Ok(Removal::Kept(words)) => kept.push((name.clone(), words)),
-            Ok(Removal::Nothing) => {}
+            Ok(leader::trees::Removal::Kept(words)) => kept.push((name.clone(), words)),
+            Ok(leader::trees::Removal::Nothing) => {}
             Err(up) => crate::errln!(
                 "teamctl: {name} {up} again (a message resumed it?); its worktree is kept"
             ),
         }
     }
     Ok(kept)
-}
-
-/// What `remove_worktrees` did with one teammate's worktree.
-enum Removal {
-    Removed(crate::worktree::Removed, Option<String>),
-    /// Kept for its uncommitted work, in words.
-    Kept(String),
-    Nothing,
 }
 
 /// The refusal for worktrees kept for their work (`remove_worktrees`), with the way on.

@@ -187,8 +187,12 @@ impl Console<'_> {
             Ok(done) => {
                 for h in done {
                     // A stop leaves a notice in the inbox, shown with the other mail.
-                    if let Handoff::Refused(n, why) = h {
-                        self.say(&format!("{n} refused to shut down: {}", printable(&why)));
+                    match h {
+                        Handoff::Refused(n, why) => {
+                            self.say(&format!("{n} refused to shut down: {}", printable(&why)));
+                        }
+                        Handoff::Worktree(_, words) => self.say(&printable(&words)),
+                        _ => {}
                     }
                 }
             }

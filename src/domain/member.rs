@@ -379,6 +379,16 @@ pub struct Member {
         deserialize_with = "string_or_none"
     )]
     pub shutdown_request_id: Option<String>,
+    /// The shutdown request whose approval removes this teammate's worktree too: recorded by
+    /// `shutdown --remove-worktree` for a teammate that had not stopped when it returned
+    /// (`--no-wait`, its `--timeout` passed), so whichever command takes in the answer removes
+    /// it (`leader::trees`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
+    pub remove_worktree_on: Option<String>,
     /// Where the worker was last started, on a store that hosts share (NATS); none on the
     /// file store, whose members all run on the host of its home.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,6 +449,7 @@ impl Member {
             worktree_repo: None,
             worktree_branch: None,
             shutdown_request_id: None,
+            remove_worktree_on: None,
             host: None,
             extra: serde_json::Map::default(),
         }

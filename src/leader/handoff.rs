@@ -541,6 +541,7 @@ fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outco
                 }
             }
             Handoff::LeftOpen(n, panes) => out.left_open.push((n, panes)),
+            Handoff::Worktree(_, words) => crate::errln!("teamctl: {words}"),
         }
     }
     Ok(())

@@ -6,6 +6,7 @@
 pub mod handoff;
 mod skip;
 mod started;
+pub mod trees;
 mod wake;
 
 use std::collections::HashMap;
@@ -955,6 +956,9 @@ pub enum Handoff {
     /// Said after its `Stopped`: the panes of it found to be the user's (respawned with a
     /// program of theirs), left open with teamctl's tags taken off.
     LeftOpen(Name, Vec<String>),
+    /// Said after its `Stopped`: what became of its worktree, which a `shutdown
+    /// --remove-worktree` that did not wait for it asked to remove (`trees`), in words.
+    Worktree(Name, String),
 }
 
 /// What is said of a stopped teammate's panes the user took over (`Ended::left_open`), after
@@ -1067,6 +1071,7 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
                     && m.shutdown_request_id.as_deref() == Some(*id)
                 {
                     m.shutdown_request_id = None;
+                    m.remove_worktree_on = None;
                 }
             }
             Ok(())
@@ -1085,6 +1090,8 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
     approved.sort_by(|a, b| a.0.cmp(&b.0));
     let mut left_team = Vec::new();
     let mut left_open = Vec::new();
+    // Those whose worktree goes with this answer (`trees::wish`), once they are ended.
+    let mut wished = Vec::new();
     for batch in approved.chunks(START_LOCKS_AT_ONCE) {
         let names: Vec<&Name> = batch.iter().map(|(n, _)| n).collect();
         let _starting = start_locks(store, &names)?;
@@ -1102,6 +1109,9 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
             if a.pane_id.is_some() {
                 target.pane_id = a.pane_id.clone();
             }
+            if member.remove_worktree_on.as_deref() == Some(a.request_id.as_str()) {
+                wished.push(name.clone());
+            }
             targets.push(target);
         }
         if !targets.is_empty() {
@@ -1115,6 +1125,10 @@ fn act_on(store: &dyn Store, answers: &[Answer]) -> Result<Vec<Handoff>> {
     }
     out.retain(|h| !matches!(h, Handoff::Stopped(n) if left_team.contains(n)));
     out.extend(left_open);
+    // Their start locks let go: each removal takes its own (`while_down`).
+    for (name, words) in trees::granted(store, &wished)? {
+        out.push(Handoff::Worktree(name, words));
+    }
     Ok(out)
 }
 

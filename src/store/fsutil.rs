@@ -911,6 +911,15 @@ pub fn odd_kind(path: &Path) -> Option<&'static str> {
 /// `create` fail with "not a regular file" while `doctor` said ok). Otherwise the error as it is.
 pub fn lock_error(path: &Path, e: std::io::Error) -> Error {
     match odd_kind(path) {
+        // A directory holding files is left to the user, as `doctor` says (new-user QA 44).
+        Some(kind @ "a directory")
+            if std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_some()) =>
+        {
+            Error::failed(format!(
+                "{} is {kind} holding files, not teamctl's lock file: move it away by hand (teamctl makes a new lock file then)",
+                path.display()
+            ))
+        }
         Some(kind) => Error::failed(format!(
             "{} is {kind}, not teamctl's lock file: remove it (`teamctl doctor --fix` replaces it with one)",
             path.display()

@@ -124,6 +124,15 @@ fn a_reply_ask_printed_is_read_unless_mail_came_before_it() {
     let reply = shown.find("bob:two").expect(&shown);
     assert!(note < reply && !shown.contains("bob:one"), "{shown}");
     assert_eq!(unread_of_lead(&env), 0);
+    // Asks in a row: the idle notification each leaves before the next reply is no mail
+    // (new-user QA 44: every reply after the first stayed unread).
+    for text in ["three", "four", "five"] {
+        assert_eq!(
+            env.ok(&["ask", "bob", text, "--timeout", "20"]).trim(),
+            format!("bob:{text}")
+        );
+        assert_eq!(unread_of_lead(&env), 0, "after {text}");
+    }
 }
 
 #[test]

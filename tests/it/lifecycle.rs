@@ -1255,10 +1255,11 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        err.contains("amy's worktree would have no sub for its working directory: amy works on the existing branch teamctl/amy (at ")
+        err.contains("amy's worktree would have no sub for its working directory: the existing branch teamctl/amy (at ")
             && err.contains("not HEAD")
-            && err.contains("that branch has no sub")
-            && err.contains(&format!("`--cwd {}`", repo.display())),
+            && err.contains(") has none; work from the repository's top")
+            && err.contains(&format!("`--cwd {}`", repo.display()))
+            && err.contains("or on a new branch from HEAD (`--worktree NEW-BRANCH`)"),
         "{err}"
     );
     // Refused before anything was made (new-user QA 43: a worktree was made, then the start
@@ -1282,7 +1283,7 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("cid's worktree would have no untracked for its working directory: HEAD's commit has no untracked"),
+            .contains("cid's worktree would have no untracked for its working directory: HEAD's commit has none (not committed yet"),
         "{out:?}"
     );
     assert!(!env.team_dir("lc-old").join("worktrees/cid").exists());
@@ -1400,17 +1401,86 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
         out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("was gone"),
         "{out:?}"
     );
+    // Removed by hand again: `delete` has git forget it, so the branch can go (new-user QA
+    // 44: `git branch -d` failed, "used by worktree").
+    env.ok(&["kill", "amy"]);
+    std::fs::remove_dir_all(&tree).unwrap();
     // `delete` says the branch it keeps, and how to drop it.
     let out = env.run(&["delete", "--force"]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "kept the branch teamctl/amy in {} (`git -C {} branch -D teamctl/amy` removes it)",
+            "kept the branch teamctl/amy in {} (`git -C {} branch -d teamctl/amy` deletes it once merged)",
             repo.display(),
             repo.display()
         )),
         "{out:?}"
     );
     assert!(git(&repo, &["branch", "--list", "teamctl/amy"]).contains("teamctl/amy"));
+    git(&repo, &["branch", "-d", "teamctl/amy"]);
+}
+
+/// `shutdown --remove-worktree` that does not wait for a teammate (`--no-wait`) remembers the
+/// wish: whichever command takes in its answer removes the worktree, or keeps it for its
+/// uncommitted work, said (new-user QA 43: it was forgotten, said only as "kept").
+#[test]
+fn a_remove_worktree_wish_outlives_a_shutdown_that_did_not_wait() {
+    let env = TestEnv::new();
+    create(&env, "lc-wish");
+    let repo = repo(&env);
+    for n in ["bob", "carol", "dan"] {
+        spawn(
+            &env,
+            n,
+            &[
+                "--cwd",
+                repo.to_str().unwrap(),
+                "--worktree",
+                "--exec",
+                "cat",
+            ],
+        );
+    }
+    let tree = |n: &str| env.team_dir("lc-wish").join("worktrees").join(n);
+    std::fs::write(tree("carol").join("draft"), "mine\n").unwrap();
+    let out = env.run(&["shutdown", "bob", "carol", "--remove-worktree", "--no-wait"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("bob, carol: their worktrees go once they stop"),
+        "{out:?}"
+    );
+    wait_until("both answers in", Duration::from_secs(20), || {
+        leader_mail(&env, "lc-wish", "bob", "shutdown_response").len()
+            + leader_mail(&env, "lc-wish", "carol", "shutdown_response").len()
+            == 2
+    });
+    // Any leader command takes the answers in.
+    let out = env.run(&["status"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "removed bob's worktree {} (shutdown --remove-worktree)",
+            tree("bob").display()
+        )) && err.contains("carol's worktree")
+            && err.contains("so it is kept")
+            && err.contains("`teamctl shutdown carol --remove-worktree --force` discards it"),
+        "{out:?}"
+    );
+    assert!(!tree("bob").exists());
+    assert_eq!(
+        std::fs::read_to_string(tree("carol").join("draft")).unwrap(),
+        "mine\n"
+    );
+    assert!(tree("dan").is_dir());
+    // Said once: the wish is forgotten.
+    let config = std::fs::read_to_string(env.team_dir("lc-wish").join("config.json")).unwrap();
+    assert!(!config.contains("removeWorktreeOn"), "{config}");
+    let out = env.run(&["status"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("worktree"),
+        "{out:?}"
+    );
+    env.ok(&["delete", "--force"]);
 }
 
 fn problems(report: &Value) -> Vec<String> {

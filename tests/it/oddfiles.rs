@@ -168,6 +168,19 @@ fn a_lock_directory_holding_files_is_left_to_the_user_and_said_so() {
         std::fs::create_dir(lock).unwrap();
         std::fs::write(lock.join("someones"), b"keep").unwrap();
     }
+    // The command that takes it says the same (it said `doctor --fix` replaced it).
+    let said = exits(
+        &t,
+        &["spawn", "bob", "--backend", "process", "--exec", "cat"],
+        1,
+    );
+    assert!(
+        said.contains(&format!(
+            "{} is a directory holding files, not teamctl's lock file: move it away by hand",
+            locks[1].display()
+        )),
+        "{said}"
+    );
     let found = exits(&t, &["doctor"], 1);
     for lock in &locks {
         assert!(
