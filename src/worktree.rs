@@ -365,9 +365,12 @@ pub fn unsaved(path: &Path) -> Option<String> {
     if std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()) {
         return None;
     }
+    // One line: git's own words may be anything a teammate's config had it print (attacker
+    // QA 44: lines of its own in `delete`'s refusal).
     let cannot = |why: String| {
         Some(format!(
-            "files git cannot check for uncommitted changes ({why})"
+            "files git cannot check for uncommitted changes ({})",
+            crate::output::printable_line(&why, 512)
         ))
     };
     if let Err(why) = linked(path) {
