@@ -33,6 +33,8 @@ pub struct Plan {
 fn git(dir: &Path) -> Command {
     let mut c = fetching(dir);
     c.env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_GRAFT_FILE", "/dev/null")
         .args(["-c", "protocol.allow=never"]);
     c
 }
@@ -101,6 +103,14 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
             "--worktree {branch:?} is not a valid branch name"
         )));
     }
+    // git checks a branch out in one worktree at a time: said before anything is made, naming
+    // where (new-user QA 44: a success-looking note, then git's own "already used by worktree").
+    if let Some(at) = checked_out_at(&repo, &branch) {
+        return Err(Error::bad(format!(
+            "branch {branch} is checked out already, in {}; give {name} another: `--worktree NEW-BRANCH`",
+            crate::output::printable_line(&at.display().to_string(), 1024)
+        )));
+    }
     let path = team_dir.join("worktrees").join(name.as_str());
     // `lstat`: a link there, even one pointing nowhere, is something in the way.
     if path.symlink_metadata().is_ok() {
@@ -165,6 +175,23 @@ fn no_cwd_in(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Result<()> {
     )))
 }
 
+/// The worktree of `repo` (the repository's own one included) that has `branch` checked out.
+fn checked_out_at(repo: &Path, branch: &str) -> Option<PathBuf> {
+    let mut c = git(repo);
+    c.args(["worktree", "list", "--porcelain", "-z"]);
+    let out = run(c, "list the worktrees").ok()?;
+    let wanted = format!("branch refs/heads/{branch}");
+    let mut at = None;
+    for field in out.split('\0') {
+        if let Some(path) = field.strip_prefix("worktree ") {
+            at = Some(PathBuf::from(path));
+        } else if field == wanted {
+            return at;
+        }
+    }
+    None
+}
+
 /// The short id of the commit `rev` names.
 fn commit(repo: &Path, rev: &str) -> Option<String> {
     let mut c = git(repo);
@@ -202,9 +229,14 @@ fn branch_exists(repo: &Path, branch: &str) -> bool {
 
 /// The branches of `members`' worktrees still in their repositories, by repository (in the
 /// order met): what `delete` keeps, said so the user knows where the work went and how to
-/// drop it (new-user QA 43: nothing said them).
-pub fn branches_left<'a>(members: impl Iterator<Item = &'a Member>) -> Vec<(PathBuf, Vec<String>)> {
-    let mut out: Vec<(PathBuf, Vec<String>)> = Vec::new();
+/// drop it (new-user QA 43: nothing said them). Each with whether teamctl named it
+/// (`teamctl/NAME`): only those are offered for deletion (new-user QA 44: a branch of the
+/// user's, named with `--worktree BRANCH`, was). A name git would not take as a branch (a
+/// team file written by hand) is left out (attacker QA 44: `-D` made the hint force-delete).
+pub fn branches_left<'a>(
+    members: impl Iterator<Item = &'a Member>,
+) -> Vec<(PathBuf, Vec<(String, bool)>)> {
+    let mut out: Vec<(PathBuf, Vec<(String, bool)>)> = Vec::new();
     for m in members {
         let (Some(repo), Some(branch), Some(_)) =
             (&m.worktree_repo, &m.worktree_branch, &m.worktree)
@@ -212,13 +244,15 @@ pub fn branches_left<'a>(members: impl Iterator<Item = &'a Member>) -> Vec<(Path
             continue;
         };
         let repo = PathBuf::from(repo);
-        if !branch_exists(&repo, branch) {
+        if !valid_branch(&repo, branch) || !branch_exists(&repo, branch) {
             continue;
         }
+        let ours = *branch == format!("teamctl/{}", m.name);
+        let entry = (branch.clone(), ours);
         match out.iter_mut().find(|(r, _)| *r == repo) {
-            Some((_, branches)) if !branches.contains(branch) => branches.push(branch.clone()),
+            Some((_, branches)) if !branches.contains(&entry) => branches.push(entry),
             Some(_) => {}
-            None => out.push((repo, vec![branch.clone()])),
+            None => out.push((repo, vec![entry])),
         }
     }
     out
@@ -416,17 +450,22 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
             let mut f = head.split(' ');
             let (tag, mode, hash) = (f.next()?, f.next()?, f.next()?);
             let told = tag == "S" || tag.chars().all(|c| c.is_ascii_lowercase());
-            (told && path.join(file).symlink_metadata().is_ok()).then_some((mode, hash, file))
+            // A name git wrote that is not UTF-8 reads here as another (U+FFFD): it cannot be
+            // looked at, so it counts as there (attacker QA 44: it counted as absent).
+            let there = file.contains('\u{fffd}') || path.join(file).symlink_metadata().is_ok();
+            (told && there).then_some((mode, hash, file))
         })
         .collect();
     // Only a regular file is read (attacker QA 44: a FIFO hung `hash-object`, a link to
-    // /dev/zero had it read for ever); anything else there counts as changed.
+    // /dev/zero had it read for ever), of `MOST_READ` at most (an 8 GB sparse file took a
+    // minute a look); anything else there counts as changed.
+    const MOST_READ: u64 = 64 << 20;
     let (plain, other): (Vec<_>, Vec<_>) = hidden.iter().partition(|(mode, _, file)| {
         matches!(*mode, "100644" | "100755")
             && path
                 .join(file)
                 .symlink_metadata()
-                .is_ok_and(|m| m.is_file())
+                .is_ok_and(|m| m.is_file() && m.len() <= MOST_READ)
     });
     let mut changed: Vec<&str> = other.iter().map(|&&(.., f)| f).collect();
     for chunk in plain.chunks(256) {
@@ -446,7 +485,7 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
     }
     let first = changed.first()?;
     Some(format!(
-        "changes git is told not to show (update-index --assume-unchanged or --skip-worktree) in {}{}",
+        "changes git is told not to show (update-index --assume-unchanged or --skip-worktree) in {}{} (`git update-index --no-assume-unchanged --no-skip-worktree FILE` in it shows them)",
         crate::output::printable_line(first, 256),
         match changed.len() {
             1 => String::new(),
@@ -470,14 +509,25 @@ fn on_no_branch(path: &Path) -> Option<String> {
         "--tags",
         "--remotes",
     ]);
-    let n: u64 = run(c, "count the commits on no branch")
-        .ok()?
-        .parse()
-        .ok()?;
+    // A git that fails here cannot tell (attacker QA 44: a HEAD on a commit whose parent is
+    // missing made it fail, and the tree went as if it held no commit of its own).
+    let n: u64 = match run(c, "count the commits on no branch").map(|n| n.parse()) {
+        Ok(Ok(n)) => n,
+        Ok(Err(_)) => 1,
+        Err(e) => {
+            return Some(format!(
+                "commits git cannot check ({})",
+                crate::output::printable_line(&e.to_string(), 512)
+            ));
+        }
+    };
+    let keep = "`git branch NAME` in it keeps them";
     match n {
         0 => None,
-        1 => Some("1 commit on no branch (its HEAD detached)".to_string()),
-        n => Some(format!("{n} commits on no branch (its HEAD detached)")),
+        1 => Some(format!("1 commit on no branch (its HEAD detached; {keep})")),
+        n => Some(format!(
+            "{n} commits on no branch (its HEAD detached; {keep})"
+        )),
     }
 }
 
@@ -504,7 +554,7 @@ fn nested_git(path: &Path) -> Option<String> {
                 }
                 let rel = p.strip_prefix(path).unwrap_or(&p);
                 return Some(format!(
-                    "files git never shows, in {}",
+                    "files git never shows, in {} (move them out of it to keep them)",
                     crate::output::printable_line(&rel.display().to_string(), 256)
                 ));
             }
@@ -559,11 +609,24 @@ fn look(path: &Path) -> Command {
         .collect();
     let mut c = guarded(path);
     c.args(["-c", "status.showUntrackedFiles=normal"]);
-    for d in &drivers {
-        for part in ["clean", "smudge", "process"] {
-            c.arg("-c").arg(format!("filter.{d}.{part}="));
-        }
-        c.arg("-c").arg(format!("filter.{d}.required=false"));
+    // Keys and values apart (`GIT_CONFIG_KEY_n`, `GIT_CONFIG_VALUE_n`), never `-c KEY=VALUE`:
+    // git splits that at the first `=`, and a driver named `x=y` kept its command (attacker QA
+    // 44: it ran from `doctor`).
+    let overrides: Vec<(String, &str)> = drivers
+        .iter()
+        .flat_map(|d| {
+            [
+                (format!("filter.{d}.clean"), ""),
+                (format!("filter.{d}.smudge"), ""),
+                (format!("filter.{d}.process"), ""),
+                (format!("filter.{d}.required"), "false"),
+            ]
+        })
+        .collect();
+    c.env("GIT_CONFIG_COUNT", overrides.len().to_string());
+    for (i, (key, value)) in overrides.iter().enumerate() {
+        c.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
     }
     c.args(["status", "--porcelain", "-unormal"]);
     c

@@ -440,18 +440,33 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
     // them (new-user QA 43).
     for (repo, kept) in &branches {
         let shown = |w: &str| crate::output::shell_word(&crate::output::printable_line(w, 1024));
-        let words: Vec<String> = kept.iter().map(|b| shown(b)).collect();
-        let (them, it) = match kept.len() {
-            1 => ("the branch", "it"),
-            _ => ("the branches", "them"),
-        };
-        crate::errln!(
-            "teamctl: kept {them} {} in {} (`git -C {} branch -d {}` deletes {it} once merged)",
-            words.join(", "),
-            crate::output::printable_line(&repo.display().to_string(), 1024),
-            shown(&repo.display().to_string()),
-            words.join(" "),
-        );
+        let (ours, theirs): (Vec<_>, Vec<_>) = kept.iter().partition(|(_, ours)| *ours);
+        let words = |v: &[&(String, bool)]| v.iter().map(|(b, _)| shown(b)).collect::<Vec<_>>();
+        let (ours, theirs) = (words(&ours), words(&theirs));
+        let place = crate::output::printable_line(&repo.display().to_string(), 1024);
+        if !ours.is_empty() {
+            let (them, it) = match ours.len() {
+                1 => ("the branch", "it"),
+                _ => ("the branches", "them"),
+            };
+            crate::errln!(
+                "teamctl: kept {them} {} in {place} (`git -C {} branch -d -- {}` deletes {it} once merged)",
+                ours.join(", "),
+                shown(&repo.display().to_string()),
+                ours.join(" "),
+            );
+        }
+        if !theirs.is_empty() {
+            crate::errln!(
+                "teamctl: kept {} {} in {place}, as given to `--worktree`",
+                if theirs.len() == 1 {
+                    "the branch"
+                } else {
+                    "the branches"
+                },
+                theirs.join(", "),
+            );
+        }
     }
     if let Some(signal) = crate::signals::caught() {
         // Too late to keep it: its teammates were being ended, so the delete was finished,

@@ -176,23 +176,27 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
     }
     let mut kept = None;
     if args.remove_worktree {
-        let words = remove_worktrees(&*store, &outcome.stopped, false)?;
-        if !words.is_empty() {
-            kept = Some(kept_error(&words));
-        }
         // Asked and not stopped yet (`--no-wait`, no answer in time): their worktrees go once
         // they stop, whichever command takes in the answer (`leader::trees`; new-user QA 43:
         // the wish was forgotten). Not after Ctrl-C: an interrupted shutdown removes nothing.
+        // One whose answer was taken in meanwhile (the console) has stopped: removed here.
         let awaited: Vec<Name> = targets
             .iter()
             .filter(|n| outcome.requested.contains(n) || outcome.silent.contains(n))
             .cloned()
             .collect();
-        let wished = if outcome.interrupted.is_none() && crate::signals::caught().is_none() {
+        crate::pause::at("shutdown-wish");
+        let (wished, since) = if outcome.interrupted.is_none() && crate::signals::caught().is_none()
+        {
             leader::trees::wish(&*store, &awaited)?
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
+        let stopped: Vec<Name> = outcome.stopped.iter().chain(&since).cloned().collect();
+        let words = remove_worktrees(&*store, &stopped, false)?;
+        if !words.is_empty() {
+            kept = Some(kept_error(&words));
+        }
         if !wished.is_empty() {
             let (goes, they) = match wished.len() {
                 1 => ("its worktree goes", "it stops"),
@@ -207,7 +211,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         // stay, said (new-user QA 43: kept in silence).
         let running: Vec<&Name> = targets
             .iter()
-            .filter(|n| !outcome.stopped.contains(n) && !wished.contains(n))
+            .filter(|n| !stopped.contains(n) && !wished.contains(n))
             .filter(|n| {
                 config
                     .member(n.as_str())

@@ -55,23 +55,33 @@ pub fn remove_if_down(
 
 /// Remember, for each of `names` whose shutdown request is still awaited, that its answer
 /// removes its worktree too (`Member::remove_worktree_on`, that request's id). Returns those it
-/// was remembered for.
-pub fn wish(store: &dyn Store, names: &[Name]) -> Result<Vec<Name>> {
-    let mut wished = Vec::new();
+/// was remembered for, and those whose answer was taken in meanwhile (by the team's console, say:
+/// new-user QA 44 saw them said "did not stop", their worktrees left), now stopped: the caller
+/// removes theirs as for those it saw stop.
+pub fn wish(store: &dyn Store, names: &[Name]) -> Result<(Vec<Name>, Vec<Name>)> {
+    let (mut wished, mut since) = (Vec::new(), Vec::new());
     store.update(&mut |cfg| {
         wished.clear();
+        since.clear();
         for name in names {
-            if let Some(m) = cfg.member_mut(name.as_str())
-                && m.worktree.is_some()
-                && let Some(id) = m.shutdown_request_id.clone()
-            {
-                m.remove_worktree_on = Some(id);
-                wished.push(name.clone());
+            let Some(m) = cfg.member_mut(name.as_str()) else {
+                continue;
+            };
+            if m.worktree.is_none() {
+                continue;
+            }
+            match m.shutdown_request_id.clone() {
+                Some(id) => {
+                    m.remove_worktree_on = Some(id);
+                    wished.push(name.clone());
+                }
+                None if m.status == crate::domain::Status::Stopped => since.push(name.clone()),
+                None => {}
             }
         }
         Ok(())
     })?;
-    Ok(wished)
+    Ok((wished, since))
 }
 
 /// Act on the wishes of teammates that stopped on the request they were remembered for

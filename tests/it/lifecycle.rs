@@ -1304,6 +1304,34 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
         String::from_utf8_lossy(&out.stderr).contains("amy works on the existing branch"),
         "{out:?}"
     );
+    // A branch checked out already (amy's, the repository's own) is refused before anything
+    // is made, naming where (new-user QA 44: git's raw error after a success-looking note).
+    for (branch, at) in [
+        ("teamctl/amy", env.team_dir("lc-old").join("worktrees/amy")),
+        ("main", repo.clone()),
+    ] {
+        let out = env.run(&[
+            "spawn",
+            "hank",
+            "--backend",
+            "process",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            branch,
+            "--exec",
+            "cat",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "branch {branch} is checked out already, in {}",
+                at.display()
+            )),
+            "{out:?}"
+        );
+        assert!(!env.team_dir("lc-old").join("worktrees/hank").exists());
+    }
     // A new branch from HEAD: nothing to say.
     let out = env.run(&[
         "spawn",
@@ -1409,7 +1437,7 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     let out = env.run(&["delete", "--force"]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "kept the branch teamctl/amy in {} (`git -C {} branch -d teamctl/amy` deletes it once merged)",
+            "kept the branch teamctl/amy in {} (`git -C {} branch -d -- teamctl/amy` deletes it once merged)",
             repo.display(),
             repo.display()
         )),
@@ -1417,6 +1445,53 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     );
     assert!(git(&repo, &["branch", "--list", "teamctl/amy"]).contains("teamctl/amy"));
     git(&repo, &["branch", "-d", "teamctl/amy"]);
+}
+
+/// An answer taken in by another command (the team's console, say) before `shutdown
+/// --remove-worktree --no-wait` recorded its wish: the teammate has stopped, and the shutdown
+/// removes its worktree itself (new-user QA 44: it said "did not stop", the tree left).
+#[test]
+fn an_answer_taken_in_before_the_wish_still_removes_the_worktree() {
+    let env = TestEnv::new();
+    create(&env, "lc-race");
+    let repo = repo(&env);
+    spawn(
+        &env,
+        "bob",
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ],
+    );
+    let (held, gate) = crate::spawnkill::held_at(
+        &env,
+        &["shutdown", "bob", "--remove-worktree", "--no-wait"],
+        "shutdown-wish",
+        "the shutdown before its wish",
+    );
+    wait_until("bob's answer", Duration::from_secs(20), || {
+        leader_mail(&env, "lc-race", "bob", "shutdown_response").len() == 1
+    });
+    env.ok(&["status"]);
+    assert_eq!(env.member_status("bob"), "stopped");
+    std::fs::write(&gate, "go").unwrap();
+    let out = held.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tree = env.team_dir("lc-race").join("worktrees/bob");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains(&format!("removed bob's worktree {}", tree.display())),
+        "{out:?}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("did not stop"),
+        "{out:?}"
+    );
+    assert!(!tree.exists());
+    env.ok(&["delete", "--force"]);
 }
 
 /// `shutdown --remove-worktree` that does not wait for a teammate (`--no-wait`) remembers the

@@ -1120,7 +1120,7 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
     let repo = crate::lifecycle::repo(&env);
-    let names = ["wt", "case", "nest", "head", "lazy"];
+    let names = ["wt", "case", "nest", "head", "raw", "eq", "lazy"];
     for n in names {
         env.ok(&[
             "spawn",
@@ -1171,6 +1171,46 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     assert!(said("case").contains("uncommitted changes"));
     assert!(said("nest").contains("files git never shows, in notes/.git"));
     assert!(said("head").contains("1 commit on no branch"));
+    // An assume-unchanged file whose name is not UTF-8, changed.
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let raw = std::ffi::OsStr::from_bytes(b"\xff.txt");
+        std::fs::write(tree("raw").join(raw), "v1\n").unwrap();
+        git(&tree("raw"), &["add", "-A"]);
+        git(&tree("raw"), &["commit", "-q", "-m", "raw"]);
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(tree("raw"))
+            .args(["update-index", "--assume-unchanged", "--"])
+            .arg(raw)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::fs::write(tree("raw").join(raw), "edited\n").unwrap();
+    }
+    assert!(said("raw").contains("changes git is told not to show"));
+    // A filter driver whose name holds `=` (`-c filter.x=y.clean=` set `filter.x`).
+    let ran = env.work.path().join("FILTERED");
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.x=y.clean",
+            &format!("sh -c 'echo ran >> {}; cat'", ran.display()),
+        ],
+    );
+    let attributes = git(&repo, &["rev-parse", "--git-path", "info/attributes"]);
+    let attributes = repo.join(attributes);
+    std::fs::create_dir_all(attributes.parent().unwrap()).unwrap();
+    std::fs::write(&attributes, "* filter=x=y\n").unwrap();
+    std::fs::write(tree("eq").join("README"), "changed by eq\n").unwrap();
+    let _ = env.run(&["doctor"]);
+    let _ = said("eq");
+    assert!(
+        !ran.exists(),
+        "the teammate's filter ran from the leader's look"
+    );
+    std::fs::remove_file(&attributes).unwrap();
     // Last (the config is the repository's, shared): a promisor remote whose `uploadpack` a
     // lazy fetch would run, for the tree of a commit git lacks.
     let pwned = env.work.path().join("PWNED");
