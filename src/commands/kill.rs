@@ -16,8 +16,14 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     ctx.reconcile(&*store)?;
     // Dead ones (their worker gone by itself) are marked stopped, not "killed".
     let mut json = Vec::new();
+    // Those a `shutdown --remove-worktree` awaited: killed, not shut down, the removal is
+    // dropped, said (new-user QA 44: in silence).
+    let mut dropped = Vec::new();
     for (member, dead, ended) in leader::end_now(&*store, &names, "killed")? {
         let name = &member.name;
+        if member.remove_worktree_on.is_some() {
+            dropped.push(name.clone());
+        }
         let was_running = !ended.before && !dead;
         let elsewhere = crate::backend::host::elsewhere(&member).filter(|_| was_running);
         if ctx.json {
@@ -50,6 +56,14 @@ pub fn run(ctx: &Ctx, args: &KillArgs) -> Result<()> {
     }
     if ctx.json {
         super::named::print_json(ctx, &args.names, json);
+    }
+    if !dropped.is_empty() {
+        leader::trees::forget(&*store, &dropped)?;
+        for name in &dropped {
+            crate::errln!(
+                "teamctl: {name} was killed, not shut down: the removal of its worktree that `shutdown --remove-worktree` awaited is dropped; `teamctl shutdown {name} --remove-worktree` removes it now"
+            );
+        }
     }
     Ok(())
 }

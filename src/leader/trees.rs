@@ -84,6 +84,20 @@ pub fn wish(store: &dyn Store, names: &[Name]) -> Result<(Vec<Name>, Vec<Name>)>
     Ok((wished, since))
 }
 
+/// Forget the wishes of `names` (killed: their answer will not come).
+pub fn forget(store: &dyn Store, names: &[Name]) -> Result<()> {
+    store
+        .update(&mut |cfg| {
+            for name in names {
+                if let Some(m) = cfg.member_mut(name.as_str()) {
+                    m.remove_worktree_on = None;
+                }
+            }
+            Ok(())
+        })
+        .map(|_| ())
+}
+
 /// Act on the wishes of teammates that stopped on the request they were remembered for
 /// (`granted`: their names), once nothing of them runs: each worktree removed while it is
 /// down, kept for uncommitted work; the wish forgotten either way. What was done, in words.

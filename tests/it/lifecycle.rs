@@ -1555,6 +1555,37 @@ fn a_remove_worktree_wish_outlives_a_shutdown_that_did_not_wait() {
         !String::from_utf8_lossy(&out.stderr).contains("worktree"),
         "{out:?}"
     );
+    // Killed while its answer is awaited (in a long turn): the wish is dropped, said.
+    spawn(
+        &env,
+        "eve",
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "sleep 30; cat",
+        ],
+    );
+    env.ok(&["send", "eve", "work"]);
+    wait_until("eve working", Duration::from_secs(20), || {
+        env.member_status("eve") == "working"
+    });
+    let out = env.run(&["shutdown", "eve", "--remove-worktree", "--no-wait"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("eve: its worktree goes once it stops"),
+        "{out:?}"
+    );
+    let out = env.run(&["kill", "eve"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "eve was killed, not shut down: the removal of its worktree that `shutdown --remove-worktree` awaited is dropped"
+        ),
+        "{out:?}"
+    );
+    assert!(tree("eve").is_dir());
+    let config = std::fs::read_to_string(env.team_dir("lc-wish").join("config.json")).unwrap();
+    assert!(!config.contains("removeWorktreeOn"), "{config}");
     env.ok(&["delete", "--force"]);
 }
 
