@@ -759,6 +759,12 @@ pub fn recorded_here(member: &Member, local: &Path) -> Option<PathBuf> {
     owned(member, local).ok().flatten()
 }
 
+/// The member's own worktree here (`recorded_here`) when nothing is at its path: removed by
+/// hand (what `status`, `doctor` and `resume` say of a running teammate). One `lstat`.
+pub fn gone(member: &Member, local: &Path) -> Option<PathBuf> {
+    recorded_here(member, local).filter(|p| p.symlink_metadata().is_err())
+}
+
 /// Make the member's recorded worktree again when it was removed (for `resume`), saying
 /// where when it did (new-user QA 43: `resume` made it again silently). `local` is the team's
 /// local directory.

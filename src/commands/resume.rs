@@ -105,9 +105,7 @@ pub fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                     None => crate::outln!("{name} is already running ({status})"),
                 }
                 // Its worktree removed under it: said, as `status` says it (new-user QA 44).
-                if let Some(path) = crate::worktree::recorded_here(&member, &store.local_dir())
-                    .filter(|p| p.symlink_metadata().is_err())
-                {
+                if let Some(path) = crate::worktree::gone(&member, &store.local_dir()) {
                     crate::errln!(
                         "teamctl: {}",
                         crate::view::status::worktree_gone_note(

@@ -463,9 +463,7 @@ fn rows_from(
                 worktree: m.worktree.clone(),
                 worktree_branch: m.worktree_branch.clone().filter(|_| m.worktree.is_some()),
                 // One `lstat` for a running teammate with a worktree here; none for the rest.
-                worktree_gone: status.is_running()
-                    && crate::worktree::recorded_here(m, local)
-                        .is_some_and(|p| p.symlink_metadata().is_err()),
+                worktree_gone: status.is_running() && crate::worktree::gone(m, local).is_some(),
             }
         })
         .collect()

@@ -995,6 +995,21 @@ fn a_recorded_worktree_outside_the_team_is_never_removed() {
 }
 
 /// Set bob's recorded worktree in team `team`'s file to `to` (as a teammate's turn could).
+/// Spawn NAME (`cat`, process backend) in a worktree of `repo`.
+fn spawn_in_worktree(env: &TestEnv, name: &str, repo: &Path) {
+    env.ok(&[
+        "spawn",
+        name,
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+}
+
 fn record_worktree(env: &TestEnv, team: &str, to: &Path) {
     let path = env.team_dir(team).join("config.json");
     let mut config: serde_json::Value =
@@ -1017,17 +1032,7 @@ fn a_worktree_recorded_under_another_spelling_is_its_members() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
     let repo = crate::lifecycle::repo(&env);
-    env.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
+    spawn_in_worktree(&env, "bob", &repo);
     wait_until("bob idle", Duration::from_secs(20), || {
         env.member_status("bob") == "idle"
     });
@@ -1067,17 +1072,7 @@ fn a_worker_hidden_by_a_forged_record_keeps_its_worktree() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
     let repo = crate::lifecycle::repo(&env);
-    env.ok(&[
-        "spawn",
-        "bob",
-        "--backend",
-        "process",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
+    spawn_in_worktree(&env, "bob", &repo);
     wait_until("bob idle", Duration::from_secs(20), || {
         env.member_status("bob") == "idle"
     });
@@ -1122,17 +1117,7 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     let repo = crate::lifecycle::repo(&env);
     let names = ["wt", "case", "nest", "head", "raw", "eq", "lazy"];
     for n in names {
-        env.ok(&[
-            "spawn",
-            n,
-            "--backend",
-            "process",
-            "--cwd",
-            repo.to_str().unwrap(),
-            "--worktree",
-            "--exec",
-            "cat",
-        ]);
+        spawn_in_worktree(&env, n, &repo);
     }
     env.ok(&["shutdown", "--all"]);
     let tree = |n: &str| env.team_dir("alpha").join("worktrees").join(n);
@@ -1279,17 +1264,7 @@ fn a_forged_worktree_branch_is_no_option_to_git() {
     git(&repo, &["add", "x"]);
     git(&repo, &["commit", "-q", "-m", "second"]);
     let feature = git(&repo, &["rev-parse", "feature"]);
-    env.ok(&[
-        "spawn",
-        "carol",
-        "--backend",
-        "process",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
+    spawn_in_worktree(&env, "carol", &repo);
     env.ok(&["shutdown", "carol", "--remove-worktree"]);
     git(&repo, &["update-ref", "refs/heads/-Bfeature", "HEAD"]);
     let path = env.team_dir("alpha").join("config.json");
