@@ -886,6 +886,45 @@ fn kill_removes_the_pane_and_shutdown_leaves_no_pane_and_no_worker() {
     assert_eq!(env.member_status("b"), "stopped");
 }
 
+/// With no UTF-8 locale (`LANG` unset or `C`: cron, ssh, containers), tmux prints a format's
+/// tab and every byte outside ASCII as `_` to a client it thinks cannot take them (new-user QA
+/// 45: `status` showed no pane, `kill` left the pane open, and `doctor` offered to close the
+/// user's own shell as an older teamctl's).
+#[test]
+fn without_a_utf8_locale_teamctl_still_knows_its_panes_and_only_its_panes() {
+    let mut env = TestEnv::with_tmux();
+    for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
+        env.env.push((var.to_string(), "C".to_string()));
+    }
+    let t = team(&env, "tm-locale");
+    let mine = user_session(&env);
+    spawn(&env, "a");
+    spawn(&env, "b");
+    let (a, b) = (env.pane_of(&t, "a"), env.pane_of(&t, "b"));
+    let table = env.ok(&["status"]);
+    assert!(table.contains(&a) && table.contains(&b), "{table}");
+    assert_eq!(env.member("a")["paneId"], a.as_str());
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(!doctor.contains(&mine), "{doctor}");
+    env.ok(&["kill", "a"]);
+    assert_eq!(
+        env.pane_format(&a, "#{pane_id}"),
+        None,
+        "a's pane left open"
+    );
+    assert_eq!(ask(&env, "b", "still?").trim(), "b got: still?");
+    env.ok(&["shutdown", "b", "--timeout", "20"]);
+    assert_eq!(
+        env.pane_format(&b, "#{pane_id}"),
+        None,
+        "b's pane left open"
+    );
+    assert_eq!(
+        env.pane_format(&mine, "#{pane_id}").as_deref(),
+        Some(mine.as_str())
+    );
+}
+
 #[test]
 fn resume_after_the_tmux_server_died_starts_new_panes() {
     let env = TestEnv::with_tmux();
@@ -1438,7 +1477,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
     let socket = env.socket.as_ref().unwrap();
     assert_eq!(
         calls,
-        vec![format!("-L {socket} list-panes -a -F {STATE_FORMAT}")],
+        vec![format!("-u -L {socket} list-panes -a -F {STATE_FORMAT}")],
         "status must read every pane with one tmux process"
     );
 

@@ -69,9 +69,20 @@ impl Tmux {
         Tmux { program, server }
     }
 
+    /// A client whose output teamctl reads: `-u`, so tmux prints what it holds byte for byte
+    /// whatever the locale (new-user QA 45: with `LANG` unset or `C`, tmux printed the tab
+    /// between a format's fields, and every byte outside ASCII, as `_`: no pane was teamctl's,
+    /// `kill` left them open and `doctor` offered to close the user's shells).
     fn command(&self, cmds: &[Cmd]) -> Command {
+        let mut c = self.client();
+        c.arg("-u").args(argv::line(&self.server, cmds));
+        c
+    }
+
+    /// The tmux program, without the commands: `command`, or the user's terminal's client.
+    fn client(&self) -> Command {
         let mut c = Command::new(&self.program);
-        c.args(argv::line(&self.server, cmds)).env_remove("TMUX");
+        c.env_remove("TMUX");
         // A server started here inherits this environment and passes it to every pane: it
         // must not carry an agent's identity (the process tag) or its team.
         for var in crate::domain::env::not_inherited() {
@@ -113,7 +124,9 @@ impl Tmux {
     /// Run commands with the caller's terminal (for `attach`). `as_client`: the caller is a
     /// client of this server (inside tmux), so `$TMUX` stays and names the client to switch.
     pub fn run_in_terminal(&self, cmds: &[Cmd], as_client: bool) -> Result<(), Error> {
-        let mut c = self.command(cmds);
+        // Drawn for the user's terminal as its locale says: no `-u`.
+        let mut c = self.client();
+        c.args(argv::line(&self.server, cmds));
         if as_client && let Some(tmux) = std::env::var_os("TMUX") {
             c.env("TMUX", tmux);
         }
