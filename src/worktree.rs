@@ -1,5 +1,5 @@
 //! Git worktrees for teammates (`spawn --worktree [BRANCH]`): each one under the team
-//! directory (`teams/TEAM/worktrees/NAME`), on its own branch (`teamctl/NAME` by default). git
+//! directory (`teams/TEAM/worktrees/NAME`), on its own branch (`teamctl/NAME@TEAM` by default). git
 //! runs with argument vectors only, never through a shell, and never through a symbolic link
 //! found there: a link is not a worktree teamctl made, so a removal unlinks the link itself
 //! (and says so) and leaves what it points at alone; a resume refuses it.
@@ -85,23 +85,42 @@ pub fn main_repo(dir: &Path) -> Option<PathBuf> {
     common.parent().map(Path::to_path_buf)
 }
 
+/// The branch a teammate's worktree gets when none is given: named by its id, so teams (and
+/// homes) working on one repository each get their own (new-user QA 44: a second team's `dev`
+/// was refused, `teamctl/dev` being checked out by the first's, and one team's `delete` hint
+/// deleted the other's branch).
+pub fn default_branch(name: &Name, team: &str) -> String {
+    format!("teamctl/{name}@{team}")
+}
+
+/// `branch` is one teamctl named for `name` of `team`: the default, or `teamctl/NAME` as
+/// teamctl named them before.
+pub fn named_by_teamctl(branch: &str, name: &Name, team: &str) -> bool {
+    branch == default_branch(name, team) || branch == format!("teamctl/{name}")
+}
+
 /// Check everything for `spawn --worktree`; writes nothing. Errors are bad input.
-pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Plan> {
+pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) -> Result<Plan> {
     let repo = repo_root(cwd).ok_or_else(|| {
         Error::bad(format!(
             "--worktree needs a git repository, and {} is not in one; pass --cwd DIR inside a repository, or drop --worktree",
             cwd.display()
         ))
     })?;
-    let branch = if branch.is_empty() {
-        format!("teamctl/{name}")
-    } else {
+    let given = !branch.is_empty();
+    let branch = if given {
         branch.to_string()
+    } else {
+        default_branch(name, team)
     };
     if !valid_branch(&repo, &branch) {
-        return Err(Error::bad(format!(
-            "--worktree {branch:?} is not a valid branch name"
-        )));
+        return Err(Error::bad(if given {
+            format!("--worktree {branch:?} is not a valid branch name")
+        } else {
+            format!(
+                "{name}@{team} makes no valid branch name ({branch}); give its worktree one: `--worktree BRANCH`"
+            )
+        }));
     }
     // git checks a branch out in one worktree at a time: said before anything is made, naming
     // where (new-user QA 44: a success-looking note, then git's own "already used by worktree").
@@ -121,7 +140,7 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, branch: &str) -> Result<Pl
     }
     let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
     no_cwd_in(&repo, &branch, name, rel)?;
-    let reused = reused_branch(&repo, &branch, name);
+    let reused = reused_branch(&repo, &branch, name, team);
     let cwd = path.join(rel);
     Ok(Plan {
         repo,
@@ -200,16 +219,16 @@ fn commit(repo: &Path, rev: &str) -> Option<String> {
     run(c, "look up a commit").ok()
 }
 
-/// `branch` exists and is not where HEAD is: what to say of it. The default branch
-/// (`teamctl/NAME`) was most likely left by an earlier teammate of that name (`delete` keeps
-/// branches); one named on purpose is only said to be behind (new-user QA 44).
-fn reused_branch(repo: &Path, branch: &str, name: &Name) -> Option<String> {
+/// `branch` exists and is not where HEAD is: what to say of it. The default branch was most
+/// likely left by an earlier teammate of that name (`delete` keeps branches); one named on
+/// purpose is only said to be behind (new-user QA 44).
+fn reused_branch(repo: &Path, branch: &str, name: &Name, team: &str) -> Option<String> {
     let at = commit(repo, &format!("refs/heads/{branch}"))?;
     let head = commit(repo, "HEAD")?;
     if at == head {
         return None;
     }
-    if branch == format!("teamctl/{name}") {
+    if named_by_teamctl(branch, name, team) {
         Some(format!(
             "{name} works on the existing branch {branch} (at {at}, not HEAD {head}: left by an earlier teammate of that name?); spawn with `--worktree NEW-BRANCH` to start from HEAD"
         ))
@@ -230,11 +249,12 @@ fn branch_exists(repo: &Path, branch: &str) -> bool {
 /// The branches of `members`' worktrees still in their repositories, by repository (in the
 /// order met): what `delete` keeps, said so the user knows where the work went and how to
 /// drop it (new-user QA 43: nothing said them). Each with whether teamctl named it
-/// (`teamctl/NAME`): only those are offered for deletion (new-user QA 44: a branch of the
+/// (`named_by_teamctl`): only those are offered for deletion (new-user QA 44: a branch of the
 /// user's, named with `--worktree BRANCH`, was). A name git would not take as a branch (a
 /// team file written by hand) is left out (attacker QA 44: `-D` made the hint force-delete).
 pub fn branches_left<'a>(
     members: impl Iterator<Item = &'a Member>,
+    team: &str,
 ) -> Vec<(PathBuf, Vec<(String, bool)>)> {
     let mut out: Vec<(PathBuf, Vec<(String, bool)>)> = Vec::new();
     for m in members {
@@ -247,7 +267,7 @@ pub fn branches_left<'a>(
         if !valid_branch(&repo, branch) || !branch_exists(&repo, branch) {
             continue;
         }
-        let ours = *branch == format!("teamctl/{}", m.name);
+        let ours = named_by_teamctl(branch, &m.name, team);
         let entry = (branch.clone(), ours);
         match out.iter_mut().find(|(r, _)| *r == repo) {
             Some((_, branches)) if !branches.contains(&entry) => branches.push(entry),
@@ -831,4 +851,19 @@ pub fn remove_for(member: &Member, local: &Path) -> Result<Option<Removed>> {
         None => return remove_at(&path).map(Some),
     }
     Ok(Some(Removed::Worktree(path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_branch_names_the_team_and_the_old_one_is_still_teamctls() {
+        let dev = Name::parse("dev").unwrap();
+        assert_eq!(default_branch(&dev, "web"), "teamctl/dev@web");
+        assert!(named_by_teamctl("teamctl/dev@web", &dev, "web"));
+        assert!(named_by_teamctl("teamctl/dev", &dev, "web"));
+        assert!(!named_by_teamctl("teamctl/dev@api", &dev, "web"));
+        assert!(!named_by_teamctl("feature", &dev, "web"));
+    }
 }

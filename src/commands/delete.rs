@@ -393,7 +393,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         .teammates()
         .filter_map(|m| crate::store::spec::local_view(store, m))
         .collect();
-    let branches = crate::worktree::branches_left(views.iter());
+    let branches = crate::worktree::branches_left(views.iter(), store.team().as_str());
     for m in views {
         match crate::worktree::remove_for(&m, &store.local_dir()) {
             Ok(Some(removed @ crate::worktree::Removed::Link(_))) => {

@@ -229,7 +229,13 @@ fn start_or_running(
     // A worktree is made for a new member; one spawned anew keeps the worktree it had.
     let tree = match &args.worktree {
         Some(branch) if !store.roster_cached(&mut cache)?.has(name.as_str()) => {
-            let plan = worktree::plan(&cwd, &store.local_dir(), &name, branch)?;
+            let plan = worktree::plan(
+                &cwd,
+                &store.local_dir(),
+                &name,
+                store.team().as_str(),
+                branch,
+            )?;
             if let Some(said) = &plan.reused {
                 crate::errln!("teamctl: {said}");
             }

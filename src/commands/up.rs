@@ -18,6 +18,7 @@ use crate::domain::{BackendType, Member, Name, Status, TeamConfig};
 use crate::error::{Error, Result};
 use crate::leader;
 use crate::store::Store;
+use crate::worktree;
 
 use super::spawn::{self, Checked};
 
@@ -155,7 +156,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         let action = match (recorded, &existing) {
             (None, _) | (_, None) => {
                 if let Some(branch) = &req.worktree {
-                    crate::worktree::plan(&checked.cwd, &team_dir, m.name(), branch)
+                    worktree::plan(&checked.cwd, &team_dir, m.name(), team.as_str(), branch)
                         .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
                 }
                 Action::Spawn
@@ -163,7 +164,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
             (Some(old), Some(store)) => {
                 let running =
                     leader::effective_status(old, store.live(m.name())?.as_ref()).is_running();
-                let diff = differences(m, &req, &checked, old);
+                let diff = differences(m, &req, &checked, old, team);
                 match (running, diff.is_empty()) {
                     (true, true) => Action::Running,
                     (true, false) => Action::Changed(diff),
@@ -454,7 +455,13 @@ fn request(m: &MemberSpec, dir: &Path) -> Result<SpawnArgs> {
 const DEFAULT_AGENT_TYPE: &str = "general-purpose";
 
 /// How the recorded member differs from its declaration, one `key: recorded → declared` each.
-fn differences(m: &MemberSpec, req: &SpawnArgs, checked: &Checked, old: &Member) -> Vec<String> {
+fn differences(
+    m: &MemberSpec,
+    req: &SpawnArgs,
+    checked: &Checked,
+    old: &Member,
+    team: &Name,
+) -> Vec<String> {
     let mut out = Vec::new();
     let show = |v: Option<&str>| v.map_or("none".to_string(), |s| format!("{s:?}"));
     let mut field = |key: &str, was: Option<&str>, now: Option<&str>| {
@@ -525,14 +532,15 @@ fn differences(m: &MemberSpec, req: &SpawnArgs, checked: &Checked, old: &Member)
         let was = old.backend_type.map(|k| k.to_string());
         field("backend", was.as_deref(), Some(b.to_string().as_str()));
     }
-    // A worktree member runs inside its worktree: its branch is what was declared.
+    // A worktree member runs inside its worktree: its branch is what was declared (`true`:
+    // the one teamctl named, by today's name or the one it had before).
     let branch = old.worktree_branch.clone();
-    let declared = req.worktree.as_ref().map(|b| {
-        if b.is_empty() {
-            format!("teamctl/{}", m.name())
-        } else {
-            b.clone()
+    let declared = req.worktree.as_ref().map(|b| match &branch {
+        Some(had) if b.is_empty() && worktree::named_by_teamctl(had, m.name(), team.as_str()) => {
+            had.clone()
         }
+        _ if b.is_empty() => worktree::default_branch(m.name(), team.as_str()),
+        _ => b.clone(),
     });
     match (&old.worktree, &declared) {
         (None, None) => {

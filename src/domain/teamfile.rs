@@ -38,7 +38,7 @@ pub struct MemberSpec {
     pub agent_type: Option<String>,
     /// As written: relative paths are from the file's directory.
     pub cwd: Option<String>,
-    /// A worktree on this branch (`""`: the default `teamctl/NAME`).
+    /// A worktree on this branch (`""`: the default `teamctl/NAME@TEAM`).
     pub worktree: Option<String>,
     pub interactive: bool,
     pub prompt_pattern: Option<String>,
@@ -386,7 +386,9 @@ fn member(
             other => {
                 return Err(at(
                     w.span().start,
-                    format!("worktree is true (branch teamctl/NAME) or a branch name, not {other}"),
+                    format!(
+                        "worktree is true (branch teamctl/NAME@TEAM) or a branch name, not {other}"
+                    ),
                 ));
             }
         };

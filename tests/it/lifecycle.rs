@@ -780,7 +780,10 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     let reply = texts(&leader_mail(&env, "lc-tree", "bob", "message")).remove(0);
     assert_eq!(
         reply,
-        format!("{}\nteamctl/bob\n", tree.canonicalize().unwrap().display())
+        format!(
+            "{}\nteamctl/bob@lc-tree\n",
+            tree.canonicalize().unwrap().display()
+        )
     );
     // An explicit branch.
     env.ok(&[
@@ -809,7 +812,9 @@ fn a_worktree_is_the_teammates_cwd_and_is_removed_on_request() {
     assert!(out.contains("removed"), "{out}");
     assert!(!tree.exists());
     assert!(!git(&repo, &["worktree", "list"]).contains("worktrees/bob"));
-    assert!(git(&repo, &["branch", "--list", "teamctl/bob"]).contains("teamctl/bob"));
+    assert!(
+        git(&repo, &["branch", "--list", "teamctl/bob@lc-tree"]).contains("teamctl/bob@lc-tree")
+    );
     // resume makes it again from the branch.
     env.ok(&["resume", "bob"]);
     assert!(tree.join("README").is_file());
@@ -1235,7 +1240,7 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     let env = TestEnv::new();
     create(&env, "lc-old");
     let repo = repo(&env);
-    git(&repo, &["branch", "teamctl/amy"]);
+    git(&repo, &["branch", "teamctl/amy@lc-old"]);
     std::fs::create_dir(repo.join("sub")).unwrap();
     std::fs::write(repo.join("sub/file"), "x\n").unwrap();
     git(&repo, &["add", "sub/file"]);
@@ -1255,7 +1260,7 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        err.contains("amy's worktree would have no sub for its working directory: the existing branch teamctl/amy (at ")
+        err.contains("amy's worktree would have no sub for its working directory: the existing branch teamctl/amy@lc-old (at ")
             && err.contains("not HEAD")
             && err.contains(") has none; work from the repository's top")
             && err.contains(&format!("`--cwd {}`", repo.display()))
@@ -1307,7 +1312,10 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     // A branch checked out already (amy's, the repository's own) is refused before anything
     // is made, naming where (new-user QA 44: git's raw error after a success-looking note).
     for (branch, at) in [
-        ("teamctl/amy", env.team_dir("lc-old").join("worktrees/amy")),
+        (
+            "teamctl/amy@lc-old",
+            env.team_dir("lc-old").join("worktrees/amy"),
+        ),
         ("main", repo.clone()),
     ] {
         let out = env.run(&[
@@ -1383,7 +1391,7 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     let tree = env.team_dir("lc-gone").join("worktrees/amy");
     let row = amy(&serde_json::from_str(&env.ok(&["status", "--json"])).unwrap());
     assert_eq!(row["worktree"], tree.display().to_string(), "{row}");
-    assert_eq!(row["worktreeBranch"], "teamctl/amy", "{row}");
+    assert_eq!(row["worktreeBranch"], "teamctl/amy@lc-gone", "{row}");
     assert!(row.get("worktreeGone").is_none(), "{row}");
     let report: Value = serde_json::from_str(&env.ok(&["doctor", "--json"])).unwrap();
     assert!(
@@ -1405,7 +1413,7 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     assert!(
         said.contains("amy@lc-gone is idle, but its worktree")
             && said.contains("its agent works in a deleted directory")
-            && said.contains("from its branch teamctl/amy"),
+            && said.contains("from its branch teamctl/amy@lc-gone"),
         "{said}"
     );
 
@@ -1414,7 +1422,7 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     assert!(out.status.success(), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "amy's worktree {} was gone: made again from its branch teamctl/amy",
+            "amy's worktree {} was gone: made again from its branch teamctl/amy@lc-gone",
             tree.display()
         )),
         "{out:?}"
@@ -1437,14 +1445,64 @@ fn a_worktree_removed_under_a_running_teammate_is_said_and_made_again() {
     let out = env.run(&["delete", "--force"]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "kept the branch teamctl/amy in {} (`git -C {} branch -d -- teamctl/amy` deletes it once merged)",
+            "kept the branch teamctl/amy@lc-gone in {} (`git -C {} branch -d -- teamctl/amy@lc-gone` deletes it once merged)",
             repo.display(),
             repo.display()
         )),
         "{out:?}"
     );
-    assert!(git(&repo, &["branch", "--list", "teamctl/amy"]).contains("teamctl/amy"));
-    git(&repo, &["branch", "-d", "teamctl/amy"]);
+    assert!(
+        git(&repo, &["branch", "--list", "teamctl/amy@lc-gone"]).contains("teamctl/amy@lc-gone")
+    );
+    git(&repo, &["branch", "-d", "teamctl/amy@lc-gone"]);
+}
+
+/// Two teams (two homes) on one repository, each with a teammate `dev` in a worktree: each
+/// gets its own branch, named by its id, and a team's `delete` offers only its own for
+/// deletion (new-user QA 44: the second `dev` was refused, `teamctl/dev` being checked out by
+/// the first's, and one team's hint deleted the other's branch).
+#[test]
+fn teams_sharing_a_repository_get_a_branch_each() {
+    let one = TestEnv::new();
+    let two = TestEnv::new();
+    let repo = repo(&one);
+    let r = repo.to_str().unwrap();
+    for (env, team) in [(&one, "lc-one"), (&two, "lc-two")] {
+        create(env, team);
+        spawn(
+            env,
+            "dev",
+            &[
+                "--cwd",
+                r,
+                "--worktree",
+                "--exec",
+                "git branch --show-current",
+            ],
+        );
+        let tree = env.team_dir(team).join("worktrees/dev");
+        assert_eq!(
+            git(&tree, &["branch", "--show-current"]),
+            format!("teamctl/dev@{team}")
+        );
+        assert_eq!(
+            env.ok(&["ask", "dev", "which?"]).trim(),
+            format!("teamctl/dev@{team}")
+        );
+    }
+    let out = two.run(&["delete", "--force"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains("branch -d -- teamctl/dev@lc-two`") && !said.contains("lc-one"),
+        "{said}"
+    );
+    // The first team's teammate still works in its own.
+    assert_eq!(
+        one.ok(&["ask", "dev", "still?"]).trim(),
+        "teamctl/dev@lc-one"
+    );
+    one.ok(&["delete", "--force"]);
 }
 
 /// An answer taken in by another command (the team's console, say) before `shutdown

@@ -1225,7 +1225,7 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     };
     git(
         &tree("lazy"),
-        &["update-ref", "refs/heads/teamctl/lazy", commit.trim()],
+        &["update-ref", "refs/heads/teamctl/lazy@alpha", commit.trim()],
     );
     git(&repo, &["config", "remote.evil.url", "/nonexistent"]);
     git(&repo, &["config", "remote.evil.promisor", "true"]);
