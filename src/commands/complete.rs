@@ -56,10 +56,10 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         && before.last().is_some_and(|w| w.starts_with("--"))
         && !before.iter().any(|w| w == "--")
     {
-        // bash splits `--opt=` at `=` and completes the word `=` itself until a letter
-        // follows (QA: `--as=<Tab>` listed files): every value, each with `=` in front, the
-        // word the shell replaces.
-        prefix = "=";
+        // bash splits `--opt=` at `=` (COMP_WORDBREAKS): its `COMP_WORDS` end with the word
+        // `=` until a letter follows, but readline inserts what it is given after the `=`
+        // (QA: `--as=<Tab>` listed files; new-user QA 45: `=` in front made `--team==alpha`):
+        // every value, as after `--opt `.
         current = "";
     }
     let Some(want) = wanted(&before, current) else {

@@ -1173,16 +1173,7 @@ fn shell_in(env: &TestEnv, shell: &str, script: &str) -> String {
         found.is_ok_and(|o| o.status.success()),
         "{shell} is required for this test and was not found on PATH (install it: apt-get install -y {shell}; .ci/run does)"
     );
-    let bin = env.work.path().join("bin");
-    if !bin.exists() {
-        std::fs::create_dir(&bin).unwrap();
-        std::os::unix::fs::symlink(BIN, bin.join("teamctl")).unwrap();
-    }
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with_teamctl(env);
     let out = Command::new(shell)
         .arg("-c")
         .arg(script)
@@ -1199,6 +1190,82 @@ fn shell_in(env: &TestEnv, shell: &str, script: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `PATH` with a directory holding `teamctl` (this build) first.
+fn path_with_teamctl(env: &TestEnv) -> String {
+    let bin = env.work.path().join("bin");
+    if !bin.exists() {
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(BIN, bin.join("teamctl")).unwrap();
+    }
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// bash as a user types into it (readline, with `=` in `COMP_WORDBREAKS`, the default):
+/// `--opt=<Tab>` puts the value after the one `=` (new-user QA 45: `--team==alpha`; the test
+/// above sets `COMP_WORDS` by hand, which readline's insertion never meets).
+#[test]
+fn bash_completes_a_value_typed_after_equals_in_a_real_terminal() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let pane = env
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "20",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "env",
+            "-u",
+            "TEAMCTL_TEAM",
+            "-u",
+            "TEAMCTL_AGENT_NAME",
+            &format!("PATH={}", path_with_teamctl(&env)),
+            &format!("TEAMCTL_HOME={}", env.home_path().display()),
+            "PS1=$ ",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ])
+        .trim()
+        .to_string();
+    let script = repo().join("shell/teamctl.bash");
+    let typed = |keys: &[&str]| {
+        for k in keys {
+            env.tmux_ok(&["send-keys", "-t", &pane, k]);
+        }
+    };
+    let screen = || env.tmux_ok(&["capture-pane", "-p", "-t", &pane]);
+    typed(&["-l", &format!("source {}; echo sourced", script.display())]);
+    typed(&["Enter"]);
+    wait_until("the script sourced", Duration::from_secs(10), || {
+        screen().lines().any(|l| l == "sourced")
+    });
+    for (line, want) in [
+        ("teamctl --team=", "teamctl --team=alpha"),
+        ("teamctl send --as=bo", "teamctl send --as=bob"),
+    ] {
+        typed(&["C-u"]);
+        typed(&["-l", line]);
+        typed(&["Tab"]);
+        wait_until(
+            &format!("{line:?} completed to {want:?}"),
+            Duration::from_secs(10),
+            // (tmux's capture leaves out the space completion puts after the word.)
+            || screen().lines().any(|l| l.trim_start_matches("$ ") == want),
+        );
+        assert!(!screen().contains("=="), "{}", screen());
+    }
 }
 
 fn sorted(text: &str) -> Vec<String> {
@@ -1336,11 +1403,10 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
         ["bea", "bob"]
     );
     assert_eq!(sorted(&bash("teamctl log --to = b")), ["bea", "bob"]);
-    // With nothing typed after `=`, bash completes the word `=` itself: the values come back
-    // with `=` in front, the word bash replaces (new-user QA: it listed file names).
-    let after_eq: Vec<String> = members.iter().map(|m| format!("={m}")).collect();
-    assert_eq!(sorted(&bash("teamctl send --as =")), after_eq);
-    assert_eq!(sorted(&bash("teamctl --team =")), ["=alpha"]);
+    // With nothing typed after `=`, bash's words end with `=`: the values, which readline
+    // puts after the `=` (new-user QA: it listed file names; 45: `=` in front doubled it).
+    assert_eq!(sorted(&bash("teamctl send --as =")), members);
+    assert_eq!(sorted(&bash("teamctl --team =")), ["alpha"]);
     assert_eq!(
         sorted(&zsh("teamctl send --team=", 3)),
         eq("--team", &["alpha"])
