@@ -1,6 +1,7 @@
 //! `teamctl down [FILE]`: the team a file declares (`up`'s), stopped and removed as `delete`
 //! does it: the shutdown handoff for every teammate, then the team directory goes. A team
-//! that is not there is nothing to do.
+//! that is not there is nothing to do; one with teammates the file does not declare is
+//! refused.
 
 use crate::cli::DownArgs;
 use crate::context::Ctx;
@@ -48,6 +49,30 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
         return Ok(());
     }
     let store = ctx.home.open(team)?;
+    // Only a team the file declares whole: teammates it does not name (spawned by hand, or by
+    // another file of the same team name) would go with it unasked (new-user and attacker QA
+    // 45: `up` had said "left as it is", then `down` deleted them and their mail). Nothing
+    // changes; `delete` is the way to remove them all.
+    let undeclared: Vec<String> = store
+        .load()?
+        .teammates()
+        .filter(|m| loaded.file.members.iter().all(|s| s.name() != &m.name))
+        .map(|m| m.name.to_string())
+        .collect();
+    if !undeclared.is_empty() {
+        return Err(Error::bad(format!(
+            "team {team} has {} {} does not declare: {}; `down` removes only a team its file declares whole: add {} to {}, or remove the team with every teammate: `teamctl delete --team {team}`",
+            if undeclared.len() == 1 {
+                "a teammate"
+            } else {
+                "teammates"
+            },
+            loaded.origin,
+            undeclared.join(", "),
+            if undeclared.len() == 1 { "it" } else { "them" },
+            loaded.origin,
+        )));
+    }
     // Hints name the file, as `up`'s do: `teamctl down --force` alone reads teamctl.toml,
     // another team's (new-user QA 38: "team shop is not up; nothing to do", exit 0).
     let forced = if args.file.as_os_str() == "teamctl.toml" {

@@ -305,6 +305,33 @@ fn down_leaves_nothing(backend: &str, team: &str) {
     });
 }
 
+/// `down` of a file that does not declare every teammate of its team (one spawned by hand,
+/// or a file from elsewhere naming a team of this home) is refused, and changes nothing
+/// (new-user and attacker QA 45: `up` said "left as it is", then `down` deleted carol and her
+/// unread mail).
+#[test]
+fn down_refuses_a_team_with_teammates_its_file_does_not_declare() {
+    let env = env_for("process");
+    let team = "up-undeclared";
+    let path = write(&env, &team_file(team, "process", BOB));
+    env.ok(&["up", path.to_str().unwrap()]);
+    env.ok(&["spawn", "carol", "--backend", "process", "--exec", "cat"]);
+    let before = config(&env, team);
+    let err = env.fails(&["down", path.to_str().unwrap()], 2);
+    assert!(
+        err.contains(&format!(
+            "team {team} has a teammate {} does not declare: carol;",
+            path.display()
+        )) && err.contains(&format!("`teamctl delete --team {team}`")),
+        "{err}"
+    );
+    assert_eq!(config(&env, team), before);
+    assert_eq!(env.member_status("carol"), "idle");
+    assert_eq!(env.member_status("bob"), "idle");
+    env.ok(&["delete", "--force"]);
+    assert!(!env.team_dir(team).exists());
+}
+
 #[test]
 fn down_leaves_no_worker_or_team_directory_on_processes() {
     down_leaves_nothing("process", "up-down-p");
