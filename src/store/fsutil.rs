@@ -496,11 +496,18 @@ impl DirFd {
     }
 
     /// Overwrite the file `name` in this directory (made `0600` when missing) with `bytes`,
-    /// in place, as `write_in_place` does by path.
+    /// in place: one write at its start, then its length set (not atomic: for files whose
+    /// readers check what they read). A file with other names
+    /// too (a hard link made to it) is replaced whole instead, so the write lands in this
+    /// name's own file only (attacker QA 45: `config.index` linked to a file outside the home
+    /// wrote the index over it).
     pub fn write_in_place(&self, name: &str, bytes: &[u8]) -> Result<()> {
         use std::os::unix::fs::FileExt;
         let (file, _) = self.file(name, nix::fcntl::OFlag::O_WRONLY)?;
         let path = || self.path.join(name);
+        if file.metadata().at(&path())?.nlink() > 1 {
+            return self.replace(name, bytes, Sync::None).map(drop);
+        }
         file.write_all_at(bytes, 0).at(&path())?;
         file.set_len(bytes.len() as u64).at(&path())
     }
@@ -518,7 +525,7 @@ impl DirFd {
                 });
             }
         };
-        file.lock().at(&path)?;
+        lock_said(&file, &path, false)?;
         Ok(LockGuard { file, path })
     }
 
@@ -670,15 +677,6 @@ pub fn open_or_create(path: &Path, options: &mut OpenOptions) -> std::io::Result
     }
 }
 
-/// Overwrite `path` (made `0600` if missing) with `bytes`, in place: one write at its start,
-/// then its length set. Not atomic: for files whose readers check what they read (a CRC).
-pub fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    let file = open_or_create(path, OpenOptions::new().write(true))?;
-    file.write_all_at(bytes, 0)?;
-    file.set_len(bytes.len() as u64)
-}
-
 /// Replace `path` with `bytes` atomically: a reader sees the old file or the new, never half.
 /// With `durable`, the data is fsynced before the rename and the rename itself after it (the
 /// directory).
@@ -799,6 +797,128 @@ pub fn remove_tree_under(root: &Path, path: &Path) -> Result<Option<Link>> {
     }
 }
 
+/// How long a lock is waited for in silence; past it the wait is said once (`lock_said`).
+pub const LOCK_SAID_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Take the lock on `file` (open at `path`), exclusive or `shared`, waiting as long as its
+/// holder keeps it, as `flock` does; a wait past `LOCK_SAID_AFTER` is said once on stderr,
+/// naming the holder when `/proc/locks` tells it (attacker QA 45: a stopped or stuck holder
+/// hung `send`, `task add` and `status` with no word). Free, it costs one `flock` as before;
+/// only a wait starts the thread that says it.
+pub fn lock_said(file: &File, path: &Path, shared: bool) -> Result<()> {
+    use std::sync::{Arc, Condvar, Mutex};
+    let tried = if shared {
+        file.try_lock_shared()
+    } else {
+        file.try_lock()
+    };
+    match tried {
+        Ok(()) => return Ok(()),
+        Err(std::fs::TryLockError::Error(e)) => return Err(e).at(path),
+        Err(std::fs::TryLockError::WouldBlock) => {}
+    }
+    let done = Arc::new((Mutex::new(false), Condvar::new()));
+    let teller = {
+        let done = Arc::clone(&done);
+        let path = path.to_path_buf();
+        let inode = file.metadata().map(|m| m.ino()).ok();
+        std::thread::spawn(move || {
+            let (lock, woken) = &*done;
+            let got = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (got, _) = woken
+                .wait_timeout_while(got, LOCK_SAID_AFTER, |got| !*got)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !*got {
+                let holder = inode
+                    .and_then(lock_holder)
+                    .map_or_else(|| "another process holds it".to_string(), |h| h.to_string());
+                crate::errln!(
+                    "teamctl: waiting for the lock {} ({holder}); this goes on once it is let go",
+                    path.display()
+                );
+            }
+        })
+    };
+    let locked = if shared {
+        file.lock_shared()
+    } else {
+        file.lock()
+    };
+    *done
+        .0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+    done.1.notify_all();
+    let _ = teller.join();
+    locked.at(path)
+}
+
+/// Who holds an `flock` on the file with inode `inode`, as `/proc/locks` says.
+struct Holder {
+    pid: u32,
+    command: String,
+    stopped: bool,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "held by pid {}", self.pid)?;
+        if !self.command.is_empty() {
+            write!(
+                f,
+                ", `{}`",
+                crate::output::printable_line(&self.command, 80)
+            )?;
+        }
+        if self.stopped {
+            write!(
+                f,
+                ", which is stopped: `kill -CONT {}` lets it go on, or end it",
+                self.pid
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn lock_holder(inode: u64) -> Option<Holder> {
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    let me = std::process::id();
+    let pid = locks.lines().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`; a waiter's line has `->`.
+        if words.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        let pid: u32 = words.get(4)?.parse().ok()?;
+        let ino: u64 = words.get(5)?.rsplit(':').next()?.parse().ok()?;
+        (ino == inode && pid != me).then_some(pid)
+    })?;
+    let command = fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            String::from_utf8_lossy(&raw)
+                .split('\0')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let stopped = fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.split(' ').next()?.to_string();
+            Some(state == "T" || state == "t")
+        })
+        .unwrap_or(false);
+    Some(Holder {
+        pid,
+        command,
+        stopped,
+    })
+}
+
 /// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a
 /// shared file hold one for the whole read-modify-write; the types do not check that, the
 /// callers do (`store::team`, `store::tasks`, `leader`).
@@ -813,7 +933,7 @@ impl LockGuard {
     pub fn acquire(path: &Path) -> Result<LockGuard> {
         let file = open_or_create(path, OpenOptions::new().truncate(false).write(true))
             .map_err(|e| lock_error(path, e))?;
-        file.lock().at(path)?;
+        lock_said(&file, path, false)?;
         Ok(LockGuard {
             file,
             path: path.to_path_buf(),
@@ -825,7 +945,7 @@ impl LockGuard {
     pub fn shared(path: &Path) -> Result<LockGuard> {
         let file = open_or_create(path, OpenOptions::new().truncate(false).write(true))
             .map_err(|e| lock_error(path, e))?;
-        file.lock_shared().at(path)?;
+        lock_said(&file, path, true)?;
         Ok(LockGuard {
             file,
             path: path.to_path_buf(),

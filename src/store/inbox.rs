@@ -165,7 +165,7 @@ fn append_in(dir: &DirFd, line: &[u8]) -> Result<()> {
             None => e,
         }
     })?;
-    lock.lock().at(&lock_path)?;
+    super::fsutil::lock_said(&lock, &lock_path, false)?;
     let log = dir.path().join(INBOX_FILE);
     let (file, len) = dir.file(INBOX_FILE, OFlag::O_RDWR | OFlag::O_APPEND)?;
     let torn = len > 0 && {

@@ -667,6 +667,18 @@ impl Worker {
     ) -> Result<Step<()>> {
         for entry in entries {
             let next = match entry.item {
+                // Mail for someone else (its inbox file linked to another's: attacker QA 45,
+                // bob ran carol's message) is never run here; said, and passed over.
+                Item::Message(env) if !addressed_to(&env, &self.name) => {
+                    self.sink.note(&format!(
+                        "warning: passed over message {} from {} to {}, not {}: is this inbox a link to another's?",
+                        crate::output::printable_line(&env.id, 128),
+                        crate::output::printable_line(&env.from, 128),
+                        crate::output::printable_line(&env.to, 128),
+                        self.name
+                    ));
+                    Next::Continue
+                }
                 Item::Message(env) => {
                     // Ctrl-C in its pane while the turn runs is said at once (the pane and
                     // the live state: `status` shows it stopping); the worker ends after the
@@ -766,6 +778,9 @@ impl Worker {
             let Item::Message(env) = e.item else {
                 continue;
             };
+            if !addressed_to(&env, &self.name) {
+                continue;
+            }
             if let Some(settled) = self.control.see(*env, &self.live.handled_control) {
                 // On the field: the inbox held is borrowed meanwhile.
                 remember_control_in(&mut self.live, &settled);
@@ -1075,4 +1090,9 @@ fn stop_after_turn(
 #[allow(clippy::needless_pass_by_value, reason = "passed to map_err by name")]
 fn sig_err(e: std::io::Error) -> Error {
     Error::failed(format!("cannot install signal handlers: {e}"))
+}
+
+/// `env` is for `me`: sent to its name, or to everyone (`*`).
+fn addressed_to(env: &crate::domain::Envelope, me: &Name) -> bool {
+    env.to == me.as_str() || env.to == "*"
 }

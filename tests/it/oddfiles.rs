@@ -1196,3 +1196,55 @@ fn doctor_fix_removes_temporary_files_left_by_writers_killed_mid_write() {
     assert_eq!(t.member_status("bob"), "idle");
     exits(&t, &["delete", "--force"], 0);
 }
+
+/// A lock held and not let go (a holder stopped with Ctrl-Z, or stuck): the command waiting
+/// for it says so once, naming the holder, and goes on when it is let go (attacker QA 45:
+/// `send` hung with no word). Nothing is lost: the message is delivered after.
+#[test]
+fn a_command_waiting_long_for_a_lock_says_who_holds_it_and_goes_on() {
+    let env = TestEnv::new();
+    env.ok(&["create", "odd-held"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.team_dir("odd-held").join("config.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let err = env.work.path().join("send.err");
+    let mut send = env.cmd(&["send", "bob", "after the wait"]);
+    send.stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = send.spawn().unwrap();
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_until_or_show(
+        "send to say what it waits for",
+        LONG,
+        || said().contains("waiting for the lock"),
+        said,
+    );
+    assert!(
+        said().contains(&format!(
+            "config.lock (held by pid {}, `",
+            std::process::id()
+        )),
+        "{}",
+        said()
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "send went on under the lock"
+    );
+    lock.unlock().unwrap();
+    assert!(child.wait().unwrap().success(), "{}", said());
+    assert_eq!(
+        said().matches("waiting for the lock").count(),
+        1,
+        "{}",
+        said()
+    );
+    wait_until("bob's answer", LONG, || {
+        env.inbox("odd-held", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "bob" && m["text"] == "after the wait")
+    });
+}
