@@ -819,6 +819,15 @@ fn inbox_shows_unread_then_marks_read() {
     let json: serde_json::Value =
         serde_json::from_str(&env.ok(&["--json", "inbox", "--all"])).unwrap();
     assert_eq!(json[0]["text"], "note one");
+    // Written message by message as read (attacker QA 45: a backlog was gathered whole),
+    // the JSON array comes out as one printed whole would.
+    env.ok(&["send", "--as", "bob", "team-lead", "note\ntwo"]);
+    let text = env.ok(&["--json", "inbox", "--all", "--type", "message"]);
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2, "{text}");
+    assert_eq!(text, serde_json::to_string_pretty(&json).unwrap() + "\n");
+    env.ok(&["inbox"]);
+    assert_eq!(env.ok(&["--json", "inbox"]), "[]\n");
 }
 
 #[test]
