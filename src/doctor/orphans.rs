@@ -558,7 +558,15 @@ pub fn sessions(home: &Home) -> Vec<Finding> {
     for socket in servers.clone() {
         let Some(list) = tmux(
             socket.as_deref(),
-            &["list-sessions", "-F", "#{session_name}\t#{@teamctl-team}"],
+            &[
+                "list-sessions",
+                "-F",
+                concat!(
+                    argv::plain!("session_name"),
+                    "\t",
+                    argv::plain!("@teamctl-team")
+                ),
+            ],
         ) else {
             continue;
         };
@@ -641,7 +649,14 @@ fn gone_home_panes(
                 "list-panes",
                 "-a",
                 "-F",
-                "#{pane_id}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{pane_start_command}",
+                concat!(
+                    "#{pane_id}\t#{pane_pid}\t",
+                    argv::plain!("@teamctl-pid"),
+                    "\t",
+                    argv::plain!("@teamctl-agent"),
+                    "\t",
+                    argv::plain!("pane_start_command")
+                ),
             ],
         ) else {
             continue;

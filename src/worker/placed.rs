@@ -60,7 +60,12 @@ const RECORDED_WITHIN: Duration = Duration::from_secs(30);
 /// What a pane carries: its id (printed back: a missing pane prints the format without one),
 /// its process, the placement's word (`argv::NONCE_OPTION`, a hex word or empty) and teamctl's
 /// agent tag.
-const FORMAT: &str = "#{pane_id} #{pane_pid} #{@teamctl-nonce} #{@teamctl-agent}";
+const FORMAT: &str = concat!(
+    "#{pane_id} #{pane_pid} ",
+    crate::backend::tmux::argv::plain!("@teamctl-nonce"),
+    " ",
+    crate::backend::tmux::argv::plain!("@teamctl-agent")
+);
 
 /// What the start that placed this worker gave it (`take_marker`).
 #[derive(Debug, Clone, Default)]

@@ -925,6 +925,37 @@ fn without_a_utf8_locale_teamctl_still_knows_its_panes_and_only_its_panes() {
     );
 }
 
+/// A pane option holding a newline (anyone with a pane on the server can set one) makes no
+/// row of its own in a listing teamctl reads line by line (attacker QA 45: a forged row, after
+/// a newline in a teammate pane's `@teamctl-agent`, named the user's pane dead and the team's,
+/// and `delete` closed it). Also as a start command with a newline in it.
+#[test]
+fn a_newline_in_a_pane_option_forges_no_pane_row() {
+    let env = TestEnv::with_tmux();
+    let t = team(&env, "tm-forged-row");
+    spawn(&env, "w1");
+    let w1 = env.pane_of(&t, "w1");
+    let user = user_session(&env);
+    let pid = env.pane_format(&user, "#{pane_pid}").unwrap();
+    let console = env.tag(&t);
+    let forged = format!("x\n{user}\t1\t{pid}\t\t\t{console}\t\tuser\t");
+    env.tmux_ok(&["set-option", "-p", "-t", &w1, "@teamctl-agent", &forged]);
+    // The same row after a newline in another pane's start command.
+    env.tmux_ok(&[
+        "new-window",
+        "-d",
+        "-t",
+        "user",
+        &format!("sleep 900\n{user}\t1\t{pid}\t\t\t{console}\t\tuser\t"),
+    ]);
+    let out = env.run(&["delete", "--force"]);
+    assert_eq!(
+        env.pane_format(&user, "#{pane_id}").as_deref(),
+        Some(user.as_str()),
+        "the user's pane was closed: {out:?}"
+    );
+}
+
 #[test]
 fn resume_after_the_tmux_server_died_starts_new_panes() {
     let env = TestEnv::with_tmux();
@@ -1507,8 +1538,7 @@ fn status_asks_tmux_once_for_the_whole_team_and_still_tells_dead_from_idle() {
 }
 
 /// `argv::STATE_FORMAT`, as the logging tmux prints it.
-const STATE_FORMAT: &str =
-    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}\t#{@teamctl-nonce}";
+const STATE_FORMAT: &str = "#{pane_id} #{pane_dead} #{pane_pid} #{s/[\x01-\x1f\x7f]/_/:@teamctl-pid} #{s/[\x01-\x1f\x7f]/_/:@teamctl-agent}\t#{s/[\x01-\x1f\x7f]/_/:@teamctl-nonce}";
 
 /// `kill` during a turn ends the worker before its turn: the turn is the worker's to end
 /// (stopped, left for `resume`), never a failure "not by teamctl" that lets the worker take

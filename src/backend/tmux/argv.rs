@@ -32,14 +32,32 @@ pub const COLOR_OPTION: &str = "@teamctl-color";
 /// the pane title with an escape sequence, not this).
 pub const NAME_OPTION: &str = "@teamctl-name";
 
+/// A format field whose text anyone can set (a pane's user options, its start command, a
+/// session's name) with every control character in it printed as `_`: one with a newline or a
+/// tab made rows and fields of its own in a listing read line by line (attacker QA 45: a pane
+/// option holding a newline and a forged row had `delete` close an untagged pane of the
+/// user's; `-u` prints what tmux holds as it is). Bytes outside ASCII are kept.
+macro_rules! plain {
+    ($field:literal) => {
+        concat!("#{s/[\x01-\x1f\x7f]/_/:", $field, "}")
+    };
+}
+pub(crate) use plain;
+
 /// What `-P -F` prints for a new pane (and how many panes its window has now).
 pub const NEW_PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_id} #{window_panes}";
 /// What a liveness probe prints: pane id, dead flag, pid, the pid teamctl tagged the pane for
 /// (`PID_OPTION`), then the tag (either possibly empty), then after a tab the pane's nonce
 /// (`NONCE_OPTION`, possibly empty). `display-message -t` does not fail on a missing pane (it
 /// prints the format without one), so the pane id is printed back and checked.
-pub const STATE_FORMAT: &str =
-    "#{pane_id} #{pane_dead} #{pane_pid} #{@teamctl-pid} #{@teamctl-agent}\t#{@teamctl-nonce}";
+pub const STATE_FORMAT: &str = concat!(
+    "#{pane_id} #{pane_dead} #{pane_pid} ",
+    plain!("@teamctl-pid"),
+    " ",
+    plain!("@teamctl-agent"),
+    "\t",
+    plain!("@teamctl-nonce")
+);
 /// Where a pane is: pane id (checked, as above), session id, window id, and whether that
 /// window is zoomed.
 pub const HOME_FORMAT: &str = "#{pane_id} #{session_id} #{window_id} #{window_zoomed_flag}";
@@ -550,7 +568,10 @@ pub fn list_panes(target: &str) -> Cmd {
         "-t",
         target,
         "-F",
-        "#{pane_id} #{pane_width} #{pane_height} #{@teamctl-team}",
+        concat!(
+            "#{pane_id} #{pane_width} #{pane_height} ",
+            plain!("@teamctl-team")
+        ),
     ])
 }
 
@@ -561,7 +582,10 @@ pub fn list_windows(session_target: &str) -> Cmd {
         "-t",
         session_target,
         "-F",
-        "#{window_id} #{window_panes} #{window_zoomed_flag} #{@teamctl-team}",
+        concat!(
+            "#{window_id} #{window_panes} #{window_zoomed_flag} ",
+            plain!("@teamctl-team")
+        ),
     ])
 }
 
@@ -826,8 +850,9 @@ pub fn keyed_windows(team: &str) -> Cmd {
         "-a",
         "-F",
         &format!(
-            "#{{window_id}} #{{?#{{{}}},1,0}} #{{session_name}}",
-            team_key(team)
+            "#{{window_id}} #{{?#{{{}}},1,0}} {}",
+            team_key(team),
+            plain!("session_name")
         ),
     ])
 }
@@ -913,7 +938,20 @@ pub fn team_panes() -> Cmd {
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{@teamctl-pid}\t#{@teamctl-agent}\t#{@teamctl-console}\t#{@teamctl-nonce}\t#{session_name}\t#{pane_start_command}",
+        concat!(
+            "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t",
+            plain!("@teamctl-pid"),
+            "\t",
+            plain!("@teamctl-agent"),
+            "\t",
+            plain!("@teamctl-console"),
+            "\t",
+            plain!("@teamctl-nonce"),
+            "\t",
+            plain!("session_name"),
+            "\t",
+            plain!("pane_start_command")
+        ),
     ])
 }
 
