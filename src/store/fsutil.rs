@@ -652,16 +652,24 @@ pub fn open_append(path: &Path) -> Result<File> {
 }
 
 /// `open_append`, with the file's length as the open's check found it (no second look).
+/// A file with other names too (a hard link made to it) is not appended to: it is unlinked
+/// and a new one of its own made (attacker QA 45: an interactive teammate's events file linked
+/// to a file outside the home was written into, and emptied).
 pub fn open_append_sized(path: &Path) -> Result<(File, u64)> {
     let mut options = OpenOptions::new();
     let options = nofollow(options.read(true).append(true));
-    match open_regular_sized(options, path) {
+    let opened = match open_regular_sized(options, path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             open_regular_sized(options.create(true).mode(0o600), path)
         }
         done => done,
     }
-    .at(path)
+    .at(path)?;
+    if opened.0.metadata().at(path)?.nlink() > 1 {
+        fs::remove_file(path).at(path)?;
+        return open_regular_sized(options.create_new(true).mode(0o600), path).at(path);
+    }
+    Ok(opened)
 }
 
 /// Open an existing file with `options`, creating it (`0600`) only when it is missing. An
@@ -1185,6 +1193,16 @@ mod tests {
                 b"precious"
             );
         }
+        // A hard link: never appended through; the name gets a file of its own (attacker QA
+        // 45: an events file linked to a file elsewhere was written into).
+        let outside = d.join("outside");
+        fs::write(&outside, b"precious").unwrap();
+        let hard = d.join("hard");
+        fs::hard_link(&outside, &hard).unwrap();
+        open_append(&hard).unwrap().write_all(b"event\n").unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"precious");
+        assert_eq!(fs::read(&hard).unwrap(), b"event\n");
+        assert_eq!(fs::metadata(&hard).unwrap().nlink(), 1);
         // A dangling link: its target is never created.
         let missing = d.join("created");
         let dangling = d.join("dangling");

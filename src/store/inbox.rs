@@ -168,6 +168,16 @@ fn append_in(dir: &DirFd, line: &[u8]) -> Result<()> {
     super::fsutil::lock_said(&lock, &lock_path, false)?;
     let log = dir.path().join(INBOX_FILE);
     let (file, len) = dir.file(INBOX_FILE, OFlag::O_RDWR | OFlag::O_APPEND)?;
+    // A log with other names too (a hard link made to it: another member's inbox, a file
+    // outside the home) is written to by no one: the message would land there as well
+    // (attacker QA 45: a teammate's mail appended to a shell start-up file linked in). Nothing
+    // is written; the sender is told, and so is the way out.
+    if std::os::unix::fs::MetadataExt::nlink(&file.metadata().at(&log)?) > 1 {
+        return Err(crate::error::Error::failed(format!(
+            "{} has other names too (a hard link to it elsewhere), so no message is written into it: nothing was sent; move it away by hand (a new inbox is made at the next send), then send again",
+            log.display()
+        )));
+    }
     let torn = len > 0 && {
         let mut last = [0u8; 1];
         file.read_exact_at(&mut last, len - 1).at(&log)?;

@@ -626,12 +626,20 @@ impl Spill {
             if let Some(dir) = path.parent() {
                 crate::store::fsutil::ensure_dir_levels(dir, 1).map_err(|e| e.to_string())?;
             }
+            // A file of its own, made new: whatever is at the path (an earlier run's file, or
+            // a hard link to a file elsewhere, a FIFO: attacker QA 45, written over or hung
+            // in `open`) is unlinked first, never opened.
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("{}: {e}", path.display()));
+                }
+                _ => {}
+            }
             let f = std::fs::OpenOptions::new()
                 .write(true)
-                .create(true)
-                .truncate(true)
+                .create_new(true)
                 .mode(0o600)
-                .custom_flags(nix::libc::O_NOFOLLOW)
+                .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
                 .open(path)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(f)
@@ -814,6 +822,29 @@ mod tests {
             r.failure(),
             "no reply: Aider v0.86.2 | litellm.AuthenticationError: bad key | /s/x.aider-llm.txt ends with no answer from the model"
         );
+    }
+
+    /// A long reply's file is made new: a hard link planted at its path is not written
+    /// through, a FIFO there neither hangs the turn nor is written to (attacker QA 45).
+    #[test]
+    fn a_spilled_reply_is_written_to_a_file_of_its_own() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("victim.txt");
+        std::fs::write(&outside, "precious").unwrap();
+        let linked = dir.path().join("m1.txt");
+        std::fs::hard_link(&outside, &linked).unwrap();
+        let mut spill = Spill::open(Some(&linked), b"reply ");
+        spill.write(b"text");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&linked).unwrap(), "reply text");
+        assert_eq!(std::fs::metadata(&linked).unwrap().nlink(), 1);
+        let fifo = dir.path().join("m2.txt");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let mut spill = Spill::open(Some(&fifo), b"reply");
+        spill.write(b"!");
+        assert!(std::fs::metadata(&fifo).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "reply!");
     }
 
     #[test]

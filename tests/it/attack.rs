@@ -656,10 +656,12 @@ fn bells_removed_then_inboxes_moved_away_still_leaves_bob_answering() {
     t.ok(&["delete", "--force"]);
 }
 
-/// bob's inbox file made a hard link to carol's before bob starts: carol's mail lands in
-/// both, and only carol runs it; bob passes it over and says so in its log (attacker QA 45:
-/// bob ran carol's message and answered it). Also `config.index` linked to a file outside the
-/// home: the next team-file write replaces the index, the outside file keeps its bytes.
+/// bob's inbox file made a hard link to carol's: no message is written into it (it would
+/// land in both; attacker QA 45: bob ran carol's message, and a link to a shell start-up file
+/// got a teammate's mail), the sender told; and mail addressed to carol found in bob's inbox
+/// (copied there by hand) is passed over by bob, said in its log. Also `config.index` linked
+/// to a file outside the home: the next team-file write replaces the index, the outside file
+/// keeps its bytes.
 #[test]
 fn mail_in_a_linked_inbox_runs_only_for_its_addressee_and_no_index_writes_outside() {
     let t = TestEnv::new();
@@ -669,21 +671,32 @@ fn mail_in_a_linked_inbox_runs_only_for_its_addressee_and_no_index_writes_outsid
     wait_until("carol idle", LONG, || t.member_status("carol") == "idle");
     t.ok(&["kill", "bob"]);
     let bob_inbox = dir.join("inboxes/bob/inbox.jsonl");
+    let carol_inbox = dir.join("inboxes/carol/inbox.jsonl");
     std::fs::remove_file(&bob_inbox).unwrap();
-    std::fs::hard_link(dir.join("inboxes/carol/inbox.jsonl"), &bob_inbox).unwrap();
+    std::fs::hard_link(&carol_inbox, &bob_inbox).unwrap();
     let outside = t.work.path().join("victim");
     std::fs::write(&outside, "VICTIM\n").unwrap();
     std::fs::remove_file(dir.join("config.index")).unwrap();
     std::fs::hard_link(&outside, dir.join("config.index")).unwrap();
     t.ok(&["resume", "bob"]);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "VICTIM\n");
+    let before = std::fs::read(&carol_inbox).unwrap();
+    let err = t.fails(&["send", "carol", "for carol only"], 1);
+    assert!(
+        err.contains("has other names too (a hard link to it elsewhere), so no message is written into it: nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&carol_inbox).unwrap(), before);
+    // Unlinked (bob's inbox is made anew); a message to carol copied into bob's by hand.
+    std::fs::remove_file(&bob_inbox).unwrap();
     t.ok(&["send", "carol", "for carol only"]);
-    wait_until("carol's answer", LONG, || {
-        t.inbox("atk-linked", "team-lead")
-            .iter()
-            .any(|m| m["from"] == "carol" && m["text"] == "for carol only")
-    });
-    // bob wakes on its own mail (the write to carol's name touched no directory of bob's),
-    // and reads from its cursor: carol's message first.
+    let line = std::fs::read_to_string(&carol_inbox)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    std::fs::write(&bob_inbox, format!("{line}\n")).unwrap();
     t.ok(&["send", "bob", "for bob"]);
     wait_until("bob's answer", LONG, || {
         answers(&t, "atk-linked", "for bob") == 1
@@ -694,7 +707,11 @@ fn mail_in_a_linked_inbox_runs_only_for_its_addressee_and_no_index_writes_outsid
         || bob_log(&dir).contains("to carol, not bob: is this inbox a link to another's?"),
         || bob_log(&dir),
     );
+    wait_until("carol's answer", LONG, || {
+        t.inbox("atk-linked", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "carol" && m["text"] == "for carol only")
+    });
     assert_eq!(answers(&t, "atk-linked", "for carol only"), 0, "bob ran it");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "VICTIM\n");
     t.ok(&["kill", "bob", "carol"]);
 }
