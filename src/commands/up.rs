@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::BackendArg;
 use crate::cli::{SpawnArgs, UpArgs};
 use crate::context::Ctx;
+use crate::domain::member::DEFAULT_MAX_HOPS;
 use crate::domain::task::{NewTask, TaskList};
 use crate::domain::teamfile::{self, MemberSpec, TeamFile};
 use crate::domain::time::now_ms;
@@ -390,6 +391,27 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
             "{} task(s) of the file already in the list (matched by subject), left as they are",
             out.tasks_kept
         );
+        // An owner the file gives that the list does not have is said, with the way to give
+        // it (new-user QA 45: an owner changed in the file was passed over in silence).
+        for t in &file.tasks {
+            let Some(want) = &t.owner else { continue };
+            let Some(task) = list.tasks.iter().find(|k| k.subject == t.subject) else {
+                continue;
+            };
+            if added.contains(&task.id) || task.owner.as_ref() == Some(want) {
+                continue;
+            }
+            let has = task
+                .owner
+                .as_ref()
+                .map_or_else(|| "no owner".to_string(), |o| format!("owner {o}"));
+            crate::outln!(
+                "task #{} ({}): {origin} gives it to {want}, the list has {has}; `teamctl task update {} --owner {want}` gives it",
+                task.id,
+                crate::output::printable_line(&task.subject, 80),
+                task.id
+            );
+        }
     }
     if ctx.json {
         ctx.print_json(&out.to_json());
@@ -602,19 +624,21 @@ fn team_settings(store: &dyn Store, file: &TeamFile) -> Result<Vec<String>> {
             config.description, file.description
         ));
     }
-    if file.max_hops.is_some_and(|h| h != config.max_hops()) {
-        changes.push(format!(
-            "max-hops: {} → {}",
-            config.max_hops(),
-            file.max_hops.unwrap_or_default()
-        ));
+    // Left out, it is the default, as a description left out is none (new-user QA 45: the
+    // one was cleared, the other kept).
+    let hops = file.max_hops.unwrap_or(DEFAULT_MAX_HOPS);
+    if hops != config.max_hops() {
+        let default = if file.max_hops.is_none() {
+            " (the default)"
+        } else {
+            ""
+        };
+        changes.push(format!("max-hops: {} → {hops}{default}", config.max_hops()));
     }
     if !changes.is_empty() {
         store.update(&mut |cfg: &mut TeamConfig| {
             cfg.description = file.description.clone();
-            if file.max_hops.is_some() {
-                cfg.max_hops = file.max_hops;
-            }
+            cfg.max_hops = file.max_hops;
             Ok(())
         })?;
     }

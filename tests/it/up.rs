@@ -156,6 +156,28 @@ fn comes_up_and_again_changes_nothing(backend: &str, team: &str) {
     assert_eq!(again["tasksKept"], 2);
     assert_eq!(workers(&env, team), before);
     assert_eq!(ask(&env, "alice", "still"), "alice got: still");
+    // A hop limit changed, then left out: the default again, as a description left out is
+    // none (new-user QA 45: the one was cleared, the other kept).
+    write(&env, &declared.replacen("max-hops = 10", "max-hops = 4", 1));
+    assert!(env.ok(&["up"]).contains("max-hops: 10 → 4"));
+    write(&env, &team_file(team, backend, BOB));
+    let out = env.ok(&["up"]);
+    assert!(out.contains("max-hops: 4 → 10 (the default)"), "{out}");
+    assert!(config(&env, team).get("maxHops").is_none_or(Value::is_null));
+    // A task's owner changed in the file: said, with the way to give it; the list kept.
+    write(
+        &env,
+        &team_file(team, backend, BOB).replacen("owner = \"bob\"", "owner = \"alice\"", 1),
+    );
+    let out = env.ok(&["up"]);
+    let build = tasks(&env)[1]["id"].clone();
+    assert!(
+        out.contains(&format!(
+            "task #{build} (build): teamctl.toml gives it to alice, the list has owner bob; `teamctl task update {build} --owner alice` gives it"
+        )),
+        "{out}"
+    );
+    assert_eq!(tasks(&env)[1]["owner"], "bob");
 }
 
 #[test]
@@ -580,6 +602,12 @@ fn the_claude_team_example_comes_up_and_its_teammates_answer() {
             .unwrap()
             .ends_with("worktrees/coder-1")
     );
+    // The reviewer's prompt names the coders' branches as they are (new-user QA 45: it named
+    // `teamctl/coder-1`, the branch before it named its team).
+    let branch = coder["worktreeBranch"].as_str().unwrap();
+    assert_eq!(branch, "teamctl/coder-1@coders");
+    let text = std::fs::read_to_string(example("claude-team.toml")).unwrap();
+    assert!(text.contains(&format!("({branch}, ")), "{text}");
     let asked: Vec<Value> = model
         .conversation_requests()
         .into_iter()
