@@ -12,6 +12,13 @@ pub enum Input {
     },
     Status,
     Shutdown(String),
+    /// `/approve NAME`: `teamctl plan approve NAME`.
+    Approve(String),
+    /// `/reject NAME feedback...`: `teamctl plan reject NAME --feedback TEXT`.
+    Reject {
+        name: String,
+        feedback: String,
+    },
     Tasks,
     Help,
     Quit,
@@ -25,6 +32,8 @@ pub const HELP: &str = "\
 @* text         send text to every teammate
 /status         the status table
 /shutdown NAME  ask NAME to stop (its pane closes when it answers)
+/approve NAME   approve NAME's pending plan
+/reject NAME text  reject NAME's pending plan, text saying what to change
 /tasks          the task list
 /help           this help
 /quit           leave the console (teammates keep running)";
@@ -62,6 +71,21 @@ pub fn parse(line: &str) -> Result<Input, String> {
                 Ok(Input::Shutdown(name.to_string()))
             }
             ("shutdown", _) => Err("/shutdown takes one name: /shutdown NAME".into()),
+            ("approve", "") => Err("/approve needs a name: /approve NAME".into()),
+            ("approve", name) if !name.contains(char::is_whitespace) => {
+                Ok(Input::Approve(name.to_string()))
+            }
+            ("approve", _) => Err("/approve takes one name: /approve NAME".into()),
+            ("reject", rest) => match split_word(rest) {
+                ("", _) => Err("/reject needs a name and what to change: /reject NAME TEXT".into()),
+                (name, "") => Err(format!(
+                    "say what {name} should change: /reject {name} TEXT"
+                )),
+                (name, feedback) => Ok(Input::Reject {
+                    name: name.to_string(),
+                    feedback: feedback.to_string(),
+                }),
+            },
             ("status" | "s" | "tasks" | "t" | "quit" | "q" | "exit", _) => {
                 Err(format!("/{cmd} takes no argument"))
             }
@@ -110,6 +134,18 @@ mod tests {
         assert_eq!(parse("/shutdown bob"), Ok(Input::Shutdown("bob".into())));
         assert!(parse("/shutdown").is_err());
         assert!(parse("/shutdown a b").is_err());
+        assert_eq!(parse("/approve bob"), Ok(Input::Approve("bob".into())));
+        assert!(parse("/approve").is_err());
+        assert!(parse("/approve a b").is_err());
+        assert_eq!(
+            parse("/reject bob  add  tests "),
+            Ok(Input::Reject {
+                name: "bob".into(),
+                feedback: "add  tests".into()
+            })
+        );
+        assert!(parse("/reject").is_err());
+        assert!(parse("/reject bob").is_err());
         assert_eq!(parse("/tasks"), Ok(Input::Tasks));
         assert_eq!(parse("/help"), Ok(Input::Help));
         assert_eq!(parse("/quit"), Ok(Input::Quit));

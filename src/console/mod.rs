@@ -282,7 +282,7 @@ impl Console<'_> {
                 "{time} {from} asks to approve a plan:\n    {}\n    {}",
                 printable(plan.trim_end()).replace('\n', "\n    "),
                 p.dim(&format!(
-                    "answer with `teamctl plan approve {0}` or `teamctl plan reject {0} --feedback TEXT`",
+                    "answer with /approve {0} or /reject {0} TEXT (here), or `teamctl plan approve {0}` / `teamctl plan reject {0} --feedback TEXT`",
                     env.from
                 ))
             )),
@@ -376,7 +376,12 @@ impl Console<'_> {
                 self.say(table.trim_end());
             }),
             Input::Shutdown(name) => self.shutdown(&name),
-            Input::Tasks => self.tasks(),
+            Input::Approve(name) => self.teamctl(&["plan", "approve", &name], "the plan's answer"),
+            Input::Reject { name, feedback } => self.teamctl(
+                &["plan", "reject", &name, "--feedback", &feedback],
+                "the plan's answer",
+            ),
+            Input::Tasks => self.teamctl(&["task", "list"], "the task list"),
         };
         if let Err(e) = done {
             self.say(&printable(&format!("teamctl: {e}")));
@@ -399,9 +404,11 @@ impl Console<'_> {
         Ok(())
     }
 
-    /// `teamctl task list`, run as its own process so its output lands in the console's
-    /// scrolling area (argv only, no shell).
-    fn tasks(&mut self) -> Result<()> {
+    /// `teamctl ARGS` as the leader, run as its own process so its output lands in the
+    /// console's scrolling area (argv only, no shell: names and text are never parsed);
+    /// `what` names it when it fails (`task list`; `plan approve`/`reject`, new-user QA 45:
+    /// the console said to answer a plan and had no way to).
+    fn teamctl(&mut self, args: &[&str], what: &str) -> Result<()> {
         let exe = crate::backend::exe::current()
             .map_err(|e| Error::io_while("cannot find the teamctl binary", e))?;
         let color = if self.ctx.paint.enabled() {
@@ -413,20 +420,27 @@ impl Console<'_> {
             .arg("--home")
             .arg(self.ctx.home.root())
             .args(["--team", self.store.team().as_str(), "--as", LEADER])
-            .args(["--color", color, "task", "list"])
+            .args(["--color", color])
+            .args(args)
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| Error::io_while("cannot run `teamctl task list`", e))?;
-        let text = String::from_utf8_lossy(if out.status.success() {
-            &out.stdout
-        } else {
-            &out.stderr
-        });
-        let text = text.trim_end();
+            .map_err(|e| Error::io_while(format!("cannot run `teamctl {}`", args.join(" ")), e))?;
+        let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim_end().to_string();
+        let (stdout, stderr) = (said(&out.stdout), said(&out.stderr));
         if out.status.success() {
-            self.say(if text.is_empty() { "no tasks" } else { text });
+            let both: Vec<&str> = [stdout.as_str(), stderr.as_str()]
+                .into_iter()
+                .filter(|t| !t.is_empty())
+                .collect();
+            match (both.is_empty(), args) {
+                (true, ["task", "list"]) => self.say("no tasks"),
+                (true, _) => {}
+                // teamctl's own words, escaped by it (and coloured): said as they are.
+                (false, _) => self.say(&both.join("\n")),
+            }
         } else {
-            self.say(&format!("the task list is not available: {text}"));
+            let why = if stderr.is_empty() { stdout } else { stderr };
+            self.say(&format!("{what} failed: {why}"));
         }
         Ok(())
     }

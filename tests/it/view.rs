@@ -289,6 +289,46 @@ fn the_board_fits_a_narrow_pane() {
     env.tmux_ok(&["kill-session", "-t", "board"]);
 }
 
+/// The console answers a plan itself: `/reject NAME TEXT` sends the feedback, `/approve NAME`
+/// lets the turn run (new-user QA 45: the console said to answer and had no way to).
+#[test]
+fn console_approves_and_rejects_plans() {
+    let env = TestEnv::new();
+    env.ok(&["create", "t"]);
+    env.ok(&[
+        "spawn",
+        "pia",
+        "--backend",
+        "process",
+        "--exec",
+        "echo did it",
+        "--plan-mode-required",
+        "--plan",
+        "echo my plan; printf %s \"$TEAMCTL_FEEDBACK\"",
+    ]);
+    env.ok(&["send", "pia", "job"]);
+    let awaiting = || env.member_status("pia") == "awaiting_plan_approval";
+    wait_until("pia awaits approval", WAIT, awaiting);
+    let out = env.ok_stdin(&["lead"], "/reject pia add tests first\n/quit\n");
+    assert!(out.contains("/approve pia or /reject pia TEXT"), "{out}");
+    assert!(!out.contains("failed"), "{out}");
+    let rejected = env.ok(&["log"]);
+    assert!(rejected.contains("add tests first"), "{rejected}");
+    wait_until("pia plans again", WAIT, || {
+        awaiting() && env.ok(&["plan", "list"]).contains("my plan")
+    });
+    let out = env.ok_stdin(&["lead"], "/approve pia\n/approve nobody\n/quit\n");
+    assert!(
+        out.contains("the plan's answer failed: teamctl: no member \"nobody\""),
+        "{out}"
+    );
+    wait_until("pia's work done", WAIT, || {
+        env.inbox("t", "team-lead")
+            .iter()
+            .any(|m| m["from"] == "pia" && m["text"].as_str().is_some_and(|t| t.contains("did it")))
+    });
+}
+
 /// A plan request already answered is shown as answered when a console starts, not as one to
 /// approve (second new-user pass); one still waiting is shown with how to answer it.
 #[test]
