@@ -160,7 +160,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The c
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m, 1h 30m). Default: no limit' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH; default teamctl/NAME@TEAM)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt-pattern -d 'With --interactive --exec: a regex matching the REPL\'s empty prompt line (the last non-blank line of the pane), e.g. \'^>>> $\'' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-required -d 'Run --plan before each turn and wait for the leader\'s approval'

@@ -310,7 +310,7 @@ pub struct SpawnArgs {
     /// Run on a shutdown request; a non-zero exit refuses, its output the reason
     #[arg(long, value_name = "CMD")]
     pub on_shutdown: Option<String>,
-    /// Give the teammate its own git worktree (on BRANCH)
+    /// Give the teammate its own git worktree (on BRANCH; default teamctl/NAME@TEAM)
     #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
     pub worktree: Option<String>,
     /// Run the agent's own TUI or REPL in the pane (you can watch it and type to it); a
@@ -689,6 +689,9 @@ fn meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     if e.kind() == ErrorKind::InvalidSubcommand && command_word(args) == Some("task") {
         return task_meant(args, e);
     }
+    if e.kind() == ErrorKind::InvalidSubcommand {
+        return command_meant(e);
+    }
     if e.kind() != ErrorKind::UnknownArgument {
         return None;
     }
@@ -876,6 +879,39 @@ fn exec_split(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     Some(format!(
         "unexpected argument {given:?}: --exec takes the whole command as one argument: --exec {}",
         crate::store::hooks::shell_quote(&rest.join(" "))
+    ))
+}
+
+/// `teamctl start bob`, `stop`, `ls`...: a word users bring from other tools, for which clap's
+/// tip is a look-alike that does something else (new-user QA 45: `start` got "similar:
+/// status"). The commands that do it; any other word keeps clap's error.
+fn command_meant(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let ContextValue::String(given) = e.get(ContextKind::InvalidSubcommand)? else {
+        return None;
+    };
+    let how = match given.to_ascii_lowercase().as_str() {
+        "start" | "run" | "launch" | "restart" | "new" | "add" | "hire" => {
+            "`teamctl spawn NAME --exec CMD` starts a new teammate; `teamctl resume NAME` starts a stopped or dead one again"
+        }
+        "stop" | "quit" | "exit" | "halt" | "end" | "close" | "fire" => {
+            "`teamctl shutdown NAME` asks a teammate to stop; `teamctl kill NAME` ends it now; `teamctl delete` removes the whole team"
+        }
+        "rm" | "remove" | "del" | "destroy" => {
+            "`teamctl delete` stops every teammate and removes the team; a teammate alone: `teamctl shutdown NAME`"
+        }
+        "ls" | "list" | "ps" | "show" | "info" | "members" => {
+            "`teamctl status` lists every member and its state"
+        }
+        "msg" | "message" | "tell" | "say" | "post" => "`teamctl send NAME TEXT` sends a message",
+        "logs" | "history" => "`teamctl log` shows every message in time order",
+        "init" | "new-team" => {
+            "`teamctl create TEAM` makes a team (or `teamctl up` from a team file)"
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "no command {given:?}: {how} (`teamctl --help` lists them all)"
     ))
 }
 

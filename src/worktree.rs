@@ -290,6 +290,17 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
             path.display()
         )));
     }
+    // Checked out elsewhere meanwhile (another home's teammate of the same name and team on
+    // this repository, a worktree of the user's): said with where, and the way on (new-user
+    // QA 45: git's raw "already used by worktree", nothing said what to do).
+    if let Some(at) = checked_out_at(repo, branch) {
+        return Err(Error::failed(format!(
+            "branch {branch} is checked out in {} now, so no worktree was made at {}; free it there (`git -C {} switch --detach`, or end what works in it), then try again",
+            crate::output::printable_line(&at.display().to_string(), 1024),
+            path.display(),
+            crate::output::shell_word(&at.display().to_string())
+        )));
+    }
     let mut c = fetching(repo);
     c.args(["worktree", "add", "--quiet"]);
     if branch_exists(repo, branch) {

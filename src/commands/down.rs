@@ -60,17 +60,15 @@ pub fn run(ctx: &Ctx, args: &DownArgs) -> Result<()> {
         .map(|m| m.name.to_string())
         .collect();
     if !undeclared.is_empty() {
+        let (some, them) = if undeclared.len() == 1 {
+            ("a teammate", "it")
+        } else {
+            ("teammates", "them")
+        };
         return Err(Error::bad(format!(
-            "team {team} has {} {} does not declare: {}; `down` removes only a team its file declares whole: add {} to {}, or remove the team with every teammate: `teamctl delete --team {team}`",
-            if undeclared.len() == 1 {
-                "a teammate"
-            } else {
-                "teammates"
-            },
-            loaded.origin,
-            undeclared.join(", "),
-            if undeclared.len() == 1 { "it" } else { "them" },
-            loaded.origin,
+            "team {team} has {some} {origin} does not declare: {names}; `down` would delete {them} with the team: add {them} to {origin}, or delete the whole team: `teamctl delete --team {team}`",
+            origin = loaded.origin,
+            names = undeclared.join(", "),
         )));
     }
     // Hints name the file, as `up`'s do: `teamctl down --force` alone reads teamctl.toml,

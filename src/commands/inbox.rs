@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         };
         if idle_skipped > 0 {
             crate::errln!(
-                "{what} ({idle_skipped} idle notification{}; `--type {IDLE}` shows {})",
+                "{what} ({idle_skipped} idle notification{}, passed; `--all --type {IDLE}` shows {})",
                 plural(idle_skipped),
                 them(idle_skipped)
             );
@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         }
     } else if idle_skipped > 0 {
         crate::errln!(
-            "({idle_skipped} idle notification{} left out; `--type {IDLE}` shows {})",
+            "({idle_skipped} idle notification{} left out; `--all --type {IDLE}` shows {})",
             plural(idle_skipped),
             them(idle_skipped)
         );

@@ -259,7 +259,15 @@ pub(crate) fn unknown_members<'a>(
     } else {
         String::new()
     };
-    Error::bad(format!("{said}; members: {}{more}", list.join(", ")))
+    // One name, like none of theirs: most likely a teammate not spawned yet (new-user QA 45:
+    // `send bob` before any spawn named the members only).
+    let spawn = match given {
+        [name] if meant(name).is_none() && Name::parse(name).is_ok() => {
+            format!("; a new teammate: `teamctl spawn {name} --exec CMD`")
+        }
+        _ => String::new(),
+    };
+    Error::bad(format!("{said}; members: {}{more}{spawn}", list.join(", ")))
 }
 
 /// The error for a command that would touch `team` while it is being deleted.
@@ -702,6 +710,12 @@ mod tests {
         );
         assert!(err("Alice", &names).contains("did you mean \"alice\"?"));
         assert!(err("zed", &names).starts_with("no member \"zed\" in team t; members: "));
+        assert!(
+            err("zed", &names).ends_with("; a new teammate: `teamctl spawn zed --exec CMD`"),
+            "{}",
+            err("zed", &names)
+        );
+        assert!(!err("bbo", &names).contains("spawn"));
         let many: Vec<Name> = (0..151)
             .map(|i| Name::parse(&format!("m{i}")).unwrap())
             .collect();

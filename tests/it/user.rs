@@ -2290,7 +2290,8 @@ fn one_idle_notification_left_out_is_it() {
     let out = env.run(&["inbox", "--peek"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("(1 idle notification left out; `--type idle_notification` shows it)"),
+        stderr
+            .contains("(1 idle notification left out; `--all --type idle_notification` shows it)"),
         "{stderr}"
     );
 }
@@ -2473,6 +2474,38 @@ fn a_status_word_as_a_task_command_names_the_command_that_sets_it() {
     // Any other word keeps clap's own error.
     let err = env.fails(&["task", "frob", "2"], 2);
     assert!(err.contains("unrecognized subcommand 'frob'"), "{err}");
+}
+
+/// Words from other tools as a command (`start bob`, `stop`, `ls`): clap's tip was a look-alike
+/// that does something else (new-user QA 45: `start` got "similar: status"); the hint names
+/// the commands that do it, and nothing changes. Any other word keeps clap's error.
+#[test]
+fn a_command_word_from_other_tools_names_the_teamctl_command() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let before = crate::common::snapshot(env.home_path());
+    for (args, hint) in [
+        (
+            &["start", "bob"][..],
+            "no command \"start\": `teamctl spawn NAME --exec CMD` starts a new teammate; `teamctl resume NAME`",
+        ),
+        (
+            &["--team", "alpha", "stop", "bob"][..],
+            "`teamctl shutdown NAME` asks a teammate to stop",
+        ),
+        (&["ls"][..], "`teamctl status` lists every member"),
+        (&["logs"][..], "`teamctl log` shows every message"),
+    ] {
+        let err = env.fails(args, 2);
+        assert!(err.contains(hint), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(before, crate::common::snapshot(env.home_path()));
+    let err = env.fails(&["frobnicate"], 2);
+    assert!(
+        err.contains("unrecognized subcommand 'frobnicate'"),
+        "{err}"
+    );
 }
 
 /// `send all hi` with no member named all: the error says how to send to everyone (`'*'`),
