@@ -7,7 +7,7 @@
 //! (`Error::Interrupted`). A command that never calls `catch` keeps the default: the signal
 //! ends it.
 
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use nix::sys::signal::Signal;
@@ -56,6 +56,25 @@ fn ring_all() {
     for (_, bell) in bells.iter() {
         bell();
     }
+}
+
+/// Set while `interruptible` runs: a wait for a lock then ends on a caught signal.
+static LOCKS_INTERRUPTIBLE: AtomicBool = AtomicBool::new(false);
+
+/// Run `f`, whose waits for locks (`fsutil::lock_said`) end with `Error::Interrupted` when a
+/// signal is caught, instead of going on once the lock is let go: for a wait before anything
+/// is done (new-user QA 45: Ctrl-C to a `shutdown` waiting for a start did not end it, and
+/// the teammate was asked once the start ended). Only where `catch` was called.
+pub fn interruptible<T>(f: impl FnOnce() -> T) -> T {
+    LOCKS_INTERRUPTIBLE.store(true, Ordering::SeqCst);
+    let out = f();
+    LOCKS_INTERRUPTIBLE.store(false, Ordering::SeqCst);
+    out
+}
+
+/// Whether a lock waited for now ends on a caught signal (`interruptible`).
+pub fn locks_interruptible() -> bool {
+    CATCHING.get().is_some() && LOCKS_INTERRUPTIBLE.load(Ordering::SeqCst)
 }
 
 /// The signal caught since `catch`, if one was.

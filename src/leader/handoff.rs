@@ -267,7 +267,16 @@ pub fn handoff(
             break;
         }
         super::say_starts_waited(store, batch, "to ask it to shut down");
-        let _starting = super::start_locks(store, batch)?;
+        // Ctrl-C while the locks are waited for ends the wait, and nobody of this batch is
+        // asked (new-user QA 45: `^C`, then the teammate was asked, and stopped, once the
+        // start ended).
+        let _starting = match crate::signals::interruptible(|| super::start_locks(store, batch)) {
+            Err(Error::Interrupted { .. }) => break,
+            held => held?,
+        };
+        if crate::signals::caught().is_some() {
+            break;
+        }
         let config = store.load()?;
         let members = batch
             .iter()

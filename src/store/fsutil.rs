@@ -825,6 +825,9 @@ pub fn lock_said(file: &File, path: &Path, shared: bool) -> Result<()> {
         Err(std::fs::TryLockError::Error(e)) => return Err(e).at(path),
         Err(std::fs::TryLockError::WouldBlock) => {}
     }
+    if crate::signals::locks_interruptible() {
+        return lock_or_signal(file, path, shared);
+    }
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let teller = {
         let done = Arc::clone(&done);
@@ -861,6 +864,59 @@ pub fn lock_said(file: &File, path: &Path, shared: bool) -> Result<()> {
     done.1.notify_all();
     let _ = teller.join();
     locked.at(path)
+}
+
+/// `lock_said` where a caught signal ends the wait (`signals::interruptible`): the lock is
+/// waited for on a thread of its own (a dup of the same open file, so the lock is `file`'s),
+/// and a signal ends the wait with `Error::Interrupted`, the lock not taken (the thread's
+/// wait ends with the process).
+fn lock_or_signal(file: &File, path: &Path, shared: bool) -> Result<()> {
+    use std::sync::mpsc;
+    let waiter = file.try_clone().at(path)?;
+    let (tx, rx) = mpsc::channel::<Option<std::io::Result<()>>>();
+    let rung = tx.clone();
+    std::thread::spawn(move || {
+        let locked = if shared {
+            waiter.lock_shared()
+        } else {
+            waiter.lock()
+        };
+        let _ = tx.send(Some(locked));
+    });
+    let bell: crate::store::Bell = std::sync::Arc::new(move || {
+        let _ = rung.send(None);
+    });
+    let _ringing = crate::signals::ring_on(&bell);
+    let mut said = false;
+    loop {
+        let waited = if said {
+            rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        } else {
+            rx.recv_timeout(LOCK_SAID_AFTER)
+        };
+        match waited {
+            Ok(Some(locked)) => return locked.at(path),
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let signal = crate::signals::caught().unwrap_or(nix::sys::signal::Signal::SIGINT);
+                return Err(crate::signals::interrupted(
+                    signal,
+                    format!("while waiting for the lock {}", path.display()),
+                ));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                said = true;
+                let holder = file
+                    .metadata()
+                    .ok()
+                    .and_then(|m| lock_holder(m.ino()))
+                    .map_or_else(|| "another process holds it".to_string(), |h| h.to_string());
+                crate::errln!(
+                    "teamctl: waiting for the lock {} ({holder}); this goes on once it is let go, or ends on Ctrl-C",
+                    path.display()
+                );
+            }
+        }
+    }
 }
 
 /// Who holds an `flock` on the file with inode `inode`, as `/proc/locks` says.

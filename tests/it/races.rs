@@ -1718,3 +1718,47 @@ fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
     );
     t.ok(&["delete", "--force"]);
 }
+
+/// Ctrl-C to a `shutdown` waiting for a start under way ends it there, and nobody is asked
+/// (new-user QA 45: it printed `^C`, waited on, then asked, and the teammate stopped all the
+/// same).
+#[test]
+fn ctrl_c_while_shutdown_waits_for_a_start_asks_nobody() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-cc"]);
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let (_, held) = hold_start_lock(&t, "race-cc", "bob");
+    let err = t.work.path().join("shutdown.err");
+    let mut run = t
+        .cmd(&["shutdown", "bob"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_until("shutdown to say what it waits for", LONG, || {
+        said().contains("waiting for the start of bob under way")
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    // It ends while the start still holds the lock: the wait ends on the signal.
+    wait_until("shutdown to end on Ctrl-C", LONG, || {
+        run.try_wait().unwrap().is_some()
+    });
+    drop(held);
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", said());
+    assert_eq!(t.member_status("bob"), "idle", "{}", said());
+    assert!(
+        !t.inbox("race-cc", "bob")
+            .iter()
+            .any(|m| m["type"] == "shutdown_request"),
+        "bob was asked: {}",
+        said()
+    );
+    t.ok(&["kill", "bob"]);
+}
