@@ -823,7 +823,7 @@ fn text_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     // Quoted back only when plain: its escaped form pasted would send other text.
     let quoted = match crate::commands::broadcast::text_or_file(&whole) {
         file if file == "< FILE" => format!("or give it on stdin ({file})"),
-        _ => format!("as {}", crate::store::hooks::shell_quote(&whole)),
+        _ => format!("as {}", crate::output::shell_quote(&whole)),
     };
     Some(format!(
         "unexpected argument {:?}: the {what} is one argument: quote it, {quoted}{glob}",
@@ -854,7 +854,7 @@ fn agent_meant(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     Some(format!(
         "unexpected argument {:?}: the teammate's agent command is given with --exec, as one argument: --exec {} (or --agent CLI for a preset: {})",
         words[0],
-        crate::store::hooks::shell_quote(&given),
+        crate::output::shell_quote(&given),
         crate::agent::preset::names().join(", ")
     ))
 }
@@ -878,7 +878,7 @@ fn exec_split(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
     }
     Some(format!(
         "unexpected argument {given:?}: --exec takes the whole command as one argument: --exec {}",
-        crate::store::hooks::shell_quote(&rest.join(" "))
+        crate::output::shell_quote(&rest.join(" "))
     ))
 }
 

@@ -15,7 +15,10 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
 use crate::error::{Error, Result};
-use crate::store::Bell;
+
+/// What a wait rings to end early: the same type as `store::Bell`, named here so this module
+/// stays below the store (whose lock waits ask it, `fsutil::lock_said`).
+pub type Bell = std::sync::Arc<dyn Fn() + Send + Sync>;
 
 /// The first signal caught (0: none yet).
 static CAUGHT: AtomicI32 = AtomicI32::new(0);

@@ -195,7 +195,14 @@ pub fn agent_id(ctx: &Ctx, verb: &str, word: &str) -> Option<Error> {
             Ok(_) => format!(
                 "{verb} takes a teammate's name, not an agent id: `teamctl {verb} {member} --team {team}`"
             ),
-            Err(e) => format!("{id}; {e}"),
+            // Not a new teammate to spawn: the name was given as another team's.
+            Err(e) => format!(
+                "{id}; {}",
+                e.to_string()
+                    .split("; a new teammate: ")
+                    .next()
+                    .unwrap_or_default()
+            ),
         },
     };
     Some(Error::BadInput(why))

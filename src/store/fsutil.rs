@@ -883,7 +883,7 @@ fn lock_or_signal(file: &File, path: &Path, shared: bool) -> Result<()> {
         };
         let _ = tx.send(Some(locked));
     });
-    let bell: crate::store::Bell = std::sync::Arc::new(move || {
+    let bell: crate::signals::Bell = std::sync::Arc::new(move || {
         let _ = rung.send(None);
     });
     let _ringing = crate::signals::ring_on(&bell);

@@ -225,7 +225,7 @@ pub fn write_settings(
     for (hook, event) in HOOK_EVENTS {
         let command = format!(
             "{} hook {event}",
-            shell_quote(&program.display().to_string())
+            crate::output::shell_quote(&program.display().to_string())
         );
         hooks.insert(
             (*hook).to_string(),
@@ -240,56 +240,10 @@ pub fn write_settings(
     Ok(path)
 }
 
-/// One word for `sh` (and bash, zsh, fish): single-quoted, `'` written as `'\''` and `\` as
-/// `'\\'`, outside the quotes: inside them fish reads `\'` and `\\` as escapes (attacker QA
-/// 44: a path holding `\'` ended the quotes early in fish, and the rest ran), every shell
-/// reads both the same outside.
-pub fn shell_quote(word: &str) -> String {
-    let mut out = String::with_capacity(word.len() + 2);
-    out.push('\'');
-    for c in word.chars() {
-        match c {
-            '\'' => out.push_str(r"'\''"),
-            '\\' => out.push_str(r"'\\'"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Read back by sh and by fish as written, whatever the word holds (fish reads `\'` and
-    /// `\\` inside single quotes as escapes).
-    #[test]
-    fn a_quoted_word_reads_back_the_same_in_sh_and_fish() {
-        for word in [r"e\';touch X;#", r"a\b", "it's", r"\\'\", "plain", ""] {
-            let q = shell_quote(word);
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("printf %s {q}"))
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "sh: {q}");
-            // fish's rules, by hand: outside quotes `\x` is x; inside, `\'` and `\\` escape.
-            let mut read = String::new();
-            let (mut quoted, mut chars) = (false, q.chars().peekable());
-            while let Some(c) = chars.next() {
-                match (quoted, c) {
-                    (_, '\'') => quoted = !quoted,
-                    (false, '\\') => read.extend(chars.next()),
-                    (true, '\\') if matches!(chars.peek(), Some('\'' | '\\')) => {
-                        read.extend(chars.next());
-                    }
-                    (_, c) => read.push(c),
-                }
-            }
-            assert_eq!(read, word, "fish: {q}");
-        }
-    }
     use crate::store::Home;
 
     #[test]

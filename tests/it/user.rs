@@ -1458,7 +1458,7 @@ fn inbox_leaves_idle_notifications_out_unless_asked() {
     );
     assert!(stdout.contains("ok"), "{stdout}");
     assert!(
-        stderr.contains("left out; `--type idle_notification`"),
+        stderr.contains("left out; `--all --type idle_notification`"),
         "{stderr}"
     );
     let idle = types(&["--type", "idle_notification"]);
