@@ -702,7 +702,11 @@ fn linked(path: &Path) -> std::result::Result<(), String> {
     if !meta.is_file() || meta.len() > 4096 {
         return Err(not());
     }
-    let text = std::fs::read_to_string(&dotgit).map_err(|_| not())?;
+    // Every file here is read as `read_small` reads: never through a link, a regular file
+    // only, at most 4 KiB (attacker QA 45: a FIFO at the record's `commondir` hung `delete`,
+    // `delete --force` and `doctor` in `open`, past SIGTERM).
+    let small = |p: &Path| fsutil::read_small(p, 4096);
+    let text = small(&dotgit).ok_or_else(not)?;
     let record = text
         .strip_prefix("gitdir:")
         .map(|r| path.join(r.trim()))
@@ -711,20 +715,27 @@ fn linked(path: &Path) -> std::result::Result<(), String> {
         return Err(not());
     }
     // A repository made inside the worktree itself (by its teammate, whose turns may write
-    // only there) is never the one git is run in (attacker QA 42 forged such a record).
+    // only there) is never the one git is run in (attacker QA 42 forged such a record); looked
+    // at before anything in it is read.
     let inside = |p: &Path| {
         std::fs::canonicalize(p)
             .is_ok_and(|p| std::fs::canonicalize(path).is_ok_and(|tree| p.starts_with(tree)))
     };
-    let common = std::fs::read_to_string(record.join("commondir"))
-        .map_or_else(|_| record.join("../.."), |c| record.join(c.trim()));
-    if inside(&record) || inside(&common) {
-        return Err(format!(
+    let inside_said = || {
+        format!(
             "{} points at a repository inside the worktree itself",
             dotgit.display()
-        ));
+        )
+    };
+    if inside(&record) {
+        return Err(inside_said());
     }
-    let back = std::fs::read_to_string(record.join("gitdir")).map_err(|_| {
+    let common = small(&record.join("commondir"))
+        .map_or_else(|| record.join("../.."), |c| record.join(c.trim()));
+    if inside(&common) {
+        return Err(inside_said());
+    }
+    let back = small(&record.join("gitdir")).ok_or_else(|| {
         format!(
             "its repository's record of it, {}, is gone: the repository moved or was removed?",
             crate::output::printable_line(&record.display().to_string(), 512)

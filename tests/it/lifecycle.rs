@@ -1054,6 +1054,30 @@ fn delete_and_doctor_keep_work_git_config_hides_or_a_finishing_turn_leaves() {
         "{report:#}"
     );
     assert!(amy.join("a.txt").is_file(), "{report:#}");
+    // A FIFO at that record's `commondir` is opened by no look (attacker QA 45: `open` hung
+    // `doctor` and `delete` past SIGTERM).
+    std::fs::remove_file(record.join("commondir")).unwrap();
+    nix::unistd::mkfifo(&record.join("commondir"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut look = env
+        .cmd(&["doctor"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + LONG;
+    while look.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = look.kill();
+            panic!("doctor hung on a FIFO in a worktree's record");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = look.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("points at a repository inside the worktree itself"),
+        "{out:?}"
+    );
     std::fs::write(amy.join(".git"), real).unwrap();
     std::fs::remove_dir_all(&own).unwrap();
     // A tree that is no member's, with work in it: a plain delete keeps the team.
