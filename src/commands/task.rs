@@ -424,7 +424,15 @@ pub fn tell_owner(
     env.hops = ctx.hops().max(task.hops);
     let owners = std::slice::from_ref(owner);
     let before = crate::leader::Before::look(store, owners, &env.id)?;
-    bus::deliver(store, &config, &env)?;
+    // The task is saved already: said so, with how to tell the owner once the inbox takes
+    // mail again (attacker re-check 45: "nothing was sent; send again", and sending again
+    // changed nothing, the owner never told).
+    bus::deliver(store, &config, &env).map_err(|e| {
+        Error::failed(format!(
+            "task #{id} is {owner}'s now, but {owner} was not told: {e}; once that is fixed, `teamctl send {owner} 'task #{id} is yours: teamctl task show {id}'` tells it",
+            id = task.id
+        ))
+    })?;
     crate::pause::at("task-wake");
     // A teammate's assignment does not bring back one the leader stopped (see `leader::wake`).
     let woken = crate::leader::wake(&ctx.home, &ctx.me()?, store, owners, Some(&before))?;

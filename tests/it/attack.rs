@@ -715,3 +715,29 @@ fn mail_in_a_linked_inbox_runs_only_for_its_addressee_and_no_index_writes_outsid
     assert_eq!(answers(&t, "atk-linked", "for carol only"), 0, "bob ran it");
     t.ok(&["kill", "bob", "carol"]);
 }
+
+/// A task given to a teammate whose inbox refuses mail (a hard link planted there): the
+/// task is saved, and the error says so, and how to tell the owner (attacker re-check 45: it
+/// said "nothing was sent; send again", and an update again changed nothing).
+#[test]
+fn a_task_whose_owner_cannot_be_told_says_it_is_saved_and_how_to_tell() {
+    let t = TestEnv::new();
+    team_with_idle_bob(&t, "atk-task", "cat");
+    t.ok(&["task", "add", "review the auth module"]);
+    let inbox = t.team_dir("atk-task").join("inboxes/bob/inbox.jsonl");
+    let outside = t.work.path().join("outside");
+    std::fs::write(&outside, "").unwrap();
+    std::fs::remove_file(&inbox).unwrap();
+    std::fs::hard_link(&outside, &inbox).unwrap();
+    let err = t.fails(&["task", "update", "1", "--owner", "bob"], 1);
+    assert!(
+        err.contains("task #1 is bob's now, but bob was not told: ")
+            && err.contains("`teamctl send bob 'task #1 is yours: teamctl task show 1'` tells it"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&outside).unwrap(), b"");
+    let shown: serde_json::Value =
+        serde_json::from_str(&t.ok(&["--json", "task", "show", "1"])).unwrap();
+    assert_eq!(shown["owner"], "bob", "{shown}");
+    t.ok(&["kill", "bob"]);
+}
