@@ -814,7 +814,6 @@ pub const LOCK_SAID_AFTER: std::time::Duration = std::time::Duration::from_secs(
 /// hung `send`, `task add` and `status` with no word). Free, it costs one `flock` as before;
 /// only a wait starts the thread that says it.
 pub fn lock_said(file: &File, path: &Path, shared: bool) -> Result<()> {
-    use std::sync::{Arc, Condvar, Mutex};
     let tried = if shared {
         file.try_lock_shared()
     } else {
@@ -825,52 +824,14 @@ pub fn lock_said(file: &File, path: &Path, shared: bool) -> Result<()> {
         Err(std::fs::TryLockError::Error(e)) => return Err(e).at(path),
         Err(std::fs::TryLockError::WouldBlock) => {}
     }
-    if crate::signals::locks_interruptible() {
-        return lock_or_signal(file, path, shared);
-    }
-    let done = Arc::new((Mutex::new(false), Condvar::new()));
-    let teller = {
-        let done = Arc::clone(&done);
-        let path = path.to_path_buf();
-        let inode = file.metadata().map(|m| m.ino()).ok();
-        std::thread::spawn(move || {
-            let (lock, woken) = &*done;
-            let got = lock
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let (got, _) = woken
-                .wait_timeout_while(got, LOCK_SAID_AFTER, |got| !*got)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !*got {
-                let holder = inode
-                    .and_then(lock_holder)
-                    .map_or_else(|| "another process holds it".to_string(), |h| h.to_string());
-                crate::errln!(
-                    "teamctl: waiting for the lock {} ({holder}); this goes on once it is let go",
-                    path.display()
-                );
-            }
-        })
-    };
-    let locked = if shared {
-        file.lock_shared()
-    } else {
-        file.lock()
-    };
-    *done
-        .0
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
-    done.1.notify_all();
-    let _ = teller.join();
-    locked.at(path)
+    wait_for_lock(file, path, shared)
 }
 
-/// `lock_said` where a caught signal ends the wait (`signals::interruptible`): the lock is
-/// waited for on a thread of its own (a dup of the same open file, so the lock is `file`'s),
-/// and a signal ends the wait with `Error::Interrupted`, the lock not taken (the thread's
-/// wait ends with the process).
-fn lock_or_signal(file: &File, path: &Path, shared: bool) -> Result<()> {
+/// `lock_said`'s wait: the lock is taken on a thread of its own (a dup of the same open file,
+/// so the lock is `file`'s) while this one says the wait once past `LOCK_SAID_AFTER`. Inside
+/// `signals::interruptible` a caught signal ends it with `Error::Interrupted`, the lock not
+/// taken (the thread's wait ends with the process).
+fn wait_for_lock(file: &File, path: &Path, shared: bool) -> Result<()> {
     use std::sync::mpsc;
     let waiter = file.try_clone().at(path)?;
     let (tx, rx) = mpsc::channel::<Option<std::io::Result<()>>>();
@@ -883,10 +844,13 @@ fn lock_or_signal(file: &File, path: &Path, shared: bool) -> Result<()> {
         };
         let _ = tx.send(Some(locked));
     });
-    let bell: crate::signals::Bell = std::sync::Arc::new(move || {
-        let _ = rung.send(None);
+    let interruptible = crate::signals::locks_interruptible();
+    let _ringing = interruptible.then(|| {
+        let bell: crate::signals::Bell = std::sync::Arc::new(move || {
+            let _ = rung.send(None);
+        });
+        crate::signals::ring_on(&bell)
     });
-    let _ringing = crate::signals::ring_on(&bell);
     let mut said = false;
     loop {
         let waited = if said {
@@ -910,8 +874,13 @@ fn lock_or_signal(file: &File, path: &Path, shared: bool) -> Result<()> {
                     .ok()
                     .and_then(|m| lock_holder(m.ino()))
                     .map_or_else(|| "another process holds it".to_string(), |h| h.to_string());
+                let or = if interruptible {
+                    ", or ends on Ctrl-C"
+                } else {
+                    ""
+                };
                 crate::errln!(
-                    "teamctl: waiting for the lock {} ({holder}); this goes on once it is let go, or ends on Ctrl-C",
+                    "teamctl: waiting for the lock {} ({holder}); this goes on once it is let go{or}",
                     path.display()
                 );
             }

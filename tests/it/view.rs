@@ -289,11 +289,9 @@ fn the_board_fits_a_narrow_pane() {
     env.tmux_ok(&["kill-session", "-t", "board"]);
 }
 
-/// The console answers a plan itself: `/reject NAME TEXT` sends the feedback, `/approve NAME`
-/// lets the turn run (new-user QA 45: the console said to answer and had no way to).
-#[test]
-fn console_approves_and_rejects_plans() {
-    let env = TestEnv::new();
+/// Team `t` with `pia` (plan mode, `plan` its plan command) given a job and awaiting the
+/// leader's approval; returns the look that says it awaits one.
+fn pia_awaiting_approval<'a>(env: &'a TestEnv, plan: &str) -> impl Fn() -> bool + 'a {
     env.ok(&["create", "t"]);
     env.ok(&[
         "spawn",
@@ -304,11 +302,20 @@ fn console_approves_and_rejects_plans() {
         "echo did it",
         "--plan-mode-required",
         "--plan",
-        "echo my plan; printf %s \"$TEAMCTL_FEEDBACK\"",
+        plan,
     ]);
     env.ok(&["send", "pia", "job"]);
     let awaiting = || env.member_status("pia") == "awaiting_plan_approval";
     wait_until("pia awaits approval", WAIT, awaiting);
+    awaiting
+}
+
+/// The console answers a plan itself: `/reject NAME TEXT` sends the feedback, `/approve NAME`
+/// lets the turn run (new-user QA 45: the console said to answer and had no way to).
+#[test]
+fn console_approves_and_rejects_plans() {
+    let env = TestEnv::new();
+    let awaiting = pia_awaiting_approval(&env, "echo my plan; printf %s \"$TEAMCTL_FEEDBACK\"");
     let out = env.ok_stdin(&["lead"], "/reject pia add tests first\n/quit\n");
     assert!(out.contains("/approve pia or /reject pia TEXT"), "{out}");
     assert!(!out.contains("failed"), "{out}");
@@ -334,21 +341,7 @@ fn console_approves_and_rejects_plans() {
 #[test]
 fn console_shows_an_answered_plan_as_answered() {
     let env = TestEnv::new();
-    env.ok(&["create", "t"]);
-    env.ok(&[
-        "spawn",
-        "pia",
-        "--backend",
-        "process",
-        "--exec",
-        "echo did it",
-        "--plan-mode-required",
-        "--plan",
-        "echo my plan",
-    ]);
-    env.ok(&["send", "pia", "job"]);
-    let awaiting = || env.member_status("pia") == "awaiting_plan_approval";
-    wait_until("pia awaits approval", WAIT, awaiting);
+    let _awaiting = pia_awaiting_approval(&env, "echo my plan");
     let out = env.ok_stdin(&["lead"], "/quit\n");
     assert!(out.contains("pia asks to approve a plan"), "{out}");
     // A line appended later with the id pia waits on (read from its live state) is not the
