@@ -377,11 +377,12 @@ fn workers_of_gone(team: &Name) -> Vec<Name> {
 
 impl Ctx {
     /// Act on any shutdown responses waiting for the leader (so `shutdown --no-wait` is
-    /// completed by whichever leader command runs next). Called after a command's input is
+    /// completed by whichever leader command runs next), unless another leader command is
+    /// acting on them now (`reconcile_in_passing`). Called after a command's input is
     /// validated, so bad input still writes nothing.
     pub fn reconcile(&self, store: &dyn Store) -> Result<()> {
         if self.me().is_ok_and(|n| n.is_leader()) {
-            for h in crate::leader::reconcile(store)? {
+            for h in crate::leader::reconcile_in_passing(store)? {
                 match h {
                     crate::leader::Handoff::Stopped(n) => {
                         // Said as what it is, the answer to an earlier request (new-user QA

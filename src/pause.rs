@@ -1,12 +1,12 @@
 //! Pause points for tests that force an interleaving between teamctl processes: with
 //! `TEAMCTL_TEST_PAUSE=POINT:FILE` set, a process reaching `POINT` creates `FILE.reached` and
-//! goes on once `FILE` exists (or after a minute; once its signal is recorded too, when `FILE`
-//! says `signalled`). The variable is taken out of the environment
-//! when the process starts (`take`), so it pauses that one process only, never a worker or an
-//! agent started from it; `FILE.reached` is made new (a link or a FIFO already there is not
-//! written through: nothing is made and the point does not pause). Unset, as outside such
-//! tests, a pause point looks at one static.
-
+//! goes on once `FILE` exists (once its signal is recorded too, when `FILE` says `signalled`);
+//! after a minute without it, it exits with `PAUSE_TIMED_OUT`, so a test that never opens the
+//! gate fails rather than running another order than it meant. The variable is taken out of
+//! the environment when the process starts (`take`), so it pauses that one process only, never
+//! a worker or an agent started from it; `FILE.reached` is made new (a link or a FIFO already
+//! there is not written through: nothing is made and the point does not pause). Unset, as
+//! outside such tests, a pause point looks at one static.
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -53,7 +53,17 @@ pub fn at(point: &str) {
         return;
     }
     let deadline = Instant::now() + Duration::from_mins(1);
-    while !gate.exists() && Instant::now() < deadline {
+    while !gate.exists() {
+        if Instant::now() >= deadline {
+            // Going on would run the interleaving the test did not ask for, and it might pass
+            // that way: a test whose other process waited on a lock this one held did, for a
+            // minute each run, until CI saw the order it had not meant fail.
+            eprintln!(
+                "teamctl: test pause at {point}: {} was not made within a minute",
+                gate.display()
+            );
+            std::process::exit(PAUSE_TIMED_OUT);
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
     // A gate saying `signalled`: the test sent a signal before opening it, and this process
@@ -66,6 +76,9 @@ pub fn at(point: &str) {
         }
     }
 }
+
+/// The exit code of a process whose pause point's gate was not made within a minute.
+pub const PAUSE_TIMED_OUT: i32 = 97;
 
 /// What a test writes into a gate it opens after signalling the paused process (`at`).
 pub const SIGNALLED: &[u8] = b"signalled";

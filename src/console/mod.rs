@@ -183,7 +183,7 @@ impl Console<'_> {
 
     /// Act on shutdown responses (approved: the pane or process is ended).
     fn handoffs(&mut self) {
-        match leader::reconcile(&*self.store) {
+        match leader::reconcile_in_passing(&*self.store) {
             Ok(done) => {
                 for h in done {
                     // A stop leaves a notice in the inbox, shown with the other mail.

@@ -981,8 +981,24 @@ pub fn left_open_words(panes: &[String]) -> String {
 /// for all of them, one write for the refusals, and the approved teammates ended at once
 /// (`end_members`: one grace, one walk of `/proc`).
 pub fn reconcile(store: &dyn Store) -> Result<Vec<Handoff>> {
+    reconcile_when(store, true)
+}
+
+/// `reconcile` for a command that acts on answers in passing (every leader command but a
+/// shutdown waiting for its answers): while another leader process holds the protocol lock,
+/// that one is acting on them, and this one leaves them to it rather than wait. A `send` had
+/// waited there for as long as a `shutdown` took to end the teammates it was ending, and the
+/// teammate the send was to resume only after.
+pub fn reconcile_in_passing(store: &dyn Store) -> Result<Vec<Handoff>> {
+    reconcile_when(store, false)
+}
+
+fn reconcile_when(store: &dyn Store, wait: bool) -> Result<Vec<Handoff>> {
     let leader = Name::leader();
     if store.inbox_end(&leader)? <= store.cursor(&leader, PROTOCOL_READER)? {
+        return Ok(Vec::new());
+    }
+    if !wait && store.lock_held(&LockKey::Protocol) == Some(true) {
         return Ok(Vec::new());
     }
     let _lock = store.lock(&LockKey::Protocol)?;
