@@ -87,16 +87,21 @@ impl TurnResult {
         self.stderr_tail = format!("{}\n{why}", self.stdout.trim_end());
     }
 
-    /// A short line saying why the turn failed.
-    pub fn failure(&self) -> String {
-        let why = match &self.end {
+    /// How the turn ended, in a few words (`exit status 3`, `interrupted`).
+    pub fn end_words(&self) -> String {
+        match &self.end {
             TurnEnd::Exited(c) => format!("exit status {c}"),
             TurnEnd::Signalled(s) => format!("killed by signal {s}"),
             TurnEnd::Interrupted => "interrupted".into(),
             TurnEnd::TimedOut => "timed out".into(),
             TurnEnd::Stopped => "stopped".into(),
             TurnEnd::NoReply => "no reply".into(),
-        };
+        }
+    }
+
+    /// A short line saying why the turn failed.
+    pub fn failure(&self) -> String {
+        let why = self.end_words();
         // Some agents say why on stdout (Claude Code's "Not logged in"): with nothing on
         // stderr, the end of stdout explains the failure instead.
         let tail = match self.stderr_tail.trim() {

@@ -1841,6 +1841,40 @@ fn a_misspelt_recipient_is_refused_before_stdin_is_read() {
     assert!(err.contains("bob"), "the members are named: {err}");
 }
 
+/// A failed or interrupted turn says so in the teammate's own log, after its output (new-user
+/// QA 45: the log showed the output of a turn that had failed and nothing saying it failed).
+#[test]
+fn a_failed_or_interrupted_turn_says_so_in_the_teammates_log() {
+    let env = TestEnv::new();
+    team_with(
+        &env,
+        &[
+            ("bob", "echo partial; echo oops >&2; exit 3"),
+            ("amy", "echo started; while :; do sleep 0.05; done"),
+        ],
+    );
+    let err = env.fails(&["ask", "bob", "hi"], 1);
+    assert!(
+        err.contains("bob's turn failed (exit status 3: oops)"),
+        "{err}"
+    );
+    let log = env.ok(&["log", "--worker", "bob"]);
+    let told = log.find("the turn failed (exit status 3)").expect(&log);
+    assert!(log.find("partial").is_some_and(|p| p < told), "{log}");
+
+    env.ok(&["send", "amy", "go"]);
+    wait_until("amy's turn started", T, || {
+        env.ok(&["log", "--worker", "amy"]).contains("started")
+    });
+    env.ok(&["interrupt", "amy"]);
+    wait_until("amy's log says it was interrupted", T, || {
+        env.ok(&["log", "--worker", "amy"])
+            .contains("the turn was interrupted (teamctl interrupt)")
+    });
+    let log = env.ok(&["log", "--worker", "amy"]);
+    assert!(!log.contains("the turn failed"), "{log}");
+}
+
 /// A teammate's own log (its worker's notes, its turns' output, timeouts and warnings) is
 /// `log --worker NAME`, followed with `-f`; `log NAME`, what a user tries first, says so
 /// (papercut: the log was reachable only as a file under the home).
