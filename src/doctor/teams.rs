@@ -24,11 +24,31 @@ pub const STALE_AFTER: Duration = Duration::from_hours(1);
 /// being made); an interrupted `delete`'s mark too.
 const HALF_MADE_GRACE: Duration = crate::store::home::HALF_MADE_GRACE;
 
-/// The current-team record (`$TEAMCTL_HOME/current`, the team created last) when it names a
+/// The current-team record (`$TEAMCTL_HOME/current`, the team created last) when something
+/// other than a file is there (a FIFO, a link, a directory), or when it names a
 /// team gone from the home, directory and all: every command without `--team` then says that
 /// team no longer exists, and sends the user here. A directory still there (a leftover, or a
 /// team being made) is the leftover check's business: the record still says which team it was.
 pub fn current(home: &Home) -> Option<Finding> {
+    let path = home.root().join("current");
+    if let Some(kind) = crate::store::fsutil::odd_kind(&path) {
+        let f = Finding::new(
+            "current",
+            Level::Warn,
+            format!(
+                "the current-team record ({}) is {kind}, not the file teamctl writes: commands without --team say no team is selected",
+                path.display()
+            ),
+        );
+        return Some(if kind == "a directory" {
+            f.hint("move it away by hand; `teamctl create` records its team there then")
+        } else {
+            f.hint(
+                "`teamctl doctor --fix` removes it; `teamctl create` records its team there then",
+            )
+            .fix(Fix::RemoveOddFile { path })
+        });
+    }
     let team = home.current_named()?;
     if home.exists(&team) || std::fs::symlink_metadata(home.team_dir(&team)).is_ok() {
         return None;

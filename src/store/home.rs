@@ -148,6 +148,18 @@ impl Home {
         Name::parse(text.trim()).ok()
     }
 
+    /// The error for something other than a file at the current-team record (a FIFO, a
+    /// directory, a link), which names no team: said as what it is (attacker QA 45: "no team
+    /// selected" while `create` had selected one, and `doctor` said ok).
+    fn odd_current(&self) -> Option<Error> {
+        let path = self.current_file();
+        let kind = super::fsutil::odd_kind(&path)?;
+        Some(Error::bad(format!(
+            "no team selected: {} is {kind}, not the record teamctl keeps of the team created last; remove it (`teamctl doctor --fix` does), or pass --team NAME",
+            path.display()
+        )))
+    }
+
     /// Held by `create` from its "do you lead a team already?" check until the new team is
     /// the current one (`$TEAMCTL_HOME/create.lock`), by `up` and `demo` from their look for
     /// the team until it is made and recorded (`create_in` is called only with it held), by
@@ -411,6 +423,7 @@ impl Home {
                 // The team led last lost its team file: that, not "no team selected".
                 named => Err(named
                     .and_then(|t| self.leftover_error(&t))
+                    .or_else(|| self.odd_current())
                     .unwrap_or_else(|| Error::bad(
                         "no team selected: create one with `teamctl create NAME`, or pass --team NAME (or set TEAMCTL_TEAM)",
                     ))),

@@ -152,6 +152,46 @@ fn something_else_at_create_lock_is_named_by_create_and_doctor_and_replaced_by_f
     }
 }
 
+/// A FIFO, directory or link at the current-team record (`$TEAMCTL_HOME/current`): commands
+/// without `--team` said "no team selected" and `doctor` said ok (attacker QA 45). Now they
+/// name the file and what it is, `doctor` warns of it, and `--fix` removes it (a directory is
+/// left to the user); nothing a link points at is touched.
+#[test]
+fn something_else_at_the_current_team_record_is_named_and_removed_by_fix() {
+    for odd in ALL {
+        let t = TestEnv::new();
+        exits(&t, &["create", "alpha"], 0);
+        let current = t.home_path().join("current");
+        let outside = t.work.path().join("outside");
+        std::fs::write(&outside, b"alpha").unwrap();
+        plant(&current, odd, &outside);
+        let said = exits(&t, &["status"], 2);
+        assert!(
+            said.contains(&format!(
+                "no team selected: {} is {}",
+                current.display(),
+                odd.said()
+            )),
+            "{odd:?}: {said}"
+        );
+        let found = exits(&t, &["doctor"], 0);
+        assert!(
+            found.contains("warn    current")
+                && found.contains(&format!("({}) is {}", current.display(), odd.said())),
+            "{odd:?}: {found}"
+        );
+        exits(&t, &["doctor", "--fix"], 0);
+        if odd == Odd::Dir {
+            assert!(current.is_dir(), "--fix removed a directory");
+            std::fs::remove_dir(&current).unwrap();
+        }
+        assert!(std::fs::symlink_metadata(&current).is_err(), "{odd:?}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"alpha", "{odd:?}");
+        exits(&t, &["create", "beta"], 0);
+        assert!(exits(&t, &["status"], 0).contains("beta"), "{odd:?}");
+    }
+}
+
 /// A directory holding files at a lock file's place is left to the user, and said so from the
 /// first look (attacker QA 43: the hint said `--fix` replaced it; `--fix` then said it could
 /// not).
