@@ -99,6 +99,39 @@ pub fn named_by_teamctl(branch: &str, name: &Name, team: &str) -> bool {
     branch == default_branch(name, team) || branch == format!("teamctl/{name}")
 }
 
+/// Why git refuses `branch`, the default branch of `name` in `team`, and the way on (new-user
+/// QA: a team `x.lock` was taken, then its `spawn --worktree` refused without saying why).
+/// Names hold A-Z a-z 0-9 . _ - only, so the rules of `git check-ref-format` that can bite
+/// are a part ending in `.lock` or `.`, and `..` anywhere.
+fn default_refused(name: &Name, team: &str, branch: &str) -> String {
+    // `last`: the part ends the branch name. git's `.lock` is case-sensitive.
+    let rule = |part: &str, last: bool| {
+        if part.contains("..") {
+            Some("it may not have .. in it")
+        } else if last && part.strip_suffix(".lock").is_some() {
+            Some("it may not end in .lock")
+        } else if last && part.ends_with('.') {
+            Some("it may not end in .")
+        } else {
+            None
+        }
+    };
+    let (why, or) = match (rule(team, true), rule(name.as_str(), false)) {
+        (Some(why), _) => (
+            format!(": {why} (from the team name {team})"),
+            ", or use another team name",
+        ),
+        (None, Some(why)) => (
+            format!(": {why} (from the name {name})"),
+            ", or give the teammate another name",
+        ),
+        (None, None) => (String::new(), ""),
+    };
+    format!(
+        "{name}'s worktree branch would be {branch}, which git refuses{why}; name a branch with `--worktree BRANCH` (`worktree = \"BRANCH\"` in a team file){or}"
+    )
+}
+
 /// Check everything for `spawn --worktree`; writes nothing. Errors are bad input.
 pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) -> Result<Plan> {
     let repo = repo_root(cwd).ok_or_else(|| {
@@ -117,9 +150,7 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) 
         return Err(Error::bad(if given {
             format!("--worktree {branch:?} is not a valid branch name")
         } else {
-            format!(
-                "{name}@{team} makes no valid branch name ({branch}); give its worktree one: `--worktree BRANCH`"
-            )
+            default_refused(name, team, &branch)
         }));
     }
     // git checks a branch out in one worktree at a time: said before anything is made, naming

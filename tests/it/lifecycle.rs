@@ -1384,6 +1384,80 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     env.ok(&["delete", "--force"]);
 }
 
+/// A team (or member) name git refuses in a branch name (`x.lock`, `a..b`) is taken, and its
+/// `spawn --worktree` is refused saying why and the way on, leaving nothing behind (new-user
+/// QA: it said no valid branch name, not what was wrong with it).
+#[test]
+fn a_default_branch_git_refuses_is_said_and_nothing_is_made() {
+    for (team, name, why) in [
+        (
+            "x.lock",
+            "dev",
+            "it may not end in .lock (from the team name x.lock)",
+        ),
+        (
+            "a..b",
+            "dev",
+            "it may not have .. in it (from the team name a..b)",
+        ),
+        ("t.", "dev", "it may not end in . (from the team name t.)"),
+        (
+            "lc-ok",
+            "d..v",
+            "it may not have .. in it (from the name d..v)",
+        ),
+    ] {
+        let env = TestEnv::new();
+        create(&env, team);
+        let repo = repo(&env);
+        let branches = git(&repo, &["branch", "--list"]);
+        let err = env.fails(
+            &[
+                "spawn",
+                name,
+                "--backend",
+                "process",
+                "--cwd",
+                repo.to_str().unwrap(),
+                "--worktree",
+                "--exec",
+                "cat",
+            ],
+            2,
+        );
+        let or = if team == "lc-ok" {
+            "or give the teammate another name"
+        } else {
+            "or use another team name"
+        };
+        assert!(
+            err.contains(&format!(
+                "{name}'s worktree branch would be teamctl/{name}@{team}, which git refuses: {why}; name a branch with `--worktree BRANCH`"
+            )) && err.contains(or),
+            "{err}"
+        );
+        // Nothing left: no member, no branch, no worktree.
+        assert!(!env.ok(&["status"]).contains(name));
+        assert_eq!(env.config(team)["members"].as_array().unwrap().len(), 1);
+        assert_eq!(git(&repo, &["branch", "--list"]), branches);
+        assert!(!env.team_dir(team).join("worktrees").exists());
+        // The way on works.
+        env.ok(&[
+            "spawn",
+            name,
+            "--backend",
+            "process",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "work",
+            "--exec",
+            "cat",
+        ]);
+        env.ok(&["delete", "--force"]);
+    }
+}
+
 /// New-user QA 43: a running teammate whose worktree was removed by hand looked healthy
 /// (`status`, `doctor` silent), `status --json` named no worktree, and `resume` made it again
 /// without a word.
