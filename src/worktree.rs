@@ -309,8 +309,9 @@ pub fn branches_left<'a>(
     out
 }
 
-/// `git worktree add` on the branch, creating it from HEAD when it does not exist.
-pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
+/// `git worktree add` on the branch, creating it from HEAD when it does not exist: `true`
+/// when it did.
+pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<bool> {
     if let Some(parent) = path.parent() {
         crate::store::fsutil::ensure_dir(parent)?;
     }
@@ -334,12 +335,53 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<()> {
     }
     let mut c = fetching(repo);
     c.args(["worktree", "add", "--quiet"]);
-    if branch_exists(repo, branch) {
+    let exists = branch_exists(repo, branch);
+    if exists {
         c.arg("--").arg(path).arg(branch);
     } else {
         c.arg("-b").arg(branch).arg("--").arg(path);
     }
-    run(c, &format!("add a worktree at {}", path.display())).map(|_| ())
+    run(c, &format!("add a worktree at {}", path.display())).map(|_| !exists)
+}
+
+/// How a teammate just started came by its worktree: what `spawn` and `up` say of it
+/// (new-user QA: nothing said which path or branch a `spawn --worktree` made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Got {
+    /// Made now, on a branch made from HEAD (`true`) or one that existed.
+    Made { new_branch: bool },
+    /// The one its earlier entry had (spawned anew in its place), made again when `remade`.
+    Kept { remade: bool },
+}
+
+impl Got {
+    /// One line naming the member's worktree and branch.
+    pub fn line(self, member: &Member) -> String {
+        let path = member.worktree.as_deref().unwrap_or("?");
+        let branch =
+            crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256);
+        let name = &member.name;
+        match self {
+            Got::Made { new_branch: true } => {
+                format!("made worktree {path} for {name}, on a new branch {branch}")
+            }
+            Got::Made { new_branch: false } => {
+                format!("made worktree {path} for {name}, reusing the branch {branch}")
+            }
+            Got::Kept { .. } => format!("{name} reuses its worktree {path}, on branch {branch}"),
+        }
+    }
+
+    /// What `--json` adds to the member: `worktreeCreated` (made by this start) and
+    /// `worktreeBranchCreated` (the branch too, from HEAD).
+    pub fn add_json(self, v: &mut serde_json::Value) {
+        let (tree, branch) = match self {
+            Got::Made { new_branch } => (true, new_branch),
+            Got::Kept { remade } => (remade, false),
+        };
+        v["worktreeCreated"] = tree.into();
+        v["worktreeBranchCreated"] = branch.into();
+    }
 }
 
 /// `git worktree remove --force`.
@@ -868,7 +910,7 @@ pub fn restore(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
     };
     let repo = PathBuf::from(repo);
     forget(&repo, &path);
-    add(&repo, &path, branch).map(|()| Some(path))
+    add(&repo, &path, branch).map(|_| Some(path))
 }
 
 /// What `resume` (and a message that resumes) says of a worktree `restore` made again.

@@ -41,14 +41,24 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     let checked = check(args)?;
     check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
-    let (started, starting) = start_held(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
+    let (
+        Started {
+            member: started,
+            tree,
+        },
+        starting,
+    ) = start_held(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
     // Said once its worker has written its first live state; one that exited at once is
     // an error with its reason (the member stays recorded, dead: `resume` once fixed).
     let seen = leader::started_one(&*store, &started);
     drop(starting);
     seen?;
     if ctx.json {
-        ctx.print_json(&shown_started(&*store, &started));
+        let mut shown = shown_started(&*store, &started);
+        if let Some(got) = tree {
+            got.add_json(&mut shown);
+        }
+        ctx.print_json(&shown);
     } else {
         // "bob spawned as bob@T (tmux, pane %3)": as `up` says it (new-user QA: the line had
         // no verb, so it did not read as done).
@@ -58,6 +68,9 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
             ctx.paint.dim(&started.agent_id),
             ctx.paint.dim(&format!("({})", started.placed_at()))
         );
+        if let Some(got) = tree {
+            crate::outln!("{}", got.line(&started));
+        }
     }
     Ok(())
 }
@@ -172,6 +185,13 @@ pub fn check(args: &SpawnArgs) -> Result<Checked> {
     })
 }
 
+/// A teammate `start_unless_running` or `start_held` started, with how it came by its worktree
+/// when it works in one.
+pub struct Started {
+    pub member: Member,
+    pub tree: Option<worktree::Got>,
+}
+
 /// Add the checked teammate to the team in `store` and start its worker; `color` is its
 /// colour (default: the one it had, else the next free one). The same path for `spawn` and
 /// `up`. A teammate found running under its start lock (another command started it, as a
@@ -182,8 +202,8 @@ pub fn start_unless_running(
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
-) -> Result<std::result::Result<Member, Status>> {
-    start_or_running(ctx, store, args, checked, color).map(|r| r.map(|(m, _)| m))
+) -> Result<std::result::Result<Started, Status>> {
+    start_or_running(ctx, store, args, checked, color).map(|r| r.map(|(s, _)| s))
 }
 
 /// `start`, with the member's start lock (`leader::start_lock`) still held: `spawn` lets it go
@@ -196,7 +216,7 @@ pub fn start_held(
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
-) -> Result<(Member, crate::store::Held)> {
+) -> Result<(Started, crate::store::Held)> {
     let name = checked.name.clone();
     start_or_running(ctx, store, args, checked, color)?.map_err(|status| {
         let team = store.team();
@@ -213,7 +233,7 @@ fn start_or_running(
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
-) -> Result<std::result::Result<(Member, crate::store::Held), Status>> {
+) -> Result<std::result::Result<(Started, crate::store::Held), Status>> {
     let Checked {
         name,
         cwd,
@@ -311,6 +331,7 @@ fn start_or_running(
             crate::backend::GRACE,
         )?;
     }
+    let mut got = None;
     if let Some(old) = &trusted
         && tree.is_none()
         && old.worktree.is_some()
@@ -319,9 +340,13 @@ fn start_or_running(
         member.cwd = old.cwd.clone();
         member.worktree_repo = old.worktree_repo.clone();
         member.worktree_branch = old.worktree_branch.clone();
-        if let Some(made) = worktree::restore(&member, &store.local_dir())? {
-            crate::errln!("{}", worktree::restored_note(&member, &made));
+        let made = worktree::restore(&member, &store.local_dir())?;
+        if let Some(made) = &made {
+            crate::errln!("{}", worktree::restored_note(&member, made));
         }
+        got = Some(worktree::Got::Kept {
+            remade: made.is_some(),
+        });
     }
     // The placement's word goes in with the entry (`leader::start_worker_in`).
     let word = leader::new_word();
@@ -354,11 +379,14 @@ fn start_or_running(
             Ok(())
         });
     };
-    if let Some(t) = &tree
-        && let Err(e) = worktree::add(&t.repo, &t.path, &t.branch)
-    {
-        forget();
-        return Err(e);
+    if let Some(t) = &tree {
+        match worktree::add(&t.repo, &t.path, &t.branch) {
+            Ok(new_branch) => got = Some(worktree::Got::Made { new_branch }),
+            Err(e) => {
+                forget();
+                return Err(e);
+            }
+        }
     }
     // This host was told what the member runs: that is what it will run (`store::spec`).
     if let Err(e) = crate::store::spec::save(store, &member) {
@@ -382,7 +410,13 @@ fn start_or_running(
             return Err(e);
         }
     };
-    Ok(Ok((started, starting)))
+    Ok(Ok((
+        Started {
+            member: started,
+            tree: got,
+        },
+        starting,
+    )))
 }
 
 /// `--interactive`: how the companion tells idle from busy (checked before anything is written).

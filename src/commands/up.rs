@@ -268,8 +268,11 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 match spawn::start_unless_running(ctx, &*store, &req, checked, m.color.as_deref()) {
                     // Its start failed (a tmux client killed, say): the rest goes on.
                     Err(e) => Err(leader::failure_of_one(e)?),
-                    Ok(Ok(started)) => {
-                        let line = match &action {
+                    Ok(Ok(spawn::Started {
+                        member: started,
+                        tree,
+                    })) => {
+                        let mut line = match &action {
                             Action::Respawn(diff) => format!(
                                 "{name} spawned anew with its new definition ({}): {}",
                                 started.placed_at(),
@@ -277,6 +280,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                             ),
                             _ => format!("{name} spawned ({})", started.placed_at()),
                         };
+                        // Where it works, as `spawn` says it.
+                        if let Some(got) = tree {
+                            line = format!("{line}\n{}", got.line(&started));
+                        }
                         out.spawned.push(name.to_string());
                         placed.push(started);
                         Ok(line)

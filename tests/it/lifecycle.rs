@@ -1384,6 +1384,87 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     env.ok(&["delete", "--force"]);
 }
 
+/// `spawn --worktree` and `up` say the worktree and branch they made, or that they reused one
+/// (new-user QA: nothing said which path or branch, and the user had to hunt for them).
+#[test]
+fn spawn_and_up_say_the_worktree_and_branch_they_made() {
+    let env = TestEnv::new();
+    create(&env, "lc-said");
+    let repo = repo(&env);
+    let r = repo.to_str().unwrap();
+    let trees = env.team_dir("lc-said").join("worktrees");
+    let tree = |name: &str| trees.join(name).display().to_string();
+    let spawned = |name: &str, extra: &[&str]| {
+        let mut args = vec!["spawn", name, "--backend", "process", "--cwd", r];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--exec", "cat"]);
+        env.ok(&args)
+    };
+    let out = spawned("amy", &["--worktree"]);
+    assert!(
+        out.contains(&format!(
+            "\nmade worktree {} for amy, on a new branch teamctl/amy@lc-said\n",
+            tree("amy")
+        )),
+        "{out}"
+    );
+    // A branch of the user's, existing already.
+    git(&repo, &["branch", "feat"]);
+    let out = spawned("bea", &["--worktree", "feat"]);
+    assert!(
+        out.contains(&format!(
+            "\nmade worktree {} for bea, reusing the branch feat\n",
+            tree("bea")
+        )),
+        "{out}"
+    );
+    // Spawned anew in its place, it keeps the worktree it had.
+    env.ok(&["kill", "amy"]);
+    let out = spawned("amy", &["--worktree"]);
+    assert!(
+        out.contains(&format!(
+            "\namy reuses its worktree {}, on branch teamctl/amy@lc-said\n",
+            tree("amy")
+        )),
+        "{out}"
+    );
+    // --json: the member's record with what this spawn made.
+    let v: Value = serde_json::from_str(&env.ok(&[
+        "--json",
+        "spawn",
+        "cid",
+        "--backend",
+        "process",
+        "--cwd",
+        r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]))
+    .unwrap();
+    assert_eq!(v["worktree"], tree("cid"), "{v}");
+    assert_eq!(v["worktreeBranch"], "teamctl/cid@lc-said", "{v}");
+    assert_eq!(v["worktreeCreated"], true, "{v}");
+    assert_eq!(v["worktreeBranchCreated"], true, "{v}");
+    // `up` spawns on the same path and says the same.
+    let file = env.work.path().join("teamctl.toml");
+    std::fs::write(
+        &file,
+        "name = \"lc-said\"\n\n[[member]]\nname = \"dan\"\nexec = \"cat\"\nbackend = \"process\"\ncwd = \"repo\"\nworktree = true\n",
+    )
+    .unwrap();
+    let out = env.ok(&["up", file.to_str().unwrap()]);
+    assert!(
+        out.contains("dan spawned (process, pid ")
+            && out.contains(&format!(
+                ")\nmade worktree {} for dan, on a new branch teamctl/dan@lc-said\n",
+                tree("dan")
+            )),
+        "{out}"
+    );
+    env.ok(&["delete", "--force"]);
+}
+
 /// A team (or member) name git refuses in a branch name (`x.lock`, `a..b`) is taken, and its
 /// `spawn --worktree` is refused saying why and the way on, leaving nothing behind (new-user
 /// QA: it said no valid branch name, not what was wrong with it).
