@@ -8,7 +8,6 @@
 //! window is left alone). The hints name the binary that runs (it may not be on PATH after
 //! `cargo run`). With `--json` the progress goes to stderr and stdout carries one summary.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,7 @@ use crate::cli::{DeleteArgs, DemoArgs, SpawnArgs};
 use crate::commands::{delete, spawn};
 use crate::context::Ctx;
 use crate::domain::{BackendType, Body, Envelope, LEADER, Name, Status, TeamConfig};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::leader;
 use crate::output::shell_word;
 use crate::store::fsutil::ensure_dir;
@@ -342,8 +341,9 @@ fn write_agents(store: &dyn Store) -> Result<PathBuf> {
     ensure_dir(&dir)?;
     for (name, body, _) in MATES {
         let path = dir.join(format!("{name}.sh"));
-        crate::store::fsutil::write_atomic(&path, format!("{COMMON}{body}").as_bytes(), false)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).at(&path)?;
+        // Made runnable as it is written: a chmod by path after the rename would change
+        // whatever another had put there meanwhile (attacker QA 45, read only).
+        crate::store::fsutil::write_atomic_executable(&path, format!("{COMMON}{body}").as_bytes())?;
     }
     Ok(dir)
 }

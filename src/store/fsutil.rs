@@ -718,13 +718,34 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], sync: Sync) -> Result<()> {
 /// when it cannot be known to be only what was written: its size or modification time moved
 /// between the last write and that look (written to in place meanwhile), or a look failed.
 pub fn write_atomic_seen(path: &Path, bytes: &[u8], sync: Sync) -> Result<Option<fs::Metadata>> {
+    write_atomic_mode(path, bytes, sync, 0o600)
+}
+
+/// `write_atomic`, of a file the user may run (mode 0700, given as it is made): nothing is
+/// changed by path after the rename, which another may have replaced by then.
+pub fn write_atomic_executable(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(path, bytes, Sync::None, 0o700).map(|_| ())
+}
+
+fn write_atomic_mode(
+    path: &Path,
+    bytes: &[u8],
+    sync: Sync,
+    mode: u32,
+) -> Result<Option<fs::Metadata>> {
     use std::os::unix::fs::MetadataExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path);
     let result = (|| {
-        let mut f = nofollow(OpenOptions::new().create_new(true).write(true).mode(0o600))
+        let mut f = nofollow(OpenOptions::new().create_new(true).write(true).mode(mode))
             .open(&tmp)
             .at(&tmp)?;
+        if mode != 0o600 {
+            // Whatever the umask took off, by the descriptor.
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(fs::Permissions::from_mode(mode))
+                .at(&tmp)?;
+        }
         f.write_all(bytes).at(&tmp)?;
         if sync != Sync::None {
             f.sync_all().at(&tmp)?;
@@ -1122,6 +1143,26 @@ impl Drop for LockGuard {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// A runnable file is runnable as it appears at its name (no chmod by path after), and
+    /// replaces a link there rather than writing through it.
+    #[test]
+    fn an_executable_is_written_runnable_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        std::fs::set_permissions(&outside, fs::Permissions::from_mode(0o600)).unwrap();
+        let at = dir.path().join("agent.sh");
+        std::os::unix::fs::symlink(&outside, &at).unwrap();
+        write_atomic_executable(&at, b"#!/bin/sh\n").unwrap();
+        let m = fs::symlink_metadata(&at).unwrap();
+        assert!(m.is_file());
+        assert_eq!(m.permissions().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::read(&at).unwrap(), b"#!/bin/sh\n");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        let m = fs::metadata(&outside).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    }
 
     /// A sparse file past the limit (planted: gigabytes read whole by every command) is
     /// refused before anything is read; one of ordinary size reads as before.
