@@ -46,7 +46,19 @@ impl Worker {
         } else if result.end == TurnEnd::Stopped {
             return Ok(());
         } else {
-            failure_notice(self.name.as_str(), &result.failure())
+            let mut notice = failure_notice(self.name.as_str(), &result.failure());
+            // The reason came from stderr: what the turn printed on stdout, which may say more,
+            // is in the log only (new-user QA 45: the notice dropped it without a word).
+            if result.end != TurnEnd::NoReply
+                && !result.stdout.trim().is_empty()
+                && !result.stderr_tail.trim().is_empty()
+            {
+                notice.push_str(&format!(
+                    "; what it printed is in `teamctl log --worker {}`",
+                    self.name
+                ));
+            }
+            notice
         };
         let mut body = Body::message(text, None);
         if let Body::Message { in_reply_to, .. } = &mut body {

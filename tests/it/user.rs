@@ -1855,7 +1855,9 @@ fn a_failed_or_interrupted_turn_says_so_in_the_teammates_log() {
     );
     let err = env.fails(&["ask", "bob", "hi"], 1);
     assert!(
-        err.contains("bob's turn failed (exit status 3: oops)"),
+        err.contains(
+            "bob's turn failed (exit status 3: oops); what it printed is in `teamctl log --worker bob`"
+        ),
         "{err}"
     );
     let log = env.ok(&["log", "--worker", "bob"]);
