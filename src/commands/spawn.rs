@@ -246,9 +246,34 @@ fn start_or_running(
     let mut cache = None;
     // Checked before anything is written, and again in the update (a racing spawn).
     look_alike(store.roster_cached(&mut cache)?, &name)?;
-    // A worktree is made for a new member; one spawned anew keeps the worktree it had.
+    // A worktree is made for a new member, and for one spawned anew that had none; one
+    // spawned anew keeps the worktree it had, and another branch for it is refused (new-user
+    // QA 46: `--worktree` was passed over without a word for a member already in the team).
+    let had = match &args.worktree {
+        Some(_) => store
+            .roster_cached(&mut cache)?
+            .member(name.as_str())?
+            .map(|m| (m.worktree, m.worktree_branch)),
+        None => None,
+    };
+    if let (Some(given), Some((Some(path), kept))) = (&args.worktree, &had)
+        && !given.is_empty()
+        && kept.as_deref() != Some(given.as_str())
+    {
+        return Err(Error::bad(format!(
+            "{name} works in its worktree {}{}, and keeps it when spawned anew: nothing was changed; to work on {} there, switch branches in it (`git -C {} switch {}`), or spawn another teammate with `--worktree {}`",
+            crate::output::printable_line(path, 4096),
+            kept.as_deref()
+                .map(|b| format!(" on branch {}", crate::output::printable_line(b, 256)))
+                .unwrap_or_default(),
+            crate::output::printable_line(given, 256),
+            crate::output::shell_quote(path),
+            crate::output::shell_quote(given),
+            crate::output::shell_quote(given),
+        )));
+    }
     let tree = match &args.worktree {
-        Some(branch) if !store.roster_cached(&mut cache)?.has(name.as_str()) => {
+        Some(branch) if !matches!(had, Some((Some(_), _))) => {
             let plan = worktree::plan(
                 &cwd,
                 &store.local_dir(),

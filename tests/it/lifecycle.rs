@@ -1384,6 +1384,63 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
     env.ok(&["delete", "--force"]);
 }
 
+/// `--worktree` for a teammate already in the team (new-user QA 46: passed over without a
+/// word): one that had no worktree gets one when spawned anew; one that had keeps it, and
+/// another branch for it is refused (exit 2, nothing changed), naming the way to switch.
+#[test]
+fn spawn_anew_with_worktree_gives_one_or_refuses_another_branch() {
+    let env = TestEnv::new();
+    create(&env, "lc-anew");
+    let repo = repo(&env);
+    let r = repo.to_str().unwrap();
+    let tree = env.team_dir("lc-anew").join("worktrees").join("amy");
+    let spawn = |extra: &[&str]| {
+        let mut args = vec!["spawn", "amy", "--backend", "process", "--cwd", r];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--exec", "pwd"]);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let args = spawn(extra);
+        env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    run(&[]);
+    assert!(!tree.exists());
+    env.ok(&["kill", "amy"]);
+    let out = run(&["--worktree"]);
+    assert!(
+        out.contains(&format!(
+            "made worktree {} for amy, on a new branch teamctl/amy@lc-anew",
+            tree.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        env.ok(&["ask", "amy", "where?"]).trim(),
+        tree.display().to_string()
+    );
+    env.ok(&["kill", "amy"]);
+    let team = env.team_dir("lc-anew").join("config.json");
+    let before = std::fs::read(&team).unwrap();
+    let args = spawn(&["--worktree", "other"]);
+    let err = env.fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), 2);
+    assert!(
+        err.contains("amy works in its worktree")
+            && err.contains("on branch teamctl/amy@lc-anew")
+            && err.contains("nothing was changed")
+            && err.contains("switch 'other'"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&team).unwrap(),
+        before,
+        "the refusal changed the team file"
+    );
+    assert_eq!(env.member_status("amy"), "stopped");
+    let out = run(&["--worktree", "teamctl/amy@lc-anew"]);
+    assert!(out.contains("amy reuses its worktree"), "{out}");
+}
+
 /// `spawn --worktree` and `up` say the worktree and branch they made, or that they reused one
 /// (new-user QA: nothing said which path or branch, and the user had to hunt for them).
 #[test]
