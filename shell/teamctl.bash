@@ -2195,13 +2195,18 @@ else
 fi
 
 
-# Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them), else the generated completion above.
+# Teammate names, task ids, teams and option values from the current team: where `teamctl
+# __complete` knows what the word takes (exit 0), what it prints and nothing else, no file
+# names either; else the generated completion above.
 _teamctl() {
-    local -a found
-    mapfile -t found < <(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
-    if [ ${#found[@]} -gt 0 ]; then
-        COMPREPLY=("${found[@]}")
+    local found
+    if found=$(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null); then
+        COMPREPLY=()
+        if [ -n "$found" ]; then
+            mapfile -t COMPREPLY <<<"$found"
+        else
+            compopt +o default +o bashdefault 2>/dev/null
+        fi
         return 0
     fi
     _teamctl_static "$@"

@@ -670,10 +670,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand help; and __fish_seen_su
 complete -c teamctl -n 'contains -- (commandline -opc)[-1] --team' -l team -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n 'contains -- (commandline -opc)[-1] --as' -l as -r -f -a '(__teamctl_dynamic)'
 
-# Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them; an option's value, such as `--team`'s or `--as`'s, from its own
-# entry above); elsewhere the completions above. In the `--team=VALUE` form fish asks the
-# option's own entry for the VALUE and puts `--team=` back: asked as `--team VALUE`.
+# Teammate names, task ids, teams and option values from the current team: where `teamctl
+# __complete` knows what the word takes (exit 0), what it prints and no file names (an
+# option's value, such as `--team`'s or `--as`'s, from its own entry above); elsewhere the
+# completions above. In the `--team=VALUE` form fish asks the option's own entry for the
+# VALUE and puts `--team=` back: asked as `--team VALUE`.
 function __teamctl_dynamic
     set -l words (commandline -opc)
     set -l current (commandline -ct)
@@ -682,4 +683,4 @@ function __teamctl_dynamic
     end
     command teamctl __complete -- $words[2..-1] $current 2>/dev/null
 end
-complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+complete -c teamctl -f -n '__teamctl_dynamic >/dev/null' -a '(__teamctl_dynamic)'

@@ -1,9 +1,11 @@
 //! `teamctl __complete -- WORD...` (hidden): what the shell scripts in `shell/` offer where a
 //! static script cannot know the answer: teammate names, task ids and team names from the
 //! current team, and option values. The words are the command line after `teamctl`, the one
-//! being completed last. Prints one candidate a line (those starting with that word); prints
-//! nothing where the static completion knows best (options, file names, subcommands), and
-//! nothing on any error: a completion never complains.
+//! being completed last. Where it knows what the word takes it prints one candidate a line
+//! (those starting with that word) and exits 0: that is all there is to offer, maybe nothing
+//! (no task left to claim), and the shell offers no file names in its place. Where the static
+//! completion knows best (options, subcommands, file names, values clap lists) it prints
+//! nothing and exits 1. It never complains: a team it cannot read has nothing to offer.
 
 use clap::CommandFactory;
 
@@ -31,13 +33,16 @@ enum Want {
     Kinds,
 }
 
+/// The exit code that leaves the word to the static completion.
+const NOT_HERE: i32 = 1;
+
 #[allow(
     clippy::unnecessary_wraps,
     reason = "every command's run has the dispatcher's signature"
 )]
 pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let Some((current, before)) = args.words.split_last() else {
-        return Ok(());
+        std::process::exit(NOT_HERE);
     };
     // `--opt=VALUE` as one word (zsh; bash without `=` in COMP_WORDBREAKS): VALUE completes
     // as after `--opt VALUE`, each candidate printed with `--opt=` in front, the word the
@@ -63,7 +68,8 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         current = "";
     }
     let Some(want) = wanted(&before, current) else {
-        return Ok(());
+        // Nothing is printed yet: nothing is lost by not flushing.
+        std::process::exit(NOT_HERE);
     };
     let mut found = candidates(ctx, &before, want);
     found.retain(|c| c.starts_with(current));

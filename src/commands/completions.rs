@@ -1,8 +1,8 @@
 //! `teamctl completions SHELL`: generated from the clap definition, without the hidden
 //! commands (clap_complete would offer the internal `worker`), and for bash, zsh and fish a
 //! wrapper that first asks `teamctl __complete` (teammate names, task ids, teams, option
-//! values from the current team) and falls back to the generated completion when it prints
-//! nothing.
+//! values from the current team) and takes its answer, even an empty one, where it knows what
+//! the word takes (exit 0); elsewhere the generated completion.
 
 use clap::CommandFactory;
 use clap_complete::Shell;
@@ -98,13 +98,18 @@ fn fish_values(script: &str) -> String {
 }
 
 const BASH: &str = r#"
-# Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them), else the generated completion above.
+# Teammate names, task ids, teams and option values from the current team: where `teamctl
+# __complete` knows what the word takes (exit 0), what it prints and nothing else, no file
+# names either; else the generated completion above.
 _teamctl() {
-    local -a found
-    mapfile -t found < <(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
-    if [ ${#found[@]} -gt 0 ]; then
-        COMPREPLY=("${found[@]}")
+    local found
+    if found=$(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null); then
+        COMPREPLY=()
+        if [ -n "$found" ]; then
+            mapfile -t COMPREPLY <<<"$found"
+        else
+            compopt +o default +o bashdefault 2>/dev/null
+        fi
         return 0
     fi
     _teamctl_static "$@"
@@ -112,13 +117,16 @@ _teamctl() {
 "#;
 
 const ZSH: &str = r#"
-# Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them), else the generated completion above.
+# Teammate names, task ids, teams and option values from the current team: where `teamctl
+# __complete` knows what the word takes (exit 0), what it prints and nothing else, no file
+# names either; else the generated completion above.
 _teamctl() {
+    local out
     local -a found
-    found=("${(@f)$(command teamctl __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
-    found=(${found:#})
-    if (( ${#found} )); then
+    if out=$(command teamctl __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null); then
+        found=("${(@f)out}")
+        found=(${found:#})
+        (( ${#found} )) || return 1
         compadd -Q -a found
         return 0
     fi
@@ -127,10 +135,11 @@ _teamctl() {
 "#;
 
 const FISH: &str = r"
-# Teammate names, task ids, teams and option values from the current team (`teamctl
-# __complete` prints them; an option's value, such as `--team`'s or `--as`'s, from its own
-# entry above); elsewhere the completions above. In the `--team=VALUE` form fish asks the
-# option's own entry for the VALUE and puts `--team=` back: asked as `--team VALUE`.
+# Teammate names, task ids, teams and option values from the current team: where `teamctl
+# __complete` knows what the word takes (exit 0), what it prints and no file names (an
+# option's value, such as `--team`'s or `--as`'s, from its own entry above); elsewhere the
+# completions above. In the `--team=VALUE` form fish asks the option's own entry for the
+# VALUE and puts `--team=` back: asked as `--team VALUE`.
 function __teamctl_dynamic
     set -l words (commandline -opc)
     set -l current (commandline -ct)
@@ -139,5 +148,5 @@ function __teamctl_dynamic
     end
     command teamctl __complete -- $words[2..-1] $current 2>/dev/null
 end
-complete -c teamctl -f -n '__teamctl_dynamic | string length -q' -a '(__teamctl_dynamic)'
+complete -c teamctl -f -n '__teamctl_dynamic >/dev/null' -a '(__teamctl_dynamic)'
 ";

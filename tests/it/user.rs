@@ -1649,10 +1649,15 @@ fn completion_candidates_come_from_the_current_team() {
     assert_eq!(c(&["status", "--team", ""]), ["alpha"]);
     assert_eq!(c(&["--color", "a"]), ["auto", "always"]);
     assert!(c(&["spawn", "--color", ""]).contains(&"blue".to_string()));
-    // Where the static completion knows best (options, subcommands, new names): nothing.
-    assert!(c(&["kill", "--"]).is_empty());
-    assert!(c(&["sta"]).is_empty());
-    assert!(c(&["spawn", ""]).is_empty());
+    // Where the static completion knows best (options, subcommands, new names): nothing,
+    // exit 1, which the scripts take for "complete as the generated script does".
+    for words in [&["kill", "--"][..], &["sta"], &["spawn", ""]] {
+        let mut all = vec!["__complete", "--"];
+        all.extend_from_slice(words);
+        assert!(env.fails(&all, 1).is_empty(), "{words:?}");
+    }
+    // A word the team fills, with none left to offer: nothing at all, exit 0 (no file names).
+    assert!(c(&["kill", "zz"]).is_empty());
     // Another home or team given on the line is the one asked.
     let other = TestEnv::new();
     other.ok(&["create", "gamma"]);

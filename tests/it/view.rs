@@ -1301,6 +1301,168 @@ fn bash_completes_a_value_typed_after_equals_in_a_real_terminal() {
     }
 }
 
+/// A shell in a pane of `env`'s private tmux server, typed into as a user would: this build's
+/// `teamctl` on PATH, `env`'s home, the completion script from `shell/` loaded, in a
+/// directory holding one file, `FILE`, which a completion that falls back to file names puts
+/// in the line. Its own HOME (zsh's compinit and fish write there) is under `env`'s work dir.
+struct Terminal<'a> {
+    env: &'a TestEnv,
+    pane: String,
+    prompt: &'static str,
+    /// Numbers each line's end mark, so that an earlier line on the screen never counts.
+    typed: std::cell::Cell<usize>,
+}
+
+/// The one file in a `Terminal`'s directory.
+const FILE: &str = "zz-a-file";
+
+impl<'a> Terminal<'a> {
+    fn start(env: &'a TestEnv, shell: &str) -> Terminal<'a> {
+        let found = Command::new(shell).arg("--version").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "{shell} is required for this test and was not found on PATH (install it: apt-get install -y {shell}; .ci/run does)"
+        );
+        let dir = env.work.path().join(format!("in-{shell}"));
+        let home = env.work.path().join(format!("home-{shell}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(dir.join(FILE), "").unwrap();
+        let (prompt, argv, setup): (&str, &[&str], String) = match shell {
+            "bash" => (
+                "$ ",
+                &["bash", "--norc", "--noprofile"],
+                format!(
+                    "PS1='$ '; source {}",
+                    repo().join("shell/teamctl.bash").display()
+                ),
+            ),
+            "zsh" => (
+                "% ",
+                &["zsh", "-f"],
+                format!(
+                    "PS1='%% '; autoload -U compinit; compinit -u -D; source {}",
+                    repo().join("shell/_teamctl").display()
+                ),
+            ),
+            "fish" => (
+                "> ",
+                &["fish", "--no-config", "--private"],
+                format!(
+                    "function fish_prompt; echo -n '> '; end; set -g fish_autosuggestion_enabled 0; source {}",
+                    repo().join("shell/teamctl.fish").display()
+                ),
+            ),
+            _ => panic!("no terminal set-up for {shell}"),
+        };
+        let path = format!("PATH={}", path_with_teamctl(env));
+        let teamctl_home = format!("TEAMCTL_HOME={}", env.home_path().display());
+        let home = format!("HOME={}", home.display());
+        let mut args = vec![
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "30",
+            "-c",
+            dir.to_str().unwrap(),
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "env",
+            "-u",
+            "TEAMCTL_TEAM",
+            "-u",
+            "TEAMCTL_AGENT_NAME",
+            &path,
+            &teamctl_home,
+            &home,
+        ];
+        args.extend_from_slice(argv);
+        let pane = env.tmux_ok(&args).trim().to_string();
+        let t = Terminal {
+            env,
+            pane,
+            prompt,
+            typed: std::cell::Cell::new(0),
+        };
+        t.keys(&["-l", &format!("{setup}; echo set''up")]);
+        t.keys(&["Enter"]);
+        wait_until(&format!("{shell} set up"), WAIT, || {
+            t.screen().lines().any(|l| l == "setup")
+        });
+        t
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.pane];
+        args.extend_from_slice(keys);
+        self.env.tmux_ok(&args);
+    }
+
+    fn screen(&self) -> String {
+        self.env.tmux_ok(&["capture-pane", "-p", "-t", &self.pane])
+    }
+
+    /// The line after `line` is typed and Tab pressed once: what completion made of it (the
+    /// space it puts after a word included). An end mark typed after the Tab shows when the
+    /// Tab has been handled; the line is then cleared.
+    fn tab(&self, line: &str) -> String {
+        let n = self.typed.get() + 1;
+        self.typed.set(n);
+        let mark = format!("#end{n}");
+        self.keys(&["-l", line]);
+        self.keys(&["Tab"]);
+        self.keys(&["-l", &mark]);
+        let mut found = String::new();
+        wait_until(&format!("{line:?} then Tab handled"), WAIT, || {
+            let screen = self.screen();
+            match screen.lines().find(|l| l.contains(&mark)) {
+                Some(l) => {
+                    found = l.to_string();
+                    true
+                }
+                None => false,
+            }
+        });
+        // Clear the line (fish: C-u kills back to the line's start; the cursor is at its end).
+        self.keys(&["C-u"]);
+        let found = found.strip_prefix(self.prompt).unwrap_or(&found);
+        found.split(&mark).next().unwrap_or_default().to_string()
+    }
+}
+
+/// A word that takes a task id, a member or a team, when the team has none to offer: nothing,
+/// not the directory's files (new-user QA: `task claim <Tab>` listed them in zsh and fish).
+#[test]
+fn a_team_word_without_candidates_completes_to_nothing_in_a_real_terminal() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["task", "add", "one"]);
+    env.ok(&["task", "done", "1"]);
+    let mut wrong = Vec::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let t = Terminal::start(&env, shell);
+        for line in [
+            "teamctl task claim ",
+            "teamctl task done ",
+            "teamctl task show 9",
+            "teamctl kill ",
+            "teamctl plan approve ",
+            "teamctl send z",
+            "teamctl --team z",
+            "teamctl log --from z",
+        ] {
+            let got = t.tab(line);
+            if got != line {
+                wrong.push(format!("{shell}: {line:?} became {got:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 fn sorted(text: &str) -> Vec<String> {
     let mut v: Vec<String> = text
         .lines()
