@@ -282,7 +282,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -315,7 +315,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --timeout)
@@ -352,7 +352,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -385,7 +385,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -418,7 +418,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --description)
@@ -467,7 +467,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --timeout)
@@ -504,7 +504,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -537,7 +537,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -570,7 +570,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --timeout)
@@ -1083,7 +1083,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --type)
@@ -1120,7 +1120,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1153,7 +1153,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1186,7 +1186,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1219,7 +1219,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --from)
@@ -1279,7 +1279,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1312,7 +1312,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request)
@@ -1419,7 +1419,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1452,7 +1452,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --feedback)
@@ -1493,7 +1493,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1526,7 +1526,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --summary)
@@ -1567,7 +1567,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --reason)
@@ -1608,7 +1608,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --reason)
@@ -1645,7 +1645,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --exec)
@@ -1730,7 +1730,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1763,7 +1763,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1796,7 +1796,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --description)
@@ -1845,7 +1845,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1878,7 +1878,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --result)
@@ -2027,7 +2027,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2060,7 +2060,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2093,7 +2093,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --status)
@@ -2138,7 +2138,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2171,7 +2171,7 @@ _teamctl_static() {
                     return 0
                     ;;
                 --color)
-                    COMPREPLY=($(compgen -W "auto always never blue green yellow magenta cyan red white" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --timeout)

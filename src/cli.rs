@@ -67,29 +67,26 @@ pub struct GlobalArgs {
     pub json: bool,
     /// Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is
     /// the new teammate's colour instead.
+    // No list of values for clap: which ones complete depends on the command, and a clap list
+    // is the same for every one (`teamctl __complete` offers them, `commands::complete`).
     #[arg(
         long,
         global = true,
         help_heading = GLOBAL,
         default_value = "auto",
-        value_name = "WHEN|COLOUR",
-        hide_possible_values = true,
-        value_parser = Offered(color_values)
+        value_name = "WHEN|COLOUR"
     )]
     pub color: String,
 }
 
+/// `--color`'s values outside `spawn`.
+pub const COLOR_WHEN: &[&str] = &["auto", "always", "never"];
+
 /// A value parser that takes any text (the command says which ones it takes) and offers a
-/// list for completion: `--color`'s (auto, always, never and the teammate colours),
-/// `--agent`'s (the preset table's names) and `task update --status`'s (the SPEC's statuses).
+/// list for completion: `--agent`'s (the preset table's names) and `task update --status`'s
+/// (the SPEC's statuses).
 #[derive(Clone)]
 struct Offered(fn() -> Vec<&'static str>);
-
-fn color_values() -> Vec<&'static str> {
-    let mut v = vec!["auto", "always", "never"];
-    v.extend_from_slice(crate::domain::member::COLORS);
-    v
-}
 
 /// The SPEC's task statuses, the words completion offers (`TaskStatus::from_str` takes the
 /// words users type too).

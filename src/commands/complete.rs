@@ -29,6 +29,9 @@ enum Want {
     /// Teammates waiting for the leader to answer their plan (`plan approve`, `plan reject`).
     Planners,
     Teams,
+    /// `--color`'s own values: auto, always, never.
+    When,
+    /// `spawn --color`: those and the teammate colours.
     Colors,
     Kinds,
 }
@@ -164,6 +167,7 @@ pub const TEAM_VALUES: &[&str] = &[
     "--worker",
     "--blocked-by",
     "--type",
+    "--color",
 ];
 
 /// What the value of option `opt` takes.
@@ -175,7 +179,10 @@ fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
         // A teammate's own log: the leader runs no worker, so has none.
         "--worker" if matches!(path, ["log"]) => Some(Want::Teammates),
         "--blocked-by" => Some(Want::Tasks),
-        "--color" => Some(Want::Colors),
+        // A colour name is the new teammate's with `spawn` only (`Ctx::new`); elsewhere
+        // `--color` takes auto, always or never (QA: it offered red, blue...).
+        "--color" if matches!(path, ["spawn"]) => Some(Want::Colors),
+        "--color" => Some(Want::When),
         "--type" if matches!(path, ["log" | "inbox"]) => Some(Want::Kinds),
         _ => None,
     }
@@ -202,11 +209,12 @@ fn option_in(before: &[String], long: &str) -> Option<String> {
 
 fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     match want {
-        Want::Colors => {
-            // The teammate colours are taken by `spawn` only, wherever --color is typed.
-            let when = ["auto", "always", "never"].into_iter();
-            let colors = crate::domain::member::COLORS.iter().copied();
-            return when.chain(colors).map(String::from).collect();
+        Want::When | Want::Colors => {
+            let when = crate::cli::COLOR_WHEN.iter();
+            let colors = crate::domain::member::COLORS
+                .iter()
+                .filter(|_| want == Want::Colors);
+            return when.chain(colors).map(|c| c.to_string()).collect();
         }
         Want::Kinds => {
             return crate::commands::log::KINDS
@@ -294,7 +302,10 @@ mod tests {
         assert_eq!(want("log --type "), Some(Want::Kinds));
         assert_eq!(want("log --worker "), Some(Want::Teammates));
         assert_eq!(want("log -f --worker b"), Some(Want::Teammates));
-        assert_eq!(want("--color "), Some(Want::Colors));
+        assert_eq!(want("--color "), Some(Want::When));
+        assert_eq!(want("status --color "), Some(Want::When));
+        assert_eq!(want("spawn x --color "), Some(Want::Colors));
+        assert_eq!(want("--color = "), Some(Want::When));
         assert_eq!(want("status --team "), Some(Want::Teams));
         assert_eq!(want("kill --"), None);
         assert_eq!(want("--home "), None);

@@ -1463,6 +1463,39 @@ fn a_team_word_without_candidates_completes_to_nothing_in_a_real_terminal() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// `--color` offers its own values (auto, always, never); with `spawn`, where a colour name is
+/// the new teammate's, the colours too (new-user QA: `--color=<Tab>` offered red, blue...).
+#[test]
+fn color_completes_its_own_values_in_a_real_terminal() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    let mut wrong = Vec::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let t = Terminal::start(&env, shell);
+        for (line, want) in [
+            ("teamctl --color=r", "teamctl --color=r"),
+            ("teamctl --color r", "teamctl --color r"),
+            ("teamctl status --color=b", "teamctl status --color=b"),
+            ("teamctl --color=ne", "teamctl --color=never "),
+            (
+                "teamctl status --color al",
+                "teamctl status --color always ",
+            ),
+            ("teamctl spawn x --color=r", "teamctl spawn x --color=red "),
+            (
+                "teamctl spawn x --color bl",
+                "teamctl spawn x --color blue ",
+            ),
+        ] {
+            let got = t.tab(line);
+            if got != want {
+                wrong.push(format!("{shell}: {line:?} became {got:?}, not {want:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 fn sorted(text: &str) -> Vec<String> {
     let mut v: Vec<String> = text
         .lines()
@@ -1500,11 +1533,14 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&bash("teamctl log --worker ''")), ["bea", "bob"]);
     assert_eq!(sorted(&bash("teamctl task done ''")), ["1"]);
     assert_eq!(sorted(&bash("teamctl --color n")), ["never"]);
-    // Values only, no file names (the repository's files would show here).
+    // Values only, no file names (the repository's files would show here); the teammate
+    // colours with `spawn` only.
+    let when = ["always", "auto", "never"];
     let colours = [
         "always", "auto", "blue", "cyan", "green", "magenta", "never", "red", "white", "yellow",
     ];
-    assert_eq!(sorted(&bash("teamctl --color ''")), colours);
+    assert_eq!(sorted(&bash("teamctl --color ''")), when);
+    assert_eq!(sorted(&bash("teamctl spawn x --color ''")), colours);
     assert_eq!(sorted(&bash("teamctl sta")), ["status"]);
     assert_eq!(sorted(&bash("teamctl task show ''")), ["1", "2"]);
     assert_eq!(sorted(&bash("teamctl task claim ''")), ["1"]);
@@ -1523,7 +1559,8 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&zsh("teamctl log --worker ''", 4)), ["bea", "bob"]);
     assert_eq!(sorted(&zsh("teamctl task show ''", 4)), ["1", "2"]);
     assert_eq!(sorted(&zsh("teamctl task done ''", 4)), ["1"]);
-    assert_eq!(sorted(&zsh("teamctl --color ''", 3)), colours);
+    assert_eq!(sorted(&zsh("teamctl --color ''", 3)), when);
+    assert_eq!(sorted(&zsh("teamctl spawn x --color ''", 5)), colours);
     let fish = |line: &str| {
         shell_in(
             &env,
@@ -1534,8 +1571,9 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&fish("teamctl wait b")), ["bea", "bob"]);
     assert_eq!(sorted(&fish("teamctl log --worker ")), ["bea", "bob"]);
     assert_eq!(sorted(&fish("teamctl task done ")), ["1"]);
-    assert_eq!(sorted(&fish("teamctl --color bl")), ["blue"]);
-    assert_eq!(sorted(&fish("teamctl --color ")), colours);
+    assert_eq!(sorted(&fish("teamctl spawn x --color bl")), ["blue"]);
+    assert_eq!(sorted(&fish("teamctl --color ")), when);
+    assert_eq!(sorted(&fish("teamctl spawn x --color ")), colours);
     assert_eq!(sorted(&fish("teamctl stat")), ["status"]);
     assert_eq!(sorted(&fish("teamctl spawn x --agent ")), agents);
     // An option's value comes from the team, never from file names (QA: fish offered the
