@@ -3,11 +3,12 @@
 //! current team, and option values. The words are the command line after `teamctl`, the one
 //! being completed last. Where it knows what the word takes it prints one candidate a line
 //! (those starting with that word) and exits 0: that is all there is to offer, maybe nothing
-//! (no task left to claim), and the shell offers no file names in its place. Where the static
-//! completion knows best (options, subcommands, file names, values clap lists) it prints
-//! nothing and exits 1. It never complains: a team it cannot read has nothing to offer.
+//! (a message's text, a new name, no task left to claim), and the shell offers no file names
+//! in its place. Where the static completion knows best (options, subcommands, file names,
+//! values clap lists) it prints nothing and exits 1. It never complains: a team it cannot read
+//! has nothing to offer.
 
-use clap::CommandFactory;
+use clap::{CommandFactory, ValueHint};
 
 use crate::cli::{Cli, CompleteArgs};
 use crate::context::Ctx;
@@ -34,6 +35,8 @@ enum Want {
     /// `spawn --color`: those and the teammate colours.
     Colors,
     Kinds,
+    /// Free text (a message, a question, a new name) or no argument at all: nothing to offer.
+    Nothing,
 }
 
 /// The exit code that leaves the word to the static completion.
@@ -83,8 +86,8 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     Ok(())
 }
 
-/// What the word after `before` takes, when it is something only the team knows (or a fixed
-/// list clap cannot offer); `None` leaves it to the static completion.
+/// What the word after `before` takes, when it is something only the team knows, a fixed list
+/// clap cannot offer, or nothing at all (free text); `None` leaves it to the static completion.
 fn wanted(before: &[String], current: &str) -> Option<Want> {
     // Every command's arguments, not only the running one's (`Command` defers them).
     let mut root = Cli::command();
@@ -130,7 +133,7 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     if current.starts_with('-') && !after_dashes {
         return None;
     }
-    match (path.as_slice(), positionals) {
+    let team = match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
         (["ask" | "shutdown" | "interrupt" | "attach"], 0) | (["wait" | "kill" | "resume"], _) => {
@@ -140,6 +143,43 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
         (["task", "show" | "update"], 0) => Some(Want::Tasks),
         (["task", "claim" | "done"], 0) => Some(Want::OpenTasks),
         _ => None,
+    };
+    if team.is_some() {
+        return team;
+    }
+    // A subcommand's name, or an unknown one's words: the static completion's.
+    if cmd.has_subcommands() {
+        return None;
+    }
+    match positional(cmd, positionals) {
+        // File names (`up FILE`) or a fixed list (`completions SHELL`).
+        Some(arg)
+            if !arg.get_possible_values().is_empty()
+                || matches!(
+                    arg.get_value_hint(),
+                    ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath
+                ) =>
+        {
+            None
+        }
+        // Free text (`send NAME TEXT`), a new name (`spawn NAME`), or no argument left
+        // (`status`): nothing, where bash put a lone `-` (every option's common start) and zsh
+        // and fish the directory's files (new-user QA).
+        _ => Some(Want::Nothing),
+    }
+}
+
+/// The positional argument the `index`th positional word of `cmd` fills: the last one again
+/// when it takes many (`kill A B`), `None` past the end.
+fn positional(cmd: &clap::Command, index: usize) -> Option<&clap::Arg> {
+    let mut args: Vec<&clap::Arg> = cmd.get_positionals().collect();
+    args.sort_by_key(|a| a.get_index());
+    match args.get(index) {
+        Some(arg) => Some(arg),
+        None => args
+            .last()
+            .copied()
+            .filter(|a| a.get_num_args().is_some_and(|n| n.max_values() > 1)),
     }
 }
 
@@ -216,6 +256,7 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
                 .filter(|_| want == Want::Colors);
             return when.chain(colors).map(|c| c.to_string()).collect();
         }
+        Want::Nothing => return Vec::new(),
         Want::Kinds => {
             return crate::commands::log::KINDS
                 .iter()
@@ -283,14 +324,28 @@ mod tests {
     fn positions_that_take_names_ids_and_values() {
         assert_eq!(want("send "), Some(Want::Recipients));
         assert_eq!(want("--team t send b"), Some(Want::Recipients));
-        assert_eq!(want("send bob "), None);
+        // Free text, a new name, no argument left: nothing (not the static completion's
+        // options or file names).
+        assert_eq!(want("send bob "), Some(Want::Nothing));
+        assert_eq!(want("send bob hello "), Some(Want::Nothing));
+        assert_eq!(want("send bob -- -"), Some(Want::Nothing));
+        assert_eq!(want("send bob -"), None);
+        assert_eq!(want("ask bob "), Some(Want::Nothing));
+        assert_eq!(want("spawn x -- "), Some(Want::Nothing));
+        assert_eq!(want("status "), Some(Want::Nothing));
+        assert_eq!(want("attach a "), Some(Want::Nothing));
+        assert_eq!(want("task add "), Some(Want::Nothing));
+        // File names, clap's own values, subcommands: the static completion's.
+        assert_eq!(want("up "), None);
+        assert_eq!(want("completions "), None);
+        assert_eq!(want("task "), None);
+        assert_eq!(want("nosuch "), None);
         assert_eq!(want("kill "), Some(Want::Teammates));
         assert_eq!(want("shutdown --reason why "), Some(Want::Teammates));
         assert_eq!(want("shutdown --all "), Some(Want::Teammates));
         assert_eq!(want("wait a b "), Some(Want::Teammates));
         assert_eq!(want("kill a b "), Some(Want::Teammates));
         assert_eq!(want("resume a "), Some(Want::Teammates));
-        assert_eq!(want("attach a "), None);
         assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
         assert_eq!(want("task done "), Some(Want::OpenTasks));
@@ -310,7 +365,7 @@ mod tests {
         assert_eq!(want("kill --"), None);
         assert_eq!(want("--home "), None);
         assert_eq!(want(""), None);
-        assert_eq!(want("spawn "), None);
+        assert_eq!(want("spawn "), Some(Want::Nothing));
         // bash's words for `--opt=VALUE`: `--opt`, `=`, `VALUE`.
         assert_eq!(want("send --team = "), Some(Want::Teams));
         assert_eq!(want("send --team = al"), Some(Want::Teams));

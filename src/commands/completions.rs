@@ -100,7 +100,8 @@ fn fish_values(script: &str) -> String {
 const BASH: &str = r#"
 # Teammate names, task ids, teams and option values from the current team: where `teamctl
 # __complete` knows what the word takes (exit 0), what it prints and nothing else, no file
-# names either; else the generated completion above.
+# names either; else the generated completion above, with options only after a `-` (all of
+# them offered put their common start, a lone `-`, in the line).
 _teamctl() {
     local found
     if found=$(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null); then
@@ -113,6 +114,14 @@ _teamctl() {
         return 0
     fi
     _teamctl_static "$@"
+    if [[ $2 != -* ]]; then
+        local -a kept=()
+        local c
+        for c in "${COMPREPLY[@]}"; do
+            [[ $c == -* ]] || kept+=("$c")
+        done
+        COMPREPLY=("${kept[@]}")
+    fi
 }
 "#;
 

@@ -1649,14 +1649,23 @@ fn completion_candidates_come_from_the_current_team() {
     assert_eq!(c(&["status", "--team", ""]), ["alpha"]);
     assert_eq!(c(&["--color", "a"]), ["auto", "always"]);
     assert!(c(&["spawn", "--color", ""]).contains(&"blue".to_string()));
-    // Where the static completion knows best (options, subcommands, new names): nothing,
+    // Where the static completion knows best (options, subcommands, file names): nothing,
     // exit 1, which the scripts take for "complete as the generated script does".
-    for words in [&["kill", "--"][..], &["sta"], &["spawn", ""]] {
+    for words in [
+        &["kill", "--"][..],
+        &["sta"],
+        &["up", ""],
+        &["send", "bob", "-"],
+    ] {
         let mut all = vec!["__complete", "--"];
         all.extend_from_slice(words);
         assert!(env.fails(&all, 1).is_empty(), "{words:?}");
     }
-    // A word the team fills, with none left to offer: nothing at all, exit 0 (no file names).
+    // Free text, a new name, or no argument left: nothing at all, exit 0 (no file names).
+    assert!(c(&["spawn", ""]).is_empty());
+    assert!(c(&["send", "bob", ""]).is_empty());
+    assert!(c(&["status", ""]).is_empty());
+    // A word the team fills, with none left to offer: nothing at all too.
     assert!(c(&["kill", "zz"]).is_empty());
     // Another home or team given on the line is the one asked.
     let other = TestEnv::new();

@@ -1433,6 +1433,45 @@ impl<'a> Terminal<'a> {
     }
 }
 
+/// After `send NAME` comes the message, free text: Tab offers nothing there (new-user QA: bash
+/// put a lone `-` in the line, every option's common start; zsh and fish offered the
+/// directory's files), and options once a `-` is typed. The same for the other free words and
+/// for a command that takes no more words; a file argument still completes file names.
+#[test]
+fn free_text_completes_to_nothing_in_a_real_terminal() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    let mut wrong = Vec::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let t = Terminal::start(&env, shell);
+        let mut check = |line: &str, ok: &dyn Fn(&str) -> bool| {
+            let got = t.tab(line);
+            if !ok(&got) {
+                wrong.push(format!("{shell}: {line:?} became {got:?}"));
+            }
+        };
+        for line in [
+            "teamctl send bob ",
+            "teamctl send bob hello ",
+            "teamctl send bob -- ",
+            "teamctl ask bob ",
+            "teamctl task add ",
+            "teamctl spawn ",
+            "teamctl status ",
+        ] {
+            check(line, &|got| got == line);
+        }
+        // (zsh puts `--summary=`, bash and fish `--summary `.)
+        check("teamctl send bob --summ", &|got| {
+            got.starts_with("teamctl send bob --summary")
+        });
+        check("teamctl up ", &|got| got == format!("teamctl up {FILE} "));
+    }
+    env.ok(&["kill", "bob"]);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A word that takes a task id, a member or a team, when the team has none to offer: nothing,
 /// not the directory's files (new-user QA: `task claim <Tab>` listed them in zsh and fish).
 #[test]
