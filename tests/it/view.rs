@@ -1311,6 +1311,8 @@ struct Terminal<'a> {
     prompt: &'static str,
     /// Numbers each line's end mark, so that an earlier line on the screen never counts.
     typed: std::cell::Cell<usize>,
+    /// The screen `tab` read last, for a failure's message.
+    seen: std::cell::RefCell<String>,
 }
 
 /// The one file in a `Terminal`'s directory.
@@ -1386,11 +1388,16 @@ impl<'a> Terminal<'a> {
             pane,
             prompt,
             typed: std::cell::Cell::new(0),
+            seen: std::cell::RefCell::default(),
         };
         t.keys(&["-l", &format!("{setup}; echo set''up")]);
         t.keys(&["Enter"]);
+        // The prompt after the output: the line editor reads the keys from then on (typed
+        // earlier, the terminal would echo them as they are).
         wait_until(&format!("{shell} set up"), WAIT, || {
-            t.screen().lines().any(|l| l == "setup")
+            let screen = t.screen();
+            let mut after = screen.lines().skip_while(|l| *l != "setup");
+            after.next().is_some() && after.any(|l| l.trim_end() == prompt.trim_end())
         });
         t
     }
@@ -1411,7 +1418,7 @@ impl<'a> Terminal<'a> {
     fn tab(&self, line: &str) -> String {
         let n = self.typed.get() + 1;
         self.typed.set(n);
-        let mark = format!("#end{n}");
+        let mark = format!("#end{n}#");
         self.keys(&["-l", line]);
         self.keys(&["Tab"]);
         self.keys(&["-l", &mark]);
@@ -1421,6 +1428,7 @@ impl<'a> Terminal<'a> {
             match screen.lines().find(|l| l.contains(&mark)) {
                 Some(l) => {
                     found = l.to_string();
+                    *self.seen.borrow_mut() = screen.clone();
                     true
                 }
                 None => false,
@@ -1448,7 +1456,10 @@ fn free_text_completes_to_nothing_in_a_real_terminal() {
         let mut check = |line: &str, ok: &dyn Fn(&str) -> bool| {
             let got = t.tab(line);
             if !ok(&got) {
-                wrong.push(format!("{shell}: {line:?} became {got:?}"));
+                wrong.push(format!(
+                    "{shell}: {line:?} became {got:?} on\n{}",
+                    t.seen.borrow().trim_end()
+                ));
             }
         };
         for line in [
@@ -1469,7 +1480,7 @@ fn free_text_completes_to_nothing_in_a_real_terminal() {
         check("teamctl up ", &|got| got == format!("teamctl up {FILE} "));
     }
     env.ok(&["kill", "bob"]);
-    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// A word that takes a task id, a member or a team, when the team has none to offer: nothing,
@@ -1495,11 +1506,14 @@ fn a_team_word_without_candidates_completes_to_nothing_in_a_real_terminal() {
         ] {
             let got = t.tab(line);
             if got != line {
-                wrong.push(format!("{shell}: {line:?} became {got:?}"));
+                wrong.push(format!(
+                    "{shell}: {line:?} became {got:?} on\n{}",
+                    t.seen.borrow().trim_end()
+                ));
             }
         }
     }
-    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// `--color` offers its own values (auto, always, never); with `spawn`, where a colour name is
@@ -1528,11 +1542,14 @@ fn color_completes_its_own_values_in_a_real_terminal() {
         ] {
             let got = t.tab(line);
             if got != want {
-                wrong.push(format!("{shell}: {line:?} became {got:?}, not {want:?}"));
+                wrong.push(format!(
+                    "{shell}: {line:?} became {got:?}, not {want:?}, on\n{}",
+                    t.seen.borrow().trim_end()
+                ));
             }
         }
     }
-    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 fn sorted(text: &str) -> Vec<String> {
