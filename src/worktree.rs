@@ -368,7 +368,14 @@ impl Got {
             Got::Made { new_branch: false } => {
                 format!("made worktree {path} for {name}, reusing the branch {branch}")
             }
-            Got::Kept { .. } => format!("{name} reuses its worktree {path}, on branch {branch}"),
+            Got::Kept { remade: false } => {
+                format!("{name} reuses its worktree {path}, on branch {branch}")
+            }
+            // Gone (removed with `--remove-worktree`, or by hand): made again (new-user QA 46:
+            // "reuses" said of one just made again).
+            Got::Kept { remade: true } => {
+                format!("made worktree {path} for {name} again, on its branch {branch}")
+            }
         }
     }
 

@@ -41,6 +41,7 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     let checked = check(args)?;
     check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
+    other_branch_refused(&*store, args, &checked.name)?;
     let (
         Started {
             member: started,
@@ -73,6 +74,35 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `spawn --worktree BRANCH` for a teammate that works in a worktree on another branch: it
+/// keeps its worktree when spawned anew, so the branch asked for would not be had; refused,
+/// nothing changed (new-user QA 46: `--worktree` was passed over without a word). `up` keeps
+/// the worktree as it did, its differences said.
+fn other_branch_refused(store: &dyn Store, args: &SpawnArgs, name: &Name) -> Result<()> {
+    let Some(given) = args.worktree.as_deref().filter(|g| !g.is_empty()) else {
+        return Ok(());
+    };
+    let Some(old) = store.roster()?.member(name.as_str())? else {
+        return Ok(());
+    };
+    let Some(path) = &old.worktree else {
+        return Ok(());
+    };
+    if old.worktree_branch.as_deref() == Some(given) {
+        return Ok(());
+    }
+    let printable = |s: &str| crate::output::printable_line(s, 4096);
+    Err(Error::bad(format!(
+        "{name} works in its worktree {}{}, and keeps it when spawned anew: nothing was changed; spawn it without --worktree to go on there, or spawn another teammate with `--worktree {}`",
+        printable(path),
+        old.worktree_branch
+            .as_deref()
+            .map(|b| format!(" (made on branch {})", printable(b)))
+            .unwrap_or_default(),
+        crate::output::shell_quote(given),
+    )))
 }
 
 /// An `--agent` whose CLI cannot be given the directories it needs under this home
@@ -247,33 +277,17 @@ fn start_or_running(
     // Checked before anything is written, and again in the update (a racing spawn).
     look_alike(store.roster_cached(&mut cache)?, &name)?;
     // A worktree is made for a new member, and for one spawned anew that had none; one
-    // spawned anew keeps the worktree it had, and another branch for it is refused (new-user
-    // QA 46: `--worktree` was passed over without a word for a member already in the team).
-    let had = match &args.worktree {
+    // spawned anew keeps the worktree it had (`spawn` refuses another branch for it first:
+    // `other_branch_refused`).
+    let had_tree = match &args.worktree {
         Some(_) => store
             .roster_cached(&mut cache)?
             .member(name.as_str())?
-            .map(|m| (m.worktree, m.worktree_branch)),
-        None => None,
+            .is_some_and(|m| m.worktree.is_some()),
+        None => false,
     };
-    if let (Some(given), Some((Some(path), kept))) = (&args.worktree, &had)
-        && !given.is_empty()
-        && kept.as_deref() != Some(given.as_str())
-    {
-        return Err(Error::bad(format!(
-            "{name} works in its worktree {}{}, and keeps it when spawned anew: nothing was changed; to work on {} there, switch branches in it (`git -C {} switch {}`), or spawn another teammate with `--worktree {}`",
-            crate::output::printable_line(path, 4096),
-            kept.as_deref()
-                .map(|b| format!(" on branch {}", crate::output::printable_line(b, 256)))
-                .unwrap_or_default(),
-            crate::output::printable_line(given, 256),
-            crate::output::shell_quote(path),
-            crate::output::shell_quote(given),
-            crate::output::shell_quote(given),
-        )));
-    }
     let tree = match &args.worktree {
-        Some(branch) if !matches!(had, Some((Some(_), _))) => {
+        Some(branch) if !had_tree => {
             let plan = worktree::plan(
                 &cwd,
                 &store.local_dir(),

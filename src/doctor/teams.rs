@@ -40,13 +40,14 @@ pub fn current(home: &Home) -> Option<Finding> {
                 path.display()
             ),
         );
+        // Which team it named is not known: the teams here are reached with --team, and the
+        // next `create` records its new team there (new-user QA 46: `create` of the team led
+        // before, as the hint had it, made a second one, `NAME-2`).
         return Some(if kind == "a directory" {
-            f.hint("move it away by hand; `teamctl create` records its team there then")
+            f.hint("move it away by hand; pass --team NAME to reach a team here meanwhile")
         } else {
-            f.hint(
-                "`teamctl doctor --fix` removes it; `teamctl create` records its team there then",
-            )
-            .fix(Fix::RemoveOddFile { path })
+            f.hint("`teamctl doctor --fix` removes it; pass --team NAME to reach a team here")
+                .fix(Fix::RemoveOddFile { path })
         });
     }
     let team = home.current_named()?;

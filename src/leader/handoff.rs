@@ -537,7 +537,14 @@ fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<StoppedTur
 /// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one
 /// of `waiting` moves it to stopped or refused.
 fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outcome) -> Result<()> {
-    for h in super::reconcile(store)? {
+    // Ctrl-C (or SIGTERM) while the protocol lock is waited for ends the wait; the loop then
+    // stops on the caught signal (attacker QA 46: a `flock` held on it hung the shutdown past
+    // both).
+    let handoffs = match crate::signals::interruptible(|| super::reconcile(store)) {
+        Err(Error::Interrupted { .. }) => return Ok(()),
+        done => done?,
+    };
+    for h in handoffs {
         match h {
             Handoff::Stopped(n) => {
                 if waiting.remove(&n) {

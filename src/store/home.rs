@@ -154,8 +154,13 @@ impl Home {
     fn odd_current(&self) -> Option<Error> {
         let path = self.current_file();
         let kind = super::fsutil::odd_kind(&path)?;
+        let remove = if kind == "a directory" {
+            "move it away by hand"
+        } else {
+            "remove it (`teamctl doctor --fix` does)"
+        };
         Some(Error::bad(format!(
-            "no team selected: {} is {kind}, not the record teamctl keeps of the team created last; remove it (`teamctl doctor --fix` does), or pass --team NAME",
+            "no team selected: {} is {kind}, not the record teamctl keeps of the team created last; {remove}, and pass --team NAME meanwhile",
             path.display()
         )))
     }

@@ -47,12 +47,10 @@ impl Worker {
             return Ok(());
         } else {
             let mut notice = failure_notice(self.name.as_str(), &result.failure());
-            // The reason came from stderr: what the turn printed on stdout, which may say more,
-            // is in the log only (new-user QA 45: the notice dropped it without a word).
-            if result.end != TurnEnd::NoReply
-                && !result.stdout.trim().is_empty()
-                && !result.stderr_tail.trim().is_empty()
-            {
+            // The reason came from stderr (its last lines): what the turn printed, which may
+            // say more, is in the log only (new-user QA 45: the notice dropped its stdout
+            // without a word; 46: and the start of a long stderr).
+            if result.end != TurnEnd::NoReply && !result.stderr_tail.trim().is_empty() {
                 notice.push_str(&format!(
                     "; what it printed is in `teamctl log --worker {}`",
                     self.name

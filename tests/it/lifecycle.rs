@@ -1426,9 +1426,10 @@ fn spawn_anew_with_worktree_gives_one_or_refuses_another_branch() {
     let err = env.fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), 2);
     assert!(
         err.contains("amy works in its worktree")
-            && err.contains("on branch teamctl/amy@lc-anew")
+            && err.contains("(made on branch teamctl/amy@lc-anew)")
             && err.contains("nothing was changed")
-            && err.contains("switch 'other'"),
+            && err.contains("spawn it without --worktree")
+            && err.contains("`--worktree 'other'`"),
         "{err}"
     );
     assert_eq!(

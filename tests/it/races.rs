@@ -1719,6 +1719,60 @@ fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
     t.ok(&["delete", "--force"]);
 }
 
+/// Ctrl-C while a waiting `shutdown` waits for the protocol lock (held by another: here a
+/// `flock` of the test's) ends it at once (attacker QA 46: it hung past SIGINT and SIGTERM
+/// until SIGKILL); the answer is left for the next leader command, which acts on it.
+#[test]
+fn ctrl_c_while_shutdown_waits_for_the_protocol_lock_ends_it() {
+    use std::os::fd::AsRawFd;
+    let t = TestEnv::new();
+    t.ok(&["create", "race-pl"]);
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let path = t.team_dir("race-pl").join("protocol.lock");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .unwrap();
+    // SAFETY: flock on a descriptor this test holds open.
+    assert_eq!(
+        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+        0
+    );
+    let mut run = t
+        .cmd(&["shutdown", "bob"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = run.id();
+    wait_until("the shutdown waiting for the protocol lock", LONG, || {
+        waits_for_lock(pid, &path)
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    wait_until("shutdown to end on Ctrl-C", LONG, || {
+        run.try_wait().unwrap().is_some()
+    });
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(lock);
+    wait_until("the next command to act on bob's answer", LONG, || {
+        t.member_status("bob") == "stopped"
+    });
+}
+
 /// Ctrl-C to a `shutdown` waiting for a start under way ends it there, and nobody is asked
 /// (new-user QA 45: it printed `^C`, waited on, then asked, and the teammate stopped all the
 /// same).
