@@ -136,7 +136,7 @@ _teamctl() {
         found=("${(@f)out}")
         found=(${found:#})
         (( ${#found} )) || return 1
-        compadd -Q -a found
+        compadd -a found
         return 0
     fi
     _teamctl_static "$@"

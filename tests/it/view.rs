@@ -1416,11 +1416,18 @@ impl<'a> Terminal<'a> {
     /// space it puts after a word included). An end mark typed after the Tab shows when the
     /// Tab has been handled; the line is then cleared.
     fn tab(&self, line: &str) -> String {
+        self.tabs(line, 1)
+    }
+
+    /// `tab`, Tab pressed `times` times (zsh's second Tab puts the first of a list in).
+    fn tabs(&self, line: &str, times: usize) -> String {
         let n = self.typed.get() + 1;
         self.typed.set(n);
         let mark = format!("#end{n}#");
         self.keys(&["-l", line]);
-        self.keys(&["Tab"]);
+        for _ in 0..times {
+            self.keys(&["Tab"]);
+        }
         self.keys(&["-l", &mark]);
         let mut found = String::new();
         wait_until(&format!("{line:?} then Tab handled"), WAIT, || {
@@ -1481,6 +1488,23 @@ fn free_text_completes_to_nothing_in_a_real_terminal() {
     }
     env.ok(&["kill", "bob"]);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `*` (every teammate) is put in the line quoted, as fish does: zsh put it bare, and the
+/// shell then made it the directory's file names, or failed with "no matches found" (new-user
+/// QA 46).
+#[test]
+fn zsh_puts_the_everyone_recipient_in_quoted() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    let t = Terminal::start(&env, "zsh");
+    let got = t.tabs("teamctl send ", 2);
+    assert_eq!(
+        got,
+        "teamctl send \\*",
+        "on\n{}",
+        t.seen.borrow().trim_end()
+    );
 }
 
 /// A word that takes a task id, a member or a team, when the team has none to offer: nothing,
