@@ -148,7 +148,10 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) 
     };
     if !valid_branch(&repo, &branch) {
         return Err(Error::bad(if given {
-            format!("--worktree {branch:?} is not a valid branch name")
+            // What git's rules are, said (new-user QA 46: no reason was given).
+            format!(
+                "--worktree {branch:?} is not a valid branch name: git refuses `..`, spaces, ~ ^ : ? * [ \\, a leading `-`, and a `.lock` or `.` at the end (`git check-ref-format --branch` tells)"
+            )
         } else {
             default_refused(name, team, &branch)
         }));

@@ -975,10 +975,21 @@ pub fn remove_odd_file(path: &Path) -> Result<String> {
             "{} is {kind}; left as it is: move it away by hand",
             path.display()
         ))),
-        Some(kind) => match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
-            _ => Ok(format!("removed {} ({kind})", path.display())),
-        },
+        // Moved aside and looked at again there: a file renamed over it after the look above
+        // (a record `create` wrote) is never what is removed (attacker QA 46).
+        Some(kind) => {
+            crate::pause::at("doctor-odd-looked");
+            let odd =
+                |p: &Path| crate::store::fsutil::odd_kind(p).is_some_and(|k| k != "a directory");
+            if remove_if_still(path, &odd)? {
+                Ok(format!("removed {} ({kind})", path.display()))
+            } else {
+                Ok(format!(
+                    "{} is a regular file now (or gone); left as it is",
+                    path.display()
+                ))
+            }
+        }
     }
 }
 
@@ -989,18 +1000,33 @@ pub fn remove_odd_file(path: &Path) -> Result<String> {
 /// look and the unlink was removed); one that became a state again is put back, unless another
 /// file took its place meanwhile (that one is newer, and kept).
 pub fn remove_spoiled_state(path: &Path) -> Result<String> {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
     let left = || {
         Ok(format!(
             "{} holds a live state now (or is gone); left as it is",
             path.display()
         ))
     };
-    if !crate::store::slots::spoiled(path, crate::store::is_live_state) {
+    let spoiled = |p: &Path| crate::store::slots::spoiled(p, crate::store::is_live_state);
+    if !spoiled(path) {
         return left();
     }
     crate::pause::at("doctor-spoiled-looked");
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
+    if remove_if_still(path, &spoiled)? {
+        return Ok(format!(
+            "removed {} (it held no live state)",
+            path.display()
+        ));
+    }
+    left()
+}
+
+/// Remove what is at `path` if `bad` still says so of it once it is moved aside, where nobody
+/// writes: never a file another put at `path` after the look that found it bad. One that is
+/// not bad there is put back, unless another file took its place meanwhile (that one is
+/// newer, and kept). `true` when it was removed.
+fn remove_if_still(path: &Path, bad: &dyn Fn(&Path) -> bool) -> Result<bool> {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let aside = path.with_file_name(format!(".{name}.doctor-{}", std::process::id()));
     match renameat2(
         AT_FDCWD,
@@ -1009,16 +1035,13 @@ pub fn remove_spoiled_state(path: &Path) -> Result<String> {
         &aside,
         RenameFlags::RENAME_NOREPLACE,
     ) {
-        Err(nix::errno::Errno::ENOENT) => return left(),
+        Err(nix::errno::Errno::ENOENT) => return Ok(false),
         Err(e) => return Err(Error::io(path, std::io::Error::from(e))),
         Ok(()) => {}
     }
-    if crate::store::slots::spoiled(&aside, crate::store::is_live_state) {
+    if bad(&aside) {
         std::fs::remove_file(&aside).map_err(|e| Error::io(&aside, e))?;
-        return Ok(format!(
-            "removed {} (it held no live state)",
-            path.display()
-        ));
+        return Ok(true);
     }
     match renameat2(
         AT_FDCWD,
@@ -1033,7 +1056,7 @@ pub fn remove_spoiled_state(path: &Path) -> Result<String> {
         }
         Err(e) => return Err(Error::io(&aside, std::io::Error::from(e))),
     }
-    left()
+    Ok(false)
 }
 
 /// Teammates whose cursor (where their worker handled their inbox to) is spoiled: something

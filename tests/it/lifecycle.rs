@@ -1580,6 +1580,27 @@ fn a_default_branch_git_refuses_is_said_and_nothing_is_made() {
         assert_eq!(env.config(team)["members"].as_array().unwrap().len(), 1);
         assert_eq!(git(&repo, &["branch", "--list"]), branches);
         assert!(!env.team_dir(team).join("worktrees").exists());
+        // A branch given that git refuses says git's rules too (new-user QA 46).
+        let err = env.fails(
+            &[
+                "spawn",
+                name,
+                "--backend",
+                "process",
+                "--cwd",
+                repo.to_str().unwrap(),
+                "--worktree",
+                "bad..name",
+                "--exec",
+                "cat",
+            ],
+            2,
+        );
+        assert!(
+            err.contains("\"bad..name\" is not a valid branch name: git refuses `..`"),
+            "{err}"
+        );
+        assert!(!env.team_dir(team).join("worktrees").exists());
         // The way on works.
         env.ok(&[
             "spawn",

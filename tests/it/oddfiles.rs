@@ -616,6 +616,33 @@ fn a_hard_link_at_a_live_state_or_log_is_never_written_through() {
     exits(&t, &["delete", "--force"], 0);
 }
 
+/// `doctor --fix` of a FIFO at the current-team record: a record put there after doctor
+/// looked (`create` renames its record over the path) is not what it removes (attacker QA 46:
+/// it unlinked the path it had looked at).
+#[test]
+fn doctor_fix_keeps_a_current_record_put_back_after_it_looked() {
+    let t = TestEnv::new();
+    exits(&t, &["create", "alpha"], 0);
+    let current = t.home_path().join("current");
+    plant(&current, Odd::Fifo, t.work.path());
+    let gate = t.work.path().join("gate");
+    let fix = t.paused(&["doctor", "--fix"], "doctor-odd-looked", &gate);
+    let reached = gate.with_extension("reached");
+    wait_until("doctor at its pause", LONG, || reached.exists());
+    let beside = current.with_file_name("current.new");
+    std::fs::write(&beside, b"alpha").unwrap();
+    std::fs::rename(&beside, &current).unwrap();
+    std::fs::write(&gate, b"").unwrap();
+    let out = finish_within(fix, "doctor --fix");
+    assert!(
+        text(&out).contains("is a regular file now (or gone); left as it is"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&current).unwrap(), b"alpha");
+    assert!(exits(&t, &["status"], 0).contains("alpha"));
+}
+
 /// `doctor --fix` of a spoiled live state: a valid state moved to its path after doctor looked
 /// is not what it removes (attacker QA: it unlinked the path it had looked at).
 #[test]
