@@ -186,13 +186,18 @@ impl Worker {
         }
         // In the teammate's own log too, after the output that may say why (new-user QA 45:
         // `log --worker` showed a failed turn's output and nothing saying it had failed). A
-        // timeout, a kill and an interrupt in the pane have their note already.
+        // kill and an interrupt in the pane have their note already.
         match result.end {
             TurnEnd::Exited(c) if c != 0 => {
                 self.sink
                     .note(&format!("the turn failed ({})", result.end_words()));
             }
             TurnEnd::NoReply => self.sink.note("the turn failed (no reply)"),
+            // Its timeout was said as it began to end it; this closes the turn as the others
+            // are (new-user QA 46).
+            TurnEnd::TimedOut if self.companion.is_none() => {
+                self.sink.note("the turn failed (timed out)");
+            }
             TurnEnd::Interrupted if self.companion.is_none() => {
                 self.sink
                     .note("the turn was interrupted (teamctl interrupt)");

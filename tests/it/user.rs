@@ -1889,6 +1889,26 @@ fn a_failed_or_interrupted_turn_says_so_in_the_teammates_log() {
     });
     let log = env.ok(&["log", "--worker", "amy"]);
     assert!(!log.contains("the turn failed"), "{log}");
+
+    // A turn past its timeout: said as it is ended, and closed as the others.
+    env.ok(&[
+        "spawn",
+        "cid",
+        "--backend",
+        "process",
+        "--turn-timeout",
+        "1",
+        "--exec",
+        "sleep 30",
+    ]);
+    env.fails(&["ask", "cid", "hi"], 1);
+    let log = env.ok(&["log", "--worker", "cid"]);
+    let ending = log.find("turn timed out after").expect(&log);
+    assert!(
+        log.find("the turn failed (timed out)")
+            .is_some_and(|p| p > ending),
+        "{log}"
+    );
 }
 
 /// A teammate's own log (its worker's notes, its turns' output, timeouts and warnings) is
