@@ -1331,21 +1331,27 @@ fn two_at_once(
 /// Hold `name`'s start lock in `team` as a start would (an exclusive `flock` on
 /// `locks/NAME.start`), until the file returned is dropped.
 fn hold_start_lock(t: &TestEnv, team: &str, name: &str) -> (std::path::PathBuf, std::fs::File) {
-    use std::os::fd::AsRawFd;
     let path = t.team_dir(team).join(format!("locks/{name}.start"));
+    let lock = hold_lock(&path);
+    (path, lock)
+}
+
+/// An exclusive `flock` on the file at `path` (made if missing), held until it is dropped.
+fn hold_lock(path: &Path) -> std::fs::File {
+    use std::os::fd::AsRawFd;
     let lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
+        .open(path)
         .unwrap();
     // SAFETY: flock on a descriptor this test holds open.
     assert_eq!(
         unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
         0
     );
-    (path, lock)
+    lock
 }
 
 /// Whether process `pid` waits for the `flock` on the file `path` (a blocked request in
@@ -1724,24 +1730,12 @@ fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
 /// until SIGKILL); the answer is left for the next leader command, which acts on it.
 #[test]
 fn ctrl_c_while_shutdown_waits_for_the_protocol_lock_ends_it() {
-    use std::os::fd::AsRawFd;
     let t = TestEnv::new();
     t.ok(&["create", "race-pl"]);
     t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
     wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
     let path = t.team_dir("race-pl").join("protocol.lock");
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .unwrap();
-    // SAFETY: flock on a descriptor this test holds open.
-    assert_eq!(
-        unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
-        0
-    );
+    let lock = hold_lock(&path);
     let mut run = t
         .cmd(&["shutdown", "bob"])
         .stdout(Stdio::null())
