@@ -447,10 +447,12 @@ pub fn reply_from(lines: &str, input: &str, is_prompt: &dyn Fn(&str) -> bool) ->
     }
     let mut body: &[&str] = &body;
     // A continuation prompt left by the Enter that ended a block; a line that is the prompt
-    // itself stays (output may print one: only the trailing ones are the REPL's).
+    // itself stays (output may print one: only the trailing ones are the REPL's). An empty
+    // line may come first: an Enter that reaches the terminal while the REPL is between two
+    // reads (its line discipline echoing, not readline) shows as one (the block's reply was
+    // `...` then its output, once in CI).
     while let [first, rest @ ..] = body
-        && !is_prompt(first)
-        && marks(first)
+        && (first.trim().is_empty() || (!is_prompt(first) && marks(first)))
     {
         body = rest;
     }
@@ -721,6 +723,16 @@ mod tests {
         assert_eq!(
             reply_from(
                 ">>> for i in range(3):\n...     print(i * 10)\n... \n0\n10\n20\n>>> \n",
+                "for i in range(3):\n    print(i * 10)\n",
+                &p
+            ),
+            "0\n10\n20"
+        );
+        // The same, the block's last Enter taken while python was between two reads: the
+        // terminal echoed it as an empty line before the continuation prompt.
+        assert_eq!(
+            reply_from(
+                ">>> for i in range(3):\n...     print(i * 10)\n\n... \n0\n10\n20\n>>> \n",
                 "for i in range(3):\n    print(i * 10)\n",
                 &p
             ),
