@@ -161,8 +161,12 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
         }
         if last_look && handled {
             // Handled, and nothing came back: the turn printed nothing (a failed turn sends
-            // its failure notice, which `print_reply` makes an error).
-            crate::errln!("teamctl: {target}'s turn for the message ended without output");
+            // its failure notice, which `print_reply` makes an error). What it wrote on stderr
+            // is in its log, which the leader has not read: said where (new-user QA 46: `echo
+            // oops >&2` gave only "ended without output").
+            crate::errln!(
+                "teamctl: {target}'s turn for the message ended without output on stdout; anything it wrote to stderr is in `teamctl log --worker {target}`"
+            );
             if ctx.json {
                 ctx.print_json(&serde_json::Value::Null);
             }

@@ -293,12 +293,31 @@ fn a_second_worker_of_a_teammate_ends_without_reading_mail() {
 #[test]
 fn ask_returns_when_a_silent_turn_ends() {
     let env = TestEnv::new();
-    team_with(&env, &[("quiet", "true"), ("broken", "exit 3")]);
+    team_with(
+        &env,
+        &[
+            ("quiet", "true"),
+            ("broken", "exit 3"),
+            ("grumbler", "echo oops >&2"),
+        ],
+    );
     let out = env.run(&["ask", "quiet", "anything?", "--timeout", "120"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(out.stdout.is_empty(), "{:?}", out.stdout);
     assert!(err.contains("ended without output"), "{err}");
+    // What a silent turn wrote to stderr: where it is said, and it is there (new-user QA 46).
+    let out = env.run(&["ask", "grumbler", "anything?", "--timeout", "120"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(out.stdout.is_empty(), "{:?}", out.stdout);
+    assert!(
+        err.contains("ended without output on stdout")
+            && err.contains("`teamctl log --worker grumbler`"),
+        "{err}"
+    );
+    let log = env.ok(&["log", "--worker", "grumbler"]);
+    assert!(log.lines().any(|l| l == "oops"), "{log}");
     let json = env.ok(&["--json", "ask", "quiet", "again?", "--timeout", "120"]);
     assert_eq!(json.trim(), "null");
     let out = env.run(&["ask", "broken", "x", "--timeout", "120"]);
