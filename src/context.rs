@@ -403,6 +403,9 @@ impl Ctx {
                             crate::output::printable(&why)
                         );
                     }
+                    crate::leader::Handoff::Held(holder) => {
+                        crate::errln!("teamctl: {}", crate::leader::held_words(&holder));
+                    }
                 }
             }
         }

@@ -49,6 +49,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         shown: store.cursor(&Name::leader(), leader::reader_for(&Name::leader()))?,
         noted: std::collections::HashMap::new(),
         plans: std::collections::HashSet::new(),
+        held: None,
     };
     let config = store.load()?;
     console.say(&format!(
@@ -173,6 +174,9 @@ struct Console<'a> {
     /// not the one `plan approve` answers (`plan::pending` takes the first), so its plan is
     /// not shown as if it were (attacker QA: a forged line with the id the worker waits on).
     plans: std::collections::HashSet<(String, String)>,
+    /// Who was last said to hold the protocol lock with answers waiting (said again only
+    /// when it changes).
+    held: Option<String>,
 }
 
 impl Console<'_> {
@@ -185,6 +189,9 @@ impl Console<'_> {
     fn handoffs(&mut self) {
         match leader::reconcile_in_passing(&*self.store) {
             Ok(done) => {
+                if !done.iter().any(|h| matches!(h, Handoff::Held(_))) {
+                    self.held = None;
+                }
                 for h in done {
                     // A stop leaves a notice in the inbox, shown with the other mail.
                     match h {
@@ -192,6 +199,10 @@ impl Console<'_> {
                             self.say(&format!("{n} refused to shut down: {}", printable(&why)));
                         }
                         Handoff::Worktree(_, words) => self.say(&printable(&words)),
+                        Handoff::Held(holder) if self.held.as_ref() != Some(&holder) => {
+                            self.say(&printable(&leader::held_words(&holder)));
+                            self.held = Some(holder);
+                        }
                         _ => {}
                     }
                 }

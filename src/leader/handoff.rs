@@ -558,6 +558,8 @@ fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outco
             }
             Handoff::LeftOpen(n, panes) => out.left_open.push((n, panes)),
             Handoff::Worktree(_, words) => crate::errln!("teamctl: {words}"),
+            // Only in passing: this shutdown waited for the lock and holds it.
+            Handoff::Held(_) => {}
         }
     }
     Ok(())

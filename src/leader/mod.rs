@@ -959,6 +959,17 @@ pub enum Handoff {
     /// Said after its `Stopped`: what became of its worktree, which a `shutdown
     /// --remove-worktree` that did not wait for it asked to remove (`trees`), in words.
     Worktree(Name, String),
+    /// The answers were left to the holder of the protocol lock, which nothing says will
+    /// let it go (stopped, or not teamctl): who it is, in words (`Store::lock_stuck`).
+    Held(String),
+}
+
+/// What is said when shutdown answers wait for a stuck holder of the protocol lock
+/// (`Handoff::Held`).
+pub fn held_words(holder: &str) -> String {
+    format!(
+        "warning: answers to shutdown requests wait in the leader's inbox, not acted on: the team's protocol lock is {holder}"
+    )
 }
 
 /// What is said of a stopped teammate's panes the user took over (`Ended::left_open`), after
@@ -998,8 +1009,15 @@ fn reconcile_when(store: &dyn Store, wait: bool) -> Result<Vec<Handoff>> {
     if store.inbox_end(&leader)? <= store.cursor(&leader, PROTOCOL_READER)? {
         return Ok(Vec::new());
     }
+    // Left to the lock's holder, which acts on them; said when nothing says it will (a
+    // stopped shutdown, a program that is not teamctl: attacker QA 46, a foreign `flock`
+    // left every answer unacted on without a word).
     if !wait && store.lock_held(&LockKey::Protocol) == Some(true) {
-        return Ok(Vec::new());
+        return Ok(store
+            .lock_stuck(&LockKey::Protocol)
+            .map(Handoff::Held)
+            .into_iter()
+            .collect());
     }
     let _lock = store.lock(&LockKey::Protocol)?;
     let mut answers = Vec::new();

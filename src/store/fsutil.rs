@@ -914,6 +914,8 @@ struct Holder {
     pid: u32,
     command: String,
     stopped: bool,
+    /// It runs this program (another teamctl command), which lets the lock go when done.
+    ours: bool,
 }
 
 impl std::fmt::Display for Holder {
@@ -966,11 +968,27 @@ fn lock_holder(inode: u64) -> Option<Holder> {
             Some(state == "T" || state == "t")
         })
         .unwrap_or(false);
+    let ours = fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .is_some_and(|exe| std::env::current_exe().is_ok_and(|me| me == exe));
     Some(Holder {
         pid,
         command,
         stopped,
+        ours,
     })
+}
+
+/// Who holds the lock at `path`, in words, when nothing says it will let it go: a stopped
+/// process, or one that is not teamctl. `None` when it is free, or held by a teamctl
+/// command that runs (which lets it go when done). A look, no write, no link followed.
+pub fn lock_stuck(path: &Path) -> Option<String> {
+    let file = open_regular(nofollow(OpenOptions::new().write(true)), path).ok()?;
+    if !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+        return None;
+    }
+    let holder = lock_holder(file.metadata().ok()?.ino())?;
+    (holder.stopped || !holder.ours).then(|| holder.to_string())
 }
 
 /// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a

@@ -237,6 +237,12 @@ pub trait Store: Send + Sync {
     fn lock_held(&self, _key: &LockKey) -> Option<bool> {
         None
     }
+    /// Who holds `key`, in words, when nothing says they will let it go (a stopped process,
+    /// or one that is not teamctl); `None` when free, held by a running teamctl command, or
+    /// this store cannot tell.
+    fn lock_stuck(&self, _key: &LockKey) -> Option<String> {
+        None
+    }
 
     /// Append one message to `inbox`. The caller has validated it.
     fn append(&self, inbox: &Name, env: &Envelope) -> Result<()>;

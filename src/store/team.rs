@@ -162,6 +162,15 @@ impl FsStore {
         Self::write_config(&dir, config, None).map(drop)
     }
 
+    /// The lock file of `key`, by path (for looks that take nothing).
+    fn lock_path(&self, key: &LockKey) -> PathBuf {
+        match key {
+            LockKey::Start(name) => self.dir.join("locks").join(format!("{name}.start")),
+            LockKey::Plan(name) => self.dir.join("locks").join(format!("{name}.plan")),
+            LockKey::Protocol => self.dir.join("protocol.lock"),
+        }
+    }
+
     /// The team directory opened by descriptors from the home (`TeamDir`); a team directory
     /// that is gone says the team no longer exists.
     fn open_dir(&self) -> Result<TeamDir> {
@@ -486,12 +495,11 @@ impl Store for FsStore {
 
     /// By the lock file's path (opened with no link followed, never made): a look, no write.
     fn lock_held(&self, key: &LockKey) -> Option<bool> {
-        let path = match key {
-            LockKey::Start(name) => self.dir.join("locks").join(format!("{name}.start")),
-            LockKey::Plan(name) => self.dir.join("locks").join(format!("{name}.plan")),
-            LockKey::Protocol => self.dir.join("protocol.lock"),
-        };
-        Some(super::fsutil::lock_held(&path))
+        Some(super::fsutil::lock_held(&self.lock_path(key)))
+    }
+
+    fn lock_stuck(&self, key: &LockKey) -> Option<String> {
+        super::fsutil::lock_stuck(&self.lock_path(key))
     }
 
     fn lock(&self, key: &LockKey) -> Result<Held> {

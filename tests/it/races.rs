@@ -1767,6 +1767,72 @@ fn ctrl_c_while_shutdown_waits_for_the_protocol_lock_ends_it() {
     });
 }
 
+/// Answers to shutdown requests that a command in passing leaves to the holder of the
+/// protocol lock are said when nothing says the holder will act on them: here the lock is
+/// held by a program that is not teamctl, then by one that is stopped (attacker QA 46: a
+/// foreign `flock` left every answer unacted on, and nothing said why).
+#[test]
+fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
+    let t = TestEnv::new();
+    t.ok(&["create", "race-ph"]);
+    t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    let path = t.team_dir("race-ph").join("protocol.lock");
+    let answered = || {
+        t.inbox("race-ph", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "shutdown_response" && m["from"] == "bob")
+    };
+    let status_err = || String::from_utf8_lossy(&t.run(&["status"]).stderr).into_owned();
+    let lock = hold_lock(&path);
+    t.ok(&["shutdown", "--no-wait", "bob"]);
+    wait_until("bob's answer in the leader's inbox", LONG, answered);
+    let err = status_err();
+    assert!(
+        err.contains("answers to shutdown requests wait")
+            && err.contains(&format!("held by pid {}", std::process::id())),
+        "{err}"
+    );
+    drop(lock);
+    assert!(!status_err().contains("protocol lock"));
+    // Stopped (a `flock` process here; a teamctl command stopped with Ctrl-Z is as stuck).
+    t.ok(&["spawn", "carol", "--backend", "process", "--exec", "cat"]);
+    wait_until("carol idle", LONG, || t.member_status("carol") == "idle");
+    // `-o`: the lock is flock's own, not handed to `sleep` too.
+    let mut holder = Command::new("flock")
+        .arg("-o")
+        .arg(&path)
+        .args(["sleep", "600"])
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(holder.id() as i32);
+    wait_until("flock to hold the protocol lock", LONG, || {
+        std::fs::read_to_string("/proc/locks")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| {
+                !l.contains("->") && l.split_whitespace().nth(4) == Some(&holder.id().to_string())
+            })
+    });
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    t.ok(&["shutdown", "--no-wait", "carol"]);
+    wait_until("carol's answer in the leader's inbox", LONG, || {
+        t.inbox("race-ph", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "shutdown_response" && m["from"] == "carol")
+    });
+    let err = status_err();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = holder.wait();
+    assert!(
+        err.contains("answers to shutdown requests wait")
+            && err.contains(&format!("held by pid {pid}"))
+            && err.contains("which is stopped"),
+        "{err}"
+    );
+    assert!(!status_err().contains("protocol lock"));
+}
+
 /// Ctrl-C to a `shutdown` waiting for a start under way ends it there, and nobody is asked
 /// (new-user QA 45: it printed `^C`, waited on, then asked, and the teammate stopped all the
 /// same).
