@@ -2,7 +2,9 @@
 //! directory (`teams/TEAM/worktrees/NAME`), on its own branch (`teamctl/NAME@TEAM` by default). git
 //! runs with argument vectors only, never through a shell, and never through a symbolic link
 //! found there: a link is not a worktree teamctl made, so a removal unlinks the link itself
-//! (and says so) and leaves what it points at alone; a resume refuses it.
+//! (and says so) and leaves what it points at alone; a resume refuses it. The branch a
+//! worktree has checked out now (`head`, for `status`) is read from git's own files with no
+//! git run and no link followed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -931,6 +933,49 @@ pub fn restored_note(member: &Member, path: &Path) -> String {
         path.display(),
         crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256)
     )
+}
+
+/// What a worktree has checked out now: a branch, or a commit (its HEAD detached).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    Branch(String),
+    Detached(String),
+}
+
+/// What the member's worktree here (`recorded_here`) has checked out now (new-user QA 46:
+/// after a `git switch` in it, `status` still said the branch it was made on), read from
+/// git's own files: the worktree's `.git` names its git directory, whose `HEAD` says it. Two
+/// reads of at most 1 KiB, no git run (`status` of many teammates stays fast). `local` is the
+/// team's local directory, opened (`DirFd`). Nothing is followed through a symbolic link (the
+/// worktree, its `.git`, the git directory named there, its `HEAD`: `read_small_no_links`),
+/// and the git directory named must be a worktree's (`.../worktrees/ID`): a `.git` a
+/// teammate wrote cannot lead the look elsewhere, and a FIFO hangs nothing. `None` when it
+/// cannot be told (gone, another host's, git's reference table keeping HEAD elsewhere, a
+/// name that is not one): the record then says it.
+pub fn head(member: &Member, local: &fsutil::DirFd) -> Option<Head> {
+    let path = recorded_here(member, local.path())?;
+    let rel = path.strip_prefix(local.path()).ok()?;
+    const MOST: u64 = 1024;
+    let dotgit = local.read_small_no_links(&rel.join(".git"), MOST, true)?;
+    let gitdir = Path::new(dotgit.strip_prefix("gitdir:")?.trim());
+    let parent = gitdir.parent()?;
+    if parent.file_name() != Some(std::ffi::OsStr::new("worktrees")) || gitdir.file_name().is_none()
+    {
+        return None;
+    }
+    // A relative git directory (`worktree.useRelativePaths`) is from the worktree.
+    let head = local.read_small_no_links(&rel.join(gitdir).join("HEAD"), MOST, false)?;
+    let head = head.trim_end_matches('\n');
+    let plain = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
+    let commit = matches!(head.len(), 40 | 64) && head.bytes().all(|b| b.is_ascii_hexdigit());
+    match head.strip_prefix("ref: refs/heads/") {
+        // The reference table's placeholder: HEAD is kept in the table, not here.
+        Some(branch) if branch != ".invalid" && plain(branch) => {
+            Some(Head::Branch(branch.to_string()))
+        }
+        None if commit => Some(Head::Detached(head.to_string())),
+        _ => None,
+    }
 }
 
 /// Remove a member's recorded worktree, if it still exists; says what was removed (a

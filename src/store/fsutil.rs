@@ -556,6 +556,31 @@ impl DirFd {
         Ok((bytes, meta))
     }
 
+    /// A small regular file's text at `rel` (relative to this directory, or absolute), read
+    /// to `max` bytes at most, resolved with no symbolic link anywhere on the way
+    /// (`openat2`, `RESOLVE_NO_SYMLINKS`; with `beneath`, never out of this directory either)
+    /// and opened without blocking (a FIFO is refused as not a regular file): `None` for any
+    /// of those, a longer file, one not UTF-8, or a kernel without `openat2` (older than 5.6,
+    /// or a sandbox refusing it). For files of another program a look must not be led astray
+    /// by, nor hang on: a git worktree's `.git` and `HEAD` (`worktree::head`).
+    pub fn read_small_no_links(&self, rel: &Path, max: u64, beneath: bool) -> Option<String> {
+        use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+        let mut resolve = ResolveFlag::RESOLVE_NO_SYMLINKS;
+        if beneath {
+            resolve |= ResolveFlag::RESOLVE_BENEATH;
+        }
+        let how = OpenHow::new()
+            .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC)
+            .resolve(resolve);
+        let file = File::from(nix::fcntl::openat2(&self.dir, rel, how).ok()?);
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut text = String::new();
+        file.take(max + 1).read_to_string(&mut text).ok()?;
+        (text.len() as u64 <= max).then_some(text)
+    }
+
     /// The directory's entries made durable (`fsync`): through a descriptor opened for it, as
     /// the one held (`O_PATH`) cannot be synced. At best, as `sync_all` of a directory is.
     fn sync(&self) {

@@ -252,6 +252,8 @@ mod tests {
             planning: None,
             worktree: None,
             worktree_branch: None,
+            worktree_detached: None,
+            worktree_made_on: None,
             worktree_gone: false,
         }
     }

@@ -8,7 +8,9 @@
 //! user's), marked `?` when tmux could not be asked. A turn whose worker died is not running:
 //! shown as interrupted, with no clock. Unread idle notifications (state, left out of the
 //! default `inbox` view) are counted apart: UNREAD is what `inbox` shows, `(+N idle)` beside
-//! it. `teamctl status`, the board and the console's `/status` show these.
+//! it. A worktree's branch is the one it has checked out now (`worktree::head`), the recorded
+//! one beside it when they differ. `teamctl status`, the board and the console's `/status`
+//! show these.
 
 use std::fmt::Write as _;
 
@@ -104,11 +106,19 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<u32>,
     /// Its git worktree, as recorded, and the branch it works on (new-user QA 43: neither was
-    /// shown anywhere but the team file).
+    /// shown anywhere but the team file): the one its worktree has checked out now
+    /// (`worktree::head`; new-user QA 46: a `git switch` in it was not seen), else the one
+    /// recorded. None while its HEAD is detached: `worktree_detached` has the commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree_branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree_detached: Option<String>,
+    /// The branch the worktree was made on (what `resume` makes it again from, what `delete`
+    /// says it keeps), when that is not the one checked out now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree_made_on: Option<String>,
     /// It runs, but its worktree (this host's own) is gone, removed by hand: its agent works
     /// in a deleted directory. A note under the table says how to have it made again.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -221,7 +231,10 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
         let members: Vec<(&Member, Files)> = config.members.iter().zip(files).collect();
         // Stopped processes, looked for once for the whole table and only when a turn runs.
         let stopped = leader::StoppedGroups::default();
-        let local = store.local_dir();
+        let local = Local {
+            path: store.local_dir(),
+            dir: std::sync::OnceLock::new(),
+        };
         in_parts(members, |part| {
             rows_from(
                 part,
@@ -233,6 +246,38 @@ pub fn rows(store: &dyn Store, config: &TeamConfig) -> Vec<Row> {
             )
         })
     })
+}
+
+/// The team's local directory (its worktrees'), opened once for the whole table, and only
+/// when a member's worktree is looked at.
+struct Local {
+    path: std::path::PathBuf,
+    dir: std::sync::OnceLock<Option<crate::store::fsutil::DirFd>>,
+}
+
+impl Local {
+    fn dir(&self) -> Option<&crate::store::fsutil::DirFd> {
+        self.dir
+            .get_or_init(|| crate::store::fsutil::DirFd::open_path(&self.path).ok())
+            .as_ref()
+    }
+}
+
+/// What the member's worktree has checked out, for its row: the branch (the record's when it
+/// cannot be told), the commit of a detached HEAD, and the recorded branch when it is not the
+/// one shown. At most two small reads, only for a member with a worktree.
+fn worktree_head(m: &Member, local: &Local) -> (Option<String>, Option<String>, Option<String>) {
+    let Some(recorded) = m.worktree_branch.clone().filter(|_| m.worktree.is_some()) else {
+        return (None, None, None);
+    };
+    let head = local.dir().and_then(|d| crate::worktree::head(m, d));
+    let (branch, detached) = match head {
+        Some(crate::worktree::Head::Branch(b)) => (b, None),
+        Some(crate::worktree::Head::Detached(c)) => return (None, Some(c), Some(recorded)),
+        None => return (Some(recorded), None, None),
+    };
+    let made_on = (branch != recorded).then_some(recorded);
+    (Some(branch), detached, made_on)
 }
 
 /// Members per thread below which a table is made on the calling thread alone: a thread
@@ -338,7 +383,7 @@ fn rows_from(
     pane: impl Fn(&Member) -> Option<bool>,
     again: impl Fn(&Member) -> Option<Files>,
     stopped: &leader::StoppedGroups,
-    local: &std::path::Path,
+    local: &Local,
 ) -> Vec<Row> {
     members
         .into_iter()
@@ -403,6 +448,7 @@ fn rows_from(
             let turn_paused = fresh
                 .filter(|_| status == Status::Working && !paused)
                 .and_then(|l| leader::paused_turn(m, Some(l), stopped));
+            let (worktree_branch, worktree_detached, worktree_made_on) = worktree_head(m, local);
             Row {
                 name: m.name.to_string(),
                 agent_id: m.agent_id.clone(),
@@ -461,9 +507,12 @@ fn rows_from(
                 planning: fresh.and_then(|l| l.planning_while(status)),
                 problem,
                 worktree: m.worktree.clone(),
-                worktree_branch: m.worktree_branch.clone().filter(|_| m.worktree.is_some()),
+                worktree_branch,
+                worktree_detached,
+                worktree_made_on,
                 // One `lstat` for a running teammate with a worktree here; none for the rest.
-                worktree_gone: status.is_running() && crate::worktree::gone(m, local).is_some(),
+                worktree_gone: status.is_running()
+                    && crate::worktree::gone(m, &local.path).is_some(),
             }
         })
         .collect()

@@ -1763,6 +1763,108 @@ fn teams_sharing_a_repository_get_a_branch_each() {
     one.ok(&["delete", "--force"]);
 }
 
+/// `status` says the branch a teammate's worktree has checked out now, not only the one it
+/// was made on (new-user QA 46: after a `git switch` in it, `status --json` still said the
+/// first), a detached HEAD as such, for a stopped teammate too; the recorded branch is kept
+/// (what `resume` makes it again from) and said beside it. A `.git` or git directory that
+/// leads through a symbolic link, or a FIFO for a HEAD, is not followed: the record is said.
+#[test]
+fn status_says_the_branch_a_worktree_has_checked_out_now() {
+    let env = TestEnv::new();
+    create(&env, "lc-head");
+    let repo = repo(&env);
+    spawn(
+        &env,
+        "amy",
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--worktree",
+            "--exec",
+            "cat",
+        ],
+    );
+    let tree = env.team_dir("lc-head").join("worktrees/amy");
+    let made = "teamctl/amy@lc-head";
+    let row = || {
+        let status: Value = serde_json::from_str(&env.ok(&["status", "--json"])).unwrap();
+        status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "amy")
+            .cloned()
+            .unwrap()
+    };
+    let amy = row();
+    assert_eq!(amy["worktreeBranch"], made, "{amy}");
+    assert!(amy.get("worktreeMadeOn").is_none(), "{amy}");
+    assert!(amy.get("worktreeDetached").is_none(), "{amy}");
+
+    git(&tree, &["switch", "-q", "-c", "feature-x"]);
+    let amy = row();
+    assert_eq!(amy["worktreeBranch"], "feature-x", "{amy}");
+    assert_eq!(amy["worktreeMadeOn"], made, "{amy}");
+
+    git(&tree, &["switch", "-q", "--detach"]);
+    let commit = git(&tree, &["rev-parse", "HEAD"]);
+    let amy = row();
+    assert!(amy.get("worktreeBranch").is_none(), "{amy}");
+    assert_eq!(amy["worktreeDetached"], commit.as_str(), "{amy}");
+    assert_eq!(amy["worktreeMadeOn"], made, "{amy}");
+
+    // Stopped, it is read all the same; the record is not changed.
+    env.ok(&["kill", "amy"]);
+    git(&tree, &["switch", "-q", "feature-x"]);
+    assert_eq!(row()["worktreeBranch"], "feature-x");
+    assert_eq!(env.recorded("lc-head", "amy")["worktreeBranch"], made);
+
+    // Led astray: a git directory through a link, a `.git` that is a link, a FIFO for HEAD.
+    let dotgit = tree.join(".git");
+    let real = std::fs::read_to_string(&dotgit).unwrap();
+    let work = env.work.path().canonicalize().unwrap();
+    let evil = work.join("evil");
+    std::fs::create_dir_all(evil.join("worktrees/x")).unwrap();
+    std::fs::write(evil.join("worktrees/x/HEAD"), "ref: refs/heads/evil\n").unwrap();
+    std::os::unix::fs::symlink(&evil, work.join("link")).unwrap();
+    let lead = |gitdir: &Path| {
+        std::fs::remove_file(&dotgit).unwrap();
+        std::fs::write(&dotgit, format!("gitdir: {}\n", gitdir.display())).unwrap();
+    };
+    // Followed nowhere, the direct way is read (the test's own check that it would be).
+    lead(&evil.join("worktrees/x"));
+    assert_eq!(row()["worktreeBranch"], "evil");
+    lead(&work.join("link/worktrees/x"));
+    let amy = row();
+    assert_eq!(amy["worktreeBranch"], made, "{amy}");
+    assert!(amy.get("worktreeMadeOn").is_none(), "{amy}");
+    let file = work.join("dotgit");
+    std::fs::write(
+        &file,
+        format!("gitdir: {}\n", evil.join("worktrees/x").display()),
+    )
+    .unwrap();
+    std::fs::remove_file(&dotgit).unwrap();
+    std::os::unix::fs::symlink(&file, &dotgit).unwrap();
+    assert_eq!(row()["worktreeBranch"], made);
+    std::fs::create_dir_all(evil.join("worktrees/y")).unwrap();
+    let fifo = evil.join("worktrees/y/HEAD");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    lead(&evil.join("worktrees/y"));
+    assert_eq!(row()["worktreeBranch"], made);
+
+    std::fs::remove_file(&dotgit).unwrap();
+    std::fs::write(&dotgit, real).unwrap();
+    assert_eq!(row()["worktreeBranch"], "feature-x");
+    env.ok(&["delete", "--force"]);
+}
+
 /// An answer taken in by another command (the team's console, say) before `shutdown
 /// --remove-worktree --no-wait` recorded its wish: the teammate has stopped, and the shutdown
 /// removes its worktree itself (new-user QA 44: it said "did not stop", the tree left).
