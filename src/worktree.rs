@@ -177,7 +177,13 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) 
     let rel = cwd.strip_prefix(&repo).unwrap_or(Path::new(""));
     no_cwd_in(&repo, &branch, name, rel)?;
     let reused = reused_branch(&repo, &branch, name, team);
-    let cwd = path.join(rel);
+    // The worktree itself when the cwd is the repository's top: `join("")` would add a `/`
+    // (new-user QA 46: `spawn --json`'s `cwd` ended in one, its `worktree` did not).
+    let cwd = if rel.as_os_str().is_empty() {
+        path.clone()
+    } else {
+        path.join(rel)
+    };
     Ok(Plan {
         repo,
         path,
@@ -355,8 +361,9 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<bool> {
 pub enum Got {
     /// Made now, on a branch made from HEAD (`true`) or one that existed.
     Made { new_branch: bool },
-    /// The one its earlier entry had (spawned anew in its place), made again when `remade`.
-    Kept { remade: bool },
+    /// The one its earlier entry had (spawned anew in its place), made again when `remade`,
+    /// its branch too, from HEAD, when `new_branch` (it was gone as well).
+    Kept { remade: bool, new_branch: bool },
 }
 
 impl Got {
@@ -373,23 +380,32 @@ impl Got {
             Got::Made { new_branch: false } => {
                 format!("made worktree {path} for {name}, reusing the branch {branch}")
             }
-            Got::Kept { remade: false } => {
+            Got::Kept { remade: false, .. } => {
                 format!("{name} reuses its worktree {path}, on branch {branch}")
             }
             // Gone (removed with `--remove-worktree`, or by hand): made again (new-user QA 46:
             // "reuses" said of one just made again).
-            Got::Kept { remade: true } => {
-                format!("made worktree {path} for {name} again, on its branch {branch}")
-            }
+            Got::Kept {
+                remade: true,
+                new_branch: false,
+            } => format!("made worktree {path} for {name} again, on its branch {branch}"),
+            // Its branch was gone too (deleted after `delete` said it was kept): its earlier
+            // commits are not in it, said.
+            Got::Kept {
+                remade: true,
+                new_branch: true,
+            } => format!(
+                "made worktree {path} for {name} again, on a new branch {branch} from HEAD (its branch was gone too)"
+            ),
         }
     }
 
     /// What `--json` adds to the member: `worktreeCreated` (made by this start) and
-    /// `worktreeBranchCreated` (the branch too, from HEAD).
+    /// `worktreeBranchCreated` (the branch too, from HEAD, also when made again).
     pub fn add_json(self, v: &mut serde_json::Value) {
         let (tree, branch) = match self {
             Got::Made { new_branch } => (true, new_branch),
-            Got::Kept { remade } => (remade, false),
+            Got::Kept { remade, new_branch } => (remade, new_branch),
         };
         v["worktreeCreated"] = tree.into();
         v["worktreeBranchCreated"] = branch.into();
@@ -892,10 +908,18 @@ pub fn gone(member: &Member, local: &Path) -> Option<PathBuf> {
     recorded_here(member, local).filter(|p| p.symlink_metadata().is_err())
 }
 
+/// A worktree `restore` made again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub path: PathBuf,
+    /// Its branch was gone too: made anew from HEAD.
+    pub new_branch: bool,
+}
+
 /// Make the member's recorded worktree again when it was removed (for `resume`), saying
 /// where when it did (new-user QA 43: `resume` made it again silently). `local` is the team's
 /// local directory.
-pub fn restore(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
+pub fn restore(member: &Member, local: &Path) -> Result<Option<Restored>> {
     let Some(path) = owned(member, local)? else {
         return Ok(None);
     };
@@ -922,16 +946,22 @@ pub fn restore(member: &Member, local: &Path) -> Result<Option<PathBuf>> {
     };
     let repo = PathBuf::from(repo);
     forget(&repo, &path);
-    add(&repo, &path, branch).map(|_| Some(path))
+    add(&repo, &path, branch).map(|new_branch| Some(Restored { path, new_branch }))
 }
 
 /// What `resume` (and a message that resumes) says of a worktree `restore` made again.
-pub fn restored_note(member: &Member, path: &Path) -> String {
+pub fn restored_note(member: &Member, made: &Restored) -> String {
+    let branch =
+        crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256);
+    let from = if made.new_branch {
+        format!("on a new branch {branch} from HEAD (its branch was gone too)")
+    } else {
+        format!("from its branch {branch}")
+    };
     format!(
-        "teamctl: {}'s worktree {} was gone: made again from its branch {}",
+        "teamctl: {}'s worktree {} was gone: made again {from}",
         member.name,
-        path.display(),
-        crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256)
+        made.path.display(),
     )
 }
 

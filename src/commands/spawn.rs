@@ -385,6 +385,7 @@ fn start_or_running(
         }
         got = Some(worktree::Got::Kept {
             remade: made.is_some(),
+            new_branch: made.as_ref().is_some_and(|m| m.new_branch),
         });
     }
     // The placement's word goes in with the entry (`leader::start_worker_in`).

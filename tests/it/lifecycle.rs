@@ -1865,6 +1865,82 @@ fn status_says_the_branch_a_worktree_has_checked_out_now() {
     env.ok(&["delete", "--force"]);
 }
 
+/// A worktree made again whose branch was gone too (deleted after `delete` said it was kept)
+/// is said made on a new branch, by `spawn` (`--json`: `worktreeBranchCreated` true; it was
+/// false) and by `resume`; and `spawn --json`'s `cwd` is the worktree, with no `/` added
+/// (new-user QA 46).
+#[test]
+fn a_worktree_made_again_on_a_branch_made_again_says_so() {
+    let env = TestEnv::new();
+    create(&env, "lc-again");
+    let repo = repo(&env);
+    let r = repo.to_str().unwrap();
+    let spawn_json = || -> Value {
+        serde_json::from_str(&env.ok(&[
+            "--json",
+            "spawn",
+            "amy",
+            "--backend",
+            "process",
+            "--cwd",
+            r,
+            "--worktree",
+            "--exec",
+            "cat",
+        ]))
+        .unwrap()
+    };
+    let v = spawn_json();
+    let tree = env.team_dir("lc-again").join("worktrees/amy");
+    assert_eq!(v["worktree"], tree.display().to_string(), "{v}");
+    assert_eq!(v["cwd"], v["worktree"], "{v}");
+    let branch = "teamctl/amy@lc-again";
+    let gone = || {
+        std::fs::remove_dir_all(&tree).unwrap();
+        git(&repo, &["worktree", "prune"]);
+        git(&repo, &["branch", "-D", branch]);
+    };
+    env.ok(&["kill", "amy"]);
+    gone();
+    let v = spawn_json();
+    assert_eq!(v["worktreeCreated"], true, "{v}");
+    assert_eq!(v["worktreeBranchCreated"], true, "{v}");
+    assert_eq!(git(&tree, &["branch", "--show-current"]), branch);
+    // In words, by `spawn` and by `resume`.
+    env.ok(&["kill", "amy"]);
+    gone();
+    let out = env.ok(&[
+        "spawn",
+        "amy",
+        "--backend",
+        "process",
+        "--cwd",
+        r,
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    assert!(
+        out.contains(&format!(
+            "made worktree {} for amy again, on a new branch {branch} from HEAD (its branch was gone too)",
+            tree.display()
+        )),
+        "{out}"
+    );
+    env.ok(&["kill", "amy"]);
+    gone();
+    let out = env.run(&["resume", "amy"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "amy's worktree {} was gone: made again on a new branch {branch} from HEAD (its branch was gone too)",
+            tree.display()
+        )),
+        "{out:?}"
+    );
+    env.ok(&["delete", "--force"]);
+}
+
 /// An answer taken in by another command (the team's console, say) before `shutdown
 /// --remove-worktree --no-wait` recorded its wish: the teammate has stopped, and the shutdown
 /// removes its worktree itself (new-user QA 44: it said "did not stop", the tree left).
