@@ -101,6 +101,17 @@ pub fn named_by_teamctl(branch: &str, name: &Name, team: &str) -> bool {
     branch == default_branch(name, team) || branch == format!("teamctl/{name}")
 }
 
+/// The branch a worktree asked for (`spawn --worktree [BRANCH]`, a team file's `worktree`;
+/// empty: the default) is for a member whose worktree is on `had`: the one teamctl named
+/// stands for the default, by today's name or the one it had before (`teamctl/NAME`).
+pub fn declared(asked: &str, had: Option<&str>, name: &Name, team: &str) -> String {
+    match had {
+        Some(had) if asked.is_empty() && named_by_teamctl(had, name, team) => had.to_string(),
+        _ if asked.is_empty() => default_branch(name, team),
+        _ => asked.to_string(),
+    }
+}
+
 /// Why git refuses `branch`, the default branch of `name` in `team`, and the way on (new-user
 /// QA: a team `x.lock` was taken, then its `spawn --worktree` refused without saying why).
 /// Names hold A-Z a-z 0-9 . _ - only, so the rules of `git check-ref-format` that can bite
@@ -134,8 +145,17 @@ fn default_refused(name: &Name, team: &str, branch: &str) -> String {
     )
 }
 
-/// Check everything for `spawn --worktree`; writes nothing. Errors are bad input.
-pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) -> Result<Plan> {
+/// Check everything for `spawn --worktree`; writes nothing. Errors are bad input. `replacing`:
+/// the member's worktree at the path is to be removed first (`up` of a member declared on
+/// another branch: `replace`), so something there is not in the way.
+pub fn plan(
+    cwd: &Path,
+    team_dir: &Path,
+    name: &Name,
+    team: &str,
+    branch: &str,
+    replacing: bool,
+) -> Result<Plan> {
     let repo = repo_root(cwd).ok_or_else(|| {
         Error::bad(format!(
             "--worktree needs a git repository, and {} is not in one; pass --cwd DIR inside a repository, or drop --worktree",
@@ -168,7 +188,7 @@ pub fn plan(cwd: &Path, team_dir: &Path, name: &Name, team: &str, branch: &str) 
     }
     let path = team_dir.join("worktrees").join(name.as_str());
     // `lstat`: a link there, even one pointing nowhere, is something in the way.
-    if path.symlink_metadata().is_ok() {
+    if !replacing && path.symlink_metadata().is_ok() {
         return Err(Error::bad(format!(
             "{} already exists (left over from an earlier {name}?); `teamctl doctor --fix` removes stale worktrees",
             path.display()
@@ -357,29 +377,37 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<bool> {
 
 /// How a teammate just started came by its worktree: what `spawn` and `up` say of it
 /// (new-user QA: nothing said which path or branch a `spawn --worktree` made).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Got {
-    /// Made now, on a branch made from HEAD (`true`) or one that existed.
-    Made { new_branch: bool },
+    /// Made now, on a branch made from HEAD (`new_branch`) or one that existed; `replaced`:
+    /// in place of its clean worktree on that branch (`up` of a member declared on another
+    /// branch), removed, the branch kept.
+    Made {
+        new_branch: bool,
+        replaced: Option<String>,
+    },
     /// The one its earlier entry had (spawned anew in its place), made again when `remade`,
     /// its branch too, from HEAD, when `new_branch` (it was gone as well).
     Kept { remade: bool, new_branch: bool },
+    /// None now: its clean worktree on this branch was removed (`up` of a member the file
+    /// declares without one), the branch kept.
+    Left { replaced: Option<String> },
 }
 
 impl Got {
     /// One line naming the member's worktree and branch.
-    pub fn line(self, member: &Member) -> String {
+    pub fn line(&self, member: &Member) -> String {
         let path = member.worktree.as_deref().unwrap_or("?");
         let branch =
             crate::output::printable_line(member.worktree_branch.as_deref().unwrap_or("?"), 256);
         let name = &member.name;
-        match self {
-            Got::Made { new_branch: true } => {
-                format!("made worktree {path} for {name}, on a new branch {branch}")
-            }
-            Got::Made { new_branch: false } => {
-                format!("made worktree {path} for {name}, reusing the branch {branch}")
-            }
+        let made = match self {
+            Got::Made {
+                new_branch: true, ..
+            } => format!("made worktree {path} for {name}, on a new branch {branch}"),
+            Got::Made {
+                new_branch: false, ..
+            } => format!("made worktree {path} for {name}, reusing the branch {branch}"),
             Got::Kept { remade: false, .. } => {
                 format!("{name} reuses its worktree {path}, on branch {branch}")
             }
@@ -397,18 +425,47 @@ impl Got {
             } => format!(
                 "made worktree {path} for {name} again, on a new branch {branch} from HEAD (its branch was gone too)"
             ),
+            Got::Left { .. } => format!(
+                "{name} works in {} now, without a worktree",
+                crate::output::printable_line(&member.cwd, 1024)
+            ),
+        };
+        match self {
+            Got::Made {
+                replaced: Some(old),
+                ..
+            }
+            | Got::Left {
+                replaced: Some(old),
+            } => format!(
+                "{made}, in place of its worktree on {} (it held no uncommitted work; the branch stays)",
+                crate::output::printable_line(old, 256)
+            ),
+            _ => made,
         }
     }
 
-    /// What `--json` adds to the member: `worktreeCreated` (made by this start) and
-    /// `worktreeBranchCreated` (the branch too, from HEAD, also when made again).
-    pub fn add_json(self, v: &mut serde_json::Value) {
+    /// What `--json` adds to the member: `worktreeCreated` (made by this start),
+    /// `worktreeBranchCreated` (the branch too, from HEAD), and `worktreeReplaced` (the
+    /// branch of the worktree it replaced), when it did.
+    pub fn add_json(&self, v: &mut serde_json::Value) {
         let (tree, branch) = match self {
-            Got::Made { new_branch } => (true, new_branch),
-            Got::Kept { remade, new_branch } => (remade, new_branch),
+            Got::Made { new_branch, .. } => (true, *new_branch),
+            Got::Kept { remade, new_branch } => (*remade, *new_branch),
+            Got::Left { .. } => (false, false),
         };
         v["worktreeCreated"] = tree.into();
         v["worktreeBranchCreated"] = branch.into();
+        if let Got::Made {
+            replaced: Some(old),
+            ..
+        }
+        | Got::Left {
+            replaced: Some(old),
+        } = self
+        {
+            v["worktreeReplaced"] = old.as_str().into();
+        }
     }
 }
 
@@ -965,6 +1022,30 @@ pub fn restored_note(member: &Member, made: &Restored) -> String {
     )
 }
 
+/// Remove the member's worktree (its local view, `old`) so that it can start `instead` (in
+/// words: `on branch B`, `without a worktree`): only while it holds nothing a removal would
+/// lose (`unsaved`); else it is kept and the error says what it holds and the ways on
+/// (`again`: the command that tries once more). Gone already, or a link there (unlinked):
+/// nothing lost. The branch stays. For `up` of a member whose file names another branch, or
+/// none (new-user QA 46: its hint, `shutdown && up`, kept the old worktree).
+pub fn replace(old: &Member, local: &Path, instead: &str, again: &str) -> Result<()> {
+    let Some(path) = owned(old, local)? else {
+        return Ok(());
+    };
+    if path.symlink_metadata().is_ok()
+        && let Some(what) = unsaved(&path)
+    {
+        let name = &old.name;
+        let was = crate::output::printable_line(old.worktree_branch.as_deref().unwrap_or("?"), 256);
+        return Err(Error::failed(format!(
+            "{name}'s worktree {} on branch {was} has {}, so it is kept and {name} was not started {instead}: commit what is worth keeping there, then `{again}`; `teamctl shutdown {name} --remove-worktree --force` discards it",
+            path.display(),
+            crate::output::printable_line(&what, 1024),
+        )));
+    }
+    remove_for(old, local).map(|_| ())
+}
+
 /// What a worktree has checked out now: a branch, or a commit (its HEAD detached).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Head {
@@ -1045,5 +1126,23 @@ mod tests {
         assert!(named_by_teamctl("teamctl/dev", &dev, "web"));
         assert!(!named_by_teamctl("teamctl/dev@api", &dev, "web"));
         assert!(!named_by_teamctl("feature", &dev, "web"));
+    }
+
+    #[test]
+    fn the_declared_branch_is_the_default_unless_named_and_teamctls_old_name_stands_for_it() {
+        let dev = Name::parse("dev").unwrap();
+        assert_eq!(declared("", None, &dev, "web"), "teamctl/dev@web");
+        assert_eq!(
+            declared("", Some("teamctl/dev"), &dev, "web"),
+            "teamctl/dev"
+        );
+        assert_eq!(
+            declared("", Some("feature"), &dev, "web"),
+            "teamctl/dev@web"
+        );
+        assert_eq!(
+            declared("feat", Some("teamctl/dev@web"), &dev, "web"),
+            "feat"
+        );
     }
 }

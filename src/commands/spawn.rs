@@ -78,8 +78,8 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
 
 /// `spawn --worktree BRANCH` for a teammate that works in a worktree on another branch: it
 /// keeps its worktree when spawned anew, so the branch asked for would not be had; refused,
-/// nothing changed (new-user QA 46: `--worktree` was passed over without a word). `up` keeps
-/// the worktree as it did, its differences said.
+/// nothing changed (new-user QA 46: `--worktree` was passed over without a word). `up`, whose
+/// file is the truth, replaces it instead (`start_unless_running`'s `replace`).
 fn other_branch_refused(store: &dyn Store, args: &SpawnArgs, name: &Name) -> Result<()> {
     let Some(given) = args.worktree.as_deref().filter(|g| !g.is_empty()) else {
         return Ok(());
@@ -226,14 +226,19 @@ pub struct Started {
 /// colour (default: the one it had, else the next free one). The same path for `spawn` and
 /// `up`. A teammate found running under its start lock (another command started it, as a
 /// second `up` beside this one: `up` says so and goes on) is not started: `Ok(Err(status))`.
+/// `replace`: a worktree of the member's on another branch than `args.worktree` names is
+/// replaced by one on that branch when it holds no uncommitted work (`worktree::replace`;
+/// `up`, whose file names the branch), the command that tries again given for when it does;
+/// `None` (`spawn`): kept.
 pub fn start_unless_running(
     ctx: &Ctx,
     store: &dyn Store,
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
+    replace: Option<&str>,
 ) -> Result<std::result::Result<Started, Status>> {
-    start_or_running(ctx, store, args, checked, color).map(|r| r.map(|(s, _)| s))
+    start_or_running(ctx, store, args, checked, color, replace).map(|r| r.map(|(s, _)| s))
 }
 
 /// `start`, with the member's start lock (`leader::start_lock`) still held: `spawn` lets it go
@@ -248,7 +253,7 @@ pub fn start_held(
     color: Option<&str>,
 ) -> Result<(Started, crate::store::Held)> {
     let name = checked.name.clone();
-    start_or_running(ctx, store, args, checked, color)?.map_err(|status| {
+    start_or_running(ctx, store, args, checked, color, None)?.map_err(|status| {
         let team = store.team();
         Error::bad(format!(
             "{name} is already running in team {team} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew"
@@ -263,6 +268,7 @@ fn start_or_running(
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
+    replace: Option<&str>,
 ) -> Result<std::result::Result<(Started, crate::store::Held), Status>> {
     let Checked {
         name,
@@ -278,22 +284,31 @@ fn start_or_running(
     look_alike(store.roster_cached(&mut cache)?, &name)?;
     // A worktree is made for a new member, and for one spawned anew that had none; one
     // spawned anew keeps the worktree it had (`spawn` refuses another branch for it first:
-    // `other_branch_refused`).
-    let had_tree = match &args.worktree {
+    // `other_branch_refused`), unless `replace` has it replaced by one on the branch asked for.
+    let had = match &args.worktree {
         Some(_) => store
             .roster_cached(&mut cache)?
             .member(name.as_str())?
-            .is_some_and(|m| m.worktree.is_some()),
-        None => false,
+            .filter(|m| m.worktree.is_some()),
+        None => None,
+    };
+    let team_name = store.team().to_string();
+    let replacing = match (&had, &args.worktree, replace) {
+        (Some(old), Some(asked), Some(_)) => {
+            let had = old.worktree_branch.as_deref();
+            had != Some(worktree::declared(asked, had, &name, &team_name).as_str())
+        }
+        _ => false,
     };
     let tree = match &args.worktree {
-        Some(branch) if !had_tree => {
+        Some(branch) if had.is_none() || replacing => {
             let plan = worktree::plan(
                 &cwd,
                 &store.local_dir(),
                 &name,
-                store.team().as_str(),
+                &team_name,
                 branch,
+                replacing,
             )?;
             if let Some(said) = &plan.reused {
                 crate::errln!("teamctl: {said}");
@@ -371,8 +386,35 @@ fn start_or_running(
         )?;
     }
     let mut got = None;
+    // Its worktree on another branch goes first, kept (and this start refused) when it holds
+    // uncommitted work; what it had is this host's own view of it (`trusted`).
+    let mut replaced = None;
+    if let (Some(again), Some(old)) = (replace, &trusted)
+        && old.worktree.is_some()
+    {
+        let instead = match (&tree, &args.worktree) {
+            (Some(t), _) if replacing => Some(format!(
+                "on branch {}",
+                crate::output::printable_line(&t.branch, 256)
+            )),
+            (None, None) => Some("without a worktree".to_string()),
+            _ => None,
+        };
+        if let Some(instead) = instead {
+            worktree::replace(old, &store.local_dir(), &instead, again)?;
+            replaced = Some(old.worktree_branch.clone());
+        }
+    }
+    if tree.is_none()
+        && let Some(was) = &replaced
+    {
+        got = Some(worktree::Got::Left {
+            replaced: was.clone(),
+        });
+    }
     if let Some(old) = &trusted
         && tree.is_none()
+        && replaced.is_none()
         && old.worktree.is_some()
     {
         member.worktree = old.worktree.clone();
@@ -421,7 +463,12 @@ fn start_or_running(
     };
     if let Some(t) = &tree {
         match worktree::add(&t.repo, &t.path, &t.branch) {
-            Ok(new_branch) => got = Some(worktree::Got::Made { new_branch }),
+            Ok(new_branch) => {
+                got = Some(worktree::Got::Made {
+                    new_branch,
+                    replaced: replaced.flatten(),
+                });
+            }
             Err(e) => {
                 forget();
                 return Err(e);

@@ -157,8 +157,15 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         let action = match (recorded, &existing) {
             (None, _) | (_, None) => {
                 if let Some(branch) = &req.worktree {
-                    worktree::plan(&checked.cwd, &team_dir, m.name(), team.as_str(), branch)
-                        .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
+                    worktree::plan(
+                        &checked.cwd,
+                        &team_dir,
+                        m.name(),
+                        team.as_str(),
+                        branch,
+                        false,
+                    )
+                    .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
                 }
                 Action::Spawn
             }
@@ -166,6 +173,31 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 let running =
                     leader::effective_status(old, store.live(m.name())?.as_ref()).is_running();
                 let diff = differences(m, &req, &checked, old, team);
+                // A worktree it is to get, or to have in place of its own on another branch
+                // (`spawn::start_unless_running` replaces it): checked now, as a new member's.
+                if !running
+                    && !diff.is_empty()
+                    && let Some(branch) = &req.worktree
+                {
+                    let had = old
+                        .worktree_branch
+                        .as_deref()
+                        .filter(|_| old.worktree.is_some());
+                    let replacing = had.is_some();
+                    if had
+                        != Some(worktree::declared(branch, had, m.name(), team.as_str()).as_str())
+                    {
+                        worktree::plan(
+                            &checked.cwd,
+                            &team_dir,
+                            m.name(),
+                            team.as_str(),
+                            branch,
+                            replacing,
+                        )
+                        .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
+                    }
+                }
                 match (running, diff.is_empty()) {
                     (true, true) => Action::Running,
                     (true, false) => Action::Changed(diff),
@@ -265,8 +297,16 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         let placed_before = placed.len();
         let line = match action {
             Action::Spawn | Action::Respawn(_) => {
-                match spawn::start_unless_running(ctx, &*store, &req, checked, m.color.as_deref()) {
-                    // Its start failed (a tmux client killed, say): the rest goes on.
+                match spawn::start_unless_running(
+                    ctx,
+                    &*store,
+                    &req,
+                    checked,
+                    m.color.as_deref(),
+                    Some(again.as_str()),
+                ) {
+                    // Its start failed (a tmux client killed, its worktree kept for its
+                    // uncommitted work, say): the rest goes on.
                     Err(e) => Err(leader::failure_of_one(e)?),
                     Ok(Ok(spawn::Started {
                         member: started,
@@ -281,7 +321,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                             _ => format!("{name} spawned ({})", started.placed_at()),
                         };
                         // Where it works, as `spawn` says it.
-                        if let Some(got) = tree {
+                        if let Some(got) = &tree {
                             line = format!("{line}\n{}", got.line(&started));
                         }
                         out.spawned.push(name.to_string());
@@ -320,8 +360,15 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
             }
             Action::Changed(diff) => {
                 let todo = format!("teamctl shutdown {name} && {again}");
+                // Its worktree is replaced then, unless it holds uncommitted work: said, so
+                // the way is not a surprise (new-user QA 46: it was kept, the file not applied).
+                let tree = if diff.iter().any(|d| d.starts_with("worktree:")) {
+                    " (its worktree is then replaced, kept instead if it holds uncommitted work; its branch stays)"
+                } else {
+                    ""
+                };
                 let line = format!(
-                    "{name} is running with another definition, left as it is: {}. To apply the file: {todo}",
+                    "{name} is running with another definition, left as it is: {}. To apply the file: {todo}{tree}",
                     diff.join("; ")
                 );
                 out.changed.push(serde_json::json!({
@@ -564,13 +611,10 @@ fn differences(
     // A worktree member runs inside its worktree: its branch is what was declared (`true`:
     // the one teamctl named, by today's name or the one it had before).
     let branch = old.worktree_branch.clone();
-    let declared = req.worktree.as_ref().map(|b| match &branch {
-        Some(had) if b.is_empty() && worktree::named_by_teamctl(had, m.name(), team.as_str()) => {
-            had.clone()
-        }
-        _ if b.is_empty() => worktree::default_branch(m.name(), team.as_str()),
-        _ => b.clone(),
-    });
+    let declared = req
+        .worktree
+        .as_ref()
+        .map(|b| worktree::declared(b, branch.as_deref(), m.name(), team.as_str()));
     match (&old.worktree, &declared) {
         (None, None) => {
             let now = checked.cwd.display().to_string();

@@ -872,6 +872,114 @@ backend = "process"
     });
 }
 
+/// A team file for `up-tree`: amy in a worktree (`tree`: the `worktree` line, or none) of the
+/// repository beside it, bob in the file's directory.
+fn tree_file(tree: &str) -> String {
+    format!(
+        "name = \"up-tree\"\n\n[[member]]\nname = \"amy\"\nexec = \"cat\"\nbackend = \"process\"\ncwd = \"repo\"\n{tree}\n\n[[member]]\nname = \"bob\"\nexec = \"cat\"\nbackend = \"process\"\n"
+    )
+}
+
+/// A `worktree` branch changed in the file is applied as `up` says it is: once the member is
+/// stopped, `up` replaces its worktree with one on the file's branch (the old branch kept),
+/// and so for a file that drops `worktree`; a worktree holding uncommitted work is kept, the
+/// member not started, said with the ways on (new-user QA 46: `shutdown && up` kept the old
+/// worktree, the file never applied).
+#[test]
+fn up_applies_a_changed_worktree_branch_once_the_member_is_stopped() {
+    let env = TestEnv::new();
+    let repo = crate::lifecycle::repo(&env);
+    let tree = env.team_dir("up-tree").join("worktrees/amy");
+    let branch = || crate::lifecycle::git(&tree, &["branch", "--show-current"]);
+    write(&env, &tree_file("worktree = true"));
+    env.ok(&["up"]);
+    assert_eq!(branch(), "teamctl/amy@up-tree");
+
+    write(&env, &tree_file("worktree = \"feat2\""));
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains("amy is running with another definition")
+            && out.contains(r#"worktree: "teamctl/amy@up-tree" → "feat2""#)
+            && out.contains("To apply the file: teamctl shutdown amy && teamctl up (its worktree is then replaced"),
+        "{out}"
+    );
+    assert_eq!(branch(), "teamctl/amy@up-tree");
+    env.ok(&["shutdown", "amy"]);
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains("amy spawned anew with its new definition")
+            && out.contains(&format!(
+                "made worktree {} for amy, on a new branch feat2, in place of its worktree on teamctl/amy@up-tree (it held no uncommitted work; the branch stays)",
+                tree.display()
+            )),
+        "{out}"
+    );
+    assert_eq!(branch(), "feat2");
+    assert_eq!(ask(&env, "amy", "hi"), "hi");
+    crate::lifecycle::git(
+        &repo,
+        &["rev-parse", "--verify", "refs/heads/teamctl/amy@up-tree"],
+    );
+    // A second `up` changes nothing.
+    assert!(env.ok(&["up"]).contains("amy running, as declared"));
+
+    // Uncommitted work: kept, amy not started, the rest done, said with why.
+    std::fs::write(tree.join("notes.txt"), "mine\n").unwrap();
+    write(&env, &tree_file("worktree = true"));
+    env.ok(&["shutdown", "amy"]);
+    let out = env.run(&["up"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let why = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(why.contains("amy did not start (why above)"), "{why}");
+    assert!(
+        why.contains(&format!(
+            "amy's worktree {} on branch feat2 has uncommitted changes, so it is kept and amy was not started on branch teamctl/amy@up-tree",
+            tree.display()
+        )) && why.contains("then `teamctl up`")
+            && why.contains("`teamctl shutdown amy --remove-worktree --force` discards it"),
+        "{why}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(branch(), "feat2");
+    assert_eq!(env.member_status("amy"), "stopped");
+    assert_eq!(env.member_status("bob"), "idle");
+
+    // Committed, it goes: back on its first branch, which existed.
+    crate::lifecycle::git(&tree, &["add", "notes.txt"]);
+    crate::lifecycle::git(&tree, &["commit", "-q", "-m", "notes"]);
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains(&format!(
+            "made worktree {} for amy, reusing the branch teamctl/amy@up-tree, in place of its worktree on feat2",
+            tree.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(branch(), "teamctl/amy@up-tree");
+
+    // A file without `worktree`: amy works in the repository itself, its worktree gone.
+    write(&env, &tree_file(""));
+    env.ok(&["shutdown", "amy"]);
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains(&format!(
+            "amy works in {} now, without a worktree, in place of its worktree on teamctl/amy@up-tree",
+            repo.display()
+        )),
+        "{out}"
+    );
+    assert!(!tree.exists());
+    assert_eq!(
+        env.recorded("up-tree", "amy")["cwd"],
+        repo.display().to_string()
+    );
+    assert!(env.recorded("up-tree", "amy").get("worktree").is_none());
+    env.ok(&["delete", "--force"]);
+}
+
 /// New-user QA 38: `down busy.toml` kept by a teammate that did not answer said "`teamctl
 /// down --timeout SECS` waits longer", which read teamctl.toml, another team's ("not up;
 /// nothing to do", exit 0). The hints name the file; `delete --team T`'s name the team.
