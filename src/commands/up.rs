@@ -290,7 +290,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
     // exited: then why, and `up` exits 1 after the rest is done), all waited for together.
     // A line to say, or (`Err`) why the member did not start, said in its place.
     let mut lines: Vec<(Result<String, String>, Option<usize>)> = Vec::new();
+    // Each member placed, with how it came by its worktree when it was spawned (`None` when
+    // resumed): `spawnedMembers` once its worker is seen to run.
     let mut placed = Vec::new();
+    let mut spawned_trees: Vec<Option<Option<worktree::Got>>> = Vec::new();
     let mut failed = Vec::new();
     for (m, req, checked, action) in plan {
         let name = m.name().clone();
@@ -307,7 +310,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 ) {
                     // Its start failed (a tmux client killed, its worktree kept for its
                     // uncommitted work, say): the rest goes on.
-                    Err(e) => Err(leader::failure_of_one(e)?),
+                    Err(e) => Err(member_failure(e)?),
                     Ok(Ok(spawn::Started {
                         member: started,
                         tree,
@@ -326,6 +329,7 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                         }
                         out.spawned.push(name.to_string());
                         placed.push(started);
+                        spawned_trees.push(Some(tree));
                         Ok(line)
                     }
                     // Another command (a second `up` beside this one) started it meanwhile:
@@ -340,11 +344,12 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 }
             }
             Action::Resume => match leader::resume_if_down(&ctx.home, &*store, &name, false) {
-                Err(e) => Err(leader::failure_of_one(e)?),
+                Err(e) => Err(member_failure(e)?),
                 Ok(Some(started)) => {
                     out.resumed.push(name.to_string());
                     let line = format!("{name} resumed ({})", started.placed_at());
                     placed.push(started);
+                    spawned_trees.push(None);
                     Ok(line)
                 }
                 Ok(None) => {
@@ -379,8 +384,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 Ok(line)
             }
         };
-        if line.is_err() {
+        if let Err(why) = &line {
             out.failed.push(name.to_string());
+            out.why
+                .insert(name.to_string(), serde_json::json!({ "error": why }));
             failed.push(name.to_string());
         }
         lines.push((
@@ -389,6 +396,15 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         ));
     }
     let started = leader::started(&*store, &placed);
+    for ((m, ok), tree) in placed.iter().zip(&started).zip(&spawned_trees) {
+        if let (Ok(()), Some(tree)) = (ok, tree) {
+            let mut shown = spawn::shown_started(&*store, m);
+            if let Some(got) = tree {
+                got.add_json(&mut shown);
+            }
+            out.spawned_members.push(shown);
+        }
+    }
     for (line, at) in lines {
         match (line, at.map(|i| (&placed[i], &started[i]))) {
             (Err(why), _) => {
@@ -398,6 +414,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                 out.spawned.retain(|n| n != m.name.as_str());
                 out.resumed.retain(|n| n != m.name.as_str());
                 out.failed.push(m.name.to_string());
+                out.why.insert(
+                    m.name.to_string(),
+                    serde_json::json!({ "error": e.to_string() }),
+                );
                 crate::errln!("teamctl: {e}");
                 failed.push(m.name.to_string());
             }
@@ -481,6 +501,18 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A member's start error, once `up` has begun to write: that member's failure alone, said in
+/// its place while the rest of the file is done, `up` ending with exit 1 (something was
+/// written, so bad input met now is no exit 2: a worktree branch taken meanwhile, say), and
+/// its `--json` document printed with it (new-user QA 46: such an error ended `up` at once,
+/// with no JSON); `Err` for one that ends `up` now (a signal, its output gone).
+fn member_failure(e: Error) -> Result<String> {
+    match e {
+        Error::Interrupted { .. } | Error::Closed => Err(e),
+        e => Ok(e.to_string()),
+    }
 }
 
 /// The spawn request for a declared member; a relative `cwd` is from the file's directory.
@@ -703,9 +735,14 @@ struct Report {
     created: bool,
     settings: Vec<String>,
     spawned: Vec<String>,
+    /// Each member in `spawned`, as `spawn --json` prints it (its record, the status its
+    /// worker says, `worktreeCreated` ... when it works in a worktree).
+    spawned_members: Vec<serde_json::Value>,
     resumed: Vec<String>,
-    /// Placed, but its worker exited as soon as it started (said on stderr, with why).
+    /// Not started: its start failed, or its worker exited as soon as it started (said on
+    /// stderr, with why: `why`, by name).
     failed: Vec<String>,
+    why: serde_json::Map<String, serde_json::Value>,
     running: Vec<String>,
     changed: Vec<serde_json::Value>,
     undeclared: Vec<String>,
@@ -720,8 +757,10 @@ impl Report {
             "created": self.created,
             "settings": self.settings,
             "spawned": self.spawned,
+            "spawnedMembers": self.spawned_members,
             "resumed": self.resumed,
             "failed": self.failed,
+            "why": self.why,
             "running": self.running,
             "changed": self.changed,
             "undeclared": self.undeclared,

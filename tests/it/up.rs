@@ -880,6 +880,90 @@ fn tree_file(tree: &str) -> String {
     )
 }
 
+/// `up --json`'s `spawnedMembers`: each spawned member as `spawn --json` gives it, with where
+/// it works (new-user QA 46: `spawned` named them only; it is kept as it was).
+#[test]
+fn up_json_gives_each_spawned_member_as_spawn_json_does() {
+    let env = TestEnv::new();
+    let repo = crate::lifecycle::repo(&env);
+    write(&env, &tree_file("worktree = true"));
+    let v: Value = serde_json::from_str(&env.ok(&["--json", "up"])).unwrap();
+    assert_eq!(v["spawned"], serde_json::json!(["amy", "bob"]), "{v}");
+    let members = v["spawnedMembers"].as_array().unwrap();
+    assert_eq!(members.len(), 2, "{v}");
+    let (amy, bob) = (&members[0], &members[1]);
+    let tree = env.team_dir("up-tree").join("worktrees/amy");
+    assert_eq!(amy["name"], "amy", "{v}");
+    assert_eq!(amy["agentId"], "amy@up-tree", "{v}");
+    assert_eq!(amy["status"], "idle", "{v}");
+    assert_eq!(amy["worktree"], tree.display().to_string(), "{v}");
+    assert_eq!(amy["cwd"], amy["worktree"], "{v}");
+    assert_eq!(amy["worktreeRepo"], repo.display().to_string(), "{v}");
+    assert_eq!(amy["worktreeBranch"], "teamctl/amy@up-tree", "{v}");
+    assert_eq!(amy["worktreeCreated"], true, "{v}");
+    assert_eq!(amy["worktreeBranchCreated"], true, "{v}");
+    assert!(amy["pid"].as_u64().is_some(), "{v}");
+    assert_eq!(bob["name"], "bob", "{v}");
+    assert!(bob.get("worktree").is_none(), "{v}");
+    assert!(bob.get("worktreeCreated").is_none(), "{v}");
+    // Nothing spawned the second time.
+    let v: Value = serde_json::from_str(&env.ok(&["--json", "up"])).unwrap();
+    assert_eq!(v["spawnedMembers"], serde_json::json!([]), "{v}");
+    env.ok(&["delete", "--force"]);
+}
+
+/// A member whose start fails once `up` has begun (two members declared on one worktree
+/// branch: the second finds it checked out by the first) is that member's failure: the rest
+/// is done, exit 1, and `--json` prints its document, naming it in `failed` and why in `why`
+/// (new-user QA 46: `--json up` printed nothing, exit 2, after starting the first).
+#[test]
+fn a_member_failing_mid_up_is_named_with_why_in_its_json() {
+    let env = TestEnv::new();
+    crate::lifecycle::repo(&env);
+    write(
+        &env,
+        r#"name = "up-mid"
+
+[[member]]
+name = "amy"
+exec = "cat"
+backend = "process"
+cwd = "repo"
+worktree = "feat"
+
+[[member]]
+name = "bea"
+exec = "cat"
+backend = "process"
+cwd = "repo"
+worktree = "feat"
+
+[[member]]
+name = "bob"
+exec = "cat"
+backend = "process"
+"#,
+    );
+    let out = env.run(&["--json", "up"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON document ({e}): {out:?}"));
+    assert_eq!(v["spawned"], serde_json::json!(["amy", "bob"]), "{v}");
+    assert_eq!(v["failed"], serde_json::json!(["bea"]), "{v}");
+    let why = v["why"]["bea"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("branch feat is checked out already") && why.contains("worktrees/amy"),
+        "{v}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bea did not start (why above); the rest of teamctl.toml is done"),
+        "{err}"
+    );
+    assert_eq!(ask(&env, "bob", "hi"), "hi");
+    env.ok(&["delete", "--force"]);
+}
+
 /// A `worktree` branch changed in the file is applied as `up` says it is: once the member is
 /// stopped, `up` replaces its worktree with one on the file's branch (the old branch kept),
 /// and so for a file that drops `worktree`; a worktree holding uncommitted work is kept, the
@@ -923,21 +1007,22 @@ fn up_applies_a_changed_worktree_branch_once_the_member_is_stopped() {
     // A second `up` changes nothing.
     assert!(env.ok(&["up"]).contains("amy running, as declared"));
 
-    // Uncommitted work: kept, amy not started, the rest done, said with why.
+    // Uncommitted work: kept, amy not started, the rest done; `--json` says why.
     std::fs::write(tree.join("notes.txt"), "mine\n").unwrap();
     write(&env, &tree_file("worktree = true"));
     env.ok(&["shutdown", "amy"]);
-    let out = env.run(&["up"]);
+    let out = env.run(&["--json", "up"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let why = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(why.contains("amy did not start (why above)"), "{why}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["failed"], serde_json::json!(["amy"]), "{v}");
+    let why = v["why"]["amy"]["error"].as_str().unwrap_or_default();
     assert!(
         why.contains(&format!(
             "amy's worktree {} on branch feat2 has uncommitted changes, so it is kept and amy was not started on branch teamctl/amy@up-tree",
             tree.display()
         )) && why.contains("then `teamctl up`")
             && why.contains("`teamctl shutdown amy --remove-worktree --force` discards it"),
-        "{why}"
+        "{v}"
     );
     assert_eq!(
         std::fs::read_to_string(tree.join("notes.txt")).unwrap(),
