@@ -153,19 +153,24 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
     // What to do with each member; worktrees of new members checked (nothing made yet).
     let mut plan = Vec::new();
     for (m, req, checked) in members {
+        // The worktree it is to get on `branch` (`replacing` its own), checked: nothing made.
+        let tree = |branch: &str, replacing: bool| {
+            worktree::plan(
+                &checked.cwd,
+                &team_dir,
+                m.name(),
+                team.as_str(),
+                branch,
+                replacing,
+            )
+            .map(|_| ())
+            .map_err(|e| at(m.line_of("worktree"), e.to_string()))
+        };
         let recorded = config.as_ref().and_then(|c| c.member(m.name().as_str()));
         let action = match (recorded, &existing) {
             (None, _) | (_, None) => {
                 if let Some(branch) = &req.worktree {
-                    worktree::plan(
-                        &checked.cwd,
-                        &team_dir,
-                        m.name(),
-                        team.as_str(),
-                        branch,
-                        false,
-                    )
-                    .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
+                    tree(branch, false)?;
                 }
                 Action::Spawn
             }
@@ -183,19 +188,10 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
                         .worktree_branch
                         .as_deref()
                         .filter(|_| old.worktree.is_some());
-                    let replacing = had.is_some();
                     if had
                         != Some(worktree::declared(branch, had, m.name(), team.as_str()).as_str())
                     {
-                        worktree::plan(
-                            &checked.cwd,
-                            &team_dir,
-                            m.name(),
-                            team.as_str(),
-                            branch,
-                            replacing,
-                        )
-                        .map_err(|e| at(m.line_of("worktree"), e.to_string()))?;
+                        tree(branch, had.is_some())?;
                     }
                 }
                 match (running, diff.is_empty()) {

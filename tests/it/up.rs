@@ -979,6 +979,20 @@ fn up_applies_a_changed_worktree_branch_once_the_member_is_stopped() {
     env.ok(&["up"]);
     assert_eq!(branch(), "teamctl/amy@up-tree");
 
+    // The file's branch is checked with the rest of the file: one checked out already (the
+    // repository's own) is refused, naming its line, and nothing is done.
+    env.ok(&["shutdown", "amy"]);
+    write(&env, &tree_file("worktree = \"main\""));
+    let err = env.fails(&["up"], 2);
+    assert!(
+        err.contains("teamctl.toml:8: branch main is checked out already"),
+        "{err}"
+    );
+    assert_eq!(env.member_status("amy"), "stopped");
+    assert_eq!(branch(), "teamctl/amy@up-tree");
+    write(&env, &tree_file("worktree = true"));
+    assert!(env.ok(&["up"]).contains("amy resumed"));
+
     write(&env, &tree_file("worktree = \"feat2\""));
     let out = env.ok(&["up"]);
     assert!(
