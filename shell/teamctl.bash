@@ -1665,7 +1665,10 @@ _teamctl_static() {
                     return 0
                     ;;
                 --cwd)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --model)
@@ -2195,18 +2198,35 @@ else
 fi
 
 
-# Teammate names, task ids, teams and option values from the current team: where `teamctl
-# __complete` knows what the word takes (exit 0), what it prints and nothing else, no file
-# names either; else the generated completion above, with options only after a `-` (all of
-# them offered put their common start, a lone `-`, in the line).
+# Teammate names, task ids, teams, branches and option values: where `teamctl __complete`
+# knows what the word takes (exit 0, its answer led by its marker), what it prints and nothing
+# else, no file names either; directories (exit 3) or team files and directories (exit 4) from
+# bash itself; else the generated completion above, with options only after a `-` (all of
+# them offered put their common start, a lone `-`, in the line). An older teamctl, whose
+# answer has no marker, is left to the generated completion.
 _teamctl() {
-    local found
-    if found=$(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null); then
+    local found code cur=${COMP_WORDS[COMP_CWORD]}
+    # `--opt=<Tab>`: bash's words end with `=` (COMP_WORDBREAKS), the value is empty.
+    [[ $cur == = ]] && cur=
+    found=$(command teamctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+    code=$?
+    if [[ $code == 0 && ( $found == '#teamctl-complete 1' || $found == '#teamctl-complete 1'$'\n'* ) ]]; then
+        found=${found#'#teamctl-complete 1'}
+        found=${found#$'\n'}
         COMPREPLY=()
         if [ -n "$found" ]; then
             mapfile -t COMPREPLY <<<"$found"
         else
             compopt +o default +o bashdefault 2>/dev/null
+        fi
+        return 0
+    fi
+    if [[ $code == 3 || $code == 4 ]]; then
+        compopt -o filenames +o default +o bashdefault 2>/dev/null
+        if [[ $code == 3 ]]; then
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+        else
+            mapfile -t COMPREPLY < <(compgen -f -X '!*.toml' -- "$cur"; compgen -d -- "$cur")
         fi
         return 0
     fi

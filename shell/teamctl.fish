@@ -58,16 +58,16 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The 
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l max-hops -d 'Loop guard: a message more than N agent-to-agent hops from its origin starts no turn' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Keep the team in a NATS JetStream server (nats://HOST:PORT, tls://...) instead of files here, so that other hosts can join it (docs/SCALE.md); `file` is the default' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
@@ -82,7 +82,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l team -d 'The te
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
@@ -90,24 +90,24 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The t
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent -d 'Run a known agent CLI for each message, in one remembered session: claude, codex, gemini or aider (see docs/RECIPES.md)' -r -f -a "claude\t''
 codex\t''
 gemini\t''
 aider\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt -d 'The teammate\'s standing instructions (given to each turn as $TEAMCTL_PROMPT)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt -d 'The teammate\'s standing instructions (given to each turn as $TEAMCTL_PROMPT)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l backend -d 'Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)' -r -f -a "auto\t''
 tmux\t''
 process\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The directory the agent command runs in (default: the current one)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent-type -d 'The kind of agent, recorded in the team file' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The command that writes the plan (with --plan-mode-required)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m, 1h 30m). Default: no limit' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH; default teamctl/NAME@TEAM)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt-pattern -d 'With --interactive --exec: a regex matching the REPL\'s empty prompt line (the last non-blank line of the pane), e.g. \'^>>> $\'' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The directory the agent command runs in (default: the current one)' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent-type -d 'The kind of agent, recorded in the team file' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The command that writes the plan (with --plan-mode-required)' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l turn-timeout -d 'Interrupt a turn that runs longer than this: seconds (e.g. 600) or a duration (10m, 1h 30m). Default: no limit' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l max-turns -d 'Stop after N turns' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l on-shutdown -d 'Run on a shutdown request; a non-zero exit refuses, its output the reason' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l worktree -d 'Give the teammate its own git worktree (on BRANCH; default teamctl/NAME@TEAM)' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt-pattern -d 'With --interactive --exec: a regex matching the REPL\'s empty prompt line (the last non-blank line of the pane), e.g. \'^>>> $\'' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan-mode-required -d 'Run --plan before each turn and wait for the leader\'s approval'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 'Claim the next task whenever idle'
@@ -117,15 +117,15 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The te
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d 'A structured message as JSON (`{"type":"shutdown_request",...}`)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait for the reply' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait for the reply' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
@@ -149,7 +149,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The te
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait before giving up (exit 1); 0 looks once' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait before giving up (exit 1); 0 looks once' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
@@ -157,8 +157,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Th
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for the answers before giving up (exit 1)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for the answers before giving up (exit 1)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l all -d 'Stop every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Kill without the handshake'
@@ -169,7 +169,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l te
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
@@ -212,15 +212,15 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l request -d 'Only if the pending plan is this request (the id `plan list` shows): the plan read is the plan approved, never one sent again since' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l request -d 'Only if the pending plan is this request (the id `plan list` shows): the plan read is the plan approved, never one sent again since' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l request -d 'Only if the pending plan is this request (the id `plan list` shows)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r -f -a '(__teamctl_dynamic)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l request -d 'Only if the pending plan is this request (the id `plan list` shows)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "list" -d 'Pending plan approval requests'
@@ -244,7 +244,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l blocked-by -d 'Tasks that must be completed before this one can be claimed' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l owner -d 'Give the task to this member (it is sent a task_assignment)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l json -d 'Machine-readable output on stdout'
@@ -283,7 +283,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a task'
@@ -307,7 +307,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only me
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l to -d 'Only messages to this member' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l type -d 'Only messages of this type (message, idle_notification, shutdown_request...)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l worker -d 'A teammate\'s own log instead: its worker\'s notes and its turns\' output (-f follows it)' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N messages (with --worker: lines of its log) first, as `tail -n`; default: all' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N messages (with --worker: lines of its log) first, as `tail -n`; default: all' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive; with --worker, follow the teammate\'s log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
@@ -374,17 +374,37 @@ complete -c teamctl -n 'contains -- (commandline -opc)[-1] --team' -l team -r -f
 complete -c teamctl -n 'contains -- (commandline -opc)[-1] --as' -l as -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n 'contains -- (commandline -opc)[-1] --color' -l color -r -f -a '(__teamctl_dynamic)'
 
-# Teammate names, task ids, teams and option values from the current team: where `teamctl
-# __complete` knows what the word takes (exit 0), what it prints and no file names (an
-# option's value, such as `--team`'s or `--as`'s, from its own entry above); elsewhere the
-# completions above. In the `--team=VALUE` form fish asks the option's own entry for the
-# VALUE and puts `--team=` back: asked as `--team VALUE`.
+# Teammate names, task ids, teams, branches and option values: where `teamctl __complete`
+# knows what the word takes (exit 0, its answer led by its marker), what it prints and no file
+# names (an option's value, such as `--team`'s or `--as`'s, from its own entry above);
+# directories (exit 3) or team files and directories (exit 4) found here; elsewhere the
+# completions above (an older teamctl's answer, which has no marker, too). In the
+# `--team=VALUE` form fish asks the option's own entry for the VALUE and puts `--team=` back:
+# asked as `--team VALUE`.
 function __teamctl_dynamic
     set -l words (commandline -opc)
     set -l current (commandline -ct)
     if string match -qr -- '^--[^=]+=' $current
         set current (string split -m1 = -- $current)
     end
-    command teamctl __complete -- $words[2..-1] $current 2>/dev/null
+    set -l out (command teamctl __complete -- $words[2..-1] $current 2>/dev/null)
+    switch $status
+        case 0
+            test "$out[1]" = '#teamctl-complete 1'; or return 1
+            set -q out[2]; and printf '%s\n' $out[2..-1]
+        case 3
+            __fish_complete_directories $current[-1]
+        case 4
+            for f in $current[-1]*
+                if test -d $f
+                    echo $f/
+                else if string match -q -- '*.toml' $f
+                    echo $f
+                end
+            end
+        case '*'
+            return 1
+    end
+    return 0
 end
 complete -c teamctl -f -n '__teamctl_dynamic >/dev/null' -a '(__teamctl_dynamic)'

@@ -280,7 +280,7 @@ pub struct SpawnArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
     /// The directory the agent command runs in (default: the current one)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub cwd: Option<PathBuf>,
     /// The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)
     #[arg(long)]

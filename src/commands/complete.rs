@@ -1,32 +1,42 @@
 //! `teamctl __complete -- WORD...` (hidden): what the shell scripts in `shell/` offer where a
 //! static script cannot know the answer: teammate names, task ids and team names from the
-//! current team, and option values. The words are the command line after `teamctl`, the one
-//! being completed last. Where it knows what the word takes it prints one candidate a line
-//! (those starting with that word) and exits 0: that is all there is to offer, maybe nothing
-//! (a message's text, a new name, no task left to claim), and the shell offers no file names
-//! in its place. Where the static completion knows best (options, subcommands, file names,
-//! values clap lists) it prints nothing and exits 1. It never complains: a team it cannot read
-//! has nothing to offer.
+//! current team, git branches, and option values. The words are the command line after
+//! `teamctl`, the one being completed last. Where it knows what the word takes it prints
+//! `MARKER`, then one candidate a line (those starting with that word), and exits 0: that is
+//! all there is to offer, maybe nothing (a message's text, a new name, no task left to claim),
+//! and the shell offers no file names in its place. A word that takes a directory exits
+//! `DIRS`, a team file `TEAM_FILES`: the shell completes those itself (it knows how to quote
+//! and descend into directories). Where the static completion knows best (options,
+//! subcommands, values clap lists) it prints nothing and exits 1. It never complains: a team
+//! it cannot read has nothing to offer.
 
 use clap::{CommandFactory, ValueHint};
 
 use crate::cli::{Cli, CompleteArgs};
 use crate::context::Ctx;
+use crate::domain::Name;
 use crate::error::Result;
 use crate::store::Home;
 
 /// What a word position takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Want {
     /// Every member, the leader too (senders and recipients).
     Members,
     /// Teammates only.
     Teammates,
+    /// Teammates but those already named on the line (`kill a b`, `wait`, `shutdown`...).
+    MoreTeammates(Vec<String>),
+    /// Teammates `resume` would start: those not running (`MoreTeammates` too).
+    Resumable(Vec<String>),
     /// `send`'s recipient: every member or `*`.
     Recipients,
     Tasks,
-    /// Tasks not finished (`task claim`, `task done`).
+    /// Tasks not finished (`task done`).
     OpenTasks,
+    /// Tasks the one claiming could claim (`task claim`): pending, not blocked, nobody
+    /// else's.
+    Claimable,
     /// Teammates waiting for the leader to answer their plan (`plan approve`, `plan reject`).
     Planners,
     Teams,
@@ -35,12 +45,31 @@ enum Want {
     /// `spawn --color`: those and the teammate colours.
     Colors,
     Kinds,
+    /// The local branches of the git repository the teammate's worktree comes from
+    /// (`spawn --worktree`).
+    Branches,
+    /// A fixed list clap has and a static script may lack (fish offers no positional's
+    /// values, nor `help`'s subcommands).
+    Listed(Vec<String>),
+    /// A directory (`spawn --cwd`, `--home`): the shell's own directory completion.
+    Dirs,
+    /// A team file (`up`, `down`): `*.toml` files and directories, the shell's own.
+    TeamFiles,
     /// Free text (a message, a question, a new name) or no argument at all: nothing to offer.
     Nothing,
 }
 
 /// The exit code that leaves the word to the static completion.
 const NOT_HERE: i32 = 1;
+/// The exit code that asks the shell for directories (`Want::Dirs`).
+const DIRS: i32 = 3;
+/// The exit code that asks the shell for team files and directories (`Want::TeamFiles`).
+const TEAM_FILES: i32 = 4;
+
+/// The first line of an answer (exit 0): the scripts take an exit 0 without it for an older
+/// `teamctl`, whose `__complete` exited 0 for every word, and complete statically then. No
+/// candidate can be it (names, ids and branches hold no space).
+pub const MARKER: &str = "#teamctl-complete 1";
 
 #[allow(
     clippy::unnecessary_wraps,
@@ -73,13 +102,17 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         // every value, as after `--opt `.
         current = "";
     }
-    let Some(want) = wanted(&before, current) else {
-        // Nothing is printed yet: nothing is lost by not flushing.
-        std::process::exit(NOT_HERE);
+    // Nothing is printed before an exit: nothing is lost by not flushing.
+    let want = match wanted(&before, current) {
+        None => std::process::exit(NOT_HERE),
+        Some(Want::Dirs) => std::process::exit(DIRS),
+        Some(Want::TeamFiles) => std::process::exit(TEAM_FILES),
+        Some(want) => want,
     };
     let mut found = candidates(ctx, &before, want);
     found.retain(|c| c.starts_with(current));
     found.dedup();
+    crate::outln!("{MARKER}");
     for c in found {
         crate::outln!("{prefix}{c}");
     }
@@ -95,7 +128,7 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     let mut cmd = &root;
     // The subcommands and positional words typed so far.
     let mut path: Vec<&str> = Vec::new();
-    let mut positionals = 0usize;
+    let mut given: Vec<String> = Vec::new();
     let mut i = 0;
     let mut after_dashes = false;
     while i < before.len() {
@@ -116,49 +149,72 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
                 }
                 if i == before.len() {
                     // `current` is this option's value.
-                    return value_of(w, &path);
+                    return value_of(w, &path, find_arg(&root, cmd, w));
                 }
                 i += 1;
             }
             continue;
         }
         match cmd.find_subcommand(w) {
-            Some(sub) if positionals == 0 && !after_dashes => {
+            Some(sub) if given.is_empty() && !after_dashes => {
                 cmd = sub;
                 path.push(w);
             }
-            _ => positionals += 1,
+            _ => given.push(w.to_string()),
         }
     }
     if current.starts_with('-') && !after_dashes {
         return None;
     }
+    let positionals = given.len();
     let team = match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (["ask" | "shutdown" | "interrupt" | "attach"], 0) | (["wait" | "kill" | "resume"], _) => {
-            Some(Want::Teammates)
-        }
+        (["ask" | "attach"], 0) => Some(Want::Teammates),
+        // Each name once (QA: `kill bob <Tab>` offered bob again).
+        (["wait" | "kill" | "shutdown" | "interrupt"], _) => Some(Want::MoreTeammates(given)),
+        (["resume"], _) => Some(Want::Resumable(given)),
         (["plan", "approve" | "reject"], 0) => Some(Want::Planners),
         (["task", "show" | "update"], 0) => Some(Want::Tasks),
-        (["task", "claim" | "done"], 0) => Some(Want::OpenTasks),
+        (["task", "done"], 0) => Some(Want::OpenTasks),
+        (["task", "claim"], 0) => Some(Want::Claimable),
+        // `up FILE`, `down FILE`: a team file (QA: every file was offered).
+        (["up" | "down"], 0) => Some(Want::TeamFiles),
         _ => None,
     };
     if team.is_some() {
         return team;
+    }
+    // `help COMMAND...`: the subcommands of the one named so far (fish had no entry for
+    // them, and offered file names).
+    if path.contains(&"help") {
+        return Some(Want::Listed(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| c.get_name().to_string())
+                .collect(),
+        ));
     }
     // A subcommand's name, or an unknown one's words: the static completion's.
     if cmd.has_subcommands() {
         return None;
     }
     match positional(cmd, positionals) {
-        // File names (`up FILE`) or a fixed list (`completions SHELL`).
+        // A fixed list (`completions SHELL`): clap's, which fish's script lacks (QA: it
+        // offered file names).
+        Some(arg) if !arg.get_possible_values().is_empty() => Some(Want::Listed(
+            arg.get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect(),
+        )),
+        Some(arg) if arg.get_value_hint() == ValueHint::DirPath => Some(Want::Dirs),
         Some(arg)
-            if !arg.get_possible_values().is_empty()
-                || matches!(
-                    arg.get_value_hint(),
-                    ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath
-                ) =>
+            if matches!(
+                arg.get_value_hint(),
+                ValueHint::AnyPath | ValueHint::FilePath
+            ) =>
         {
             None
         }
@@ -183,8 +239,8 @@ fn positional(cmd: &clap::Command, index: usize) -> Option<&clap::Arg> {
     }
 }
 
-/// Does option `w` take a value, for subcommand `cmd` (global options included)?
-fn takes_value(root: &clap::Command, cmd: &clap::Command, w: &str) -> bool {
+/// Option `w` of subcommand `cmd` (global options included).
+fn find_arg<'c>(root: &'c clap::Command, cmd: &'c clap::Command, w: &str) -> Option<&'c clap::Arg> {
     let matches = |a: &clap::Arg| match w.strip_prefix("--") {
         Some(long) => a.get_long() == Some(long),
         None => w.len() == 2 && a.get_short().is_some_and(|s| w.ends_with(s)),
@@ -192,7 +248,11 @@ fn takes_value(root: &clap::Command, cmd: &clap::Command, w: &str) -> bool {
     cmd.get_arguments()
         .chain(root.get_arguments())
         .find(|a| matches(a))
-        .is_some_and(|a| a.get_action().takes_values())
+}
+
+/// Does option `w` take a value, for subcommand `cmd` (global options included)?
+fn takes_value(root: &clap::Command, cmd: &clap::Command, w: &str) -> bool {
+    find_arg(root, cmd, w).is_some_and(|a| a.get_action().takes_values())
 }
 
 /// The options whose values `value_of` knows from the team (or a fixed list clap does not
@@ -210,8 +270,8 @@ pub const TEAM_VALUES: &[&str] = &[
     "--color",
 ];
 
-/// What the value of option `opt` takes.
-fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
+/// What the value of option `opt` (`arg`, when known) takes.
+fn value_of(opt: &str, path: &[&str], arg: Option<&clap::Arg>) -> Option<Want> {
     match opt {
         "--team" => Some(Want::Teams),
         "--as" | "--from" | "--to" => Some(Want::Members),
@@ -224,11 +284,44 @@ fn value_of(opt: &str, path: &[&str]) -> Option<Want> {
         "--color" if matches!(path, ["spawn"]) => Some(Want::Colors),
         "--color" => Some(Want::When),
         "--type" if matches!(path, ["log" | "inbox"]) => Some(Want::Kinds),
-        _ => None,
+        "--worktree" if matches!(path, ["spawn"]) => Some(Want::Branches),
+        _ => match arg {
+            // clap's list (`--backend`, `--agent`): the static completion's.
+            Some(a) if !a.get_possible_values().is_empty() => None,
+            Some(a) if a.get_value_hint() == ValueHint::DirPath => Some(Want::Dirs),
+            Some(a) if matches!(a.get_value_hint(), ValueHint::AnyPath | ValueHint::FilePath) => {
+                None
+            }
+            // Free text, a number, a command (`--summary`, `--timeout`, `--exec`): nothing,
+            // not file names (QA).
+            Some(_) => Some(Want::Nothing),
+            None => None,
+        },
     }
 }
 
-/// The value of `--home` / `--team` in the words, if given there.
+/// The local branches of the git repository `dir` (default: the current directory) is in,
+/// as `spawn --worktree` would take them; none outside a repository. git is run directly, no
+/// shell.
+fn branches(dir: Option<&str>) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir.unwrap_or("."))
+        .args(["for-each-ref", "--format=%(refname:short)", "refs/heads"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The value of `--home` / `--team` (or another option) in the words, if given there.
 fn option_in(before: &[String], long: &str) -> Option<String> {
     let eq = format!("{long}=");
     let mut found = None;
@@ -249,6 +342,8 @@ fn option_in(before: &[String], long: &str) -> Option<String> {
 
 fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     match want {
+        Want::Listed(values) => return values,
+        Want::Branches => return branches(option_in(before, "--cwd").as_deref()),
         Want::When | Want::Colors => {
             let when = crate::cli::COLOR_WHEN.iter();
             let colors = crate::domain::member::COLORS
@@ -256,7 +351,7 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
                 .filter(|_| want == Want::Colors);
             return when.chain(colors).map(|c| c.to_string()).collect();
         }
-        Want::Nothing => return Vec::new(),
+        Want::Nothing | Want::Dirs | Want::TeamFiles => return Vec::new(),
         Want::Kinds => {
             return crate::commands::log::KINDS
                 .iter()
@@ -276,24 +371,62 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     let Ok(store) = home.resolve(team.as_deref()) else {
         return Vec::new();
     };
-    if matches!(want, Want::Tasks | Want::OpenTasks) {
+    if matches!(want, Want::Tasks | Want::OpenTasks | Want::Claimable) {
         let Ok(list) = store.load_tasks() else {
             return Vec::new();
+        };
+        // Who claims: `--as` on the line, else as the command would run.
+        let me = option_in(before, "--as")
+            .and_then(|a| Name::parse(&a).ok())
+            .or_else(|| ctx.me().ok());
+        // As `TaskList::claim` with an id takes it (QA: tasks in progress under another
+        // teammate were offered).
+        let claimable = |t: &crate::domain::task::Task| {
+            t.status == crate::domain::task::TaskStatus::Pending
+                && t.owner.as_ref().is_none_or(|o| Some(o) == me.as_ref())
+                && !list.is_blocked(t)
         };
         return list
             .tasks
             .iter()
-            .filter(|t| want == Want::Tasks || !t.status.is_finished())
+            .filter(|t| match want {
+                Want::OpenTasks => !t.status.is_finished(),
+                Want::Claimable => claimable(t),
+                _ => true,
+            })
             .map(|t| t.id.to_string())
             .collect();
     }
     let Ok(config) = store.load() else {
         return Vec::new();
     };
+    let teammates_only = matches!(
+        want,
+        Want::Teammates | Want::Planners | Want::MoreTeammates(_) | Want::Resumable(_)
+    );
+    // Those `resume` would start: not running, as it judges (one look at every pane).
+    let seen = match want {
+        Want::Resumable(_) => Some(crate::backend::Snapshot::of(
+            config.members.iter().filter(|m| !m.name.is_leader()),
+        )),
+        _ => None,
+    };
+    let resumable = |m: &crate::domain::Member| {
+        let Some(seen) = &seen else { return true };
+        let live = store.live(&m.name).ok().flatten();
+        let status = crate::leader::effective_status_with(&*store, m, live.as_ref(), seen);
+        !status.is_running() || crate::leader::cut_short(m, status)
+    };
+    let named = match &want {
+        Want::MoreTeammates(given) | Want::Resumable(given) => given.as_slice(),
+        _ => &[],
+    };
     let mut names: Vec<String> = config
         .members
         .iter()
-        .filter(|m| !matches!(want, Want::Teammates | Want::Planners) || !m.name.is_leader())
+        .filter(|m| !teammates_only || !m.name.is_leader())
+        .filter(|m| !named.iter().any(|n| n == m.name.as_str()))
+        .filter(|m| resumable(m))
         .filter(|m| {
             want != Want::Planners
                 || store
@@ -320,6 +453,61 @@ mod tests {
         wanted(&words, &current)
     }
 
+    fn given(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    fn shells() -> Vec<String> {
+        given(&["bash", "elvish", "fish", "powershell", "zsh"])
+    }
+
+    #[test]
+    fn paths_branches_help_and_free_text_values() {
+        // A team file, a directory, the repository's branches: asked of the shell or git,
+        // never every file (QA).
+        assert_eq!(want("up "), Some(Want::TeamFiles));
+        assert_eq!(want("down t"), Some(Want::TeamFiles));
+        assert_eq!(want("up x "), Some(Want::Nothing));
+        assert_eq!(want("spawn x --cwd "), Some(Want::Dirs));
+        assert_eq!(want("spawn x --cwd = "), Some(Want::Dirs));
+        assert_eq!(want("spawn x --worktree "), Some(Want::Branches));
+        assert_eq!(want("spawn x --worktree ma"), Some(Want::Branches));
+        // clap's own values: positionals' listed here (fish's script has none of them).
+        assert_eq!(want("completions "), Some(Want::Listed(shells())));
+        assert_eq!(
+            want("shutdown-response "),
+            Some(Want::Listed(given(&["approve", "reject"])))
+        );
+        assert_eq!(want("spawn x --backend "), None);
+        // `help`: the subcommands, hidden ones left out.
+        let Some(Want::Listed(top)) = want("help ") else {
+            panic!("help offers no subcommands");
+        };
+        assert!(top.iter().any(|c| c == "send") && top.iter().any(|c| c == "task"));
+        assert!(
+            !top.iter().any(|c| c == "worker" || c == "__complete"),
+            "{top:?}"
+        );
+        let Some(Want::Listed(task)) = want("help task ") else {
+            panic!("help task offers no subcommands");
+        };
+        assert!(task.iter().any(|c| c == "claim"), "{task:?}");
+        // Free text, numbers, commands: nothing (QA: `--summary <Tab>` offered files).
+        for line in [
+            "send bob --summary ",
+            "send bob --summary = ",
+            "ask bob --timeout ",
+            "spawn x --exec ",
+            "shutdown --reason ",
+            "plan reject bob --feedback ",
+            "task done 1 --result ",
+            "log -n ",
+            "create t -d ",
+        ] {
+            assert_eq!(want(line), Some(Want::Nothing), "{line}");
+        }
+    }
+
     #[test]
     fn positions_that_take_names_ids_and_values() {
         assert_eq!(want("send "), Some(Want::Recipients));
@@ -336,20 +524,37 @@ mod tests {
         assert_eq!(want("attach a "), Some(Want::Nothing));
         assert_eq!(want("task add "), Some(Want::Nothing));
         // File names, clap's own values, subcommands: the static completion's.
-        assert_eq!(want("up "), None);
-        assert_eq!(want("completions "), None);
+        assert_eq!(want("completions z"), Some(Want::Listed(shells())));
+        assert_eq!(want("task "), None);
         assert_eq!(want("task "), None);
         assert_eq!(want("nosuch "), None);
-        assert_eq!(want("kill "), Some(Want::Teammates));
-        assert_eq!(want("shutdown --reason why "), Some(Want::Teammates));
-        assert_eq!(want("shutdown --all "), Some(Want::Teammates));
-        assert_eq!(want("wait a b "), Some(Want::Teammates));
-        assert_eq!(want("kill a b "), Some(Want::Teammates));
-        assert_eq!(want("resume a "), Some(Want::Teammates));
+        assert_eq!(want("kill "), Some(Want::MoreTeammates(vec![])));
+        assert_eq!(
+            want("shutdown --reason why "),
+            Some(Want::MoreTeammates(vec![]))
+        );
+        assert_eq!(want("shutdown --all "), Some(Want::MoreTeammates(vec![])));
+        assert_eq!(
+            want("wait a b "),
+            Some(Want::MoreTeammates(given(&["a", "b"])))
+        );
+        assert_eq!(
+            want("kill a b "),
+            Some(Want::MoreTeammates(given(&["a", "b"])))
+        );
+        assert_eq!(
+            want("shutdown a --reason why "),
+            Some(Want::MoreTeammates(given(&["a"])))
+        );
+        assert_eq!(
+            want("interrupt a "),
+            Some(Want::MoreTeammates(given(&["a"])))
+        );
+        assert_eq!(want("resume a "), Some(Want::Resumable(given(&["a"]))));
         assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
         assert_eq!(want("task done "), Some(Want::OpenTasks));
-        assert_eq!(want("task claim "), Some(Want::OpenTasks));
+        assert_eq!(want("task claim "), Some(Want::Claimable));
         assert_eq!(want("task show "), Some(Want::Tasks));
         assert_eq!(want("task add x --blocked-by "), Some(Want::Tasks));
         assert_eq!(want("task update 1 --owner "), Some(Want::Teammates));
@@ -363,7 +568,7 @@ mod tests {
         assert_eq!(want("--color = "), Some(Want::When));
         assert_eq!(want("status --team "), Some(Want::Teams));
         assert_eq!(want("kill --"), None);
-        assert_eq!(want("--home "), None);
+        assert_eq!(want("--home "), Some(Want::Dirs));
         assert_eq!(want(""), None);
         assert_eq!(want("spawn "), Some(Want::Nothing));
         // bash's words for `--opt=VALUE`: `--opt`, `=`, `VALUE`.
@@ -393,9 +598,39 @@ mod tests {
     fn every_option_the_fish_script_leaves_to_complete_has_values_here() {
         for opt in TEAM_VALUES {
             assert!(
-                value_of(opt, &["log"]).is_some(),
+                value_of(opt, &["log"], None).is_some(),
                 "{opt} is completed by __complete alone in fish, which offers nothing for it"
             );
+        }
+        // Every option taking a value clap has no list or path for: its value is answered
+        // here (fish's script completes such an option's value from `__complete` alone,
+        // `completions::fish_values`).
+        let mut root = Cli::command();
+        root.build();
+        let mut todo = vec![(&root, Vec::<&str>::new())];
+        while let Some((cmd, path)) = todo.pop() {
+            for arg in cmd
+                .get_arguments()
+                .filter(|a| a.get_action().takes_values())
+            {
+                let Some(long) = arg.get_long() else { continue };
+                let listed = !arg.get_possible_values().is_empty()
+                    || matches!(
+                        arg.get_value_hint(),
+                        ValueHint::AnyPath | ValueHint::FilePath
+                    );
+                let opt = format!("--{long}");
+                assert_eq!(
+                    value_of(&opt, &path, Some(arg)).is_some(),
+                    !listed,
+                    "{path:?} {opt}"
+                );
+            }
+            for sub in cmd.get_subcommands() {
+                let mut p = path.clone();
+                p.push(sub.get_name());
+                todo.push((sub, p));
+            }
         }
     }
 }

@@ -1602,6 +1602,87 @@ fn usage_lines_and_bare_teamctl_with_the_variables_exported() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"bob\""));
 }
 
+/// `teamctl __complete -- WORDS`: the candidates, after the marker that leads every answer
+/// (exit 0).
+fn complete(env: &TestEnv, words: &[&str]) -> Vec<String> {
+    let mut all = vec!["__complete", "--"];
+    all.extend_from_slice(words);
+    let out = env.ok(&all);
+    let mut lines = out.lines().map(String::from);
+    assert_eq!(
+        lines.next().as_deref(),
+        Some("#teamctl-complete 1"),
+        "{words:?}: {out}"
+    );
+    lines.collect()
+}
+
+/// A word offers what its command would take there (QA): `resume` the teammates that are not
+/// running, `task claim` the tasks the one claiming may claim (not one someone else has, or
+/// one blocked), `spawn --worktree` the branches of the repository it is run in.
+#[test]
+fn completion_offers_what_the_command_would_take() {
+    let env = TestEnv::new();
+    team_with(&env, &[("bob", "cat"), ("bea", "cat"), ("cid", "cat")]);
+    env.ok(&["kill", "bea"]);
+    env.ok(&["kill", "cid"]);
+    assert_eq!(complete(&env, &["resume", ""]), ["bea", "cid"]);
+    assert_eq!(complete(&env, &["resume", "cid", ""]), ["bea"]);
+    assert!(complete(&env, &["resume", "bo"]).is_empty());
+    env.ok(&["task", "add", "bob's"]);
+    env.ok(&["--as", "bob", "task", "claim", "1"]);
+    env.ok(&["task", "add", "free"]);
+    env.ok(&["task", "add", "blocked", "--blocked-by", "2"]);
+    env.ok(&["task", "add", "done"]);
+    env.ok(&["task", "done", "4"]);
+    assert_eq!(complete(&env, &["task", "claim", ""]), ["2"]);
+    assert_eq!(complete(&env, &["--as", "bob", "task", "claim", ""]), ["2"]);
+    assert_eq!(complete(&env, &["task", "done", ""]), ["1", "2", "3"]);
+    // The branches of the repository the command runs in; none outside one.
+    assert!(complete(&env, &["spawn", "x", "--worktree", ""]).is_empty());
+    let repo = env.work.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&["branch", "feature/x"]);
+    git(&["branch", "fix"]);
+    let in_repo = |words: &[&str]| -> Vec<String> {
+        let mut all = vec!["__complete", "--"];
+        all.extend_from_slice(words);
+        let out = env.cmd(&all).current_dir(&repo).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        in_repo(&["spawn", "x", "--worktree", ""]),
+        ["feature/x", "fix", "main"]
+    );
+    assert_eq!(
+        in_repo(&["spawn", "x", "--worktree=f"]),
+        ["--worktree=feature/x", "--worktree=fix"]
+    );
+    // `--cwd` on the line names the repository.
+    let cwd = repo.to_str().unwrap();
+    assert_eq!(
+        complete(&env, &["spawn", "x", "--cwd", cwd, "--worktree", "m"]),
+        ["main"]
+    );
+    env.ok(&["kill", "bob"]);
+}
+
 /// Issue 11.21: teammate names, task ids, team names and option values complete from the
 /// current team (`teamctl __complete`, which the shell scripts call).
 #[test]
@@ -1610,17 +1691,17 @@ fn completion_candidates_come_from_the_current_team() {
     team_with(&env, &[("bob", "cat"), ("bea", "cat")]);
     env.ok(&["task", "add", "one"]);
     env.ok(&["task", "add", "two"]);
-    let c = |words: &[&str]| -> Vec<String> {
-        let mut all = vec!["__complete", "--"];
-        all.extend_from_slice(words);
-        env.ok(&all).lines().map(String::from).collect()
-    };
+    let c = |words: &[&str]| complete(&env, words);
     assert_eq!(c(&["kill", ""]), ["bob", "bea"]);
     // A teammate's own log: teammates only, the leader has none (QA 13: file names).
     assert_eq!(c(&["log", "--worker", ""]), ["bob", "bea"]);
     assert_eq!(c(&["send", ""]), ["team-lead", "bob", "bea", "*"]);
     assert_eq!(c(&["ask", "bo"]), ["bob"]);
-    assert_eq!(c(&["wait", "bob", ""]), ["bob", "bea"]);
+    // A name already given is not offered again (QA: `kill bob <Tab>` offered bob).
+    assert_eq!(c(&["wait", "bob", ""]), ["bea"]);
+    assert_eq!(c(&["kill", "bea", ""]), ["bob"]);
+    assert_eq!(c(&["shutdown", "bob", "--reason", "r", "b"]), ["bea"]);
+    assert!(c(&["interrupt", "bob", "bea", ""]).is_empty());
     // Only teammates whose plan waits for an answer (second new-user pass: all were offered).
     assert!(c(&["plan", "approve", ""]).is_empty());
     env.ok(&[
@@ -1654,15 +1735,34 @@ fn completion_candidates_come_from_the_current_team() {
     for words in [
         &["kill", "--"][..],
         &["sta"],
-        &["up", ""],
         &["send", "bob", "-"],
+        &["spawn", "x", "--backend", ""],
     ] {
         let mut all = vec!["__complete", "--"];
         all.extend_from_slice(words);
         assert!(env.fails(&all, 1).is_empty(), "{words:?}");
     }
+    // A team file, a directory: exit 4 and 3, which the scripts complete with the shell's
+    // own means (QA: every file was offered).
+    for (words, code) in [
+        (&["up", ""][..], 4),
+        (&["down", "t"], 4),
+        (&["spawn", "x", "--cwd", ""], 3),
+        (&["--home", "/t"], 3),
+    ] {
+        let mut all = vec!["__complete", "--"];
+        all.extend_from_slice(words);
+        assert!(env.fails(&all, code).is_empty(), "{words:?}");
+    }
     // Free text, a new name, or no argument left: nothing at all, exit 0 (no file names).
     assert!(c(&["spawn", ""]).is_empty());
+    // Free text as an option's value too (QA: `--summary <Tab>` offered files).
+    assert!(c(&["send", "bob", "--summary", ""]).is_empty());
+    assert!(c(&["spawn", "x", "--exec", ""]).is_empty());
+    // clap's values for a positional, `help`'s subcommands (fish offered files for both).
+    assert_eq!(c(&["completions", "z"]), ["zsh"]);
+    assert_eq!(c(&["help", "sta"]), ["status"]);
+    assert_eq!(c(&["help", "task", "c"]), ["claim"]);
     assert!(c(&["send", "bob", ""]).is_empty());
     assert!(c(&["status", ""]).is_empty());
     // A word the team fills, with none left to offer: nothing at all too.
