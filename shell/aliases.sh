@@ -20,8 +20,17 @@ alias tcj='teamctl attach'
 alias tcx='teamctl shutdown'
 alias tcr='teamctl resume'
 
-# bash: complete `tc` like `teamctl` when the teamctl completion is loaded (zsh completes
-# aliases through their expansion already).
+# bash: complete each alias as the teamctl command it stands for (`tcm <Tab>` as `teamctl send
+# <Tab>`) when the teamctl completion is loaded: the words are given to it with the alias
+# expanded (zsh completes aliases through their expansion already).
 if [ -n "${BASH_VERSION:-}" ] && complete -p teamctl >/dev/null 2>&1; then
-    complete -F _teamctl -o bashdefault -o default tc
+    _teamctl_alias() {
+        local -a expansion
+        read -ra expansion <<<"${BASH_ALIASES[$1]:-teamctl}"
+        COMP_WORDS=("${expansion[@]}" "${COMP_WORDS[@]:1}")
+        COMP_CWORD=$((COMP_CWORD + ${#expansion[@]} - 1))
+        _teamctl teamctl "$2" "${COMP_WORDS[COMP_CWORD - 1]}"
+    }
+    complete -F _teamctl_alias -o bashdefault -o default \
+        tc tcs tcw tca tcm tci tcl tcf tcL tcn tct tctl tcj tcx tcr
 fi

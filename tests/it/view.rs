@@ -1320,6 +1320,12 @@ const FILE: &str = "zz-a-file";
 
 impl<'a> Terminal<'a> {
     fn start(env: &'a TestEnv, shell: &str) -> Terminal<'a> {
+        Terminal::start_with(env, shell, false)
+    }
+
+    /// `start`, with the aliases file for `shell` sourced after the completion script when
+    /// `aliases`.
+    fn start_with(env: &'a TestEnv, shell: &str, aliases: bool) -> Terminal<'a> {
         let found = Command::new(shell).arg("--version").output();
         assert!(
             found.is_ok_and(|o| o.status.success()),
@@ -1356,6 +1362,19 @@ impl<'a> Terminal<'a> {
                 ),
             ),
             _ => panic!("no terminal set-up for {shell}"),
+        };
+        let setup = if aliases {
+            let file = if shell == "fish" {
+                "aliases.fish"
+            } else {
+                "aliases.sh"
+            };
+            format!(
+                "{setup}; source {}",
+                repo().join("shell").join(file).display()
+            )
+        } else {
+            setup
         };
         let path = format!("PATH={}", path_with_teamctl(env));
         let teamctl_home = format!("TEAMCTL_HOME={}", env.home_path().display());
@@ -1693,6 +1712,32 @@ fn values_names_and_tasks_complete_as_the_command_takes_them_in_a_real_terminal(
     }
     env.ok(&["kill", "bob"]);
     env.ok(&["kill", "bea"]);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Each alias completes as the teamctl command it stands for (QA: bash offered files for
+/// every alias but `tc`).
+#[test]
+fn aliases_complete_as_their_command_in_a_real_terminal() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["task", "add", "one"]);
+    let mut wrong = Vec::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let t = Terminal::start_with(&env, shell, true);
+        for (line, want) in [
+            ("tc sta", "tc status "),
+            ("tcm team-", "tcm team-lead "),
+            ("tca team-", "tca team-"),
+            ("tct cl", "tct claim "),
+            ("tct claim ", "tct claim 1 "),
+            ("tcm team-lead ", "tcm team-lead "),
+            ("tcs ", "tcs "),
+            ("tcn x --cwd zz-a-f", "tcn x --cwd zz-a-f"),
+        ] {
+            expect_tab(&t, shell, line, want, &mut wrong);
+        }
+    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
