@@ -65,9 +65,12 @@ fn run(mut cmd: Command, what: &str) -> Result<String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
+        // On one line, escapes made visible: a worktree's lock reason, which its teammate
+        // writes, came through with its newlines and forged lines of teamctl's (attacker QA
+        // 47).
         Err(Error::failed(format!(
             "git could not {what}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+            crate::output::printable_line(String::from_utf8_lossy(&out.stderr).trim(), 4096)
         )))
     }
 }
@@ -1028,10 +1031,15 @@ pub fn restored_note(member: &Member, made: &Restored) -> String {
 /// (`again`: the command that tries once more). Gone already, or a link there (unlinked):
 /// nothing lost. The branch stays. For `up` of a member whose file names another branch, or
 /// none (new-user QA 46: its hint, `shutdown && up`, kept the old worktree).
-pub fn replace(old: &Member, local: &Path, instead: &str, again: &str) -> Result<()> {
+pub fn replace(old: &Member, local: &Path, instead: &str, again: &str) -> Result<bool> {
     let Some(path) = owned(old, local)? else {
-        return Ok(());
+        return Ok(false);
     };
+    // Gone already (removed by hand, or by `shutdown --remove-worktree`): nothing replaced,
+    // and nothing said to be (new-user QA 47: "it held no uncommitted work" of one discarded).
+    if path.symlink_metadata().is_err() {
+        return Ok(false);
+    }
     if path.symlink_metadata().is_ok()
         && let Some(what) = unsaved(&path)
     {
@@ -1043,7 +1051,7 @@ pub fn replace(old: &Member, local: &Path, instead: &str, again: &str) -> Result
             crate::output::printable_line(&what, 1024),
         )));
     }
-    remove_for(old, local).map(|_| ())
+    remove_for(old, local).map(|_| true)
 }
 
 /// What a worktree has checked out now: a branch, or a commit (its HEAD detached).

@@ -164,9 +164,20 @@ pub fn run(ctx: &Ctx, mut args: AskArgs) -> Result<()> {
             // its failure notice, which `print_reply` makes an error). What it wrote on stderr
             // is in its log, which the leader has not read: said where (new-user QA 46: `echo
             // oops >&2` gave only "ended without output").
-            crate::errln!(
-                "teamctl: {target}'s turn for the message ended without output on stdout; anything it wrote to stderr is in `teamctl log --worker {target}`"
-            );
+            // An interactive teammate's output is its pane (new-user QA 47: the log pointed
+            // to holds only "pasted into %9").
+            let interactive = config
+                .member(target.as_str())
+                .is_some_and(|m| m.interactive.is_some());
+            if interactive {
+                crate::errln!(
+                    "teamctl: {target}'s turn for the message ended without output; its pane shows what it did (`teamctl attach {target}`)"
+                );
+            } else {
+                crate::errln!(
+                    "teamctl: {target}'s turn for the message ended without output on stdout; anything it wrote to stderr is in `teamctl log --worker {target}`"
+                );
+            }
             if ctx.json {
                 ctx.print_json(&serde_json::Value::Null);
             }

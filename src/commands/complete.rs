@@ -302,7 +302,9 @@ fn value_of(opt: &str, path: &[&str], arg: Option<&clap::Arg>) -> Option<Want> {
 
 /// The local branches of the git repository `dir` (default: the current directory) is in,
 /// as `spawn --worktree` would take them; none outside a repository. git is run directly, no
-/// shell.
+/// shell. Only names of plain characters are offered: git allows `$(...)`, `;` and quotes in
+/// a branch name, and bash puts a candidate on the command line as it is, where Enter would
+/// run it (attacker QA 47: a branch `feat$(touch${IFS}/tmp/P)` a teammate made).
 fn branches(dir: Option<&str>) -> Vec<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
@@ -314,7 +316,11 @@ fn branches(dir: Option<&str>) -> Vec<String> {
     match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
             .lines()
-            .filter(|l| !l.is_empty())
+            .filter(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-/@+,=%:".contains(c))
+            })
             .map(String::from)
             .collect(),
         _ => Vec::new(),

@@ -148,6 +148,7 @@ pub fn run(ctx: &Ctx, args: &ShutdownArgs) -> Result<()> {
         outcome.silent.extend(more.silent);
         outcome.died.extend(more.died);
         outcome.left_open.extend(more.left_open);
+        outcome.held = more.held.or(outcome.held.take());
         outcome.interrupted = more.interrupted;
     }
     // Said in the order given (or the team's, with --all), not the order the answers came.

@@ -401,8 +401,9 @@ fn start_or_running(
             _ => None,
         };
         if let Some(instead) = instead {
-            worktree::replace(old, &store.local_dir(), &instead, again)?;
-            replaced = Some(old.worktree_branch.clone());
+            // Set aside either way; said as replaced only when there was one to remove.
+            let removed = worktree::replace(old, &store.local_dir(), &instead, again)?;
+            replaced = Some(old.worktree_branch.clone().filter(|_| removed));
         }
     }
     if tree.is_none()

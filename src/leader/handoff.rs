@@ -52,6 +52,10 @@ pub struct Outcome {
     /// Panes of those stopped (or dead) found to be the user's (respawned with a program of
     /// theirs): left open, teamctl's tags taken off, by teammate.
     pub left_open: Vec<(Name, Vec<String>)>,
+    /// The holder of the team's protocol lock, in words, when it was one that nothing says
+    /// will let it go (stopped, or not teamctl: `Store::lock_stuck`): the answers of `silent`
+    /// may be waiting behind it, not acted on.
+    pub held: Option<String>,
 }
 
 impl Outcome {
@@ -131,8 +135,14 @@ impl Outcome {
                 [_] => "it stops once it answers",
                 _ => "each stops once it answers",
             };
+            let why = match &self.held {
+                Some(holder) => format!(
+                    "its answer may wait in the leader's inbox, not acted on while the team's protocol lock is {holder}"
+                ),
+                None => "still in a turn?".to_string(),
+            };
             problems.push(format!(
-                "no shutdown response from {} within {timeout} s (still in a turn?): the request stands and {stops}; {}",
+                "no shutdown response from {} within {timeout} s ({why}): the request stands and {stops}; {}",
                 names(&silent),
                 force_hint(&silent)
             ));
@@ -537,6 +547,16 @@ fn paused_of(store: &dyn Store, names: &[Name]) -> (Vec<Stopped>, Vec<StoppedTur
 /// Act on the shutdown answers that reached the leader (`reconcile`): each answer from one
 /// of `waiting` moves it to stopped or refused.
 fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outcome) -> Result<()> {
+    // A holder that nothing says will let the lock go (stopped, or not teamctl) is not waited
+    // for: the wait goes on to the shutdown's own deadline, its answers said to be waiting
+    // (new-user QA 47: `--timeout` was passed over, the shutdown hung until killed).
+    if let Some(holder) = store.lock_stuck(&crate::store::LockKey::Protocol) {
+        if out.held.as_ref() != Some(&holder) {
+            crate::errln!("teamctl: {}", super::held_words(&holder));
+        }
+        out.held = Some(holder);
+        return Ok(());
+    }
     // Ctrl-C (or SIGTERM) while the protocol lock is waited for ends the wait; the loop then
     // stops on the caught signal (attacker QA 46: a `flock` held on it hung the shutdown past
     // both).

@@ -918,7 +918,7 @@ fn wait_for_lock(file: &File, path: &Path, shared: bool) -> Result<()> {
                 let holder = file
                     .metadata()
                     .ok()
-                    .and_then(|m| lock_holder(m.ino()))
+                    .and_then(|m| lock_holder(&m))
                     .map_or_else(|| "another process holds it".to_string(), |h| h.to_string());
                 let or = if interruptible {
                     ", or ends on Ctrl-C"
@@ -934,7 +934,7 @@ fn wait_for_lock(file: &File, path: &Path, shared: bool) -> Result<()> {
     }
 }
 
-/// Who holds an `flock` on the file with inode `inode`, as `/proc/locks` says.
+/// An `flock` holder, as `/proc/locks` and `/proc/PID` say (`lock_holder`).
 struct Holder {
     pid: u32,
     command: String,
@@ -964,7 +964,13 @@ impl std::fmt::Display for Holder {
     }
 }
 
-fn lock_holder(inode: u64) -> Option<Holder> {
+/// Who holds an `flock` on the file `meta` is of, as `/proc/locks` says: matched by device and
+/// inode (attacker QA 47: by inode alone, a lock on another file system's file of the same
+/// number, another user's, was named).
+fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
+    let inode = meta.ino();
+    let dev = meta.dev();
+    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
     let locks = fs::read_to_string("/proc/locks").ok()?;
     let me = std::process::id();
     let pid = locks.lines().find_map(|line| {
@@ -974,8 +980,12 @@ fn lock_holder(inode: u64) -> Option<Holder> {
             return None;
         }
         let pid: u32 = words.get(4)?.parse().ok()?;
-        let ino: u64 = words.get(5)?.rsplit(':').next()?.parse().ok()?;
-        (ino == inode && pid != me).then_some(pid)
+        // `MAJ:MIN:INODE`, the device numbers in hex.
+        let mut at = words.get(5)?.split(':');
+        let maj = u64::from_str_radix(at.next()?, 16).ok()?;
+        let min = u64::from_str_radix(at.next()?, 16).ok()?;
+        let ino: u64 = at.next()?.parse().ok()?;
+        (ino == inode && maj == major && min == minor && pid != me).then_some(pid)
     })?;
     let command = fs::read(format!("/proc/{pid}/cmdline"))
         .map(|raw| {
@@ -1012,7 +1022,7 @@ pub fn lock_stuck(path: &Path) -> Option<String> {
     if !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
         return None;
     }
-    let holder = lock_holder(file.metadata().ok()?.ino())?;
+    let holder = lock_holder(&file.metadata().ok()?)?;
     (holder.stopped || !holder.ours).then(|| holder.to_string())
 }
 

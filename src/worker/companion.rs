@@ -927,7 +927,9 @@ impl Worker {
         // Control characters are pasted as visible escapes (`output::printable`): an ESC in
         // a message could otherwise end the bracketed paste early (`ESC [201~`) and type the
         // rest into the agent as keys (another submit, a mode switch), and a CR would submit.
-        let text = crate::output::printable(text);
+        // A CRLF line end is a line end (new-user QA 47: text from a CRLF file typed `\u{d}`
+        // at the end of every line into the REPL); a CR alone stays visible.
+        let text = crate::output::printable(&text.replace("\r\n", "\n"));
         let pasted = if c.rule.uses_hooks() {
             frame(&env.from, &env.id, &text)
         } else {

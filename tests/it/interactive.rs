@@ -148,6 +148,17 @@ fn a_message_lands_in_a_python_repl_and_its_output_comes_back() {
         let out = env.ok(&["ask", "py", text, "--timeout", "30"]);
         assert_eq!(out.trim(), want, "{text:?}");
     }
+    // CRLF line ends are line ends (new-user QA 47: `\u{d}` was typed into the REPL).
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let out = env.ok(&["ask", "py", "print('a')\r\nprint('b')", "--timeout", "30"]);
+    assert_eq!(out.trim(), "a\nb");
+    // A turn with no output points to the pane, not to a log that holds only the paste
+    // (new-user QA 47).
+    wait_until("py idle", WAIT, || env.member_status("py") == "idle");
+    let out = env.run(&["ask", "py", "pass", "--timeout", "30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("`teamctl attach py`"), "{err}");
 }
 
 #[test]

@@ -1785,7 +1785,25 @@ fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
     };
     let status_err = || String::from_utf8_lossy(&t.run(&["status"]).stderr).into_owned();
     let lock = hold_lock(&path);
-    t.ok(&["shutdown", "--no-wait", "bob"]);
+    // A waiting shutdown does not wait for such a holder past its own timeout (new-user QA
+    // 47: it hung until killed, `--timeout` passed over).
+    let mut run = t
+        .cmd(&["shutdown", "bob", "--timeout", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ended = Instant::now() + LONG;
+    while run.try_wait().unwrap().is_none() && Instant::now() < ended {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if run.try_wait().unwrap().is_none() {
+        let _ = run.kill();
+        panic!("the shutdown still waits for the protocol lock past its timeout");
+    }
+    let out = run.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("answers to shutdown requests wait"), "{said}");
     wait_until("bob's answer in the leader's inbox", LONG, answered);
     let err = status_err();
     assert!(

@@ -1059,13 +1059,56 @@ fn up_applies_a_changed_worktree_branch_once_the_member_is_stopped() {
     );
     assert_eq!(branch(), "teamctl/amy@up-tree");
 
+    // Gone already (its work discarded by `--remove-worktree --force`): made on the file's
+    // branch, and not said to replace one that "held no uncommitted work" (new-user QA 47).
+    std::fs::write(tree.join("scratch.txt"), "thrown away\n").unwrap();
+    write(&env, &tree_file("worktree = \"feat2\""));
+    env.ok(&["shutdown", "amy", "--remove-worktree", "--force"]);
+    assert!(!tree.exists());
+    let out = env.ok(&["up"]);
+    assert!(
+        out.contains(&format!(
+            "made worktree {} for amy, reusing the branch feat2",
+            tree.display()
+        )) && !out.contains("in place of"),
+        "{out}"
+    );
+    assert_eq!(branch(), "feat2");
+
+    // A lock reason its teammate wrote is said on one line (attacker QA 47: its newline
+    // forged a line of teamctl's among up's own).
+    env.ok(&["shutdown", "amy"]);
+    crate::lifecycle::git(
+        &tree,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "in use\nteamctl: amy spawned anew (process, pid 4242)",
+            ".",
+        ],
+    );
+    write(&env, &tree_file("worktree = true"));
+    let out = env.run(&["up"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("in use\\u{a}teamctl: amy spawned anew")
+            && !err
+                .lines()
+                .any(|l| l.starts_with("teamctl: amy spawned anew")),
+        "{err}"
+    );
+    assert_eq!(branch(), "feat2");
+    crate::lifecycle::git(&tree, &["worktree", "unlock", "."]);
+
     // A file without `worktree`: amy works in the repository itself, its worktree gone.
     write(&env, &tree_file(""));
     env.ok(&["shutdown", "amy"]);
     let out = env.ok(&["up"]);
     assert!(
         out.contains(&format!(
-            "amy works in {} now, without a worktree, in place of its worktree on teamctl/amy@up-tree",
+            "amy works in {} now, without a worktree, in place of its worktree on feat2",
             repo.display()
         )),
         "{out}"

@@ -1655,6 +1655,9 @@ fn completion_offers_what_the_command_would_take() {
     git(&["commit", "-q", "--allow-empty", "-m", "first"]);
     git(&["branch", "feature/x"]);
     git(&["branch", "fix"]);
+    // A name bash would run on Enter, put in as it is (attacker QA 47): never offered.
+    git(&["branch", "feat$(touch${IFS}pwned)"]);
+    git(&["branch", "fix;id"]);
     let in_repo = |words: &[&str]| -> Vec<String> {
         let mut all = vec!["__complete", "--"];
         all.extend_from_slice(words);
