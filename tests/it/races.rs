@@ -1725,19 +1725,34 @@ fn ctrl_c_before_its_removals_keeps_shutdowns_worktrees() {
     t.ok(&["delete", "--force"]);
 }
 
-/// Ctrl-C while a waiting `shutdown` waits for the protocol lock (held by another: here a
-/// `flock` of the test's) ends it at once (attacker QA 46: it hung past SIGINT and SIGTERM
+/// Ctrl-C while a waiting `shutdown` waits for the protocol lock (held by another teamctl
+/// command: here a `status` held by a pause point) ends it at once (attacker QA 46: it hung past SIGINT and SIGTERM
 /// until SIGKILL); the answer is left for the next leader command, which acts on it.
 #[test]
 fn ctrl_c_while_shutdown_waits_for_the_protocol_lock_ends_it() {
     let t = TestEnv::new();
     t.ok(&["create", "race-pl"]);
     t.ok(&["spawn", "bob", "--backend", "process", "--exec", "cat"]);
-    wait_until("bob idle", LONG, || t.member_status("bob") == "idle");
+    t.ok(&["spawn", "carol", "--backend", "process", "--exec", "cat"]);
+    wait_until("bob and carol idle", LONG, || {
+        t.member_status("bob") == "idle" && t.member_status("carol") == "idle"
+    });
     let path = t.team_dir("race-pl").join("protocol.lock");
-    let lock = hold_lock(&path);
+    let gate = |n: &str| t.work.path().join(n);
+    let held = |n: &str| t.work.path().join(format!("{n}.reached")).exists();
+    // The lock's holder is a teamctl command that runs (one that is stopped, or not teamctl,
+    // is not waited for: races::answers_left_to_a_stuck_protocol_lock_holder_are_said): a
+    // `status` held by a pause point while it acts on bob's approval.
+    t.ok(&["shutdown", "bob", "--no-wait"]);
+    wait_until("bob's answer in the leader's inbox", LONG, || {
+        t.inbox("race-pl", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "shutdown_response" && m["from"] == "bob")
+    });
+    let status = t.paused(&["status"], "reconcile-end", &gate("end"));
+    wait_until("the status holding the protocol lock", LONG, || held("end"));
     let mut run = t
-        .cmd(&["shutdown", "bob"])
+        .cmd(&["shutdown", "carol"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -1761,9 +1776,11 @@ fn ctrl_c_while_shutdown_waits_for_the_protocol_lock_ends_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    drop(lock);
-    wait_until("the next command to act on bob's answer", LONG, || {
-        t.member_status("bob") == "stopped"
+    std::fs::write(gate("end"), "").unwrap();
+    let shown = status.wait_with_output().unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    wait_until("the next command to act on carol's answer", LONG, || {
+        t.member_status("carol") == "stopped"
     });
 }
 
@@ -1817,13 +1834,26 @@ fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
     t.ok(&["spawn", "carol", "--backend", "process", "--exec", "cat"]);
     wait_until("carol idle", LONG, || t.member_status("carol") == "idle");
     // `-o`: the lock is flock's own, not handed to `sleep` too.
+    // In a group of its own, which is killed whole at the end, or when the test fails:
+    // flock's `sleep` too.
+    use std::os::unix::process::CommandExt;
+    struct KillGroup(nix::unistd::Pid);
+    impl Drop for KillGroup {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::killpg(self.0, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
     let mut holder = Command::new("flock")
         .arg("-o")
         .arg(&path)
         .args(["sleep", "600"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
     let pid = nix::unistd::Pid::from_raw(holder.id() as i32);
+    let _group = KillGroup(pid);
     wait_until("flock to hold the protocol lock", LONG, || {
         std::fs::read_to_string("/proc/locks")
             .unwrap_or_default()
@@ -1840,7 +1870,7 @@ fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
             .any(|m| m["type"] == "shutdown_response" && m["from"] == "carol")
     });
     let err = status_err();
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
     let _ = holder.wait();
     assert!(
         err.contains("answers to shutdown requests wait")
