@@ -62,6 +62,11 @@ fn run(mut cmd: Command, what: &str) -> Result<String> {
     let out = cmd
         .output()
         .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
+    answer(&out, what)
+}
+
+/// What git answered: its output, trimmed, or why it failed.
+fn answer(out: &std::process::Output, what: &str) -> Result<String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
@@ -73,6 +78,30 @@ fn run(mut cmd: Command, what: &str) -> Result<String> {
             crate::output::printable_line(String::from_utf8_lossy(&out.stderr).trim(), 4096)
         )))
     }
+}
+
+/// `run` with `input` written to git's standard input.
+fn run_fed(mut cmd: Command, input: &str, what: &str) -> Result<String> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input = input.to_owned();
+    // Written beside the read of its output: a git that answers before reading it all never
+    // blocks the write, nor the write git's answer.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
+    let _ = writer.join();
+    answer(&out, what)
 }
 
 /// The top level of the git repository that contains `dir`, if any.
@@ -185,7 +214,7 @@ pub fn plan(
     // where (new-user QA 44: a success-looking note, then git's own "already used by worktree").
     if let Some(at) = checked_out_at(&repo, &branch) {
         return Err(Error::bad(format!(
-            "branch {branch} is checked out already, in {}; give {name} another: `--worktree NEW-BRANCH`",
+            "branch {branch} is checked out already, in {}; give {name} another (`--worktree NEW-BRANCH`; `worktree = \"NEW-BRANCH\"` in a team file)",
             crate::output::printable_line(&at.display().to_string(), 1024)
         )));
     }
@@ -245,7 +274,7 @@ fn no_cwd_in(repo: &Path, branch: &str, name: &Name, rel: &Path) -> Result<()> {
         };
         (
             format!("the existing branch {branch}{at} has none"),
-            ", or on a new branch from HEAD (`--worktree NEW-BRANCH`)",
+            ", or on a new branch from HEAD (`--worktree NEW-BRANCH`; `worktree = \"NEW-BRANCH\"` in a team file)",
         )
     } else {
         (
@@ -686,16 +715,48 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
     ))
 }
 
-/// Commits of the worktree at `path` that no branch, tag or remote-tracking branch holds (its
-/// HEAD detached and committed on, a rebase stopped half-way), in words that follow "it has":
-/// lost with the tree, which removes its HEAD (attacker QA 44). A git that fails says nothing
-/// more (`unsaved` has looked there already).
+/// Commits of the worktree at `path` that only the worktree holds, in words that follow "it
+/// has": lost with the tree, which removes its HEAD, its HEAD's log and its own refs
+/// (`refs/worktree/*`, `refs/bisect/*`, `refs/rewritten/*`). So: commits reachable from any of
+/// those (a detached HEAD committed on, a rebase stopped half-way; attacker QA 44), or from an
+/// entry of HEAD's log (committed on detached, then a branch checked out; attacker QA 47), that
+/// no branch, tag or remote-tracking branch holds, nor an entry of a branch's own log, which
+/// stays (a commit reset away on the tree's branch is still in that branch's log). A git that
+/// fails counts as commits it cannot check.
 fn on_no_branch(path: &Path) -> Option<String> {
+    let cannot = |e: Error| {
+        Some(format!(
+            "commits git cannot check ({})",
+            crate::output::printable_line(&e.to_string(), 512)
+        ))
+    };
+    let logged = |refs: &[&str]| {
+        let mut c = guarded(path);
+        c.args(["rev-list", "--walk-reflogs"]).args(refs);
+        run(c, "read the reflogs")
+    };
+    let (head_log, branch_logs) = match (logged(&["HEAD"]), logged(&["--branches", "--remotes"])) {
+        (Ok(h), Ok(b)) => (h, b),
+        (Err(e), _) | (_, Err(e)) => return cannot(e),
+    };
+    let mut fed = String::new();
+    for hash in head_log.lines() {
+        fed.push_str(hash);
+        fed.push('\n');
+    }
+    for hash in branch_logs.lines() {
+        fed.push('^');
+        fed.push_str(hash);
+        fed.push('\n');
+    }
     let mut c = guarded(path);
     c.args([
         "rev-list",
-        "--count",
         "HEAD",
+        "--glob=refs/worktree",
+        "--glob=refs/bisect",
+        "--glob=refs/rewritten",
+        "--stdin",
         "--not",
         "--branches",
         "--tags",
@@ -703,24 +764,18 @@ fn on_no_branch(path: &Path) -> Option<String> {
     ]);
     // A git that fails here cannot tell (attacker QA 44: a HEAD on a commit whose parent is
     // missing made it fail, and the tree went as if it held no commit of its own).
-    let n: u64 = match run(c, "count the commits on no branch").map(|n| n.parse()) {
-        Ok(Ok(n)) => n,
-        Ok(Err(_)) => 1,
-        Err(e) => {
-            return Some(format!(
-                "commits git cannot check ({})",
-                crate::output::printable_line(&e.to_string(), 512)
-            ));
-        }
+    let commits = match run_fed(c, &fed, "list the commits on no branch") {
+        Ok(out) => out,
+        Err(e) => return cannot(e),
     };
-    let keep = "`git branch NAME` in it keeps them";
-    match n {
-        0 => None,
-        1 => Some(format!("1 commit on no branch (its HEAD detached; {keep})")),
-        n => Some(format!(
-            "{n} commits on no branch (its HEAD detached; {keep})"
-        )),
-    }
+    let mut each = commits.lines();
+    let newest = each.next()?;
+    let newest = newest.get(..12).unwrap_or(newest);
+    let n = 1 + each.count();
+    Some(format!(
+        "{n} commit{} on no branch, the newest {newest}, held by the worktree alone (its HEAD, its HEAD's log or its own refs; `git branch NAME {newest}` in it keeps that one and those before it)",
+        if n == 1 { "" } else { "s" }
+    ))
 }
 
 /// Entries named `.git` below the top of the worktree at `path`, whose files git never shows
@@ -1046,7 +1101,7 @@ pub fn replace(old: &Member, local: &Path, instead: &str, again: &str) -> Result
         let name = &old.name;
         let was = crate::output::printable_line(old.worktree_branch.as_deref().unwrap_or("?"), 256);
         return Err(Error::failed(format!(
-            "{name}'s worktree {} on branch {was} has {}, so it is kept and {name} was not started {instead}: commit what is worth keeping there, then `{again}`; `teamctl shutdown {name} --remove-worktree --force` discards it",
+            "{name}'s worktree {} on branch {was} has {}, so it is kept and {name} was not started {instead}: save what is worth keeping there, then `{again}`; `teamctl shutdown {name} --remove-worktree --force` discards it",
             path.display(),
             crate::output::printable_line(&what, 1024),
         )));

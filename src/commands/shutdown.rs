@@ -375,7 +375,7 @@ fn kept_error(kept: &[(Name, String)]) -> Error {
     let (names, words): (Vec<&str>, Vec<&str>) =
         kept.iter().map(|(n, w)| (n.as_str(), w.as_str())).unzip();
     Error::failed(format!(
-        "{}: commit what is worth keeping there; `teamctl shutdown {} --remove-worktree --force` discards it",
+        "{}: save what is worth keeping there; `teamctl shutdown {} --remove-worktree --force` discards it",
         words.join("; "),
         names.join(" ")
     ))

@@ -769,7 +769,7 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             );
             f = if let Some(what) = worktree::unsaved(&path) {
                 f.hint(format!(
-                    "it has {}, so --fix keeps it: commit what is worth keeping, then `teamctl shutdown --team {} {} --remove-worktree` (or `--force` to discard it)",
+                    "it has {}, so --fix keeps it: save what is worth keeping, then `teamctl shutdown --team {} {} --remove-worktree` (or `--force` to discard it)",
                     crate::output::printable_line(&what, 1024),
                     cfg.name,
                     m.name

@@ -120,7 +120,7 @@ pub fn granted(store: &dyn Store, granted: &[Name]) -> Result<Vec<(Name, String)
                 format!("removed {name}'s {removed} (shutdown --remove-worktree)")
             }
             Ok(Ok(Removal::Kept(words))) => format!(
-                "{words}: commit what is worth keeping there; `teamctl shutdown {name} --remove-worktree --force` discards it"
+                "{words}: save what is worth keeping there; `teamctl shutdown {name} --remove-worktree --force` discards it"
             ),
             Ok(Ok(Removal::Nothing)) => continue,
             Ok(Err(up)) => {

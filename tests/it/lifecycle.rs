@@ -1288,7 +1288,7 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
             && err.contains("not HEAD")
             && err.contains(") has none; work from the repository's top")
             && err.contains(&format!("`--cwd {}`", repo.display()))
-            && err.contains("or on a new branch from HEAD (`--worktree NEW-BRANCH`)"),
+            && err.contains("or on a new branch from HEAD (`--worktree NEW-BRANCH`; `worktree = \"NEW-BRANCH\"` in a team file)"),
         "{err}"
     );
     // Refused before anything was made (new-user QA 43: a worktree was made, then the start

@@ -1115,7 +1115,9 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     let env = TestEnv::new();
     env.ok(&["create", "alpha"]);
     let repo = crate::lifecycle::repo(&env);
-    let names = ["wt", "case", "nest", "head", "raw", "eq", "lazy"];
+    let names = [
+        "wt", "case", "nest", "head", "logged", "kept", "raw", "eq", "lazy",
+    ];
     for n in names {
         spawn_in_worktree(&env, n, &repo);
     }
@@ -1156,6 +1158,29 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     assert!(said("case").contains("uncommitted changes"));
     assert!(said("nest").contains("files git never shows, in notes/.git"));
     assert!(said("head").contains("1 commit on no branch"));
+    // Commits the worktree alone holds with its HEAD back on its branch (attacker QA 47):
+    // made detached, then held by HEAD's log only, or by a per-worktree ref only.
+    let detached_commit = |n: &str| {
+        git(&tree(n), &["checkout", "-q", "--detach"]);
+        git(&tree(n), &["commit", "-q", "--allow-empty", "-m", "mine"]);
+        let commit = git(&tree(n), &["rev-parse", "HEAD"]);
+        git(&tree(n), &["checkout", "-q", &format!("teamctl/{n}@alpha")]);
+        commit
+    };
+    let commit = detached_commit("logged");
+    let err = said("logged");
+    assert!(
+        err.contains(&format!(
+            "1 commit on no branch, the newest {}",
+            &commit[..12]
+        )),
+        "{err}"
+    );
+    let commit = detached_commit("kept");
+    git(&tree("kept"), &["update-ref", "refs/worktree/wip", &commit]);
+    let log = git(&tree("kept"), &["rev-parse", "--git-path", "logs/HEAD"]);
+    std::fs::remove_file(tree("kept").join(log)).unwrap();
+    assert!(said("kept").contains("1 commit on no branch"));
     // An assume-unchanged file whose name is not UTF-8, changed.
     {
         use std::os::unix::ffi::OsStrExt as _;
@@ -1248,6 +1273,17 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
         assert!(tree(n).is_dir(), "{n}'s worktree went with a plain delete");
     }
     git(&repo, &["config", "--remove-section", "remote.evil"]);
+    // A commit reset away on the tree's own branch is still in that branch's log, which stays:
+    // nothing is lost, and the tree goes.
+    spawn_in_worktree(&env, "reset", &repo);
+    env.ok(&["shutdown", "reset"]);
+    git(
+        &tree("reset"),
+        &["commit", "-q", "--allow-empty", "-m", "undone"],
+    );
+    git(&tree("reset"), &["reset", "-q", "--hard", "HEAD~1"]);
+    env.ok(&["shutdown", "reset", "--remove-worktree"]);
+    assert!(!tree("reset").exists());
     env.ok(&["delete", "--force"]);
 }
 

@@ -985,7 +985,8 @@ fn up_applies_a_changed_worktree_branch_once_the_member_is_stopped() {
     write(&env, &tree_file("worktree = \"main\""));
     let err = env.fails(&["up"], 2);
     assert!(
-        err.contains("teamctl.toml:8: branch main is checked out already"),
+        err.contains("teamctl.toml:8: branch main is checked out already")
+            && err.contains("`worktree = \"NEW-BRANCH\"` in a team file"),
         "{err}"
     );
     assert_eq!(env.member_status("amy"), "stopped");
