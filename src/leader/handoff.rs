@@ -53,7 +53,7 @@ pub struct Outcome {
     /// theirs): left open, teamctl's tags taken off, by teammate.
     pub left_open: Vec<(Name, Vec<String>)>,
     /// The holder of the team's protocol lock, in words, when it was one that nothing says
-    /// will let it go (stopped, or not teamctl: `Store::lock_stuck`): the answers of `silent`
+    /// will let it go (stopped, or not teamctl: `Store::lock_look`): the answers of `silent`
     /// may be waiting behind it, not acted on.
     pub held: Option<String>,
 }
@@ -550,7 +550,9 @@ fn take_answers(store: &dyn Store, waiting: &mut BTreeSet<Name>, out: &mut Outco
     // A holder that nothing says will let the lock go (stopped, or not teamctl) is not waited
     // for: the wait goes on to the shutdown's own deadline, its answers said to be waiting
     // (new-user QA 47: `--timeout` was passed over, the shutdown hung until killed).
-    if let Some(holder) = store.lock_stuck(&crate::store::LockKey::Protocol) {
+    if let Some(crate::store::LockLook::Stuck(holder)) =
+        store.lock_look(&crate::store::LockKey::Protocol)
+    {
         if out.held.as_ref() != Some(&holder) {
             crate::errln!("teamctl: {}", super::held_words(&holder));
         }

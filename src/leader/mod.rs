@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use crate::backend::{self, Backend, Launch, Liveness};
 use crate::domain::{Body, Envelope, Host, LEADER, LiveState, Member, Name, Status};
 use crate::error::{Error, Result};
-use crate::store::{Held, Home, Item, LockKey, Position, RosterCache, Store};
+use crate::store::{Held, Home, Item, LockKey, LockLook, Position, RosterCache, Store};
 pub use skip::{Skipped, check_skip, skip_turn};
 pub use started::{failure_of_one, started, started_one};
 pub use wake::{
@@ -960,7 +960,7 @@ pub enum Handoff {
     /// --remove-worktree` that did not wait for it asked to remove (`trees`), in words.
     Worktree(Name, String),
     /// The answers were left to the holder of the protocol lock, which nothing says will
-    /// let it go (stopped, or not teamctl): who it is, in words (`Store::lock_stuck`).
+    /// let it go (stopped, or not teamctl): who it is, in words (`Store::lock_look`).
     Held(String),
 }
 
@@ -1012,12 +1012,12 @@ fn reconcile_when(store: &dyn Store, wait: bool) -> Result<Vec<Handoff>> {
     // Left to the lock's holder, which acts on them; said when nothing says it will (a
     // stopped shutdown, a program that is not teamctl: attacker QA 46, a foreign `flock`
     // left every answer unacted on without a word).
-    if !wait && store.lock_held(&LockKey::Protocol) == Some(true) {
-        return Ok(store
-            .lock_stuck(&LockKey::Protocol)
-            .map(Handoff::Held)
-            .into_iter()
-            .collect());
+    if !wait {
+        match store.lock_look(&LockKey::Protocol) {
+            Some(LockLook::Held) => return Ok(Vec::new()),
+            Some(LockLook::Stuck(holder)) => return Ok(vec![Handoff::Held(holder)]),
+            Some(LockLook::Free) | None => {}
+        }
     }
     let _lock = store.lock(&LockKey::Protocol)?;
     let mut answers = Vec::new();

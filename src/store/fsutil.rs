@@ -1014,16 +1014,33 @@ fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
     })
 }
 
-/// Who holds the lock at `path`, in words, when nothing says it will let it go: a stopped
-/// process, or one that is not teamctl. `None` when it is free, or held by a teamctl
-/// command that runs (which lets it go when done). A look, no write, no link followed.
-pub fn lock_stuck(path: &Path) -> Option<String> {
-    let file = open_regular(nofollow(OpenOptions::new().write(true)), path).ok()?;
+/// What a look at a lock finds (`lock_look`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockLook {
+    /// Nobody holds it (or there is no lock file).
+    Free,
+    /// Held by a teamctl command that runs, which lets it go when done (or by a holder that
+    /// cannot be found).
+    Held,
+    /// Held by a process that nothing says will let it go, a stopped one or one that is not
+    /// teamctl: who, in words.
+    Stuck(String),
+}
+
+/// Whether the lock at `path` is held, and when it is, whether its holder will let it go:
+/// one open and one try of the lock, and /proc read only when it is held. A look, no write,
+/// no link followed.
+pub fn lock_look(path: &Path) -> LockLook {
+    let Ok(file) = open_regular(nofollow(OpenOptions::new().write(true)), path) else {
+        return LockLook::Free;
+    };
     if !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
-        return None;
+        return LockLook::Free;
     }
-    let holder = lock_holder(&file.metadata().ok()?)?;
-    (holder.stopped || !holder.ours).then(|| holder.to_string())
+    match file.metadata().ok().and_then(|m| lock_holder(&m)) {
+        Some(holder) if holder.stopped || !holder.ours => LockLook::Stuck(holder.to_string()),
+        _ => LockLook::Held,
+    }
 }
 
 /// An advisory lock (exclusive, or shared) held on a lock file; released on drop. Writers of a

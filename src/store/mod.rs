@@ -40,6 +40,7 @@ pub enum CursorProblem {
     PastEnd { path: PathBuf, at: u64, len: u64 },
 }
 
+pub use fsutil::LockLook;
 pub use home::Home;
 pub use inbox::{Entry, Item};
 pub use team::FsStore;
@@ -237,10 +238,10 @@ pub trait Store: Send + Sync {
     fn lock_held(&self, _key: &LockKey) -> Option<bool> {
         None
     }
-    /// Who holds `key`, in words, when nothing says they will let it go (a stopped process,
-    /// or one that is not teamctl); `None` when free, held by a running teamctl command, or
-    /// this store cannot tell.
-    fn lock_stuck(&self, _key: &LockKey) -> Option<String> {
+    /// Whether `key` is held now, and when it is, whether anything says its holder will let it
+    /// go (`LockLook::Stuck`: a stopped process, or one that is not teamctl, named in words);
+    /// `None` when this store cannot tell.
+    fn lock_look(&self, _key: &LockKey) -> Option<LockLook> {
         None
     }
 

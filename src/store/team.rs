@@ -498,8 +498,8 @@ impl Store for FsStore {
         Some(super::fsutil::lock_held(&self.lock_path(key)))
     }
 
-    fn lock_stuck(&self, key: &LockKey) -> Option<String> {
-        super::fsutil::lock_stuck(&self.lock_path(key))
+    fn lock_look(&self, key: &LockKey) -> Option<super::LockLook> {
+        Some(super::fsutil::lock_look(&self.lock_path(key)))
     }
 
     fn lock(&self, key: &LockKey) -> Result<Held> {
