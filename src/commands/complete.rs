@@ -29,6 +29,11 @@ enum Want {
     MoreTeammates(Vec<String>),
     /// Teammates `resume` would start: those not running (`MoreTeammates` too).
     Resumable(Vec<String>),
+    /// Teammates running now, those already named left out (`kill`, `interrupt`, `shutdown`:
+    /// new-user QA 47, stopped ones were offered).
+    Running(Vec<String>),
+    /// Teammates in tmux panes (`attach`: new-user QA 47, a process teammate was offered).
+    InPanes,
     /// `send`'s recipient: every member or `*`.
     Recipients,
     Tasks,
@@ -84,13 +89,13 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     // shell replaces. (fish asks for VALUE alone: its script splits the word.)
     let mut before = before.to_vec();
     let mut current = current.as_str();
-    let mut prefix = "";
+    let mut prefix = String::new();
     if let Some((opt, value)) = current.split_once('=')
         && opt.starts_with("--")
         && !before.iter().any(|w| w == "--")
     {
         before.push(opt.to_string());
-        prefix = &current[..=opt.len()];
+        prefix = current[..=opt.len()].to_string();
         current = value;
     } else if current == "="
         && before.last().is_some_and(|w| w.starts_with("--"))
@@ -102,6 +107,17 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         // every value, as after `--opt `.
         current = "";
     }
+    // `--blocked-by 1,2,<Tab>`: a list, whose last id completes, after those given (new-user
+    // QA 47: nothing was offered after a comma).
+    let mut listed: Vec<&str> = Vec::new();
+    let valued = before.iter().rev().find(|w| *w != "=").map(String::as_str);
+    if valued == Some("--blocked-by")
+        && let Some((done, last)) = current.rsplit_once(',')
+    {
+        listed = done.split(',').collect();
+        prefix.push_str(&current[..=done.len()]);
+        current = last;
+    }
     // Nothing is printed before an exit: nothing is lost by not flushing.
     let want = match wanted(&before, current) {
         None => std::process::exit(NOT_HERE),
@@ -110,7 +126,7 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         Some(want) => want,
     };
     let mut found = candidates(ctx, &before, want);
-    found.retain(|c| c.starts_with(current));
+    found.retain(|c| c.starts_with(current) && !listed.contains(&c.as_str()));
     found.dedup();
     crate::outln!("{MARKER}");
     for c in found {
@@ -170,9 +186,18 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
     let team = match (path.as_slice(), positionals) {
         (["send"], 0) => Some(Want::Recipients),
         (["inbox"], 0) => Some(Want::Members),
-        (["ask" | "attach"], 0) => Some(Want::Teammates),
-        // Each name once (QA: `kill bob <Tab>` offered bob again).
-        (["wait" | "kill" | "shutdown" | "interrupt"], _) => Some(Want::MoreTeammates(given)),
+        (["ask"], 0) => Some(Want::Teammates),
+        (["attach"], 0) => Some(Want::InPanes),
+        // `--all` names every one: no name is taken beside it (new-user QA 47).
+        (["wait" | "shutdown"], _) if before.iter().any(|w| w == "--all") => Some(Want::Nothing),
+        // A stopped teammate's worktree is removed by a `shutdown` of it.
+        (["shutdown"], _) if before.iter().any(|w| w == "--remove-worktree") => {
+            Some(Want::MoreTeammates(given))
+        }
+        // Each name once (QA: `kill bob <Tab>` offered bob again); only those running where
+        // that is all the command acts on.
+        (["wait"], _) => Some(Want::MoreTeammates(given)),
+        (["kill" | "shutdown" | "interrupt"], _) => Some(Want::Running(given)),
         (["resume"], _) => Some(Want::Resumable(given)),
         (["plan", "approve" | "reject"], 0) => Some(Want::Planners),
         (["task", "show" | "update"], 0) => Some(Want::Tasks),
@@ -274,8 +299,8 @@ pub const TEAM_VALUES: &[&str] = &[
 fn value_of(opt: &str, path: &[&str], arg: Option<&clap::Arg>) -> Option<Want> {
     match opt {
         "--team" => Some(Want::Teams),
-        "--as" | "--from" | "--to" => Some(Want::Members),
-        "--owner" => Some(Want::Teammates),
+        // `--owner`: the leader may own a task too (new-user QA 47).
+        "--as" | "--from" | "--to" | "--owner" => Some(Want::Members),
         // A teammate's own log: the leader runs no worker, so has none.
         "--worker" if matches!(path, ["log"]) => Some(Want::Teammates),
         "--blocked-by" => Some(Want::Tasks),
@@ -301,29 +326,82 @@ fn value_of(opt: &str, path: &[&str], arg: Option<&clap::Arg>) -> Option<Want> {
 }
 
 /// The local branches of the git repository `dir` (default: the current directory) is in,
-/// as `spawn --worktree` would take them; none outside a repository. git is run directly, no
+/// as `spawn --worktree` would take them (none checked out already); none outside a
+/// repository. git is run directly, no
 /// shell. Only names of plain characters are offered: git allows `$(...)`, `;` and quotes in
 /// a branch name, and bash puts a candidate on the command line as it is, where Enter would
-/// run it (attacker QA 47: a branch `feat$(touch${IFS}/tmp/P)` a teammate made).
+/// run it (attacker QA 47: a branch `feat$(touch${IFS}/tmp/P)` a teammate made). A git that
+/// has not answered in `GIT_WAIT` is killed and offers nothing (attacker QA 47: a repository
+/// config's `include.path` naming a FIFO hung Tab until Ctrl-C).
 fn branches(dir: Option<&str>) -> Vec<String> {
-    let out = std::process::Command::new("git")
+    use std::io::Read as _;
+    use std::process::Stdio;
+    const GIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+    let dir = dir.map_or_else(|| std::path::PathBuf::from("."), typed_path);
+    let Ok(mut child) = std::process::Command::new("git")
         .arg("-C")
-        .arg(dir.unwrap_or("."))
-        .args(["for-each-ref", "--format=%(refname:short)", "refs/heads"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "._-/@+,=%:".contains(c))
-            })
-            .map(String::from)
-            .collect(),
-        _ => Vec::new(),
+        .arg(dir)
+        // A branch checked out in a worktree is left out: git checks out a branch in one
+        // worktree only, so `spawn --worktree` refuses it (new-user QA 47).
+        .args([
+            "for-each-ref",
+            "--format=%(if)%(worktreepath)%(then)%(else)%(refname:short)%(end)",
+            "refs/heads",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return Vec::new();
+    };
+    // Read beside the wait, which the child holds on to: it is never reaped before a kill,
+    // so the kill cannot reach another process given its pid.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
+    let Ok(out) = rx.recv_timeout(GIT_WAIT) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Vec::new();
+    };
+    if !child.wait().is_ok_and(|s| s.success()) {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-/@+,=%:".contains(c))
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// A directory as it was typed on the command line, before the shell expands it: one layer
+/// of quotes taken off, and a leading `~` (alone or before `/`) read as `$HOME`, as the shell
+/// will when the command runs (new-user QA 47: `--cwd ~/repo` offered no branch).
+fn typed_path(word: &str) -> std::path::PathBuf {
+    let word = ['\'', '"']
+        .iter()
+        .find_map(|q| {
+            let inner = word.strip_prefix(*q)?;
+            Some(inner.strip_suffix(*q).unwrap_or(inner))
+        })
+        .unwrap_or(word);
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (word.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            let mut path = std::path::PathBuf::from(home);
+            path.push(rest.trim_start_matches('/'));
+            path
+        }
+        _ => std::path::PathBuf::from(word),
     }
 }
 
@@ -408,23 +486,30 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
     };
     let teammates_only = matches!(
         want,
-        Want::Teammates | Want::Planners | Want::MoreTeammates(_) | Want::Resumable(_)
+        Want::Teammates
+            | Want::Planners
+            | Want::MoreTeammates(_)
+            | Want::Resumable(_)
+            | Want::Running(_)
+            | Want::InPanes
     );
-    // Those `resume` would start: not running, as it judges (one look at every pane).
+    // Running or not, as `resume` judges it (one look at every pane).
     let seen = match want {
-        Want::Resumable(_) => Some(crate::backend::Snapshot::of(
+        Want::Resumable(_) | Want::Running(_) => Some(crate::backend::Snapshot::of(
             config.members.iter().filter(|m| !m.name.is_leader()),
         )),
         _ => None,
     };
-    let resumable = |m: &crate::domain::Member| {
+    let runs = |m: &crate::domain::Member| {
         let Some(seen) = &seen else { return true };
         let live = store.live(&m.name).ok().flatten();
         let status = crate::leader::effective_status_with(&*store, m, live.as_ref(), seen);
-        !status.is_running() || crate::leader::cut_short(m, status)
+        status.is_running() && !crate::leader::cut_short(m, status)
     };
     let named = match &want {
-        Want::MoreTeammates(given) | Want::Resumable(given) => given.as_slice(),
+        Want::MoreTeammates(given) | Want::Resumable(given) | Want::Running(given) => {
+            given.as_slice()
+        }
         _ => &[],
     };
     let mut names: Vec<String> = config
@@ -432,7 +517,12 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
         .iter()
         .filter(|m| !teammates_only || !m.name.is_leader())
         .filter(|m| !named.iter().any(|n| n == m.name.as_str()))
-        .filter(|m| resumable(m))
+        .filter(|m| match want {
+            Want::Resumable(_) => !runs(m),
+            Want::Running(_) => runs(m),
+            Want::InPanes => m.backend_type == Some(crate::domain::BackendType::Tmux),
+            _ => true,
+        })
         .filter(|m| {
             want != Want::Planners
                 || store
@@ -465,6 +555,19 @@ mod tests {
 
     fn shells() -> Vec<String> {
         given(&["bash", "elvish", "fish", "powershell", "zsh"])
+    }
+
+    #[test]
+    fn a_typed_directory_is_read_as_the_shell_will_read_it() {
+        use std::path::PathBuf;
+        assert_eq!(typed_path("'my repo'"), PathBuf::from("my repo"));
+        assert_eq!(typed_path("\"/x y"), PathBuf::from("/x y"));
+        assert_eq!(typed_path("~other/x"), PathBuf::from("~other/x"));
+        assert_eq!(typed_path("a/~"), PathBuf::from("a/~"));
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            assert_eq!(typed_path("~/r"), PathBuf::from(&home).join("r"));
+            assert_eq!(typed_path("'~'"), PathBuf::from(&home));
+        }
     }
 
     #[test]
@@ -534,28 +637,25 @@ mod tests {
         assert_eq!(want("task "), None);
         assert_eq!(want("task "), None);
         assert_eq!(want("nosuch "), None);
-        assert_eq!(want("kill "), Some(Want::MoreTeammates(vec![])));
+        assert_eq!(want("kill "), Some(Want::Running(vec![])));
+        assert_eq!(want("shutdown --reason why "), Some(Want::Running(vec![])));
         assert_eq!(
-            want("shutdown --reason why "),
+            want("shutdown --remove-worktree "),
             Some(Want::MoreTeammates(vec![]))
         );
-        assert_eq!(want("shutdown --all "), Some(Want::MoreTeammates(vec![])));
+        assert_eq!(want("shutdown --all "), Some(Want::Nothing));
+        assert_eq!(want("wait --all "), Some(Want::Nothing));
+        assert_eq!(want("attach "), Some(Want::InPanes));
         assert_eq!(
             want("wait a b "),
             Some(Want::MoreTeammates(given(&["a", "b"])))
         );
-        assert_eq!(
-            want("kill a b "),
-            Some(Want::MoreTeammates(given(&["a", "b"])))
-        );
+        assert_eq!(want("kill a b "), Some(Want::Running(given(&["a", "b"]))));
         assert_eq!(
             want("shutdown a --reason why "),
-            Some(Want::MoreTeammates(given(&["a"])))
+            Some(Want::Running(given(&["a"])))
         );
-        assert_eq!(
-            want("interrupt a "),
-            Some(Want::MoreTeammates(given(&["a"])))
-        );
+        assert_eq!(want("interrupt a "), Some(Want::Running(given(&["a"]))));
         assert_eq!(want("resume a "), Some(Want::Resumable(given(&["a"]))));
         assert_eq!(want("plan approve "), Some(Want::Planners));
         assert_eq!(want("plan "), None);
@@ -563,7 +663,7 @@ mod tests {
         assert_eq!(want("task claim "), Some(Want::Claimable));
         assert_eq!(want("task show "), Some(Want::Tasks));
         assert_eq!(want("task add x --blocked-by "), Some(Want::Tasks));
-        assert_eq!(want("task update 1 --owner "), Some(Want::Teammates));
+        assert_eq!(want("task update 1 --owner "), Some(Want::Members));
         assert_eq!(want("log --from "), Some(Want::Members));
         assert_eq!(want("log --type "), Some(Want::Kinds));
         assert_eq!(want("log --worker "), Some(Want::Teammates));

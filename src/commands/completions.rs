@@ -123,6 +123,8 @@ _teamctl() {
     fi
     if [[ $code == 3 || $code == 4 ]]; then
         compopt -o filenames +o default +o bashdefault 2>/dev/null
+        # Sorted, as bash lists files (the generated `complete` asks `-o nosort`).
+        compopt +o nosort 2>/dev/null
         if [[ $code == 3 ]]; then
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
         else

@@ -1669,9 +1669,10 @@ fn completion_offers_what_the_command_would_take() {
             .map(String::from)
             .collect()
     };
+    // Not `main`, checked out in the repository: git refuses it a second worktree.
     assert_eq!(
         in_repo(&["spawn", "x", "--worktree", ""]),
-        ["feature/x", "fix", "main"]
+        ["feature/x", "fix"]
     );
     assert_eq!(
         in_repo(&["spawn", "x", "--worktree=f"]),
@@ -1680,10 +1681,105 @@ fn completion_offers_what_the_command_would_take() {
     // `--cwd` on the line names the repository.
     let cwd = repo.to_str().unwrap();
     assert_eq!(
-        complete(&env, &["spawn", "x", "--cwd", cwd, "--worktree", "m"]),
-        ["main"]
+        complete(&env, &["spawn", "x", "--cwd", cwd, "--worktree", "fe"]),
+        ["feature/x"]
     );
+    // As typed, before the shell expands it (new-user QA 47): `~` and quotes.
+    let home_words = ["spawn", "x", "--cwd", "~/repo", "--worktree", "fe"];
+    let mut all = vec!["__complete", "--"];
+    all.extend_from_slice(&home_words);
+    let out = env.cmd(&all).env("HOME", env.work.path()).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "#teamctl-complete 1\nfeature/x\n"
+    );
+    let quoted = format!("'{cwd}'");
+    assert_eq!(
+        complete(&env, &["spawn", "x", "--cwd", &quoted, "--worktree", "fe"]),
+        ["feature/x"]
+    );
+    // A git that does not answer is given up on (attacker QA 47: a config `include.path`
+    // naming a FIFO hung Tab until Ctrl-C): nothing offered, and the answer comes.
+    let fifo = env.work.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    git(&["config", "include.path", fifo.to_str().unwrap()]);
+    let mut all = vec!["__complete", "--"];
+    all.extend_from_slice(&["spawn", "x", "--cwd", cwd, "--worktree", "fe"]);
+    let mut child = env
+        .cmd(&all)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ended = None;
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until("the completion to answer", Duration::from_mins(1), || {
+            ended = child.try_wait().unwrap();
+            ended.is_some()
+        });
+    }));
+    if waited.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("completion hung on a git reading a FIFO");
+    }
+    assert!(ended.unwrap().success());
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut said).unwrap();
+    assert_eq!(said, "#teamctl-complete 1\n");
     env.ok(&["kill", "bob"]);
+}
+
+/// A name is offered where the command acts on it (new-user QA 47): `attach` a teammate in a
+/// pane, `kill`/`interrupt`/`shutdown` one running (a stopped one too for a `shutdown
+/// --remove-worktree`), no name beside `--all`; `--owner` the leader too; `--blocked-by` the
+/// next id of a list.
+#[test]
+fn completion_offers_a_name_where_the_command_acts_on_it() {
+    let env = TestEnv::with_tmux();
+    env.ok(&["create", "alpha"]);
+    env.ok(&["spawn", "pan", "--exec", "cat"]);
+    env.ok(&["spawn", "pro", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["spawn", "off", "--backend", "process", "--exec", "cat"]);
+    env.ok(&["kill", "off"]);
+    let c = |words: &[&str]| complete(&env, words);
+    assert_eq!(c(&["attach", ""]), ["pan"]);
+    for cmd in ["kill", "interrupt", "shutdown"] {
+        assert_eq!(c(&[cmd, ""]), ["pan", "pro"], "{cmd}");
+    }
+    assert_eq!(c(&["kill", "pro", ""]), ["pan"]);
+    assert_eq!(
+        c(&["shutdown", "--remove-worktree", "pan", ""]),
+        ["pro", "off"]
+    );
+    assert_eq!(c(&["resume", ""]), ["off"]);
+    assert_eq!(c(&["wait", ""]), ["pan", "pro", "off"]);
+    assert!(c(&["shutdown", "--all", ""]).is_empty());
+    assert!(c(&["wait", "--all", ""]).is_empty());
+    assert_eq!(
+        c(&["task", "add", "x", "--owner", ""]),
+        ["team-lead", "pan", "pro", "off"]
+    );
+    for t in ["one", "two", "three"] {
+        env.ok(&["task", "add", t]);
+    }
+    assert_eq!(
+        c(&["task", "add", "x", "--blocked-by", "1,"]),
+        ["1,2", "1,3"]
+    );
+    assert_eq!(
+        c(&["task", "update", "3", "--blocked-by", "2,1,"]),
+        ["2,1,3"]
+    );
+    assert_eq!(
+        c(&["task", "add", "x", "--blocked-by=3,"]),
+        ["--blocked-by=3,1", "--blocked-by=3,2"]
+    );
+    // bash's words for `--blocked-by=1,`.
+    assert_eq!(
+        c(&["task", "add", "x", "--blocked-by", "=", "1,"]),
+        ["1,2", "1,3"]
+    );
+    env.ok(&["shutdown", "--all", "--force"]);
 }
 
 /// Issue 11.21: teammate names, task ids, team names and option values complete from the
