@@ -946,10 +946,13 @@ struct Holder {
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "held by pid {}", self.pid)?;
+        // Quoted as a string, its own quotes escaped: a command line is the holder's to
+        // choose, and in backquotes it could close them and say teamctl's words (attacker QA
+        // 48: "..., which is stopped: `kill -CONT 1` ..." of one that was not).
         if !self.command.is_empty() {
             write!(
                 f,
-                ", `{}`",
+                ", {:?}",
                 crate::output::printable_line(&self.command, 80)
             )?;
         }
@@ -973,20 +976,57 @@ fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
     let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
     let locks = fs::read_to_string("/proc/locks").ok()?;
     let me = std::process::id();
-    let pid = locks.lines().find_map(|line| {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`; a waiter's line has `->`.
+    // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`, the device numbers in hex; a
+    // waiter's line has `->` after `N:`. The pid of a line on this file, and whether it waits.
+    let on_this = |line: &str| -> Option<(u32, bool)> {
+        let mut words: Vec<&str> = line.split_whitespace().collect();
+        let waits = words.get(1) == Some(&"->");
+        if waits {
+            words.remove(1);
+        }
         if words.get(1) != Some(&"FLOCK") {
             return None;
         }
         let pid: u32 = words.get(4)?.parse().ok()?;
-        // `MAJ:MIN:INODE`, the device numbers in hex.
         let mut at = words.get(5)?.split(':');
         let maj = u64::from_str_radix(at.next()?, 16).ok()?;
         let min = u64::from_str_radix(at.next()?, 16).ok()?;
         let ino: u64 = at.next()?.parse().ok()?;
-        (ino == inode && maj == major && min == minor && pid != me).then_some(pid)
-    })?;
+        (ino == inode && maj == major && min == minor).then_some((pid, waits))
+    };
+    let pid = locks
+        .lines()
+        .filter_map(on_this)
+        .find_map(|(pid, waits)| (!waits && pid != me).then_some(pid))?;
+    // `/proc/locks` names the process that took the lock; the lock is the open file's, which
+    // that process may have handed on (a child forked with it) and closed, or it may have
+    // ended, its pid free for another (attacker QA 48: a stopped decoy was named, the child
+    // that held it never). Named only when it has the file open now; else the one process
+    // that has it open and does not wait for it, if there is exactly one.
+    let has_open = |pid: u32| {
+        fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| fs::metadata(fd.path()).is_ok_and(|m| m.ino() == inode && m.dev() == dev))
+        })
+    };
+    let pid = if has_open(pid) {
+        pid
+    } else {
+        let waiting: Vec<u32> = locks
+            .lines()
+            .filter_map(on_this)
+            .filter_map(|(pid, waits)| waits.then_some(pid))
+            .collect();
+        let mut open = fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&p| p != me && !waiting.contains(&p) && has_open(p));
+        match (open.next(), open.next()) {
+            (Some(only), None) => only,
+            _ => return None,
+        }
+    };
     let command = fs::read(format!("/proc/{pid}/cmdline"))
         .map(|raw| {
             String::from_utf8_lossy(&raw)
@@ -1019,11 +1059,10 @@ fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
 pub enum LockLook {
     /// Nobody holds it (or there is no lock file).
     Free,
-    /// Held by a teamctl command that runs, which lets it go when done (or by a holder that
-    /// cannot be found).
+    /// Held by a teamctl command that runs, which lets it go when done.
     Held,
-    /// Held by a process that nothing says will let it go, a stopped one or one that is not
-    /// teamctl: who, in words.
+    /// Held by a process that nothing says will let it go, a stopped one, one that is not
+    /// teamctl, or one that cannot be told: who, in words.
     Stuck(String),
 }
 
@@ -1039,7 +1078,13 @@ pub fn lock_look(path: &Path) -> LockLook {
     }
     match file.metadata().ok().and_then(|m| lock_holder(&m)) {
         Some(holder) if holder.stopped || !holder.ours => LockLook::Stuck(holder.to_string()),
-        _ => LockLook::Held,
+        Some(_) => LockLook::Held,
+        // Let go meanwhile, or held by a process that cannot be told (`lock_holder`): nothing
+        // says that one lets it go.
+        None => match file.try_lock() {
+            Ok(()) => LockLook::Free,
+            Err(_) => LockLook::Stuck("held by a process teamctl cannot name".to_string()),
+        },
     }
 }
 

@@ -1291,7 +1291,7 @@ fn a_command_waiting_long_for_a_lock_says_who_holds_it_and_goes_on() {
     );
     assert!(
         said().contains(&format!(
-            "config.lock (held by pid {}, `",
+            "config.lock (held by pid {}, \"",
             std::process::id()
         )),
         "{}",

@@ -1879,6 +1879,45 @@ fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
         "{err}"
     );
     assert!(!status_err().contains("protocol lock"));
+    // Taken by a process that has ended since, its lock held by the child it handed the file
+    // to, whose command line is made to read as teamctl's words (attacker QA 48: the ended
+    // one was named, and backquotes in a command line closed teamctl's).
+    t.ok(&["spawn", "dave", "--backend", "process", "--exec", "cat"]);
+    wait_until("dave idle", LONG, || t.member_status("dave") == "idle");
+    let forged = "x`, which is stopped: `kill -CONT 1` lets it go on";
+    let mut taker = Command::new("flock")
+        .arg(&path)
+        .args(["bash", "-c", &format!("exec -a '{forged}' sleep 600")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let taker_pid = nix::unistd::Pid::from_raw(taker.id() as i32);
+    let _group = KillGroup(taker_pid);
+    let child_runs = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.starts_with(forged.as_bytes()))
+        })
+    };
+    wait_until("flock's child to run", LONG, child_runs);
+    nix::sys::signal::kill(taker_pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = taker.wait();
+    t.ok(&["shutdown", "--no-wait", "dave"]);
+    wait_until("dave's answer in the leader's inbox", LONG, || {
+        t.inbox("race-ph", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "shutdown_response" && m["from"] == "dave")
+    });
+    let err = status_err();
+    nix::sys::signal::killpg(taker_pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    assert!(
+        err.contains("answers to shutdown requests wait")
+            && !err.contains(&format!("held by pid {taker_pid}"))
+            && err.contains(&format!(", \"{forged} 600\""))
+            && !err.contains("which is stopped: `kill -CONT 1` lets it go on, or end it"),
+        "{err}"
+    );
 }
 
 /// Ctrl-C to a `shutdown` waiting for a start under way ends it there, and nobody is asked
