@@ -41,14 +41,21 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
     let checked = check(args)?;
     check_home(ctx, args.agent.as_deref())?;
     let store = ctx.store()?;
-    other_branch_refused(&*store, args, &checked.name)?;
+    let replace = other_branch_refused(&*store, args, &checked.name)?;
     let (
         Started {
             member: started,
             tree,
         },
         starting,
-    ) = start_held(ctx, &*store, args, checked, ctx.member_color.as_deref())?;
+    ) = start_held(
+        ctx,
+        &*store,
+        args,
+        checked,
+        ctx.member_color.as_deref(),
+        replace.as_deref(),
+    )?;
     // Said once its worker has written its first live state; one that exited at once is
     // an error with its reason (the member stays recorded, dead: `resume` once fixed).
     let seen = leader::started_one(&*store, &started);
@@ -79,23 +86,36 @@ pub fn run(ctx: &Ctx, args: &SpawnArgs) -> Result<()> {
 /// `spawn --worktree BRANCH` for a teammate that works in a worktree on another branch: it
 /// keeps its worktree when spawned anew, so the branch asked for would not be had; refused,
 /// nothing changed (new-user QA 46: `--worktree` was passed over without a word). `up`, whose
-/// file is the truth, replaces it instead (`start_unless_running`'s `replace`).
-fn other_branch_refused(store: &dyn Store, args: &SpawnArgs, name: &Name) -> Result<()> {
+/// file is the truth, replaces it instead (`start_unless_running`'s `replace`). A worktree
+/// gone already (`shutdown --remove-worktree`) holds nothing to keep: the new branch is had,
+/// `Some` the command to give again should the tree be back and hold work by then (new-user
+/// QA 48: the refusal named the removed tree, and no spawn could move the teammate).
+fn other_branch_refused(
+    store: &dyn Store,
+    args: &SpawnArgs,
+    name: &Name,
+) -> Result<Option<String>> {
     let Some(given) = args.worktree.as_deref().filter(|g| !g.is_empty()) else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(old) = store.roster()?.member(name.as_str())? else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(path) = &old.worktree else {
-        return Ok(());
+        return Ok(None);
     };
     if old.worktree_branch.as_deref() == Some(given) {
-        return Ok(());
+        return Ok(None);
+    }
+    if std::path::Path::new(path).symlink_metadata().is_err() {
+        return Ok(Some(format!(
+            "teamctl spawn {name} --worktree {}",
+            crate::output::shell_quote(given)
+        )));
     }
     let printable = |s: &str| crate::output::printable_line(s, 4096);
     Err(Error::bad(format!(
-        "{name} works in its worktree {}{}, and keeps it when spawned anew: nothing was changed; spawn it without --worktree to go on there, or spawn another teammate with `--worktree {}`",
+        "{name} works in its worktree {}{}, and keeps it when spawned anew: nothing was changed; spawn it without --worktree to go on there, `teamctl shutdown {name} --remove-worktree` first to have it work on the new branch, or spawn another teammate with `--worktree {}`",
         printable(path),
         old.worktree_branch
             .as_deref()
@@ -229,7 +249,7 @@ pub struct Started {
 /// `replace`: a worktree of the member's on another branch than `args.worktree` names is
 /// replaced by one on that branch when it holds no uncommitted work (`worktree::replace`;
 /// `up`, whose file names the branch), the command that tries again given for when it does;
-/// `None` (`spawn`): kept.
+/// `None` (`spawn`, but for a worktree gone already: `other_branch_refused`): kept.
 pub fn start_unless_running(
     ctx: &Ctx,
     store: &dyn Store,
@@ -251,9 +271,10 @@ pub fn start_held(
     args: &SpawnArgs,
     checked: Checked,
     color: Option<&str>,
+    replace: Option<&str>,
 ) -> Result<(Started, crate::store::Held)> {
     let name = checked.name.clone();
-    start_or_running(ctx, store, args, checked, color, None)?.map_err(|status| {
+    start_or_running(ctx, store, args, checked, color, replace)?.map_err(|status| {
         let team = store.team();
         Error::bad(format!(
             "{name} is already running in team {team} ({status}); send it work, or `teamctl kill {name}` first to spawn it anew"

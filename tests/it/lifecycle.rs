@@ -1429,6 +1429,7 @@ fn spawn_anew_with_worktree_gives_one_or_refuses_another_branch() {
             && err.contains("(made on branch teamctl/amy@lc-anew)")
             && err.contains("nothing was changed")
             && err.contains("spawn it without --worktree")
+            && err.contains("`teamctl shutdown amy --remove-worktree` first")
             && err.contains("`--worktree 'other'`"),
         "{err}"
     );
@@ -1440,6 +1441,22 @@ fn spawn_anew_with_worktree_gives_one_or_refuses_another_branch() {
     assert_eq!(env.member_status("amy"), "stopped");
     let out = run(&["--worktree", "teamctl/amy@lc-anew"]);
     assert!(out.contains("amy reuses its worktree"), "{out}");
+    // Its worktree removed, the new branch is had (new-user QA 48: still refused, naming the
+    // removed tree).
+    env.ok(&["kill", "amy"]);
+    env.ok(&["shutdown", "amy", "--remove-worktree"]);
+    assert!(!tree.exists());
+    let out = run(&["--worktree", "other"]);
+    assert!(
+        out.contains(&format!(
+            "made worktree {} for amy, on a new branch other",
+            tree.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(git(&tree, &["rev-parse", "--abbrev-ref", "HEAD"]), "other");
+    assert_eq!(env.recorded("lc-anew", "amy")["worktreeBranch"], "other");
+    env.ok(&["kill", "amy"]);
 }
 
 /// `spawn --worktree` and `up` say the worktree and branch they made, or that they reused one
