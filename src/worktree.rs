@@ -41,11 +41,20 @@ fn git(dir: &Path) -> Command {
     c
 }
 
-/// git in `dir` as the user's repository has it run (for `worktree add`).
+/// git in `dir` as the user's repository has it run (for `worktree add`), but for hooks and
+/// the fsmonitor: a teammate can write them into the repository's shared config, and
+/// `worktree add` ran its `post-checkout` hook, and the `reset` it runs its fsmonitor, as the
+/// leader (attacker QA 48, from `resume` of a teammate whose worktree was removed).
 fn fetching(dir: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C").arg(dir);
     c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
+    c.args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+    ]);
     c
 }
 
@@ -58,11 +67,105 @@ fn valid_branch(repo: &Path, branch: &str) -> bool {
     !branch.starts_with('-') && run(c, "check the branch name").is_ok()
 }
 
-fn run(mut cmd: Command, what: &str) -> Result<String> {
-    let out = cmd
-        .output()
-        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
-    answer(&out, what)
+/// How long a git run may take before it is killed and taken as failed ("cannot check"
+/// where it looked): a FIFO a teammate names in the repository's config (`include.path`) or
+/// puts at its worktree's index hung `doctor`, `delete`, `shutdown --remove-worktree`, and
+/// `delete --force` past SIGTERM (attacker QA 48). A removal of a large tree gets longer, a
+/// checkout of one (`worktree add`) longer still.
+const LOOK_WAIT: std::time::Duration = std::time::Duration::from_mins(1);
+const REMOVE_WAIT: std::time::Duration = std::time::Duration::from_mins(3);
+const ADD_WAIT: std::time::Duration = std::time::Duration::from_mins(10);
+
+fn run(cmd: Command, what: &str) -> Result<String> {
+    run_within(cmd, None, what, LOOK_WAIT)
+}
+
+/// `run` with `input` written to git's standard input.
+fn run_fed(cmd: Command, input: &str, what: &str) -> Result<String> {
+    run_within(cmd, Some(input), what, LOOK_WAIT)
+}
+
+/// Run git, `input` (if any) written to it, for at most `limit`; a caught signal (where the
+/// command catches them: `signals::catch`) ends the wait too. git is killed then, and when
+/// teamctl ends (by a signal it does not catch) it goes too (`PR_SET_PDEATHSIG`).
+fn run_within(
+    mut cmd: Command,
+    input: Option<&str>,
+    what: &str,
+    limit: std::time::Duration,
+) -> Result<String> {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    let cannot = |e| Error::io_while(format!("cannot run git to {what}"), e);
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    // SAFETY: runs between `fork` and `exec`; prctl is async-signal-safe. The thread that
+    // forks waits for git below, so git is not ended by that thread's end.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().map_err(cannot)?;
+    // Written and read on threads of their own, so that neither blocks the other, nor the
+    // wait: a git that hangs leaves them to end with it.
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let input = input.to_owned();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+    }
+    let (mut stdout, mut stderr) = (
+        child.stdout.take().expect("stdout is piped"),
+        child.stderr.take().expect("stderr is piped"),
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let read = tx.clone();
+    std::thread::spawn(move || {
+        let errors = std::thread::spawn(move || {
+            let mut e = Vec::new();
+            let _ = stderr.read_to_end(&mut e);
+            e
+        });
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        let _ = read.send(Some((out, errors.join().unwrap_or_default())));
+    });
+    let bell: crate::signals::Bell = std::sync::Arc::new(move || {
+        let _ = tx.send(None);
+    });
+    let _ringing = crate::signals::ring_on(&bell);
+    let why = match rx.recv_timeout(limit) {
+        Ok(Some((stdout, stderr))) => {
+            let status = child.wait().map_err(cannot)?;
+            return answer(
+                &std::process::Output {
+                    status,
+                    stdout,
+                    stderr,
+                },
+                what,
+            );
+        }
+        Ok(None) => crate::signals::caught().map_or_else(
+            || Error::failed(format!("git could not {what}: interrupted")),
+            |signal| crate::signals::interrupted(signal, format!("git was running to {what}")),
+        ),
+        Err(_) => Error::failed(format!(
+            "git could not {what}: no answer in {} s (a FIFO in its config or at its index?)",
+            limit.as_secs()
+        )),
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(why)
 }
 
 /// What git answered: its output, trimmed, or why it failed.
@@ -78,30 +181,6 @@ fn answer(out: &std::process::Output, what: &str) -> Result<String> {
             crate::output::printable_line(String::from_utf8_lossy(&out.stderr).trim(), 4096)
         )))
     }
-}
-
-/// `run` with `input` written to git's standard input.
-fn run_fed(mut cmd: Command, input: &str, what: &str) -> Result<String> {
-    use std::io::Write as _;
-    use std::process::Stdio;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_owned();
-    // Written beside the read of its output: a git that answers before reading it all never
-    // blocks the write, nor the write git's answer.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::io_while(format!("cannot run git to {what}"), e))?;
-    let _ = writer.join();
-    answer(&out, what)
 }
 
 /// The top level of the git repository that contains `dir`, if any.
@@ -404,7 +483,13 @@ pub fn add(repo: &Path, path: &Path, branch: &str) -> Result<bool> {
     } else {
         c.arg("-b").arg(branch).arg("--").arg(path);
     }
-    run(c, &format!("add a worktree at {}", path.display())).map(|_| !exists)
+    run_within(
+        c,
+        None,
+        &format!("add a worktree at {}", path.display()),
+        ADD_WAIT,
+    )
+    .map(|_| !exists)
 }
 
 /// How a teammate just started came by its worktree: what `spawn` and `up` say of it
@@ -505,7 +590,13 @@ impl Got {
 pub fn remove(repo: &Path, path: &Path) -> Result<()> {
     let mut c = git(repo);
     c.args(["worktree", "remove", "--force"]).arg(path);
-    run(c, &format!("remove the worktree {}", path.display())).map(|_| ())
+    run_within(
+        c,
+        None,
+        &format!("remove the worktree {}", path.display()),
+        REMOVE_WAIT,
+    )
+    .map(|_| ())
 }
 
 /// Have `repo` forget its worktree at `path`, a directory removed (by hand, or by a removal
@@ -646,6 +737,9 @@ pub fn unsaved(path: &Path) -> Option<String> {
     {
         return cannot("it holds submodules".to_string());
     }
+    if let Some(what) = in_progress(path) {
+        return Some(what);
+    }
     match run(look(path), "check the worktree") {
         Ok(s) if s.is_empty() => hidden_changes(path, &index)
             .or_else(|| on_no_branch(path))
@@ -654,6 +748,56 @@ pub fn unsaved(path: &Path) -> Option<String> {
         Ok(_) => Some("uncommitted changes".to_string()),
         Err(e) => cannot(e.to_string()),
     }
+}
+
+/// A rebase, merge, cherry-pick or revert under way in the worktree at `path`, in words that
+/// follow "it has": what it set aside (`--autostash`'s stash, the commits still to apply) is
+/// held by the worktree's own git directory alone, and a clean-looking tree went with it
+/// (attacker QA 48). Found by the files git keeps for it there; a git that fails says nothing
+/// more (the looks after it say it).
+fn in_progress(path: &Path) -> Option<String> {
+    let mut c = guarded(path);
+    c.args(["rev-parse", "--absolute-git-dir"]);
+    let dir = PathBuf::from(run(c, "find the worktree's git directory").ok()?);
+    let (what, ends) = [
+        (
+            "rebase-merge",
+            "a rebase",
+            "git rebase --continue` or `--abort",
+        ),
+        (
+            "rebase-apply",
+            "a rebase or `git am`",
+            "git rebase --abort` or `git am --abort",
+        ),
+        ("MERGE_HEAD", "a merge", "git merge --continue` or `--abort"),
+        (
+            "MERGE_AUTOSTASH",
+            "a merge",
+            "git merge --continue` or `--abort",
+        ),
+        (
+            "CHERRY_PICK_HEAD",
+            "a cherry-pick",
+            "git cherry-pick --continue` or `--abort",
+        ),
+        (
+            "REVERT_HEAD",
+            "a revert",
+            "git revert --continue` or `--abort",
+        ),
+        (
+            "sequencer",
+            "a cherry-pick or revert",
+            "git cherry-pick --abort` or `git revert --abort",
+        ),
+    ]
+    .into_iter()
+    .find(|(file, ..)| dir.join(file).symlink_metadata().is_ok())
+    .map(|(_, what, ends)| (what, ends))?;
+    Some(format!(
+        "{what} in progress (what it set aside goes with the tree; `{ends}` in it ends it)"
+    ))
 }
 
 /// Tracked files in the worktree at `path` whose changes `git status` is told not to show
@@ -718,11 +862,12 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
 /// Commits of the worktree at `path` that only the worktree holds, in words that follow "it
 /// has": lost with the tree, which removes its HEAD, its HEAD's log and its own refs
 /// (`refs/worktree/*`, `refs/bisect/*`, `refs/rewritten/*`). So: commits reachable from any of
-/// those (a detached HEAD committed on, a rebase stopped half-way; attacker QA 44), or from an
-/// entry of HEAD's log (committed on detached, then a branch checked out; attacker QA 47), that
-/// no branch, tag or remote-tracking branch holds, nor an entry of a branch's own log, which
-/// stays (a commit reset away on the tree's branch is still in that branch's log). A git that
-/// fails counts as commits it cannot check.
+/// those (a detached HEAD committed on, a rebase stopped half-way; attacker QA 44), from an
+/// entry of HEAD's log (committed on detached, then a branch checked out; attacker QA 47) or
+/// from ORIG_HEAD, that no other ref holds (a branch, a tag, the stash, any other under
+/// `refs/`), nor an entry of another ref's log, which stays (a commit reset away on the
+/// tree's branch is still in that branch's log). A git that fails counts as commits it cannot
+/// check.
 fn on_no_branch(path: &Path) -> Option<String> {
     let cannot = |e: Error| {
         Some(format!(
@@ -735,16 +880,29 @@ fn on_no_branch(path: &Path) -> Option<String> {
         c.args(["rev-list", "--walk-reflogs"]).args(refs);
         run(c, "read the reflogs")
     };
-    let (head_log, branch_logs) = match (logged(&["HEAD"]), logged(&["--branches", "--remotes"])) {
+    // Every ref the tree's removal leaves: all but the tree's own (attacker QA 48: a commit
+    // kept by `refs/keep/*` or the stash counted as lost).
+    let shared = [
+        "--exclude=refs/worktree/*",
+        "--exclude=refs/bisect/*",
+        "--exclude=refs/rewritten/*",
+        "--glob=refs/*",
+    ];
+    let (head_log, shared_logs) = match (logged(&["HEAD"]), logged(&shared)) {
         (Ok(h), Ok(b)) => (h, b),
         (Err(e), _) | (_, Err(e)) => return cannot(e),
     };
+    // ORIG_HEAD is the tree's too: with reflogs off, the only hold on a commit reset away
+    // (attacker QA 48).
+    let mut orig = guarded(path);
+    orig.args(["rev-parse", "--verify", "--quiet", "ORIG_HEAD^{commit}"]);
+    let orig_head = run(orig, "read ORIG_HEAD").unwrap_or_default();
     let mut fed = String::new();
-    for hash in head_log.lines() {
+    for hash in head_log.lines().chain(orig_head.lines()) {
         fed.push_str(hash);
         fed.push('\n');
     }
-    for hash in branch_logs.lines() {
+    for hash in shared_logs.lines() {
         fed.push('^');
         fed.push_str(hash);
         fed.push('\n');
@@ -758,10 +916,8 @@ fn on_no_branch(path: &Path) -> Option<String> {
         "--glob=refs/rewritten",
         "--stdin",
         "--not",
-        "--branches",
-        "--tags",
-        "--remotes",
-    ]);
+    ])
+    .args(shared);
     // A git that fails here cannot tell (attacker QA 44: a HEAD on a commit whose parent is
     // missing made it fail, and the tree went as if it held no commit of its own).
     let commits = match run_fed(c, &fed, "list the commits on no branch") {
@@ -772,8 +928,19 @@ fn on_no_branch(path: &Path) -> Option<String> {
     let newest = each.next()?;
     let newest = newest.get(..12).unwrap_or(newest);
     let n = 1 + each.count();
+    // Run in the repository, which keeps the commits: a command that works after the tree
+    // is gone too (new-user QA 48: "in it" was said of a tree `--force` had discarded).
+    let repo = main_repo(path).map_or_else(
+        || "REPO".to_string(),
+        |r| {
+            crate::output::printable_line(
+                &crate::output::shell_word(&r.display().to_string()),
+                1024,
+            )
+        },
+    );
     Some(format!(
-        "{n} commit{} on no branch, the newest {newest}, held by the worktree alone (its HEAD, its HEAD's log or its own refs; `git branch NAME {newest}` in it keeps that one and those before it)",
+        "{n} commit{} on no branch, the newest {newest}, held by the worktree alone (its HEAD, HEAD's log, ORIG_HEAD or its own refs; `git -C {repo} branch NAME {newest}` keeps that one and those before it)",
         if n == 1 { "" } else { "s" }
     ))
 }

@@ -205,8 +205,8 @@ fn forget_here(
             .collect();
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "work that may be lost in {}; commit it (the branches are kept){}",
-                dirty.join(", "),
+                "{}{}",
+                lost_in(&dirty, ""),
                 if force.is_some() {
                     ", or use `teamctl delete --force` to remove them anyway"
                 } else {
@@ -256,8 +256,8 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         let dirty = unsaved_trees(store, &config);
         if !dirty.is_empty() {
             return Err(crate::Error::failed(format!(
-                "work that may be lost in {}; commit it (the branches are kept) or use `{forced}`",
-                dirty.join(", ")
+                "{} or use `{forced}`",
+                lost_in(&dirty, "")
             )));
         }
     }
@@ -353,9 +353,14 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         if !dirty.is_empty() {
             set_mark(store, false)?;
             return Err(crate::Error::failed(format!(
-                "work that may be lost in {} (left while its teammates finished); team {} is kept, its teammates stopped: commit it (the branches are kept), then `{again}`, or `{forced}`",
-                dirty.join(", "),
-                config.name
+                "{}, then `{again}`, or `{forced}`",
+                lost_in(
+                    &dirty,
+                    &format!(
+                        " (left while its teammates finished); team {} is kept, its teammates stopped",
+                        config.name
+                    )
+                ),
             )));
         }
     }
@@ -458,7 +463,7 @@ pub fn delete_team(ctx: &Ctx, store: &dyn Store, args: &DeleteArgs, forced: &str
         }
         if !theirs.is_empty() {
             crate::errln!(
-                "teamctl: kept {} {} in {place}, as given to `--worktree`",
+                "teamctl: kept {} {} in {place}, as given (`--worktree`, or `worktree` in a team file)",
                 if theirs.len() == 1 {
                     "the branch"
                 } else {
@@ -622,6 +627,22 @@ fn delete_damaged(ctx: &Ctx, store: &dyn Store, why: &crate::Error) -> Result<()
 /// (`worktree::unsaved`): the members' own (where teamctl makes them: git never runs in a path
 /// the file alone names) and any other tree under its `worktrees/` (attacker QA 42: one that
 /// belonged to no member was removed with its work, where `doctor` had said it keeps it).
+/// What a refusal says of the worktrees `dirty` (each `PATH (what it has)`), `after` their
+/// list: one to a line when there are more, then what to do, which fits every kind of work
+/// (new-user QA 48: "commit it" was said of ignored files and of commits on no branch).
+fn lost_in(dirty: &[String], after: &str) -> String {
+    let list = match dirty {
+        [one] => format!("work that may be lost in {one}{after}"),
+        many => format!(
+            "work that may be lost in {} worktrees{after}:\n  {}\n",
+            many.len(),
+            many.join("\n  ")
+        ),
+    };
+    let sep = if dirty.len() == 1 { "; " } else { "" };
+    format!("{list}{sep}save what is worth keeping there (the branches are kept)")
+}
+
 fn unsaved_trees(store: &dyn Store, config: &crate::domain::TeamConfig) -> Vec<String> {
     let local = store.local_dir();
     let mut trees: Vec<std::path::PathBuf> = config

@@ -1116,7 +1116,7 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     env.ok(&["create", "alpha"]);
     let repo = crate::lifecycle::repo(&env);
     let names = [
-        "wt", "case", "nest", "head", "logged", "kept", "raw", "eq", "lazy",
+        "wt", "case", "nest", "head", "logged", "kept", "orig", "rebase", "raw", "eq", "lazy",
     ];
     for n in names {
         spawn_in_worktree(&env, n, &repo);
@@ -1173,6 +1173,10 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
         err.contains(&format!(
             "1 commit on no branch, the newest {}",
             &commit[..12]
+        )) && err.contains(&format!(
+            "`git -C {} branch NAME {}` keeps",
+            repo.display(),
+            &commit[..12]
         )),
         "{err}"
     );
@@ -1181,6 +1185,51 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     let log = git(&tree("kept"), &["rev-parse", "--git-path", "logs/HEAD"]);
     std::fs::remove_file(tree("kept").join(log)).unwrap();
     assert!(said("kept").contains("1 commit on no branch"));
+    // A commit reset away, with reflogs off: held by ORIG_HEAD alone (attacker QA 48).
+    let no_log = |n: &str| {
+        for log in ["logs/HEAD", &format!("logs/refs/heads/teamctl/{n}@alpha")] {
+            let at = git(
+                &tree(n),
+                &["rev-parse", "--path-format=absolute", "--git-path", log],
+            );
+            let _ = std::fs::remove_file(at);
+        }
+    };
+    no_log("orig");
+    let unlogged = ["-c", "core.logAllRefUpdates=false"];
+    git(
+        &tree("orig"),
+        &[
+            &unlogged[..],
+            &["commit", "-q", "--allow-empty", "-m", "gone"],
+        ]
+        .concat(),
+    );
+    git(
+        &tree("orig"),
+        &[&unlogged[..], &["reset", "-q", "--hard", "HEAD~1"]].concat(),
+    );
+    assert!(said("orig").contains("1 commit on no branch"));
+    // A rebase stopped half-way, the changes it set aside (`--autostash`) held by the tree's
+    // git directory alone, its status clean (attacker QA 48).
+    std::fs::write(tree("rebase").join("x"), "x\n").unwrap();
+    git(&tree("rebase"), &["add", "x"]);
+    git(&tree("rebase"), &["commit", "-q", "-m", "c1"]);
+    std::fs::write(tree("rebase").join("README"), "mine\n").unwrap();
+    git(
+        &tree("rebase"),
+        &[
+            "-c",
+            "sequence.editor=sed -i 1s/^pick/edit/",
+            "rebase",
+            "-q",
+            "-i",
+            "--autostash",
+            "HEAD~1",
+        ],
+    );
+    assert_eq!(git(&tree("rebase"), &["status", "--porcelain"]), "");
+    assert!(said("rebase").contains("a rebase in progress"));
     // An assume-unchanged file whose name is not UTF-8, changed.
     {
         use std::os::unix::ffi::OsStrExt as _;
@@ -1264,10 +1313,20 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     );
     let _ = env.run(&["doctor"]);
     assert!(said("lazy").contains("cannot check"));
-    let _ = env.run(&["delete"]);
+    let refused = env.run(&["delete"]);
     assert!(
         !pwned.exists(),
         "a lazy fetch ran the teammate's uploadpack"
+    );
+    // One worktree a line, then what to do, fit for each kind of work (new-user QA 48:
+    // "commit it" of commits already made, on one line with nested parentheses).
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains(&format!(
+            "work that may be lost in {} worktrees:\n  ",
+            names.len()
+        )) && err.contains("\nsave what is worth keeping there (the branches are kept)"),
+        "{err}"
     );
     for n in names {
         assert!(tree(n).is_dir(), "{n}'s worktree went with a plain delete");
@@ -1284,6 +1343,71 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     git(&tree("reset"), &["reset", "-q", "--hard", "HEAD~1"]);
     env.ok(&["shutdown", "reset", "--remove-worktree"]);
     assert!(!tree("reset").exists());
+    // A commit made detached and kept by a ref of the repository's (attacker QA 48: counted
+    // as held by the tree alone).
+    spawn_in_worktree(&env, "held", &repo);
+    env.ok(&["shutdown", "held"]);
+    git(&tree("held"), &["checkout", "-q", "--detach"]);
+    git(
+        &tree("held"),
+        &["commit", "-q", "--allow-empty", "-m", "kept"],
+    );
+    git(&tree("held"), &["update-ref", "refs/keep/mine", "HEAD"]);
+    git(&tree("held"), &["checkout", "-q", "teamctl/held@alpha"]);
+    env.ok(&["shutdown", "held", "--remove-worktree"]);
+    assert!(!tree("held").exists());
+    env.ok(&["delete", "--force"]);
+}
+
+/// A FIFO a teammate names in the repository's config (`include.path`) hangs no removal: the
+/// git that reads it is given up on, and the tree kept as one git cannot check (attacker QA
+/// 48: `shutdown --remove-worktree`, `doctor` and `delete` hung, `delete --force` past
+/// SIGTERM).
+#[test]
+fn a_fifo_in_the_repositorys_config_hangs_no_removal() {
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    spawn_in_worktree(&env, "amy", &repo);
+    env.ok(&["shutdown", "amy"]);
+    let fifo = env.work.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // Written as a file (a `git config` might read it), and put back the same way.
+    let config = repo.join(".git/config");
+    let before = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{before}[include]\n\tpath = {}\n", fifo.display()),
+    )
+    .unwrap();
+    let mut child = env
+        .cmd(&["shutdown", "amy", "--remove-worktree"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ended = None;
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until("the removal to end", Duration::from_mins(5), || {
+            ended = child.try_wait().unwrap();
+            ended.is_some()
+        });
+    }));
+    std::fs::write(&config, &before).unwrap();
+    if waited.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("shutdown --remove-worktree hung on a FIFO in the repository's config");
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot check") && err.contains("no answer in 60 s"),
+        "{err}"
+    );
+    let tree = env.team_dir("alpha").join("worktrees/amy");
+    assert!(tree.is_dir());
     env.ok(&["delete", "--force"]);
 }
 
