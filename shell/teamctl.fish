@@ -25,7 +25,7 @@ function __fish_teamctl_using_subcommand
 end
 
 complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_needs_command" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_needs_command" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_needs_command" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Machine-readable output on stdout'
@@ -55,7 +55,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "demo" -d 'Run a dem
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "lead" -d 'The leader console: live inbox, status line, @NAME messages'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s d -l description -d 'What the team is for' -r -f -a '(__teamctl_dynamic)'
@@ -64,7 +64,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l store -d 'Kee
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r -f -a '(__teamctl_dynamic)'
@@ -73,13 +73,13 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Kil
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l leave -d 'Leave a team kept on a NATS server: remove only this home\'s pointer and local directory; the team stays for the other hosts (refused while a member of this host runs)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand up" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l timeout -d 'Seconds (or a duration: 90s, 2m) to wait for shutdown responses' -r -f -a '(__teamctl_dynamic)'
@@ -87,7 +87,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l json -d 'Machin
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -l force -d 'Kill teammates instead of asking them to stop'
 complete -c teamctl -n "__fish_teamctl_using_subcommand down" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l exec -d 'The agent command, run through `sh -c` for each message (message on stdin)' -r -f -a '(__teamctl_dynamic)'
@@ -99,7 +99,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l prompt -d 'The
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l backend -d 'Where the worker runs: a tmux pane, or a detached process (auto: tmux when installed)' -r -f -a "auto\t''
 tmux\t''
 process\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The directory the agent command runs in (default: the current one)' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l cwd -d 'The directory the agent command runs in (default: the current one)' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l model -d 'The model: passed to an --agent CLI; recorded in the team file (and $TEAMCTL_MODEL)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l agent-type -d 'The kind of agent, recorded in the team file' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l plan -d 'The command that writes the plan (with --plan-mode-required)' -r -f -a '(__teamctl_dynamic)'
@@ -114,7 +114,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l auto-claim -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -l interactive -d 'Run the agent\'s own TUI or REPL in the pane (you can watch it and type to it); a companion pastes each message into it when it is idle'
 complete -c teamctl -n "__fish_teamctl_using_subcommand spawn" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'A 5 to 10 word preview (default: taken from the text)' -r -f -a '(__teamctl_dynamic)'
@@ -122,7 +122,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l structured -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait for the reply' -r -f -a '(__teamctl_dynamic)'
@@ -130,7 +130,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Machine
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the reply\'s bytes unchanged, control characters and escape sequences included (by default they are shown escaped, so a reply cannot drive the terminal)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only unread messages of this type (idle_notification, message...); marks nothing read' -r -f -a '(__teamctl_dynamic)'
@@ -139,14 +139,14 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l peek -d 'Show 
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Show every message, read or not, idle notifications included'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l watch -d 'A live board, redrawn on file events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Seconds (or a duration: 90s, 10m) to wait before giving up (exit 1); 0 looks once' -r -f -a '(__teamctl_dynamic)'
@@ -154,7 +154,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Machin
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l all -d 'Wait for every teammate'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, passed on in the request' -r -f -a '(__teamctl_dynamic)'
@@ -166,26 +166,26 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l no-wait -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l remove-worktree -d 'Also remove the teammate\'s git worktree'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l reason -d 'Why (required to reject)' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown-response" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand interrupt" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand kill" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Machine-readable output on stdout'
@@ -193,7 +193,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l here -d 'NATS
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l skip-turn -d 'Start each named teammate past the message it died in its turn on (one that kills its worker each time it runs): that message is not run, its sender is told so'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -l json -d 'Machine-readable output on stdout'
@@ -203,20 +203,20 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and not __fish_seen_subcommand_from list approve reject help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l request -d 'Only if the pending plan is this request (the id `plan list` shows): the plan read is the plan approved, never one sent again since' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from reject" -l feedback -d 'What to change, sent back to the teammate' -r -f -a '(__teamctl_dynamic)'
@@ -228,7 +228,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "reject" -d 'Reject NAME\'s pending plan with feedback'
 complete -c teamctl -n "__fish_teamctl_using_subcommand plan; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -l json -d 'Machine-readable output on stdout'
@@ -241,7 +241,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_see
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and not __fish_seen_subcommand_from add list show claim update done help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s d -l description -d 'More detail' -r -f -a '(__teamctl_dynamic)'
@@ -250,25 +250,25 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l status -d 'The new status (done, todo and doing are taken for completed, pending and in_progress)' -r -f -a "pending\t''
@@ -280,7 +280,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from done" -l result -d 'What came of it' -r -f -a '(__teamctl_dynamic)'
@@ -294,13 +294,13 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_su
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "done" -d 'Mark a task completed'
 complete -c teamctl -n "__fish_teamctl_using_subcommand task; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand attach" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l from -d 'Only messages from this member' -r -f -a '(__teamctl_dynamic)'
@@ -312,27 +312,27 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Machine
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing messages as they arrive; with --worker, follow the teammate\'s log'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'Clean up what was found'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l json -d 'Machine-readable output on stdout'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -l stop -d 'Stop the demo team and remove it'
 complete -c teamctl -n "__fish_teamctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l team -d 'The team (default: the one created last) [env: TEAMCTL_TEAM]' -r -f -a '(__teamctl_dynamic)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__fish_complete_directories)"
+complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l home -d 'State directory (default: ${XDG_STATE_HOME:-~/.local/state}/teamctl) [env: TEAMCTL_HOME]' -r -f -a "(__teamctl_dirs)"
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l as -d 'Act as this member (the sender) [env: TEAMCTL_AGENT_NAME] [default: team-lead; inside a teammate\'s turn (TEAMCTL_AGENT_ID set), that teammate and no one else]' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l color -d 'Colour output: auto, always, never. With `spawn`, a colour name (blue, green...) is the new teammate\'s colour instead' -r -f -a '(__teamctl_dynamic)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand lead" -l json -d 'Machine-readable output on stdout'
@@ -381,6 +381,9 @@ complete -c teamctl -n 'contains -- (commandline -opc)[-1] --color' -l color -r 
 # completions above (an older teamctl's answer, which has no marker, too). In the
 # `--team=VALUE` form fish asks the option's own entry for the VALUE and puts `--team=` back:
 # asked as `--team VALUE`.
+function __teamctl_dirs
+    __fish_complete_directories (string replace -r -- '^--[^=]+=' '' (commandline -ct))
+end
 function __teamctl_dynamic
     set -l words (commandline -opc)
     set -l current (commandline -ct)
@@ -391,7 +394,8 @@ function __teamctl_dynamic
     switch $status
         case 0
             test "$out[1]" = '#teamctl-complete 1'; or return 1
-            set -q out[2]; and printf '%s\n' $out[2..-1]
+            # An empty description: fish would repeat the option's help after each one.
+            set -q out[2]; and printf '%s\t\n' $out[2..-1]
         case 3
             __fish_complete_directories $current[-1]
         case 4

@@ -32,7 +32,11 @@ enum Want {
     /// Teammates running now, those already named left out (`kill`, `interrupt`, `shutdown`:
     /// new-user QA 47, stopped ones were offered).
     Running(Vec<String>),
-    /// Teammates in tmux panes (`attach`: new-user QA 47, a process teammate was offered).
+    /// Teammates `shutdown --remove-worktree` acts on: those running, and stopped ones that
+    /// have a worktree (new-user QA 48: every stopped one was offered).
+    Trees(Vec<String>),
+    /// Teammates running in tmux panes (`attach`: new-user QA 47 and 48, a process teammate
+    /// and stopped ones were offered).
     InPanes,
     /// `send`'s recipient: every member or `*`.
     Recipients,
@@ -64,6 +68,9 @@ enum Want {
     Nothing,
 }
 
+/// How long an answer may take (`run`).
+const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The exit code that leaves the word to the static completion.
 const NOT_HERE: i32 = 1;
 /// The exit code that asks the shell for directories (`Want::Dirs`).
@@ -84,6 +91,13 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let Some((current, before)) = args.words.split_last() else {
         std::process::exit(NOT_HERE);
     };
+    // A Tab never hangs the shell: an answer not found in `WAIT` (a stopped tmux server asked
+    // whether teammates run: attacker QA 48; git meets its own limit in `branches`) leaves the
+    // word to the static completion. Nothing is printed before the answer is whole.
+    std::thread::spawn(|| {
+        std::thread::sleep(WAIT);
+        std::process::exit(NOT_HERE);
+    });
     // `--opt=VALUE` as one word (zsh; bash without `=` in COMP_WORDBREAKS): VALUE completes
     // as after `--opt VALUE`, each candidate printed with `--opt=` in front, the word the
     // shell replaces. (fish asks for VALUE alone: its script splits the word.)
@@ -128,10 +142,13 @@ pub fn run(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let mut found = candidates(ctx, &before, want);
     found.retain(|c| c.starts_with(current) && !listed.contains(&c.as_str()));
     found.dedup();
-    crate::outln!("{MARKER}");
+    let mut answer = MARKER.to_string();
     for c in found {
-        crate::outln!("{prefix}{c}");
+        answer.push('\n');
+        answer.push_str(&prefix);
+        answer.push_str(&c);
     }
+    crate::outln!("{answer}");
     Ok(())
 }
 
@@ -192,7 +209,7 @@ fn wanted(before: &[String], current: &str) -> Option<Want> {
         (["wait" | "shutdown"], _) if before.iter().any(|w| w == "--all") => Some(Want::Nothing),
         // A stopped teammate's worktree is removed by a `shutdown` of it.
         (["shutdown"], _) if before.iter().any(|w| w == "--remove-worktree") => {
-            Some(Want::MoreTeammates(given))
+            Some(Want::Trees(given))
         }
         // Each name once (QA: `kill bob <Tab>` offered bob again); only those running where
         // that is all the command acts on.
@@ -374,8 +391,12 @@ fn branches(dir: Option<&str>) -> Vec<String> {
     }
     String::from_utf8_lossy(&out)
         .lines()
+        // Never one that reads as an option: `--exec=/tmp/x` on the line is spawn's `--exec`
+        // (attacker QA 48: a branch so named made the teammate's agent; git takes no branch
+        // name starting with `-` anyway).
         .filter(|l| {
             !l.is_empty()
+                && !l.starts_with('-')
                 && l.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "._-/@+,=%:".contains(c))
         })
@@ -384,8 +405,9 @@ fn branches(dir: Option<&str>) -> Vec<String> {
 }
 
 /// A directory as it was typed on the command line, before the shell expands it: one layer
-/// of quotes taken off, and a leading `~` (alone or before `/`) read as `$HOME`, as the shell
-/// will when the command runs (new-user QA 47: `--cwd ~/repo` offered no branch).
+/// of quotes taken off, and a leading `~` (alone or before `/`) read as `$HOME`, a leading
+/// `$NAME` or `${NAME}` as that variable, as the shell will when the command runs (new-user
+/// QA 47 and 48: `--cwd ~/repo`, then `--cwd $HOME/repo`, offered no branch).
 fn typed_path(word: &str) -> std::path::PathBuf {
     let word = ['\'', '"']
         .iter()
@@ -394,6 +416,20 @@ fn typed_path(word: &str) -> std::path::PathBuf {
             Some(inner.strip_suffix(*q).unwrap_or(inner))
         })
         .unwrap_or(word);
+    if let Some(rest) = word.strip_prefix('$') {
+        let (var, tail) = match rest.strip_prefix('{') {
+            Some(braced) => braced.split_once('}').unwrap_or((braced, "")),
+            None => rest.split_at(
+                rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .unwrap_or(rest.len()),
+            ),
+        };
+        if let Some(value) = std::env::var_os(var).filter(|_| !var.is_empty()) {
+            let mut path = value;
+            path.push(tail);
+            return path.into();
+        }
+    }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
     match (word.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
@@ -491,13 +527,14 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
             | Want::MoreTeammates(_)
             | Want::Resumable(_)
             | Want::Running(_)
+            | Want::Trees(_)
             | Want::InPanes
     );
     // Running or not, as `resume` judges it (one look at every pane).
     let seen = match want {
-        Want::Resumable(_) | Want::Running(_) => Some(crate::backend::Snapshot::of(
-            config.members.iter().filter(|m| !m.name.is_leader()),
-        )),
+        Want::Resumable(_) | Want::Running(_) | Want::Trees(_) | Want::InPanes => Some(
+            crate::backend::Snapshot::of(config.members.iter().filter(|m| !m.name.is_leader())),
+        ),
         _ => None,
     };
     let runs = |m: &crate::domain::Member| {
@@ -507,9 +544,10 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
         status.is_running() && !crate::leader::cut_short(m, status)
     };
     let named = match &want {
-        Want::MoreTeammates(given) | Want::Resumable(given) | Want::Running(given) => {
-            given.as_slice()
-        }
+        Want::MoreTeammates(given)
+        | Want::Resumable(given)
+        | Want::Running(given)
+        | Want::Trees(given) => given.as_slice(),
         _ => &[],
     };
     let mut names: Vec<String> = config
@@ -520,7 +558,8 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
         .filter(|m| match want {
             Want::Resumable(_) => !runs(m),
             Want::Running(_) => runs(m),
-            Want::InPanes => m.backend_type == Some(crate::domain::BackendType::Tmux),
+            Want::Trees(_) => m.worktree.is_some() || runs(m),
+            Want::InPanes => m.backend_type == Some(crate::domain::BackendType::Tmux) && runs(m),
             _ => true,
         })
         .filter(|m| {
@@ -567,7 +606,13 @@ mod tests {
         if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
             assert_eq!(typed_path("~/r"), PathBuf::from(&home).join("r"));
             assert_eq!(typed_path("'~'"), PathBuf::from(&home));
+            assert_eq!(typed_path("$HOME/r"), PathBuf::from(&home).join("r"));
+            assert_eq!(typed_path("\"${HOME}/r\""), PathBuf::from(&home).join("r"));
         }
+        assert_eq!(
+            typed_path("$TEAMCTL_SURELY_UNSET_VAR/r"),
+            PathBuf::from("$TEAMCTL_SURELY_UNSET_VAR/r")
+        );
     }
 
     #[test]
@@ -641,7 +686,7 @@ mod tests {
         assert_eq!(want("shutdown --reason why "), Some(Want::Running(vec![])));
         assert_eq!(
             want("shutdown --remove-worktree "),
-            Some(Want::MoreTeammates(vec![]))
+            Some(Want::Trees(vec![]))
         );
         assert_eq!(want("shutdown --all "), Some(Want::Nothing));
         assert_eq!(want("wait --all "), Some(Want::Nothing));

@@ -22,6 +22,13 @@ pub fn run(args: &CompletionsArgs) -> Result<()> {
     let mut script = String::from_utf8_lossy(&out).into_owned();
     if args.shell == Shell::Fish {
         script = fish_values(&script);
+        // clap's directory entries call `__fish_complete_directories` with no argument: it
+        // then completes the whole token, `--cwd=` included, which fish puts in front again
+        // (new-user QA 48: `--cwd=<TAB>` gave `--cwd=--cwd=alpha/`).
+        script = script.replace(
+            "-a \"(__fish_complete_directories)\"",
+            "-a \"(__teamctl_dirs)\"",
+        );
         // Typed before the subcommand (`teamctl --team <TAB>`), a global option's value has
         // no entry whose condition holds (the generated one asks argparse, which fails on an
         // option still without its value): one for each, only right after the option.
@@ -187,6 +194,9 @@ const FISH: &str = r#"
 # completions above (an older teamctl's answer, which has no marker, too). In the
 # `--team=VALUE` form fish asks the option's own entry for the VALUE and puts `--team=` back:
 # asked as `--team VALUE`.
+function __teamctl_dirs
+    __fish_complete_directories (string replace -r -- '^--[^=]+=' '' (commandline -ct))
+end
 function __teamctl_dynamic
     set -l words (commandline -opc)
     set -l current (commandline -ct)
@@ -197,7 +207,8 @@ function __teamctl_dynamic
     switch $status
         case 0
             test "$out[1]" = '@MARKER@'; or return 1
-            set -q out[2]; and printf '%s\n' $out[2..-1]
+            # An empty description: fish would repeat the option's help after each one.
+            set -q out[2]; and printf '%s\t\n' $out[2..-1]
         case 3
             __fish_complete_directories $current[-1]
         case 4

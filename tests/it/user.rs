@@ -1658,6 +1658,8 @@ fn completion_offers_what_the_command_would_take() {
     // A name bash would run on Enter, put in as it is (attacker QA 47): never offered.
     git(&["branch", "feat$(touch${IFS}pwned)"]);
     git(&["branch", "fix;id"]);
+    // One that reads as an option: `--exec=...` on the line is spawn's (attacker QA 48).
+    git(&["update-ref", "refs/heads/--exec=/tmp/x", "HEAD"]);
     let in_repo = |words: &[&str]| -> Vec<String> {
         let mut all = vec!["__complete", "--"];
         all.extend_from_slice(words);
@@ -1740,24 +1742,38 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
     env.ok(&["spawn", "pan", "--exec", "cat"]);
     env.ok(&["spawn", "pro", "--backend", "process", "--exec", "cat"]);
     env.ok(&["spawn", "off", "--backend", "process", "--exec", "cat"]);
-    env.ok(&["kill", "off"]);
+    env.ok(&["spawn", "gone", "--exec", "cat"]);
+    let repo = crate::lifecycle::repo(&env);
+    env.ok(&[
+        "spawn",
+        "wt",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&["kill", "off", "gone", "wt"]);
     let c = |words: &[&str]| complete(&env, words);
     assert_eq!(c(&["attach", ""]), ["pan"]);
     for cmd in ["kill", "interrupt", "shutdown"] {
         assert_eq!(c(&[cmd, ""]), ["pan", "pro"], "{cmd}");
     }
     assert_eq!(c(&["kill", "pro", ""]), ["pan"]);
+    // Stopped ones with a worktree to remove too (new-user QA 48: every stopped one).
     assert_eq!(
         c(&["shutdown", "--remove-worktree", "pan", ""]),
-        ["pro", "off"]
+        ["pro", "wt"]
     );
-    assert_eq!(c(&["resume", ""]), ["off"]);
-    assert_eq!(c(&["wait", ""]), ["pan", "pro", "off"]);
+    assert_eq!(c(&["resume", ""]), ["off", "gone", "wt"]);
+    assert_eq!(c(&["wait", ""]), ["pan", "pro", "off", "gone", "wt"]);
     assert!(c(&["shutdown", "--all", ""]).is_empty());
     assert!(c(&["wait", "--all", ""]).is_empty());
     assert_eq!(
         c(&["task", "add", "x", "--owner", ""]),
-        ["team-lead", "pan", "pro", "off"]
+        ["team-lead", "pan", "pro", "off", "gone", "wt"]
     );
     for t in ["one", "two", "three"] {
         env.ok(&["task", "add", t]);
@@ -1779,6 +1795,34 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
         c(&["task", "add", "x", "--blocked-by", "=", "1,"]),
         ["1,2", "1,3"]
     );
+    // A tmux server that does not answer (stopped) hangs no Tab (attacker QA 48): the word is
+    // left to the static completion (exit 1).
+    let server: i32 = env
+        .tmux_ok(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let server = nix::unistd::Pid::from_raw(server);
+    nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let mut child = env
+        .cmd(&["__complete", "--", "kill", ""])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut ended = None;
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until("the completion to answer", Duration::from_mins(1), || {
+            ended = child.try_wait().unwrap();
+            ended.is_some()
+        });
+    }));
+    nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGCONT).unwrap();
+    if waited.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("completion hung on a stopped tmux server");
+    }
+    assert_eq!(ended.unwrap().code(), Some(1));
     env.ok(&["shutdown", "--all", "--force"]);
 }
 

@@ -1895,6 +1895,18 @@ fn bash_zsh_and_fish_complete_names_task_ids_and_colours() {
     assert_eq!(sorted(&fish("teamctl log --from ")), members);
     assert_eq!(sorted(&fish("teamctl log --to b")), ["bea", "bob"]);
     assert_eq!(sorted(&fish("teamctl task update 1 --owner ")), members);
+    // A directory after `--opt=`, the option once (new-user QA 48: `--cwd=--cwd=docs/`).
+    for line in ["teamctl spawn x --cwd=", "teamctl --home="] {
+        let dirs = sorted(&fish(line));
+        let opt = line.rsplit(' ').next().unwrap();
+        assert!(
+            dirs.contains(&format!("{opt}docs/")) && dirs.iter().all(|d| !d.contains("=--")),
+            "{line}: {dirs:?}"
+        );
+    }
+    // Each name alone, not followed by the option's help (new-user QA 47).
+    let owners = fish("teamctl task update 1 --owner ");
+    assert!(!owners.contains('\t'), "{owners:?}");
     assert_eq!(
         sorted(&fish("teamctl task add x --blocked-by ")),
         ["1", "2"]
