@@ -292,8 +292,21 @@ pub fn plan(
     // git checks a branch out in one worktree at a time: said before anything is made, naming
     // where (new-user QA 44: a success-looking note, then git's own "already used by worktree").
     if let Some(at) = checked_out_at(&repo, &branch) {
+        // A teammate's of this team keeps it: the way to free it said (new-user QA 48).
+        let whose = at
+            .strip_prefix(team_dir.join("worktrees"))
+            .ok()
+            .and_then(|rest| rest.to_str())
+            .and_then(|n| Name::teammate(n).ok())
+            .filter(|n| n != name)
+            .map(|n| {
+                format!(
+                    " (teammate {n}'s worktree: `teamctl shutdown {n} --remove-worktree` frees it)"
+                )
+            })
+            .unwrap_or_default();
         return Err(Error::bad(format!(
-            "branch {branch} is checked out already, in {}; give {name} another (`--worktree NEW-BRANCH`; `worktree = \"NEW-BRANCH\"` in a team file)",
+            "branch {branch} is checked out already, in {}{whose}; give {name} another (`--worktree NEW-BRANCH`; `worktree = \"NEW-BRANCH\"` in a team file)",
             crate::output::printable_line(&at.display().to_string(), 1024)
         )));
     }

@@ -443,10 +443,8 @@ fn start_or_running(
         member.cwd = old.cwd.clone();
         member.worktree_repo = old.worktree_repo.clone();
         member.worktree_branch = old.worktree_branch.clone();
+        // Said once, by `Got`'s line (new-user QA 48: a note on stderr said it again).
         let made = worktree::restore(&member, &store.local_dir())?;
-        if let Some(made) = &made {
-            crate::errln!("{}", worktree::restored_note(&member, made));
-        }
         got = Some(worktree::Got::Kept {
             remade: made.is_some(),
             new_branch: made.as_ref().is_some_and(|m| m.new_branch),

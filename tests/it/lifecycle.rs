@@ -1355,12 +1355,21 @@ fn a_worktree_on_an_existing_branch_behind_head_is_said() {
             "cat",
         ]);
         assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            String::from_utf8_lossy(&out.stderr).contains(&format!(
+            err.contains(&format!(
                 "branch {branch} is checked out already, in {}",
                 at.display()
             )),
             "{out:?}"
+        );
+        // Amy's: the way to free it said (new-user QA 48).
+        assert_eq!(
+            err.contains(
+                "(teammate amy's worktree: `teamctl shutdown amy --remove-worktree` frees it)"
+            ),
+            branch != "main",
+            "{err}"
         );
         assert!(!env.team_dir("lc-old").join("worktrees/hank").exists());
     }
@@ -1926,7 +1935,7 @@ fn a_worktree_made_again_on_a_branch_made_again_says_so() {
     // In words, by `spawn` and by `resume`.
     env.ok(&["kill", "amy"]);
     gone();
-    let out = env.ok(&[
+    let out = env.run(&[
         "spawn",
         "amy",
         "--backend",
@@ -1937,12 +1946,19 @@ fn a_worktree_made_again_on_a_branch_made_again_says_so() {
         "--exec",
         "cat",
     ]);
+    // Said once (new-user QA 48: a note on stderr said it again).
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(
-        out.contains(&format!(
-            "made worktree {} for amy again, on a new branch {branch} from HEAD (its branch was gone too)",
-            tree.display()
-        )),
-        "{out}"
+        out.status.success()
+            && said.contains(&format!(
+                "made worktree {} for amy again, on a new branch {branch} from HEAD (its branch was gone too)",
+                tree.display()
+            ))
+            && !err.contains("was gone"),
+        "{out:?}"
     );
     env.ok(&["kill", "amy"]);
     gone();
