@@ -105,6 +105,9 @@ fn run_within(
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
+    // In a group of its own, killed whole: git's own children (the `reset` of a `worktree
+    // add`, a filter it runs) end with it (attacker QA 48: they ran on, writing the tree).
+    cmd.process_group(0);
     // SAFETY: runs between `fork` and `exec`; prctl is async-signal-safe. The thread that
     // forks waits for git below, so git is not ended by that thread's end.
     unsafe {
@@ -163,6 +166,13 @@ fn run_within(
             limit.as_secs()
         )),
     };
+    // Not reaped yet, so the group is still git's own: nothing else is reached.
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
     let _ = child.kill();
     let _ = child.wait();
     Err(why)
@@ -772,44 +782,25 @@ fn in_progress(path: &Path) -> Option<String> {
     let mut c = guarded(path);
     c.args(["rev-parse", "--absolute-git-dir"]);
     let dir = PathBuf::from(run(c, "find the worktree's git directory").ok()?);
-    let (what, ends) = [
-        (
-            "rebase-merge",
-            "a rebase",
-            "git rebase --continue` or `--abort",
-        ),
-        (
-            "rebase-apply",
-            "a rebase or `git am`",
-            "git rebase --abort` or `git am --abort",
-        ),
-        ("MERGE_HEAD", "a merge", "git merge --continue` or `--abort"),
-        (
-            "MERGE_AUTOSTASH",
-            "a merge",
-            "git merge --continue` or `--abort",
-        ),
-        (
-            "CHERRY_PICK_HEAD",
-            "a cherry-pick",
-            "git cherry-pick --continue` or `--abort",
-        ),
-        (
-            "REVERT_HEAD",
-            "a revert",
-            "git revert --continue` or `--abort",
-        ),
-        (
-            "sequencer",
-            "a cherry-pick or revert",
-            "git cherry-pick --abort` or `git revert --abort",
-        ),
+    let (what, command) = [
+        ("rebase-merge", "a rebase", "rebase"),
+        ("rebase-apply", "a rebase or `git am`", "rebase"),
+        ("MERGE_HEAD", "a merge", "merge"),
+        ("MERGE_AUTOSTASH", "a merge", "merge"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick", "cherry-pick"),
+        ("REVERT_HEAD", "a revert", "revert"),
+        ("sequencer", "a cherry-pick or revert", "cherry-pick"),
     ]
     .into_iter()
     .find(|(file, ..)| dir.join(file).symlink_metadata().is_ok())
-    .map(|(_, what, ends)| (what, ends))?;
+    .map(|(_, what, command)| (what, command))?;
+    // Runnable as printed (new-user QA 48: "in it" left the reader to find the tree).
+    let tree = crate::output::printable_line(
+        &crate::output::shell_word(&path.display().to_string()),
+        1024,
+    );
     Some(format!(
-        "{what} in progress (what it set aside goes with the tree; `{ends}` in it ends it)"
+        "{what} in progress, which holds what it set aside: `git -C {tree} {command} --continue` or `--abort` ends it"
     ))
 }
 

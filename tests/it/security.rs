@@ -1229,7 +1229,15 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
         ],
     );
     assert_eq!(git(&tree("rebase"), &["status", "--porcelain"]), "");
-    assert!(said("rebase").contains("a rebase in progress"));
+    let err = said("rebase");
+    assert!(
+        err.contains("a rebase in progress")
+            && err.contains(&format!(
+                "`git -C {} rebase --continue` or `--abort` ends it",
+                tree("rebase").display()
+            )),
+        "{err}"
+    );
     // An assume-unchanged file whose name is not UTF-8, changed.
     {
         use std::os::unix::ffi::OsStrExt as _;
