@@ -1003,13 +1003,29 @@ fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
     // ended, its pid free for another (attacker QA 48: a stopped decoy was named, the child
     // that held it never). Named only when it has the file open now; else the one process
     // that has it open and does not wait for it, if there is exactly one.
-    let has_open = |pid: u32| {
+    // The open file that holds the lock, not another open of the same file: its
+    // `/proc/PID/fdinfo/N` lists the lock (attacker QA 48: a decoy kept a second, unlocked
+    // descriptor of the file and was named).
+    let holds = |pid: u32| {
         fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.flatten()
-                .any(|fd| fs::metadata(fd.path()).is_ok_and(|m| m.ino() == inode && m.dev() == dev))
+            fds.flatten().any(|fd| {
+                fs::metadata(fd.path()).is_ok_and(|m| m.ino() == inode && m.dev() == dev)
+                    && fs::read_to_string(format!(
+                        "/proc/{pid}/fdinfo/{}",
+                        fd.file_name().to_string_lossy()
+                    ))
+                    .is_ok_and(|info| {
+                        info.lines().any(|l| {
+                            l.starts_with("lock:")
+                                && l.contains("FLOCK")
+                                && !l.contains("->")
+                                && l.contains(&format!(":{inode} "))
+                        })
+                    })
+            })
         })
     };
-    let pid = if has_open(pid) {
+    let pid = if holds(pid) {
         pid
     } else {
         let waiting: Vec<u32> = locks
@@ -1021,7 +1037,7 @@ fn lock_holder(meta: &fs::Metadata) -> Option<Holder> {
             .ok()?
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|&p| p != me && !waiting.contains(&p) && has_open(p));
+            .filter(|&p| p != me && !waiting.contains(&p) && holds(p));
         match (open.next(), open.next()) {
             (Some(only), None) => only,
             _ => return None,

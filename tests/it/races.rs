@@ -1918,6 +1918,44 @@ fn answers_left_to_a_stuck_protocol_lock_holder_are_said() {
             && !err.contains("which is stopped: `kill -CONT 1` lets it go on, or end it"),
         "{err}"
     );
+    // A stopped decoy that took the lock, handed it to its child, and keeps a second, unlocked
+    // descriptor of the file (attacker QA 48: it was named, and `kill -CONT` of it advised).
+    t.ok(&["spawn", "erin", "--backend", "process", "--exec", "cat"]);
+    wait_until("erin idle", LONG, || t.member_status("erin") == "idle");
+    let script = "import fcntl,os,sys,signal,time\n\
+        a=open(sys.argv[1],'a'); fcntl.flock(a,fcntl.LOCK_EX); b=open(sys.argv[1],'a')\n\
+        if os.fork()==0:\n    b.close(); time.sleep(600); os._exit(0)\n\
+        a.close(); os.kill(os.getpid(), signal.SIGSTOP); time.sleep(600)\n";
+    let mut decoy = Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let decoy_pid = nix::unistd::Pid::from_raw(decoy.id() as i32);
+    let _group = KillGroup(decoy_pid);
+    wait_until("the decoy to stop", LONG, || {
+        std::fs::read_to_string(format!("/proc/{decoy_pid}/stat"))
+            .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('T')))
+    });
+    t.ok(&["shutdown", "--no-wait", "erin"]);
+    wait_until("erin's answer in the leader's inbox", LONG, || {
+        t.inbox("race-ph", "team-lead")
+            .iter()
+            .any(|m| m["type"] == "shutdown_response" && m["from"] == "erin")
+    });
+    let err = status_err();
+    nix::sys::signal::killpg(decoy_pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = decoy.wait();
+    assert!(
+        err.contains("answers to shutdown requests wait")
+            && err.contains("held by pid ")
+            && !err.contains(&format!("held by pid {decoy_pid}"))
+            && !err.contains("which is stopped"),
+        "{err}"
+    );
 }
 
 /// Ctrl-C to a `shutdown` waiting for a start under way ends it there, and nobody is asked
