@@ -150,6 +150,35 @@ fn up(ctx: &Ctx, args: &UpArgs, again: bool) -> Result<()> {
     };
     let config = existing.as_ref().map(|s| s.load()).transpose()?;
     let team_dir = ctx.home.team_dir(team);
+    // Two members on one branch of one repository: git checks a branch out in one worktree
+    // only, so the second failed once the first had started, and its advice had the first's
+    // tree detached (new-user QA 48). Refused with the file's lines, before anything is done.
+    {
+        let mut declared: Vec<(PathBuf, &str, &MemberSpec)> = Vec::new();
+        for (m, req, checked) in &members {
+            let Some(branch) = req.worktree.as_deref().filter(|b| !b.is_empty()) else {
+                continue;
+            };
+            let Some(repo) = worktree::repo_root(&checked.cwd) else {
+                continue;
+            };
+            if let Some((_, _, first)) =
+                declared.iter().find(|(r, b, _)| *r == repo && *b == branch)
+            {
+                return Err(at(
+                    m.line_of("worktree"),
+                    format!(
+                        "{}'s worktree branch {} is also {}'s (line {}): git checks a branch out in one worktree only; give one of them another",
+                        m.name(),
+                        crate::output::printable_line(branch, 256),
+                        first.name(),
+                        first.line_of("worktree")
+                    ),
+                ));
+            }
+            declared.push((repo, branch, m));
+        }
+    }
     // What to do with each member; worktrees of new members checked (nothing made yet).
     let mut plan = Vec::new();
     for (m, req, checked) in members {

@@ -880,6 +880,29 @@ fn tree_file(tree: &str) -> String {
     )
 }
 
+/// Two members on one branch of one repository are refused with the file's lines, before
+/// anything is done (new-user QA 48: the second failed once the first had started).
+#[test]
+fn up_refuses_two_members_on_one_worktree_branch() {
+    let env = TestEnv::new();
+    let _repo = crate::lifecycle::repo(&env);
+    let member = |name: &str| {
+        format!(
+            "[[member]]\nname = \"{name}\"\nexec = \"cat\"\nbackend = \"process\"\ncwd = \"repo\"\nworktree = \"feat\"\n"
+        )
+    };
+    write(
+        &env,
+        &format!("name = \"up-dup\"\n\n{}\n{}", member("amy"), member("bob")),
+    );
+    let err = env.fails(&["up"], 2);
+    assert!(
+        err.contains("teamctl.toml:15: bob's worktree branch feat is also amy's (line 8)"),
+        "{err}"
+    );
+    assert!(!env.team_dir("up-dup").exists(), "{err}");
+}
+
 /// `up --json`'s `spawnedMembers`: each spawned member as `spawn --json` gives it, with where
 /// it works (new-user QA 46: `spawned` named them only; it is kept as it was).
 #[test]
@@ -912,37 +935,31 @@ fn up_json_gives_each_spawned_member_as_spawn_json_does() {
     env.ok(&["delete", "--force"]);
 }
 
-/// A member whose start fails once `up` has begun (two members declared on one worktree
-/// branch: the second finds it checked out by the first) is that member's failure: the rest
-/// is done, exit 1, and `--json` prints its document, naming it in `failed` and why in `why`
-/// (new-user QA 46: `--json up` printed nothing, exit 2, after starting the first).
+/// A member whose start fails once `up` has begun (its worktree, on another branch than the
+/// file now names, holds uncommitted work, so it is kept and the member not started) is that
+/// member's failure: the rest is done, exit 1, and `--json` prints its document, naming it in
+/// `failed` and why in `why` (new-user QA 46: `--json up` printed nothing, exit 2, after
+/// starting the first).
 #[test]
 fn a_member_failing_mid_up_is_named_with_why_in_its_json() {
     let env = TestEnv::new();
     crate::lifecycle::repo(&env);
+    let bea = |branch: &str| {
+        format!(
+            "[[member]]\nname = \"bea\"\nexec = \"cat\"\nbackend = \"process\"\ncwd = \"repo\"\nworktree = \"{branch}\"\n"
+        )
+    };
+    write(&env, &format!("name = \"up-mid\"\n\n{}", bea("feat1")));
+    env.ok(&["up"]);
+    env.ok(&["kill", "bea"]);
+    let tree = env.team_dir("up-mid").join("worktrees/bea");
+    std::fs::write(tree.join("work.txt"), "mine\n").unwrap();
     write(
         &env,
-        r#"name = "up-mid"
-
-[[member]]
-name = "amy"
-exec = "cat"
-backend = "process"
-cwd = "repo"
-worktree = "feat"
-
-[[member]]
-name = "bea"
-exec = "cat"
-backend = "process"
-cwd = "repo"
-worktree = "feat"
-
-[[member]]
-name = "bob"
-exec = "cat"
-backend = "process"
-"#,
+        &format!(
+            "name = \"up-mid\"\n\n[[member]]\nname = \"amy\"\nexec = \"cat\"\nbackend = \"process\"\ncwd = \"repo\"\nworktree = \"feat\"\n\n{}\n[[member]]\nname = \"bob\"\nexec = \"cat\"\nbackend = \"process\"\n",
+            bea("feat2")
+        ),
     );
     let out = env.run(&["--json", "up"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -952,9 +969,10 @@ backend = "process"
     assert_eq!(v["failed"], serde_json::json!(["bea"]), "{v}");
     let why = v["why"]["bea"]["error"].as_str().unwrap_or_default();
     assert!(
-        why.contains("branch feat is checked out already") && why.contains("worktrees/amy"),
+        why.contains("has uncommitted changes") && why.contains("worktrees/bea"),
         "{v}"
     );
+    assert!(tree.join("work.txt").is_file());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("bea did not start (why above); the rest of teamctl.toml is done"),
