@@ -235,7 +235,8 @@ pub struct DeleteCmd {
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
-    /// Kill teammates instead of asking them to stop
+    /// Kill teammates instead of asking them to stop, and discard the work in their worktrees
+    /// (uncommitted, ignored, commits on no branch) instead of refusing
     #[arg(long)]
     pub force: bool,
     /// Seconds (or a duration: 90s, 2m) to wait for shutdown responses
@@ -400,7 +401,8 @@ pub struct ShutdownArgs {
     /// Seconds (or a duration: 90s, 2m) to wait for the answers before giving up (exit 1)
     #[arg(long, default_value_t = 30, value_name = "S", value_parser = crate::domain::time::parse_timeout)]
     pub timeout: u64,
-    /// Kill without the handshake
+    /// Kill without the handshake; with --remove-worktree, discard the work in the worktree
+    /// (uncommitted, ignored, commits on no branch) instead of keeping it
     #[arg(long)]
     pub force: bool,
     /// Send the request and return; the next leader command acts on the response

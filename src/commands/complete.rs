@@ -32,8 +32,8 @@ enum Want {
     /// Teammates running now, those already named left out (`kill`, `interrupt`, `shutdown`:
     /// new-user QA 47, stopped ones were offered).
     Running(Vec<String>),
-    /// Teammates `shutdown --remove-worktree` acts on: those running, and stopped ones that
-    /// have a worktree (new-user QA 48: every stopped one was offered).
+    /// Teammates `shutdown --remove-worktree` acts on: those running, and stopped ones whose
+    /// worktree is there (new-user QA 48: every stopped one was offered).
     Trees(Vec<String>),
     /// Teammates running in tmux panes (`attach`: new-user QA 47 and 48, a process teammate
     /// and stopped ones were offered).
@@ -558,7 +558,13 @@ fn candidates(ctx: &Ctx, before: &[String], want: Want) -> Vec<String> {
         .filter(|m| match want {
             Want::Resumable(_) => !runs(m),
             Want::Running(_) => runs(m),
-            Want::Trees(_) => m.worktree.is_some() || runs(m),
+            // A tree removed already has nothing left to remove (new-user QA 48).
+            Want::Trees(_) => {
+                m.worktree
+                    .as_ref()
+                    .is_some_and(|w| std::path::Path::new(w).symlink_metadata().is_ok())
+                    || runs(m)
+            }
             Want::InPanes => m.backend_type == Some(crate::domain::BackendType::Tmux) && runs(m),
             _ => true,
         })

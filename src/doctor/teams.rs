@@ -769,10 +769,10 @@ pub fn worktrees(home: &Home) -> Vec<Finding> {
             );
             f = if let Some(what) = worktree::unsaved(&path) {
                 f.hint(format!(
-                    "it has {}, so --fix keeps it: save what is worth keeping, then `teamctl shutdown --team {} {} --remove-worktree` (or `--force` to discard it)",
+                    "it has {}, so --fix keeps it: save what is worth keeping, then `teamctl shutdown --team {team} {name} --remove-worktree` (`teamctl shutdown --team {team} {name} --remove-worktree --force` discards it)",
                     crate::output::printable_line(&what, 1024),
-                    cfg.name,
-                    m.name
+                    team = cfg.name,
+                    name = m.name
                 ))
             } else {
                 f.hint(format!(

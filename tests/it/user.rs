@@ -1762,18 +1762,39 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
         assert_eq!(c(&[cmd, ""]), ["pan", "pro"], "{cmd}");
     }
     assert_eq!(c(&["kill", "pro", ""]), ["pan"]);
-    // Stopped ones with a worktree to remove too (new-user QA 48: every stopped one).
+    // Stopped ones with a worktree to remove too (new-user QA 48: every stopped one, and
+    // those whose tree was removed already).
     assert_eq!(
         c(&["shutdown", "--remove-worktree", "pan", ""]),
         ["pro", "wt"]
     );
-    assert_eq!(c(&["resume", ""]), ["off", "gone", "wt"]);
-    assert_eq!(c(&["wait", ""]), ["pan", "pro", "off", "gone", "wt"]);
+    env.ok(&[
+        "spawn",
+        "gone2",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    env.ok(&["kill", "gone2"]);
+    env.ok(&["shutdown", "gone2", "--remove-worktree"]);
+    assert_eq!(
+        c(&["shutdown", "--remove-worktree", "pan", ""]),
+        ["pro", "wt"]
+    );
+    assert_eq!(c(&["resume", ""]), ["off", "gone", "wt", "gone2"]);
+    assert_eq!(
+        c(&["wait", ""]),
+        ["pan", "pro", "off", "gone", "wt", "gone2"]
+    );
     assert!(c(&["shutdown", "--all", ""]).is_empty());
     assert!(c(&["wait", "--all", ""]).is_empty());
     assert_eq!(
         c(&["task", "add", "x", "--owner", ""]),
-        ["team-lead", "pan", "pro", "off", "gone", "wt"]
+        ["team-lead", "pan", "pro", "off", "gone", "wt", "gone2"]
     );
     for t in ["one", "two", "three"] {
         env.ok(&["task", "add", t]);
