@@ -625,11 +625,48 @@ pub fn remove(repo: &Path, path: &Path) -> Result<()> {
 /// Have `repo` forget its worktree at `path`, a directory removed (by hand, or by a removal
 /// cut short): that record alone, never others (`git worktree prune` would forget the
 /// user's own worktrees on a drive not mounted). Nothing said when git cannot.
-fn forget(repo: &Path, path: &Path) {
+/// Have git forget the worktree at `path`, gone already, unless its record (`REPO/.git/
+/// worktrees/ID`) holds commits nothing else does (its HEAD, HEAD's log, ORIG_HEAD, its own
+/// refs): then it is kept, and what it holds is returned in words (attacker QA 48: a tree
+/// removed by hand, then `resume`, lost a commit made detached; git itself keeps such a
+/// record for months).
+fn forget(repo: &Path, path: &Path) -> Option<String> {
     if path.symlink_metadata().is_ok() {
-        return;
+        return None;
+    }
+    if let Some(record) = record_of(repo, path)
+        && let Some(held) = held_alone(
+            &|| {
+                let mut c = git(repo);
+                let mut dir = std::ffi::OsString::from("--git-dir=");
+                dir.push(&record);
+                c.arg(dir);
+                c
+            },
+            Some(repo),
+        )
+    {
+        return Some(held);
     }
     let _ = remove(repo, path);
+    None
+}
+
+/// git's record of the worktree at `path` in `repo`: the `worktrees/ID` whose `gitdir` names
+/// `path/.git`. Read with no link followed, small files only.
+fn record_of(repo: &Path, path: &Path) -> Option<PathBuf> {
+    let mut c = git(repo);
+    c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    let common = PathBuf::from(run(c, "find the repository").ok()?);
+    let want = path.join(".git");
+    std::fs::read_dir(common.join("worktrees"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|record| {
+            fsutil::read_small(&record.join("gitdir"), 4096)
+                .is_some_and(|text| Path::new(text.trim()) == want)
+        })
 }
 
 /// What a removal under a team's `worktrees/` did.
@@ -873,6 +910,12 @@ fn hidden_changes(path: &Path, index: &str) -> Option<String> {
 /// tree's branch is still in that branch's log). A git that fails counts as commits it cannot
 /// check.
 fn on_no_branch(path: &Path) -> Option<String> {
+    held_alone(&|| guarded(path), main_repo(path).as_deref())
+}
+
+/// `on_no_branch` of the worktree whose git is `git()` (run in it, or at its record), `repo`
+/// its repository when known (for the hint).
+fn held_alone(git: &dyn Fn() -> Command, repo: Option<&Path>) -> Option<String> {
     let cannot = |e: Error| {
         Some(format!(
             "commits git cannot check ({})",
@@ -880,7 +923,7 @@ fn on_no_branch(path: &Path) -> Option<String> {
         ))
     };
     let logged = |refs: &[&str]| {
-        let mut c = guarded(path);
+        let mut c = git();
         c.args(["rev-list", "--walk-reflogs"]).args(refs);
         run(c, "read the reflogs")
     };
@@ -898,7 +941,7 @@ fn on_no_branch(path: &Path) -> Option<String> {
     };
     // ORIG_HEAD is the tree's too: with reflogs off, the only hold on a commit reset away
     // (attacker QA 48).
-    let mut orig = guarded(path);
+    let mut orig = git();
     orig.args(["rev-parse", "--verify", "--quiet", "ORIG_HEAD^{commit}"]);
     let orig_head = run(orig, "read ORIG_HEAD").unwrap_or_default();
     let mut fed = String::new();
@@ -911,7 +954,7 @@ fn on_no_branch(path: &Path) -> Option<String> {
         fed.push_str(hash);
         fed.push('\n');
     }
-    let mut c = guarded(path);
+    let mut c = git();
     c.args([
         "rev-list",
         "HEAD",
@@ -934,7 +977,7 @@ fn on_no_branch(path: &Path) -> Option<String> {
     let n = 1 + each.count();
     // Run in the repository, which keeps the commits: a command that works after the tree
     // is gone too (new-user QA 48: "in it" was said of a tree `--force` had discarded).
-    let repo = main_repo(path).map_or_else(
+    let repo = repo.map_or_else(
         || "REPO".to_string(),
         |r| {
             crate::output::printable_line(
@@ -1231,7 +1274,17 @@ pub fn restore(member: &Member, local: &Path) -> Result<Option<Restored>> {
         )));
     };
     let repo = PathBuf::from(repo);
-    forget(&repo, &path);
+    if let Some(held) = forget(&repo, &path) {
+        return Err(Error::failed(format!(
+            "{}'s worktree {} is gone, but git's record of it is kept: it holds {held}; once they are kept, `git -C {} worktree prune` lets it go, and the worktree can be made again",
+            member.name,
+            path.display(),
+            crate::output::printable_line(
+                &crate::output::shell_word(&repo.display().to_string()),
+                1024
+            ),
+        )));
+    }
     add(&repo, &path, branch).map(|new_branch| Some(Restored { path, new_branch }))
 }
 
@@ -1336,8 +1389,14 @@ pub fn remove_for(member: &Member, local: &Path) -> Result<Option<Removed>> {
     if !path.exists() {
         // Removed by hand, it is still registered, its branch held by it (new-user QA 44:
         // `git branch -D` of the branch `delete` said it kept failed, "used by worktree").
-        if let Some(repo) = member.worktree_repo.as_deref() {
-            forget(Path::new(repo), &path);
+        if let Some(repo) = member.worktree_repo.as_deref()
+            && let Some(held) = forget(Path::new(repo), &path)
+        {
+            crate::errln!(
+                "teamctl: {}'s worktree {} was gone already; git's record of it is kept: it holds {held}",
+                member.name,
+                path.display()
+            );
         }
         return Ok(None);
     }

@@ -1367,6 +1367,36 @@ fn a_teammates_git_config_neither_runs_nor_hides_work_from_the_leader() {
     env.ok(&["delete", "--force"]);
 }
 
+/// A worktree removed by hand whose git record alone holds a commit (made detached, then its
+/// branch checked out again) is not forgotten by `resume`: refused, saying how to keep the
+/// commit, and made again once it is kept (attacker QA 48: git's record, with HEAD's log, was
+/// removed, and the commit with it).
+#[test]
+fn a_removed_worktrees_record_holding_commits_is_kept() {
+    use crate::lifecycle::git;
+    let env = TestEnv::new();
+    env.ok(&["create", "alpha"]);
+    let repo = crate::lifecycle::repo(&env);
+    spawn_in_worktree(&env, "amy", &repo);
+    env.ok(&["shutdown", "amy"]);
+    let tree = env.team_dir("alpha").join("worktrees/amy");
+    git(&tree, &["checkout", "-q", "--detach"]);
+    git(&tree, &["commit", "-q", "--allow-empty", "-m", "lone"]);
+    let commit = git(&tree, &["rev-parse", "HEAD"]);
+    git(&tree, &["checkout", "-q", "teamctl/amy@alpha"]);
+    std::fs::remove_dir_all(&tree).unwrap();
+    let err = env.fails(&["resume", "amy"], 1);
+    assert!(
+        err.contains("git's record of it is kept: it holds 1 commit on no branch")
+            && err.contains(&format!("branch NAME {}", &commit[..12])),
+        "{err}"
+    );
+    git(&repo, &["branch", "kept", &commit]);
+    env.ok(&["resume", "amy"]);
+    assert!(tree.join("README").is_file());
+    env.ok(&["delete", "--force"]);
+}
+
 /// A FIFO a teammate names in the repository's config (`include.path`) hangs no removal: the
 /// git that reads it is given up on, and the tree kept as one git cannot check (attacker QA
 /// 48: `shutdown --remove-worktree`, `doctor` and `delete` hung, `delete --force` past
