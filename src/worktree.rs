@@ -72,6 +72,8 @@ fn valid_branch(repo: &Path, branch: &str) -> bool {
 /// puts at its worktree's index hung `doctor`, `delete`, `shutdown --remove-worktree`, and
 /// `delete --force` past SIGTERM (attacker QA 48). A removal of a large tree gets longer, a
 /// checkout of one (`worktree add`) longer still.
+/// What a git given up on is said to have done (`run_within`).
+const NO_ANSWER: &str = "no answer in";
 const LOOK_WAIT: std::time::Duration = std::time::Duration::from_mins(1);
 const REMOVE_WAIT: std::time::Duration = std::time::Duration::from_mins(3);
 const ADD_WAIT: std::time::Duration = std::time::Duration::from_mins(10);
@@ -162,7 +164,7 @@ fn run_within(
             |signal| crate::signals::interrupted(signal, format!("git was running to {what}")),
         ),
         Err(_) => Error::failed(format!(
-            "git could not {what}: no answer in {} s (a FIFO in its config or at its index?)",
+            "git could not {what}: {NO_ANSWER} {} s (a FIFO in its config or at its index?)",
             limit.as_secs()
         )),
     };
@@ -195,9 +197,14 @@ fn answer(out: &std::process::Output, what: &str) -> Result<String> {
 
 /// The top level of the git repository that contains `dir`, if any.
 pub fn repo_root(dir: &Path) -> Option<PathBuf> {
+    repo_root_or_why(dir).ok()
+}
+
+/// `repo_root`, or git's reason when it found none (a git that did not answer, say).
+fn repo_root_or_why(dir: &Path) -> Result<PathBuf> {
     let mut c = git(dir);
     c.args(["rev-parse", "--show-toplevel"]);
-    run(c, "find the repository").ok().map(PathBuf::from)
+    run(c, "find the repository").map(PathBuf::from)
 }
 
 /// The main repository of the worktree at `dir` (through its common git dir).
@@ -277,7 +284,12 @@ pub fn plan(
     branch: &str,
     replacing: bool,
 ) -> Result<Plan> {
-    let repo = repo_root(cwd).ok_or_else(|| {
+    let repo = repo_root_or_why(cwd).map_err(|e| {
+        // Not a repository's "not found": git did not answer (attacker QA 48: a FIFO at its
+        // config was said to be no repository, after a minute's wait).
+        if e.to_string().contains(NO_ANSWER) {
+            return e;
+        }
         Error::bad(format!(
             "--worktree needs a git repository, and {} is not in one; pass --cwd DIR inside a repository, or drop --worktree",
             cwd.display()

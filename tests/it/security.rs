@@ -1431,8 +1431,8 @@ fn a_fifo_in_the_repositorys_config_hangs_no_removal() {
             ended.is_some()
         });
     }));
-    std::fs::write(&config, &before).unwrap();
     if waited.is_err() {
+        std::fs::write(&config, &before).unwrap();
         let _ = child.kill();
         let _ = child.wait();
         panic!("shutdown --remove-worktree hung on a FIFO in the repository's config");
@@ -1442,6 +1442,27 @@ fn a_fifo_in_the_repositorys_config_hangs_no_removal() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("cannot check") && err.contains("no answer in 60 s"),
+        "{err}"
+    );
+    // A spawn in that repository says git did not answer, not that there is no repository
+    // (attacker QA 48).
+    let out = env.run(&[
+        "spawn",
+        "bob",
+        "--backend",
+        "process",
+        "--cwd",
+        repo.to_str().unwrap(),
+        "--worktree",
+        "--exec",
+        "cat",
+    ]);
+    std::fs::write(&config, &before).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("no answer in 60 s")
+            && !err.contains("is not in one"),
         "{err}"
     );
     let tree = env.team_dir("alpha").join("worktrees/amy");
