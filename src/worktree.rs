@@ -195,6 +195,19 @@ fn answer(out: &std::process::Output, what: &str) -> Result<String> {
     }
 }
 
+/// The local branches of the repository `dir` is in that no worktree has checked out, one a
+/// line, as git spells them (`None`: not a repository, or git gave no answer within
+/// `within`). For completion, which filters them.
+pub fn free_branches(dir: &Path, within: std::time::Duration) -> Option<String> {
+    let mut c = git(dir);
+    c.args([
+        "for-each-ref",
+        "--format=%(if)%(worktreepath)%(then)%(else)%(refname:short)%(end)",
+        "refs/heads",
+    ]);
+    run_within(c, None, "list the branches", within).ok()
+}
+
 /// The top level of the git repository that contains `dir`, if any.
 pub fn repo_root(dir: &Path) -> Option<PathBuf> {
     repo_root_or_why(dir).ok()

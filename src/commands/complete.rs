@@ -351,45 +351,12 @@ fn value_of(opt: &str, path: &[&str], arg: Option<&clap::Arg>) -> Option<Want> {
 /// has not answered in `GIT_WAIT` is killed and offers nothing (attacker QA 47: a repository
 /// config's `include.path` naming a FIFO hung Tab until Ctrl-C).
 fn branches(dir: Option<&str>) -> Vec<String> {
-    use std::io::Read as _;
-    use std::process::Stdio;
     const GIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
     let dir = dir.map_or_else(|| std::path::PathBuf::from("."), typed_path);
-    let Ok(mut child) = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        // A branch checked out in a worktree is left out: git checks out a branch in one
-        // worktree only, so `spawn --worktree` refuses it (new-user QA 47).
-        .args([
-            "for-each-ref",
-            "--format=%(if)%(worktreepath)%(then)%(else)%(refname:short)%(end)",
-            "refs/heads",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
-        return Vec::new();
-    };
-    // Read beside the wait, which the child holds on to: it is never reaped before a kill,
-    // so the kill cannot reach another process given its pid.
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        let _ = tx.send(out);
-    });
-    let Ok(out) = rx.recv_timeout(GIT_WAIT) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Vec::new();
-    };
-    if !child.wait().is_ok_and(|s| s.success()) {
-        return Vec::new();
-    }
-    String::from_utf8_lossy(&out)
+    // A branch checked out in a worktree is left out: git checks out a branch in one
+    // worktree only, so `spawn --worktree` refuses it (new-user QA 47).
+    crate::worktree::free_branches(&dir, GIT_WAIT)
+        .unwrap_or_default()
         .lines()
         // Never one that reads as an option: `--exec=/tmp/x` on the line is spawn's `--exec`
         // (attacker QA 48: a branch so named made the teammate's agent; git takes no branch

@@ -724,22 +724,7 @@ fn links_planted_at_a_workers_log_and_live_state_are_never_written_through() {
 
 /// `teamctl ARGS`, which must end within `WAIT`: killed, and the test failed, if it does not.
 fn ends_within_wait(env: &TestEnv, args: &[&str]) -> std::process::Output {
-    let mut child = env
-        .cmd(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + WAIT;
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("teamctl {args:?} still running after {WAIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
+    crate::common::ends_within(env.cmd(args), WAIT)
 }
 
 /// A FIFO planted at an inbox log (attacker QA): `send` appended into it and reported success,
@@ -996,7 +981,7 @@ fn a_recorded_worktree_outside_the_team_is_never_removed() {
 
 /// Set bob's recorded worktree in team `team`'s file to `to` (as a teammate's turn could).
 /// Spawn NAME (`cat`, process backend) in a worktree of `repo`.
-fn spawn_in_worktree(env: &TestEnv, name: &str, repo: &Path) {
+pub(crate) fn spawn_in_worktree(env: &TestEnv, name: &str, repo: &Path) {
     env.ok(&[
         "spawn",
         name,
@@ -1418,26 +1403,17 @@ fn a_fifo_in_the_repositorys_config_hangs_no_removal() {
         format!("{before}[include]\n\tpath = {}\n", fifo.display()),
     )
     .unwrap();
-    let mut child = env
-        .cmd(&["shutdown", "amy", "--remove-worktree"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ended = None;
-    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until("the removal to end", Duration::from_mins(5), || {
-            ended = child.try_wait().unwrap();
-            ended.is_some()
-        });
-    }));
-    if waited.is_err() {
+    // The config is put back whether the removal ends or not.
+    let out = std::panic::catch_unwind(|| {
+        crate::common::ends_within(
+            env.cmd(&["shutdown", "amy", "--remove-worktree"]),
+            Duration::from_mins(5),
+        )
+    });
+    if out.is_err() {
         std::fs::write(&config, &before).unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("shutdown --remove-worktree hung on a FIFO in the repository's config");
     }
-    let out = child.wait_with_output().unwrap();
+    let out = out.unwrap_or_else(|e| std::panic::resume_unwind(e));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -1707,27 +1707,12 @@ fn completion_offers_what_the_command_would_take() {
     git(&["config", "include.path", fifo.to_str().unwrap()]);
     let mut all = vec!["__complete", "--"];
     all.extend_from_slice(&["spawn", "x", "--cwd", cwd, "--worktree", "fe"]);
-    let mut child = env
-        .cmd(&all)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ended = None;
-    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until("the completion to answer", Duration::from_mins(1), || {
-            ended = child.try_wait().unwrap();
-            ended.is_some()
-        });
-    }));
-    if waited.is_err() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("completion hung on a git reading a FIFO");
-    }
-    assert!(ended.unwrap().success());
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut said).unwrap();
-    assert_eq!(said, "#teamctl-complete 1\n");
+    let out = crate::common::ends_within(env.cmd(&all), Duration::from_mins(1));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "#teamctl-complete 1\n"
+    );
     env.ok(&["kill", "bob"]);
 }
 
@@ -1744,17 +1729,7 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
     env.ok(&["spawn", "off", "--backend", "process", "--exec", "cat"]);
     env.ok(&["spawn", "gone", "--exec", "cat"]);
     let repo = crate::lifecycle::repo(&env);
-    env.ok(&[
-        "spawn",
-        "wt",
-        "--backend",
-        "process",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
+    crate::security::spawn_in_worktree(&env, "wt", &repo);
     env.ok(&["kill", "off", "gone", "wt"]);
     let c = |words: &[&str]| complete(&env, words);
     assert_eq!(c(&["attach", ""]), ["pan"]);
@@ -1768,17 +1743,7 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
         c(&["shutdown", "--remove-worktree", "pan", ""]),
         ["pro", "wt"]
     );
-    env.ok(&[
-        "spawn",
-        "gone2",
-        "--backend",
-        "process",
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--worktree",
-        "--exec",
-        "cat",
-    ]);
+    crate::security::spawn_in_worktree(&env, "gone2", &repo);
     env.ok(&["kill", "gone2"]);
     env.ok(&["shutdown", "gone2", "--remove-worktree"]);
     assert_eq!(
@@ -1825,25 +1790,16 @@ fn completion_offers_a_name_where_the_command_acts_on_it() {
         .unwrap();
     let server = nix::unistd::Pid::from_raw(server);
     nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    let mut child = env
-        .cmd(&["__complete", "--", "kill", ""])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut ended = None;
-    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until("the completion to answer", Duration::from_mins(1), || {
-            ended = child.try_wait().unwrap();
-            ended.is_some()
-        });
-    }));
+    // The server is let go on whether the completion ends or not.
+    let out = std::panic::catch_unwind(|| {
+        crate::common::ends_within(
+            env.cmd(&["__complete", "--", "kill", ""]),
+            Duration::from_mins(1),
+        )
+    });
     nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGCONT).unwrap();
-    if waited.is_err() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("completion hung on a stopped tmux server");
-    }
-    assert_eq!(ended.unwrap().code(), Some(1));
+    let out = out.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     env.ok(&["shutdown", "--all", "--force"]);
 }
 

@@ -503,6 +503,26 @@ pub fn not_forks_of_each_other(pids: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+/// Run `cmd` (its output captured), which must end within `timeout`: killed, and the test
+/// failed, if it does not.
+pub fn ends_within(mut cmd: Command, timeout: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + timeout;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// Wait until `cond` holds, checking every 20 ms, or panic after `timeout` saying `what`.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
